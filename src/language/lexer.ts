@@ -1,0 +1,125 @@
+// Lexing: text -> tokens for the parser, comment tokens for the formatter and hover, and the
+// lexical diagnostics (invalid characters, malformed numbers, unterminated strings/comments).
+import { Lexer, type IToken } from "chevrotain";
+import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { LineIndex } from "./source.js";
+import * as t from "./tokens.js";
+
+/** Brackets nested deeper than this are cut out and reported (keeps parsing linear and stack-safe). */
+export const MAX_NESTING = 64;
+
+const arlLexer = new Lexer([...t.allTokens], {
+  positionTracking: "full",
+  ensureOptimizations: false,
+  recoveryEnabled: true,
+});
+
+export interface LexResult {
+  /** Tokens the parser consumes (trivia and comments removed, over-deep nesting cut out). */
+  readonly tokens: IToken[];
+  /** Comment tokens (line, doc and block comments), in source order. */
+  readonly comments: IToken[];
+  readonly diagnostics: Diagnostic[];
+  readonly lines: LineIndex;
+}
+
+export function tokenEndOffset(token: IToken): number {
+  return token.startOffset + token.image.length;
+}
+
+export function lex(text: string, file: string): LexResult {
+  const lines = new LineIndex(text);
+  const result = arlLexer.tokenize(text);
+  const diagnostics: Diagnostic[] = [];
+  const at = (start: number, end: number) => lines.range(start, end);
+
+  for (const error of result.errors) {
+    const bad = text.slice(error.offset, error.offset + error.length);
+    const shown = bad.length > 20 ? `${bad.slice(0, 20)}…` : bad;
+    diagnostics.push({
+      code: "invalid-token",
+      severity: "error",
+      message: `unexpected character${bad.length > 1 ? "s" : ""} ${JSON.stringify(shown)}`,
+      file,
+      range: at(error.offset, error.offset + error.length),
+      hint: "ARL accepts identifiers, numbers, strings, comments and the punctuation { } [ ] ( ) , : . and operators",
+    });
+  }
+
+  const comments = (result.groups[t.COMMENT_GROUP] ?? []) as IToken[];
+  for (const c of comments) {
+    if (c.tokenType === t.UnterminatedBlockComment) {
+      diagnostics.push({
+        code: "unterminated-comment",
+        severity: "error",
+        message: "block comment is never closed",
+        file,
+        range: at(c.startOffset, c.startOffset + 2),
+        hint: "close it with */",
+      });
+    }
+  }
+
+  for (const token of result.tokens) {
+    if (token.tokenType === t.UnterminatedString || token.tokenType === t.UnterminatedTripleString) {
+      const triple = token.tokenType === t.UnterminatedTripleString;
+      diagnostics.push({
+        code: "unterminated-string",
+        severity: "error",
+        message: triple ? 'multi-line string is never closed with """' : "string is not closed before the end of the line",
+        file,
+        range: at(token.startOffset, triple ? token.startOffset + 3 : tokenEndOffset(token)),
+        hint: triple ? 'add """ where the text ends' : 'add the closing " or use """ for text over several lines',
+      });
+    } else if (token.tokenType === t.MalformedNumber) {
+      diagnostics.push({
+        code: "invalid-token",
+        severity: "error",
+        message: `malformed number ${JSON.stringify(token.image)}`,
+        file,
+        range: at(token.startOffset, tokenEndOffset(token)),
+        hint: "numbers look like 8, 1_000, 0.2 or 5e-7 (underscores only between digits)",
+      });
+    }
+  }
+
+  const tokens = cutDeepNesting(result.tokens, file, lines, diagnostics);
+  return { tokens, comments, diagnostics, lines };
+}
+
+const opening = new Set([t.LBrace, t.LBracket, t.LParen]);
+const closing = new Set([t.RBrace, t.RBracket, t.RParen]);
+
+/** Removes tokens nested deeper than MAX_NESTING, reporting the first bracket of each cut. */
+function cutDeepNesting(tokens: IToken[], file: string, lines: LineIndex, diagnostics: Diagnostic[]): IToken[] {
+  let depth = 0;
+  let maxDepth = 0;
+  for (const token of tokens) {
+    if (opening.has(token.tokenType)) maxDepth = Math.max(maxDepth, ++depth);
+    else if (closing.has(token.tokenType) && depth > 0) depth--;
+  }
+  if (maxDepth <= MAX_NESTING) return tokens;
+
+  const kept: IToken[] = [];
+  depth = 0;
+  for (const token of tokens) {
+    const opens = opening.has(token.tokenType);
+    const closes = closing.has(token.tokenType);
+    if (opens) {
+      depth++;
+      if (depth === MAX_NESTING + 1) {
+        diagnostics.push({
+          code: "nesting-too-deep",
+          severity: "error",
+          message: `brackets are nested more than ${MAX_NESTING} levels deep`,
+          file,
+          range: lines.range(token.startOffset, tokenEndOffset(token)),
+          hint: "flatten the structure; the nested part was skipped",
+        });
+      }
+    }
+    if (depth <= MAX_NESTING) kept.push(token);
+    if (closes && depth > 0) depth--;
+  }
+  return kept;
+}

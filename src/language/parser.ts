@@ -1,0 +1,294 @@
+// The concrete-syntax parser: one reused Chevrotain CstParser with error recovery, so that one
+// run reports every independent syntax error and still yields a tree for the editor.
+import { CstParser, type CstNode, type IToken, type IParserErrorMessageProvider, type TokenType } from "chevrotain";
+import * as t from "./tokens.js";
+
+function describe(token: IToken): string {
+  if (token.tokenType.name === "EOF") return "the end of the file";
+  const image = token.image.length > 24 ? `${token.image.slice(0, 24)}…` : token.image;
+  return `'${image}'`;
+}
+
+function label(type: TokenType): string {
+  return type.LABEL ?? type.name;
+}
+
+/** Messages in the form `expected X, found Y`, using the tokens' readable labels. */
+const messages: IParserErrorMessageProvider = {
+  buildMismatchTokenMessage({ expected, actual }) {
+    return `expected ${label(expected)}, found ${describe(actual)}`;
+  },
+  buildNotAllInputParsedMessage({ firstRedundant }) {
+    return `expected a block such as 'experiment NAME { ... }', found ${describe(firstRedundant)}`;
+  },
+  buildNoViableAltMessage({ expectedPathsPerAlt, actual, ruleName }) {
+    const starts = new Set<string>();
+    for (const alt of expectedPathsPerAlt) for (const path of alt) if (path[0]) starts.add(label(path[0]));
+    const what = ruleDescriptions[ruleName] ?? `one of ${[...starts].join(", ")}`;
+    return `expected ${what}, found ${describe(actual[0]!)}`;
+  },
+  buildEarlyExitMessage({ expectedIterationPaths, actual, ruleName }) {
+    const starts = new Set<string>();
+    for (const path of expectedIterationPaths) if (path[0]) starts.add(label(path[0]));
+    const what = ruleDescriptions[ruleName] ?? `one of ${[...starts].join(", ")}`;
+    return `expected ${what}, found ${describe(actual[0]!)}`;
+  },
+};
+
+const ruleDescriptions: Record<string, string> = {
+  entry: "a field ('name: value') or a block ('name { ... }')",
+  key: "a field name",
+  primary: "a value (number, string, true, false, none, a name, a list, a record or '(')",
+  block: "a block such as 'experiment NAME { ... }'",
+};
+
+export class ArlCstParser extends CstParser {
+  constructor() {
+    super(t.allTokens as TokenType[], {
+      recoveryEnabled: true,
+      nodeLocationTracking: "full",
+      maxLookahead: 3,
+      errorMessageProvider: messages,
+    });
+    this.performSelfAnalysis();
+  }
+
+  /** file = { import } { block }   (stray tokens between blocks are consumed and reported) */
+  public document = this.RULE("document", () => {
+    this.MANY(() => this.SUBRULE(this.importDecl));
+    this.MANY2(() => {
+      this.OR([
+        { ALT: () => this.SUBRULE(this.block) },
+        { ALT: () => this.SUBRULE(this.stray) },
+        { ALT: () => this.CONSUME(t.RBrace, { LABEL: "strayBrace" }) },
+      ]);
+    });
+  });
+
+  /** A run of tokens that cannot start an entry: one syntax error for the whole run. */
+  public stray = this.RULE("stray", () => {
+    this.AT_LEAST_ONE(() => this.CONSUME(t.Stray));
+  });
+
+  /** import = "import" STRING [ "as" IDENT ] */
+  public importDecl = this.RULE("importDecl", () => {
+    this.CONSUME(t.Import);
+    this.CONSUME(t.StringToken);
+    this.OPTION(() => {
+      this.CONSUME(t.As);
+      this.CONSUME(t.Identifier, { LABEL: "alias" });
+    });
+  });
+
+  /** block = IDENT [ IDENT ] [ "extends" reference ] "{" body "}" */
+  public block = this.RULE("block", () => {
+    this.CONSUME(t.Identifier, { LABEL: "type" });
+    this.OPTION(() => this.CONSUME2(t.Identifier, { LABEL: "name" }));
+    this.OPTION2(() => {
+      this.CONSUME(t.Extends);
+      this.SUBRULE(this.reference);
+    });
+    this.CONSUME(t.LBrace);
+    this.SUBRULE(this.body);
+    this.CONSUME(t.RBrace);
+  });
+
+  /** body = { entry [ "," ] } */
+  public body = this.RULE("body", () => {
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            this.SUBRULE(this.entry);
+            this.OPTION(() => this.CONSUME(t.Comma));
+          },
+        },
+        { ALT: () => this.SUBRULE(this.stray) },
+      ]);
+    });
+  });
+
+  /** entry = path ":" expr | block */
+  public entry = this.RULE("entry", () => {
+    this.OR([
+      { ALT: () => this.SUBRULE(this.field) },
+      { ALT: () => this.SUBRULE(this.block) },
+    ]);
+  });
+
+  /** field = key { "." key } ":" expr */
+  public field = this.RULE("field", () => {
+    this.SUBRULE(this.key);
+    this.MANY(() => {
+      this.CONSUME(t.Dot);
+      this.SUBRULE2(this.key);
+    });
+    this.CONSUME(t.Colon);
+    this.SUBRULE(this.expression);
+  });
+
+  /** key = IDENT { "-" IDENT } | STRING   (kebab-case keys such as lint codes in `allow`) */
+  public key = this.RULE("key", () => {
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(t.Identifier);
+          this.MANY(() => {
+            this.CONSUME(t.Minus);
+            this.CONSUME2(t.Identifier);
+          });
+        },
+      },
+      { ALT: () => this.CONSUME(t.StringToken) },
+    ]);
+  });
+
+  /** reference = IDENT { "." IDENT } */
+  public reference = this.RULE("reference", () => {
+    this.CONSUME(t.Identifier);
+    this.MANY(() => {
+      this.CONSUME(t.Dot);
+      this.CONSUME2(t.Identifier);
+    });
+  });
+
+  /** expr = or { "when" or } */
+  public expression = this.RULE("expression", () => {
+    this.SUBRULE(this.orExpression);
+    this.MANY(() => {
+      this.CONSUME(t.When);
+      this.SUBRULE2(this.orExpression);
+    });
+  });
+
+  public orExpression = this.RULE("orExpression", () => {
+    this.SUBRULE(this.andExpression);
+    this.MANY(() => {
+      this.CONSUME(t.Or);
+      this.SUBRULE2(this.andExpression);
+    });
+  });
+
+  public andExpression = this.RULE("andExpression", () => {
+    this.SUBRULE(this.notExpression);
+    this.MANY(() => {
+      this.CONSUME(t.And);
+      this.SUBRULE2(this.notExpression);
+    });
+  });
+
+  /** not = { "not" } comparison   (a loop, not recursion: long prefix chains stay stack-safe) */
+  public notExpression = this.RULE("notExpression", () => {
+    this.MANY(() => this.CONSUME(t.Not));
+    this.SUBRULE(this.comparison);
+  });
+
+  public comparison = this.RULE("comparison", () => {
+    this.SUBRULE(this.additive);
+    this.OPTION(() => {
+      this.CONSUME(t.ComparisonOp);
+      this.SUBRULE2(this.additive);
+    });
+  });
+
+  public additive = this.RULE("additive", () => {
+    this.SUBRULE(this.multiplicative);
+    this.MANY(() => {
+      this.CONSUME(t.AdditiveOp);
+      this.SUBRULE2(this.multiplicative);
+    });
+  });
+
+  public multiplicative = this.RULE("multiplicative", () => {
+    this.SUBRULE(this.unary);
+    this.MANY(() => {
+      this.CONSUME(t.MultiplicativeOp);
+      this.SUBRULE2(this.unary);
+    });
+  });
+
+  /** unary = { "-" | "+" } postfix */
+  public unary = this.RULE("unary", () => {
+    this.MANY(() => this.CONSUME(t.AdditiveOp));
+    this.SUBRULE(this.postfix);
+  });
+
+  /** postfix = primary { "." IDENT | "(" [ args ] ")" } */
+  public postfix = this.RULE("postfix", () => {
+    this.SUBRULE(this.primary);
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            this.CONSUME(t.Dot);
+            this.CONSUME(t.Identifier);
+          },
+        },
+        { ALT: () => this.SUBRULE(this.callArguments) },
+      ]);
+    });
+  });
+
+  /** args = "(" [ arg { "," arg } [ "," ] ] ")" ;  arg = [ IDENT ":" ] expr */
+  public callArguments = this.RULE("callArguments", () => {
+    this.CONSUME(t.LParen);
+    this.MANY(() => {
+      this.SUBRULE(this.argument);
+      this.OPTION(() => this.CONSUME(t.Comma));
+    });
+    this.CONSUME(t.RParen);
+  });
+
+  public argument = this.RULE("argument", () => {
+    this.OPTION({
+      GATE: () => this.LA(2).tokenType === t.Colon,
+      DEF: () => {
+        this.CONSUME(t.Identifier, { LABEL: "name" });
+        this.CONSUME(t.Colon);
+      },
+    });
+    this.SUBRULE(this.expression);
+  });
+
+  public primary = this.RULE("primary", () => {
+    this.OR([
+      { ALT: () => this.CONSUME(t.NumberToken) },
+      { ALT: () => this.CONSUME(t.StringToken) },
+      { ALT: () => this.CONSUME(t.True) },
+      { ALT: () => this.CONSUME(t.False) },
+      { ALT: () => this.CONSUME(t.None) },
+      { ALT: () => this.CONSUME(t.Identifier) },
+      { ALT: () => this.SUBRULE(this.list) },
+      { ALT: () => this.SUBRULE(this.record) },
+      { ALT: () => this.SUBRULE(this.parenthesized) },
+    ]);
+  });
+
+  /** list = "[" [ expr { "," expr } [ "," ] ] "]" */
+  public list = this.RULE("list", () => {
+    this.CONSUME(t.LBracket);
+    this.MANY(() => {
+      this.SUBRULE(this.expression);
+      this.OPTION(() => this.CONSUME(t.Comma));
+    });
+    this.CONSUME(t.RBracket);
+  });
+
+  /** record = "{" body "}" */
+  public record = this.RULE("record", () => {
+    this.CONSUME(t.LBrace);
+    this.SUBRULE(this.body);
+    this.CONSUME(t.RBrace);
+  });
+
+  public parenthesized = this.RULE("parenthesized", () => {
+    this.CONSUME(t.LParen);
+    this.SUBRULE(this.expression);
+    this.CONSUME(t.RParen);
+  });
+}
+
+/** The one parser instance (Chevrotain parsers are built once and reset per input). */
+export const parser = new ArlCstParser();
+
+export type { CstNode };
