@@ -110,6 +110,12 @@ class AstBuilder {
     const blocks = nodes(c, "block").flatMap((n) => this.block(n));
     const strays = [...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]), ...tokens(c, "strayBrace")];
     for (const tok of strays) if (tok) this.stray(tok, "a block such as 'experiment NAME { ... }'");
+    for (const late of nodes(c, "lateImport")) {
+      this.misplaced(late, "imports must come before the first block", "move this import to the top of the file");
+    }
+    for (const field of nodes(c, "topLevelField")) {
+      this.misplaced(field, "a field must be inside a block", "top-level declarations are blocks such as 'experiment NAME { ... }'");
+    }
     return { kind: "Document", file: this.file, imports, blocks, range: this.range(0, this.text.length) };
   }
 
@@ -177,15 +183,24 @@ class AstBuilder {
 
   private stray(tok: IToken, expected: string): void {
     const shown = tok.image.length > 24 ? `${tok.image.slice(0, 24)}…` : tok.image;
-    const importLate = tok.tokenType === t.Import;
     this.diagnostics.push({
       code: "syntax-error",
       severity: "error",
-      message: importLate ? "imports must come before the first block" : `unexpected '${shown}'; expected ${expected}`,
+      message: `unexpected '${shown}'; expected ${expected}`,
       file: this.file,
       range: this.tokenRange(tok),
-      hint: importLate ? "move this import to the top of the file" : "check the line before for an unfinished value or a missing '}'",
+      hint: "check the line before for an unfinished value or a missing '}'",
     });
+  }
+
+  private misplaced(n: CstNode, message: string, hint: string): void {
+    const first = Object.values(n.children as Children)
+      .flat()
+      .filter((e): e is CstElement => e !== undefined)
+      .sort((a, b) => firstOffset(a) - firstOffset(b))[0];
+    const start = first ? firstOffset(first) : this.nodeRange(n).start.offset;
+    const range = this.nodeRange(n);
+    this.diagnostics.push({ code: "syntax-error", severity: "error", message, file: this.file, range: this.range(start, range.end.offset), hint });
   }
 
   private entry(n: CstNode): ast.Entry[] {
@@ -236,7 +251,7 @@ class AstBuilder {
 
   expression(n: CstNode): ast.Expression {
     const c = n.children as Children;
-    const operands = nodes(c, "orExpression").map((o) => this.binaryChain(o, "andExpression", "Or"));
+    const operands = nodes(c, "orExpression").map((o) => this.binaryChain(o, "andExpression", t.Or.name));
     if (operands.length === 0) return this.invalid(this.nodeRange(n));
     // `a when b when c` groups to the left: (a when b) when c.
     let result = operands[0]!;
@@ -255,8 +270,10 @@ class AstBuilder {
     let result = operands[0]!;
     for (let i = 1; i < operands.length; i++) {
       const right = operands[i]!;
-      const op = operators[i - 1]?.image ?? "+";
-      result = { kind: "Binary", operator: op as ast.BinaryOperator, left: result, right, range: this.range(result.range.start.offset, right.range.end.offset) };
+      const op = operators[i - 1];
+      const range = this.range(result.range.start.offset, right.range.end.offset);
+      // An operator lost to error recovery leaves nothing meaningful to build.
+      result = op ? { kind: "Binary", operator: op.image as ast.BinaryOperator, left: result, right, range } : this.invalid(range);
     }
     return result;
   }
@@ -264,9 +281,9 @@ class AstBuilder {
   private operand(n: CstNode, rule: string): ast.Expression {
     switch (rule) {
       case "andExpression":
-        return this.binaryChain(n, "notExpression", "And");
+        return this.binaryChain(n, "notExpression", t.And.name);
       case "notExpression":
-        return this.prefixed(n, "Not", "comparison");
+        return this.prefixed(n, t.Not.name, "comparison");
       case "multiplicative":
         return this.binaryChain(n, "unary", "MultiplicativeOp");
       case "unary":
@@ -337,9 +354,9 @@ class AstBuilder {
     if (num) return this.number(num);
     const str = tokens(c, "StringToken")[0];
     if (str) return this.string(str);
-    if (tokens(c, "KwTrue")[0]) return { kind: "Boolean", value: true, range };
-    if (tokens(c, "KwFalse")[0]) return { kind: "Boolean", value: false, range };
-    if (tokens(c, "KwNone")[0]) return { kind: "None", range };
+    if (tokens(c, t.True.name)[0]) return { kind: "Boolean", value: true, range };
+    if (tokens(c, t.False.name)[0]) return { kind: "Boolean", value: false, range };
+    if (tokens(c, t.None.name)[0]) return { kind: "None", range };
     const id = tokens(c, "Identifier")[0];
     if (id) return this.identifier(id);
     const list = nodes(c, "list")[0];

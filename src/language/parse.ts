@@ -28,7 +28,7 @@ export function parse(text: string, file: string): ParseResult {
   for (const error of errors) {
     const tok = error.token;
     const atEnd = tok.tokenType.name === "EOF" || Number.isNaN(tok.startOffset);
-    const start = atEnd ? lastTokenEnd(lexed.tokens, text) : tok.startOffset;
+    const start = atEnd ? lastTokenEnd(lexed.tokens, text.length) : tok.startOffset;
     const end = atEnd ? start : tokenEndOffset(tok);
     if (seen.has(start)) continue;
     seen.add(start);
@@ -48,16 +48,62 @@ export function parse(text: string, file: string): ParseResult {
     diagnostics.push(d);
   }
   diagnostics.sort(compareDiagnostics);
-  return { document: built.document, diagnostics, comments: lexed.comments, lines: lexed.lines, text };
+  return {
+    document: built.document,
+    diagnostics: withoutCascades(diagnostics, lexed.tokens, text.length),
+    comments: lexed.comments,
+    lines: lexed.lines,
+    text,
+  };
 }
+
+/**
+ * Drops syntax errors that follow from an earlier error rather than from a new mistake: a
+ * second one on the same line, one at the token right after an invalid token, and one at the
+ * end of the file after a string or comment that swallowed the rest of it.
+ */
+function withoutCascades(sorted: Diagnostic[], tokens: readonly IToken[], textLength: number): Diagnostic[] {
+  const afterLexError = new Set<number>();
+  let swallowedToEnd = false;
+  for (const d of sorted) {
+    if (d.code === "invalid-token") {
+      const next = tokens[firstTokenAtOrAfter(tokens, d.range.end.offset)];
+      afterLexError.add(next ? next.startOffset : lastTokenEnd(tokens, textLength));
+    }
+    if (d.code === "unterminated-comment" || (d.code === "unterminated-string" && d.message.startsWith("multi-line"))) swallowedToEnd = true;
+  }
+  const linesWithSyntaxError = new Set<number>();
+  return sorted.filter((d) => {
+    if (d.code !== "syntax-error") return true;
+    const at = d.range.start.offset;
+    if (afterLexError.has(at)) return false;
+    if (swallowedToEnd && at >= lastTokenEnd(tokens, textLength)) return false;
+    if (linesWithSyntaxError.has(d.range.start.line)) return false;
+    linesWithSyntaxError.add(d.range.start.line);
+    return true;
+  });
+}
+
 
 function rank(errorName: string): number {
   return errorName === "MismatchedTokenException" ? 1 : 0;
 }
 
-function lastTokenEnd(tokens: readonly IToken[], text: string): number {
+/** Binary search: index of the first token starting at or after `offset` (tokens.length if none). */
+function firstTokenAtOrAfter(tokens: readonly IToken[], offset: number): number {
+  let lo = 0;
+  let hi = tokens.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (tokens[mid]!.startOffset < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function lastTokenEnd(tokens: readonly IToken[], textLength: number): number {
   const last = tokens[tokens.length - 1];
-  return last ? tokenEndOffset(last) : text.length;
+  return last ? tokenEndOffset(last) : textLength;
 }
 
 function hintFor(message: string): { hint?: string } {

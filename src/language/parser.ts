@@ -22,6 +22,10 @@ const messages: IParserErrorMessageProvider = {
     return `expected a block such as 'experiment NAME { ... }', found ${describe(firstRedundant)}`;
   },
   buildNoViableAltMessage({ expectedPathsPerAlt, actual, ruleName }) {
+    // `name 1`: the name is fine, what follows it is not.
+    if (ruleName === "entry" && actual[0]?.tokenType === t.Identifier && actual[1]) {
+      return `expected ':' or '{' after '${actual[0].image}', found ${describe(actual[1])}`;
+    }
     const starts = new Set<string>();
     for (const alt of expectedPathsPerAlt) for (const path of alt) if (path[0]) starts.add(label(path[0]));
     const what = ruleDescriptions[ruleName] ?? `one of ${[...starts].join(", ")}`;
@@ -59,6 +63,9 @@ export class ArlCstParser extends CstParser {
     this.MANY2(() => {
       this.OR([
         { ALT: () => this.SUBRULE(this.block) },
+        // Misplaced imports and fields are parsed so that they can be reported precisely.
+        { ALT: () => this.SUBRULE2(this.importDecl, { LABEL: "lateImport" }) },
+        { ALT: () => this.SUBRULE(this.field, { LABEL: "topLevelField" }) },
         { ALT: () => this.SUBRULE(this.stray) },
         { ALT: () => this.CONSUME(t.RBrace, { LABEL: "strayBrace" }) },
       ]);

@@ -48,11 +48,12 @@ export const NumberLiteral = createToken({
 // --- identifiers and keywords -----------------------------------------------------------------
 export const Identifier = createToken({ name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/, label: "identifier" });
 
-function keyword(word: string): TokenType {
-  return createToken({ name: `Kw${word[0]!.toUpperCase()}${word.slice(1)}`, pattern: new RegExp(word), longer_alt: Identifier, label: `'${word}'`, categories: [Stray] });
+function keyword(word: string, categories: TokenType[] = [Stray]): TokenType {
+  return createToken({ name: `Kw${word[0]!.toUpperCase()}${word.slice(1)}`, pattern: new RegExp(word), longer_alt: Identifier, label: `'${word}'`, categories });
 }
 
-export const Import = keyword("import");
+/** Not stray: a misplaced import is parsed as one and reported as misplaced. */
+export const Import = keyword("import", []);
 export const As = keyword("as");
 export const Extends = keyword("extends");
 export const When = keyword("when");

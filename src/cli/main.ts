@@ -1,0 +1,68 @@
+// `arl` command-line entry: dispatches to one module per command. Never lets an exception
+// escape as a stack trace: internal failures are reported as such, with how to report them.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { checkCommand } from "./commands/check.js";
+import { fmtCommand } from "./commands/fmt.js";
+import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
+
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+  run(args: readonly string[], io: CliIO): Promise<number>;
+}
+
+const commands: readonly Command[] = [checkCommand, fmtCommand];
+
+export function packageVersion(): string {
+  const pkgPath = fileURLToPath(new URL("../../package.json", import.meta.url));
+  return (JSON.parse(readFileSync(pkgPath, "utf8")) as { version: string }).version;
+}
+
+function help(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  return `arl ${packageVersion()}: compile and run agentic-RL experiments declared in .arl files
+
+Usage: arl <command> [options]
+
+Commands:
+${lines.join("\n")}
+
+Run 'arl <command> --help' for a command's options.
+`;
+}
+
+export async function runCli(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    io.stdout(help());
+    return first === undefined ? ExitCode.usage : ExitCode.ok;
+  }
+  if (first === "--version" || first === "-V") {
+    io.stdout(`${packageVersion()}\n`);
+    return ExitCode.ok;
+  }
+  const command = commands.find((c) => c.name === first);
+  if (!command) {
+    io.stderr(`arl: unknown command '${first}'\n\n${help()}`);
+    return ExitCode.usage;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.stdout(`${command.usage}\n`);
+    return ExitCode.ok;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`arl ${command.name}: ${error.message}\n\n${command.usage}\n`);
+      return ExitCode.usage;
+    }
+    const detail = error instanceof Error ? error.message : String(error);
+    io.stderr(`arl ${command.name}: internal error: ${detail}\nThis is a bug in arl, not in your spec; please report it with the input that caused it.\n`);
+    if (io.env.ARL_DEBUG && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
+    return ExitCode.usage;
+  }
+}

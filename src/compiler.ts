@@ -1,0 +1,52 @@
+// One compilation: the stages of ARCHITECTURE.md chained in one direction. Each stage adds
+// diagnostics; nothing here throws on user input.
+import { compareDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
+import { diskHost, ModuleLoader, type Program, type SourceHost } from "./language/imports.js";
+import type { LineIndex } from "./language/source.js";
+
+export interface CheckResult {
+  readonly entry: string;
+  readonly program: Program;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export class Compiler {
+  private readonly loader: ModuleLoader;
+
+  constructor(host: SourceHost = diskHost) {
+    this.loader = new ModuleLoader(host);
+  }
+
+  /** Whether `entry` (absolute) can be read at all; unreadable entries are usage errors. */
+  canRead(entry: string): boolean {
+    return this.loader.canRead(entry);
+  }
+
+  check(entry: string): CheckResult {
+    const program = this.loader.load(entry);
+    const diagnostics = [...program.diagnostics].sort(compareDiagnostics);
+    return { entry, program, diagnostics };
+  }
+}
+
+/** Line indexes of every file a set of results read, for code frames. */
+export function lineIndexes(results: readonly CheckResult[]): Map<string, LineIndex> {
+  const out = new Map<string, LineIndex>();
+  for (const r of results) for (const [file, m] of r.program.modules) out.set(file, m.parsed.lines);
+  return out;
+}
+
+/** The same diagnostic reached through several entries is reported once. */
+export function uniqueDiagnostics(results: readonly CheckResult[]): Diagnostic[] {
+  const seen = new Set<string>();
+  const out: Diagnostic[] = [];
+  for (const r of results) {
+    for (const d of r.diagnostics) {
+      const key = `${d.file}\0${d.range.start.offset}\0${d.range.end.offset}\0${d.code}\0${d.message}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(d);
+    }
+  }
+  return out.sort(compareDiagnostics);
+}

@@ -1,0 +1,105 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runArl } from "../helpers/cli.js";
+
+function workspace(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "arl-check-"));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), text);
+  }
+  return dir;
+}
+
+describe("arl check", () => {
+  it("prints the exact JSON shape with 1-based, end-exclusive ranges and exits 1 on errors", async () => {
+    const cwd = workspace({ "x.arl": "experiment e {\n  a: 1\n  b: )\n}\n" });
+    const run = await runArl(["check", "x.arl", "--format", "json"], { cwd });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toEqual({
+      diagnostics: [
+        {
+          file: "x.arl",
+          code: "syntax-error",
+          severity: "error",
+          message: "expected a value (number, string, true, false, none, a name, a list, a record or '('), found ')'",
+          range: { start: { line: 3, column: 6 }, end: { line: 3, column: 7 } },
+        },
+      ],
+      summary: { errors: 1, warnings: 0, infos: 0 },
+    });
+  });
+
+  it("reports every independent syntax error of a file in one run", async () => {
+    const cwd = workspace({ "x.arl": "experiment a { x: ) }\nexperiment b { y: 1 ] }\nexperiment c { z: @ }\n" });
+    const run = await runArl(["check", "--format", "json", "x.arl"], { cwd });
+    const lines = JSON.parse(run.stdout).diagnostics.map((d: { range: { start: { line: number } } }) => d.range.start.line);
+    expect(lines).toEqual([1, 2, 3]);
+  });
+
+  it("prints file:line:col: severity[code]: message with a code frame and carets, without colour off a TTY", async () => {
+    const cwd = workspace({ "x.arl": "experiment e {\n  b: 1_\n}\n" });
+    const run = await runArl(["check", "x.arl"], { cwd });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe(
+      [
+        'x.arl:2:6: error[invalid-token]: malformed number "1_"',
+        "  |",
+        "2 |   b: 1_",
+        "  |      ^^",
+        "  = hint: numbers look like 8, 1_000, 0.2 or 5e-7 (underscores only between digits)",
+        "",
+        "1 error, 0 warnings, 0 infos in 1 file",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("colours on a TTY unless NO_COLOR is set", async () => {
+    const cwd = workspace({ "x.arl": "experiment e { b: 1_ }\n" });
+    const tty = await runArl(["check", "x.arl"], { cwd, isTTY: true });
+    expect(tty.stdout).toContain("\x1b[");
+    const noColor = await runArl(["check", "x.arl"], { cwd, isTTY: true, env: { NO_COLOR: "1" } });
+    expect(noColor.stdout).not.toContain("\x1b[");
+  });
+
+  it("checks directories recursively and exits 0 when there are no errors", async () => {
+    const cwd = workspace({ "a/one.arl": "experiment e {}\n", "a/b/two.arl": "env x {}\n", "a/node_modules/skip.arl": "broken {" });
+    const run = await runArl(["check", "a", "--format", "json"], { cwd });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ diagnostics: [], summary: { errors: 0, warnings: 0, infos: 0 } });
+  });
+
+  it("exits 2 for unreadable files and for bad options", async () => {
+    const cwd = workspace({ "x.arl": "experiment e {}\n" });
+    const missing = await runArl(["check", "nope.arl"], { cwd });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("cannot read 'nope.arl'");
+    const badFormat = await runArl(["check", "--format", "xml", "x.arl"], { cwd });
+    expect(badFormat.code).toBe(2);
+    expect(badFormat.stderr).toContain("--format must be 'text' or 'json'");
+    const unknownFlag = await runArl(["check", "--frobnicate"], { cwd });
+    expect(unknownFlag.code).toBe(2);
+  });
+
+  it("reports an imported file's diagnostics once even when several entries import it", async () => {
+    const cwd = workspace({ "a.arl": 'import "./lib"\n', "b.arl": 'import "./lib"\n', "lib.arl": "env x { a: ) }\n" });
+    const run = await runArl(["check", ".", "--format", "json"], { cwd });
+    const report = JSON.parse(run.stdout);
+    expect(report.diagnostics.map((d: { file: string }) => d.file)).toEqual(["lib.arl"]);
+  });
+});
+
+describe("arl", () => {
+  it("prints its version and exits 2 on an unknown command", async () => {
+    const cwd = tmpdir();
+    const version = await runArl(["--version"], { cwd });
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const unknown = await runArl(["frobnicate"], { cwd });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+  });
+});
