@@ -1,0 +1,54 @@
+// `npm run bench`: runs the benchmark sections in order and prints one table per section
+// (`--json` prints the results as JSON instead). Timings are never asserted by unit tests.
+// Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size).
+import os from "node:os";
+import { frontendSection } from "./frontend.js";
+import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+
+function option(args: readonly string[], name: string): number | undefined {
+  const k = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (k < 0) return undefined;
+  const raw = args[k]!.includes("=") ? args[k]!.split("=")[1] : args[k + 1];
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer, got ${raw}`);
+  return n;
+}
+
+async function main(args: readonly string[]): Promise<void> {
+  const json = args.includes("--json");
+  const measure: MeasureOptions = {
+    runs: option(args, "--runs") ?? Math.max(7, defaultMeasureOptions.runs),
+    warmup: option(args, "--warmup") ?? defaultMeasureOptions.warmup,
+  };
+  // Later sections (semantic check, lowering, protocol throughput) are appended here.
+  const sections: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000)];
+
+  const environment = {
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpu: os.cpus()[0]?.model ?? "unknown",
+    cpus: os.cpus().length,
+    gcBetweenRuns: gcExposed(),
+  };
+  const out: { section: string; description: string[]; results: BenchResult[] }[] = [];
+  if (!json) {
+    console.log(`arl bench: node ${environment.node}, ${environment.platform}, ${environment.cpu} (${environment.cpus} CPUs)`);
+    if (!environment.gcBetweenRuns) console.log("(run node with --expose-gc to collect garbage between runs)");
+  }
+  for (const section of sections) {
+    const description = section.describe?.() ?? [];
+    if (!json) {
+      console.log(`\n== ${section.name} ==`);
+      for (const line of description) console.log(line);
+    }
+    const results = await section.run();
+    out.push({ section: section.name, description, results });
+    if (!json) console.log(`\n${formatTable(results)}`);
+  }
+  if (json) console.log(JSON.stringify({ environment, sections: out }, null, 2));
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exitCode = 1;
+});
