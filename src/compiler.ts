@@ -3,12 +3,17 @@
 import { compareDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
 import { diskHost, ModuleLoader, type Program, type SourceHost } from "./language/imports.js";
 import type { LineIndex } from "./language/source.js";
+import { analyze, type SemanticModel } from "./semantics/analyze.js";
 
 export interface CheckResult {
   readonly entry: string;
   readonly program: Program;
+  /** Absent when the files have syntax errors: meaning is not guessed from broken text. */
+  readonly model?: SemanticModel;
   readonly diagnostics: readonly Diagnostic[];
 }
+
+const lexicalOrSyntax = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep"]);
 
 export class Compiler {
   private readonly loader: ModuleLoader;
@@ -24,8 +29,10 @@ export class Compiler {
 
   check(entry: string): CheckResult {
     const program = this.loader.load(entry);
-    const diagnostics = [...program.diagnostics].sort(compareDiagnostics);
-    return { entry, program, diagnostics };
+    const syntaxBroken = program.diagnostics.some((d) => d.severity === "error" && lexicalOrSyntax.has(d.code));
+    const model = syntaxBroken ? undefined : analyze(program);
+    const diagnostics = [...program.diagnostics, ...(model?.diagnostics ?? [])].sort(compareDiagnostics);
+    return { entry, program, ...(model ? { model } : {}), diagnostics };
   }
 }
 

@@ -1,0 +1,235 @@
+// The semantic stage: a loaded program -> typed experiments, one per variant, with every
+// problem as a diagnostic. Lint rules and lowering read the model this builds.
+import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { didYouMean } from "../diagnostics/suggest.js";
+import type { Module, Program } from "../language/imports.js";
+import { DeclarationIndex, type Declaration } from "./declarations.js";
+import { Evaluator } from "./evaluate.js";
+import { ExpressionChecker, type RewardExpr, type RewardTerm } from "./expressions.js";
+import type { PathKey } from "./plain.js";
+import { declarationKinds, experimentSchema, type ExperimentConfig } from "./schema/experiment.js";
+import { rewardSettingNames } from "./schema/reward.js";
+import { toolSchema, type Tool } from "./schema/tool.js";
+import { toFunctionTool, toolSchemaProblems, type FunctionTool } from "./tool-schema.js";
+import { validate } from "./validate.js";
+import type { Origin, RecordValue, Value } from "./values.js";
+import { expandVariants, type Override } from "./variants.js";
+
+export interface ResolvedTool {
+  /** The name the model calls it by. */
+  readonly name: string;
+  /** The env that provides and executes it; null for tools declared outside any env. */
+  readonly env: string | null;
+  readonly definition: Tool;
+  readonly schema: FunctionTool;
+  readonly origin: Origin;
+}
+
+export interface VariantModel {
+  readonly name: string;
+  readonly overrides: readonly Override[];
+  /** The variant as written (with origins), for the editor and for lint locations. */
+  readonly value: RecordValue;
+  readonly valuesByPath: ReadonlyMap<PathKey, Value>;
+  /** Typed, every default filled in. Undefined when the variant has type errors. */
+  readonly config?: ExperimentConfig;
+  readonly rewardTerms: ReadonlyMap<string, RewardTerm>;
+  readonly constraints: ReadonlyMap<string, RewardExpr>;
+  readonly tools: readonly ResolvedTool[];
+}
+
+export interface ExperimentModel {
+  readonly name: string;
+  readonly declaration: Declaration;
+  readonly variants: readonly VariantModel[];
+}
+
+export interface SemanticModel {
+  readonly program: Program;
+  readonly experiments: readonly ExperimentModel[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export function analyze(program: Program): SemanticModel {
+  const index = new DeclarationIndex(program);
+  const diagnostics: Diagnostic[] = [...index.diagnostics];
+  reportUnknownKinds(program, diagnostics);
+  const evaluator = new Evaluator(index);
+  const entry = program.modules.get(program.entry);
+  const experiments: ExperimentModel[] = [];
+  if (entry) {
+    for (const decl of index.declarationsOf(entry).values()) {
+      if (decl.type !== "experiment") continue;
+      experiments.push(analyzeExperiment(decl, evaluator, index, diagnostics));
+    }
+  }
+  diagnostics.push(...evaluator.diagnostics);
+  return { program, experiments, diagnostics: unique(diagnostics) };
+}
+
+function reportUnknownKinds(program: Program, diagnostics: Diagnostic[]): void {
+  const kinds: readonly string[] = declarationKinds;
+  for (const module of program.modules.values()) {
+    for (const block of module.parsed.document.blocks) {
+      if (kinds.includes(block.type.name)) continue;
+      diagnostics.push({
+        code: "unknown-block",
+        severity: "error",
+        message: `unknown top-level block '${block.type.name}'`,
+        file: module.path,
+        range: block.type.range,
+        hint: didYouMean(block.type.name, kinds) ?? `top-level blocks are: ${kinds.join(", ")}`,
+      });
+    }
+  }
+}
+
+function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: DeclarationIndex, diagnostics: Diagnostic[]): ExperimentModel {
+  const value = evaluator.declaration(decl);
+  const subject = { label: `experiment '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } };
+  const variants: VariantModel[] = [];
+  for (const variant of expandVariants(value, diagnostics)) {
+    const result = validate(variant.value, experimentSchema, subject);
+    diagnostics.push(...result.diagnostics);
+    const config = result.data;
+    const rewardTerms = new Map<string, RewardTerm>();
+    const constraints = new Map<string, RewardExpr>();
+    let tools: ResolvedTool[] = [];
+    if (config) {
+      const scope = { envs: new Map(Object.entries(config.env).map(([name, env]) => [name, env.signals])), allowTool: false };
+      const checker = new ExpressionChecker(scope, diagnostics);
+      const reward = variant.value.fields.get("reward");
+      if (reward?.kind === "record") {
+        for (const [name, term] of reward.fields) {
+          if ((rewardSettingNames as readonly string[]).includes(name)) continue;
+          const typed = checker.rewardTerm(name, term);
+          if (typed) rewardTerms.set(name, typed);
+        }
+      }
+      const constraintChecker = new ExpressionChecker({ ...scope, allowTool: true }, diagnostics);
+      const declared = variant.value.fields.get("constraints");
+      if (declared?.kind === "record") {
+        for (const [name, c] of declared.fields) {
+          if (c.kind !== "call" || c.callee !== "block" || c.args.length !== 1) continue; // the schema reported it
+          const cond = constraintChecker.condition(c.args[0]!);
+          if (cond) constraints.set(name, cond);
+        }
+      }
+      tools = resolveTools(config, variant.value, decl.module, evaluator, index, diagnostics);
+    }
+    variants.push({
+      name: variant.name,
+      overrides: variant.overrides,
+      value: variant.value,
+      valuesByPath: result.valuesByPath,
+      ...(config ? { config } : {}),
+      rewardTerms,
+      constraints,
+      tools,
+    });
+  }
+  return { name: decl.name, declaration: decl, variants };
+}
+
+/** The tools offered to the model: the harness's list, or every env's own when it has none. */
+function resolveTools(
+  config: ExperimentConfig,
+  value: RecordValue,
+  module: Module,
+  evaluator: Evaluator,
+  index: DeclarationIndex,
+  diagnostics: Diagnostic[],
+): ResolvedTool[] {
+  const envValues = value.fields.get("env");
+  const originOfEnvTool = (env: string, tool: string): Origin => {
+    const e = envValues?.kind === "record" ? envValues.fields.get(env) : undefined;
+    const tools = e?.kind === "record" ? e.fields.get("tool") : undefined;
+    return (tools?.kind === "record" ? tools.keyOrigins.get(tool) : undefined) ?? value.origin;
+  };
+  const envTool = (env: string, name: string): ResolvedTool => {
+    const definition = config.env[env]!.tool[name]!;
+    return { name, env, definition, schema: toFunctionTool(name, definition), origin: originOfEnvTool(env, name) };
+  };
+  const out: ResolvedTool[] = [];
+  const refs = config.harness.tools;
+  if (refs === null) {
+    for (const [env, e] of Object.entries(config.env)) for (const name of Object.keys(e.tool)) out.push(envTool(env, name));
+  } else {
+    const list = Array.isArray(refs) ? refs : [refs];
+    const harness = value.fields.get("harness");
+    const toolsValue = harness?.kind === "record" ? harness.fields.get("tools") : undefined;
+    const refOrigins: Origin[] = toolsValue?.kind === "list" ? toolsValue.items.map((i) => i.origin) : toolsValue ? [toolsValue.origin] : [];
+    list.forEach((ref, i) => {
+      const origin = refOrigins[i] ?? value.origin;
+      const [first, second, ...more] = ref.$name;
+      const unresolved = (candidates: string[]) =>
+        diagnostics.push({
+          code: "unresolved-reference",
+          severity: "error",
+          message: `cannot find the tool '${ref.$name.join(".")}'`,
+          file: origin.file,
+          range: origin.range,
+          hint: didYouMean(ref.$name.join("."), candidates) ?? "name an env's tool (env.tool), all of an env's tools (env.tools), or a declared tool",
+        });
+      const candidates = [
+        ...Object.entries(config.env).flatMap(([env, e]) => [`${env}.tools`, ...Object.keys(e.tool).map((t) => `${env}.${t}`)]),
+        ...Object.keys(config.tool),
+      ];
+      if (more.length > 0 || first === undefined) return unresolved(candidates);
+      if (second !== undefined && config.env[first]) {
+        if (second === "tools") for (const name of Object.keys(config.env[first]!.tool)) out.push(envTool(first, name));
+        else if (config.env[first]!.tool[second]) out.push(envTool(first, second));
+        else unresolved(candidates);
+        return;
+      }
+      if (second === undefined && config.tool[first]) {
+        const definition = config.tool[first]!;
+        out.push({ name: first, env: null, definition, schema: toFunctionTool(first, definition), origin });
+        return;
+      }
+      // A tool declared at the top level of this file or of an imported one.
+      const decl = second === undefined ? index.declarationsOf(module).get(first) : index.importedModule(module, first) && index.declarationsOf(index.importedModule(module, first)!).get(second);
+      if (!decl || decl.type !== "tool") return unresolved(candidates);
+      const checked = validate(evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } });
+      diagnostics.push(...checked.diagnostics);
+      if (checked.data) out.push({ name: decl.name, env: null, definition: checked.data, schema: toFunctionTool(decl.name, checked.data), origin });
+    });
+  }
+  // Names must be unique among the tools one episode sees; schemas must compile.
+  const seen = new Map<string, ResolvedTool>();
+  for (const t of out) {
+    const key = `${t.env ?? "*"}:${t.name}`;
+    const clash = seen.get(key) ?? (t.env === null ? [...seen.values()].find((s) => s.name === t.name) : seen.get(`*:${t.name}`));
+    if (clash) {
+      diagnostics.push({
+        code: "duplicate-tool",
+        severity: "error",
+        message: `two tools named '${t.name}' are offered to the model`,
+        file: t.origin.file,
+        range: t.origin.range,
+        related: [{ file: clash.origin.file, range: clash.origin.range, message: "the other one" }],
+      });
+    }
+    seen.set(key, t);
+    for (const problem of toolSchemaProblems(t.definition)) {
+      diagnostics.push({
+        code: "invalid-tool-schema",
+        severity: "error",
+        message: `tool '${t.name}' has an invalid parameter schema: ${problem}`,
+        file: t.origin.file,
+        range: t.origin.range,
+      });
+    }
+  }
+  return out;
+}
+
+function unique(diagnostics: Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diagnostics.filter((d) => {
+    const key = `${d.file}\0${d.range.start.offset}\0${d.range.end.offset}\0${d.code}\0${d.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,102 @@
+// `env NAME { kind: ..., ... }`: the common fields of every environment, and the parameters of
+// each kind (the built-in ones the runtime implements, and external task servers).
+import * as z from "zod";
+import { doc, enumOf, isPlainName, nonNegativeInt, positiveInt, probability } from "./common.js";
+import { toolSchema } from "./tool.js";
+
+export const signalSchema = z.strictObject({
+  scope: doc(enumOf(["outcome", "state"]), "outcome: known at the end of the episode; state: known after every step."),
+  type: doc(enumOf(["bool", "number", "count"]), "bool is 0/1 in arithmetic; count is a non-negative integer."),
+  min: doc(z.number().optional(), "Smallest value the env reports."),
+  max: doc(z.number().optional(), "Largest value the env reports."),
+  violation: doc(z.boolean().default(false), "The signal reports a rule violation: block it with `constraints`, do not penalise it."),
+});
+
+export type Signal = z.output<typeof signalSchema>;
+
+const splitSchema = z
+  .strictObject({
+    train: doc(probability.default(0.8), "Fraction of the tasks used for training."),
+    valid: doc(probability.default(0), "Fraction held out to choose settings and checkpoints."),
+    test: doc(probability.default(0.2), "Fraction held out for the final evaluation only."),
+  })
+  .refine((s) => s.train + s.valid + s.test <= 1 + 1e-9, { message: "the split fractions add up to more than 1, so splits would share tasks" });
+
+const common = {
+  description: doc(z.string().optional(), "What the environment is."),
+  version: doc(z.string().default("1"), "Version of the task set; recorded in the plan and the run manifest."),
+  tasks: doc(positiveInt.default(1000), "How many tasks the env generates or serves (task ids 0..tasks-1)."),
+  split: doc(splitSchema.default(splitSchema.parse({})), "Disjoint train/valid/test splits, by task."),
+  weight: doc(z.number().positive().default(1), "Mixing weight of this env in a multi-task batch."),
+  signals: doc(z.record(z.string(), signalSchema).default({}), "Typed signals the env exposes to rewards and constraints."),
+  tool: doc(z.record(z.string(), toolSchema).default({}), "Tools the env provides, by name."),
+  optimal_steps: doc(positiveInt.nullable().default(null), "Length of an optimal solution, where known (e.g. from a solver)."),
+  budget_is_task_rule: doc(
+    z.boolean().default(false),
+    "The turn budget is part of the task's rules (running out is a real end), not only a collection limit.",
+  ),
+  reward_range: doc(z.tuple([z.number(), z.number()]).default([0, 1]), "Range the env's own reward is mapped to."),
+};
+
+const rooms = z.strictObject({
+  ...common,
+  kind: z.literal("rooms"),
+  rooms: doc(positiveInt.default(2), "Number of rooms (TextWorld's world size)."),
+  objects: doc(nonNegativeInt.default(3), "Number of objects placed in the world."),
+  quest_length: doc(positiveInt.default(4), "Actions in the shortest walkthrough of the quest."),
+});
+
+const findmax = z.strictObject({
+  ...common,
+  kind: z.literal("findmax"),
+  functions: doc(
+    z.array(enumOf(["find_max", "find_min", "sum", "index_of", "count_if", "reverse"])).default(["find_max", "find_min", "sum", "index_of"]),
+    "The family of functions to repair; each task seeds one bug into one of them.",
+  ),
+  visible_tests: doc(positiveInt.default(3), "Tests the agent can run."),
+  hidden_tests: doc(positiveInt.default(8), "Tests that decide the outcome, with inputs unlike the visible ones."),
+  time_limit_ms: doc(positiveInt.default(2000), "Time limit of one test run of the candidate code."),
+  memory_limit_mb: doc(positiveInt.default(128), "Memory limit of the candidate code's process."),
+});
+
+const sql = z.strictObject({
+  ...common,
+  kind: z.literal("sql"),
+  database: doc(z.string().nullable().default(null), "Path of the SQLite database; none uses the generated demo database."),
+  questions: doc(z.string().nullable().default(null), "Path of the questions (JSON lines); none uses the generated demo questions."),
+  read_only: doc(z.boolean().default(true), "Open the database read-only."),
+  max_rows: doc(positiveInt.default(50), "Rows of a result shown in an observation."),
+});
+
+const external = {
+  timeout_s: doc(z.number().positive().default(60), "Time limit of one reset or step."),
+  retries: doc(nonNegativeInt.default(2), "Retries of a failed call before the episode is an env error."),
+  task: doc(z.string().nullable().default(null), "Task name on the server."),
+};
+
+const http = z.strictObject({
+  ...common,
+  ...external,
+  kind: z.literal("http"),
+  url: doc(z.string().min(1), "Base URL of the task server (reset, step, close)."),
+});
+
+const subprocess = z.strictObject({
+  ...common,
+  ...external,
+  kind: z.literal("subprocess"),
+  command: doc(z.array(z.string()).min(1), "Program and arguments; the env speaks JSON lines on stdin/stdout."),
+});
+
+export const envKinds = ["rooms", "findmax", "sql", "http", "subprocess"] as const;
+
+/** `kind` is written as a name (`kind: rooms`); the union needs it as a string. */
+function normaliseKind(v: unknown): unknown {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+  const kind = (v as { kind?: unknown }).kind;
+  return isPlainName(kind) && kind.$name.length === 1 ? { ...v, kind: kind.$name[0] } : v;
+}
+
+export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess]));
+
+export type Env = z.output<typeof envSchema>;

@@ -1,0 +1,82 @@
+// Tool declarations -> JSON Schema 2020-12 in the OpenAI function-calling form, compiled with
+// ajv when the spec is checked so that a schema ajv cannot use never reaches a run.
+import { Ajv2020 } from "ajv/dist/2020.js";
+import type { Tool, ToolParameter } from "./schema/tool.js";
+
+export interface FunctionTool {
+  readonly type: "function";
+  readonly function: {
+    readonly name: string;
+    readonly description: string;
+    readonly parameters: Record<string, unknown>;
+  };
+}
+
+const JSON_SCHEMA_2020 = "https://json-schema.org/draft/2020-12/schema";
+
+function parameterSchema(p: ToolParameter): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: p.type };
+  if (p.description !== undefined) out.description = p.description;
+  if (p.enum !== undefined) out.enum = p.enum;
+  if (p.minimum !== undefined) out.minimum = p.minimum;
+  if (p.maximum !== undefined) out.maximum = p.maximum;
+  if (p.min_length !== undefined) out.minLength = p.min_length;
+  if (p.max_length !== undefined) out.maxLength = p.max_length;
+  if (p.pattern !== undefined) out.pattern = p.pattern;
+  if (p.items !== undefined) out.items = parameterSchema(p.items);
+  if (p.properties !== undefined) Object.assign(out, objectSchema(p.properties));
+  return out;
+}
+
+function objectSchema(properties: Record<string, ToolParameter>): Record<string, unknown> {
+  const names = Object.keys(properties);
+  return {
+    type: "object",
+    properties: Object.fromEntries(names.map((n) => [n, parameterSchema(properties[n]!)])),
+    required: names.filter((n) => properties[n]!.required),
+    additionalProperties: false,
+  };
+}
+
+export function toFunctionTool(name: string, tool: Tool): FunctionTool {
+  return {
+    type: "function",
+    function: { name, description: tool.description, parameters: { $schema: JSON_SCHEMA_2020, ...objectSchema(tool.parameters) } },
+  };
+}
+
+/** Problems ajv or our own consistency checks find in a tool's parameter schema. */
+export function toolSchemaProblems(tool: Tool): string[] {
+  const problems: string[] = [];
+  const walk = (p: ToolParameter, at: string) => {
+    if (p.minimum !== undefined && p.maximum !== undefined && p.minimum > p.maximum) problems.push(`${at}: minimum ${p.minimum} is above maximum ${p.maximum}`);
+    if (p.min_length !== undefined && p.max_length !== undefined && p.min_length > p.max_length) problems.push(`${at}: min_length is above max_length`);
+    const numeric = p.type === "number" || p.type === "integer";
+    if ((p.minimum !== undefined || p.maximum !== undefined) && !numeric) problems.push(`${at}: minimum/maximum apply to numbers, not ${p.type}`);
+    if ((p.pattern !== undefined || p.min_length !== undefined || p.max_length !== undefined) && p.type !== "string") problems.push(`${at}: pattern and lengths apply to strings, not ${p.type}`);
+    if (p.items !== undefined && p.type !== "array") problems.push(`${at}: items applies to arrays, not ${p.type}`);
+    if (p.type === "array" && p.items === undefined) problems.push(`${at}: an array parameter needs 'items'`);
+    if (p.properties !== undefined && p.type !== "object") problems.push(`${at}: properties apply to objects, not ${p.type}`);
+    for (const v of p.enum ?? []) {
+      const ok = p.type === "string" ? typeof v === "string" : numeric ? typeof v === "number" && (p.type === "number" || Number.isInteger(v)) : p.type === "boolean" ? typeof v === "boolean" : false;
+      if (!ok) problems.push(`${at}: enum value ${JSON.stringify(v)} is not of type ${p.type}`);
+    }
+    if (p.items) walk(p.items, `${at}.items`);
+    for (const [k, q] of Object.entries(p.properties ?? {})) walk(q, `${at}.${k}`);
+  };
+  for (const [name, p] of Object.entries(tool.parameters)) walk(p, name);
+  if (problems.length > 0) return problems;
+  try {
+    compiler().compile(toFunctionTool("t", tool).function.parameters);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  return problems;
+}
+
+let ajv: Ajv2020 | undefined;
+
+function compiler(): Ajv2020 {
+  ajv ??= new Ajv2020({ strict: true, allErrors: true });
+  return ajv;
+}

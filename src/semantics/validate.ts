@@ -1,0 +1,199 @@
+// Typing a value against a zod schema, with every problem mapped back to the source text that
+// caused it: unknown-field, type-mismatch, invalid-enum, missing-field, invalid-value.
+import type * as z from "zod";
+import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { didYouMean } from "../diagnostics/suggest.js";
+import { pathKey, toPlain, valueAt, type PathKey } from "./plain.js";
+import { fieldNames } from "./schema/introspect.js";
+import { describeValue, type Origin, type RecordValue, type Value } from "./values.js";
+
+export interface ValidationResult<T> {
+  readonly data?: T;
+  readonly diagnostics: Diagnostic[];
+  readonly plain: unknown;
+  readonly valuesByPath: ReadonlyMap<PathKey, Value>;
+}
+
+/** Where a diagnostic about the whole value (e.g. a missing top-level field) points. */
+export interface Subject {
+  readonly label: string;
+  readonly origin: Origin;
+}
+
+function dotted(path: readonly PropertyKey[]): string {
+  return path.map(String).join(".");
+}
+
+function describeExpected(expected: string): string {
+  switch (expected) {
+    case "number":
+      return "a number";
+    case "int":
+      return "a whole number";
+    case "string":
+      return "a string";
+    case "boolean":
+      return "true or false";
+    case "object":
+      return "a block { ... }";
+    case "array":
+      return "a list [ ... ]";
+    case "record":
+      return "a block { ... }";
+    case "null":
+      return "none";
+    case "tuple":
+      return "a list [ ... ]";
+    default:
+      return expected;
+  }
+}
+
+export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject): ValidationResult<z.output<S>> {
+  const { plain, valuesByPath } = toPlain(value);
+  const result = schema.safeParse(plain);
+  if (result.success) return { data: result.data, diagnostics: [], plain, valuesByPath };
+  const diagnostics: Diagnostic[] = [];
+  const seen = new Set<string>();
+  const push = (d: Diagnostic) => {
+    const key = `${d.range.start.offset}:${d.file}:${d.code}:${d.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      diagnostics.push(d);
+    }
+  };
+  const all = result.error.issues.flatMap((issue) => issueDiagnostics(issue, schema, plain, valuesByPath, subject));
+  // A misspelt field that is also required shows up twice: once unknown (did you mean 'policy'?)
+  // and once missing; the first says it all.
+  const suggested = new Set(all.filter((d) => d.code === "unknown-field" && d.hint?.startsWith("did you mean")).map((d) => d.hint));
+  for (const d of all) {
+    if (d.code === "missing-field" && suggested.has(`did you mean '${/'([^']+)'/.exec(d.message)?.[1]}'?`)) continue;
+    push(d);
+  }
+  return { diagnostics, plain, valuesByPath };
+}
+
+/** Where the key `path[-1]` was written in its parent record, or the parent block's own name. */
+function keyOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[], subject: Subject): Origin {
+  for (let n = path.length; n > 0; n--) {
+    const parent = valuesByPath.get(pathKey(path.slice(0, n - 1) as (string | number)[]));
+    if (parent?.kind === "record") {
+      const o = parent.keyOrigins.get(String(path[n - 1]));
+      if (o) return o;
+    }
+  }
+  return subject.origin;
+}
+
+function extendsFailedAbove(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[]): boolean {
+  for (let n = path.length; n >= 0; n--) {
+    const v = valuesByPath.get(pathKey(path.slice(0, n) as (string | number)[]));
+    if (v?.kind === "record" && v.extendsFailed) return true;
+  }
+  return false;
+}
+
+/** The name under which a missing field's parent block was written (e.g. the `policy` keyword). */
+function blockOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, parentPath: readonly PropertyKey[], subject: Subject): Origin {
+  return parentPath.length === 0 ? subject.origin : keyOrigin(valuesByPath, parentPath, subject);
+}
+
+function issueDiagnostics(
+  issue: z.core.$ZodIssue,
+  schema: z.ZodType,
+  plain: unknown,
+  valuesByPath: ReadonlyMap<PathKey, Value>,
+  subject: Subject,
+): Diagnostic[] {
+  const path = issue.path;
+  const where = path.length > 0 ? `'${dotted(path)}'` : subject.label;
+  const found = valueAt(valuesByPath, path);
+  const at = (o: Origin, code: string, message: string, hint?: string): Diagnostic => ({
+    code,
+    severity: "error",
+    message,
+    file: o.file,
+    range: o.range,
+    ...(hint ? { hint } : {}),
+  });
+
+  switch (issue.code) {
+    case "unrecognized_keys": {
+      const record = found?.exact ? found.value : undefined;
+      const candidates = fieldNames(schema, path, plain);
+      return issue.keys.map((key) => {
+        const origin = record?.kind === "record" ? (record.keyOrigins.get(key) ?? record.origin) : subject.origin;
+        const inBlock = path.length > 0 ? ` in '${dotted(path)}'` : "";
+        const suggestion = didYouMean(key, candidates);
+        return at(origin, "unknown-field", `unknown field '${key}'${inBlock}`, suggestion ?? (candidates.length > 0 ? `known fields: ${candidates.sort().join(", ")}` : undefined));
+      });
+    }
+    case "invalid_type": {
+      if (!found?.exact) {
+        const parent = path.slice(0, -1);
+        if (extendsFailedAbove(valuesByPath, parent)) return [];
+        return [
+          at(
+            blockOrigin(valuesByPath, parent, subject),
+            "missing-field",
+            `missing field '${String(path[path.length - 1])}' in ${parent.length > 0 ? `'${dotted(parent)}'` : subject.label}`,
+            `add '${String(path[path.length - 1])}: ...'; it has no default`,
+          ),
+        ];
+      }
+      return [at(found.value.origin, "type-mismatch", `${where} expects ${describeExpected(issue.expected)}, found ${describeValue(found.value)}`)];
+    }
+    case "invalid_value": {
+      const values = issue.values.map(String);
+      if (!found?.exact) return [at(subject.origin, "invalid-enum", `${where} must be one of ${values.join(", ")}`)];
+      const v = found.value;
+      const written = v.kind === "name" ? v.path.join(".") : v.kind === "scalar" ? String(v.value) : undefined;
+      if (written === undefined) return [at(v.origin, "type-mismatch", `${where} expects one of ${values.join(", ")}, found ${describeValue(v)}`)];
+      return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${values.join(", ")}`, didYouMean(written, values))];
+    }
+    case "invalid_union": {
+      const u = issue as z.core.$ZodIssueInvalidUnion & { discriminator?: string; options?: unknown[] };
+      if (u.discriminator && u.options) {
+        const options = u.options.map(String);
+        if (!found?.exact) {
+          const parent = path.slice(0, -1);
+          if (extendsFailedAbove(valuesByPath, parent)) return [];
+          return [
+            at(
+              blockOrigin(valuesByPath, parent, subject),
+              "missing-field",
+              `missing field '${u.discriminator}' in ${parent.length > 0 ? `'${dotted(parent)}'` : subject.label}`,
+              `add '${u.discriminator}: ...', one of ${options.join(", ")}`,
+            ),
+          ];
+        }
+        const v = found.value;
+        const written = v.kind === "name" ? v.path.join(".") : v.kind === "scalar" ? String(v.value) : describeValue(v);
+        return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${options.join(", ")}`, didYouMean(written, options))];
+      }
+      const origin = found?.value.origin ?? subject.origin;
+      return [at(origin, "type-mismatch", `${where} has the wrong form${found ? `: found ${describeValue(found.value)}` : ""}`)];
+    }
+    case "too_small":
+    case "too_big": {
+      const small = issue.code === "too_small";
+      const bound = small ? (issue as z.core.$ZodIssueTooSmall).minimum : (issue as z.core.$ZodIssueTooBig).maximum;
+      const inclusive = (issue as { inclusive?: boolean }).inclusive !== false;
+      const what = issue.origin === "array" ? "items" : issue.origin === "string" ? "characters" : "";
+      const relation = small ? (inclusive ? "at least" : "more than") : inclusive ? "at most" : "less than";
+      const message =
+        issue.origin === "array" || issue.origin === "string"
+          ? `${where} needs ${relation} ${String(bound)} ${what}`
+          : `${where} must be ${relation} ${String(bound)}${found?.exact ? `, found ${describeValue(found.value)}` : ""}`;
+      return [at(found?.value.origin ?? subject.origin, "invalid-value", message)];
+    }
+    case "invalid_format":
+    case "not_multiple_of":
+    case "custom":
+    default: {
+      const origin = found?.value.origin ?? subject.origin;
+      const message = issue.message.startsWith("Invalid input: expected int") ? `${where} must be a whole number` : `${where}: ${issue.message}`;
+      return [at(origin, issue.code === "custom" ? "invalid-value" : "type-mismatch", message)];
+    }
+  }
+}
