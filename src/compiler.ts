@@ -3,6 +3,7 @@
 import { compareDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
 import { diskHost, ModuleLoader, type Program, type SourceHost } from "./language/imports.js";
 import type { LineIndex } from "./language/source.js";
+import { lint } from "./lint/index.js";
 import { analyze, type SemanticModel } from "./semantics/analyze.js";
 
 export interface CheckResult {
@@ -31,7 +32,8 @@ export class Compiler {
     const program = this.loader.load(entry);
     const syntaxBroken = program.diagnostics.some((d) => d.severity === "error" && lexicalOrSyntax.has(d.code));
     const model = syntaxBroken ? undefined : analyze(program);
-    const diagnostics = [...program.diagnostics, ...(model?.diagnostics ?? [])].sort(compareDiagnostics);
+    const lintDiagnostics = model ? lint(model) : [];
+    const diagnostics = [...program.diagnostics, ...(model?.diagnostics ?? []), ...lintDiagnostics].sort(compareDiagnostics);
     return { entry, program, ...(model ? { model } : {}), diagnostics };
   }
 }
