@@ -3,6 +3,7 @@
 import type { CstElement, CstNode, IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
+import { precedence } from "./ast.js";
 import { tokenEndOffset } from "./lexer.js";
 import type { LineIndex, Range } from "./source.js";
 import * as t from "./tokens.js";
@@ -13,12 +14,18 @@ function isToken(e: CstElement): e is IToken {
   return (e as IToken).tokenType !== undefined;
 }
 
+const EMPTY: never[] = [];
+
+/** A key of a CST node holds either subrule nodes or tokens, never both. */
 function nodes(children: Children, key: string): CstNode[] {
-  return (children[key] ?? []).filter((e): e is CstNode => !isToken(e));
+  return (children[key] as CstNode[] | undefined) ?? EMPTY;
 }
 
 function tokens(children: Children, key: string): IToken[] {
-  return (children[key] ?? []).filter(isToken).filter((tok) => !isInserted(tok));
+  const list = children[key] as IToken[] | undefined;
+  if (!list) return EMPTY;
+  // Copy only in the rare case that recovery inserted a token.
+  return list.some(isInserted) ? list.filter((tok) => !isInserted(tok)) : list;
 }
 
 /** Tokens invented by single-token-insertion recovery have no real position. */
@@ -165,9 +172,7 @@ class AstBuilder {
   }
 
   private reference(n: CstNode): ast.Reference | undefined {
-    const parts = tokens(n.children as Children, "Identifier")
-      .sort((a, b) => a.startOffset - b.startOffset)
-      .map((tok) => this.identifier(tok));
+    const parts = tokens(n.children as Children, "Identifier").map((tok) => this.identifier(tok));
     if (parts.length === 0) return undefined;
     return { kind: "Reference", parts, range: this.range(parts[0]!.range.start.offset, parts[parts.length - 1]!.range.end.offset) };
   }
@@ -229,7 +234,7 @@ class AstBuilder {
       const s = this.string(str);
       return [{ kind: "Key", name: s.value, quoted: true, range: s.range }];
     }
-    const parts = tokens(c, "Identifier").sort((a, b) => a.startOffset - b.startOffset);
+    const parts = tokens(c, "Identifier");
     if (parts.length === 0) return [];
     const start = parts[0]!.startOffset;
     const end = tokenEndOffset(parts[parts.length - 1]!);
@@ -249,75 +254,46 @@ class AstBuilder {
 
   // --- expressions ---------------------------------------------------------------------------
 
+  /**
+   * expression = operand { operator operand }, grouped by precedence climbing: binary
+   * operators are left-associative, `not` applies to a whole comparison, and a comparison takes
+   * one operator. Recursion depth is bounded by the number of precedence levels.
+   */
   expression(n: CstNode): ast.Expression {
     const c = n.children as Children;
-    const operands = nodes(c, "orExpression").map((o) => this.binaryChain(o, "andExpression", t.Or.name));
+    const operands = nodes(c, "operand");
     if (operands.length === 0) return this.invalid(this.nodeRange(n));
-    // `a when b when c` groups to the left: (a when b) when c.
-    let result = operands[0]!;
-    for (const cond of operands.slice(1)) {
-      result = { kind: "When", value: result, condition: cond, range: this.range(result.range.start.offset, cond.range.end.offset) };
-    }
-    return result;
+    const operators: IToken[] = [];
+    for (const key of OPERATOR_KEYS) operators.push(...tokens(c, key));
+    operators.sort((a, b) => a.startOffset - b.startOffset);
+    // Recovery may leave an operator without its right operand: build what is complete.
+    const count = Math.min(operands.length, operators.length + 1);
+    return new ExpressionBuilder(this, operands.slice(0, count), operators.slice(0, count - 1)).build();
   }
 
-  /** Left-associative chains: or -> and -> not, additive -> multiplicative -> unary. */
-  private binaryChain(n: CstNode, operandRule: string, operatorKey: string): ast.Expression {
+  /** An operand without its `not` prefixes: signs, then the postfix expression. */
+  operandValue(n: CstNode): ast.Expression {
     const c = n.children as Children;
-    const operands = nodes(c, operandRule).map((o) => this.operand(o, operandRule));
-    const operators = tokens(c, operatorKey);
-    if (operands.length === 0) return this.invalid(this.nodeRange(n));
-    let result = operands[0]!;
-    for (let i = 1; i < operands.length; i++) {
-      const right = operands[i]!;
-      const op = operators[i - 1];
-      const range = this.range(result.range.start.offset, right.range.end.offset);
-      // An operator lost to error recovery leaves nothing meaningful to build.
-      result = op ? { kind: "Binary", operator: op.image as ast.BinaryOperator, left: result, right, range } : this.invalid(range);
-    }
-    return result;
-  }
-
-  private operand(n: CstNode, rule: string): ast.Expression {
-    switch (rule) {
-      case "andExpression":
-        return this.binaryChain(n, "notExpression", t.And.name);
-      case "notExpression":
-        return this.prefixed(n, t.Not.name, "comparison");
-      case "multiplicative":
-        return this.binaryChain(n, "unary", "MultiplicativeOp");
-      case "unary":
-        return this.prefixed(n, "AdditiveOp", "postfix");
-      default:
-        return this.invalid(this.nodeRange(n));
-    }
-  }
-
-  private prefixed(n: CstNode, operatorKey: string, operandRule: string): ast.Expression {
-    const c = n.children as Children;
-    const inner = nodes(c, operandRule)[0];
-    let result: ast.Expression = inner
-      ? operandRule === "comparison"
-        ? this.comparison(inner)
-        : this.postfix(inner)
-      : this.invalid(this.nodeRange(n));
-    const ops = tokens(c, operatorKey);
-    for (let i = ops.length - 1; i >= 0; i--) {
-      const op = ops[i]!;
+    const inner = nodes(c, "postfix")[0];
+    let result: ast.Expression = inner ? this.postfix(inner) : this.invalid(this.nodeRange(n));
+    const signs = tokens(c, "AdditiveOp");
+    for (let i = signs.length - 1; i >= 0; i--) {
+      const op = signs[i]!;
       result = { kind: "Unary", operator: op.image as ast.UnaryOperator, operand: result, range: this.range(op.startOffset, result.range.end.offset) };
     }
     return result;
   }
 
-  private comparison(n: CstNode): ast.Expression {
-    const c = n.children as Children;
-    const sides = nodes(c, "additive").map((a) => this.binaryChain(a, "multiplicative", "AdditiveOp"));
-    const op = tokens(c, "ComparisonOp")[0];
-    if (sides.length === 0) return this.invalid(this.nodeRange(n));
-    const left = sides[0]!;
-    const right = sides[1];
-    if (!right || !op) return left;
-    return { kind: "Binary", operator: op.image as ast.BinaryOperator, left, right, range: this.range(left.range.start.offset, right.range.end.offset) };
+  notTokens(n: CstNode): IToken[] {
+    return tokens(n.children as Children, t.Not.name);
+  }
+
+  rangeOf(start: number, end: number): Range {
+    return this.range(start, end);
+  }
+
+  syntaxError(tok: IToken, message: string, hint: string): void {
+    this.diagnostics.push({ code: "syntax-error", severity: "error", message, file: this.file, range: this.tokenRange(tok), hint });
   }
 
   private postfix(n: CstNode): ast.Expression {
@@ -466,4 +442,85 @@ export function dedent(raw: string): string {
   }
   if (!Number.isFinite(indent) || indent === 0) return s;
   return lines.map((line) => line.slice(Math.min(indent, /^[ \t]*/.exec(line)![0].length))).join("\n");
+}
+
+const OPERATOR_KEYS = [t.When.name, t.Or.name, t.And.name, "ComparisonOp", "AdditiveOp", "MultiplicativeOp"];
+
+function binaryPrecedence(op: IToken): number {
+  switch (op.image) {
+    case "when":
+      return precedence.when;
+    case "or":
+      return precedence.or;
+    case "and":
+      return precedence.and;
+    case "+":
+    case "-":
+      return precedence.additive;
+    case "*":
+    case "/":
+    case "%":
+      return precedence.multiplicative;
+    default:
+      return precedence.comparison;
+  }
+}
+
+/** Precedence climbing over one flat `operand (operator operand)*` sequence. */
+class ExpressionBuilder {
+  private next = 0;
+  /** Operands whose `not` prefixes have already been applied. */
+  private readonly notsDone = new Set<number>();
+
+  constructor(
+    private readonly b: AstBuilder,
+    private readonly operands: readonly CstNode[],
+    private readonly operators: readonly IToken[],
+  ) {}
+
+  build(): ast.Expression {
+    return this.climb(0);
+  }
+
+  private climb(minPrecedence: number): ast.Expression {
+    let left = this.operand(minPrecedence);
+    let comparedAt: IToken | undefined;
+    while (this.next <= this.operators.length && this.next >= 1) {
+      const op = this.operators[this.next - 1]!;
+      const p = binaryPrecedence(op);
+      if (p < minPrecedence) break;
+      if (p === precedence.comparison) {
+        if (comparedAt) this.b.syntaxError(op, "comparisons cannot be chained", "combine them with 'and': a < b and b < c");
+        comparedAt = op;
+      }
+      const right = this.climb(p + 1);
+      const range = this.b.rangeOf(left.range.start.offset, right.range.end.offset);
+      left =
+        op.image === "when"
+          ? { kind: "When", value: left, condition: right, range }
+          : { kind: "Binary", operator: op.image as ast.BinaryOperator, left, right, range };
+    }
+    return left;
+  }
+
+  /** The operand at the cursor; `not` prefixes take the whole comparison that follows. */
+  private operand(minPrecedence: number): ast.Expression {
+    const index = this.next;
+    const node = this.operands[index]!;
+    const nots = this.notsDone.has(index) ? [] : this.b.notTokens(node);
+    if (nots.length > 0) {
+      if (minPrecedence > precedence.not) {
+        this.b.syntaxError(nots[0]!, "'not' cannot follow this operator without parentheses", "write the negation in parentheses: a == (not b)");
+      }
+      this.notsDone.add(index);
+      let result = this.climb(precedence.comparison);
+      for (let i = nots.length - 1; i >= 0; i--) {
+        const tok = nots[i]!;
+        result = { kind: "Unary", operator: "not", operand: result, range: this.b.rangeOf(tok.startOffset, result.range.end.offset) };
+      }
+      return result;
+    }
+    this.next = index + 1;
+    return this.b.operandValue(node);
+  }
 }

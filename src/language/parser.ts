@@ -159,64 +159,30 @@ export class ArlCstParser extends CstParser {
     });
   });
 
-  /** expr = or { "when" or } */
+  /**
+   * expr = operand { binary-operator operand }. Precedence and grouping are applied when the
+   * AST is built (cst-to-ast.ts, precedence climbing): one flat rule keeps the tree small and
+   * the parser fast; ten nested precedence rules made a CST node per level for every value.
+   */
   public expression = this.RULE("expression", () => {
-    this.SUBRULE(this.orExpression);
+    this.SUBRULE(this.operand);
     this.MANY(() => {
-      this.CONSUME(t.When);
-      this.SUBRULE2(this.orExpression);
+      this.OR([
+        { ALT: () => this.CONSUME(t.When) },
+        { ALT: () => this.CONSUME(t.Or) },
+        { ALT: () => this.CONSUME(t.And) },
+        { ALT: () => this.CONSUME(t.ComparisonOp) },
+        { ALT: () => this.CONSUME(t.AdditiveOp) },
+        { ALT: () => this.CONSUME(t.MultiplicativeOp) },
+      ]);
+      this.SUBRULE2(this.operand);
     });
   });
 
-  public orExpression = this.RULE("orExpression", () => {
-    this.SUBRULE(this.andExpression);
-    this.MANY(() => {
-      this.CONSUME(t.Or);
-      this.SUBRULE2(this.andExpression);
-    });
-  });
-
-  public andExpression = this.RULE("andExpression", () => {
-    this.SUBRULE(this.notExpression);
-    this.MANY(() => {
-      this.CONSUME(t.And);
-      this.SUBRULE2(this.notExpression);
-    });
-  });
-
-  /** not = { "not" } comparison   (a loop, not recursion: long prefix chains stay stack-safe) */
-  public notExpression = this.RULE("notExpression", () => {
+  /** operand = { "not" } { "-" | "+" } postfix   (loops, not recursion: long prefix chains stay stack-safe) */
+  public operand = this.RULE("operand", () => {
     this.MANY(() => this.CONSUME(t.Not));
-    this.SUBRULE(this.comparison);
-  });
-
-  public comparison = this.RULE("comparison", () => {
-    this.SUBRULE(this.additive);
-    this.OPTION(() => {
-      this.CONSUME(t.ComparisonOp);
-      this.SUBRULE2(this.additive);
-    });
-  });
-
-  public additive = this.RULE("additive", () => {
-    this.SUBRULE(this.multiplicative);
-    this.MANY(() => {
-      this.CONSUME(t.AdditiveOp);
-      this.SUBRULE2(this.multiplicative);
-    });
-  });
-
-  public multiplicative = this.RULE("multiplicative", () => {
-    this.SUBRULE(this.unary);
-    this.MANY(() => {
-      this.CONSUME(t.MultiplicativeOp);
-      this.SUBRULE2(this.unary);
-    });
-  });
-
-  /** unary = { "-" | "+" } postfix */
-  public unary = this.RULE("unary", () => {
-    this.MANY(() => this.CONSUME(t.AdditiveOp));
+    this.MANY2(() => this.CONSUME(t.AdditiveOp));
     this.SUBRULE(this.postfix);
   });
 

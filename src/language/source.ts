@@ -15,6 +15,8 @@ export interface Range {
 /** Maps offsets of one text to line and column, in O(log lines) per lookup. */
 export class LineIndex {
   private readonly lineStarts: number[];
+  /** The line of the previous lookup: lookups come mostly in source order, so start there. */
+  private hint = 0;
 
   constructor(readonly text: string) {
     const starts = [0];
@@ -35,13 +37,19 @@ export class LineIndex {
 
   position(offset: number): Position {
     const clamped = Math.max(0, Math.min(offset, this.text.length));
+    const starts = this.lineStarts;
+    const h = this.hint;
+    if (starts[h]! <= clamped && (h + 1 >= starts.length || starts[h + 1]! > clamped)) {
+      return { line: h + 1, column: clamped - starts[h]! + 1, offset: clamped };
+    }
     let lo = 0;
-    let hi = this.lineStarts.length - 1;
+    let hi = starts.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (this.lineStarts[mid]! <= clamped) lo = mid;
       else hi = mid - 1;
     }
+    this.hint = lo;
     return { line: lo + 1, column: clamped - this.lineStarts[lo]! + 1, offset: clamped };
   }
 
