@@ -1,0 +1,150 @@
+// Binary framing of the trainer protocol (PROTOCOL.md): JSON for structure, raw little-endian
+// typed arrays for bulk data, so a batch of 256 x 4,096 token ids is 4 MiB of bytes, not
+// 10 MiB of JSON text.
+//
+//   frame   = magic "ARL1" | u32le header_length | u32le payload_length | header | payload
+//   header  = UTF-8 JSON; every typed array in the message is replaced by {"$array": k}
+//   payload = the arrays, each starting at a multiple of 8 bytes, described by header.arrays[k]
+
+export const MAGIC = Buffer.from("ARL1", "ascii");
+const PREFIX = 12;
+/** Headers are small; a huge one means a corrupt stream, not a big batch. */
+export const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+
+export type DType = "int32" | "float32" | "float64" | "uint8";
+export type BulkArray = Int32Array | Float32Array | Float64Array | Uint8Array;
+
+interface ArrayDescriptor {
+  readonly dtype: DType;
+  readonly offset: number;
+  readonly length: number;
+}
+
+function dtypeOf(a: BulkArray): DType {
+  if (a instanceof Int32Array) return "int32";
+  if (a instanceof Float32Array) return "float32";
+  if (a instanceof Float64Array) return "float64";
+  return "uint8";
+}
+
+const constructors = { int32: Int32Array, float32: Float32Array, float64: Float64Array, uint8: Uint8Array } as const;
+
+export function isBulkArray(v: unknown): v is BulkArray {
+  return v instanceof Int32Array || v instanceof Float32Array || v instanceof Float64Array || v instanceof Uint8Array;
+}
+
+export class ProtocolError extends Error {}
+
+/** Encodes one message (any JSON value with typed arrays anywhere inside) as one frame. */
+export function encodeFrame(message: unknown): Buffer {
+  const arrays: BulkArray[] = [];
+  const descriptors: ArrayDescriptor[] = [];
+  let payloadLength = 0;
+  const header = JSON.stringify(message, (_key, value: unknown) => {
+    if (isBulkArray(value)) {
+      payloadLength = Math.ceil(payloadLength / 8) * 8;
+      descriptors.push({ dtype: dtypeOf(value), offset: payloadLength, length: value.length });
+      arrays.push(value);
+      payloadLength += value.byteLength;
+      return { $array: arrays.length - 1 };
+    }
+    return value;
+  });
+  const headerBytes = Buffer.from(JSON.stringify({ message: JSON.parse(header) as unknown, arrays: descriptors }), "utf8");
+  const frame = Buffer.allocUnsafe(PREFIX + headerBytes.length + payloadLength);
+  MAGIC.copy(frame, 0);
+  frame.writeUInt32LE(headerBytes.length, 4);
+  frame.writeUInt32LE(payloadLength, 8);
+  headerBytes.copy(frame, PREFIX);
+  const payloadStart = PREFIX + headerBytes.length;
+  frame.fill(0, payloadStart, frame.length);
+  arrays.forEach((a, i) => {
+    const bytes = Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+    bytes.copy(frame, payloadStart + descriptors[i]!.offset);
+  });
+  return frame;
+}
+
+function revive(value: unknown, arrays: readonly BulkArray[]): unknown {
+  if (Array.isArray(value)) return value.map((v) => revive(v, arrays));
+  if (value && typeof value === "object") {
+    const ref = (value as { $array?: unknown }).$array;
+    if (typeof ref === "number" && Object.keys(value).length === 1) {
+      const a = arrays[ref];
+      if (!a) throw new ProtocolError(`frame refers to array ${ref}, which it does not carry`);
+      return a;
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = revive(v, arrays);
+    return out;
+  }
+  return value;
+}
+
+/** Incremental decoder: feed it chunks of a stream, take whole messages out. */
+export class FrameDecoder {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+
+  push(chunk: Buffer): unknown[] {
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    const messages: unknown[] = [];
+    for (;;) {
+      if (this.buffered < PREFIX) break;
+      const head = this.peek(PREFIX);
+      if (!head.subarray(0, 4).equals(MAGIC)) {
+        throw new ProtocolError(`stream is not in the ARL trainer framing (got ${JSON.stringify(head.subarray(0, 4).toString("latin1"))}); did the trainer print to stdout?`);
+      }
+      const headerLength = head.readUInt32LE(4);
+      const payloadLength = head.readUInt32LE(8);
+      if (headerLength > MAX_HEADER_BYTES) throw new ProtocolError(`frame header of ${headerLength} bytes is too large`);
+      const total = PREFIX + headerLength + payloadLength;
+      if (this.buffered < total) break;
+      const frame = this.take(total);
+      messages.push(decodeFrame(frame));
+    }
+    return messages;
+  }
+
+  private peek(n: number): Buffer {
+    if (this.chunks[0]!.length >= n) return this.chunks[0]!.subarray(0, n);
+    const joined = Buffer.concat(this.chunks);
+    this.chunks = [joined];
+    return joined.subarray(0, n);
+  }
+
+  private take(n: number): Buffer {
+    const joined = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    const frame = joined.subarray(0, n);
+    const rest = joined.subarray(n);
+    this.chunks = rest.length > 0 ? [rest] : [];
+    this.buffered = rest.length;
+    return frame;
+  }
+}
+
+/** Decodes one complete frame. Arrays are copied into their own aligned buffers. */
+export function decodeFrame(frame: Buffer): unknown {
+  if (frame.length < PREFIX || !frame.subarray(0, 4).equals(MAGIC)) throw new ProtocolError("not an ARL trainer frame");
+  const headerLength = frame.readUInt32LE(4);
+  const payloadLength = frame.readUInt32LE(8);
+  if (frame.length !== PREFIX + headerLength + payloadLength) throw new ProtocolError("frame length does not match its prefix");
+  let header: { message: unknown; arrays: ArrayDescriptor[] };
+  try {
+    header = JSON.parse(frame.subarray(PREFIX, PREFIX + headerLength).toString("utf8")) as typeof header;
+  } catch (error) {
+    throw new ProtocolError(`frame header is not JSON: ${(error as Error).message}`);
+  }
+  const payload = frame.subarray(PREFIX + headerLength);
+  const arrays = (header.arrays ?? []).map((d) => {
+    const ctor = constructors[d.dtype];
+    if (!ctor) throw new ProtocolError(`unknown array dtype '${String(d.dtype)}'`);
+    const bytes = d.length * ctor.BYTES_PER_ELEMENT;
+    if (d.offset < 0 || d.offset + bytes > payload.length) throw new ProtocolError("array lies outside the frame's payload");
+    const copy = new ctor(d.length);
+    Buffer.from(copy.buffer).set(payload.subarray(d.offset, d.offset + bytes));
+    return copy;
+  });
+  return revive(header.message, arrays);
+}

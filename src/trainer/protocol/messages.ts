@@ -1,0 +1,144 @@
+// Types of the trainer protocol's messages (PROTOCOL.md, version 1).
+
+export const PROTOCOL_NAME = "arl-trainer";
+export const PROTOCOL_VERSION = 1;
+
+export interface Ragged<T extends Int32Array | Float32Array | Uint8Array> {
+  readonly values: T;
+  readonly offsets: Int32Array;
+}
+
+export interface SamplingParams {
+  readonly temperature: number;
+  readonly top_p: number;
+  readonly top_k: number;
+}
+
+export interface HandshakeResult {
+  readonly protocol: string;
+  readonly version: number;
+  readonly trainer: { readonly name: string; readonly version: string };
+  readonly capabilities: {
+    readonly methods: readonly string[];
+    readonly reductions: readonly string[];
+    readonly kl_estimators: readonly string[];
+    readonly value_head: boolean;
+    readonly keep_sampling_mask: boolean;
+    readonly world_size: number;
+    readonly device: string;
+  };
+  readonly versions: Readonly<Record<string, string>>;
+}
+
+export interface ConfigureParams {
+  readonly seed: number;
+  readonly policy: { readonly model: string; readonly chat_template: string | null; readonly sampling: SamplingParams & { readonly max_new_tokens: number } };
+  readonly algorithm: Readonly<Record<string, unknown>>;
+  readonly vocabulary: readonly string[] | null;
+}
+
+export interface ConfigureResult {
+  readonly model: { readonly name: string; readonly parameters: number };
+  readonly tokenizer: { readonly vocab_size: number; readonly bos_id: number; readonly eos_id: number; readonly pad_id: number };
+  readonly policy_version: number;
+}
+
+export interface EncodeParams {
+  readonly messages: readonly { readonly role: "system" | "user" | "tool" | "assistant"; readonly content: string }[];
+  readonly add_generation_prompt: boolean;
+}
+
+export interface GenerateParams extends SamplingParams {
+  readonly prompts: Ragged<Int32Array>;
+  readonly max_new_tokens: number;
+  readonly stop_ids: readonly number[];
+  readonly seeds: Uint32Array | Int32Array;
+  readonly policy: "current";
+}
+
+export interface GenerateResult {
+  readonly ids: Ragged<Int32Array>;
+  readonly logprobs: Ragged<Float32Array>;
+  readonly finish: readonly ("stop" | "length")[];
+  readonly policy_version: number;
+}
+
+export interface Denominators {
+  readonly tokens: number;
+  readonly sequences: number;
+  readonly groups: number;
+  readonly group_tokens: Float64Array;
+  readonly sequence_tokens: Float64Array;
+}
+
+export interface TrainStepParams {
+  readonly ids: Ragged<Int32Array>;
+  readonly loss_mask: Ragged<Uint8Array>;
+  readonly advantages: Ragged<Float32Array>;
+  readonly old_logprobs: Ragged<Float32Array>;
+  readonly ref_logprobs: Ragged<Float32Array> | null;
+  readonly groups: Int32Array;
+  readonly reduction: { readonly mode: string; readonly constant?: number };
+  readonly denominators: Denominators;
+  readonly microbatches: number;
+  readonly clip: { readonly low: number; readonly high: number; readonly dual: number | null };
+  readonly kl: { readonly coef: number; readonly estimator: string; readonly placement: string };
+  readonly sampling: SamplingParams | null;
+  readonly critic: { readonly returns: Ragged<Float32Array>; readonly old_values: Ragged<Float32Array>; readonly value_clip: number | null } | null;
+}
+
+export interface TrainStepResult {
+  readonly loss: number;
+  readonly policy_loss: number;
+  readonly kl: number;
+  readonly entropy: number;
+  readonly clip_fraction: number;
+  readonly ratio_mean: number;
+  readonly ratio_min: number;
+  readonly ratio_max: number;
+  readonly grad_norm: number;
+  readonly value_loss?: number;
+  readonly tokens: number;
+  readonly policy_version: number;
+}
+
+/** Method name -> [params, result]. */
+export interface Methods {
+  handshake: [{ protocol: string; version: number; runtime: { name: string; version: string } }, HandshakeResult];
+  configure: [ConfigureParams, ConfigureResult];
+  encode: [EncodeParams, { ids: Ragged<Int32Array> }];
+  decode: [{ ids: Ragged<Int32Array> }, { texts: string[] }];
+  generate: [GenerateParams, GenerateResult];
+  logprobs: [{ ids: Ragged<Int32Array>; policy: "current" | "reference"; sampling: SamplingParams | null }, { logprobs: Ragged<Float32Array> }];
+  values: [{ ids: Ragged<Int32Array> }, { values: Ragged<Float32Array> }];
+  train_step: [TrainStepParams, TrainStepResult];
+  save: [{ path: string }, { files: string[]; policy_version: number }];
+  load: [{ path: string }, { files: string[]; policy_version: number }];
+  eval_op: [{ op: string; input: unknown }, { output: unknown }];
+  shutdown: [Record<string, never>, Record<string, never>];
+}
+
+export type Method = keyof Methods;
+
+export interface ErrorBody {
+  readonly code: "invalid_request" | "unsupported" | "out_of_memory" | "internal";
+  readonly message: string;
+}
+
+/** Builds a ragged batch from sequences. */
+export function ragged<T extends Int32Array | Float32Array | Uint8Array>(sequences: readonly ArrayLike<number>[], ctor: { new (n: number): T }): Ragged<T> {
+  const offsets = new Int32Array(sequences.length + 1);
+  for (let i = 0; i < sequences.length; i++) offsets[i + 1] = offsets[i]! + sequences[i]!.length;
+  const values = new ctor(offsets[sequences.length]!);
+  for (let i = 0; i < sequences.length; i++) values.set(sequences[i]!, offsets[i]!);
+  return { values, offsets };
+}
+
+/** Sequence i of a ragged batch (a view, not a copy). */
+export function row<T extends Int32Array | Float32Array | Uint8Array>(r: Ragged<T>, i: number): T {
+  return r.values.subarray(r.offsets[i]!, r.offsets[i + 1]!) as T;
+}
+
+export function rowCount(r: Ragged<Int32Array | Float32Array | Uint8Array>): number {
+  return r.offsets.length - 1;
+}
