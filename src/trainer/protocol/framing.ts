@@ -86,6 +86,11 @@ export class FrameDecoder {
   private chunks: Buffer[] = [];
   private buffered = 0;
 
+  /** Bytes received that do not yet form a whole frame. */
+  get pendingBytes(): number {
+    return this.buffered;
+  }
+
   push(chunk: Buffer): unknown[] {
     this.chunks.push(chunk);
     this.buffered += chunk.length;
