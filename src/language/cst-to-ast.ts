@@ -42,16 +42,19 @@ function firstOffset(e: CstElement): number {
 export interface AstBuildResult {
   readonly document: ast.Document;
   readonly diagnostics: Diagnostic[];
+  readonly keySegments: ReadonlySet<number>;
 }
 
 export function buildAst(cst: CstNode, file: string, lines: LineIndex, comments: readonly IToken[], text: string): AstBuildResult {
   const builder = new AstBuilder(file, lines, comments, text);
   const document = builder.build(cst);
-  return { document, diagnostics: builder.diagnostics };
+  return { document, diagnostics: builder.diagnostics, keySegments: builder.keySegments };
 }
 
 class AstBuilder {
   readonly diagnostics: Diagnostic[] = [];
+  /** Offsets of digit-led key segments (`2x`): not malformed numbers, whatever the lexer said. */
+  readonly keySegments = new Set<number>();
   private readonly docs = new Map<number, string>();
 
   constructor(
@@ -234,8 +237,9 @@ class AstBuilder {
       const s = this.string(str);
       return [{ kind: "Key", name: s.value, quoted: true, range: s.range }];
     }
-    const parts = tokens(c, "Identifier");
+    const parts = [...tokens(c, "Identifier"), ...tokens(c, "segment")].sort((a, b) => a.startOffset - b.startOffset);
     if (parts.length === 0) return [];
+    for (const p of tokens(c, "segment")) this.keySegments.add(p.startOffset);
     const start = parts[0]!.startOffset;
     const end = tokenEndOffset(parts[parts.length - 1]!);
     const raw = this.text.slice(start, end);

@@ -20,7 +20,7 @@ export function parse(text: string, file: string): ParseResult {
   const lexed = lex(text, file);
   parser.input = lexed.tokens;
   const cst = parser.document();
-  const diagnostics: Diagnostic[] = [...lexed.diagnostics];
+  const diagnostics: Diagnostic[] = [];
   // One message per position: a mismatch and a no-viable-alternative at the same token are
   // the same mistake; the latter says more.
   const seen = new Set<number>();
@@ -42,6 +42,7 @@ export function parse(text: string, file: string): ParseResult {
     });
   }
   const built = buildAst(cst, file, lexed.lines, lexed.comments, text);
+  for (const d of lexed.diagnostics) if (!(d.code === "invalid-token" && built.keySegments.has(d.range.start.offset))) diagnostics.push(d);
   for (const d of built.diagnostics) {
     if (d.code === "syntax-error" && seen.has(d.range.start.offset)) continue;
     seen.add(d.range.start.offset);

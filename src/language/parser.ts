@@ -134,7 +134,7 @@ export class ArlCstParser extends CstParser {
     this.SUBRULE(this.expression);
   });
 
-  /** key = IDENT { "-" IDENT } | STRING   (kebab-case keys such as lint codes in `allow`) */
+  /** key = IDENT { "-" ( IDENT | NUMBER ) } | STRING   (kebab-case keys such as lint codes in `allow`) */
   public key = this.RULE("key", () => {
     this.OR([
       {
@@ -142,7 +142,8 @@ export class ArlCstParser extends CstParser {
           this.CONSUME(t.Identifier);
           this.MANY(() => {
             this.CONSUME(t.Minus);
-            this.CONSUME2(t.Identifier);
+            // A later segment may start with a digit: `turn-budget-below-2x-optimal`.
+            this.OR2([{ ALT: () => this.CONSUME2(t.Identifier) }, { ALT: () => this.CONSUME(t.NumberToken, { LABEL: "segment" }) }]);
           });
         },
       },

@@ -614,8 +614,9 @@ class Printer {
       const e = elements[i]!;
       const prev = elements[i - 1];
       if (prev !== undefined) {
-        const afterLineComment = prev.kind === "comment" && prev.c.isLine;
-        if (e.kind === "comment" && e.role === "trailing" && !afterLineComment) parts.push(" ");
+        // After a line comment or one spanning lines, even a trailing comment starts a new line.
+        const endsLine = prev.kind === "comment" && (prev.c.isLine || prev.c.text.includes("\n"));
+        if (e.kind === "comment" && e.role === "trailing" && !endsLine) parts.push(" ");
         else {
           if (prev.kind === "span" && e.kind === "span") parts.push(style === "body" ? concat([ifBreak("", ","), line]) : style === "list" ? line : hardline);
           else parts.push(style === "list" ? line : hardline);

@@ -65,9 +65,12 @@ export function emptyRecord(origin: Origin): RecordValue {
   return { kind: "record", fields: new Map(), keyOrigins: new Map(), docs: new Map(), origin };
 }
 
-/** Deep merge: records merge key by key; anything else in `override` replaces the base. */
+/**
+ * Deep merge: records merge key by key; anything else in `override` replaces the base, and so
+ * does a record written with `extends` (it starts from its own base, not from what it overrides).
+ */
 export function mergeValues(base: Value, override: Value): Value {
-  if (base.kind !== "record" || override.kind !== "record") return override;
+  if (base.kind !== "record" || override.kind !== "record" || override.extendsFrom !== undefined) return override;
   const fields = new Map(base.fields);
   const keyOrigins = new Map(base.keyOrigins);
   const docs = new Map(base.docs);

@@ -33,11 +33,18 @@ function leaves(record: RecordValue, prefix: string[] = []): Leaf[] {
   return out;
 }
 
+/** Small and large magnitudes in exponent form (1e-6, 5e-7), the rest plainly (0.2, 128). */
+function formatNumber(n: number): string {
+  const magnitude = Math.abs(n);
+  return n !== 0 && (magnitude < 1e-3 || magnitude >= 1e6) ? n.toExponential().replace("e+", "e") : String(n);
+}
+
 /** How a swept value appears in a variant name. */
 export function formatVariantValue(v: Value): string {
   switch (v.kind) {
     case "scalar":
-      return v.value === null ? "none" : typeof v.value === "string" ? v.value : String(v.value);
+      if (typeof v.value === "number") return formatNumber(v.value);
+      return v.value === null ? "none" : String(v.value);
     case "name":
       return v.path.join(".");
     case "call":

@@ -61,7 +61,7 @@ export const klSchema = z.strictObject({
   coef: doc(z.number().nonnegative().default(0), "KL coefficient beta; 0 turns KL off."),
   estimator: doc(enumOf(["k1", "k2", "k3"]).default("k3"), "KL estimator on target tokens (k3 is unbiased and non-negative)."),
   placement: doc(enumOf(["loss", "reward", "both"]).default("loss"), "Add beta*KL to the loss, subtract it from the per-token reward, or (rarely wanted) both."),
-  reference: doc(klReferenceSchema.default(null), "Reference policy: `initial` (the starting checkpoint) or `refresh(N)` (re-snapshot every N steps)."),
+  reference: doc(klReferenceSchema.default(null), "Reference policy: `initial` (the policy RL starts from, i.e. after any SFT cold start) or `refresh(N)` (re-snapshot every N steps)."),
 });
 
 export const optimizerSchema = z.strictObject({

@@ -4,6 +4,7 @@ import { doc, enumOf, positiveInt } from "./common.js";
 export const evalSchema = z.strictObject({
   split: doc(enumOf(["train", "valid", "test"]).default("test"), "Split evaluated."),
   every: doc(positiveInt.default(10), "Evaluate every N iterations (and after the last)."),
+  before_training: doc(z.boolean().default(true), "Also evaluate the starting policy (after any SFT cold start), as the baseline row of a table."),
   samples_per_task: doc(positiveInt.nullable().default(null), "Episodes per task (n of pass@k); none: the largest k."),
   k: doc(z.array(positiveInt).min(1).default([1]), "The k values of pass@k."),
   tasks: doc(positiveInt.nullable().default(null), "Tasks evaluated; none: the whole split."),

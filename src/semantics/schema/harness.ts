@@ -17,7 +17,10 @@ export const harnessSchema = z.strictObject({
   format: doc(enumOf(["function_call", "text_action"]).default("function_call"), "How the model writes tool calls."),
   system_prompt: doc(z.string().nullable().default(null), "System text placed before the task."),
   max_turns: doc(positiveInt.default(10), "Most model turns in one episode."),
-  max_response_tokens: doc(positiveInt.default(1024), "Most tokens the model may generate in one turn."),
+  max_response_tokens: doc(
+    positiveInt.default(1024),
+    "Token budget of one turn: a turn that reaches it is cut and the episode counts as aborted (episode.aborted).",
+  ),
   max_total_tokens: doc(positiveInt.nullable().default(null), "Most tokens in the whole context; none: no limit beyond the model's."),
   on_budget: doc(
     enumOf(["truncate", "terminate"]).default("truncate"),
