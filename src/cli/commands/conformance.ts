@@ -1,0 +1,93 @@
+// `arl conformance FILE... [--trainer local|torch]`: checks the RL math against the shared
+// conformance vectors (test/conformance/*.json), in-process or, later, through a trainer.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { referenceBackend, trainerNames } from "../../conformance/backend.js";
+import { describeFailure, runVectors } from "../../conformance/run.js";
+import { parseVectorFile, type VectorFile } from "../../conformance/vectors.js";
+import { ExitCode, UsageError, type CliIO } from "../io.js";
+import type { Command } from "../main.js";
+
+const usage = `Usage: arl conformance FILES|DIRS... [--trainer local|torch]
+
+Evaluates every case of the conformance vector files (directories: their *.json files) and
+prints one line per failing case, then 'N passed, M failed'.
+--trainer evaluates the trainer ops (policy_loss, kl) in a trainer process instead of the
+in-process TypeScript reference.
+Exit status: 0 all pass, 1 some case fails, 2 usage error or unreadable/malformed file.`;
+
+export const conformanceCommand: Command = {
+  name: "conformance",
+  summary: "check the RL math against conformance vectors",
+  usage,
+  async run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: [...args], allowPositionals: true, options: { trainer: { type: "string" } } });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const trainer = parsed.values.trainer;
+    if (trainer !== undefined) {
+      if (!(trainerNames as readonly string[]).includes(trainer)) throw new UsageError(`--trainer must be one of ${trainerNames.join(", ")}, not '${trainer}'`);
+      io.stderr(`arl conformance: the trainer backends are not available yet: --trainer ${trainer} needs the trainer protocol's eval_op, which no trainer implements yet. Run without --trainer to check the in-process reference.\n`);
+      return ExitCode.usage;
+    }
+    if (parsed.positionals.length === 0) throw new UsageError("give at least one vector file or directory");
+
+    const { files, unreadable } = expandJsonPaths(parsed.positionals, io.cwd);
+    const vectors: VectorFile[] = [];
+    let malformed = false;
+    for (const { abs, shown } of files) {
+      let text: string;
+      try {
+        text = readFileSync(abs, "utf8");
+      } catch {
+        unreadable.push(shown);
+        continue;
+      }
+      const result = parseVectorFile(shown, text);
+      if (result.ok) vectors.push(result.vectors);
+      else {
+        malformed = true;
+        for (const p of result.problems) io.stderr(`arl conformance: ${p}\n`);
+      }
+    }
+    for (const u of unreadable) io.stderr(`arl conformance: cannot read '${u}'\n`);
+
+    const results = await runVectors(vectors, referenceBackend);
+    for (const r of results) if (!r.passed) io.stdout(`${describeFailure(r)}\n`);
+    const failed = results.filter((r) => !r.passed).length;
+    io.stdout(`${results.length - failed} passed, ${failed} failed\n`);
+    if (malformed || unreadable.length > 0) return ExitCode.usage;
+    if (files.length === 0) {
+      io.stderr(`arl conformance: no .json files found in ${parsed.positionals.join(", ")}\n`);
+      return ExitCode.usage;
+    }
+    return failed > 0 ? ExitCode.errors : ExitCode.ok;
+  },
+};
+
+interface Target {
+  readonly abs: string;
+  /** As the user named it (relative to cwd for files found in a directory). */
+  readonly shown: string;
+}
+
+function expandJsonPaths(args: readonly string[], cwd: string): { files: Target[]; unreadable: string[] } {
+  const files: Target[] = [];
+  const unreadable: string[] = [];
+  for (const arg of args) {
+    const abs = path.resolve(cwd, arg);
+    try {
+      if (statSync(abs).isDirectory()) {
+        const names = readdirSync(abs).filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort();
+        for (const n of names) files.push({ abs: path.join(abs, n), shown: path.join(arg, n) });
+      } else files.push({ abs, shown: arg });
+    } catch {
+      unreadable.push(arg);
+    }
+  }
+  return { files, unreadable };
+}

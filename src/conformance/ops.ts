@@ -1,0 +1,144 @@
+// The conformance ops: for each, the schema of its input and expected output in the vector
+// format (test/conformance/*.json, shared with every trainer) and its in-process evaluation
+// against the reference math in src/rl.
+import * as z from "zod";
+import { groupAdvantages, taskNormalize } from "../rl/advantages.js";
+import { passAtK } from "../rl/eval.js";
+import { gae } from "../rl/gae.js";
+import { klPerToken } from "../rl/kl.js";
+import { partitionedLoss, policyLoss, type PolicyBatch, type PolicyLossOptions } from "../rl/policy-loss.js";
+import { mixedGroupProbability } from "../rl/sampling.js";
+
+const num = z.number();
+const vector = z.array(num);
+const matrix = z.array(vector);
+const bit = z.union([z.literal(0), z.literal(1)], { error: "expected 0 or 1" });
+const probability = num.min(0).max(1);
+
+type Ctx = z.RefinementCtx;
+
+function sameLength(ctx: Ctx, a: readonly unknown[], b: readonly unknown[], path: (string | number)[], what: string): void {
+  if (a.length !== b.length) ctx.addIssue({ code: "custom", path, message: `${what}: has ${b.length} entries, expected ${a.length}` });
+}
+
+const advantagesInput = z.strictObject({
+  rewards: z.array(vector.min(1, "a group needs at least one reward")),
+  baseline: z.enum(["mean", "leave_one_out", "none"]),
+  normalize: z.enum(["std", "none"]),
+});
+
+const taskNormalizeInput = z
+  .strictObject({ advantages: vector, tasks: z.array(z.string()) })
+  .superRefine((v, ctx) => sameLength(ctx, v.advantages, v.tasks, ["tasks"], "one task per advantage"));
+
+const gaeInput = z
+  .strictObject({
+    rewards: vector,
+    values: vector,
+    gamma: probability,
+    lambda: probability,
+    end: z.enum(["terminated", "truncated"]),
+    bootstrap_value: num.optional(),
+  })
+  .superRefine((v, ctx) => {
+    sameLength(ctx, v.rewards, v.values, ["values"], "one value per reward");
+    if (v.end === "truncated" && v.bootstrap_value === undefined) ctx.addIssue({ code: "custom", path: ["bootstrap_value"], message: "a truncated episode needs bootstrap_value (V(h_T))" });
+  });
+
+const reductionInput = z.discriminatedUnion("mode", [
+  z.strictObject({ mode: z.literal("token_mean") }),
+  z.strictObject({ mode: z.literal("seq_mean_token_mean") }),
+  z.strictObject({ mode: z.literal("seq_mean_token_sum") }),
+  z.strictObject({ mode: z.literal("group_token_mean") }),
+  z.strictObject({ mode: z.literal("constant"), constant: num.positive() }),
+]);
+
+const policyLossInput = z
+  .strictObject({
+    logp: matrix,
+    logp_old: matrix,
+    mask: z.array(z.array(bit)),
+    advantages: z.union([vector, matrix], { error: "expected one number per sequence or one array per sequence" }),
+    clip: z.strictObject({ low: num.min(0).max(1), high: num.min(0), dual: num.gt(1).nullable() }),
+    reduction: reductionInput,
+    groups: z.array(z.string()).optional(),
+    microbatches: z.array(z.array(z.number().int().min(0))).optional(),
+  })
+  .superRefine((v, ctx) => {
+    const N = v.logp.length;
+    sameLength(ctx, v.logp, v.logp_old, ["logp_old"], "one row per sequence of logp");
+    sameLength(ctx, v.logp, v.mask, ["mask"], "one row per sequence of logp");
+    sameLength(ctx, v.logp, v.advantages, ["advantages"], "one entry per sequence of logp");
+    v.logp.forEach((row, i) => {
+      if (v.logp_old[i] && v.logp_old[i].length !== row.length) ctx.addIssue({ code: "custom", path: ["logp_old", i], message: `has ${v.logp_old[i].length} tokens, logp[${i}] has ${row.length}` });
+      if (v.mask[i] && v.mask[i].length !== row.length) ctx.addIssue({ code: "custom", path: ["mask", i], message: `has ${v.mask[i].length} tokens, logp[${i}] has ${row.length}` });
+      const a = v.advantages[i];
+      if (Array.isArray(a) && a.length !== row.length) ctx.addIssue({ code: "custom", path: ["advantages", i], message: `has ${a.length} tokens, logp[${i}] has ${row.length}` });
+    });
+    if (v.groups) sameLength(ctx, v.logp, v.groups, ["groups"], "one group per sequence");
+    else if (v.reduction.mode === "group_token_mean") ctx.addIssue({ code: "custom", path: ["groups"], message: "group_token_mean needs the group of every sequence" });
+    if (v.microbatches) {
+      const seen = new Array<number>(N).fill(0);
+      v.microbatches.forEach((mb, b) =>
+        mb.forEach((i, j) => {
+          if (i >= N) ctx.addIssue({ code: "custom", path: ["microbatches", b, j], message: `sequence ${i} does not exist (the batch has ${N})` });
+          else seen[i] = (seen[i] as number) + 1;
+        }),
+      );
+      seen.forEach((c, i) => {
+        if (c !== 1) ctx.addIssue({ code: "custom", path: ["microbatches"], message: `not a partition of the sequences: sequence ${i} appears ${c} times` });
+      });
+    }
+  });
+
+const klInput = z
+  .strictObject({ logp: vector, logp_ref: vector, estimator: z.enum(["k1", "k2", "k3"]) })
+  .superRefine((v, ctx) => sameLength(ctx, v.logp, v.logp_ref, ["logp_ref"], "one reference log-prob per token"));
+
+const passAtKInput = z
+  .strictObject({ n: z.number().int().min(1), c: z.number().int().min(0), k: z.number().int().min(1) })
+  .superRefine((v, ctx) => {
+    if (v.c > v.n) ctx.addIssue({ code: "custom", path: ["c"], message: `c (${v.c}) exceeds n (${v.n})` });
+    if (v.k > v.n) ctx.addIssue({ code: "custom", path: ["k"], message: `k (${v.k}) exceeds n (${v.n}); the estimator needs n >= k` });
+  });
+
+const mixedGroupInput = z.strictObject({ p: probability, group_size: z.number().int().min(1) });
+
+export interface OpDefinition {
+  readonly input: z.ZodType;
+  readonly expected: z.ZodType;
+  /** The reference value, computed in-process from the op's input as written in the file. */
+  readonly evaluate: (input: unknown) => unknown;
+}
+
+function op<S extends z.ZodType>(input: S, expected: z.ZodType, evaluate: (input: z.output<S>) => unknown): OpDefinition {
+  return { input, expected, evaluate: (raw) => evaluate(input.parse(raw)) };
+}
+
+function toBatch(v: z.output<typeof policyLossInput>): PolicyBatch {
+  return { logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages, ...(v.groups ? { groups: v.groups } : {}) };
+}
+
+export const ops = {
+  advantages: op(advantagesInput, matrix, (v) => groupAdvantages(v.rewards, { baseline: v.baseline, normalize: v.normalize })),
+  task_normalize: op(taskNormalizeInput, vector, (v) => taskNormalize(v.advantages, v.tasks)),
+  gae: op(gaeInput, vector, (v) =>
+    gae({ rewards: v.rewards, values: v.values, gamma: v.gamma, lambda: v.lambda, end: v.end, ...(v.bootstrap_value !== undefined ? { bootstrapValue: v.bootstrap_value } : {}) }).advantages,
+  ),
+  policy_loss: op(policyLossInput, z.strictObject({ loss: num }), (v) => {
+    const options: PolicyLossOptions = { clip: v.clip, reduction: v.reduction };
+    const batch = toBatch(v);
+    const result = v.microbatches ? partitionedLoss(batch, v.microbatches, options).total : policyLoss(batch, options);
+    return { loss: result.loss };
+  }),
+  kl: op(klInput, vector, (v) => klPerToken(v.logp, v.logp_ref, v.estimator)),
+  pass_at_k: op(passAtKInput, num, (v) => passAtK(v.n, v.c, v.k)),
+  mixed_group_probability: op(mixedGroupInput, num, (v) => mixedGroupProbability(v.p, v.group_size)),
+} as const satisfies Record<string, OpDefinition>;
+
+export type OpName = keyof typeof ops;
+export const opNames = Object.keys(ops) as OpName[];
+
+export function isOpName(name: string): name is OpName {
+  return Object.hasOwn(ops, name);
+}

@@ -1,0 +1,10 @@
+// The reference RL math (RL-SEMANTICS.md), one module per formula family.
+export * from "./advantages.js";
+export * from "./eval.js";
+export * from "./gae.js";
+export * from "./kl.js";
+export * from "./policy-loss.js";
+export * from "./random.js";
+export * from "./registry.js";
+export * from "./sampling.js";
+export { STD_EPS } from "./stats.js";
