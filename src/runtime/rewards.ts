@@ -1,0 +1,157 @@
+// Rewards per RL-SEMANTICS §2, from the plan's typed IR. Plain terms are evaluated once, at the
+// end of the episode, on its final signals; potential terms shape every turn with
+// gamma * Phi(h_{t+1}) - Phi(h_t), where Phi of a terminal state is 0 (a truncated episode's
+// last state is not terminal, so its potential stays).
+import type { PlanExpr } from "../plan/schema.js";
+
+export type SignalValue = number | boolean | string;
+
+/** Where the signals of one moment of an episode come from. */
+export interface SignalSource {
+  /** outcome.* / state.* / env.*: the current env's signal. */
+  env(name: string): SignalValue | undefined;
+  /** <env name>.*: that env's signal, only while the episode is from that env (else 0). */
+  namedEnv(env: string, name: string): SignalValue | undefined;
+  episode(name: string): number | boolean | undefined;
+  /** tool.name, tool.env, tool.args.X: the call being checked (constraints only). */
+  tool(name: string): SignalValue | undefined;
+}
+
+export class RewardEvaluationError extends Error {}
+
+function toNumber(v: SignalValue): number {
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "number") return v;
+  throw new RewardEvaluationError(`expected a number, found the string ${JSON.stringify(v)}`);
+}
+
+function truthy(v: SignalValue): boolean {
+  return typeof v === "boolean" ? v : typeof v === "number" ? v !== 0 : v.length > 0;
+}
+
+export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
+  switch (e.op) {
+    case "const":
+      return e.value;
+    case "signal": {
+      let v: SignalValue | undefined;
+      if (e.namespace === "episode") v = source.episode(e.name);
+      else if (e.namespace === "tool") v = source.tool(e.name);
+      else if (e.namespace === "named_env") v = source.namedEnv(e.env!, e.name);
+      else v = source.env(e.name);
+      if (v === undefined) {
+        if (e.namespace === "named_env") return 0;
+        throw new RewardEvaluationError(`the env did not report the signal '${e.namespace === "env" ? "env" : e.namespace}.${e.name}'`);
+      }
+      return v;
+    }
+    case "neg":
+      return -toNumber(evaluate(e.args[0], source));
+    case "not":
+      return !truthy(evaluate(e.args[0], source));
+    case "abs":
+      return Math.abs(toNumber(evaluate(e.args[0], source)));
+    case "min":
+      return Math.min(...e.args.map((a) => toNumber(evaluate(a, source))));
+    case "max":
+      return Math.max(...e.args.map((a) => toNumber(evaluate(a, source))));
+    case "clip": {
+      const [x, lo, hi] = e.args.map((a) => toNumber(evaluate(a, source))) as [number, number, number];
+      return Math.min(hi, Math.max(lo, x));
+    }
+    case "and":
+      return truthy(evaluate(e.args[0], source)) && truthy(evaluate(e.args[1], source));
+    case "or":
+      return truthy(evaluate(e.args[0], source)) || truthy(evaluate(e.args[1], source));
+    case "when":
+      return truthy(evaluate(e.args[1], source)) ? toNumber(evaluate(e.args[0], source)) : 0;
+    case "==":
+    case "!=": {
+      const a = evaluate(e.args[0], source);
+      const b = evaluate(e.args[1], source);
+      const equal = typeof a === "string" || typeof b === "string" ? a === b : toNumber(a) === toNumber(b);
+      return e.op === "==" ? equal : !equal;
+    }
+    default: {
+      const a = toNumber(evaluate(e.args[0], source));
+      const b = toNumber(evaluate(e.args[1], source));
+      switch (e.op) {
+        case "+":
+          return a + b;
+        case "-":
+          return a - b;
+        case "*":
+          return a * b;
+        case "/":
+          if (b === 0) throw new RewardEvaluationError("division by zero in a reward term");
+          return a / b;
+        case "%":
+          return a % b;
+        case "<":
+          return a < b;
+        case "<=":
+          return a <= b;
+        case ">":
+          return a > b;
+        case ">=":
+          return a >= b;
+      }
+    }
+  }
+  throw new RewardEvaluationError(`unknown operator in a reward expression`);
+}
+
+export function evaluateNumber(e: PlanExpr, source: SignalSource): number {
+  const v = evaluate(e, source);
+  const n = toNumber(v);
+  if (!Number.isFinite(n)) throw new RewardEvaluationError("a reward term evaluated to a non-finite number");
+  return n;
+}
+
+export interface RewardTermPlan {
+  readonly kind: "plain" | "potential";
+  readonly expr: PlanExpr;
+}
+
+export interface EpisodeRewards {
+  /** Each term's total over the episode. */
+  readonly terms: Record<string, number>;
+  /** Reward placed at the end of each turn (index = turn), the sum of all terms. */
+  readonly perTurn: number[];
+  readonly total: number;
+}
+
+/**
+ * Rewards of one finished episode. `states[t]` are the signals before turn t (states[0] after
+ * reset) and `states[turns]` after the last turn; `final` adds the outcome signals.
+ */
+export function episodeRewards(
+  terms: Readonly<Record<string, RewardTermPlan>>,
+  states: readonly SignalSource[],
+  final: SignalSource,
+  terminated: boolean,
+  gamma: number,
+): EpisodeRewards {
+  const turns = Math.max(0, states.length - 1);
+  const perTurn = new Array<number>(Math.max(1, turns)).fill(0);
+  const totals: Record<string, number> = {};
+  for (const [name, term] of Object.entries(terms)) {
+    if (term.kind === "plain") {
+      const value = evaluateNumber(term.expr, final);
+      perTurn[perTurn.length - 1]! += value;
+      totals[name] = value;
+      continue;
+    }
+    let sum = 0;
+    for (let t = 0; t < turns; t++) {
+      const isLast = t === turns - 1;
+      const next = isLast && terminated ? 0 : evaluateNumber(term.expr, states[t + 1]!);
+      const shaped = gamma * next - evaluateNumber(term.expr, states[t]!);
+      perTurn[t]! += shaped;
+      sum += shaped;
+    }
+    totals[name] = sum;
+  }
+  const total = perTurn.reduce((a, b) => a + b, 0);
+  return { terms: totals, perTurn, total };
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import type { PlanTool } from "../../src/plan/schema.js";
+import { parseFunctionCall, parseTextAction, ToolCallValidator } from "../../src/runtime/tool-calls.js";
+
+function tool(name: string, properties: Record<string, unknown>, required: string[] = Object.keys(properties)): PlanTool {
+  return {
+    name,
+    env: "quest",
+    timeout_s: 30,
+    definition: {
+      type: "function",
+      function: {
+        name,
+        description: name,
+        parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties, required, additionalProperties: false },
+      },
+    },
+  } as PlanTool;
+}
+
+const go = tool("go", { direction: { type: "string", enum: ["north", "south", "east", "west"] } });
+const put = tool("put", { object: { type: "string" }, target: { type: "string" } });
+const wait = tool("wait", { turns: { type: "integer", minimum: 1 } });
+const look = tool("look", {});
+
+describe("function_call format", () => {
+  it("reads a tagged call, a bare JSON call and string-encoded arguments", () => {
+    expect(parseFunctionCall('I will run them.\n<tool_call>{"name": "run_tests", "arguments": {}}</tool_call>')).toEqual({ kind: "call", call: { name: "run_tests", arguments: {} } });
+    expect(parseFunctionCall('{"name":"write_code","arguments":{"code":"return {a: 1}"}} trailing')).toEqual({ kind: "call", call: { name: "write_code", arguments: { code: "return {a: 1}" } } });
+    expect(parseFunctionCall('{"name":"q","arguments":"{\\"sql\\":\\"select 1\\"}"}')).toEqual({ kind: "call", call: { name: "q", arguments: { sql: "select 1" } } });
+  });
+
+  it("says what is wrong with a malformed call, and reports none when there is no call", () => {
+    expect(parseFunctionCall("<tool_call>{\"name\": \"x\", </tool_call>")).toMatchObject({ kind: "malformed" });
+    expect(parseFunctionCall('{"arguments": {}}')).toEqual({ kind: "malformed", error: 'the tool call has no "name"' });
+    expect(parseFunctionCall("just thinking out loud")).toEqual({ kind: "none" });
+  });
+});
+
+describe("text_action format", () => {
+  it("fills parameters in order, the last taking the rest of the line, and coerces numbers", () => {
+    expect(parseTextAction("go north\nmore text", [go])).toEqual({ kind: "call", call: { name: "go", arguments: { direction: "north" } } });
+    expect(parseTextAction("put red key wooden box", [put])).toEqual({ kind: "call", call: { name: "put", arguments: { object: "red", target: "key wooden box" } } });
+    expect(parseTextAction("wait 3", [wait])).toEqual({ kind: "call", call: { name: "wait", arguments: { turns: 3 } } });
+    expect(parseTextAction("look around", [look])).toMatchObject({ kind: "malformed" });
+  });
+});
+
+describe("argument validation", () => {
+  const validator = new ToolCallValidator();
+  it("accepts a valid call and explains an invalid one", () => {
+    expect(validator.check({ name: "go", arguments: { direction: "north" } }, [go])).toMatchObject({ ok: true });
+    expect(validator.check({ name: "go", arguments: { direction: "up" } }, [go])).toEqual({ ok: false, error: "invalid arguments for 'go': direction must be equal to one of the allowed values (north, south, east, west)" });
+    expect(validator.check({ name: "go", arguments: {} }, [go])).toMatchObject({ ok: false, error: expect.stringContaining("must have required property 'direction'") });
+    expect(validator.check({ name: "fly", arguments: {} }, [go, look])).toEqual({ ok: false, error: "there is no tool 'fly'; available: go, look" });
+  });
+});
