@@ -1,7 +1,160 @@
-// RL lint rules over the semantic model. (Being filled in: see src/lint/rules/.)
+// RL lint rules over the semantic model: every rule of the registry runs on every variant that
+// typed cleanly; findings are located in the entry file, silenced per experiment by
+// `allow { CODE: "reason" }`, and merged across variants (naming the variants when only some
+// of them have the finding).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import type { SemanticModel } from "../semantics/analyze.js";
+import { didYouMean } from "../diagnostics/suggest.js";
+import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
+import { pathKey } from "../semantics/plain.js";
+import type { ExperimentConfig } from "../semantics/schema/experiment.js";
+import type { Origin } from "../semantics/values.js";
+import { BlockIndex, locatePath, type Location } from "./locate.js";
+import type { ConfigPath, LintContext, LintReport, LintRule } from "./rule.js";
+import { lintRules } from "./rules/index.js";
 
-export function lint(_model: SemanticModel): Diagnostic[] {
-  return [];
+export type { ConfigPath, LintContext, LintReport, LintRule } from "./rule.js";
+export { lintRules } from "./rules/index.js";
+
+/** The rule with this code, for hover and explanations. */
+export function lintRule(code: string): LintRule | undefined {
+  return lintRules.find((r) => r.code === code);
+}
+
+export function lint(model: SemanticModel, rules: readonly LintRule[] = lintRules): Diagnostic[] {
+  const entry = model.program.entry;
+  const blocks = new BlockIndex(model.program.modules.get(entry));
+  const out: Diagnostic[] = [];
+  // Allow entries by where they are written: an entry inherited by several experiments is
+  // "used" when its rule fired in any of them.
+  const allows = new Map<string, { diagnostic: Diagnostic; used: boolean }>();
+
+  for (const experiment of model.experiments) {
+    const linted = experiment.variants.filter((v): v is VariantModel & { config: ExperimentConfig } => v.config !== undefined);
+    if (linted.length === 0) continue;
+    const found = new Map<string, { diagnostic: Diagnostic; variants: string[] }>();
+    for (const variant of linted) {
+      const allowed = variant.config.allow;
+      for (const rule of rules) {
+        for (const d of runRule(rule, experiment, variant, entry, blocks)) {
+          if (Object.hasOwn(allowed, rule.code)) {
+            const key = allowKey(experiment, variant, rule.code, entry, blocks);
+            const allow = allows.get(key.id);
+            if (allow) allow.used = true;
+            else allows.set(key.id, { diagnostic: unusedAllow(rule.code, key.location), used: true });
+            continue;
+          }
+          const id = diagnosticKey(d);
+          const seen = found.get(id);
+          if (seen) {
+            if (seen.variants[seen.variants.length - 1] !== variant.name) seen.variants.push(variant.name);
+          }
+          else found.set(id, { diagnostic: d, variants: [variant.name] });
+        }
+      }
+      for (const code of Object.keys(allowed)) {
+        const key = allowKey(experiment, variant, code, entry, blocks);
+        // An entry written in another file is that file's to fix: its own check reports it.
+        if (!key.written) continue;
+        if (!rules.some((r) => r.code === code)) {
+          out.push(unknownRule(code, key.location, rules));
+          continue;
+        }
+        if (!allows.has(key.id)) allows.set(key.id, { diagnostic: unusedAllow(code, key.location), used: false });
+      }
+    }
+    for (const { diagnostic, variants } of found.values()) {
+      // Compared with all variants: one that did not type-check may well lack the finding.
+      const some = variants.length < experiment.variants.length;
+      const suffix = some ? ` (variant${variants.length > 1 ? "s" : ""} ${variants.join(", ")})` : "";
+      out.push({ ...diagnostic, message: diagnostic.message + suffix });
+    }
+  }
+  for (const a of allows.values()) if (!a.used) out.push(a.diagnostic);
+  return unique(out);
+}
+
+function runRule(rule: LintRule, experiment: ExperimentModel, variant: VariantModel & { config: ExperimentConfig }, entry: string, blocks: BlockIndex): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const ctx: LintContext = {
+    experiment,
+    variant,
+    config: variant.config,
+    isWritten: (path) => variant.valuesByPath.has(pathKey(path)),
+    written: (path) => variant.valuesByPath.get(pathKey(path)),
+    report: (r: LintReport) => {
+      const where = locate(r.at, experiment, variant, entry, blocks);
+      const related = [...where.related, ...(r.related ?? [])];
+      out.push({
+        code: rule.code,
+        severity: r.severity ?? rule.severity,
+        message: r.message,
+        file: where.origin.file,
+        range: where.origin.range,
+        ...(r.hint ? { hint: r.hint } : {}),
+        ...(related.length > 0 ? { related } : {}),
+      });
+    },
+  };
+  rule.check(ctx);
+  return out;
+}
+
+function isPath(at: ConfigPath | Origin): at is ConfigPath {
+  return Array.isArray(at);
+}
+
+function locate(at: ConfigPath | Origin, experiment: ExperimentModel, variant: VariantModel, entry: string, blocks: BlockIndex): Location {
+  if (isPath(at)) return locatePath(at, experiment, variant, entry, blocks);
+  if (at.file === entry) return { origin: at, related: [] };
+  // A source location in another file: show it on the experiment, with a note.
+  const name = experiment.declaration.block.name!;
+  return { origin: { file: experiment.declaration.module.path, range: name.range }, related: [{ file: at.file, range: at.range, message: "the value comes from here" }] };
+}
+
+/** Where an allow entry is written (its key), identified by that place. */
+function allowKey(experiment: ExperimentModel, variant: VariantModel, code: string, entry: string, blocks: BlockIndex): { id: string; location: Location; written: boolean } {
+  const record = variant.valuesByPath.get(pathKey(["allow"]));
+  const keyOrigin = record?.kind === "record" ? record.keyOrigins.get(code) : undefined;
+  const written = keyOrigin?.file === entry;
+  const location = written ? { origin: keyOrigin!, related: [] } : locatePath(["allow", code], experiment, variant, entry, blocks);
+  const o = keyOrigin ?? location.origin;
+  return { id: `${o.file}\0${o.range.start.offset}\0${code}`, location, written };
+}
+
+function unknownRule(code: string, where: Location, rules: readonly LintRule[]): Diagnostic {
+  return {
+    code: "unknown-rule",
+    severity: "error",
+    message: `'${code}' is not a lint rule, so there is nothing to allow`,
+    file: where.origin.file,
+    range: where.origin.range,
+    hint: didYouMean(code, rules.map((r) => r.code)) ?? "only RL lint rules can be silenced; syntax and schema errors must be fixed",
+    ...(where.related.length > 0 ? { related: where.related } : {}),
+  };
+}
+
+function unusedAllow(code: string, where: Location): Diagnostic {
+  return {
+    code: "unused-allow",
+    severity: "info",
+    message: `'${code}' is allowed but the rule does not fire in any variant of this experiment`,
+    file: where.origin.file,
+    range: where.origin.range,
+    hint: "remove the entry, so the rule speaks up if the problem appears later",
+    ...(where.related.length > 0 ? { related: where.related } : {}),
+  };
+}
+
+function diagnosticKey(d: Diagnostic): string {
+  return `${d.file}\0${d.range.start.offset}\0${d.range.end.offset}\0${d.code}\0${d.severity}\0${d.message}\0${d.hint ?? ""}`;
+}
+
+function unique(diagnostics: Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diagnostics.filter((d) => {
+    const key = diagnosticKey(d);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }

@@ -102,6 +102,13 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
       if (reward?.kind === "record") {
         for (const [name, term] of reward.fields) {
           if ((rewardSettingNames as readonly string[]).includes(name)) continue;
+          // `on_env_eror: exclude` is a misspelt setting, not a term reading a signal `exclude`.
+          const setting = term.kind === "name" && term.path.length === 1 ? didYouMean(name, rewardSettingNames) : undefined;
+          if (setting) {
+            const origin = reward.keyOrigins.get(name) ?? term.origin;
+            diagnostics.push({ code: "unknown-field", severity: "error", message: `unknown reward setting '${name}'`, file: origin.file, range: origin.range, hint: setting });
+            continue;
+          }
           const typed = checker.rewardTerm(name, term);
           if (typed) rewardTerms.set(name, typed);
         }

@@ -264,7 +264,9 @@ export class ExpressionChecker {
         return unknown(message, [...all], all.size > 0 ? `${ns} signals: ${[...all].join(", ")}` : undefined);
       }
       const first = declared[0]!.signal!;
-      expr = { op: "signal", namespace: ns, name, type: first.type, timing: first.scope };
+      // Known after every step if any env reports it per step: the order of envs must not matter.
+      const timing = declared.some((d) => d.signal!.scope === "state") ? "state" : "outcome";
+      expr = { op: "signal", namespace: ns, name, type: first.type, timing };
     } else if (this.scope.envs.has(ns)) {
       const signals = this.scope.envs.get(ns)!;
       const s = signals[name];

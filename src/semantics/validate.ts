@@ -181,8 +181,11 @@ function issueDiagnostics(
       const inclusive = (issue as { inclusive?: boolean }).inclusive !== false;
       const what = issue.origin === "array" ? "items" : issue.origin === "string" ? "characters" : "";
       const relation = small ? (inclusive ? "at least" : "more than") : inclusive ? "at most" : "less than";
-      const message =
-        issue.origin === "array" || issue.origin === "string"
+      // A message the schema wrote itself says more than ours.
+      const custom = !/^Too (small|big)/.test(issue.message);
+      const message = custom
+        ? `${where}: ${issue.message}`
+        : issue.origin === "array" || issue.origin === "string"
           ? `${where} needs ${relation} ${String(bound)} ${what}`
           : `${where} must be ${relation} ${String(bound)}${found?.exact ? `, found ${describeValue(found.value)}` : ""}`;
       return [at(found?.value.origin ?? subject.origin, "invalid-value", message)];

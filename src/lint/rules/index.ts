@@ -1,0 +1,55 @@
+// The registry: every lint rule, in the order they run and are documented. One rule a file.
+import type { LintRule } from "../rule.js";
+import { clipHighBelowLow } from "./clip-high-below-low.js";
+import { criticMissing } from "./critic-missing.js";
+import { dynamicSamplingUnbounded } from "./dynamic-sampling-unbounded.js";
+import { envErrorAsFailure } from "./env-error-as-failure.js";
+import { evalSplitOverlap } from "./eval-split-overlap.js";
+import { greedyPassAtK } from "./greedy-pass-at-k.js";
+import { groupSizeOne } from "./group-size-one.js";
+import { klDoublePlacement } from "./kl-double-placement.js";
+import { klWithoutReference } from "./kl-without-reference.js";
+import { largePolicyLag } from "./large-policy-lag.js";
+import { lengthBiasedReduction } from "./length-biased-reduction.js";
+import { multitaskRewardScale } from "./multitask-reward-scale.js";
+import { multitaskWithoutTaskNorm } from "./multitask-without-task-norm.js";
+import { nonPotentialShaping } from "./non-potential-shaping.js";
+import { observationInLoss } from "./observation-in-loss.js";
+import { passAtKExceedsSamples } from "./pass-at-k-exceeds-samples.js";
+import { penaltyAsConstraint } from "./penalty-as-constraint.js";
+import { reductionConstantOffBudget } from "./reduction-constant-off-budget.js";
+import { selfInclusiveBaseline } from "./self-inclusive-baseline.js";
+import { topPWithoutKeepMask } from "./top-p-without-keep-mask.js";
+import { truncationAsTerminal } from "./truncation-as-terminal.js";
+import { turnBudgetBelow2xOptimal } from "./turn-budget-below-2x-optimal.js";
+import { unboundedPolicyLag } from "./unbounded-policy-lag.js";
+
+export const lintRules: readonly LintRule[] = [
+  // What the loss trains on and how advantages are formed.
+  observationInLoss,
+  groupSizeOne,
+  selfInclusiveBaseline,
+  criticMissing,
+  truncationAsTerminal,
+  multitaskWithoutTaskNorm,
+  // Rewards.
+  nonPotentialShaping,
+  penaltyAsConstraint,
+  envErrorAsFailure,
+  multitaskRewardScale,
+  // The policy loss, KL and off-policy data.
+  clipHighBelowLow,
+  lengthBiasedReduction,
+  reductionConstantOffBudget,
+  klWithoutReference,
+  klDoublePlacement,
+  topPWithoutKeepMask,
+  unboundedPolicyLag,
+  largePolicyLag,
+  dynamicSamplingUnbounded,
+  // Budgets and evaluation.
+  turnBudgetBelow2xOptimal,
+  evalSplitOverlap,
+  passAtKExceedsSamples,
+  greedyPassAtK,
+];
