@@ -1,0 +1,48 @@
+// The environment interface (Gymnasium-style reset/step). One module per environment kind
+// implements it; the runtime only sees these types. Tasks are generated (or served) by id, and
+// an env instance is isolated: every episode of a group gets its own.
+import type { PlanEnv } from "../plan/schema.js";
+import type { SignalValue } from "../runtime/rewards.js";
+import type { ToolCall } from "../runtime/tool-calls.js";
+
+export type Signals = Readonly<Record<string, SignalValue>>;
+
+export interface Observation {
+  /** Text shown to the model: the task on reset, a tool's output on step. */
+  readonly text: string;
+  /** The env's state signals after this step (declared with scope: state). */
+  readonly signals: Signals;
+}
+
+export interface StepResult extends Observation {
+  /** The task itself ended (goal reached, finish called, failure by the task's rules). */
+  readonly terminated: boolean;
+}
+
+export interface EnvInstance {
+  reset(): Promise<Observation>;
+  step(call: ToolCall): Promise<StepResult>;
+  /** Outcome signals (scope: outcome), read once when the episode ends. */
+  outcome(): Promise<Signals>;
+  close(): Promise<void>;
+}
+
+/** An env failed (crashed, server unreachable): not the policy's fault; excluded and counted. */
+export class EnvError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "crash" | "timeout" | "protocol" | "unavailable" = "crash",
+  ) {
+    super(message);
+  }
+}
+
+export interface EnvKind<E extends PlanEnv = PlanEnv> {
+  readonly kind: E["kind"];
+  /** A fresh, isolated instance for one episode of task `task`. */
+  create(env: E, task: number, seed: number): Promise<EnvInstance>;
+  /** Words the embedded model's tokenizer needs for this env (deterministic). */
+  vocabulary(env: E): readonly string[];
+  /** An optimal action sequence for a task, for SFT cold start; undefined when unknown. */
+  walkthrough?(env: E, task: number): Promise<readonly ToolCall[] | undefined>;
+}

@@ -1,0 +1,273 @@
+// One episode: the agent loop of the plan's harness. Context assembly, generation through the
+// policy, tool-call parsing and validation, constraint blocking, tool execution with a time
+// limit, observation truncation, budgets. Token ids are appended, never re-tokenized, and each
+// prompt must extend the previous one (prefix continuity, asserted).
+import { EnvError, type EnvInstance, type Signals } from "../envs/types.js";
+import type { Plan, PlanTool } from "../plan/schema.js";
+import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
+import type { Message, Policy } from "./policy.js";
+import { evaluate, type SignalSource, type SignalValue } from "./rewards.js";
+import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "./tool-calls.js";
+
+export interface EpisodeInput {
+  readonly plan: Plan;
+  readonly envName: string;
+  readonly env: EnvInstance;
+  readonly policy: Policy;
+  readonly tools: readonly PlanTool[];
+  readonly validator: ToolCallValidator;
+  readonly stopIds: readonly number[];
+  /** Derives the sampling seed of each turn. */
+  readonly seed: (turn: number) => number;
+  readonly temperature?: number;
+}
+
+export interface EpisodeSignals {
+  turns: number;
+  tool_calls: number;
+  invalid_calls: number;
+  tokens: number;
+  aborted: boolean;
+  truncated: boolean;
+  terminated: boolean;
+}
+
+export interface Episode {
+  readonly ids: Int32Array;
+  readonly roles: Uint8Array;
+  readonly versions: Int32Array;
+  readonly logprobs: Float32Array;
+  readonly end: EndReason;
+  readonly error?: string;
+  readonly toolCalls: readonly ToolCallRecord[];
+  readonly episode: EpisodeSignals;
+  /** Signals before each turn and after the last one (for potential shaping). */
+  readonly states: readonly SignalSource[];
+  /** Signals at the end, outcome signals included. */
+  readonly final: SignalSource;
+  /** Index of the last generated token of each turn (where a turn's reward is placed). */
+  readonly turnEnds: readonly number[];
+}
+
+export class PrefixContinuityError extends Error {}
+
+class Context {
+  ids: number[] = [];
+  roles: number[] = [];
+  versions: number[] = [];
+  logprobs: number[] = [];
+
+  append(ids: ArrayLike<number>, role: number, version = -1, logprobs?: ArrayLike<number>): void {
+    for (let i = 0; i < ids.length; i++) {
+      this.ids.push(ids[i]!);
+      this.roles.push(role);
+      this.versions.push(version);
+      this.logprobs.push(logprobs ? logprobs[i]! : 0);
+    }
+  }
+
+  /** The ids to send; they must begin with exactly the ids sent last time. */
+  prompt(previous: Int32Array | undefined): Int32Array {
+    const next = Int32Array.from(this.ids);
+    if (previous) {
+      if (next.length < previous.length) throw new PrefixContinuityError("the context shrank between turns");
+      for (let i = 0; i < previous.length; i++) {
+        if (next[i] !== previous[i]) throw new PrefixContinuityError(`token ${i} changed between turns (${previous[i]} -> ${next[i]})`);
+      }
+    }
+    return next;
+  }
+
+  get length(): number {
+    return this.ids.length;
+  }
+}
+
+function describeTools(tools: readonly PlanTool[], format: Plan["harness"]["format"]): string {
+  if (format === "text_action") {
+    return tools
+      .map((t) => {
+        const params = Object.keys((t.definition.function.parameters.properties as object | undefined) ?? {});
+        return `${[t.name, ...params.map((p) => `<${p}>`)].join(" ")}: ${t.definition.function.description}`;
+      })
+      .join("\n");
+  }
+  return tools.map((t) => JSON.stringify(t.definition)).join("\n");
+}
+
+function truncateObservation(ids: Int32Array, max: number, overflow: Plan["harness"]["observation"]["overflow"]): Int32Array | undefined {
+  if (ids.length <= max) return ids;
+  switch (overflow) {
+    case "keep_head":
+      return ids.slice(0, max);
+    case "keep_tail":
+      return ids.slice(ids.length - max);
+    case "keep_head_tail": {
+      const head = Math.ceil(max / 2);
+      const out = new Int32Array(max);
+      out.set(ids.subarray(0, head), 0);
+      out.set(ids.subarray(ids.length - (max - head)), head);
+      return out;
+    }
+    case "error":
+      return undefined;
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, seconds: number): Promise<T | "timeout"> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), seconds * 1000);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function runEpisode(input: EpisodeInput): Promise<Episode> {
+  const { plan, env, policy, tools } = input;
+  const h = plan.harness;
+  const ctx = new Context();
+  const toolCalls: ToolCallRecord[] = [];
+  const episode: EpisodeSignals = { turns: 0, tool_calls: 0, invalid_calls: 0, tokens: 0, aborted: false, truncated: false, terminated: false };
+  const states: SignalSource[] = [];
+  const turnEnds: number[] = [];
+  let envSignals: Signals = {};
+  const source = (signals: Signals, ep: EpisodeSignals, tool?: Record<string, SignalValue>): SignalSource => ({
+    env: (n) => signals[n],
+    namedEnv: (e, n) => (e === input.envName ? signals[n] : undefined),
+    episode: (n) => ep[n as keyof EpisodeSignals],
+    tool: (n) => tool?.[n],
+  });
+  const snapshot = () => source({ ...envSignals }, { ...episode });
+  let end: EndReason = "finished";
+  let error: string | undefined;
+
+  try {
+    const start = await env.reset();
+    envSignals = start.signals;
+    const system = [h.system_prompt ?? "", tools.length > 0 ? `Tools:\n${describeTools(tools, h.format)}` : ""].filter(Boolean).join("\n\n");
+    const messages: Message[] = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: start.text }];
+    const encoded = await policy.encode(messages, true);
+    encoded.forEach((ids, i) => ctx.append(ids, messages[i]!.role === "system" ? Role.system : Role.prompt));
+    states.push(snapshot());
+
+    let previous: Int32Array | undefined;
+    let budgetHit = false;
+    for (;;) {
+      if (episode.turns >= h.max_turns) {
+        budgetHit = true;
+        break;
+      }
+      if (h.max_total_tokens !== null && ctx.length >= h.max_total_tokens) {
+        budgetHit = true;
+        break;
+      }
+      const prompt = ctx.prompt(previous);
+      previous = prompt;
+      const maxNew = Math.min(plan.policy.sampling.max_new_tokens, h.max_response_tokens, h.max_total_tokens === null ? Number.MAX_SAFE_INTEGER : h.max_total_tokens - ctx.length);
+      const gen = await policy.generate(prompt, {
+        maxNewTokens: maxNew,
+        temperature: input.temperature ?? plan.policy.sampling.temperature,
+        topP: plan.policy.sampling.top_p,
+        topK: plan.policy.sampling.top_k,
+        stopIds: input.stopIds,
+        seed: input.seed(episode.turns),
+      });
+      ctx.append(gen.ids, Role.generated, gen.policyVersion, gen.logprobs);
+      episode.tokens += gen.ids.length;
+      episode.turns++;
+      turnEnds.push(ctx.length - 1);
+      if (gen.finish === "length" && gen.ids.length >= h.max_response_tokens) {
+        budgetHit = true;
+        states.push(snapshot());
+        break;
+      }
+      const text = await policy.decode(gen.ids);
+      const observation = await act(text);
+      if (observation.terminated) {
+        episode.terminated = true;
+        states.push(snapshot());
+        break;
+      }
+      const obsIds = (await policy.encode([{ role: "tool", content: observation.text }], true))[0]!;
+      const kept = truncateObservation(obsIds, h.observation.max_tokens, h.observation.overflow);
+      if (!kept) throw new EnvError(`an observation of ${obsIds.length} tokens exceeds observation.max_tokens (${h.observation.max_tokens}) and overflow is 'error'`, "protocol");
+      ctx.append(kept, Role.observation);
+      states.push(snapshot());
+    }
+    if (budgetHit) {
+      episode.aborted = true;
+      if (h.on_budget === "truncate") {
+        episode.truncated = true;
+        end = "truncated";
+      } else {
+        episode.terminated = true;
+        end = "aborted";
+      }
+    }
+    const outcome = await env.outcome();
+    envSignals = { ...envSignals, ...outcome };
+  } catch (e) {
+    if (e instanceof EnvError) {
+      end = "env_error";
+      error = e.message;
+    } else throw e;
+  } finally {
+    await env.close().catch(() => undefined);
+  }
+
+  return {
+    ids: Int32Array.from(ctx.ids),
+    roles: Uint8Array.from(ctx.roles),
+    versions: Int32Array.from(ctx.versions),
+    logprobs: Float32Array.from(ctx.logprobs),
+    end,
+    ...(error ? { error } : {}),
+    toolCalls,
+    episode,
+    states,
+    final: source({ ...envSignals }, { ...episode }),
+    turnEnds,
+  };
+
+  /** Parses, validates, checks constraints and executes one turn's call; returns the observation. */
+  async function act(text: string): Promise<{ text: string; terminated: boolean }> {
+    const turn = episode.turns - 1;
+    const parsed: ParsedTurn = h.format === "text_action" ? parseTextAction(text, tools) : parseFunctionCall(text);
+    if (parsed.kind !== "call") {
+      episode.invalid_calls++;
+      const message = parsed.kind === "none" ? `No tool call found. Call one of: ${tools.map((t) => t.name).join(", ")}.` : `Error: ${parsed.error}.`;
+      toolCalls.push({ turn, name: "", arguments: null, valid: false, blocked: false, result: message });
+      return { text: message, terminated: false };
+    }
+    const call = parsed.call;
+    episode.tool_calls++;
+    const checked = input.validator.check(call, tools);
+    if (!checked.ok) {
+      episode.invalid_calls++;
+      toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: false, blocked: false, result: `Error: ${checked.error}` });
+      return { text: `Error: ${checked.error}`, terminated: false };
+    }
+    const toolSignals: Record<string, SignalValue> = { name: call.name, env: checked.tool.env ?? "" };
+    for (const [k, v] of Object.entries(call.arguments)) if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") toolSignals[`args.${k}`] = v;
+    for (const [name, constraint] of Object.entries(plan.constraints)) {
+      if (evaluate(constraint.condition, source(envSignals, episode, toolSignals)) === true) {
+        const refusal = `Refused: the call '${call.name}' is blocked by the constraint '${name}'.`;
+        toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: true, result: refusal });
+        return { text: refusal, terminated: false };
+      }
+    }
+    const result = await withTimeout(env.step(call), checked.tool.timeout_s);
+    if (result === "timeout") {
+      const message = `Error: '${call.name}' did not finish within ${checked.tool.timeout_s} s.`;
+      toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: false, result: message, error: "timeout" });
+      return { text: message, terminated: false };
+    }
+    envSignals = result.signals;
+    toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: false, result: result.text });
+    return { text: result.text, terminated: result.terminated };
+  }
+}

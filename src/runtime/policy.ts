@@ -1,0 +1,100 @@
+// The policy as the harness sees it: tokenize messages once, generate, decode. Backed by the
+// trainer process; concurrent generate calls are gathered into one request (one batch).
+import type { TrainerClient } from "../trainer/protocol/client.js";
+import { ragged, row, rowCount } from "../trainer/protocol/messages.js";
+
+export interface Message {
+  readonly role: "system" | "user" | "tool" | "assistant";
+  readonly content: string;
+}
+
+export interface Generation {
+  readonly ids: Int32Array;
+  readonly logprobs: Float32Array;
+  readonly finish: "stop" | "length";
+  readonly policyVersion: number;
+}
+
+export interface GenerateOptions {
+  readonly maxNewTokens: number;
+  readonly temperature: number;
+  readonly topP: number;
+  readonly topK: number;
+  readonly stopIds: readonly number[];
+  readonly seed: number;
+}
+
+export interface Policy {
+  /** Token ids of each message, chat template applied; concatenated they are the context. */
+  encode(messages: readonly Message[], addGenerationPrompt: boolean): Promise<Int32Array[]>;
+  decode(ids: Int32Array): Promise<string>;
+  generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation>;
+}
+
+interface PendingGeneration {
+  readonly prompt: Int32Array;
+  readonly options: GenerateOptions;
+  readonly resolve: (g: Generation) => void;
+  readonly reject: (e: Error) => void;
+}
+
+/** Same sampling settings can share one generate request. */
+function batchKey(o: GenerateOptions): string {
+  return `${o.maxNewTokens}|${o.temperature}|${o.topP}|${o.topK}|${o.stopIds.join(",")}`;
+}
+
+export class TrainerPolicy implements Policy {
+  private queue: PendingGeneration[] = [];
+  private running = false;
+
+  constructor(private readonly trainer: TrainerClient) {}
+
+  async encode(messages: readonly Message[], addGenerationPrompt: boolean): Promise<Int32Array[]> {
+    const { ids } = await this.trainer.request("encode", { messages, add_generation_prompt: addGenerationPrompt });
+    return Array.from({ length: rowCount(ids) }, (_, i) => row(ids, i).slice());
+  }
+
+  async decode(ids: Int32Array): Promise<string> {
+    const { texts } = await this.trainer.request("decode", { ids: ragged([ids], Int32Array) });
+    return texts[0] ?? "";
+  }
+
+  generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ prompt, options, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  /** Sends everything queued (grouped by sampling settings), repeatedly, until the queue is empty. */
+  private async drain(): Promise<void> {
+    this.running = true;
+    // Let the other episodes of this tick queue their requests first.
+    await new Promise((r) => setImmediate(r));
+    while (this.queue.length > 0) {
+      const key = batchKey(this.queue[0]!.options);
+      const batch = this.queue.filter((p) => batchKey(p.options) === key);
+      this.queue = this.queue.filter((p) => batchKey(p.options) !== key);
+      const o = batch[0]!.options;
+      try {
+        const result = await this.trainer.request("generate", {
+          prompts: ragged(batch.map((p) => p.prompt), Int32Array),
+          max_new_tokens: o.maxNewTokens,
+          temperature: o.temperature,
+          top_p: o.topP,
+          top_k: o.topK,
+          stop_ids: [...o.stopIds],
+          seeds: Int32Array.from(batch.map((p) => p.options.seed | 0)),
+          policy: "current",
+        });
+        batch.forEach((p, i) =>
+          p.resolve({ ids: row(result.ids, i).slice(), logprobs: row(result.logprobs, i).slice(), finish: result.finish[i] ?? "stop", policyVersion: result.policy_version }),
+        );
+      } catch (error) {
+        for (const p of batch) p.reject(error as Error);
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    this.running = false;
+  }
+}
