@@ -4,6 +4,7 @@ import { compareDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js
 import { diskHost, ModuleLoader, type Program, type SourceHost } from "./language/imports.js";
 import type { LineIndex } from "./language/source.js";
 import { lint } from "./lint/index.js";
+import { planStage } from "./plan/lock.js";
 import { analyze, type SemanticModel } from "./semantics/analyze.js";
 
 export interface CheckResult {
@@ -12,6 +13,14 @@ export interface CheckResult {
   /** Absent when the files have syntax errors: meaning is not guessed from broken text. */
   readonly model?: SemanticModel;
   readonly diagnostics: readonly Diagnostic[];
+}
+
+export interface CheckOptions {
+  /**
+   * Run the plan stage (data files exist, the lock file beside the spec matches). On by default;
+   * `arl plan` and `arl lock` lower the spec themselves and turn it off.
+   */
+  readonly plan?: boolean;
 }
 
 const lexicalOrSyntax = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep"]);
@@ -28,12 +37,15 @@ export class Compiler {
     return this.loader.canRead(entry);
   }
 
-  check(entry: string): CheckResult {
+  check(entry: string, options: CheckOptions = {}): CheckResult {
     const program = this.loader.load(entry);
     const syntaxBroken = program.diagnostics.some((d) => d.severity === "error" && lexicalOrSyntax.has(d.code));
     const model = syntaxBroken ? undefined : analyze(program);
     const lintDiagnostics = model ? lint(model) : [];
-    const diagnostics = [...program.diagnostics, ...(model?.diagnostics ?? []), ...lintDiagnostics].sort(compareDiagnostics);
+    const earlier = [...program.diagnostics, ...(model?.diagnostics ?? []), ...lintDiagnostics];
+    // Lowering needs a spec without errors; its stage compares the lock file (src/plan/lock.ts).
+    const planDiagnostics = model && options.plan !== false && !earlier.some((d) => d.severity === "error") ? planStage(model) : [];
+    const diagnostics = [...earlier, ...planDiagnostics].sort(compareDiagnostics);
     return { entry, program, ...(model ? { model } : {}), diagnostics };
   }
 }

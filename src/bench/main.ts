@@ -3,6 +3,8 @@
 // Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size).
 import os from "node:os";
 import { frontendSection } from "./frontend.js";
+import { planSection } from "./plan.js";
+import { lspSection } from "./lsp.js";
 import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 
 function option(args: readonly string[], name: string): number | undefined {
@@ -21,7 +23,7 @@ async function main(args: readonly string[]): Promise<void> {
     warmup: option(args, "--warmup") ?? defaultMeasureOptions.warmup,
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
-  const sections: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000)];
+  const sections: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), planSection(measure), lspSection(measure)];
 
   const environment = {
     node: process.version,

@@ -38,7 +38,10 @@ export const toolParameterSchema: z.ZodType<ToolParameter> = z.lazy(() =>
 export const toolSchema = z.strictObject({
   description: doc(z.string().min(1), "What the tool does, shown to the model."),
   parameters: doc(z.record(z.string(), toolParameterSchema).default({}), "The tool's arguments, by name."),
-  timeout_s: doc(z.number().positive().default(30), "A call running longer is stopped and its observation is a timeout error."),
+  timeout_s: doc(
+    z.number().positive().nullable().default(null),
+    "A call running longer is stopped and its observation is a timeout error; none: the harness's tool_timeout_s.",
+  ),
 });
 
 export type Tool = z.output<typeof toolSchema>;

@@ -1,0 +1,15 @@
+// The plan hash: sha256 over the canonical JSON (RFC 8785) of the plan without `hash` and
+// `provenance`. Provenance records file hashes, which change with comments and formatting;
+// the plan hash must change with meaning only.
+import { createHash } from "node:crypto";
+import { canonicalize } from "./canonical.js";
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** `sha256:<hex>` of a plan's meaning. Accepts a plan with or without `hash`/`provenance`. */
+export function planHash(plan: object): string {
+  const { hash: _hash, provenance: _provenance, ...meaning } = plan as Record<string, unknown>;
+  return `sha256:${sha256Hex(canonicalize(meaning))}`;
+}
