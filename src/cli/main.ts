@@ -3,7 +3,13 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { checkCommand } from "./commands/check.js";
+import { conformanceCommand } from "./commands/conformance.js";
+import { diffCommand } from "./commands/diff.js";
 import { fmtCommand } from "./commands/fmt.js";
+import { lspCommand } from "./commands/lsp.js";
+import { lockCommand } from "./commands/lock.js";
+import { planCommand } from "./commands/plan.js";
+import { runCommand } from "./commands/run.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
 export interface Command {
@@ -13,7 +19,7 @@ export interface Command {
   run(args: readonly string[], io: CliIO): Promise<number>;
 }
 
-const commands: readonly Command[] = [checkCommand, fmtCommand];
+const commands: readonly Command[] = [checkCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, conformanceCommand, lspCommand];
 
 export function packageVersion(): string {
   const pkgPath = fileURLToPath(new URL("../../package.json", import.meta.url));

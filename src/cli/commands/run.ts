@@ -1,0 +1,138 @@
+// `arl run SPEC.arl[#experiment[/variant]] | PLAN.json [--backend local|torch] [--out DIR]
+// [--resume RUN_DIR] [--trainer-command CMD]`: compile (or read) plans and execute them.
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { Compiler, lineIndexes } from "../../compiler.js";
+import { hasErrors } from "../../diagnostics/diagnostic.js";
+import { renderText } from "../../diagnostics/render.js";
+import { subprocessEnv } from "../../envs/subprocess.js";
+import type { EnvKind } from "../../envs/types.js";
+import { lowerModel } from "../../plan/lower.js";
+import { planHash } from "../../plan/hash.js";
+import { planSchema, type Plan } from "../../plan/schema.js";
+import { executePlan, RunError } from "../../runtime/orchestrator.js";
+import { Progress } from "../../runtime/progress.js";
+import { RunDirectory } from "../../runtime/run-dir.js";
+import { trainerCommand, TrainerUnavailable } from "../../runtime/trainer-command.js";
+import { ExitCode, UsageError, type CliIO } from "../io.js";
+import type { Command } from "../main.js";
+
+const usage = `Usage: arl run SPEC.arl[#experiment[/variant]] | PLAN.json [options]
+
+Compiles the spec (or reads the plan) and executes each selected variant in turn. Each run
+gets a directory OUT/<experiment>/<variant>/<hash12>-<time>/ with the plan, a manifest, the
+token buffer, metrics.jsonl, eval results and checkpoints.
+
+Options:
+  --out DIR               where run directories go (default: runs)
+  --backend local|torch   override the plan's trainer backend
+  --resume RUN_DIR        continue an interrupted run from its last committed iteration
+  --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)`;
+
+export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([["subprocess", subprocessEnv as EnvKind]]);
+
+function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
+  const [file, fragment] = target.split("#", 2) as [string, string | undefined];
+  const abs = path.resolve(io.cwd, file);
+  if (!existsSync(abs)) throw new UsageError(`cannot read '${file}'`);
+  if (abs.endsWith(".json")) {
+    const parsed = planSchema.safeParse(JSON.parse(readFileSync(abs, "utf8")));
+    if (!parsed.success) throw new UsageError(`'${file}' is not a valid plan: ${parsed.error.issues[0]?.message ?? "schema mismatch"} at ${parsed.error.issues[0]?.path.join(".") ?? ""}`);
+    if (planHash(parsed.data) !== parsed.data.hash) throw new UsageError(`'${file}' was edited after it was written: its hash no longer matches its content (recompile it with arl plan)`);
+    return { plans: [parsed.data], errors: false };
+  }
+  const result = new Compiler().check(abs);
+  const lines = lineIndexes([result]);
+  for (const d of result.diagnostics) if (d.severity === "error") io.stderr(`${renderText(d, lines.get(d.file), io.cwd, { color: false })}\n`);
+  if (hasErrors(result.diagnostics) || !result.model) return { plans: [], errors: true };
+  let plans = lowerModel(result.model).plans;
+  if (fragment) {
+    const [experiment, variant] = fragment.split("/", 2);
+    plans = plans.filter((p) => p.experiment === experiment && (variant === undefined || p.variant === variant));
+    if (plans.length === 0) throw new UsageError(`'${file}' has no experiment/variant '${fragment}'`);
+  }
+  return { plans: plans.map((p) => p.plan), errors: false };
+}
+
+export const runCommand: Command = {
+  name: "run",
+  summary: "execute a spec or plan (train, evaluate, checkpoint)",
+  usage,
+  async run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: [...args],
+        allowPositionals: true,
+        options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" } },
+      });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const v = parsed.values;
+    if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
+    const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
+
+    let jobs: { plan: Plan; dir: RunDirectory }[];
+    if (v.resume) {
+      if (parsed.positionals.length > 0) throw new UsageError("--resume takes the run directory; give no spec with it");
+      const dir = RunDirectory.open(path.resolve(io.cwd, v.resume));
+      const plan = planSchema.parse(dir.readPlan());
+      jobs = [{ plan, dir }];
+    } else {
+      if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
+      const { plans, errors } = selectPlans(parsed.positionals[0]!, io);
+      if (errors) return ExitCode.errors;
+      jobs = plans.map((plan) => {
+        const withBackend = v.backend ? { ...plan, stages: Object.fromEntries(Object.entries(plan.stages).map(([k, st]) => [k, { ...st, backend: v.backend }])) as Plan["stages"] } : plan;
+        return { plan: withBackend, dir: RunDirectory.create(path.resolve(io.cwd, v.out!), withBackend) };
+      });
+    }
+
+    const controller = new AbortController();
+    const onSignal = () => {
+      io.stderr("\narl run: stopping after the current iteration is committed (press Ctrl-C again to stop at once)\n");
+      if (controller.signal.aborted) process.exit(130);
+      controller.abort();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      for (const job of jobs) {
+        const progress = new Progress({ write: io.stdout, isTTY: io.isTTY && !io.env.NO_COLOR });
+        progress.log(`run ${job.plan.experiment}/${job.plan.variant} (${job.plan.hash.slice(7, 19)}) in ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}`);
+        let command;
+        try {
+          command = trainerCommand(job.plan, override);
+        } catch (error) {
+          if (error instanceof TrainerUnavailable) {
+            io.stderr(`arl run: ${error.message}\n`);
+            return ExitCode.errors;
+          }
+          throw error;
+        }
+        try {
+          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal });
+          progress.done();
+          io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);
+          if (summary.stopped) {
+            io.stdout(`resume with: arl run --resume ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}\n`);
+            return ExitCode.ok;
+          }
+        } catch (error) {
+          progress.done();
+          if (!(error instanceof RunError)) throw error;
+          io.stderr(`arl run: ${error.message}\n`);
+          if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
+          io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
+          return ExitCode.errors;
+        }
+      }
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+    return ExitCode.ok;
+  },
+};

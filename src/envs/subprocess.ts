@@ -1,0 +1,126 @@
+// External environments as subprocesses speaking JSON lines on stdin/stdout, one process per
+// episode (isolated). Requests: {"op":"reset","task","seed"}, {"op":"step","call":{name,
+// arguments}}, {"op":"outcome"}, {"op":"close"}; each answered by one line: {"observation",
+// "signals", "terminated"} / {"signals"} / {} or {"error": "..."}. Timeouts, crashes and
+// malformed answers are env errors (not policy failures); reset is retried.
+import { execa, type ResultPromise } from "execa";
+import { createInterface } from "node:readline";
+import type { PlanEnv } from "../plan/schema.js";
+import type { ToolCall } from "../runtime/tool-calls.js";
+import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "./types.js";
+
+type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
+
+class SubprocessInstance implements EnvInstance {
+  private child: ResultPromise | undefined;
+  private lines: AsyncIterator<string> | undefined;
+  private stderr = "";
+
+  constructor(
+    private readonly env: SubprocessEnv,
+    private readonly task: number,
+    private readonly seed: number,
+  ) {}
+
+  private start(): void {
+    const [file, ...args] = this.env.command;
+    const child = execa(file!, args, { stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false });
+    child.stderr!.on("data", (c: Buffer) => {
+      this.stderr = (this.stderr + c.toString("utf8")).slice(-2000);
+    });
+    this.lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    this.child = child;
+  }
+
+  private async request(message: object): Promise<Record<string, unknown>> {
+    if (!this.child || !this.lines) this.start();
+    const line = this.lines!.next();
+    this.child!.stdin!.write(`${JSON.stringify(message)}\n`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.env.timeout_s * 1000);
+    });
+    const answer = await Promise.race([line, timeout]).finally(() => clearTimeout(timer));
+    if (answer === "timeout") {
+      await this.kill();
+      throw new EnvError(`env process did not answer '${(message as { op: string }).op}' within ${this.env.timeout_s} s`, "timeout");
+    }
+    if (answer.done) {
+      const tail = this.stderr.trim().split("\n").slice(-3).join(" | ");
+      throw new EnvError(`env process exited${tail ? `: ${tail}` : ""}`, "crash");
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(answer.value);
+    } catch {
+      throw new EnvError(`env process answered with a line that is not JSON: ${answer.value.slice(0, 80)}`, "protocol");
+    }
+    if (!parsed || typeof parsed !== "object") throw new EnvError("env process answered with something other than a JSON object", "protocol");
+    const obj = parsed as Record<string, unknown>;
+    if (typeof obj.error === "string") throw new EnvError(`env reported an error: ${obj.error}`, "crash");
+    return obj;
+  }
+
+  async reset(): Promise<Observation> {
+    let last: EnvError | undefined;
+    for (let attempt = 0; attempt <= this.env.retries; attempt++) {
+      try {
+        const r = await this.request({ op: "reset", task: this.task, seed: this.seed });
+        return { text: String(r.observation ?? ""), signals: signals(r.signals) };
+      } catch (error) {
+        if (!(error instanceof EnvError)) throw error;
+        last = error;
+        await this.kill();
+      }
+    }
+    throw last!;
+  }
+
+  async step(call: ToolCall): Promise<StepResult> {
+    const r = await this.request({ op: "step", call });
+    return { text: String(r.observation ?? ""), signals: signals(r.signals), terminated: r.terminated === true };
+  }
+
+  async outcome(): Promise<Signals> {
+    return signals((await this.request({ op: "outcome" })).signals);
+  }
+
+  async close(): Promise<void> {
+    if (!this.child) return;
+    try {
+      this.child.stdin!.write(`${JSON.stringify({ op: "close" })}\n`);
+      this.child.stdin!.end();
+    } catch {
+      // Already gone.
+    }
+    const timer = setTimeout(() => this.child?.kill("SIGKILL"), 2000);
+    await this.child;
+    clearTimeout(timer);
+    this.child = undefined;
+  }
+
+  private async kill(): Promise<void> {
+    if (!this.child) return;
+    this.child.kill("SIGKILL");
+    await this.child;
+    this.child = undefined;
+    this.lines = undefined;
+  }
+}
+
+function signals(v: unknown): Signals {
+  if (!v || typeof v !== "object") return {};
+  const out: Record<string, number | boolean | string> = {};
+  for (const [k, x] of Object.entries(v)) if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  return out;
+}
+
+export const subprocessEnv: EnvKind<SubprocessEnv> = {
+  kind: "subprocess",
+  async create(env, task, seed) {
+    return new SubprocessInstance(env, task, seed);
+  },
+  vocabulary() {
+    return [];
+  },
+};

@@ -1,0 +1,405 @@
+// Executes one plan: provision the trainer and envs, then per iteration sample tasks, run
+// groups of isolated episodes, score them, compute advantages, update through the trainer,
+// evaluate, checkpoint and commit. The plan is the only input; a run can always be repeated
+// or resumed from its directory.
+import type { EnvKind } from "../envs/types.js";
+import type { Plan, PlanTool } from "../plan/schema.js";
+import { arlVersion } from "../plan/version.js";
+import { bootstrapMeanInterval, passAtK } from "../rl/eval.js";
+import { TrainerClient, type TrainerCommand } from "../trainer/protocol/client.js";
+import { ragged, row } from "../trainer/protocol/messages.js";
+import { computeAdvantages, type ScoredTrajectory } from "./advantage.js";
+import { readBuffer, TokenBuffer, type TrajectoryRecord } from "./buffer.js";
+import { runEpisode, type Episode } from "./harness.js";
+import { TrainerPolicy } from "./policy.js";
+import { episodeRewards } from "./rewards.js";
+import type { RunDirectory, RunState } from "./run-dir.js";
+import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
+import { supervisedColdStart } from "./sft.js";
+import { splitTasks, type Split } from "./splits.js";
+import { ToolCallValidator } from "./tool-calls.js";
+import { trainStepParams, type TrainSequence } from "./update.js";
+
+export type EnvRegistry = ReadonlyMap<string, EnvKind>;
+
+export interface RunOptions {
+  readonly plan: Plan;
+  readonly runDir: RunDirectory;
+  readonly trainer: TrainerCommand;
+  readonly envs: EnvRegistry;
+  readonly log: (line: string) => void;
+  readonly progress?: (status: ProgressStatus) => void;
+  /** Set when the user asked to stop (SIGINT/SIGTERM): the run stops after committing. */
+  readonly stop?: AbortSignal;
+}
+
+export interface ProgressStatus {
+  readonly iteration: number;
+  readonly iterations: number;
+  readonly success: number;
+  readonly reward: number;
+  readonly tokensPerSecond: number;
+  readonly secondsPerIteration: number;
+}
+
+export interface RunSummary {
+  readonly dir: string;
+  readonly iterations: number;
+  readonly stopped: boolean;
+  readonly lastEval?: Record<string, number>;
+}
+
+export class RunError extends Error {
+  constructor(
+    message: string,
+    readonly stderrTail: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+interface Task {
+  readonly env: string;
+  readonly id: number;
+}
+
+interface Played {
+  readonly task: Task;
+  readonly group: number;
+  readonly sample: number;
+  readonly episode: Episode;
+  readonly rewards: { terms: Record<string, number>; perTurn: number[]; total: number };
+  readonly success: boolean;
+}
+
+/** Runs `items` through `worker` with at most `limit` at once, keeping their order. */
+async function pool<T, R>(items: readonly T[], limit: number, worker: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await worker(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
+
+function envNames(plan: Plan): string[] {
+  return Object.keys(plan.envs).sort();
+}
+
+/** Tools an episode of `env` is offered: its own and those declared outside any env. */
+function toolsFor(plan: Plan, env: string): PlanTool[] {
+  return plan.tools.filter((t) => t.env === null || t.env === env);
+}
+
+function success(plan: Plan, env: string, ep: Episode, total: number): boolean {
+  if (plan.envs[env]?.signals.success) {
+    const v = ep.final.env("success");
+    return v === true || (typeof v === "number" && v > 0);
+  }
+  return total > 0;
+}
+
+export async function executePlan(options: RunOptions): Promise<RunSummary> {
+  const { plan, runDir, log } = options;
+  for (const [name, env] of Object.entries(plan.envs)) {
+    if (!options.envs.has(env.kind)) throw new RunError(`env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...options.envs.keys()].join(", ") || "none"})`);
+  }
+  if (plan.rollout.cross_policy) throw new RunError("rollout.cross_policy needs a trainer process per pool model, which this runtime does not start yet; remove it or run without it");
+
+  let state: RunState = runDir.readState();
+  runDir.rollBackTo(state);
+  const buffer = new TokenBuffer(runDir.bufferPath, state.bufferOffset);
+  const trainer = await TrainerClient.start(options.trainer, arlVersion()).catch((e: Error & { stderrTail?: string[] }) => {
+    throw new RunError(`could not start the trainer: ${e.message}`, e.stderrTail ?? []);
+  });
+  const policy = new TrainerPolicy(trainer);
+  const validator = new ToolCallValidator();
+  let stopped = false;
+  let lastEval: Record<string, number> | undefined;
+  try {
+    const vocabulary = [...new Set(envNames(plan).flatMap((n) => [...options.envs.get(plan.envs[n]!.kind)!.vocabulary(plan.envs[n]!)]))].sort();
+    const configured = await trainer.request("configure", {
+      seed: plan.seed,
+      policy: plan.policy,
+      algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
+      vocabulary: vocabulary.length > 0 ? vocabulary : null,
+    });
+    const stopIds = [configured.tokenizer.eos_id];
+    if (state.checkpoint) {
+      await trainer.request("load", { path: state.checkpoint });
+      log(`resumed after iteration ${state.iteration} from ${state.checkpoint}`);
+    }
+    runDir.writeManifest({
+      plan_hash: plan.hash,
+      experiment: plan.experiment,
+      variant: plan.variant,
+      provenance: plan.provenance,
+      versions: { arl: arlVersion(), node: process.version, ...trainer.handshakeResult?.versions },
+      trainer: trainer.handshakeResult?.trainer,
+      capabilities: trainer.handshakeResult?.capabilities,
+      model: configured.model,
+      seed: plan.seed,
+      envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : null }])),
+      checkpoint: state.checkpoint,
+    });
+
+    const play = async (task: Task, group: number, sample: number, split: Split, iteration: number, temperature?: number): Promise<Played> => {
+      const envPlan = plan.envs[task.env]!;
+      const kind = options.envs.get(envPlan.kind)!;
+      const episodeSeed = deriveSeed(plan.seed, split, iteration, task.env, task.id, group, sample);
+      const env = await kind.create(envPlan, task.id, episodeSeed);
+      const episode = await runEpisode({
+        plan,
+        envName: task.env,
+        env,
+        policy,
+        tools: toolsFor(plan, task.env),
+        validator,
+        stopIds,
+        seed: (turn) => deriveSeed(episodeSeed, "turn", turn),
+        ...(temperature !== undefined ? { temperature } : {}),
+      });
+      const rewards =
+        episode.end === "env_error"
+          ? { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 }
+          : episodeRewards(plan.reward.terms, episode.states, episode.final, episode.end !== "truncated", plan.algorithm.advantage.gamma);
+      return { task, group, sample, episode, rewards, success: episode.end !== "env_error" && success(plan, task.env, episode, rewards.total) };
+    };
+
+    const evaluate = async (iteration: number) => {
+      const ev = plan.eval;
+      const tasks: Task[] = [];
+      for (const env of envNames(plan)) {
+        const ids = splitTasks(env, plan.envs[env]!, ev.split);
+        const chosen = ev.tasks === null ? ids : shuffled(ids, derivedRandom(plan.seed, "eval-tasks", env)).slice(0, ev.tasks).sort((a, b) => a - b);
+        for (const id of chosen) tasks.push({ env, id });
+      }
+      const jobs = tasks.flatMap((t, g) => Array.from({ length: ev.samples_per_task }, (_, s) => ({ t, g, s })));
+      const played = await pool(jobs, plan.rollout.concurrency, (j) => play(j.t, j.g, j.s, ev.split, iteration, ev.temperature));
+      const rows = tasks.map((t, g) => {
+        const mine = played.filter((p) => p.group === g && p.episode.end !== "env_error");
+        const c = mine.filter((p) => p.success).length;
+        const passes: Record<string, number | null> = Object.fromEntries(ev.k.map((k) => [`pass@${k}`, mine.length >= k ? passAtK(mine.length, c, k) : null]));
+        return { env: t.env, task: t.id, n: mine.length, correct: c, env_errors: ev.samples_per_task - mine.length, ...passes };
+      });
+      runDir.writeEval(iteration, rows);
+      const summary: Record<string, number> = {};
+      for (const k of ev.k) {
+        const per = rows.map((r) => (r as Record<string, unknown>)[`pass@${k}`] as number | null).filter((x): x is number => x !== null);
+        if (per.length === 0) continue;
+        const interval = bootstrapMeanInterval(per, { seed: deriveSeed(plan.seed, "bootstrap", iteration, k), resamples: 2000 });
+        summary[`pass@${k}`] = interval.estimate;
+        summary[`pass@${k}_low`] = interval.low;
+        summary[`pass@${k}_high`] = interval.high;
+      }
+      return summary;
+    };
+
+    if (plan.rollout.sft && !state.sftDone) {
+      const sft = await supervisedColdStart({ plan, trainer, policy, envs: options.envs, validator, stopIds, log });
+      const checkpoint = runDir.checkpointDir(0);
+      await trainer.request("save", { path: checkpoint });
+      state = { ...state, sftDone: true, checkpoint };
+      runDir.writeState(state);
+      log(`sft: trained on ${sft.demos} walkthroughs`);
+    }
+
+    const started = Date.now();
+    const firstIteration = state.iteration + 1;
+    for (let iteration = state.iteration + 1; iteration <= plan.rollout.iterations; iteration++) {
+      if (options.stop?.aborted) {
+        stopped = true;
+        break;
+      }
+      const t0 = Date.now();
+      if (iteration === 1 && plan.eval.before_training) lastEval = await evaluate(0);
+
+      // Tasks: B from the train split, envs mixed by weight.
+      const random = derivedRandom(plan.seed, "tasks", iteration);
+      const names = envNames(plan);
+      const weights = names.map((n) => plan.envs[n]!.weight);
+      const totalWeight = weights.reduce((s, w) => s + w, 0);
+      const pickEnv = () => {
+        let x = random() * totalWeight;
+        for (let i = 0; i < names.length; i++) if ((x -= weights[i]!) < 0) return names[i]!;
+        return names[names.length - 1]!;
+      };
+      const dynamic = plan.algorithm.dynamic_sampling;
+      const maxRounds = dynamic ? (dynamic.max_rounds ?? Number.POSITIVE_INFINITY) : 1;
+      const accepted: Played[][] = [];
+      let rejectedGroups = 0;
+      let rejectedTokens = 0;
+      let playedGroups = 0;
+      const allPlayed: Played[] = [];
+      for (let round = 0; round < maxRounds && accepted.length < plan.rollout.tasks_per_batch; round++) {
+        const need = plan.rollout.tasks_per_batch - accepted.length;
+        const tasks: Task[] = Array.from({ length: need }, () => {
+          const env = pickEnv();
+          const ids = splitTasks(env, plan.envs[env]!, "train");
+          if (ids.length === 0) throw new RunError(`env '${env}' has no training tasks (tasks ${plan.envs[env]!.tasks}, split.train ${plan.envs[env]!.split.train})`);
+          return { env, id: ids[Math.floor(random() * ids.length)]! };
+        });
+        const jobs = tasks.flatMap((t, g) => Array.from({ length: plan.algorithm.group_size }, (_, s) => ({ t, g: playedGroups + g, s })));
+        const played = await pool(jobs, plan.rollout.concurrency, (j) => play(j.t, j.g, j.s, "train", iteration));
+        allPlayed.push(...played);
+        playedGroups += tasks.length;
+        for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
+          const group = played.filter((p) => p.group === g);
+          const usable = plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
+          const rewards = usable.map((p) => p.rewards.total);
+          if (dynamic && rewards.length > 0 && rewards.every((r) => r === rewards[0])) {
+            rejectedGroups++;
+            rejectedTokens += group.reduce((s, p) => s + p.episode.episode.tokens, 0);
+            continue;
+          }
+          if (usable.length > 0) accepted.push(usable);
+        }
+        if (!dynamic) break;
+      }
+      const tRollout = Date.now();
+
+      // Scores, reference log-probs and values where the algorithm needs them.
+      const batch = accepted.flat();
+      const needRef = plan.algorithm.kl.coef > 0 && plan.algorithm.kl.reference !== null;
+      const idsBatch = ragged(batch.map((p) => p.episode.ids), Int32Array);
+      const sampling = { temperature: plan.policy.sampling.temperature, top_p: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_p : 1, top_k: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_k : 0 };
+      const refLogprobs = needRef && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling })).logprobs : undefined;
+      const values = plan.algorithm.advantage.estimator === "gae" && batch.length > 0 ? (await trainer.request("values", { ids: idsBatch })).values : undefined;
+      // Without the keep-sampling mask, the behaviour log-probs are recomputed under the full
+      // (temperature-only) distribution the update will use.
+      const recomputed = !plan.mask.keep_sampling_mask && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling })).logprobs : undefined;
+      const scored: ScoredTrajectory[] = batch.map((p, i) => ({
+        group: `${iteration}:${p.group}`,
+        env: p.task.env,
+        roles: p.episode.roles,
+        reward: p.rewards.total,
+        perTurn: p.rewards.perTurn,
+        turnEnds: p.episode.turnEnds,
+        end: p.episode.end,
+        oldLogprobs: recomputed ? row(recomputed, i).slice() : p.episode.logprobs,
+        ...(refLogprobs ? { refLogprobs: row(refLogprobs, i).slice() } : {}),
+        ...(values ? { values: row(values, i).slice() } : {}),
+      }));
+      const adv = computeAdvantages(plan, scored);
+      const tReward = Date.now();
+
+      // Updates: epochs x minibatches, each one optimizer step with global denominators.
+      const sequences: TrainSequence[] = scored.map((s, i) => ({
+        ids: batch[i]!.episode.ids,
+        roles: s.roles,
+        advantages: adv.advantages[i]!,
+        oldLogprobs: s.oldLogprobs,
+        ...(s.refLogprobs ? { refLogprobs: s.refLogprobs } : {}),
+        group: s.group,
+        ...(adv.returns && s.values ? { returns: adv.returns[i]!, oldValues: s.values } : {}),
+      }));
+      const stepStats: Record<string, number>[] = [];
+      for (let epoch = 0; epoch < plan.algorithm.epochs && sequences.length > 0; epoch++) {
+        const order = shuffled(sequences.map((_, i) => i), derivedRandom(plan.seed, "minibatches", iteration, epoch));
+        const size = Math.ceil(order.length / plan.algorithm.minibatches);
+        for (let m = 0; m < plan.algorithm.minibatches; m++) {
+          const part = order.slice(m * size, (m + 1) * size).map((i) => sequences[i]!);
+          if (part.length === 0) continue;
+          const result = await trainer.request("train_step", trainStepParams(plan, part));
+          stepStats.push(result as unknown as Record<string, number>);
+        }
+      }
+      const tUpdate = Date.now();
+
+      // Buffer, eval, checkpoint, metrics; then commit the iteration.
+      const records: TrajectoryRecord[] = allPlayed.map((p) => ({
+        iteration,
+        env: p.task.env,
+        task: p.task.id,
+        group: p.group,
+        sample: p.sample,
+        ids: p.episode.ids,
+        roles: p.episode.roles,
+        versions: p.episode.versions,
+        logprobs: p.episode.logprobs,
+        generators: p.episode.turnEnds.map(() => "policy"),
+        rewards: p.rewards.terms,
+        reward: p.rewards.total,
+        end: p.episode.end,
+        turns: p.episode.episode.turns,
+        toolCalls: p.episode.toolCalls,
+      }));
+      buffer.append(records);
+      buffer.sync();
+      const isEval = iteration % plan.eval.every === 0 || iteration === plan.rollout.iterations;
+      if (isEval) lastEval = await evaluate(iteration);
+      const checkpoint = runDir.checkpointDir(iteration);
+      const saved = await trainer.request("save", { path: checkpoint });
+
+      const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+      const last = stepStats[stepStats.length - 1] ?? {};
+      const played = allPlayed.filter((p) => p.episode.end !== "env_error");
+      const genTokens = allPlayed.reduce((s, p) => s + p.episode.episode.tokens, 0);
+      const metrics = {
+        iteration,
+        success: mean(played.map((p) => (p.success ? 1 : 0))),
+        reward: mean(played.map((p) => p.rewards.total)),
+        reward_terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, mean(played.map((p) => p.rewards.terms[t] ?? 0))])),
+        effective_group_ratio: adv.groups ? adv.effectiveGroups / adv.groups : 0,
+        acceptance_rate: playedGroups ? (playedGroups - rejectedGroups) / playedGroups : 0,
+        rejected_groups: rejectedGroups,
+        rejected_tokens: rejectedTokens,
+        generated_length: mean(allPlayed.map((p) => p.episode.episode.tokens)),
+        entropy: mean(stepStats.map((s) => s.entropy ?? 0)),
+        ratio_mean: mean(stepStats.map((s) => s.ratio_mean ?? 1)),
+        ratio_min: Math.min(...stepStats.map((s) => s.ratio_min ?? 1)),
+        ratio_max: Math.max(...stepStats.map((s) => s.ratio_max ?? 1)),
+        clip_fraction: mean(stepStats.map((s) => s.clip_fraction ?? 0)),
+        kl: adv.rewardKl ?? mean(stepStats.map((s) => s.kl ?? 0)),
+        grad_norm: mean(stepStats.map((s) => s.grad_norm ?? 0)),
+        loss: mean(stepStats.map((s) => s.loss ?? 0)),
+        env_errors: allPlayed.length - played.length,
+        lag_drops: 0,
+        tokens: genTokens,
+        tool_calls: allPlayed.reduce((s, p) => s + p.episode.episode.tool_calls, 0),
+        invalid_calls: allPlayed.reduce((s, p) => s + p.episode.episode.invalid_calls, 0),
+        end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
+        policy_version: (last.policy_version as number | undefined) ?? saved.policy_version,
+        ...(isEval && lastEval ? { eval: lastEval } : {}),
+        time: { rollout_s: (tRollout - t0) / 1000, reward_s: (tReward - tRollout) / 1000, update_s: (tUpdate - tReward) / 1000, total_s: (Date.now() - t0) / 1000 },
+      };
+      runDir.appendMetrics(metrics);
+      const previous = state.checkpoint;
+      state = { iteration, checkpoint, bufferOffset: buffer.offset, metricsOffset: runDir.metricsSize, sftDone: state.sftDone, policyVersion: metrics.policy_version };
+      runDir.writeState(state);
+      if (previous && previous !== checkpoint) runDir.removeCheckpoint(previous);
+
+      const elapsed = (Date.now() - started) / 1000;
+      options.progress?.({
+        iteration,
+        iterations: plan.rollout.iterations,
+        success: metrics.success,
+        reward: metrics.reward,
+        tokensPerSecond: genTokens / Math.max(1e-9, (tRollout - t0) / 1000),
+        secondsPerIteration: elapsed / Math.max(1, iteration - firstIteration + 1),
+      });
+      log(
+        `iteration ${iteration}/${plan.rollout.iterations}: success ${metrics.success.toFixed(3)}, reward ${metrics.reward.toFixed(3)}, ${genTokens} tokens` +
+          (isEval && lastEval ? `, eval ${Object.entries(lastEval).filter(([k]) => !k.includes("_")).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" ")}` : ""),
+      );
+    }
+    await trainer.shutdown();
+  } catch (error) {
+    await trainer.kill();
+    if (error instanceof RunError) throw error;
+    const tail = (error as { stderrTail?: string[] }).stderrTail ?? trainer.stderrTail();
+    throw new RunError((error as Error).message, tail);
+  } finally {
+    buffer.close();
+  }
+  return { dir: runDir.dir, iterations: state.iteration, stopped, ...(lastEval ? { lastEval } : {}) };
+}
+
+/** Trajectories of a run, for reports and tests. */
+export function runTrajectories(runDir: RunDirectory): TrajectoryRecord[] {
+  return readBuffer(runDir.bufferPath).records;
+}

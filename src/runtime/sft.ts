@@ -1,0 +1,106 @@
+// Supervised cold start (rollout.sft): replay env walkthroughs through the same harness, so the
+// demonstrations have exactly the token layout of RL episodes, then train on the generated
+// tokens only. The loss is the policy-gradient loss with advantage 1 at ratio 1 (old log-probs
+// = current ones), whose gradient is that of the log-likelihood of the demonstrated tokens.
+import type { EnvKind } from "../envs/types.js";
+import type { Plan } from "../plan/schema.js";
+import type { TrainerClient } from "../trainer/protocol/client.js";
+import { ragged, row } from "../trainer/protocol/messages.js";
+import { runEpisode } from "./harness.js";
+import type { GenerateOptions, Generation, Policy } from "./policy.js";
+import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
+import { splitTasks } from "./splits.js";
+import type { ToolCall, ToolCallValidator } from "./tool-calls.js";
+import { trainStepParams, lossMask, type TrainSequence } from "./update.js";
+
+/** The text a model writes for `call` in the harness's format. */
+export function callText(call: ToolCall, plan: Plan): string {
+  if (plan.harness.format === "text_action") return [call.name, ...Object.values(call.arguments).map(String)].join(" ");
+  return `<tool_call>${JSON.stringify({ name: call.name, arguments: call.arguments })}</tool_call>`;
+}
+
+class ReplayPolicy implements Policy {
+  private turn = 0;
+  constructor(
+    private readonly inner: Policy,
+    private readonly actions: readonly string[],
+    private readonly stopIds: readonly number[],
+  ) {}
+  encode: Policy["encode"] = (m, g) => this.inner.encode(m, g);
+  decode: Policy["decode"] = (ids) => this.inner.decode(ids);
+  async generate(_prompt: Int32Array, _options: GenerateOptions): Promise<Generation> {
+    const text = this.actions[Math.min(this.turn++, this.actions.length - 1)] ?? "";
+    const ids = (await this.inner.encode([{ role: "assistant", content: text }], false))[0]!;
+    // The demonstrated turn ends like a sampled one: with the end-of-turn token.
+    const withStop = this.stopIds.length > 0 && ids[ids.length - 1] !== this.stopIds[0] ? Int32Array.from([...ids, this.stopIds[0]!]) : ids;
+    return { ids: withStop, logprobs: new Float32Array(withStop.length), finish: "stop", policyVersion: 0 };
+  }
+}
+
+export interface SftContext {
+  readonly plan: Plan;
+  readonly trainer: TrainerClient;
+  readonly policy: Policy;
+  readonly envs: ReadonlyMap<string, EnvKind>;
+  readonly validator: ToolCallValidator;
+  readonly stopIds: readonly number[];
+  readonly log: (line: string) => void;
+}
+
+export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: number; loss: number }> {
+  const { plan } = ctx;
+  const sft = plan.rollout.sft!;
+  const names = Object.keys(plan.envs).sort();
+  const sequences: TrainSequence[] = [];
+  const random = derivedRandom(plan.seed, "sft");
+  const candidates = shuffled(
+    names.flatMap((env) => splitTasks(env, plan.envs[env]!, "train").map((id) => ({ env, id }))),
+    random,
+  );
+  for (const task of candidates) {
+    if (sequences.length >= sft.demos) break;
+    const envPlan = plan.envs[task.env]!;
+    const kind = ctx.envs.get(envPlan.kind)!;
+    if (!kind.walkthrough) throw new Error(`rollout.sft needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
+    const calls = await kind.walkthrough(envPlan, task.id);
+    if (!calls || calls.length === 0) continue;
+    const seed = deriveSeed(plan.seed, "sft", task.env, task.id);
+    const env = await kind.create(envPlan, task.id, seed);
+    const episode = await runEpisode({
+      plan,
+      envName: task.env,
+      env,
+      policy: new ReplayPolicy(ctx.policy, calls.map((c) => callText(c, plan)), ctx.stopIds),
+      tools: plan.tools.filter((t) => t.env === null || t.env === task.env),
+      validator: ctx.validator,
+      stopIds: ctx.stopIds,
+      seed: () => 0,
+    });
+    if (episode.end === "env_error") continue;
+    sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });
+  }
+  if (sequences.length === 0) throw new Error("rollout.sft found no walkthroughs to train on");
+  // A large clip range: several steps over the same demos must not clip the likelihood gradient.
+  const sftPlan: Plan = {
+    ...plan,
+    mask: { ...plan.mask, loss: "generated", keep_sampling_mask: false },
+    algorithm: { ...plan.algorithm, clip: { low: 1, high: 1e9, dual: null }, kl: { ...plan.algorithm.kl, coef: 0 }, reduction: { mode: "token_mean" } },
+  };
+  let loss = 0;
+  for (let epoch = 0; epoch < sft.epochs; epoch++) {
+    const { logprobs } = await ctx.trainer.request("logprobs", {
+      ids: ragged(sequences.map((s) => s.ids), Int32Array),
+      policy: "current",
+      sampling: { temperature: plan.policy.sampling.temperature, top_p: 1, top_k: 0 },
+    });
+    const batch = sequences.map((s, i) => ({
+      ...s,
+      oldLogprobs: row(logprobs, i).slice(),
+      advantages: Float32Array.from(lossMask(s.roles, "generated"), (m) => m),
+    }));
+    const result = await ctx.trainer.request("train_step", trainStepParams(sftPlan, batch));
+    loss = result.loss;
+    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${batch.length} demos, loss ${loss.toFixed(4)}`);
+  }
+  return { demos: sequences.length, loss };
+}
