@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readBuffer } from "../../src/runtime/buffer.js";
-import { envKinds } from "../../src/cli/commands/run.js";
+import { envKinds } from "../../src/envs/registry.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { compilePlans } from "../helpers/plans.js";

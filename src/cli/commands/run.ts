@@ -6,8 +6,7 @@ import { parseArgs } from "node:util";
 import { Compiler, lineIndexes } from "../../compiler.js";
 import { hasErrors } from "../../diagnostics/diagnostic.js";
 import { renderText } from "../../diagnostics/render.js";
-import { subprocessEnv } from "../../envs/subprocess.js";
-import type { EnvKind } from "../../envs/types.js";
+import { envKinds } from "../../envs/registry.js";
 import { lowerModel } from "../../plan/lower.js";
 import { planHash } from "../../plan/hash.js";
 import { planSchema, type Plan } from "../../plan/schema.js";
@@ -29,8 +28,6 @@ Options:
   --backend local|torch   override the plan's trainer backend
   --resume RUN_DIR        continue an interrupted run from its last committed iteration
   --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)`;
-
-export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([["subprocess", subprocessEnv as EnvKind]]);
 
 function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
