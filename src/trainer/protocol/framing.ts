@@ -57,10 +57,12 @@ export function encodeFrame(message: unknown): Buffer {
   frame.writeUInt32LE(payloadLength, 8);
   headerBytes.copy(frame, PREFIX);
   const payloadStart = PREFIX + headerBytes.length;
-  frame.fill(0, payloadStart, frame.length);
+  let written = 0;
   arrays.forEach((a, i) => {
-    const bytes = Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-    bytes.copy(frame, payloadStart + descriptors[i]!.offset);
+    const at = descriptors[i]!.offset;
+    if (at > written) frame.fill(0, payloadStart + written, payloadStart + at); // alignment padding
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength).copy(frame, payloadStart + at);
+    written = at + a.byteLength;
   });
   return frame;
 }
@@ -81,56 +83,65 @@ function revive(value: unknown, arrays: readonly BulkArray[]): unknown {
   return value;
 }
 
-/** Incremental decoder: feed it chunks of a stream, take whole messages out. */
+/**
+ * Incremental decoder: feed it chunks of a stream, take whole messages out. Each frame is
+ * assembled once into its own buffer, placed so that its payload is 8-byte aligned; the arrays
+ * of the decoded message are views of it (one copy from the pipe, none after).
+ */
 export class FrameDecoder {
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  private prefix = Buffer.alloc(PREFIX);
+  private prefixFilled = 0;
+  private frame: Buffer | undefined;
+  private filled = 0;
 
   /** Bytes received that do not yet form a whole frame. */
   get pendingBytes(): number {
-    return this.buffered;
+    return this.frame ? this.filled : this.prefixFilled;
   }
 
   push(chunk: Buffer): unknown[] {
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
     const messages: unknown[] = [];
-    for (;;) {
-      if (this.buffered < PREFIX) break;
-      const head = this.peek(PREFIX);
-      if (!head.subarray(0, 4).equals(MAGIC)) {
-        throw new ProtocolError(`stream is not in the ARL trainer framing (got ${JSON.stringify(head.subarray(0, 4).toString("latin1"))}); did the trainer print to stdout?`);
+    let at = 0;
+    while (at < chunk.length) {
+      if (!this.frame) {
+        const n = Math.min(PREFIX - this.prefixFilled, chunk.length - at);
+        chunk.copy(this.prefix, this.prefixFilled, at, at + n);
+        this.prefixFilled += n;
+        at += n;
+        if (this.prefixFilled < PREFIX) break;
+        if (!this.prefix.subarray(0, 4).equals(MAGIC)) {
+          throw new ProtocolError(`stream is not in the ARL trainer framing (got ${JSON.stringify(this.prefix.subarray(0, 4).toString("latin1"))}); did the trainer print to stdout?`);
+        }
+        const headerLength = this.prefix.readUInt32LE(4);
+        const payloadLength = this.prefix.readUInt32LE(8);
+        if (headerLength > MAX_HEADER_BYTES) throw new ProtocolError(`frame header of ${headerLength} bytes is too large`);
+        const total = PREFIX + headerLength + payloadLength;
+        const shift = (8 - ((PREFIX + headerLength) % 8)) % 8;
+        this.frame = Buffer.allocUnsafeSlow(total + shift).subarray(shift);
+        this.prefix.copy(this.frame, 0);
+        this.filled = PREFIX;
+        this.prefixFilled = 0;
       }
-      const headerLength = head.readUInt32LE(4);
-      const payloadLength = head.readUInt32LE(8);
-      if (headerLength > MAX_HEADER_BYTES) throw new ProtocolError(`frame header of ${headerLength} bytes is too large`);
-      const total = PREFIX + headerLength + payloadLength;
-      if (this.buffered < total) break;
-      const frame = this.take(total);
-      messages.push(decodeFrame(frame));
+      const n = Math.min(this.frame.length - this.filled, chunk.length - at);
+      chunk.copy(this.frame, this.filled, at, at + n);
+      this.filled += n;
+      at += n;
+      if (this.filled === this.frame.length) {
+        const frame = this.frame;
+        this.frame = undefined;
+        this.filled = 0;
+        messages.push(decodeFrame(frame, false));
+      }
     }
     return messages;
   }
-
-  private peek(n: number): Buffer {
-    if (this.chunks[0]!.length >= n) return this.chunks[0]!.subarray(0, n);
-    const joined = Buffer.concat(this.chunks);
-    this.chunks = [joined];
-    return joined.subarray(0, n);
-  }
-
-  private take(n: number): Buffer {
-    const joined = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    const frame = joined.subarray(0, n);
-    const rest = joined.subarray(n);
-    this.chunks = rest.length > 0 ? [rest] : [];
-    this.buffered = rest.length;
-    return frame;
-  }
 }
 
-/** Decodes one complete frame. Arrays are copied into their own aligned buffers. */
-export function decodeFrame(frame: Buffer): unknown {
+/**
+ * Decodes one complete frame. With `copy`, arrays get buffers of their own; without, they are
+ * views of `frame` wherever the alignment allows (the caller hands the frame over).
+ */
+export function decodeFrame(frame: Buffer, copy = true): unknown {
   if (frame.length < PREFIX || !frame.subarray(0, 4).equals(MAGIC)) throw new ProtocolError("not an ARL trainer frame");
   const headerLength = frame.readUInt32LE(4);
   const payloadLength = frame.readUInt32LE(8);
@@ -147,9 +158,11 @@ export function decodeFrame(frame: Buffer): unknown {
     if (!ctor) throw new ProtocolError(`unknown array dtype '${String(d.dtype)}'`);
     const bytes = d.length * ctor.BYTES_PER_ELEMENT;
     if (d.offset < 0 || d.offset + bytes > payload.length) throw new ProtocolError("array lies outside the frame's payload");
-    const copy = new ctor(d.length);
-    Buffer.from(copy.buffer).set(payload.subarray(d.offset, d.offset + bytes));
-    return copy;
+    const start = payload.byteOffset + d.offset;
+    if (!copy && start % ctor.BYTES_PER_ELEMENT === 0) return new ctor(payload.buffer as ArrayBuffer, start, d.length);
+    const own = new ctor(d.length);
+    Buffer.from(own.buffer).set(payload.subarray(d.offset, d.offset + bytes));
+    return own;
   });
   return revive(header.message, arrays);
 }
