@@ -2,6 +2,7 @@
 // PyTorch trainer from runtime-gpu/ for `backend: torch` (under torchrun when the plan's update
 // stage needs several processes), or a command the user names (any program speaking the
 // trainer protocol).
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Plan } from "../plan/schema.js";
@@ -29,5 +30,20 @@ export function trainerCommand(plan: Plan, override?: readonly string[]): Traine
       env,
     };
   }
-  return { file: process.env.ARL_PYTHON ?? "python3", args: ["-m", "arl_trainer"], env };
+  return { file: pythonWithTorch(), args: ["-m", "arl_trainer"], env };
+}
+
+let python: string | undefined;
+
+/**
+ * The first Python that can import torch: $ARL_PYTHON, then `python3` on the PATH, then the
+ * system's /usr/bin/python3 (Debian's python3-torch installs there, which a pyenv or venv
+ * `python3` earlier on the PATH does not see). When none can, `python3`: the trainer itself
+ * then explains how to install PyTorch.
+ */
+export function pythonWithTorch(): string {
+  if (python) return python;
+  const candidates = [process.env.ARL_PYTHON, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
+  python = candidates.find((c) => spawnSync(c, ["-c", "import torch"], { stdio: "ignore", timeout: 60_000 }).status === 0) ?? candidates[0] ?? "python3";
+  return python;
 }
