@@ -45,8 +45,24 @@ export function toFunctionTool(name: string, tool: Tool): FunctionTool {
   };
 }
 
-/** Problems ajv or our own consistency checks find in a tool's parameter schema. */
-export function toolSchemaProblems(tool: Tool): string[] {
+const problemsCache = new Map<string, readonly string[]>();
+
+/**
+ * Problems ajv or our own consistency checks find in a tool's parameter schema. Memoised by the
+ * schema's content: the same tool is checked once per process, not once per variant and edit.
+ */
+export function toolSchemaProblems(tool: Tool): readonly string[] {
+  const key = JSON.stringify(tool);
+  let problems = problemsCache.get(key);
+  if (!problems) {
+    problems = computeProblems(tool);
+    if (problemsCache.size > 10_000) problemsCache.clear();
+    problemsCache.set(key, problems);
+  }
+  return problems;
+}
+
+function computeProblems(tool: Tool): string[] {
   const problems: string[] = [];
   const walk = (p: ToolParameter, at: string) => {
     if (p.minimum !== undefined && p.maximum !== undefined && p.minimum > p.maximum) problems.push(`${at}: minimum ${p.minimum} is above maximum ${p.maximum}`);
@@ -66,10 +82,15 @@ export function toolSchemaProblems(tool: Tool): string[] {
   };
   for (const [name, p] of Object.entries(tool.parameters)) walk(p, name);
   if (problems.length > 0) return problems;
+  const schema = toFunctionTool("t", tool).function.parameters;
+  const ajv = compiler();
   try {
-    compiler().compile(toFunctionTool("t", tool).function.parameters);
+    ajv.compile(schema);
   } catch (error) {
     problems.push((error as Error).message);
+  } finally {
+    // ajv caches every compiled schema; a long-lived process (the language server) must not grow.
+    ajv.removeSchema(schema);
   }
   return problems;
 }

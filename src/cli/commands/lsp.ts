@@ -1,0 +1,42 @@
+// `arl lsp --stdio [--debounce MS]`: the language server, speaking LSP over stdin/stdout.
+import { parseArgs } from "node:util";
+import { createConnection, ProposedFeatures } from "vscode-languageserver/node";
+import { DEFAULT_DEBOUNCE_MS, startServer } from "../../lsp/server.js";
+import { UsageError } from "../io.js";
+import { packageVersion, type Command } from "../main.js";
+
+const usage = `Usage: arl lsp --stdio [--debounce MS]
+
+Runs the ARL language server (Language Server Protocol over stdin/stdout) for editors:
+diagnostics as 'arl check' reports them, hover, completion, go to definition, document
+symbols, formatting, quick fixes and rename.
+  --stdio         talk LSP on stdin/stdout (the only transport)
+  --debounce MS   quiet period after an edit before diagnostics are computed (default ${DEFAULT_DEBOUNCE_MS};
+                  also initializationOptions.debounceMs or ARL_LSP_DEBOUNCE_MS)`;
+
+export const lspCommand: Command = {
+  name: "lsp",
+  summary: "run the language server for editors (LSP over stdio)",
+  usage,
+  async run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: [...args], allowPositionals: false, options: { stdio: { type: "boolean", default: false }, debounce: { type: "string" }, clientProcessId: { type: "string" } } });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (!parsed.values.stdio) throw new UsageError("the language server needs --stdio (the only transport it speaks)");
+    const raw = parsed.values.debounce ?? io.env.ARL_LSP_DEBOUNCE_MS;
+    let debounceMs = DEFAULT_DEBOUNCE_MS;
+    if (raw !== undefined) {
+      debounceMs = Number(raw);
+      if (!Number.isFinite(debounceMs) || debounceMs < 0) throw new UsageError(`--debounce needs a number of milliseconds, not '${raw}'`);
+    }
+    // stdout carries the protocol: anything else printed there would corrupt it.
+    for (const method of ["log", "info", "debug", "warn"] as const) console[method] = (...data: unknown[]) => console.error(...data);
+    const connection = createConnection(ProposedFeatures.all, process.stdin, process.stdout);
+    startServer(connection, { debounceMs, version: packageVersion() });
+    // The connection ends the process on `exit` or when stdin closes.
+    return new Promise<number>(() => {});
+  },
+};

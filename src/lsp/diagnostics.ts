@@ -1,0 +1,163 @@
+// Diagnostics for open documents: each open document is checked as an entry, exactly as
+// `arl check FILE` checks it, after a quiet period (debounce) following the last edit. Only the
+// documents an edit can affect are checked again: the edited one and the open documents whose
+// last compilation read it (or looked for it and did not find it). A file's published list is
+// the union, over the open entries, of the diagnostics located in it, which is what
+// `arl check` prints for the same set of files.
+import path from "node:path";
+import type { Diagnostic as LspDiagnostic } from "vscode-languageserver/node";
+import { Compiler, uniqueDiagnostics, type CheckResult } from "../compiler.js";
+import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { STDLIB_ROOT, type Program } from "../language/imports.js";
+import { toLspDiagnostic } from "./convert.js";
+import type { Workspace } from "./workspace.js";
+
+export interface PublishTarget {
+  publish(uri: string, version: number | undefined, diagnostics: LspDiagnostic[]): void;
+}
+
+interface EntryState {
+  /** Files the last compilation read or looked for. */
+  readonly dependencies: ReadonlySet<string>;
+  /** Its diagnostics by the file they are located in. */
+  readonly byFile: ReadonlyMap<string, readonly Diagnostic[]>;
+}
+
+export class DiagnosticsManager {
+  private readonly entries = new Map<string, EntryState>();
+  /** Files with a non-empty published list (so that they are cleared when it empties). */
+  private readonly nonEmpty = new Set<string>();
+  private readonly dirty = new Set<string>();
+  /** Files whose list must be published again even if no entry reading them is checked. */
+  private readonly republish = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  /** Number of check runs so far (for tests and the benchmark). */
+  runs = 0;
+
+  constructor(
+    private readonly workspace: Workspace,
+    private readonly target: PublishTarget,
+    public debounceMs: number,
+    private readonly onError: (entry: string, error: unknown) => void = () => {},
+  ) {}
+
+  /** `files` changed (edited, opened, closed, or changed on disk): check what they affect, soon. */
+  invalidate(files: readonly string[]): void {
+    for (const f of files) this.dirty.add(f);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, this.debounceMs);
+  }
+
+  /** A document was closed: it is no longer an entry. */
+  closed(file: string): void {
+    for (const f of this.entries.get(file)?.byFile.keys() ?? []) this.republish.add(f);
+    this.entries.delete(file);
+    this.republish.add(file);
+    this.invalidate([file]);
+  }
+
+  /** The current diagnostics located in `file` (what was last published for it). */
+  diagnosticsIn(file: string): Diagnostic[] {
+    const all: Diagnostic[] = [];
+    for (const e of this.entries.values()) all.push(...(e.byFile.get(file) ?? []));
+    return dedupe(all);
+  }
+
+  /** Checks every entry affected by the files changed since the last run, and publishes. */
+  flush(): void {
+    if (this.running || this.dirty.size === 0) return;
+    this.running = true;
+    try {
+      const changed = [...this.dirty];
+      this.dirty.clear();
+      const affected = new Set<string>();
+      for (const file of this.workspace.openFiles()) {
+        const state = this.entries.get(file);
+        if (changed.includes(file) || (state && changed.some((c) => state.dependencies.has(c)))) affected.add(file);
+      }
+      const touched = new Set<string>([...this.republish, ...changed.filter((f) => !this.workspace.isOpen(f))]);
+      this.republish.clear();
+      const compiler = new Compiler(this.workspace.host);
+      for (const entry of affected) {
+        const before = this.entries.get(entry);
+        for (const f of before?.byFile.keys() ?? []) touched.add(f);
+        let result: CheckResult;
+        try {
+          result = compiler.check(entry);
+        } catch (error) {
+          this.onError(entry, error);
+          continue;
+        }
+        const state = entryState(result);
+        this.entries.set(entry, state);
+        for (const f of state.byFile.keys()) touched.add(f);
+        touched.add(entry);
+      }
+      this.runs++;
+      for (const file of touched) this.publish(file);
+    } finally {
+      this.running = false;
+    }
+    if (this.dirty.size > 0) this.invalidate([]);
+  }
+
+  private publish(file: string): void {
+    const diagnostics = this.diagnosticsIn(file);
+    if (diagnostics.length === 0 && !this.nonEmpty.has(file) && !this.workspace.isOpen(file)) return;
+    if (diagnostics.length > 0) this.nonEmpty.add(file);
+    else this.nonEmpty.delete(file);
+    const doc = this.workspace.document(file);
+    const uriOf = (f: string) => this.workspace.uriOf(f);
+    this.target.publish(
+      this.workspace.uriOf(file),
+      doc?.version,
+      diagnostics.map((d) => toLspDiagnostic(d, uriOf)),
+    );
+  }
+}
+
+function entryState(result: CheckResult): EntryState {
+  const byFile = new Map<string, Diagnostic[]>();
+  for (const d of uniqueDiagnostics([result])) {
+    let list = byFile.get(d.file);
+    if (!list) byFile.set(d.file, (list = []));
+    list.push(d);
+  }
+  return { dependencies: dependencies(result.program), byFile };
+}
+
+/** The files a program read (its lock file included), and those its imports looked for without finding. */
+export function dependencies(program: Program): Set<string> {
+  const out = new Set<string>(program.modules.keys());
+  out.add(program.entry);
+  // The plan stage compares the spec with the lock file beside it.
+  out.add(`${program.entry}.lock`);
+  for (const m of program.modules.values()) {
+    for (const imp of m.imports) {
+      if (imp.target) continue;
+      const spec = imp.decl.path.value;
+      let candidate: string | undefined;
+      if (spec.startsWith("std/")) candidate = path.join(STDLIB_ROOT, spec);
+      else if (spec.startsWith("./") || spec.startsWith("../")) candidate = path.resolve(path.dirname(m.path), spec);
+      if (candidate === undefined) continue;
+      out.add(candidate.endsWith(".arl") ? candidate : `${candidate}.arl`);
+    }
+  }
+  return out;
+}
+
+function dedupe(diagnostics: Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  const out: Diagnostic[] = [];
+  for (const d of diagnostics) {
+    const key = `${d.file}\0${d.range.start.offset}\0${d.range.end.offset}\0${d.code}\0${d.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(d);
+  }
+  return out.sort(compareDiagnostics);
+}

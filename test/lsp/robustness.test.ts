@@ -1,0 +1,79 @@
+// The editor features on every prefix and at every position of real specs, cut short or with
+// random damage: they never throw (the server would log and answer with nothing).
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { codeActions } from "../../src/lsp/code-actions.js";
+import { completions } from "../../src/lsp/completion.js";
+import { definition } from "../../src/lsp/definition.js";
+import { hover } from "../../src/lsp/hover.js";
+import { prepareRename } from "../../src/lsp/rename.js";
+import { documentSymbols } from "../../src/lsp/symbols.js";
+import { Workspace } from "../../src/lsp/workspace.js";
+import { TextDocument } from "vscode-languageserver-textdocument";
+import { Compiler } from "../../src/compiler.js";
+import { REPO } from "./client.js";
+import { MAIN } from "./fixtures.js";
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function exercise(text: string, name: string, step: number): void {
+  const workspace = new Workspace();
+  const uri = `file://${path.join(REPO, "experiments", name)}`;
+  const doc = TextDocument.create(uri, "arl", 1, text);
+  const file = workspace.opened(doc);
+  const snapshot = workspace.snapshot(file);
+  const entry = snapshot.entry!;
+  const diagnostics = new Compiler(workspace.host).check(file).diagnostics.filter((d) => d.file === file);
+  documentSymbols(entry.parsed.document);
+  for (let offset = 0; offset <= text.length; offset += step) {
+    completions(snapshot, text, offset, entry.parsed.lines);
+    hover(snapshot, offset, diagnostics);
+    definition(snapshot, offset);
+    try {
+      prepareRename(snapshot, offset);
+    } catch (error) {
+      expect((error as Error).message).toMatch(/stdlib/);
+    }
+  }
+  const end = doc.positionAt(text.length);
+  codeActions({ uri, text, lines: entry.parsed.lines, document: entry.parsed.document, range: { start: { line: 0, character: 0 }, end }, diagnostics, uriOf: (f) => f });
+}
+
+const specs = readdirSync(path.join(REPO, "experiments"))
+  .filter((f) => f.endsWith(".arl"))
+  .map((f) => ({ name: f, text: readFileSync(path.join(REPO, "experiments", f), "utf8") }));
+
+describe("the editor features never throw", () => {
+  it.each(specs.map((s) => s.name))("%s, whole and at every third position", (name) => {
+    const { text } = specs.find((s) => s.name === name)!;
+    exercise(text, name, 3);
+  });
+
+  it("on every prefix of a spec (text being typed)", () => {
+    for (let cut = 0; cut <= MAIN.length; cut += 7) exercise(MAIN.slice(0, cut), "typed.arl", 5);
+  });
+
+  it("on randomly damaged specs", () => {
+    const next = rng(7);
+    const junk = ["{", "}", "[", "]", "(", ")", ":", ".", ",", '"', '"""', "/*", "//", "-", "when", "extends", "import", "\n", " ", "x", "1_", "@"];
+    for (let round = 0; round < 30; round++) {
+      let text = specs[round % specs.length]!.text;
+      for (let k = 0; k < 4; k++) {
+        const at = Math.floor(next() * text.length);
+        const cut = Math.floor(next() * 6);
+        text = text.slice(0, at) + junk[Math.floor(next() * junk.length)]! + text.slice(at + cut);
+      }
+      exercise(text, `damaged${round}.arl`, 13);
+    }
+  });
+});
