@@ -52,7 +52,8 @@ export interface GenerateParams extends SamplingParams {
   readonly prompts: Ragged<Int32Array>;
   readonly max_new_tokens: number;
   readonly stop_ids: readonly number[];
-  readonly seeds: Uint32Array | Int32Array;
+  /** One per prompt, as int32 (a Uint32Array is not a bulk array of the framing). */
+  readonly seeds: Int32Array;
   readonly policy: "current";
 }
 

@@ -1,0 +1,183 @@
+"""train_step: microbatching invariance, exact zero contribution of non-target tokens, the
+section-9 reference values through the real model path, optimizer behaviour."""
+import copy
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from arl_trainer.framing import Ragged  # noqa: E402
+from arl_trainer.trainer import RequestError  # noqa: E402
+from helpers import ON_CUDA, REDUCTIONS, configure_params, grads, make_batch, max_grad_diff, new_trainer, tiny_model  # noqa: E402
+
+
+def trainer(critic=False, dtype="float64", kl=None):
+    t = new_trainer()
+    t.configure(configure_params(tiny_model(dtype), critic=critic, kl=kl or {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}))
+    return t
+
+
+@pytest.fixture(scope="module")
+def t64():
+    return trainer(critic=True)
+
+
+def run(t, batch, critic=True):
+    res = t.compute_gradients(batch)
+    g = grads(t.policy)
+    if critic and t.critic is not None:
+        g.update({"critic." + k: v for k, v in grads(t.critic).items()})
+    return res, g
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS, ids=[r["mode"] for r in REDUCTIONS])
+def test_microbatches_give_the_same_loss_and_gradients(t64, reduction):
+    batch = make_batch(t64.handle.vocab_size, seed=3, n=7, critic=True)
+    batch["reduction"] = reduction
+    results = {}
+    for m in (1, 2, 4):
+        results[m] = run(t64, {**batch, "microbatches": m})
+    (r1, g1) = results[1]
+    assert r1["tokens"] == int(batch["denominators"]["tokens"])
+    assert abs(r1["policy_loss"]) > 1e-4 and r1["value_loss"] > 0 and r1["kl"] != 0
+    for m in (2, 4):
+        rm, gm = results[m]
+        for key in ("loss", "policy_loss", "kl", "value_loss", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max"):
+            assert abs(rm[key] - r1[key]) <= 1e-6, (m, key, rm[key], r1[key])
+        assert max_grad_diff(g1, gm) <= 1e-6, m
+    # gradients are not trivially zero
+    assert max(float(np.abs(v).max()) for v in g1.values()) > 1e-4
+
+
+def test_microbatches_float32_model():
+    t = trainer(dtype="float32")
+    batch = make_batch(t.handle.vocab_size, seed=5, n=6)
+    batch["reduction"] = {"mode": "seq_mean_token_mean"}
+    r1, g1 = run(t, {**batch, "microbatches": 1}, critic=False)
+    r4, g4 = run(t, {**batch, "microbatches": 4}, critic=False)
+    tol = 1e-5 if ON_CUDA else 1e-6
+    assert abs(r1["loss"] - r4["loss"]) <= tol
+    assert max_grad_diff(g1, g4) <= tol
+
+
+def test_loss_equals_the_reduction_of_the_reference_formula(t64):
+    """The trainer's loss equals -reduce(u) + beta*reduce(k3) computed independently in float64 from
+    log-probs of the model (logprobs method) — for every reduction."""
+    from arl_trainer.losses import Reduction, policy_loss_reference
+
+    batch = make_batch(t64.handle.vocab_size, seed=11, n=5)
+    lp = t64.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None})["logprobs"]
+    rows = lambda r: [list(map(float, x)) for x in r.rows()]  # noqa: E731
+    masks = rows(batch["loss_mask"])
+    groups = [int(g) for g in batch["groups"]]
+    for reduction in REDUCTIONS:
+        res = t64.compute_gradients({**batch, "reduction": reduction, "kl": {"coef": 0.0, "estimator": "k3", "placement": "loss"}})
+        want = policy_loss_reference(rows(lp), rows(batch["old_logprobs"]), masks, rows(batch["advantages"]), batch["clip"], Reduction.from_message(reduction), groups)
+        assert abs(res["policy_loss"] - want) <= 1e-6, reduction
+
+
+def test_non_target_tokens_contribute_exactly_zero_gradient(t64):
+    batch = make_batch(t64.handle.vocab_size, seed=2, n=5, critic=True)
+    batch["reduction"] = {"mode": "seq_mean_token_mean"}
+    _, g_ref = run(t64, batch)
+    # perturb advantages, old/ref log-probs, returns and old values where loss_mask is 0
+    pert = copy.deepcopy(batch)
+    m = pert["loss_mask"].values == 0
+    assert m.sum() > 5
+    rng = np.random.default_rng(0)
+    for key in ("advantages", "old_logprobs", "ref_logprobs"):
+        pert[key].values[m] = rng.normal(size=int(m.sum())) * 100
+    for key in ("returns", "old_values"):
+        pert["critic"][key].values[m] = rng.normal(size=int(m.sum())) * 100
+    _, g_pert = run(t64, pert)
+    # bitwise identical on CPU (on CUDA, atomics may reorder additions)
+    assert max_grad_diff(g_ref, g_pert) <= (1e-12 if ON_CUDA else 0.0)
+
+
+def test_head_sees_exactly_the_target_positions(t64):
+    """A hook on the output head: it is applied to the hidden states at positions k-1 of the target
+    tokens only, so no other position's log-prob enters the loss; its gradient is non-zero."""
+    batch = make_batch(t64.handle.vocab_size, seed=4, n=4)
+    seen = {}
+
+    def hook(module, inputs, output):
+        seen["rows"] = inputs[0].shape[0]
+        output.register_hook(lambda g: seen.__setitem__("grad", g.detach().clone()))
+
+    h = t64.handle.module.lm_head.register_forward_hook(hook)
+    try:
+        t64.compute_gradients(batch)
+    finally:
+        h.remove()
+    assert seen["rows"] == int(batch["loss_mask"].values.sum())
+    assert torch.all(seen["grad"].abs().sum(-1) > 0)
+
+
+def test_section9_reduction_values_through_train_step():
+    """RL-SEMANTICS §9: rewards (1,0,0,0), lengths (2,4,4,6), rho = 1: seq_mean_token_mean 0,
+    token_mean 1/(2 sqrt3), constant(6) 1/(3 sqrt3) — with old_logprobs = the model's own."""
+    t = trainer(kl={"coef": 0.0, "estimator": "k3", "placement": "loss", "reference": None})
+    s3 = np.sqrt(3)
+    adv = [s3, -1 / s3, -1 / s3, -1 / s3]
+    lengths = [2, 4, 4, 6]
+    ids = [np.arange(6, 7 + L, dtype=np.int32) for L in lengths]  # one prompt token + L targets
+    masks = [np.r_[0, np.ones(L)].astype(np.uint8) for L in lengths]
+    lp = t.logprobs({"ids": Ragged.from_sequences(ids, "int32"), "policy": "current", "sampling": None})["logprobs"]
+    batch = {
+        "ids": Ragged.from_sequences(ids, "int32"),
+        "loss_mask": Ragged.from_sequences(masks, "uint8"),
+        "advantages": Ragged.from_sequences([np.full(L + 1, a) for L, a in zip(lengths, adv)], "float32"),
+        "old_logprobs": lp,
+        "ref_logprobs": None,
+        "groups": np.zeros(4, np.int32),
+        "denominators": {"tokens": 16.0, "sequences": 4.0, "groups": 1.0, "group_tokens": np.array([16.0]), "sequence_tokens": np.array(lengths, float)},
+        "microbatches": 2,
+        "clip": {"low": 0.2, "high": 0.2, "dual": None},
+        "kl": {"coef": 0.0, "estimator": "k3", "placement": "loss"},
+        "sampling": None,
+        "critic": None,
+    }
+    for red, want in [({"mode": "seq_mean_token_mean"}, 0.0), ({"mode": "token_mean"}, 1 / (2 * s3)), ({"mode": "constant", "constant": 6}, 1 / (3 * s3))]:
+        res = t.compute_gradients({**batch, "reduction": red})
+        # float32 advantages on the wire: |error| ~ 1e-7
+        assert abs(res["loss"] - want) < 1e-6, (red, res["loss"], want)
+        assert abs(res["ratio_mean"] - 1) < 1e-6 and res["clip_fraction"] == 0
+
+
+def test_train_step_updates_and_reports():
+    t = trainer(kl={"coef": 0.1, "estimator": "k2", "placement": "loss", "reference": {"kind": "refresh", "every": 2}})
+    batch = make_batch(t.handle.vocab_size, seed=9, n=4, ref=False)  # KL from the trainer's reference
+    before = copy.deepcopy(t.handle.module.state_dict())
+    res = t.train_step(batch)
+    assert res["policy_version"] == 1 and res["tokens"] == int(batch["denominators"]["tokens"])
+    assert res["kl"] == pytest.approx(0.0, abs=1e-12)  # the reference is the initial policy
+    assert res["grad_norm"] is not None and res["grad_norm"] > 0
+    changed = any(not torch.equal(before[k], v) for k, v in t.handle.module.state_dict().items())
+    assert changed
+    res2 = t.train_step(batch)
+    assert res2["kl"] > 0 and res2["policy_version"] == 2
+    # refresh(2): after step 2 the reference equals the policy again
+    for a, b in zip(t.reference.parameters(), t.policy.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_invalid_train_step_requests():
+    t = trainer()
+    batch = make_batch(t.handle.vocab_size, seed=1, n=3)
+    bad = copy.deepcopy(batch)
+    bad["loss_mask"].values[0] = 1
+    with pytest.raises(RequestError, match="token 0"):
+        t.train_step(bad)
+    bad = copy.deepcopy(batch)
+    bad["denominators"]["sequence_tokens"] = np.zeros(2)
+    with pytest.raises(RequestError):
+        t.train_step(bad)
+    bad = copy.deepcopy(batch)
+    bad["reduction"] = {"mode": "median"}
+    with pytest.raises(RequestError):
+        t.train_step(bad)
+    bad = copy.deepcopy(batch)
+    bad["advantages"] = Ragged.from_sequences([[0.0]] * 3, "float32")
+    with pytest.raises(RequestError, match="aligned"):
+        t.train_step(bad)
