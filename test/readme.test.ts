@@ -1,0 +1,28 @@
+// The README's example spec compiles, and its quick-start commands exist.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { Compiler } from "../src/compiler.js";
+
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+
+describe("README", () => {
+  it("shows a spec that checks without errors and warns about the self-inclusive baseline", () => {
+    const spec = /```arl\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(spec).toBeDefined();
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "arl-readme-")), "example.arl");
+    writeFileSync(file, spec!);
+    const result = new Compiler().check(file);
+    expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    expect(result.diagnostics.map((d) => d.code)).toContain("self-inclusive-baseline");
+  });
+
+  it("states the two quick-start commands, the second being the test command CI runs", () => {
+    const block = /## Quick start[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const commands = block.split("\n").map((l) => l.replace(/#.*$/, "").trim()).filter(Boolean);
+    expect(commands.length).toBe(2);
+    expect(commands[1]).toBe("npm test");
+    expect(readFileSync(new URL("../.ci/run", import.meta.url), "utf8")).toMatch(/^npm test$/m);
+  });
+});
