@@ -4,14 +4,13 @@ import path from "node:path";
 import type { LineIndex } from "../language/source.js";
 import { summarize, type Diagnostic, type DiagnosticSummary } from "./diagnostic.js";
 
+/** Exactly the documented shape of `arl check --format json`; hints are for the text output and the editor. */
 export interface JsonDiagnostic {
   file: string;
   code: string;
   severity: string;
   message: string;
   range: { start: { line: number; column: number }; end: { line: number; column: number } };
-  hint?: string;
-  related?: { file: string; message: string; range: JsonDiagnostic["range"] }[];
 }
 
 export interface JsonReport {
@@ -37,10 +36,6 @@ export function toJsonReport(diagnostics: readonly Diagnostic[], cwd: string): J
       severity: d.severity,
       message: d.message,
       range: jsonRange(d.range),
-      ...(d.hint ? { hint: d.hint } : {}),
-      ...(d.related?.length
-        ? { related: d.related.map((r) => ({ file: displayPath(r.file, cwd), message: r.message, range: jsonRange(r.range) })) }
-        : {}),
     })),
     summary: summarize(diagnostics),
   };

@@ -66,7 +66,8 @@ describe("arl check", () => {
   });
 
   it("checks directories recursively and exits 0 when there are no errors", async () => {
-    const cwd = workspace({ "a/one.arl": "experiment e {}\n", "a/b/two.arl": "env x {}\n", "a/node_modules/skip.arl": "broken {" });
+    const valid = 'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: subprocess, command: ["env-server"] }\n}\n';
+    const cwd = workspace({ "a/one.arl": valid, "a/b/two.arl": 'env x { kind: subprocess, command: ["env-server"] }\n', "a/node_modules/skip.arl": "broken {" });
     const run = await runArl(["check", "a", "--format", "json"], { cwd });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ diagnostics: [], summary: { errors: 0, warnings: 0, infos: 0 } });

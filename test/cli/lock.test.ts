@@ -61,12 +61,12 @@ describe("arl lock", () => {
     const d = diagnostics[0]!;
     expect(d.code).toBe("lock-mismatch");
     expect(d.message).toBe("experiment 'findmax_reductions' does not match the lock file 'findmax.arl.lock': changed 'dr_grpo'");
-    expect(d.hint).toBe("run 'arl lock findmax.arl' if the change is intended");
     const line = read().split("\n").findIndex((l) => l.startsWith("experiment findmax_reductions")) + 1;
     expect(d.range.start).toEqual({ line, column: "experiment ".length + 1 });
-    // The text form names it too.
+    // The text form names it too, with the hint.
     const text = await runArl(["check", "findmax.arl"], { cwd });
     expect(text.stdout).toContain(`findmax.arl:${line}:12: error[lock-mismatch]`);
+    expect(text.stdout).toContain("= hint: run 'arl lock findmax.arl' if the change is intended");
     // Re-locking accepts the change.
     expect((await runArl(["lock", "findmax.arl"], { cwd })).code).toBe(0);
     expect(await lockDiagnostics(cwd)).toEqual({ code: 0, diagnostics: [] });

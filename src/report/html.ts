@@ -1,0 +1,271 @@
+// The HTML page of a report: one file with its CSS and SVG charts inline, no scripts and no
+// network resources, readable offline and printable.
+import { palette } from "./charts.js";
+import { duration, escapeHtml as h, fixed, interval, jsonValue, percent, signed, signedInterval, verdict } from "./format.js";
+import type { RenderedChart, ReportModel, RunReport } from "./index.js";
+import type { JsonObject } from "./load.js";
+import { shortHash } from "./load.js";
+import type { PairedRow } from "./stats.js";
+
+const css = `
+:root { color-scheme: light; --ink: #1f2933; --muted: #616e7c; --line: #d9dee3; --soft: #f5f7fa; --accent: #3e6fa3; --warn-bg: #fff8e6; --warn: #8a5a00; --good: #2f7d32; --bad: #b3261e; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink); background: #fff; }
+main { max-width: 1160px; margin: 0 auto; padding: 24px 28px 48px; }
+header.page { border-bottom: 2px solid var(--line); margin-bottom: 8px; padding-bottom: 12px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 32px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 15px; margin: 20px 0 8px; }
+p.sub, .muted { color: var(--muted); }
+p.sub { margin: 0; }
+nav.toc { font-size: 13px; margin: 8px 0 0; }
+nav.toc a { color: var(--accent); text-decoration: none; margin-right: 14px; }
+code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 14px; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; background: #fff; }
+.card h3 { margin: 0 0 6px; display: flex; align-items: center; gap: 8px; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; flex: none; }
+dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 3px 12px; margin: 0; }
+dl.kv dt { color: var(--muted); }
+dl.kv dd { margin: 0; overflow-wrap: anywhere; }
+.badge { display: inline-block; font-size: 11.5px; font-weight: 600; padding: 1px 8px; border-radius: 10px; }
+.badge.complete { background: #e3f4e4; color: var(--good); }
+.badge.partial { background: var(--warn-bg); color: var(--warn); border: 1px solid #f0d9a0; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
+th, td { border-bottom: 1px solid var(--line); padding: 5px 10px; text-align: left; vertical-align: top; }
+th { background: var(--soft); font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.better td.verdict { color: var(--good); font-weight: 600; }
+tr.worse td.verdict { color: var(--bad); font-weight: 600; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 12px; }
+figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: 4px; background: #fff; }
+figure.chart svg { display: block; max-width: 100%; height: auto; }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 4px 0 10px; font-size: 13px; }
+.legend span { display: inline-flex; align-items: center; gap: 6px; }
+.bar { display: flex; height: 14px; border-radius: 4px; overflow: hidden; min-width: 220px; background: var(--soft); }
+.bar span { display: block; height: 100%; }
+.notes { background: var(--warn-bg); border: 1px solid #f0d9a0; border-radius: 8px; padding: 8px 14px; }
+.notes li { margin: 2px 0; }
+details { margin: 4px 0 12px; }
+summary { cursor: pointer; color: var(--accent); }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px solid var(--line); padding-top: 8px; }
+@media print { .charts, .cards { grid-template-columns: repeat(2, 1fr); } figure.chart, .card { break-inside: avoid; } }
+`;
+
+const phaseColors = { rollout: "#4c78a8", reward: "#f58518", update: "#54a24b", other: "#bab0ac" } as const;
+
+function colorOf(index: number): string {
+  return palette[index % palette.length]!;
+}
+
+function statusBadge(r: RunReport): string {
+  const { run } = r;
+  if (run.partial) return `<span class="badge partial">partial: ${run.iterations} of ${run.plannedIterations} iterations</span>`;
+  return `<span class="badge complete">complete: ${run.iterations} iteration${run.iterations === 1 ? "" : "s"}</span>`;
+}
+
+function objectOf(x: unknown): JsonObject | undefined {
+  return typeof x === "object" && x !== null && !Array.isArray(x) ? (x as JsonObject) : undefined;
+}
+
+function trainerText(manifest: JsonObject | null): string {
+  const trainer = objectOf(manifest?.trainer);
+  if (!trainer) return "–";
+  return [trainer.name, trainer.version].filter((x) => x !== undefined && x !== null).map(String).join(" ");
+}
+
+function versionsText(manifest: JsonObject | null): string {
+  const versions = objectOf(manifest?.versions);
+  if (!versions) return "–";
+  return Object.entries(versions)
+    .map(([k, v]) => `${k} ${jsonValue(v)}`)
+    .join(", ");
+}
+
+function modelText(manifest: JsonObject | null): string {
+  const model = objectOf(manifest?.model);
+  if (!model) return "–";
+  const params = typeof model.parameters === "number" ? ` (${model.parameters.toLocaleString("en-US")} parameter${model.parameters === 1 ? "" : "s"})` : "";
+  return `${jsonValue(model.name ?? "?")}${params}`;
+}
+
+function deviceText(manifest: JsonObject | null): string | undefined {
+  const caps = objectOf(manifest?.capabilities);
+  if (!caps || caps.device === undefined) return undefined;
+  return `${jsonValue(caps.device)}${typeof caps.world_size === "number" ? ` × ${caps.world_size}` : ""}`;
+}
+
+function kv(rows: [string, string][]): string {
+  return `<dl class="kv">${rows.map(([k, v]) => `<dt>${h(k)}</dt><dd>${v}</dd>`).join("")}</dl>`;
+}
+
+function runCard(r: RunReport, index: number): string {
+  const { run } = r;
+  const m = run.manifest;
+  const rows: [string, string][] = [
+    ["experiment", h(run.experiment)],
+    ["variant", h(run.variant)],
+    ["status", statusBadge(r)],
+    ["plan hash", `<code title="${h(run.hash)}">${h(run.hash)}</code>`],
+    ["seed", run.seed === null ? "–" : String(run.seed)],
+    ["trainer", h(trainerText(m))],
+    ["model", h(modelText(m))],
+  ];
+  const device = deviceText(m);
+  if (device) rows.push(["device", h(device)]);
+  rows.push(["versions", h(versionsText(m))]);
+  if (run.overrides.length > 0) rows.push(["overrides", run.overrides.map((o) => `<code>${h(o.path)} = ${h(JSON.stringify(o.value))}</code>`).join("<br>")]);
+  if (r.wall) rows.push(["wall time", `${h(duration(r.wall.total))} (rollout ${percent(r.wall.rollout, r.wall.total)}, reward ${percent(r.wall.reward, r.wall.total)}, update ${percent(r.wall.update, r.wall.total)})`]);
+  rows.push(["directory", `<code>${h(run.given)}</code>`]);
+  return `<div class="card"><h3><span class="swatch" style="background:${colorOf(index)}"></span>${h(r.label)}</h3>${run.description ? `<p class="muted" style="margin:0 0 6px">${h(run.description)}</p>` : ""}${kv(rows)}</div>`;
+}
+
+function summaryTable(model: ReportModel): string {
+  const head = ["Run", "Status", "Seed", "Last iteration", "Success", "Reward", ...model.ks.map((k) => `Final pass@${k} [95% CI]`), "Eval iteration", "Wall time"];
+  const body = model.runs.map((r) => {
+    const cells = [
+      `<td>${h(r.label)}</td>`,
+      `<td>${r.run.partial ? `partial (${r.run.iterations}/${r.run.plannedIterations})` : "complete"}</td>`,
+      `<td class="num">${r.run.seed ?? "–"}</td>`,
+      `<td class="num">${r.last.iteration}</td>`,
+      `<td class="num">${fixed(r.last.raw.success as number)}</td>`,
+      `<td class="num">${fixed(r.last.raw.reward as number)}</td>`,
+      ...model.ks.map((k) => `<td class="num">${interval(r.final?.pass.get(k))}</td>`),
+      `<td class="num">${r.final ? r.final.iteration : "–"}</td>`,
+      `<td class="num">${r.wall ? duration(r.wall.total) : "–"}</td>`,
+    ];
+    return `<tr>${cells.join("")}</tr>`;
+  });
+  return table(head, body, [false, false, true, true, true, true, ...model.ks.map(() => true), true, true]);
+}
+
+function table(head: string[], body: string[], numeric: boolean[], caption?: string): string {
+  return `<table>${caption ? `<caption class="muted" style="text-align:left">${caption}</caption>` : ""}<thead><tr>${head.map((c, i) => `<th${numeric[i] ? ' class="num"' : ""}>${h(c)}</th>`).join("")}</tr></thead><tbody>${body.join("")}</tbody></table>`;
+}
+
+function evalTable(r: RunReport, ks: readonly number[]): string {
+  if (r.evals.length === 0) return `<p class="muted">No evaluation yet.</p>`;
+  const head = ["Iteration", "Tasks", "Env errors", ...ks.map((k) => `pass@${k} [95% CI]`), "Source"];
+  const body = r.evals.map(
+    (e) =>
+      `<tr><td class="num">${e.iteration}${e.iteration === 0 ? " (before training)" : ""}</td><td class="num">${e.tasks ?? "–"}</td><td class="num">${e.envErrors ?? "–"}</td>${ks
+        .map((k) => `<td class="num">${interval(e.pass.get(k))}</td>`)
+        .join("")}<td class="muted">${e.source === "metrics" ? "metrics.jsonl" : "eval/*.jsonl (recomputed)"}</td></tr>`,
+  );
+  return table(head, body, [true, true, true, ...ks.map(() => true), false]);
+}
+
+function sideBySide(model: ReportModel): string {
+  const head = ["Run", "Plan hash", "Seed", "Eval iteration", "Tasks", ...model.ks.map((k) => `pass@${k} [95% CI]`)];
+  const body = model.runs.map(
+    (r, i) =>
+      `<tr><td><span class="swatch" style="background:${colorOf(i)}"></span> ${h(r.label)}${i === 0 ? ' <span class="muted">(baseline)</span>' : ""}</td><td><code>${h(shortHash(r.run.hash))}</code></td><td class="num">${r.run.seed ?? "–"}</td><td class="num">${r.final?.iteration ?? "–"}</td><td class="num">${r.final?.tasks ?? "–"}</td>${model.ks
+        .map((k) => `<td class="num">${interval(r.final?.pass.get(k))}</td>`)
+        .join("")}</tr>`,
+  );
+  return table(head, body, [false, false, true, true, true, ...model.ks.map(() => true)]);
+}
+
+function pairedTable(model: ReportModel, rows: readonly PairedRow[]): string {
+  const labels = new Map(model.runs.map((r) => [r.run, r.label]));
+  const head = ["Run", "k", "Tasks paired", "Eval iterations (baseline / run)", "Mean difference [95% CI]", "SE", "Verdict"];
+  const body = rows.map((row) => {
+    const label = h(labels.get(row.run) ?? row.run.variant);
+    if (!row.result) return `<tr><td>${label}</td><td class="num">${row.k || "–"}</td><td class="num">0</td><td class="num">${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}</td><td colspan="3" class="muted">${h(row.reason ?? "")}</td></tr>`;
+    const v = verdict(row.result.interval);
+    const cls = v === "better" ? "better" : v === "worse" ? "worse" : "";
+    return `<tr class="${cls}"><td>${label}</td><td class="num">${row.k}</td><td class="num">${row.tasks}</td><td class="num">${row.baselineIteration} / ${row.iteration}</td><td class="num">${signedInterval({ ...row.result.interval, estimate: row.result.meanDifference })}</td><td class="num">${fixed(row.result.standardError)}</td><td class="verdict">${v}</td></tr>`;
+  });
+  return table(head, body, [false, true, true, true, true, true, false]);
+}
+
+function perTaskDetails(model: ReportModel, rows: readonly PairedRow[]): string {
+  const baseline = model.comparison!.baseline;
+  const labels = new Map(model.runs.map((r) => [r.run, r.label]));
+  return rows
+    .filter((row) => row.result && row.result.differences.length <= 500)
+    .map((row) => {
+      const counts = { better: 0, worse: 0, same: 0 };
+      for (const d of row.result!.differences) counts[d > 0 ? "better" : d < 0 ? "worse" : "same"]++;
+      const diffs = row.result!.differences.map((d) => `<td class="num">${signed(d, 2)}</td>`);
+      const lines: string[] = [];
+      for (let i = 0; i < diffs.length; i += 20) lines.push(`<tr>${diffs.slice(i, i + 20).join("")}</tr>`);
+      return `<details><summary>${h(labels.get(row.run) ?? "")} − ${h(baseline.label)}, pass@${row.k}: per-task differences (${counts.better} better, ${counts.worse} worse, ${counts.same} equal)</summary><table>${lines.join("")}</table></details>`;
+    })
+    .join("");
+}
+
+function chartGrid(charts: readonly RenderedChart[]): string {
+  return `<div class="charts">${charts.map((c) => `<figure class="chart" id="fig-${h(c.spec.id)}">${c.svg}</figure>`).join("")}</div>`;
+}
+
+function legend(model: ReportModel): string {
+  if (model.runs.length < 2) return "";
+  return `<div class="legend">${model.runs.map((r, i) => `<span><span class="swatch" style="background:${colorOf(i)}"></span>${h(r.label)}</span>`).join("")}</div>`;
+}
+
+function wallTable(model: ReportModel): string {
+  const head = ["Run", "Rollout", "Reward", "Update", "Other (eval, checkpoints)", "Total", "Split"];
+  const body = model.runs.map((r) => {
+    const w = r.wall;
+    if (!w) return `<tr><td>${h(r.label)}</td><td colspan="6" class="muted">no timings recorded</td></tr>`;
+    const cell = (x: number) => `<td class="num">${duration(x)} <span class="muted">(${percent(x, w.total)})</span></td>`;
+    const bar = (["rollout", "reward", "update", "other"] as const)
+      .map((p) => (w.total > 0 && w[p] > 0 ? `<span title="${p} ${percent(w[p], w.total)}" style="width:${((100 * w[p]) / w.total).toFixed(2)}%;background:${phaseColors[p]}"></span>` : ""))
+      .join("");
+    return `<tr><td>${h(r.label)}</td>${cell(w.rollout)}${cell(w.reward)}${cell(w.update)}${cell(w.other)}<td class="num">${duration(w.total)}</td><td><div class="bar">${bar}</div></td></tr>`;
+  });
+  const key = `<div class="legend">${(Object.keys(phaseColors) as (keyof typeof phaseColors)[]).map((p) => `<span><span class="swatch" style="background:${phaseColors[p]}"></span>${p}</span>`).join("")}</div>`;
+  return table(head, body, [false, true, true, true, true, true, false]) + key;
+}
+
+export function renderHtml(model: ReportModel): string {
+  const several = model.runs.length > 1;
+  const partial = model.runs.filter((r) => r.run.partial);
+  const notes = [...model.notes, ...model.runs.flatMap((r) => r.run.notes.map((n) => `${r.label}: ${n}`))];
+  if (model.missingCurves.length > 0) notes.push(`Not recorded by any run, so not charted: ${model.missingCurves.join(", ")}.`);
+  const sections: [string, string, string][] = [];
+  sections.push(["runs", several ? "Runs" : "Run", `<div class="cards">${model.runs.map(runCard).join("")}</div>`]);
+  sections.push(["summary", "Summary", summaryTable(model)]);
+  if (several && model.comparison) {
+    sections.push([
+      "comparison",
+      "Comparison",
+      `<h3>Final pass@k per run</h3>${sideBySide(model)}<h3>Paired per-task differences against ${h(model.comparison.baseline.label)}</h3><p class="muted">Each run's pass@k minus the baseline's, task by task over the tasks both evaluated at their last eval; mean difference with its 95% bootstrap interval over tasks. “better”/“worse” when the interval excludes 0.</p>${pairedTable(model, model.comparison.rows)}${perTaskDetails(model, model.comparison.rows)}`,
+    ]);
+  }
+  sections.push(["curves", "Learning curves", `${legend(model)}${chartGrid(model.curves)}`]);
+  sections.push([
+    "eval",
+    "Evaluation",
+    `<p class="muted">pass@k per eval: the unbiased per-task estimate averaged over tasks, with its 95% percentile-bootstrap interval over tasks.</p>${model.evalCharts.length > 0 ? chartGrid(model.evalCharts) : ""}${model.runs.map((r) => `${several ? `<h3>${h(r.label)}</h3>` : ""}${evalTable(r, model.ks)}`).join("")}`,
+  ]);
+  sections.push(["time", "Wall time", wallTable(model)]);
+  if (notes.length > 0) sections.push(["notes", "Notes", `<ul class="notes">${notes.map((n) => `<li>${h(n)}</li>`).join("")}</ul>`]);
+
+  const subtitle = several
+    ? `${model.runs.length} runs: ${model.runs.map((r) => h(r.label)).join(", ")}${partial.length > 0 ? ` — <strong>${partial.length} partial</strong>` : ""}`
+    : `plan <code>${h(shortHash(model.runs[0]!.run.hash))}</code>, seed ${model.runs[0]!.run.seed ?? "–"} — ${statusBadge(model.runs[0]!)}`;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="arl ${h(model.arlVersion)}">
+<title>arl report: ${h(model.title)}</title>
+<style>${css}</style>
+</head>
+<body>
+<main>
+<header class="page">
+<h1>${h(model.title)}</h1>
+<p class="sub">${subtitle}</p>
+<nav class="toc">${sections.map(([id, title]) => `<a href="#${id}">${h(title)}</a>`).join("")}</nav>
+</header>
+${sections.map(([id, title, body]) => `<section id="${id}">\n<h2>${h(title)}</h2>\n${body}\n</section>`).join("\n")}
+<footer>Generated by arl ${h(model.arlVersion)} from ${model.runs.length} run director${model.runs.length === 1 ? "y" : "ies"}. Self-contained: no scripts, no network resources.</footer>
+</main>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,119 @@
+// The markdown summary of a report (report.md): the tables of the HTML page without the charts,
+// for pull requests, notebooks and terminals.
+import { duration, escapeMarkdown as e, fixed, interval, jsonValue, percent, signedInterval, verdict } from "./format.js";
+import type { ReportModel, RunReport } from "./index.js";
+import { shortHash, type JsonObject } from "./load.js";
+
+function table(head: string[], rows: string[][], numeric: boolean[]): string {
+  const align = head.map((_, i) => (numeric[i] ? "---:" : "---"));
+  return [`| ${head.join(" | ")} |`, `| ${align.join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+}
+
+function objectOf(x: unknown): JsonObject | undefined {
+  return typeof x === "object" && x !== null && !Array.isArray(x) ? (x as JsonObject) : undefined;
+}
+
+function status(r: RunReport): string {
+  return r.run.partial ? `partial (${r.run.iterations} of ${r.run.plannedIterations} iterations)` : `complete (${r.run.iterations} iterations)`;
+}
+
+function header(r: RunReport): string {
+  const m = r.run.manifest;
+  const trainer = objectOf(m?.trainer);
+  const versions = objectOf(m?.versions);
+  const model = objectOf(m?.model);
+  const lines = [
+    `- experiment: ${e(r.run.experiment)}`,
+    `- variant: ${e(r.run.variant)}`,
+    `- status: ${status(r)}`,
+    `- plan hash: \`${r.run.hash}\``,
+    `- seed: ${r.run.seed ?? "–"}`,
+    `- trainer: ${trainer ? e([trainer.name, trainer.version].filter((x) => x !== undefined && x !== null).map(String).join(" ")) : "–"}`,
+    `- model: ${model ? e(jsonValue(model.name ?? "?")) : "–"}`,
+    `- versions: ${versions ? e(Object.entries(versions).map(([k, v]) => `${k} ${jsonValue(v)}`).join(", ")) : "–"}`,
+  ];
+  if (r.run.overrides.length > 0) lines.push(`- overrides: ${r.run.overrides.map((o) => `\`${o.path} = ${JSON.stringify(o.value)}\``).join(", ")}`);
+  if (r.wall) {
+    const w = r.wall;
+    lines.push(`- wall time: ${duration(w.total)} — rollout ${duration(w.rollout)} (${percent(w.rollout, w.total)}), reward ${duration(w.reward)} (${percent(w.reward, w.total)}), update ${duration(w.update)} (${percent(w.update, w.total)}), other ${duration(w.other)} (${percent(w.other, w.total)})`);
+  }
+  lines.push(`- directory: \`${r.run.given}\``);
+  return lines.join("\n");
+}
+
+export function renderMarkdown(model: ReportModel): string {
+  const several = model.runs.length > 1;
+  const out: string[] = [`# arl report: ${e(model.title)}`, ""];
+  for (const r of model.runs) {
+    if (several) out.push(`## Run ${e(r.label)}`, "");
+    out.push(header(r), "");
+  }
+
+  out.push("## Summary", "");
+  out.push(
+    table(
+      ["Run", "Status", "Seed", "Last iteration", "Success", "Reward", ...model.ks.map((k) => `Final pass@${k} [95% CI]`), "Eval iteration", "Wall time"],
+      model.runs.map((r) => [
+        e(r.label),
+        r.run.partial ? `partial (${r.run.iterations}/${r.run.plannedIterations})` : "complete",
+        String(r.run.seed ?? "–"),
+        String(r.last.iteration),
+        fixed(r.last.raw.success as number),
+        fixed(r.last.raw.reward as number),
+        ...model.ks.map((k) => interval(r.final?.pass.get(k))),
+        r.final ? String(r.final.iteration) : "–",
+        r.wall ? duration(r.wall.total) : "–",
+      ]),
+      [false, false, true, true, true, true, ...model.ks.map(() => true), true, true],
+    ),
+    "",
+  );
+
+  if (several && model.comparison) {
+    const labels = new Map(model.runs.map((r) => [r.run, r.label]));
+    out.push("## Comparison", "", "### Final pass@k per run", "");
+    out.push(
+      table(
+        ["Run", "Plan hash", "Eval iteration", "Tasks", ...model.ks.map((k) => `pass@${k} [95% CI]`)],
+        model.runs.map((r, i) => [`${e(r.label)}${i === 0 ? " (baseline)" : ""}`, `\`${shortHash(r.run.hash)}\``, String(r.final?.iteration ?? "–"), String(r.final?.tasks ?? "–"), ...model.ks.map((k) => interval(r.final?.pass.get(k)))]),
+        [false, false, true, true, ...model.ks.map(() => true)],
+      ),
+      "",
+    );
+    out.push(`### Paired per-task differences against ${e(model.comparison.baseline.label)}`, "", "Run minus baseline, over the tasks both evaluated at their last eval; 95% bootstrap interval over tasks.", "");
+    out.push(
+      table(
+        ["Run", "k", "Tasks paired", "Eval iterations", "Mean difference [95% CI]", "SE", "Verdict"],
+        model.comparison.rows.map((row) =>
+          row.result
+            ? [e(labels.get(row.run) ?? ""), String(row.k), String(row.tasks), `${row.baselineIteration} / ${row.iteration}`, signedInterval({ ...row.result.interval, estimate: row.result.meanDifference }), fixed(row.result.standardError), verdict(row.result.interval)]
+            : [e(labels.get(row.run) ?? ""), row.k ? String(row.k) : "–", "0", `${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}`, "–", "–", e(row.reason ?? "")],
+        ),
+        [false, true, true, true, true, true, false],
+      ),
+      "",
+    );
+  }
+
+  out.push("## Evaluation", "");
+  for (const r of model.runs) {
+    if (several) out.push(`### ${e(r.label)}`, "");
+    if (r.evals.length === 0) {
+      out.push("No evaluation yet.", "");
+      continue;
+    }
+    out.push(
+      table(
+        ["Iteration", "Tasks", "Env errors", ...model.ks.map((k) => `pass@${k} [95% CI]`)],
+        r.evals.map((ev) => [String(ev.iteration), String(ev.tasks ?? "–"), String(ev.envErrors ?? "–"), ...model.ks.map((k) => interval(ev.pass.get(k)))]),
+        [true, true, true, ...model.ks.map(() => true)],
+      ),
+      "",
+    );
+  }
+
+  const notes = [...model.notes, ...model.runs.flatMap((r) => r.run.notes.map((n) => `${r.label}: ${n}`))];
+  if (notes.length > 0) out.push("## Notes", "", ...notes.map((n) => `- ${e(n)}`), "");
+  out.push(`Learning curves are in report.html. Generated by arl ${model.arlVersion}.`, "");
+  return out.join("\n");
+}

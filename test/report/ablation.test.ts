@@ -1,0 +1,47 @@
+// `arl report` on real run directories: a two-variant ablation run through the orchestrator
+// (scripted trainer double, subprocess env), reported side by side.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runArl } from "../helpers/cli.js";
+import { runAblation, tempDir } from "./fixtures.js";
+
+describe("arl report on runs of an ablation", () => {
+  it("reports the variants' learning curves, evals and paired per-task differences", async () => {
+    const [g4, g2] = await runAblation(2);
+    const cwd = tempDir("arl-report-cwd-");
+    const run = await runArl(["report", g4!, g2!, "--out", "cmp"], { cwd });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("cmp/report.html\ncmp/report.md\n");
+    const html = readFileSync(path.join(cwd, "cmp", "report.html"), "utf8");
+    const md = readFileSync(path.join(cwd, "cmp", "report.md"), "utf8");
+
+    // Header from plan.json and manifest.json.
+    for (const dir of [g4!, g2!]) {
+      const plan = JSON.parse(readFileSync(path.join(dir, "plan.json"), "utf8"));
+      expect(html).toContain(plan.hash);
+      expect(md).toContain(plan.hash);
+    }
+    expect(html).toContain("<dt>trainer</dt><dd>scripted-double 0</dd>");
+    expect(html).toContain(`node ${process.version}`);
+
+    // Learning curves of both runs, as SVG.
+    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+
+    // The eval table has each run's recorded numbers (iteration 2), and iteration 0 recomputed.
+    for (const dir of [g4!, g2!]) {
+      const metrics = readFileSync(path.join(dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const ev = metrics[1].eval as Record<string, number>;
+      for (const k of [1, 2]) expect(html).toContain(`${ev[`pass@${k}`]!.toFixed(3)} [${ev[`pass@${k}_low`]!.toFixed(3)}, ${ev[`pass@${k}_high`]!.toFixed(3)}]`);
+    }
+    expect((html.match(/0 \(before training\)/g) ?? []).length).toBe(2);
+
+    // Paired differences over the 6 eval tasks both variants evaluated at iteration 2.
+    for (const k of [1, 2]) {
+      expect(html).toMatch(new RegExp(`<td>g2</td><td class="num">${k}</td><td class="num">6</td><td class="num">2 / 2</td><td class="num">[-+]?\\d\\.\\d{3} \\[`));
+      expect(md).toMatch(new RegExp(`\\| g2 \\| ${k} \\| 6 \\| 2 / 2 \\| [-+]?\\d\\.\\d{3} \\[`));
+    }
+    expect(html).not.toMatch(/https?:\/\//);
+  }, 180_000);
+});
