@@ -1,0 +1,277 @@
+// External environments as HTTP task servers (AgentBench / AgentRL style), one server session
+// per episode (isolated). The adapter speaks only to the URL the plan gives (no proxies, no
+// redirects followed) with Node's global fetch.
+//
+// Wire format. Every call is `POST {url}/{op}` with a JSON object body (Content-Type:
+// application/json) and is answered with a JSON object; `{url}` is the plan's `url` without a
+// trailing slash (its query string, if any, is kept).
+//
+//   POST {url}/reset    {"task": <plan's task name, or null>, "index": <task id>, "seed": <int>}
+//                    -> {"session": <string | integer>, "observation": <string>,
+//                        "signals"?: {name: number | bool | string}, "tools"?: [<tool>, ...]}
+//   POST {url}/step     {"session": <session>, "call": {"name": <string>, "arguments": {...}}}
+//                    -> {"observation": <string>, "terminated": <bool>, "signals"?: {...}}
+//   POST {url}/outcome  {"session": <session>}
+//                    -> {"signals": {...}}
+//   POST {url}/close    {"session": <session>}
+//                    -> anything (body ignored)
+//
+// Fields marked `?` may be left out (signals default to {}; tools are accepted and not used:
+// the plan declares the tools). Signal values other than numbers, booleans and strings are
+// dropped, as with the subprocess adapter. A bad tool call (unknown name, bad arguments) is the
+// policy's failure: the server answers it with an error observation, not an HTTP error. A
+// server-side failure is a non-2xx status, ideally with a body {"error": "<message>"}, or a 2xx
+// body {"error": "<message>"} (a server-reported error). Servers must keep a session until its
+// close, and make reset, outcome and close safe to repeat (outcome answers the same signals;
+// close of an unknown session may answer 404, which counts as closed).
+//
+// Time limits and retries. Each call, body included, is aborted after the plan's `timeout_s`.
+// reset, outcome and close are idempotent and are tried up to 1 + `retries` times, waiting
+// 100 ms, 200 ms, 400 ms, ... (at most 2 s) between tries, after any failure except a protocol
+// one (connection failures, timeouts, 408/429/5xx statuses, server-reported errors); an
+// unusable URL fails at once. step may have side effects and is tried once: a failed step is an
+// env error. A reset retried after a timeout may leave the server a session it never hears of
+// again (its answer was lost): servers should expire idle sessions.
+//
+// Failures are always EnvError (nothing else leaves an instance), of kind:
+//   unavailable  no connection: refused, DNS failure, host/network unreachable, an unusable
+//                URL; also a 429 (server overloaded)
+//   timeout      no complete answer within timeout_s; also a 408
+//   protocol     the answer breaks this format: not JSON, not an object, a missing or mistyped
+//                field, a redirect, a 4xx status (the server rejected our request)
+//   crash        a 5xx status (after retries, for idempotent calls), a server-reported error,
+//                or the connection closed mid-call
+import type { PlanEnv } from "../plan/schema.js";
+import type { ToolCall } from "../runtime/tool-calls.js";
+import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "./types.js";
+
+export type HttpEnv = Extract<PlanEnv, { kind: "http" }>;
+
+type Op = "reset" | "step" | "outcome" | "close";
+type ErrorKind = EnvError["kind"];
+type Session = string | number;
+
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_MAX_MS = 2000;
+
+/** Error codes (Node's and undici's) meaning no connection to the server could be made. */
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EAI_FAIL",
+  "EAI_NODATA",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+const TIMEOUT_CODES = new Set(["ETIMEDOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+/** The error code of a fetch failure: on the error, its cause, or the first of an AggregateError. */
+function errorCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const o = e as { code?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof o.code === "string") return o.code;
+    if (Array.isArray(o.errors) && o.errors.length > 0) e = o.errors[0];
+    else e = o.cause;
+  }
+  return undefined;
+}
+
+function errorText(error: unknown): string {
+  const code = errorCode(error);
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  const message = cause instanceof Error && cause.message ? cause.message : error instanceof Error ? error.message : String(error);
+  return code && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+/** The kind of a failure thrown by fetch (or by reading a body) that was not our timeout. */
+export function classifyFetchError(error: unknown): ErrorKind {
+  const code = errorCode(error);
+  if (code && UNAVAILABLE_CODES.has(code)) return "unavailable";
+  if (code && TIMEOUT_CODES.has(code)) return "timeout";
+  if (error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")) return "timeout";
+  return "crash";
+}
+
+/** The kind of a non-2xx status. */
+export function classifyStatus(status: number): ErrorKind {
+  if (status === 408) return "timeout";
+  if (status === 429) return "unavailable";
+  if (status >= 500) return "crash";
+  return "protocol";
+}
+
+/** Retried for idempotent calls: anything but a protocol failure, which would only repeat. */
+const retryable = (kind: ErrorKind) => kind !== "protocol";
+
+function endpoint(url: string, op: Op): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new EnvError(`env server URL '${url}' is not a valid URL`, "unavailable");
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new EnvError(`env server URL '${url}' is not http(s)`, "unavailable");
+  if (u.username || u.password) throw new EnvError(`env server URL '${u.host}' holds credentials; they are not sent`, "unavailable");
+  u.pathname = `${u.pathname.replace(/\/+$/, "")}/${op}`;
+  u.hash = "";
+  return u;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function signals(v: unknown, where: string): Signals {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== "object" || Array.isArray(v)) throw new EnvError(`env server's ${where} answer has "signals" that is not a JSON object`, "protocol");
+  const out: Record<string, number | boolean | string> = {};
+  for (const [k, x] of Object.entries(v)) if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  return out;
+}
+
+function observation(r: Record<string, unknown>, where: string): string {
+  if (typeof r.observation !== "string") throw new EnvError(`env server's ${where} answer has no string "observation"`, "protocol");
+  return r.observation;
+}
+
+export class HttpInstance implements EnvInstance {
+  private session: Session | undefined;
+
+  constructor(
+    private readonly env: HttpEnv,
+    private readonly task: number,
+    private readonly seed: number,
+  ) {}
+
+  /** The server's session of the current episode (undefined before reset and after close). */
+  get sessionId(): Session | undefined {
+    return this.session;
+  }
+
+  /** One try of one call; every failure becomes an EnvError. */
+  private async once(op: Op, url: URL, body: object): Promise<Record<string, unknown>> {
+    const where = `'${op}' at ${url.origin}${url.pathname}`;
+    let payload: string;
+    try {
+      payload = JSON.stringify(body);
+    } catch (error) {
+      throw new EnvError(`could not encode the ${op} request as JSON: ${(error as Error).message}`, "protocol");
+    }
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, Math.min(this.env.timeout_s * 1000, 2 ** 31 - 1)); // setTimeout's largest delay
+    let status: number;
+    let text: string;
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: payload,
+        redirect: "manual",
+        signal: controller.signal,
+      });
+      status = response.status;
+      text = await response.text();
+    } catch (error) {
+      if (timedOut) throw new EnvError(`env server did not answer ${where} within ${this.env.timeout_s} s`, "timeout");
+      const kind = classifyFetchError(error);
+      const what = kind === "unavailable" ? "could not reach env server for" : kind === "timeout" ? "timed out on" : "connection failed during";
+      throw new EnvError(`${what} ${where}: ${errorText(error)}`, kind);
+    } finally {
+      clearTimeout(timer);
+    }
+
+    let parsed: unknown;
+    let isJson = true;
+    try {
+      parsed = text.length > 0 ? JSON.parse(text) : undefined;
+    } catch {
+      isJson = false;
+    }
+    const reported = isJson && parsed && typeof parsed === "object" && typeof (parsed as { error?: unknown }).error === "string" ? (parsed as { error: string }).error : undefined;
+
+    if (status < 200 || status > 299) {
+      if (op === "close" && status === 404) return {};
+      const detail = reported ?? text.trim().slice(0, 200);
+      const what = status >= 300 && status < 400 ? "redirected (not followed)" : `answered HTTP ${status}`;
+      throw new EnvError(`env server ${what} on ${where}${detail ? `: ${detail}` : ""}`, status >= 300 && status < 400 ? "protocol" : classifyStatus(status));
+    }
+    if (op === "close") return {};
+    if (!isJson) throw new EnvError(`env server answered ${where} with something that is not JSON: ${text.slice(0, 80)}`, "protocol");
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new EnvError(`env server answered ${where} with something other than a JSON object`, "protocol");
+    if (reported !== undefined) throw new EnvError(`env server reported an error on ${where}: ${reported}`, "crash");
+    return parsed as Record<string, unknown>;
+  }
+
+  /** A call with retries (idempotent ones only) and backoff; throws the last EnvError. */
+  private async call(op: Op, body: object): Promise<Record<string, unknown>> {
+    const url = endpoint(this.env.url, op); // an unusable URL fails at once, without retries
+    const tries = op === "step" ? 1 : 1 + this.env.retries;
+    let last: EnvError | undefined;
+    for (let attempt = 0; attempt < tries; attempt++) {
+      if (attempt > 0) await sleep(Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1)));
+      try {
+        return await this.once(op, url, body);
+      } catch (error) {
+        last = error instanceof EnvError ? error : new EnvError(`unexpected failure of '${op}': ${errorText(error)}`, "crash");
+        if (!retryable(last.kind)) break;
+      }
+    }
+    if (tries > 1 && retryable(last!.kind)) last = new EnvError(`${last!.message} (after ${tries} tries)`, last!.kind);
+    throw last!;
+  }
+
+  private requireSession(op: Op): Session {
+    if (this.session === undefined) throw new EnvError(`'${op}' before reset: the episode has no server session`, "protocol");
+    return this.session;
+  }
+
+  async reset(): Promise<Observation> {
+    if (this.session !== undefined) await this.close().catch(() => undefined);
+    const r = await this.call("reset", { task: this.env.task, index: this.task, seed: this.seed });
+    const session = r.session;
+    if (!((typeof session === "string" && session.length > 0) || (typeof session === "number" && Number.isSafeInteger(session))))
+      throw new EnvError(`env server's reset answer has no "session" (a non-empty string or an integer)`, "protocol");
+    this.session = session;
+    if (r.tools !== undefined && !Array.isArray(r.tools)) throw new EnvError(`env server's reset answer has "tools" that is not an array`, "protocol");
+    return { text: observation(r, "reset"), signals: signals(r.signals, "reset") };
+  }
+
+  async step(call: ToolCall): Promise<StepResult> {
+    const session = this.requireSession("step");
+    const r = await this.call("step", { session, call: { name: call.name, arguments: call.arguments ?? {} } });
+    if (typeof r.terminated !== "boolean") throw new EnvError(`env server's step answer has no boolean "terminated"`, "protocol");
+    return { text: observation(r, "step"), signals: signals(r.signals, "step"), terminated: r.terminated };
+  }
+
+  async outcome(): Promise<Signals> {
+    const session = this.requireSession("outcome");
+    const r = await this.call("outcome", { session });
+    if (!r.signals || typeof r.signals !== "object" || Array.isArray(r.signals)) throw new EnvError(`env server's outcome answer has no "signals" object`, "protocol");
+    return signals(r.signals, "outcome");
+  }
+
+  async close(): Promise<void> {
+    const session = this.session;
+    if (session === undefined) return;
+    this.session = undefined;
+    await this.call("close", { session });
+  }
+}
+
+export const httpEnv: EnvKind<HttpEnv> = {
+  kind: "http",
+  async create(env, task, seed) {
+    return new HttpInstance(env, task, seed);
+  },
+  vocabulary() {
+    return [];
+  },
+};
