@@ -6,6 +6,7 @@ import { frontendSection } from "./frontend.js";
 import { planSection } from "./plan.js";
 import { lspSection } from "./lsp.js";
 import { protocolSection } from "./protocol.js";
+import { roomsSection, sqlSection, findmaxSection } from "./envs.js";
 import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 
 function option(args: readonly string[], name: string): number | undefined {
@@ -24,7 +25,7 @@ async function main(args: readonly string[]): Promise<void> {
     warmup: option(args, "--warmup") ?? defaultMeasureOptions.warmup,
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
-  const sections: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), planSection(measure), protocolSection(measure), lspSection(measure)];
+  const sections: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure)];
 
   const environment = {
     node: process.version,

@@ -1,7 +1,15 @@
 // Every environment kind this runtime can run, by the `kind` a plan names.
+import { findmaxEnv } from "./findmax/index.js";
+import { httpEnv } from "./http.js";
+import { roomsEnv } from "./rooms/index.js";
+import { sqlEnv } from "./sql/index.js";
 import { subprocessEnv } from "./subprocess.js";
 import type { EnvKind } from "./types.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
+  ["findmax", findmaxEnv as EnvKind],
+  ["http", httpEnv as EnvKind],
+  ["rooms", roomsEnv as EnvKind],
+  ["sql", sqlEnv as EnvKind],
   ["subprocess", subprocessEnv as EnvKind],
 ]);

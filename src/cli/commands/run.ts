@@ -27,7 +27,9 @@ Options:
   --out DIR               where run directories go (default: runs)
   --backend local|torch   override the plan's trainer backend
   --resume RUN_DIR        continue an interrupted run from its last committed iteration
-  --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)`;
+  --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)
+  --data-root DIR         where the data files a plan names (relative paths) are found
+                          (default: the spec's folder; for a plan file, its folder)`;
 
 function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
@@ -62,7 +64,7 @@ export const runCommand: Command = {
       parsed = parseArgs({
         args: [...args],
         allowPositionals: true,
-        options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" } },
+        options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "data-root": { type: "string" } },
       });
     } catch (error) {
       throw new UsageError((error as Error).message);
@@ -70,6 +72,11 @@ export const runCommand: Command = {
     const v = parsed.values;
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
+
+    // Plans name data files relative to the entry spec; the runtime resolves them from here.
+    const target = parsed.positionals[0]?.split("#")[0];
+    const dataRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : target ? path.dirname(path.resolve(io.cwd, target)) : undefined;
+    if (dataRoot) process.env.ARL_SPEC_DIR = dataRoot;
 
     let jobs: { plan: Plan; dir: RunDirectory }[];
     if (v.resume) {
