@@ -48,26 +48,20 @@ export interface DiagnosticData {
   readonly hint?: string;
 }
 
-/**
- * The message as the editor shows it: the CLI's message, then the hint on its own line as
- * `hint: ...` (the CLI prints `= hint: ...` under the code frame). Every client shows it,
- * unlike related information, which some hide.
- */
-export function lspMessage(d: Pick<Diagnostic, "message" | "hint">): string {
-  return d.hint ? `${d.message}\nhint: ${d.hint}` : d.message;
-}
-
 export function toLspDiagnostic(d: Diagnostic, uriOf: (file: string) => string): LspDiagnostic {
   const related: DiagnosticRelatedInformation[] = (d.related ?? []).map((r) => ({
     location: { uri: uriOf(r.file), range: toLspRange(r.range) },
     message: r.message,
   }));
+  // The message is exactly arl check's; the hint (the CLI's `= hint:` line) rides along as
+  // related information at the diagnostic's own place, and as data for code actions.
+  if (d.hint) related.push({ location: { uri: uriOf(d.file), range: toLspRange(d.range) }, message: `hint: ${d.hint}` });
   return {
     range: toLspRange(d.range),
     severity: severities[d.severity],
     code: d.code,
     source: DIAGNOSTIC_SOURCE,
-    message: lspMessage(d),
+    message: d.message,
     ...(related.length > 0 ? { relatedInformation: related } : {}),
     data: (d.hint ? { hint: d.hint } : {}) satisfies DiagnosticData,
   };

@@ -254,8 +254,7 @@ export function checkAllAsLsp(files: readonly string[]): Map<string, Diagnostic[
       severity: severity[d.severity]!,
       code: d.code,
       source: "arl",
-      message: d.hint ? `${d.message}\nhint: ${d.hint}` : d.message,
-      ...(d.related?.length ? { relatedInformation: d.related.map((x) => ({ location: { uri: pathToFileURL(abs(x.file)).href, range: range(x.range) }, message: x.message })) } : {}),
+      message: d.message,
     });
   }
   return out;
@@ -267,8 +266,12 @@ export function messageOf(d: Diagnostic): string {
 }
 
 /** A published diagnostic without the server's private `data`. */
+/**
+ * A published diagnostic as `arl check --format json` describes it: without the server's
+ * private `data` and the related information (notes and hints) the JSON shape leaves out.
+ */
 export function comparable(d: Diagnostic): Diagnostic {
-  const { data: _data, ...rest } = d;
+  const { data: _data, relatedInformation: _related, ...rest } = d;
   return rest;
 }
 

@@ -1,5 +1,5 @@
 // Diagnostics over the protocol: on open and on change, equal to `arl check --format json` for
-// the same text (converted to 0-based LSP ranges, the hint appended to the message); debounced;
+// the same text (converted to 0-based LSP ranges; hints as related information); debounced;
 // re-published for open documents that import a changed file, and only for those.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -65,7 +65,8 @@ describe("diagnostics on open", () => {
     const published = client.publishedFor(specs.uri("imports.arl")).at(-1)!;
     const duplicate = published.diagnostics.find((d) => d.code === "duplicate-import")!;
     expect(duplicate.relatedInformation?.[0]).toMatchObject({ location: { uri: specs.uri("imports.arl"), range: { start: { line: 2, character: 0 } } }, message: "first imported here" });
-    expect(duplicate.message).toBe("the name 'lib' is imported twice\nhint: give one of them another name with 'as'");
+    expect(duplicate.message).toBe("the name 'lib' is imported twice");
+    expect(duplicate.relatedInformation?.[1]).toMatchObject({ location: { uri: specs.uri("imports.arl"), range: duplicate.range }, message: "hint: give one of them another name with 'as'" });
     expect(duplicate.data).toEqual({ hint: "give one of them another name with 'as'" });
     const lint = client.publishedFor(specs.uri("lint.arl")).at(-1)!.diagnostics.find((d) => d.code === "self-inclusive-baseline")!;
     expect(lint.severity).toBe(2);
@@ -141,7 +142,7 @@ describe("diagnostics on change", () => {
     expect(republished.version).toBe(client.publishedFor(main).at(-2)!.version);
     const missing = republished.diagnostics.find((d) => d.code === "unresolved-reference")!;
     expect(missing.message).toContain("lib.small");
-    expect(missing.message).toContain("did you mean 'lib.smaller'?");
+    expect(missing.relatedInformation?.map((r) => r.message)).toContain("hint: did you mean 'lib.smaller'?");
     expect(libPublished.diagnostics).toEqual([]);
     await sleep(300);
     expect(client.publishedFor(alone).length).toBe(aloneBefore);

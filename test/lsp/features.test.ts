@@ -241,7 +241,7 @@ describe("code actions", () => {
     const uri = await openDoc(text);
     const published = client.publishedFor(uri).at(-1)!;
     const unknown = published.diagnostics.find((d) => d.code === "unknown-field")!;
-    expect(unknown.message).toContain("hint: did you mean 'max_turns'?");
+    expect(unknown.relatedInformation?.map((r) => r.message)).toContain("hint: did you mean 'max_turns'?");
     const actions = await client.codeActions(uri, unknown.range, [unknown]);
     const fix = actions.find((a) => a.title === "Change to 'max_turns'");
     expect(fix?.isPreferred).toBe(true);
