@@ -179,26 +179,33 @@ export const precedence = {
   primary: 10,
 } as const;
 
+/** Binding strength of a binary operator, `when` included (written as in the source). */
+export function binaryPrecedence(operator: BinaryOperator | "when"): number {
+  switch (operator) {
+    case "when":
+      return precedence.when;
+    case "or":
+      return precedence.or;
+    case "and":
+      return precedence.and;
+    case "+":
+    case "-":
+      return precedence.additive;
+    case "*":
+    case "/":
+    case "%":
+      return precedence.multiplicative;
+    default:
+      return precedence.comparison;
+  }
+}
+
 export function expressionPrecedence(e: Expression): number {
   switch (e.kind) {
     case "When":
       return precedence.when;
     case "Binary":
-      switch (e.operator) {
-        case "or":
-          return precedence.or;
-        case "and":
-          return precedence.and;
-        case "+":
-        case "-":
-          return precedence.additive;
-        case "*":
-        case "/":
-        case "%":
-          return precedence.multiplicative;
-        default:
-          return precedence.comparison;
-      }
+      return binaryPrecedence(e.operator);
     case "Unary":
       return e.operator === "not" ? precedence.not : precedence.unary;
     case "Member":

@@ -3,7 +3,7 @@
 import type { CstElement, CstNode, IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
-import { precedence } from "./ast.js";
+import { binaryPrecedence, precedence } from "./ast.js";
 import { tokenEndOffset } from "./lexer.js";
 import type { LineIndex, Range } from "./source.js";
 import * as t from "./tokens.js";
@@ -450,26 +450,6 @@ export function dedent(raw: string): string {
 
 const OPERATOR_KEYS = [t.When.name, t.Or.name, t.And.name, "ComparisonOp", "AdditiveOp", "MultiplicativeOp"];
 
-function binaryPrecedence(op: IToken): number {
-  switch (op.image) {
-    case "when":
-      return precedence.when;
-    case "or":
-      return precedence.or;
-    case "and":
-      return precedence.and;
-    case "+":
-    case "-":
-      return precedence.additive;
-    case "*":
-    case "/":
-    case "%":
-      return precedence.multiplicative;
-    default:
-      return precedence.comparison;
-  }
-}
-
 /** Precedence climbing over one flat `operand (operator operand)*` sequence. */
 class ExpressionBuilder {
   private next = 0;
@@ -491,7 +471,7 @@ class ExpressionBuilder {
     let comparedAt: IToken | undefined;
     while (this.next <= this.operators.length && this.next >= 1) {
       const op = this.operators[this.next - 1]!;
-      const p = binaryPrecedence(op);
+      const p = binaryPrecedence(op.image as ast.BinaryOperator | "when");
       if (p < minPrecedence) break;
       if (p === precedence.comparison) {
         if (comparedAt) this.b.syntaxError(op, "comparisons cannot be chained", "combine them with 'and': a < b and b < c");

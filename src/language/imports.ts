@@ -1,10 +1,11 @@
 // Import resolution for one compilation: "std/..." resolves into the stdlib shipped with the
 // package, "./x" and "../x" from the importing file. Imports may not leave the entry file's
 // directory tree; cycles and missing files are diagnosed. Each file is read and parsed once.
-import { readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { arlFilesBelow, importPathBelow } from "./arl-files.js";
 import type { ImportDecl } from "./ast.js";
 import { parse, type ParseResult } from "./parse.js";
 
@@ -213,21 +214,6 @@ export class ModuleLoader {
 let stdlibListing: string[] | undefined;
 
 function listStdlib(root: string): string[] {
-  if (stdlibListing) return stdlibListing;
-  const out: string[] = [];
-  const walk = (dir: string, prefix: string) => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.isDirectory()) walk(path.join(dir, e.name), `${prefix}${e.name}/`);
-      else if (e.name.endsWith(".arl")) out.push(`"${prefix}${e.name.slice(0, -4)}"`);
-    }
-  };
-  walk(root, "");
-  stdlibListing = out.sort();
+  stdlibListing ??= arlFilesBelow(root).map((f) => `"${importPathBelow(root, f)}"`);
   return stdlibListing;
 }

@@ -2,8 +2,8 @@
 // `outcome.` and friends, tools after `<env>.`, declarations after `alias.` and `extends`, and
 // stdlib paths in imports. The context comes from the tokens before the cursor, so it works
 // in unfinished text.
-import { readdirSync, type Dirent } from "node:fs";
 import path from "node:path";
+import { arlFilesBelow, importPathBelow } from "../language/arl-files.js";
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from "vscode-languageserver/node";
 import { STDLIB_ROOT } from "../language/imports.js";
 import type { LineIndex } from "../language/source.js";
@@ -283,24 +283,14 @@ function extendsItems(ctx: Extract<CursorContext, { kind: "extends" }>, snapshot
 }
 
 function importItems(snapshot: Snapshot): CompletionItem[] {
-  const out: CompletionItem[] = [];
-  const walk = (dir: string, prefix: string, depth: number, label: (rel: string) => string, skip?: string) => {
-    if (depth > 4) return;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.name.startsWith(".") || e.name === "node_modules") continue;
-      const full = path.join(dir, e.name);
-      if (e.isDirectory()) walk(full, `${prefix}${e.name}/`, depth + 1, label, skip);
-      else if (e.name.endsWith(".arl") && full !== skip) out.push({ label: label(`${prefix}${e.name.slice(0, -4)}`), kind: CompletionItemKind.File });
-    }
-  };
-  walk(STDLIB_ROOT, "", 0, (rel) => rel);
   const entry = snapshot.program.entry;
-  walk(path.dirname(entry), "", 2, (rel) => `./${rel}`, entry);
+  const skipDirs = new Set(["node_modules"]);
+  const labels = [
+    ...arlFilesBelow(STDLIB_ROOT, { skipDirs, maxDepth: 4 }).map((f) => importPathBelow(STDLIB_ROOT, f)),
+    ...arlFilesBelow(path.dirname(entry), { skipDirs, maxDepth: 2 })
+      .filter((f) => f !== entry)
+      .map((f) => `./${importPathBelow(path.dirname(entry), f)}`),
+  ];
+  const out: CompletionItem[] = labels.map((label) => ({ label, kind: CompletionItemKind.File }));
   return out.map((i) => ({ ...i, insertText: i.label, insertTextFormat: InsertTextFormat.PlainText }));
 }
