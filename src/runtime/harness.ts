@@ -126,6 +126,28 @@ async function withTimeout<T>(promise: Promise<T>, seconds: number): Promise<T |
   }
 }
 
+/** Fixed texts the harness itself writes into contexts (observations it makes up). */
+const HARNESS_TEXTS = [
+  "Tools:",
+  "No tool call found. Call one of: ,.",
+  "Error: the tool call is not complete JSON. invalid arguments for there is no tool available must be equal to one of the allowed values have required property",
+  "Refused: the call is blocked by the constraint ''.",
+  "did not finish within s.",
+  '<tool_call> </tool_call> {"name": "arguments": {}}',
+];
+
+/**
+ * Words and symbols the harness can put into a context for this plan: its own messages, the
+ * system prompt and the tool descriptions. Models whose tokenizer is built from a vocabulary
+ * (the embedded model) get these besides the envs' own words.
+ */
+export function harnessVocabulary(plan: Plan): string[] {
+  const texts = [...HARNESS_TEXTS, plan.harness.system_prompt ?? "", describeTools(plan.tools, plan.harness.format), ...plan.tools.map((t) => t.name)];
+  const words = new Set<string>();
+  for (const text of texts) for (const w of text.match(/[A-Za-z0-9_]+|[^\sA-Za-z0-9_]/g) ?? []) words.add(w);
+  return [...words].sort();
+}
+
 export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   const { plan, env, policy, tools } = input;
   const h = plan.harness;

@@ -10,7 +10,7 @@ import { TrainerClient, type TrainerCommand } from "../trainer/protocol/client.j
 import { ragged, row } from "../trainer/protocol/messages.js";
 import { computeAdvantages, type ScoredTrajectory } from "./advantage.js";
 import { readBuffer, TokenBuffer, type TrajectoryRecord } from "./buffer.js";
-import { runEpisode, type Episode } from "./harness.js";
+import { harnessVocabulary, runEpisode, type Episode } from "./harness.js";
 import { TrainerPolicy } from "./policy.js";
 import { episodeRewards } from "./rewards.js";
 import type { RunDirectory, RunState } from "./run-dir.js";
@@ -121,12 +121,12 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   let stopped = false;
   let lastEval: Record<string, number> | undefined;
   try {
-    const vocabulary = [...new Set(envNames(plan).flatMap((n) => [...options.envs.get(plan.envs[n]!.kind)!.vocabulary(plan.envs[n]!)]))].sort();
+    const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => [...options.envs.get(plan.envs[n]!.kind)!.vocabulary(plan.envs[n]!)])])].sort();
     const configured = await trainer.request("configure", {
       seed: plan.seed,
       policy: plan.policy,
       algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
-      vocabulary: vocabulary.length > 0 ? vocabulary : null,
+      vocabulary,
     });
     const stopIds = [configured.tokenizer.eos_id];
     if (state.checkpoint) {

@@ -1,0 +1,52 @@
+// `arl run --backend torch` on a small spec: the runtime drives the PyTorch trainer
+// (runtime-gpu, on CPU here) through the protocol for a whole iteration.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { runArl } from "../helpers/cli.js";
+import { pythonWithTorch } from "../../src/runtime/trainer-command.js";
+
+const envScript = fileURLToPath(new URL("../doubles/counter-env.mjs", import.meta.url));
+const hasTorch = spawnSync(pythonWithTorch(), ["-c", "import torch"], { stdio: "ignore" }).status === 0;
+
+const spec = `
+experiment torch_smoke {
+  seed: 1
+  policy {
+    model: "builtin:tiny"
+    sampling { temperature: 1.0, max_new_tokens: 24 }
+  }
+  env counter {
+    kind: subprocess
+    command: ["${process.execPath}", "${envScript}"]
+    tasks: 10
+    signals {
+      progress { scope: state, type: number, min: 0, max: 1 }
+      success { scope: outcome, type: bool }
+    }
+    tool step { description: "advance the counter" }
+    tool noop { description: "do nothing" }
+  }
+  harness { max_turns: 2, max_response_tokens: 24 }
+  reward { success: outcome.success }
+  algorithm { group_size: 2, advantage { baseline: leave_one_out } }
+  rollout { tasks_per_batch: 2, iterations: 1, concurrency: 4 }
+  eval { every: 1, tasks: 2, k: [1], before_training: false }
+  resources { backend: torch }
+}
+`;
+
+describe.skipIf(!hasTorch)("arl run --backend torch", () => {
+  it("finishes an iteration on CPU through the PyTorch trainer", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-torch-"));
+    writeFileSync(path.join(dir, "smoke.arl"), spec);
+    const run = await runArl(["run", "smoke.arl", "--out", "runs"], { cwd: dir });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/finished after 1 iterations/);
+    expect(run.stdout).toMatch(/iteration 1\/1: success/);
+  }, 300_000);
+});
