@@ -6,6 +6,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Ajv, type ValidateFunction } from "ajv";
 import * as YAML from "yaml";
+import { fileURLToPath } from "node:url";
+import { Compiler } from "../compiler.js";
 import { ModuleLoader } from "../language/imports.js";
 import { lex } from "../language/lexer.js";
 import { parse } from "../language/parse.js";
@@ -525,6 +527,24 @@ function loadYaml(files: readonly string[], validate: ValidateFunction): unknown
   });
 }
 
+/** experiments/findmax-ablations.arl with its experiments renamed, repeated to about `lines` lines. */
+function validSpec(lines: number): { file: string; lines: number; bytes: number; experiments: number; variants: number } {
+  const source = readFileSync(fileURLToPath(new URL("../../experiments/findmax-ablations.arl", import.meta.url)), "utf8");
+  const [head, ...rest] = source.split(/^(?=experiment )/m);
+  const imports = head!.split("\n").filter((l) => l.startsWith("import ")).join("\n");
+  const body = rest.join("");
+  const perCopy = body.split("\n").length;
+  const copies = Math.max(1, Math.round(lines / perCopy));
+  const parts = [imports, ""];
+  for (let i = 0; i < copies; i++) parts.push(body.replace(/\b(findmax_(?:grpo|baselines|reductions))\b/g, `$1_${i}`));
+  const text = parts.join("\n");
+  const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-valid-"));
+  const file = path.join(dir, "valid.arl");
+  writeFileSync(file, text);
+  const experiments = copies * (body.match(/^experiment /gm)?.length ?? 0);
+  return { file, lines: text.split("\n").length, bytes: Buffer.byteLength(text), experiments, variants: copies * 7 };
+}
+
 export function frontendSection(options: MeasureOptions = defaultMeasureOptions, targetLines = 10_000): BenchSection {
   let corpus: Corpus | undefined;
   const get = () => (corpus ??= writeCorpus(targetLines));
@@ -565,6 +585,18 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         results.push(arl, yaml);
         const ratio = arl.medianMs! / yaml.medianMs!;
         results.push({ name: "ratio ARL / (YAML + ajv)", value: ratio, unit: "x", goal: "<= 1.0", met: ratio <= 1.0 });
+
+        // The whole check a user runs: front end, semantic model (extends, variants, zod
+        // schemas), lint rules and plan lowering with the lock check; diagnostics included.
+        // On a spec that is valid all the way (the generated one above is valid syntax only):
+        // the findMax experiments of experiments/ repeated under new names to the same size.
+        const valid = validSpec(c.arlLines);
+        const validErrors = new Compiler().check(valid.file).diagnostics.filter((d) => d.severity === "error");
+        if (validErrors.length > 0) throw new Error(`the valid benchmark spec has errors, first: ${validErrors[0]!.message}`);
+        const check = await timed("ARL: full arl check (types, lint, plans)", () => new Compiler().check(valid.file), { lines: valid.lines, bytes: valid.bytes, note: `${valid.experiments} experiments, ${valid.variants} variants` }, options);
+        results.push(check);
+        const checkRatio = check.medianMs! / yaml.medianMs!;
+        results.push({ name: "ratio full check / (YAML + ajv)", value: checkRatio, unit: "x", note: "YAML + ajv checks types only; the check also lints and lowers every variant" });
 
         // Breakdowns: where each side's time goes (texts already in memory).
         results.push(
