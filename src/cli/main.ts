@@ -9,6 +9,7 @@ import { fmtCommand } from "./commands/fmt.js";
 import { lspCommand } from "./commands/lsp.js";
 import { lockCommand } from "./commands/lock.js";
 import { planCommand } from "./commands/plan.js";
+import { reportCommand } from "./commands/report.js";
 import { runCommand } from "./commands/run.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
@@ -19,7 +20,7 @@ export interface Command {
   run(args: readonly string[], io: CliIO): Promise<number>;
 }
 
-const commands: readonly Command[] = [checkCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [checkCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, reportCommand, conformanceCommand, lspCommand];
 
 export function packageVersion(): string {
   const pkgPath = fileURLToPath(new URL("../../package.json", import.meta.url));

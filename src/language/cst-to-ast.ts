@@ -242,15 +242,28 @@ class AstBuilder {
     for (const p of tokens(c, "segment")) this.keySegments.add(p.startOffset);
     const start = parts[0]!.startOffset;
     const end = tokenEndOffset(parts[parts.length - 1]!);
-    const raw = this.text.slice(start, end);
-    if (/\s/.test(raw)) {
+    // Every piece (names and the '-' between them) must touch the next: no spaces, no comments.
+    const pieces = [...parts, ...tokens(c, "Minus")].sort((a, b) => a.startOffset - b.startOffset);
+    const gap = pieces.some((p, i) => i > 0 && tokenEndOffset(pieces[i - 1]!) !== p.startOffset);
+    if (gap) {
       this.diagnostics.push({
         code: "syntax-error",
         severity: "error",
-        message: `a kebab-case name is written without spaces: '${raw.replace(/\s+/g, "")}'`,
+        message: `a kebab-case name is written without spaces: '${pieces.map((p) => p.image).join("")}'`,
         file: this.file,
         range: this.range(start, end),
-        hint: "remove the spaces around '-'",
+        hint: "remove the spaces (or comments) around '-'",
+      });
+    }
+    const dotted = tokens(c, "segment").find((p) => !/^[A-Za-z0-9_]+$/.test(p.image));
+    if (dotted) {
+      this.diagnostics.push({
+        code: "syntax-error",
+        severity: "error",
+        message: `'${dotted.image}' cannot be part of a kebab-case name`,
+        file: this.file,
+        range: this.tokenRange(dotted),
+        hint: "a segment that starts with a digit holds only letters, digits and '_'; quote the key to use other characters",
       });
     }
     return [{ kind: "Key", name: parts.map((p) => p.image).join("-"), quoted: false, range: this.range(start, end) }];
@@ -389,7 +402,7 @@ class AstBuilder {
 
   private unescape(body: string, tok: IToken): string {
     if (!body.includes("\\")) return body;
-    return body.replace(/\\(u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g, (whole, esc: string, index: number) => {
+    return body.replace(/\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g, (whole, esc: string, index: number) => {
       switch (esc[0]) {
         case "n":
           return "\n";
@@ -404,9 +417,12 @@ class AstBuilder {
         case "\\":
           return "\\";
         case "u": {
+          // A surrogate pair written as two escapes (as in JSON) is one character.
+          if (esc.length === 11) return String.fromCharCode(Number.parseInt(esc.slice(1, 5), 16), Number.parseInt(esc.slice(7, 11), 16));
           const hex = esc.startsWith("u{") ? esc.slice(2, -1) : esc.slice(1);
           const cp = Number.parseInt(hex, 16);
-          if (cp <= 0x10ffff) return String.fromCodePoint(cp);
+          // A lone surrogate is not a character: it cannot be written as UTF-8.
+          if (cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff)) return String.fromCodePoint(cp);
           break;
         }
       }
@@ -435,10 +451,13 @@ function image0Offset(tok: IToken): number {
  * is removed, so a prompt can be indented with the code around it.
  */
 export function dedent(raw: string): string {
-  let s = raw.replace(/\r\n?/g, "\n");
-  if (s.startsWith("\n")) s = s.slice(1);
-  s = s.replace(/\n[ \t]*$/, "");
-  const lines = s.split("\n");
+  const all = raw.replace(/\r\n?/g, "\n").split("\n");
+  // The line break after the opening quotes, and the closing quotes' own line when it holds
+  // only indentation, are layout, not text.
+  if (all.length > 1 && all[0] === "") all.shift();
+  if (raw.includes("\n") && all.length > 0 && /^[ \t]*$/.test(all[all.length - 1]!)) all.pop();
+  const s = all.join("\n");
+  const lines = all;
   let indent = Number.POSITIVE_INFINITY;
   for (const line of lines) {
     if (line.trim() === "") continue;

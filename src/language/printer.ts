@@ -12,15 +12,23 @@
 //   the output keeps all three properties, so formatting is idempotent. Empty ones are `{}`.
 // - Lists and call arguments: on one line with ", " when they fit, otherwise one item per line,
 //   each followed by a comma (so the last one too).
-// - `key: value` with one space; numbers keep their spelling; strings are re-escaped
-//   canonically; `"""` strings stay multi-line, their text re-indented two columns deeper than
-//   the line that opens them, so that the language's dedent gives back the same value.
-// - Expressions get the fewest parentheses that keep their structure.
+// - `key: value` with one space; keys print as written (bare or quoted); numbers keep their
+//   spelling. Strings are re-escaped: `\"`, `\\`, `\n`, `\t`, `\r`, `\0`, and `\uXXXX` for other
+//   control characters, invisible separators, non-space blanks and lone surrogates.
+// - `"""` strings stay multi-line, their text on its own lines two columns deeper than the line
+//   that opens them and the closing quotes at that line's indentation, so that the language's
+//   dedent gives back the same value; `""""""` when empty. In their text, runs of three or more
+//   quotes, a line's last blank and, when every line is indented, the first line's first blank
+//   are escaped (the lexer and dedent would otherwise change the value).
+// - Expressions get the fewest parentheses that keep their structure (`(1).x` keeps them: `1.x`
+//   is one malformed number). A key ending in a digit-led segment is followed by ` .` (`2x .b`).
 // - Every comment is kept: comments between entries, imports, blocks, list items or call
 //   arguments stay there (on their own lines, or after the item when they were on its last
 //   line); comments before a closing bracket or at the end of the file stay there too. A comment
 //   inside an expression or a header is printed just before the token that followed it.
-//   Comments force the construct around them onto several lines.
+//   Comments force the construct around them onto several lines. `///` comments stay right
+//   above what they document; where the input kept a `///` run apart from the next entry with a
+//   token (`/// x` then `, y: 1`), a line holding only `,` keeps it apart in the output.
 //
 // Safety: the output is parsed again and compared with the input (AST without ranges, and the
 // comments); if they differ, the input is refused with an internal-error diagnostic rather than
@@ -270,7 +278,7 @@ function escapeChar(ch: string, code: number): string | undefined {
   return undefined;
 }
 
-/** Escapes a string's characters; `keep` says which characters stay literal. */
+/** Escapes a string's characters for `"..."`, or for `"""` text (newlines and tabs stay). */
 function escapeText(value: string, triple: boolean): string {
   let out = "";
   for (let i = 0; i < value.length; i++) {
@@ -362,7 +370,26 @@ interface Container {
 
 class FormatError extends Error {}
 
-const span = (node: ast.Node): Span => ({ node, start: node.range.start.offset, end: node.range.end.offset });
+/** The last index in [0, length) where `before` holds, for a `before` true on a prefix; or -1. */
+function lastIndex(length: number, before: (i: number) => boolean): number {
+  let lo = 0;
+  let hi = length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (before(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+const isDocElement = (e: { kind: "comment"; c: Comment } | { kind: "span" }): boolean => e.kind === "comment" && e.c.isDoc;
+
+function span(node: ast.Node): Span {
+  // An unnamed argument's range includes the parentheses around it, which the printer may drop:
+  // its span is its value's, as for list items, so comments there are placed the same way.
+  const r = node.kind === "Argument" && !node.name ? node.value.range : node.range;
+  return { node, start: r.start.offset, end: r.end.offset };
+}
 
 class Printer {
   private readonly comments: Comment[];
@@ -418,17 +445,7 @@ class Printer {
     const { spans } = container;
     const inside: Comment[][] = spans.map(() => []);
     for (const c of comments) {
-      // The last span starting before the comment.
-      let lo = 0;
-      let hi = spans.length - 1;
-      let idx = -1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >> 1;
-        if (spans[mid]!.start <= c.start) {
-          idx = mid;
-          lo = mid + 1;
-        } else hi = mid - 1;
-      }
+      const idx = lastIndex(spans.length, (i) => spans[i]!.start <= c.start);
       const prev = idx >= 0 ? spans[idx]! : undefined;
       if (prev && c.start < prev.end) inside[idx]!.push(c);
       else if (prev && !this.hasLineBreak(prev.end, c.start)) this.push(this.trailing, prev.node, c);
@@ -508,14 +525,16 @@ class Printer {
       }
     }
     anchors.sort((a, b) => a.offset - b.offset);
+    containers.sort((a, b) => a.open - b.open);
     const nested = containers.map((): Comment[] => []);
     for (const c of comments) {
-      const k = containers.findIndex((k) => k.open <= c.start && c.end <= k.close);
-      if (k >= 0) {
+      // Containers at one level do not overlap: only the last one opening before `c` can hold it.
+      const k = lastIndex(containers.length, (i) => containers[i]!.open <= c.start);
+      if (k >= 0 && c.end <= containers[k]!.close) {
         nested[k]!.push(c);
         continue;
       }
-      const a = anchors.find((a) => a.offset >= c.end);
+      const a = anchors[lastIndex(anchors.length, (i) => anchors[i]!.offset < c.end) + 1];
       if (a) this.push(a.map, a.key, c);
       else this.push(this.trailing, s.node, c);
     }
@@ -535,15 +554,7 @@ class Printer {
   }
 
   private hasCommentIn(from: number, to: number): boolean {
-    // Comments are few; a linear scan over a sorted list with an early exit is enough.
-    let lo = 0;
-    let hi = this.comments.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.comments[mid]!.start < from) lo = mid + 1;
-      else hi = mid;
-    }
-    const c = this.comments[lo];
+    const c = this.comments[lastIndex(this.comments.length, (i) => this.comments[i]!.start < from) + 1];
     return c !== undefined && c.start < to;
   }
 
@@ -598,6 +609,7 @@ class Printer {
     for (const c of this.dangling.get(key) ?? []) elements.push({ kind: "comment", c, role: "dangling" });
 
     const startOf = (e: Element) => (e.kind === "comment" ? e.c.start : spans[e.index]!.node.range.start.offset);
+    const startAt = (i: number) => startOf(elements[i]!);
     const endOf = (e: Element) => (e.kind === "comment" ? e.c.end : spans[e.index]!.node.range.end.offset);
     // The span a leading comment belongs to is the next span.
     const spanAfter = (i: number) => {
@@ -607,16 +619,22 @@ class Printer {
       }
       return undefined;
     };
+    const commaBefore = style === "list" ? new Set<number>() : this.docSeparators(elements, startAt);
     const parts: Doc[] = [];
-    let seenSpan = false;
-    let commaInGap = false;
+    // Whether the output is still on the last line of the previous span: trailing comments go
+    // there, until a line comment (or one spanning lines) ends it.
+    let onSpanLine = false;
     for (let i = 0; i < elements.length; i++) {
       const e = elements[i]!;
       const prev = elements[i - 1];
+      if (commaBefore.has(i)) {
+        if (style === "document" || !elements.slice(0, i).some((f) => f.kind === "span")) {
+          throw new FormatError("cannot keep a doc comment apart from the entry after it");
+        }
+        parts.push(hardline, ",");
+      }
       if (prev !== undefined) {
-        // After a line comment or one spanning lines, even a trailing comment starts a new line.
-        const endsLine = prev.kind === "comment" && (prev.c.isLine || prev.c.text.includes("\n"));
-        if (e.kind === "comment" && e.role === "trailing" && !endsLine) parts.push(" ");
+        if (e.kind === "comment" && e.role === "trailing" && onSpanLine) parts.push(" ");
         else {
           if (prev.kind === "span" && e.kind === "span") parts.push(style === "body" ? concat([ifBreak("", ","), line]) : style === "list" ? line : hardline);
           else parts.push(style === "list" ? line : hardline);
@@ -627,28 +645,36 @@ class Printer {
         }
       }
       if (e.kind === "span") {
-        const s = spans[e.index]!;
-        parts.push(s.doc);
+        parts.push(spans[e.index]!.doc);
         if (style === "list") parts.push(e.index === spans.length - 1 ? ifBreak(",") : ",");
-        seenSpan = true;
-        commaInGap = false;
-        continue;
-      }
-      parts.push(this.commentDoc(e.c));
-      // A `///` run documents what starts right after it. Where the source had a token between
-      // this doc comment and what now follows it (a comma, a parenthesis), keep them apart with
-      // a comma, the one token allowed there.
-      if (e.c.isDoc && style === "body") {
-        const next = elements[i + 1];
-        const joins = next !== undefined && (next.kind === "span" || next.c.isDoc);
-        if (joins && !/^\s*$/.test(this.text.slice(e.c.end, startOf(next)))) {
-          if (!seenSpan || commaInGap) throw new FormatError("cannot keep a doc comment apart from the entry after it");
-          parts.push(hardline, ",");
-          commaInGap = true;
-        }
+        onSpanLine = true;
+      } else {
+        parts.push(this.commentDoc(e.c));
+        if (e.c.isLine || e.c.text.includes("\n") || e.role !== "trailing") onSpanLine = false;
       }
     }
     return parts;
+  }
+
+  /**
+   * Where a comma must separate doc comments from the entry after them. A run of `///` lines
+   * documents the entry that starts right after it; the output puts comments that the source
+   * kept apart with a token (a comma, a closing parenthesis) next to each other. Runs that
+   * document nothing may merge harmlessly; but the run right before an entry must be exactly the
+   * one that documented it in the source, so a comma (the one token allowed between entries)
+   * goes where that run starts, or right before the entry if it had no documentation.
+   */
+  private docSeparators(elements: readonly ({ kind: "comment"; c: Comment } | { kind: "span" })[], startOf: (i: number) => number): Set<number> {
+    const commas = new Set<number>();
+    elements.forEach((e, i) => {
+      if (e.kind !== "span") return;
+      let first = i; // the first of the doc comments printed right before the entry
+      while (first > 0 && isDocElement(elements[first - 1]!)) first--;
+      let own = i; // the first of those that were right before it in the source too
+      while (own > first && /^\s*$/.test(this.text.slice((elements[own - 1] as { c: Comment }).c.end, startOf(own)))) own--;
+      if (own > first) commas.add(own);
+    });
+    return commas;
   }
 
   // --- declarations -----------------------------------------------------------------------------
@@ -691,7 +717,13 @@ class Printer {
 
   private printField(f: ast.Field): Doc {
     const parts: Doc[] = [];
-    f.path.forEach((k, i) => parts.push(i > 0 ? "." : "", this.anchor(k, k.quoted ? quoteString(k.name) : k.name)));
+    f.path.forEach((k, i) => {
+      // A key ending in a digit-led segment (`below-2x`) would lex as one number with a `.` right
+      // after it (`2x.b`): a space keeps the dot apart.
+      const prev = f.path[i - 1];
+      const dot = prev && !prev.quoted && /(^|-)\d[^-]*$/.test(prev.name) ? " ." : ".";
+      parts.push(i > 0 ? dot : "", this.anchor(k, k.quoted ? quoteString(k.name) : k.name));
+    });
     parts.push(": ", this.printExpression(f.value));
     return concat(parts);
   }
