@@ -19,7 +19,7 @@ import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { splitTasks } from "../../src/runtime/splits.js";
 import type { ToolCall } from "../../src/runtime/tool-calls.js";
-import { compilePlans } from "../helpers/plans.js";
+import { compilePlans, COUNTER_SIGNALS_AND_TOOLS } from "../helpers/plans.js";
 
 const PYTHON = "/usr/bin/python3";
 const serverScript = fileURLToPath(new URL("../../runtime-gpu/reference_env_server.py", import.meta.url));
@@ -426,12 +426,7 @@ experiment http_counting {
     split { train: 0.5, test: 0.5 }
     timeout_s: 5
     retries: 1
-    signals {
-      progress { scope: state, type: number, min: 0, max: 1 }
-      success { scope: outcome, type: bool }
-    }
-    tool step { description: "advance the counter" }
-    tool noop { description: "do nothing" }
+${COUNTER_SIGNALS_AND_TOOLS}
   }
   harness { max_turns: 4 }
   reward { success: outcome.success }

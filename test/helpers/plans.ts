@@ -2,6 +2,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Compiler } from "../../src/compiler.js";
 import { lowerModel } from "../../src/plan/lower.js";
 import type { Plan } from "../../src/plan/schema.js";
@@ -38,4 +39,30 @@ experiment counter_test {
   ${body}
 }
 `;
+}
+
+/** test/doubles/counter-env.mjs: task t asks for `step` called 1 + t % 3 times. */
+export const counterEnvScript = fileURLToPath(new URL("../doubles/counter-env.mjs", import.meta.url));
+/** test/doubles/scripted-trainer.mjs: a protocol double whose policy calls `step` or `noop`. */
+export const scriptedTrainerScript = fileURLToPath(new URL("../doubles/scripted-trainer.mjs", import.meta.url));
+
+/**
+ * The signals and tools of the counter task, as the counter env double and the reference HTTP
+ * server's `counter` task expose them (the names the scripted trainer double calls).
+ */
+export const COUNTER_SIGNALS_AND_TOOLS = `
+    signals {
+      progress { scope: state, type: number, min: 0, max: 1 }
+      success { scope: outcome, type: bool }
+    }
+    tool step { description: "advance the counter" }
+    tool noop { description: "do nothing" }`;
+
+/** `env counter` run by the counter env double as a subprocess. */
+export function counterSubprocessEnv(tasks: number): string {
+  return `env counter {
+    kind: subprocess
+    command: ["${process.execPath}", "${counterEnvScript}"]
+    tasks: ${tasks}${COUNTER_SIGNALS_AND_TOOLS}
+  }`;
 }

@@ -10,26 +10,15 @@ import { bootstrapMeanInterval, passAtK } from "../../src/rl/eval.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { deriveSeed, derivedRandom } from "../../src/runtime/seeds.js";
-import { compilePlans } from "../helpers/plans.js";
+import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
 
-const envScript = fileURLToPath(new URL("../doubles/counter-env.mjs", import.meta.url));
-const trainerScript = fileURLToPath(new URL("../doubles/scripted-trainer.mjs", import.meta.url));
+const trainerScript = scriptedTrainerScript;
 
 export const ablationSpec = (iterations: number, size: { batch: number; evalTasks: number; samples: number } = { batch: 3, evalTasks: 8, samples: 4 }) => `
 experiment counting {
   seed: 3
   policy { model: "builtin:tiny" }
-  env counter {
-    kind: subprocess
-    command: ["${process.execPath}", "${envScript}"]
-    tasks: 40
-    signals {
-      progress { scope: state, type: number, min: 0, max: 1 }
-      success { scope: outcome, type: bool }
-    }
-    tool step { description: "advance the counter" }
-    tool noop { description: "do nothing" }
-  }
+  ${counterSubprocessEnv(40)}
   harness { max_turns: 4 }
   reward {
     success: outcome.success

@@ -11,28 +11,17 @@ import { readBuffer } from "../../src/runtime/buffer.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { compilePlans } from "../helpers/plans.js";
+import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
-const envScript = fileURLToPath(new URL("../doubles/counter-env.mjs", import.meta.url));
-const trainerScript = fileURLToPath(new URL("../doubles/scripted-trainer.mjs", import.meta.url));
+const trainerScript = scriptedTrainerScript;
 const trainer = { file: process.execPath, args: [trainerScript] };
 
 const spec = (iterations: number) => `
 experiment counting {
   seed: 3
   policy { model: "builtin:tiny" }
-  env counter {
-    kind: subprocess
-    command: ["${process.execPath}", "${envScript}"]
-    tasks: 30
-    signals {
-      progress { scope: state, type: number, min: 0, max: 1 }
-      success { scope: outcome, type: bool }
-    }
-    tool step { description: "advance the counter" }
-    tool noop { description: "do nothing" }
-  }
+  ${counterSubprocessEnv(30)}
   harness { max_turns: 4 }
   reward { success: outcome.success }
   algorithm {

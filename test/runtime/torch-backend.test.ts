@@ -4,12 +4,11 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
+import { counterSubprocessEnv } from "../helpers/plans.js";
 import { pythonWithTorch } from "../../src/runtime/trainer-command.js";
 
-const envScript = fileURLToPath(new URL("../doubles/counter-env.mjs", import.meta.url));
 const hasTorch = spawnSync(pythonWithTorch(), ["-c", "import torch"], { stdio: "ignore" }).status === 0;
 
 const spec = `
@@ -19,17 +18,7 @@ experiment torch_smoke {
     model: "builtin:tiny"
     sampling { temperature: 1.0, max_new_tokens: 24 }
   }
-  env counter {
-    kind: subprocess
-    command: ["${process.execPath}", "${envScript}"]
-    tasks: 10
-    signals {
-      progress { scope: state, type: number, min: 0, max: 1 }
-      success { scope: outcome, type: bool }
-    }
-    tool step { description: "advance the counter" }
-    tool noop { description: "do nothing" }
-  }
+  ${counterSubprocessEnv(10)}
   harness { max_turns: 2, max_response_tokens: 24 }
   reward { success: outcome.success }
   algorithm { group_size: 2, advantage { baseline: leave_one_out } }
