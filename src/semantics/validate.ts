@@ -117,6 +117,19 @@ function issueDiagnostics(
     ...(hint ? { hint } : {}),
   });
 
+  /** A required field absent from the block at `parent` (unless that block's extends failed: already reported). */
+  const missing = (parent: readonly PropertyKey[], field: string, detail: string): Diagnostic[] =>
+    extendsFailedAbove(valuesByPath, parent)
+      ? []
+      : [
+          at(
+            blockOrigin(valuesByPath, parent, subject),
+            "missing-field",
+            `missing field '${field}' in ${parent.length > 0 ? `'${dotted(parent)}'` : subject.label}`,
+            `add '${field}: ...'; ${detail}`,
+          ),
+        ];
+
   switch (issue.code) {
     case "unrecognized_keys": {
       const record = found?.exact ? found.value : undefined;
@@ -129,18 +142,7 @@ function issueDiagnostics(
       });
     }
     case "invalid_type": {
-      if (!found?.exact) {
-        const parent = path.slice(0, -1);
-        if (extendsFailedAbove(valuesByPath, parent)) return [];
-        return [
-          at(
-            blockOrigin(valuesByPath, parent, subject),
-            "missing-field",
-            `missing field '${String(path[path.length - 1])}' in ${parent.length > 0 ? `'${dotted(parent)}'` : subject.label}`,
-            `add '${String(path[path.length - 1])}: ...'; it has no default`,
-          ),
-        ];
-      }
+      if (!found?.exact) return missing(path.slice(0, -1), String(path[path.length - 1]), "it has no default");
       return [at(found.value.origin, "type-mismatch", `${where} expects ${describeExpected(issue.expected)}, found ${describeValue(found.value)}`)];
     }
     case "invalid_value": {
@@ -155,18 +157,7 @@ function issueDiagnostics(
       const u = issue as z.core.$ZodIssueInvalidUnion & { discriminator?: string; options?: unknown[] };
       if (u.discriminator && u.options) {
         const options = u.options.map(String);
-        if (!found?.exact) {
-          const parent = path.slice(0, -1);
-          if (extendsFailedAbove(valuesByPath, parent)) return [];
-          return [
-            at(
-              blockOrigin(valuesByPath, parent, subject),
-              "missing-field",
-              `missing field '${u.discriminator}' in ${parent.length > 0 ? `'${dotted(parent)}'` : subject.label}`,
-              `add '${u.discriminator}: ...', one of ${options.join(", ")}`,
-            ),
-          ];
-        }
+        if (!found?.exact) return missing(path.slice(0, -1), u.discriminator, `one of ${options.join(", ")}`);
         const v = found.value;
         const written = v.kind === "name" ? v.path.join(".") : v.kind === "scalar" ? String(v.value) : describeValue(v);
         return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${options.join(", ")}`, didYouMean(written, options))];
