@@ -79,14 +79,12 @@ describe("arl conformance", () => {
     expect(none.stderr).toContain("give at least one vector file");
   });
 
-  it("--trainer is refused until the trainer backends exist; a bad trainer name is a usage error", async () => {
+  it("--trainer local evaluates the vectors through the embedded trainer process; a bad trainer name is a usage error", async () => {
     const cwd = workspace({ "v.json": { cases: [passAt3] } });
-    for (const trainer of ["local", "torch"]) {
-      const run = await runArl(["conformance", "v.json", "--trainer", trainer], { cwd });
-      expect(run.code).toBe(2);
-      expect(run.stderr).toContain("trainer backends are not available yet");
-      expect(run.stdout).toBe("");
-    }
+    const run = await runArl(["conformance", "v.json", "--trainer", "local"], { cwd });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("1 passed, 0 failed");
     const bad = await runArl(["conformance", "v.json", "--trainer", "jax"], { cwd });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--trainer must be one of local, torch, not 'jax'");

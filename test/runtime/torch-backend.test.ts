@@ -3,6 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
@@ -37,5 +38,13 @@ describe.skipIf(!hasTorch)("arl run --backend torch", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/finished after 1 iterations/);
     expect(run.stdout).toMatch(/iteration 1\/1: success/);
+  }, 300_000);
+
+  it("passes the conformance suite through the PyTorch trainer: arl conformance --trainer torch", async () => {
+    const repo = fileURLToPath(new URL("../..", import.meta.url));
+    const run = await runArl(["conformance", "--trainer", "torch", "test/conformance"], { cwd: repo });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split("\n").at(-1)).toMatch(/^\d+ passed, 0 failed$/);
   }, 300_000);
 });

@@ -1,9 +1,11 @@
 // `arl conformance FILE... [--trainer local|torch]`: checks the RL math against the shared
-// conformance vectors (test/conformance/*.json), in-process or, later, through a trainer.
+// conformance vectors (test/conformance/*.json), in-process or through a trainer process
+// (the protocol's eval_op: local = the embedded trainer, torch = runtime-gpu's).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { referenceBackend, trainerNames } from "../../conformance/backend.js";
+import { referenceBackend, trainerNames, type ConformanceBackend, type TrainerName } from "../../conformance/backend.js";
+import { BackendUnavailable, processBackend } from "../../conformance/process-backend.js";
 import { describeFailure, runVectors } from "../../conformance/run.js";
 import { parseVectorFile, type VectorFile } from "../../conformance/vectors.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
@@ -13,8 +15,10 @@ const usage = `Usage: arl conformance FILES|DIRS... [--trainer local|torch]
 
 Evaluates every case of the conformance vector files (directories: their *.json files) and
 prints one line per failing case, then 'N passed, M failed'.
---trainer evaluates the trainer ops (policy_loss, kl) in a trainer process instead of the
-in-process TypeScript reference.
+--trainer evaluates every op in a trainer process through the trainer protocol's eval_op,
+instead of the in-process TypeScript reference: local = the embedded CPU trainer (builtin:tiny),
+torch = the PyTorch trainer (python3 -m arl_trainer with PYTHONPATH=runtime-gpu; ARL_PYTHON
+names another interpreter).
 Exit status: 0 all pass, 1 some case fails, 2 usage error or unreadable/malformed file.`;
 
 export const conformanceCommand: Command = {
@@ -29,11 +33,7 @@ export const conformanceCommand: Command = {
       throw new UsageError((error as Error).message);
     }
     const trainer = parsed.values.trainer;
-    if (trainer !== undefined) {
-      if (!(trainerNames as readonly string[]).includes(trainer)) throw new UsageError(`--trainer must be one of ${trainerNames.join(", ")}, not '${trainer}'`);
-      io.stderr(`arl conformance: the trainer backends are not available yet: --trainer ${trainer} needs the trainer protocol's eval_op, which no trainer implements yet. Run without --trainer to check the in-process reference.\n`);
-      return ExitCode.usage;
-    }
+    if (trainer !== undefined && !(trainerNames as readonly string[]).includes(trainer)) throw new UsageError(`--trainer must be one of ${trainerNames.join(", ")}, not '${trainer}'`);
     if (parsed.positionals.length === 0) throw new UsageError("give at least one vector file or directory");
 
     const { files, unreadable } = expandJsonPaths(parsed.positionals, io.cwd);
@@ -56,7 +56,23 @@ export const conformanceCommand: Command = {
     }
     for (const u of unreadable) io.stderr(`arl conformance: cannot read '${u}'\n`);
 
-    const results = await runVectors(vectors, referenceBackend);
+    let backend: ConformanceBackend = referenceBackend;
+    if (trainer !== undefined && vectors.length > 0) {
+      try {
+        backend = await processBackend(trainer as TrainerName);
+      } catch (error) {
+        if (!(error instanceof BackendUnavailable)) throw error;
+        io.stderr(`arl conformance: ${error.message}\n`);
+        for (const line of error.stderrTail.slice(-10)) io.stderr(`  ${line}\n`);
+        return ExitCode.usage;
+      }
+    }
+    let results;
+    try {
+      results = await runVectors(vectors, backend);
+    } finally {
+      await backend.close();
+    }
     for (const r of results) if (!r.passed) io.stdout(`${describeFailure(r)}\n`);
     const failed = results.filter((r) => !r.passed).length;
     io.stdout(`${results.length - failed} passed, ${failed} failed\n`);

@@ -1,0 +1,198 @@
+// The tensor backend of the embedded trainer: TensorFlow.js on its WebAssembly backend (SIMD,
+// single-threaded; 20-50x faster than the pure-JavaScript `cpu` backend on this model's
+// matrix products), falling back to `cpu` when the wasm backend cannot start.
+//
+// Two fixes to the wasm backend, registered here as kernels written in TypeScript over the wasm
+// heap (no autograd is hand-written: these are forward kernels that tfjs's own gradients call):
+// - Slice, SplitV and Unpack: the stock kernels copy the WHOLE input out of the heap for every
+//   slice, so unstacking a [T, B, H] tensor costs O(T^2); these copy only the slice.
+// - UnsortedSegmentSum, which the wasm backend lacks and the gradient of `gather` (embedding
+//   lookups) needs.
+import * as tf from "@tensorflow/tfjs";
+import "@tensorflow/tfjs-backend-wasm";
+
+type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
+interface WasmBackend {
+  makeOutput(shape: number[], dtype: tf.DataType): TensorInfo;
+  typedArrayFromHeap(t: TensorInfo): Float32Array | Int32Array | Uint8Array;
+}
+
+let ready: Promise<string> | undefined;
+
+/** Starts the backend once: "wasm" when it loads, else "cpu". */
+export function initBackend(preferred = process.env.ARL_TINY_BACKEND ?? "wasm"): Promise<string> {
+  ready ??= (async () => {
+    tf.env().set("PROD", true);
+    if (preferred === "wasm") {
+      registerWasmKernels();
+      try {
+        if (await tf.setBackend("wasm")) {
+          await tf.ready();
+          return "wasm";
+        }
+      } catch {
+        // fall through to cpu
+      }
+    }
+    await tf.setBackend("cpu");
+    await tf.ready();
+    return "cpu";
+  })();
+  return ready;
+}
+
+function strides(shape: readonly number[]): number[] {
+  const s = new Array<number>(shape.length).fill(1);
+  for (let i = shape.length - 2; i >= 0; i--) s[i] = s[i + 1]! * shape[i + 1]!;
+  return s;
+}
+
+/** Copies x[begin : begin + size] (any rank) into a new heap tensor. */
+function sliceCopy(backend: WasmBackend, x: TensorInfo, begin: readonly number[], size: readonly number[]): TensorInfo {
+  const out = backend.makeOutput([...size], x.dtype);
+  const n = size.reduce((a, b) => a * b, 1);
+  if (n === 0) return out;
+  // Views after makeOutput: allocation may grow (and detach) the heap.
+  const dst = backend.typedArrayFromHeap(out);
+  const src = backend.typedArrayFromHeap(x);
+  const rank = x.shape.length;
+  const xs = strides(x.shape);
+  // Innermost run that is contiguous in both: trailing dims taken whole, plus one partial dim.
+  let inner = 1;
+  let d = rank - 1;
+  while (d >= 0 && size[d] === x.shape[d]) inner *= size[d--]!;
+  if (d >= 0) inner *= size[d--]!;
+  const outer = n / inner;
+  // Iterate over the outer dims 0..d.
+  const idx = new Array<number>(d + 1).fill(0);
+  for (let o = 0; o < outer; o++) {
+    let off = 0;
+    for (let k = 0; k <= d; k++) off += (begin[k]! + idx[k]!) * xs[k]!;
+    if (d + 1 < rank) off += begin[d + 1]! * xs[d + 1]!;
+    dst.set(src.subarray(off, off + inner), o * inner);
+    for (let k = d; k >= 0; k--) {
+      if (++idx[k]! < size[k]!) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+let registered = false;
+
+function registerWasmKernels(): void {
+  if (registered) return;
+  registered = true;
+  const backendName = "wasm";
+  const replace = (config: tf.KernelConfig) => {
+    if (tf.getKernel(config.kernelName, backendName)) tf.unregisterKernel(config.kernelName, backendName);
+    tf.registerKernel(config);
+  };
+  replace({
+    kernelName: "Slice",
+    backendName,
+    kernelFunc: ({ inputs, attrs, backend }) => {
+      const x = inputs.x as unknown as TensorInfo;
+      const [begin, size] = tf.slice_util.parseSliceParams(x as unknown as tf.TensorInfo, attrs!.begin as number[], attrs!.size as number[]) as [number[], number[]];
+      return sliceCopy(backend as unknown as WasmBackend, x, begin, size) as unknown as tf.TensorInfo;
+    },
+  });
+  replace({
+    kernelName: "SplitV",
+    backendName,
+    kernelFunc: ({ inputs, attrs, backend }) => {
+      const x = inputs.x as unknown as TensorInfo;
+      const axis = tf.util.parseAxisParam(attrs!.axis as number, x.shape)[0]!;
+      const sizes = tf.backend_util.prepareSplitSize(x as unknown as tf.Tensor, attrs!.numOrSizeSplits as number | number[], axis);
+      const begin = new Array<number>(x.shape.length).fill(0);
+      const size = x.shape.slice();
+      return sizes.map((s) => {
+        size[axis] = s;
+        const out = sliceCopy(backend as unknown as WasmBackend, x, begin, size);
+        begin[axis]! += s;
+        return out as unknown as tf.TensorInfo;
+      });
+    },
+  });
+  replace({
+    kernelName: "Unpack",
+    backendName,
+    kernelFunc: ({ inputs, attrs, backend }) => {
+      const x = inputs.value as unknown as TensorInfo;
+      let axis = attrs!.axis as number;
+      if (axis < 0) axis += x.shape.length;
+      const outShape = x.shape.filter((_, i) => i !== axis);
+      const begin = new Array<number>(x.shape.length).fill(0);
+      const size = x.shape.slice();
+      size[axis] = 1;
+      const outs: tf.TensorInfo[] = [];
+      for (let i = 0; i < x.shape[axis]!; i++) {
+        begin[axis] = i;
+        const o = sliceCopy(backend as unknown as WasmBackend, x, begin, size);
+        o.shape = outShape.slice();
+        outs.push(o as unknown as tf.TensorInfo);
+      }
+      return outs;
+    },
+  });
+  // The stock kernel is ~12x slower when an operand is transposed (which every matmul gradient
+  // asks for): transpose explicitly (a fast kernel), then multiply untransposed.
+  const matmul = tf.getKernel("BatchMatMul", backendName);
+  const transpose = tf.getKernel("Transpose", backendName);
+  if (matmul && transpose) {
+    const original = matmul.kernelFunc;
+    const transposeFunc = transpose.kernelFunc;
+    replace({
+      kernelName: "BatchMatMul",
+      backendName,
+      ...(matmul.setupFunc ? { setupFunc: matmul.setupFunc } : {}),
+      kernelFunc: (args) => {
+        const { inputs, attrs, backend } = args;
+        if (!attrs!.transposeA && !attrs!.transposeB) return original(args);
+        const b = backend as unknown as { disposeData(id: object): void };
+        const temps: tf.TensorInfo[] = [];
+        const flip = (t: tf.TensorInfo): tf.TensorInfo => {
+          const rank = t.shape.length;
+          const perm = [...Array(rank).keys()];
+          [perm[rank - 1], perm[rank - 2]] = [perm[rank - 2]!, perm[rank - 1]!];
+          const out = transposeFunc({ inputs: { x: t }, attrs: { perm }, backend }) as tf.TensorInfo;
+          temps.push(out);
+          return out;
+        };
+        const a = attrs!.transposeA ? flip(inputs.a!) : inputs.a!;
+        const bb = attrs!.transposeB ? flip(inputs.b!) : inputs.b!;
+        const out = original({ inputs: { a, b: bb }, attrs: { ...attrs, transposeA: false, transposeB: false }, backend });
+        for (const t of temps) b.disposeData(t.dataId);
+        return out;
+      },
+    });
+  }
+  replace({
+    kernelName: "UnsortedSegmentSum",
+    backendName,
+    kernelFunc: ({ inputs, attrs, backend }) => {
+      const x = inputs.x as unknown as TensorInfo;
+      const ids = inputs.segmentIds as unknown as TensorInfo;
+      const numSegments = attrs!.numSegments as number;
+      const b = backend as unknown as WasmBackend;
+      const nIds = ids.shape.reduce((a, c) => a * c, 1);
+      const inner = nIds === 0 ? 0 : x.shape.reduce((a, c) => a * c, 1) / nIds;
+      const outShape = [numSegments, ...x.shape.slice(ids.shape.length)];
+      const out = b.makeOutput(outShape, x.dtype);
+      const dst = b.typedArrayFromHeap(out);
+      dst.fill(0);
+      const src = b.typedArrayFromHeap(x);
+      const seg = b.typedArrayFromHeap(ids);
+      for (let i = 0; i < nIds; i++) {
+        const s = seg[i]!;
+        if (s < 0 || s >= numSegments) continue;
+        const so = i * inner;
+        const d = s * inner;
+        for (let k = 0; k < inner; k++) dst[d + k]! += src[so + k]!;
+      }
+      return out as unknown as tf.TensorInfo;
+    },
+  });
+}
+
+export { tf };

@@ -1,0 +1,59 @@
+// eval_op: the conformance ops (test/conformance) computed by this trainer. policy_loss and kl go
+// through the trainer's own loss code (loss.ts: the per-sequence weights over the whole step's
+// denominators, summed per microbatch) in float64; the advantage, GAE and evaluation ops are the
+// TypeScript reference functions, which the embedded trainer uses as they are.
+import { ops, isOpName } from "../../conformance/ops.js";
+import { klEstimators } from "../../rl/kl.js";
+import { reductionDenominators } from "../../rl/policy-loss.js";
+import { RequestError } from "../protocol/server.js";
+import { LossInputError, microbatchLossF64, sequenceWeights, toReduction } from "./loss.js";
+
+interface PolicyLossInput {
+  logp: number[][];
+  logp_old: number[][];
+  mask: (0 | 1)[][];
+  advantages: number[] | number[][];
+  clip: { low: number; high: number; dual: number | null };
+  reduction: { mode: string; constant?: number };
+  groups?: string[];
+  microbatches?: number[][];
+}
+
+function policyLoss(v: PolicyLossInput): { loss: number } {
+  const N = v.logp.length;
+  const d = reductionDenominators({ mask: v.mask, ...(v.groups ? { groups: v.groups } : {}) });
+  const weights = sequenceWeights(toReduction(v.reduction), {
+    tokens: d.tokens,
+    sequences: d.sequences,
+    groups: d.groups,
+    groupTokens: d.groupTokens,
+    sequenceTokens: d.sequenceTokens,
+    groupOf: d.groupOf,
+  });
+  const parts = v.microbatches ?? [Array.from({ length: N }, (_, i) => i)];
+  let loss = 0;
+  for (const part of parts) loss += microbatchLossF64({ logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages }, part, weights, v.clip).loss;
+  return { loss: loss + 0 };
+}
+
+export function evalOp(op: string, input: unknown): unknown {
+  if (typeof op !== "string" || !isOpName(op)) throw new RequestError("unsupported", `conformance op '${String(op)}' is not implemented (known: ${Object.keys(ops).join(", ")})`);
+  const parsed = ops[op].input.safeParse(input);
+  if (!parsed.success) throw new RequestError("invalid_request", `eval_op ${op}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
+  try {
+    switch (op) {
+      case "policy_loss":
+        return policyLoss(parsed.data as PolicyLossInput);
+      case "kl": {
+        const v = parsed.data as { logp: number[]; logp_ref: number[]; estimator: "k1" | "k2" | "k3" };
+        const k = klEstimators.get(v.estimator);
+        return v.logp.map((lp, i) => k(v.logp_ref[i]! - lp));
+      }
+      default:
+        return ops[op].evaluate(input);
+    }
+  } catch (error) {
+    if (error instanceof LossInputError || error instanceof RangeError) throw new RequestError("invalid_request", `eval_op ${op}: ${error.message}`);
+    throw error;
+  }
+}

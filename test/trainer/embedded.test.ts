@@ -1,0 +1,297 @@
+// The embedded CPU trainer (builtin:tiny): a protocol session through the real process, the
+// train_step semantics in-process (global denominators, microbatching, masking), checkpoints,
+// determinism, and the conformance vectors through `arl conformance --trainer local`.
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { denominatorsOf } from "../../src/runtime/update.js";
+import { TrainerClient } from "../../src/trainer/protocol/client.js";
+import { ragged, row, type ConfigureParams, type TrainStepParams } from "../../src/trainer/protocol/messages.js";
+import { microbatchLossF64, sequenceWeights, toReduction } from "../../src/trainer/embedded/loss.js";
+import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
+import { WordTokenizer } from "../../src/trainer/embedded/tokenizer.js";
+import { runArl } from "../helpers/cli.js";
+
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+const mainJs = path.join(repo, "dist", "trainer", "embedded", "main.js");
+const VOCAB = ["You", "are", "in", "the", "kitchen", "see", "a", "key", "box", "take", "go", "north", "south", "put", "open", "Your", "task", "Exits", "is", "empty"];
+const SMALL = { embed: 16, hidden: 32, heads: 2, keyDim: 8, chunkTokens: 65_536 };
+
+function configureParams(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = {}): ConfigureParams {
+  return {
+    seed,
+    policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 } },
+    algorithm: {
+      optimizer: { name: "adamw", lr: 3e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0.01, grad_clip: 1, warmup_steps: 0 },
+      critic: null,
+      clip: { low: 0.2, high: 0.2, dual: null },
+      kl: { coef: 0, estimator: "k3", placement: "loss", reference: { kind: "initial" } },
+      ...extra,
+    },
+    vocabulary: VOCAB,
+  };
+}
+
+async function trainer(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = {}, options = SMALL): Promise<TinyTrainer> {
+  const t = new TinyTrainer(options);
+  await t.init();
+  t.configure(configureParams(seed, extra));
+  return t;
+}
+
+/** A fixed batch: prompt + observation tokens (not targets) around generated tokens (targets). */
+function batch(t: TinyTrainer, opts: { microbatches?: number; reduction?: TrainStepParams["reduction"]; kl?: number; dual?: number | null; sampling?: TrainStepParams["sampling"] } = {}): TrainStepParams {
+  const tok = t.tokenizer;
+  const episodes = [
+    ["Your task: take the key.", "take key", "You take the key.", "go north"],
+    ["You are in the kitchen. You see a box.", "open box", "The box is empty."],
+    ["Your task: put the key in the box.", "take key"],
+    ["Exits: north, south.", "go south", "You are in the kitchen.", "go north"],
+  ];
+  const ids: Int32Array[] = [];
+  const masks: Uint8Array[] = [];
+  const adv: Float32Array[] = [];
+  const old: Float32Array[] = [];
+  const ref: Float32Array[] = [];
+  episodes.forEach((ep, i) => {
+    const seq: number[] = [];
+    const m: number[] = [];
+    ep.forEach((text, j) => {
+      const generated = j % 2 === 1;
+      const [enc] = tok.encodeMessages([{ role: generated ? "assistant" : j === 0 ? "user" : "tool", content: text }], !generated);
+      seq.push(...enc!);
+      m.push(...enc!.map(() => (generated ? 1 : 0)));
+    });
+    ids.push(Int32Array.from(seq));
+    masks.push(Uint8Array.from(m));
+    adv.push(Float32Array.from(m, (x) => (x ? (i % 2 === 0 ? 1.2 : -0.7) : 0)));
+    old.push(Float32Array.from(m, (x, k) => (x ? -3 - 0.1 * ((k * 7 + i) % 5) : 0)));
+    ref.push(Float32Array.from(m, (x, k) => (x ? -3.2 + 0.05 * ((k * 3 + i) % 7) : 0)));
+  });
+  const groups = ["a", "a", "b", "b"];
+  return {
+    ids: ragged(ids, Int32Array),
+    loss_mask: ragged(masks, Uint8Array),
+    advantages: ragged(adv, Float32Array),
+    old_logprobs: ragged(old, Float32Array),
+    ref_logprobs: opts.kl ? ragged(ref, Float32Array) : null,
+    groups: Int32Array.from([0, 0, 1, 1]),
+    reduction: opts.reduction ?? { mode: "token_mean" },
+    denominators: denominatorsOf(masks, groups),
+    microbatches: opts.microbatches ?? 1,
+    clip: { low: 0.2, high: 0.28, dual: opts.dual ?? null },
+    kl: { coef: opts.kl ?? 0, estimator: "k3", placement: "loss" },
+    sampling: opts.sampling ?? { temperature: 1, top_p: 1, top_k: 0 },
+    critic: null,
+  };
+}
+
+function maxRelDiff(a: ReadonlyMap<string, ArrayLike<number>>, b: ReadonlyMap<string, ArrayLike<number>>): number {
+  let worst = 0;
+  for (const [k, x] of a) {
+    const y = b.get(k)!;
+    let scale = 1e-8;
+    for (let i = 0; i < x.length; i++) scale = Math.max(scale, Math.abs(x[i]!));
+    for (let i = 0; i < x.length; i++) worst = Math.max(worst, Math.abs(x[i]! - y[i]!) / scale);
+  }
+  return worst;
+}
+
+function sameBits(a: ReadonlyMap<string, Float32Array>, b: ReadonlyMap<string, Float32Array>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, x] of a) {
+    const y = b.get(k);
+    if (!y || y.length !== x.length) return false;
+    for (let i = 0; i < x.length; i++) if (!Object.is(x[i], y[i])) return false;
+  }
+  return true;
+}
+
+describe("builtin:tiny tokenizer", () => {
+  it("round-trips text, spelling unknown words in bytes, and applies the chat template", () => {
+    const tok = new WordTokenizer(VOCAB);
+    for (const text of ["You see a key.", "Exits: north, south.", "You can't go west: the door is locked!", "héllo wörld (zzz) 'q' done", "Your task:\nput the key in the box.", " x  y", "a\tb"]) {
+      // Exact, up to whitespace between pieces (one space), as documented in tokenizer.ts.
+      expect(tok.decode(tok.encodeText(text))).toBe(text === "a\tb" ? "a b" : text);
+    }
+    // Known words are one token each; punctuation needs no glue in the default layout.
+    expect(tok.encodeText("You see a key.")).toHaveLength(5);
+    const [user, assistant] = tok.encodeMessages([{ role: "user", content: "take key" }, { role: "assistant", content: "take key" }], false);
+    expect(tok.decode(user!)).toBe("take key");
+    expect(user![0]).toBe(5); // <user>
+    expect(user!.slice(-2)).toEqual([2, 7]); // <eos>, then the <assistant> generation prompt
+    expect(assistant).toEqual([...tok.encodeText("take key"), 2]); // exactly what the model generates
+  });
+});
+
+describe("builtin:tiny through the protocol (real process)", () => {
+  let client: TrainerClient;
+  beforeAll(async () => {
+    expect(existsSync(mainJs), "run `npm run build` first").toBe(true);
+    client = await TrainerClient.start({ file: process.execPath, args: [mainJs], env: { ARL_TINY_HIDDEN: "48", ARL_TINY_EMBED: "24" } }, "test");
+    return async () => client.shutdown();
+  });
+
+  it("handshakes, configures, encodes/decodes, generates deterministically and recomputes the sampled log-probs", async () => {
+    expect(client.handshakeResult).toMatchObject({ protocol: "arl-trainer", version: 1, trainer: { name: "arl-embedded" }, capabilities: { value_head: true, keep_sampling_mask: true, world_size: 1, device: "cpu" } });
+    expect(client.handshakeResult!.capabilities.methods).toEqual(expect.arrayContaining(["generate", "logprobs", "train_step", "save", "load", "eval_op"]));
+    const configured = await client.request("configure", configureParams(7));
+    expect(configured.model.name).toBe("builtin:tiny");
+    expect(configured.tokenizer).toMatchObject({ bos_id: 1, eos_id: 2, pad_id: 0 });
+
+    const { ids } = await client.request("encode", { messages: [{ role: "user", content: "You are in the kitchen. You see a key." }], add_generation_prompt: true });
+    const { texts } = await client.request("decode", { ids });
+    expect(texts).toEqual(["You are in the kitchen. You see a key."]);
+
+    const prompt = row(ids, 0);
+    const prompts = ragged([prompt, prompt, prompt.subarray(0, 4)], Int32Array);
+    for (const sampling of [
+      { temperature: 1, top_p: 1, top_k: 0 },
+      { temperature: 0.8, top_p: 0.9, top_k: 20 },
+    ]) {
+      const request = { prompts, max_new_tokens: 12, ...sampling, stop_ids: [2], seeds: Int32Array.from([11, 12, 11]), policy: "current" as const };
+      const a = await client.request("generate", request);
+      const b = await client.request("generate", request);
+      expect(Array.from(a.ids.values)).toEqual(Array.from(b.ids.values));
+      expect(Array.from(a.logprobs.values)).toEqual(Array.from(b.logprobs.values));
+      expect(a.ids.offsets[1]! - a.ids.offsets[0]!).toBeGreaterThan(0);
+      const other = await client.request("generate", { ...request, seeds: Int32Array.from([99, 98, 97]) });
+      expect(Array.from(other.ids.values)).not.toEqual(Array.from(a.ids.values));
+      // The sampled log-probs are those of the truncated distribution: recomputing them with the
+      // same keep-sampling mask gives them back.
+      const full = [0, 1, 2].map((i) => Int32Array.from([...row(prompts, i), ...row(a.ids, i)]));
+      const { logprobs } = await client.request("logprobs", { ids: ragged(full, Int32Array), policy: "current", sampling });
+      [0, 1, 2].forEach((i) => {
+        const sampled = row(a.logprobs, i);
+        const recomputed = row(logprobs, i).subarray(row(prompts, i).length);
+        sampled.forEach((lp, k) => expect(Math.abs(lp - recomputed[k]!)).toBeLessThan(1e-5));
+        if (sampling.top_k > 0) sampled.forEach((lp) => expect(lp).toBeGreaterThan(Math.log(1e-9)));
+      });
+    }
+  });
+
+  it("saves atomically and loads back bit-identically", async () => {
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), "arl-tiny-")), "ckpt");
+    const prompts = ragged([Int32Array.from([5, 12, 13, 2, 7])], Int32Array);
+    const request = { prompts, max_new_tokens: 10, temperature: 1, top_p: 1, top_k: 0, stop_ids: [2], seeds: Int32Array.from([3]), policy: "current" as const };
+    const before = await client.request("generate", request);
+    const saved = await client.request("save", { path: dir });
+    expect(saved.files.sort()).toEqual(["model.safetensors", "optimizer.safetensors", "trainer.json"]);
+    expect(readdirSync(path.dirname(dir))).toEqual(["ckpt"]); // no temp directory left behind
+    const header = readFileSync(path.join(dir, "model.safetensors"));
+    const n = Number(header.readBigUInt64LE(0));
+    expect(JSON.parse(header.subarray(8, 8 + n).toString("utf8"))["policy.wh"]).toMatchObject({ dtype: "F32", shape: [48, 144] });
+    await client.request("configure", configureParams(8)); // other weights...
+    const other = await client.request("generate", request);
+    expect(Array.from(other.logprobs.values)).not.toEqual(Array.from(before.logprobs.values));
+    await client.request("load", { path: dir }); // ...until the checkpoint is back
+    const after = await client.request("generate", request);
+    expect(Array.from(after.ids.values)).toEqual(Array.from(before.ids.values));
+    expect(Array.from(after.logprobs.values)).toEqual(Array.from(before.logprobs.values));
+  });
+});
+
+describe("builtin:tiny train_step", () => {
+  it("reduces the loss on a fixed batch", async () => {
+    const t = await trainer(1);
+    const p = batch(t);
+    const first = t.trainStep(p);
+    let last = first;
+    for (let i = 0; i < 15; i++) last = t.trainStep(p);
+    expect(last.loss).toBeLessThan(first.loss - 0.05);
+    expect(last.policy_version).toBe(16);
+    expect(first).toMatchObject({ tokens: p.denominators.tokens });
+    for (const k of ["loss", "policy_loss", "kl", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max", "grad_norm"] as const) expect(Number.isFinite(first[k]), k).toBe(true);
+  });
+
+  it("gives the same loss and gradients with 1, 2 or 4 microbatches (and forced chunking), for every reduction", async () => {
+    const t = await trainer(2);
+    const tiny = await trainer(2, {}, { ...SMALL, chunkTokens: 40 });
+    for (const reduction of [{ mode: "token_mean" }, { mode: "seq_mean_token_mean" }, { mode: "seq_mean_token_sum" }, { mode: "constant", constant: 16 }, { mode: "group_token_mean" }]) {
+      const whole = t.computeGradients(batch(t, { reduction, kl: 0.1, dual: 3 }));
+      for (const microbatches of [2, 4]) {
+        const split = t.computeGradients(batch(t, { reduction, kl: 0.1, dual: 3, microbatches }));
+        expect(Math.abs(split.loss - whole.loss), `${reduction.mode} x${microbatches}`).toBeLessThan(1e-5 * Math.max(1, Math.abs(whole.loss)));
+        expect(maxRelDiff(split.policy, whole.policy), `${reduction.mode} x${microbatches}`).toBeLessThan(1e-4);
+      }
+      const chunked = tiny.computeGradients(batch(tiny, { reduction, kl: 0.1, dual: 3 }));
+      expect(Math.abs(chunked.loss - whole.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(whole.loss)));
+      expect(maxRelDiff(chunked.policy, whole.policy)).toBeLessThan(1e-4);
+    }
+  });
+
+  it("computes the loss of RL-SEMANTICS: the graph equals the float64 twin over the reference's weights", async () => {
+    const t = await trainer(3);
+    for (const opts of [{}, { reduction: { mode: "seq_mean_token_mean" } }, { reduction: { mode: "group_token_mean" }, kl: 0.5 }, { dual: 2 }, { sampling: { temperature: 0.7, top_p: 0.8, top_k: 10 } }] as const) {
+      const p = batch(t, opts);
+      const g = t.computeGradients(p);
+      const lp = t.logprobs(p.ids, "current", p.sampling);
+      const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) => Array.from({ length: r.offsets.length - 1 }, (_, i) => Array.from(r.values).slice(r.offsets[i]!, r.offsets[i + 1]!));
+      const d = p.denominators;
+      const weights = sequenceWeights(toReduction(p.reduction), { tokens: d.tokens, sequences: d.sequences, groups: d.groups, groupTokens: d.group_tokens, sequenceTokens: d.sequence_tokens, groupOf: p.groups });
+      const f64 = microbatchLossF64(
+        { logp: rows(lp), logpOld: rows(p.old_logprobs), mask: rows(p.loss_mask), advantages: rows(p.advantages), ...(p.ref_logprobs ? { logpRef: rows(p.ref_logprobs) } : {}) },
+        [0, 1, 2, 3],
+        weights,
+        { low: p.clip.low, high: p.clip.high, dual: p.clip.dual },
+        { coef: p.kl.coef, estimator: "k3" },
+      );
+      expect(Math.abs(g.loss - f64.loss), JSON.stringify(opts)).toBeLessThan(1e-4 * Math.max(1, Math.abs(f64.loss)));
+      expect(Math.abs(g.stats.policy_loss - f64.policyLoss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(f64.policyLoss)));
+    }
+  });
+
+  it("gives prompt and observation tokens no gradient", async () => {
+    const t = await trainer(4);
+    const p = batch(t, { kl: 0.2 });
+    const base = t.computeGradients(p);
+    // Garbage wherever loss_mask is 0 changes nothing.
+    const scramble = (r: { values: Float32Array; offsets: Int32Array }) => ({ values: r.values.map((v, k) => (p.loss_mask.values[k] ? v : 1e6 * (k % 2 ? 1 : -1))), offsets: r.offsets });
+    const noisy = t.computeGradients({ ...p, advantages: scramble(p.advantages), old_logprobs: scramble(p.old_logprobs), ref_logprobs: scramble(p.ref_logprobs!) });
+    expect(noisy.loss).toBe(base.loss);
+    expect(maxRelDiff(noisy.policy, base.policy)).toBe(0);
+    // No targets at all: no gradient anywhere.
+    const none = { ...p, loss_mask: { values: new Uint8Array(p.loss_mask.values.length), offsets: p.loss_mask.offsets } };
+    const zero = t.computeGradients({ ...none, denominators: denominatorsOf(Array.from({ length: 4 }, (_, i) => row(none.loss_mask, i)), ["a", "a", "b", "b"]) });
+    expect(zero.loss).toBe(0);
+    for (const g of zero.policy.values()) expect(g.every((x) => x === 0)).toBe(true);
+  });
+
+  it("resumes from a checkpoint bit-identically (weights, AdamW moments and step, reference) and is deterministic per seed", async () => {
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), "arl-tiny-")), "step2");
+    const kl = { coef: 0.1, estimator: "k3", placement: "loss", reference: { kind: "initial" } };
+    const a = await trainer(5, { kl });
+    const p = batch(a, { kl: 0.1 });
+    a.trainStep(p);
+    a.logprobs(p.ids, "reference", null); // snapshots the reference
+    a.trainStep(p);
+    a.save(dir);
+    const r3 = a.trainStep(p);
+    const r4 = a.trainStep(p);
+
+    const b = await trainer(5, { kl });
+    b.load(dir);
+    expect(b.trainStep(p)).toEqual(r3);
+    expect(b.trainStep(p)).toEqual(r4);
+    expect(sameBits(b.parameters(), a.parameters())).toBe(true);
+    expect(sameBits(b.parameters("reference"), a.parameters("reference"))).toBe(true);
+    const ref = (x: TinyTrainer) => Array.from(x.logprobs(p.ids, "reference", null).values);
+    expect(ref(b)).toEqual(ref(a));
+
+    // Same seed, same requests: the same weights; another seed: other weights.
+    const c = await trainer(5, { kl });
+    expect(sameBits(c.parameters(), (await trainer(5, { kl })).parameters())).toBe(true);
+    expect(sameBits(c.parameters(), (await trainer(6, { kl })).parameters())).toBe(false);
+  });
+});
+
+describe("arl conformance --trainer local", () => {
+  it("passes the shared vectors through the embedded trainer's eval_op", async () => {
+    const run = await runArl(["conformance", "--trainer", "local", "test/conformance"], { cwd: repo });
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toMatch(/^\d+ passed, 0 failed\n$/);
+    expect(run.code).toBe(0);
+  });
+});
