@@ -47,6 +47,7 @@ export interface SftContext {
   readonly log: (line: string) => void;
 }
 
+/** Trains on walkthroughs; returns the demos' last measured negative log-likelihood per target token. */
 export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: number; loss: number }> {
   const { plan } = ctx;
   const sft = plan.rollout.sft!;
@@ -98,9 +99,14 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
       oldLogprobs: row(logprobs, i).slice(),
       advantages: Float32Array.from(lossMask(s.roles, "generated"), (m) => m),
     }));
-    const result = await ctx.trainer.request("train_step", trainStepParams(sftPlan, batch));
-    loss = result.loss;
-    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${batch.length} demos, loss ${loss.toFixed(4)}`);
+    // The surrogate loss at ratio 1 is constant (-1 per token); the demos' negative
+    // log-likelihood before this step is the figure that shows learning.
+    let nll = 0;
+    let targets = 0;
+    batch.forEach((s) => s.advantages.forEach((m, k) => m && ((nll -= s.oldLogprobs[k]!), targets++)));
+    await ctx.trainer.request("train_step", trainStepParams(sftPlan, batch));
+    loss = targets ? nll / targets : 0;
+    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${batch.length} demos, negative log-likelihood ${loss.toFixed(4)} per token`);
   }
   return { demos: sequences.length, loss };
 }
