@@ -38,6 +38,9 @@ describe.skipIf(!hasTorch)("arl run --backend torch", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/finished after 1 iterations/);
     expect(run.stdout).toMatch(/iteration 1\/1: success/);
+    // It ends with the summary table and the path of its report.
+    expect(run.stdout).toMatch(/iteration\s+train success\s+reward\s+eval pass@1 \[95% CI\]/);
+    expect(run.stdout).toMatch(/^report: .*report\.html$/m);
   }, 300_000);
 
   it("passes the conformance suite through the PyTorch trainer: arl conformance --trainer torch", async () => {

@@ -12,6 +12,8 @@ import { planHash } from "../../plan/hash.js";
 import { planSchema, type Plan } from "../../plan/schema.js";
 import { executePlan, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/progress.js";
+import { runSummary } from "../../runtime/summary.js";
+import { arlVersion } from "../../plan/version.js";
 import { RunDirectory } from "../../runtime/run-dir.js";
 import { trainerCommand, TrainerUnavailable } from "../../runtime/trainer-command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
@@ -52,6 +54,17 @@ function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolea
     if (plans.length === 0) throw new UsageError(`'${file}' has no experiment/variant '${fragment}'`);
   }
   return { plans: plans.map((p) => p.plan), errors: false };
+}
+
+/** The run's report (HTML and markdown) in its directory; a failure here never fails the run. */
+async function writeRunReport(dir: string, io: CliIO): Promise<void> {
+  try {
+    const { buildReport, writeReport } = await import("../../report/index.js");
+    const [html] = writeReport(await buildReport([dir], { cwd: io.cwd, arlVersion: arlVersion() }), dir);
+    io.stdout(`report: ${html}\n`);
+  } catch (error) {
+    io.stderr(`arl run: the report could not be written (${(error as Error).message}); try 'arl report ${dir}'\n`);
+  }
 }
 
 export const runCommand: Command = {
@@ -119,7 +132,9 @@ export const runCommand: Command = {
         try {
           const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal });
           progress.done();
+          io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
           io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);
+          await writeRunReport(job.dir.dir, io);
           if (summary.stopped) {
             io.stdout(`resume with: arl run --resume ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}\n`);
             return ExitCode.ok;

@@ -1,0 +1,33 @@
+// The table `arl run` ends with: held-out pass@k at each evaluation (with its 95% bootstrap
+// interval over tasks), training success and reward, and where the time went.
+
+function fmt(x: unknown, digits = 3): string {
+  return typeof x === "number" && Number.isFinite(x) ? x.toFixed(digits) : "-";
+}
+
+export function runSummary(metrics: readonly Record<string, unknown>[]): string {
+  if (metrics.length === 0) return "no iteration was completed\n";
+  const evals = metrics.filter((m) => m.eval && typeof m.eval === "object");
+  const ks = [...new Set(evals.flatMap((m) => Object.keys(m.eval as object).filter((k) => /^pass@\d+$/.test(k))))].sort();
+  const rows: string[][] = [["iteration", "train success", "reward", ...ks.map((k) => `eval ${k} [95% CI]`)]];
+  for (const m of evals.length > 0 ? evals : [metrics[metrics.length - 1]!]) {
+    const e = (m.eval ?? {}) as Record<string, number>;
+    rows.push([String(m.iteration), fmt(m.success), fmt(m.reward), ...ks.map((k) => (e[k] === undefined ? "-" : `${fmt(e[k])} [${fmt(e[`${k}_low`])}, ${fmt(e[`${k}_high`])}]`))]);
+  }
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join("  ").trimEnd();
+  const time = metrics.reduce<{ rollout: number; reward: number; update: number; total: number }>(
+    (t, m) => {
+      const x = (m.time ?? {}) as Record<string, number>;
+      return { rollout: t.rollout + (x.rollout_s ?? 0), reward: t.reward + (x.reward_s ?? 0), update: t.update + (x.update_s ?? 0), total: t.total + (x.total_s ?? 0) };
+    },
+    { rollout: 0, reward: 0, update: 0, total: 0 },
+  );
+  return [
+    line(rows[0]!),
+    widths.map((w) => "-".repeat(w)).join("  "),
+    ...rows.slice(1).map(line),
+    `time: ${time.total.toFixed(1)} s in iterations (rollout ${time.rollout.toFixed(1)} s, rewards and advantages ${time.reward.toFixed(1)} s, updates ${time.update.toFixed(1)} s)`,
+    "",
+  ].join("\n");
+}
