@@ -287,17 +287,23 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
     loss: policyLoss + klCoef * kl,
     policyLoss,
     kl,
-    stats: {
-      tokens,
-      clipped,
-      dualClipped,
-      ratioSum,
-      ratioMin: tokens > 0 ? ratioMin : NaN,
-      ratioMax: tokens > 0 ? ratioMax : NaN,
-      clipFraction: tokens > 0 ? clipped / tokens : 0,
-      dualClipFraction: tokens > 0 ? dualClipped / tokens : 0,
-      ratioMean: tokens > 0 ? ratioSum / tokens : NaN,
-    },
+    stats: poolStats(tokens, clipped, dualClipped, ratioSum, ratioMin, ratioMax),
+  };
+}
+
+/** Clip and ratio statistics from their sums over `tokens` target tokens (undefined ones NaN when there are none). */
+function poolStats(tokens: number, clipped: number, dualClipped: number, ratioSum: number, ratioMin: number, ratioMax: number): PolicyLossStats {
+  const any = tokens > 0;
+  return {
+    tokens,
+    clipped,
+    dualClipped,
+    ratioSum,
+    ratioMin: any ? ratioMin : NaN,
+    ratioMax: any ? ratioMax : NaN,
+    clipFraction: any ? clipped / tokens : 0,
+    dualClipFraction: any ? dualClipped / tokens : 0,
+    ratioMean: any ? ratioSum / tokens : NaN,
   };
 }
 
@@ -329,17 +335,7 @@ export function combineResults(parts: readonly PolicyLossResult[]): PolicyLossRe
     loss,
     policyLoss,
     kl,
-    stats: {
-      tokens,
-      clipped,
-      dualClipped,
-      ratioSum,
-      ratioMin: tokens > 0 ? ratioMin : NaN,
-      ratioMax: tokens > 0 ? ratioMax : NaN,
-      clipFraction: tokens > 0 ? clipped / tokens : 0,
-      dualClipFraction: tokens > 0 ? dualClipped / tokens : 0,
-      ratioMean: tokens > 0 ? ratioSum / tokens : NaN,
-    },
+    stats: poolStats(tokens, clipped, dualClipped, ratioSum, ratioMin, ratioMax),
   };
 }
 
