@@ -79,20 +79,19 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
           return progress;
         }, options);
         for (const [kind, samples] of [["episodes", episodes], ["steps", stepOnly]] as const) {
-          const ms = median(samples);
-          rows.push({
-            name: `${label} ${kind}`,
-            medianMs: ms,
-            minMs: Math.min(...samples),
-            maxMs: Math.max(...samples),
-            runs: samples.length,
-            note: `${Math.round((steps / ms) * 1000).toLocaleString("en-US")} steps/s, ${Math.round((tasks.length / ms) * 1000).toLocaleString("en-US")} episodes/s (${steps} steps)`,
-          });
+          rows.push(throughputRow(`${label} ${kind}`, samples, steps, tasks.length));
         }
       }
       return rows;
     },
   };
+}
+
+/** A timing row with steps and episodes per second in its note. */
+function throughputRow(name: string, samples: readonly number[], steps: number, episodes: number): BenchResult {
+  const ms = median(samples);
+  const rate = (n: number) => Math.round((n / ms) * 1000).toLocaleString("en-US");
+  return { name, medianMs: ms, minMs: Math.min(...samples), maxMs: Math.max(...samples), runs: samples.length, note: `${rate(steps)} steps/s, ${rate(episodes)} episodes/s (${steps} steps)` };
 }
 
 // sql: the bank_demo database, every task's walkthrough (describe the tables the gold SQL reads,
@@ -148,15 +147,7 @@ export function sqlSection(options: MeasureOptions = defaultMeasureOptions): Ben
           if (successes !== tasks.length) throw new Error(`sql bench: ${tasks.length - successes} walkthroughs failed`);
           return successes;
         }, options);
-        const ms = median(samples);
-        rows.push({
-          name: `bank_demo ${readOnly ? "read-only" : "writable"} episodes`,
-          medianMs: ms,
-          minMs: Math.min(...samples),
-          maxMs: Math.max(...samples),
-          runs: samples.length,
-          note: `${Math.round((steps / ms) * 1000).toLocaleString("en-US")} steps/s, ${Math.round((tasks.length / ms) * 1000).toLocaleString("en-US")} episodes/s (${steps} steps)`,
-        });
+        rows.push(throughputRow(`bank_demo ${readOnly ? "read-only" : "writable"} episodes`, samples, steps, tasks.length));
       }
       return rows;
     },
