@@ -40,7 +40,7 @@ log = logging.getLogger("arl_trainer")
 
 PROTOCOL = "arl-trainer"
 VERSION = 1
-METHODS = ["handshake", "configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "save", "load", "eval_op", "shutdown"]
+METHODS = ["handshake", "configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "snapshot", "save", "load", "eval_op", "shutdown"]
 CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
 
 
@@ -191,6 +191,7 @@ class Trainer:
                 "world_size": self.dist.world_size,
                 "device": self.device.type,
                 "parallel": self.dist.strategy,
+                "behaviour_policy": True,
             },
             "versions": versions,
         }
@@ -284,6 +285,12 @@ class Trainer:
             ref_handle.module = ref_module
             self.reference = PolicyForward(ref_handle).eval()
 
+        # behaviour policy (asynchronous rollout): a frozen copy that `snapshot` refreshes and
+        # `generate`/`logprobs` with policy "behaviour" read; allocated here when asked (sharded
+        # weights need it before wrapping), otherwise at the first snapshot
+        self.behaviour: PolicyForward | None = self._frozen_copy(handle) if p.get("behaviour_policy") else None
+        self.behaviour_version: int | None = None
+
         # critic
         critic_cfg = algorithm.get("critic")
         self.critic: nn.Module | None = None
@@ -303,6 +310,8 @@ class Trainer:
         self.policy_train = self.dist.wrap(self.policy, _layers_of(handle.module))
         if self.reference is not None and self.dist.strategy == "fsdp":
             self.dist.wrap(self.reference, _layers_of(self.reference.lm), trainable=False)
+        if self.behaviour is not None and self.dist.strategy == "fsdp":
+            self.dist.wrap(self.behaviour, _layers_of(self.behaviour.lm), trainable=False)
         if self.critic is not None:
             self.critic_train = self.dist.wrap(self.critic, _layers_of(self.critic))
             self.critic_opt = self.critic_optim_cfg.make([q for q in self.critic.parameters() if q.requires_grad])
@@ -320,6 +329,35 @@ class Trainer:
             "tokenizer": {"vocab_size": tok.vocab_size, "bos_id": tok.bos_id, "eos_id": tok.eos_id, "pad_id": tok.pad_id},
             "policy_version": self.policy_version,
         }
+
+    @staticmethod
+    def _frozen_copy(handle: LMHandle) -> PolicyForward:
+        """A gradient-free copy of the policy's weights (reference and behaviour slots)."""
+        module = copy.deepcopy(handle.module)
+        for q in module.parameters():
+            q.requires_grad_(False)
+        copied = copy.copy(handle)
+        copied.module = module
+        return PolicyForward(copied).eval()
+
+    @torch.no_grad()
+    def snapshot(self, p: dict) -> dict:
+        """Copies the current weights into the behaviour slot (PROTOCOL.md, behaviour policy)."""
+        self._need_configured()
+        if self.behaviour is None:
+            if self.dist.strategy == "fsdp":
+                raise invalid("with sharded weights the behaviour slot is allocated at configure: send configure.behaviour_policy true")
+            self.behaviour = self._frozen_copy(self.handle)
+        else:
+            for q_b, q in zip(self.behaviour.parameters(), self.policy.parameters()):
+                q_b.copy_(q)
+        self.behaviour_version = self.policy_version
+        return {"policy_version": self.policy_version}
+
+    def _behaviour(self) -> PolicyForward:
+        if self.behaviour is None or self.behaviour_version is None:
+            raise invalid("no behaviour policy: send snapshot first (or load a checkpoint that has one)")
+        return self.behaviour
 
     def _need_configured(self) -> None:
         if not self.configured:
@@ -422,8 +460,10 @@ class Trainer:
             module = self.reference
         elif which == "current":
             module = self.policy
+        elif which == "behaviour":
+            module = self._behaviour()
         else:
-            raise invalid("policy must be current or reference")
+            raise invalid("policy must be current, reference or behaviour")
         if not self._infers():
             return None
         was = module.training
@@ -486,29 +526,35 @@ class Trainer:
             raise invalid("max_new_tokens must be >= 1")
         stop = {int(s) for s in (p.get("stop_ids") or [])}
         seeds = _seeds(p.get("seeds"), n)
-        if p.get("policy", "current") != "current":
-            raise invalid("generate samples from the current policy only")
+        which = p.get("policy", "current")
+        if which == "current":
+            module, version = self.policy, self.policy_version
+        elif which == "behaviour":
+            module, version = self._behaviour(), self.behaviour_version
+        else:
+            raise invalid("generate samples from the current or behaviour policy")
         if not self._infers():
             return None
         batch = int(self.options.get("generate_batch", 64))
         out_ids: list[list[int]] = [[] for _ in range(n)]
         out_lp: list[list[float]] = [[] for _ in range(n)]
         finish = ["length"] * n
-        self.policy.eval()
+        was = module.training
+        module.eval()
         try:
             for start in range(0, n, batch):
                 idx = list(range(start, min(n, start + batch)))
-                self._generate_chunk(prompts, idx, sampling, max_new, stop, seeds, out_ids, out_lp, finish)
+                self._generate_chunk(module, prompts, idx, sampling, max_new, stop, seeds, out_ids, out_lp, finish)
         finally:
-            self.policy.train()
+            module.train(was)
         return {
             "ids": Ragged.from_sequences(out_ids, "int32"),
             "logprobs": Ragged.from_sequences(out_lp, "float32"),
             "finish": finish,
-            "policy_version": self.policy_version,
+            "policy_version": version,
         }
 
-    def _generate_chunk(self, prompts, idx, sampling, max_new, stop, seeds, out_ids, out_lp, finish) -> None:
+    def _generate_chunk(self, module, prompts, idx, sampling, max_new, stop, seeds, out_ids, out_lp, finish) -> None:
         rows = [prompts.row(i) for i in idx]
         x, T = _padded(rows, self.tokenizer.pad_id, self.device, left=True)
         b = len(rows)
@@ -519,7 +565,7 @@ class Trainer:
         gens = [torch.Generator().manual_seed(int(seeds[i])) for i in idx]
         last = torch.arange(b, device=self.device) * T + (T - 1)
         with self._autocast():
-            logits, past = self.policy(x, last, attention_mask=mask, position_ids=pos, use_cache=True)
+            logits, past = module(x, last, attention_mask=mask, position_ids=pos, use_cache=True)
         next_pos = pos[:, -1] + 1
         active = [True] * b
         for _ in range(max_new):
@@ -543,7 +589,7 @@ class Trainer:
                     feed[r] = self.tokenizer.pad_id
             mask = torch.cat((mask, torch.ones(b, 1, dtype=mask.dtype, device=self.device)), dim=1)
             with self._autocast():
-                logits, past = self.policy(
+                logits, past = module(
                     feed[:, None], torch.arange(b, device=self.device), attention_mask=mask, position_ids=next_pos[:, None], past=past, use_cache=True
                 )
             next_pos = next_pos + 1
@@ -825,6 +871,7 @@ class Trainer:
         policy_sd = self._policy_tensors(self.policy)
         critic_sd = self._full_state(self.critic) if self.critic is not None else None
         ref_sd = self._policy_tensors(self.reference) if self.reference is not None else None
+        behaviour_sd = self._policy_tensors(self.behaviour) if self.behaviour is not None and self.behaviour_version is not None else None
         files: list[str] = []
         error: Exception | None = None
         if self.dist.is_main:
@@ -832,7 +879,7 @@ class Trainer:
                 os.makedirs(parent, exist_ok=True)
                 shutil.rmtree(tmp, ignore_errors=True)
                 os.makedirs(tmp)
-                files = self._write_checkpoint(tmp, policy_sd, critic_sd, ref_sd)
+                files = self._write_checkpoint(tmp, policy_sd, critic_sd, ref_sd, behaviour_sd)
             except OSError as e:
                 error = e
         error = self._first_error(error)
@@ -875,7 +922,7 @@ class Trainer:
         }
         return state
 
-    def _write_checkpoint(self, d: str, policy_sd, critic_sd, ref_sd) -> list[str]:
+    def _write_checkpoint(self, d: str, policy_sd, critic_sd, ref_sd, behaviour_sd=None) -> list[str]:
         meta = {"format": CHECKPOINT_FORMAT, "format_version": 1, "model": self.spec}
         # transformers insists on metadata format "pt"
         st_meta = {"format": "pt", "arl_format": CHECKPOINT_FORMAT, "model": self.spec}
@@ -887,11 +934,14 @@ class Trainer:
             safetensors_io.save_file(critic_sd, os.path.join(d, "critic.safetensors"), st_meta)
         if ref_sd is not None:
             safetensors_io.save_file(ref_sd, os.path.join(d, "reference.safetensors"), st_meta)
+        if behaviour_sd is not None:
+            safetensors_io.save_file(behaviour_sd, os.path.join(d, "behaviour.safetensors"), st_meta)
         if self.dist.strategy != "fsdp":
             torch.save(self._optimizer_state(), os.path.join(d, "optimizer.pt"))
         trainer = {
             **meta,
             "policy_version": self.policy_version,
+            "behaviour_version": self.behaviour_version if behaviour_sd is not None else None,
             "step": self.step,
             "seed": self.seed,
             "world_size": self.dist.world_size,
@@ -924,6 +974,16 @@ class Trainer:
             self._load_module(self.policy, safetensors_io.load_file(os.path.join(path, "model.safetensors")), "lm.")
             if self.reference is not None and os.path.exists(os.path.join(path, "reference.safetensors")):
                 self._load_module(self.reference, safetensors_io.load_file(os.path.join(path, "reference.safetensors")), "lm.")
+            behaviour_file = os.path.join(path, "behaviour.safetensors")
+            if meta.get("behaviour_version") is not None and os.path.exists(behaviour_file):
+                if self.behaviour is None:
+                    if self.dist.strategy == "fsdp":
+                        raise ValueError("the checkpoint has a behaviour policy: configure with behaviour_policy true to load it under sharding")
+                    self.behaviour = self._frozen_copy(self.handle)
+                self._load_module(self.behaviour, safetensors_io.load_file(behaviour_file), "lm.")
+                self.behaviour_version = int(meta["behaviour_version"])
+            else:
+                self.behaviour_version = None
             if self.critic is not None and os.path.exists(os.path.join(path, "critic.safetensors")):
                 self._load_module(self.critic, safetensors_io.load_file(os.path.join(path, "critic.safetensors")), "")
             opt_file = os.path.join(path, f"optimizer.rank{self.dist.rank}.pt" if self.dist.strategy == "fsdp" else "optimizer.pt")

@@ -3,12 +3,22 @@
 // character-level tokens (id = code point, eos = 0); the "model" is one number `skill`, the
 // probability of calling `step` rather than `noop`; a train step moves it by the mean advantage
 // of the turns that called `step`. Deterministic for given request seeds.
+// Asynchronous rollout: `snapshot` freezes (skill, version) as the behaviour policy, which
+// `generate` with policy "behaviour" samples from; DOUBLE_NO_BEHAVIOUR=1 leaves the capability
+// out (the runtime must refuse rollout.async). A model named "scripted:skill=X" (a cross-policy
+// pool entry) starts at skill X. DOUBLE_TRAIN_LOG=FILE appends each train_step's ids and loss
+// mask as a JSON line; DOUBLE_TRAIN_MS=N makes each train_step take N ms (accelerator time, for
+// the async benchmark).
+import { appendFileSync } from "node:fs";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { serve } from "../../dist/trainer/protocol/server.js";
+import { RequestError, serve } from "../../dist/trainer/protocol/server.js";
 
 let skill = Number(process.env.DOUBLE_SKILL ?? 0.3);
 let version = 0;
+/** The behaviour snapshot: { skill, version }, or null before the first `snapshot`. */
+let behaviour = null;
+const withBehaviour = process.env.DOUBLE_NO_BEHAVIOUR !== "1";
 const EOS = 0;
 const enc = (s) => Array.from(s, (c) => c.codePointAt(0));
 const STEP = '<tool_call>{"name":"step","arguments":{}}</tool_call>';
@@ -33,26 +43,47 @@ await serve({
     protocol: "arl-trainer",
     version: 1,
     trainer: { name: "scripted-double", version: "0" },
-    capabilities: { methods: ["configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "save", "load", "shutdown"], reductions: ["token_mean"], kl_estimators: [], value_head: true, keep_sampling_mask: true, world_size: 1, device: "cpu" },
+    capabilities: {
+      methods: ["configure", "encode", "decode", "generate", "logprobs", "values", "train_step", ...(withBehaviour ? ["snapshot"] : []), "save", "load", "shutdown"],
+      reductions: ["token_mean"],
+      kl_estimators: [],
+      value_head: true,
+      keep_sampling_mask: true,
+      world_size: 1,
+      device: "cpu",
+      ...(withBehaviour ? { behaviour_policy: true } : {}),
+    },
     versions: { node: process.version },
   }),
-  configure: () => ({ model: { name: "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2 }, policy_version: version }),
+  configure: (p) => {
+    const named = /^scripted:skill=([0-9.]+)$/.exec(p.policy?.model ?? "");
+    if (named) skill = Number(named[1]);
+    return { model: { name: named ? p.policy.model : "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2 }, policy_version: version };
+  },
   encode: (p) => ({ ids: pack(p.messages.map((m) => Int32Array.from(enc(`<${m.role}>${m.content}`))), Int32Array) }),
   decode: (p) => ({ texts: rows(p.ids).map((r) => String.fromCodePoint(...Array.from(r).filter((x) => x !== EOS))) }),
+  snapshot: () => {
+    behaviour = { skill, version };
+    return { policy_version: version };
+  },
   generate: (p) => {
+    if (p.policy === "behaviour" && !behaviour) throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
+    const from = p.policy === "behaviour" ? behaviour : { skill, version };
     const outs = rows(p.prompts).map((_, i) => {
-      const step = rand(p.seeds[i]) < skill;
+      const step = rand(p.seeds[i]) < from.skill;
       const ids = Int32Array.from([...enc(step ? STEP : NOOP), EOS]);
       const lp = new Float32Array(ids.length);
-      lp[0] = Math.log(step ? skill : 1 - skill);
+      lp[0] = Math.log(step ? from.skill : 1 - from.skill);
       return { ids, lp };
     });
-    return { ids: pack(outs.map((o) => o.ids), Int32Array), logprobs: pack(outs.map((o) => o.lp), Float32Array), finish: outs.map(() => "stop"), policy_version: version };
+    return { ids: pack(outs.map((o) => o.ids), Int32Array), logprobs: pack(outs.map((o) => o.lp), Float32Array), finish: outs.map(() => "stop"), policy_version: from.version };
   },
   logprobs: (p) => ({ logprobs: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
   values: (p) => ({ values: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
-  train_step: (p) => {
+  train_step: async (p) => {
     const ids = rows(p.ids);
+    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)) })}\n`);
+    if (process.env.DOUBLE_TRAIN_MS) await new Promise((r) => setTimeout(r, Number(process.env.DOUBLE_TRAIN_MS)));
     const adv = rows(p.advantages);
     const mask = rows(p.loss_mask);
     let sum = 0;
@@ -77,7 +108,7 @@ await serve({
     mkdirSync(path.dirname(p.path), { recursive: true });
     const tmp = `${p.path}.tmp`;
     mkdirSync(tmp, { recursive: true });
-    writeFileSync(path.join(tmp, "trainer.json"), JSON.stringify({ skill, version }));
+    writeFileSync(path.join(tmp, "trainer.json"), JSON.stringify({ skill, version, behaviour }));
     renameSync(tmp, p.path);
     return { files: ["trainer.json"], policy_version: version };
   },
@@ -85,6 +116,7 @@ await serve({
     const s = JSON.parse(readFileSync(path.join(p.path, "trainer.json"), "utf8"));
     skill = s.skill;
     version = s.version;
+    behaviour = s.behaviour ?? null;
     return { files: ["trainer.json"], policy_version: version };
   },
   shutdown: () => ({}),

@@ -20,6 +20,7 @@ await serve({
   logprobs: (p) => ({ logprobs: trainer.logprobs(p.ids, p.policy, p.sampling) }),
   values: (p) => ({ values: trainer.values(p.ids) }),
   train_step: (p) => trainer.trainStep(p),
+  snapshot: () => trainer.snapshot(),
   save: (p) => trainer.save(p.path),
   load: (p) => trainer.load(p.path),
   eval_op: (p) => ({ output: trainer.evalOp(p.op, p.input) }),

@@ -34,7 +34,7 @@ export const TRAINER_NAME = "arl-embedded";
 export const TRAINER_VERSION = "0.1.0";
 export const MODEL_NAME = "builtin:tiny";
 const CHECKPOINT_FORMAT = "arl-builtin-tiny/1";
-const METHODS = ["handshake", "configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "save", "load", "eval_op", "shutdown"];
+const METHODS = ["handshake", "configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "snapshot", "save", "load", "eval_op", "shutdown"];
 
 export interface TinyOptions {
   readonly embed: number;
@@ -123,6 +123,28 @@ interface Configured {
   readonly reference: { readonly kind: "initial" } | { readonly kind: "refresh"; readonly every: number } | null;
 }
 
+/** A frozen copy of the policy that samples (asynchronous rollout), with its own derived tables and cache. */
+interface Behaviour {
+  readonly params: ParamSet;
+  readonly version: number;
+  table: tf.Tensor2D | null;
+  readout: ReadoutWeights | null;
+  readonly cache: PrefixCache;
+}
+
+/** What one generate request samples from. */
+interface Sampler {
+  readonly params: ParamSet;
+  readonly table: tf.Tensor2D;
+  readonly readout: ReadoutWeights;
+  readonly cache: PrefixCache;
+  readonly version: number;
+}
+
+function readoutOf(params: ParamSet): ReadoutWeights {
+  return { emb: Float32Array.from(params.get("emb").dataSync() as Float32Array), cs: Float32Array.from(params.get("cs").dataSync() as Float32Array) };
+}
+
 export interface Gradients {
   readonly loss: number;
   readonly policy: Map<string, Float64Array>;
@@ -135,6 +157,7 @@ export class TinyTrainer {
   private policyVersion = 0;
   private referenceParams: ParamSet | null = null;
   private referenceVersion = -1;
+  private behaviour: Behaviour | null = null;
   private table: tf.Tensor2D | null = null;
   private readout: ReadoutWeights | null = null;
   private readonly cache = new PrefixCache();
@@ -161,6 +184,7 @@ export class TinyTrainer {
         keep_sampling_mask: true,
         world_size: 1,
         device: "cpu",
+        behaviour_policy: true,
       },
       versions: { node: process.version, tfjs: tf.version.tfjs, tfjs_backend: this.backendName },
     };
@@ -230,7 +254,40 @@ export class TinyTrainer {
     this.referenceParams?.dispose();
     this.referenceParams = null;
     this.referenceVersion = -1;
+    this.dropBehaviour();
     this.c = undefined;
+  }
+
+  private dropBehaviour(): void {
+    this.behaviour?.table?.dispose();
+    this.behaviour?.params.dispose();
+    this.behaviour = null;
+  }
+
+  /** Copies the current weights into the behaviour slot (PROTOCOL.md, behaviour policy). */
+  snapshot(): { policy_version: number } {
+    const params = this.conf.policy.clone();
+    this.dropBehaviour();
+    this.behaviour = { params, version: this.policyVersion, table: null, readout: null, cache: new PrefixCache() };
+    return { policy_version: this.policyVersion };
+  }
+
+  /** The weights, derived tables and prefix cache of the slot a request samples from. */
+  private sampler(which: unknown): Sampler {
+    if (which === undefined || which === "current") {
+      const policy = this.conf.policy;
+      this.table ??= inputTable(policy);
+      this.readout ??= readoutOf(policy);
+      return { params: policy, table: this.table, readout: this.readout, cache: this.cache, version: this.policyVersion };
+    }
+    if (which === "behaviour") {
+      const b = this.behaviour;
+      if (!b) throw invalid("no behaviour policy: send 'snapshot' first (or load a checkpoint that has one)");
+      b.table ??= inputTable(b.params);
+      b.readout ??= readoutOf(b.params);
+      return { params: b.params, table: b.table, readout: b.readout, cache: b.cache, version: b.version };
+    }
+    throw invalid(`generate samples from the 'current' or 'behaviour' policy, not '${String(which)}'`);
   }
 
   /** Drops everything derived from the current weights. */
@@ -264,8 +321,9 @@ export class TinyTrainer {
   // --- generation ----------------------------------------------------------------------------
 
   generate(p: GenerateParams): GenerateResult {
-    const { shape, policy } = this.conf;
-    if (p.policy !== undefined && p.policy !== "current") throw invalid(`generate samples from the current policy only, not '${String(p.policy)}'`);
+    const { shape } = this.conf;
+    const slot = this.sampler(p.policy);
+    const policy = slot.params;
     this.checkIds(p.prompts, "prompts");
     const prompts = rows(p.prompts);
     const n = prompts.length;
@@ -276,10 +334,8 @@ export class TinyTrainer {
     const started = performance.now();
     const { hidden: H, vocab: V, heads: A, keyDim: K } = shape;
     const AK = A * K;
-    this.table ??= inputTable(policy);
-    this.readout ??= { emb: Float32Array.from(policy.get("emb").dataSync() as Float32Array), cs: Float32Array.from(policy.get("cs").dataSync() as Float32Array) };
-    const table = this.table;
-    const readout = this.readout;
+    const table = slot.table;
+    const readout = slot.readout;
     const wk = policy.get("wk");
 
     // Prefill: each prompt from its longest cached prefix; the keys of every position kept.
@@ -287,7 +343,7 @@ export class TinyTrainer {
     const done = new Int32Array(n);
     const keys: Float32Array[][] = [];
     prompts.forEach((pr, i) => {
-      const hit = this.cache.lookup(pr);
+      const hit = slot.cache.lookup(pr);
       if (hit.state) init.set(hit.state, i * H);
       done[i] = hit.length;
       keys.push(hit.keys);
@@ -319,7 +375,7 @@ export class TinyTrainer {
           const r = (k - done[i]!) * n + i;
           keys[i]!.push(keyData.slice(r * AK, (r + 1) * AK));
         }
-        if (done[i]! < pr.length) this.cache.insert(pr, keys[i]!, last.slice(i * H, (i + 1) * H));
+        if (done[i]! < pr.length) slot.cache.insert(pr, keys[i]!, last.slice(i * H, (i + 1) * H));
       });
     }
 
@@ -373,7 +429,7 @@ export class TinyTrainer {
       prompts.forEach((pr, i) => {
         if (out[i]!.length === 0) return;
         keys[i]!.push(values.slice(i * width + V + AK, (i + 1) * width));
-        this.cache.insert(ctx[i]!, keys[i]!, states.slice(i * H, (i + 1) * H));
+        slot.cache.insert(ctx[i]!, keys[i]!, states.slice(i * H, (i + 1) * H));
       });
     }
     heads.dispose();
@@ -387,7 +443,7 @@ export class TinyTrainer {
       ids: ragged(out, Int32Array),
       logprobs: ragged(lps.map((l) => Float32Array.from(l)), Float32Array),
       finish,
-      policy_version: this.policyVersion,
+      policy_version: slot.version,
     };
   }
 
@@ -406,10 +462,11 @@ export class TinyTrainer {
     return this.referenceParams;
   }
 
-  logprobs(ids: Ragged<Int32Array>, policy: "current" | "reference", sampling: SamplingParams | null): Ragged<Float32Array> {
+  logprobs(ids: Ragged<Int32Array>, policy: "current" | "reference" | "behaviour", sampling: SamplingParams | null): Ragged<Float32Array> {
     this.checkIds(ids);
-    if (policy !== "current" && policy !== "reference") throw invalid(`policy must be 'current' or 'reference', not '${String(policy)}'`);
-    const params = policy === "reference" ? this.reference() : this.conf.policy;
+    if (policy !== "current" && policy !== "reference" && policy !== "behaviour") throw invalid(`policy must be 'current', 'reference' or 'behaviour', not '${String(policy)}'`);
+    if (policy === "behaviour" && !this.behaviour) throw invalid("no behaviour policy: send 'snapshot' first (or load a checkpoint that has one)");
+    const params = policy === "reference" ? this.reference() : policy === "behaviour" ? this.behaviour!.params : this.conf.policy;
     const seqs = rows(ids);
     const out = seqs.map((s) => new Float32Array(s.length));
     const V = this.conf.shape.vocab;
@@ -696,6 +753,7 @@ export class TinyTrainer {
     put("policy", c.policy);
     put("critic", c.critic);
     put("reference", this.referenceParams);
+    put("behaviour", this.behaviour?.params ?? null);
     const optimizer = new Map<string, StTensor>();
     const putOpt = (prefix: string, opt: AdamW | null, set: ParamSet | null) => {
       if (!opt || !set) return;
@@ -718,6 +776,7 @@ export class TinyTrainer {
       optimizer_step: c.policyOpt.step,
       critic_optimizer_step: c.criticOpt?.step ?? null,
       reference: this.referenceParams ? { policy_version: this.referenceVersion } : null,
+      behaviour: this.behaviour ? { policy_version: this.behaviour.version } : null,
       // Sampling draws from per-request seeds and there is no dropout: no other random state.
       rng: { init: [c.seed, 1], sampling: "per-request seed, stream 7" },
     };
@@ -739,7 +798,7 @@ export class TinyTrainer {
   load(dir: string): { files: string[]; policy_version: number } {
     const c = this.conf;
     const target = path.resolve(String(dir));
-    let state: { format?: string; model?: string; shape?: ModelShape; vocabulary?: string[]; policy_version?: number; optimizer_step?: number; critic_optimizer_step?: number | null; reference?: { policy_version: number } | null };
+    let state: { format?: string; model?: string; shape?: ModelShape; vocabulary?: string[]; policy_version?: number; optimizer_step?: number; critic_optimizer_step?: number | null; reference?: { policy_version: number } | null; behaviour?: { policy_version: number } | null };
     try {
       state = JSON.parse(readFileSync(path.join(target, "trainer.json"), "utf8")) as typeof state;
     } catch (error) {
@@ -771,6 +830,12 @@ export class TinyTrainer {
       this.referenceParams = ref;
       this.referenceVersion = state.reference.policy_version;
     }
+    this.dropBehaviour();
+    if (state.behaviour) {
+      const params = c.policy.clone();
+      params.write(take("behaviour", params));
+      this.behaviour = { params, version: state.behaviour.policy_version, table: null, readout: null, cache: new PrefixCache() };
+    }
     const restore = (prefix: string, opt: AdamW | null, set: ParamSet | null, step: number | null | undefined) => {
       if (!opt || !set) return;
       opt.slots.clear();
@@ -793,8 +858,8 @@ export class TinyTrainer {
   }
 
   /** Parameter values (tests, benchmarks). */
-  parameters(which: "policy" | "critic" | "reference" = "policy"): Map<string, Float32Array> {
-    const set = which === "policy" ? this.conf.policy : which === "critic" ? this.conf.critic : this.referenceParams;
+  parameters(which: "policy" | "critic" | "reference" | "behaviour" = "policy"): Map<string, Float32Array> {
+    const set = which === "policy" ? this.conf.policy : which === "critic" ? this.conf.critic : which === "behaviour" ? (this.behaviour?.params ?? null) : this.referenceParams;
     if (!set) throw new Error(`no ${which} parameters`);
     return set.read();
   }

@@ -8,6 +8,9 @@ export interface Ragged<T extends Int32Array | Float32Array | Uint8Array> {
   readonly offsets: Int32Array;
 }
 
+/** Which weights sample: the trained policy, or the behaviour snapshot of asynchronous rollout. */
+export type PolicySlot = "current" | "behaviour";
+
 export interface SamplingParams {
   readonly temperature: number;
   readonly top_p: number;
@@ -26,6 +29,8 @@ export interface HandshakeResult {
     readonly keep_sampling_mask: boolean;
     readonly world_size: number;
     readonly device: string;
+    /** Keeps a behaviour-policy snapshot (method `snapshot`, `policy: "behaviour"`). */
+    readonly behaviour_policy?: boolean;
   };
   readonly versions: Readonly<Record<string, string>>;
 }
@@ -35,6 +40,8 @@ export interface ConfigureParams {
   readonly policy: { readonly model: string; readonly chat_template: string | null; readonly sampling: SamplingParams & { readonly max_new_tokens: number } };
   readonly algorithm: Readonly<Record<string, unknown>>;
   readonly vocabulary: readonly string[] | null;
+  /** Asynchronous rollout will ask for a behaviour-policy snapshot: allocate its slot now. */
+  readonly behaviour_policy?: boolean;
 }
 
 export interface ConfigureResult {
@@ -54,7 +61,8 @@ export interface GenerateParams extends SamplingParams {
   readonly stop_ids: readonly number[];
   /** One per prompt, as int32 (a Uint32Array is not a bulk array of the framing). */
   readonly seeds: Int32Array;
-  readonly policy: "current";
+  /** "behaviour": the weights of the last `snapshot` (asynchronous rollout). */
+  readonly policy: PolicySlot;
 }
 
 export interface GenerateResult {
@@ -110,9 +118,11 @@ export interface Methods {
   encode: [EncodeParams, { ids: Ragged<Int32Array> }];
   decode: [{ ids: Ragged<Int32Array> }, { texts: string[] }];
   generate: [GenerateParams, GenerateResult];
-  logprobs: [{ ids: Ragged<Int32Array>; policy: "current" | "reference"; sampling: SamplingParams | null }, { logprobs: Ragged<Float32Array> }];
+  logprobs: [{ ids: Ragged<Int32Array>; policy: PolicySlot | "reference"; sampling: SamplingParams | null }, { logprobs: Ragged<Float32Array> }];
   values: [{ ids: Ragged<Int32Array> }, { values: Ragged<Float32Array> }];
   train_step: [TrainStepParams, TrainStepResult];
+  /** Copies the current weights into the behaviour slot; answers the version they carry. */
+  snapshot: [Record<string, never>, { policy_version: number }];
   save: [{ path: string }, { files: string[]; policy_version: number }];
   load: [{ path: string }, { files: string[]; policy_version: number }];
   eval_op: [{ op: string; input: unknown }, { output: unknown }];
