@@ -3,6 +3,7 @@ export * from "./advantages.js";
 export * from "./eval.js";
 export * from "./gae.js";
 export * from "./kl.js";
+export * from "./lag.js";
 export * from "./policy-loss.js";
 export * from "./random.js";
 export * from "./registry.js";

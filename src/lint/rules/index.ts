@@ -17,6 +17,7 @@ import { nonPotentialShaping } from "./non-potential-shaping.js";
 import { observationInLoss } from "./observation-in-loss.js";
 import { passAtKExceedsSamples } from "./pass-at-k-exceeds-samples.js";
 import { penaltyAsConstraint } from "./penalty-as-constraint.js";
+import { policyLagBelowUpdateSteps } from "./policy-lag-below-update-steps.js";
 import { reductionConstantOffBudget } from "./reduction-constant-off-budget.js";
 import { selfInclusiveBaseline } from "./self-inclusive-baseline.js";
 import { topPWithoutKeepMask } from "./top-p-without-keep-mask.js";
@@ -46,6 +47,7 @@ export const lintRules: readonly LintRule[] = [
   topPWithoutKeepMask,
   unboundedPolicyLag,
   largePolicyLag,
+  policyLagBelowUpdateSteps,
   dynamicSamplingUnbounded,
   // Budgets and evaluation.
   turnBudgetBelow2xOptimal,
