@@ -92,7 +92,23 @@ function describeTools(tools: readonly PlanTool[], format: Plan["harness"]["form
       })
       .join("\n");
   }
-  return tools.map((t) => JSON.stringify(t.definition)).join("\n");
+  return tools
+    .map((t) => {
+      const fn = t.definition.function;
+      return JSON.stringify({ type: t.definition.type, function: { name: fn.name, description: fn.description, parameters: sortedKeysDeep(fn.parameters) } });
+    })
+    .join("\n");
+}
+
+/**
+ * A JSON value with every object's keys sorted: the order the plan is written in. A plan read
+ * back through the plan schema (resume, `arl run plan.json`) has the schema's key order instead,
+ * and the model must be shown the same text as in the run that wrote the plan.
+ */
+function sortedKeysDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeysDeep);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeysDeep((value as Record<string, unknown>)[k])]));
 }
 
 function truncateObservation(ids: Int32Array, max: number, overflow: Plan["harness"]["observation"]["overflow"]): Int32Array | undefined {

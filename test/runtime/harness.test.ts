@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Role } from "../../src/runtime/buffer.js";
 import { runEpisode, type EpisodeInput } from "../../src/runtime/harness.js";
 import { ToolCallValidator } from "../../src/runtime/tool-calls.js";
-import type { Plan } from "../../src/plan/schema.js";
+import { planSchema, type Plan } from "../../src/plan/schema.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { CounterEnv, ScriptedPolicy } from "../helpers/scripted.js";
 
@@ -97,5 +97,23 @@ describe("harness", () => {
     const [plan] = compilePlans(counterSpec("harness { max_turns: 1 }").replace('tool step { description: "advance the counter" }', 'tool step { description: "advance the counter", timeout_s: 0.05 }'));
     const ep = await runEpisode(input(plan!, new ScriptedPolicy([call("step")]), new CounterEnv({ goal: 5, slowMs: 300 })));
     expect(ep.toolCalls[0]).toMatchObject({ error: "timeout", result: "Error: 'step' did not finish within 0.05 s." });
+  });
+});
+
+describe("harness prompts from a plan file", () => {
+  it("shows the model the same tool descriptions for a plan read back through the plan schema (resume, arl run plan.json)", async () => {
+    const [plan] = compilePlans(counterSpec("harness { max_turns: 1 }"));
+    const reread = planSchema.parse(JSON.parse(JSON.stringify(plan)));
+    // The schema puts `$schema` and `type` first; the written plan has the keys sorted.
+    expect(Object.keys(reread.tools[0]!.definition.function.parameters)).not.toEqual(Object.keys(plan!.tools[0]!.definition.function.parameters));
+    const prompts = await Promise.all(
+      [plan!, reread].map(async (p) => {
+        const policy = new ScriptedPolicy([call("step")]);
+        await runEpisode(input(p, policy, new CounterEnv({ goal: 1 })));
+        return Array.from(policy.prompts[0]!);
+      }),
+    );
+    expect(prompts[1]).toEqual(prompts[0]);
+    expect(String.fromCodePoint(...prompts[0]!)).toContain('"parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false');
   });
 });
