@@ -265,8 +265,14 @@ const rolloutSchema = z.strictObject({
   tasks_per_batch: d(positiveInt, "B: tasks sampled per iteration."),
   iterations: positiveInt,
   concurrency: positiveInt,
-  async: d(z.strictObject({ max_policy_lag: nonNegativeInt.nullable() }).nullable(), "null: synchronous."),
-  cross_policy: d(z.strictObject({ pool: z.array(z.string().min(1)).min(1), probability }).nullable(), "null: off."),
+  async: d(
+    z.strictObject({ max_policy_lag: d(nonNegativeInt.nullable(), "Samples (whole groups) more versions old at their update are dropped and counted; null: no limit.") }).nullable(),
+    "One batch ahead: iteration t+1 is generated from the behaviour snapshot taken before update t (trainer protocol, behaviour policy); null: synchronous.",
+  ),
+  cross_policy: d(
+    z.strictObject({ pool: z.array(z.string().min(1)).min(1), probability }).nullable(),
+    "Per training turn, with this probability a pool model (own trainer process) generates it; its text is encoded once by the policy's tokenizer as an assistant turn, role pool, never a target. null: off.",
+  ),
   sft: d(z.strictObject({ demos: positiveInt, epochs: positiveInt }).nullable(), "Supervised cold start; null: off."),
 });
 

@@ -81,7 +81,10 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
     perToken = batch.map((t, i) => {
       if (!t.values) throw new Error("GAE needs the critic's values of every trajectory");
       const rewards = new Array<number>(t.roles.length).fill(0);
-      t.turnEnds.forEach((k, turn) => (rewards[k] = (rewards[k] ?? 0) + (t.perTurn[turn] ?? 0)));
+      t.turnEnds.forEach((k, turn) => {
+        const at = creditedToken(masks[i]!, k);
+        if (at >= 0) rewards[at] = (rewards[at] ?? 0) + (t.perTurn[turn] ?? 0);
+      });
       for (let k = 0; k < rewards.length; k++) rewards[k]! -= penalties[i]![k]!;
       const mask = Array.from(masks[i]!);
       if (!mask.some((m) => m === 1)) {
@@ -106,6 +109,18 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
     if (a.task_norm) perToken = taskNormalizeTokens(perToken, masks, batch.map((t) => t.env));
   }
   return { advantages: perToken, ...(returns ? { returns } : {}), effectiveGroups, groups: groupKeys.length, ...(rewardKl !== undefined ? { rewardKl } : {}) };
+}
+
+/**
+ * Where the reward of a turn ending at token `k` is placed for GAE: its own last token when the
+ * policy generated it; for a cross-policy pool turn (not an action of the policy), the last
+ * policy-generated token before it, since from the policy's side a pool turn is part of the
+ * environment's answer to that action. -1 when the policy acted nowhere before (the reward
+ * reaches no action of it).
+ */
+function creditedToken(mask: Uint8Array, k: number): number {
+  for (let j = Math.min(k, mask.length - 1); j >= 0; j--) if (mask[j]) return j;
+  return -1;
 }
 
 /** Batch whitening of token advantages over target tokens (population std). */

@@ -1,11 +1,13 @@
 // One episode: the agent loop of the plan's harness. Context assembly, generation through the
 // policy, tool-call parsing and validation, constraint blocking, tool execution with a time
 // limit, observation truncation, budgets. Token ids are appended, never re-tokenized, and each
-// prompt must extend the previous one (prefix continuity, asserted).
+// prompt must extend the previous one (prefix continuity, asserted). With cross-policy sampling a
+// turn may come from a pool model instead (cross-policy.ts says how its text enters the context).
 import { EnvError, type EnvInstance, type Signals } from "../envs/types.js";
 import type { Plan, PlanTool } from "../plan/schema.js";
 import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
-import type { Message, Policy } from "./policy.js";
+import { replyIds, type TurnGenerator } from "./cross-policy.js";
+import type { GenerateOptions, Message, Policy } from "./policy.js";
 import { evaluate, type SignalSource, type SignalValue } from "./rewards.js";
 import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "./tool-calls.js";
 
@@ -20,6 +22,8 @@ export interface EpisodeInput {
   /** Derives the sampling seed of each turn. */
   readonly seed: (turn: number) => number;
   readonly temperature?: number;
+  /** Cross-policy sampling: the pool model that generates turn `turn` instead of the policy, if any. */
+  readonly turnGenerator?: (turn: number) => TurnGenerator | undefined;
 }
 
 export interface EpisodeSignals {
@@ -47,9 +51,27 @@ export interface Episode {
   readonly final: SignalSource;
   /** Index of the last generated token of each turn (where a turn's reward is placed). */
   readonly turnEnds: readonly number[];
+  /** Which model generated each turn: "policy" or a cross-policy pool model. */
+  readonly generators: readonly string[];
 }
 
 export class PrefixContinuityError extends Error {}
+
+/** One generated turn: its ids in the policy's context and its text. */
+interface Turn {
+  readonly ids: Int32Array;
+  readonly finish: "stop" | "length";
+  /** The text the call parser reads. */
+  readonly text: () => Promise<string>;
+  /** The text without the end-of-turn token, as a pool model reads it. */
+  readonly plainText: () => Promise<string>;
+}
+
+function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
+  let end = ids.length;
+  while (end > 0 && stopIds.includes(ids[end - 1]!)) end--;
+  return ids.subarray(0, end);
+}
 
 class Context {
   ids: number[] = [];
@@ -172,6 +194,9 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   const episode: EpisodeSignals = { turns: 0, tool_calls: 0, invalid_calls: 0, tokens: 0, aborted: false, truncated: false, terminated: false };
   const states: SignalSource[] = [];
   const turnEnds: number[] = [];
+  const generators: string[] = [];
+  // The conversation as text, for pool models (they read it with their own tokenizer).
+  const transcript: Message[] = [];
   let envSignals: Signals = {};
   const source = (signals: Signals, ep: EpisodeSignals, tool?: Record<string, SignalValue>): SignalSource => ({
     env: (n) => signals[n],
@@ -188,6 +213,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     envSignals = start.signals;
     const system = [h.system_prompt ?? "", tools.length > 0 ? `Tools:\n${describeTools(tools, h.format)}` : ""].filter(Boolean).join("\n\n");
     const messages: Message[] = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: start.text }];
+    transcript.push(...messages);
     const encoded = await policy.encode(messages, true);
     encoded.forEach((ids, i) => ctx.append(ids, messages[i]!.role === "system" ? Role.system : Role.prompt));
     states.push(snapshot());
@@ -206,24 +232,27 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
       const prompt = ctx.prompt(previous);
       previous = prompt;
       const maxNew = Math.min(plan.policy.sampling.max_new_tokens, h.max_response_tokens, h.max_total_tokens === null ? Number.MAX_SAFE_INTEGER : h.max_total_tokens - ctx.length);
-      const gen = await policy.generate(prompt, {
+      const options = {
         maxNewTokens: maxNew,
         temperature: input.temperature ?? plan.policy.sampling.temperature,
         topP: plan.policy.sampling.top_p,
         topK: plan.policy.sampling.top_k,
         stopIds: input.stopIds,
         seed: input.seed(episode.turns),
-      });
-      ctx.append(gen.ids, Role.generated, gen.policyVersion, gen.logprobs);
-      episode.tokens += gen.ids.length;
+      };
+      const generator = input.turnGenerator?.(episode.turns);
+      const turn = generator ? await poolTurn(generator, options) : await policyTurn(prompt, options);
+      episode.tokens += turn.ids.length;
       episode.turns++;
       turnEnds.push(ctx.length - 1);
-      if (gen.finish === "length" && gen.ids.length >= h.max_response_tokens) {
+      generators.push(generator?.name ?? "policy");
+      if (turn.finish === "length" && turn.ids.length >= h.max_response_tokens) {
         budgetHit = true;
         states.push(snapshot());
         break;
       }
-      const text = await policy.decode(gen.ids);
+      const text = await turn.text();
+      if (input.turnGenerator) transcript.push({ role: "assistant", content: await turn.plainText() });
       const observation = await act(text);
       if (observation.terminated) {
         episode.terminated = true;
@@ -234,6 +263,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
       const kept = truncateObservation(obsIds, h.observation.max_tokens, h.observation.overflow);
       if (!kept) throw new EnvError(`an observation of ${obsIds.length} tokens exceeds observation.max_tokens (${h.observation.max_tokens}) and overflow is 'error'`, "protocol");
       ctx.append(kept, Role.observation);
+      if (input.turnGenerator) transcript.push({ role: "tool", content: kept === obsIds ? observation.text : await policy.decode(kept) });
       states.push(snapshot());
     }
     if (budgetHit) {
@@ -269,7 +299,38 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     states,
     final: source({ ...envSignals }, { ...episode }),
     turnEnds,
+    generators,
   };
+
+  /** A turn sampled by the policy; its text is decoded as generated (the call parser's input). */
+  async function policyTurn(prompt: Int32Array, options: GenerateOptions): Promise<Turn> {
+    const gen = await policy.generate(prompt, options);
+    ctx.append(gen.ids, Role.generated, gen.policyVersion, gen.logprobs);
+    return {
+      ids: gen.ids,
+      finish: gen.finish,
+      text: () => policy.decode(gen.ids),
+      plainText: () => policy.decode(withoutStop(gen.ids, input.stopIds)),
+    };
+  }
+
+  /**
+   * A turn generated by a pool model from the conversation's text; its text enters the policy's
+   * context once, encoded by the policy's tokenizer, as context only (role pool, no version).
+   */
+  async function poolTurn(generator: TurnGenerator, options: GenerateOptions): Promise<Turn> {
+    const prompt = Int32Array.from((await generator.policy.encode(transcript, true)).flatMap((ids) => Array.from(ids)));
+    const gen = await generator.policy.generate(prompt, { ...options, stopIds: generator.stopIds });
+    const text = await generator.policy.decode(withoutStop(gen.ids, generator.stopIds));
+    let ids = await replyIds(policy, text, input.stopIds, gen.finish === "stop");
+    let finish = gen.finish;
+    if (ids.length > options.maxNewTokens) {
+      ids = ids.slice(0, options.maxNewTokens);
+      finish = "length";
+    }
+    ctx.append(ids, Role.pool);
+    return { ids, finish, text: async () => text, plainText: async () => text };
+  }
 
   /** Parses, validates, checks constraints and executes one turn's call; returns the observation. */
   async function act(text: string): Promise<{ text: string; terminated: boolean }> {

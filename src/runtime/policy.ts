@@ -1,7 +1,7 @@
 // The policy as the harness sees it: tokenize messages once, generate, decode. Backed by the
 // trainer process; concurrent generate calls are gathered into one request (one batch).
 import type { TrainerClient } from "../trainer/protocol/client.js";
-import { ragged, row, rowCount } from "../trainer/protocol/messages.js";
+import { ragged, row, rowCount, type PolicySlot } from "../trainer/protocol/messages.js";
 
 export interface Message {
   readonly role: "system" | "user" | "tool" | "assistant";
@@ -47,7 +47,11 @@ export class TrainerPolicy implements Policy {
   private queue: PendingGeneration[] = [];
   private running = false;
 
-  constructor(private readonly trainer: TrainerClient) {}
+  /** `slot` "behaviour": generate from the trainer's behaviour snapshot (asynchronous rollout). */
+  constructor(
+    private readonly trainer: TrainerClient,
+    private readonly slot: PolicySlot = "current",
+  ) {}
 
   async encode(messages: readonly Message[], addGenerationPrompt: boolean): Promise<Int32Array[]> {
     const { ids } = await this.trainer.request("encode", { messages, add_generation_prompt: addGenerationPrompt });
@@ -85,7 +89,7 @@ export class TrainerPolicy implements Policy {
           top_k: o.topK,
           stop_ids: [...o.stopIds],
           seeds: Int32Array.from(batch.map((p) => p.options.seed | 0)),
-          policy: "current",
+          policy: this.slot,
         });
         batch.forEach((p, i) =>
           p.resolve({ ids: row(result.ids, i).slice(), logprobs: row(result.logprobs, i).slice(), finish: result.finish[i] ?? "stop", policyVersion: result.policy_version }),

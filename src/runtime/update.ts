@@ -24,11 +24,15 @@ export interface TrainSequence {
 /**
  * Target mask: token k is a target when the policy sampled it (RL-SEMANTICS §1: the predicted
  * token's role decides). With `mask.loss: all` every token after the first is a target — the
- * setting the `observation-in-loss` rule reports.
+ * setting the `observation-in-loss` rule reports — except padding and cross-policy pool turns,
+ * which the policy did not sample and has no behaviour log-probs for: they are never targets.
  */
 export function lossMask(roles: Uint8Array, loss: Plan["mask"]["loss"]): Uint8Array {
   const mask = new Uint8Array(roles.length);
-  for (let k = 1; k < roles.length; k++) mask[k] = loss === "all" ? (roles[k] === Role.padding ? 0 : 1) : roles[k] === Role.generated ? 1 : 0;
+  for (let k = 1; k < roles.length; k++) {
+    const role = roles[k];
+    mask[k] = role === Role.padding || role === Role.pool ? 0 : loss === "all" || role === Role.generated ? 1 : 0;
+  }
   return mask;
 }
 

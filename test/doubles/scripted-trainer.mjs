@@ -6,7 +6,8 @@
 // Asynchronous rollout: `snapshot` freezes (skill, version) as the behaviour policy, which
 // `generate` with policy "behaviour" samples from; DOUBLE_NO_BEHAVIOUR=1 leaves the capability
 // out (the runtime must refuse rollout.async). A model named "scripted:skill=X" (a cross-policy
-// pool entry) starts at skill X. DOUBLE_TRAIN_LOG=FILE appends each train_step's ids and loss
+// pool entry) starts at skill X; one named "scripted:crash-on-generate" dies in its first
+// generate, with a last word on stderr. DOUBLE_TRAIN_LOG=FILE appends each train_step's ids and loss
 // mask as a JSON line; DOUBLE_TRAIN_MS=N makes each train_step take N ms (accelerator time, for
 // the async benchmark).
 import { appendFileSync } from "node:fs";
@@ -18,6 +19,7 @@ let skill = Number(process.env.DOUBLE_SKILL ?? 0.3);
 let version = 0;
 /** The behaviour snapshot: { skill, version }, or null before the first `snapshot`. */
 let behaviour = null;
+let crashOnGenerate = false;
 const withBehaviour = process.env.DOUBLE_NO_BEHAVIOUR !== "1";
 const EOS = 0;
 const enc = (s) => Array.from(s, (c) => c.codePointAt(0));
@@ -58,6 +60,7 @@ await serve({
   configure: (p) => {
     const named = /^scripted:skill=([0-9.]+)$/.exec(p.policy?.model ?? "");
     if (named) skill = Number(named[1]);
+    crashOnGenerate = p.policy?.model === "scripted:crash-on-generate";
     return { model: { name: named ? p.policy.model : "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2 }, policy_version: version };
   },
   encode: (p) => ({ ids: pack(p.messages.map((m) => Int32Array.from(enc(`<${m.role}>${m.content}`))), Int32Array) }),
@@ -67,6 +70,10 @@ await serve({
     return { policy_version: version };
   },
   generate: (p) => {
+    if (crashOnGenerate) {
+      process.stderr.write("double: pool model lost its GPU (simulated)\n");
+      process.exit(4);
+    }
     if (p.policy === "behaviour" && !behaviour) throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
     const from = p.policy === "behaviour" ? behaviour : { skill, version };
     const outs = rows(p.prompts).map((_, i) => {
