@@ -119,10 +119,22 @@ class Optim:
     def make(self, params) -> torch.optim.Optimizer:
         return torch.optim.AdamW(params, lr=self.lr, betas=self.betas, eps=self.eps, weight_decay=self.weight_decay)
 
-    def lr_at(self, step: int) -> float:
+    def lr_at(self, step: int, peak: float | None = None) -> float:
+        """The rate of optimizer step `step`; `peak` replaces the configured rate (train_step's `lr`)."""
+        lr = self.lr if peak is None else peak
         if self.warmup_steps > 0 and step < self.warmup_steps:
-            return self.lr * (step + 1) / self.warmup_steps
-        return self.lr
+            return lr * (step + 1) / self.warmup_steps
+        return lr
+
+
+def _step_lr(params: dict) -> float | None:
+    """train_step's optional `lr`: a positive finite peak rate for this step, or None."""
+    lr = params.get("lr")
+    if lr is None:
+        return None
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
+        raise invalid(f"lr must be a positive finite number or null, got {lr!r}")
+    return float(lr)
 
 
 def _ragged(params: dict, key: str, dtype: str, n: int | None = None, offsets: np.ndarray | None = None, required: bool = True) -> Ragged | None:
@@ -188,6 +200,7 @@ class Trainer:
                 "kl_estimators": list(losses.KL_ESTIMATORS),
                 "value_head": True,
                 "keep_sampling_mask": True,
+                "step_lr": True,
                 "world_size": self.dist.world_size,
                 "device": self.device.type,
                 "parallel": self.dist.strategy,
@@ -421,8 +434,9 @@ class Trainer:
         return chunks
 
     @torch.no_grad()
-    def _sequence_logprobs(self, module: PolicyForward, ids: Ragged, sampling: SamplingParams | None) -> list[np.ndarray]:
+    def _sequence_logprobs(self, module: PolicyForward, ids: Ragged, sampling: SamplingParams | None, mask: Ragged | None = None) -> list[np.ndarray]:
         rows = ids.rows()
+        wanted = mask.rows() if mask is not None else None
         out: list[np.ndarray] = [np.zeros(len(r), dtype=np.float32) for r in rows]
         budget = int(self.options.get("infer_tokens", 16384))
         for chunk in self._chunks(ids.lengths(), budget):
@@ -430,7 +444,11 @@ class Trainer:
             x, T = _padded(sub, self.tokenizer.pad_id, self.device)
             select, targets, where = [], [], []
             for r, seq in enumerate(sub):
+                m = wanted[chunk[r]] if wanted is not None else None
                 for k in range(1, len(seq)):
+                    # Only positions the caller reads get the vocabulary projection (PROTOCOL.md).
+                    if m is not None and not m[k]:
+                        continue
                     select.append(r * T + k - 1)
                     targets.append(int(seq[k]))
                     where.append((chunk[r], k))
@@ -453,6 +471,7 @@ class Trainer:
         ids = _ragged(p, "ids", "int32")
         self._check_ids(ids)
         sampling = self._sampling(p.get("sampling"))
+        mask = _ragged(p, "mask", "uint8", len(ids), ids.offsets, required=False)
         which = p.get("policy", "current")
         if which == "reference":
             if self.reference is None:
@@ -469,7 +488,7 @@ class Trainer:
         was = module.training
         module.eval()
         try:
-            rows = self._sequence_logprobs(module, ids, sampling)
+            rows = self._sequence_logprobs(module, ids, sampling, mask)
         finally:
             module.train(was)
         return {"logprobs": Ragged.from_sequences(rows, "float32")}
@@ -608,6 +627,7 @@ class Trainer:
         t0 = time.perf_counter()
         ids = _ragged(p, "ids", "int32")
         self._check_ids(ids)
+        step_lr = _step_lr(p)
         n = len(ids)
         mask = _ragged(p, "loss_mask", "uint8", n, ids.offsets)
         adv = _ragged(p, "advantages", "float32", n, ids.offsets)
@@ -695,7 +715,7 @@ class Trainer:
             self.step += 1
             self.policy_version += 1
         elif apply:
-            grad_norm = self._step(self.opt, self.policy, self.optim_cfg)
+            grad_norm = self._step(self.opt, self.policy, self.optim_cfg, step_lr)
             if returns is not None and self.critic_opt is not None:
                 self._step(self.critic_opt, self.critic, self.critic_optim_cfg)
             self.step += 1
@@ -815,7 +835,7 @@ class Trainer:
             (vl * scale).backward()
             acc.add(3, vl)
 
-    def _step(self, opt: torch.optim.Optimizer, module: nn.Module, cfg: Optim) -> float | None:
+    def _step(self, opt: torch.optim.Optimizer, module: nn.Module, cfg: Optim, peak_lr: float | None = None) -> float | None:
         params = [q for q in module.parameters() if q.requires_grad]
         max_norm = cfg.grad_clip if cfg.grad_clip is not None else math.inf
         norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
@@ -827,7 +847,7 @@ class Trainer:
             opt.zero_grad(set_to_none=True)
             return None
         for g in opt.param_groups:
-            g["lr"] = cfg.lr_at(self.step)
+            g["lr"] = cfg.lr_at(self.step, peak_lr)
         opt.step()
         return norm_f
 

@@ -181,3 +181,34 @@ def test_invalid_train_step_requests():
     bad["advantages"] = Ragged.from_sequences([[0.0]] * 3, "float32")
     with pytest.raises(RequestError, match="aligned"):
         t.train_step(bad)
+
+
+def test_step_lr_replaces_the_rate_for_one_step_and_is_validated():
+    """train_step's `lr`: the same gradient, a step of another size (Adam's first step is ~lr per weight)."""
+    moved = {}
+    for lr in (None, 2.5):
+        t = trainer()
+        batch = make_batch(t.handle.vocab_size, seed=11, n=4)
+        before = {k: v.clone() for k, v in t.policy.named_parameters()}
+        t.train_step({**batch, **({"lr": lr} if lr is not None else {})})
+        moved[lr] = {k: (v.detach() - before[k]) for k, v in t.policy.named_parameters()}
+    assert t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["step_lr"] is True
+    base_lr = t.optim_cfg.lr
+    ratios = [float((moved[2.5][k][moved[None][k].abs() > 0] / moved[None][k][moved[None][k].abs() > 0]).mean()) for k in moved[None] if (moved[None][k].abs() > 0).any()]
+    assert np.mean(ratios) == pytest.approx(2.5 / base_lr, rel=0.05)
+    for bad in (-1.0, 0.0, float("nan"), "fast", True):
+        with pytest.raises(RequestError, match="lr must be"):
+            t.train_step({**batch, "lr": bad})
+
+
+def test_logprobs_mask_computes_only_the_asked_positions():
+    t = trainer()
+    batch = make_batch(t.handle.vocab_size, seed=12, n=3)
+    full = t.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None})["logprobs"].values
+    masked = t.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None, "mask": batch["loss_mask"]})["logprobs"].values
+    keep = batch["loss_mask"].values.astype(bool)
+    assert keep.any() and (~keep).any()
+    np.testing.assert_allclose(masked[keep], full[keep], atol=1e-6)
+    assert np.all(masked[~keep] == 0)
+    with pytest.raises(RequestError):
+        t.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None, "mask": Ragged.from_sequences([[1, 0]], "uint8")})

@@ -1,12 +1,14 @@
 // `npm run bench`: runs the benchmark sections in order and prints one table per section
 // (`--json` prints the results as JSON instead). Timings are never asserted by unit tests.
-// Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size).
+// Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size),
+// --only TEXT (just the sections whose name contains TEXT).
 import os from "node:os";
 import { frontendSection } from "./frontend.js";
 import { planSection } from "./plan.js";
 import { lspSection } from "./lsp.js";
 import { protocolSection } from "./protocol.js";
 import { roomsSection, sqlSection, findmaxSection } from "./envs.js";
+import { asyncSection } from "./async.js";
 import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 
 function option(args: readonly string[], name: string): number | undefined {
@@ -25,7 +27,9 @@ async function main(args: readonly string[]): Promise<void> {
     warmup: option(args, "--warmup") ?? defaultMeasureOptions.warmup,
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
-  const sections: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure)];
+  const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
+  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection()];
+  const sections = only === undefined ? all : all.filter((s) => s.name.includes(only));
 
   const environment = {
     node: process.version,

@@ -243,6 +243,42 @@ describe("builtin:tiny train_step", () => {
     }
   });
 
+  it("takes a per-step learning rate (train_step lr) without changing the gradient, and rejects a bad one", async () => {
+    const base = await trainer(5);
+    const doubled = await trainer(5);
+    const before = base.parameters();
+    const p = batch(base);
+    base.trainStep(p);
+    doubled.trainStep({ ...p, lr: 6e-3 });
+    // AdamW's first step moves every weight by about lr (the update is m/sqrt(v) ~ sign(g)).
+    const a = base.parameters();
+    const b = doubled.parameters();
+    let ratio = 0;
+    let n = 0;
+    for (const [k, w0] of before) {
+      for (let i = 0; i < w0.length; i++) {
+        const da = a.get(k)![i]! - w0[i]!;
+        const db = b.get(k)![i]! - w0[i]!;
+        if (Math.abs(da) > 1e-5) ((ratio += db / da), n++);
+      }
+    }
+    expect(ratio / n).toBeCloseTo(2, 1);
+    expect(() => base.trainStep({ ...p, lr: -1 })).toThrow(/lr must be a positive finite number/);
+    expect(base.handshake().capabilities.step_lr).toBe(true);
+  });
+
+  it("computes log-probs only where the mask asks, equal to the unmasked ones there", async () => {
+    const t = await trainer(6);
+    const p = batch(t);
+    const all = t.logprobs(p.ids, "current", p.sampling);
+    const some = t.logprobs(p.ids, "current", p.sampling, p.loss_mask);
+    for (let k = 0; k < all.values.length; k++) {
+      if (p.loss_mask.values[k]) expect(Math.abs(some.values[k]! - all.values[k]!)).toBeLessThan(1e-5);
+      else expect(some.values[k]).toBe(0);
+    }
+    expect(() => t.logprobs(p.ids, "current", null, ragged([new Uint8Array(3)], Uint8Array))).toThrow(/mask must have the same sequences and lengths as ids/);
+  });
+
   it("gives prompt and observation tokens no gradient", async () => {
     const t = await trainer(4);
     const p = batch(t, { kl: 0.2 });

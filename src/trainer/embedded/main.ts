@@ -17,7 +17,7 @@ await serve({
   encode: (p) => ({ ids: trainer.encode(p.messages, p.add_generation_prompt) }),
   decode: (p) => ({ texts: trainer.decode(p.ids) }),
   generate: (p) => trainer.generate(p),
-  logprobs: (p) => ({ logprobs: trainer.logprobs(p.ids, p.policy, p.sampling) }),
+  logprobs: (p) => ({ logprobs: trainer.logprobs(p.ids, p.policy, p.sampling, p.mask ?? null) }),
   values: (p) => ({ values: trainer.values(p.ids) }),
   train_step: (p) => trainer.trainStep(p),
   snapshot: () => trainer.snapshot(),

@@ -33,13 +33,13 @@ export class AdamW {
     return Math.sqrt(s);
   }
 
-  /** One step: updates `params` in place; returns the gradient norm before clipping. */
-  update(params: Map<string, Float32Array>, grads: ReadonlyMap<string, ArrayLike<number>>): number {
+  /** One step: updates `params` in place; returns the gradient norm before clipping. `peakLr` replaces the configured rate for this step. */
+  update(params: Map<string, Float32Array>, grads: ReadonlyMap<string, ArrayLike<number>>, peakLr: number = this.config.lr): number {
     const norm = AdamW.norm(grads);
     const c = this.config;
     const scale = c.grad_clip !== null && norm > c.grad_clip ? c.grad_clip / (norm + 1e-6) : 1;
     this.step++;
-    const lr = c.warmup_steps > 0 ? c.lr * Math.min(1, this.step / c.warmup_steps) : c.lr;
+    const lr = c.warmup_steps > 0 ? peakLr * Math.min(1, this.step / c.warmup_steps) : peakLr;
     const [b1, b2] = c.betas;
     const bc1 = 1 - b1 ** this.step;
     const bc2 = 1 - b2 ** this.step;

@@ -182,6 +182,7 @@ export class TinyTrainer {
         kl_estimators: [...klEstimatorNames],
         value_head: true,
         keep_sampling_mask: true,
+        step_lr: true,
         world_size: 1,
         device: "cpu",
         behaviour_policy: true,
@@ -462,8 +463,10 @@ export class TinyTrainer {
     return this.referenceParams;
   }
 
-  logprobs(ids: Ragged<Int32Array>, policy: "current" | "reference" | "behaviour", sampling: SamplingParams | null): Ragged<Float32Array> {
+  logprobs(ids: Ragged<Int32Array>, policy: "current" | "reference" | "behaviour", sampling: SamplingParams | null, mask: Ragged<Uint8Array> | null = null): Ragged<Float32Array> {
     this.checkIds(ids);
+    if (mask) sameLayout(ids, mask, "mask");
+    const wanted = mask ? rows(mask) : null;
     if (policy !== "current" && policy !== "reference" && policy !== "behaviour") throw invalid(`policy must be 'current', 'reference' or 'behaviour', not '${String(policy)}'`);
     if (policy === "behaviour" && !this.behaviour) throw invalid("no behaviour policy: send 'snapshot' first (or load a checkpoint that has one)");
     const params = policy === "reference" ? this.reference() : policy === "behaviour" ? this.behaviour!.params : this.conf.policy;
@@ -480,7 +483,10 @@ export class TinyTrainer {
       const targets: number[] = [];
       const owner: [number, number][] = [];
       sub.forEach((s, j) => {
+        const m = wanted?.[chunk[j]!];
         for (let k = 1; k < s.length; k++) {
+          // Only the positions the caller reads get the read-out (the costly part): see PROTOCOL.md.
+          if (m && !m[k]) continue;
           where.push({ j, t: k - 1 });
           targets.push(s[k]!);
           owner.push([chunk[j]!, k]);
@@ -720,9 +726,10 @@ export class TinyTrainer {
 
   trainStep(p: TrainStepParams): TrainStepResult {
     const c = this.conf;
+    if (p.lr !== undefined && p.lr !== null && !(typeof p.lr === "number" && Number.isFinite(p.lr) && p.lr > 0)) throw invalid(`lr must be a positive finite number or null, got ${JSON.stringify(p.lr)}`);
     const g = this.computeGradients(p);
     const params = c.policy.read();
-    const gradNorm = c.policyOpt.update(params, g.policy);
+    const gradNorm = c.policyOpt.update(params, g.policy, p.lr ?? undefined);
     c.policy.write(params);
     if (c.critic && c.criticOpt && g.critic && g.critic.size > 0) {
       const cp = c.critic.read();

@@ -27,6 +27,8 @@ export interface HandshakeResult {
     readonly kl_estimators: readonly string[];
     readonly value_head: boolean;
     readonly keep_sampling_mask: boolean;
+    /** train_step accepts `lr` (a per-step peak learning rate). */
+    readonly step_lr?: boolean;
     readonly world_size: number;
     readonly device: string;
     /** Keeps a behaviour-policy snapshot (method `snapshot`, `policy: "behaviour"`). */
@@ -94,6 +96,8 @@ export interface TrainStepParams {
   readonly kl: { readonly coef: number; readonly estimator: string; readonly placement: string };
   readonly sampling: SamplingParams | null;
   readonly critic: { readonly returns: Ragged<Float32Array>; readonly old_values: Ragged<Float32Array>; readonly value_clip: number | null } | null;
+  /** The policy's peak learning rate for this step; null or absent: the configured one. */
+  readonly lr?: number | null;
 }
 
 export interface TrainStepResult {
@@ -118,7 +122,7 @@ export interface Methods {
   encode: [EncodeParams, { ids: Ragged<Int32Array> }];
   decode: [{ ids: Ragged<Int32Array> }, { texts: string[] }];
   generate: [GenerateParams, GenerateResult];
-  logprobs: [{ ids: Ragged<Int32Array>; policy: PolicySlot | "reference"; sampling: SamplingParams | null }, { logprobs: Ragged<Float32Array> }];
+  logprobs: [{ ids: Ragged<Int32Array>; policy: PolicySlot | "reference"; sampling: SamplingParams | null; mask?: Ragged<Uint8Array> | null }, { logprobs: Ragged<Float32Array> }];
   values: [{ ids: Ragged<Int32Array> }, { values: Ragged<Float32Array> }];
   train_step: [TrainStepParams, TrainStepResult];
   /** Copies the current weights into the behaviour slot; answers the version they carry. */
