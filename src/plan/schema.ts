@@ -273,7 +273,17 @@ const rolloutSchema = z.strictObject({
     z.strictObject({ pool: z.array(z.string().min(1)).min(1), probability }).nullable(),
     "Per training turn, with this probability a pool model (own trainer process) generates it; its text is encoded once by the policy's tokenizer as an assistant turn, role pool, never a target. null: off.",
   ),
-  sft: d(z.strictObject({ demos: positiveInt, epochs: positiveInt }).nullable(), "Supervised cold start; null: off."),
+  sft: d(
+    z
+      .strictObject({
+        demos: positiveInt,
+        epochs: positiveInt,
+        batch: d(positiveInt.nullable(), "Demos per optimizer step; null: all (one step per epoch)."),
+        lr: d(z.number().positive().nullable(), "Peak learning rate of the SFT steps; null: algorithm.optimizer.lr."),
+      })
+      .nullable(),
+    "Supervised cold start; null: off.",
+  ),
 });
 
 const evalSchema = z.strictObject({

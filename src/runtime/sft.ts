@@ -81,32 +81,56 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
     sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });
   }
   if (sequences.length === 0) throw new Error("rollout.sft found no walkthroughs to train on");
+  if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
+    throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
+  }
   // A large clip range: several steps over the same demos must not clip the likelihood gradient.
   const sftPlan: Plan = {
     ...plan,
     mask: { ...plan.mask, loss: "generated", keep_sampling_mask: false },
     algorithm: { ...plan.algorithm, clip: { low: 1, high: 1e9, dual: null }, kl: { ...plan.algorithm.kl, coef: 0 }, reduction: { mode: "token_mean" } },
   };
+  // Full-batch epochs keep the demos' order; minibatched epochs draw a fresh order each epoch
+  // from the plan's seed, so a resumed or repeated run takes the same steps.
+  const perStep = Math.min(sft.batch ?? sequences.length, sequences.length);
   let loss = 0;
   for (let epoch = 0; epoch < sft.epochs; epoch++) {
-    const { logprobs } = await ctx.trainer.request("logprobs", {
-      ids: ragged(sequences.map((s) => s.ids), Int32Array),
-      policy: "current",
-      sampling: { temperature: plan.policy.sampling.temperature, top_p: 1, top_k: 0 },
-    });
-    const batch = sequences.map((s, i) => ({
-      ...s,
-      oldLogprobs: row(logprobs, i).slice(),
-      advantages: Float32Array.from(lossMask(s.roles, "generated"), (m) => m),
-    }));
-    // The surrogate loss at ratio 1 is constant (-1 per token); the demos' negative
-    // log-likelihood before this step is the figure that shows learning.
+    const order = perStep < sequences.length ? shuffled(sequences, derivedRandom(plan.seed, "sft-epoch", epoch)) : sequences;
     let nll = 0;
     let targets = 0;
-    batch.forEach((s) => s.advantages.forEach((m, k) => m && ((nll -= s.oldLogprobs[k]!), targets++)));
-    await ctx.trainer.request("train_step", trainStepParams(sftPlan, batch));
+    for (let start = 0; start < order.length; start += perStep) {
+      const step = await sftStep(ctx, sftPlan, order.slice(start, start + perStep));
+      nll += step.nll;
+      targets += step.targets;
+    }
+    // The NLL of each minibatch measured just before its step, summed over the epoch.
     loss = targets ? nll / targets : 0;
-    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${batch.length} demos, negative log-likelihood ${loss.toFixed(4)} per token`);
+    const steps = Math.ceil(order.length / perStep);
+    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${order.length} demos in ${steps} step${steps === 1 ? "" : "s"}, negative log-likelihood ${loss.toFixed(4)} per token`);
   }
   return { demos: sequences.length, loss };
+}
+
+/** One optimizer step on `demos`; returns their summed NLL before the step and the target-token count. */
+async function sftStep(ctx: SftContext, sftPlan: Plan, demos: readonly TrainSequence[]): Promise<{ nll: number; targets: number }> {
+  const masks = demos.map((s) => lossMask(s.roles, "generated"));
+  const { logprobs } = await ctx.trainer.request("logprobs", {
+    ids: ragged(demos.map((s) => s.ids), Int32Array),
+    policy: "current",
+    sampling: { temperature: sftPlan.policy.sampling.temperature, top_p: 1, top_k: 0 },
+    mask: ragged(masks, Uint8Array),
+  });
+  const batch = demos.map((s, i) => ({
+    ...s,
+    oldLogprobs: row(logprobs, i).slice(),
+    advantages: Float32Array.from(masks[i]!, (m) => m),
+  }));
+  // The surrogate loss at ratio 1 is constant (-1 per token); the demos' negative
+  // log-likelihood before this step is the figure that shows learning.
+  let nll = 0;
+  let targets = 0;
+  batch.forEach((s) => s.advantages.forEach((m, k) => m && ((nll -= s.oldLogprobs[k]!), targets++)));
+  const lr = sftPlan.rollout.sft?.lr ?? null;
+  await ctx.trainer.request("train_step", { ...trainStepParams(sftPlan, batch), ...(lr !== null ? { lr } : {}) });
+  return { nll, targets };
 }

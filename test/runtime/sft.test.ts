@@ -1,6 +1,6 @@
 // The supervised cold start: walkthroughs replayed through the harness (same token layout as
 // RL episodes), trained on through the protocol before the first iteration, then checkpointed.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -31,8 +31,46 @@ describe("SFT cold start", () => {
     const summary = await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => logs.push(l) });
     expect(summary.iterations).toBe(1);
     expect(logs.filter((l) => l.startsWith("sft epoch")).length).toBe(2);
-    expect(logs.find((l) => l.startsWith("sft epoch 1/2"))).toMatch(/3 demos, negative log-likelihood [\d.]+ per token/);
+    expect(logs.find((l) => l.startsWith("sft epoch 1/2"))).toMatch(/3 demos in 1 step, negative log-likelihood [\d.]+ per token/);
     expect(logs).toContain("sft: trained on 3 walkthroughs");
     expect(runDir.readState()).toMatchObject({ iteration: 1, sftDone: true });
+  }, 120_000);
+
+  it("takes several optimizer steps per epoch with sft.batch, every demo once per epoch", async () => {
+    const [plan] = compilePlans(spec.replace("sft { demos: 3, epochs: 2 }", "sft { demos: 5, epochs: 2, batch: 2 }"));
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);
+    const log = path.join(mkdtempSync(path.join(tmpdir(), "arl-sft-log-")), "train.jsonl");
+    const logs: string[] = [];
+    const previous = process.env.DOUBLE_TRAIN_LOG;
+    process.env.DOUBLE_TRAIN_LOG = log;
+    try {
+      await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => logs.push(l) });
+    } finally {
+      if (previous === undefined) delete process.env.DOUBLE_TRAIN_LOG;
+      else process.env.DOUBLE_TRAIN_LOG = previous;
+    }
+    expect(logs.filter((l) => l.startsWith("sft epoch")).map((l) => l.replace(/[\d.]+ per token/, "X per token"))).toEqual([
+      "sft epoch 1/2: 5 demos in 3 steps, negative log-likelihood X per token",
+      "sft epoch 2/2: 5 demos in 3 steps, negative log-likelihood X per token",
+    ]);
+    // 2 epochs x (2 + 2 + 1 demos), then the RL iteration's step.
+    const steps = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { ids: number[][] });
+    expect(steps.slice(0, 6).map((s) => s.ids.length)).toEqual([2, 2, 1, 2, 2, 1]);
+    // Each epoch sees every demo once.
+    const key = (ids: number[]) => ids.join(",");
+    const epoch1 = steps.slice(0, 3).flatMap((s) => s.ids.map(key)).sort();
+    const epoch2 = steps.slice(3, 6).flatMap((s) => s.ids.map(key)).sort();
+    expect(new Set(epoch1).size).toBe(5);
+    expect(epoch2).toEqual(epoch1);
+  }, 120_000);
+
+  it("refuses sft.lr with a trainer that cannot take a per-step rate, before training anything", async () => {
+    const [plan] = compilePlans(spec.replace("sft { demos: 3, epochs: 2 }", "sft { demos: 3, epochs: 2, lr: 1e-2 }"));
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);
+    const logs: string[] = [];
+    await expect(executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => logs.push(l) })).rejects.toThrow(
+      /rollout\.sft\.lr needs a trainer that takes a per-step learning rate \(capabilities\.step_lr\)/,
+    );
+    expect(logs.some((l) => l.startsWith("sft epoch"))).toBe(false);
   }, 120_000);
 });

@@ -32,6 +32,14 @@ export const rolloutSchema = z.strictObject({
       .strictObject({
         demos: doc(positiveInt, "Walkthrough demonstrations trained on before RL."),
         epochs: doc(positiveInt.default(1), "Passes over the demonstrations."),
+        batch: doc(
+          positiveInt.nullable().default(null),
+          "Demonstrations per optimizer step (the last step of an epoch takes the rest); none: all of them, one step per epoch.",
+        ),
+        lr: doc(
+          z.number().positive().nullable().default(null),
+          "Peak learning rate of the cold start's steps; none: algorithm.optimizer.lr. Supervised steps on demonstrations tolerate a far larger rate than policy-gradient steps on sampled advantages.",
+        ),
       })
       .nullable()
       .default(null),
