@@ -193,6 +193,19 @@ describe("cross-policy runs", () => {
     expect(withoutTimes(again.readMetrics())).toEqual(withoutTimes(metrics));
   });
 
+  it("runs with the embedded trainer: a differently seeded builtin:tiny writes pool turns in the policy's tokens", async () => {
+    const [plan] = compilePlans(spec(["builtin:tiny"], 0.5, "policy.sampling.max_new_tokens: 8\n  rollout.iterations: 1"));
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-cross-")), plan!);
+    const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")], env: { ARL_TINY_HIDDEN: "16", ARL_TINY_EMBED: "8", ARL_TINY_KEY: "8" } };
+    await executePlan({ plan: plan!, runDir, trainer: embedded, envs: envKinds, log: () => undefined });
+    const { records } = readBuffer(runDir.bufferPath);
+    const pools = records.flatMap((r) => turnSpans(r).filter((s) => s.role === Role.pool).map((s) => Array.from(r.ids.subarray(s.from, s.to))));
+    expect(pools.length).toBeGreaterThan(0);
+    // Each ended pool turn closes with the policy's end-of-turn token, as a sampled turn does.
+    expect(pools.filter((ids) => ids[ids.length - 1] === EOS).length).toBeGreaterThan(0);
+    for (const r of records) expect(r.generators.every((g) => g === "policy" || g === "builtin:tiny")).toBe(true);
+  });
+
   it("reports a pool model's trainer that dies, naming the model, with its stderr", async () => {
     const [plan] = compilePlans(spec(["scripted:crash-on-generate"], 1));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-cross-")), plan!);
