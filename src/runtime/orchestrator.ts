@@ -22,13 +22,14 @@ import { readBuffer, TokenBuffer, type TrajectoryRecord } from "./buffer.js";
 import { PoolTrainers, poolChoice } from "./cross-policy.js";
 import { harnessVocabulary, runEpisode, type Episode } from "./harness.js";
 import { TrainerPolicy, type Policy } from "./policy.js";
+import { offPolicyMasked } from "./off-policy-mask.js";
 import { episodeRewards } from "./rewards.js";
 import type { RunDirectory, RunState } from "./run-dir.js";
 import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
 import { supervisedColdStart } from "./sft.js";
 import { splitTasks, type Split } from "./splits.js";
 import { ToolCallValidator } from "./tool-calls.js";
-import { trainStepParams, type TrainSequence } from "./update.js";
+import { lossMask, trainStepParams, type TrainSequence } from "./update.js";
 
 export type EnvRegistry = ReadonlyMap<string, EnvKind>;
 
@@ -394,6 +395,19 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           ...(values ? { values: row(values, i).slice() } : {}),
         }));
         const adv = computeAdvantages(plan, scored);
+        // Off-policy sequence masking (mask.off_policy_sequence_threshold): measured against the
+        // weights that take the update's first step; a masked sequence keeps its place in the
+        // reduction's denominators but gets no policy-gradient term (advantage 0).
+        const threshold = plan.mask.off_policy_sequence_threshold;
+        let masked = batch.map(() => false);
+        if (threshold !== null && batch.length > 0) {
+          const masks = scored.map((s) => lossMask(s.roles, plan.mask.loss));
+          const current = (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: ragged(masks, Uint8Array) })).logprobs;
+          masked = offPolicyMasked(
+            scored.map((s, i) => ({ mask: masks[i]!, advantages: adv.advantages[i]!, oldLogprobs: s.oldLogprobs, currentLogprobs: row(current, i) })),
+            threshold,
+          );
+        }
         const tReward = Date.now();
 
         // Asynchronous rollout: the next batch samples from the weights before this update.
@@ -410,7 +424,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         const sequences: TrainSequence[] = scored.map((s, i) => ({
           ids: batch[i]!.episode.ids,
           roles: s.roles,
-          advantages: adv.advantages[i]!,
+          advantages: masked[i] ? new Float32Array(s.roles.length) : adv.advantages[i]!,
           oldLogprobs: s.oldLogprobs,
           ...(s.refLogprobs ? { refLogprobs: s.refLogprobs } : {}),
           group: s.group,
@@ -479,6 +493,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           loss: mean(stepStats.map((s) => s.loss ?? 0)),
           env_errors: allPlayed.length - played.length,
           lag_drops: lagged.droppedSamples,
+          off_policy_masked: masked.filter(Boolean).length,
           policy_lag: lagged.maxLag,
           cross_policy_turns: allPlayed.reduce((s, p) => s + p.episode.generators.filter((g) => g !== "policy").length, 0),
           tokens: genTokens,

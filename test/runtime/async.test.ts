@@ -88,21 +88,28 @@ describe("asynchronous rollout", () => {
     expect(Object.fromEntries(versionsByIteration(await run(sync!)))).toEqual({ 1: [0], 2: [1], 3: [2] });
   });
 
-  it("takes old log-probs from the behaviour policy, and resumes the embedded trainer's pipeline exactly", async () => {
+  it("takes old log-probs from the behaviour policy, masks stale sequences, and resumes the embedded trainer's pipeline exactly", async () => {
     // The embedded model: without the keep-sampling mask the behaviour log-probs are recomputed
     // under the full distribution. Synchronously the first step's ratio is exactly 1; with the
     // pipeline the samples of iteration t >= 2 come from older weights, and the recompute must
     // keep that staleness (a recompute under the current weights would give ratio 1 again).
-    const knobs = 'mask { keep_sampling_mask: false }\n  policy.sampling.top_p: 0.9\n  policy.sampling.max_new_tokens: 6\n  algorithm.optimizer.lr: 0.05\n  allow { top-p-without-keep-mask: "testing the recompute path" }';
+    // Off-policy sequence masking measures the same staleness (the brevity term gives the random
+    // model's episodes different rewards, so some advantages are negative).
+    const knobs = 'mask { keep_sampling_mask: false, off_policy_sequence_threshold: 0.001 }\n  policy.sampling.top_p: 0.9\n  policy.sampling.max_new_tokens: 6\n  algorithm.optimizer.lr: 0.05\n  allow { top-p-without-keep-mask: "testing the recompute path" }\n  reward.brevity: -0.01 * episode.tokens';
     const [asyncPlan] = compilePlans(spec(3, "async { max_policy_lag: 1 }", knobs));
     const [syncPlan] = compilePlans(spec(2, "", knobs));
     const ratios = (d: RunDirectory) => d.readMetrics().map((m) => Math.max(Math.abs((m.ratio_min as number) - 1), Math.abs((m.ratio_max as number) - 1)));
-    const sync = ratios(await run(syncPlan!, embedded));
+    const synchronous = await run(syncPlan!, embedded);
+    const sync = ratios(synchronous);
+    expect(synchronous.readMetrics().map((m) => m.off_policy_masked)).toEqual([0, 0]);
     const reference = await run(asyncPlan!, embedded);
     const pipelined = ratios(reference);
     for (const r of sync) expect(r).toBeLessThan(1e-4);
     expect(pipelined[0]).toBeLessThan(1e-4); // iteration 1: sampled and updated at version 0
     for (const r of pipelined.slice(1)) expect(r).toBeGreaterThan(1e-3);
+    const masked = reference.readMetrics().map((m) => m.off_policy_masked as number);
+    expect(masked[0]).toBe(0);
+    expect(masked[1]! + masked[2]!).toBeGreaterThan(0);
 
     // Stopped after iteration 2 (rollout 3 in flight, discarded), then resumed: the same run.
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-async-")), asyncPlan!);
