@@ -8,6 +8,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import { counterSubprocessEnv } from "../helpers/plans.js";
+import { readBuffer } from "../../src/runtime/buffer.js";
 import { pythonWithTorch } from "../../src/runtime/trainer-command.js";
 
 const hasTorch = spawnSync(pythonWithTorch(), ["-c", "import torch"], { stdio: "ignore" }).status === 0;
@@ -41,6 +42,26 @@ describe.skipIf(!hasTorch)("arl run --backend torch", () => {
     // It ends with the summary table and the path of its report.
     expect(run.stdout).toMatch(/iteration\s+train success\s+reward\s+eval pass@1 \[95% CI\]/);
     expect(run.stdout).toMatch(/^report: .*report\.html$/m);
+  }, 300_000);
+
+  it("runs asynchronous rollout with cross-policy turns through PyTorch trainers (behaviour snapshot, a pool model's process)", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-torch-"));
+    const pipelined = spec
+      .replace("iterations: 1, concurrency: 4", 'iterations: 3, concurrency: 4, async { max_policy_lag: 1 }, cross_policy { pool: ["builtin:tiny"], probability: 0.2 }')
+      .replace("eval { every: 1,", "eval { every: 3,");
+    writeFileSync(path.join(dir, "async.arl"), pipelined);
+    const run = await runArl(["run", "async.arl", "--out", "runs"], { cwd: dir });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/cross-policy: 1 pool model trainer started \(builtin:tiny\)/);
+    expect(run.stdout).toMatch(/finished after 3 iterations/);
+    const runDir = run.stdout.match(/run directory: (.*)$/m)![1]!;
+    const records = readBuffer(path.join(runDir, "buffer.arlbuf")).records;
+    // Rollouts 1 and 2 from version 0, rollout 3 from version 1 (the snapshot before update 2).
+    // (Every episode has a first turn, and who generates it depends on the seeds alone.)
+    const versions = (i: number) => new Set(records.filter((r) => r.iteration === i).flatMap((r) => Array.from(r.versions).filter((v) => v >= 0)));
+    expect([versions(1), versions(2), versions(3)]).toEqual([new Set([0]), new Set([0]), new Set([1])]);
+    expect(records.some((r) => r.generators.includes("builtin:tiny"))).toBe(true);
   }, 300_000);
 
   it("passes the conformance suite through the PyTorch trainer: arl conformance --trainer torch", async () => {
