@@ -11,6 +11,7 @@ import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { ragged, row, type ConfigureParams, type TrainStepParams } from "../../src/trainer/protocol/messages.js";
 import { microbatchLossF64, sequenceWeights, toReduction } from "../../src/trainer/embedded/loss.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
+import { addCopyLogits, recencySlopes } from "../../src/trainer/embedded/model.js";
 import { WordTokenizer } from "../../src/trainer/embedded/tokenizer.js";
 import { runArl } from "../helpers/cli.js";
 
@@ -108,6 +109,31 @@ function sameBits(a: ReadonlyMap<string, Float32Array>, b: ReadonlyMap<string, F
   }
   return true;
 }
+
+describe("builtin:tiny read-out", () => {
+  it("has one head without recency and heads that prefer recent positions, in both the graph and generation's read-out", () => {
+    expect(recencySlopes(4)).toEqual([0, 2 ** -6, 2 ** -4, 2 ** -2]);
+    expect(recencySlopes(1)).toEqual([0]);
+    // Content scores all 0 (zero query): head 0 averages the context, a recency head favours its end.
+    const shape = { vocab: 4, embed: 4, hidden: 4, heads: 2, keyDim: 2 };
+    const emb = Float32Array.from({ length: 16 }, (_, i) => (i % 5 === 0 ? 1 : 0)); // one-hot embeddings
+    const ids = [0, 0, 0, 1, 1, 2, 2, 2, 2, 3];
+    const keys = ids.map(() => new Float32Array(4));
+    const copy = (cs: number[]) => {
+      const out = new Float64Array(4);
+      addCopyLogits(shape, { emb, cs: Float32Array.from(cs) }, new Float32Array(4), new Float32Array(4), keys, ids, out);
+      return Array.from(out);
+    };
+    const global = copy([1, 0]);
+    const recent = copy([0, 1]);
+    expect(global.map((x) => x * ids.length)).toEqual([3, 2, 4, 1].map((x) => expect.closeTo(x, 9)));
+    // The recency head weighs position j by exp(-m (9 - j)), m = 2^-4, normalised.
+    const w = ids.map((_, j) => Math.exp(-(2 ** -4) * (ids.length - 1 - j)));
+    const z = w.reduce((a, b) => a + b, 0);
+    expect(recent).toEqual([0, 1, 2, 3].map((v) => expect.closeTo(ids.reduce((acc, id, j) => acc + (id === v ? w[j]! / z : 0), 0), 9)));
+    expect(recent[3]! / recent[0]!).toBeGreaterThan(global[3]! / global[0]!);
+  });
+});
 
 describe("builtin:tiny tokenizer", () => {
   it("round-trips text, spelling unknown words in bytes, and applies the chat template", () => {

@@ -7,7 +7,9 @@
 //   r = sigmoid(x_r + h wh_r)    z = sigmoid(x_z + h wh_z)    n = tanh(x_n + r * (h wh_n + bhn))
 //   h_t = n + z * (h_{t-1} - n)  (h_{-1} = 0)
 //   policy, predicting token t+1 from positions j <= t, A heads of key size K:
-//     a_t^a = softmax_j((h_t wq^a) . (h_j wk^a) / sqrt(K))       c_t = sum_a cs_a sum_j a_tj^a emb[id_j]
+//     a_t^a = softmax_j((h_t wq^a) . (h_j wk^a) / sqrt(K) - m_a (t - j))   c_t = sum_a cs_a sum_j a_tj^a emb[id_j]
+//     with fixed recency slopes m_a (recencySlopes): head 0 reads the whole context alike, the
+//     others prefer recent positions ("go <an exit of the room just described>")
 //     logits_t = h_t wo + bo + c_t emb^T    (the tied embedding turns attention into copying:
 //                                            "take <the noun the goal names>")
 //   critic: V(h_t) = h_t wv + bv
@@ -47,6 +49,16 @@ export function paramSpecs(shape: ModelShape, head: "policy" | "value"): ParamSp
     specs.push({ name: "bv", shape: [1], init: "zeros", decay: false });
   }
   return specs;
+}
+
+/**
+ * Recency slopes of the read-out's heads, as in ALiBi (Press et al. 2022): head 0 has none (it
+ * finds a noun anywhere, e.g. in the goal); head a > 0 lowers the score of a position d tokens
+ * back by 2^(-8(A-a)/A) * d, so some heads read the latest observation first. A recurrent state
+ * alone blurs which of several "Exits: ..." lines is the current one.
+ */
+export function recencySlopes(heads: number): number[] {
+  return Array.from({ length: heads }, (_, a) => (a === 0 ? 0 : 2 ** ((-8 * (heads - a)) / heads)));
 }
 
 /** A set of named trainable variables. */
@@ -150,8 +162,12 @@ export function gruStep(p: ParamSet, table: tf.Tensor2D, h: tf.Tensor2D, tokens:
     const [xr, xz, xn] = tf.split(x, 3, 1) as [tf.Tensor, tf.Tensor, tf.Tensor];
     const next = gruCell(h, xr, xz, xn, p.get("wh"), p.get("bhn"));
     if (!active || active.every((a) => a === 1)) return next as tf.Tensor2D;
-    const m = tf.tensor2d(active, [active.length, 1]);
-    return tf.add(h, tf.mul(m, tf.sub(next, h))) as tf.Tensor2D;
+    // A select, not h + m * (next - h): that rounds the active rows' new state differently
+    // from `next`, and only when another row of the batch is inactive, so a sequence's samples
+    // would depend on which other sequences share its generate request.
+    const [n, width] = h.shape;
+    const take = tf.tensor2d(Uint8Array.from({ length: n * width }, (_, k) => (active[Math.floor(k / width)] === 1 ? 1 : 0)), [n, width], "bool");
+    return tf.where(take, next, h) as tf.Tensor2D;
   });
 }
 
@@ -184,6 +200,7 @@ export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, i
   const rowsIdx = new Int32Array(B * Tq); // hs row of each (j, q) slot; padding slots use row j (t = 0)
   for (let j = 0; j < B; j++) for (let q = 0; q < Tq; q++) rowsIdx[j * Tq + q] = j;
   const mask = new Float32Array(B * Tq * T).fill(-1e9);
+  const back = new Float32Array(B * Tq * T); // t - j of each visible position, for the recency slopes
   for (let j = 0; j < B; j++) for (let q = 0; q < Tq; q++) mask[(j * Tq + q) * T] = 0;
   const order = new Int32Array(queries.length);
   queries.forEach((q, n) => {
@@ -191,12 +208,14 @@ export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, i
     order[n] = s;
     rowsIdx[s] = q.t * B + q.j;
     mask.fill(0, s * T, s * T + q.t + 1);
+    for (let j = 0; j <= q.t; j++) back[s * T + j] = q.t - j;
   });
   const hq = tf.gather(hs, tf.tensor1d(rowsIdx, "int32")); // [B*Tq, H]
   const gen = tf.add(tf.matMul(hq, p.get("wo")), p.get("bo"));
   const q = tf.matMul(hq, p.get("wq")).reshape([B, Tq, A, K]).transpose([0, 2, 1, 3]); // [B, A, Tq, K]
   const k = tf.matMul(hs, p.get("wk")).reshape([T, B, A, K]).transpose([1, 2, 0, 3]); // [B, A, T, K]
-  const scores = tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(K)), tf.tensor4d(mask, [B, 1, Tq, T]));
+  const recency = tf.mul(tf.tensor4d(back, [B, 1, Tq, T]), tf.tensor4d(recencySlopes(A).map((m) => -m), [1, A, 1, 1]));
+  const scores = tf.add(tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(K)), tf.tensor4d(mask, [B, 1, Tq, T])), recency);
   const alpha = tf.mul(tf.softmax(scores), p.get("cs").reshape([1, A, 1, 1])).reshape([B, A * Tq, T]);
   const emb = p.get("emb");
   const values = tf.gather(emb, tf.tensor1d(ids, "int32")).reshape([T, B, E]).transpose([1, 0, 2]); // [B, T, E]
@@ -223,13 +242,16 @@ export function addCopyLogits(shape: ModelShape, w: ReadoutWeights, gen: Float32
   const c = new Float64Array(E);
   const scores = new Float64Array(L);
   const scale = 1 / Math.sqrt(K);
+  const slopes = recencySlopes(A);
   for (let a = 0; a < A; a++) {
     let max = -Infinity;
+    const slope = slopes[a]!;
     for (let j = 0; j < L; j++) {
       const kj = keys[j]!;
       let s = 0;
       for (let d = 0; d < K; d++) s += query[a * K + d]! * kj[a * K + d]!;
-      scores[j] = s * scale;
+      // The query is the state after position L - 1.
+      scores[j] = s * scale - slope * (L - 1 - j);
       if (scores[j]! > max) max = scores[j]!;
     }
     let z = 0;

@@ -33,7 +33,8 @@ import { BOS, EOS, PAD, WordTokenizer, type ChatMessage } from "./tokenizer.js";
 export const TRAINER_NAME = "arl-embedded";
 export const TRAINER_VERSION = "0.1.0";
 export const MODEL_NAME = "builtin:tiny";
-const CHECKPOINT_FORMAT = "arl-builtin-tiny/1";
+// 2: the read-out's heads have recency slopes (model.ts), so a /1 checkpoint means another function.
+const CHECKPOINT_FORMAT = "arl-builtin-tiny/2";
 const METHODS = ["handshake", "configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "snapshot", "save", "load", "eval_op", "shutdown"];
 
 export interface TinyOptions {
@@ -55,8 +56,8 @@ export function defaultOptions(): TinyOptions {
   return {
     embed: envInt("ARL_TINY_EMBED", 64),
     hidden: envInt("ARL_TINY_HIDDEN", 64),
-    heads: envInt("ARL_TINY_HEADS", 2),
-    keyDim: envInt("ARL_TINY_KEY", 32),
+    heads: envInt("ARL_TINY_HEADS", 4),
+    keyDim: envInt("ARL_TINY_KEY", 16),
     chunkTokens: envInt("ARL_TINY_CHUNK_TOKENS", 65_536),
   };
 }
@@ -429,7 +430,8 @@ export class TinyTrainer {
       const states = h.dataSync() as Float32Array;
       prompts.forEach((pr, i) => {
         if (out[i]!.length === 0) return;
-        keys[i]!.push(values.slice(i * width + V + AK, (i + 1) * width));
+        // The key of the token fed last; a row that stopped before the last step has it already.
+        if (keys[i]!.length < ctx[i]!.length) keys[i]!.push(values.slice(i * width + V + AK, (i + 1) * width));
         slot.cache.insert(ctx[i]!, keys[i]!, states.slice(i * H, (i + 1) * H));
       });
     }
