@@ -351,8 +351,10 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           stopped = true;
           break;
         }
+        // The starting policy's evaluation is reported with iteration 1's metrics, outside its time.
+        const evalBefore = iteration === 1 && plan.eval.before_training ? await evaluate(0) : undefined;
+        if (evalBefore) lastEval = evalBefore;
         const t0 = Date.now();
-        if (iteration === 1 && plan.eval.before_training) lastEval = await evaluate(0);
         // The first batch of an asynchronous run samples from the starting weights; a resumed
         // run's behaviour slot comes back with its checkpoint.
         if (asyncRollout && !pending && iteration === 1) await trainer.request("snapshot", {});
@@ -375,13 +377,15 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         const needRef = plan.algorithm.kl.coef > 0 && plan.algorithm.kl.reference !== null;
         const idsBatch = ragged(batch.map((p) => p.episode.ids), Int32Array);
         const sampling = { temperature: plan.policy.sampling.temperature, top_p: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_p : 1, top_k: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_k : 0 };
-        const refLogprobs = needRef && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling })).logprobs : undefined;
+        // Old and reference log-probs are read only where the update trains (PROTOCOL.md, logprobs mask).
+        const lossMasks = ragged(batch.map((p) => lossMask(p.episode.roles, plan.mask.loss)), Uint8Array);
+        const refLogprobs = needRef && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling, mask: lossMasks })).logprobs : undefined;
         const values = plan.algorithm.advantage.estimator === "gae" && batch.length > 0 ? (await trainer.request("values", { ids: idsBatch })).values : undefined;
         // Without the keep-sampling mask, the behaviour log-probs are recomputed under the full
         // (temperature-only) distribution the update will use, by the weights that sampled: the
         // behaviour snapshot under asynchronous rollout (it still holds them: the next snapshot
         // is taken below), so that pi/mu keeps the staleness instead of starting at 1.
-        const recomputed = !plan.mask.keep_sampling_mask && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling })).logprobs : undefined;
+        const recomputed = !plan.mask.keep_sampling_mask && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
         const scored: ScoredTrajectory[] = batch.map((p, i) => ({
           group: `${iteration}:${p.group}`,
           env: p.task.env,
@@ -501,6 +505,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           invalid_calls: allPlayed.reduce((s, p) => s + p.episode.episode.invalid_calls, 0),
           end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
           policy_version: (last.policy_version as number | undefined) ?? saved.policy_version,
+          ...(evalBefore ? { eval_before_training: evalBefore } : {}),
           ...(isEval && lastEval ? { eval: lastEval } : {}),
           // rollout_s: the rollout's own wall time; wait_s: how long this iteration waited for it
           // (less than rollout_s when it overlapped the previous update).

@@ -7,12 +7,17 @@ function fmt(x: unknown, digits = 3): string {
 
 export function runSummary(metrics: readonly Record<string, unknown>[]): string {
   if (metrics.length === 0) return "no iteration was completed\n";
-  const evals = metrics.filter((m) => m.eval && typeof m.eval === "object");
-  const ks = [...new Set(evals.flatMap((m) => Object.keys(m.eval as object).filter((k) => /^pass@\d+$/.test(k))))].sort();
+  const isObject = (x: unknown): x is Record<string, number> => typeof x === "object" && x !== null;
+  // The starting policy's evaluation (eval.before_training) travels with iteration 1's metrics.
+  const evals = metrics.flatMap((m) => [
+    ...(isObject(m.eval_before_training) ? [{ label: "0 (start)", m: undefined, e: m.eval_before_training }] : []),
+    ...(isObject(m.eval) ? [{ label: String(m.iteration), m, e: m.eval }] : []),
+  ]);
+  const ks = [...new Set(evals.flatMap((x) => Object.keys(x.e).filter((k) => /^pass@\d+$/.test(k))))].sort();
   const rows: string[][] = [["iteration", "train success", "reward", ...ks.map((k) => `eval ${k} [95% CI]`)]];
-  for (const m of evals.length > 0 ? evals : [metrics[metrics.length - 1]!]) {
-    const e = (m.eval ?? {}) as Record<string, number>;
-    rows.push([String(m.iteration), fmt(m.success), fmt(m.reward), ...ks.map((k) => (e[k] === undefined ? "-" : `${fmt(e[k])} [${fmt(e[`${k}_low`])}, ${fmt(e[`${k}_high`])}]`))]);
+  const last = metrics[metrics.length - 1]!;
+  for (const { label, m, e } of evals.length > 0 ? evals : [{ label: String(last.iteration), m: last, e: {} as Record<string, number> }]) {
+    rows.push([label, fmt(m?.success), fmt(m?.reward), ...ks.map((k) => (e[k] === undefined ? "-" : `${fmt(e[k])} [${fmt(e[`${k}_low`])}, ${fmt(e[`${k}_high`])}]`))]);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join("  ").trimEnd();

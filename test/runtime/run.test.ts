@@ -61,6 +61,11 @@ describe("arl run", () => {
       for (const key of ["success", "reward", "reward_terms", "effective_group_ratio", "acceptance_rate", "generated_length", "entropy", "clip_fraction", "kl", "grad_norm", "tokens", "tool_calls", "time"]) expect(m, key).toHaveProperty(key);
     }
     expect(metrics[1]).toHaveProperty("eval");
+    // The starting policy's evaluation rides with iteration 1, equal to what its eval file says.
+    const start = readFileSync(path.join(runDir.dir, "eval", "iteration-00000.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>);
+    const startPass = start.reduce((s, r) => s + r["pass@1"]!, 0) / start.length;
+    expect((metrics[0]!.eval_before_training as Record<string, number>)["pass@1"]).toBeCloseTo(startPass, 12);
+    expect(metrics.slice(1).some((m) => "eval_before_training" in m)).toBe(false);
     expect(readdirSync(path.join(runDir.dir, "eval")).sort()).toEqual(["iteration-00000.jsonl", "iteration-00002.jsonl", "iteration-00004.jsonl"]);
     const manifest = JSON.parse(readFileSync(runDir.manifestPath, "utf8"));
     expect(manifest).toMatchObject({ plan_hash: plan!.hash, trainer: { name: "scripted-double" }, seed: 3 });
