@@ -290,6 +290,7 @@ const evalSchema = z.strictObject({
   split: z.enum(["train", "valid", "test"]),
   every: d(positiveInt, "Evaluate every N iterations and after the last."),
   before_training: d(z.boolean(), "Also evaluate the starting policy (after any SFT cold start), as the baseline row."),
+  base: d(z.boolean(), "Also evaluate the policy before the SFT cold start (eval/base.jsonl); only with rollout.sft."),
   samples_per_task: d(positiveInt, "n of pass@k (resolved: the largest k when the spec sets none)."),
   k: d(z.array(positiveInt).min(1), "The k values of pass@k, ascending."),
   tasks: d(positiveInt.nullable(), "Tasks evaluated; null: the whole split."),

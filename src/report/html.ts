@@ -148,7 +148,7 @@ function evalTable(r: RunReport, ks: readonly number[]): string {
   const head = ["Iteration", "Tasks", "Env errors", ...ks.map((k) => `pass@${k} [95% CI]`), "Source"];
   const body = r.evals.map(
     (e) =>
-      `<tr><td class="num">${e.iteration}${e.iteration === 0 ? " (before training)" : ""}</td><td class="num">${e.tasks ?? "–"}</td><td class="num">${e.envErrors ?? "–"}</td>${ks
+      `<tr><td class="num">${e.iteration < 0 ? "base (before the cold start)" : `${e.iteration}${e.iteration === 0 ? " (before training)" : ""}`}</td><td class="num">${e.tasks ?? "–"}</td><td class="num">${e.envErrors ?? "–"}</td>${ks
         .map((k) => `<td class="num">${interval(e.pass.get(k))}</td>`)
         .join("")}<td class="muted">${e.source === "metrics" ? "metrics.jsonl" : "eval/*.jsonl (recomputed)"}</td></tr>`,
   );

@@ -134,9 +134,10 @@ function readEvalFiles(dir: string, evalK: readonly number[], notes: string[]): 
   if (!existsSync(evalDir)) return [];
   const files: EvalFile[] = [];
   for (const entry of readdirSync(evalDir).sort()) {
-    const m = /^iteration-(\d+)\.jsonl$/.exec(entry);
+    // base.jsonl (eval.base: the policy before the cold start) sorts first, as iteration -1.
+    const m = /^(?:iteration-(\d+)|base)\.jsonl$/.exec(entry);
     if (!m) continue;
-    const iteration = Number(m[1]);
+    const iteration = m[1] === undefined ? -1 : Number(m[1]);
     let lines: JsonObject[];
     try {
       lines = parseLines(path.join(evalDir, entry), `eval/${entry}`, notes);

@@ -255,7 +255,9 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       return { task, group, sample, episode, rewards, success: episode.end !== "env_error" && success(plan, task.env, episode, rewards.total) };
     };
 
-    const evaluate = async (iteration: number) => {
+    /** Evaluates the current policy; "base" is the policy before the cold start (its own seeds and file). */
+    const evaluate = async (at: number | "base") => {
+      const iteration = at === "base" ? -1 : at;
       const ev = plan.eval;
       const tasks: Task[] = [];
       for (const env of envNames(plan)) {
@@ -271,7 +273,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         const passes: Record<string, number | null> = Object.fromEntries(ev.k.map((k) => [`pass@${k}`, mine.length >= k ? passAtK(mine.length, c, k) : null]));
         return { env: t.env, task: t.id, n: mine.length, correct: c, env_errors: ev.samples_per_task - mine.length, ...passes };
       });
-      runDir.writeEval(iteration, rows);
+      runDir.writeEval(at, rows);
       const summary: Record<string, number> = {};
       for (const k of ev.k) {
         const per = rows.map((r) => (r as Record<string, unknown>)[`pass@${k}`] as number | null).filter((x): x is number => x !== null);
@@ -285,10 +287,12 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     };
 
     if (plan.rollout.sft && !state.sftDone) {
+      // The base row: the policy as configured, before it has seen a demonstration.
+      const baseEval = plan.eval.base ? await evaluate("base") : undefined;
       const sft = await supervisedColdStart({ plan, trainer, policy, envs: options.envs, validator, stopIds, log });
       const checkpoint = runDir.checkpointDir(0);
       version = (await trainer.request("save", { path: checkpoint })).policy_version;
-      state = { ...state, sftDone: true, checkpoint };
+      state = { ...state, sftDone: true, checkpoint, ...(baseEval ? { baseEval } : {}) };
       runDir.writeState(state);
       log(`sft: trained on ${sft.demos} walkthroughs`);
     }
@@ -505,6 +509,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           invalid_calls: allPlayed.reduce((s, p) => s + p.episode.episode.invalid_calls, 0),
           end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
           policy_version: (last.policy_version as number | undefined) ?? saved.policy_version,
+          ...(iteration === 1 && state.baseEval ? { eval_base: state.baseEval } : {}),
           ...(evalBefore ? { eval_before_training: evalBefore } : {}),
           ...(isEval && lastEval ? { eval: lastEval } : {}),
           // rollout_s: the rollout's own wall time; wait_s: how long this iteration waited for it

@@ -16,6 +16,8 @@ export interface RunState {
   readonly metricsOffset: number;
   readonly sftDone: boolean;
   readonly policyVersion: number;
+  /** eval.base's summary, measured before the cold start and reported with iteration 1. */
+  readonly baseEval?: Record<string, number>;
 }
 
 export const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
@@ -62,8 +64,9 @@ export class RunDirectory {
     return path.join(this.dir, "checkpoints", `iteration-${String(iteration).padStart(5, "0")}`);
   }
 
-  evalPath(iteration: number): string {
-    return path.join(this.dir, "eval", `iteration-${String(iteration).padStart(5, "0")}.jsonl`);
+  /** eval/iteration-NNNNN.jsonl, or eval/base.jsonl for the policy before the cold start. */
+  evalPath(iteration: number | "base"): string {
+    return path.join(this.dir, "eval", iteration === "base" ? "base.jsonl" : `iteration-${String(iteration).padStart(5, "0")}.jsonl`);
   }
 
   readPlan(): unknown {
@@ -92,7 +95,7 @@ export class RunDirectory {
     return existsSync(this.metricsPath) ? statSync(this.metricsPath).size : 0;
   }
 
-  writeEval(iteration: number, rows: readonly object[]): void {
+  writeEval(iteration: number | "base", rows: readonly object[]): void {
     writeFileAtomic(this.evalPath(iteration), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
   }
 

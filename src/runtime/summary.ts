@@ -8,8 +8,10 @@ function fmt(x: unknown, digits = 3): string {
 export function runSummary(metrics: readonly Record<string, unknown>[]): string {
   if (metrics.length === 0) return "no iteration was completed\n";
   const isObject = (x: unknown): x is Record<string, number> => typeof x === "object" && x !== null;
-  // The starting policy's evaluation (eval.before_training) travels with iteration 1's metrics.
+  // The base policy's (eval.base, before the cold start) and the starting policy's
+  // (eval.before_training) evaluations travel with iteration 1's metrics.
   const evals = metrics.flatMap((m) => [
+    ...(isObject(m.eval_base) ? [{ label: "base (no SFT)", m: undefined, e: m.eval_base }] : []),
     ...(isObject(m.eval_before_training) ? [{ label: "0 (start)", m: undefined, e: m.eval_before_training }] : []),
     ...(isObject(m.eval) ? [{ label: String(m.iteration), m, e: m.eval }] : []),
   ]);

@@ -51,7 +51,7 @@ describe("lowering the shared examples", () => {
   it("findmax: every default is explicit and the implicit ones are resolved", () => {
     const grpo = byName("findmax.arl")["findmax_grpo/default"]!;
     expect(grpo.algorithm.batch_size).toBe(16 * 4); // tasks_per_batch * group_size
-    expect(grpo.eval).toEqual({ split: "test", every: 10, before_training: true, samples_per_task: 4, k: [1, 4], tasks: null, temperature: 1 });
+    expect(grpo.eval).toEqual({ split: "test", every: 10, before_training: true, base: false, samples_per_task: 4, k: [1, 4], tasks: null, temperature: 1 });
     expect(grpo.algorithm.kl).toEqual({ coef: 0.04, estimator: "k3", placement: "loss", reference: { kind: "initial" } });
     expect(grpo.tools.map((t) => t.name)).toEqual(["run_tests", "read_code", "write_code", "finish"]); // the harness's own order
     expect(grpo.tools[2]!.definition.function.parameters).toMatchObject({ $schema: "https://json-schema.org/draft/2020-12/schema", required: ["code"], additionalProperties: false });

@@ -121,6 +121,17 @@ describe("arl report, one run", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it("shows eval/base.jsonl (the policy before the cold start) as the first row of the eval table", async () => {
+    const dir = writeRun(tempDir());
+    const rows = readFileSync(path.join(dir, "eval", "iteration-00000.jsonl"), "utf8");
+    writeFileSync(path.join(dir, "eval", "base.jsonl"), rows.replace(/"correct":\d+/g, '"correct":0').replace(/"pass@(\d)":[\d.]+/g, '"pass@$1":0'));
+    const { html, model } = await buildReport([dir], { cwd: "/", arlVersion: "0.1.0" });
+    expect(model.runs[0]!.evals.map((e) => e.iteration)).toEqual([-1, 0, 2, 4, 6]);
+    const table = /<section id="eval">[\s\S]*?<\/section>/.exec(html)![0];
+    expect(table.indexOf("base (before the cold start)")).toBeGreaterThan(-1);
+    expect(table.indexOf("base (before the cold start)")).toBeLessThan(table.indexOf("0 (before training)"));
+  });
+
   it("recomputes pass@k intervals from eval/*.jsonl when metrics.jsonl has no eval summaries, matching the runtime's", async () => {
     const recorded = await buildReport([writeRun(tempDir(), { metricsEval: true })], { cwd: "/", arlVersion: "0.1.0" });
     const recomputed = await buildReport([writeRun(tempDir(), { metricsEval: false })], { cwd: "/", arlVersion: "0.1.0" });

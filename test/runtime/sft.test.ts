@@ -36,6 +36,22 @@ describe("SFT cold start", () => {
     expect(runDir.readState()).toMatchObject({ iteration: 1, sftDone: true });
   }, 120_000);
 
+  it("evaluates the base policy before the cold start (eval.base) and reports it with iteration 1", async () => {
+    const [plan] = compilePlans(spec.replace("before_training: false", "before_training: true, base: true"));
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);
+    const logs: string[] = [];
+    await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => logs.push(l) });
+    const mean = (file: string) => {
+      const rows = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>);
+      return rows.reduce((s, r) => s + r["pass@1"]!, 0) / rows.length;
+    };
+    const [first] = runDir.readMetrics();
+    expect((first!.eval_base as Record<string, number>)["pass@1"]).toBeCloseTo(mean(runDir.evalPath("base")), 12);
+    expect((first!.eval_before_training as Record<string, number>)["pass@1"]).toBeCloseTo(mean(runDir.evalPath(0)), 12);
+    // The cold start still ran after the base evaluation.
+    expect(logs.findIndex((l) => l.startsWith("sft epoch 1/"))).toBeGreaterThan(-1);
+  }, 120_000);
+
   it("takes several optimizer steps per epoch with sft.batch, every demo once per epoch", async () => {
     const [plan] = compilePlans(spec.replace("sft { demos: 3, epochs: 2 }", "sft { demos: 5, epochs: 2, batch: 2 }"));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);

@@ -5,16 +5,17 @@ import { runSummary } from "../../src/runtime/summary.js";
 const time = { rollout_s: 1, reward_s: 0.5, update_s: 2, total_s: 4 };
 
 describe("run summary", () => {
-  it("lists the starting policy's evaluation, then each evaluation with its interval, then where the time went", () => {
+  it("lists the base policy's and the starting policy's evaluations, then each evaluation with its interval, then where the time went", () => {
     const table = runSummary([
-      { iteration: 1, success: 0.25, reward: 0.25, eval_before_training: { "pass@1": 0.125, "pass@1_low": 0.05, "pass@1_high": 0.2 }, time },
+      { iteration: 1, success: 0.25, reward: 0.25, eval_base: { "pass@1": 0, "pass@1_low": 0, "pass@1_high": 0 }, eval_before_training: { "pass@1": 0.125, "pass@1_low": 0.05, "pass@1_high": 0.2 }, time },
       { iteration: 2, success: 0.5, reward: 0.5, eval: { "pass@1": 0.4, "pass@1_low": 0.3, "pass@1_high": 0.5 }, time },
     ]);
     expect(table.split("\n")).toEqual([
-      "iteration  train success  reward  eval pass@1 [95% CI]",
-      "---------  -------------  ------  --------------------",
-      "0 (start)  -              -       0.125 [0.050, 0.200]",
-      "2          0.500          0.500   0.400 [0.300, 0.500]",
+      "iteration      train success  reward  eval pass@1 [95% CI]",
+      "-------------  -------------  ------  --------------------",
+      "base (no SFT)  -              -       0.000 [0.000, 0.000]",
+      "0 (start)      -              -       0.125 [0.050, 0.200]",
+      "2              0.500          0.500   0.400 [0.300, 0.500]",
       "time: 8.0 s in iterations (rollout 2.0 s, rewards and advantages 1.0 s, updates 4.0 s)",
       "",
     ]);
