@@ -16,6 +16,7 @@ import { oldestVersion } from "../../src/rl/lag.js";
 import { readBuffer, Role } from "../../src/runtime/buffer.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { killThenResume } from "../helpers/kill-resume.js";
 import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
@@ -157,29 +158,11 @@ describe("asynchronous rollout", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-async-"));
     const file = path.join(dir, "counting.arl");
     writeFileSync(file, text);
-    const out = path.join(dir, "runs");
     const command = `${process.execPath} ${scriptedTrainerScript}`;
-    const child = execa(process.execPath, [path.join(repo, "bin/arl.js"), "run", file, "--out", out, "--trainer-command", command], { reject: false, detached: true });
-    const stateFile = () => {
-      const base = path.join(out, "counting", "default");
-      if (!existsSync(base)) return undefined;
-      const [runName] = readdirSync(base);
-      return runName ? path.join(base, runName, "state.json") : undefined;
-    };
     // Killed while iteration 4's rollout (pipelined during update 3) is in flight.
-    for (let i = 0; i < 600; i++) {
-      const s = stateFile();
-      if (s && existsSync(s) && JSON.parse(readFileSync(s, "utf8")).iteration >= 3) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    process.kill(-child.pid!, "SIGKILL");
-    await child;
-    const runDir = path.dirname(stateFile()!);
-    const killedAt = JSON.parse(readFileSync(path.join(runDir, "state.json"), "utf8")).iteration as number;
+    const { runDir, killedAt, resumed } = await killThenResume(file, path.join(dir, "runs"), "counting", command, 3);
     expect(killedAt).toBeGreaterThanOrEqual(3);
     expect(killedAt).toBeLessThan(iterations);
-
-    const resumed = await execa(process.execPath, [path.join(repo, "bin/arl.js"), "run", "--resume", runDir, "--trainer-command", command], { reject: false });
     expect(resumed.stderr).toBe("");
     expect(resumed.exitCode).toBe(0);
     expect(resumed.stdout).toContain(`resumed after iteration ${killedAt}`);

@@ -1,19 +1,17 @@
 // End to end: a plan through the protocol (scripted trainer double, subprocess env), the run
 // directory it writes, and a run killed with SIGKILL then resumed, which must end with the
 // same metrics as one that never stopped.
-import { execa } from "execa";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readBuffer } from "../../src/runtime/buffer.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { killThenResume } from "../helpers/kill-resume.js";
 import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
 
-const repo = fileURLToPath(new URL("../..", import.meta.url));
 const trainerScript = scriptedTrainerScript;
 const trainer = { file: process.execPath, args: [trainerScript] };
 
@@ -98,27 +96,9 @@ describe("arl run", () => {
 
     // The same spec through the CLI in a child process, killed with SIGKILL after iteration 3.
     const { dir, file } = writeSpec(iterations);
-    const out = path.join(dir, "runs");
-    const child = execa(process.execPath, [path.join(repo, "bin/arl.js"), "run", file, "--out", out, "--trainer-command", `${process.execPath} ${trainerScript}`], { reject: false, detached: true });
-    const stateFile = () => {
-      const base = path.join(out, "counting", "default");
-      if (!existsSync(base)) return undefined;
-      const [run] = readdirSync(base);
-      return run ? path.join(base, run, "state.json") : undefined;
-    };
-    for (let i = 0; i < 600; i++) {
-      const s = stateFile();
-      if (s && existsSync(s) && JSON.parse(readFileSync(s, "utf8")).iteration >= 3) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    process.kill(-child.pid!, "SIGKILL");
-    await child;
-    const runDir = path.dirname(stateFile()!);
-    const killedAt = JSON.parse(readFileSync(path.join(runDir, "state.json"), "utf8")).iteration as number;
+    const { runDir, killedAt, resumed } = await killThenResume(file, path.join(dir, "runs"), "counting", `${process.execPath} ${trainerScript}`, 3);
     expect(killedAt).toBeGreaterThanOrEqual(3);
     expect(killedAt).toBeLessThan(iterations);
-
-    const resumed = await execa(process.execPath, [path.join(repo, "bin/arl.js"), "run", "--resume", runDir, "--trainer-command", `${process.execPath} ${trainerScript}`], { reject: false });
     expect(resumed.stderr).toBe("");
     expect(resumed.exitCode).toBe(0);
     expect(resumed.stdout).toContain(`resumed after iteration ${killedAt}`);

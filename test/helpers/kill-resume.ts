@@ -1,0 +1,37 @@
+// `arl run` in a child process, killed with SIGKILL once `killAfter` iterations are committed,
+// then `arl run --resume`: what the resume tests compare against an uninterrupted run.
+import { execa } from "execa";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
+
+export interface KilledAndResumed {
+  readonly runDir: string;
+  /** Iterations committed when the kill landed. */
+  readonly killedAt: number;
+  readonly resumed: { readonly exitCode?: number; readonly stdout: string; readonly stderr: string };
+}
+
+/** Runs `file` (experiment `experiment`, variant default) under `out`, kills it after `killAfter` committed iterations, resumes it. */
+export async function killThenResume(file: string, out: string, experiment: string, trainerCommand: string, killAfter: number): Promise<KilledAndResumed> {
+  const child = execa(process.execPath, [arl, "run", file, "--out", out, "--trainer-command", trainerCommand], { reject: false, detached: true });
+  const stateFile = () => {
+    const base = path.join(out, experiment, "default");
+    if (!existsSync(base)) return undefined;
+    const [run] = readdirSync(base);
+    return run ? path.join(base, run, "state.json") : undefined;
+  };
+  for (let i = 0; i < 600; i++) {
+    const s = stateFile();
+    if (s && existsSync(s) && (JSON.parse(readFileSync(s, "utf8")) as { iteration: number }).iteration >= killAfter) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  process.kill(-child.pid!, "SIGKILL");
+  await child;
+  const runDir = path.dirname(stateFile()!);
+  const killedAt = (JSON.parse(readFileSync(path.join(runDir, "state.json"), "utf8")) as { iteration: number }).iteration;
+  const resumed = await execa(process.execPath, [arl, "run", "--resume", runDir, "--trainer-command", trainerCommand], { reject: false });
+  return { runDir, killedAt, resumed };
+}
