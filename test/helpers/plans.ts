@@ -66,3 +66,27 @@ export function counterSubprocessEnv(tasks: number): string {
     tasks: ${tasks}${COUNTER_SIGNALS_AND_TOOLS}
   }`;
 }
+
+/**
+ * The runtime tests' experiment: the counter subprocess env (30 tasks), G = 4 with a
+ * leave-one-out baseline, 3 tasks per batch; the caller gives the rollout block's body, the eval
+ * block and anything else.
+ */
+export function countingExperiment(o: { readonly name: string; readonly seed: number; readonly rollout: string; readonly evaluation: string; readonly extra?: string }): string {
+  return `
+experiment ${o.name} {
+  seed: ${o.seed}
+  policy { model: "builtin:tiny" }
+  ${counterSubprocessEnv(30)}
+  harness { max_turns: 4 }
+  reward { success: outcome.success }
+  algorithm {
+    group_size: 4
+    advantage { baseline: leave_one_out }
+  }
+  rollout { tasks_per_batch: 3, concurrency: 6, ${o.rollout} }
+  ${o.evaluation}
+  ${o.extra ?? ""}
+}
+`;
+}

@@ -17,28 +17,14 @@ import { readBuffer, Role } from "../../src/runtime/buffer.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { killThenResume } from "../helpers/kill-resume.js";
-import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
+import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const trainer = { file: process.execPath, args: [scriptedTrainerScript] };
 const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")], env: { ARL_TINY_HIDDEN: "16", ARL_TINY_EMBED: "8", ARL_TINY_KEY: "8" } };
 
-const spec = (iterations: number, rollout = "async { max_policy_lag: 1 }", extra = "", evaluation = "eval { every: 10, tasks: 2, k: [1] }") => `
-experiment counting {
-  seed: 5
-  policy { model: "builtin:tiny" }
-  ${counterSubprocessEnv(30)}
-  harness { max_turns: 4 }
-  reward { success: outcome.success }
-  algorithm {
-    group_size: 4
-    advantage { baseline: leave_one_out }
-  }
-  rollout { tasks_per_batch: 3, iterations: ${iterations}, concurrency: 6, ${rollout} }
-  ${evaluation}
-  ${extra}
-}
-`;
+const spec = (iterations: number, rollout = "async { max_policy_lag: 1 }", extra = "", evaluation = "eval { every: 10, tasks: 2, k: [1] }") =>
+  countingExperiment({ name: "counting", seed: 5, rollout: `iterations: ${iterations}, ${rollout}`, evaluation, extra });
 
 const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
 

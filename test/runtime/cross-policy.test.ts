@@ -18,32 +18,19 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { lossMask, trainStepParams, type TrainSequence } from "../../src/runtime/update.js";
 import { row } from "../../src/trainer/protocol/messages.js";
 import { EOS, WordTokenizer } from "../../src/trainer/embedded/tokenizer.js";
-import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
+import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const POOL = "scripted:skill=0.95";
 
-const spec = (pool: string[], probability: number, extra = "") => `
-experiment crossing {
-  seed: 11
-  policy { model: "builtin:tiny" }
-  ${counterSubprocessEnv(30)}
-  harness { max_turns: 4 }
-  reward { success: outcome.success }
-  algorithm {
-    group_size: 4
-    advantage { baseline: leave_one_out }
-  }
-  rollout {
-    tasks_per_batch: 3
-    iterations: 2
-    concurrency: 6
-    cross_policy { pool: [${pool.map((m) => JSON.stringify(m)).join(", ")}], probability: ${probability} }
-  }
-  eval { every: 10, tasks: 2, k: [1] }
-  ${extra}
-}
-`;
+const spec = (pool: string[], probability: number, extra = "") =>
+  countingExperiment({
+    name: "crossing",
+    seed: 11,
+    rollout: `iterations: 2, cross_policy { pool: [${pool.map((m) => JSON.stringify(m)).join(", ")}], probability: ${probability} }`,
+    evaluation: "eval { every: 10, tasks: 2, k: [1] }",
+    extra,
+  });
 
 /** The embedded model's tokenizer as a Policy (encode and decode only). */
 function tokenizerPolicy(tok: WordTokenizer): Policy {

@@ -10,26 +10,12 @@ import { envKinds } from "../../src/envs/registry.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { killThenResume } from "../helpers/kill-resume.js";
-import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
+import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 const trainerScript = scriptedTrainerScript;
 const trainer = { file: process.execPath, args: [trainerScript] };
 
-const spec = (iterations: number) => `
-experiment counting {
-  seed: 3
-  policy { model: "builtin:tiny" }
-  ${counterSubprocessEnv(30)}
-  harness { max_turns: 4 }
-  reward { success: outcome.success }
-  algorithm {
-    group_size: 4
-    advantage { baseline: leave_one_out }
-  }
-  rollout { tasks_per_batch: 3, iterations: ${iterations}, concurrency: 6 }
-  eval { every: 2, tasks: 4, k: [1, 2] }
-}
-`;
+const spec = (iterations: number) => countingExperiment({ name: "counting", seed: 3, rollout: `iterations: ${iterations}`, evaluation: "eval { every: 2, tasks: 4, k: [1, 2] }" });
 
 function withoutTimes(lines: Record<string, unknown>[]): unknown[] {
   return lines.map(({ time: _time, ...rest }) => rest);
