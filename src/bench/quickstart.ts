@@ -2,8 +2,8 @@
 // trainer exactly as `arl run` does, and reports its wall time against the 5-minute budget, the
 // held-out success at each evaluation, and the samples it took to reach 0.8: walkthrough demos
 // of the cold start plus RL episodes played up to the first evaluation at or above 0.8.
-// The baseline measured in the same run is the first evaluation (the cold-started policy), so
-// the learning figure is a ratio of two numbers from one machine and one seed.
+// The baseline measured in the same run is the cold-started policy's evaluation (iteration 0):
+// RL's own effect is the last evaluation over it, two numbers from one machine and one seed.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

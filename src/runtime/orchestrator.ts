@@ -382,7 +382,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         const idsBatch = ragged(batch.map((p) => p.episode.ids), Int32Array);
         const sampling = { temperature: plan.policy.sampling.temperature, top_p: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_p : 1, top_k: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_k : 0 };
         // Old and reference log-probs are read only where the update trains (PROTOCOL.md, logprobs mask).
-        const lossMasks = ragged(batch.map((p) => lossMask(p.episode.roles, plan.mask.loss)), Uint8Array);
+        const masks = batch.map((p) => lossMask(p.episode.roles, plan.mask.loss));
+        const lossMasks = ragged(masks, Uint8Array);
         const refLogprobs = needRef && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling, mask: lossMasks })).logprobs : undefined;
         const values = plan.algorithm.advantage.estimator === "gae" && batch.length > 0 ? (await trainer.request("values", { ids: idsBatch })).values : undefined;
         // Without the keep-sampling mask, the behaviour log-probs are recomputed under the full
@@ -409,8 +410,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         const threshold = plan.mask.off_policy_sequence_threshold;
         let masked = batch.map(() => false);
         if (threshold !== null && batch.length > 0) {
-          const masks = scored.map((s) => lossMask(s.roles, plan.mask.loss));
-          const current = (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: ragged(masks, Uint8Array) })).logprobs;
+          const current = (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: lossMasks })).logprobs;
           masked = offPolicyMasked(
             scored.map((s, i) => ({ mask: masks[i]!, advantages: adv.advantages[i]!, oldLogprobs: s.oldLogprobs, currentLogprobs: row(current, i) })),
             threshold,

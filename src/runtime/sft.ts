@@ -51,6 +51,10 @@ export interface SftContext {
 export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: number; loss: number }> {
   const { plan } = ctx;
   const sft = plan.rollout.sft!;
+  // Before replaying any walkthrough: an ignored rate would train the cold start at the RL rate.
+  if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
+    throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
+  }
   const names = Object.keys(plan.envs).sort();
   const sequences: TrainSequence[] = [];
   const random = derivedRandom(plan.seed, "sft");
@@ -81,9 +85,6 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
     sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });
   }
   if (sequences.length === 0) throw new Error("rollout.sft found no walkthroughs to train on");
-  if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
-    throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
-  }
   // A large clip range: several steps over the same demos must not clip the likelihood gradient.
   const sftPlan: Plan = {
     ...plan,
