@@ -5,7 +5,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
@@ -16,8 +16,14 @@ const version = (JSON.parse(readFileSync(new URL("../../package.json", import.me
  * link this checkout's installed packages one by one. npx gets a private npm cache, so the user's
  * ~/.npm/_npx is neither used nor changed.
  */
+const checkouts: string[] = [];
+afterAll(() => {
+  for (const root of checkouts) rmSync(root, { recursive: true, force: true });
+});
+
 function installedCheckout(): { dir: string; env: Record<string, string> } {
   const root = mkdtempSync(path.join(tmpdir(), "arl-npx-"));
+  checkouts.push(root);
   const dir = path.join(root, "arl");
   mkdirSync(dir);
   for (const entry of ["package.json", "package-lock.json", "bin", "scripts", "dist"]) cpSync(path.join(repo, entry), path.join(dir, entry), { recursive: true });
