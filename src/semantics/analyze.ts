@@ -113,7 +113,9 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
           if (typed) rewardTerms.set(name, typed);
         }
       }
-      const constraintChecker = new ExpressionChecker({ ...scope, allowTool: true }, diagnostics);
+      tools = resolveTools(config, variant.value, decl.module, evaluator, index, diagnostics);
+      // Constraints judge the call itself: `call.tool` and `call.args.*` are checked against the tools offered.
+      const constraintChecker = new ExpressionChecker({ ...scope, allowTool: true, tools }, diagnostics);
       const declared = variant.value.fields.get("constraints");
       if (declared?.kind === "record") {
         for (const [name, c] of declared.fields) {
@@ -122,7 +124,6 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
           if (cond) constraints.set(name, cond);
         }
       }
-      tools = resolveTools(config, variant.value, decl.module, evaluator, index, diagnostics);
     }
     variants.push({
       name: variant.name,
