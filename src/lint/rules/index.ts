@@ -1,5 +1,6 @@
 // The registry: every lint rule, in the order they run and are documented. One rule a file.
 import type { LintRule } from "../rule.js";
+import { blockAfterTheFact } from "./block-after-the-fact.js";
 import { clipHighBelowLow } from "./clip-high-below-low.js";
 import { criticMissing } from "./critic-missing.js";
 import { dynamicSamplingUnbounded } from "./dynamic-sampling-unbounded.js";
@@ -36,6 +37,7 @@ export const lintRules: readonly LintRule[] = [
   // Rewards.
   nonPotentialShaping,
   penaltyAsConstraint,
+  blockAfterTheFact,
   envErrorAsFailure,
   multitaskRewardScale,
   // The policy loss, KL and off-policy data.
