@@ -76,7 +76,7 @@ export const callSignals: Readonly<Record<string, { plan: string; doc: string }>
 };
 const toolAliasSignals: Readonly<Record<string, string>> = { name: "tool", env: "env", args: "args" };
 
-/** A tool the model is offered, as a constraint condition sees it. */
+/** A tool of the experiment, as a constraint condition sees it. */
 export interface ScopeTool {
   readonly name: string;
   readonly env: string | null;
@@ -88,7 +88,7 @@ export interface SignalScope {
   readonly envs: ReadonlyMap<string, Readonly<Record<string, Signal>>>;
   /** Whether `call.*` (and its older spelling `tool.*`) may be used (constraint conditions). */
   readonly allowTool: boolean;
-  /** The tools offered to the model: `call.tool` names and `call.args.NAME` are checked against them. */
+  /** The experiment's tools: `call.tool` names and `call.args.NAME` are checked against them. */
   readonly tools?: readonly ScopeTool[];
 }
 
@@ -315,7 +315,7 @@ export class ExpressionChecker {
   }
 
   /**
-   * `call.tool == "X"` names a tool the model is offered, `call.env == "X"` an env of the
+   * `call.tool == "X"` names a tool of the experiment, `call.env == "X"` an env of the
    * experiment: a misspelt name would make the constraint silently never apply.
    */
   private knownCallValue(side: RewardExpr, other: ast.Expression, file: string): boolean {
@@ -324,7 +324,7 @@ export class ExpressionChecker {
     const origin: Origin = { file, range: other.range };
     if (side.name === "name" && !this.scope.tools.some((t) => t.name === written)) {
       const names = this.scope.tools.map((t) => t.name);
-      this.error(origin, "unknown-tool", `no tool '${written}' is offered to the model`, didYouMean(written, names) ?? (names.length ? `its tools: ${names.join(", ")}` : "the experiment offers no tools"));
+      this.error(origin, "unknown-tool", `the experiment has no tool '${written}'`, didYouMean(written, names) ?? (names.length ? `its tools: ${[...new Set(names)].join(", ")}` : "the experiment declares no tools"));
       return false;
     }
     if (side.name === "env" && written !== "" && !this.scope.envs.has(written)) {
@@ -340,11 +340,11 @@ export class ExpressionChecker {
     const tools = this.scope.tools;
     if (!tools) return { op: "signal", namespace: "tool", name: `args.${name}`, type: "string", timing: "state" };
     const candidates = this.narrowed ? tools.filter((t) => this.narrowed!.includes(t.name)) : tools;
-    const which = this.narrowed ? `tool ${this.narrowed.map((n) => `'${n}'`).join(" or ")}` : "tool offered to the model";
+    const which = this.narrowed ? `tool ${this.narrowed.map((n) => `'${n}'`).join(" or ")}` : "tool of the experiment";
     const having = candidates.filter((t) => Object.hasOwn(t.definition.parameters, name));
     if (having.length === 0) {
       const known = [...new Set(candidates.flatMap((t) => Object.keys(t.definition.parameters)))];
-      this.error(origin, "unknown-argument", `'${written}': no ${which} takes an argument '${name}'`, didYouMean(name, known) ?? (known.length ? `arguments: ${known.join(", ")}` : `${this.narrowed ? this.narrowed.map((n) => `'${n}'`).join(" and ") : "the tools offered"} take${this.narrowed?.length === 1 ? "s" : ""} no arguments`));
+      this.error(origin, "unknown-argument", `'${written}': no ${which} takes an argument '${name}'`, didYouMean(name, known) ?? (known.length ? `arguments: ${known.join(", ")}` : `${this.narrowed ? this.narrowed.map((n) => `'${n}'`).join(" and ") : "the experiment's tools"} take${this.narrowed?.length === 1 ? "s" : ""} no arguments`));
       return undefined;
     }
     const types = new Set(having.map((t) => t.definition.parameters[name]!.type));

@@ -43,9 +43,14 @@ describe("call.* in constraint conditions", () => {
     expect(conditionOf('tool.name == "write"')).toEqual(conditionOf('call.tool == "write"'));
   });
 
-  it("reports a tool the model is not offered at the name, with the closest one", () => {
+  it("reports a tool the experiment does not have at the name, with the closest one", () => {
     const d = oneError('call.tool == "wirte"');
-    expect(d).toMatchObject({ code: "unknown-tool", at: '"wirte"', hint: "did you mean 'write'?" });
+    expect(d).toMatchObject({ code: "unknown-tool", at: '"wirte"', message: "the experiment has no tool 'wirte'", hint: "did you mean 'write'?" });
+  });
+
+  it("accepts a tool of the experiment that this variant does not offer (an ablation arm without it)", () => {
+    const { diagnostics } = diagnose('harness { tools: [counter.step] }\n  constraints { c: block(call.tool == "write" and call.args.value == "a") }');
+    expect(diagnostics).toEqual([]);
   });
 
   it("reports an argument the named tool does not take, even when another tool takes it", () => {
