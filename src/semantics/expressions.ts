@@ -163,15 +163,14 @@ export class ExpressionChecker {
     }
   }
 
-  private ast(e: ast.Expression, file: string, expected: ExprType): RewardExpr | undefined {
-    const typed = this.infer(e, file);
-    if (!typed) return undefined;
-    return this.expect(typed.expr, typed.type, expected, { file, range: e.range });
-  }
-
   private expect(expr: RewardExpr, actual: ExprType, expected: ExprType, origin: Origin): RewardExpr | undefined {
     if (actual === expected || (expected === "number" && actual === "bool")) return expr;
-    this.error(origin, "type-mismatch", `expected ${expected === "bool" ? "a condition (true/false)" : `a ${expected}`}, found a ${actual === "bool" ? "condition" : actual}`);
+    this.error(
+      origin,
+      "type-mismatch",
+      `expected ${expected === "bool" ? "a condition (true/false)" : `a ${expected}`}, found a ${typeWord(actual)}`,
+      expected === "bool" ? 'make it a test, e.g. `state.progress > 0.5` or `call.tool == "execute"`' : "a reward term is a number (a condition counts as 0 or 1)",
+    );
     return undefined;
   }
 

@@ -100,6 +100,11 @@ describe("string tests", () => {
 });
 
 describe("what a constraint can read", () => {
+  it("reports a condition that is not a test, with how to write one", () => {
+    expect(oneError("state.progress")).toMatchObject({ code: "type-mismatch", at: "state.progress", message: "expected a condition (true/false), found a number" });
+  });
+
+
   it("refuses an outcome signal: it is known only when the episode has ended, after every call", () => {
     expect(oneError("outcome.success")).toMatchObject({ code: "outcome-in-constraint", at: "outcome.success" });
     expect(oneError('call.tool == "write" and episode.terminated')).toMatchObject({ code: "outcome-in-constraint", at: "episode.terminated" });
