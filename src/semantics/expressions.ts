@@ -318,9 +318,22 @@ export class ExpressionChecker {
    * experiment: a misspelt name would make the constraint silently never apply.
    */
   private knownCallValue(side: RewardExpr, other: ast.Expression, file: string): boolean {
-    if (side.op !== "signal" || side.namespace !== "tool" || other.kind !== "String" || !this.scope.tools) return true;
-    const written = other.value;
+    if (side.op !== "signal" || side.namespace !== "tool" || !this.scope.tools) return true;
     const origin: Origin = { file, range: other.range };
+    if (side.name.startsWith("args.") && (other.kind === "String" || other.kind === "Number" || other.kind === "Boolean")) {
+      // An argument with an enum can only take those values: another one means the test never holds.
+      const name = side.name.slice("args.".length);
+      const params = this.scope.tools.filter((t) => !this.narrowed || this.narrowed.includes(t.name)).flatMap((t) => t.definition.parameters[name] ?? []);
+      const allowed = params.every((p) => p.enum !== undefined) ? [...new Set(params.flatMap((p) => p.enum!))] : undefined;
+      if (params.length > 0 && allowed && !allowed.includes(other.value)) {
+        const shown = allowed.map((v) => JSON.stringify(v));
+        this.error(origin, "impossible-argument-value", `call.args.${name} is one of ${shown.join(", ")}, never ${JSON.stringify(other.value)}: this test never holds`, didYouMean(String(other.value), allowed.map(String)) ?? `its values: ${shown.join(", ")}`);
+        return false;
+      }
+      return true;
+    }
+    if (other.kind !== "String") return true;
+    const written = other.value;
     if (side.name === "name" && !this.scope.tools.some((t) => t.name === written)) {
       const names = this.scope.tools.map((t) => t.name);
       this.error(origin, "unknown-tool", `the experiment has no tool '${written}'`, didYouMean(written, names) ?? (names.length ? `its tools: ${[...new Set(names)].join(", ")}` : "the experiment declares no tools"));

@@ -59,6 +59,12 @@ describe("call.* in constraint conditions", () => {
     expect(d.message).toContain("no tool 'step' takes an argument 'value'");
   });
 
+  it("reports a value an argument's enum does not allow (the test could never hold)", () => {
+    const d = oneError('call.tool == "write" and call.args.value == "c"');
+    expect(d).toMatchObject({ code: "impossible-argument-value", at: '"c"' });
+    expect(d.message).toContain('is one of "a", "b"');
+  });
+
   it("reports an argument no tool takes, with the closest name", () => {
     expect(oneError('call.args.vaule == "a"')).toMatchObject({ code: "unknown-argument", at: "call.args.vaule", hint: "did you mean 'value'?" });
   });
