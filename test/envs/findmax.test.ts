@@ -451,6 +451,25 @@ setTimeout(() => done("timeout"), 3000);
     }
   });
 
+  it("gives each test a fresh context: no state or patched prototype survives from one test to the next", async () => {
+    const sandbox = await Sandbox.create({ timeLimitMs: 1000, memoryLimitMb: 64 });
+    try {
+      const counter = await sandbox.run("f", "let calls = 0;\nfunction f(a) { calls += 1; return calls; }", [[[1]], [[2]], [[3]]]);
+      expect(counter).toEqual({ results: [1, 1, 1].map((value) => ({ ok: true, value })) });
+      const remembers = await sandbox.run(
+        "f",
+        "function f(a) { const seen = Array.prototype.__seen || []; seen.push(a[0]); Array.prototype.__seen = seen; Object.prototype.hacked = true; return seen.length + ':' + ({}).hacked; }",
+        [[[1]], [[2]]],
+      );
+      expect(remembers).toEqual({ results: [{ ok: true, value: "1:true" }, { ok: true, value: "1:true" }] });
+      // globalThis too.
+      const global = await sandbox.run("f", "function f(a) { const before = globalThis.previous; globalThis.previous = a[0]; return before === undefined ? 'fresh' : 'saw ' + before; }", [[[1]], [[2]]]);
+      expect(global).toEqual({ results: [{ ok: true, value: "fresh" }, { ok: true, value: "fresh" }] });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it("reports which isolation layers this machine has (Node 20.20 on Linux: all of them)", async () => {
     const layers = await sandboxLayers();
     expect(Object.keys(layers).sort()).toEqual(["dataLimit", "networkNamespace", "permission"]);

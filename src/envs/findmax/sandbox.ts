@@ -7,8 +7,8 @@
 //  3. Node's permission model where available (--experimental-permission on Node 20,
 //     --permission later): reads only inside the scratch folder (which holds the runner), no
 //     writes, no child processes, no worker threads, no native addons.
-//  4. Inside the process the code runs in a node:vm context with plain JavaScript builtins only
-//     (see runner.ts), under a per-test time limit; the parent also kills the process group
+//  4. Inside the process the code runs in a node:vm context with plain JavaScript builtins only,
+//     a fresh context for each test (see runner.ts), under a per-test time limit; the parent also kills the process group
 //     when a test runs past the limit plus a grace period.
 // The candidate's failures (syntax errors, exceptions, time or memory exhausted, a crash) are
 // failed tests with a message; a failure of this machinery (cannot start, protocol broken) is an
@@ -269,7 +269,8 @@ export class Sandbox {
           killGroup();
         } else if (typeof m.begin === "number" && m.begin === results.length) {
           stage = m.begin;
-          arm(limit + GRACE_MS, "time");
+          // A test loads the code into a fresh context, then calls it: each under the limit.
+          arm(2 * limit + GRACE_MS, "time");
         } else if (typeof m.result === "number" && m.result === results.length && typeof m.data === "string") {
           results.push(decodeResult(m.data));
           clearTimeout(timer);
