@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 import threading
@@ -59,6 +60,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MAX_STEPS = 50
 MAX_SESSIONS = 4096
 MAX_BODY = 1 << 20
+# Requests are small flat objects; these bounds turn hostile bodies into a 400 before the
+# parser recurses (json.loads raises RecursionError on deep nesting) or converts huge ints.
+MAX_JSON_DEPTH = 32
+MAX_INT_DIGITS = 20
+INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # a seed or index must fit 64 bits
 
 FAULTS = (
     "step_500",
@@ -78,6 +84,12 @@ FAULTS = (
 DEFAULT_FAULTS = {1000 + i: f for i, f in enumerate(FAULTS)}
 
 
+def _clip(value: object, limit: int = 60) -> str:
+    """A value for an error message, cut short: a hostile request must not be echoed whole."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
 class HttpError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
@@ -91,6 +103,70 @@ def _tool(name: str, description: str, properties: dict | None = None) -> dict:
         "description": description,
         "parameters": {"type": "object", "properties": properties or {}, "required": list(properties or {})},
     }
+
+
+# ---------------------------------------------------------------------------- request bodies
+
+_JSON_TOKEN = re.compile(r'[\[\]{}"\\]')
+
+
+def json_depth(text: str, limit: int) -> int:
+    """How deep arrays and objects nest in text (strings skipped), counted without recursion and
+    in one linear pass; stops counting once past limit."""
+    depth = deepest = 0
+    in_string = False
+    escaped_at = -1  # the position a backslash inside a string escapes
+    for m in _JSON_TOKEN.finditer(text):
+        pos, token = m.start(), m.group()
+        if pos == escaped_at:
+            continue
+        if in_string:
+            if token == "\\":
+                escaped_at = pos + 1
+            elif token == '"':
+                in_string = False
+        elif token == '"':
+            in_string = True
+        elif token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                break
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise HttpError(400, f"a number in the request has {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _no_constant(name: str) -> object:
+    raise HttpError(400, f"{name} is not JSON")
+
+
+def parse_body(text: str) -> dict:
+    """A request body as a JSON object, or an HttpError(400) that says what is wrong with it."""
+    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise HttpError(400, f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        body = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant) if text else None
+    except json.JSONDecodeError as e:
+        raise HttpError(400, f"the request body is not JSON ({e.msg} at line {e.lineno} column {e.colno})")
+    if not isinstance(body, dict):
+        raise HttpError(400, "the request body is not a JSON object")
+    return body
+
+
+def _int_field(body: dict, name: str, default: object = None, minimum: int | None = None) -> int:
+    value = body.get(name, default)
+    low, high = INT_RANGE if minimum is None else (minimum, INT_RANGE[1])
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        kind = "a non-negative integer" if minimum == 0 else "an integer"
+        raise HttpError(400, f'"{name}" must be {kind} that fits 64 bits, not {_clip(value)}')
+    return value
 
 
 # ---------------------------------------------------------------------------- task families
@@ -218,7 +294,7 @@ class State:
         with self.lock:
             session = self.sessions.get(sid)
         if session is None:
-            raise HttpError(404, f"unknown session {sid!r}")
+            raise HttpError(404, f"unknown session {_clip(sid)!r}")
         return session
 
     def remove(self, sid: object) -> Session:
@@ -293,34 +369,33 @@ class Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": f"{type(e).__name__}: {e}"})
 
     def _body(self) -> dict:
-        try:
-            length = int(self.headers.get("Content-Length", "0"))
-        except ValueError:
-            raise HttpError(400, "bad Content-Length")
+        raw_length = self.headers.get("Content-Length", "0").strip()
+        if not raw_length.isdigit():
+            # The body's end is unknown: the connection cannot carry another request.
+            self.close_connection = True
+            raise HttpError(400, f"bad Content-Length {_clip(raw_length)!r}: want a non-negative integer")
+        length = int(raw_length)
         if length > MAX_BODY:
-            raise HttpError(413, "request body too large")
+            self.close_connection = True  # the unread body would be taken for the next request
+            raise HttpError(413, f"request body too large ({length} bytes; at most {MAX_BODY})")
         raw = self.rfile.read(length) if length > 0 else b""
         try:
-            body = json.loads(raw.decode("utf-8")) if raw else None
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise HttpError(400, "the request body is not JSON")
-        if not isinstance(body, dict):
-            raise HttpError(400, "the request body is not a JSON object")
-        return body
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise HttpError(400, "the request body is not UTF-8")
+        return parse_body(text)
 
     # -- endpoints
 
     def _reset(self, body: dict) -> tuple[int, object]:
         task = body.get("task")
-        index = body.get("index")
-        seed = body.get("seed", 0)
-        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            raise HttpError(400, '"index" must be a non-negative integer')
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise HttpError(400, '"seed" must be an integer')
+        index = _int_field(body, "index", minimum=0)
+        seed = _int_field(body, "seed", default=0)
+        if task is not None and not isinstance(task, str):
+            raise HttpError(400, f'"task" must be a string or null, not {_clip(task)}; tasks: {", ".join(sorted(FAMILIES))}')
         family = "reach" if task is None else task
         if family not in FAMILIES:
-            raise HttpError(400, f"unknown task {task!r}; tasks: {', '.join(sorted(FAMILIES))}")
+            raise HttpError(400, f"unknown task {_clip(task)!r}; tasks: {', '.join(sorted(FAMILIES))}")
         self.state.count("reset", index)
         fault = self.state.faults.get(index)
         key = (family, index, seed)

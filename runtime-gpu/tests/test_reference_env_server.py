@@ -282,3 +282,60 @@ def test_the_listening_socket_is_loopback_only():
 def test_bad_arguments_exit_with_status_2():
     r = subprocess.run([sys.executable, SERVER, "--fault", "1=explode"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 2 and "bad --fault" in r.stderr
+
+
+def raw_request(url: str, head: bytes, body: bytes = b"") -> tuple[int, dict]:
+    """One hand-written request on its own connection: (status, parsed JSON error body)."""
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(head + body)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, json.loads(response.read())
+
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        (b'{"task": "counter", "index": 0, "seed": 1' + b"0" * 5000 + b"}", "5001 digits"),
+        (json.dumps({"task": "counter", "index": 0, "seed": 2**64}).encode(), '"seed" must be an integer that fits 64 bits'),
+        (json.dumps({"task": "counter", "index": 10**19 * 2}).encode(), '"index" must be a non-negative integer'),
+        (json.dumps({"task": ["counter"], "index": 0}).encode(), '"task" must be a string or null'),
+        (json.dumps({"task": {"name": "counter"}, "index": 0}).encode(), '"task" must be a string or null'),
+        (b"[" * 100_000 + b"]" * 100_000, "nests deeper than"),
+        (b'{"task": "counter", "index": 0, "x": ' + b'{"a": ' * 100_000 + b"1" + b"}" * 100_001, "nests deeper than"),
+        (b'{"task": "counter", "index": 0, "seed": NaN}', "NaN is not JSON"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b'{"task": "counter", "index": 0', "not JSON (Expecting"),
+    ],
+    ids=["seed-10**5000", "seed-2**64", "index-2e19", "task-list", "task-object", "100k-deep-arrays", "100k-deep-objects", "nan", "not-utf8", "truncated"],
+)
+def test_hostile_reset_bodies_are_400_with_a_message(url, body, says):
+    status, answer = post(url, "reset", body)
+    assert status == 400, answer
+    assert says in answer["error"]
+    assert "Error:" not in answer["error"]  # no Python exception text
+    assert get(url, "health") == {"ok": True}  # and the server keeps serving
+
+
+def test_brackets_inside_strings_do_not_count_as_depth(url):
+    deep_looking = "[" * 10_000 + '\\"{' * 100
+    status, answer = post(url, "reset", {"task": "counter", "index": 0, "note": deep_looking})
+    assert status == 200, answer
+    assert res.json_depth(json.dumps({"a": [[deep_looking]]}), 32) == 3
+
+
+def test_a_long_task_name_is_not_echoed_whole(url):
+    status, answer = post(url, "reset", {"task": "x" * 100_000, "index": 0})
+    assert status == 400 and "unknown task" in answer["error"]
+    assert len(answer["error"]) < 300
+
+
+def test_bad_content_length_is_400_and_closes_the_connection(url):
+    status, answer = raw_request(url, b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n", b"{}")
+    assert status == 400 and "bad Content-Length 'lots'" in answer["error"]
+    status, answer = raw_request(url, b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n")
+    assert status == 400 and "bad Content-Length" in answer["error"]
+    status, answer = raw_request(url, b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n")
+    assert status == 413 and "too large" in answer["error"]
+    assert get(url, "health") == {"ok": True}

@@ -85,14 +85,14 @@ export class DiagnosticsManager {
       for (const entry of affected) {
         const before = this.entries.get(entry);
         for (const f of before?.byFile.keys() ?? []) touched.add(f);
-        let result: CheckResult;
+        let state: EntryState;
         try {
-          result = compiler.check(entry);
+          state = entryState(this.checkEntry(compiler, entry));
         } catch (error) {
+          // A clean-looking file would hide the failure: the entry shows it instead.
           this.onError(entry, error);
-          continue;
+          state = { dependencies: before?.dependencies ?? new Set([entry]), byFile: new Map([[entry, [internalError(entry, error)]]]) };
         }
-        const state = entryState(result);
         this.entries.set(entry, state);
         for (const f of state.byFile.keys()) touched.add(f);
         touched.add(entry);
@@ -105,8 +105,25 @@ export class DiagnosticsManager {
     if (this.dirty.size > 0) this.invalidate([]);
   }
 
+  /** One entry's check (a seam for the tests that inject a failure). */
+  protected checkEntry(compiler: Compiler, entry: string): CheckResult {
+    return compiler.check(entry);
+  }
+
   private publish(file: string): void {
-    const diagnostics = this.diagnosticsIn(file);
+    try {
+      this.publishList(file, this.diagnosticsIn(file));
+    } catch (error) {
+      this.onError(file, error);
+      try {
+        this.publishList(file, [internalError(file, error)]);
+      } catch (again) {
+        this.onError(file, again); // the connection itself failed: nothing more to send
+      }
+    }
+  }
+
+  private publishList(file: string, diagnostics: Diagnostic[]): void {
     if (diagnostics.length === 0 && !this.nonEmpty.has(file) && !this.workspace.isOpen(file)) return;
     if (diagnostics.length > 0) this.nonEmpty.add(file);
     else this.nonEmpty.delete(file);
@@ -118,6 +135,23 @@ export class DiagnosticsManager {
       diagnostics.map((d) => toLspDiagnostic(d, uriOf)),
     );
   }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** What the user sees when checking a file failed inside the server: the failure, at the top. */
+export function internalError(file: string, error: unknown): Diagnostic {
+  const at = { line: 1, column: 1, offset: 0 };
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return {
+    code: "lsp-internal-error",
+    severity: "error",
+    // A message can quote the input (a lone surrogate, 150k characters): keep it short and well-formed.
+    message: `arl could not check this file: ${detail.length > 300 ? `${detail.slice(0, 300)}...` : detail}`.replace(LONE_SURROGATE, "\uFFFD"),
+    file,
+    range: { start: at, end: at },
+    hint: "this is a bug in arl, not necessarily in your spec; the server's log has the stack trace; please report it with this file",
+  };
 }
 
 function entryState(result: CheckResult): EntryState {

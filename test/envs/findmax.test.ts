@@ -1,7 +1,10 @@
 // The built-in findmax env: tasks by id (deterministic, distinct, split by task), the seed's
 // findMax example, walkthroughs that pass the hidden tests, seeded bugs that fail them, the
 // sandbox's limits and isolation, bad tool calls, and cleanup.
-import { existsSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { findmaxEnv, findmaxTask, type FindmaxEnv, type FindmaxInstance } from "../../src/envs/findmax/index.js";
@@ -435,8 +438,58 @@ setTimeout(() => done("timeout"), 3000);
     expect(existsSync(sandbox.dir)).toBe(false);
   });
 
+  it("even code that escaped the vm context cannot reach a unix socket by path or signal a process outside (mount and PID namespaces)", async () => {
+    const layers = await sandboxLayers();
+    const outside = mkdtempSync(path.join(os.tmpdir(), "arl-outside-"));
+    const socketPath = path.join(outside, "listening.sock");
+    let accepted = 0;
+    const server = net.createServer((c) => {
+      accepted++;
+      c.end("hello from outside");
+    });
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    const victim = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    const escape = (signal: number | string) => String.raw`import net from "node:net";
+const r = {};
+try { process.kill(${victim.pid}, ${JSON.stringify(signal)}); r.kill = "sent"; } catch (e) { r.kill = "!" + e.code; }
+const s = net.connect(${JSON.stringify(socketPath)});
+const done = (v) => { r.socket = v; process.stdout.write(JSON.stringify(r)); process.exit(0); };
+s.on("data", (d) => done("read " + d));
+s.on("error", (e) => done("!" + e.code));
+setTimeout(() => done("timeout"), 3000);
+`;
+    const run = async (without: readonly "namespaces"[], signal: number | string) => {
+      const sandbox = await Sandbox.create({ timeLimitMs: 1000, memoryLimitMb: 64 }, without);
+      try {
+        return JSON.parse((await sandbox.probe(escape(signal))).stdout) as { kill: string; socket: string };
+      } finally {
+        await sandbox.close();
+      }
+    };
+    try {
+      // Without the layer the holes are real (signal 0 only asks whether the process is there).
+      const open = await run(["namespaces"], 0);
+      expect(open).toEqual({ kill: "sent", socket: "read hello from outside" });
+      if (!layers.namespaces) {
+        console.warn("findmax sandbox: bubblewrap is not available here: code that escapes the vm context could reach unix sockets by path and signal processes outside");
+        return;
+      }
+      const before = accepted;
+      const closed = await run([], "SIGKILL");
+      expect(closed.kill).toBe("!ESRCH");
+      expect(closed.socket).toMatch(/^!(ENOENT|EACCES|ECONNREFUSED)$/);
+      expect(accepted).toBe(before);
+      expect(victim.exitCode).toBeNull();
+      expect(victim.signalCode).toBeNull();
+    } finally {
+      victim.kill("SIGKILL");
+      server.close();
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it("falls back cleanly without the permission model, the network namespace and the rlimit: the vm layer still holds", async () => {
-    const sandbox = await Sandbox.create({ timeLimitMs: 500, memoryLimitMb: 64 }, ["permission", "networkNamespace", "dataLimit"]);
+    const sandbox = await Sandbox.create({ timeLimitMs: 500, memoryLimitMb: 64 }, ["permission", "networkNamespace", "dataLimit", "namespaces"]);
     try {
       const probe = await sandbox.probe('process.stdout.write(String(typeof process.permission === "object"));');
       expect(probe.stdout).toBe("false");
@@ -451,9 +504,28 @@ setTimeout(() => done("timeout"), 3000);
     }
   });
 
+  it("gives each test a fresh context: no state or patched prototype survives from one test to the next", async () => {
+    const sandbox = await Sandbox.create({ timeLimitMs: 1000, memoryLimitMb: 64 });
+    try {
+      const counter = await sandbox.run("f", "let calls = 0;\nfunction f(a) { calls += 1; return calls; }", [[[1]], [[2]], [[3]]]);
+      expect(counter).toEqual({ results: [1, 1, 1].map((value) => ({ ok: true, value })) });
+      const remembers = await sandbox.run(
+        "f",
+        "function f(a) { const seen = Array.prototype.__seen || []; seen.push(a[0]); Array.prototype.__seen = seen; Object.prototype.hacked = true; return seen.length + ':' + ({}).hacked; }",
+        [[[1]], [[2]]],
+      );
+      expect(remembers).toEqual({ results: [{ ok: true, value: "1:true" }, { ok: true, value: "1:true" }] });
+      // globalThis too.
+      const global = await sandbox.run("f", "function f(a) { const before = globalThis.previous; globalThis.previous = a[0]; return before === undefined ? 'fresh' : 'saw ' + before; }", [[[1]], [[2]]]);
+      expect(global).toEqual({ results: [{ ok: true, value: "fresh" }, { ok: true, value: "fresh" }] });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it("reports which isolation layers this machine has (Node 20.20 on Linux: all of them)", async () => {
     const layers = await sandboxLayers();
-    expect(Object.keys(layers).sort()).toEqual(["dataLimit", "networkNamespace", "permission"]);
+    expect(Object.keys(layers).sort()).toEqual(["dataLimit", "namespaces", "networkNamespace", "permission"]);
     if (process.platform === "linux" && /^v20\./.test(process.version)) expect(layers.permission).toBe("--experimental-permission");
   });
 });

@@ -2,7 +2,7 @@
 // random damage: they never throw (the server would log and answer with nothing).
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeActions } from "../../src/lsp/code-actions.js";
 import { completions } from "../../src/lsp/completion.js";
 import { definition } from "../../src/lsp/definition.js";
@@ -12,7 +12,7 @@ import { documentSymbols } from "../../src/lsp/symbols.js";
 import { Workspace } from "../../src/lsp/workspace.js";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { Compiler } from "../../src/compiler.js";
-import { REPO } from "./client.js";
+import { LspClient, REPO } from "./client.js";
 import { MAIN } from "./fixtures.js";
 
 function rng(seed: number): () => number {
@@ -75,5 +75,37 @@ describe("the editor features never throw", () => {
       }
       exercise(text, `damaged${round}.arl`, 13);
     }
+  });
+});
+
+// Documents that made the check fail inside the server, which then published nothing (a clean
+// file to the user). Until the front end reports each as an ordinary diagnostic, the server's own
+// guard must publish an lsp-internal-error: either way, some diagnostic is published.
+const spec = (body: string) => `experiment e {\n  policy { model: "builtin:tiny" }\n${body}\n}\n`;
+const crashers: Record<string, string> = {
+  // ARL has no if/else: its conditional is `v when c`, which groups to the left.
+  "300 nested conditionals": spec(`  seed: 1${" when true".repeat(300)}`),
+  "5,000 unary minuses": spec(`  seed: ${"- ".repeat(5000)}1`),
+  "150k invalid escapes in one string": spec(`  description: "${"\\q".repeat(150_000)}"`),
+  // The character itself, not an escape: an editor's buffer can hold one.
+  // In a complete experiment, so that the check reaches the plan stage's schema.
+  "a lone surrogate in an allow reason": readFileSync(path.join(REPO, "experiments", "findmax-ablations.arl"), "utf8").replace(
+    "the seed's worked example",
+    "half \uD800 a pair",
+  ),
+};
+
+describe("the server publishes a diagnostic for documents that break the check", () => {
+  let client: LspClient;
+  beforeAll(async () => {
+    client = await LspClient.start({ debounceMs: 0 });
+  }, 90_000);
+  afterAll(() => client.stop());
+
+  it.each(Object.keys(crashers))("%s", async (name) => {
+    const uri = `file://${path.join(REPO, "experiments", `${name.replace(/[^a-z0-9]+/gi, "-")}.arl`)}`;
+    const published = await client.open(uri, crashers[name]!);
+    expect(published.diagnostics.length, `nothing published for ${name}; stderr: ${client.stderr.join("").slice(-1000)}`).toBeGreaterThan(0);
+    expect(published.diagnostics.some((d) => d.severity === 1)).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 // `arl lsp --stdio [--debounce MS]`: the language server, speaking LSP over stdin/stdout.
 import { parseArgs } from "node:util";
 import { createConnection, ProposedFeatures } from "vscode-languageserver/node";
+import { FramingGuard } from "../../lsp/framing.js";
 import { DEFAULT_DEBOUNCE_MS, startServer } from "../../lsp/server.js";
 import { UsageError } from "../io.js";
 import { packageVersion, type Command } from "../main.js";
@@ -34,7 +35,9 @@ export const lspCommand: Command = {
     }
     // stdout carries the protocol: anything else printed there would corrupt it.
     for (const method of ["log", "info", "debug", "warn"] as const) console[method] = (...data: unknown[]) => console.error(...data);
-    const connection = createConnection(ProposedFeatures.all, process.stdin, process.stdout);
+    // Malformed framing is dropped with a logged reason instead of wedging the connection.
+    const input = process.stdin.pipe(new FramingGuard({ log: (reason) => process.stderr.write(`arl lsp: ${reason}\n`) }));
+    const connection = createConnection(ProposedFeatures.all, input, process.stdout);
     startServer(connection, { debounceMs, version: packageVersion() });
     // The connection ends the process on `exit` or when stdin closes.
     return new Promise<number>(() => {});

@@ -7,7 +7,7 @@
 //   {"begin":i} / {"result":i,"data":"<JSON text>"}   one per test; data is {"value":V} or {"error":"..."}
 //   {"done":true}                     all tests ran
 //   {"fatal":"..."}                   the runner itself failed (a sandbox failure, not the code's)
-// The candidate runs in a fresh node:vm context: plain JavaScript builtins only (no require,
+// The candidate runs in a fresh node:vm context, a new one for each test: plain JavaScript builtins only (no require,
 // process, import, fetch, console, WebAssembly, SharedArrayBuffer, Atomics), no code generation
 // from strings, microtasks drained inside the time limit. Only strings cross the boundary:
 // inputs go in as JSON text parsed inside the context, results come out as JSON text built by
@@ -130,15 +130,36 @@ function thrownMessage(e, ctx, sandbox, key, timeout) {
   }
 }
 
+/**
+ * A fresh context with the harness and the candidate's code loaded: { ctx, sandbox } or { error }.
+ * Each test gets its own, so that nothing a test leaves behind (variables, patched prototypes)
+ * reaches the next one: a candidate cannot pass a test by remembering an earlier one.
+ */
+function load(script, prelude, key, timeout) {
+  const sandbox = Object.create(null);
+  const ctx = vm.createContext(sandbox, { name: "solution", codeGeneration: { strings: false, wasm: false }, microtaskMode: "afterEvaluate" });
+  vm.runInContext(prelude, ctx, { filename: "harness.js" });
+  try {
+    script.runInContext(ctx, { timeout, displayErrors: false });
+  } catch (e) {
+    return { error: isTimeout(e) ? "time limit exceeded (" + timeout + " ms) while loading the code" : "the code threw while loading: " + thrownMessage(e, ctx, sandbox, key, timeout) };
+  }
+  let missing;
+  try {
+    missing = vm.runInContext(key + ".check()", ctx, { timeout, displayErrors: false });
+  } catch (e) {
+    missing = thrownMessage(e, ctx, sandbox, key, timeout);
+  }
+  if (typeof missing !== "string") missing = "the code could not be checked";
+  return missing ? { error: missing } : { ctx, sandbox };
+}
+
 function main(job) {
   const timeout = job.timeoutMs;
   if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(job.name)) throw new Error("bad function name");
   if (!Number.isInteger(timeout) || timeout < 1) throw new Error("bad time limit");
   const key = "__arl_" + randomBytes(12).toString("hex");
-  const sandbox = Object.create(null);
-  const ctx = vm.createContext(sandbox, { name: "solution", codeGeneration: { strings: false, wasm: false }, microtaskMode: "afterEvaluate" });
   const prelude = "(" + driver.toString().replace(/__NAME__/g, job.name) + ")(" + JSON.stringify(key) + ", " + JSON.stringify(JSON.stringify(job.inputs)) + ")";
-  vm.runInContext(prelude, ctx, { filename: "harness.js" });
   send({ load: true });
   if (/\bimport\b/.test(job.source)) {
     send({ loadError: "import is not available to the code" });
@@ -151,30 +172,23 @@ function main(job) {
     send({ loadError: syntaxMessage(e) });
     return;
   }
-  try {
-    script.runInContext(ctx, { timeout, displayErrors: false });
-  } catch (e) {
-    send({ loadError: isTimeout(e) ? "time limit exceeded (" + timeout + " ms) while loading the code" : "the code threw while loading: " + thrownMessage(e, ctx, sandbox, key, timeout) });
-    return;
-  }
-  let missing;
-  try {
-    missing = vm.runInContext(key + ".check()", ctx, { timeout, displayErrors: false });
-  } catch (e) {
-    missing = thrownMessage(e, ctx, sandbox, key, timeout);
-  }
-  if (typeof missing !== "string") missing = "the code could not be checked";
-  if (missing) {
-    send({ loadError: missing });
+  const first = load(script, prelude, key, timeout);
+  if (first.error) {
+    send({ loadError: first.error });
     return;
   }
   for (let i = 0; i < job.inputs.length; i++) {
     send({ begin: i });
+    // The first test uses the context the code was checked in; each later one loads it afresh.
+    const env = i === 0 ? first : load(script, prelude, key, timeout);
     let data;
-    try {
-      data = vm.runInContext(key + ".run(" + i + ")", ctx, { timeout, displayErrors: false });
-    } catch (e) {
-      data = JSON.stringify({ error: thrownMessage(e, ctx, sandbox, key, timeout) });
+    if (env.error) data = JSON.stringify({ error: env.error });
+    else {
+      try {
+        data = vm.runInContext(key + ".run(" + i + ")", env.ctx, { timeout, displayErrors: false });
+      } catch (e) {
+        data = JSON.stringify({ error: thrownMessage(e, env.ctx, env.sandbox, key, timeout) });
+      }
     }
     if (typeof data !== "string") data = JSON.stringify({ error: "the test harness got no result" });
     if (data.length > 100000) data = JSON.stringify({ error: "its result is too large" });

@@ -4,17 +4,21 @@
 //     that close() removes, its own process group (killed as a whole).
 //  2. OS limits where available: a data-segment rlimit (`ulimit -d`, caps memory outside the V8
 //     heap such as ArrayBuffers) and a fresh network namespace (`unshare -rn`: no network at all).
+//     Where bubblewrap (`bwrap`) works, it replaces unshare and adds mount, PID and IPC
+//     namespaces: the process sees only /usr (read-only) and its scratch folder, so it cannot
+//     reach a unix socket by path (neither the network namespace nor Node 20's permission model
+//     covers those), and it sees no process outside it to signal.
 //  3. Node's permission model where available (--experimental-permission on Node 20,
 //     --permission later): reads only inside the scratch folder (which holds the runner), no
 //     writes, no child processes, no worker threads, no native addons.
-//  4. Inside the process the code runs in a node:vm context with plain JavaScript builtins only
-//     (see runner.ts), under a per-test time limit; the parent also kills the process group
+//  4. Inside the process the code runs in a node:vm context with plain JavaScript builtins only,
+//     a fresh context for each test (see runner.ts), under a per-test time limit; the parent also kills the process group
 //     when a test runs past the limit plus a grace period.
 // The candidate's failures (syntax errors, exceptions, time or memory exhausted, a crash) are
 // failed tests with a message; a failure of this machinery (cannot start, protocol broken) is an
 // EnvError. Expected values never enter the sandbox: it returns what the code computed.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readlinkSync, rmSync } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -45,6 +49,8 @@ export interface SandboxLayers {
   readonly networkNamespace: boolean;
   /** A data-segment rlimit caps memory outside the V8 heap. */
   readonly dataLimit: boolean;
+  /** Mount, PID and IPC namespaces (bubblewrap): no files but its own, no processes but its own. */
+  readonly namespaces: boolean;
 }
 
 const STACK_SIZE_KB = 512;
@@ -54,6 +60,7 @@ const GRACE_MS = 1000;
 const STARTUP_MS = 20_000;
 const MAX_SOURCE_CHARS = 20_000;
 const UNSHARE_PATHS = ["/usr/bin/unshare", "/bin/unshare"];
+const BWRAP_PATHS = ["/usr/bin/bwrap", "/bin/bwrap"];
 const SHELL = "/bin/sh";
 
 function probe(file: string, args: readonly string[]): Promise<boolean> {
@@ -73,6 +80,30 @@ function probe(file: string, args: readonly string[]): Promise<boolean> {
 
 interface Capabilities extends SandboxLayers {
   readonly unshare: string | null;
+  readonly bwrap: string | null;
+}
+
+/**
+ * bubblewrap's arguments: new namespaces of every kind (network included), a root holding /usr
+ * read-only (with the usual top-level links into it), node, a private /proc, /dev and /tmp, and
+ * the scratch folder read-only as the working folder.
+ */
+function bwrapArgs(dir: string): string[] {
+  const args = ["--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"];
+  for (const top of ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
+    let target: string | undefined;
+    try {
+      target = readlinkSync(top);
+    } catch {
+      if (existsSync(top)) args.push("--ro-bind", top, top);
+      continue;
+    }
+    args.push("--symlink", target, top);
+  }
+  const node = process.execPath;
+  if (!node.startsWith("/usr/")) args.push("--ro-bind", node, node);
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", dir, dir, "--chdir", dir);
+  return args;
 }
 
 let capabilities: Promise<Capabilities> | undefined;
@@ -86,20 +117,30 @@ function detect(): Promise<Capabilities> {
     const tmp = await realpath(os.tmpdir());
     const linux = process.platform === "linux";
     const unshare = linux ? (UNSHARE_PATHS.find((p) => existsSync(p)) ?? null) : null;
-    const [permissionOk, unshareOk, shellOk] = await Promise.all([
+    const bwrap = linux ? (BWRAP_PATHS.find((p) => existsSync(p)) ?? null) : null;
+    // bubblewrap needs user namespaces (or root): a container may refuse them.
+    const [permissionOk, unshareOk, shellOk, bwrapOk] = await Promise.all([
       flag ? probe(node, [flag, `--allow-fs-read=${tmp}${path.sep}`, "--no-warnings", "-e", "process.exit(process.permission ? 0 : 3)"]) : Promise.resolve(false),
       unshare ? probe(unshare, ["-r", "-n", "--", node, "-e", "0"]) : Promise.resolve(false),
       linux && existsSync(SHELL) ? probe(SHELL, ["-c", 'ulimit -d 1048576 && exec "$@"', "sh", node, "-e", "0"]) : Promise.resolve(false),
+      bwrap ? probe(bwrap, [...bwrapArgs(tmp), "--", node, "-e", "0"]) : Promise.resolve(false),
     ]);
-    return { permission: permissionOk ? flag : null, networkNamespace: unshareOk, unshare: unshareOk ? unshare : null, dataLimit: shellOk };
+    return {
+      permission: permissionOk ? flag : null,
+      networkNamespace: unshareOk || bwrapOk,
+      unshare: unshareOk ? unshare : null,
+      dataLimit: shellOk,
+      namespaces: bwrapOk,
+      bwrap: bwrapOk ? bwrap : null,
+    };
   })();
   return capabilities;
 }
 
 /** The isolation layers in effect on this machine (for reports and tests). */
 export async function sandboxLayers(): Promise<SandboxLayers> {
-  const { permission, networkNamespace, dataLimit } = await detect();
-  return { permission, networkNamespace, dataLimit };
+  const { permission, networkNamespace, dataLimit, namespaces } = await detect();
+  return { permission, networkNamespace, dataLimit, namespaces };
 }
 
 /** Scratch folders not closed yet: removed when this process exits without closing them. */
@@ -137,11 +178,15 @@ export class Sandbox {
    */
   static async create(limits: SandboxLimits, without: readonly (keyof SandboxLayers)[] = []): Promise<Sandbox> {
     const found = await detect();
+    // bubblewrap gives the network namespace too: switching that off switches it off.
+    const noBwrap = without.includes("namespaces") || without.includes("networkNamespace");
     const caps: Capabilities = {
       permission: without.includes("permission") ? null : found.permission,
       networkNamespace: without.includes("networkNamespace") ? false : found.networkNamespace,
       unshare: without.includes("networkNamespace") ? null : found.unshare,
       dataLimit: without.includes("dataLimit") ? false : found.dataLimit,
+      namespaces: noBwrap ? false : found.namespaces,
+      bwrap: noBwrap ? null : found.bwrap,
     };
     let dir: string;
     try {
@@ -191,7 +236,8 @@ export class Sandbox {
       script,
     ];
     let argv = [process.execPath, ...nodeArgs];
-    if (this.caps.unshare) argv = [this.caps.unshare, "-r", "-n", "--", ...argv];
+    if (this.caps.bwrap) argv = [this.caps.bwrap, ...bwrapArgs(this.dir), "--", ...argv];
+    else if (this.caps.unshare) argv = [this.caps.unshare, "-r", "-n", "--", ...argv];
     if (this.caps.dataLimit) {
       const kb = (this.limits.memoryLimitMb + DATA_HEADROOM_MB) * 1024;
       argv = [SHELL, "-c", `ulimit -d ${kb} && exec "$@"`, "sh", ...argv];
@@ -269,7 +315,8 @@ export class Sandbox {
           killGroup();
         } else if (typeof m.begin === "number" && m.begin === results.length) {
           stage = m.begin;
-          arm(limit + GRACE_MS, "time");
+          // A test loads the code into a fresh context, then calls it: each under the limit.
+          arm(2 * limit + GRACE_MS, "time");
         } else if (typeof m.result === "number" && m.result === results.length && typeof m.data === "string") {
           results.push(decodeResult(m.data));
           clearTimeout(timer);
