@@ -68,9 +68,14 @@ export class TrainerClient {
       timer.unref();
     });
     child.stderr!.on("data", (chunk: Buffer) => this.onStderr(chunk));
+    // The exit is reported once stderr is drained (its last lines say why), or after a second.
+    const stderrDrained = new Promise<void>((resolve) => {
+      child.stderr!.once("close", resolve);
+      setTimeout(resolve, 1000).unref();
+    });
     child.then(
-      (r) => this.onExit(r.exitCode, r.signal),
-      (e: { exitCode?: number; signal?: string }) => this.onExit(e.exitCode, e.signal),
+      (r) => stderrDrained.then(() => this.onExit(r.exitCode, r.signal)),
+      (e: { exitCode?: number; signal?: string }) => stderrDrained.then(() => this.onExit(e.exitCode, e.signal)),
     );
   }
 
@@ -112,9 +117,10 @@ export class TrainerClient {
    * fault (and a marker of the lines left out) when the tail no longer shows it. Bounded.
    */
   stderrTail(): string[] {
-    const tail = this.stderrPartial ? [...this.stderrLines, clip(this.stderrPartial)] : [...this.stderrLines];
+    const lines = this.stderrLines.slice(this.stderrPartial ? 1 - STDERR_LINES : -STDERR_LINES);
+    const tail = this.stderrPartial ? [...lines, clip(this.stderrPartial)] : lines;
     const fault = this.firstFault;
-    const firstShown = this.stderrCount - this.stderrLines.length;
+    const firstShown = this.stderrCount - lines.length;
     if (!fault || fault.number >= firstShown) return tail;
     const skipped = firstShown - fault.number - 1;
     return [fault.line, ...(skipped > 0 ? [`... (${skipped} lines left out)`] : []), ...tail];
