@@ -111,7 +111,11 @@ class SubprocessInstance implements EnvInstance {
 function signals(v: unknown): Signals {
   if (!v || typeof v !== "object") return {};
   const out: Record<string, number | boolean | string> = {};
-  for (const [k, x] of Object.entries(v)) if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  for (const [k, x] of Object.entries(v)) {
+    // JSON.parse reads 1e400 as Infinity: never a usable signal, and it would poison the reward.
+    if (typeof x === "number" && !Number.isFinite(x)) throw new EnvError(`env process answered signal "${k}" = ${x}, which is not a finite number`, "protocol");
+    if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  }
   return out;
 }
 
