@@ -11,12 +11,26 @@ import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { trainerDeadlines } from "../../src/runtime/trainer-command.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 const spec = (rollout: string) => countingExperiment({ name: "counting", seed: 3, rollout, evaluation: "eval { every: 10, tasks: 2, k: [1] }" });
 
 describe("a hung trainer", () => {
+  it("gets deadlines scaled by the training batch, or the --trainer-timeout for every request", () => {
+    const [small] = compilePlans(spec("iterations: 2"));
+    const [large] = compilePlans(spec("iterations: 2, tasks_per_batch: 1000").replace("tasks_per_batch: 3, ", ""));
+    const a = trainerDeadlines(small!);
+    const b = trainerDeadlines(large!);
+    expect(a("train_step")).toBe((300 + 3 * 4) * 1000);
+    expect(b("train_step")).toBe((300 + 1000 * 4) * 1000);
+    expect(a("load")).toBe(900_000);
+    expect(b("load")).toBe(b("train_step"));
+    const fixed = trainerDeadlines(large!, 2.5);
+    for (const m of ["handshake", "generate", "train_step", "save"] as const) expect(fixed(m)).toBe(2500);
+  });
+
   it("stopped with SIGSTOP after iteration 1: declared dead at the deadline, the run resumable, and it resumes", async () => {
     const [plan] = compilePlans(spec("iterations: 2"));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-hung-")), plan!);
