@@ -68,7 +68,7 @@ export class RunDirectory {
   private constructor(readonly dir: string) {}
 
   private metrics(): RunningDigest {
-    this.metricsDigest ??= RunningDigest.ofPrefix(this.metricsPath, this.metricsSize);
+    this.metricsDigest ??= existsSync(this.metricsPath) ? RunningDigest.ofPrefix(this.metricsPath, this.metricsSize) : new RunningDigest();
     return this.metricsDigest;
   }
 
