@@ -18,7 +18,9 @@
 //
 // Fields marked `?` may be left out (signals default to {}; tools are accepted and not used:
 // the plan declares the tools). Signal values other than numbers, booleans and strings are
-// dropped, as with the subprocess adapter. A bad tool call (unknown name, bad arguments) is the
+// dropped, as with the subprocess adapter; a number that is not finite (1e400 parses as
+// Infinity) is a protocol error. An answer body larger than the env's `max_response_bytes`
+// (default 8 MiB) is a protocol error, found while it streams in (never buffered past the cap). A bad tool call (unknown name, bad arguments) is the
 // policy's failure: the server answers it with an error observation, not an HTTP error. A
 // server-side failure is a non-2xx status, ideally with a body {"error": "<message>"}, or a 2xx
 // body {"error": "<message>"} (a server-reported error). Servers must keep a session until its
@@ -50,6 +52,9 @@ export type HttpEnv = Extract<PlanEnv, { kind: "http" }>;
 type Op = "reset" | "step" | "outcome" | "close";
 type ErrorKind = EnvError["kind"];
 type Session = string | number;
+
+/** Largest answer body read when the env does not set max_response_bytes. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_MAX_MS = 2000;
@@ -129,8 +134,36 @@ function signals(v: unknown, where: string): Signals {
   if (v === undefined || v === null) return {};
   if (typeof v !== "object" || Array.isArray(v)) throw new EnvError(`env server's ${where} answer has "signals" that is not a JSON object`, "protocol");
   const out: Record<string, number | boolean | string> = {};
-  for (const [k, x] of Object.entries(v)) if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  for (const [k, x] of Object.entries(v)) {
+    if (typeof x === "number" && !Number.isFinite(x)) throw new EnvError(`env server's ${where} answer has signal "${k}" = ${x}, which is not a finite number`, "protocol");
+    if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  }
   return out;
+}
+
+/** The body as text, refused as soon as it grows past `cap` bytes (the rest is not read). */
+async function cappedText(response: Response, cap: number, where: string): Promise<string> {
+  const tooLarge = (bytes: string) => new EnvError(`env server's answer to ${where} is ${bytes} bytes, above the env's max_response_bytes (${cap})`, "protocol");
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > cap) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge(String(declared));
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > cap) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(`more than ${cap}`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function observation(r: Record<string, unknown>, where: string): string {
@@ -178,8 +211,9 @@ export class HttpInstance implements EnvInstance {
         signal: controller.signal,
       });
       status = response.status;
-      text = await response.text();
+      text = await cappedText(response, this.env.max_response_bytes ?? DEFAULT_MAX_RESPONSE_BYTES, where);
     } catch (error) {
+      if (error instanceof EnvError) throw error;
       if (timedOut) throw new EnvError(`env server did not answer ${where} within ${this.env.timeout_s} s`, "timeout");
       const kind = classifyFetchError(error);
       const what = kind === "unavailable" ? "could not reach env server for" : kind === "timeout" ? "timed out on" : "connection failed during";

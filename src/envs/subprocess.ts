@@ -11,10 +11,15 @@ import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signal
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
+/** Longest answer line read from an env process; past it the process is killed (readline would buffer any length). */
+export const MAX_ANSWER_LINE_BYTES = 8 * 1024 * 1024;
+
 class SubprocessInstance implements EnvInstance {
   private child: ResultPromise | undefined;
   private lines: AsyncIterator<string> | undefined;
   private stderr = "";
+  /** Set when the process wrote an answer line past MAX_ANSWER_LINE_BYTES (it was killed). */
+  private overflowed = false;
 
   constructor(
     private readonly env: SubprocessEnv,
@@ -28,6 +33,16 @@ class SubprocessInstance implements EnvInstance {
     child.stderr!.on("data", (c: Buffer) => {
       this.stderr = (this.stderr + c.toString("utf8")).slice(-2000);
     });
+    let sinceNewline = 0;
+    child.stdout!.on("data", (c: Buffer) => {
+      const newline = c.lastIndexOf(0x0a);
+      sinceNewline = newline < 0 ? sinceNewline + c.length : c.length - newline - 1;
+      if (sinceNewline > MAX_ANSWER_LINE_BYTES && !this.overflowed) {
+        this.overflowed = true;
+        child.kill("SIGKILL");
+      }
+    });
+    this.overflowed = false;
     this.lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     this.child = child;
   }
@@ -44,6 +59,11 @@ class SubprocessInstance implements EnvInstance {
     if (answer === "timeout") {
       await this.kill();
       throw new EnvError(`env process did not answer '${(message as { op: string }).op}' within ${this.env.timeout_s} s`, "timeout");
+    }
+    // Checked first: readline hands over the cut-off line when the killed process ends.
+    if (this.overflowed) {
+      await this.kill();
+      throw new EnvError(`env process answered '${(message as { op: string }).op}' with a line longer than ${MAX_ANSWER_LINE_BYTES} bytes; it was stopped`, "protocol");
     }
     if (answer.done) {
       const tail = this.stderr.trim().split("\n").slice(-3).join(" | ");
@@ -111,7 +131,11 @@ class SubprocessInstance implements EnvInstance {
 function signals(v: unknown): Signals {
   if (!v || typeof v !== "object") return {};
   const out: Record<string, number | boolean | string> = {};
-  for (const [k, x] of Object.entries(v)) if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  for (const [k, x] of Object.entries(v)) {
+    // JSON.parse reads 1e400 as Infinity: never a usable signal, and it would poison the reward.
+    if (typeof x === "number" && !Number.isFinite(x)) throw new EnvError(`env process answered signal "${k}" = ${x}, which is not a finite number`, "protocol");
+    if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
+  }
   return out;
 }
 

@@ -117,6 +117,11 @@ const externalCommon = {
   task: d(z.string().nullable(), "Task name on the server."),
 };
 
+/** Absent unless set, so that plans without it keep their hashes (the adapter's default applies). */
+const httpLimits = {
+  max_response_bytes: d(z.number().int().positive().optional(), "Largest answer body accepted from the server, in bytes (default 8 MiB); a larger one is a protocol error."),
+};
+
 const envSchema = z
   .discriminatedUnion("kind", [
     z.strictObject({
@@ -143,7 +148,7 @@ const envSchema = z
       read_only: z.boolean(),
       max_rows: positiveInt,
     }),
-    z.strictObject({ kind: z.literal("http"), ...envCommon, ...externalCommon, url: z.string().min(1) }),
+    z.strictObject({ kind: z.literal("http"), ...envCommon, ...externalCommon, url: z.string().min(1), ...httpLimits }),
     z.strictObject({ kind: z.literal("subprocess"), ...envCommon, ...externalCommon, command: z.array(z.string()).min(1) }),
   ])
   .meta({ id: "Env" });

@@ -3,6 +3,7 @@
 // reader reports and drops; resume truncates the file back to the checkpoint's offset.
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { encodeFrame, FrameDecoder } from "../trainer/protocol/framing.js";
+import { RunningDigest, type FileCommit } from "./file-digest.js";
 
 /**
  * Role of each token: what produced it and whether it can be a training target. `pool`: a turn
@@ -49,15 +50,24 @@ export interface TrajectoryRecord {
 
 export class TokenBuffer {
   private fd: number;
+  private readonly digest: RunningDigest;
 
-  /** Opens (creating) the buffer for appending; `truncateTo` drops what a crash left after it. */
+  /**
+   * Opens (creating) the buffer for appending; `truncateTo` drops what a crash left after it.
+   * `digest` is the running checksum of the kept bytes when the caller has already read them
+   * (resume verifies the committed prefix); otherwise the kept bytes are read once here.
+   */
   constructor(
     readonly path: string,
     truncateTo?: number,
+    digest?: RunningDigest,
   ) {
     this.fd = openSync(path, existsSync(path) ? "r+" : "w+");
     const size = fstatSync(this.fd).size;
     if (truncateTo !== undefined && truncateTo < size) ftruncateSync(this.fd, truncateTo);
+    const kept = Math.min(size, truncateTo ?? size);
+    if (digest && digest.bytes !== kept) throw new Error(`buffer digest covers ${digest.bytes} bytes, the buffer keeps ${kept}`);
+    this.digest = digest ?? RunningDigest.ofPrefix(this.fd, kept);
   }
 
   /** Bytes written so far: a checkpoint records it so that resume can cut back to it. */
@@ -69,8 +79,16 @@ export class TokenBuffer {
     let position = this.offset;
     for (const r of records) {
       const frame = encodeFrame({ ...r, ids: r.ids, roles: r.roles, versions: r.versions, logprobs: r.logprobs });
-      position += writeSync(this.fd, frame, 0, frame.length, position);
+      // A short write (a full disk) is retried until it fails outright, never left torn silently.
+      for (let done = 0; done < frame.length; ) done += writeSync(this.fd, frame, done, frame.length - done, position + done);
+      position += frame.length;
+      this.digest.update(frame);
     }
+  }
+
+  /** Length and checksum of everything appended: what a commit records of the buffer. */
+  get commit(): FileCommit {
+    return this.digest.commit;
   }
 
   /** Makes what was appended durable (called at the end of each iteration). */

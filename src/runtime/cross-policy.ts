@@ -89,14 +89,14 @@ export class PoolTrainers {
    * the plan's; on any failure, stops those already started and throws a TrainerError naming the
    * model, with that trainer's stderr tail.
    */
-  static async start(plan: Plan, command: TrainerCommand, runtimeVersion: string, vocabulary: readonly string[]): Promise<PoolTrainers> {
+  static async start(plan: Plan, command: TrainerCommand, runtimeVersion: string, vocabulary: readonly string[], halt?: AbortSignal): Promise<PoolTrainers> {
     const pool = plan.rollout.cross_policy?.pool ?? [];
     const clients: TrainerClient[] = [];
     const generators: TurnGenerator[] = [];
     const models: { model: string; trainer: unknown; parameters: number }[] = [];
     try {
       for (const [i, model] of pool.entries()) {
-        const client = await TrainerClient.start(command, runtimeVersion).catch((e: Error & { stderrTail?: string[] }) => {
+        const client = await TrainerClient.start(command, runtimeVersion, halt).catch((e: Error & { stderrTail?: string[] }) => {
           throw new TrainerError(`could not start the trainer of cross-policy pool model '${model}': ${e.message}`, "died", e.stderrTail ?? []);
         });
         clients.push(client);

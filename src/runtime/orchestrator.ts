@@ -22,6 +22,7 @@ import { readBuffer, TokenBuffer, type TrajectoryRecord } from "./buffer.js";
 import { PoolTrainers, poolChoice } from "./cross-policy.js";
 import { harnessVocabulary, runEpisode, type Episode } from "./harness.js";
 import { TrainerPolicy, type Policy } from "./policy.js";
+import { trainerDeadlines } from "./trainer-command.js";
 import { offPolicyMasked } from "./off-policy-mask.js";
 import { episodeRewards } from "./rewards.js";
 import type { RunDirectory, RunState } from "./run-dir.js";
@@ -42,6 +43,14 @@ export interface RunOptions {
   readonly progress?: (status: ProgressStatus) => void;
   /** Set when the user asked to stop (SIGINT/SIGTERM): the run stops after committing. */
   readonly stop?: AbortSignal;
+  /**
+   * Set when the user asked to stop at once (a second Ctrl-C, SIGTERM): the trainers are killed,
+   * the iteration in progress is abandoned (nothing committed is touched) and executePlan throws
+   * a RunError with `halted` set.
+   */
+  readonly halt?: AbortSignal;
+  /** Every trainer request's deadline in seconds (arl run --trainer-timeout); default: derived from the plan (trainerDeadlines). */
+  readonly trainerTimeoutS?: number;
 }
 
 export interface ProgressStatus {
@@ -64,6 +73,8 @@ export class RunError extends Error {
   constructor(
     message: string,
     readonly stderrTail: readonly string[] = [],
+    /** The user stopped the run at once (RunOptions.halt); what was committed is intact. */
+    readonly halted = false,
   ) {
     super(message);
   }
@@ -145,6 +156,23 @@ async function pool<T, R>(items: readonly T[], limit: number, worker: (item: T, 
   return out;
 }
 
+/** Episodes by their group index, in order (one pass, where a filter per group is quadratic). */
+function groupBy(played: readonly Played[]): Map<number, Played[]> {
+  const out = new Map<number, Played[]>();
+  for (const p of played) {
+    const group = out.get(p.group);
+    if (group) group.push(p);
+    else out.set(p.group, [p]);
+  }
+  return out;
+}
+
+/** Lets signal handlers and timers run between slices of long synchronous work. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Records appended per slice between yields: a huge batch's frames take seconds to encode. */
+const APPEND_SLICE = 1024;
+
 function envNames(plan: Plan): string[] {
   return Object.keys(plan.envs).sort();
 }
@@ -170,10 +198,17 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   const asyncRollout = plan.rollout.async;
   checkPipelineLag(plan);
 
-  let state: RunState = runDir.readState();
-  runDir.rollBackTo(state);
-  const buffer = new TokenBuffer(runDir.bufferPath, state.bufferOffset);
-  const trainer = await TrainerClient.start(options.trainer, arlVersion()).catch((e: Error & { stderrTail?: string[] }) => {
+  const committed = runDir.readState();
+  const recovered = runDir.recover(committed, log);
+  let state: RunState = { ...committed, checkpoint: recovered.checkpoint };
+  const trainerCommand: TrainerCommand = { ...options.trainer, deadlineMs: options.trainer.deadlineMs ?? trainerDeadlines(plan, options.trainerTimeoutS) };
+  const halted = () =>
+    new RunError(`stopped at once: iteration ${state.iteration + 1} was abandoned; ${state.iteration > 0 ? `iterations 1-${state.iteration} are committed and kept` : "no iteration had been committed yet"}`, [], true);
+  if (options.halt?.aborted) throw halted();
+  const buffer = new TokenBuffer(runDir.bufferPath, recovered.buffer.bytes, recovered.buffer);
+  const trainer = await TrainerClient.start(trainerCommand, arlVersion(), options.halt).catch((e: Error & { stderrTail?: string[] }) => {
+    buffer.close();
+    if (options.halt?.aborted) throw halted();
     throw new RunError(`could not start the trainer: ${e.message}`, e.stderrTail ?? []);
   });
   const policy = new TrainerPolicy(trainer);
@@ -202,7 +237,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       log(`resumed after iteration ${state.iteration} from ${state.checkpoint}`);
     }
     if (plan.rollout.cross_policy) {
-      poolTrainers = await PoolTrainers.start(plan, options.trainer, arlVersion(), vocabulary);
+      poolTrainers = await PoolTrainers.start(plan, trainerCommand, arlVersion(), vocabulary, options.halt);
       log(`cross-policy: ${poolTrainers.models.length} pool model trainer${poolTrainers.models.length === 1 ? "" : "s"} started (${poolTrainers.models.map((m) => m.model).join(", ")}), p = ${plan.rollout.cross_policy.probability}`);
     }
     runDir.writeManifest({
@@ -218,6 +253,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       seed: plan.seed,
       envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : null }])),
       checkpoint: state.checkpoint,
+      // Run options: how this run was executed, not what it means (outside the plan and its hash).
+      run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null },
     });
 
     const cross = plan.rollout.cross_policy;
@@ -267,8 +304,9 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       }
       const jobs = tasks.flatMap((t, g) => Array.from({ length: ev.samples_per_task }, (_, s) => ({ t, g, s })));
       const played = await pool(jobs, plan.rollout.concurrency, (j) => play(j.t, j.g, j.s, ev.split, iteration, ev.temperature));
+      const byGroup = groupBy(played);
       const rows = tasks.map((t, g) => {
-        const mine = played.filter((p) => p.group === g && p.episode.end !== "env_error");
+        const mine = (byGroup.get(g) ?? []).filter((p) => p.episode.end !== "env_error");
         const c = mine.filter((p) => p.success).length;
         const passes: Record<string, number | null> = Object.fromEntries(ev.k.map((k) => [`pass@${k}`, mine.length >= k ? passAtK(mine.length, c, k) : null]));
         return { env: t.env, task: t.id, n: mine.length, correct: c, env_errors: ev.samples_per_task - mine.length, ...passes };
@@ -292,10 +330,33 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       const sft = await supervisedColdStart({ plan, trainer, policy, envs: options.envs, validator, stopIds, log });
       const checkpoint = runDir.checkpointDir(0);
       version = (await trainer.request("save", { path: checkpoint })).policy_version;
-      state = { ...state, sftDone: true, checkpoint, ...(baseEval ? { baseEval } : {}) };
+      state = { ...state, sftDone: true, checkpoint, ...(baseEval ? { baseEval } : {}), files: runDir.committedFiles(buffer.commit) };
       runDir.writeState(state);
       log(`sft: trained on ${sft.demos} walkthroughs`);
     }
+
+    /**
+     * Progress within a rollout, for batches that take a while: a log line after 2 s, then at
+     * doubling intervals up to a minute (a live status line cannot say how far an iteration is).
+     */
+    const rolloutWatch = (iteration: number) => {
+      const begun = Date.now();
+      let total = 0;
+      let done = 0;
+      let next = 2000;
+      return {
+        planned: (episodes: number) => {
+          total += episodes;
+        },
+        played: () => {
+          done++;
+          const elapsed = Date.now() - begun;
+          if (elapsed < next) return;
+          next = Math.min(elapsed * 2, elapsed + 60_000);
+          log(`iteration ${iteration}/${plan.rollout.iterations}: rollout ${done} of ${total} episodes played (${Math.round(elapsed / 1000)} s)`);
+        },
+      };
+    };
 
     /** Samples B tasks of `iteration` and plays their groups (resampling all-equal groups under dynamic sampling). */
     const collect = async (iteration: number): Promise<Rollout> => {
@@ -317,20 +378,29 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       let rejectedTokens = 0;
       let playedGroups = 0;
       const allPlayed: Played[] = [];
+      // Each env's training split, computed once (it hashes every task id) rather than per task drawn.
+      const trainIds = new Map(names.map((n) => [n, splitTasks(n, plan.envs[n]!, "train")]));
+      const watch = rolloutWatch(iteration);
       for (let round = 0; round < maxRounds && accepted.length < plan.rollout.tasks_per_batch; round++) {
         const need = plan.rollout.tasks_per_batch - accepted.length;
         const tasks: Task[] = Array.from({ length: need }, () => {
           const env = pickEnv();
-          const ids = splitTasks(env, plan.envs[env]!, "train");
+          const ids = trainIds.get(env)!;
           if (ids.length === 0) throw new RunError(`env '${env}' has no training tasks (tasks ${plan.envs[env]!.tasks}, split.train ${plan.envs[env]!.split.train})`);
           return { env, id: ids[Math.floor(random() * ids.length)]! };
         });
         const jobs = tasks.flatMap((t, g) => Array.from({ length: plan.algorithm.group_size }, (_, s) => ({ t, g: playedGroups + g, s })));
-        const played = await pool(jobs, plan.rollout.concurrency, (j) => play(j.t, j.g, j.s, "train", iteration));
-        allPlayed.push(...played);
+        watch.planned(jobs.length);
+        const played = await pool(jobs, plan.rollout.concurrency, async (j) => {
+          const episode = await play(j.t, j.g, j.s, "train", iteration);
+          watch.played();
+          return episode;
+        });
+        for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
         playedGroups += tasks.length;
+        const byGroup = groupBy(played);
         for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
-          const group = played.filter((p) => p.group === g);
+          const group = byGroup.get(g) ?? [];
           const usable = plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
           const rewards = usable.map((p) => p.rewards.total);
           if (dynamic && rewards.length > 0 && rewards.every((r) => r === rewards[0])) {
@@ -470,7 +540,10 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           turns: p.episode.episode.turns,
           toolCalls: p.episode.toolCalls,
         }));
-        buffer.append(records);
+        for (let i = 0; i < records.length; i += APPEND_SLICE) {
+          buffer.append(records.slice(i, i + APPEND_SLICE));
+          await yieldToEventLoop();
+        }
         buffer.sync();
         const isEval = iteration % plan.eval.every === 0 || iteration === plan.rollout.iterations;
         if (isEval) lastEval = await evaluate(iteration);
@@ -524,7 +597,15 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         };
         runDir.appendMetrics(metrics);
         const previous = state.checkpoint;
-        state = { iteration, checkpoint, bufferOffset: buffer.offset, metricsOffset: runDir.metricsSize, sftDone: state.sftDone, policyVersion: metrics.policy_version };
+        state = {
+          ...state,
+          iteration,
+          checkpoint,
+          bufferOffset: buffer.offset,
+          metricsOffset: runDir.metricsSize,
+          policyVersion: metrics.policy_version,
+          files: runDir.committedFiles(buffer.commit),
+        };
         runDir.writeState(state);
         if (previous && previous !== checkpoint) runDir.removeCheckpoint(previous);
 
@@ -557,6 +638,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     await trainer.shutdown();
   } catch (error) {
     await Promise.all([trainer.kill(), poolTrainers?.kill()]);
+    if (options.halt?.aborted) throw halted();
     if (error instanceof RunError) throw error;
     const tail = (error as { stderrTail?: string[] }).stderrTail ?? trainer.stderrTail();
     throw new RunError((error as Error).message, tail);

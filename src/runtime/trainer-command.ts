@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Plan } from "../plan/schema.js";
 import type { TrainerCommand } from "../trainer/protocol/client.js";
+import type { Method } from "../trainer/protocol/messages.js";
 
 const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -31,6 +32,26 @@ export function trainerCommand(plan: Plan, override?: readonly string[]): Traine
     };
   }
   return { file: pythonWithTorch(), args: ["-m", "arl_trainer"], env };
+}
+
+/** Requests that load or write a whole model (a large checkpoint from a slow disk). */
+const MODEL_METHODS: ReadonlySet<Method> = new Set<Method>(["handshake", "configure", "load", "save", "shutdown"]);
+const MODEL_DEADLINE_S = 900;
+const REQUEST_DEADLINE_S = 300;
+/** Added per sequence of the plan's training batch: a batch request's work grows with it. */
+const PER_SEQUENCE_S = 1;
+
+/**
+ * How long a trainer request may take before the trainer is declared dead, in milliseconds:
+ * generous defaults derived from the plan (model loads and saves 15 minutes; any other request
+ * 5 minutes plus a second per sequence of the training batch), or `timeoutS` for every request
+ * (`arl run --trainer-timeout`; a run option, not part of the plan or its hash).
+ */
+export function trainerDeadlines(plan: Plan, timeoutS?: number): (method: Method) => number {
+  if (timeoutS !== undefined) return () => timeoutS * 1000;
+  const sequences = plan.rollout.tasks_per_batch * plan.algorithm.group_size;
+  const request = (REQUEST_DEADLINE_S + PER_SEQUENCE_S * sequences) * 1000;
+  return (method) => (MODEL_METHODS.has(method) ? Math.max(MODEL_DEADLINE_S * 1000, request) : request);
 }
 
 let python: string | undefined;

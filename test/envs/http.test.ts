@@ -378,6 +378,73 @@ describe("http env: failures are classified EnvErrors", () => {
     }
   });
 
+  /** A local server answering every request with `answer`; resolves to its URL and a closer. */
+  async function answering(answer: (res: import("node:http").ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
+    const local = createHttpServer((_req, res) => answer(res));
+    await new Promise<void>((resolve) => local.listen(0, "127.0.0.1", resolve));
+    const { port } = local.address() as { port: number };
+    return {
+      url: `http://127.0.0.1:${port}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          local.closeAllConnections();
+          local.close(() => resolve());
+        }),
+    };
+  }
+
+  it("a body past max_response_bytes is a protocol error found while streaming, never read whole", async () => {
+    let sent = 0;
+    // An endless chunked body: only a reader that stops at the cap ever returns.
+    const endless = await answering((res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(256 * 1024, 0x20);
+      const more = () => {
+        while (!res.destroyed && res.write(chunk)) sent += chunk.length;
+        if (!res.destroyed) res.once("drain", more);
+      };
+      res.on("close", () => res.removeAllListeners("drain"));
+      more();
+    });
+    try {
+      const small = await failure((await instance(0, { url: endless.url, retries: 0, max_response_bytes: 1024 * 1024 })).reset());
+      expect(small.kind).toBe("protocol");
+      expect(small.message).toContain("above the env's max_response_bytes (1048576)");
+      sent = 0;
+      const byDefault = await failure((await instance(0, { url: endless.url, retries: 0, timeout_s: 30 })).reset());
+      expect(byDefault.kind).toBe("protocol");
+      expect(byDefault.message).toContain("max_response_bytes (8388608)");
+      expect(sent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await endless.close();
+    }
+    const declared = await answering((res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(300 * 1024 * 1024) });
+      res.write("{");
+    });
+    try {
+      const e = await failure((await instance(0, { url: declared.url, retries: 0 })).reset());
+      expect(e.kind).toBe("protocol");
+      expect(e.message).toContain(`is ${300 * 1024 * 1024} bytes, above`);
+    } finally {
+      await declared.close();
+    }
+  });
+
+  it("a signal that is not a finite number (1e400 reads as Infinity) is a protocol error", async () => {
+    const infinite = await answering((res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"session": "s1", "observation": "hello", "signals": {"progress": 1e400}}');
+    });
+    try {
+      const e = await failure((await instance(0, { url: infinite.url, retries: 0 })).reset());
+      expect(e.kind).toBe("protocol");
+      expect(e.message).toContain('signal "progress" = Infinity');
+    } finally {
+      await infinite.close();
+    }
+  });
+
   it("classifies fetch failures and statuses", () => {
     const fetchFailed = (code: string) => new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) });
     expect(classifyFetchError(fetchFailed("ECONNREFUSED"))).toBe("unavailable");

@@ -23,12 +23,15 @@ export async function killThenResume(file: string, out: string, experiment: stri
     const [run] = readdirSync(base);
     return run ? path.join(base, run, "state.json") : undefined;
   };
-  for (let i = 0; i < 600; i++) {
+  // Polled until the kill point or the run's end (a loaded machine can take minutes), not for a fixed count.
+  let ended = false;
+  void child.finally(() => (ended = true));
+  for (const deadline = Date.now() + 300_000; !ended && Date.now() < deadline; ) {
     const s = stateFile();
     if (s && existsSync(s) && (JSON.parse(readFileSync(s, "utf8")) as { iteration: number }).iteration >= killAfter) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  process.kill(-child.pid!, "SIGKILL");
+  if (!ended) process.kill(-child.pid!, "SIGKILL");
   await child;
   const runDir = path.dirname(stateFile()!);
   const killedAt = (JSON.parse(readFileSync(path.join(runDir, "state.json"), "utf8")) as { iteration: number }).iteration;

@@ -10,14 +10,14 @@ import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
 import { verifyPlanDataFiles } from "../../envs/sql/data.js";
 import { EnvError } from "../../envs/types.js";
 import { lowerModel } from "../../plan/lower.js";
-import { planHash } from "../../plan/hash.js";
-import { planSchema, type Plan } from "../../plan/schema.js";
+import { parsePlanFile, PlanFileError } from "../../plan/files.js";
+import type { Plan } from "../../plan/schema.js";
 import { executePlan, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/progress.js";
 import { runSummary } from "../../runtime/summary.js";
 import { arlVersion } from "../../plan/version.js";
 import { DataRootError, recordDataRoot, resumeDataRoot } from "../../runtime/data-root.js";
-import { RunDirectory } from "../../runtime/run-dir.js";
+import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
 import { trainerCommand, TrainerUnavailable } from "../../runtime/trainer-command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
 import type { Command } from "../main.js";
@@ -33,6 +33,9 @@ Options:
   --backend local|torch   override the plan's trainer backend
   --resume RUN_DIR        continue an interrupted run from its last committed iteration
   --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)
+  --trainer-timeout S     declare the trainer dead when a request takes longer than S seconds
+                          (default: 15 min for model loads and saves, 5 min plus 1 s per
+                          sequence of the training batch for other requests; not part of the plan)
   --data-root DIR         where the data files a plan names (relative paths) are found,
                           and the folder they must stay inside (default: the spec's
                           folder; for a plan file, its folder; with --resume, the one
@@ -42,12 +45,7 @@ function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolea
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
   const abs = path.resolve(io.cwd, file);
   if (!existsSync(abs)) throw new UsageError(`cannot read '${file}'`);
-  if (abs.endsWith(".json")) {
-    const parsed = planSchema.safeParse(JSON.parse(readFileSync(abs, "utf8")));
-    if (!parsed.success) throw new UsageError(`'${file}' is not a valid plan: ${parsed.error.issues[0]?.message ?? "schema mismatch"} at ${parsed.error.issues[0]?.path.join(".") ?? ""}`);
-    if (planHash(parsed.data) !== parsed.data.hash) throw new UsageError(`'${file}' was edited after it was written: its hash no longer matches its content (recompile it with arl plan)`);
-    return { plans: [parsed.data], errors: false };
-  }
+  if (abs.endsWith(".json")) return { plans: [parsePlanFile(readFileSync(abs, "utf8"), file)], errors: false };
   const result = new Compiler().check(abs);
   const lines = lineIndexes([result]);
   for (const d of result.diagnostics) if (d.severity === "error") io.stderr(`${renderText(d, lines.get(d.file), io.cwd, { color: false })}\n`);
@@ -72,6 +70,16 @@ async function writeRunReport(dir: string, io: CliIO): Promise<void> {
   }
 }
 
+/** Exit status of a run stopped at once by a signal (128 + SIGINT, as shells report it). */
+const INTERRUPTED = 130;
+
+/** A damaged run directory or plan file is the user's to fix (exit 2), not a bug in arl; anything else is rethrown. */
+function userError(error: unknown, io: CliIO): number {
+  if (!(error instanceof RunDirectoryError) && !(error instanceof PlanFileError)) throw error;
+  io.stderr(`arl run: ${error.message}\n`);
+  return ExitCode.usage;
+}
+
 export const runCommand: Command = {
   name: "run",
   summary: "execute a spec or plan (train, evaluate, checkpoint)",
@@ -82,7 +90,7 @@ export const runCommand: Command = {
       parsed = parseArgs({
         args: [...args],
         allowPositionals: true,
-        options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "data-root": { type: "string" } },
+        options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" } },
       });
     } catch (error) {
       throw new UsageError((error as Error).message);
@@ -90,6 +98,8 @@ export const runCommand: Command = {
     const v = parsed.values;
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
+    const trainerTimeoutS = v["trainer-timeout"] === undefined ? undefined : Number(v["trainer-timeout"]);
+    if (trainerTimeoutS !== undefined && !(Number.isFinite(trainerTimeoutS) && trainerTimeoutS > 0)) throw new UsageError(`--trainer-timeout must be a positive number of seconds, not '${v["trainer-timeout"]}'`);
 
     // Plans name data files relative to the entry spec; the runtime finds them below the data
     // root (confined to it), which each run directory records for --resume.
@@ -100,8 +110,14 @@ export const runCommand: Command = {
     let jobs: { plan: Plan; dir: RunDirectory }[];
     if (v.resume) {
       if (parsed.positionals.length > 0) throw new UsageError("--resume takes the run directory; give no spec with it");
-      const dir = RunDirectory.open(path.resolve(io.cwd, v.resume));
-      const plan = planSchema.parse(dir.readPlan());
+      let dir: RunDirectory;
+      let plan: Plan;
+      try {
+        dir = RunDirectory.open(path.resolve(io.cwd, v.resume));
+        plan = dir.readPlan();
+      } catch (error) {
+        return userError(error, io);
+      }
       try {
         dataRoot = resumeDataRoot(dir, plan, givenRoot, (root) => verifyPlanDataFiles(plan.envs, root));
       } catch (error) {
@@ -113,7 +129,13 @@ export const runCommand: Command = {
       jobs = [{ plan, dir }];
     } else {
       if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
-      const { plans, errors } = selectPlans(parsed.positionals[0]!, io);
+      let selected;
+      try {
+        selected = selectPlans(parsed.positionals[0]!, io);
+      } catch (error) {
+        return userError(error, io);
+      }
+      const { plans, errors } = selected;
       if (errors) return ExitCode.errors;
       jobs = plans.map((plan) => {
         const withBackend = v.backend ? { ...plan, stages: Object.fromEntries(Object.entries(plan.stages).map(([k, st]) => [k, { ...st, backend: v.backend }])) as Plan["stages"] } : plan;
@@ -123,14 +145,23 @@ export const runCommand: Command = {
       });
     }
 
+    // Ctrl-C: stop after the iteration in progress is committed. A second Ctrl-C, or SIGTERM:
+    // stop at once (the trainers are killed; the iteration in progress is abandoned, what was
+    // committed is kept). A third: exit without waiting for anything.
     const controller = new AbortController();
-    const onSignal = () => {
+    const halt = new AbortController();
+    const stopAtOnce = () => {
+      if (halt.signal.aborted) process.exit(130);
+      io.stderr("\narl run: stopping at once; the iteration in progress is abandoned, what was committed is kept\n");
+      halt.abort();
+    };
+    const onSigint = () => {
+      if (controller.signal.aborted) return stopAtOnce();
       io.stderr("\narl run: stopping after the current iteration is committed (press Ctrl-C again to stop at once)\n");
-      if (controller.signal.aborted) process.exit(130);
       controller.abort();
     };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSigint);
+    process.on("SIGTERM", stopAtOnce);
     try {
       for (const job of jobs) {
         const progress = new Progress({ write: io.stdout, isTTY: io.isTTY && !io.env.NO_COLOR });
@@ -146,7 +177,7 @@ export const runCommand: Command = {
           throw error;
         }
         try {
-          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal });
+          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}) });
           progress.done();
           io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
           io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);
@@ -157,16 +188,17 @@ export const runCommand: Command = {
           }
         } catch (error) {
           progress.done();
+          if (error instanceof RunDirectoryError) return userError(error, io);
           if (!(error instanceof RunError)) throw error;
           io.stderr(`arl run: ${error.message}\n`);
           if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
           io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
-          return ExitCode.errors;
+          return error.halted ? INTERRUPTED : ExitCode.errors;
         }
       }
     } finally {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSigint);
+      process.off("SIGTERM", stopAtOnce);
     }
     return ExitCode.ok;
   },

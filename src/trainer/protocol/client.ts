@@ -1,5 +1,7 @@
 // The runtime's side of the trainer protocol: a child process started with execa, requests
-// answered in order, stderr kept for the report when the trainer dies.
+// answered in order, stderr kept for the report when the trainer dies. Every request has a
+// deadline: a trainer that stops answering (stopped, deadlocked, its stdout closed) is declared
+// dead and killed, never waited for forever.
 import { execa, type ResultPromise } from "execa";
 import { encodeFrame, FrameDecoder, ProtocolError } from "./framing.js";
 import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, type Method, type Methods } from "./messages.js";
@@ -9,12 +11,14 @@ export interface TrainerCommand {
   readonly args: readonly string[];
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** How long each request may take, in milliseconds, by method; without it requests wait forever. */
+  readonly deadlineMs?: (method: Method) => number;
 }
 
 export class TrainerError extends Error {
   constructor(
     message: string,
-    readonly code: ErrorBody["code"] | "died" | "protocol",
+    readonly code: ErrorBody["code"] | "died" | "protocol" | "timeout" | "stopped",
     readonly stderrTail: readonly string[] = [],
   ) {
     super(message);
@@ -22,6 +26,18 @@ export class TrainerError extends Error {
 }
 
 const STDERR_LINES = 40;
+/** Longest stderr line kept (a trainer may write megabytes without a newline). */
+const STDERR_LINE_CHARS = 2000;
+
+/**
+ * The first line of stderr that looks like the fault (a Python traceback's head, an
+ * `...Error:` or `error:` line, a panic): shown with the tail when the tail has scrolled past it.
+ */
+export function looksLikeFault(line: string): boolean {
+  return /^Traceback \(most recent call last\)|\b[A-Z][A-Za-z]*(Error|Exception)\b:|^(error|fatal|panic)\b[:[]|^thread '.*' panicked|Segmentation fault|core dumped/i.test(line);
+}
+
+const clip = (line: string) => (line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS)} ... (${line.length - STDERR_LINE_CHARS} more characters)` : line);
 
 export class TrainerClient {
   private readonly decoder = new FrameDecoder();
@@ -29,21 +45,42 @@ export class TrainerClient {
   private nextId = 1;
   private readonly stderrLines: string[] = [];
   private stderrPartial = "";
+  /** The first fault-looking stderr line and how many lines came before it. */
+  private firstFault: { line: string; number: number } | undefined;
+  private stderrCount = 0;
   private exited: { code: number | undefined; signal: string | undefined } | undefined;
   private failure: TrainerError | undefined;
   handshakeResult: HandshakeResult | undefined;
 
-  private constructor(private readonly child: ResultPromise) {
+  private constructor(
+    private readonly child: ResultPromise,
+    private readonly deadlineMs?: (method: Method) => number,
+  ) {
     child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk));
+    // A trainer that closes its stdout can never answer again, even if it stays alive. A dying
+    // one closes it too, just before its exit is seen: that is reported as the exit it is.
+    child.stdout!.on("end", () => {
+      const timer = setTimeout(() => {
+        if (this.exited) return;
+        this.fail(new TrainerError("the trainer closed its stdout while still running (it can no longer answer requests); it was killed", "died", this.stderrTail()));
+        this.child.kill("SIGKILL");
+      }, 1000);
+      timer.unref();
+    });
     child.stderr!.on("data", (chunk: Buffer) => this.onStderr(chunk));
+    // The exit is reported once stderr is drained (its last lines say why), or after a second.
+    const stderrDrained = new Promise<void>((resolve) => {
+      child.stderr!.once("close", resolve);
+      setTimeout(resolve, 1000).unref();
+    });
     child.then(
-      (r) => this.onExit(r.exitCode, r.signal),
-      (e: { exitCode?: number; signal?: string }) => this.onExit(e.exitCode, e.signal),
+      (r) => stderrDrained.then(() => this.onExit(r.exitCode, r.signal)),
+      (e: { exitCode?: number; signal?: string }) => stderrDrained.then(() => this.onExit(e.exitCode, e.signal)),
     );
   }
 
   /** Starts the trainer and performs the handshake. */
-  static async start(command: TrainerCommand, runtimeVersion: string): Promise<TrainerClient> {
+  static async start(command: TrainerCommand, runtimeVersion: string, stop?: AbortSignal): Promise<TrainerClient> {
     const child = execa(command.file, [...command.args], {
       cwd: command.cwd,
       env: command.env,
@@ -54,7 +91,14 @@ export class TrainerClient {
       buffer: false,
       reject: true,
     });
-    const client = new TrainerClient(child);
+    const client = new TrainerClient(child, command.deadlineMs);
+    if (stop) {
+      const halt = () => client.halt();
+      if (stop.aborted) halt();
+      else stop.addEventListener("abort", halt, { once: true });
+      const unlisten = () => stop.removeEventListener("abort", halt);
+      child.then(unlisten, unlisten);
+    }
     const hello = await client.request("handshake", { protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, runtime: { name: "arl", version: runtimeVersion } });
     if (hello.protocol !== PROTOCOL_NAME || hello.version !== PROTOCOL_VERSION) {
       await client.kill();
@@ -68,8 +112,18 @@ export class TrainerClient {
     return this.child.pid;
   }
 
+  /**
+   * The last lines of the trainer's stderr, preceded by the first line that looked like the
+   * fault (and a marker of the lines left out) when the tail no longer shows it. Bounded.
+   */
   stderrTail(): string[] {
-    return this.stderrPartial ? [...this.stderrLines, this.stderrPartial] : [...this.stderrLines];
+    const lines = this.stderrLines.slice(this.stderrPartial ? 1 - STDERR_LINES : -STDERR_LINES);
+    const tail = this.stderrPartial ? [...lines, clip(this.stderrPartial)] : lines;
+    const fault = this.firstFault;
+    const firstShown = this.stderrCount - lines.length;
+    if (!fault || fault.number >= firstShown) return tail;
+    const skipped = firstShown - fault.number - 1;
+    return [fault.line, ...(skipped > 0 ? [`... (${skipped} lines left out)`] : []), ...tail];
   }
 
   request<M extends Method>(method: M, params: Methods[M][0]): Promise<Methods[M][1]> {
@@ -77,9 +131,35 @@ export class TrainerClient {
     if (this.exited) return Promise.reject(this.diedError());
     const id = this.nextId++;
     return new Promise<Methods[M][1]>((resolve, reject) => {
-      this.pending.push({ id, resolve: resolve as (v: unknown) => void, reject, method });
+      const ms = this.deadlineMs?.(method);
+      // Requests are answered in order, so each one's clock starts when the one before it is answered
+      // would be fairer; starting at sending is simpler and only more generous to later ones.
+      const timer =
+        ms === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.fail(
+                new TrainerError(
+                  `the trainer did not answer '${method}' within ${formatSeconds(ms)} (stopped, hung or deadlocked?); it was declared dead and killed (raise the limit with --trainer-timeout SECONDS)`,
+                  "timeout",
+                  this.stderrTail(),
+                ),
+              );
+              this.child.kill("SIGKILL");
+            }, Math.min(ms, 2 ** 31 - 1));
+      const settle = <T>(f: (v: T) => void) => (v: T) => {
+        clearTimeout(timer);
+        f(v);
+      };
+      this.pending.push({ id, resolve: settle(resolve as (v: unknown) => void), reject: settle(reject), method });
       this.child.stdin!.write(encodeFrame({ id, method, params }));
     });
+  }
+
+  /** Stops at once (the user asked): pending requests fail with code "stopped" and the trainer is killed. */
+  halt(): void {
+    this.fail(new TrainerError("stopped at once on request; the trainer was killed", "stopped", this.stderrTail()));
+    if (!this.exited) this.child.kill("SIGKILL");
   }
 
   /** Asks the trainer to exit; kills it if it does not within `timeoutMs`. */
@@ -128,8 +208,15 @@ export class TrainerClient {
   private onStderr(chunk: Buffer): void {
     const text = this.stderrPartial + chunk.toString("utf8");
     const lines = text.split(/\r?\n/);
-    this.stderrPartial = lines.pop() ?? "";
-    this.stderrLines.push(...lines);
+    // An unfinished line is kept only up to the clip length (plus one, to know it was clipped).
+    const partial = lines.pop() ?? "";
+    this.stderrPartial = partial.length > STDERR_LINE_CHARS * 2 ? partial.slice(0, STDERR_LINE_CHARS * 2) : partial;
+    for (const line of lines) {
+      if (!this.firstFault && looksLikeFault(line)) this.firstFault = { line: clip(line), number: this.stderrCount };
+      this.stderrCount++;
+      this.stderrLines.push(clip(line));
+      if (this.stderrLines.length > STDERR_LINES * 2) this.stderrLines.splice(0, this.stderrLines.length - STDERR_LINES);
+    }
     if (this.stderrLines.length > STDERR_LINES) this.stderrLines.splice(0, this.stderrLines.length - STDERR_LINES);
   }
 
@@ -147,4 +234,8 @@ export class TrainerClient {
     this.failure ??= error;
     for (const p of this.pending.splice(0)) p.reject(error);
   }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
