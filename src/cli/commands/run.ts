@@ -7,7 +7,8 @@ import { Compiler, lineIndexes } from "../../compiler.js";
 import { hasErrors } from "../../diagnostics/diagnostic.js";
 import { renderText } from "../../diagnostics/render.js";
 import { envKinds } from "../../envs/registry.js";
-import { lowerModel } from "../../plan/lower.js";
+import { lowerModel, withBackend } from "../../plan/lower.js";
+import { planRefusals, refusalText } from "../../plan/runnable.js";
 import { planHash } from "../../plan/hash.js";
 import { planSchema, type Plan } from "../../plan/schema.js";
 import { executePlan, RunError } from "../../runtime/orchestrator.js";
@@ -27,7 +28,8 @@ token buffer, metrics.jsonl, eval results and checkpoints.
 
 Options:
   --out DIR               where run directories go (default: runs)
-  --backend local|torch   override the plan's trainer backend
+  --backend local|torch   run on this trainer backend instead of the plan's: the plan is
+                          lowered again with resources.backend overridden (a new hash)
   --resume RUN_DIR        continue an interrupted run from its last committed iteration
   --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)
   --data-root DIR         where the data files a plan names (relative paths) are found
@@ -101,10 +103,21 @@ export const runCommand: Command = {
       if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
       const { plans, errors } = selectPlans(parsed.positionals[0]!, io);
       if (errors) return ExitCode.errors;
-      jobs = plans.map((plan) => {
-        const withBackend = v.backend ? { ...plan, stages: Object.fromEntries(Object.entries(plan.stages).map(([k, st]) => [k, { ...st, backend: v.backend }])) as Plan["stages"] } : plan;
-        return { plan: withBackend, dir: RunDirectory.create(path.resolve(io.cwd, v.out!), withBackend) };
-      });
+      // The override is part of the plan (and its hash) before any run directory is written.
+      const backend = v.backend as Plan["resources"]["backend"] | undefined;
+      const chosen: Plan[] = [];
+      for (const plan of plans) {
+        const overridden = backend ? withBackend(plan, backend) : plan;
+        const refusals = typeof overridden === "string" ? [] : planRefusals(overridden, { ownTrainer: override === undefined || override.length === 0 });
+        if (typeof overridden === "string" || refusals.length > 0) {
+          const why = typeof overridden === "string" ? overridden : refusals.map(refusalText).join("\n  ");
+          io.stderr(`arl run: ${plan.experiment}/${plan.variant} cannot run${backend ? ` with --backend ${backend}` : ""}:\n  ${why}\n`);
+          return ExitCode.errors;
+        }
+        if (overridden !== plan) io.stderr(`arl run: --backend ${backend}: ${plan.experiment}/${plan.variant} is plan ${overridden.hash.slice(7, 19)} (was ${plan.hash.slice(7, 19)}), with resources.backend: ${backend} in its overrides\n`);
+        chosen.push(overridden);
+      }
+      jobs = chosen.map((plan) => ({ plan, dir: RunDirectory.create(path.resolve(io.cwd, v.out!), plan) }));
     }
 
     const controller = new AbortController();
