@@ -7,7 +7,7 @@
 // (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr; orchestrator.ts,
 // sft.ts), a trainer that is not built (trainer-command.ts), cross-policy pool models (served by
 // whatever trainer command runs), and data (walkthroughs that all fail, env errors).
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -212,6 +212,22 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
     expect(big.code).toBe(2);
     expect(big.stderr).toMatch(/above its bound 65536.*at rollout\.tasks_per_batch/);
     expect(readdirSync(cwd).includes("runs")).toBe(false);
+  });
+
+  it("a run written before eval.success is refused on --resume by name, and left as it was", async () => {
+    const out = mkdtempSync(path.join(tmpdir(), "arl-refusal-resume-"));
+    const runDir = RunDirectory.create(out, faultyPlan(cleanSmall, () => undefined));
+    const planFile = path.join(runDir.dir, "plan.json");
+    const old = JSON.parse(readFileSync(planFile, "utf8")) as { eval: Record<string, unknown> };
+    delete old.eval.success;
+    writeFileSync(planFile, JSON.stringify(old));
+    const before = readdirSync(runDir.dir).sort();
+    const run = await runArl(["run", "--resume", runDir.dir], { cwd: out });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("cannot be resumed by this version");
+    expect(run.stderr).toContain("at eval.success");
+    expect(readdirSync(runDir.dir).sort()).toEqual(before);
+    expect(JSON.parse(readFileSync(planFile, "utf8"))).toEqual(old);
   });
 
   it("unreachable from a valid plan: an env kind this runtime cannot run", () => {

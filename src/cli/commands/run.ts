@@ -97,7 +97,14 @@ export const runCommand: Command = {
     if (v.resume) {
       if (parsed.positionals.length > 0) throw new UsageError("--resume takes the run directory; give no spec with it");
       const dir = RunDirectory.open(path.resolve(io.cwd, v.resume));
-      const plan = planSchema.parse(dir.readPlan());
+      // A plan this version cannot run (written by an older arl, before eval.success and the
+      // bounds) is refused by name; the run directory is left as it is.
+      const read = planSchema.safeParse(dir.readPlan());
+      if (!read.success) {
+        const issue = read.error.issues[0];
+        throw new UsageError(`the plan of run '${v.resume}' cannot be resumed by this version: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") ?? ""} (the run directory is unchanged)`);
+      }
+      const plan = read.data;
       jobs = [{ plan, dir }];
     } else {
       if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
