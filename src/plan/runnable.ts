@@ -37,7 +37,7 @@ export interface RefusalOptions {
 }
 
 export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefusal[] {
-  const trainer = options.ownTrainer === false ? [] : localBackendModels(plan);
+  const trainer = options.ownTrainer === false ? [] : [...localBackendModels(plan), ...torchBuiltinModels(plan)];
   return [...boundRefusals(plan), ...emptySplits(plan), ...trainer, ...sftWithoutWalkthroughs(plan), ...multiNode(plan)];
 }
 
@@ -104,6 +104,33 @@ function localBackendModels(plan: Plan): PlanRefusal[] {
   // Cross-policy pool models are not checked here: they are served by whatever trainer command
   // runs (test doubles name their own), and the trainer refuses one it cannot serve at configure.
   return out;
+}
+
+/**
+ * The PyTorch trainer's builtin models and their shape parameters (runtime-gpu/arl_trainer/
+ * model.py, PRESETS and _SPEC_KEYS; a test compares), so that check knows which names it refuses.
+ */
+export const TORCH_BUILTIN_PRESETS: readonly string[] = ["qwen2", "qwen2-0.5b", "small", "tiny"];
+export const TORCH_BUILTIN_PARAMETERS: readonly string[] = ["bias", "dtype", "eps", "heads", "hidden", "intermediate", "kv_heads", "layers", "max_positions", "rope_theta", "tie", "vocab"];
+
+function torchBuiltinModels(plan: Plan): PlanRefusal[] {
+  const model = plan.policy.model;
+  if (plan.stages.update.backend !== "torch" || !model.startsWith("builtin:")) return [];
+  const [name = "", query = ""] = model.slice("builtin:".length).split("?", 2);
+  const refuse = (message: string, hint: string): PlanRefusal[] => [{ code: "torch-backend-model", path: ["policy", "model"], message, hint }];
+  if (!TORCH_BUILTIN_PRESETS.includes(name)) {
+    return refuse(`the PyTorch trainer (backend torch) has no builtin model '${name}' (known: ${TORCH_BUILTIN_PRESETS.join(", ")})`, "use one of them, an hf: model or a local path");
+  }
+  const unknown = query
+    .split("&")
+    .filter(Boolean)
+    .map((pair) => pair.split("=")[0]!)
+    .filter((key) => !TORCH_BUILTIN_PARAMETERS.includes(key));
+  if (unknown.length === 0) return [];
+  return refuse(
+    `the PyTorch trainer's builtin models take no parameter ${unknown.map((k) => `'${k}'`).join(", ")} (known: ${TORCH_BUILTIN_PARAMETERS.join(", ")})`,
+    "the embedded model's embed and key parameters exist on backend local only",
+  );
 }
 
 function sftWithoutWalkthroughs(plan: Plan): PlanRefusal[] {

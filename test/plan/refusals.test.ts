@@ -10,11 +10,12 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { planHash } from "../../src/plan/hash.js";
-import { KINDS_WITH_WALKTHROUGHS } from "../../src/plan/runnable.js";
+import { KINDS_WITH_WALKTHROUGHS, TORCH_BUILTIN_PARAMETERS, TORCH_BUILTIN_PRESETS } from "../../src/plan/runnable.js";
 import { planSchema, type Plan } from "../../src/plan/schema.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
@@ -126,6 +127,13 @@ const table: readonly Row[] = [
     code: "local-backend-model",
   },
   {
+    // The runtime's twin is the PyTorch trainer's configure refusal (and `arl run PLAN.json`).
+    refusal: "a builtin model parameter the PyTorch trainer does not know",
+    spec: spec("  resources { backend: torch }").replace('model: "builtin:tiny"', 'model: "builtin:tiny?embed=8"'),
+    at: "embed=8",
+    code: "torch-backend-model",
+  },
+  {
     refusal: "rollout.sft on an env kind without walkthroughs",
     spec: subprocessSpec("  rollout { sft { demos: 4 } }"),
     at: "sft { demos",
@@ -233,6 +241,14 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
   it("unreachable from a valid plan: an env kind this runtime cannot run", () => {
     const kinds = planSchema.shape.envs.valueType.options.map((o) => o.shape.kind.value);
     expect([...kinds].sort()).toEqual([...envKinds.keys()].sort());
+  });
+
+  it("knows the PyTorch trainer's builtin models and their parameters", () => {
+    const source = readFileSync(fileURLToPath(new URL("../../runtime-gpu/arl_trainer/model.py", import.meta.url)), "utf8");
+    const block = (start: string) => source.slice(source.indexOf(start), source.indexOf("\n}\n", source.indexOf(start)));
+    const keys = (text: string) => [...text.matchAll(/^\s+"([a-z0-9_.-]+)":/gm)].map((m) => m[1]!);
+    expect([...TORCH_BUILTIN_PRESETS].sort()).toEqual([...keys(block("PRESETS: dict")), "qwen2"].sort());
+    expect([...TORCH_BUILTIN_PARAMETERS].sort()).toEqual([...keys(block("_SPEC_KEYS = {")), "dtype"].sort());
   });
 
   it("knows which env kinds have walkthroughs without loading them", () => {
