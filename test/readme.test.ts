@@ -18,6 +18,25 @@ describe("README", () => {
     expect(result.diagnostics.map((d) => d.code)).toContain("self-inclusive-baseline");
   });
 
+  it("shows constraints that check clean against the sql env they name", () => {
+    const constraints = /## Constraints[\s\S]*?```arl\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(constraints).toContain("call.tool");
+    const spec = `import "std/algorithms" as algo
+import "std/envs/sql" as sql
+experiment e {
+  policy { model: "builtin:tiny" }
+  env bank extends sql.bank_demo {}
+  reward { success: outcome.result_matches }
+${constraints}  algorithm extends algo.rloo {}
+}
+`;
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "arl-readme-")), "constraints.arl");
+    writeFileSync(file, spec);
+    const result = new Compiler().check(file);
+    expect(result.diagnostics).toEqual([]);
+    expect(result.model?.experiments[0]?.variants[0]?.constraints.size).toBe(4);
+  });
+
   it("states the two quick-start commands, the second being the test command CI runs", () => {
     const block = /## Quick start[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
     const commands = block.split("\n").map((l) => l.replace(/#.*$/, "").trim()).filter(Boolean);

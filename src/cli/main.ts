@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { checkCommand } from "./commands/check.js";
 import { conformanceCommand } from "./commands/conformance.js";
 import { diffCommand } from "./commands/diff.js";
+import { explainCommand } from "./commands/explain.js";
 import { fmtCommand } from "./commands/fmt.js";
 import { lspCommand } from "./commands/lsp.js";
 import { lockCommand } from "./commands/lock.js";
@@ -20,7 +21,7 @@ export interface Command {
   run(args: readonly string[], io: CliIO): Promise<number>;
 }
 
-const commands: readonly Command[] = [checkCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, reportCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, reportCommand, conformanceCommand, lspCommand];
 
 export function packageVersion(): string {
   const pkgPath = fileURLToPath(new URL("../../package.json", import.meta.url));

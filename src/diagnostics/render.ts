@@ -4,13 +4,27 @@ import path from "node:path";
 import type { LineIndex } from "../language/source.js";
 import { summarize, type Diagnostic, type DiagnosticSummary } from "./diagnostic.js";
 
-/** Exactly the documented shape of `arl check --format json`; hints are for the text output and the editor. */
+type JsonRange = { start: { line: number; column: number }; end: { line: number; column: number } };
+
+/** A related location (e.g. where a duplicate was first declared), paths as for `file`. */
+export interface JsonRelated {
+  file: string;
+  range: JsonRange;
+  message: string;
+}
+
+/**
+ * Exactly the documented shape of `arl check --format json`. `hint` and `related` are present
+ * only when the diagnostic has them, so the older fields keep their meaning for every reader.
+ */
 export interface JsonDiagnostic {
   file: string;
   code: string;
   severity: string;
   message: string;
-  range: { start: { line: number; column: number }; end: { line: number; column: number } };
+  range: JsonRange;
+  hint?: string;
+  related?: JsonRelated[];
 }
 
 export interface JsonReport {
@@ -18,7 +32,7 @@ export interface JsonReport {
   summary: DiagnosticSummary;
 }
 
-function jsonRange(r: Diagnostic["range"]): JsonDiagnostic["range"] {
+function jsonRange(r: Diagnostic["range"]): JsonRange {
   return { start: { line: r.start.line, column: r.start.column }, end: { line: r.end.line, column: r.end.column } };
 }
 
@@ -36,6 +50,10 @@ export function toJsonReport(diagnostics: readonly Diagnostic[], cwd: string): J
       severity: d.severity,
       message: d.message,
       range: jsonRange(d.range),
+      ...(d.hint ? { hint: d.hint } : {}),
+      ...(d.related && d.related.length > 0
+        ? { related: d.related.map((r) => ({ file: displayPath(r.file, cwd), range: jsonRange(r.range), message: r.message })) }
+        : {}),
     })),
     summary: summarize(diagnostics),
   };

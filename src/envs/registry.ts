@@ -2,7 +2,7 @@
 import { findmaxEnv } from "./findmax/index.js";
 import { httpEnv } from "./http.js";
 import { roomsEnv } from "./rooms/index.js";
-import { sqlEnv } from "./sql/index.js";
+import { createSqlEnv, sqlEnv } from "./sql/index.js";
 import { subprocessEnv } from "./subprocess.js";
 import type { EnvKind } from "./types.js";
 
@@ -13,3 +13,8 @@ export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["sql", sqlEnv as EnvKind],
   ["subprocess", subprocessEnv as EnvKind],
 ]);
+
+/** The env kinds of one run: those that read data files find them below `dataRoot` and only there. */
+export function envKindsWithDataRoot(dataRoot: string): ReadonlyMap<string, EnvKind> {
+  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot }) as EnvKind]]);
+}

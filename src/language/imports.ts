@@ -1,12 +1,15 @@
 // Import resolution for one compilation: "std/..." resolves into the stdlib shipped with the
 // package, "./x" and "../x" from the importing file. Imports may not leave the entry file's
-// directory tree; cycles and missing files are diagnosed. Each file is read and parsed once.
+// directory tree (nor the stdlib), judged on real paths so that a symbolic link cannot lead out
+// of it, and a refused file is never read; cycles and missing files are diagnosed. Each file is
+// read and parsed once.
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { arlFilesBelow, importPathBelow } from "./arl-files.js";
 import type { ImportDecl } from "./ast.js";
+import { confine, isInside } from "./confine.js";
 import { parse, type ParseResult } from "./parse.js";
 
 /** The stdlib folder shipped with the package (`stdlib/`, holding `std/`). */
@@ -34,6 +37,8 @@ export interface ResolvedImport {
   readonly name: string;
   /** Absolute path of the imported file, when it resolved. */
   readonly target?: string;
+  /** Why the import was refused without reading it: `..` or a symbolic link leads out of the entry's tree. */
+  readonly refused?: "outside" | "link";
 }
 
 export interface Module {
@@ -57,9 +62,20 @@ export function importName(decl: ImportDecl): string {
   return base.replace(/\.arl$/, "");
 }
 
+/** The file an import path names, before any check (".arl" added); undefined for a malformed path. */
+export function importFile(spec: string, from: string, stdlibRoot: string = STDLIB_ROOT): string | undefined {
+  let candidate: string | undefined;
+  if (spec.startsWith("std/")) candidate = path.join(stdlibRoot, spec);
+  else if (spec.startsWith("./") || spec.startsWith("../")) candidate = path.resolve(path.dirname(from), spec);
+  if (candidate === undefined) return undefined;
+  return candidate.endsWith(".arl") ? candidate : `${candidate}.arl`;
+}
+
 /** Loads modules, memoising parses across the entries of one compilation. */
 export class ModuleLoader {
+  /** Modules by entry root and path: what an import may reach depends on the entry's folder. */
   private readonly cache = new Map<string, Module | null>();
+  private readonly parses = new Map<string, ParseResult>();
   private readonly texts = new Map<string, string | null>();
 
   constructor(
@@ -77,7 +93,7 @@ export class ModuleLoader {
 
     const visit = (file: string): void => {
       if (modules.has(file)) return;
-      const module = this.module(file);
+      const module = this.module(file, root);
       if (!module) return;
       modules.set(file, module);
       visiting.push(file);
@@ -100,63 +116,66 @@ export class ModuleLoader {
           }
           continue;
         }
-        if (!this.isUnder(imp.target, root) && !this.isUnder(imp.target, this.stdlibRoot)) {
-          diagnostics.push({
-            code: "import-outside-root",
-            severity: "error",
-            message: `import '${imp.decl.path.value}' leaves the directory of the entry file (${root})`,
-            file,
-            range: imp.decl.path.range,
-            hint: "keep imported specs inside the experiment's folder, or use the stdlib with \"std/...\"",
-          });
-          continue;
-        }
         visit(imp.target);
       }
       visiting.pop();
     };
 
-    const entryModule = this.module(entry);
+    const entryModule = this.module(entry, root);
     if (!entryModule) {
       return { entry, modules, diagnostics: [] };
     }
     visit(entry);
-    for (const m of modules.values()) diagnostics.push(...m.parsed.diagnostics, ...this.resolutionDiagnostics(m));
+    // One push per diagnostic: spreading a file's 150,000 parse errors into push() overflows the stack.
+    for (const m of modules.values()) {
+      for (const d of m.parsed.diagnostics) diagnostics.push(d);
+      for (const d of this.resolutionDiagnostics(m, root)) diagnostics.push(d);
+    }
     return { entry, modules, diagnostics };
   }
 
   /** Whether the entry file itself could be read. */
   canRead(file: string): boolean {
-    return this.module(file) !== undefined;
+    return this.module(file, path.dirname(file)) !== undefined;
   }
 
-  private module(file: string): Module | undefined {
-    const cached = this.cache.get(file);
+  /** `file` as a module of a program whose entry lies in `root`. */
+  private module(file: string, root: string): Module | undefined {
+    const key = `${root}\0${file}`;
+    const cached = this.cache.get(key);
     if (cached !== undefined) return cached ?? undefined;
-    const text = this.read(file);
-    if (text === undefined) {
-      this.cache.set(file, null);
+    const parsed = this.parsed(file);
+    if (!parsed) {
+      this.cache.set(key, null);
       return undefined;
     }
-    const parsed = parse(text, file);
-    const isStdlib = this.isUnder(file, this.stdlibRoot);
-    const imports = parsed.document.imports.map((decl) => this.resolve(decl, file, isStdlib));
+    const isStdlib = isInside(file, this.stdlibRoot);
+    const imports = parsed.document.imports.map((decl) => this.resolve(decl, file, isStdlib, root));
     const module: Module = { path: file, parsed, imports, isStdlib };
-    this.cache.set(file, module);
+    this.cache.set(key, module);
     return module;
   }
 
-  private resolve(decl: ImportDecl, from: string, fromStdlib: boolean): ResolvedImport {
+  private parsed(file: string): ParseResult | undefined {
+    let parsed = this.parses.get(file);
+    if (!parsed) {
+      const text = this.read(file);
+      if (text === undefined) return undefined;
+      parsed = parse(text, file);
+      this.parses.set(file, parsed);
+    }
+    return parsed;
+  }
+
+  private resolve(decl: ImportDecl, from: string, fromStdlib: boolean, root: string): ResolvedImport {
     const name = importName(decl);
-    const spec = decl.path.value;
-    let candidate: string | undefined;
-    if (spec.startsWith("std/")) candidate = path.join(this.stdlibRoot, spec);
-    else if (spec.startsWith("./") || spec.startsWith("../")) candidate = path.resolve(path.dirname(from), spec);
+    const candidate = importFile(decl.path.value, from, this.stdlibRoot);
     if (candidate === undefined) return { decl, name };
-    if (!candidate.endsWith(".arl")) candidate += ".arl";
-    // Stdlib files may only import the stdlib.
-    if (fromStdlib && !this.isUnder(candidate, this.stdlibRoot)) return { decl, name };
-    return this.read(candidate) === undefined ? { decl, name } : { decl, name, target: candidate };
+    // Stdlib files may only import the stdlib; the entry's files its folder and the stdlib.
+    // The check comes before any read: a refused file is never opened.
+    const confined = confine(candidate, fromStdlib ? [this.stdlibRoot] : [root, this.stdlibRoot]);
+    if (!confined.ok) return fromStdlib ? { decl, name } : { decl, name, refused: confined.reason === "link" ? "link" : "outside" };
+    return this.read(confined.path) === undefined ? { decl, name } : { decl, name, target: confined.path };
   }
 
   private read(file: string): string | undefined {
@@ -169,12 +188,24 @@ export class ModuleLoader {
   }
 
   /** Diagnostics of a module's own import list: bad paths, missing files, duplicate names. */
-  private resolutionDiagnostics(m: Module): Diagnostic[] {
+  private resolutionDiagnostics(m: Module, root: string): Diagnostic[] {
     const out: Diagnostic[] = [];
     const names = new Map<string, ImportDecl>();
     for (const imp of m.imports) {
       const spec = imp.decl.path.value;
-      if (!imp.target) {
+      if (imp.refused) {
+        out.push({
+          code: "import-outside-root",
+          severity: "error",
+          message:
+            imp.refused === "link"
+              ? `import '${spec}' goes through a symbolic link that leads out of the directory of the entry file (${root}); it was not read`
+              : `import '${spec}' leaves the directory of the entry file (${root})`,
+          file: m.path,
+          range: imp.decl.path.range,
+          hint: "keep imported specs inside the experiment's folder (as files, not links to elsewhere), or use the stdlib with \"std/...\"",
+        });
+      } else if (!imp.target) {
         const malformed = !(spec.startsWith("std/") || spec.startsWith("./") || spec.startsWith("../"));
         out.push({
           code: malformed ? "invalid-import-path" : "import-not-found",
@@ -205,10 +236,6 @@ export class ModuleLoader {
     return out;
   }
 
-  private isUnder(file: string, dir: string): boolean {
-    const rel = path.relative(dir, file);
-    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-  }
 }
 
 let stdlibListing: string[] | undefined;

@@ -38,7 +38,7 @@ export interface LintRule {
   readonly severity: Severity;
   /** One line, for lists and completion. */
   readonly title: string;
-  /** The practice or paper behind the rule, for editor hover and `arl explain`. */
+  /** The practice or paper behind the rule, shown on editor hover and by `arl explain CODE`. */
   readonly explanation: string;
   check(ctx: LintContext): void;
 }

@@ -60,6 +60,9 @@ export function signOf(e: RewardExpr, range: SignalRange = () => undefined): Sig
     case ">=":
     case "and":
     case "or":
+    case "contains":
+    case "starts_with":
+    case "matches":
       return ZERO | POS;
     case "+":
       return pairwise(rec(e.args[0]), rec(e.args[1]), add);

@@ -13,6 +13,7 @@ import { declarationKinds } from "../semantics/schema/experiment.js";
 import { cursorContext, type CursorContext, type Prefix, type Scope } from "./context.js";
 import { lspRangeOf } from "./convert.js";
 import { declarationPath } from "./paths.js";
+import { callSignals, expressionFunctions } from "../semantics/expressions.js";
 import { envsInScope, episodeSignals, signalNamespaces, type EnvInfo } from "./resolve.js";
 import { describeField, docAt, fieldShape, fieldsAt, valueCandidates } from "./schema.js";
 import type { Snapshot } from "./workspace.js";
@@ -32,7 +33,8 @@ export const kindDocs: Record<string, string> = {
   resources: "Where the trainer runs.",
 };
 
-const rewardFunctions = ["min", "max", "abs", "clip"];
+/** Functions of reward terms and conditions, with what they do. */
+const expressionFunctionItems = Object.entries(expressionFunctions).map(([f, fn]) => ({ label: f, kind: CompletionItemKind.Function, detail: `${f}(...)`, documentation: fn.doc }));
 
 export function completions(snapshot: Snapshot, text: string, offset: number, lines: LineIndex): CompletionItem[] {
   const ctx = cursorContext(text, offset);
@@ -153,12 +155,12 @@ function valueItems(ctx: Extract<CursorContext, { kind: "value" }>, snapshot: Sn
     const out: CompletionItem[] = [
       ...signalNamespaces.map((ns) => ({ label: ns, kind: CompletionItemKind.Module, detail: `${ns}.* signals` })),
       ...envs.map((e) => ({ label: e.name, kind: CompletionItemKind.Module, detail: `signals of env '${e.name}'` })),
-      ...rewardFunctions.map((f) => ({ label: f, kind: CompletionItemKind.Function, detail: `${f}(...)` })),
+      ...expressionFunctionItems,
       { label: "true", kind: CompletionItemKind.Keyword },
       { label: "false", kind: CompletionItemKind.Keyword },
     ];
     if (expression === "reward") out.push({ label: "potential", kind: CompletionItemKind.Function, detail: "potential(Phi): potential-based shaping" });
-    else out.push({ label: "tool", kind: CompletionItemKind.Module, detail: "tool.name, tool.env, tool.args.NAME" }, { label: "block", kind: CompletionItemKind.Function, detail: "block(condition)" });
+    else out.push({ label: "call", kind: CompletionItemKind.Module, detail: "call.tool, call.env, call.args.NAME: the call being judged, before it runs" }, { label: "block", kind: CompletionItemKind.Function, detail: "block(condition)" });
     return out;
   }
   if (isToolsField(field)) {
@@ -226,6 +228,14 @@ function memberItems(ctx: Extract<CursorContext, { kind: "member" }>, snapshot: 
         documentation: s.doc,
       }));
     }
+    if (head === "call") {
+      return Object.entries(callSignals).map(([name, c]) => ({
+        label: name,
+        kind: name === "args" ? CompletionItemKind.Module : CompletionItemKind.Variable,
+        detail: name === "args" ? "call.args.NAME" : `string: ${c.doc}`,
+        documentation: c.doc,
+      }));
+    }
     if (head === "tool") {
       return [
         { label: "name", kind: CompletionItemKind.Variable, detail: "string: the called tool's name" },
@@ -243,6 +253,18 @@ function memberItems(ctx: Extract<CursorContext, { kind: "member" }>, snapshot: 
       }
       return signalItems([env], undefined);
     }
+  }
+  if ((head === "call" || head === "tool") && rest.length === 1 && rest[0] === "args") {
+    // Every argument of the tools the envs offer, with the tools that take it.
+    const byName = new Map<string, { tools: string[]; type?: string }>();
+    for (const t of envs.flatMap((e) => e.tools)) {
+      for (const p of t.parameters) {
+        const seen = byName.get(p.name);
+        if (seen) seen.tools.push(t.name);
+        else byName.set(p.name, { tools: [t.name], ...(p.type ? { type: p.type } : {}) });
+      }
+    }
+    return [...byName].map(([name, a]) => ({ label: name, kind: CompletionItemKind.Variable, detail: `${a.type ?? "?"} argument of ${a.tools.join(", ")}` }));
   }
   const entry = snapshot.entry;
   if (entry && rest.length === 0) {

@@ -13,6 +13,7 @@ import { kindDocs } from "./completion.js";
 import { lspRangeOf, pathToUri } from "./convert.js";
 import { contains, locate, type AstHit } from "./locate.js";
 import { declarationPath } from "./paths.js";
+import { callSignals } from "../semantics/expressions.js";
 import { envsInScope, episodeSignals, leaves, resolveDeclaration, valueText } from "./resolve.js";
 import { defaultText, describeField, docAt, valueCandidates } from "./schema.js";
 import { displayFile, type Snapshot } from "./workspace.js";
@@ -188,6 +189,14 @@ function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, mo
   if (hit.parts.length === 2 && head === "episode") {
     const s = episodeSignals[second!];
     if (s) return { sections: [`${code(written)}: ${s.type} (${s.timing}) signal of every episode\n\n${s.doc}`], range: whole };
+  }
+  if (head === "call" && second !== undefined && callSignals[second]) {
+    const [, , arg] = hit.parts;
+    if (second === "args" && arg !== undefined) {
+      const takers = envs.flatMap((e) => e.tools.flatMap((t) => t.parameters.filter((p) => p.name === arg).map((p) => `${code(t.name)} (${p.type ?? "?"})`)));
+      return { sections: [`${code(written)}: the argument ${code(arg)} of the call being judged, before it runs${takers.length ? `; taken by ${takers.join(", ")}` : ""}`], range: whole };
+    }
+    return { sections: [`${code(written)}: ${callSignals[second]!.doc} Judged before the call runs (constraints only).`], range: whole };
   }
   if (hit.parts.length === 2 && (head === "outcome" || head === "state" || head === "env")) {
     const found = envs.flatMap((e) => e.signals.filter((s) => s.name === second && (head === "env" || s.scope === head)));

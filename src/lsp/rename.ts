@@ -4,7 +4,7 @@
 import path from "node:path";
 import { ResponseError, ErrorCodes, type Range as LspRange, type TextEdit, type WorkspaceEdit } from "vscode-languageserver/node";
 import type * as ast from "../language/ast.js";
-import { importName, STDLIB_ROOT } from "../language/imports.js";
+import { importFile, importName } from "../language/imports.js";
 import { parse } from "../language/parse.js";
 import type { Range } from "../language/source.js";
 import { reservedWords } from "../language/tokens.js";
@@ -72,7 +72,7 @@ export function rename(snapshot: Snapshot, offset: number, newName: string): Wor
       if (own?.name) ranges.push(own.name.range);
     }
     for (const imp of parsed.document.imports) {
-      if (resolveImport(imp, file) === decl.module.path) names.push([importName(imp), decl.name]);
+      if (importFile(imp.path.value, file) === decl.module.path) names.push([importName(imp), decl.name]);
     }
     if (names.length === 0) continue;
     collectReferences(parsed.document, names, ranges);
@@ -82,14 +82,6 @@ export function rename(snapshot: Snapshot, offset: number, newName: string): Wor
   return { changes };
 }
 
-function resolveImport(imp: ast.ImportDecl, from: string): string | undefined {
-  const spec = imp.path.value;
-  let candidate: string | undefined;
-  if (spec.startsWith("std/")) candidate = path.join(STDLIB_ROOT, spec);
-  else if (spec.startsWith("./") || spec.startsWith("../")) candidate = path.resolve(path.dirname(from), spec);
-  if (candidate === undefined) return undefined;
-  return candidate.endsWith(".arl") ? candidate : `${candidate}.arl`;
-}
 
 const matches = (parts: readonly string[], names: readonly string[][]) => names.some((n) => n.length === parts.length && n.every((p, i) => p === parts[i]));
 

@@ -21,6 +21,8 @@ export interface ToolInfo {
   readonly name: string;
   readonly env: string;
   readonly description?: string;
+  /** Argument names and their JSON types (for `call.args.NAME`). */
+  readonly parameters: readonly { readonly name: string; readonly type?: string }[];
   readonly doc?: string;
   readonly origin?: Origin;
 }
@@ -43,6 +45,11 @@ function nameOf(v: Value | undefined): string | undefined {
   if (v?.kind === "name") return v.path.join(".");
   if (v?.kind === "scalar" && typeof v.value === "string") return v.value;
   return undefined;
+}
+
+function withType(v: Value): { type?: string } {
+  const type = v.kind === "record" ? nameOf(v.fields.get("type")) : undefined;
+  return type ? { type } : {};
 }
 
 export function envInfo(name: string, value: Value, origin?: Origin, doc?: string): EnvInfo {
@@ -69,7 +76,9 @@ export function envInfo(name: string, value: Value, origin?: Origin, doc?: strin
         const description = d?.kind === "scalar" && typeof d.value === "string" ? d.value : undefined;
         const tdoc = t.docs.get(tname);
         const torigin = t.keyOrigins.get(tname);
-        tools.push({ name: tname, env: name, ...(description ? { description } : {}), ...(tdoc ? { doc: tdoc } : {}), ...(torigin ? { origin: torigin } : {}) });
+        const p = tv.kind === "record" ? tv.fields.get("parameters") : undefined;
+        const parameters = p?.kind === "record" ? [...p.fields].map(([pname, pv]) => ({ name: pname, ...withType(pv) })) : [];
+        tools.push({ name: tname, env: name, ...(description ? { description } : {}), parameters, ...(tdoc ? { doc: tdoc } : {}), ...(torigin ? { origin: torigin } : {}) });
       }
     }
   }

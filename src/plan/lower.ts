@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { isInside, refusalReason, resolveConfined, type Confined } from "../language/confine.js";
 import { STDLIB_ROOT, type Program } from "../language/imports.js";
 import { BlockIndex, locatePath } from "../lint/locate.js";
 import type { Range } from "../language/source.js";
@@ -211,40 +212,61 @@ function lowerEnv(name: string, env: Env, variant: VariantModel, context: Loweri
 
 const fileHashes = new Map<string, { mtimeMs: number; size: number; sha256: string }>();
 
-/** Where a data file named at `at` lives: relative to the spec file that named it. */
-function locateDataFile(written: string, at: readonly string[], variant: VariantModel): { absolute: string; origin: Origin } {
+/**
+ * Where a data file named at `at` lives: relative to the spec file that named it, confined to
+ * the entry's folder (the root imports are confined to) and the stdlib, on real paths.
+ */
+function locateDataFile(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): { confined: Confined; root: string; origin: Origin } {
   const origin: Origin = variant.valuesByPath.get(pathKey(at))?.origin ?? variant.value.origin;
-  return { absolute: path.resolve(path.dirname(origin.file), written), origin };
+  const fromStdlib = isInside(origin.file, STDLIB_ROOT);
+  const root = fromStdlib ? STDLIB_ROOT : context.entryDir;
+  return { confined: resolveConfined(written, path.dirname(origin.file), fromStdlib ? [STDLIB_ROOT] : [context.entryDir, STDLIB_ROOT]), root, origin };
 }
 
-function dataFileNotFound(written: string, at: readonly string[], found: { absolute: string; origin: Origin }): Diagnostic {
+function dataFileNotFound(written: string, at: readonly string[], absolute: string, origin: Origin): Diagnostic {
   return {
     code: "data-file-not-found",
     severity: "error",
-    message: `'${at.join(".")}': cannot read the data file '${written}' (looked for ${found.absolute})`,
-    file: found.origin.file,
-    range: found.origin.range,
+    message: `'${at.join(".")}': cannot read the data file '${written}' (looked for ${absolute})`,
+    file: origin.file,
+    range: origin.range,
     hint: "the path is relative to the spec file that names it; the plan records the file's sha256, so it must exist when compiling",
+  };
+}
+
+function dataFileOutsideRoot(written: string, at: readonly string[], reason: "absolute" | "outside" | "link", root: string, origin: Origin): Diagnostic {
+  return {
+    code: "data-file-outside-root",
+    severity: "error",
+    message: `'${at.join(".")}': the data file '${written}' is refused: ${refusalReason(reason, root)}; it was not read`,
+    file: origin.file,
+    range: origin.range,
+    hint: "data files must lie inside the experiment's folder (the entry spec's folder): move or copy the file there and name it with a relative path such as \"./data/questions.jsonl\"",
   };
 }
 
 /** A data file named in the spec, hashed (a file seen before with the same size and mtime is not read again). */
 function dataFile(written: string, at: string[], variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): { path: string; sha256: string } {
-  const found = locateDataFile(written, at, variant);
-  const { absolute } = found;
+  const { confined, root, origin } = locateDataFile(written, at, variant, context);
+  const absolute = confined.path;
   let sha256 = "0".repeat(64);
+  // A refused path is never opened, not even to see whether it exists.
+  if (!confined.ok) {
+    diagnostics.push(dataFileOutsideRoot(written, at, confined.reason, root, origin));
+    return { path: displayPath(absolute, context.entryDir), sha256 };
+  }
   try {
-    const stat = statSync(absolute);
+    const stat = statSync(confined.real);
     if (!stat.isFile()) throw new Error("not a file");
     if (context.hashData === false) return { path: displayPath(absolute, context.entryDir), sha256 };
-    const cached = fileHashes.get(absolute);
+    const cached = fileHashes.get(confined.real);
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) sha256 = cached.sha256;
     else {
-      sha256 = sha256Hex(readFileSync(absolute));
-      fileHashes.set(absolute, { mtimeMs: stat.mtimeMs, size: stat.size, sha256 });
+      sha256 = sha256Hex(readFileSync(confined.real));
+      fileHashes.set(confined.real, { mtimeMs: stat.mtimeMs, size: stat.size, sha256 });
     }
   } catch {
-    diagnostics.push(dataFileNotFound(written, at, found));
+    diagnostics.push(dataFileNotFound(written, at, absolute, origin));
   }
   return { path: displayPath(absolute, context.entryDir), sha256 };
 }

@@ -37,7 +37,8 @@ export type PlanExpr =
   | { op: "+" | "-" | "*" | "/" | "%" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "and" | "or" | "when"; args: [PlanExpr, PlanExpr] }
   | { op: "neg" | "not" | "abs"; args: [PlanExpr] }
   | { op: "min" | "max"; args: PlanExpr[] }
-  | { op: "clip"; args: [PlanExpr, PlanExpr, PlanExpr] };
+  | { op: "clip"; args: [PlanExpr, PlanExpr, PlanExpr] }
+  | { op: "contains" | "starts_with" | "matches"; args: [PlanExpr, PlanExpr] };
 
 export const exprSchema: z.ZodType<PlanExpr> = z
   .lazy(() =>
@@ -47,7 +48,7 @@ export const exprSchema: z.ZodType<PlanExpr> = z
         op: z.literal("signal"),
         namespace: d(
           z.enum(["outcome", "state", "episode", "env", "tool", "named_env"]),
-          "outcome/state/env: a signal every env declares; episode: reported by the harness; tool: the call being checked (constraints only); named_env: one env's signal.",
+          "outcome/state/env: a signal every env declares; episode: reported by the harness; tool: the call being checked, before it runs (constraints only; written call.*); named_env: one env's signal.",
         ),
         env: d(z.string().optional(), "For named_env: the env whose signal this is."),
         name: d(z.string(), "Signal name; for tool.args.X it is `args.X`."),
@@ -64,6 +65,10 @@ export const exprSchema: z.ZodType<PlanExpr> = z
       z.strictObject({ op: z.enum(["neg", "not", "abs"]), args: z.tuple([exprSchema]) }),
       z.strictObject({ op: z.enum(["min", "max"]), args: z.array(exprSchema).min(2) }),
       z.strictObject({ op: z.literal("clip"), args: d(z.tuple([exprSchema, exprSchema, exprSchema]), "value, low, high") }),
+      z.strictObject({
+        op: d(z.enum(["contains", "starts_with", "matches"]), "String tests: args[0] contains / starts with args[1], or matches the regular expression args[1] (ECMA-262)."),
+        args: z.tuple([exprSchema, exprSchema]),
+      }),
     ]),
   )
   .meta({ id: "Expr", description: "A typed expression over run-time signals (RL-SEMANTICS §2)." });

@@ -8,7 +8,7 @@ import type { Plan, PlanTool } from "../plan/schema.js";
 import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
-import { evaluate, type SignalSource, type SignalValue } from "./rewards.js";
+import { constraintBlocks, type SignalSource, type SignalValue } from "./rewards.js";
 import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "./tool-calls.js";
 
 export interface EpisodeInput {
@@ -350,10 +350,12 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
       toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: false, blocked: false, result: `Error: ${checked.error}` });
       return { text: `Error: ${checked.error}`, terminated: false };
     }
+    // The gate judges the call itself (call.*) before it runs; env signals are those of the
+    // previous step, so a condition over them can only refuse the calls after a violation.
     const toolSignals: Record<string, SignalValue> = { name: call.name, env: checked.tool.env ?? "" };
     for (const [k, v] of Object.entries(call.arguments)) if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") toolSignals[`args.${k}`] = v;
     for (const [name, constraint] of Object.entries(plan.constraints)) {
-      if (evaluate(constraint.condition, source(envSignals, episode, toolSignals)) === true) {
+      if (constraintBlocks(constraint.condition, source(envSignals, episode, toolSignals))) {
         const refusal = `Refused: the call '${call.name}' is blocked by the constraint '${name}'.`;
         toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: true, result: refusal });
         return { text: refusal, terminated: false };

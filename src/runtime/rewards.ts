@@ -13,11 +13,36 @@ export interface SignalSource {
   /** <env name>.*: that env's signal, only while the episode is from that env (else 0). */
   namedEnv(env: string, name: string): SignalValue | undefined;
   episode(name: string): number | boolean | undefined;
-  /** tool.name, tool.env, tool.args.X: the call being checked (constraints only). */
+  /** call.tool / call.env / call.args.X (plan names `name`, `env`, `args.X`): the call being checked (constraints only). */
   tool(name: string): SignalValue | undefined;
 }
 
 export class RewardEvaluationError extends Error {}
+
+/** A condition read an argument the call being checked does not carry. */
+export class MissingCallArgumentError extends RewardEvaluationError {}
+
+/** Compiled patterns of `matches(...)`, by source (checked when the spec was). */
+const patterns = new Map<string, RegExp>();
+
+function pattern(source: string): RegExp {
+  let re = patterns.get(source);
+  if (!re) {
+    try {
+      re = new RegExp(source);
+    } catch (error) {
+      throw new RewardEvaluationError(`invalid regular expression ${JSON.stringify(source)}: ${(error as Error).message}`);
+    }
+    if (patterns.size > 1000) patterns.clear();
+    patterns.set(source, re);
+  }
+  return re;
+}
+
+function toText(v: SignalValue, fn: string): string {
+  if (typeof v !== "string") throw new RewardEvaluationError(`${fn}(...) tests strings, found ${JSON.stringify(v)}`);
+  return v;
+}
 
 function toNumber(v: SignalValue): number {
   if (typeof v === "boolean") return v ? 1 : 0;
@@ -41,6 +66,7 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
       else v = source.env(e.name);
       if (v === undefined) {
         if (e.namespace === "named_env") return 0;
+        if (e.namespace === "tool") throw new MissingCallArgumentError(`the call has no ${e.name.startsWith("args.") ? `argument '${e.name.slice(5)}'` : `'${e.name}'`}`);
         throw new RewardEvaluationError(`the env did not report the signal '${e.namespace === "env" ? "env" : e.namespace}.${e.name}'`);
       }
       return v;
@@ -65,6 +91,13 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
       return truthy(evaluate(e.args[0], source)) || truthy(evaluate(e.args[1], source));
     case "when":
       return truthy(evaluate(e.args[1], source)) ? toNumber(evaluate(e.args[0], source)) : 0;
+    case "contains":
+    case "starts_with":
+    case "matches": {
+      const text = toText(evaluate(e.args[0], source), e.op);
+      const test = toText(evaluate(e.args[1], source), e.op);
+      return e.op === "contains" ? text.includes(test) : e.op === "starts_with" ? text.startsWith(test) : pattern(test).test(text);
+    }
     case "==":
     case "!=": {
       const a = evaluate(e.args[0], source);
@@ -99,6 +132,19 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
     }
   }
   throw new RewardEvaluationError(`unknown operator in a reward expression`);
+}
+
+/**
+ * Whether a constraint refuses a call. A condition that reads an argument the call does not
+ * carry (`call.args.path` of a call to a tool without `path`) does not apply to that call.
+ */
+export function constraintBlocks(condition: PlanExpr, source: SignalSource): boolean {
+  try {
+    return truthy(evaluate(condition, source));
+  } catch (error) {
+    if (error instanceof MissingCallArgumentError) return false;
+    throw error;
+  }
 }
 
 export function evaluateNumber(e: PlanExpr, source: SignalSource): number {

@@ -18,7 +18,7 @@ export function trainerCommand(plan: Plan, override?: readonly string[]): Traine
   if (update.backend === "local") {
     const embedded = fileURLToPath(new URL("../trainer/embedded/main.js", import.meta.url));
     if (!existsSync(embedded)) {
-      throw new TrainerUnavailable("the embedded CPU trainer (backend local, builtin:tiny) is not part of this build yet; run with 'backend: torch' or name a trainer with --trainer-command");
+      throw new TrainerUnavailable(`the embedded CPU trainer (backend local) is not built (${embedded} is missing); run 'npm run build', or name a trainer with --trainer-command`);
     }
     return { file: process.execPath, args: [embedded] };
   }

@@ -116,7 +116,15 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
           if (typed) rewardTerms.set(name, typed);
         }
       }
-      const constraintChecker = new ExpressionChecker({ ...scope, allowTool: true }, diagnostics);
+      tools = resolveTools(config, variant.value, decl.module, evaluator, index, diagnostics);
+      // Constraints judge the call itself: `call.tool` and `call.args.*` are checked against the
+      // experiment's tools; one an ablation arm does not offer is still a name, not a typo.
+      const declaredTools = [
+        ...tools,
+        ...Object.entries(config.env).flatMap(([env, e]) => Object.entries(e.tool).map(([name, definition]) => ({ name, env, definition }))),
+        ...Object.entries(config.tool).map(([name, definition]) => ({ name, env: null, definition })),
+      ];
+      const constraintChecker = new ExpressionChecker({ ...scope, allowTool: true, tools: declaredTools }, diagnostics);
       const declared = variant.value.fields.get("constraints");
       if (declared?.kind === "record") {
         for (const [name, c] of declared.fields) {
@@ -128,7 +136,6 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
       const evaluation = variant.value.fields.get("eval");
       const success = evaluation?.kind === "record" ? evaluation.fields.get("success") : undefined;
       if (success && !(success.kind === "scalar" && success.value === null)) evalSuccess = checker.condition(success);
-      tools = resolveTools(config, variant.value, decl.module, evaluator, index, diagnostics);
     }
     variants.push({
       name: variant.name,

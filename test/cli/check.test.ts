@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 
@@ -14,7 +15,7 @@ function workspace(files: Record<string, string>): string {
 }
 
 describe("arl check", () => {
-  it("prints the exact JSON shape with 1-based, end-exclusive ranges and exits 1 on errors", async () => {
+  it("prints the exact JSON shape with 1-based, end-exclusive ranges and the hint, and exits 1 on errors", async () => {
     const cwd = workspace({ "x.arl": "experiment e {\n  a: 1\n  b: )\n}\n" });
     const run = await runArl(["check", "x.arl", "--format", "json"], { cwd });
     expect(run.code).toBe(1);
@@ -26,10 +27,36 @@ describe("arl check", () => {
           severity: "error",
           message: "expected a value (number, string, true, false, none, a name, a list, a record or '('), found ')'",
           range: { start: { line: 3, column: 6 }, end: { line: 3, column: 7 } },
+          hint: "each field needs a value after ':'",
         },
       ],
       summary: { errors: 1, warnings: 0, infos: 0 },
     });
+  });
+
+  it("adds the hint and the related locations to a JSON diagnostic that has them", async () => {
+    const cwd = workspace({ "x.arl": 'env x { kind: subprocess, command: ["a"] }\nenv x { kind: subprocess, command: ["b"] }\n' });
+    const run = await runArl(["check", "x.arl", "--format", "json"], { cwd });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).diagnostics).toEqual([
+      {
+        file: "x.arl",
+        code: "duplicate-declaration",
+        severity: "error",
+        message: "'x' is declared twice in this file",
+        range: { start: { line: 2, column: 5 }, end: { line: 2, column: 6 } },
+        hint: "rename one of them",
+        related: [{ file: "x.arl", range: { start: { line: 1, column: 5 }, end: { line: 1, column: 6 } }, message: "first declared here" }],
+      },
+    ]);
+  });
+
+  it("carries a lint rule's hint (the fix) into JSON", async () => {
+    const cwd = fileURLToPath(new URL("../fixtures/lint/group-size-one/", import.meta.url));
+    const run = await runArl(["check", "triggers.arl", "--format", "json"], { cwd });
+    const found = JSON.parse(run.stdout).diagnostics.filter((d: { code: string }) => d.code === "group-size-one");
+    expect(found).toHaveLength(1);
+    expect(found[0].hint).toBe("sample several trajectories per task (group_size: 4 or 8), or use a critic (`algorithm extends algo.ppo`)");
   });
 
   it("reports every independent syntax error of a file in one run", async () => {

@@ -330,17 +330,7 @@ describe("sql env: data files", () => {
     expect(kind.vocabulary(env)).toContain("items");
   });
 
-  it("reads the root from ARL_SPEC_DIR when none is given", async () => {
-    const { dir, env } = dataDir();
-    const before = process.env.ARL_SPEC_DIR;
-    process.env.ARL_SPEC_DIR = dir;
-    try {
-      await start(env, 0, createSqlEnv());
-    } finally {
-      if (before === undefined) delete process.env.ARL_SPEC_DIR;
-      else process.env.ARL_SPEC_DIR = before;
-    }
-  });
+  // Without a root, data files are refused and ARL_SPEC_DIR is not read: test/confinement/data-root.test.ts.
 
   it("refuses files whose sha256 differs from the plan's, and missing files", async () => {
     const { dir, env } = dataDir();

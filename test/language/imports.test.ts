@@ -57,6 +57,12 @@ describe("import resolution", () => {
     expect(program.modules.has(path.join(dir, "outside.arl"))).toBe(false);
   });
 
+  it("collects 150,000 parse diagnostics of one file without overflowing the stack", () => {
+    const dir = project({ "main.arl": "@ ".repeat(150_000) });
+    const program = new ModuleLoader().load(path.join(dir, "main.arl"));
+    expect(program.diagnostics.length).toBe(150_000);
+  });
+
   it("diagnoses a cycle once, naming its files", () => {
     const dir = project({
       "a.arl": 'import "./b"\n',

@@ -94,6 +94,15 @@ describe("hover", () => {
   });
 });
 
+describe("hover on call.*", () => {
+  it("says what call.tool and call.args.NAME are, and which tools take the argument", async () => {
+    const text = MAIN.replace("  algorithm extends algo.grpo {", '  constraints { c: block(call.tool == "write_code" and contains(call.args.code, "import")) }\n  algorithm extends algo.grpo {');
+    const uri = await openDoc(text);
+    expect(await hoverText(uri, text, "call.tool", 6)).toContain("The name of the tool being called.");
+    expect(await hoverText(uri, text, "call.args.code", 11)).toContain("taken by `write_code` (string)");
+  });
+});
+
 describe("completion", () => {
   const labels = async (uri: string, text: string, needle: string, delta: number) => (await client.completion(uri, positionOf(text, needle, delta))).map((i) => i.label);
 
@@ -139,6 +148,15 @@ describe("completion", () => {
     expect(await labels(uri, text, "[code.", 6)).toEqual(expect.arrayContaining(["run_tests", "read_code", "finish", "tools"]));
     expect(await labels(uri, text, "extends algo.", 13)).toEqual(expect.arrayContaining(["grpo", "ppo", "rloo", "dr_grpo"]));
     expect(await labels(uri, text, "extends findmax", 8)).toEqual(expect.arrayContaining(["algo", "findmax", "lib"]));
+  });
+
+  it("offers call.* in a constraint, the tools' argument names after 'call.args.', and the string tests", async () => {
+    const text = MAIN.replace("  algorithm extends algo.grpo {", "  constraints {\n    c: block(call.)\n    d: block(call.args.)\n  }\n  algorithm extends algo.grpo {");
+    const uri = await openDoc(text);
+    expect(await labels(uri, text, "block(call.)", 11)).toEqual(expect.arrayContaining(["tool", "env", "args"]));
+    const args = await client.completion(uri, positionOf(text, "block(call.args.)", 16));
+    expect(args.find((i) => i.label === "code")).toMatchObject({ detail: "string argument of write_code" });
+    expect(await labels(uri, text, "block(", 6)).toEqual(expect.arrayContaining(["call", "contains", "starts_with", "matches", "min"]));
   });
 
   it("offers lint codes in allow and stdlib paths in imports", async () => {

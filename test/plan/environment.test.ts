@@ -1,7 +1,8 @@
 // A run is repeatable from its plan.json alone: no environment variable read under src/ may
 // change what a run computes. Every read is listed here with the reason it does not (or, for
 // ARL_SPEC_DIR, whose work it is); a new read fails this test until it is either moved into the
-// plan or listed with its reason.
+// plan or listed with its reason. (ARL_SPEC_DIR is gone: the data root is the run's, recorded
+// in its run directory.)
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,8 +23,6 @@ const ALLOWED: Record<string, string> = {
   "runtime/trainer-command.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer; its versions (python, torch) are recorded in the run manifest",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND": "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
-  // The confinement engineer moves the data root into the plan or confines it; until then it is theirs.
-  "envs/sql/data.ts: ARL_SPEC_DIR": "where relative data paths are resolved; the files' sha256 are in the plan and checked",
 };
 
 function sourceFiles(dir: string): string[] {

@@ -8,6 +8,15 @@ import { CounterEnv, ScriptedPolicy } from "../helpers/scripted.js";
 
 const call = (name: string, args: object = {}) => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
 
+/** The counter env, recording every call it executes. */
+class RecordingCounterEnv extends CounterEnv {
+  readonly calls: { name: string; arguments: unknown }[] = [];
+  override async step(c: Parameters<CounterEnv["step"]>[0]) {
+    this.calls.push({ name: c.name, arguments: c.arguments });
+    return super.step(c);
+  }
+}
+
 function input(plan: Plan, policy: ScriptedPolicy, env: CounterEnv): EpisodeInput {
   return { plan, envName: "counter", env, policy, tools: plan.tools, validator: new ToolCallValidator(), stopIds: [], seed: (t) => t };
 }
@@ -75,6 +84,39 @@ describe("harness", () => {
     const ep = await runEpisode(input(plan!, new ScriptedPolicy([call("write", { value: "a" }), call("step")]), env));
     expect(ep.toolCalls[0]).toMatchObject({ name: "write", blocked: true, result: "Refused: the call 'write' is blocked by the constraint 'no_writes'." });
     expect(env.count).toBe(1);
+  });
+
+  it("judges the call itself before it runs: call.tool and call.args refuse the first forbidden call", async () => {
+    const [plan] = compilePlans(counterSpec('harness { max_turns: 3 }\n  constraints { no_a: block(call.tool == "write" and call.args.value == "a") }'));
+    const env = new RecordingCounterEnv({ goal: 5 });
+    const ep = await runEpisode(input(plan!, new ScriptedPolicy([call("write", { value: "a" }), call("write", { value: "b" }), call("step")]), env));
+    const refusal = "Refused: the call 'write' is blocked by the constraint 'no_a'.";
+    expect(ep.toolCalls.map((c) => [c.name, c.arguments, c.blocked, c.valid])).toEqual([
+      ["write", { value: "a" }, true, true],
+      ["write", { value: "b" }, false, true],
+      ["step", {}, false, true],
+    ]);
+    expect(ep.toolCalls[0]!.result).toBe(refusal);
+    // The env never saw the forbidden call; the model saw the refusal as the observation.
+    expect(env.calls).toEqual([{ name: "write", arguments: { value: "b" } }, { name: "step", arguments: {} }]);
+    expect(String.fromCodePoint(...[...ep.ids].filter((_, i) => ep.roles[i] === Role.observation))).toContain(refusal);
+  });
+
+  it("applies a constraint over an argument only to calls that carry it (no run-time error for the others)", async () => {
+    for (const condition of ['starts_with(call.args.value, "a")', 'tool.args.value == "a"']) {
+      const [plan] = compilePlans(counterSpec(`harness { max_turns: 2 }\n  constraints { no_a: block(${condition}) }`));
+      const env = new RecordingCounterEnv({ goal: 5 });
+      const ep = await runEpisode(input(plan!, new ScriptedPolicy([call("step"), call("write", { value: "a" })]), env));
+      expect(ep.toolCalls.map((c) => c.blocked), condition).toEqual([false, true]);
+      expect(env.calls.map((c) => c.name), condition).toEqual(["step"]);
+    }
+  });
+
+  it("refuses by regular expression on an argument", async () => {
+    const [plan] = compilePlans(counterSpec('harness { max_turns: 2 }\n  constraints { no_b: block(matches(call.args.value, "^[b-z]$")) }'));
+    const env = new RecordingCounterEnv({ goal: 5 });
+    const ep = await runEpisode(input(plan!, new ScriptedPolicy([call("write", { value: "b" }), call("write", { value: "a" })]), env));
+    expect(ep.toolCalls.map((c) => c.blocked)).toEqual([true, false]);
   });
 
   it("truncates long observations per the overflow policy, after tokenizing them once", async () => {

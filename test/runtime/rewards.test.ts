@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PlanExpr } from "../../src/plan/schema.js";
-import { episodeRewards, evaluate, RewardEvaluationError, type SignalSource } from "../../src/runtime/rewards.js";
+import { constraintBlocks, episodeRewards, evaluate, RewardEvaluationError, type SignalSource } from "../../src/runtime/rewards.js";
 
 function source(env: Record<string, number | boolean>, episode: Record<string, number | boolean> = {}, tool: Record<string, string> = {}): SignalSource {
   return { env: (n) => env[n], namedEnv: (e, n) => (e === "quest" ? env[n] : undefined), episode: (n) => episode[n], tool: (n) => tool[n] };
@@ -27,6 +27,27 @@ describe("reward expressions", () => {
     const cond: PlanExpr = { op: "==", args: [sig("name", "tool", "string"), { op: "const", value: "execute" }] };
     expect(evaluate(cond, source({}, {}, { name: "execute" }))).toBe(true);
     expect(evaluate(cond, source({}, {}, { name: "query" }))).toBe(false);
+  });
+
+  it("tests strings: contains, starts_with, matches", () => {
+    const path = sig("args.path", "tool", "string");
+    const str = (value: string): PlanExpr => ({ op: "const", value });
+    const call = source({}, {}, { "args.path": "/etc/passwd" });
+    expect(evaluate({ op: "contains", args: [path, str("passwd")] }, call)).toBe(true);
+    expect(evaluate({ op: "contains", args: [path, str("shadow")] }, call)).toBe(false);
+    expect(evaluate({ op: "starts_with", args: [path, str("/etc/")] }, call)).toBe(true);
+    expect(evaluate({ op: "starts_with", args: [path, str("etc")] }, call)).toBe(false);
+    expect(evaluate({ op: "matches", args: [path, str("^/(etc|root)/")] }, call)).toBe(true);
+    expect(evaluate({ op: "matches", args: [path, str("^/tmp/")] }, call)).toBe(false);
+    expect(() => evaluate({ op: "contains", args: [c(1), str("1")] }, call)).toThrow(RewardEvaluationError);
+  });
+
+  it("a constraint over an argument the call does not carry does not apply to that call", () => {
+    const cond: PlanExpr = { op: "starts_with", args: [sig("args.path", "tool", "string"), { op: "const", value: "/etc" }] };
+    expect(constraintBlocks(cond, source({}, {}, { name: "list" }))).toBe(false);
+    expect(constraintBlocks(cond, source({}, {}, { name: "write", "args.path": "/etc/x" }))).toBe(true);
+    // Other missing signals are still errors: the env broke its declaration.
+    expect(() => constraintBlocks(sig("attempted", "state", "bool"), source({}))).toThrow(RewardEvaluationError);
   });
 
   it("refuses a signal the env did not report and a division by zero", () => {

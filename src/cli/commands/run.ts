@@ -6,7 +6,9 @@ import { parseArgs } from "node:util";
 import { Compiler, lineIndexes } from "../../compiler.js";
 import { hasErrors } from "../../diagnostics/diagnostic.js";
 import { renderText } from "../../diagnostics/render.js";
-import { envKinds } from "../../envs/registry.js";
+import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
+import { verifyPlanDataFiles } from "../../envs/sql/data.js";
+import { EnvError } from "../../envs/types.js";
 import { lowerModel, withBackend } from "../../plan/lower.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
 import { planHash } from "../../plan/hash.js";
@@ -15,6 +17,7 @@ import { executePlan, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/progress.js";
 import { runSummary } from "../../runtime/summary.js";
 import { arlVersion } from "../../plan/version.js";
+import { DataRootError, recordDataRoot, resumeDataRoot } from "../../runtime/data-root.js";
 import { RunDirectory } from "../../runtime/run-dir.js";
 import { trainerCommand, TrainerUnavailable } from "../../runtime/trainer-command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
@@ -32,8 +35,10 @@ Options:
                           lowered again with resources.backend overridden (a new hash)
   --resume RUN_DIR        continue an interrupted run from its last committed iteration
   --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)
-  --data-root DIR         where the data files a plan names (relative paths) are found
-                          (default: the spec's folder; for a plan file, its folder)`;
+  --data-root DIR         where the data files a plan names (relative paths) are found,
+                          and the folder they must stay inside (default: the spec's
+                          folder; for a plan file, its folder; with --resume, the one
+                          the run directory recorded)`;
 
 function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
@@ -88,10 +93,11 @@ export const runCommand: Command = {
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
 
-    // Plans name data files relative to the entry spec; the runtime resolves them from here.
+    // Plans name data files relative to the entry spec; the runtime finds them below the data
+    // root (confined to it), which each run directory records for --resume.
     const target = parsed.positionals[0]?.split("#")[0];
-    const dataRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : target ? path.dirname(path.resolve(io.cwd, target)) : undefined;
-    if (dataRoot) process.env.ARL_SPEC_DIR = dataRoot;
+    const givenRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : undefined;
+    let dataRoot = givenRoot ?? (target ? path.dirname(path.resolve(io.cwd, target)) : undefined);
 
     let jobs: { plan: Plan; dir: RunDirectory }[];
     if (v.resume) {
@@ -105,6 +111,14 @@ export const runCommand: Command = {
         throw new UsageError(`the plan of run '${v.resume}' cannot be resumed by this version: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") ?? ""} (the run directory is unchanged)`);
       }
       const plan = read.data;
+      try {
+        dataRoot = resumeDataRoot(dir, plan, givenRoot, (root) => verifyPlanDataFiles(plan.envs, root));
+      } catch (error) {
+        if (error instanceof DataRootError) throw new UsageError(error.message);
+        if (!(error instanceof EnvError)) throw error;
+        io.stderr(`arl run: ${error.message}\n`);
+        return ExitCode.errors;
+      }
       jobs = [{ plan, dir }];
     } else {
       if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
@@ -124,7 +138,11 @@ export const runCommand: Command = {
         if (overridden !== plan) io.stderr(`arl run: --backend ${backend}: ${plan.experiment}/${plan.variant} is plan ${overridden.hash.slice(7, 19)} (was ${plan.hash.slice(7, 19)}), with resources.backend: ${backend} in its overrides\n`);
         chosen.push(overridden);
       }
-      jobs = chosen.map((plan) => ({ plan, dir: RunDirectory.create(path.resolve(io.cwd, v.out!), plan) }));
+      jobs = chosen.map((plan) => {
+        const dir = RunDirectory.create(path.resolve(io.cwd, v.out!), plan);
+        if (dataRoot) recordDataRoot(dir, dataRoot);
+        return { plan, dir };
+      });
     }
 
     const controller = new AbortController();
@@ -150,7 +168,7 @@ export const runCommand: Command = {
           throw error;
         }
         try {
-          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal });
+          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal });
           progress.done();
           io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
           io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { refusalReason, resolveConfined } from "../../language/confine.js";
 import { STDLIB_ROOT } from "../../language/imports.js";
 import type { PlanEnv } from "../../plan/schema.js";
 import { EnvError } from "../types.js";
@@ -78,20 +79,30 @@ export interface Dataset {
 // --- data files --------------------------------------------------------------------------------
 
 /**
- * The directory data paths are relative to: the `root` an env kind was made with, else the
- * ARL_SPEC_DIR environment variable, else the working directory.
+ * The folder a plan's data paths are relative to: the `root` the env kind was made with (the
+ * run's data root, recorded in its run directory). Never the process environment: a run must
+ * be repeatable from its plan and run directory alone.
  */
-export function dataRoot(root: string | undefined): string {
-  return path.resolve(root ?? process.env.ARL_SPEC_DIR ?? process.cwd());
+export function dataRoot(root: string | undefined, file: DataFile, what: string): string {
+  if (root === undefined) {
+    throw new EnvError(`sql env: the ${what} file '${file.path}' cannot be located: this sql env was made without a data root (createSqlEnv({ root }); 'arl run' passes the spec's folder or --data-root)`, "unavailable");
+  }
+  return path.resolve(root);
 }
 
-export function resolveDataPath(file: DataFile, root: string): string {
-  if (path.isAbsolute(file.path)) return file.path;
-  if (file.path.startsWith("std/")) {
-    const inStdlib = path.join(STDLIB_ROOT, ...file.path.split("/"));
-    if (existsSync(inStdlib)) return inStdlib;
+/**
+ * Where a plan's data file lies: `std/...` in the stdlib when it is there, else below `root`,
+ * confined to that folder on real paths. An absolute path, `..` out of the folder or a link
+ * leading out of it is refused before the file is opened.
+ */
+export function resolveDataPath(file: DataFile, root: string, what: string): string {
+  const inStdlib = file.path.startsWith("std/") ? resolveConfined(file.path, STDLIB_ROOT, [STDLIB_ROOT]) : undefined;
+  if (inStdlib?.ok && existsSync(inStdlib.real)) return inStdlib.real;
+  const confined = resolveConfined(file.path, root, [root]);
+  if (!confined.ok) {
+    throw new EnvError(`sql env: the plan's ${what} file '${file.path}' is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`, "unavailable");
   }
-  return path.resolve(root, ...file.path.split("/"));
+  return confined.real;
 }
 
 export function sha256File(absolute: string): string {
@@ -113,13 +124,14 @@ export function sha256File(absolute: string): string {
 const verified = new Map<string, { mtimeMs: number; size: number; sha256: string }>();
 
 /** Checks the file's sha256 against the plan's (re-hashing only when size or mtime changed). */
-export function verifyDataFile(file: DataFile, root: string, what: string): string {
-  const absolute = resolveDataPath(file, root);
+export function verifyDataFile(file: DataFile, root: string | undefined, what: string): string {
+  const base = dataRoot(root, file, what);
+  const absolute = resolveDataPath(file, base, what);
   let stat;
   try {
     stat = statSync(absolute);
   } catch {
-    throw new EnvError(`sql env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${root})`, "unavailable");
+    throw new EnvError(`sql env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${base})`, "unavailable");
   }
   if (!stat.isFile()) throw new EnvError(`sql env: the ${what} '${absolute}' is not a file`, "unavailable");
   const known = verified.get(absolute);
@@ -135,6 +147,15 @@ export function verifyDataFile(file: DataFile, root: string, what: string): stri
     );
   }
   return absolute;
+}
+
+/** Checks every data file of a plan's sql envs below `root` (confined, sha256 against the plan's), reading none but to hash it. */
+export function verifyPlanDataFiles(envs: Readonly<Record<string, PlanEnv>>, root: string): void {
+  for (const env of Object.values(envs)) {
+    if (env.kind !== "sql") continue;
+    if (env.database) verifyDataFile(env.database, root, "database");
+    if (env.questions) verifyDataFile(env.questions, root, "questions");
+  }
 }
 
 // --- questions files -------------------------------------------------------------------------------
@@ -168,7 +189,9 @@ export function parseQuestions(text: string, file: string): Question[] {
     try {
       v = JSON.parse(line);
     } catch (error) {
-      throw new EnvError(`${where}: not a JSON object (${(error as Error).message})`, "protocol");
+      // JSON.parse's message quotes the line: keep only where it failed, never the file's text.
+      const at = /at position (\d+)/.exec((error as Error).message)?.[1];
+      throw new EnvError(`${where}: not a JSON object (the line is not valid JSON${at === undefined ? "" : ` at column ${Number(at) + 1}`})`, "protocol");
     }
     if (!v || typeof v !== "object" || Array.isArray(v)) throw new EnvError(`${where}: each line must be a JSON object {question, sql} or {question, expected}`, "protocol");
     const o = v as Record<string, unknown>;
@@ -230,7 +253,7 @@ function demoSource(): Source {
   };
 }
 
-function fileSource(absolute: string, file: DataFile, root: string): Source {
+function fileSource(absolute: string, file: DataFile, root: string | undefined): Source {
   let bytes: Buffer | undefined;
   const open = () => {
     verifyDataFile(file, root, "database");
@@ -390,12 +413,13 @@ class LoadedDataset implements Dataset {
 const datasets = new Map<string, Dataset>();
 
 /** The dataset a plan env names, loaded (and its files verified) once per process. */
-export function loadDataset(env: SqlEnv, root: string): Dataset {
+export function loadDataset(env: SqlEnv, root: string | undefined): Dataset {
+  // Each file is checked against its own sha256 first, so that a changed database is reported as such.
+  const dbPath = env.database ? verifyDataFile(env.database, root, "database") : null;
+  const qPath = env.questions ? verifyDataFile(env.questions, root, "questions") : null;
   if (env.database !== null && env.questions === null) {
     throw new EnvError("sql env: a database of your own needs its questions file too (questions: none is only for the bundled demo database)", "protocol");
   }
-  const dbPath = env.database ? verifyDataFile(env.database, root, "database") : null;
-  const qPath = env.questions ? verifyDataFile(env.questions, root, "questions") : null;
   const key = JSON.stringify([dbPath, env.database?.sha256 ?? null, qPath, env.questions?.sha256 ?? null]);
   const known = datasets.get(key);
   if (known) return known;

@@ -9,12 +9,13 @@
 // private copy when writable. SQL errors are observations; a failing database is an EnvError.
 //
 // Data files: plan paths are relative to the entry spec's directory. `createSqlEnv({ root })`
-// binds that directory; the registered `sqlEnv` reads ARL_SPEC_DIR, else the working directory.
+// binds that directory (confined to it); the registered `sqlEnv` has none, so it runs the
+// bundled demo only ('arl run' makes one with the run's data root).
 import type Database from "better-sqlite3";
 import type { ToolCall } from "../../runtime/tool-calls.js";
 import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../types.js";
 import { estimateCombinations, MAX_COMBINATIONS } from "./cost.js";
-import { dataRoot, isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type Question, type SqlEnv, type Table } from "./data.js";
+import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type Question, type SqlEnv, type Table } from "./data.js";
 import { scanSql, tablesMatch, textTable, type Row } from "./text.js";
 
 export type { SqlEnv } from "./data.js";
@@ -268,7 +269,7 @@ export interface SqlEnvOptions {
 
 /** The `sql` env kind; `root` binds where data files are looked for. */
 export function createSqlEnv(options: SqlEnvOptions = {}): EnvKind<SqlEnv> & { dataset(env: SqlEnv): Dataset } {
-  const dataset = (env: SqlEnv) => loadDataset(env, dataRoot(options.root));
+  const dataset = (env: SqlEnv) => loadDataset(env, options.root);
   const checkedTask = (env: SqlEnv, data: Dataset, task: number) => {
     if (data.questions.length < env.tasks) {
       throw new EnvError(`sql env: ${data.label} has ${data.questions.length} questions, but the plan declares tasks: ${env.tasks} (use at most ${data.questions.length})`, "protocol");
@@ -318,5 +319,5 @@ export function createSqlEnv(options: SqlEnvOptions = {}): EnvKind<SqlEnv> & { d
   };
 }
 
-/** The registered `sql` env: data paths relative to $ARL_SPEC_DIR, else the working directory. */
+/** The registered `sql` env: no data root, so a plan naming data files is refused (see `envKindsWithDataRoot`). */
 export const sqlEnv = createSqlEnv();

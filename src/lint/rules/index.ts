@@ -1,12 +1,15 @@
 // The registry: every lint rule, in the order they run and are documented. One rule a file.
 import type { LintRule } from "../rule.js";
+import { blockAfterTheFact } from "./block-after-the-fact.js";
 import { clipHighBelowLow } from "./clip-high-below-low.js";
 import { criticMissing } from "./critic-missing.js";
 import { dynamicSamplingUnbounded } from "./dynamic-sampling-unbounded.js";
 import { envErrorAsFailure } from "./env-error-as-failure.js";
 import { evalSplitOverlap } from "./eval-split-overlap.js";
+import { filteredBatchLengthBias } from "./filtered-batch-length-bias.js";
 import { greedyPassAtK } from "./greedy-pass-at-k.js";
 import { groupSizeOne } from "./group-size-one.js";
+import { identicalGroupSamples } from "./identical-group-samples.js";
 import { klDoublePlacement } from "./kl-double-placement.js";
 import { klWithoutReference } from "./kl-without-reference.js";
 import { largePolicyLag } from "./large-policy-lag.js";
@@ -24,11 +27,13 @@ import { topPWithoutKeepMask } from "./top-p-without-keep-mask.js";
 import { truncationAsTerminal } from "./truncation-as-terminal.js";
 import { turnBudgetBelow2xOptimal } from "./turn-budget-below-2x-optimal.js";
 import { unboundedPolicyLag } from "./unbounded-policy-lag.js";
+import { warmupBeyondRun } from "./warmup-beyond-run.js";
 
 export const lintRules: readonly LintRule[] = [
   // What the loss trains on and how advantages are formed.
   observationInLoss,
   groupSizeOne,
+  identicalGroupSamples,
   selfInclusiveBaseline,
   criticMissing,
   truncationAsTerminal,
@@ -36,6 +41,7 @@ export const lintRules: readonly LintRule[] = [
   // Rewards.
   nonPotentialShaping,
   penaltyAsConstraint,
+  blockAfterTheFact,
   envErrorAsFailure,
   multitaskRewardScale,
   // The policy loss, KL and off-policy data.
@@ -49,6 +55,8 @@ export const lintRules: readonly LintRule[] = [
   largePolicyLag,
   policyLagBelowUpdateSteps,
   dynamicSamplingUnbounded,
+  filteredBatchLengthBias,
+  warmupBeyondRun,
   // Budgets and evaluation.
   turnBudgetBelow2xOptimal,
   evalSplitOverlap,

@@ -27,7 +27,7 @@ observation, so the forbidden behaviour never pays.`,
       ctx.report({
         at: ["reward", name],
         message: `reward term '${name}' prices the rule violation ${signal} (declared violation: true by env ${quoteList(envs)}): a penalty is a soft objective the policy can trade against success, so breaking the rule can still pay`,
-        hint: `remove the term and block the action in the harness: \`constraints { NAME: block(condition) }\`, e.g. block(tool.name == "...")`,
+        hint: `remove the term and block the action in the harness: \`constraints { NAME: block(condition) }\`, judged before the call runs, e.g. block(call.tool == "...") or block(matches(call.args.NAME, "..."))`,
       });
     }
   },
