@@ -65,6 +65,16 @@ export function jsonTooDeep(text: string, limit: number): { line: number; column
   return undefined;
 }
 
+/** Where JSON.parse gave up, as "line L, column C" where Node names an offset, without the text itself. */
+function jsonErrorPosition(error: Error, text: string): string {
+  const at = /position (\d+)/.exec(error.message);
+  if (!at) return /end of (JSON )?input/i.test(error.message) ? "it ends early" : "a syntax error";
+  const offset = Number(at[1]);
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return `a syntax error at line ${line}, column ${offset - before.lastIndexOf("\n")}`;
+}
+
 /**
  * The plan in a plan file's text; `file` is the name its errors give. Its recomputed hash must
  * equal `expectedHash` when given (what a run directory recorded of the plan it wrote), else
@@ -82,7 +92,9 @@ export function parsePlanFile(text: string, file: string, expectedHash?: string,
     json = JSON.parse(text) as unknown;
   } catch (error) {
     const hint = text.trim() === "" ? "it is empty" : "it may have been cut short or edited";
-    throw new PlanFileError(`${file}: not valid JSON (${(error as Error).message}); ${hint}: ${remedy}`);
+    // Node's message quotes the text around the fault: name the position only, so a file that
+    // is not a plan (a secret, say) never reaches the terminal.
+    throw new PlanFileError(`${file}: not valid JSON (${jsonErrorPosition(error as Error, text)}); ${hint}: ${remedy}`);
   }
   const parsed = planSchema.safeParse(json);
   if (!parsed.success) {

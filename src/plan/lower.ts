@@ -8,6 +8,7 @@ import path from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { isInside, refusalReason, resolveConfined, type Confined } from "../language/confine.js";
 import { STDLIB_ROOT, type Program } from "../language/imports.js";
+import { BlockIndex, locatePath } from "../lint/locate.js";
 import type { Range } from "../language/source.js";
 import type { ExperimentModel, ResolvedTool, SemanticModel, VariantModel } from "../semantics/analyze.js";
 import type { RewardExpr } from "../semantics/expressions.js";
@@ -19,6 +20,7 @@ import { getPath, type Origin, type Value } from "../semantics/values.js";
 import { sortedKeys } from "./canonical.js";
 import { planHash, sha256Hex } from "./hash.js";
 import { PLAN_FORMAT_VERSION, type JsonValue, type Plan, type PlanEnv, type PlanExpr, type PlanProvenance, type PlanReduction, type PlanStage, type PlanTool } from "./schema.js";
+import { planRefusals } from "./runnable.js";
 import { arlVersion, stdlibVersion } from "./version.js";
 
 export interface LoweredPlan {
@@ -39,6 +41,8 @@ export interface LoweringContext {
   readonly provenance: PlanProvenance;
   /** Read and hash data files (the default); false only checks that they exist (`arl check` without a lock). */
   readonly hashData?: boolean;
+  /** The entry's blocks, to show a refusal on the field the user wrote. */
+  readonly blocks?: BlockIndex;
 }
 
 export function loweringContext(program: Program): LoweringContext {
@@ -49,6 +53,7 @@ export function loweringContext(program: Program): LoweringContext {
   return {
     entry: program.entry,
     entryDir,
+    blocks: new BlockIndex(program.modules.get(program.entry)),
     provenance: { arl_version: arlVersion(), stdlib_version: stdlibVersion(), entry: path.basename(program.entry), sources },
   };
 }
@@ -109,11 +114,13 @@ export function lowerVariant(experiment: ExperimentModel, variant: VariantModel,
       k,
       samples_per_task: config.eval.samples_per_task ?? k[k.length - 1]!,
       temperature: config.eval.temperature ?? config.policy.sampling.temperature,
+      success: successCriterion(config, variant, experiment, context, diagnostics),
     },
     resources: config.resources,
     silenced: sortedKeys(config.allow).map((rule) => ({ rule, reason: config.allow[rule]! })),
     stages,
   };
+  if (!diagnostics.some((d) => d.severity === "error")) diagnostics.push(...refusalDiagnostics(body as Plan, experiment, variant, context));
   if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
   // Plain data only: the config carries zod outputs that may share objects between variants.
   const plain = JSON.parse(JSON.stringify(body)) as Omit<Plan, "hash" | "provenance">;
@@ -121,6 +128,67 @@ export function lowerVariant(experiment: ExperimentModel, variant: VariantModel,
   const provenance = { ...context.provenance, sources: context.provenance.sources.map((f) => ({ ...f })) };
   const plan: Plan = { format_version, hash: planHash(plain), ...rest, provenance };
   return { plan, diagnostics };
+}
+
+// --- success and refusals ------------------------------------------------------------------
+
+/**
+ * When an episode counts as a success: eval.success as written, else the `success` signal every
+ * env declares (a number signal succeeds above 0). Without either there is no criterion, and
+ * guessing one (say, "reward > 0") would report a success rate of something else.
+ */
+function successCriterion(config: ExperimentConfig, variant: VariantModel, experiment: ExperimentModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanExpr {
+  if (variant.evalSuccess) return lowerExpr(variant.evalSuccess);
+  const names = sortedKeys(config.env);
+  const declared = names.map((n) => config.env[n]!.signals.success);
+  if (declared.every((s) => s !== undefined)) {
+    const timing = declared.some((s) => s!.scope === "state") ? "state" : "outcome";
+    const signal: PlanExpr = { op: "signal", namespace: "env", name: "success", type: declared[0]!.type, timing };
+    return declared.every((s) => s!.type === "bool") ? signal : { op: ">", args: [signal, { op: "const", value: 0 }] };
+  }
+  const lacking = names.filter((_, i) => declared[i] === undefined);
+  const where = locate(["eval", "success"], experiment, variant, context);
+  diagnostics.push({
+    code: "no-success-criterion",
+    severity: "error",
+    message: `nothing says when an episode is a success: eval.success is not set and env${lacking.length > 1 ? "s" : ""} ${lacking.map((n) => `'${n}'`).join(", ")} declare${lacking.length > 1 ? "" : "s"} no 'success' signal`,
+    file: where.origin.file,
+    range: where.origin.range,
+    hint: "name the criterion, e.g. eval { success: outcome.correct } (a condition over signals), or declare a success signal in the env",
+    ...(where.related.length > 0 ? { related: where.related } : {}),
+  });
+  return { op: "const", value: false };
+}
+
+/** Where a plan field is written in the spec: the plan's `envs` are the spec's `env`. */
+function specPath(planPath: readonly (string | number)[]): (string | number)[] {
+  const [head, ...rest] = planPath;
+  if (head === "envs") return ["env", ...rest];
+  if (head === "tools") return ["harness", "tool_timeout_s"];
+  return [...planPath];
+}
+
+function locate(at: readonly (string | number)[], experiment: ExperimentModel, variant: VariantModel, context: LoweringContext) {
+  return locatePath(at, experiment, variant, context.entry, context.blocks ?? new BlockIndex(undefined));
+}
+
+/** What `arl run` would refuse in this plan (runnable.ts), at the spec fields that cause it. */
+function refusalDiagnostics(plan: Plan, experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): Diagnostic[] {
+  return planRefusals(plan).map((r) => {
+    // On the field when the spec writes it, else on the first written field it is computed from.
+    const candidates = [r.path, ...(r.from ?? [])].map(specPath);
+    const written = candidates.find((p) => variant.valuesByPath.has(pathKey(p))) ?? candidates[0]!;
+    const where = locate(written, experiment, variant, context);
+    return {
+      code: r.code,
+      severity: "error" as const,
+      message: r.message,
+      file: where.origin.file,
+      range: where.origin.range,
+      hint: r.hint,
+      ...(where.related.length > 0 ? { related: where.related } : {}),
+    };
+  });
 }
 
 // --- envs and data files ---------------------------------------------------------------------
@@ -363,10 +431,9 @@ const denominators: Record<PlanReduction["mode"], Plan["stages"]["update"]["deno
 
 function lowerStages(config: ExperimentConfig, variant: VariantModel, experiment: ExperimentModel, diagnostics: Diagnostic[]): Plan["stages"] | undefined {
   const r = config.resources;
-  const torch = r.backend === "torch";
-  const nodes = torch ? r.nodes : 1;
-  const processes = torch ? Math.max(r.gpus, nodes) : 1;
-  if (processes % nodes !== 0) {
+  const stages = planStages(r, config.algorithm.advantage.estimator, config.algorithm.reduction);
+  if (!stages) {
+    const nodes = r.backend === "torch" ? r.nodes : 1;
     const origin = variant.valuesByPath.get(pathKey(["resources", "gpus"]))?.origin ?? { file: experiment.declaration.module.path, range: experiment.declaration.block.name!.range };
     diagnostics.push({
       code: "uneven-gpus",
@@ -378,20 +445,45 @@ function lowerStages(config: ExperimentConfig, variant: VariantModel, experiment
     });
     return undefined;
   }
+  return stages;
+}
+
+/** What each stage runs on, from the resources; undefined when the GPUs do not split evenly across the nodes. */
+function planStages(r: Plan["resources"], estimator: Plan["algorithm"]["advantage"]["estimator"], reduction: PlanReduction): Plan["stages"] | undefined {
+  const torch = r.backend === "torch";
+  const nodes = torch ? r.nodes : 1;
+  const processes = torch ? Math.max(r.gpus, nodes) : 1;
+  if (processes % nodes !== 0) return undefined;
   const launcher = torch && (r.launcher === "torchrun" || (r.launcher === "auto" && processes > 1)) ? "torchrun" : "none";
   const trainer: PlanStage = { runs_on: "trainer", backend: r.backend, processes, nodes, processes_per_node: processes / nodes, launcher };
   const runtime: PlanStage = { runs_on: "runtime", backend: "local", processes: 1, nodes: 1, processes_per_node: 1, launcher: "none" };
-  const reduction = config.algorithm.reduction;
   return {
     provision: trainer,
     rollout: trainer,
     reward: runtime,
     // GAE needs the critic's values, which only the trainer can compute.
-    advantage: config.algorithm.advantage.estimator === "gae" ? trainer : runtime,
+    advantage: estimator === "gae" ? trainer : runtime,
     update: { ...trainer, reduction, denominator: denominators[reduction.mode] },
     eval: trainer,
     checkpoint: trainer,
   };
+}
+
+/**
+ * The plan lowered again with another resources.backend (`arl run --backend`): the stages follow
+ * the new backend, the change is recorded in the overrides, and the hash is taken again, so the
+ * plan a run writes says what it ran. A string when the plan cannot run on that backend's layout.
+ */
+export function withBackend(plan: Plan, backend: Plan["resources"]["backend"]): Plan | string {
+  if (plan.resources.backend === backend) return plan;
+  const resources = { ...plan.resources, backend };
+  const stages = planStages(resources, plan.algorithm.advantage.estimator, plan.algorithm.reduction);
+  if (!stages) return `resources.gpus (${resources.gpus}) does not split evenly across ${resources.nodes} nodes`;
+  const overrides = [...plan.overrides.filter((o) => o.path !== "resources.backend"), { path: "resources.backend", value: backend }].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const { hash: _hash, provenance, ...meaning } = plan;
+  const next = JSON.parse(JSON.stringify({ ...meaning, overrides, resources, stages })) as Omit<Plan, "hash" | "provenance">;
+  const { format_version, ...rest } = next;
+  return { format_version, hash: planHash(next), ...rest, provenance };
 }
 
 // --- helpers ---------------------------------------------------------------------------------

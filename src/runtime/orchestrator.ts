@@ -12,6 +12,7 @@
 // at their update are dropped by group (rl/lag.ts).
 import type { EnvKind } from "../envs/types.js";
 import type { Plan, PlanTool } from "../plan/schema.js";
+import { planRefusals, refusalText } from "../plan/runnable.js";
 import { arlVersion } from "../plan/version.js";
 import { bootstrapMeanInterval, passAtK } from "../rl/eval.js";
 import { TrainerClient, type TrainerCommand } from "../trainer/protocol/client.js";
@@ -24,7 +25,7 @@ import { harnessVocabulary, runEpisode, type Episode } from "./harness.js";
 import { TrainerPolicy, type Policy } from "./policy.js";
 import { trainerDeadlines } from "./trainer-command.js";
 import { offPolicyMasked } from "./off-policy-mask.js";
-import { episodeRewards } from "./rewards.js";
+import { episodeRewards, evaluate } from "./rewards.js";
 import type { RunDirectory, RunState } from "./run-dir.js";
 import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
 import { supervisedColdStart } from "./sft.js";
@@ -182,16 +183,18 @@ function toolsFor(plan: Plan, env: string): PlanTool[] {
   return plan.tools.filter((t) => t.env === null || t.env === env);
 }
 
-function success(plan: Plan, env: string, ep: Episode, total: number): boolean {
-  if (plan.envs[env]?.signals.success) {
-    const v = ep.final.env("success");
-    return v === true || (typeof v === "number" && v > 0);
-  }
-  return total > 0;
+/** The plan's success criterion (eval.success) on the episode's final signals: true, or a number other than 0. */
+function success(plan: Plan, ep: Episode): boolean {
+  const v = evaluate(plan.eval.success, ep.final);
+  return v === true || (typeof v === "number" && v !== 0);
 }
 
 export async function executePlan(options: RunOptions): Promise<RunSummary> {
   const { plan, runDir, log } = options;
+  // A plan file skips the checker: refuse here what arl check reports (plan/runnable.ts), before anything starts.
+  // The trainer is whatever command was handed over; the embedded one refuses models itself.
+  const refusals = planRefusals(plan, { ownTrainer: false });
+  if (refusals.length > 0) throw new RunError(refusals.map(refusalText).join("\n"));
   for (const [name, env] of Object.entries(plan.envs)) {
     if (!options.envs.has(env.kind)) throw new RunError(`env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...options.envs.keys()].join(", ") || "none"})`);
   }
@@ -289,7 +292,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         episode.end === "env_error"
           ? { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 }
           : episodeRewards(plan.reward.terms, episode.states, episode.final, episode.end !== "truncated", plan.algorithm.advantage.gamma);
-      return { task, group, sample, episode, rewards, success: episode.end !== "env_error" && success(plan, task.env, episode, rewards.total) };
+      return { task, group, sample, episode, rewards, success: episode.end !== "env_error" && success(plan, episode) };
     };
 
     /** Evaluates the current policy; "base" is the policy before the cold start (its own seeds and file). */

@@ -129,7 +129,7 @@ export class RunDirectory {
     const name = path.join(this.dir, "plan.json");
     const recorded = existsSync(this.statePath) ? this.readState().planHash : undefined;
     try {
-      return parsePlanFile(readFileSync(this.planPath, "utf8"), name, recorded, "restore it from a copy, or start a new run");
+      return parsePlanFile(readFileSync(this.planPath, "utf8"), name, recorded, "if another version of arl wrote it, it cannot be resumed by this version; otherwise restore it from a copy, or start a new run");
     } catch (error) {
       if (error instanceof PlanFileError) throw new RunDirectoryError(error.message);
       throw error;

@@ -13,11 +13,18 @@ function permutation(n: number, key: string): number[] {
   return order.sort((a, b) => ranks[a]! - ranks[b]! || a - b);
 }
 
+/** How many tasks each split holds: each fraction of the task count, rounded down. */
+export function splitSizes(env: Pick<PlanEnv, "tasks" | "split">): Record<Split, number> {
+  return {
+    train: Math.floor(env.tasks * env.split.train),
+    valid: Math.floor(env.tasks * env.split.valid),
+    test: Math.floor(env.tasks * env.split.test),
+  };
+}
+
 export function splitTasks(name: string, env: PlanEnv, split: Split): number[] {
   const ids = permutation(env.tasks, `${name}@${env.version}`);
-  const train = Math.floor(env.tasks * env.split.train);
-  const valid = Math.floor(env.tasks * env.split.valid);
-  const test = Math.floor(env.tasks * env.split.test);
+  const { train, valid, test } = splitSizes(env);
   const ranges: Record<Split, [number, number]> = { train: [0, train], valid: [train, train + valid], test: [train + valid, train + valid + test] };
   const [from, to] = ranges[split];
   return ids.slice(from, to).sort((a, b) => a - b);

@@ -35,6 +35,8 @@ export interface VariantModel {
   readonly config?: ExperimentConfig;
   readonly rewardTerms: ReadonlyMap<string, RewardTerm>;
   readonly constraints: ReadonlyMap<string, RewardExpr>;
+  /** `eval.success` as written, typed as a condition; undefined when not written (lowering picks the env's `success` signal). */
+  readonly evalSuccess?: RewardExpr;
   readonly tools: readonly ResolvedTool[];
 }
 
@@ -95,6 +97,7 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
     const rewardTerms = new Map<string, RewardTerm>();
     const constraints = new Map<string, RewardExpr>();
     let tools: ResolvedTool[] = [];
+    let evalSuccess: RewardExpr | undefined;
     if (config) {
       const scope = { envs: new Map(Object.entries(config.env).map(([name, env]) => [name, env.signals])), allowTool: false };
       const checker = new ExpressionChecker(scope, diagnostics);
@@ -130,6 +133,9 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
           if (cond) constraints.set(name, cond);
         }
       }
+      const evaluation = variant.value.fields.get("eval");
+      const success = evaluation?.kind === "record" ? evaluation.fields.get("success") : undefined;
+      if (success && !(success.kind === "scalar" && success.value === null)) evalSuccess = checker.condition(success);
     }
     variants.push({
       name: variant.name,
@@ -139,6 +145,7 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
       ...(config ? { config } : {}),
       rewardTerms,
       constraints,
+      ...(evalSuccess ? { evalSuccess } : {}),
       tools,
     });
   }

@@ -93,7 +93,8 @@ describe("arl check", () => {
   });
 
   it("checks directories recursively and exits 0 when there are no errors", async () => {
-    const valid = 'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: subprocess, command: ["env-server"] }\n}\n';
+    // An experiment needs a success criterion (eval.success, or an env's success signal).
+    const valid = 'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: subprocess, command: ["env-server"], signals { success { scope: outcome, type: bool } } }\n}\n';
     const cwd = workspace({ "a/one.arl": valid, "a/b/two.arl": 'env x { kind: subprocess, command: ["env-server"] }\n', "a/node_modules/skip.arl": "broken {" });
     const run = await runArl(["check", "a", "--format", "json"], { cwd });
     expect(run.code).toBe(0);

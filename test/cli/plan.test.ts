@@ -99,7 +99,7 @@ describe("arl plan", () => {
 
   it("percent-encodes variant names that are not safe file names", async () => {
     const cwd = workspace({
-      "m.arl": 'import "std/envs/rooms" as rooms\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env w extends rooms.world {}\n  sweep { policy.model: ["hf:org/a", "builtin:tiny"] }\n}\n',
+      "m.arl": 'import "std/envs/rooms" as rooms\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env w extends rooms.world {}\n  resources { backend: torch }\n  sweep { policy.model: ["hf:org/a", "builtin:tiny"] }\n}\n',
     });
     const run = await runArl(["plan", "m.arl"], { cwd });
     expect(run.code, run.stdout).toBe(0);

@@ -51,7 +51,18 @@ describe("lowering the shared examples", () => {
   it("findmax: every default is explicit and the implicit ones are resolved", () => {
     const grpo = byName("findmax.arl")["findmax_grpo/default"]!;
     expect(grpo.algorithm.batch_size).toBe(16 * 4); // tasks_per_batch * group_size
-    expect(grpo.eval).toEqual({ split: "test", every: 10, before_training: true, base: false, samples_per_task: 4, k: [1, 4], tasks: null, temperature: 1 });
+    expect(grpo.eval).toEqual({
+      split: "test",
+      every: 10,
+      before_training: true,
+      base: false,
+      samples_per_task: 4,
+      k: [1, 4],
+      tasks: null,
+      temperature: 1,
+      // Unnamed: the env's own success signal.
+      success: { op: "signal", namespace: "env", name: "success", type: "bool", timing: "outcome" },
+    });
     expect(grpo.algorithm.kl).toEqual({ coef: 0.04, estimator: "k3", placement: "loss", reference: { kind: "initial" } });
     expect(grpo.tools.map((t) => t.name)).toEqual(["run_tests", "read_code", "write_code", "finish"]); // the harness's own order
     expect(grpo.tools[2]!.definition.function.parameters).toMatchObject({ $schema: "https://json-schema.org/draft/2020-12/schema", required: ["code"], additionalProperties: false });
@@ -188,10 +199,22 @@ experiment e {
     const stage = (resources: string) => lower(path.join(workspace({ "spec.arl": spec(resources) }), "spec.arl"))[0]!.plan.stages.update;
     expect(stage("backend: torch, gpus: 1")).toMatchObject({ backend: "torch", processes: 1, launcher: "none" });
     expect(stage("backend: torch, gpus: 1, launcher: torchrun")).toMatchObject({ processes: 1, launcher: "torchrun" });
-    expect(stage("backend: torch, gpus: 0, nodes: 2")).toMatchObject({ processes: 2, nodes: 2, processes_per_node: 1, launcher: "torchrun" });
-    expect(stage("backend: torch, gpus: 16, nodes: 2")).toMatchObject({ processes: 16, processes_per_node: 8, launcher: "torchrun" });
+    expect(stage("backend: torch, gpus: 8")).toMatchObject({ processes: 8, nodes: 1, processes_per_node: 8, launcher: "torchrun" });
     expect(stage("backend: torch, gpus: 4, launcher: none")).toMatchObject({ processes: 4, launcher: "none" });
-    expect(stage("backend: local, gpus: 4")).toMatchObject({ backend: "local", processes: 1, nodes: 1, launcher: "none" });
+    // The embedded trainer serves builtin:tiny only (local-backend-model otherwise).
+    const local = lower(path.join(workspace({ "spec.arl": spec("backend: local, gpus: 4").replace('"hf:x/y"', '"builtin:tiny"') }), "spec.arl"))[0]!.plan.stages.update;
+    expect(local).toMatchObject({ backend: "local", processes: 1, nodes: 1, launcher: "none" });
+  });
+
+  it("more than one node is an error at resources.nodes: arl run cannot launch it", () => {
+    for (const resources of ["backend: torch, gpus: 0, nodes: 2", "backend: torch, gpus: 16, nodes: 2"]) {
+      const dir = workspace({ "spec.arl": spec(resources) });
+      const ds = lowerWithDiagnostics(path.join(dir, "spec.arl")).diagnostics;
+      expect(ds.map((d) => [d.code, d.range.start.line, d.range.start.column])).toEqual([["multi-node-unsupported", 5, 15 + resources.indexOf("nodes: 2") + "nodes: ".length]]);
+      expect(ds[0]!.hint).toContain("nodes: 1");
+    }
+    // A local plan runs on one process whatever resources.nodes says.
+    expect(lower(path.join(workspace({ "spec.arl": spec("backend: local, nodes: 2").replace('"hf:x/y"', '"builtin:tiny"') }), "spec.arl"))[0]!.plan.stages.update.nodes).toBe(1);
   });
 
   it("GPUs that do not split evenly across nodes are an error", () => {
@@ -210,6 +233,7 @@ experiment e {
   env w {
     kind: subprocess
     command: ["./env"]
+    signals { success { scope: outcome, type: bool } }
     tool slow { description: "Slow.", timeout_s: 120 }
     tool quick { description: "Quick." }
   }

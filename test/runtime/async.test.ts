@@ -21,7 +21,9 @@ import { compilePlans, countingExperiment, scriptedTrainerScript } from "../help
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const trainer = { file: process.execPath, args: [scriptedTrainerScript] };
-const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")], env: { ARL_TINY_HIDDEN: "16", ARL_TINY_EMBED: "8", ARL_TINY_KEY: "8" } };
+const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")] };
+/** A small embedded model, named in the plan (its shape is part of the model's name). */
+const smallTiny = (text: string) => text.replace('model: "builtin:tiny"', 'model: "builtin:tiny?hidden=16&embed=8&key=8"');
 
 const spec = (iterations: number, rollout = "async { max_policy_lag: 1 }", extra = "", evaluation = "eval { every: 10, tasks: 2, k: [1] }") =>
   countingExperiment({ name: "counting", seed: 5, rollout: `iterations: ${iterations}, ${rollout}`, evaluation, extra });
@@ -83,8 +85,8 @@ describe("asynchronous rollout", () => {
     // Off-policy sequence masking measures the same staleness (the brevity term gives the random
     // model's episodes different rewards, so some advantages are negative).
     const knobs = 'mask { keep_sampling_mask: false, off_policy_sequence_threshold: 0.001 }\n  policy.sampling.top_p: 0.9\n  policy.sampling.max_new_tokens: 6\n  algorithm.optimizer.lr: 0.05\n  allow { top-p-without-keep-mask: "testing the recompute path" }\n  reward.brevity: -0.01 * episode.tokens';
-    const [asyncPlan] = compilePlans(spec(3, "async { max_policy_lag: 1 }", knobs));
-    const [syncPlan] = compilePlans(spec(2, "", knobs));
+    const [asyncPlan] = compilePlans(smallTiny(spec(3, "async { max_policy_lag: 1 }", knobs)));
+    const [syncPlan] = compilePlans(smallTiny(spec(2, "", knobs)));
     const ratios = (d: RunDirectory) => d.readMetrics().map((m) => Math.max(Math.abs((m.ratio_min as number) - 1), Math.abs((m.ratio_max as number) - 1)));
     const synchronous = await run(syncPlan!, embedded);
     const sync = ratios(synchronous);

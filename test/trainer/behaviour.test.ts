@@ -108,11 +108,11 @@ describe("builtin:tiny behaviour policy", () => {
 
   it("announces the capability and the method through the real process", async () => {
     expect(existsSync(mainJs), "run `npm run build` first").toBe(true);
-    const client = await TrainerClient.start({ file: process.execPath, args: [mainJs], env: { ARL_TINY_HIDDEN: "16", ARL_TINY_EMBED: "8" } }, "test");
+    const client = await TrainerClient.start({ file: process.execPath, args: [mainJs] }, "test");
     try {
       expect(client.handshakeResult!.capabilities.behaviour_policy).toBe(true);
       expect(client.handshakeResult!.capabilities.methods).toContain("snapshot");
-      await client.request("configure", { ...configure(1), behaviour_policy: true });
+      await client.request("configure", { ...configure(1), policy: { ...configure(1).policy, model: "builtin:tiny?hidden=16&embed=8" }, behaviour_policy: true });
       await expect(client.request("generate", generate("behaviour"))).rejects.toThrow(/invalid_request.*snapshot/);
       expect(await client.request("snapshot", {})).toEqual({ policy_version: 0 });
       const g = await client.request("generate", generate("behaviour"));

@@ -153,17 +153,19 @@ describe("builtin:tiny tokenizer", () => {
 });
 
 describe("builtin:tiny through the protocol (real process)", () => {
+  // A small shape, asked for in the model's name (the process reads no environment for it).
+  const small = (seed: number) => ({ ...configureParams(seed), policy: { ...configureParams(seed).policy, model: "builtin:tiny?hidden=48&embed=24" } });
   let client: TrainerClient;
   beforeAll(async () => {
     expect(existsSync(mainJs), "run `npm run build` first").toBe(true);
-    client = await TrainerClient.start({ file: process.execPath, args: [mainJs], env: { ARL_TINY_HIDDEN: "48", ARL_TINY_EMBED: "24" } }, "test");
+    client = await TrainerClient.start({ file: process.execPath, args: [mainJs] }, "test");
     return async () => client.shutdown();
   });
 
   it("handshakes, configures, encodes/decodes, generates deterministically and recomputes the sampled log-probs", async () => {
     expect(client.handshakeResult).toMatchObject({ protocol: "arl-trainer", version: 1, trainer: { name: "arl-embedded" }, capabilities: { value_head: true, keep_sampling_mask: true, world_size: 1, device: "cpu" } });
     expect(client.handshakeResult!.capabilities.methods).toEqual(expect.arrayContaining(["generate", "logprobs", "train_step", "save", "load", "eval_op"]));
-    const configured = await client.request("configure", configureParams(7));
+    const configured = await client.request("configure", small(7));
     expect(configured.model.name).toBe("builtin:tiny");
     expect(configured.tokenizer).toMatchObject({ bos_id: 1, eos_id: 2, pad_id: 0 });
 
@@ -209,7 +211,7 @@ describe("builtin:tiny through the protocol (real process)", () => {
     const header = readFileSync(path.join(dir, "model.safetensors"));
     const n = Number(header.readBigUInt64LE(0));
     expect(JSON.parse(header.subarray(8, 8 + n).toString("utf8"))["policy.wh"]).toMatchObject({ dtype: "F32", shape: [48, 144] });
-    await client.request("configure", configureParams(8)); // other weights...
+    await client.request("configure", small(8)); // other weights...
     const other = await client.request("generate", request);
     expect(Array.from(other.logprobs.values)).not.toEqual(Array.from(before.logprobs.values));
     await client.request("load", { path: dir }); // ...until the checkpoint is back

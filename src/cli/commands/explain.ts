@@ -229,6 +229,53 @@ the plan records each file's sha256, so the file must exist when the spec is com
     explanation: `With the torch backend each node runs the same number of trainer processes, one per GPU, so
 resources.gpus must be a multiple of resources.nodes.`,
   },
+  "empty-split": {
+    stage: "plan",
+    title: "A split the run uses holds no task",
+    explanation: `Each split holds floor(tasks x fraction) tasks (the runtime's own arithmetic). Training samples
+from the train split and evaluation from eval.split; with tasks: 3 and split.test 0.33 the test
+split is empty and every evaluation would be too. Raise tasks or the fraction.`,
+  },
+  "local-backend-model": {
+    stage: "plan",
+    title: "The embedded trainer (backend local) cannot serve this model",
+    explanation: `The embedded CPU trainer serves only builtin:tiny (its shape written in the name, e.g.
+builtin:tiny?hidden=32&embed=16&heads=2&key=8) with its own chat template. Hugging Face models and
+local checkpoints need the PyTorch trainer: resources.backend: torch.`,
+  },
+  "torch-backend-model": {
+    stage: "plan",
+    title: "The PyTorch trainer has no such builtin model or parameter",
+    explanation: `The PyTorch trainer's builtin models are tiny, small, qwen2-0.5b and qwen2, shaped by hidden,
+intermediate, layers, heads, kv_heads, vocab, rope_theta, eps, max_positions, tie, bias and dtype
+in the name (builtin:tiny?layers=2&hidden=32). Anything else it refuses at configure.`,
+  },
+  "sft-without-walkthroughs": {
+    stage: "plan",
+    title: "rollout.sft on an env kind that provides no walkthroughs",
+    explanation: `The supervised cold start replays each env's walkthroughs (the rooms, findmax and sql kinds
+have them). External envs (http, subprocess) provide none, so there is nothing to train on.`,
+  },
+  "multi-node-unsupported": {
+    stage: "plan",
+    title: "More than one node, which arl run cannot launch yet",
+    explanation: `arl run starts the trainer on this machine (under torchrun for several GPUs). A job on several
+machines needs a rendezvous that is not implemented yet; use resources.nodes: 1.`,
+  },
+  "value-out-of-bounds": {
+    stage: "plan",
+    title: "A size, count or budget above its bound",
+    explanation: `Every size, count and budget of a plan has an upper bound (src/plan/bounds.ts), generous for real
+GPU runs (1M-token contexts, 64k tasks a batch), so that a typo such as tasks_per_batch: 1e9 is
+reported instead of a run that sits at 100% CPU. A plan file beyond a bound is refused at load.`,
+  },
+  "no-success-criterion": {
+    stage: "plan",
+    title: "Nothing says when an episode is a success",
+    explanation: `The train success rate and pass@k count episodes that meet eval.success (a condition over
+signals, e.g. outcome.correct). Unset, it is the success signal every env declares; when an env
+declares none there is no criterion, and none is guessed (it used to be "total reward > 0").`,
+  },
   "invalid-lock-file": {
     stage: "lock file",
     title: "The spec's .arl.lock cannot be read",

@@ -9,8 +9,10 @@ import { renderText } from "../../diagnostics/render.js";
 import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
 import { verifyPlanDataFiles } from "../../envs/sql/data.js";
 import { EnvError } from "../../envs/types.js";
-import { lowerModel } from "../../plan/lower.js";
+import { lowerModel, withBackend } from "../../plan/lower.js";
 import { parsePlanFile, PlanFileError } from "../../plan/files.js";
+import { planRefusals, refusalText } from "../../plan/runnable.js";
+import { planHash } from "../../plan/hash.js";
 import type { Plan } from "../../plan/schema.js";
 import { executePlan, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/progress.js";
@@ -30,7 +32,8 @@ token buffer, metrics.jsonl, eval results and checkpoints.
 
 Options:
   --out DIR               where run directories go (default: runs)
-  --backend local|torch   override the plan's trainer backend
+  --backend local|torch   run on this trainer backend instead of the plan's: the plan is
+                          lowered again with resources.backend overridden (a new hash)
   --resume RUN_DIR        continue an interrupted run from its last committed iteration
   --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)
   --trainer-timeout S     declare the trainer dead when a request takes longer than S seconds
@@ -137,11 +140,24 @@ export const runCommand: Command = {
       }
       const { plans, errors } = selected;
       if (errors) return ExitCode.errors;
-      jobs = plans.map((plan) => {
-        const withBackend = v.backend ? { ...plan, stages: Object.fromEntries(Object.entries(plan.stages).map(([k, st]) => [k, { ...st, backend: v.backend }])) as Plan["stages"] } : plan;
-        const dir = RunDirectory.create(path.resolve(io.cwd, v.out!), withBackend);
+      // The override is part of the plan (and its hash) before any run directory is written.
+      const backend = v.backend as Plan["resources"]["backend"] | undefined;
+      const chosen: Plan[] = [];
+      for (const plan of plans) {
+        const overridden = backend ? withBackend(plan, backend) : plan;
+        const refusals = typeof overridden === "string" ? [] : planRefusals(overridden, { ownTrainer: override === undefined || override.length === 0 });
+        if (typeof overridden === "string" || refusals.length > 0) {
+          const why = typeof overridden === "string" ? overridden : refusals.map(refusalText).join("\n  ");
+          io.stderr(`arl run: ${plan.experiment}/${plan.variant} cannot run${backend ? ` with --backend ${backend}` : ""}:\n  ${why}\n`);
+          return ExitCode.errors;
+        }
+        if (overridden !== plan) io.stderr(`arl run: --backend ${backend}: ${plan.experiment}/${plan.variant} is plan ${overridden.hash.slice(7, 19)} (was ${plan.hash.slice(7, 19)}), with resources.backend: ${backend} in its overrides\n`);
+        chosen.push(overridden);
+      }
+      jobs = chosen.map((plan) => {
+        const dir = RunDirectory.create(path.resolve(io.cwd, v.out!), plan);
         if (dataRoot) recordDataRoot(dir, dataRoot);
-        return { plan: withBackend, dir };
+        return { plan, dir };
       });
     }
 

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { doc, enumOf, positiveInt } from "./common.js";
+import { doc, enumOf, positiveInt, rewardExpression } from "./common.js";
 
 export const evalSchema = z.strictObject({
   split: doc(enumOf(["train", "valid", "test"]).default("test"), "Split evaluated."),
@@ -13,6 +13,10 @@ export const evalSchema = z.strictObject({
   k: doc(z.array(positiveInt).min(1).default([1]), "The k values of pass@k."),
   tasks: doc(positiveInt.nullable().default(null), "Tasks evaluated; none: the whole split."),
   temperature: doc(z.number().nonnegative().nullable().default(null), "Sampling temperature for eval; none: the policy's."),
+  success: doc(
+    rewardExpression.nullable().default(null),
+    "When an episode counts as a success (train success rate, pass@k): a condition over signals, e.g. outcome.correct or outcome.score >= 0.5; none: the `success` signal every env declares.",
+  ),
 });
 
 export type Eval = z.output<typeof evalSchema>;

@@ -27,6 +27,7 @@ import { AdamW, type OptimizerConfig } from "./optimizer.js";
 import { PrefixCache } from "./prefix-cache.js";
 import { Rng } from "./rng.js";
 import { encodeSafetensors, readSafetensors, writeFileSynced, type StTensor } from "./safetensors.js";
+import { parseTinyModel, TINY_DEFAULT_SHAPE, type TinyShape } from "./model-name.js";
 import { keepMask, sample, temperatureOf, truncates, type SamplingParams } from "./sampling.js";
 import { BOS, EOS, PAD, WordTokenizer, type ChatMessage } from "./tokenizer.js";
 
@@ -37,29 +38,20 @@ export const MODEL_NAME = "builtin:tiny";
 const CHECKPOINT_FORMAT = "arl-builtin-tiny/2";
 const METHODS = ["handshake", "configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "snapshot", "save", "load", "eval_op", "shutdown"];
 
-export interface TinyOptions {
-  readonly embed: number;
-  readonly hidden: number;
-  readonly heads: number;
-  readonly keyDim: number;
+/**
+ * In-process settings. The shape fields are what a plain `builtin:tiny` means to this instance
+ * (the served process keeps the default shape; a plan asks for another in the model's name,
+ * model-name.ts). `chunkTokens` changes only how a batch is cut, never a result.
+ */
+export interface TinyOptions extends TinyShape {
   /** Padded tokens (T x B) per forward/backward chunk; larger batches are split (same result). */
   readonly chunkTokens: number;
 }
 
-function envInt(name: string, fallback: number): number {
-  const v = process.env[name];
-  const n = v === undefined ? NaN : Number(v);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
 export function defaultOptions(): TinyOptions {
-  return {
-    embed: envInt("ARL_TINY_EMBED", 64),
-    hidden: envInt("ARL_TINY_HIDDEN", 64),
-    heads: envInt("ARL_TINY_HEADS", 4),
-    keyDim: envInt("ARL_TINY_KEY", 16),
-    chunkTokens: envInt("ARL_TINY_CHUNK_TOKENS", 65_536),
-  };
+  // ARL_TINY_CHUNK_TOKENS trades memory for speed only (test/plan/environment.test.ts allows it).
+  const chunk = Number(process.env.ARL_TINY_CHUNK_TOKENS);
+  return { ...TINY_DEFAULT_SHAPE, chunkTokens: Number.isInteger(chunk) && chunk > 0 ? chunk : 65_536 };
 }
 
 const invalid = (message: string) => new RequestError("invalid_request", message);
@@ -206,14 +198,15 @@ export class TinyTrainer {
   }
 
   configure(p: ConfigureParams): ConfigureResult {
-    if (p.policy?.model !== MODEL_NAME) throw new RequestError("unsupported", `the embedded trainer serves only '${MODEL_NAME}', not '${String(p.policy?.model)}'`);
+    const asked = typeof p.policy?.model === "string" ? parseTinyModel(p.policy.model, this.options) : { error: `the embedded trainer serves only '${MODEL_NAME}', not '${String(p.policy?.model)}'` };
+    if ("error" in asked) throw new RequestError("unsupported", asked.error);
     const template = p.policy.chat_template;
     if (template !== null && template !== undefined && template !== "builtin") throw new RequestError("unsupported", `'${MODEL_NAME}' has only its built-in chat template (chat_template null), not '${template}'`);
     if (p.vocabulary !== null && p.vocabulary !== undefined && (!Array.isArray(p.vocabulary) || p.vocabulary.some((w) => typeof w !== "string"))) throw invalid("vocabulary must be an array of strings or null");
     const seed = Number.isFinite(p.seed) ? Math.trunc(p.seed) : 0;
     const algorithm = (p.algorithm ?? {}) as Record<string, unknown>;
     const tokenizer = new WordTokenizer(p.vocabulary ?? []);
-    const shape: ModelShape = { vocab: tokenizer.size, embed: this.options.embed, hidden: this.options.hidden, heads: this.options.heads, keyDim: this.options.keyDim };
+    const shape: ModelShape = { vocab: tokenizer.size, ...asked.shape };
     const criticRaw = algorithm.critic as { optimizer?: unknown; init?: string } | null | undefined;
     const klRaw = (algorithm.kl ?? {}) as { reference?: { kind?: string; every?: number } | null };
     const reference = klRaw.reference?.kind === "refresh" && Number.isInteger(klRaw.reference.every) && klRaw.reference.every! > 0 ? { kind: "refresh" as const, every: klRaw.reference.every! } : klRaw.reference ? { kind: "initial" as const } : null;

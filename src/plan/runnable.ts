@@ -1,0 +1,158 @@
+// What `arl run` refuses from the plan alone, written once: lowering reports each refusal as a
+// check diagnostic at the spec field that causes it (`arl check`, `arl plan`, `arl lock`, `arl
+// run SPEC`), and the runtime refuses a plan file that has one (a plan file never went through
+// the checker) before it starts anything. A refusal the runtime can give that is not here depends
+// on more than the plan (the trainer's capabilities, the data, the machine):
+// test/plan/refusals.test.ts keeps the table of both.
+import { splitSizes, type Split } from "../runtime/splits.js";
+import { parseTinyModel } from "../trainer/embedded/model-name.js";
+import { boundMessage, boundViolations } from "./bounds.js";
+import type { Plan } from "./schema.js";
+
+export interface PlanRefusal {
+  /** The check diagnostic's code. */
+  readonly code: string;
+  /** The plan field that causes it, e.g. ["envs", "code", "split", "test"]. */
+  readonly path: readonly (string | number)[];
+  /** Fields it is computed from, where the spec may have written the cause instead (a default split, a resolved batch size). */
+  readonly from?: readonly (readonly (string | number)[])[];
+  readonly message: string;
+  readonly hint: string;
+}
+
+/**
+ * Env kinds whose runtime implementation has walkthroughs (EnvKind.walkthrough), which
+ * rollout.sft replays. Kept here so that checking a spec does not load every env's code; a test
+ * compares it with the registry.
+ */
+export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql"];
+
+export interface RefusalOptions {
+  /**
+   * The plan's own trainer serves it (the default): what that trainer cannot serve is refused
+   * too. False under `--trainer-command`, or in the runtime, which is handed any trainer: the
+   * embedded trainer then refuses such a model itself, at configure, before any episode.
+   */
+  readonly ownTrainer?: boolean;
+}
+
+export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefusal[] {
+  const trainer = options.ownTrainer === false ? [] : [...localBackendModels(plan), ...torchBuiltinModels(plan)];
+  return [...boundRefusals(plan), ...emptySplits(plan), ...trainer, ...sftWithoutWalkthroughs(plan), ...multiNode(plan)];
+}
+
+/** The runtime's wording of a refusal: the plan field, what is wrong, what to do, and the check code. */
+export function refusalText(r: PlanRefusal): string {
+  return `plan field ${r.path.join(".")}: ${r.message}; ${r.hint} (arl check reports this as ${r.code})`;
+}
+
+/** Resolved fields: what lowering computes them from. */
+const RESOLVED_FROM: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  "algorithm.batch_size": [["rollout", "tasks_per_batch"], ["algorithm", "group_size"]],
+  "eval.samples_per_task": [["eval", "k"]],
+};
+
+function boundRefusals(plan: Plan): PlanRefusal[] {
+  return boundViolations(plan).map((v) => ({
+    code: "value-out-of-bounds",
+    path: v.path,
+    ...(RESOLVED_FROM[v.field] ? { from: RESOLVED_FROM[v.field] } : {}),
+    message: boundMessage(v.path.join("."), v.value, v.bound),
+    hint: `use at most ${v.bound.max}; the bounds are in src/plan/bounds.ts`,
+  }));
+}
+
+/** A split the run uses that holds no task: training samples from train, evaluation from eval.split. */
+function emptySplits(plan: Plan): PlanRefusal[] {
+  const out: PlanRefusal[] = [];
+  const used: { split: Split; why: string }[] = [{ split: "train", why: "training samples its tasks from it" }];
+  if (plan.eval.split !== "train") used.push({ split: plan.eval.split, why: `eval.split is ${plan.eval.split}: every evaluation would be empty` });
+  for (const name of Object.keys(plan.envs).sort()) {
+    const env = plan.envs[name]!;
+    const sizes = splitSizes(env);
+    for (const { split, why } of used) {
+      if (sizes[split] > 0) continue;
+      const fraction = env.split[split];
+      const needed = fraction > 0 ? Math.ceil(1 / fraction) : undefined;
+      out.push({
+        code: "empty-split",
+        path: ["envs", name, "split", split],
+        from: [["envs", name, "tasks"]],
+        message: `env '${name}': the ${split} split has 0 tasks (tasks ${env.tasks} x split.${split} ${fraction}, rounded down), and ${why}`,
+        hint: needed !== undefined ? `raise tasks to at least ${needed}, or split.${split}` : `give split.${split} a fraction above 0`,
+      });
+    }
+  }
+  return out;
+}
+
+/** The embedded trainer (backend local) serves only builtin:tiny, with its own chat template. */
+function localBackendModels(plan: Plan): PlanRefusal[] {
+  if (plan.stages.update.backend !== "local") return [];
+  const out: PlanRefusal[] = [];
+  const hint = "run it on the PyTorch trainer (resources.backend: torch), or use model \"builtin:tiny\"";
+  const policy = parseTinyModel(plan.policy.model);
+  if ("error" in policy) out.push({ code: "local-backend-model", path: ["policy", "model"], message: policy.error, hint });
+  if (plan.policy.chat_template !== null && plan.policy.chat_template !== "builtin") {
+    out.push({
+      code: "local-backend-model",
+      path: ["policy", "chat_template"],
+      message: `the embedded trainer (backend local) has only builtin:tiny's own chat template, not '${plan.policy.chat_template}'`,
+      hint: "remove chat_template, or run on the PyTorch trainer (resources.backend: torch)",
+    });
+  }
+  // Cross-policy pool models are not checked here: they are served by whatever trainer command
+  // runs (test doubles name their own), and the trainer refuses one it cannot serve at configure.
+  return out;
+}
+
+/**
+ * The PyTorch trainer's builtin models and their shape parameters (runtime-gpu/arl_trainer/
+ * model.py, PRESETS and _SPEC_KEYS; a test compares), so that check knows which names it refuses.
+ */
+export const TORCH_BUILTIN_PRESETS: readonly string[] = ["qwen2", "qwen2-0.5b", "small", "tiny"];
+export const TORCH_BUILTIN_PARAMETERS: readonly string[] = ["bias", "dtype", "eps", "heads", "hidden", "intermediate", "kv_heads", "layers", "max_positions", "rope_theta", "tie", "vocab"];
+
+function torchBuiltinModels(plan: Plan): PlanRefusal[] {
+  const model = plan.policy.model;
+  if (plan.stages.update.backend !== "torch" || !model.startsWith("builtin:")) return [];
+  const [name = "", query = ""] = model.slice("builtin:".length).split("?", 2);
+  const refuse = (message: string, hint: string): PlanRefusal[] => [{ code: "torch-backend-model", path: ["policy", "model"], message, hint }];
+  if (!TORCH_BUILTIN_PRESETS.includes(name)) {
+    return refuse(`the PyTorch trainer (backend torch) has no builtin model '${name}' (known: ${TORCH_BUILTIN_PRESETS.join(", ")})`, "use one of them, an hf: model or a local path");
+  }
+  const unknown = query
+    .split("&")
+    .filter(Boolean)
+    .map((pair) => pair.split("=")[0]!)
+    .filter((key) => !TORCH_BUILTIN_PARAMETERS.includes(key));
+  if (unknown.length === 0) return [];
+  return refuse(
+    `the PyTorch trainer's builtin models take no parameter ${unknown.map((k) => `'${k}'`).join(", ")} (known: ${TORCH_BUILTIN_PARAMETERS.join(", ")})`,
+    "the embedded model's embed and key parameters exist on backend local only",
+  );
+}
+
+function sftWithoutWalkthroughs(plan: Plan): PlanRefusal[] {
+  if (!plan.rollout.sft) return [];
+  const lacking = Object.keys(plan.envs).sort().filter((name) => !KINDS_WITH_WALKTHROUGHS.includes(plan.envs[name]!.kind));
+  return lacking.map((name) => ({
+    code: "sft-without-walkthroughs",
+    path: ["rollout", "sft"],
+    message: `rollout.sft replays env walkthroughs, and env '${name}' is of kind '${plan.envs[name]!.kind}', which provides none`,
+    hint: `remove rollout.sft, or cold-start only on envs of kind ${KINDS_WITH_WALKTHROUGHS.join(", ")}`,
+  }));
+}
+
+/** torchrun is started with --nnodes but no rendezvous: a second machine would never join. */
+function multiNode(plan: Plan): PlanRefusal[] {
+  if (plan.stages.update.nodes <= 1) return [];
+  return [
+    {
+      code: "multi-node-unsupported",
+      path: ["resources", "nodes"],
+      message: `resources.nodes is ${plan.stages.update.nodes}, but arl run launches the trainer on this machine only (multi-node launching is not implemented yet)`,
+      hint: "use resources.nodes: 1 (with up to all of this machine's GPUs)",
+    },
+  ];
+}

@@ -1,0 +1,67 @@
+// A run is repeatable from its plan.json alone: no environment variable read under src/ may
+// change what a run computes. Every read is listed here with the reason it does not (or, for
+// ARL_SPEC_DIR, whose work it is); a new read fails this test until it is either moved into the
+// plan or listed with its reason. (ARL_SPEC_DIR is gone: the data root is the run's, recorded
+// in its run directory.)
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
+
+/** `file: variable` -> why it does not change what a run computes. */
+const ALLOWED: Record<string, string> = {
+  "cli/io.ts: (whole environment)": "handed to the commands as io.env; each read of io.env is listed here",
+  "cli/main.ts: ARL_DEBUG": "prints the stack of an internal error",
+  "cli/commands/check.ts: NO_COLOR": "colour of the diagnostics",
+  "cli/commands/plan.ts: NO_COLOR": "colour of the diagnostics",
+  "cli/commands/run.ts: NO_COLOR": "colour of the progress line",
+  "cli/commands/lsp.ts: ARL_LSP_DEBOUNCE_MS": "how long the editor server waits before checking; no run reads it",
+  "runtime/trainer-command.ts: PYTHONPATH": "runtime-gpu is put first on it, so the trainer's own code is always the one imported",
+  "conformance/process-backend.ts: PYTHONPATH": "the same, for the conformance check of a process trainer",
+  "runtime/trainer-command.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer; its versions (python, torch) are recorded in the run manifest",
+  "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
+  "trainer/embedded/backend.ts: ARL_TINY_BACKEND": "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(full) : e.name.endsWith(".ts") ? [full] : [];
+  });
+}
+
+/** Every environment read of the source tree, as `file: VARIABLE`. */
+function environmentReads(): string[] {
+  const out = new Set<string>();
+  for (const file of sourceFiles(SRC)) {
+    const rel = path.relative(SRC, file).split(path.sep).join("/");
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/process\.env(?:\.([A-Za-z_][A-Za-z0-9_]*)(\s*=[^=])?|\[([^\]]+)\]|\b)/g)) {
+      if (m[2]) continue; // an assignment (arl run passing --data-root on), not a read
+      out.add(`${rel}: ${m[1] ?? (m[3] ? `[${m[3]}]` : "(whole environment)")}`);
+    }
+    for (const m of text.matchAll(/\bio\.env\.([A-Za-z_][A-Za-z0-9_]*)/g)) out.add(`${rel}: ${m[1]}`);
+  }
+  return [...out].sort();
+}
+
+describe("environment variables under src/", () => {
+  it("change nothing a run computes: each read is allowed with a reason", () => {
+    const reads = environmentReads();
+    expect(reads.length).toBeGreaterThan(5); // the scan finds them at all
+    expect(reads.filter((r) => !(r in ALLOWED))).toEqual([]);
+  });
+
+  it("lists only reads that exist, so the list cannot hide a removed one's successor", () => {
+    const reads = new Set(environmentReads());
+    expect(Object.keys(ALLOWED).filter((k) => !reads.has(k))).toEqual([]);
+  });
+
+  it("no longer include the embedded model's shape (it is in the model's name)", () => {
+    // Read through a helper (process.env[name]) they would not show as reads: no source names them.
+    const naming = sourceFiles(SRC).filter((f) => /ARL_TINY_(EMBED|HIDDEN|HEADS|KEY)\b/.test(readFileSync(f, "utf8")));
+    expect(naming.map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+});

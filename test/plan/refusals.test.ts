@@ -1,0 +1,257 @@
+// Every refusal `arl run` can give from the plan alone has a check-time twin. The table: the
+// refusal, a spec that triggers it (check must report the code at the field's line), and a plan
+// file that carries the same fault (plan files skip the checker): the runtime must still refuse
+// it, naming the field, or the refusal is now unreachable (said per row).
+//
+// Refusals that depend on more than the plan are not in the table: the trainer's capabilities
+// (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr; orchestrator.ts,
+// sft.ts), a trainer that is not built (trainer-command.ts), cross-policy pool models (served by
+// whatever trainer command runs), and data (walkthroughs that all fail, env errors).
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { Compiler } from "../../src/compiler.js";
+import { envKinds } from "../../src/envs/registry.js";
+import { planHash } from "../../src/plan/hash.js";
+import { KINDS_WITH_WALKTHROUGHS, TORCH_BUILTIN_PARAMETERS, TORCH_BUILTIN_PRESETS } from "../../src/plan/runnable.js";
+import { planSchema, type Plan } from "../../src/plan/schema.js";
+import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
+import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { runArl } from "../helpers/cli.js";
+import { scriptedTrainerScript } from "../helpers/plans.js";
+import { lower, workspace } from "./support.js";
+
+/** A findmax experiment that checks clean; `body` goes inside it, `env` replaces its env. */
+function spec(body: string, env = "env code extends findmax.task {}"): string {
+  return `import "std/algorithms" as algo
+import "std/envs/findmax" as findmax
+experiment e {
+  policy { model: "builtin:tiny" }
+  ${env}
+  reward { success: outcome.tests_passed }
+  algorithm extends algo.rloo {}
+${body}
+}
+`;
+}
+
+/** A spec around a subprocess env (no walkthroughs), rewarded by its own success signal. */
+const subprocessSpec = (body: string, signals = "    signals { success { scope: outcome, type: bool } }\n") =>
+  spec(body, `env w {\n    kind: subprocess\n    command: ["./env"]\n${signals}  }`).replace("outcome.tests_passed", "episode.terminated");
+
+
+
+/** The one plan of a clean spec, changed by `edit` and hashed again: a plan file with the fault. */
+function faultyPlan(clean: string, edit: (plan: Plan) => void): Plan {
+  const [lowered] = lower(path.join(workspace({ "spec.arl": clean }), "spec.arl"));
+  const plan = JSON.parse(JSON.stringify(lowered!.plan)) as Plan;
+  edit(plan);
+  return { ...plan, hash: planHash(plan) };
+}
+
+function checkErrors(text: string): { code: string; line: number }[] {
+  const dir = workspace({ "spec.arl": text });
+  return new Compiler()
+    .check(path.join(dir, "spec.arl"))
+    .diagnostics.filter((d) => d.severity === "error")
+    .map((d) => ({ code: d.code, line: d.range.start.line }));
+}
+
+/** The line (1-based) of the first line of `text` containing `marker`. */
+function lineOf(text: string, marker: string): number {
+  const i = text.split("\n").findIndex((l) => l.includes(marker));
+  if (i < 0) throw new Error(`no line with ${marker}`);
+  return i + 1;
+}
+
+async function runtimeRefusal(plan: Plan): Promise<string> {
+  const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-refusal-")), plan);
+  const error = await executePlan({ plan, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RunError);
+  return (error as RunError).message;
+}
+
+interface Row {
+  readonly refusal: string;
+  /** A spec with the fault, and the text of the line check must report it on. */
+  readonly spec: string;
+  readonly at: string;
+  readonly code: string;
+  /** The same fault in a plan file, and what the runtime's refusal must say. */
+  readonly plan?: () => Plan;
+  readonly runtimeSays?: readonly string[];
+}
+
+const cleanSmall = spec("  eval { split: test }");
+
+const table: readonly Row[] = [
+  {
+    refusal: "an empty eval split (the run printed an empty eval)",
+    spec: spec("", "env code extends findmax.task {\n    tasks: 3\n    split { train: 0.67, test: 0.33 }\n  }"),
+    at: "test: 0.33",
+    code: "empty-split",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.envs.code!.tasks = 3), (p.envs.code!.split = { train: 0.67, valid: 0, test: 0.33 }))),
+    runtimeSays: ["plan field envs.code.split.test", "the test split has 0 tasks", "empty-split"],
+  },
+  {
+    // Was "env 'code' has no training tasks" in the first iteration's task sampling; now refused before anything starts.
+    refusal: "an empty train split",
+    spec: spec("", "env code extends findmax.task {\n    tasks: 2\n    split { train: 0.4, test: 0.6 }\n  }"),
+    at: "train: 0.4",
+    code: "empty-split",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.envs.code!.tasks = 2), (p.envs.code!.split = { train: 0.4, valid: 0, test: 0.6 }))),
+    runtimeSays: ["plan field envs.code.split.train", "the train split has 0 tasks", "empty-split"],
+  },
+  {
+    // The runtime's twin is the embedded trainer's own configure refusal (and `arl run PLAN.json`, below).
+    refusal: "an hf: model on the embedded trainer (backend local)",
+    spec: spec("").replace('model: "builtin:tiny"', 'model: "hf:Qwen/Qwen2.5-0.5B"'),
+    at: "hf:Qwen",
+    code: "local-backend-model",
+  },
+  {
+    refusal: "a chat template on the embedded trainer",
+    spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny", chat_template: "chatml"'),
+    at: "chatml",
+    code: "local-backend-model",
+  },
+  {
+    refusal: "a builtin:tiny shape the embedded trainer cannot build",
+    spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny?hidden=100000"'),
+    at: "hidden=100000",
+    code: "local-backend-model",
+  },
+  {
+    // The runtime's twin is the PyTorch trainer's configure refusal (and `arl run PLAN.json`).
+    refusal: "a builtin model parameter the PyTorch trainer does not know",
+    spec: spec("  resources { backend: torch }").replace('model: "builtin:tiny"', 'model: "builtin:tiny?embed=8"'),
+    at: "embed=8",
+    code: "torch-backend-model",
+  },
+  {
+    refusal: "rollout.sft on an env kind without walkthroughs",
+    spec: subprocessSpec("  rollout { sft { demos: 4 } }"),
+    at: "sft { demos",
+    code: "sft-without-walkthroughs",
+    plan: () => faultyPlan(subprocessSpec(""), (p) => (p.rollout.sft = { demos: 4, epochs: 1, batch: null, lr: null })),
+    runtimeSays: ["plan field rollout.sft", "env 'w' is of kind 'subprocess'", "sft-without-walkthroughs"],
+  },
+  {
+    refusal: "resources.nodes above 1 (torchrun would wait for machines that never join)",
+    spec: spec("  resources { backend: torch, gpus: 16, nodes: 2 }").replace('"builtin:tiny"', '"hf:Qwen/Qwen2.5-0.5B"'),
+    at: "nodes: 2",
+    code: "multi-node-unsupported",
+    plan: () =>
+      faultyPlan(cleanSmall, (p) => {
+        p.resources = { ...p.resources, backend: "torch", gpus: 16, nodes: 2 };
+        for (const stage of Object.values(p.stages)) if (stage.runs_on === "trainer") Object.assign(stage, { backend: "torch", processes: 16, nodes: 2, processes_per_node: 8, launcher: "torchrun" });
+      }),
+    runtimeSays: ["plan field resources.nodes", "multi-node-unsupported"],
+  },
+  {
+    refusal: "a size beyond its bound (tasks_per_batch 1e9 sat at 100% CPU with no output)",
+    spec: spec("  rollout {\n    tasks_per_batch: 1000000000\n  }"),
+    at: "tasks_per_batch",
+    code: "value-out-of-bounds",
+    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.tasks_per_batch = 1e9)),
+    runtimeSays: ["plan field rollout.tasks_per_batch", "above its bound 65536", "value-out-of-bounds"],
+  },
+  {
+    refusal: "clip.low above 1 (the trainers refused it at the first train step)",
+    spec: spec("  algorithm.clip.low: 1.5"),
+    at: "clip.low",
+    code: "value-out-of-bounds",
+    plan: () => faultyPlan(cleanSmall, (p) => (p.algorithm.clip.low = 1.5)),
+    runtimeSays: ["plan field algorithm.clip.low", "value-out-of-bounds"],
+  },
+  {
+    refusal: "asynchronous rollout whose lag limit drops every pipelined sample (lint rule)",
+    spec: spec("  algorithm.epochs: 2\n  rollout { async { max_policy_lag: 1 } }"),
+    at: "max_policy_lag",
+    code: "policy-lag-below-update-steps",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.algorithm.epochs = 2), (p.rollout.async = { max_policy_lag: 1 }))),
+    runtimeSays: ["plan field rollout.async.max_policy_lag", "policy-lag-below-update-steps"],
+  },
+  {
+    // The plan schema requires eval.success: a plan file without one is refused when it is loaded (below).
+    refusal: "no success criterion (success was 'total reward > 0')",
+    spec: subprocessSpec("", ""),
+    at: "experiment e",
+    code: "no-success-criterion",
+  },
+];
+
+describe("refusals of arl run from the plan alone, and their check-time twins", () => {
+  it.each(table.map((r) => [r.refusal, r] as const))("%s", async (_name, row) => {
+    // Every error is the row's, on the field's line (a fault may show in several fields there).
+    const errors = checkErrors(row.spec);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors).toEqual(errors.map(() => ({ code: row.code, line: lineOf(row.spec, row.at) })));
+    if (row.plan) {
+      const message = await runtimeRefusal(row.plan());
+      for (const part of row.runtimeSays ?? []) expect(message).toContain(part);
+    }
+  });
+
+  it("the refusals of a plan file that skip the runtime's list: arl run refuses them before writing a run directory", async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "arl-refusal-cli-"));
+    const write = (name: string, plan: unknown) => (writeFileSync(path.join(cwd, name), JSON.stringify(plan)), name);
+    // The model: what the embedded trainer cannot serve.
+    const hf = write("hf.plan.json", faultyPlan(cleanSmall, (p) => (p.policy.model = "hf:Qwen/Qwen2.5-0.5B")));
+    const run = await runArl(["run", hf, "--out", "runs"], { cwd });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("plan field policy.model");
+    expect(run.stderr).toContain("local-backend-model");
+    expect(existsSync(path.join(cwd, "runs"))).toBe(false);
+    // No success criterion: the plan schema requires one.
+    const { success: _s, ...evalWithout } = faultyPlan(cleanSmall, () => undefined).eval;
+    const without = faultyPlan(cleanSmall, (p) => ((p as { eval: unknown }).eval = evalWithout));
+    expect(planSchema.safeParse(without).success).toBe(false);
+    const missing = await runArl(["run", write("nosuccess.plan.json", without), "--out", "runs"], { cwd });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("eval.success");
+    // A bound: refused when the plan is loaded, naming the field.
+    const big = await runArl(["run", write("big.plan.json", faultyPlan(cleanSmall, (p) => (p.rollout.tasks_per_batch = 1e9))), "--out", "runs"], { cwd });
+    expect(big.code).toBe(2);
+    expect(big.stderr).toMatch(/above its bound 65536.*at rollout\.tasks_per_batch/);
+    expect(readdirSync(cwd).includes("runs")).toBe(false);
+  });
+
+  it("a run written before eval.success is refused on --resume by name, and left as it was", async () => {
+    const out = mkdtempSync(path.join(tmpdir(), "arl-refusal-resume-"));
+    const runDir = RunDirectory.create(out, faultyPlan(cleanSmall, () => undefined));
+    const planFile = path.join(runDir.dir, "plan.json");
+    const old = JSON.parse(readFileSync(planFile, "utf8")) as { eval: Record<string, unknown> };
+    delete old.eval.success;
+    writeFileSync(planFile, JSON.stringify(old));
+    const before = readdirSync(runDir.dir).sort();
+    const run = await runArl(["run", "--resume", runDir.dir], { cwd: out });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("cannot be resumed by this version");
+    expect(run.stderr).toContain("at eval.success");
+    expect(readdirSync(runDir.dir).sort()).toEqual(before);
+    expect(JSON.parse(readFileSync(planFile, "utf8"))).toEqual(old);
+  });
+
+  it("unreachable from a valid plan: an env kind this runtime cannot run", () => {
+    const kinds = planSchema.shape.envs.valueType.options.map((o) => o.shape.kind.value);
+    expect([...kinds].sort()).toEqual([...envKinds.keys()].sort());
+  });
+
+  it("knows the PyTorch trainer's builtin models and their parameters", () => {
+    const source = readFileSync(fileURLToPath(new URL("../../runtime-gpu/arl_trainer/model.py", import.meta.url)), "utf8");
+    const block = (start: string) => source.slice(source.indexOf(start), source.indexOf("\n}\n", source.indexOf(start)));
+    const keys = (text: string) => [...text.matchAll(/^\s+"([a-z0-9_.-]+)":/gm)].map((m) => m[1]!);
+    expect([...TORCH_BUILTIN_PRESETS].sort()).toEqual([...keys(block("PRESETS: dict")), "qwen2"].sort());
+    expect([...TORCH_BUILTIN_PARAMETERS].sort()).toEqual([...keys(block("_SPEC_KEYS = {")), "dtype"].sort());
+  });
+
+  it("knows which env kinds have walkthroughs without loading them", () => {
+    expect([...KINDS_WITH_WALKTHROUGHS].sort()).toEqual([...envKinds].filter(([, k]) => typeof k.walkthrough === "function").map(([n]) => n).sort());
+  });
+});
