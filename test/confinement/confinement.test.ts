@@ -4,7 +4,7 @@
 // file appears in any output.
 import Database from "better-sqlite3";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -212,6 +212,8 @@ describe("data files", () => {
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`the plan's ${field(f)} file '${written(route)}' is refused`);
       noSecret(run.stdout, run.stderr);
+      // Refused before anything is written: no run directory is left behind.
+      expect(existsSync(path.join(project, "runs"))).toBe(false);
     });
   });
 });

@@ -154,6 +154,17 @@ export const runCommand: Command = {
         if (overridden !== plan) io.stderr(`arl run: --backend ${backend}: ${plan.experiment}/${plan.variant} is plan ${overridden.hash.slice(7, 19)} (was ${plan.hash.slice(7, 19)}), with resources.backend: ${backend} in its overrides\n`);
         chosen.push(overridden);
       }
+      // Data files are confined and checked before anything is written: a plan that names a
+      // file outside the data root leaves no run directory behind.
+      if (dataRoot) {
+        try {
+          for (const plan of chosen) verifyPlanDataFiles(plan.envs, dataRoot);
+        } catch (error) {
+          if (!(error instanceof EnvError)) throw error;
+          io.stderr(`arl run: ${error.message}\n`);
+          return ExitCode.errors;
+        }
+      }
       jobs = chosen.map((plan) => {
         const dir = RunDirectory.create(path.resolve(io.cwd, v.out!), plan);
         if (dataRoot) recordDataRoot(dir, dataRoot);
