@@ -5,6 +5,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
 import { binaryPrecedence, precedence } from "./ast.js";
 import { tokenEndOffset } from "./lexer.js";
+import { describeToken } from "./parser.js";
 import type { LineIndex, Range } from "./source.js";
 import * as t from "./tokens.js";
 
@@ -118,7 +119,8 @@ class AstBuilder {
     const c = cst.children as Children;
     const imports = nodes(c, "importDecl").flatMap((n) => this.importDecl(n));
     const blocks = nodes(c, "block").flatMap((n) => this.block(n));
-    const strays = [...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]), ...tokens(c, "strayBrace")];
+    const closedEarly = this.misplacedBlocks(blocks, tokens(c, "strayBrace"));
+    const strays = [...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]), ...tokens(c, "strayBrace").filter((tok) => tok !== closedEarly)];
     for (const tok of strays) if (tok) this.stray(tok, "a block such as 'experiment NAME { ... }'");
     for (const late of nodes(c, "lateImport")) {
       this.misplaced(late, "imports must come before the first block", "move this import to the top of the file");
@@ -127,6 +129,49 @@ class AstBuilder {
       this.misplaced(field, "a field must be inside a block", "top-level declarations are blocks such as 'experiment NAME { ... }'");
     }
     return { kind: "Document", file: this.file, imports, blocks, range: this.range(0, this.text.length) };
+  }
+
+  /**
+   * Top-level blocks that only make sense inside an experiment (`sweep { ... }`, or an unnamed
+   * `rollout { ... }` right after one) are reported. When a `}` is left over at the top level
+   * after them, the mistake is a `}` that closed the experiment before them: that one is
+   * reported, where it is, and the left-over one (the experiment's own) is returned, not to be
+   * reported again.
+   */
+  private misplacedBlocks(blocks: readonly ast.Block[], strayBraces: readonly IToken[]): IToken | undefined {
+    let closedEarly: IToken | undefined;
+    for (let i = 1; i < blocks.length; i++) {
+      const block = blocks[i]!;
+      const kind = block.type.name;
+      const experimentOnly = EXPERIMENT_ONLY_BLOCKS.has(kind);
+      const before = blocks[i - 1]!;
+      const afterExperiment = before.type.name === "experiment" && before.name !== undefined;
+      if (!experimentOnly && !(afterExperiment && block.name === undefined)) continue;
+      if (experimentOnly) {
+        this.diagnostics.push({
+          code: "syntax-error",
+          severity: "error",
+          message: `${/^[aeiou]/.test(kind) ? "an" : "a"} '${kind}' block belongs inside an experiment, not at the top level`,
+          file: this.file,
+          range: block.type.range,
+          hint: "move it into 'experiment NAME { ... }'; if it is inside one already, a '}' above it closes the experiment early",
+        });
+      }
+      const leftOver = strayBraces.find((tok) => tok.startOffset > block.range.end.offset - 1);
+      if (!afterExperiment || !leftOver || closedEarly) continue;
+      closedEarly = leftOver;
+      const close = before.range.end.offset - 1;
+      const kinds = [...new Set(blocks.slice(i).filter((b) => EXPERIMENT_ONLY_BLOCKS.has(b.type.name) || b.name === undefined).map((b) => `'${b.type.name}'`))];
+      this.diagnostics.push({
+        code: "syntax-error",
+        severity: "error",
+        message: `this '}' closes experiment '${before.name!.name}' early: the ${kinds.join(", ")} block${kinds.length > 1 ? "s" : ""} after it belong${kinds.length > 1 ? "" : "s"} inside it`,
+        file: this.file,
+        range: this.range(close, close + 1),
+        hint: `delete this '}' (the experiment is closed again on line ${this.lines.position(leftOver.startOffset).line})`,
+      });
+    }
+    return closedEarly;
   }
 
   private identifier(tok: IToken): ast.Identifier {
@@ -186,7 +231,19 @@ class AstBuilder {
       const first = tokens(s.children as Children, "Stray")[0];
       if (first) this.stray(first, "a field ('name: value'), a block ('name { ... }') or '}'");
     }
+    for (const m of nodes(c, "malformedEntry")) this.malformedEntry(m);
     return nodes(c, "entry").flatMap((e) => this.entry(e));
+  }
+
+  /** A name followed by what neither a field nor a block allows (the parser kept its line apart). */
+  private malformedEntry(n: CstNode): void {
+    const c = n.children as Children;
+    const [name, second] = tokens(c, "Identifier");
+    if (!name) return;
+    const rest = [...(second ? [second] : []), ...tokens(c, "rest")].sort((a, b) => a.startOffset - b.startOffset);
+    const next = rest[0];
+    const found = next ? `, found ${describeToken(next)}` : "";
+    this.syntaxError(name, `expected ':' or '{' after '${name.image}'${found}`, "a field is written 'name: value', a block 'name { ... }'");
   }
 
   private stray(tok: IToken, expected: string): void {
@@ -466,6 +523,12 @@ export function dedent(raw: string): string {
   if (!Number.isFinite(indent) || indent === 0) return s;
   return lines.map((line) => line.slice(Math.min(indent, /^[ \t]*/.exec(line)![0].length))).join("\n");
 }
+
+/**
+ * Blocks that exist only as part of an experiment (its variants, constraints and `allow` list);
+ * every other kind of block is also a top-level declaration (`declarationKinds` in semantics).
+ */
+const EXPERIMENT_ONLY_BLOCKS: ReadonlySet<string> = new Set(["sweep", "ablation", "constraints", "allow"]);
 
 const OPERATOR_KEYS = [t.When.name, t.Or.name, t.And.name, "ComparisonOp", "AdditiveOp", "MultiplicativeOp"];
 
