@@ -4,7 +4,8 @@ import type { CstElement, CstNode, IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
 import { binaryPrecedence, precedence } from "./ast.js";
-import { tokenEndOffset } from "./lexer.js";
+import { DepthMeter, MAX_EXPRESSION_DEPTH } from "./expression-depth.js";
+import { MAX_REPEATED_REPORTS, tokenEndOffset } from "./lexer.js";
 import { describeToken } from "./parser.js";
 import type { LineIndex, Range } from "./source.js";
 import * as t from "./tokens.js";
@@ -57,6 +58,9 @@ class AstBuilder {
   /** Offsets of digit-led key segments (`2x`): not malformed numbers, whatever the lexer said. */
   readonly keySegments = new Set<number>();
   private readonly docs = new Map<number, string>();
+  private readonly depth = new DepthMeter();
+  /** Where a compound expression's own syntax is (its operator, `(` or bracket), for reports. */
+  private readonly anchors = new WeakMap<object, Range>();
 
   constructor(
     private readonly file: string,
@@ -282,9 +286,39 @@ class AstBuilder {
     if (path.length === 0) return [];
     const exprNode = nodes(c, "expression")[0];
     const range = this.nodeRange(n);
-    const value = exprNode ? this.expression(exprNode) : this.invalid(this.range(range.end.offset, range.end.offset));
+    const value = exprNode ? this.bounded(this.expression(exprNode)) : this.invalid(this.range(range.end.offset, range.end.offset));
     const doc = this.docAt(range.start.offset);
     return [{ kind: "Field", path, value, ...(doc !== undefined ? { doc } : {}), range }];
+  }
+
+  /** The value itself, or, when it is nested deeper than the bound, an `Invalid` node and a report. */
+  private bounded(value: ast.Expression): ast.Expression {
+    // Each level of nesting takes at least one character: short values cannot be too deep.
+    if (value.range.end.offset - value.range.start.offset <= MAX_EXPRESSION_DEPTH) return value;
+    const overflow = this.depth.overflow(value);
+    if (!overflow) return value;
+    const node = overflow.node;
+    const start = node.range.start.offset;
+    const at =
+      this.anchors.get(node) ??
+      (node.kind === "Block" ? node.type.range : node.kind === "Member" ? node.property.range : this.range(start, start + (node.kind === "Unary" ? node.operator.length : 1)));
+    this.diagnostics.push({
+      code: "expression-too-deep",
+      severity: "error",
+      message: `expression is nested more than ${MAX_EXPRESSION_DEPTH} levels deep here`,
+      file: this.file,
+      range: at,
+      hint: "each operator of a chain, each prefix, '.name', call and bracket adds a level: split the value into named parts (e.g. several reward terms) or shorter expressions",
+    });
+    const replaced = this.invalid(value.range);
+    this.depth.flat(replaced);
+    return replaced;
+  }
+
+  /** Remembers where `node`'s own syntax is, for the depth report. */
+  anchor<T extends ast.Expression>(node: T, tok: IToken): T {
+    this.anchors.set(node, this.tokenRange(tok));
+    return node;
   }
 
   private key(n: CstNode): ast.Key[] {
@@ -338,7 +372,8 @@ class AstBuilder {
     const operands = nodes(c, "operand");
     if (operands.length === 0) return this.invalid(this.nodeRange(n));
     const operators: IToken[] = [];
-    for (const key of OPERATOR_KEYS) operators.push(...tokens(c, key));
+    // One token at a time: a chain can hold more operators than a call takes arguments.
+    for (const key of OPERATOR_KEYS) for (const tok of tokens(c, key)) operators.push(tok);
     operators.sort((a, b) => a.startOffset - b.startOffset);
     // Recovery may leave an operator without its right operand: build what is complete.
     const count = Math.min(operands.length, operators.length + 1);
@@ -383,6 +418,8 @@ class AstBuilder {
         const args = nodes(s.children as Children, "argument").map((a) => this.argument(a));
         const end = this.nodeRange(s).end.offset;
         result = { kind: "Call", callee: result, args, range: this.range(result.range.start.offset, end) };
+        const open = tokens(s.children as Children, t.LParen.name)[0];
+        if (open) this.anchor(result, open);
       }
     }
     return result;
@@ -459,7 +496,9 @@ class AstBuilder {
 
   private unescape(body: string, tok: IToken): string {
     if (!body.includes("\\")) return body;
-    return body.replace(/\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g, (whole, esc: string, index: number) => {
+    let invalid = 0;
+    let firstUnreported = -1;
+    const value = body.replace(/\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g, (whole, esc: string, index: number) => {
       switch (esc[0]) {
         case "n":
           return "\n";
@@ -485,6 +524,11 @@ class AstBuilder {
       }
       // The offset of the escape inside the token: exact for "..." strings, approximate after dedent.
       const at = Math.min(tokenEndOffset(tok) - 1, tok.startOffset + image0Offset(tok) + index);
+      // A string of thousands of bad escapes (binary pasted in) is one mistake: a few reports and a count.
+      if (++invalid > MAX_REPEATED_REPORTS) {
+        if (firstUnreported < 0) firstUnreported = at;
+        return whole;
+      }
       this.diagnostics.push({
         code: "invalid-escape",
         severity: "error",
@@ -495,6 +539,17 @@ class AstBuilder {
       });
       return whole;
     });
+    if (firstUnreported >= 0) {
+      this.diagnostics.push({
+        code: "invalid-escape",
+        severity: "error",
+        message: `${invalid - MAX_REPEATED_REPORTS} more unknown escape sequences in this string`,
+        file: this.file,
+        range: this.range(firstUnreported, firstUnreported + 1),
+        hint: 'write a backslash as \\\\; valid escapes are \\n \\t \\r \\0 \\" \\\\ \\uXXXX and \\u{X...}',
+      });
+    }
+    return value;
   }
 }
 
@@ -561,10 +616,12 @@ class ExpressionBuilder {
       }
       const right = this.climb(p + 1);
       const range = this.b.rangeOf(left.range.start.offset, right.range.end.offset);
-      left =
+      left = this.b.anchor(
         op.image === "when"
           ? { kind: "When", value: left, condition: right, range }
-          : { kind: "Binary", operator: op.image as ast.BinaryOperator, left, right, range };
+          : { kind: "Binary", operator: op.image as ast.BinaryOperator, left, right, range },
+        op,
+      );
     }
     return left;
   }
