@@ -286,16 +286,34 @@ class AstBuilder {
     if (path.length === 0) return [];
     const exprNode = nodes(c, "expression")[0];
     const range = this.nodeRange(n);
-    const value = exprNode ? this.bounded(this.expression(exprNode)) : this.invalid(this.range(range.end.offset, range.end.offset));
     const doc = this.docAt(range.start.offset);
+    // `a.b.c: v` means `a { b { c: v } }`: every dot is a level of nesting for the passes after.
+    if (path.length > MAX_EXPRESSION_DEPTH) {
+      this.diagnostics.push({
+        code: "expression-too-deep",
+        severity: "error",
+        message: `a field name has more than ${MAX_EXPRESSION_DEPTH} dotted parts`,
+        file: this.file,
+        range: path[MAX_EXPRESSION_DEPTH]!.range,
+        hint: "write the field inside its blocks, or shorten the name",
+      });
+      const value = this.invalid(this.range(path[0]!.range.start.offset, range.end.offset));
+      this.depth.flat(value);
+      return [{ kind: "Field", path: path.slice(0, 1), value, ...(doc !== undefined ? { doc } : {}), range }];
+    }
+    const value = exprNode ? this.bounded(this.expression(exprNode), path.length - 1) : this.invalid(this.range(range.end.offset, range.end.offset));
     return [{ kind: "Field", path, value, ...(doc !== undefined ? { doc } : {}), range }];
   }
 
-  /** The value itself, or, when it is nested deeper than the bound, an `Invalid` node and a report. */
-  private bounded(value: ast.Expression): ast.Expression {
+  /**
+   * The value itself, or, when it is nested deeper than the bound (less the `levelsAbove` that
+   * its field's dotted name adds), an `Invalid` node and a report.
+   */
+  private bounded(value: ast.Expression, levelsAbove: number): ast.Expression {
+    const limit = MAX_EXPRESSION_DEPTH - levelsAbove;
     // Each level of nesting takes at least one character: short values cannot be too deep.
-    if (value.range.end.offset - value.range.start.offset <= MAX_EXPRESSION_DEPTH) return value;
-    const overflow = this.depth.overflow(value);
+    if (value.range.end.offset - value.range.start.offset <= limit) return value;
+    const overflow = this.depth.overflow(value, limit);
     if (!overflow) return value;
     const node = overflow.node;
     const start = node.range.start.offset;

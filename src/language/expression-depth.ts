@@ -32,8 +32,9 @@ function childrenOf(n: Measured): { readonly kids: readonly Measured[]; readonly
     case "Record":
     case "Block":
       return { kids: n.entries, level: 1 };
-    // A field or argument is the place of a value, not a level of its own.
+    // A field is a level per dot of its name (`a.b: v` is `a { b: v }`); an argument, none.
     case "Field":
+      return { kids: [n.value], level: n.path.length - 1 };
     case "Argument":
       return { kids: [n.value], level: 0 };
     default:
@@ -43,7 +44,7 @@ function childrenOf(n: Measured): { readonly kids: readonly Measured[]; readonly
 
 export interface DepthOverflow {
   /** The lowest node whose depth passes the bound (all of its children are within it). */
-  readonly node: ast.Expression | ast.Block;
+  readonly node: ast.Expression | ast.Block | ast.Field;
 }
 
 /**
@@ -53,8 +54,8 @@ export interface DepthOverflow {
 export class DepthMeter {
   private readonly heights = new WeakMap<object, number>();
 
-  /** The first node (in post-order) deeper than MAX_EXPRESSION_DEPTH, or undefined if none. */
-  overflow(root: ast.Expression): DepthOverflow | undefined {
+  /** The first node (in post-order) deeper than `limit`, or undefined if none. */
+  overflow(root: ast.Expression, limit = MAX_EXPRESSION_DEPTH): DepthOverflow | undefined {
     if (this.heights.has(root)) return undefined;
     type Frame = { readonly node: Measured; readonly kids: readonly Measured[]; readonly level: number; next: number; max: number };
     const frame = (node: Measured): Frame => ({ node, ...childrenOf(node), next: 0, max: 0 });
@@ -70,7 +71,7 @@ export class DepthMeter {
       }
       stack.pop();
       const height = top.max + top.level;
-      if (height > MAX_EXPRESSION_DEPTH) return { node: top.node as ast.Expression | ast.Block };
+      if (height > limit) return { node: top.node as ast.Expression | ast.Block | ast.Field };
       this.heights.set(top.node, height);
       const parent = stack[stack.length - 1];
       if (parent && height > parent.max) parent.max = height;

@@ -102,6 +102,22 @@ describe(`expression depth (MAX_EXPRESSION_DEPTH = ${MAX_EXPRESSION_DEPTH})`, ()
     }
   });
 
+  it("a field name of thousands of dotted parts (found by the fuzzer: it overflowed semantics) is reported, not compiled", () => {
+    const text = quickstart.replace("max_turns: 8", `max_turns${".a".repeat(3000)}: 8`);
+    expect(text).not.toBe(quickstart);
+    const result = compile(text);
+    expect(result.diagnostics.map((d) => [d.code, d.message])).toEqual([["expression-too-deep", `a field name has more than ${MAX_EXPRESSION_DEPTH} dotted parts`]]);
+  });
+
+  it("a dotted field name counts one level per dot, inside records too", () => {
+    const name = (dots: number) => `k${".k".repeat(dots)}`;
+    expect(parse(`e { ${name(MAX_EXPRESSION_DEPTH - 2)}: -1 }`, "f.arl").diagnostics).toEqual([]);
+    expect(parse(`e { ${name(MAX_EXPRESSION_DEPTH - 1)}: -1 }`, "f.arl").diagnostics.map((d) => d.code)).toEqual(["expression-too-deep"]);
+    // The record adds one level, its field's name 250: 251 + the value's 3 levels is within the bound; 254 + 3 is not.
+    expect(parse(`e { a: [{ ${name(250)}: - - 1 }] }`, "f.arl").diagnostics).toEqual([]);
+    expect(parse(`e { a: [{ ${name(253)}: - - 1 }] }`, "f.arl").diagnostics.map((d) => d.code)).toEqual(["expression-too-deep"]);
+  });
+
   it("300 nested 'if ... then ... else' (not ARL syntax) is a syntax error, not an overflow", () => {
     const text = withReward(`${"if outcome.success then 1 else ".repeat(300)}0`);
     const result = compile(text);
