@@ -129,7 +129,8 @@ export class TrainerClient {
     const text = this.stderrPartial + chunk.toString("utf8");
     const lines = text.split(/\r?\n/);
     this.stderrPartial = lines.pop() ?? "";
-    this.stderrLines.push(...lines);
+    // One at a time: a chunk can hold more lines than a spread can pass.
+    for (const line of lines) this.stderrLines.push(line);
     if (this.stderrLines.length > STDERR_LINES) this.stderrLines.splice(0, this.stderrLines.length - STDERR_LINES);
   }
 
