@@ -23,7 +23,7 @@ export interface CheckOptions {
   readonly plan?: boolean;
 }
 
-const lexicalOrSyntax = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep"]);
+const lexicalOrSyntax = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep", "expression-too-deep"]);
 
 export class Compiler {
   private readonly loader: ModuleLoader;

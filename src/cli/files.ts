@@ -7,13 +7,19 @@ const SKIPPED_DIRS = new Set(["node_modules", "dist"]);
 
 export interface ExpandedPaths {
   readonly files: string[];
-  /** Paths that do not exist or cannot be read. */
+  /** Paths that do not exist or cannot be read (`notRegular` among them). */
   readonly missing: string[];
+  /**
+   * Paths that name neither a directory nor a regular file (after links): a FIFO blocks its
+   * reader, a device such as /dev/zero never ends. Commands refuse them rather than read them.
+   */
+  readonly notRegular: string[];
 }
 
 export function expandArlPaths(args: readonly string[], cwd: string): ExpandedPaths {
   const files: string[] = [];
   const missing: string[] = [];
+  const notRegular: string[] = [];
   for (const arg of args) {
     const abs = path.resolve(cwd, arg);
     let stat;
@@ -23,8 +29,13 @@ export function expandArlPaths(args: readonly string[], cwd: string): ExpandedPa
       missing.push(arg);
       continue;
     }
-    if (stat.isDirectory()) files.push(...arlFilesBelow(abs, { skipDirs: SKIPPED_DIRS }));
-    else files.push(abs);
+    if (stat.isDirectory()) {
+      for (const file of arlFilesBelow(abs, { skipDirs: SKIPPED_DIRS })) files.push(file);
+    } else if (stat.isFile()) files.push(abs);
+    else {
+      missing.push(arg);
+      notRegular.push(arg);
+    }
   }
-  return { files: [...new Set(files)], missing };
+  return { files: [...new Set(files)], missing, notRegular };
 }

@@ -4,7 +4,9 @@ import type { CstElement, CstNode, IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
 import { binaryPrecedence, precedence } from "./ast.js";
-import { tokenEndOffset } from "./lexer.js";
+import { DepthMeter, MAX_EXPRESSION_DEPTH } from "./expression-depth.js";
+import { MAX_REPEATED_REPORTS, tokenEndOffset } from "./lexer.js";
+import { describeToken } from "./parser.js";
 import type { LineIndex, Range } from "./source.js";
 import * as t from "./tokens.js";
 
@@ -56,6 +58,9 @@ class AstBuilder {
   /** Offsets of digit-led key segments (`2x`): not malformed numbers, whatever the lexer said. */
   readonly keySegments = new Set<number>();
   private readonly docs = new Map<number, string>();
+  private readonly depth = new DepthMeter();
+  /** Where a compound expression's own syntax is (its operator, `(` or bracket), for reports. */
+  private readonly anchors = new WeakMap<object, Range>();
 
   constructor(
     private readonly file: string,
@@ -118,7 +123,8 @@ class AstBuilder {
     const c = cst.children as Children;
     const imports = nodes(c, "importDecl").flatMap((n) => this.importDecl(n));
     const blocks = nodes(c, "block").flatMap((n) => this.block(n));
-    const strays = [...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]), ...tokens(c, "strayBrace")];
+    const closedEarly = this.misplacedBlocks(blocks, tokens(c, "strayBrace"));
+    const strays = [...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]), ...tokens(c, "strayBrace").filter((tok) => tok !== closedEarly)];
     for (const tok of strays) if (tok) this.stray(tok, "a block such as 'experiment NAME { ... }'");
     for (const late of nodes(c, "lateImport")) {
       this.misplaced(late, "imports must come before the first block", "move this import to the top of the file");
@@ -127,6 +133,49 @@ class AstBuilder {
       this.misplaced(field, "a field must be inside a block", "top-level declarations are blocks such as 'experiment NAME { ... }'");
     }
     return { kind: "Document", file: this.file, imports, blocks, range: this.range(0, this.text.length) };
+  }
+
+  /**
+   * Top-level blocks that only make sense inside an experiment (`sweep { ... }`, or an unnamed
+   * `rollout { ... }` right after one) are reported. When a `}` is left over at the top level
+   * after them, the mistake is a `}` that closed the experiment before them: that one is
+   * reported, where it is, and the left-over one (the experiment's own) is returned, not to be
+   * reported again.
+   */
+  private misplacedBlocks(blocks: readonly ast.Block[], strayBraces: readonly IToken[]): IToken | undefined {
+    let closedEarly: IToken | undefined;
+    for (let i = 1; i < blocks.length; i++) {
+      const block = blocks[i]!;
+      const kind = block.type.name;
+      const experimentOnly = EXPERIMENT_ONLY_BLOCKS.has(kind);
+      const before = blocks[i - 1]!;
+      const afterExperiment = before.type.name === "experiment" && before.name !== undefined;
+      if (!experimentOnly && !(afterExperiment && block.name === undefined)) continue;
+      if (experimentOnly) {
+        this.diagnostics.push({
+          code: "syntax-error",
+          severity: "error",
+          message: `${/^[aeiou]/.test(kind) ? "an" : "a"} '${kind}' block belongs inside an experiment, not at the top level`,
+          file: this.file,
+          range: block.type.range,
+          hint: "move it into 'experiment NAME { ... }'; if it is inside one already, a '}' above it closes the experiment early",
+        });
+      }
+      const leftOver = strayBraces.find((tok) => tok.startOffset > block.range.end.offset - 1);
+      if (!afterExperiment || !leftOver || closedEarly) continue;
+      closedEarly = leftOver;
+      const close = before.range.end.offset - 1;
+      const kinds = [...new Set(blocks.slice(i).filter((b) => EXPERIMENT_ONLY_BLOCKS.has(b.type.name) || b.name === undefined).map((b) => `'${b.type.name}'`))];
+      this.diagnostics.push({
+        code: "syntax-error",
+        severity: "error",
+        message: `this '}' closes experiment '${before.name!.name}' early: the ${kinds.join(", ")} block${kinds.length > 1 ? "s" : ""} after it belong${kinds.length > 1 ? "" : "s"} inside it`,
+        file: this.file,
+        range: this.range(close, close + 1),
+        hint: `delete this '}' (the experiment is closed again on line ${this.lines.position(leftOver.startOffset).line})`,
+      });
+    }
+    return closedEarly;
   }
 
   private identifier(tok: IToken): ast.Identifier {
@@ -186,7 +235,19 @@ class AstBuilder {
       const first = tokens(s.children as Children, "Stray")[0];
       if (first) this.stray(first, "a field ('name: value'), a block ('name { ... }') or '}'");
     }
+    for (const m of nodes(c, "malformedEntry")) this.malformedEntry(m);
     return nodes(c, "entry").flatMap((e) => this.entry(e));
+  }
+
+  /** A name followed by what neither a field nor a block allows (the parser kept its line apart). */
+  private malformedEntry(n: CstNode): void {
+    const c = n.children as Children;
+    const [name, second] = tokens(c, "Identifier");
+    if (!name) return;
+    const rest = [...(second ? [second] : []), ...tokens(c, "rest")].sort((a, b) => a.startOffset - b.startOffset);
+    const next = rest[0];
+    const found = next ? `, found ${describeToken(next)}` : "";
+    this.syntaxError(name, `expected ':' or '{' after '${name.image}'${found}`, "a field is written 'name: value', a block 'name { ... }'");
   }
 
   private stray(tok: IToken, expected: string): void {
@@ -225,9 +286,57 @@ class AstBuilder {
     if (path.length === 0) return [];
     const exprNode = nodes(c, "expression")[0];
     const range = this.nodeRange(n);
-    const value = exprNode ? this.expression(exprNode) : this.invalid(this.range(range.end.offset, range.end.offset));
     const doc = this.docAt(range.start.offset);
+    // `a.b.c: v` means `a { b { c: v } }`: every dot is a level of nesting for the passes after.
+    if (path.length > MAX_EXPRESSION_DEPTH) {
+      this.diagnostics.push({
+        code: "expression-too-deep",
+        severity: "error",
+        message: `a field name has more than ${MAX_EXPRESSION_DEPTH} dotted parts`,
+        file: this.file,
+        range: path[MAX_EXPRESSION_DEPTH]!.range,
+        hint: "write the field inside its blocks, or shorten the name",
+      });
+      const value = this.invalid(this.range(path[0]!.range.start.offset, range.end.offset));
+      this.depth.flat(value);
+      return [{ kind: "Field", path: path.slice(0, 1), value, ...(doc !== undefined ? { doc } : {}), range }];
+    }
+    const value = exprNode ? this.bounded(this.expression(exprNode), path.length - 1) : this.invalid(this.range(range.end.offset, range.end.offset));
     return [{ kind: "Field", path, value, ...(doc !== undefined ? { doc } : {}), range }];
+  }
+
+  /**
+   * The value itself, or, when it is nested deeper than the bound (less the `levelsAbove` that
+   * its field's dotted name adds), an `Invalid` node and a report.
+   */
+  private bounded(value: ast.Expression, levelsAbove: number): ast.Expression {
+    const limit = MAX_EXPRESSION_DEPTH - levelsAbove;
+    // Each level of nesting takes at least one character: short values cannot be too deep.
+    if (value.range.end.offset - value.range.start.offset <= limit) return value;
+    const overflow = this.depth.overflow(value, limit);
+    if (!overflow) return value;
+    const node = overflow.node;
+    const start = node.range.start.offset;
+    const at =
+      this.anchors.get(node) ??
+      (node.kind === "Block" ? node.type.range : node.kind === "Member" ? node.property.range : this.range(start, start + (node.kind === "Unary" ? node.operator.length : 1)));
+    this.diagnostics.push({
+      code: "expression-too-deep",
+      severity: "error",
+      message: `expression is nested more than ${MAX_EXPRESSION_DEPTH} levels deep here`,
+      file: this.file,
+      range: at,
+      hint: "each operator of a chain, each prefix, '.name', call and bracket adds a level: split the value into named parts (e.g. several reward terms) or shorter expressions",
+    });
+    const replaced = this.invalid(value.range);
+    this.depth.flat(replaced);
+    return replaced;
+  }
+
+  /** Remembers where `node`'s own syntax is, for the depth report. */
+  anchor<T extends ast.Expression>(node: T, tok: IToken): T {
+    this.anchors.set(node, this.tokenRange(tok));
+    return node;
   }
 
   private key(n: CstNode): ast.Key[] {
@@ -281,7 +390,8 @@ class AstBuilder {
     const operands = nodes(c, "operand");
     if (operands.length === 0) return this.invalid(this.nodeRange(n));
     const operators: IToken[] = [];
-    for (const key of OPERATOR_KEYS) operators.push(...tokens(c, key));
+    // One token at a time: a chain can hold more operators than a call takes arguments.
+    for (const key of OPERATOR_KEYS) for (const tok of tokens(c, key)) operators.push(tok);
     operators.sort((a, b) => a.startOffset - b.startOffset);
     // Recovery may leave an operator without its right operand: build what is complete.
     const count = Math.min(operands.length, operators.length + 1);
@@ -326,6 +436,8 @@ class AstBuilder {
         const args = nodes(s.children as Children, "argument").map((a) => this.argument(a));
         const end = this.nodeRange(s).end.offset;
         result = { kind: "Call", callee: result, args, range: this.range(result.range.start.offset, end) };
+        const open = tokens(s.children as Children, t.LParen.name)[0];
+        if (open) this.anchor(result, open);
       }
     }
     return result;
@@ -402,7 +514,9 @@ class AstBuilder {
 
   private unescape(body: string, tok: IToken): string {
     if (!body.includes("\\")) return body;
-    return body.replace(/\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g, (whole, esc: string, index: number) => {
+    let invalid = 0;
+    let firstUnreported = -1;
+    const value = body.replace(/\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g, (whole, esc: string, index: number) => {
       switch (esc[0]) {
         case "n":
           return "\n";
@@ -428,6 +542,11 @@ class AstBuilder {
       }
       // The offset of the escape inside the token: exact for "..." strings, approximate after dedent.
       const at = Math.min(tokenEndOffset(tok) - 1, tok.startOffset + image0Offset(tok) + index);
+      // A string of thousands of bad escapes (binary pasted in) is one mistake: a few reports and a count.
+      if (++invalid > MAX_REPEATED_REPORTS) {
+        if (firstUnreported < 0) firstUnreported = at;
+        return whole;
+      }
       this.diagnostics.push({
         code: "invalid-escape",
         severity: "error",
@@ -438,6 +557,17 @@ class AstBuilder {
       });
       return whole;
     });
+    if (firstUnreported >= 0) {
+      this.diagnostics.push({
+        code: "invalid-escape",
+        severity: "error",
+        message: `${invalid - MAX_REPEATED_REPORTS} more unknown escape sequences in this string`,
+        file: this.file,
+        range: this.range(firstUnreported, firstUnreported + 1),
+        hint: 'write a backslash as \\\\; valid escapes are \\n \\t \\r \\0 \\" \\\\ \\uXXXX and \\u{X...}',
+      });
+    }
+    return value;
   }
 }
 
@@ -466,6 +596,12 @@ export function dedent(raw: string): string {
   if (!Number.isFinite(indent) || indent === 0) return s;
   return lines.map((line) => line.slice(Math.min(indent, /^[ \t]*/.exec(line)![0].length))).join("\n");
 }
+
+/**
+ * Blocks that exist only as part of an experiment (its variants, constraints and `allow` list);
+ * every other kind of block is also a top-level declaration (`declarationKinds` in semantics).
+ */
+const EXPERIMENT_ONLY_BLOCKS: ReadonlySet<string> = new Set(["sweep", "ablation", "constraints", "allow"]);
 
 const OPERATOR_KEYS = [t.When.name, t.Or.name, t.And.name, "ComparisonOp", "AdditiveOp", "MultiplicativeOp"];
 
@@ -498,10 +634,12 @@ class ExpressionBuilder {
       }
       const right = this.climb(p + 1);
       const range = this.b.rangeOf(left.range.start.offset, right.range.end.offset);
-      left =
+      left = this.b.anchor(
         op.image === "when"
           ? { kind: "When", value: left, condition: right, range }
-          : { kind: "Binary", operator: op.image as ast.BinaryOperator, left, right, range };
+          : { kind: "Binary", operator: op.image as ast.BinaryOperator, left, right, range },
+        op,
+      );
     }
     return left;
   }

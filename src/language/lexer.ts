@@ -27,11 +27,15 @@ export function tokenEndOffset(token: IToken): number {
   return token.startOffset + token.image.length;
 }
 
-export function lex(text: string, file: string): LexResult {
-  const lines = new LineIndex(text);
-  const result = arlLexer.tokenize(text);
+/** Of one kind of mistake repeated many times in one place, the first this many are reported one by one. */
+export const MAX_REPEATED_REPORTS = 10;
+
+export function lex(source: string, file: string): LexResult {
+  const lines = new LineIndex(source);
   const diagnostics: Diagnostic[] = [];
   const at = (start: number, end: number) => lines.range(start, end);
+  const text = withoutLoneSurrogates(source, file, lines, diagnostics);
+  const result = arlLexer.tokenize(text);
 
   for (const error of result.errors) {
     const bad = text.slice(error.offset, error.offset + error.length);
@@ -85,6 +89,56 @@ export function lex(text: string, file: string): LexResult {
 
   const tokens = cutDeepNesting(result.tokens, file, lines, diagnostics);
   return { tokens, comments, diagnostics, lines };
+}
+
+const REPLACEMENT = "\ufffd";
+
+/**
+ * A lone surrogate is not a character (no UTF-8 encoding has it; a plan holding one cannot be
+ * hashed): each is reported where it is and replaced by U+FFFD, one code unit for one, so that
+ * offsets stay valid and no later stage ever sees it.
+ */
+function withoutLoneSurrogates(text: string, file: string, lines: LineIndex, diagnostics: Diagnostic[]): string {
+  if (!/[\ud800-\udfff]/.test(text)) return text;
+  let out = "";
+  let copied = 0;
+  let found = 0;
+  let firstUnreported = -1;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0xd800 || code > 0xdfff) continue;
+    if (code <= 0xdbff) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    found++;
+    if (found <= MAX_REPEATED_REPORTS) {
+      diagnostics.push({
+        code: "invalid-token",
+        severity: "error",
+        message: `lone surrogate U+${code.toString(16).toUpperCase()} is not a character`,
+        file,
+        range: lines.range(i, i + 1),
+        hint: "the text was not valid Unicode here: retype or delete this character",
+      });
+    } else if (firstUnreported < 0) firstUnreported = i;
+    out += text.slice(copied, i) + REPLACEMENT;
+    copied = i + 1;
+  }
+  if (firstUnreported >= 0) {
+    diagnostics.push({
+      code: "invalid-token",
+      severity: "error",
+      message: `${found - MAX_REPEATED_REPORTS} more lone surrogates from here on`,
+      file,
+      range: lines.range(firstUnreported, firstUnreported + 1),
+      hint: "the text was not valid Unicode: was the file decoded with the wrong encoding?",
+    });
+  }
+  return out + text.slice(copied);
 }
 
 const opening = new Set([t.LBrace, t.LBracket, t.LParen]);

@@ -4,7 +4,8 @@ import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.j
 import type { Document } from "./ast.js";
 import { buildAst } from "./cst-to-ast.js";
 import { lex, tokenEndOffset } from "./lexer.js";
-import { parser } from "./parser.js";
+import { describeToken, parser } from "./parser.js";
+import * as t from "./tokens.js";
 import type { LineIndex } from "./source.js";
 
 export interface ParseResult {
@@ -28,18 +29,25 @@ export function parse(text: string, file: string): ParseResult {
   for (const error of errors) {
     const tok = error.token;
     const atEnd = tok.tokenType.name === "EOF" || Number.isNaN(tok.startOffset);
-    const start = atEnd ? lastTokenEnd(lexed.tokens, text.length) : tok.startOffset;
-    const end = atEnd ? start : tokenEndOffset(tok);
+    let start = atEnd ? lastTokenEnd(lexed.tokens, text.length) : tok.startOffset;
+    let end = atEnd ? start : tokenEndOffset(tok);
+    let message = error.message;
+    let hint = hintFor(error.message);
+    // A list or call left open is noticed where it cannot go on, often lines later: point at
+    // the bracket that is not closed.
+    const opener = error.name === "MismatchedTokenException" ? unclosedOpener(lexed.tokens, atEnd ? lexed.tokens.length : firstTokenAtOrAfter(lexed.tokens, start), message) : undefined;
+    if (opener) {
+      const where = atEnd ? "the end of the file" : `${describeToken(tok)} on line ${lexed.lines.position(start).line}`;
+      message = `'${opener.image}' is not closed: expected '${closerOf[opener.image]}' before ${where}`;
+      hint = { hint: `add '${closerOf[opener.image]}' after the last ${opener.image === "[" ? "item" : "argument"}` };
+      // What recovery then reports at the token itself is the same mistake.
+      seen.add(start);
+      start = opener.startOffset;
+      end = tokenEndOffset(opener);
+    }
     if (seen.has(start)) continue;
     seen.add(start);
-    diagnostics.push({
-      code: "syntax-error",
-      severity: "error",
-      message: error.message,
-      file,
-      range: lexed.lines.range(start, end),
-      ...hintFor(error.message),
-    });
+    diagnostics.push({ code: "syntax-error", severity: "error", message, file, range: lexed.lines.range(start, end), ...hint });
   }
   const built = buildAst(cst, file, lexed.lines, lexed.comments, text);
   for (const d of lexed.diagnostics) if (!(d.code === "invalid-token" && built.keySegments.has(d.range.start.offset))) diagnostics.push(d);
@@ -85,6 +93,22 @@ function withoutCascades(sorted: Diagnostic[], tokens: readonly IToken[], textLe
   });
 }
 
+
+const closerOf: Record<string, string> = { "[": "]", "(": ")" };
+
+/** The `[` or `(` left open before token `index`, when `message` says its closer was expected. */
+function unclosedOpener(tokens: readonly IToken[], index: number, message: string): IToken | undefined {
+  const wanted = message.startsWith("expected ']'") ? t.LBracket : message.startsWith("expected ')'") ? t.LParen : undefined;
+  if (!wanted) return undefined;
+  const closer = wanted === t.LBracket ? t.RBracket : t.RParen;
+  let depth = 0;
+  for (let i = Math.min(index, tokens.length) - 1; i >= 0; i--) {
+    const type = tokens[i]!.tokenType;
+    if (type === closer) depth++;
+    else if (type === wanted && depth-- === 0) return tokens[i];
+  }
+  return undefined;
+}
 
 function rank(errorName: string): number {
   return errorName === "MismatchedTokenException" ? 1 : 0;

@@ -3,7 +3,8 @@
 import { CstParser, type CstNode, type IToken, type IParserErrorMessageProvider, type TokenType } from "chevrotain";
 import * as t from "./tokens.js";
 
-function describe(token: IToken): string {
+/** A token as messages quote it: 'image' (long ones cut), or "the end of the file". */
+export function describeToken(token: IToken): string {
   if (token.tokenType.name === "EOF") return "the end of the file";
   const image = token.image.length > 24 ? `${token.image.slice(0, 24)}…` : token.image;
   return `'${image}'`;
@@ -16,26 +17,26 @@ function label(type: TokenType): string {
 /** Messages in the form `expected X, found Y`, using the tokens' readable labels. */
 const messages: IParserErrorMessageProvider = {
   buildMismatchTokenMessage({ expected, actual }) {
-    return `expected ${label(expected)}, found ${describe(actual)}`;
+    return `expected ${label(expected)}, found ${describeToken(actual)}`;
   },
   buildNotAllInputParsedMessage({ firstRedundant }) {
-    return `expected a block such as 'experiment NAME { ... }', found ${describe(firstRedundant)}`;
+    return `expected a block such as 'experiment NAME { ... }', found ${describeToken(firstRedundant)}`;
   },
   buildNoViableAltMessage({ expectedPathsPerAlt, actual, ruleName }) {
     // `name 1`: the name is fine, what follows it is not.
     if (ruleName === "entry" && actual[0]?.tokenType === t.Identifier && actual[1]) {
-      return `expected ':' or '{' after '${actual[0].image}', found ${describe(actual[1])}`;
+      return `expected ':' or '{' after '${actual[0].image}', found ${describeToken(actual[1])}`;
     }
     const starts = new Set<string>();
     for (const alt of expectedPathsPerAlt) for (const path of alt) if (path[0]) starts.add(label(path[0]));
     const what = ruleDescriptions[ruleName] ?? `one of ${[...starts].join(", ")}`;
-    return `expected ${what}, found ${describe(actual[0]!)}`;
+    return `expected ${what}, found ${describeToken(actual[0]!)}`;
   },
   buildEarlyExitMessage({ expectedIterationPaths, actual, ruleName }) {
     const starts = new Set<string>();
     for (const path of expectedIterationPaths) if (path[0]) starts.add(label(path[0]));
     const what = ruleDescriptions[ruleName] ?? `one of ${[...starts].join(", ")}`;
-    return `expected ${what}, found ${describe(actual[0]!)}`;
+    return `expected ${what}, found ${describeToken(actual[0]!)}`;
   },
 };
 
@@ -103,17 +104,54 @@ export class ArlCstParser extends CstParser {
   /** body = { entry [ "," ] } */
   public body = this.RULE("body", () => {
     this.MANY(() => {
-      this.OR([
-        {
-          ALT: () => {
-            this.SUBRULE(this.entry);
-            this.OPTION(() => this.CONSUME(t.Comma));
+      // One token decides (the gate does the rest): with more, a field whose value is broken
+      // (`x: )`) would match no alternative here, instead of failing inside its value.
+      this.OR({
+        MAX_LOOKAHEAD: 1,
+        DEF: [
+          // First, and only where `entry` cannot match: see `malformedEntry`.
+          { GATE: () => this.entryCannotStart(), ALT: () => this.SUBRULE(this.malformedEntry), IGNORE_AMBIGUITIES: true },
+          {
+            ALT: () => {
+              this.SUBRULE(this.entry);
+              this.OPTION(() => this.CONSUME(t.Comma));
+            },
           },
-        },
-        { ALT: () => this.SUBRULE(this.stray) },
-      ]);
+          { ALT: () => this.SUBRULE(this.stray) },
+        ],
+      });
     });
   });
+
+  /**
+   * A name that starts neither a field nor a block (`description "text"`, `x 1`): the name and
+   * the rest of its line, up to a brace. Consuming it here keeps the block's later entries, and
+   * their errors, in the tree; without it, recovery skipped to the end of the file.
+   */
+  public malformedEntry = this.RULE("malformedEntry", () => {
+    const name = this.CONSUME(t.Identifier);
+    this.MANY({
+      GATE: () => this.LA(1).startLine === name.startLine && this.LA(1).tokenType !== t.LBrace && this.LA(1).tokenType !== t.RBrace,
+      DEF: () => {
+        this.OR([
+          { ALT: () => this.CONSUME(t.Stray, { LABEL: "rest" }) },
+          { ALT: () => this.CONSUME(t.StringToken, { LABEL: "rest" }) },
+          { ALT: () => this.CONSUME2(t.Identifier, { LABEL: "rest" }) },
+          { ALT: () => this.CONSUME(t.Import, { LABEL: "rest" }) },
+        ]);
+      },
+    });
+  });
+
+  /** Whether the tokens ahead are a name that neither `field` nor `block` can continue. */
+  private entryCannotStart(): boolean {
+    if (this.LA(1).tokenType !== t.Identifier) return false;
+    const second = this.LA(2).tokenType;
+    if (second === t.Colon || second === t.Dot || second === t.Minus || second === t.LBrace || second === t.Extends) return false;
+    if (second !== t.Identifier) return true;
+    const third = this.LA(3).tokenType;
+    return third !== t.LBrace && third !== t.Extends;
+  }
 
   /** entry = path ":" expr | block */
   public entry = this.RULE("entry", () => {

@@ -63,7 +63,7 @@ export class DiagnosticsManager {
   /** The current diagnostics located in `file` (what was last published for it). */
   diagnosticsIn(file: string): Diagnostic[] {
     const all: Diagnostic[] = [];
-    for (const e of this.entries.values()) all.push(...(e.byFile.get(file) ?? []));
+    for (const e of this.entries.values()) for (const d of e.byFile.get(file) ?? []) all.push(d);
     return dedupe(all);
   }
 

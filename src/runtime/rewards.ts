@@ -78,9 +78,10 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
     case "abs":
       return Math.abs(toNumber(evaluate(e.args[0], source)));
     case "min":
-      return Math.min(...e.args.map((a) => toNumber(evaluate(a, source))));
+      // A fold, not a spread: a call may have more arguments than a spread can pass.
+      return e.args.reduce((m, a) => Math.min(m, toNumber(evaluate(a, source))), Number.POSITIVE_INFINITY);
     case "max":
-      return Math.max(...e.args.map((a) => toNumber(evaluate(a, source))));
+      return e.args.reduce((m, a) => Math.max(m, toNumber(evaluate(a, source))), Number.NEGATIVE_INFINITY);
     case "clip": {
       const [x, lo, hi] = e.args.map((a) => toNumber(evaluate(a, source))) as [number, number, number];
       return Math.min(hi, Math.max(lo, x));

@@ -65,7 +65,7 @@ export function analyze(program: Program): SemanticModel {
       experiments.push(analyzeExperiment(decl, evaluator, index, diagnostics));
     }
   }
-  diagnostics.push(...evaluator.diagnostics);
+  for (const d of evaluator.diagnostics) diagnostics.push(d);
   return { program, experiments, diagnostics: unique(diagnostics) };
 }
 
@@ -92,7 +92,7 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
   const variants: VariantModel[] = [];
   for (const variant of expandVariants(value, diagnostics)) {
     const result = validate(variant.value, experimentSchema, subject);
-    diagnostics.push(...result.diagnostics);
+    for (const d of result.diagnostics) diagnostics.push(d);
     const config = result.data;
     const rewardTerms = new Map<string, RewardTerm>();
     const constraints = new Map<string, RewardExpr>();
@@ -212,7 +212,7 @@ function resolveTools(
       const decl = second === undefined ? index.declarationsOf(module).get(first) : index.importedModule(module, first) && index.declarationsOf(index.importedModule(module, first)!).get(second);
       if (!decl || decl.type !== "tool") return unresolved(candidates);
       const checked = validate(evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } });
-      diagnostics.push(...checked.diagnostics);
+      for (const d of checked.diagnostics) diagnostics.push(d);
       if (checked.data) out.push({ name: decl.name, env: null, definition: checked.data, schema: toFunctionTool(decl.name, checked.data), origin });
     });
   }

@@ -27,7 +27,7 @@ function leaves(record: RecordValue, prefix: string[] = []): Leaf[] {
   const out: Leaf[] = [];
   for (const [key, value] of record.fields) {
     const path = [...prefix, key];
-    if (value.kind === "record" && value.fields.size > 0 && value.extendsFrom === undefined) out.push(...leaves(value, path));
+    if (value.kind === "record" && value.fields.size > 0 && value.extendsFrom === undefined) for (const leaf of leaves(value, path)) out.push(leaf);
     else out.push({ path, value, keyOrigin: record.keyOrigins.get(key) ?? value.origin });
   }
   return out;

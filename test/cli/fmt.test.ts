@@ -1,5 +1,6 @@
 // `arl fmt` driven in-process through runCli, with a fake CliIO, in a temporary directory.
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -140,6 +141,28 @@ describe("arl fmt", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("missing.arl");
     expect(read("a.arl")).toBe(messy);
+  });
+
+  it("refuses a FIFO and a link to /dev/zero (exit 2) instead of reading them, in every mode, changing nothing", async () => {
+    write("a.arl", messy);
+    execFileSync("mkfifo", [path.join(dir, "fifo.arl")]);
+    symlinkSync("/dev/zero", path.join(dir, "zero.arl"));
+    for (const target of ["fifo.arl", "zero.arl"]) {
+      for (const mode of [[], ["--write"], ["--check"]]) {
+        const r = await fmt(...mode, target, "a.arl");
+        expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
+        expect(r.stderr).toContain(`cannot read '${target}': not a regular file`);
+      }
+    }
+    expect(read("a.arl")).toBe(messy);
+  }, 10_000);
+
+  it("formats an empty file to an empty file", async () => {
+    write("empty.arl", "");
+    expect(await fmt("empty.arl")).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(await fmt("--check", "empty.arl")).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(await fmt("--write", "empty.arl")).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(read("empty.arl")).toBe("");
   });
 
   it("is a usage error (exit 2) without files, with both --write and --check, or an unknown option", async () => {

@@ -1,17 +1,23 @@
 // Property and fuzz tests of the front end and the formatter: the parser never throws and its
 // diagnostics point inside the file, whatever the input; the formatter is idempotent and keeps
 // the syntax tree and every comment of any input that parses cleanly.
-import { readdirSync, readFileSync } from "node:fs";
+//
+// ARL_FUZZ_RUNS=100000 adds a long hunt: that many mutated shipped specs through parse, format
+// and Compiler.check, collecting every crash instead of stopping at the first; the crashing
+// inputs are written to ARL_FUZZ_OUT (default: a temporary folder) and the test fails if any.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Compiler } from "../../src/compiler.js";
+import { diskHost } from "../../src/language/imports.js";
 import { parse } from "../../src/language/parse.js";
 import { commentText, format, stripRanges } from "../../src/language/printer.js";
+import { mutate, mutationOf, mutationSpellings } from "../helpers/mutations.js";
+import { shippedSpecs } from "../helpers/specs.js";
 
-const examplesDir = new URL("../../../shared/examples/", import.meta.url);
-const examples = readdirSync(examplesDir)
-  .filter((f) => f.endsWith(".arl"))
-  .sort()
-  .map((f) => ({ name: f, text: readFileSync(new URL(f, examplesDir), "utf8") }));
+const examples = shippedSpecs();
 
 /** ARL_FUZZ_SCALE=20 runs every property twenty times as often (for a longer hunt). */
 const scale = Number(process.env.ARL_FUZZ_SCALE ?? "1") || 1;
@@ -71,78 +77,45 @@ function checkFormatIfClean(text: string): void {
   checkFormat(text);
 }
 
+/** The file a mutated spec is compiled as, beside the spec it came from (so its imports resolve). */
+function compileAs(file: string, text: string) {
+  const host = { readFile: (p: string) => (p === file ? text : diskHost.readFile(p)) };
+  return new Compiler(host).check(file);
+}
+
+/**
+ * Compiles many mutated specs, each under a name of its own beside the spec it came from, with
+ * one compiler for a batch of them: the stdlib is parsed once per batch, not once per input.
+ */
+class BatchCompiler {
+  private compiler: Compiler | undefined;
+  private count = 0;
+  private readonly texts = new Map<string, string>();
+
+  check(file: string, text: string) {
+    if (!this.compiler || this.count % 200 === 0) {
+      this.texts.clear();
+      this.compiler = new Compiler({ readFile: (p: string) => this.texts.get(p) ?? diskHost.readFile(p) });
+    }
+    const entry = `${file.slice(0, -".arl".length)}.fuzz-${this.count++}.arl`;
+    this.texts.set(entry, text);
+    return this.compiler.check(entry);
+  }
+}
+
 // --- (a) random token streams ------------------------------------------------------------------
 
-const tokenSpellings = [
-  "experiment", "policy", "env", "x", "a_b", "_", "Z9", "import", "as", "extends", "when", "and", "or", "not",
-  "true", "false", "none", "0", "8", "1_000", "0.2", "5e-7", "1e+3", "1_", "1.5e", "3abc", "1.2.3",
-  '"s"', '"a\\nb"', '"\\q"', '"\\u{110000}"', '"open', '"""multi\nline"""', '"""never closed', '""',
-  "{", "}", "[", "]", "(", ")", ",", ":", ".", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%",
-  "// line", "/// doc", "/* block */", "/* open", "\n", "\r\n", "\r", " ", "\t", "self-inclusive-baseline",
-  "@", "#", "$", "\u00a0", "\ufeff", "\u2028", "é", "日本", "😀", "\0", "\\",
-];
-
 const randomToken = fc.oneof(
-  { weight: 12, arbitrary: fc.constantFrom(...tokenSpellings) },
+  { weight: 12, arbitrary: fc.constantFrom(...mutationSpellings) },
   { weight: 2, arbitrary: fc.string({ unit: "grapheme", maxLength: 4 }) },
   { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 4 }) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 6 }).map((b) => Buffer.from(b).toString("latin1")) },
 );
 const tokenStream = fc.array(fc.tuple(randomToken, fc.constantFrom("", " ", "\n")), { maxLength: 120 }).map((ts) => ts.map(([a, b]) => a + b).join(""));
 
-// --- (b) mutations of the shared examples ------------------------------------------------------
+// --- (b) mutations of the shipped specs (test/helpers/mutations.ts) -----------------------------
 
-type Mutation = { kind: "delete" | "duplicate" | "insert" | "swap" | "deleteToken" | "duplicateToken"; at: number; len: number; other: number; text: string };
-
-const mutation: fc.Arbitrary<Mutation> = fc.record({
-  kind: fc.constantFrom("delete", "duplicate", "insert", "swap", "deleteToken", "duplicateToken"),
-  at: fc.nat(),
-  len: fc.integer({ min: 1, max: 12 }),
-  other: fc.nat(),
-  text: fc.oneof(fc.constantFrom(...tokenSpellings), fc.string({ maxLength: 3 })),
-});
-
-/** Offsets where a token-ish piece of text starts, to delete or duplicate whole tokens. */
-function tokenStarts(text: string): number[] {
-  const starts: number[] = [];
-  const re = /[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|"(?:[^"\\\n]|\\.)*"|\/\/[^\n]*|\S/g;
-  for (let m = re.exec(text); m; m = re.exec(text)) starts.push(m.index, m.index + m[0].length);
-  return starts;
-}
-
-function mutate(text: string, mutations: readonly Mutation[]): string {
-  let s = text;
-  for (const m of mutations) {
-    const at = s.length === 0 ? 0 : m.at % (s.length + 1);
-    switch (m.kind) {
-      case "delete":
-        s = s.slice(0, at) + s.slice(at + m.len);
-        break;
-      case "duplicate":
-        s = s.slice(0, at) + s.slice(at, at + m.len) + s.slice(at);
-        break;
-      case "insert":
-        s = s.slice(0, at) + m.text + s.slice(at);
-        break;
-      case "swap": {
-        const b = s.length === 0 ? 0 : m.other % s.length;
-        const [i, j] = at < b ? [at, b] : [b, at];
-        if (j < s.length) s = s.slice(0, i) + s[j] + s.slice(i + 1, j) + s[i] + s.slice(j + 1);
-        break;
-      }
-      case "deleteToken":
-      case "duplicateToken": {
-        const starts = tokenStarts(s);
-        if (starts.length < 2) break;
-        const k = m.at % (starts.length - 1);
-        const [i, j] = [starts[k]!, starts[k + 1]!];
-        s = m.kind === "deleteToken" ? s.slice(0, i) + s.slice(j) : s.slice(0, j) + s.slice(i, j) + s.slice(j);
-        break;
-      }
-    }
-  }
-  return s;
-}
+const mutation = mutationOf(400);
 
 // --- (c) structurally valid specs ------------------------------------------------------------------
 // Specs are generated as token lists from the grammar (so they parse), then joined with random
@@ -321,6 +294,60 @@ describe("parser robustness", () => {
       runs(300),
     );
   });
+
+  it("(b) Compiler.check never throws on mutated shipped specs (chains, escapes, surrogates, empty files)", () => {
+    const arb = fc.tuple(fc.constantFrom(...examples), fc.array(mutation, { minLength: 1, maxLength: 3 }));
+    fc.assert(
+      fc.property(arb, ([example, mutations]) => {
+        const result = compileAs(example.file, mutate(example.text, mutations));
+        for (const d of result.diagnostics) expect(d.message).not.toMatch(/internal error|Maximum call stack/i);
+      }),
+      { ...runs(60), seed: 20261201 },
+    );
+  }, 60_000);
+});
+
+const longRuns = Number(process.env.ARL_FUZZ_RUNS ?? "0");
+
+describe.runIf(longRuns > 0)(`long hunt (ARL_FUZZ_RUNS=${longRuns})`, () => {
+  it("no mutated shipped spec crashes parse, format or Compiler.check", () => {
+    const out = process.env.ARL_FUZZ_OUT ?? mkdtempSync(path.join(tmpdir(), "arl-fuzz-"));
+    mkdirSync(out, { recursive: true });
+    const seed = Number(process.env.ARL_FUZZ_SEED ?? "1");
+    const crashes: string[] = [];
+    let done = 0;
+    const started = Date.now();
+    const compiler = new BatchCompiler();
+    const arb = fc.tuple(fc.constantFrom(...examples), fc.array(mutationOf(5000), { minLength: 1, maxLength: 4 }));
+    fc.assert(
+      fc.property(arb, ([example, mutations]) => {
+        const text = mutate(example.text, mutations);
+        let stage = "parse";
+        try {
+          const parsed = parse(text, "fuzz.arl");
+          // An input with errors is refused by the formatter before it prints anything (and
+          // that refusal is tested above): only clean inputs are worth formatting here.
+          if (!parsed.diagnostics.some((d) => d.severity === "error")) {
+            stage = "format";
+            const formatted = format(text, "fuzz.arl");
+            if (!("output" in formatted)) throw new Error(`format refused a clean input: ${formatted.diagnostics.map((d) => d.message).join("; ")}`);
+          }
+          stage = "check";
+          compiler.check(example.file, text);
+        } catch (error) {
+          const name = `crash-${crashes.length}.arl`;
+          writeFileSync(path.join(out, name), text);
+          crashes.push(`${name} (${stage}, from ${example.name}): ${String(error).slice(0, 300)}`);
+        }
+        done++;
+        // Progress in a file: the test runner holds a worker's output until the test ends.
+        if (done % 1000 === 0) writeFileSync(path.join(out, "progress.txt"), `${done} inputs, ${crashes.length} crashes, ${Math.round((Date.now() - started) / 1000)} s\n`);
+      }),
+      { numRuns: longRuns, seed },
+    );
+    writeFileSync(path.join(out, "summary.txt"), `${done} inputs, ${crashes.length} crashes (seed ${seed})\n${crashes.join("\n")}\n`);
+    expect(crashes, `${done} inputs; crashing inputs in ${out}`).toEqual([]);
+  }, 24 * 3600_000);
 });
 
 describe("formatter properties", () => {

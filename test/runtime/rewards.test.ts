@@ -16,6 +16,12 @@ const sig = (name: string, namespace: "outcome" | "state" | "episode" | "tool" =
 const c = (value: number): PlanExpr => ({ op: "const", value });
 
 describe("reward expressions", () => {
+  it("min and max of more arguments than a spread can pass (200,000) fold without a RangeError", () => {
+    const args = Array.from({ length: 200_000 }, (_, i) => c(i % 1000));
+    expect(evaluate({ op: "min", args }, source({}))).toBe(0);
+    expect(evaluate({ op: "max", args }, source({}))).toBe(999);
+  });
+
   it("treats booleans as 0/1 in arithmetic and `when` as the value or 0", () => {
     const s = source({ tests_passed: true }, { aborted: true });
     expect(evaluate({ op: "*", args: [c(1), sig("tests_passed", "outcome", "bool")] }, s)).toBe(1);

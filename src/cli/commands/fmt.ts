@@ -41,8 +41,10 @@ export const fmtCommand: Command = {
     const targets = parsed.positionals;
     if (targets.length === 0) throw new UsageError("no files given: name the .arl files or directories to format");
 
-    const { files, missing } = expandArlPaths(targets, io.cwd);
-    if (missing.length > 0) throw new UsageError(`cannot read ${missing.map((m) => `'${m}'`).join(", ")}: no such file or directory`);
+    const { files, missing, notRegular } = expandArlPaths(targets, io.cwd);
+    // Refused before reading: a FIFO would block the read, a device such as /dev/zero never ends.
+    if (notRegular.length > 0) throw new UsageError(`cannot read ${quoted(notRegular)}: not a regular file`);
+    if (missing.length > 0) throw new UsageError(`cannot read ${quoted(missing)}: no such file or directory`);
     if (files.length === 0) throw new UsageError(`no .arl files found in ${targets.join(", ")}`);
 
     // Read everything first: an unreadable file stops the run before anything is written.
@@ -98,6 +100,8 @@ export const fmtCommand: Command = {
     return unformatted > 0 ? ExitCode.unformatted : ExitCode.ok;
   },
 };
+
+const quoted = (paths: readonly string[]) => paths.map((p) => `'${p}'`).join(", ");
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

@@ -11,7 +11,7 @@ Samples that are not independent (e.g. each attempt sees the previous one's fail
 different protocol and should be reported as such. Evaluate pass@k with a sampling temperature.`,
   check(ctx) {
     const { eval: ev, policy } = ctx.config;
-    const kMax = Math.max(...ev.k);
+    const kMax = ev.k.reduce((m, k) => Math.max(m, k), Number.NEGATIVE_INFINITY);
     const temperature = ev.temperature ?? policy.sampling.temperature;
     if (kMax <= 1 || temperature > 0) return;
     const at = ev.temperature !== null ? ["eval", "temperature"] : ctx.isWritten(["policy", "sampling", "temperature"]) ? ["policy", "sampling", "temperature"] : ["eval", "k"];

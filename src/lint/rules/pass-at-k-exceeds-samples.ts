@@ -16,7 +16,7 @@ defaults to the largest k. A k above n cannot be estimated.`,
       ctx.report({
         at: ctx.isWritten(["eval", "k", i]) ? ["eval", "k", i] : ["eval", "samples_per_task"],
         message: `pass@${value} needs at least ${value} samples per task, but eval.samples_per_task is ${n}: the unbiased estimator 1 - C(n-c,k)/C(n,k) (Chen et al. 2021) is undefined for k > n`,
-        hint: `raise samples_per_task to at least ${Math.max(...k)}, or leave it none (it defaults to the largest k)`,
+        hint: `raise samples_per_task to at least ${k.reduce((m, x) => Math.max(m, x), Number.NEGATIVE_INFINITY)}, or leave it none (it defaults to the largest k)`,
       });
     });
   },
