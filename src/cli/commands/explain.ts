@@ -65,6 +65,15 @@ Write a literal backslash as \\\\.`,
     explanation: `Blocks, lists and parentheses may nest 64 levels deep. Deeper nesting is refused rather than
 risking the parser's stack; flatten the value or move parts into their own declarations.`,
   },
+  "expression-too-deep": {
+    stage: "parser",
+    title: "An expression or dotted name nested too deeply",
+    explanation: `A field's value may be at most 256 levels deep: each operator of a chain (a + b + c is two),
+each prefix (- or !), each .name, call, list, record or block is one level, and so is each dot of a
+field's name. Deeper values are refused where the limit is passed, so that no later stage (types,
+lowering, printing, the editor) can run out of stack. Split a long sum or condition into named
+terms or declarations.`,
+  },
   "format-internal-error": {
     stage: "formatter",
     title: "arl fmt could not format a file without changing its meaning",
@@ -91,6 +100,14 @@ machine.`,
     explanation: `A spec may import files below its own folder and the standard library, nothing else: a plan's
 hash covers every imported file, and a checkout must contain all of them. Move the shared file
 into the experiment's folder or use "std/...".`,
+  },
+  "data-file-outside-root": {
+    stage: "plan",
+    title: "A data file outside the spec's folder",
+    explanation: `Data files (an sql env's database and questions) must lie below the entry spec's folder or
+the standard library, like imports: no absolute paths, no '..' out of the folder, and no symbolic
+link that leads outside it (links are resolved before the check). The file is neither read nor
+hashed. Copy the data into the experiment's folder and name it by a relative path.`,
   },
   "import-cycle": {
     stage: "imports",
@@ -190,6 +207,45 @@ term (potential-based shaping).`,
     title: "A function called with the wrong number of arguments",
     explanation: `Each reward-expression function takes a fixed number of positional arguments; the message says
 how many.`,
+  },
+  "unknown-tool": {
+    stage: "types",
+    title: "A condition names a tool no env or declaration offers",
+    explanation: `call.tool == "NAME" compares with the tool the model is calling; NAME must be a tool of one of
+the experiment's envs or a tool declaration (one that an ablation arm leaves out is fine). A typo
+would make the test never hold and the constraint never fire.`,
+  },
+  "unknown-env": {
+    stage: "types",
+    title: "A condition names an env the experiment does not have",
+    explanation: `call.env == "NAME" compares with the env whose tool is being called; NAME must be one of the
+experiment's env names.`,
+  },
+  "unknown-argument": {
+    stage: "types",
+    title: "call.args.NAME is not a parameter of the tool",
+    explanation: `call.args.NAME reads an argument of the call being judged, so NAME must be a parameter in the
+tool's schema (of the tool the condition narrows to with call.tool == "X", or of any tool).`,
+  },
+  "impossible-argument-value": {
+    stage: "types",
+    title: "An argument compared with a value its enum never takes",
+    explanation: `The tool's schema lists the values this argument may take (an enum); the value compared with is
+not one of them, so the test never holds and the constraint never fires. Use one of the listed
+values.`,
+  },
+  "invalid-regex": {
+    stage: "types",
+    title: "matches(s, PATTERN) with a pattern that is not a regular expression",
+    explanation: `The pattern of matches() must be a string literal that is a valid JavaScript regular expression;
+it is compiled at check time so that a run never meets a broken gate.`,
+  },
+  "outcome-in-constraint": {
+    stage: "types",
+    title: "A constraint reads an outcome signal",
+    explanation: `Constraints judge each call while the episode runs, and outcome signals are known only when it
+ends. Judge the call itself (call.tool, call.args.NAME) or the env's state signals; put what
+depends on the outcome in the reward.`,
   },
   "unknown-signal": {
     stage: "reward expressions",
