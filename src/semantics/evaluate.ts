@@ -7,7 +7,7 @@ import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
 import type { Module } from "../language/imports.js";
 import type { Declaration, DeclarationIndex } from "./declarations.js";
-import { emptyRecord, mergeValues, setPath, type Origin, type RecordValue, type Value } from "./values.js";
+import { emptyRecord, mergeValues, RecordBuilder, type Origin, type RecordValue, type Value } from "./values.js";
 
 export class Evaluator {
   readonly diagnostics: Diagnostic[] = [];
@@ -82,7 +82,7 @@ export class Evaluator {
   }
 
   entries(entries: readonly ast.Entry[], module: Module, origin: Origin): RecordValue {
-    let record = emptyRecord(origin);
+    const record = new RecordBuilder(emptyRecord(origin));
     const assigned = new Map<string, { range: ast.Entry["range"]; isRecord: boolean }>();
     for (const entry of entries) {
       let path: string[];
@@ -102,9 +102,9 @@ export class Evaluator {
       }
       if (!value) continue;
       if (this.reportDuplicate(path, value.kind === "record", entry, assigned, module)) continue;
-      record = setPath(record, path, value, keyOrigins, doc);
+      record.set({ path, value, keyOrigins, ...(doc !== undefined ? { doc } : {}) });
     }
-    return record;
+    return record.build();
   }
 
   /** The same path set twice in one block, or a value set both whole and by a dotted path. */
