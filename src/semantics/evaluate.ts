@@ -2,7 +2,6 @@
 // `env code {...}` sit under `env.code`), `extends` deep-merges the base declaration under the
 // entries, constant arithmetic is folded, and anything over run-time signals stays an expression.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/suggest.js";
 import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
 import type { Module } from "../language/imports.js";
@@ -56,14 +55,13 @@ export class Evaluator {
     const written = ref.parts.map((p) => p.name).join(".");
     if (!target && ref.parts.length === 2 && this.index.isBrokenImport(module, ref.parts[0]!.name)) return undefined;
     if (!target) {
-      const suggestion = didYouMean(written, this.index.candidates(module, block.type.name));
       this.diagnostics.push({
         code: "unresolved-reference",
         severity: "error",
         message: `cannot find '${written}' to extend`,
         file: module.path,
         range: ref.range,
-        hint: suggestion ?? `declare '${block.type.name} ${ref.parts[ref.parts.length - 1]!.name} { ... }' or import the file that does`,
+        hint: this.index.unresolvedHint(module, ref, block.type.name),
       });
       return undefined;
     }
