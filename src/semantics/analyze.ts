@@ -67,7 +67,7 @@ export function analyze(program: Program): SemanticModel {
       experiments.push(analyzeExperiment(decl, evaluator, index, tools, diagnostics));
     }
   }
-  diagnostics.push(...evaluator.diagnostics);
+  append(diagnostics, evaluator.diagnostics);
   return { program, experiments, diagnostics: unique(diagnostics) };
 }
 
@@ -101,7 +101,7 @@ class ToolDeclarations {
   check(decl: Declaration): Tool | undefined {
     if (this.checked.has(decl)) return this.checked.get(decl);
     const result = validate(this.evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } });
-    for (const d of result.diagnostics) this.diagnostics.push(d);
+    append(this.diagnostics, result.diagnostics);
     this.checked.set(decl, result.data);
     return result.data;
   }
@@ -113,7 +113,7 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
   const variants: VariantModel[] = [];
   for (const variant of expandVariants(value, diagnostics)) {
     const result = validate(variant.value, experimentSchema, subject);
-    diagnostics.push(...result.diagnostics);
+    append(diagnostics, result.diagnostics);
     const config = result.data;
     const rewardTerms = new Map<string, RewardTerm>();
     const constraints = new Map<string, RewardExpr>();
@@ -257,6 +257,11 @@ function resolveTools(
     }
   }
   return out;
+}
+
+/** `target.push(...items)` without passing every item as an argument: a spec with 100k errors overflows the stack that way. */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
 }
 
 function unique(diagnostics: Diagnostic[]): Diagnostic[] {

@@ -23,11 +23,11 @@ interface Leaf {
 }
 
 /** Leaves of a record of overrides: `rollout { cross_policy: none }` gives `rollout.cross_policy`. */
-function leaves(record: RecordValue, prefix: string[] = []): Leaf[] {
-  const out: Leaf[] = [];
+function leaves(record: RecordValue, prefix: string[] = [], out: Leaf[] = []): Leaf[] {
   for (const [key, value] of record.fields) {
     const path = [...prefix, key];
-    if (value.kind === "record" && value.fields.size > 0 && value.extendsFrom === undefined) out.push(...leaves(value, path));
+    // Into the same array: spreading a nested block's leaves as arguments overflows the stack for a big one.
+    if (value.kind === "record" && value.fields.size > 0 && value.extendsFrom === undefined) leaves(value, path, out);
     else out.push({ path, value, keyOrigin: record.keyOrigins.get(key) ?? value.origin });
   }
   return out;
