@@ -92,16 +92,6 @@ function keyOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly Pro
   return subject.origin;
 }
 
-/** The value written at `path`, or at the longest prefix of it that was written, with that prefix. */
-function writtenAbove(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[]): { value: Value; path: readonly (string | number)[] } | undefined {
-  const p = path.filter((k): k is string | number => typeof k !== "symbol");
-  for (let n = p.length; n >= 0; n--) {
-    const value = valuesByPath.get(pathKey(p.slice(0, n)));
-    if (value) return { value, path: p.slice(0, n) };
-  }
-  return undefined;
-}
-
 function extendsFailedAbove(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[]): boolean {
   for (let n = path.length; n >= 0; n--) {
     const v = valuesByPath.get(pathKey(path.slice(0, n) as (string | number)[]));
@@ -157,13 +147,11 @@ function issueDiagnostics(
   // A block was expected where a name, a call or an expression was written: zod sees its plain
   // form ({ $name }, { $call, args, named }, { $expr }) and reports unknown fields of that form,
   // or fields of the block missing below it. Either way it is one mismatch, at the value.
-  const above = writtenAbove(valuesByPath, path);
-  const notABlock = above && above.value.kind !== "record" && above.value.kind !== "list" && (above.path.length < path.length || issue.code === "unrecognized_keys");
-  if (above && notABlock) {
-    const nullable = acceptsNone(schema, above.path, plain);
-    const none = nullable && above.value.kind === "name" ? didYouMean(above.value.path.join("."), ["none"]) : undefined;
-    const field = above.path.length > 0 ? `'${dotted(above.path)}'` : subject.label;
-    return [at(above.value.origin, "type-mismatch", `${field} expects a block { ... }${nullable ? " or none" : ""}, found ${describeValue(above.value)}`, none)];
+  if (found && found.value.kind !== "record" && found.value.kind !== "list" && (!found.exact || issue.code === "unrecognized_keys")) {
+    const nullable = acceptsNone(schema, found.at, plain);
+    const none = nullable && found.value.kind === "name" ? didYouMean(found.value.path.join("."), ["none"]) : undefined;
+    const field = found.at.length > 0 ? `'${dotted(found.at)}'` : subject.label;
+    return [at(found.value.origin, "type-mismatch", `${field} expects a block { ... }${nullable ? " or none" : ""}, found ${describeValue(found.value)}`, none)];
   }
 
   switch (issue.code) {
@@ -201,7 +189,7 @@ function issueDiagnostics(
       // The option that got furthest into the value (`[code.run_tests, 5]` is a list, but of
       // names) says what is wrong inside it; when no option got past the value itself, say
       // what the field takes.
-      const depth = (issues: readonly z.core.$ZodIssue[]) => Math.min(...issues.map((i) => i.path.length));
+      const depth = (issues: readonly z.core.$ZodIssue[]) => issues.reduce((d, i) => Math.min(d, i.path.length), Number.POSITIVE_INFINITY);
       const options = (u.errors ?? []).filter((issues) => issues.length > 0);
       const furthest = options.reduce<readonly z.core.$ZodIssue[] | undefined>((best, issues) => (depth(issues) > (best ? depth(best) : 0) ? issues : best), undefined);
       if (furthest) return furthest.flatMap((inner) => issueDiagnostics({ ...inner, path: [...path, ...inner.path] }, schema, plain, valuesByPath, subject));
