@@ -57,15 +57,19 @@ export function analyze(program: Program): SemanticModel {
   const diagnostics: Diagnostic[] = [...index.diagnostics];
   reportUnknownKinds(program, diagnostics);
   const evaluator = new Evaluator(index);
+  const tools = new ToolDeclarations(evaluator, diagnostics);
   const entry = program.modules.get(program.entry);
   const experiments: ExperimentModel[] = [];
   if (entry) {
     for (const decl of index.declarationsOf(entry).values()) {
+      // Every tool of the file is checked, used or not, and whatever else is wrong: its
+      // problems are all reported in the same run as the experiments'.
+      if (decl.type === "tool") tools.check(decl);
       if (decl.type !== "experiment") continue;
-      experiments.push(analyzeExperiment(decl, evaluator, index, diagnostics));
+      experiments.push(analyzeExperiment(decl, evaluator, index, tools, diagnostics));
     }
   }
-  for (const d of evaluator.diagnostics) diagnostics.push(d);
+  append(diagnostics, evaluator.diagnostics);
   return { program, experiments, diagnostics: unique(diagnostics) };
 }
 
@@ -86,13 +90,32 @@ function reportUnknownKinds(program: Program, diagnostics: Diagnostic[]): void {
   }
 }
 
-function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: DeclarationIndex, diagnostics: Diagnostic[]): ExperimentModel {
+/** Top-level `tool` declarations, each checked against the tool schema once. */
+class ToolDeclarations {
+  private readonly checked = new Map<Declaration, Tool | undefined>();
+
+  constructor(
+    private readonly evaluator: Evaluator,
+    private readonly diagnostics: Diagnostic[],
+  ) {}
+
+  /** The typed tool, or undefined when it has errors (reported the first time). */
+  check(decl: Declaration): Tool | undefined {
+    if (this.checked.has(decl)) return this.checked.get(decl);
+    const result = validate(this.evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } });
+    append(this.diagnostics, result.diagnostics);
+    this.checked.set(decl, result.data);
+    return result.data;
+  }
+}
+
+function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: DeclarationIndex, toolDeclarations: ToolDeclarations, diagnostics: Diagnostic[]): ExperimentModel {
   const value = evaluator.declaration(decl);
   const subject = { label: `experiment '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } };
   const variants: VariantModel[] = [];
   for (const variant of expandVariants(value, diagnostics)) {
     const result = validate(variant.value, experimentSchema, subject);
-    for (const d of result.diagnostics) diagnostics.push(d);
+    append(diagnostics, result.diagnostics);
     const config = result.data;
     const rewardTerms = new Map<string, RewardTerm>();
     const constraints = new Map<string, RewardExpr>();
@@ -116,7 +139,7 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
           if (typed) rewardTerms.set(name, typed);
         }
       }
-      tools = resolveTools(config, variant.value, decl.module, evaluator, index, diagnostics);
+      tools = resolveTools(config, variant.value, decl.module, index, toolDeclarations, diagnostics);
       // Constraints judge the call itself: `call.tool` and `call.args.*` are checked against the
       // experiment's tools; one an ablation arm does not offer is still a name, not a typo.
       const declaredTools = [
@@ -157,8 +180,8 @@ function resolveTools(
   config: ExperimentConfig,
   value: RecordValue,
   module: Module,
-  evaluator: Evaluator,
   index: DeclarationIndex,
+  toolDeclarations: ToolDeclarations,
   diagnostics: Diagnostic[],
 ): ResolvedTool[] {
   const envValues = value.fields.get("env");
@@ -180,27 +203,30 @@ function resolveTools(
     const harness = value.fields.get("harness");
     const toolsValue = harness?.kind === "record" ? harness.fields.get("tools") : undefined;
     const refOrigins: Origin[] = toolsValue?.kind === "list" ? toolsValue.items.map((i) => i.origin) : toolsValue ? [toolsValue.origin] : [];
+    // Built when a reference fails, not for every reference of a long list.
+    let candidates: string[] | undefined;
+    const toolCandidates = () =>
+      (candidates ??= [
+        ...Object.entries(config.env).flatMap(([env, e]) => [`${env}.tools`, ...Object.keys(e.tool).map((t) => `${env}.${t}`)]),
+        ...Object.keys(config.tool),
+      ]);
     list.forEach((ref, i) => {
       const origin = refOrigins[i] ?? value.origin;
       const [first, second, ...more] = ref.$name;
-      const unresolved = (candidates: string[]) =>
+      const unresolved = () =>
         diagnostics.push({
           code: "unresolved-reference",
           severity: "error",
           message: `cannot find the tool '${ref.$name.join(".")}'`,
           file: origin.file,
           range: origin.range,
-          hint: didYouMean(ref.$name.join("."), candidates) ?? "name an env's tool (env.tool), all of an env's tools (env.tools), or a declared tool",
+          hint: didYouMean(ref.$name.join("."), toolCandidates()) ?? "name an env's tool (env.tool), all of an env's tools (env.tools), or a declared tool",
         });
-      const candidates = [
-        ...Object.entries(config.env).flatMap(([env, e]) => [`${env}.tools`, ...Object.keys(e.tool).map((t) => `${env}.${t}`)]),
-        ...Object.keys(config.tool),
-      ];
-      if (more.length > 0 || first === undefined) return unresolved(candidates);
+      if (more.length > 0 || first === undefined) return unresolved();
       if (second !== undefined && config.env[first]) {
         if (second === "tools") for (const name of Object.keys(config.env[first]!.tool)) out.push(envTool(first, name));
         else if (config.env[first]!.tool[second]) out.push(envTool(first, second));
-        else unresolved(candidates);
+        else unresolved();
         return;
       }
       if (second === undefined && config.tool[first]) {
@@ -210,17 +236,18 @@ function resolveTools(
       }
       // A tool declared at the top level of this file or of an imported one.
       const decl = second === undefined ? index.declarationsOf(module).get(first) : index.importedModule(module, first) && index.declarationsOf(index.importedModule(module, first)!).get(second);
-      if (!decl || decl.type !== "tool") return unresolved(candidates);
-      const checked = validate(evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } });
-      for (const d of checked.diagnostics) diagnostics.push(d);
-      if (checked.data) out.push({ name: decl.name, env: null, definition: checked.data, schema: toFunctionTool(decl.name, checked.data), origin });
+      if (!decl || decl.type !== "tool") return unresolved();
+      const definition = toolDeclarations.check(decl);
+      if (definition) out.push({ name: decl.name, env: null, definition, schema: toFunctionTool(decl.name, definition), origin });
     });
   }
   // Names must be unique among the tools one episode sees; schemas must compile.
   const seen = new Map<string, ResolvedTool>();
+  /** The first tool of each name, whichever env it is from. */
+  const firstByName = new Map<string, ResolvedTool>();
   for (const t of out) {
     const key = `${t.env ?? "*"}:${t.name}`;
-    const clash = seen.get(key) ?? (t.env === null ? [...seen.values()].find((s) => s.name === t.name) : seen.get(`*:${t.name}`));
+    const clash = seen.get(key) ?? (t.env === null ? firstByName.get(t.name) : seen.get(`*:${t.name}`));
     if (clash) {
       diagnostics.push({
         code: "duplicate-tool",
@@ -232,6 +259,7 @@ function resolveTools(
       });
     }
     seen.set(key, t);
+    if (!firstByName.has(t.name)) firstByName.set(t.name, t);
     for (const problem of toolSchemaProblems(t.definition)) {
       diagnostics.push({
         code: "invalid-tool-schema",
@@ -243,6 +271,11 @@ function resolveTools(
     }
   }
   return out;
+}
+
+/** `target.push(...items)` without passing every item as an argument: a spec with 100k errors overflows the stack that way. */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
 }
 
 function unique(diagnostics: Diagnostic[]): Diagnostic[] {

@@ -1,8 +1,12 @@
 // Top-level declarations of each module (`env world {...}`, `algorithm grpo {...}`) and how an
 // `extends` reference finds one: `name` in the same file, `alias.name` through an import.
+import { readFileSync } from "node:fs";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { didYouMean } from "../diagnostics/suggest.js";
+import { arlFilesBelow, importPathBelow } from "../language/arl-files.js";
 import type { Block, Reference } from "../language/ast.js";
-import type { Module, Program } from "../language/imports.js";
+import { STDLIB_ROOT, type Module, type Program } from "../language/imports.js";
+import { parse } from "../language/parse.js";
 
 export interface Declaration {
   readonly name: string;
@@ -76,6 +80,30 @@ export class DeclarationIndex {
     return undefined;
   }
 
+  /**
+   * The hint of an `extends` that did not resolve: a close name that is in scope, else the
+   * stdlib files that declare that name as a `type` (with the import that brings it in), else how
+   * to declare it.
+   */
+  unresolvedHint(module: Module, ref: Reference, type: string): string {
+    const parts = ref.parts.map((p) => p.name);
+    const written = parts.join(".");
+    const close = didYouMean(written, this.candidates(module, type));
+    if (close) return close;
+    const name = parts[parts.length - 1]!;
+    const alias = parts.length === 2 ? parts[0]! : undefined;
+    const files = stdlibDeclaring(type, name);
+    if (files.length > 0 && parts.length <= 2) {
+      const imported = alias === undefined ? undefined : module.imports.find((i) => i.name === alias);
+      const imports = files.map((f) => (alias === undefined ? `import "${f}"` : `import "${f}" as ${alias}`));
+      const where = files.length === 1 ? `"${files[0]}" declares the ${type} '${name}'` : `${files.map((f) => `"${f}"`).join(" and ")} declare the ${type} '${name}'`;
+      const use = alias === undefined ? ` and write '${defaultImportName(files[0]!)}.${name}'` : "";
+      if (imported) return `'${alias}' imports "${imported.decl.path.value}", which does not declare it; ${where}: ${imports.join(" or ")}`;
+      return `${where}: add ${imports.join(" or ")}${use}`;
+    }
+    return `declare '${type} ${name} { ... }' or import the file that does`;
+  }
+
   /** Names an `extends` of the given block type could have meant, for "did you mean". */
   candidates(module: Module, type: string): string[] {
     const out: string[] = [];
@@ -87,4 +115,34 @@ export class DeclarationIndex {
     }
     return out;
   }
+}
+
+let stdlibIndex: Map<string, string[]> | undefined;
+
+/** Import paths ("std/algorithms") of the stdlib files that declare `name` as a `type`, read once. */
+export function stdlibDeclaring(type: string, name: string): string[] {
+  if (!stdlibIndex) {
+    stdlibIndex = new Map();
+    for (const file of arlFilesBelow(STDLIB_ROOT)) {
+      let text: string;
+      try {
+        text = readFileSync(file, "utf8");
+      } catch {
+        continue;
+      }
+      for (const block of parse(text, file).document.blocks) {
+        if (!block.name) continue;
+        const key = `${block.type.name} ${block.name.name}`;
+        const files = stdlibIndex.get(key) ?? [];
+        files.push(importPathBelow(STDLIB_ROOT, file));
+        stdlibIndex.set(key, files);
+      }
+    }
+  }
+  return stdlibIndex.get(`${type} ${name}`) ?? [];
+}
+
+/** The name an import without `as` gives: the path's last segment. */
+function defaultImportName(importPath: string): string {
+  return importPath.split("/").pop()!;
 }

@@ -2,12 +2,11 @@
 // `env code {...}` sit under `env.code`), `extends` deep-merges the base declaration under the
 // entries, constant arithmetic is folded, and anything over run-time signals stays an expression.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/suggest.js";
 import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
 import type { Module } from "../language/imports.js";
 import type { Declaration, DeclarationIndex } from "./declarations.js";
-import { emptyRecord, mergeValues, setPath, type Origin, type RecordValue, type Value } from "./values.js";
+import { emptyRecord, mergeValues, RecordBuilder, type Origin, type RecordValue, type Value } from "./values.js";
 
 export class Evaluator {
   readonly diagnostics: Diagnostic[] = [];
@@ -56,14 +55,13 @@ export class Evaluator {
     const written = ref.parts.map((p) => p.name).join(".");
     if (!target && ref.parts.length === 2 && this.index.isBrokenImport(module, ref.parts[0]!.name)) return undefined;
     if (!target) {
-      const suggestion = didYouMean(written, this.index.candidates(module, block.type.name));
       this.diagnostics.push({
         code: "unresolved-reference",
         severity: "error",
         message: `cannot find '${written}' to extend`,
         file: module.path,
         range: ref.range,
-        hint: suggestion ?? `declare '${block.type.name} ${ref.parts[ref.parts.length - 1]!.name} { ... }' or import the file that does`,
+        hint: this.index.unresolvedHint(module, ref, block.type.name),
       });
       return undefined;
     }
@@ -82,7 +80,7 @@ export class Evaluator {
   }
 
   entries(entries: readonly ast.Entry[], module: Module, origin: Origin): RecordValue {
-    let record = emptyRecord(origin);
+    const record = new RecordBuilder(emptyRecord(origin));
     const assigned = new Map<string, { range: ast.Entry["range"]; isRecord: boolean }>();
     for (const entry of entries) {
       let path: string[];
@@ -102,9 +100,9 @@ export class Evaluator {
       }
       if (!value) continue;
       if (this.reportDuplicate(path, value.kind === "record", entry, assigned, module)) continue;
-      record = setPath(record, path, value, keyOrigins, doc);
+      record.set({ path, value, keyOrigins, ...(doc !== undefined ? { doc } : {}) });
     }
-    return record;
+    return record.build();
   }
 
   /** The same path set twice in one block, or a value set both whole and by a dotted path. */

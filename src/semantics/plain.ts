@@ -42,12 +42,12 @@ export function toPlain(value: Value): PlainResult {
   return { plain: convert(value, []), valuesByPath };
 }
 
-/** The value written at `path`, or at the longest prefix of it that was written. */
-export function valueAt(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[]): { value: Value; exact: boolean } | undefined {
+/** The value written at `path`, or at the longest prefix of it that was written (`at`). */
+export function valueAt(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[]): { value: Value; exact: boolean; at: readonly (string | number)[] } | undefined {
   const p = path.filter((k): k is string | number => typeof k !== "symbol");
   for (let n = p.length; n >= 0; n--) {
     const v = valuesByPath.get(pathKey(p.slice(0, n)));
-    if (v) return { value: v, exact: n === p.length };
+    if (v) return { value: v, exact: n === p.length, at: p.slice(0, n) };
   }
   return undefined;
 }

@@ -62,26 +62,9 @@ export function toolSchemaProblems(tool: Tool): readonly string[] {
   return problems;
 }
 
+/** What ajv itself rejects; the schema's own consistency is checked with the spec (schema/tool.ts). */
 function computeProblems(tool: Tool): string[] {
   const problems: string[] = [];
-  const walk = (p: ToolParameter, at: string) => {
-    if (p.minimum !== undefined && p.maximum !== undefined && p.minimum > p.maximum) problems.push(`${at}: minimum ${p.minimum} is above maximum ${p.maximum}`);
-    if (p.min_length !== undefined && p.max_length !== undefined && p.min_length > p.max_length) problems.push(`${at}: min_length is above max_length`);
-    const numeric = p.type === "number" || p.type === "integer";
-    if ((p.minimum !== undefined || p.maximum !== undefined) && !numeric) problems.push(`${at}: minimum/maximum apply to numbers, not ${p.type}`);
-    if ((p.pattern !== undefined || p.min_length !== undefined || p.max_length !== undefined) && p.type !== "string") problems.push(`${at}: pattern and lengths apply to strings, not ${p.type}`);
-    if (p.items !== undefined && p.type !== "array") problems.push(`${at}: items applies to arrays, not ${p.type}`);
-    if (p.type === "array" && p.items === undefined) problems.push(`${at}: an array parameter needs 'items'`);
-    if (p.properties !== undefined && p.type !== "object") problems.push(`${at}: properties apply to objects, not ${p.type}`);
-    for (const v of p.enum ?? []) {
-      const ok = p.type === "string" ? typeof v === "string" : numeric ? typeof v === "number" && (p.type === "number" || Number.isInteger(v)) : p.type === "boolean" ? typeof v === "boolean" : false;
-      if (!ok) problems.push(`${at}: enum value ${JSON.stringify(v)} is not of type ${p.type}`);
-    }
-    if (p.items) walk(p.items, `${at}.items`);
-    for (const [k, q] of Object.entries(p.properties ?? {})) walk(q, `${at}.${k}`);
-  };
-  for (const [name, p] of Object.entries(tool.parameters)) walk(p, name);
-  if (problems.length > 0) return problems;
   const schema = toFunctionTool("t", tool).function.parameters;
   const ajv = compiler();
   try {

@@ -4,7 +4,8 @@ import type * as z from "zod";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { didYouMean } from "../diagnostics/suggest.js";
 import { pathKey, toPlain, valueAt, type PathKey } from "./plain.js";
-import { fieldNames } from "./schema/introspect.js";
+import { isSchemaDiagnostic } from "./schema/common.js";
+import { acceptsNone, fieldDoc, fieldNames } from "./schema/introspect.js";
 import { describeValue, type Origin, type RecordValue, type Value } from "./values.js";
 
 export interface ValidationResult<T> {
@@ -73,6 +74,12 @@ export function validate<S extends z.ZodType>(value: RecordValue, schema: S, sub
   return { diagnostics, plain, valuesByPath };
 }
 
+/** A choice written as a call (`mean(2)`, `rooms(3)`): the bare name it may have meant. */
+function calledChoiceHint(v: Value, choices: readonly string[]): string | undefined {
+  if (v.kind !== "call") return undefined;
+  return choices.includes(v.callee) ? `'${v.callee}' takes no arguments: write '${v.callee}'` : didYouMean(v.callee, choices);
+}
+
 /** Where the key `path[-1]` was written in its parent record, or the parent block's own name. */
 function keyOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[], subject: Subject): Origin {
   for (let n = path.length; n > 0; n--) {
@@ -130,6 +137,23 @@ function issueDiagnostics(
           ),
         ];
 
+  // A schema that reported its own diagnostic (schema/common.ts reportDiagnostic) says it best.
+  const own = issue.code === "custom" ? (issue.params as { diagnostic?: unknown } | undefined)?.diagnostic : undefined;
+  if (isSchemaDiagnostic(own)) {
+    const fill = (text: string) => text.replaceAll("{where}", where).replaceAll("{found}", found ? describeValue(found.value) : "nothing");
+    return [at(found?.value.origin ?? subject.origin, own.code, fill(own.message), own.hint === undefined ? undefined : fill(own.hint))];
+  }
+
+  // A block was expected where a name, a call or an expression was written: zod sees its plain
+  // form ({ $name }, { $call, args, named }, { $expr }) and reports unknown fields of that form,
+  // or fields of the block missing below it. Either way it is one mismatch, at the value.
+  if (found && found.value.kind !== "record" && found.value.kind !== "list" && (!found.exact || issue.code === "unrecognized_keys")) {
+    const nullable = acceptsNone(schema, found.at, plain);
+    const none = nullable && found.value.kind === "name" ? didYouMean(found.value.path.join("."), ["none"]) : undefined;
+    const field = found.at.length > 0 ? `'${dotted(found.at)}'` : subject.label;
+    return [at(found.value.origin, "type-mismatch", `${field} expects a block { ... }${nullable ? " or none" : ""}, found ${describeValue(found.value)}`, none)];
+  }
+
   switch (issue.code) {
     case "unrecognized_keys": {
       const record = found?.exact ? found.value : undefined;
@@ -150,7 +174,7 @@ function issueDiagnostics(
       if (!found?.exact) return [at(subject.origin, "invalid-enum", `${where} must be one of ${values.join(", ")}`)];
       const v = found.value;
       const written = v.kind === "name" ? v.path.join(".") : v.kind === "scalar" ? String(v.value) : undefined;
-      if (written === undefined) return [at(v.origin, "type-mismatch", `${where} expects one of ${values.join(", ")}, found ${describeValue(v)}`)];
+      if (written === undefined) return [at(v.origin, "type-mismatch", `${where} expects one of ${values.join(", ")}, found ${describeValue(v)}`, calledChoiceHint(v, values))];
       return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${values.join(", ")}`, didYouMean(written, values))];
     }
     case "invalid_union": {
@@ -160,10 +184,17 @@ function issueDiagnostics(
         if (!found?.exact) return missing(path.slice(0, -1), u.discriminator, `one of ${options.join(", ")}`);
         const v = found.value;
         const written = v.kind === "name" ? v.path.join(".") : v.kind === "scalar" ? String(v.value) : describeValue(v);
-        return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${options.join(", ")}`, didYouMean(written, options))];
+        return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${options.join(", ")}`, calledChoiceHint(v, options) ?? didYouMean(written, options))];
       }
+      // The option that got furthest into the value (`[code.run_tests, 5]` is a list, but of
+      // names) says what is wrong inside it; when no option got past the value itself, say
+      // what the field takes.
+      const depth = (issues: readonly z.core.$ZodIssue[]) => issues.reduce((d, i) => Math.min(d, i.path.length), Number.POSITIVE_INFINITY);
+      const options = (u.errors ?? []).filter((issues) => issues.length > 0);
+      const furthest = options.reduce<readonly z.core.$ZodIssue[] | undefined>((best, issues) => (depth(issues) > (best ? depth(best) : 0) ? issues : best), undefined);
+      if (furthest) return furthest.flatMap((inner) => issueDiagnostics({ ...inner, path: [...path, ...inner.path] }, schema, plain, valuesByPath, subject));
       const origin = found?.value.origin ?? subject.origin;
-      return [at(origin, "type-mismatch", `${where} has the wrong form${found ? `: found ${describeValue(found.value)}` : ""}`)];
+      return [at(origin, "type-mismatch", `${where} has the wrong form${found ? `: found ${describeValue(found.value)}` : ""}`, fieldDoc(schema, path, plain))];
     }
     case "too_small":
     case "too_big": {

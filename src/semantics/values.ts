@@ -91,28 +91,67 @@ export function mergeValues(base: Value, override: Value): Value {
   };
 }
 
+/** One entry of a block: `path` (each segment written at `keyOrigins[i]`) set to `value`. */
+export interface Assignment {
+  readonly path: readonly string[];
+  readonly value: Value;
+  readonly keyOrigins: readonly Origin[];
+  readonly doc?: string;
+}
+
 /**
- * Sets `path` inside `record` to `value` (deep-merging records), creating records on the way.
- * `keyOrigins[i]` is where segment i of the path was written.
+ * Sets paths inside a record in order (deep-merging records, creating records on the way), as
+ * if each assignment copied the record, without copying a record's maps for every entry: a
+ * record is copied once, the first time an assignment reaches it, and that copy is then updated
+ * in place. What the builder was given (the base, the values) is never changed.
  */
-export function setPath(record: RecordValue, path: readonly string[], value: Value, keyOrigins: readonly Origin[], doc?: string): RecordValue {
-  const [head, ...rest] = path;
-  const headOrigin = keyOrigins[0];
-  if (head === undefined || headOrigin === undefined) return record;
-  const fields = new Map(record.fields);
-  const origins = new Map(record.keyOrigins);
-  const docs = new Map(record.docs);
-  const existing = fields.get(head);
-  if (rest.length === 0) {
-    fields.set(head, existing ? mergeValues(existing, value) : value);
-    origins.set(head, headOrigin);
-    if (doc !== undefined) docs.set(head, doc);
-  } else {
-    const inner = existing?.kind === "record" ? existing : emptyRecord(headOrigin);
-    fields.set(head, setPath(inner, rest, value, keyOrigins.slice(1), doc));
-    if (!origins.has(head)) origins.set(head, headOrigin);
+export class RecordBuilder {
+  private root: RecordValue;
+  /** The records this builder copied or created, whose maps it may still change. */
+  private owned = new WeakSet<RecordValue>();
+
+  constructor(base: RecordValue) {
+    this.root = base;
   }
-  return { ...record, fields, keyOrigins: origins, docs };
+
+  set(a: Assignment): this {
+    this.root = this.setIn(this.root, a.path, 0, a);
+    return this;
+  }
+
+  /** The record; later `set` calls copy again rather than change what was returned. */
+  build(): RecordValue {
+    this.owned = new WeakSet();
+    return this.root;
+  }
+
+  private own(record: RecordValue): RecordValue {
+    if (this.owned.has(record)) return record;
+    const copy: RecordValue = { ...record, fields: new Map(record.fields), keyOrigins: new Map(record.keyOrigins), docs: new Map(record.docs) };
+    this.owned.add(copy);
+    return copy;
+  }
+
+  private setIn(record: RecordValue, path: readonly string[], at: number, a: Assignment): RecordValue {
+    const head = path[at];
+    const headOrigin = a.keyOrigins[at];
+    if (head === undefined || headOrigin === undefined) return record;
+    const target = this.own(record);
+    // Owned records are mutable by construction (own() made their maps).
+    const fields = target.fields as Map<string, Value>;
+    const origins = target.keyOrigins as Map<string, Origin>;
+    const existing = fields.get(head);
+    if (at === path.length - 1) {
+      fields.set(head, existing ? mergeValues(existing, a.value) : a.value);
+      origins.set(head, headOrigin);
+      if (a.doc !== undefined) (target.docs as Map<string, string>).set(head, a.doc);
+    } else {
+      const inner = existing?.kind === "record" ? existing : emptyRecord(headOrigin);
+      fields.set(head, this.setIn(inner, path, at + 1, a));
+      if (!origins.has(head)) origins.set(head, headOrigin);
+    }
+    return target;
+  }
 }
 
 export function getPath(value: Value, path: readonly string[]): Value | undefined {

@@ -1,7 +1,7 @@
 // Sweeps and ablations: an experiment's `sweep` (cartesian product over its fields) and
 // `ablation` (named override sets) become variants, each the experiment with its overrides.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { describeValue, setPath, type Origin, type RecordValue, type Value } from "./values.js";
+import { describeValue, RecordBuilder, type Origin, type RecordValue, type Value } from "./values.js";
 
 export interface Override {
   readonly path: readonly string[];
@@ -23,11 +23,11 @@ interface Leaf {
 }
 
 /** Leaves of a record of overrides: `rollout { cross_policy: none }` gives `rollout.cross_policy`. */
-function leaves(record: RecordValue, prefix: string[] = []): Leaf[] {
-  const out: Leaf[] = [];
+function leaves(record: RecordValue, prefix: string[] = [], out: Leaf[] = []): Leaf[] {
   for (const [key, value] of record.fields) {
     const path = [...prefix, key];
-    if (value.kind === "record" && value.fields.size > 0 && value.extendsFrom === undefined) for (const leaf of leaves(value, path)) out.push(leaf);
+    // Into the same array: spreading a nested block's leaves as arguments overflows the stack for a big one.
+    if (value.kind === "record" && value.fields.size > 0 && value.extendsFrom === undefined) leaves(value, path, out);
     else out.push({ path, value, keyOrigin: record.keyOrigins.get(key) ?? value.origin });
   }
   return out;
@@ -111,10 +111,10 @@ export function expandVariants(experiment: RecordValue, diagnostics: Diagnostic[
   for (const arm of arms) {
     for (const combo of combos) {
       const name = [arm.name, combo.name].filter(Boolean).join(",") || "default";
-      let value = base;
       const all = [...arm.overrides, ...combo.overrides];
-      for (const o of all) value = setPath(value, o.path, o.value, o.path.map(() => o.keyOrigin));
-      variants.push({ name, overrides: all.map((o) => ({ path: o.path, value: o.value })), value });
+      const value = new RecordBuilder(base);
+      for (const o of all) value.set({ path: o.path, value: o.value, keyOrigins: o.path.map(() => o.keyOrigin) });
+      variants.push({ name, overrides: all.map((o) => ({ path: o.path, value: o.value })), value: value.build() });
     }
   }
   return variants;

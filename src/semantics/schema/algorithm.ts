@@ -1,15 +1,18 @@
 import * as z from "zod";
-import { doc, enumOf, isPlainCall, isPlainName, positiveInt, probability } from "./common.js";
+import { doc, enumOf, positiveInt, probability, shorthand } from "./common.js";
 
 export const reductionModes = ["token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "constant", "group_token_mean"] as const;
 
 /** `token_mean` or `constant(1024)` in the spec; `{ mode, constant? }` in the plan. */
-export const reductionSchema = z.preprocess(
-  (v) => {
-    if (isPlainName(v) && v.$name.length === 1) return { mode: v.$name[0] };
-    if (typeof v === "string") return { mode: v };
-    if (isPlainCall(v) && v.$call === "constant") return { mode: "constant", constant: v.args[0] };
-    return v;
+export const reductionSchema = shorthand(
+  { token_mean: { mode: "token_mean" }, seq_mean_token_mean: { mode: "seq_mean_token_mean" }, seq_mean_token_sum: { mode: "seq_mean_token_sum" }, group_token_mean: { mode: "group_token_mean" } },
+  {
+    constant: {
+      form: "constant(N)",
+      arg: z.number().positive(),
+      argText: "a positive number of tokens (e.g. the generation budget)",
+      build: (constant) => ({ mode: "constant", constant }),
+    },
   },
   z.discriminatedUnion("mode", [
     z.strictObject({ mode: z.literal("token_mean") }),
@@ -18,6 +21,7 @@ export const reductionSchema = z.preprocess(
     z.strictObject({ mode: z.literal("group_token_mean") }),
     z.strictObject({ mode: z.literal("constant"), constant: z.number().positive() }),
   ]),
+  "mode",
 );
 
 export type Reduction = z.output<typeof reductionSchema>;
@@ -43,18 +47,17 @@ export const clipSchema = z.strictObject({
   dual: doc(z.number().gt(1).nullable().default(null), "Dual clip c > 1 for negative advantages; none: off."),
 });
 
-export const klReferenceSchema = z.preprocess(
-  (v) => {
-    if (isPlainName(v) && v.$name.length === 1 && v.$name[0] === "initial") return { kind: "initial" };
-    if (isPlainCall(v) && v.$call === "refresh") return { kind: "refresh", every: v.args[0] };
-    return v;
-  },
+/** `initial` or `refresh(N)` in the spec; `{ kind, every? }` in the plan. */
+export const klReferenceSchema = shorthand(
+  { initial: { kind: "initial" } },
+  { refresh: { form: "refresh(N)", arg: positiveInt, argText: "a positive whole number of steps", build: (every) => ({ kind: "refresh", every }) } },
   z
     .discriminatedUnion("kind", [
       z.strictObject({ kind: z.literal("initial") }),
       z.strictObject({ kind: z.literal("refresh"), every: positiveInt }),
     ])
     .nullable(),
+  "kind",
 );
 
 export const klSchema = z.strictObject({

@@ -6,7 +6,10 @@ import { toolSchema } from "./tool.js";
 
 export const signalSchema = z.strictObject({
   scope: doc(enumOf(["outcome", "state"]), "outcome: known at the end of the episode; state: known after every step."),
-  type: doc(enumOf(["bool", "number", "count"]), "bool is 0/1 in arithmetic; count is a non-negative integer."),
+  type: doc(
+    enumOf(["bool", "number", "count"], { boolean: "bool", float: "number", double: "number", int: "count", integer: "count" }),
+    "bool is 0/1 in arithmetic; count is a non-negative integer.",
+  ),
   min: doc(z.number().optional(), "Smallest value the env reports."),
   max: doc(z.number().optional(), "Largest value the env reports."),
   violation: doc(z.boolean().default(false), "The signal reports a rule violation: block it with `constraints`, do not penalise it."),

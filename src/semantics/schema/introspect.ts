@@ -76,6 +76,19 @@ export function schemaAt(root: AnySchema, path: readonly PropertyKey[], data?: u
   return s;
 }
 
+/** Whether the field at `path` may be `none` (its schema, wrappers included, accepts null). */
+export function acceptsNone(root: AnySchema, path: readonly PropertyKey[], data?: unknown): boolean {
+  if (path.length === 0) return root.safeParse(null).success;
+  const parent = schemaAt(root, path.slice(0, -1), data);
+  if (!parent) return false;
+  const key = String(path[path.length - 1]);
+  return objectOptions(parent, valueAtPath(data, path.slice(0, -1))).some((o) => {
+    const od = def(o);
+    const field = od.type === "object" ? (od.shape?.[key] ?? od.catchall) : od.type === "record" ? od.valueType : undefined;
+    return field?.safeParse(null).success ?? false;
+  });
+}
+
 /** Field names of the object schema at `path` (all union options' when not narrowed). */
 export function fieldNames(root: AnySchema, path: readonly PropertyKey[], data?: unknown): string[] {
   const s = schemaAt(root, path, data);

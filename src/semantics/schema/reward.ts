@@ -1,5 +1,6 @@
 import * as z from "zod";
-import { doc, enumOf, isPlainCall, rewardExpression, type PlainCall } from "./common.js";
+import { didYouMean } from "../../diagnostics/suggest.js";
+import { doc, enumOf, isPlainCall, reportDiagnostic, rewardExpression, type PlainCall } from "./common.js";
 
 /** Entries of `reward` other than these are named terms. */
 export const rewardSettingNames = ["on_env_error"] as const;
@@ -16,8 +17,17 @@ export const rewardSchema = z
 export type Reward = z.output<typeof rewardSchema>;
 
 /** `constraints { NAME: block(condition) }`: hard blocks, enforced by the harness. */
-export const constraintSchema = z.custom<PlainCall>((v) => isPlainCall(v) && v.$call === "block" && v.args.length === 1, {
-  message: "expected block(condition), e.g. block(tool.name == \"execute\")",
-});
+const isBlockCall = (v: unknown): v is PlainCall => isPlainCall(v) && v.$call === "block" && v.args.length === 1 && Object.keys(v.named).length === 0;
+
+export const constraintSchema = z.preprocess((v, ctx) => {
+  if (isBlockCall(v)) return v;
+  const example = 'e.g. block(tool.name == "execute")';
+  if (isPlainCall(v) && v.$call === "block") reportDiagnostic(ctx, { code: "invalid-call", message: "block(...) takes one condition: the calls or states it blocks", hint: example });
+  else if (isPlainCall(v)) {
+    const suggestion = didYouMean(v.$call, ["block"]);
+    reportDiagnostic(ctx, { code: "invalid-value", message: `{where} expects block(condition), found ${v.$call}(...)`, hint: suggestion ? `did you mean 'block(...)'?` : example });
+  } else reportDiagnostic(ctx, { code: "type-mismatch", message: "{where} expects block(condition), found {found}", hint: example });
+  return v;
+}, z.custom<PlainCall>(isBlockCall));
 
 export const constraintsSchema = z.record(z.string(), constraintSchema);
