@@ -278,7 +278,7 @@ export class ExpressionChecker {
     const fn = callee ? expressionFunctions[callee] : undefined;
     if (!callee || !fn) {
       const names = Object.keys(expressionFunctions);
-      this.error(origin, "unknown-function", `unknown function '${callee ?? "?"}' in an expression`, didYouMean(callee ?? "", names) ?? `available: ${names.join(", ")}, and potential(...) as a whole reward term`);
+      this.error(origin, "unknown-function", `unknown function '${callee ?? "?"}' in an expression`, didYouMean(callee ?? "", [...names, "potential"]) ?? `available: ${names.join(", ")}, and potential(...) as a whole reward term`);
       return undefined;
     }
     const [least, most] = fn.arity;
