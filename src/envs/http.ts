@@ -53,9 +53,6 @@ type Op = "reset" | "step" | "outcome" | "close";
 type ErrorKind = EnvError["kind"];
 type Session = string | number;
 
-/** Largest answer body read when the env does not set max_response_bytes. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_MAX_MS = 2000;
 
@@ -211,7 +208,7 @@ export class HttpInstance implements EnvInstance {
         signal: controller.signal,
       });
       status = response.status;
-      text = await cappedText(response, this.env.max_response_bytes ?? DEFAULT_MAX_RESPONSE_BYTES, where);
+      text = await cappedText(response, this.env.max_response_bytes, where);
     } catch (error) {
       if (error instanceof EnvError) throw error;
       if (timedOut) throw new EnvError(`env server did not answer ${where} within ${this.env.timeout_s} s`, "timeout");

@@ -124,9 +124,8 @@ const externalCommon = {
   task: d(z.string().nullable(), "Task name on the server."),
 };
 
-/** Absent unless set, so that plans without it keep their hashes (the adapter's default applies). */
 const httpLimits = {
-  max_response_bytes: d(z.number().int().positive().optional(), "Largest answer body accepted from the server, in bytes (default 8 MiB); a larger one is a protocol error."),
+  max_response_bytes: d(bounded("envs.*.max_response_bytes", positiveInt), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error."),
 };
 
 const envSchema = z

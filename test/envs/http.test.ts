@@ -107,6 +107,7 @@ function makeEnv(overrides: Partial<HttpEnv> = {}): HttpEnv {
     retries: 2,
     task: "counter",
     url: server.url,
+    max_response_bytes: 8 * 1024 * 1024, // the spec's default
     ...overrides,
   };
 }

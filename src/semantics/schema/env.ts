@@ -82,6 +82,7 @@ const http = z.strictObject({
   ...external,
   kind: z.literal("http"),
   url: doc(z.string().min(1), "Base URL of the task server (reset, step, close)."),
+  max_response_bytes: doc(positiveInt.default(8 * 1024 * 1024), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error (read no further than this)."),
 });
 
 const subprocess = z.strictObject({
