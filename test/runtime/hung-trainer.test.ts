@@ -64,16 +64,18 @@ describe("a hung trainer", () => {
 describe("a run on a huge batch", () => {
   it("shows progress within its first iteration and stops at once on SIGTERM, leaving a resumable directory", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-huge-"));
-    writeFileSync(path.join(dir, "huge.arl"), spec("iterations: 2, tasks_per_batch: 100000").replace("tasks_per_batch: 3, ", ""));
+    writeFileSync(path.join(dir, "huge.arl"), spec("iterations: 2, tasks_per_batch: 60000").replace("tasks_per_batch: 3, ", ""));
     const child = execa(process.execPath, [arl, "run", "huge.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`], { cwd: dir, reject: false });
     let stdout = "";
     const progressed = new Promise<void>((resolve) => {
       child.stdout!.on("data", (chunk: Buffer) => {
         stdout += chunk.toString("utf8");
-        if (/rollout \d+ of 400000 episodes played/.test(stdout)) resolve();
+        if (/rollout \d+ of 240000 episodes played/.test(stdout)) resolve();
       });
     });
-    await progressed;
+    // A run that ends (a refusal, say) before it shows progress fails here, not at the timeout.
+    const endedFirst = await Promise.race([progressed.then(() => false), child.then(() => true)]);
+    expect(endedFirst, `the run ended before showing progress:\n${stdout}`).toBe(false);
     const signalled = Date.now();
     child.kill("SIGTERM");
     const result = await child;
