@@ -13,6 +13,7 @@ import { lex } from "../language/lexer.js";
 import { parse } from "../language/parse.js";
 import { parser } from "../language/parser.js";
 import { consume, defaultMeasureOptions, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { mulberry32 as rng } from "../rl/random.js";
 
 // --- a small spec model, printed both as ARL and as a plain object for YAML ---------------------
 
@@ -58,18 +59,6 @@ const list = (...items: Value[]): Value => ({ t: "list", items });
 const rec = (...entries: Entry[]): Value => ({ t: "rec", entries });
 const field = (p: string, value: Value, extra: { doc?: string; comment?: string } = {}): FieldEntry => ({ t: "field", path: p.split("."), value, ...extra });
 const block = (type: string, entries: Entry[], extra: Omit<BlockEntry, "t" | "type" | "entries"> = {}): BlockEntry => ({ t: "block", type, entries, ...extra });
-
-/** mulberry32: a tiny seeded generator, so the spec is the same on every run and machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function common(): Entry[] {
   return [

@@ -6,17 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamMessageReader, type RequestMessage } from "vscode-languageserver-protocol/node";
 import { FramingGuard } from "../../src/lsp/framing.js";
 import { frame, probe, RawServer } from "./raw.js";
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from "../../src/rl/random.js";
 
 type Random = () => number;
 const pick = <T>(next: Random, list: readonly T[]): T => list[Math.floor(next() * list.length)]!;

@@ -14,17 +14,7 @@ import { TextDocument } from "vscode-languageserver-textdocument";
 import { Compiler } from "../../src/compiler.js";
 import { LspClient, REPO } from "./client.js";
 import { MAIN } from "./fixtures.js";
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from "../../src/rl/random.js";
 
 function exercise(text: string, name: string, step: number): void {
   const workspace = new Workspace();
