@@ -547,14 +547,7 @@ class AstBuilder {
         if (firstUnreported < 0) firstUnreported = at;
         return whole;
       }
-      this.diagnostics.push({
-        code: "invalid-escape",
-        severity: "error",
-        message: `unknown escape sequence '${whole}'`,
-        file: this.file,
-        range: this.range(at, at + whole.length),
-        hint: 'valid escapes are \\n \\t \\r \\0 \\" \\\\ \\uXXXX and \\u{X...}',
-      });
+      this.diagnostics.push({ code: "invalid-escape", severity: "error", ...escapeProblem(whole), file: this.file, range: this.range(at, at + whole.length) });
       return whole;
     });
     if (firstUnreported >= 0) {
@@ -664,4 +657,16 @@ class ExpressionBuilder {
     this.next = index + 1;
     return this.b.operandValue(node);
   }
+}
+
+/** What is wrong with an escape the string decoder refused, and how to write it instead. */
+function escapeProblem(escape: string): { message: string; hint: string } {
+  const valid = 'valid escapes are \\n \\t \\r \\0 \\" \\\\ \\uXXXX and \\u{X...}';
+  const code = /^\\u\{?([0-9A-Fa-f]+)\}?$/.exec(escape);
+  if (!code) return { message: `unknown escape sequence '${escape}'`, hint: valid };
+  const cp = Number.parseInt(code[1]!, 16);
+  if (cp >= 0xd800 && cp <= 0xdfff) {
+    return { message: `'${escape}' is a lone surrogate, not a character (no UTF-8 text can hold it)`, hint: "write the character itself, or a high and low surrogate pair as two escapes (\\uD83D\\uDE00)" };
+  }
+  return { message: `'${escape}' is past U+10FFFF, the last Unicode code point`, hint: valid };
 }

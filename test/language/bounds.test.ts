@@ -179,6 +179,17 @@ describe("lone surrogates", () => {
     }
   }
 
+  it("a lone surrogate written as an escape is named as one, with how to write a pair", () => {
+    for (const escape of ["\\ud800", "\\uDC00", "\\u{D800}"]) {
+      const result = parse(`experiment e { a: "x${escape}y" }`, "f.arl");
+      expect(result.diagnostics.map((d) => d.code)).toEqual(["invalid-escape"]);
+      expect(result.diagnostics[0]!.message).toBe(`'${escape}' is a lone surrogate, not a character (no UTF-8 text can hold it)`);
+      expect(result.diagnostics[0]!.hint).toContain("surrogate pair");
+    }
+    expect(parse('experiment e { a: "\\uD83D\\uDE00" }', "f.arl").diagnostics).toEqual([]);
+    expect(parse('experiment e { a: "\\u{110000}" }', "f.arl").diagnostics[0]!.message).toContain("past U+10FFFF");
+  });
+
   it("a surrogate pair is a character, not an error", () => {
     expect(parse('experiment e { a: "😀" } // 😀', "f.arl").diagnostics).toEqual([]);
   });
