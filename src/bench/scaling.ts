@@ -58,7 +58,7 @@ export const shapes: readonly Shape[] = [
     name: "long lists",
     unit: "items in one list",
     base: 10_000,
-    spec: (n) => `${header}${experiment("e", `  eval { samples_per_task: ${n}, k: [${range(n).map((i) => i + 1).join(", ")}] }\n`)}`,
+    spec: (n) => `${header}${experiment("e", `  eval { samples_per_task: 4096, k: [${range(n).map((i) => (i % 4096) + 1).join(", ")}] }\n`)}`,
   },
   {
     name: "experiments",
