@@ -19,6 +19,7 @@ import type { Plan } from "../../src/plan/schema.js";
 import { renderPlanSchema } from "../../src/plan/write-schema.js";
 import { runArl } from "../helpers/cli.js";
 import { scriptedTrainerScript } from "../helpers/plans.js";
+import { sqlSpec } from "./specs.js";
 
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -131,20 +132,6 @@ function projectData(project: string) {
   const file = (name: string) => ({ path: `data/${name}`, sha256: sha(readFileSync(path.join(project, "data", name))) });
   return { database: file("shop.sqlite"), questions: file("questions.jsonl") };
 }
-
-const sqlSpec = (database: string, questions: string) => `import "std/envs/sql" as sql
-experiment e {
-  policy { model: "builtin:tiny" }
-  rollout { iterations: 1, tasks_per_batch: 1 }
-  algorithm { group_size: 2 }
-  env bank extends sql.bank_demo {
-    tasks: 4
-    split { train: 0.5, test: 0.5 }
-    database: "${database}"
-    questions: "${questions}"
-  }
-}
-`;
 
 const field = (f: DataField) => f.slice("sql.".length) as "database" | "questions";
 

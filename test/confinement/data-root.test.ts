@@ -11,23 +11,12 @@ import { createSqlEnv, type SqlEnv } from "../../src/envs/sql/index.js";
 import { DATA_ROOT_FILE } from "../../src/runtime/data-root.js";
 import { runArl } from "../helpers/cli.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
+import { sqlSpec } from "./specs.js";
 
 const trainer = `${process.execPath} ${scriptedTrainerScript}`;
 const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
-const spec = `import "std/envs/sql" as sql
-experiment e {
-  policy { model: "builtin:tiny" }
-  rollout { iterations: 1, tasks_per_batch: 1 }
-  algorithm { group_size: 2 }
-  env bank extends sql.bank_demo {
-    tasks: 4
-    split { train: 0.5, test: 0.5 }
-    database: "./data/shop.sqlite"
-    questions: "./data/questions.jsonl"
-  }
-}
-`;
+const spec = sqlSpec("./data/shop.sqlite", "./data/questions.jsonl");
 
 function writeData(dir: string, question = "How many items are there?"): void {
   mkdirSync(path.join(dir, "data"), { recursive: true });
