@@ -25,7 +25,7 @@ import { harnessVocabulary, runEpisode, type Episode } from "./harness.js";
 import { TrainerPolicy, type Policy } from "./policy.js";
 import { trainerDeadlines } from "./trainer-command.js";
 import { offPolicyMasked } from "./off-policy-mask.js";
-import { episodeRewards, evaluate } from "./rewards.js";
+import { episodeRewards, holds } from "./rewards.js";
 import type { RunDirectory, RunState } from "./run-dir.js";
 import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
 import { supervisedColdStart } from "./sft.js";
@@ -183,10 +183,9 @@ function toolsFor(plan: Plan, env: string): PlanTool[] {
   return plan.tools.filter((t) => t.env === null || t.env === env);
 }
 
-/** The plan's success criterion (eval.success) on the episode's final signals: true, or a number other than 0. */
+/** The plan's success criterion (eval.success) on the episode's final signals. */
 function success(plan: Plan, ep: Episode): boolean {
-  const v = evaluate(plan.eval.success, ep.final);
-  return v === true || (typeof v === "number" && v !== 0);
+  return holds(plan.eval.success, ep.final);
 }
 
 export async function executePlan(options: RunOptions): Promise<RunSummary> {

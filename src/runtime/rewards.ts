@@ -135,13 +135,18 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
   throw new RewardEvaluationError(`unknown operator in a reward expression`);
 }
 
+/** Whether a condition holds on the signals: true, a number other than 0, a non-empty string. */
+export function holds(condition: PlanExpr, source: SignalSource): boolean {
+  return truthy(evaluate(condition, source));
+}
+
 /**
  * Whether a constraint refuses a call. A condition that reads an argument the call does not
  * carry (`call.args.path` of a call to a tool without `path`) does not apply to that call.
  */
 export function constraintBlocks(condition: PlanExpr, source: SignalSource): boolean {
   try {
-    return truthy(evaluate(condition, source));
+    return holds(condition, source);
   } catch (error) {
     if (error instanceof MissingCallArgumentError) return false;
     throw error;
