@@ -210,7 +210,7 @@ export class RunDirectory {
     const bufferCommit = commitOf(BUFFER, state.bufferOffset);
     if (!metricsCommit || !bufferCommit) throw new RunDirectoryError(`${this.statePath} does not record ${metricsCommit ? BUFFER : METRICS}; restore it, or start a new run`);
     const what = state.iteration > 0 ? `iterations 1-${state.iteration}` : "the run's start";
-    this.metricsDigest = this.verifyAppendOnly(METRICS, metricsCommit, what, log);
+    const metrics = this.verifyAppendOnly(METRICS, metricsCommit, what, log);
     const buffer = this.verifyAppendOnly(BUFFER, bufferCommit, what, log);
 
     this.evalCommits.clear();
@@ -229,6 +229,10 @@ export class RunDirectory {
       throw new RunDirectoryError(`${checkpoint} is missing: it is the checkpoint of committed iteration ${state.iteration}, which the resumed run starts from; restore it, or start a new run`);
     }
 
+    // Every committed file passed: now drop what the interrupted iteration left behind.
+    metrics.cutBack();
+    buffer.cutBack();
+    this.metricsDigest = metrics.digest;
     const keep = state.checkpoint ? path.basename(state.checkpoint) : undefined;
     for (const entry of readdirSync(path.join(this.dir, "checkpoints"))) {
       const n = Number(/^iteration-(\d+)/.exec(entry)?.[1]);
@@ -238,11 +242,11 @@ export class RunDirectory {
       const n = Number(/^iteration-(\d+)/.exec(entry)?.[1]);
       if (Number.isFinite(n) && n > state.iteration) rmSync(path.join(this.dir, "eval", entry), { force: true });
     }
-    return { buffer, checkpoint };
+    return { buffer: buffer.digest, checkpoint };
   }
 
   /** One append-only file against its commit: cut back when longer, refused when it lost committed bytes. */
-  private verifyAppendOnly(file: string, commit: { bytes: number; sha256?: string }, what: string, log: (line: string) => void): RunningDigest {
+  private verifyAppendOnly(file: string, commit: { bytes: number; sha256?: string }, what: string, log: (line: string) => void): { digest: RunningDigest; cutBack: () => void } {
     const full = path.join(this.dir, file);
     const size = existsSync(full) ? statSync(full).size : undefined;
     const hint = "restore it from a copy, or start a new run; resuming would leave a hole in the run's record";
@@ -250,15 +254,21 @@ export class RunDirectory {
     if (size !== undefined && size < commit.bytes) {
       throw new RunDirectoryError(`${full} has ${size} bytes, fewer than the ${commit.bytes} the run committed (${what}): it was truncated or replaced; ${hint}`);
     }
-    if (size !== undefined && size > commit.bytes) {
-      truncateSync(full, commit.bytes);
-      log(`${file}: dropped ${size - commit.bytes} bytes after the last committed record (left by an interrupted iteration or a torn write)`);
-    }
+    // The committed prefix is checked before anything is cut, and cutting waits until every file
+    // passed (recover), so that a refused resume leaves the directory as it found it.
     const digest = size === undefined ? new RunningDigest() : RunningDigest.ofPrefix(full, commit.bytes);
     if (commit.sha256 !== undefined && digest.commit.sha256 !== commit.sha256) {
       throw new RunDirectoryError(`${full}: its first ${commit.bytes} bytes (${what}) are not what the run committed (the checksum in state.json differs): the file was modified; ${hint}`);
     }
-    return digest;
+    const excess = size !== undefined && size > commit.bytes ? size - commit.bytes : 0;
+    return {
+      digest,
+      cutBack: () => {
+        if (excess === 0) return;
+        truncateSync(full, commit.bytes);
+        log(`${file}: dropped ${excess} bytes after the last committed record (left by an interrupted iteration or a torn write)`);
+      },
+    };
   }
 
   readMetrics(): Record<string, unknown>[] {

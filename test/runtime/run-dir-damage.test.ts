@@ -98,6 +98,19 @@ describe("--resume of a damaged run directory", () => {
     }
   }
 
+  it("a torn tail beside a damaged file: refused, and the tail is not cut (a refused resume changes nothing)", async () => {
+    const dir = damagedCopy((d) => {
+      appendFileSync(path.join(d, "metrics.jsonl"), '{"iteration":2,"succ');
+      const buffer = path.join(d, "buffer.arlbuf");
+      truncateSync(buffer, statSync(buffer).size - 7);
+    });
+    const before = snapshot(dir);
+    const r = await resume(dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(path.join(dir, "buffer.arlbuf"));
+    expect(snapshot(dir)).toEqual(before);
+  });
+
   it("a state.json of an older arl (no checksums): resumes on its lengths, saying so, and still refuses a truncated file", async () => {
     const legacy = (d: string) => {
       const { files: _files, planHash: _hash, ...old } = JSON.parse(readFileSync(path.join(d, "state.json"), "utf8")) as Record<string, unknown>;
