@@ -4,11 +4,10 @@
 // last compilation read it (or looked for it and did not find it). A file's published list is
 // the union, over the open entries, of the diagnostics located in it, which is what
 // `arl check` prints for the same set of files.
-import path from "node:path";
 import type { Diagnostic as LspDiagnostic } from "vscode-languageserver/node";
 import { Compiler, uniqueDiagnostics, type CheckResult } from "../compiler.js";
 import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { STDLIB_ROOT, type Program } from "../language/imports.js";
+import { importFile, type Program } from "../language/imports.js";
 import { toLspDiagnostic } from "./convert.js";
 import type { Workspace } from "./workspace.js";
 
@@ -173,12 +172,8 @@ export function dependencies(program: Program): Set<string> {
   for (const m of program.modules.values()) {
     for (const imp of m.imports) {
       if (imp.target) continue;
-      const spec = imp.decl.path.value;
-      let candidate: string | undefined;
-      if (spec.startsWith("std/")) candidate = path.join(STDLIB_ROOT, spec);
-      else if (spec.startsWith("./") || spec.startsWith("../")) candidate = path.resolve(path.dirname(m.path), spec);
-      if (candidate === undefined) continue;
-      out.add(candidate.endsWith(".arl") ? candidate : `${candidate}.arl`);
+      const file = importFile(imp.decl.path.value, m.path);
+      if (file !== undefined) out.add(file);
     }
   }
   return out;
