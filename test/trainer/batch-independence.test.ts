@@ -1,5 +1,5 @@
 // The embedded model's generation step for one sequence must not depend on the other sequences
-// of its generate request (PROTOCOL.md: seeds and results per prompt): when some rows of a batch
+// of its generate request (docs/protocol.md: seeds and results per prompt): when some rows of a batch
 // do not take the step (their prompt is shorter, or their turn ended), the rows that do must get
 // exactly the state they would get alone. Otherwise a run's samples depend on how concurrent
 // episodes happened to be batched, and a resumed run drifts from an uninterrupted one.
