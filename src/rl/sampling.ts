@@ -1,5 +1,5 @@
-// Sampling arithmetic: how often a group carries signal (DAPO dynamic sampling, §3) and
-// importance weights for off-policy samples (§7).
+// Sampling arithmetic: how often a group carries signal (DAPO dynamic sampling,
+// docs/semantics.md §3) and importance weights for off-policy samples (§7).
 
 /** P(a group of G binary outcomes with success probability p is mixed) = 1 - p^G - (1-p)^G. */
 export function mixedGroupProbability(p: number, groupSize: number): number {
