@@ -156,7 +156,7 @@ function typeOf(s: Schema): string {
       return (d.values ?? []).map(String).join(" \\| ");
     case "array": {
       const item = typeOf(peel(d.element as Schema).core);
-      return `${minLength(d) ? "non-empty " : ""}list of ${item.includes("\\|") ? `(${item})` : item}`;
+      return `${minLength(d) ? "non-empty " : ""}list of ${item.includes("\\|") || item.includes(", or ") ? `(${item})` : item}`;
     }
     case "tuple":
       return `[${(d.items ?? []).map((i) => typeOf(peel(i).core)).join(", ")}]`;
@@ -228,8 +228,10 @@ const undocumented: Readonly<Record<string, string>> = {
 
 function row(table: string, path: string, field: Schema, p: Peeled): FieldRow {
   const type = typeOf(p.core) + (p.nullable ? " \\| none" : "");
+  // An entry the user names (a reward term, a constraint) exists only where it is written.
+  const entry = path === "NAME" || path.endsWith(".NAME");
   const meaning = (field.description ?? p.core.description ?? undocumented[`${table}:${path}`] ?? "").replace(/\|/g, "\\|").replace(/\s+/g, " ").trim();
-  return { path, type, default: defaultText(p), meaning };
+  return { path, type, default: entry ? "—" : defaultText(p), meaning };
 }
 
 /** Rows of every field of an object schema, nested blocks and records of blocks followed inside. */
