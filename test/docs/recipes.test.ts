@@ -126,6 +126,15 @@ describe("recipe: add a trainer operation", () => {
     expect(methods.filter((m) => !names(torch, m)), "runtime-gpu/arl_trainer/trainer.py").toEqual([]);
   });
 
+  // The one request schema of the protocol, written by the build from the contracts layer's zod
+  // schemas (it lands with the trainers' shared layout; until then there is nothing to compare).
+  const requestSchema = path.join(repo, "runtime-gpu/arl_trainer/protocol.schema.json");
+  it.skipIf(!existsSync(requestSchema))("the request schema gives every method its params", () => {
+    const schema = JSON.parse(readFileSync(requestSchema, "utf8")) as { allOf?: { if?: { properties?: { method?: { const?: string } } } }[] };
+    const constrained = (schema.allOf ?? []).map((c) => c.if?.properties?.method?.const).filter((m): m is string => typeof m === "string");
+    expect(constrained.sort()).toEqual([...methods].sort());
+  });
+
   it("every conformance op has vectors and a Python implementation, and every vector names a known op", () => {
     const dir = path.join(repo, "test/conformance");
     const vectorOps = new Set(
