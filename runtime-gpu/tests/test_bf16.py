@@ -22,7 +22,7 @@ def bf16_trainer(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_bf16_generate_logprobs_match_recomputed(device):
     t = bf16_trainer(device)
-    assert t.autocast
+    assert t.state.conf.autocast
     pr = Ragged.from_sequences([[6, 7, 8], [9, 10, 11, 12, 13]], "int32")
     s = {"temperature": 0.9, "top_p": 0.9, "top_k": 20}
     g = t.generate({"prompts": pr, "max_new_tokens": 10, **s, "stop_ids": [], "seeds": [1, 2], "policy": "current"})
@@ -40,7 +40,7 @@ def test_bf16_generate_logprobs_match_recomputed(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_bf16_train_step_runs(device):
     t = bf16_trainer(device)
-    b = make_batch(t.handle.vocab_size, seed=3, n=6, critic=True)
+    b = make_batch(t.state.conf.weights.handle.vocab_size, seed=3, n=6, critic=True)
     r1 = t.train_step({**b, "microbatches": 2})
     assert r1["grad_norm"] is not None and np.isfinite(r1["loss"]) and r1["value_loss"] >= 0
     assert r1["policy_version"] == 1
