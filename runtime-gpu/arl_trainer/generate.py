@@ -73,7 +73,15 @@ def generate(state: TrainerState, p: dict) -> dict | None:
 
 
 def _generate_chunk(
-    state: TrainerState, module: PolicyForward, prompts: Ragged, idx: list[int], sampling: SamplingParams, max_new: int, stop: set[int], row_seeds: list[int], out: _Outputs
+    state: TrainerState,
+    module: PolicyForward,
+    prompts: Ragged,
+    idx: list[int],
+    sampling: SamplingParams,
+    max_new: int,
+    stop: set[int],
+    row_seeds: list[int],
+    out: _Outputs,
 ) -> None:
     pad_id = configured(state).tokenizer.pad_id
     device = state.device

@@ -25,7 +25,7 @@ class Optim:
     warmup_steps: int = 0
 
     @classmethod
-    def from_message(cls, obj: Any, default_lr: float = 1e-6) -> "Optim":
+    def from_message(cls, obj: Any, default_lr: float = 1e-6) -> Optim:
         obj = obj or {}
         if obj.get("name", "adamw") != "adamw":
             raise unsupported(f"optimizer '{obj.get('name')}' is not supported (adamw)")

@@ -79,7 +79,7 @@ class Qwen2Config:
         return d
 
     @classmethod
-    def from_hf_dict(cls, d: dict[str, Any]) -> "Qwen2Config":
+    def from_hf_dict(cls, d: dict[str, Any]) -> Qwen2Config:
         names = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in d.items() if k in names}
         if "num_key_value_heads" not in kwargs or kwargs["num_key_value_heads"] is None:

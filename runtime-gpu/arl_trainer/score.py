@@ -69,7 +69,7 @@ def sequence_logprobs(state: TrainerState, module: PolicyForward, ids: Ragged, s
             lp, _ = token_logprobs(logits[s : s + _LOGPROB_BLOCK], tgt[s : s + _LOGPROB_BLOCK], sampling)
             lp_parts.append(lp)
         lp = torch.cat(lp_parts).float().cpu().numpy()
-        for (i, k), v in zip(where, lp):
+        for (i, k), v in zip(where, lp, strict=True):
             out[i][k] = v
     return out
 

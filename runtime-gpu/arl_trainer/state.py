@@ -2,9 +2,9 @@
 counters that requests advance. Every request module is functions over a TrainerState."""
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, ContextManager
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -85,7 +85,7 @@ def configured(state: TrainerState) -> Configured:
     return state.conf
 
 
-def autocast(state: TrainerState) -> ContextManager[Any]:
+def autocast(state: TrainerState) -> AbstractContextManager[Any]:
     """bf16 autocast on the trainer's device when configure chose it, else nothing."""
     conf = configured(state)
     return torch.autocast(state.device.type, dtype=torch.bfloat16) if conf.autocast else nullcontext()

@@ -7,7 +7,8 @@ the protocol schema (requests.py) before the method sees them.
 from __future__ import annotations
 
 import platform
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch

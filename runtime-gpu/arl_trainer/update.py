@@ -119,7 +119,9 @@ def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
         raise invalid(f"denominators.sequence_tokens[{i}] is {den.sequence_tokens[i]}, but sequence {i} has {L[i]:g} target tokens (sum of its loss_mask)")
     if den.tokens != L.sum() or den.sequences != n:
         # Allowed (the runtime owns the denominators), but usually a bug: say so in the log.
-        log.warning("train_step: denominators (tokens %g, sequences %g) differ from this batch (%g target tokens, %d sequences)", den.tokens, den.sequences, L.sum(), n)
+        log.warning(
+            "train_step: denominators (tokens %g, sequences %g) differ from this batch (%g target tokens, %d sequences)", den.tokens, den.sequences, L.sum(), n
+        )
     clip = p.get("clip") or {}
     low, high = float(clip.get("low", 0.2)), float(clip.get("high", 0.2))
     dual = None if clip.get("dual") is None else float(clip["dual"])

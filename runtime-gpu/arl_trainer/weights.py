@@ -67,7 +67,7 @@ def snapshot(state: TrainerState, params: dict) -> dict:
             raise invalid("with sharded weights the behaviour slot is allocated at configure: send configure.behaviour_policy true")
         w.behaviour = frozen_copy(w.handle)
     else:
-        for q_b, q in zip(w.behaviour.parameters(), w.policy.parameters()):
+        for q_b, q in zip(w.behaviour.parameters(), w.policy.parameters(), strict=True):
             q_b.copy_(q)
     w.behaviour_version = state.policy_version
     return {"policy_version": state.policy_version}
@@ -77,7 +77,7 @@ def snapshot(state: TrainerState, params: dict) -> dict:
 def refresh_reference(state: TrainerState) -> None:
     w = configured(state).weights
     assert w.reference is not None
-    for q_ref, q in zip(w.reference.parameters(), w.policy.parameters()):
+    for q_ref, q in zip(w.reference.parameters(), w.policy.parameters(), strict=True):
         q_ref.copy_(q)
     log.info("reference policy refreshed at step %d", state.step)
 

@@ -42,11 +42,13 @@ def compute(trainer, vocab_size):
 
 
 def new_trainer(dist=None):
-    from arl_trainer.trainer import Trainer
     from helpers import configure_params, tiny_model
 
+    from arl_trainer.trainer import Trainer
+
     t = Trainer(dist)
-    t.configure(configure_params(tiny_model("float64"), critic=True, kl={"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}))
+    kl = {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}
+    t.configure(configure_params(tiny_model("float64"), critic=True, kl=kl))
     return t
 
 

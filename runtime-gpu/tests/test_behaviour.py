@@ -6,9 +6,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import configure_params, make_batch, new_trainer, tiny_model  # noqa: E402
+
 from arl_trainer.errors import RequestError  # noqa: E402
 from arl_trainer.framing import Ragged  # noqa: E402
-from helpers import configure_params, make_batch, new_trainer, tiny_model  # noqa: E402
 
 IDS = [6, 9, 12, 7, 20, 8, 11]
 
@@ -24,7 +25,8 @@ def make(seed=7, behaviour=False):
 
 def generate(t, policy):
     prompts = Ragged.from_sequences([IDS, IDS[:4]], "int32")
-    return t.generate({"prompts": prompts, "max_new_tokens": 6, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": [3, 4], "policy": policy})
+    params = {"prompts": prompts, "max_new_tokens": 6, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": [3, 4], "policy": policy}
+    return t.generate(params)
 
 
 def logprobs(t, policy):

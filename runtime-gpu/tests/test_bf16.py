@@ -5,10 +5,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import configure_params, make_batch, tiny_model  # noqa: E402
+
 from arl_trainer.distributed import Dist  # noqa: E402
 from arl_trainer.framing import Ragged  # noqa: E402
 from arl_trainer.trainer import Trainer  # noqa: E402
-from helpers import configure_params, make_batch, tiny_model  # noqa: E402
 
 DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"))]
 

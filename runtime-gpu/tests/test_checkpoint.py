@@ -9,8 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from arl_trainer.framing import Ragged  # noqa: E402
 from helpers import configure_params, make_batch, new_trainer, tiny_model  # noqa: E402
+
+from arl_trainer.framing import Ragged  # noqa: E402
 
 
 def read_safetensors(path):
@@ -34,13 +35,14 @@ def read_safetensors(path):
         tensors[name] = np.frombuffer(data[begin:end], dtype=dt).reshape(info["shape"])
     spans.sort()
     assert spans[0][0] == 0 and spans[-1][1] == len(data)  # no gaps, nothing trailing
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
     return header, tensors
 
 
 def make(seed=7, tie=True, critic=True, dtype="float32"):
     t = new_trainer()
-    t.configure(configure_params(tiny_model(dtype, tie=tie), seed=seed, critic=critic, kl={"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}))
+    kl = {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}
+    t.configure(configure_params(tiny_model(dtype, tie=tie), seed=seed, critic=critic, kl=kl))
     return t
 
 
@@ -51,6 +53,21 @@ def logits_of(t, ids):
 
 
 IDS = [6, 9, 12, 7, 20, 8, 11]
+# the tensors of one decoder layer, under transformers' Qwen2 names
+LAYER_TENSORS = (
+    "self_attn.q_proj.weight",
+    "self_attn.q_proj.bias",
+    "self_attn.k_proj.weight",
+    "self_attn.k_proj.bias",
+    "self_attn.v_proj.weight",
+    "self_attn.v_proj.bias",
+    "self_attn.o_proj.weight",
+    "mlp.gate_proj.weight",
+    "mlp.up_proj.weight",
+    "mlp.down_proj.weight",
+    "input_layernorm.weight",
+    "post_attention_layernorm.weight",
+)
 
 
 @pytest.mark.parametrize("tie", [True, False], ids=["tied", "untied"])
@@ -66,7 +83,7 @@ def test_save_writes_standard_safetensors(tmp_path, tie):
     expected = {"model.embed_tokens.weight", "model.norm.weight"}
     for i in range(L):
         p = f"model.layers.{i}."
-        expected |= {p + n for n in ("self_attn.q_proj.weight", "self_attn.q_proj.bias", "self_attn.k_proj.weight", "self_attn.k_proj.bias", "self_attn.v_proj.weight", "self_attn.v_proj.bias", "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight")}
+        expected |= {p + n for n in LAYER_TENSORS}
     if not tie:
         expected.add("lm_head.weight")
     assert set(tensors) == expected

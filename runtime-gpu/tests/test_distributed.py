@@ -11,7 +11,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.distributed as tdist  # noqa: E402
-
 from helpers import ProtocolClient, configure_params, make_batch, max_grad_diff, new_trainer, tiny_model, trainer_env  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (tdist.is_available() and tdist.is_gloo_available()), reason="torch.distributed with gloo is not available")
@@ -19,9 +18,8 @@ pytestmark = pytest.mark.skipif(not (tdist.is_available() and tdist.is_gloo_avai
 
 @pytest.fixture(scope="module")
 def two_ranks():
-    import torch.multiprocessing as mp
-
     import dist_worker
+    import torch.multiprocessing as mp
 
     out = tempfile.mkdtemp(prefix="arl-dist-")
     init_file = os.path.join(out, "init")
@@ -35,7 +33,8 @@ def two_ranks():
         shutil.rmtree(out, ignore_errors=True)
     single = dist_worker.new_trainer()
     ref = dist_worker.compute(single, single.state.conf.weights.handle.vocab_size)
-    step = single.train_step({**dist_worker.batches(single.state.conf.weights.handle.vocab_size)["seven"], "reduction": {"mode": "group_token_mean"}, "microbatches": 2})
+    vocab_size = single.state.conf.weights.handle.vocab_size
+    step = single.train_step({**dist_worker.batches(vocab_size)["seven"], "reduction": {"mode": "group_token_mean"}, "microbatches": 2})
     params = {k: v.detach().numpy().copy() for k, v in single.state.conf.weights.handle.module.state_dict().items()}
     return ranks, {"results": ref, "step": step, "params": params}
 

@@ -10,10 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn as nn  # noqa: E402
+from helpers import configure_params, grads, make_batch, new_trainer, tiny_model  # noqa: E402
 
 from arl_trainer.framing import Ragged  # noqa: E402
 from arl_trainer.model import HFHandle, PolicyForward  # noqa: E402
-from helpers import configure_params, grads, make_batch, new_trainer, tiny_model  # noqa: E402
 
 
 class _Out(tuple):
@@ -85,4 +85,4 @@ def test_hf_handle_matches_the_plain_handle():
     assert abs(ra["loss"] - rb["loss"]) < 1e-12
     ga_, gb_ = grads(t.state.conf.weights.policy), grads(hf_t.state.conf.weights.policy)
     # parameter names differ by the wrapper (lm.model.X vs lm.model.inner.X): compare in order
-    assert max(float(np.max(np.abs(x - y))) for x, y in zip(ga_.values(), gb_.values())) < 1e-12
+    assert max(float(np.max(np.abs(x - y))) for x, y in zip(ga_.values(), gb_.values(), strict=True)) < 1e-12

@@ -7,9 +7,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import configure_params, new_trainer, tiny_model  # noqa: E402
+
 from arl_trainer.framing import Ragged  # noqa: E402
 from arl_trainer.sampling import SamplingParams, sample, token_logprobs, truncate  # noqa: E402
-from helpers import configure_params, new_trainer, tiny_model  # noqa: E402
 
 SETTINGS = [
     {"temperature": 1.0, "top_p": 1.0, "top_k": 0},
@@ -71,8 +72,11 @@ def test_seeds_make_samples_reproducible_and_batch_independent(trainer):
 
 
 def test_stop_ids_end_a_sequence(trainer):
-    pr = prompts(trainer.state.conf.weights.handle.vocab_size)
-    g = trainer.generate({"prompts": pr, "max_new_tokens": 30, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": list(range(6, trainer.state.conf.weights.handle.vocab_size, 2)), "seeds": [1, 2, 3, 4], "policy": "current"})
+    vocab = trainer.state.conf.weights.handle.vocab_size
+    pr = prompts(vocab)
+    stop_ids = list(range(6, vocab, 2))
+    sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": 0}
+    g = trainer.generate({"prompts": pr, "max_new_tokens": 30, **sampling, "stop_ids": stop_ids, "seeds": [1, 2, 3, 4], "policy": "current"})
     for i in range(len(pr)):
         row = g["ids"].row(i)
         if g["finish"][i] == "stop":

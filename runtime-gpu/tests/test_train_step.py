@@ -7,14 +7,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import ON_CUDA, REDUCTIONS, configure_params, grads, make_batch, max_grad_diff, new_trainer, tiny_model  # noqa: E402
+
 from arl_trainer.errors import RequestError  # noqa: E402
 from arl_trainer.framing import Ragged  # noqa: E402
-from helpers import ON_CUDA, REDUCTIONS, configure_params, grads, make_batch, max_grad_diff, new_trainer, tiny_model  # noqa: E402
+
+KL_INITIAL = {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}
 
 
 def trainer(critic=False, dtype="float64", kl=None):
     t = new_trainer()
-    t.configure(configure_params(tiny_model(dtype), critic=critic, kl=kl or {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}))
+    t.configure(configure_params(tiny_model(dtype), critic=critic, kl=kl or KL_INITIAL))
     return t
 
 
@@ -73,7 +76,8 @@ def test_loss_equals_the_reduction_of_the_reference_formula(t64):
     groups = [int(g) for g in batch["groups"]]
     for reduction in REDUCTIONS:
         res = t64.compute_gradients({**batch, "reduction": reduction, "kl": {"coef": 0.0, "estimator": "k3", "placement": "loss"}})
-        want = policy_loss_reference(rows(lp), rows(batch["old_logprobs"]), masks, rows(batch["advantages"]), batch["clip"], Reduction.from_message(reduction), groups)
+        reference = Reduction.from_message(reduction)
+        want = policy_loss_reference(rows(lp), rows(batch["old_logprobs"]), masks, rows(batch["advantages"]), batch["clip"], reference, groups)
         assert abs(res["policy_loss"] - want) <= 1e-6, reduction
 
 
@@ -127,7 +131,7 @@ def test_section9_reduction_values_through_train_step():
     batch = {
         "ids": Ragged.from_sequences(ids, "int32"),
         "loss_mask": Ragged.from_sequences(masks, "uint8"),
-        "advantages": Ragged.from_sequences([np.full(L + 1, a) for L, a in zip(lengths, adv)], "float32"),
+        "advantages": Ragged.from_sequences([np.full(L + 1, a) for L, a in zip(lengths, adv, strict=True)], "float32"),
         "old_logprobs": lp,
         "ref_logprobs": None,
         "groups": np.zeros(4, np.int32),
@@ -158,7 +162,7 @@ def test_train_step_updates_and_reports():
     res2 = t.train_step(batch)
     assert res2["kl"] > 0 and res2["policy_version"] == 2
     # refresh(2): after step 2 the reference equals the policy again
-    for a, b in zip(t.state.conf.weights.reference.parameters(), t.state.conf.weights.policy.parameters()):
+    for a, b in zip(t.state.conf.weights.reference.parameters(), t.state.conf.weights.policy.parameters(), strict=True):
         assert torch.equal(a, b)
 
 
@@ -194,7 +198,8 @@ def test_step_lr_replaces_the_rate_for_one_step_and_is_validated():
         moved[lr] = {k: (v.detach() - before[k]) for k, v in t.state.conf.weights.policy.named_parameters()}
     assert t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["step_lr"] is True
     base_lr = t.state.conf.optimizers.policy_cfg.lr
-    ratios = [float((moved[2.5][k][moved[None][k].abs() > 0] / moved[None][k][moved[None][k].abs() > 0]).mean()) for k in moved[None] if (moved[None][k].abs() > 0).any()]
+    nonzero = {k: moved[None][k].abs() > 0 for k in moved[None]}
+    ratios = [float((moved[2.5][k][nz] / moved[None][k][nz]).mean()) for k, nz in nonzero.items() if nz.any()]
     assert np.mean(ratios) == pytest.approx(2.5 / base_lr, rel=0.05)
     for bad in (-1.0, 0.0, float("nan"), "fast", True):
         with pytest.raises(RequestError, match="lr must be"):
