@@ -25,10 +25,7 @@ CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
 
 def save(state: TrainerState, p: dict) -> dict:
     conf = configured(state)
-    path = p.get("path")
-    if not isinstance(path, str) or not path:
-        raise invalid("save needs a 'path' (a directory)")
-    path = os.path.abspath(path)
+    path = os.path.abspath(p["path"])
     parent = os.path.dirname(path)
     dist = state.dist
     w = conf.weights

@@ -22,11 +22,9 @@ log = logging.getLogger("arl_trainer")
 
 
 def configure(state: TrainerState, p: dict) -> dict:
-    seed = int(p.get("seed", 0) or 0)
-    policy = p.get("policy")
-    if not isinstance(policy, dict) or not isinstance(policy.get("model"), str):
-        raise invalid("policy.model is missing")
-    algorithm = p.get("algorithm") or {}
+    seed = int(p["seed"])
+    policy = p["policy"]
+    algorithm = p["algorithm"]
     options = {**state.default_options, **(p.get("options") or {})}
     seed_everything(seed)
     if options.get("deterministic"):
@@ -41,7 +39,7 @@ def configure(state: TrainerState, p: dict) -> dict:
     if precision not in ("bf16", "fp32"):
         raise invalid("options.precision must be bf16 or fp32")
 
-    handle, tokenizer = _load_model(spec, p.get("vocabulary"), options, seed)
+    handle, tokenizer = _load_model(spec, p["vocabulary"], options, seed)
     handle.module.to(device)
     if options.get("gradient_checkpointing"):
         handle.set_gradient_checkpointing(True)
@@ -63,15 +61,13 @@ def configure(state: TrainerState, p: dict) -> dict:
         seed=seed,
         options=options,
         spec=spec,
-        chat_template=policy.get("chat_template"),
-        default_sampling=policy.get("sampling") or {},
+        chat_template=policy["chat_template"],
         autocast=precision == "bf16",
         dtype=dtype,
         tokenizer=tokenizer,
         weights=weights,
         optimizers=optimizers,
         reference_refresh=int(ref_spec.get("every")) if isinstance(ref_spec, dict) and ref_spec.get("kind") == "refresh" else None,
-        value_clip=critic_cfg.get("value_clip") if critic_cfg else None,
     )
     state.policy_version = 0
     state.step = 0
@@ -93,8 +89,6 @@ def _load_model(spec: str, vocabulary: Any, options: dict[str, Any], seed: int) 
         except ValueError as e:
             raise invalid(str(e)) from None
         if vocabulary is not None:
-            if not isinstance(vocabulary, list):
-                raise invalid("vocabulary must be a list of strings or null")
             tok = WordTokenizer(vocabulary)
             b.config["vocab_size"] = max(tok.vocab_size, int(b.config.get("vocab_size", 0) or 0))
         elif b.config.get("vocab_size"):
@@ -137,10 +131,7 @@ def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, s
 
     critic_cfg = algorithm.get("critic")
     if critic_cfg:
-        init = critic_cfg.get("init", "policy")
-        if init not in ("policy", "random"):
-            raise invalid("critic.init must be policy or random")
-        weights.critic = make_value_model(handle, init, seed).to(device)
+        weights.critic = make_value_model(handle, critic_cfg.get("init", "policy"), seed).to(device)
         weights.critic.train()
     return weights
 

@@ -9,11 +9,8 @@ from .state import TrainerState, configured
 
 def encode(state: TrainerState, p: dict) -> dict:
     conf = configured(state)
-    messages = p.get("messages")
-    if not isinstance(messages, list):
-        raise invalid("messages must be a list of {role, content}")
     try:
-        seqs = conf.tokenizer.encode_messages(messages, bool(p.get("add_generation_prompt", False)), conf.chat_template)
+        seqs = conf.tokenizer.encode_messages(p["messages"], p["add_generation_prompt"], conf.chat_template)
     except NotImplementedError as e:
         raise unsupported(str(e)) from None
     except (ValueError, KeyError, TypeError) as e:

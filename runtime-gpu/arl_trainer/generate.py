@@ -37,21 +37,14 @@ def generate(state: TrainerState, p: dict) -> dict | None:
     n = len(prompts)
     if np.any(prompts.lengths() == 0):
         raise invalid("every prompt needs at least one token")
-    ds = conf.default_sampling
-    sampling = sampling_params(
-        {
-            "temperature": p.get("temperature", ds.get("temperature", 1.0)),
-            "top_p": p.get("top_p", ds.get("top_p", 1.0)),
-            "top_k": p.get("top_k", ds.get("top_k", 0)),
-        }
-    )
+    sampling = sampling_params({"temperature": p["temperature"], "top_p": p["top_p"], "top_k": p["top_k"]})
     assert sampling is not None
-    max_new = int(p.get("max_new_tokens", ds.get("max_new_tokens", 512)))
+    max_new = int(p["max_new_tokens"])
     if max_new < 1:
         raise invalid("max_new_tokens must be >= 1")
-    stop = {int(s) for s in (p.get("stop_ids") or [])}
-    row_seeds = seeds(p.get("seeds"), n)
-    module, version = sampling_slot(state, p.get("policy", "current"))
+    stop = {int(s) for s in p["stop_ids"]}
+    row_seeds = seeds(p["seeds"], n)
+    module, version = sampling_slot(state, p["policy"])
     if not infers(state):
         return None
     batch = int(conf.options.get("generate_batch", 64))

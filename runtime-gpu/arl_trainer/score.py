@@ -24,9 +24,9 @@ def logprobs(state: TrainerState, p: dict) -> dict | None:
     conf = configured(state)
     ids = required_ragged(p, "ids", "int32")
     check_ids(ids, conf.weights.handle.vocab_size)
-    sampling = sampling_params(p.get("sampling"))
+    sampling = sampling_params(p["sampling"])
     mask = ragged(p, "mask", "uint8", len(ids), ids.offsets, required=False)
-    module = scoring_slot(conf, p.get("policy", "current"))
+    module = scoring_slot(conf, p["policy"])
     if not infers(state):
         return None
     was = module.training

@@ -48,7 +48,6 @@ class Configured:
     options: dict[str, Any]
     spec: str
     chat_template: Any
-    default_sampling: dict[str, Any]
     # bf16 autocast around forwards (fp32 master weights)
     autocast: bool
     dtype: torch.dtype
@@ -57,8 +56,6 @@ class Configured:
     optimizers: Optimizers
     # refresh the reference to the policy every this many steps (algorithm.kl.reference refresh)
     reference_refresh: int | None = None
-    # algorithm.critic.value_clip, the default of train_step's critic.value_clip
-    value_clip: float | None = None
 
 
 @dataclass

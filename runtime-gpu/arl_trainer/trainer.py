@@ -20,6 +20,7 @@ from .distributed import Dist
 from .encode import decode, encode
 from .errors import invalid, unsupported
 from .generate import generate
+from .requests import validate
 from .score import logprobs, values
 from .state import TrainerState
 from .update import compute_gradients, train_step
@@ -29,9 +30,10 @@ PROTOCOL = "arl-trainer"
 VERSION = 1
 
 
-def handshake(state: TrainerState, p: dict) -> dict:
-    if p.get("protocol") != PROTOCOL or p.get("version") != VERSION:
+def handshake(state: TrainerState, p: Any) -> dict:
+    if isinstance(p, dict) and (p.get("protocol") != PROTOCOL or p.get("version") != VERSION):
         raise unsupported(f"this trainer speaks {PROTOCOL} version {VERSION} (asked: {p.get('protocol')} version {p.get('version')})")
+    validate("handshake", p)
     device = state.device
     versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__, "arl_trainer": __version__}
     if torch.cuda.is_available():
@@ -65,11 +67,11 @@ def handshake(state: TrainerState, p: dict) -> dict:
 
 def eval_op(state: TrainerState, p: dict) -> dict:
     try:
-        return {"output": conformance.eval_op(str(p.get("op")), p.get("input"))}
+        return {"output": conformance.eval_op(p["op"], p["input"])}
     except NotImplementedError as e:
         raise unsupported(str(e)) from None
     except (ValueError, KeyError, TypeError, IndexError) as e:
-        raise invalid(f"eval_op {p.get('op')}: {e}") from None
+        raise invalid(f"eval_op {p['op']}: {e}") from None
 
 
 def shutdown(state: TrainerState, p: dict) -> dict:
@@ -105,7 +107,9 @@ class Trainer:
         fn = HANDLERS.get(method)
         if fn is None:
             raise unsupported(f"method '{method}' is not supported by this trainer")
-        return fn(self.state, _checked(method, params))
+        # handshake checks its params itself: a runtime of another version is answered
+        # 'unsupported' even when its handshake has another shape
+        return fn(self.state, params if method == "handshake" else validate(method, params))
 
     def handshake(self, p: dict) -> dict:
         return self.handle_request("handshake", p)
@@ -133,7 +137,7 @@ class Trainer:
 
     def compute_gradients(self, p: dict) -> dict:
         """train_step's gradients without the optimizer step (tests, benchmarks)."""
-        return compute_gradients(self.state, _checked("train_step", p))
+        return compute_gradients(self.state, validate("train_step", p))
 
     def snapshot(self, p: dict) -> dict:
         return self.handle_request("snapshot", p)
@@ -150,8 +154,3 @@ class Trainer:
     def shutdown(self, p: dict) -> dict:
         return self.handle_request("shutdown", p)
 
-
-def _checked(method: str, params: Any) -> dict:
-    if not isinstance(params, dict):
-        raise invalid("params must be an object")
-    return params

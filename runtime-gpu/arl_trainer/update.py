@@ -102,13 +102,12 @@ def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
     for i in range(n):
         if len(mask.row(i)) and mask.row(i)[0]:
             raise invalid(f"sequence {i}: token 0 cannot be a target (nothing predicts it); loss_mask[0] must be 0")
-    groups = p.get("groups")
-    groups = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64).reshape(-1)
+    groups = np.asarray(p["groups"], dtype=np.int64).reshape(-1)
     if len(groups) != n:
         raise invalid(f"groups has {len(groups)} entries for {n} sequences")
     try:
-        reduction = losses.Reduction.from_message(p.get("reduction") or {"mode": "token_mean"})
-        den = losses.Denominators.from_message(p.get("denominators"), n)
+        reduction = losses.Reduction.from_message(p["reduction"])
+        den = losses.Denominators.from_message(p["denominators"], n)
         weights = losses.sequence_weights(reduction, den, groups)
     except ValueError as e:
         raise invalid(str(e)) from None
@@ -122,24 +121,16 @@ def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
         log.warning(
             "train_step: denominators (tokens %g, sequences %g) differ from this batch (%g target tokens, %d sequences)", den.tokens, den.sequences, L.sum(), n
         )
-    clip = p.get("clip") or {}
-    low, high = float(clip.get("low", 0.2)), float(clip.get("high", 0.2))
-    dual = None if clip.get("dual") is None else float(clip["dual"])
-    if dual is not None and dual <= 1:
-        raise invalid("clip.dual must be > 1 (or null)")
-    kl = p.get("kl") or {}
-    kl_coef = float(kl.get("coef", 0) or 0)
-    kl_est = kl.get("estimator", "k3")
-    if kl_est not in losses.KL_ESTIMATORS:
-        raise invalid(f"kl.estimator must be one of {', '.join(losses.KL_ESTIMATORS)}")
-    placement = kl.get("placement", "loss")
-    if placement not in losses.KL_PLACEMENTS:
-        raise invalid(f"kl.placement must be one of {', '.join(losses.KL_PLACEMENTS)}")
-    kl_in_loss = kl_coef > 0 and placement in ("loss", "both")
+    clip = p["clip"]
+    low, high = float(clip["low"]), float(clip["high"])
+    dual = None if clip["dual"] is None else float(clip["dual"])
+    kl = p["kl"]
+    kl_coef = float(kl["coef"])
+    kl_in_loss = kl_coef > 0 and kl["placement"] in ("loss", "both")
     if kl_in_loss and ref is None and conf.weights.reference is None:
         raise invalid("KL in the loss needs ref_logprobs or a reference policy")
-    sampling = sampling_params(p.get("sampling"))
-    critic = p.get("critic")
+    sampling = sampling_params(p["sampling"])
+    critic = p["critic"]
     returns = old_values = None
     value_clip = None
     if critic is not None:
@@ -147,13 +138,9 @@ def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
             raise invalid("train_step has critic data, but no critic is configured (algorithm.critic)")
         returns = required_ragged(critic, "returns", "float32", n, ids.offsets)
         old_values = required_ragged(critic, "old_values", "float32", n, ids.offsets)
-        value_clip = critic.get("value_clip", conf.value_clip)
-        value_clip = None if value_clip is None else float(value_clip)
-    micro = int(p.get("microbatches", 1) or 1)
-    if micro < 1:
-        raise invalid("microbatches must be >= 1")
+        value_clip = None if critic["value_clip"] is None else float(critic["value_clip"])
     batch = TrainBatch(ids, mask, adv, old, ref, returns, old_values, weights)
-    return batch, LossSettings(low, high, dual, kl_coef, kl_est, kl_in_loss, sampling, value_clip, micro, lr)
+    return batch, LossSettings(low, high, dual, kl_coef, kl["estimator"], kl_in_loss, sampling, value_clip, int(p["microbatches"]), lr)
 
 
 def _step(state: TrainerState, p: dict, apply: bool) -> dict:

@@ -25,7 +25,8 @@ def make(seed=7, behaviour=False):
 
 def generate(t, policy):
     prompts = Ragged.from_sequences([IDS, IDS[:4]], "int32")
-    params = {"prompts": prompts, "max_new_tokens": 6, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": [3, 4], "policy": policy}
+    seeds = np.array([3, 4], dtype=np.int32)
+    params = {"prompts": prompts, "max_new_tokens": 6, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": seeds, "policy": policy}
     return t.generate(params)
 
 
@@ -35,7 +36,7 @@ def logprobs(t, policy):
 
 def test_handshake_announces_the_capability():
     t = new_trainer()
-    caps = t.handshake({"protocol": "arl-trainer", "version": 1})["capabilities"]
+    caps = t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "test"}})["capabilities"]
     assert caps["behaviour_policy"] is True and "snapshot" in caps["methods"]
 
 

@@ -26,7 +26,7 @@ def test_bf16_generate_logprobs_match_recomputed(device):
     assert t.state.conf.autocast
     pr = Ragged.from_sequences([[6, 7, 8], [9, 10, 11, 12, 13]], "int32")
     s = {"temperature": 0.9, "top_p": 0.9, "top_k": 20}
-    g = t.generate({"prompts": pr, "max_new_tokens": 10, **s, "stop_ids": [], "seeds": [1, 2], "policy": "current"})
+    g = t.generate({"prompts": pr, "max_new_tokens": 10, **s, "stop_ids": [], "seeds": np.array([1, 2], dtype=np.int32), "policy": "current"})
     full = Ragged.from_sequences([np.r_[pr.row(i), g["ids"].row(i)] for i in range(2)], "int32")
     lp = t.logprobs({"ids": full, "policy": "current", "sampling": s})["logprobs"]
     fp32 = Trainer(Dist(device=torch.device(device)))

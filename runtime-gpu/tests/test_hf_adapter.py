@@ -72,7 +72,7 @@ def test_hf_handle_matches_the_plain_handle():
     b = hf_t.logprobs({"ids": ids, "policy": "current", "sampling": None})["logprobs"].values
     assert np.max(np.abs(a - b)) < 1e-12
 
-    s = {"temperature": 0.8, "top_p": 0.9, "top_k": 7, "stop_ids": [], "seeds": [4, 5], "policy": "current", "max_new_tokens": 6}
+    s = {"temperature": 0.8, "top_p": 0.9, "top_k": 7, "stop_ids": [], "seeds": np.array([4, 5], dtype=np.int32), "policy": "current", "max_new_tokens": 6}
     ga = t.generate({"prompts": ids, **s})
     gb = hf_t.generate({"prompts": ids, **s})
     assert np.array_equal(ga["ids"].values, gb["ids"].values)

@@ -42,7 +42,7 @@ def prompts(vocab):
 @pytest.mark.parametrize("s", SETTINGS, ids=lambda s: f"T{s['temperature']}-p{s['top_p']}-k{s['top_k']}")
 def test_generated_logprobs_equal_recomputed_with_keep_sampling_mask(trainer, s):
     pr = prompts(trainer.state.conf.weights.handle.vocab_size)
-    gen = trainer.generate({"prompts": pr, "max_new_tokens": 12, **s, "stop_ids": [], "seeds": [11, 12, 13, 14], "policy": "current"})
+    gen = trainer.generate({"prompts": pr, "max_new_tokens": 12, **s, "stop_ids": [], "seeds": np.array([11, 12, 13, 14], dtype=np.int32), "policy": "current"})
     full = Ragged.from_sequences([np.r_[pr.row(i), gen["ids"].row(i)] for i in range(len(pr))], "int32")
     lp = trainer.logprobs({"ids": full, "policy": "current", "sampling": s})["logprobs"]
     plain = trainer.logprobs({"ids": full, "policy": "current", "sampling": None})["logprobs"]
@@ -62,12 +62,12 @@ def test_generated_logprobs_equal_recomputed_with_keep_sampling_mask(trainer, s)
 def test_seeds_make_samples_reproducible_and_batch_independent(trainer):
     pr = prompts(trainer.state.conf.weights.handle.vocab_size)
     s = {"temperature": 1.0, "top_p": 0.95, "top_k": 0, "stop_ids": [], "policy": "current", "max_new_tokens": 8}
-    a = trainer.generate({"prompts": pr, **s, "seeds": [1, 2, 3, 4]})
-    b = trainer.generate({"prompts": pr, **s, "seeds": [1, 2, 3, 4]})
+    a = trainer.generate({"prompts": pr, **s, "seeds": np.array([1, 2, 3, 4], dtype=np.int32)})
+    b = trainer.generate({"prompts": pr, **s, "seeds": np.array([1, 2, 3, 4], dtype=np.int32)})
     assert np.array_equal(a["ids"].values, b["ids"].values)
-    alone = trainer.generate({"prompts": Ragged.from_sequences([pr.row(2)], "int32"), **s, "seeds": [3]})
+    alone = trainer.generate({"prompts": Ragged.from_sequences([pr.row(2)], "int32"), **s, "seeds": np.array([3], dtype=np.int32)})
     assert np.array_equal(alone["ids"].row(0), a["ids"].row(2))
-    c = trainer.generate({"prompts": pr, **s, "seeds": [5, 6, 7, 8]})
+    c = trainer.generate({"prompts": pr, **s, "seeds": np.array([5, 6, 7, 8], dtype=np.int32)})
     assert not np.array_equal(a["ids"].values, c["ids"].values)
 
 
@@ -76,7 +76,8 @@ def test_stop_ids_end_a_sequence(trainer):
     pr = prompts(vocab)
     stop_ids = list(range(6, vocab, 2))
     sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": 0}
-    g = trainer.generate({"prompts": pr, "max_new_tokens": 30, **sampling, "stop_ids": stop_ids, "seeds": [1, 2, 3, 4], "policy": "current"})
+    seeds = np.array([1, 2, 3, 4], dtype=np.int32)
+    g = trainer.generate({"prompts": pr, "max_new_tokens": 30, **sampling, "stop_ids": stop_ids, "seeds": seeds, "policy": "current"})
     for i in range(len(pr)):
         row = g["ids"].row(i)
         if g["finish"][i] == "stop":
