@@ -17,7 +17,7 @@ from .model import PolicyForward
 from .requests import check_ids, required_ragged, sampling_params, seeds
 from .sampling import SamplingParams, sample
 from .state import TrainerState, autocast, configured, infers
-from .weights import sampling_slot
+from .weights import sampler_of
 
 
 @dataclass
@@ -44,7 +44,7 @@ def generate(state: TrainerState, p: dict) -> dict | None:
         raise invalid("max_new_tokens must be >= 1")
     stop = {int(s) for s in p["stop_ids"]}
     row_seeds = seeds(p["seeds"], n)
-    module, version = sampling_slot(state, p["policy"])
+    module, version = sampler_of(state, p["policy"])
     if not infers(state):
         return None
     batch = int(conf.options.get("generate_batch", 64))

@@ -49,7 +49,7 @@ def _validator(method: str) -> Any:
     return cls({"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{method}"})
 
 
-def validate(method: str, params: Any) -> dict:
+def parse_request(method: str, params: Any) -> dict:
     """params, when they fit the method's schema; else the protocol's invalid_request naming the
     first problem (the field, what it must be, what it is)."""
     errors = list(_validator(method).iter_errors(wire_form(params)))

@@ -14,7 +14,7 @@ from .model import PolicyForward
 from .requests import check_ids, ragged, required_ragged, sampling_params
 from .sampling import SamplingParams, token_logprobs
 from .state import TrainerState, autocast, configured, infers
-from .weights import scoring_slot
+from .weights import scoring_weights
 
 # log-probs of at most this many selected positions at once (bounds the softmax's memory)
 _LOGPROB_BLOCK = 4096
@@ -26,7 +26,7 @@ def logprobs(state: TrainerState, p: dict) -> dict | None:
     check_ids(ids, conf.weights.handle.vocab_size)
     sampling = sampling_params(p["sampling"])
     mask = ragged(p, "mask", "uint8", len(ids), ids.offsets, required=False)
-    module = scoring_slot(conf, p["policy"])
+    module = scoring_weights(conf, p["policy"])
     if not infers(state):
         return None
     was = module.training

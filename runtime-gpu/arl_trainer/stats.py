@@ -34,7 +34,7 @@ class StepSums:
 _SUMMED = [f.name for f in fields(StepSums) if f.name not in ("ratio_min", "ratio_max")]
 
 
-class StepStats:
+class StatsPool:
     """StepSums accumulated on the device, one float64 scalar per field."""
 
     def __init__(self, device: torch.device) -> None:

@@ -20,7 +20,7 @@ from .distributed import Dist
 from .encode import decode, encode
 from .errors import invalid, unsupported
 from .generate import generate
-from .requests import validate
+from .requests import parse_request
 from .score import logprobs, values
 from .state import TrainerState
 from .update import compute_gradients, train_step
@@ -33,7 +33,7 @@ VERSION = 1
 def handshake(state: TrainerState, p: Any) -> dict:
     if isinstance(p, dict) and (p.get("protocol") != PROTOCOL or p.get("version") != VERSION):
         raise unsupported(f"this trainer speaks {PROTOCOL} version {VERSION} (asked: {p.get('protocol')} version {p.get('version')})")
-    validate("handshake", p)
+    parse_request("handshake", p)
     device = state.device
     versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__, "arl_trainer": __version__}
     if torch.cuda.is_available():
@@ -109,7 +109,7 @@ class Trainer:
             raise unsupported(f"method '{method}' is not supported by this trainer")
         # handshake checks its params itself: a runtime of another version is answered
         # 'unsupported' even when its handshake has another shape
-        return fn(self.state, params if method == "handshake" else validate(method, params))
+        return fn(self.state, params if method == "handshake" else parse_request(method, params))
 
     def handshake(self, p: dict) -> dict:
         return self.handle_request("handshake", p)
@@ -137,7 +137,7 @@ class Trainer:
 
     def compute_gradients(self, p: dict) -> dict:
         """train_step's gradients without the optimizer step (tests, benchmarks)."""
-        return compute_gradients(self.state, validate("train_step", p))
+        return compute_gradients(self.state, parse_request("train_step", p))
 
     def snapshot(self, p: dict) -> dict:
         return self.handle_request("snapshot", p)

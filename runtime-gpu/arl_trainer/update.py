@@ -25,7 +25,7 @@ from .optimizer import grad_norm, optimizer_step
 from .requests import check_ids, ragged, required_ragged, sampling_params, step_lr
 from .sampling import SamplingParams, token_logprobs
 from .state import Configured, TrainerState, autocast, configured
-from .stats import StepStats, step_result
+from .stats import StatsPool, step_result
 from .weights import refresh_reference
 
 log = logging.getLogger("arl_trainer")
@@ -80,14 +80,14 @@ class Microbatch:
     w: torch.Tensor | None = None
 
 
-def train_step(state: TrainerState, p: dict) -> dict:
-    return _step(state, p, apply=True)
-
-
 def compute_gradients(state: TrainerState, p: dict) -> dict:
     """train_step without clipping and without the optimizer step (tests): the summed
     gradients of the whole step stay in the parameters' .grad."""
     return _step(state, p, apply=False)
+
+
+def train_step(state: TrainerState, p: dict) -> dict:
+    return _step(state, p, apply=True)
 
 
 def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
@@ -153,7 +153,7 @@ def _step(state: TrainerState, p: dict, apply: bool) -> dict:
     mbs = split_balanced(mine, batch.ids.lengths(), settings.microbatches)
     # Statistics stay on the device until the end of the step: no host synchronisation per
     # microbatch (the CPU keeps queueing kernels while the GPU computes).
-    acc = StepStats(state.device)
+    acc = StatsPool(state.device)
 
     opts.policy.zero_grad(set_to_none=True)
     if opts.critic is not None:
@@ -241,7 +241,7 @@ def _prepare(state: TrainerState, batch: TrainBatch, mb: list[int]) -> Microbatc
     return m
 
 
-def _microbatch(state: TrainerState, acc: StepStats, batch: TrainBatch, m: Microbatch, s: LossSettings) -> None:
+def _microbatch(state: TrainerState, acc: StatsPool, batch: TrainBatch, m: Microbatch, s: LossSettings) -> None:
     """Forward and backward of one microbatch; adds its sums to `acc`."""
     w_slots = configured(state).weights
     scale = state.dist.grad_scale

@@ -33,7 +33,17 @@ def behaviour_slot(conf: Configured) -> PolicyForward:
     return w.behaviour
 
 
-def scoring_slot(conf: Configured, which: str) -> PolicyForward:
+def sampler_of(state: TrainerState, which: str) -> tuple[PolicyForward, int | None]:
+    """The slot a generate request samples from, and the policy version it holds."""
+    conf = configured(state)
+    if which == "current":
+        return conf.weights.policy, state.policy_version
+    if which == "behaviour":
+        return behaviour_slot(conf), conf.weights.behaviour_version
+    raise invalid("generate samples from the current or behaviour policy")
+
+
+def scoring_weights(conf: Configured, which: str) -> PolicyForward:
     """The slot a logprobs request reads: current, reference or behaviour."""
     w = conf.weights
     if which == "reference":
@@ -45,16 +55,6 @@ def scoring_slot(conf: Configured, which: str) -> PolicyForward:
     if which == "behaviour":
         return behaviour_slot(conf)
     raise invalid("policy must be current, reference or behaviour")
-
-
-def sampling_slot(state: TrainerState, which: str) -> tuple[PolicyForward, int | None]:
-    """The slot a generate request samples from, and the policy version it holds."""
-    conf = configured(state)
-    if which == "current":
-        return conf.weights.policy, state.policy_version
-    if which == "behaviour":
-        return behaviour_slot(conf), conf.weights.behaviour_version
-    raise invalid("generate samples from the current or behaviour policy")
 
 
 @torch.no_grad()
