@@ -73,8 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     from .distributed import init_from_env
-    from .server import Server
-    from .trainer import Trainer
+
+    try:
+        from .server import Server
+        from .trainer import Trainer
+    except ImportError as e:
+        if e.name != "jsonschema":
+            raise
+        print(f"arl_trainer: {e}", file=sys.stderr)
+        return 2
 
     dist = init_from_env(args.device)
     trainer = Trainer(dist)

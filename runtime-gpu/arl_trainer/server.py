@@ -16,8 +16,9 @@ from typing import Any, BinaryIO
 import torch
 
 from .distributed import Dist
+from .errors import INTERNAL, OUT_OF_MEMORY, UNSUPPORTED, RequestError, invalid
 from .framing import FrameError, read_frame, write_frame
-from .trainer import RequestError, Trainer
+from .trainer import Trainer
 
 log = logging.getLogger("arl_trainer")
 
@@ -32,10 +33,10 @@ def _classify(error: BaseException) -> tuple[str, str]:
     if (oom is not None and isinstance(error, oom)) or (isinstance(error, RuntimeError) and "out of memory" in str(error).lower()):
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
-        return "out_of_memory", str(error).splitlines()[0] if str(error) else "out of memory"
+        return OUT_OF_MEMORY, str(error).splitlines()[0] if str(error) else "out of memory"
     if isinstance(error, NotImplementedError):
-        return "unsupported", str(error)
-    return "internal", f"{type(error).__name__}: {error}"
+        return UNSUPPORTED, str(error)
+    return INTERNAL, f"{type(error).__name__}: {error}"
 
 
 class Server:
@@ -80,9 +81,9 @@ class Server:
             error: tuple[str, str] | None = None
             try:
                 if not isinstance(method, str):
-                    raise RequestError("invalid_request", "request needs a string 'method'")
+                    raise invalid("request needs a string 'method'")
                 if method != "handshake" and not self.handshaken:
-                    raise RequestError("invalid_request", "the first request must be handshake")
+                    raise invalid("the first request must be handshake")
                 result = self.trainer.handle_request(method, params if params is not None else {})
                 if method == "handshake":
                     self.handshaken = True
@@ -90,7 +91,7 @@ class Server:
                 if isinstance(e, (KeyboardInterrupt, SystemExit)):
                     raise
                 error = _classify(e)
-                if error[0] == "internal":
+                if error[0] == INTERNAL:
                     log.error("%s failed:\n%s", method, traceback.format_exc())
                 else:
                     log.info("%s: %s: %s", method, error[0], error[1])

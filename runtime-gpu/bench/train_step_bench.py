@@ -149,7 +149,7 @@ def main(argv=None) -> int:
             "options": options,
         }
     )
-    model = trainer.handle.module
+    model = trainer.state.conf.weights.handle.module
     n_params = conf["model"]["parameters"]
     n_matmul = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
     mc = model.config
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
     # the bare loop: same model, same optimizer, same microbatches
     x_all = torch.from_numpy(np.stack(seqs).astype(np.int64)).to(device)
     per_mb = math.ceil(args.batch / args.microbatches)
-    opt = trainer.opt
+    opt = trainer.state.conf.optimizers.policy
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
 
     def bare_step():

@@ -35,18 +35,20 @@ def compute(trainer, vocab_size):
     out = {}
     for name, red, micro in cases():
         res = trainer.compute_gradients({**bs[name], "reduction": red, "microbatches": micro})
-        g = grads(trainer.policy)
-        g.update({"critic." + k: v for k, v in grads(trainer.critic).items()})
+        g = grads(trainer.state.conf.weights.policy)
+        g.update({"critic." + k: v for k, v in grads(trainer.state.conf.weights.critic).items()})
         out[case_key(name, red, micro)] = (res, g)
     return out
 
 
 def new_trainer(dist=None):
-    from arl_trainer.trainer import Trainer
     from helpers import configure_params, tiny_model
 
+    from arl_trainer.trainer import Trainer
+
     t = Trainer(dist)
-    t.configure(configure_params(tiny_model("float64"), critic=True, kl={"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}))
+    kl = {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}
+    t.configure(configure_params(tiny_model("float64"), critic=True, kl=kl))
     return t
 
 
@@ -58,10 +60,10 @@ def worker(rank, world, init_file, out_dir):
 
     dist = init_for_test(rank, world, f"file://{init_file}")
     t = new_trainer(dist)
-    results = compute(t, t.handle.vocab_size)
+    results = compute(t, t.state.conf.weights.handle.vocab_size)
     # one real optimizer step on the "seven" batch
-    step = t.train_step({**batches(t.handle.vocab_size)["seven"], "reduction": {"mode": "group_token_mean"}, "microbatches": 2})
-    params = {k: v.detach().numpy().copy() for k, v in t.handle.module.state_dict().items()}
+    step = t.train_step({**batches(t.state.conf.weights.handle.vocab_size)["seven"], "reduction": {"mode": "group_token_mean"}, "microbatches": 2})
+    params = {k: v.detach().numpy().copy() for k, v in t.state.conf.weights.handle.module.state_dict().items()}
     import pickle
 
     with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as f:

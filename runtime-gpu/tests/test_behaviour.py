@@ -6,9 +6,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from arl_trainer.framing import Ragged  # noqa: E402
-from arl_trainer.trainer import RequestError  # noqa: E402
 from helpers import configure_params, make_batch, new_trainer, tiny_model  # noqa: E402
+
+from arl_trainer.errors import RequestError  # noqa: E402
+from arl_trainer.framing import Ragged  # noqa: E402
 
 IDS = [6, 9, 12, 7, 20, 8, 11]
 
@@ -24,7 +25,9 @@ def make(seed=7, behaviour=False):
 
 def generate(t, policy):
     prompts = Ragged.from_sequences([IDS, IDS[:4]], "int32")
-    return t.generate({"prompts": prompts, "max_new_tokens": 6, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": [3, 4], "policy": policy})
+    seeds = np.array([3, 4], dtype=np.int32)
+    params = {"prompts": prompts, "max_new_tokens": 6, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": seeds, "policy": policy}
+    return t.generate(params)
 
 
 def logprobs(t, policy):
@@ -33,7 +36,7 @@ def logprobs(t, policy):
 
 def test_handshake_announces_the_capability():
     t = new_trainer()
-    caps = t.handshake({"protocol": "arl-trainer", "version": 1})["capabilities"]
+    caps = t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "test"}})["capabilities"]
     assert caps["behaviour_policy"] is True and "snapshot" in caps["methods"]
 
 
@@ -45,11 +48,11 @@ def test_snapshot_freezes_the_weights_that_sample(allocated):
     before_gen = generate(t, "current")
     before_lp = logprobs(t, "current")
     assert t.snapshot({}) == {"policy_version": 0}
-    batch = make_batch(t.handle.vocab_size, seed=1, n=4, ref=False)
+    batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=1, n=4, ref=False)
     batch["kl"] = {"coef": 0.0, "estimator": "k3", "placement": "loss"}
     t.train_step(batch)
     t.train_step(batch)
-    assert t.policy_version == 2
+    assert t.state.policy_version == 2
     # the current policy moved, the behaviour slot did not
     assert not np.array_equal(logprobs(t, "current"), before_lp)
     assert np.array_equal(logprobs(t, "behaviour"), before_lp)
@@ -64,7 +67,7 @@ def test_snapshot_freezes_the_weights_that_sample(allocated):
 
 def test_checkpoints_carry_the_behaviour_slot(tmp_path):
     a = make()
-    batch = make_batch(a.handle.vocab_size, seed=2, n=4, ref=False)
+    batch = make_batch(a.state.conf.weights.handle.vocab_size, seed=2, n=4, ref=False)
     batch["kl"] = {"coef": 0.0, "estimator": "k3", "placement": "loss"}
     a.snapshot({})
     a.train_step(batch)

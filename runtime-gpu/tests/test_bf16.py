@@ -5,10 +5,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import configure_params, make_batch, tiny_model  # noqa: E402
+
 from arl_trainer.distributed import Dist  # noqa: E402
 from arl_trainer.framing import Ragged  # noqa: E402
 from arl_trainer.trainer import Trainer  # noqa: E402
-from helpers import configure_params, make_batch, tiny_model  # noqa: E402
 
 DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"))]
 
@@ -22,10 +23,10 @@ def bf16_trainer(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_bf16_generate_logprobs_match_recomputed(device):
     t = bf16_trainer(device)
-    assert t.autocast
+    assert t.state.conf.autocast
     pr = Ragged.from_sequences([[6, 7, 8], [9, 10, 11, 12, 13]], "int32")
     s = {"temperature": 0.9, "top_p": 0.9, "top_k": 20}
-    g = t.generate({"prompts": pr, "max_new_tokens": 10, **s, "stop_ids": [], "seeds": [1, 2], "policy": "current"})
+    g = t.generate({"prompts": pr, "max_new_tokens": 10, **s, "stop_ids": [], "seeds": np.array([1, 2], dtype=np.int32), "policy": "current"})
     full = Ragged.from_sequences([np.r_[pr.row(i), g["ids"].row(i)] for i in range(2)], "int32")
     lp = t.logprobs({"ids": full, "policy": "current", "sampling": s})["logprobs"]
     fp32 = Trainer(Dist(device=torch.device(device)))
@@ -40,7 +41,7 @@ def test_bf16_generate_logprobs_match_recomputed(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_bf16_train_step_runs(device):
     t = bf16_trainer(device)
-    b = make_batch(t.handle.vocab_size, seed=3, n=6, critic=True)
+    b = make_batch(t.state.conf.weights.handle.vocab_size, seed=3, n=6, critic=True)
     r1 = t.train_step({**b, "microbatches": 2})
     assert r1["grad_norm"] is not None and np.isfinite(r1["loss"]) and r1["value_loss"] >= 0
     assert r1["policy_version"] == 1

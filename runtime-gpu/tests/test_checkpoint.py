@@ -9,8 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from arl_trainer.framing import Ragged  # noqa: E402
 from helpers import configure_params, make_batch, new_trainer, tiny_model  # noqa: E402
+
+from arl_trainer.framing import Ragged  # noqa: E402
 
 
 def read_safetensors(path):
@@ -34,44 +35,60 @@ def read_safetensors(path):
         tensors[name] = np.frombuffer(data[begin:end], dtype=dt).reshape(info["shape"])
     spans.sort()
     assert spans[0][0] == 0 and spans[-1][1] == len(data)  # no gaps, nothing trailing
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
     return header, tensors
 
 
 def make(seed=7, tie=True, critic=True, dtype="float32"):
     t = new_trainer()
-    t.configure(configure_params(tiny_model(dtype, tie=tie), seed=seed, critic=critic, kl={"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}))
+    kl = {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}
+    t.configure(configure_params(tiny_model(dtype, tie=tie), seed=seed, critic=critic, kl=kl))
     return t
 
 
 def logits_of(t, ids):
     with torch.no_grad():
-        dev = next(t.handle.module.parameters()).device
-        return t.handle.module(torch.as_tensor(ids, dtype=torch.long, device=dev)[None])[0][0].double().cpu().numpy()
+        dev = next(t.state.conf.weights.handle.module.parameters()).device
+        return t.state.conf.weights.handle.module(torch.as_tensor(ids, dtype=torch.long, device=dev)[None])[0][0].double().cpu().numpy()
 
 
 IDS = [6, 9, 12, 7, 20, 8, 11]
+# the tensors of one decoder layer, under transformers' Qwen2 names
+LAYER_TENSORS = (
+    "self_attn.q_proj.weight",
+    "self_attn.q_proj.bias",
+    "self_attn.k_proj.weight",
+    "self_attn.k_proj.bias",
+    "self_attn.v_proj.weight",
+    "self_attn.v_proj.bias",
+    "self_attn.o_proj.weight",
+    "mlp.gate_proj.weight",
+    "mlp.up_proj.weight",
+    "mlp.down_proj.weight",
+    "input_layernorm.weight",
+    "post_attention_layernorm.weight",
+)
 
 
 @pytest.mark.parametrize("tie", [True, False], ids=["tied", "untied"])
 def test_save_writes_standard_safetensors(tmp_path, tie):
     t = make(tie=tie)
-    t.train_step(make_batch(t.handle.vocab_size, seed=1, n=3, critic=True))
+    t.train_step(make_batch(t.state.conf.weights.handle.vocab_size, seed=1, n=3, critic=True))
     res = t.save({"path": str(tmp_path / "ck")})
     files = set(res["files"])
     assert {"model.safetensors", "config.json", "trainer.json", "optimizer.pt", "vocab.json", "critic.safetensors", "reference.safetensors"} <= files
     assert sorted(os.listdir(tmp_path)) == ["ck"]  # no temporary directories left
     header, tensors = read_safetensors(str(tmp_path / "ck" / "model.safetensors"))
-    L = t.handle.module.config.num_hidden_layers
+    L = t.state.conf.weights.handle.module.config.num_hidden_layers
     expected = {"model.embed_tokens.weight", "model.norm.weight"}
     for i in range(L):
         p = f"model.layers.{i}."
-        expected |= {p + n for n in ("self_attn.q_proj.weight", "self_attn.q_proj.bias", "self_attn.k_proj.weight", "self_attn.k_proj.bias", "self_attn.v_proj.weight", "self_attn.v_proj.bias", "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight")}
+        expected |= {p + n for n in LAYER_TENSORS}
     if not tie:
         expected.add("lm_head.weight")
     assert set(tensors) == expected
     assert header["__metadata__"]["format"] == "pt"
-    own = t.handle.module.state_dict()
+    own = t.state.conf.weights.handle.module.state_dict()
     for k, v in tensors.items():
         assert v.dtype == np.float32 and np.array_equal(v, own[k].cpu().numpy()), k
     cfg = json.loads((tmp_path / "ck" / "config.json").read_text())
@@ -87,8 +104,8 @@ def test_load_round_trip_and_exact_resume(tmp_path):
     a.save({"path": str(tmp_path / "ck")})
     before = logits_of(a, IDS)
     a.train_step(batch)
-    after_a = {k: v.clone() for k, v in a.handle.module.state_dict().items()}
-    critic_a = {k: v.clone() for k, v in a.critic.state_dict().items()}
+    after_a = {k: v.clone() for k, v in a.state.conf.weights.handle.module.state_dict().items()}
+    critic_a = {k: v.clone() for k, v in a.state.conf.weights.critic.state_dict().items()}
 
     b = make(seed=99)  # different initial weights
     assert not np.array_equal(logits_of(b, IDS), before)
@@ -96,9 +113,9 @@ def test_load_round_trip_and_exact_resume(tmp_path):
     assert res["policy_version"] == 1
     assert np.array_equal(logits_of(b, IDS), before)  # identical logits after load
     b.train_step(batch)  # optimizer state restored: the same next step
-    for k, v in b.handle.module.state_dict().items():
+    for k, v in b.state.conf.weights.handle.module.state_dict().items():
         assert torch.equal(v, after_a[k]), k
-    for k, v in b.critic.state_dict().items():
+    for k, v in b.state.conf.weights.critic.state_dict().items():
         assert torch.equal(v, critic_a[k]), k
     # the reference came back too
     ra = a.logprobs({"ids": Ragged.from_sequences([IDS], "int32"), "policy": "reference", "sampling": None})["logprobs"].values
@@ -110,7 +127,7 @@ def test_save_replaces_an_existing_checkpoint_atomically(tmp_path):
     t = make()
     path = str(tmp_path / "ck")
     t.save({"path": path})
-    t.train_step(make_batch(t.handle.vocab_size, seed=3, n=3, critic=True))
+    t.train_step(make_batch(t.state.conf.weights.handle.vocab_size, seed=3, n=3, critic=True))
     t.save({"path": path})
     assert sorted(os.listdir(tmp_path)) == ["ck"]
     assert json.loads(open(os.path.join(path, "trainer.json")).read())["policy_version"] == 1
@@ -118,19 +135,19 @@ def test_save_replaces_an_existing_checkpoint_atomically(tmp_path):
 
 def test_a_checkpoint_directory_is_a_model(tmp_path):
     t = make()
-    t.train_step(make_batch(t.handle.vocab_size, seed=4, n=3, critic=True))
+    t.train_step(make_batch(t.state.conf.weights.handle.vocab_size, seed=4, n=3, critic=True))
     t.save({"path": str(tmp_path / "ck")})
     u = new_trainer()
     params = configure_params(str(tmp_path / "ck"))
     params["vocabulary"] = None  # the directory carries its vocabulary
     params["options"] = {"prefer_plain": True}
     conf = u.configure(params)
-    assert conf["tokenizer"]["vocab_size"] == t.tokenizer.vocab_size
+    assert conf["tokenizer"]["vocab_size"] == t.state.conf.tokenizer.vocab_size
     assert np.array_equal(logits_of(u, IDS), logits_of(t, IDS))
 
 
 def test_load_refuses_a_mismatched_model(tmp_path):
-    from arl_trainer.trainer import RequestError
+    from arl_trainer.errors import RequestError
 
     t = make()
     t.save({"path": str(tmp_path / "ck")})
@@ -145,7 +162,7 @@ def test_the_safetensors_library_reads_it(tmp_path):
     t = make()
     t.save({"path": str(tmp_path / "ck")})
     loaded = st.load_file(str(tmp_path / "ck" / "model.safetensors"))
-    own = t.handle.module.state_dict()
+    own = t.state.conf.weights.handle.module.state_dict()
     for k, v in loaded.items():
         assert torch.equal(v, own[k].cpu())
 

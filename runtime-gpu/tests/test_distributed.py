@@ -11,7 +11,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.distributed as tdist  # noqa: E402
-
 from helpers import ProtocolClient, configure_params, make_batch, max_grad_diff, new_trainer, tiny_model, trainer_env  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (tdist.is_available() and tdist.is_gloo_available()), reason="torch.distributed with gloo is not available")
@@ -19,9 +18,8 @@ pytestmark = pytest.mark.skipif(not (tdist.is_available() and tdist.is_gloo_avai
 
 @pytest.fixture(scope="module")
 def two_ranks():
-    import torch.multiprocessing as mp
-
     import dist_worker
+    import torch.multiprocessing as mp
 
     out = tempfile.mkdtemp(prefix="arl-dist-")
     init_file = os.path.join(out, "init")
@@ -34,9 +32,10 @@ def two_ranks():
     finally:
         shutil.rmtree(out, ignore_errors=True)
     single = dist_worker.new_trainer()
-    ref = dist_worker.compute(single, single.handle.vocab_size)
-    step = single.train_step({**dist_worker.batches(single.handle.vocab_size)["seven"], "reduction": {"mode": "group_token_mean"}, "microbatches": 2})
-    params = {k: v.detach().numpy().copy() for k, v in single.handle.module.state_dict().items()}
+    ref = dist_worker.compute(single, single.state.conf.weights.handle.vocab_size)
+    vocab_size = single.state.conf.weights.handle.vocab_size
+    step = single.train_step({**dist_worker.batches(vocab_size)["seven"], "reduction": {"mode": "group_token_mean"}, "microbatches": 2})
+    params = {k: v.detach().numpy().copy() for k, v in single.state.conf.weights.handle.module.state_dict().items()}
     return ranks, {"results": ref, "step": step, "params": params}
 
 
@@ -117,7 +116,7 @@ def BATCH(vocab_size):
 def _check_against_single_process(multi, lp):
     t = new_trainer()
     t.configure(PARAMS)
-    batch = BATCH(t.handle.vocab_size)
+    batch = BATCH(t.state.conf.weights.handle.vocab_size)
     one = t.train_step(batch)
     for k in ("loss", "policy_loss", "kl", "tokens", "grad_norm", "entropy", "ratio_mean"):
         assert abs(multi[k] - one[k]) <= 1e-6, k

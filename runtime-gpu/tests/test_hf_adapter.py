@@ -10,11 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn as nn  # noqa: E402
+from helpers import configure_params, grads, make_batch, new_trainer, tiny_model  # noqa: E402
 
 from arl_trainer.framing import Ragged  # noqa: E402
-from arl_trainer.model import HFHandle  # noqa: E402
-from arl_trainer.trainer import PolicyForward  # noqa: E402
-from helpers import configure_params, grads, make_batch, new_trainer, tiny_model  # noqa: E402
+from arl_trainer.model import HFHandle, PolicyForward  # noqa: E402
 
 
 class _Out(tuple):
@@ -61,29 +60,29 @@ def test_hf_handle_matches_the_plain_handle():
     t.configure(configure_params(tiny_model("float64")))
     hf_t = new_trainer()
     hf_t.configure(configure_params(tiny_model("float64")))
-    fake = FakeHFLM(copy.deepcopy(t.handle.module))
+    fake = FakeHFLM(copy.deepcopy(t.state.conf.weights.handle.module))
     handle = HFHandle(fake, "hf:fake/model")
-    hf_t.handle = handle
-    hf_t.policy = PolicyForward(handle)
-    hf_t.policy_train = hf_t.policy
-    hf_t.opt = torch.optim.AdamW(hf_t.policy.parameters(), lr=1e-3)
+    hf_t.state.conf.weights.handle = handle
+    hf_t.state.conf.weights.policy = PolicyForward(handle)
+    hf_t.state.conf.weights.policy_train = hf_t.state.conf.weights.policy
+    hf_t.state.conf.optimizers.policy = torch.optim.AdamW(hf_t.state.conf.weights.policy.parameters(), lr=1e-3)
 
     ids = Ragged.from_sequences([[6, 7, 8, 9, 10], [11, 12, 13]], "int32")
     a = t.logprobs({"ids": ids, "policy": "current", "sampling": None})["logprobs"].values
     b = hf_t.logprobs({"ids": ids, "policy": "current", "sampling": None})["logprobs"].values
     assert np.max(np.abs(a - b)) < 1e-12
 
-    s = {"temperature": 0.8, "top_p": 0.9, "top_k": 7, "stop_ids": [], "seeds": [4, 5], "policy": "current", "max_new_tokens": 6}
+    s = {"temperature": 0.8, "top_p": 0.9, "top_k": 7, "stop_ids": [], "seeds": np.array([4, 5], dtype=np.int32), "policy": "current", "max_new_tokens": 6}
     ga = t.generate({"prompts": ids, **s})
     gb = hf_t.generate({"prompts": ids, **s})
     assert np.array_equal(ga["ids"].values, gb["ids"].values)
     assert np.max(np.abs(ga["logprobs"].values - gb["logprobs"].values)) < 1e-9
 
-    batch = make_batch(t.handle.vocab_size, seed=3, n=4)
+    batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=3, n=4)
     batch["kl"] = {"coef": 0.0, "estimator": "k3", "placement": "loss"}
     ra = t.compute_gradients(batch)
     rb = hf_t.compute_gradients(batch)
     assert abs(ra["loss"] - rb["loss"]) < 1e-12
-    ga_, gb_ = grads(t.policy), grads(hf_t.policy)
+    ga_, gb_ = grads(t.state.conf.weights.policy), grads(hf_t.state.conf.weights.policy)
     # parameter names differ by the wrapper (lm.model.X vs lm.model.inner.X): compare in order
-    assert max(float(np.max(np.abs(x - y))) for x, y in zip(ga_.values(), gb_.values())) < 1e-12
+    assert max(float(np.max(np.abs(x - y))) for x, y in zip(ga_.values(), gb_.values(), strict=True)) < 1e-12

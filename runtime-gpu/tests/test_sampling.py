@@ -7,9 +7,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import configure_params, new_trainer, tiny_model  # noqa: E402
+
 from arl_trainer.framing import Ragged  # noqa: E402
 from arl_trainer.sampling import SamplingParams, sample, token_logprobs, truncate  # noqa: E402
-from helpers import configure_params, new_trainer, tiny_model  # noqa: E402
 
 SETTINGS = [
     {"temperature": 1.0, "top_p": 1.0, "top_k": 0},
@@ -27,7 +28,7 @@ def trainer(request):
     # a larger init so that the distribution is far from uniform and truncation matters
     t.configure(configure_params(tiny_model(request.param, hidden=48)))
     with torch.no_grad():
-        for p in t.handle.module.parameters():
+        for p in t.state.conf.weights.handle.module.parameters():
             if p.dim() > 1:
                 p.mul_(8)
     return t
@@ -40,12 +41,12 @@ def prompts(vocab):
 
 @pytest.mark.parametrize("s", SETTINGS, ids=lambda s: f"T{s['temperature']}-p{s['top_p']}-k{s['top_k']}")
 def test_generated_logprobs_equal_recomputed_with_keep_sampling_mask(trainer, s):
-    pr = prompts(trainer.handle.vocab_size)
-    gen = trainer.generate({"prompts": pr, "max_new_tokens": 12, **s, "stop_ids": [], "seeds": [11, 12, 13, 14], "policy": "current"})
+    pr = prompts(trainer.state.conf.weights.handle.vocab_size)
+    gen = trainer.generate({"prompts": pr, "max_new_tokens": 12, **s, "stop_ids": [], "seeds": np.array([11, 12, 13, 14], dtype=np.int32), "policy": "current"})
     full = Ragged.from_sequences([np.r_[pr.row(i), gen["ids"].row(i)] for i in range(len(pr))], "int32")
     lp = trainer.logprobs({"ids": full, "policy": "current", "sampling": s})["logprobs"]
     plain = trainer.logprobs({"ids": full, "policy": "current", "sampling": None})["logprobs"]
-    tol = 1e-9 if trainer.dtype == torch.float64 else 5e-5
+    tol = 1e-9 if trainer.state.conf.dtype == torch.float64 else 5e-5
     truncated = False
     for i in range(len(pr)):
         n = len(gen["ids"].row(i))
@@ -59,20 +60,24 @@ def test_generated_logprobs_equal_recomputed_with_keep_sampling_mask(trainer, s)
 
 
 def test_seeds_make_samples_reproducible_and_batch_independent(trainer):
-    pr = prompts(trainer.handle.vocab_size)
+    pr = prompts(trainer.state.conf.weights.handle.vocab_size)
     s = {"temperature": 1.0, "top_p": 0.95, "top_k": 0, "stop_ids": [], "policy": "current", "max_new_tokens": 8}
-    a = trainer.generate({"prompts": pr, **s, "seeds": [1, 2, 3, 4]})
-    b = trainer.generate({"prompts": pr, **s, "seeds": [1, 2, 3, 4]})
+    a = trainer.generate({"prompts": pr, **s, "seeds": np.array([1, 2, 3, 4], dtype=np.int32)})
+    b = trainer.generate({"prompts": pr, **s, "seeds": np.array([1, 2, 3, 4], dtype=np.int32)})
     assert np.array_equal(a["ids"].values, b["ids"].values)
-    alone = trainer.generate({"prompts": Ragged.from_sequences([pr.row(2)], "int32"), **s, "seeds": [3]})
+    alone = trainer.generate({"prompts": Ragged.from_sequences([pr.row(2)], "int32"), **s, "seeds": np.array([3], dtype=np.int32)})
     assert np.array_equal(alone["ids"].row(0), a["ids"].row(2))
-    c = trainer.generate({"prompts": pr, **s, "seeds": [5, 6, 7, 8]})
+    c = trainer.generate({"prompts": pr, **s, "seeds": np.array([5, 6, 7, 8], dtype=np.int32)})
     assert not np.array_equal(a["ids"].values, c["ids"].values)
 
 
 def test_stop_ids_end_a_sequence(trainer):
-    pr = prompts(trainer.handle.vocab_size)
-    g = trainer.generate({"prompts": pr, "max_new_tokens": 30, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": list(range(6, trainer.handle.vocab_size, 2)), "seeds": [1, 2, 3, 4], "policy": "current"})
+    vocab = trainer.state.conf.weights.handle.vocab_size
+    pr = prompts(vocab)
+    stop_ids = list(range(6, vocab, 2))
+    sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": 0}
+    seeds = np.array([1, 2, 3, 4], dtype=np.int32)
+    g = trainer.generate({"prompts": pr, "max_new_tokens": 30, **sampling, "stop_ids": stop_ids, "seeds": seeds, "policy": "current"})
     for i in range(len(pr)):
         row = g["ids"].row(i)
         if g["finish"][i] == "stop":

@@ -7,14 +7,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from arl_trainer.framing import Ragged  # noqa: E402
-from arl_trainer.trainer import RequestError  # noqa: E402
 from helpers import ON_CUDA, REDUCTIONS, configure_params, grads, make_batch, max_grad_diff, new_trainer, tiny_model  # noqa: E402
+
+from arl_trainer.errors import RequestError  # noqa: E402
+from arl_trainer.framing import Ragged  # noqa: E402
+
+KL_INITIAL = {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}
 
 
 def trainer(critic=False, dtype="float64", kl=None):
     t = new_trainer()
-    t.configure(configure_params(tiny_model(dtype), critic=critic, kl=kl or {"coef": 0.05, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}))
+    t.configure(configure_params(tiny_model(dtype), critic=critic, kl=kl or KL_INITIAL))
     return t
 
 
@@ -25,15 +28,15 @@ def t64():
 
 def run(t, batch, critic=True):
     res = t.compute_gradients(batch)
-    g = grads(t.policy)
-    if critic and t.critic is not None:
-        g.update({"critic." + k: v for k, v in grads(t.critic).items()})
+    g = grads(t.state.conf.weights.policy)
+    if critic and t.state.conf.weights.critic is not None:
+        g.update({"critic." + k: v for k, v in grads(t.state.conf.weights.critic).items()})
     return res, g
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS, ids=[r["mode"] for r in REDUCTIONS])
 def test_microbatches_give_the_same_loss_and_gradients(t64, reduction):
-    batch = make_batch(t64.handle.vocab_size, seed=3, n=7, critic=True)
+    batch = make_batch(t64.state.conf.weights.handle.vocab_size, seed=3, n=7, critic=True)
     batch["reduction"] = reduction
     results = {}
     for m in (1, 2, 4):
@@ -52,7 +55,7 @@ def test_microbatches_give_the_same_loss_and_gradients(t64, reduction):
 
 def test_microbatches_float32_model():
     t = trainer(dtype="float32")
-    batch = make_batch(t.handle.vocab_size, seed=5, n=6)
+    batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=5, n=6)
     batch["reduction"] = {"mode": "seq_mean_token_mean"}
     r1, g1 = run(t, {**batch, "microbatches": 1}, critic=False)
     r4, g4 = run(t, {**batch, "microbatches": 4}, critic=False)
@@ -66,19 +69,20 @@ def test_loss_equals_the_reduction_of_the_reference_formula(t64):
     log-probs of the model (logprobs method) — for every reduction."""
     from arl_trainer.losses import Reduction, policy_loss_reference
 
-    batch = make_batch(t64.handle.vocab_size, seed=11, n=5)
+    batch = make_batch(t64.state.conf.weights.handle.vocab_size, seed=11, n=5)
     lp = t64.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None})["logprobs"]
     rows = lambda r: [list(map(float, x)) for x in r.rows()]  # noqa: E731
     masks = rows(batch["loss_mask"])
     groups = [int(g) for g in batch["groups"]]
     for reduction in REDUCTIONS:
         res = t64.compute_gradients({**batch, "reduction": reduction, "kl": {"coef": 0.0, "estimator": "k3", "placement": "loss"}})
-        want = policy_loss_reference(rows(lp), rows(batch["old_logprobs"]), masks, rows(batch["advantages"]), batch["clip"], Reduction.from_message(reduction), groups)
+        reference = Reduction.from_message(reduction)
+        want = policy_loss_reference(rows(lp), rows(batch["old_logprobs"]), masks, rows(batch["advantages"]), batch["clip"], reference, groups)
         assert abs(res["policy_loss"] - want) <= 1e-6, reduction
 
 
 def test_non_target_tokens_contribute_exactly_zero_gradient(t64):
-    batch = make_batch(t64.handle.vocab_size, seed=2, n=5, critic=True)
+    batch = make_batch(t64.state.conf.weights.handle.vocab_size, seed=2, n=5, critic=True)
     batch["reduction"] = {"mode": "seq_mean_token_mean"}
     _, g_ref = run(t64, batch)
     # perturb advantages, old/ref log-probs, returns and old values where loss_mask is 0
@@ -98,14 +102,14 @@ def test_non_target_tokens_contribute_exactly_zero_gradient(t64):
 def test_head_sees_exactly_the_target_positions(t64):
     """A hook on the output head: it is applied to the hidden states at positions k-1 of the target
     tokens only, so no other position's log-prob enters the loss; its gradient is non-zero."""
-    batch = make_batch(t64.handle.vocab_size, seed=4, n=4)
+    batch = make_batch(t64.state.conf.weights.handle.vocab_size, seed=4, n=4)
     seen = {}
 
     def hook(module, inputs, output):
         seen["rows"] = inputs[0].shape[0]
         output.register_hook(lambda g: seen.__setitem__("grad", g.detach().clone()))
 
-    h = t64.handle.module.lm_head.register_forward_hook(hook)
+    h = t64.state.conf.weights.handle.module.lm_head.register_forward_hook(hook)
     try:
         t64.compute_gradients(batch)
     finally:
@@ -127,7 +131,7 @@ def test_section9_reduction_values_through_train_step():
     batch = {
         "ids": Ragged.from_sequences(ids, "int32"),
         "loss_mask": Ragged.from_sequences(masks, "uint8"),
-        "advantages": Ragged.from_sequences([np.full(L + 1, a) for L, a in zip(lengths, adv)], "float32"),
+        "advantages": Ragged.from_sequences([np.full(L + 1, a) for L, a in zip(lengths, adv, strict=True)], "float32"),
         "old_logprobs": lp,
         "ref_logprobs": None,
         "groups": np.zeros(4, np.int32),
@@ -147,24 +151,24 @@ def test_section9_reduction_values_through_train_step():
 
 def test_train_step_updates_and_reports():
     t = trainer(kl={"coef": 0.1, "estimator": "k2", "placement": "loss", "reference": {"kind": "refresh", "every": 2}})
-    batch = make_batch(t.handle.vocab_size, seed=9, n=4, ref=False)  # KL from the trainer's reference
-    before = copy.deepcopy(t.handle.module.state_dict())
+    batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=9, n=4, ref=False)  # KL from the trainer's reference
+    before = copy.deepcopy(t.state.conf.weights.handle.module.state_dict())
     res = t.train_step(batch)
     assert res["policy_version"] == 1 and res["tokens"] == int(batch["denominators"]["tokens"])
     assert res["kl"] == pytest.approx(0.0, abs=1e-12)  # the reference is the initial policy
     assert res["grad_norm"] is not None and res["grad_norm"] > 0
-    changed = any(not torch.equal(before[k], v) for k, v in t.handle.module.state_dict().items())
+    changed = any(not torch.equal(before[k], v) for k, v in t.state.conf.weights.handle.module.state_dict().items())
     assert changed
     res2 = t.train_step(batch)
     assert res2["kl"] > 0 and res2["policy_version"] == 2
     # refresh(2): after step 2 the reference equals the policy again
-    for a, b in zip(t.reference.parameters(), t.policy.parameters()):
+    for a, b in zip(t.state.conf.weights.reference.parameters(), t.state.conf.weights.policy.parameters(), strict=True):
         assert torch.equal(a, b)
 
 
 def test_invalid_train_step_requests():
     t = trainer()
-    batch = make_batch(t.handle.vocab_size, seed=1, n=3)
+    batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=1, n=3)
     bad = copy.deepcopy(batch)
     bad["loss_mask"].values[0] = 1
     with pytest.raises(RequestError, match="token 0"):
@@ -188,13 +192,14 @@ def test_step_lr_replaces_the_rate_for_one_step_and_is_validated():
     moved = {}
     for lr in (None, 2.5):
         t = trainer()
-        batch = make_batch(t.handle.vocab_size, seed=11, n=4)
-        before = {k: v.clone() for k, v in t.policy.named_parameters()}
+        batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=11, n=4)
+        before = {k: v.clone() for k, v in t.state.conf.weights.policy.named_parameters()}
         t.train_step({**batch, **({"lr": lr} if lr is not None else {})})
-        moved[lr] = {k: (v.detach() - before[k]) for k, v in t.policy.named_parameters()}
+        moved[lr] = {k: (v.detach() - before[k]) for k, v in t.state.conf.weights.policy.named_parameters()}
     assert t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["step_lr"] is True
-    base_lr = t.optim_cfg.lr
-    ratios = [float((moved[2.5][k][moved[None][k].abs() > 0] / moved[None][k][moved[None][k].abs() > 0]).mean()) for k in moved[None] if (moved[None][k].abs() > 0).any()]
+    base_lr = t.state.conf.optimizers.policy_cfg.lr
+    nonzero = {k: moved[None][k].abs() > 0 for k in moved[None]}
+    ratios = [float((moved[2.5][k][nz] / moved[None][k][nz]).mean()) for k, nz in nonzero.items() if nz.any()]
     assert np.mean(ratios) == pytest.approx(2.5 / base_lr, rel=0.05)
     for bad in (-1.0, 0.0, float("nan"), "fast", True):
         with pytest.raises(RequestError, match="lr must be"):
@@ -203,7 +208,7 @@ def test_step_lr_replaces_the_rate_for_one_step_and_is_validated():
 
 def test_logprobs_mask_computes_only_the_asked_positions():
     t = trainer()
-    batch = make_batch(t.handle.vocab_size, seed=12, n=3)
+    batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=12, n=3)
     full = t.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None})["logprobs"].values
     masked = t.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None, "mask": batch["loss_mask"]})["logprobs"].values
     keep = batch["loss_mask"].values.astype(bool)

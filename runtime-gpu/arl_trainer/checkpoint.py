@@ -1,0 +1,193 @@
+"""save / load: a checkpoint directory, written whole under a temporary name and renamed into
+place (the old one is replaced only once the new one is complete and synced).
+
+Files: model.safetensors (transformers tensor names, tied lm_head.weight left out), config.json,
+the tokenizer's files, optimizer.pt (AdamW and RNG states; optimizer.rankR.pt per rank under
+FSDP), critic / reference / behaviour .safetensors when those slots hold weights, trainer.json."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from typing import Any
+
+import torch
+
+from . import __version__, safetensors_io
+from .errors import invalid
+from .rng import restore_rng_state, rng_state
+from .state import Configured, TrainerState, configured
+from .weights import frozen_copy, full_state, load_tensors, policy_tensors
+
+CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
+
+
+def save(state: TrainerState, p: dict) -> dict:
+    conf = configured(state)
+    path = os.path.abspath(p["path"])
+    parent = os.path.dirname(path)
+    dist = state.dist
+    w = conf.weights
+    state.save_count += 1
+    tmp = f"{path}.tmp-arl-{state.save_count}"
+    old_dir = f"{path}.old-arl-{state.save_count}"
+    # every rank takes part in gathering sharded tensors; rank 0 writes them
+    policy_sd = policy_tensors(state, w.policy)
+    critic_sd = full_state(state, w.critic) if w.critic is not None else None
+    ref_sd = policy_tensors(state, w.reference) if w.reference is not None else None
+    behaviour_sd = policy_tensors(state, w.behaviour) if w.behaviour is not None and w.behaviour_version is not None else None
+    files: list[str] = []
+    error: Exception | None = None
+    if dist.is_main:
+        try:
+            os.makedirs(parent, exist_ok=True)
+            shutil.rmtree(tmp, ignore_errors=True)
+            os.makedirs(tmp)
+            files = _write_checkpoint(state, conf, tmp, policy_sd, critic_sd, ref_sd, behaviour_sd)
+        except OSError as e:
+            error = e
+    error = _first_error(state, error)
+    if dist.strategy == "fsdp" and error is None:
+        # sharded optimizer state: one file per rank
+        try:
+            torch.save(_optimizer_state(conf), os.path.join(tmp, f"optimizer.rank{dist.rank}.pt"))
+        except OSError as e:
+            error = e
+        error = _first_error(state, error)
+    if error is None and dist.is_main:
+        try:
+            if os.path.exists(path):
+                os.rename(path, old_dir)
+            os.rename(tmp, path)
+            shutil.rmtree(old_dir, ignore_errors=True)
+            fsync_dir(parent)
+            files = sorted(os.listdir(path))
+        except OSError as e:
+            error = e
+    error = _first_error(state, error)
+    if error is not None:
+        raise invalid(f"cannot save to {path}: {error}")
+    return {"files": files, "policy_version": state.policy_version}
+
+
+def load(state: TrainerState, p: dict) -> dict:
+    conf = configured(state)
+    path = p.get("path")
+    if not isinstance(path, str) or not os.path.isdir(path):
+        raise invalid(f"load needs the path of a checkpoint directory (got {path!r})")
+    try:
+        with open(os.path.join(path, "trainer.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        raise invalid(f"{path}: no readable trainer.json ({e})") from None
+    if meta.get("format") != CHECKPOINT_FORMAT:
+        raise invalid(f"{path}: not a checkpoint of this trainer (format {meta.get('format')!r})")
+    try:
+        _load_weights(state, conf, path, meta)
+        opt_file = os.path.join(path, f"optimizer.rank{state.dist.rank}.pt" if state.dist.strategy == "fsdp" else "optimizer.pt")
+        if os.path.exists(opt_file):
+            saved = _torch_load(opt_file, state.device)
+            opts = conf.optimizers
+            opts.policy.load_state_dict(saved["policy"])
+            if opts.critic is not None and saved.get("critic") is not None:
+                opts.critic.load_state_dict(saved["critic"])
+            restore_rng_state(saved.get("rng") or {})
+    except (ValueError, KeyError) as e:
+        raise invalid(f"{path}: {e}") from None
+    state.policy_version = int(meta.get("policy_version", 0))
+    state.step = int(meta.get("step", 0))
+    return {"files": sorted(os.listdir(path)), "policy_version": state.policy_version}
+
+
+def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[str, Any]) -> None:
+    w = conf.weights
+    load_tensors(state, w.policy, safetensors_io.load_file(os.path.join(path, "model.safetensors")), "lm.")
+    if w.reference is not None and os.path.exists(os.path.join(path, "reference.safetensors")):
+        load_tensors(state, w.reference, safetensors_io.load_file(os.path.join(path, "reference.safetensors")), "lm.")
+    behaviour_file = os.path.join(path, "behaviour.safetensors")
+    if meta.get("behaviour_version") is not None and os.path.exists(behaviour_file):
+        if w.behaviour is None:
+            if state.dist.strategy == "fsdp":
+                raise ValueError("the checkpoint has a behaviour policy: configure with behaviour_policy true to load it under sharding")
+            w.behaviour = frozen_copy(w.handle)
+        load_tensors(state, w.behaviour, safetensors_io.load_file(behaviour_file), "lm.")
+        w.behaviour_version = int(meta["behaviour_version"])
+    else:
+        w.behaviour_version = None
+    if w.critic is not None and os.path.exists(os.path.join(path, "critic.safetensors")):
+        load_tensors(state, w.critic, safetensors_io.load_file(os.path.join(path, "critic.safetensors")), "")
+
+
+def _first_error(state: TrainerState, error: Exception | None) -> Exception | None:
+    """The first rank's failure (this rank's own error when it has one), on every rank alike."""
+    errors = state.dist.all_gather_object(None if error is None else str(error))
+    for e in errors:
+        if e is not None:
+            return error or OSError(e)
+    return None
+
+
+def _optimizer_state(conf: Configured) -> dict[str, Any]:
+    opts = conf.optimizers
+    return {"policy": opts.policy.state_dict(), "critic": opts.critic.state_dict() if opts.critic else None, "rng": rng_state()}
+
+
+def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, critic_sd, ref_sd, behaviour_sd=None) -> list[str]:
+    meta = {"format": CHECKPOINT_FORMAT, "format_version": 1, "model": conf.spec}
+    # transformers insists on metadata format "pt"
+    st_meta = {"format": "pt", "arl_format": CHECKPOINT_FORMAT, "model": conf.spec}
+    safetensors_io.save_file(policy_sd, os.path.join(d, "model.safetensors"), st_meta)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(conf.weights.handle.config_json(conf.dtype), f, indent=2)
+    conf.tokenizer.save(d)
+    if critic_sd is not None:
+        safetensors_io.save_file(critic_sd, os.path.join(d, "critic.safetensors"), st_meta)
+    if ref_sd is not None:
+        safetensors_io.save_file(ref_sd, os.path.join(d, "reference.safetensors"), st_meta)
+    if behaviour_sd is not None:
+        safetensors_io.save_file(behaviour_sd, os.path.join(d, "behaviour.safetensors"), st_meta)
+    if state.dist.strategy != "fsdp":
+        torch.save(_optimizer_state(conf), os.path.join(d, "optimizer.pt"))
+    trainer = {
+        **meta,
+        "policy_version": state.policy_version,
+        "behaviour_version": conf.weights.behaviour_version if behaviour_sd is not None else None,
+        "step": state.step,
+        "seed": conf.seed,
+        "world_size": state.dist.world_size,
+        "parallel": state.dist.strategy,
+        "dtype": str(conf.dtype).replace("torch.", ""),
+        "torch": torch.__version__,
+        "trainer_version": __version__,
+        "saved_at": time.time(),
+    }
+    with open(os.path.join(d, "trainer.json"), "w") as f:
+        json.dump(trainer, f, indent=2)
+    for name in os.listdir(d):
+        with open(os.path.join(d, name), "rb") as f:
+            os.fsync(f.fileno())
+    return sorted(os.listdir(d))
+
+
+def _torch_load(path: str, device: torch.device) -> Any:
+    """Our own optimizer/RNG state (numpy and Python objects inside): torch >= 2.6 defaults to
+    weights_only=True, which refuses them."""
+    try:
+        return torch.load(path, map_location=device, weights_only=False)
+    except TypeError:  # torch without the weights_only argument
+        return torch.load(path, map_location=device)
+
+
+def fsync_dir(path: str) -> None:
+    """Makes a rename inside `path` durable (best effort: not every filesystem allows it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,159 @@
+"""configure: the model and tokenizer from the request, seeds, precision, and the weight slots
+and optimizers the algorithm needs. A configure that fails leaves the previous configuration."""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from .errors import invalid, unsupported
+from .model import HFHandle, LMHandle, PolicyForward, layers_of, load_pretrained, make_value_model
+from .optimizer import Optim
+from .qwen2 import DTYPES, Qwen2Config, build_plain, count_parameters, parse_builtin
+from .rng import seed_everything
+from .state import Configured, Optimizers, TrainerState, WeightSlots
+from .tokenizer import HFTokenizer, WordTokenizer
+from .weights import frozen_copy
+
+log = logging.getLogger("arl_trainer")
+
+
+def configure(state: TrainerState, p: dict) -> dict:
+    seed = int(p["seed"])
+    policy = p["policy"]
+    algorithm = p["algorithm"]
+    options = {**state.default_options, **(p.get("options") or {})}
+    seed_everything(seed)
+    if options.get("deterministic"):
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    spec = policy["model"]
+    device = state.device
+
+    # precision: fp32 master weights; bf16 autocast by default on CUDA (on CPU only when
+    # options.precision asks for it: tests of the autocast path)
+    precision = options.get("precision", "bf16" if device.type == "cuda" else "fp32")
+    if precision not in ("bf16", "fp32"):
+        raise invalid("options.precision must be bf16 or fp32")
+
+    handle, tokenizer = _load_model(spec, p["vocabulary"], options, seed)
+    handle.module.to(device)
+    if options.get("gradient_checkpointing"):
+        handle.set_gradient_checkpointing(True)
+    if options.get("compile"):
+        if hasattr(nn.Module, "compile"):  # torch >= 2.2: in place, parameter names unchanged
+            for layer in layers_of(handle.module):
+                layer.compile()
+        else:
+            log.warning("options.compile needs torch >= 2.2 (this is %s): ignored", torch.__version__)
+    dtype = next(handle.module.parameters()).dtype
+    weights = _allocate_slots(handle, algorithm, bool(p.get("behaviour_policy")), seed, device)
+    critic_cfg = algorithm.get("critic")
+    critic_optim = Optim.from_message(critic_cfg.get("optimizer"), 1e-5) if weights.critic is not None else None
+    optimizers = _wrap_and_make_optimizers(state, weights, algorithm, critic_optim)
+
+    kl = algorithm.get("kl") or {}
+    ref_spec = kl.get("reference")
+    state.conf = Configured(
+        seed=seed,
+        options=options,
+        spec=spec,
+        chat_template=policy["chat_template"],
+        autocast=precision == "bf16",
+        dtype=dtype,
+        tokenizer=tokenizer,
+        weights=weights,
+        optimizers=optimizers,
+        reference_refresh=int(ref_spec.get("every")) if isinstance(ref_spec, dict) and ref_spec.get("kind") == "refresh" else None,
+    )
+    state.policy_version = 0
+    state.step = 0
+    n_params = count_parameters(handle.module)
+    log.info("configured %s: %d parameters, dtype %s, device %s, autocast bf16 %s", spec, n_params, dtype, device, state.conf.autocast)
+    return {
+        "model": {"name": spec, "parameters": n_params},
+        "tokenizer": {"vocab_size": tokenizer.vocab_size, "bos_id": tokenizer.bos_id, "eos_id": tokenizer.eos_id, "pad_id": tokenizer.pad_id},
+        "policy_version": state.policy_version,
+    }
+
+
+def _load_model(spec: str, vocabulary: Any, options: dict[str, Any], seed: int) -> tuple[LMHandle, Any]:
+    """The policy's handle and its tokenizer: a builtin model over the request's vocabulary, or a
+    pretrained / checkpoint directory with the tokenizer beside it."""
+    if spec.startswith("builtin:"):
+        try:
+            b = parse_builtin(spec)
+        except ValueError as e:
+            raise invalid(str(e)) from None
+        if vocabulary is not None:
+            tok = WordTokenizer(vocabulary)
+            b.config["vocab_size"] = max(tok.vocab_size, int(b.config.get("vocab_size", 0) or 0))
+        elif b.config.get("vocab_size"):
+            tok = WordTokenizer.synthetic(int(b.config["vocab_size"]))
+            b.config["vocab_size"] = max(tok.vocab_size, int(b.config["vocab_size"]))
+        else:
+            raise invalid(f"model {spec} builds its tokenizer from 'vocabulary', which is null (or give vocab=N in the spec)")
+        cfg = Qwen2Config(**b.config, bos_token_id=tok.bos_id, eos_token_id=tok.eos_id, pad_token_id=tok.pad_id)
+        return LMHandle(build_plain(cfg, seed, DTYPES[b.dtype or "float32"]), spec), tok
+    dtype = DTYPES.get(options.get("dtype", "float32"), torch.float32)
+    try:
+        handle, tok_source = load_pretrained(spec, dtype, options)
+    except ModuleNotFoundError as e:
+        raise unsupported(str(e)) from None
+    except (OSError, ValueError) as e:
+        raise invalid(f"cannot load model '{spec}': {e}") from None
+    if isinstance(handle, HFHandle):
+        return handle, HFTokenizer(tok_source, bool(options.get("trust_remote_code")))
+    word = WordTokenizer.load(tok_source) or (WordTokenizer(vocabulary) if vocabulary else None)
+    if word is None:
+        raise invalid(f"{spec} has no vocab.json and no vocabulary was given")
+    return handle, word
+
+
+def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, seed: int, device: torch.device) -> WeightSlots:
+    policy = PolicyForward(handle)
+    policy.train()
+    weights = WeightSlots(handle=handle, policy=policy, policy_train=policy)
+
+    # reference policy (for KL): a frozen copy of the initial policy
+    kl = algorithm.get("kl") or {}
+    if kl.get("reference") is not None or float(kl.get("coef", 0) or 0) > 0:
+        weights.reference = frozen_copy(handle)
+
+    # behaviour policy (asynchronous rollout): a frozen copy that `snapshot` refreshes and
+    # `generate`/`logprobs` with policy "behaviour" read; allocated here when asked (sharded
+    # weights need it before wrapping), otherwise at the first snapshot
+    if behaviour_policy:
+        weights.behaviour = frozen_copy(handle)
+
+    critic_cfg = algorithm.get("critic")
+    if critic_cfg:
+        weights.critic = make_value_model(handle, critic_cfg.get("init", "policy"), seed).to(device)
+        weights.critic.train()
+    return weights
+
+
+def _wrap_and_make_optimizers(state: TrainerState, weights: WeightSlots, algorithm: dict, critic_optim: Optim | None) -> Optimizers:
+    """Data-parallel wrapping, then the optimizers (FSDP2 replaces the parameters it shards)."""
+    dist = state.dist
+    weights.policy_train = dist.wrap(weights.policy, layers_of(weights.handle.module))
+    if weights.reference is not None and dist.strategy == "fsdp":
+        dist.wrap(weights.reference, layers_of(weights.reference.lm), trainable=False)
+    if weights.behaviour is not None and dist.strategy == "fsdp":
+        dist.wrap(weights.behaviour, layers_of(weights.behaviour.lm), trainable=False)
+    critic_opt = None
+    if weights.critic is not None:
+        assert critic_optim is not None
+        weights.critic_train = dist.wrap(weights.critic, layers_of(weights.critic))
+        critic_opt = critic_optim.make([q for q in weights.critic.parameters() if q.requires_grad])
+    policy_cfg = Optim.from_message(algorithm.get("optimizer"))
+    return Optimizers(
+        policy_cfg=policy_cfg,
+        policy=policy_cfg.make([q for q in weights.policy.parameters() if q.requires_grad]),
+        critic_cfg=critic_optim,
+        critic=critic_opt,
+    )
+
