@@ -115,4 +115,13 @@ describe("the trainer protocol's request schema", () => {
     }
     expect(validateWire({ id: 1, method: "fine_tune", params: {} })).toBe(false);
   });
+
+  it("is what the embedded trainer validates with: a malformed request is an invalid_request naming the field", () => {
+    const t = new TinyTrainer();
+    const [, generate] = runtimeRequests().find(([m]) => m === "generate")!;
+    expect(() => t.request("generate", { ...(generate as object), policy: "reference" })).toThrow(expect.objectContaining({ code: "invalid_request", message: expect.stringMatching(/^generate: policy: /) }));
+    expect(() => t.request("save", {})).toThrow(expect.objectContaining({ code: "invalid_request", message: expect.stringContaining("path") }));
+    // Well formed, but before configure: the order check follows the schema's.
+    expect(() => t.request("generate", generate)).toThrow(expect.objectContaining({ code: "invalid_request", message: expect.stringContaining("send 'configure' first") }));
+  });
 });
