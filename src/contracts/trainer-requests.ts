@@ -13,16 +13,16 @@
 // required; `configure.algorithm`'s groups are optional inside, since the trainers default them.
 import * as z from "zod";
 
-export const TRAINER_REQUESTS_SCHEMA_ID = "urn:arl:trainer-protocol:1:requests";
+const TRAINER_REQUESTS_SCHEMA_ID = "urn:arl:trainer-protocol:1:requests";
 
 /** The framing's bulk-array dtypes and the typed arrays they decode to. */
-export const BULK_ARRAY_TYPES = { int32: Int32Array, float32: Float32Array, float64: Float64Array, uint8: Uint8Array } as const;
-export type BulkDtype = keyof typeof BULK_ARRAY_TYPES;
+const BULK_ARRAY_TYPES = { int32: Int32Array, float32: Float32Array, float64: Float64Array, uint8: Uint8Array } as const;
+type BulkDtype = keyof typeof BULK_ARRAY_TYPES;
 
 /** Schemas that are bulk arrays, with their dtype: on the wire each is a `{"$array": k}` descriptor. */
-export const bulkArrays = z.registry<{ dtype: BulkDtype }>();
+const bulkArrays = z.registry<{ dtype: BulkDtype }>();
 /** Named schemas (each method's params and the shared parts): the JSON Schema's `$defs`. */
-export const requestDefinitions = z.registry<{ id: string }>();
+const requestDefinitions = z.registry<{ id: string }>();
 const descriptions = new Map<string, string>();
 
 function named<T extends z.ZodType>(id: string, description: string, schema: T): T {
@@ -234,7 +234,6 @@ export const requestParams = {
 } as const;
 
 export type RequestMethod = keyof typeof requestParams;
-export type RequestParams<M extends RequestMethod> = z.output<(typeof requestParams)[M]>;
 
 export const REQUEST_METHODS = Object.keys(requestParams) as RequestMethod[];
 

@@ -1,11 +1,8 @@
-// The protocol's request errors (PROTOCOL.md "Messages"): the codes a handler answers with. The
-// server (protocol/server.ts) turns a thrown RequestError into an error response with its code;
+// The protocol's request errors (PROTOCOL.md "Messages"): what the trainer answers a request it
+// refuses with. The server (protocol/server.ts, where RequestError is defined for every trainer
+// written in TypeScript) sends a thrown RequestError as an error response with its code;
 // anything else is answered as `internal`.
 import { RequestError } from "../protocol/server.js";
-import type { ErrorBody } from "../protocol/messages.js";
-
-export { RequestError };
-export type ErrorCode = ErrorBody["code"];
 
 /** The request is malformed or does not fit the trainer's state (not configured, no such slot). */
 export const invalid = (message: string): RequestError => new RequestError("invalid_request", message);

@@ -21,8 +21,6 @@ import type { ChatMessage, WordTokenizer } from "./tokenizer.js";
 import { computeGradients, trainStep, type Gradients } from "./update.js";
 import { slotParameters, snapshot } from "./weights.js";
 
-export type { TinyOptions } from "./state.js";
-
 export const TRAINER_NAME = "arl-embedded";
 export const TRAINER_VERSION = "0.1.0";
 

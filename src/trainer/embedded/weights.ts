@@ -53,7 +53,7 @@ export function scoringWeights(state: TrainerState, slot: PolicySlot | "referenc
  * The reference policy's weights: a copy of the policy taken at the first request that needs
  * it (after the SFT cold start), taken again once `refresh.every` optimizer steps have passed.
  */
-export function referenceWeights(state: TrainerState): ParamSet {
+function referenceWeights(state: TrainerState): ParamSet {
   const c = state.conf;
   if (!c.reference) throw invalid("no reference policy: algorithm.kl.reference is null");
   const current = state.reference;
