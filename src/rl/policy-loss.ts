@@ -292,7 +292,7 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
 }
 
 /** Clip and ratio statistics from their sums over `tokens` target tokens (undefined ones NaN when there are none). */
-function poolStats(tokens: number, clipped: number, dualClipped: number, ratioSum: number, ratioMin: number, ratioMax: number): PolicyLossStats {
+export function poolStats(tokens: number, clipped: number, dualClipped: number, ratioSum: number, ratioMin: number, ratioMax: number): PolicyLossStats {
   const any = tokens > 0;
   return {
     tokens,

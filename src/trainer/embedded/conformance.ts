@@ -1,12 +1,12 @@
 // eval_op: the conformance ops (test/conformance) computed by this trainer. policy_loss and kl go
-// through the trainer's own loss code (loss.ts: the per-sequence weights over the whole step's
+// through the trainer's own loss code (losses.ts: the per-sequence weights over the whole step's
 // denominators, summed per microbatch) in float64; the advantage, GAE and evaluation ops are the
 // TypeScript reference functions, which the embedded trainer uses as they are.
 import { ops, isOpName } from "../../conformance/ops.js";
 import { klEstimators } from "../../rl/kl.js";
 import { reductionDenominators } from "../../rl/policy-loss.js";
-import { RequestError } from "../protocol/server.js";
-import { LossInputError, microbatchLossF64, sequenceWeights, toReduction } from "./loss.js";
+import { invalid, invalidOnInputError, unsupported } from "./errors.js";
+import { LossInputError, microbatchLossF64, sequenceWeights, toReduction } from "./losses.js";
 
 interface PolicyLossInput {
   logp: number[][];
@@ -37,23 +37,25 @@ function policyLoss(v: PolicyLossInput): { loss: number } {
 }
 
 export function evalOp(op: string, input: unknown): unknown {
-  if (typeof op !== "string" || !isOpName(op)) throw new RequestError("unsupported", `conformance op '${String(op)}' is not implemented (known: ${Object.keys(ops).join(", ")})`);
+  if (typeof op !== "string" || !isOpName(op)) throw unsupported(`conformance op '${String(op)}' is not implemented (known: ${Object.keys(ops).join(", ")})`);
   const parsed = ops[op].input.safeParse(input);
-  if (!parsed.success) throw new RequestError("invalid_request", `eval_op ${op}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
-  try {
-    switch (op) {
-      case "policy_loss":
-        return policyLoss(parsed.data as PolicyLossInput);
-      case "kl": {
-        const v = parsed.data as { logp: number[]; logp_ref: number[]; estimator: "k1" | "k2" | "k3" };
-        const k = klEstimators.get(v.estimator);
-        return v.logp.map((lp, i) => k(v.logp_ref[i]! - lp));
+  if (!parsed.success) throw invalid(`eval_op ${op}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
+  const data = parsed.data;
+  return invalidOnInputError(
+    () => {
+      switch (op) {
+        case "policy_loss":
+          return policyLoss(data as PolicyLossInput);
+        case "kl": {
+          const v = data as { logp: number[]; logp_ref: number[]; estimator: "k1" | "k2" | "k3" };
+          const k = klEstimators.get(v.estimator);
+          return v.logp.map((lp, i) => k(v.logp_ref[i]! - lp));
+        }
+        default:
+          return ops[op].evaluate(input);
       }
-      default:
-        return ops[op].evaluate(input);
-    }
-  } catch (error) {
-    if (error instanceof LossInputError || error instanceof RangeError) throw new RequestError("invalid_request", `eval_op ${op}: ${error.message}`);
-    throw error;
-  }
+    },
+    LossInputError,
+    `eval_op ${op}: `,
+  );
 }

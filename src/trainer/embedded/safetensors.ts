@@ -2,7 +2,7 @@
 // N bytes of UTF-8 JSON {"name": {"dtype", "shape", "data_offsets": [begin, end]}, ...,
 // "__metadata__": {string: string}} (padded with spaces to a multiple of 8), then the raw
 // little-endian data, offsets relative to the end of the header.
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
 
 export type StDtype = "F32" | "F64" | "I32" | "U8";
 export interface StTensor {
@@ -62,19 +62,6 @@ export function decodeSafetensors(bytes: Buffer): { tensors: Map<string, StTenso
     tensors.set(name, { dtype: info.dtype, shape: info.shape, data });
   }
   return { tensors, metadata };
-}
-
-/** Writes and fsyncs a file. */
-export function writeFileSynced(file: string, data: Buffer | string): void {
-  const fd = openSync(file, "w");
-  try {
-    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export function readSafetensors(file: string): { tensors: Map<string, StTensor>; metadata: Record<string, string> } {

@@ -126,11 +126,11 @@ export interface Methods {
   values: [{ ids: Ragged<Int32Array> }, { values: Ragged<Float32Array> }];
   train_step: [TrainStepParams, TrainStepResult];
   /** Copies the current weights into the behaviour slot; answers the version they carry. */
-  snapshot: [Record<string, never>, { policy_version: number }];
+  snapshot: [Record<string, unknown>, { policy_version: number }];
   save: [{ path: string }, { files: string[]; policy_version: number }];
   load: [{ path: string }, { files: string[]; policy_version: number }];
   eval_op: [{ op: string; input: unknown }, { output: unknown }];
-  shutdown: [Record<string, never>, Record<string, never>];
+  shutdown: [Record<string, unknown>, Record<string, never>];
 }
 
 export type Method = keyof Methods;

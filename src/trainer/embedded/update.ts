@@ -1,0 +1,244 @@
+// train_step (PROTOCOL.md): the batch cut into microbatches, each microbatch's target tokens
+// gathered, the policy's (and critic's) gradient of each microbatch's share of the loss summed
+// over the microbatches (gradient accumulation), then one AdamW step. The loss maths is in
+// losses.ts, the pooling of the statistics in stats.ts.
+import type { KlEstimatorName } from "../../rl/kl.js";
+import type { TrainStepParams, TrainStepResult } from "../protocol/messages.js";
+import { tf } from "./backend.js";
+import { chunksByTokens, rows, timeMajor } from "./batching.js";
+import { invalidOnInputError } from "./errors.js";
+import { LossInputError, policyTerms, sequenceWeights, toReduction, valueTerms } from "./losses.js";
+import { criticValues, gruStates, readoutLogits, type ModelShape, type ParamSet, type Query } from "./model.js";
+import { checkTargets, checkTrainStep } from "./requests.js";
+import { keepMask, temperatureOf, truncates, type SamplingParams } from "./sampling.js";
+import type { TrainerState } from "./state.js";
+import { StatsPool, type MicrobatchStats, type StepStats } from "./stats.js";
+import { currentWeightsChanged } from "./weights.js";
+
+/** Gradients by parameter name, summed over microbatches in float64. */
+type GradientSums = Map<string, Float64Array>;
+
+export interface Gradients {
+  readonly loss: number;
+  readonly policy: GradientSums;
+  readonly critic: GradientSums | null;
+  readonly stats: StepStats;
+}
+
+/** The request's sequences as row views. */
+interface StepBatch {
+  readonly ids: Int32Array[];
+  readonly masks: Uint8Array[];
+  readonly advantages: Float32Array[];
+  readonly old: Float32Array[];
+  readonly ref: Float32Array[] | null;
+  readonly returns: Float32Array[] | null;
+  readonly oldValues: Float32Array[] | null;
+  /** w_i: sequence i's weight under the step's reduction and global denominators. */
+  readonly weights: Float64Array;
+}
+
+/** One microbatch in the time-major layout, with its target tokens flattened. */
+interface Microbatch {
+  readonly tm: Int32Array;
+  readonly T: number;
+  readonly B: number;
+  /** Read-out rows (position k-1 of sequence j) that predict a target token k. */
+  readonly where: Query[];
+  /** Per target k, the flat row of the [T*B] states whose value `values[k]` reports (score.ts). */
+  readonly valueWhere: number[];
+  readonly targets: number[];
+  readonly oldLogp: number[];
+  readonly advantages: number[];
+  readonly refLogp: number[];
+  readonly weights: number[];
+  readonly returns: number[];
+  readonly oldValues: number[];
+}
+
+function stepWeights(p: TrainStepParams): Float64Array {
+  const d = p.denominators;
+  return invalidOnInputError(
+    () =>
+      sequenceWeights(toReduction(p.reduction), {
+        tokens: d.tokens,
+        sequences: d.sequences,
+        groups: d.groups,
+        groupTokens: d.group_tokens,
+        sequenceTokens: d.sequence_tokens,
+        groupOf: p.groups,
+      }),
+    LossInputError,
+  );
+}
+
+/**
+ * The declared microbatches (a partition of the sequences, in order), each split further when
+ * its padded size exceeds the chunk budget: every part divides by the same global denominators,
+ * so neither split changes the loss or the gradient.
+ */
+function microbatchParts(ids: readonly Int32Array[], microbatches: number, budget: number): number[][] {
+  const n = ids.length;
+  const m = Math.max(1, Math.min(n, microbatches));
+  const parts: number[][] = [];
+  for (let j = 0; j < m; j++) {
+    const idx: number[] = [];
+    for (let i = Math.floor((j * n) / m); i < Math.floor(((j + 1) * n) / m); i++) idx.push(i);
+    parts.push(...chunksByTokens(idx, (i) => ids[i]!.length, budget));
+  }
+  return parts;
+}
+
+/** A part's sequences, padded, and its target tokens (loss_mask 1) with what the loss needs of each. */
+function gather(batch: StepBatch, part: readonly number[]): Microbatch {
+  const { ids: tm, T, B } = timeMajor(part.map((i) => batch.ids[i]!));
+  const mb: Microbatch = { tm, T, B, where: [], valueWhere: [], targets: [], oldLogp: [], advantages: [], refLogp: [], weights: [], returns: [], oldValues: [] };
+  part.forEach((i, j) => {
+    const mk = batch.masks[i]!;
+    for (let k = 1; k < mk.length; k++) {
+      if (mk[k] !== 1) continue;
+      mb.where.push({ j, t: k - 1 });
+      mb.valueWhere.push(k * B + j);
+      mb.targets.push(batch.ids[i]![k]!);
+      mb.oldLogp.push(batch.old[i]![k]!);
+      mb.advantages.push(batch.advantages[i]![k]!);
+      if (batch.ref) mb.refLogp.push(batch.ref[i]![k]!);
+      mb.weights.push(batch.weights[i]!);
+      if (batch.returns) {
+        mb.returns.push(batch.returns[i]![k]!);
+        mb.oldValues.push(batch.oldValues![i]![k]!);
+      }
+    }
+  });
+  return mb;
+}
+
+/** Named gradients of `vars` out of a variableGrads result, added into `sums` (then disposed). */
+function accumulate(sums: GradientSums, vars: readonly [string, tf.Variable][], grads: Record<string, tf.Tensor>): void {
+  for (const [name, v] of vars) {
+    const g = grads[v.name];
+    if (!g) continue;
+    const vals = g.dataSync();
+    let a = sums.get(name);
+    if (!a) sums.set(name, (a = new Float64Array(vals.length)));
+    for (let i = 0; i < vals.length; i++) a[i]! += vals[i]!;
+  }
+  for (const g of Object.values(grads)) g.dispose();
+}
+
+interface PolicyLossSettings {
+  readonly shape: ModelShape;
+  readonly sampling: SamplingParams | null;
+  readonly clip: { readonly low: number; readonly high: number; readonly dual: number | null };
+  readonly kl: { readonly coef: number; readonly estimator: KlEstimatorName };
+  readonly withRef: boolean;
+}
+
+/** The policy's loss on one microbatch, its gradient added into `sums`, and the microbatch's statistics. */
+function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings, sums: GradientSums): MicrobatchStats {
+  const V = s.shape.vocab;
+  const nt = mb.where.length;
+  const tau = temperatureOf(s.sampling);
+  const trunc = truncates(s.sampling, V);
+  const vars = [...policy.vars.entries()];
+  let stats: tf.Tensor[] = [];
+  const { value, grads } = tf.variableGrads(
+    () => {
+      const hs = gruStates(policy, tf.tensor1d(mb.tm, "int32"), mb.T, mb.B, s.shape.hidden);
+      const logits = readoutLogits(policy, s.shape, hs, mb.tm, mb.T, mb.B, mb.where);
+      let scaled: tf.Tensor2D = tf.div(logits, tau);
+      if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, nt, V, s.sampling!, mb.targets), [nt, V]));
+      const logpAll = tf.logSoftmax(scaled);
+      const logp = tf.sum(tf.mul(logpAll, tf.oneHot(tf.tensor1d(mb.targets, "int32"), V)), 1) as tf.Tensor1D;
+      const terms = policyTerms(
+        { logp, logpAll, oldLogp: Float32Array.from(mb.oldLogp), advantages: Float32Array.from(mb.advantages), refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null, weights: Float32Array.from(mb.weights) },
+        s.clip,
+        s.kl,
+      );
+      stats = [terms.policyLoss, terms.kl, terms.entropySum, terms.clipped, terms.ratioSum, terms.ratioMin, terms.ratioMax].map((t) => tf.keep(t));
+      return terms.loss;
+    },
+    vars.map(([, v]) => v),
+  );
+  const loss = scalarOf(value);
+  // (`value` may be one of the statistics: read them all before disposing any.)
+  const [policyLoss, kl, entropySum, clipped, ratioSum, ratioMin, ratioMax] = stats.map(scalarOf) as [number, number, number, number, number, number, number];
+  for (const t of new Set([value, ...stats])) t.dispose();
+  accumulate(sums, vars, grads);
+  return { loss, policyLoss, kl, tokens: nt, entropySum, clipped, ratioSum, ratioMin, ratioMax };
+}
+
+/** The critic's value loss on one microbatch, its gradient added into `sums`. */
+function criticGradient(critic: ParamSet, mb: Microbatch, hidden: number, valueClip: number | null, sums: GradientSums): number {
+  const vars = [...critic.vars.entries()];
+  const r = tf.variableGrads(
+    () => {
+      const hs = gruStates(critic, tf.tensor1d(mb.tm, "int32"), mb.T, mb.B, hidden);
+      const v = criticValues(critic, tf.gather(hs, tf.tensor1d(mb.valueWhere, "int32")));
+      return valueTerms(v, Float32Array.from(mb.oldValues), Float32Array.from(mb.returns), Float32Array.from(mb.weights), valueClip);
+    },
+    vars.map(([, v]) => v),
+  );
+  const loss = scalarOf(r.value);
+  r.value.dispose();
+  accumulate(sums, vars, r.grads);
+  return loss;
+}
+
+/** Loss, gradients (summed over microbatches) and statistics of one step, without applying it. */
+export function computeGradients(state: TrainerState, p: TrainStepParams): Gradients {
+  const c = state.conf;
+  checkTrainStep(p, c.shape.vocab, c.critic !== null);
+  const weights = stepWeights(p);
+  const masks = rows(p.loss_mask);
+  checkTargets(masks, p.denominators.sequence_tokens);
+  const critic = p.critic && c.critic ? { params: c.critic, valueClip: p.critic.value_clip } : null;
+  const batch: StepBatch = {
+    ids: rows(p.ids),
+    masks,
+    advantages: rows(p.advantages),
+    old: rows(p.old_logprobs),
+    ref: p.ref_logprobs ? rows(p.ref_logprobs) : null,
+    returns: p.critic ? rows(p.critic.returns) : null,
+    oldValues: p.critic ? rows(p.critic.old_values) : null,
+    weights,
+  };
+  const settings: PolicyLossSettings = { shape: c.shape, sampling: p.sampling, clip: p.clip, kl: { coef: p.kl.coef, estimator: p.kl.estimator as KlEstimatorName }, withRef: p.ref_logprobs !== null };
+  const policySums: GradientSums = new Map();
+  const criticSums: GradientSums | null = c.critic ? new Map() : null;
+  const pool = new StatsPool();
+  const started = performance.now();
+  let padded = 0;
+  for (const part of microbatchParts(batch.ids, p.microbatches, state.options.chunkTokens)) {
+    const mb = gather(batch, part);
+    padded += mb.T * mb.B;
+    if (mb.where.length === 0) continue; // no targets: no contribution to the loss or the gradient
+    pool.addPolicy(policyGradient(c.policy, mb, settings, policySums));
+    if (critic && criticSums) pool.addValueLoss(criticGradient(critic.params, mb, c.shape.hidden, critic.valueClip, criticSums));
+  }
+  state.timing.trainTokens = padded;
+  state.timing.trainSeconds = (performance.now() - started) / 1000;
+  const stats = pool.result(p.critic !== null, p.denominators.tokens);
+  return { loss: stats.loss, policy: policySums, critic: criticSums, stats };
+}
+
+/** One optimizer step of the policy (and the critic, when the request trains it). */
+export function trainStep(state: TrainerState, p: TrainStepParams): TrainStepResult {
+  const c = state.conf;
+  const g = computeGradients(state, p);
+  const params = c.policy.read();
+  const gradNorm = c.policyOpt.update(params, g.policy, p.lr ?? undefined);
+  c.policy.write(params);
+  if (c.critic && c.criticOpt && g.critic && g.critic.size > 0) {
+    const cp = c.critic.read();
+    c.criticOpt.update(cp, g.critic);
+    c.critic.write(cp);
+  }
+  state.policyVersion++;
+  currentWeightsChanged(state);
+  return { ...g.stats, grad_norm: gradNorm, policy_version: state.policyVersion };
+}
+
+function scalarOf(t: tf.Tensor): number {
+  return (t.dataSync() as Float32Array)[0]!;
+}
