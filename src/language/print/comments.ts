@@ -42,7 +42,7 @@ interface Container {
 export class FormatError extends Error {}
 
 /** The last index in [0, length) where `before` holds, for a `before` true on a prefix; or -1. */
-export function lastIndex(length: number, before: (i: number) => boolean): number {
+function lastIndex(length: number, before: (i: number) => boolean): number {
   let lo = 0;
   let hi = length;
   while (lo < hi) {
@@ -62,7 +62,7 @@ function span(node: ast.Node): Span {
 
 /** Where each comment of a file goes, filled in once per file by `place`. */
 export class CommentPlacement {
-  readonly comments: Comment[];
+  private readonly comments: Comment[];
   private readonly commentEnds = new Map<number, number>();
   /** Comments between spans: on their own lines before a span, after it on its line, or last. */
   readonly leading = new Map<object, Comment[]>();

@@ -25,6 +25,8 @@ export class Printer {
       .join("\n");
   }
 
+  // --- comments around nodes --------------------------------------------------------------------
+
   private commentDoc(c: Comment): Doc {
     if (!c.text.includes("\n")) return trail(c.text);
     const lines = c.text.split("\n");
