@@ -12,6 +12,7 @@ import * as t from "./tokens.js";
 
 const OPERATOR_KEYS = [t.When.name, t.Or.name, t.And.name, "ComparisonOp", "AdditiveOp", "MultiplicativeOp"];
 
+/** Builds expressions; the AST builder of cst-to-ast.ts extends it with the declarations. */
 export abstract class ExpressionAstBuilder {
   readonly diagnostics: Diagnostic[] = [];
   /** Where a compound expression's own syntax is (its operator, `(` or bracket), for reports. */
