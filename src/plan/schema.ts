@@ -3,75 +3,25 @@
 // and nothing else. This zod schema is the single source of the published JSON Schema
 // (`plan.schema.json`, draft 2020-12), so both describe exactly the same documents.
 import * as z from "zod";
-import { boundOf, type BoundedField } from "./bounds.js";
+import type { BoundedField } from "./bounds.js";
+import { planEnvSchema } from "./env-schema.js";
+import { exprSchema } from "./expr-schema.js";
+import { bounded, d, nonNegativeInt, positiveInt, probability, sha256Hex } from "./schema-parts.js";
+
+export { dataFileSchema } from "./schema-parts.js";
+export { exprSchema, type PlanExpr } from "./expr-schema.js";
 
 export const PLAN_FORMAT_VERSION = 1;
 /** A URN rather than a URL: nothing needs to be fetched to use the schema. */
 export const PLAN_SCHEMA_ID = "urn:arl:plan:1";
 
-const d = <T extends z.ZodType>(schema: T, text: string): T => schema.describe(text);
-
-const nonNegativeInt = z.number().int().nonnegative();
-const positiveInt = z.number().int().positive();
-const probability = z.number().min(0).max(1);
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
-
-/** A number schema capped by its entry of the bounds table (bounds.ts), refusing with the field's bound. */
-const bounded = (field: BoundedField, schema: z.ZodNumber): z.ZodNumber => {
-  const bound = boundOf(field);
-  return schema.max(bound.max, { message: `above its bound ${bound.max} (${bound.why}; src/plan/bounds.ts)` });
-};
-
-// --- JSON values and expressions ------------------------------------------------------------
+// --- JSON values ------------------------------------------------------------------------------
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 export const jsonValueSchema: z.ZodType<JsonValue> = z
   .lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]))
   .meta({ id: "JsonValue", description: "Any JSON value." });
-
-/** The typed expression IR of semantics/expressions.ts, as the runtime evaluates it. */
-export type PlanExpr =
-  | { op: "const"; value: number | string | boolean }
-  | { op: "signal"; namespace: "outcome" | "state" | "episode" | "env" | "tool" | "named_env"; env?: string; name: string; type: "bool" | "number" | "count" | "string"; timing: "outcome" | "state" }
-  | { op: "+" | "-" | "*" | "/" | "%" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "and" | "or" | "when"; args: [PlanExpr, PlanExpr] }
-  | { op: "neg" | "not" | "abs"; args: [PlanExpr] }
-  | { op: "min" | "max"; args: PlanExpr[] }
-  | { op: "clip"; args: [PlanExpr, PlanExpr, PlanExpr] }
-  | { op: "contains" | "starts_with" | "matches"; args: [PlanExpr, PlanExpr] };
-
-export const exprSchema: z.ZodType<PlanExpr> = z
-  .lazy(() =>
-    z.union([
-      z.strictObject({ op: z.literal("const"), value: z.union([z.number(), z.string(), z.boolean()]) }),
-      z.strictObject({
-        op: z.literal("signal"),
-        namespace: d(
-          z.enum(["outcome", "state", "episode", "env", "tool", "named_env"]),
-          "outcome/state/env: a signal every env declares; episode: reported by the harness; tool: the call being checked, before it runs (constraints only; written call.*); named_env: one env's signal.",
-        ),
-        env: d(z.string().optional(), "For named_env: the env whose signal this is."),
-        name: d(z.string(), "Signal name; for tool.args.X it is `args.X`."),
-        type: z.enum(["bool", "number", "count", "string"]),
-        timing: d(z.enum(["outcome", "state"]), "outcome: known at the end of the episode; state: after every step."),
-      }),
-      z.strictObject({
-        op: d(
-          z.enum(["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or", "when"]),
-          "Binary operators; `when` is args[0] when args[1] holds, else 0. Booleans are 0/1 in arithmetic.",
-        ),
-        args: z.tuple([exprSchema, exprSchema]),
-      }),
-      z.strictObject({ op: z.enum(["neg", "not", "abs"]), args: z.tuple([exprSchema]) }),
-      z.strictObject({ op: z.enum(["min", "max"]), args: z.array(exprSchema).min(2) }),
-      z.strictObject({ op: z.literal("clip"), args: d(z.tuple([exprSchema, exprSchema, exprSchema]), "value, low, high") }),
-      z.strictObject({
-        op: d(z.enum(["contains", "starts_with", "matches"]), "String tests: args[0] contains / starts with args[1], or matches the regular expression args[1] (ECMA-262)."),
-        args: z.tuple([exprSchema, exprSchema]),
-      }),
-    ]),
-  )
-  .meta({ id: "Expr", description: "A typed expression over run-time signals (RL-SEMANTICS §2)." });
 
 // --- blocks --------------------------------------------------------------------------------
 
@@ -87,77 +37,6 @@ const policySchema = z.strictObject({
   chat_template: d(z.string().nullable(), "Chat template override; null: the model's own."),
   sampling: d(samplingSchema, "How rollouts sample tokens."),
 });
-
-export const dataFileSchema = z
-  .strictObject({
-    path: d(z.string().min(1), "POSIX path relative to the directory of the entry spec (stdlib files: `std/...`)."),
-    sha256: d(sha256Hex, "sha256 of the file's bytes at compile time; the runtime refuses a file that differs."),
-  })
-  .meta({ id: "DataFile" });
-
-const signalSchema = z.strictObject({
-  scope: d(z.enum(["outcome", "state"]), "outcome: known at the end of the episode; state: after every step."),
-  type: z.enum(["bool", "number", "count"]),
-  min: d(z.number().nullable(), "Smallest value the env reports; null: unbounded."),
-  max: d(z.number().nullable(), "Largest value the env reports; null: unbounded."),
-  violation: d(z.boolean(), "The signal reports a rule violation."),
-});
-
-const envCommon = {
-  description: d(z.string().nullable(), "What the environment is."),
-  version: d(z.string(), "Version of the task set."),
-  tasks: d(bounded("envs.*.tasks", positiveInt), "Task ids are 0..tasks-1."),
-  split: d(
-    z.strictObject({ train: probability, valid: probability, test: probability }),
-    "Disjoint train/valid/test fractions of the task ids.",
-  ),
-  weight: d(z.number().positive(), "Mixing weight in a multi-task batch."),
-  signals: d(z.record(z.string(), signalSchema), "Typed signals the env exposes, by name."),
-  optimal_steps: d(bounded("envs.*.optimal_steps", positiveInt).nullable(), "Length of an optimal solution, where known."),
-  budget_is_task_rule: d(z.boolean(), "Running out of turns is the task's own end (terminated), not a collection limit (truncated)."),
-  reward_range: d(z.tuple([z.number(), z.number()]), "Range the env's own reward is mapped to."),
-};
-
-const externalCommon = {
-  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step."),
-  retries: d(bounded("envs.*.retries", nonNegativeInt), "Retries of a failed call before the episode is an env error."),
-  task: d(z.string().nullable(), "Task name on the server."),
-};
-
-const httpLimits = {
-  max_response_bytes: d(bounded("envs.*.max_response_bytes", positiveInt), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error."),
-};
-
-const envSchema = z
-  .discriminatedUnion("kind", [
-    z.strictObject({
-      kind: z.literal("rooms"),
-      ...envCommon,
-      rooms: bounded("envs.*.rooms", positiveInt),
-      objects: bounded("envs.*.objects", nonNegativeInt),
-      quest_length: bounded("envs.*.quest_length", positiveInt),
-    }),
-    z.strictObject({
-      kind: z.literal("findmax"),
-      ...envCommon,
-      functions: z.array(z.enum(["find_max", "find_min", "sum", "index_of", "count_if", "reverse"])).min(1),
-      visible_tests: bounded("envs.*.visible_tests", positiveInt),
-      hidden_tests: bounded("envs.*.hidden_tests", positiveInt),
-      time_limit_ms: bounded("envs.*.time_limit_ms", positiveInt),
-      memory_limit_mb: bounded("envs.*.memory_limit_mb", positiveInt),
-    }),
-    z.strictObject({
-      kind: z.literal("sql"),
-      ...envCommon,
-      database: d(dataFileSchema.nullable(), "The SQLite database; null: the generated demo database."),
-      questions: d(dataFileSchema.nullable(), "The questions (JSON lines); null: the generated demo questions."),
-      read_only: z.boolean(),
-      max_rows: bounded("envs.*.max_rows", positiveInt),
-    }),
-    z.strictObject({ kind: z.literal("http"), ...envCommon, ...externalCommon, url: z.string().min(1), ...httpLimits }),
-    z.strictObject({ kind: z.literal("subprocess"), ...envCommon, ...externalCommon, command: z.array(z.string()).min(1) }),
-  ])
-  .meta({ id: "Env" });
 
 const JSON_SCHEMA_2020 = "https://json-schema.org/draft/2020-12/schema";
 
@@ -394,7 +273,7 @@ export const planSchema = z
     ),
     seed: d(bounded("seed", nonNegativeInt), "Seed of every random choice of the run."),
     policy: policySchema,
-    envs: d(z.record(z.string(), envSchema), "Environments by name."),
+    envs: d(z.record(z.string(), planEnvSchema), "Environments by name."),
     tools: d(z.array(toolSchema), "The tools offered to the model, in the order shown to it."),
     harness: harnessSchema,
     reward: rewardSchema,

@@ -1,13 +1,18 @@
 // `env NAME { kind: ..., ... }`: the common fields of every environment, and the parameters of
-// each kind (the built-in ones the runtime implements, and external task servers).
+// each kind (the built-in ones the runtime implements, and external task servers). This is the
+// one declaration of env configuration: the plan's env schema (src/plan/env-schema.ts) is
+// derived from `envKindShapes`, field by field and in this order.
 import * as z from "zod";
 import { doc, enumOf, isPlainName, nonNegativeInt, positiveInt, probability } from "./common.js";
 import { toolSchema } from "./tool.js";
 
+export const signalScopes = ["outcome", "state"] as const;
+export const signalTypes = ["bool", "number", "count"] as const;
+
 export const signalSchema = z.strictObject({
-  scope: doc(enumOf(["outcome", "state"]), "outcome: known at the end of the episode; state: known after every step."),
+  scope: doc(enumOf(signalScopes), "outcome: known at the end of the episode; state: known after every step."),
   type: doc(
-    enumOf(["bool", "number", "count"], { boolean: "bool", float: "number", double: "number", int: "count", integer: "count" }),
+    enumOf(signalTypes, { boolean: "bool", float: "number", double: "number", int: "count", integer: "count" }),
     "bool is 0/1 in arithmetic; count is a non-negative integer.",
   ),
   min: doc(z.number().optional(), "Smallest value the env reports."),
@@ -49,11 +54,14 @@ const rooms = z.strictObject({
   quest_length: doc(positiveInt.default(4), "Actions in the shortest walkthrough of the quest."),
 });
 
+/** The functions a `findmax` task can seed its bug into. */
+export const findmaxFunctions = ["find_max", "find_min", "sum", "index_of", "count_if", "reverse"] as const;
+
 const findmax = z.strictObject({
   ...common,
   kind: z.literal("findmax"),
   functions: doc(
-    z.array(enumOf(["find_max", "find_min", "sum", "index_of", "count_if", "reverse"])).default(["find_max", "find_min", "sum", "index_of"]),
+    z.array(enumOf(findmaxFunctions)).default(["find_max", "find_min", "sum", "index_of"]),
     "The family of functions to repair; each task seeds one bug into one of them.",
   ),
   visible_tests: doc(positiveInt.default(3), "Tests the agent can run."),
@@ -93,6 +101,13 @@ const subprocess = z.strictObject({
 });
 
 export const envKinds = ["rooms", "findmax", "sql", "http", "subprocess"] as const;
+export type EnvKind = (typeof envKinds)[number];
+
+/** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
+export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape } as const satisfies Record<EnvKind, z.ZodRawShape>;
+
+/** Every field name of some env kind, `kind` included. */
+export type EnvFieldName = { [K in EnvKind]: keyof (typeof envKindShapes)[K] }[EnvKind];
 
 /** `kind` is written as a name (`kind: rooms`); the union needs it as a string. */
 function normaliseKind(v: unknown): unknown {

@@ -1,0 +1,75 @@
+// The plan's env schema, derived from the semantic one (src/semantics/schema/env.ts): the kinds
+// and the fields of each kind, in their order, come from there; this file says only how each
+// field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
+import * as z from "zod";
+import { type EnvFieldName, type EnvKind, envKindShapes, findmaxFunctions, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
+
+const signalSchema = z.strictObject({
+  scope: d(z.enum(signalScopes), "outcome: known at the end of the episode; state: after every step."),
+  type: z.enum(signalTypes),
+  min: d(z.number().nullable(), "Smallest value the env reports; null: unbounded."),
+  max: d(z.number().nullable(), "Largest value the env reports; null: unbounded."),
+  violation: d(z.boolean(), "The signal reports a rule violation."),
+});
+
+/**
+ * Each env field as the plan holds it; `null`: not a field of the plan's env (the env's tools
+ * are lowered into the plan's `tools`). A field of the semantic schema missing here, or one
+ * here that the semantic schema lacks, is a type error.
+ */
+const planEnvFields = {
+  // Every kind.
+  description: d(z.string().nullable(), "What the environment is."),
+  version: d(z.string(), "Version of the task set."),
+  tasks: d(bounded("envs.*.tasks", positiveInt), "Task ids are 0..tasks-1."),
+  split: d(z.strictObject({ train: probability, valid: probability, test: probability }), "Disjoint train/valid/test fractions of the task ids."),
+  weight: d(z.number().positive(), "Mixing weight in a multi-task batch."),
+  signals: d(z.record(z.string(), signalSchema), "Typed signals the env exposes, by name."),
+  tool: null,
+  optimal_steps: d(bounded("envs.*.optimal_steps", positiveInt).nullable(), "Length of an optimal solution, where known."),
+  budget_is_task_rule: d(z.boolean(), "Running out of turns is the task's own end (terminated), not a collection limit (truncated)."),
+  reward_range: d(z.tuple([z.number(), z.number()]), "Range the env's own reward is mapped to."),
+  // rooms
+  rooms: bounded("envs.*.rooms", positiveInt),
+  objects: bounded("envs.*.objects", nonNegativeInt),
+  quest_length: bounded("envs.*.quest_length", positiveInt),
+  // findmax
+  functions: z.array(z.enum(findmaxFunctions)).min(1),
+  visible_tests: bounded("envs.*.visible_tests", positiveInt),
+  hidden_tests: bounded("envs.*.hidden_tests", positiveInt),
+  time_limit_ms: bounded("envs.*.time_limit_ms", positiveInt),
+  memory_limit_mb: bounded("envs.*.memory_limit_mb", positiveInt),
+  // sql
+  database: d(dataFileSchema.nullable(), "The SQLite database; null: the generated demo database."),
+  questions: d(dataFileSchema.nullable(), "The questions (JSON lines); null: the generated demo questions."),
+  read_only: z.boolean(),
+  max_rows: bounded("envs.*.max_rows", positiveInt),
+  // External task servers (http, subprocess).
+  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step."),
+  retries: d(bounded("envs.*.retries", nonNegativeInt), "Retries of a failed call before the episode is an env error."),
+  task: d(z.string().nullable(), "Task name on the server."),
+  url: z.string().min(1),
+  max_response_bytes: d(bounded("envs.*.max_response_bytes", positiveInt), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error."),
+  command: z.array(z.string()).min(1),
+} as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;
+
+type PlanEnvFields = typeof planEnvFields;
+
+/** The plan's shape of one kind: `kind` first, then the kind's fields that the plan holds. */
+type PlanEnvShape<K extends EnvKind> = { kind: z.ZodLiteral<K> } & {
+  [F in Exclude<keyof (typeof envKindShapes)[K], "kind"> as F extends keyof PlanEnvFields ? (PlanEnvFields[F] extends null ? never : F) : never]: F extends keyof PlanEnvFields ? Exclude<PlanEnvFields[F], null> : never;
+};
+
+function planEnvKind<K extends EnvKind>(kind: K): z.ZodObject<PlanEnvShape<K>, z.core.$strict> {
+  const shape: Record<string, z.ZodType> = { kind: z.literal(kind) };
+  for (const field of Object.keys(envKindShapes[kind])) {
+    const form = field === "kind" ? null : planEnvFields[field as Exclude<EnvFieldName, "kind">];
+    if (form !== null) shape[field] = form;
+  }
+  return z.strictObject(shape) as unknown as z.ZodObject<PlanEnvShape<K>, z.core.$strict>;
+}
+
+export const planEnvSchema = z
+  .discriminatedUnion("kind", [planEnvKind("rooms"), planEnvKind("findmax"), planEnvKind("sql"), planEnvKind("http"), planEnvKind("subprocess")])
+  .meta({ id: "Env" });
