@@ -27,7 +27,7 @@ import { trainerDeadlines } from "./trainer-command.js";
 import { offPolicyMasked } from "./off-policy-mask.js";
 import { episodeRewards, holds } from "./rewards.js";
 import type { RunDirectory, RunState } from "./run-dir.js";
-import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
+import { deriveSeed, derivedRandom, shuffled } from "../contracts/random.js";
 import { supervisedColdStart } from "./sft.js";
 import { splitTasks, type Split } from "./splits.js";
 import { ToolCallValidator } from "./tool-calls.js";

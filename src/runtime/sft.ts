@@ -8,7 +8,7 @@ import type { TrainerClient } from "../trainer/protocol/client.js";
 import { ragged, row } from "../trainer/protocol/messages.js";
 import { runEpisode } from "./harness.js";
 import type { GenerateOptions, Generation, Policy } from "./policy.js";
-import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
+import { deriveSeed, derivedRandom, shuffled } from "../contracts/random.js";
 import { splitTasks } from "./splits.js";
 import type { ToolCall, ToolCallValidator } from "./tool-calls.js";
 import { trainStepParams, lossMask, type TrainSequence } from "./update.js";
