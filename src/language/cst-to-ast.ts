@@ -1,13 +1,13 @@
 // CST -> AST. The CST may be partial where the parser recovered from errors; every missing
 // piece becomes an `Invalid` node (already reported) rather than an exception.
 import type { CstElement, CstNode, IToken } from "chevrotain";
+import type { LineIndex, Range } from "../contracts/source-range.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
 import { binaryPrecedence, precedence } from "./ast.js";
 import { DepthMeter, MAX_EXPRESSION_DEPTH } from "./expression-depth.js";
 import { MAX_REPEATED_REPORTS, tokenEndOffset } from "./lexer.js";
 import { describeToken } from "./parser.js";
-import type { LineIndex, Range } from "./source.js";
 import * as t from "./tokens.js";
 
 type Children = Record<string, CstElement[] | undefined>;

@@ -5,11 +5,12 @@
 // order, -0.2 written as an expression) are normalised so that they do not change the hash.
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { STDLIB_ROOT } from "../contracts/paths.js";
+import type { Range } from "../contracts/source-range.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { isInside, refusalReason, resolveConfined, type Confined } from "../language/confine.js";
-import { STDLIB_ROOT, type Program } from "../language/imports.js";
+import type { Program } from "../language/imports.js";
 import { BlockIndex, locatePath } from "../lint/locate.js";
-import type { Range } from "../language/source.js";
 import type { ExperimentModel, ResolvedTool, SemanticModel, VariantModel } from "../semantics/analyze.js";
 import type { RewardExpr } from "../semantics/expressions.js";
 import { pathKey } from "../semantics/plain.js";

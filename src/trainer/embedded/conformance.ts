@@ -2,9 +2,10 @@
 // through the trainer's own loss code (loss.ts: the per-sequence weights over the whole step's
 // denominators, summed per microbatch) in float64; the advantage, GAE and evaluation ops are the
 // TypeScript reference functions, which the embedded trainer uses as they are.
-import { ops, isOpName } from "../../conformance/ops.js";
+import { isOpName, opNames, opSchemas } from "../../contracts/conformance-ops.js";
 import { klEstimators } from "../../rl/kl.js";
 import { reductionDenominators } from "../../rl/policy-loss.js";
+import { referenceOps } from "../../rl/reference-ops.js";
 import { RequestError } from "../protocol/server.js";
 import { LossInputError, microbatchLossF64, sequenceWeights, toReduction } from "./loss.js";
 
@@ -37,8 +38,8 @@ function policyLoss(v: PolicyLossInput): { loss: number } {
 }
 
 export function evalOp(op: string, input: unknown): unknown {
-  if (typeof op !== "string" || !isOpName(op)) throw new RequestError("unsupported", `conformance op '${String(op)}' is not implemented (known: ${Object.keys(ops).join(", ")})`);
-  const parsed = ops[op].input.safeParse(input);
+  if (typeof op !== "string" || !isOpName(op)) throw new RequestError("unsupported", `conformance op '${String(op)}' is not implemented (known: ${opNames.join(", ")})`);
+  const parsed = opSchemas[op].input.safeParse(input);
   if (!parsed.success) throw new RequestError("invalid_request", `eval_op ${op}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
   try {
     switch (op) {
@@ -50,7 +51,7 @@ export function evalOp(op: string, input: unknown): unknown {
         return v.logp.map((lp, i) => k(v.logp_ref[i]! - lp));
       }
       default:
-        return ops[op].evaluate(input);
+        return referenceOps[op](input);
     }
   } catch (error) {
     if (error instanceof LossInputError || error instanceof RangeError) throw new RequestError("invalid_request", `eval_op ${op}: ${error.message}`);

@@ -2,8 +2,6 @@
 // GRU of model.ts, in-process (main.ts serves it over stdin/stdout; tests drive it directly).
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
-import type { KlEstimatorName } from "../../rl/kl.js";
-import { RequestError } from "../protocol/server.js";
 import {
   PROTOCOL_NAME,
   PROTOCOL_VERSION,
@@ -18,7 +16,10 @@ import {
   type Ragged,
   type TrainStepParams,
   type TrainStepResult,
-} from "../protocol/messages.js";
+} from "../../contracts/trainer-protocol.js";
+import { parseTinyModel, TINY_DEFAULT_SHAPE, type TinyShape } from "../../plan/model-name.js";
+import type { KlEstimatorName } from "../../rl/kl.js";
+import { RequestError } from "../protocol/server.js";
 import { initBackend, tf } from "./backend.js";
 import { evalOp } from "./conformance.js";
 import { checkClip, klEstimatorNames, LossInputError, policyTerms, reductionModes, sequenceWeights, toReduction, valueTerms } from "./loss.js";
@@ -27,7 +28,6 @@ import { AdamW, type OptimizerConfig } from "./optimizer.js";
 import { PrefixCache } from "./prefix-cache.js";
 import { Rng } from "./rng.js";
 import { encodeSafetensors, readSafetensors, writeFileSynced, type StTensor } from "./safetensors.js";
-import { parseTinyModel, TINY_DEFAULT_SHAPE, type TinyShape } from "./model-name.js";
 import { keepMask, sample, temperatureOf, truncates, type SamplingParams } from "./sampling.js";
 import { BOS, EOS, PAD, WordTokenizer, type ChatMessage } from "./tokenizer.js";
 
@@ -41,7 +41,7 @@ const METHODS = ["handshake", "configure", "encode", "decode", "generate", "logp
 /**
  * In-process settings. The shape fields are what a plain `builtin:tiny` means to this instance
  * (the served process keeps the default shape; a plan asks for another in the model's name,
- * model-name.ts). `chunkTokens` changes only how a batch is cut, never a result.
+ * plan/model-name.ts). `chunkTokens` changes only how a batch is cut, never a result.
  */
 export interface TinyOptions extends TinyShape {
   /** Padded tokens (T x B) per forward/backward chunk; larger batches are split (same result). */
