@@ -1,8 +1,8 @@
 // One compilation: the stages of ARCHITECTURE.md chained in one direction. Each stage adds
 // diagnostics; nothing here throws on user input.
+import type { LineIndex } from "./contracts/source-range.js";
 import { compareDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
 import { diskHost, ModuleLoader, type Program, type SourceHost } from "./language/imports.js";
-import type { LineIndex } from "./language/source.js";
 import { lint } from "./lint/index.js";
 import { planStage } from "./plan/lock.js";
 import { analyze, type SemanticModel } from "./semantics/analyze.js";

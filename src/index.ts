@@ -8,4 +8,4 @@ export { planSchema, planJsonSchema, type Plan } from "./plan/schema.js";
 export { planHash } from "./plan/hash.js";
 export { canonicalize } from "./plan/canonical.js";
 export { executePlan, type RunOptions, type RunSummary } from "./runtime/orchestrator.js";
-export { PROTOCOL_NAME, PROTOCOL_VERSION } from "./trainer/protocol/messages.js";
+export { PROTOCOL_NAME, PROTOCOL_VERSION } from "./contracts/trainer-protocol.js";

@@ -11,7 +11,7 @@ import { solve } from "../envs/rooms/solver.js";
 import { findmaxEnv, findmaxTask, type FindmaxEnv } from "../envs/findmax/index.js";
 import { sandboxLayers } from "../envs/findmax/sandbox.js";
 import { sqlEnv, type SqlEnv } from "../envs/sql/index.js";
-import type { ToolCall } from "../runtime/tool-calls.js";
+import type { ToolCall } from "../contracts/tool-calls.js";
 import { defaultMeasureOptions, measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 
 const ROOMS_SIZES: readonly (readonly [rooms: number, objects: number, quest: number])[] = [

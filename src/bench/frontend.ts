@@ -8,12 +8,12 @@ import { Ajv, type ValidateFunction } from "ajv";
 import * as YAML from "yaml";
 import { fileURLToPath } from "node:url";
 import { Compiler } from "../compiler.js";
+import { mulberry32 as rng } from "../contracts/random.js";
 import { ModuleLoader } from "../language/imports.js";
 import { lex } from "../language/lexer.js";
 import { parse } from "../language/parse.js";
 import { parser } from "../language/parser.js";
 import { consume, defaultMeasureOptions, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
-import { mulberry32 as rng } from "../rl/random.js";
 
 // --- a small spec model, printed both as ARL and as a plain object for YAML ---------------------
 

@@ -6,12 +6,12 @@ import { execa } from "execa";
 import { fileURLToPath } from "node:url";
 import { encodeFrame } from "../trainer/protocol/framing.js";
 import { TrainerClient } from "../trainer/protocol/client.js";
-import { ragged, type TrainStepParams } from "../trainer/protocol/messages.js";
-import type { EnvInstance } from "../envs/types.js";
+import { ragged, type TrainStepParams } from "../contracts/trainer-protocol.js";
+import type { EnvInstance } from "../contracts/env.js";
 import type { Plan } from "../plan/schema.js";
 import { runEpisode } from "../runtime/harness.js";
 import type { Policy } from "../runtime/policy.js";
-import { ToolCallValidator } from "../runtime/tool-calls.js";
+import { ToolCallValidator } from "../contracts/tool-calls.js";
 import { measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 
 const SEQUENCES = 256;

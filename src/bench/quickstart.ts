@@ -14,7 +14,7 @@ import { envKinds } from "../envs/registry.js";
 import { lowerModel } from "../plan/lower.js";
 import { executePlan } from "../runtime/orchestrator.js";
 import { RunDirectory } from "../runtime/run-dir.js";
-import { trainerCommand } from "../runtime/trainer-command.js";
+import { trainerCommand } from "../trainer/launch.js";
 import type { BenchResult, BenchSection } from "./harness.js";
 
 const SPEC = fileURLToPath(new URL("../../experiments/quickstart.arl", import.meta.url));

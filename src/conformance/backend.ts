@@ -2,7 +2,8 @@
 // trainer backend (the embedded trainer or runtime-gpu, through the trainer protocol's
 // `eval_op`) will implement the same interface for the ops that need a trainer's own code
 // (policy_loss, kl at least), so both sides are held to the same vectors.
-import { ops, opNames, type OpName } from "./ops.js";
+import { opNames, type OpName } from "../contracts/conformance-ops.js";
+import { referenceOps } from "../rl/reference-ops.js";
 
 export interface ConformanceBackend {
   /** Shown in reports: "reference", "local", "torch". */
@@ -18,7 +19,7 @@ export interface ConformanceBackend {
 export const referenceBackend: ConformanceBackend = {
   name: "reference",
   supports: (op) => opNames.includes(op),
-  evaluate: async (op, input) => ops[op].evaluate(input),
+  evaluate: async (op, input) => referenceOps[op](input),
   close: async () => {},
 };
 

@@ -4,11 +4,11 @@
 // (`python3 -m arl_trainer`, PYTHONPATH=runtime-gpu, with the first Python that has torch).
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { opNames, type OpName } from "../contracts/conformance-ops.js";
 import { arlVersion } from "../plan/version.js";
+import { pythonWithTorch } from "../trainer/launch.js";
 import { TrainerClient, type TrainerCommand } from "../trainer/protocol/client.js";
 import type { ConformanceBackend, TrainerName } from "./backend.js";
-import { opNames, type OpName } from "./ops.js";
-import { pythonWithTorch } from "../runtime/trainer-command.js";
 
 const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
 

@@ -2,7 +2,7 @@
 // absolute tolerance (default 1e-6). Parsing never throws: every problem comes back located
 // (file, case index and name, field path) so a malformed file reads as a list of fixes.
 import * as z from "zod";
-import { isOpName, opNames, ops, type OpName } from "./ops.js";
+import { isOpName, opNames, opSchemas, type OpName } from "../contracts/conformance-ops.js";
 
 export const DEFAULT_TOLERANCE = 1e-6;
 
@@ -89,7 +89,7 @@ export function parseVectorFile(file: string, text: string): ParseResult {
       problems.push(`${here}: op: unknown op '${c.op}' (known: ${opNames.join(", ")})`);
       return;
     }
-    const definition = ops[c.op];
+    const definition = opSchemas[c.op];
     const input = definition.input.safeParse(c.input);
     if (!input.success) for (const p of located(input.error.issues, ["input"])) problems.push(`${here} (${c.op}): ${p}`);
     const expected = definition.expected.safeParse(c.expected);

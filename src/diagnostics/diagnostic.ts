@@ -1,6 +1,6 @@
 // Diagnostics are data: every stage reports problems through this one shape, and the CLI and
 // the language server print the same values.
-import type { Range } from "../language/source.js";
+import type { Range } from "../contracts/source-range.js";
 
 export type Severity = "error" | "warning" | "info";
 

@@ -1,7 +1,7 @@
 // Printing diagnostics for people (text with code frames) and for tools (the JSON shape of
 // `arl check --format json`). The language server converts the same values to LSP.
 import path from "node:path";
-import type { LineIndex } from "../language/source.js";
+import type { LineIndex } from "../contracts/source-range.js";
 import { summarize, type Diagnostic, type DiagnosticSummary } from "./diagnostic.js";
 
 type JsonRange = { start: { line: number; column: number }; end: { line: number; column: number } };

@@ -43,9 +43,9 @@
 //                field, a redirect, a 4xx status (the server rejected our request)
 //   crash        a 5xx status (after retries, for idempotent calls), a server-reported error,
 //                or the connection closed mid-call
+import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../contracts/env.js";
+import type { ToolCall } from "../contracts/tool-calls.js";
 import type { PlanEnv } from "../plan/schema.js";
-import type { ToolCall } from "../runtime/tool-calls.js";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "./types.js";
 
 export type HttpEnv = Extract<PlanEnv, { kind: "http" }>;
 

@@ -1,10 +1,10 @@
 // Every environment kind this runtime can run, by the `kind` a plan names.
+import type { EnvKind } from "../contracts/env.js";
 import { findmaxEnv } from "./findmax/index.js";
 import { httpEnv } from "./http.js";
 import { roomsEnv } from "./rooms/index.js";
 import { createSqlEnv, sqlEnv } from "./sql/index.js";
 import { subprocessEnv } from "./subprocess.js";
-import type { EnvKind } from "./types.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["findmax", findmaxEnv as EnvKind],

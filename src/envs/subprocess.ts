@@ -5,9 +5,9 @@
 // malformed answers are env errors (not policy failures); reset is retried.
 import { execa, type ResultPromise } from "execa";
 import { createInterface } from "node:readline";
+import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../contracts/env.js";
+import type { ToolCall } from "../contracts/tool-calls.js";
 import type { PlanEnv } from "../plan/schema.js";
-import type { ToolCall } from "../runtime/tool-calls.js";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "./types.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 

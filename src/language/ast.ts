@@ -1,6 +1,6 @@
 // The typed syntax tree: readonly nodes, each with a `kind` tag and its source range.
 // Built from the CST by cst-to-ast.ts; consumed by the printer, the semantic model and the editor.
-import type { Range } from "./source.js";
+import type { Range } from "../contracts/source-range.js";
 
 interface NodeBase {
   readonly range: Range;

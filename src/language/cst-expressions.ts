@@ -6,7 +6,7 @@ import type * as ast from "./ast.js";
 import { type Children, firstOffset, isToken, nodes, tokens } from "./cst-children.js";
 import { ExpressionBuilder } from "./expression-builder.js";
 import { tokenEndOffset } from "./lexer.js";
-import type { LineIndex, Range } from "./source.js";
+import type { LineIndex, Range } from "../contracts/source-range.js";
 import { dedent, unescape } from "./string-literals.js";
 import * as t from "./tokens.js";
 

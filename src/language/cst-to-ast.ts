@@ -10,7 +10,7 @@ import { indexDocComments } from "./doc-comments.js";
 import { DepthMeter, MAX_EXPRESSION_DEPTH } from "./expression-depth.js";
 import { tokenEndOffset } from "./lexer.js";
 import { describeToken } from "./parser.js";
-import type { LineIndex } from "./source.js";
+import type { LineIndex } from "../contracts/source-range.js";
 
 export interface AstBuildResult {
   readonly document: ast.Document;

@@ -3,7 +3,7 @@
 import type { CstNode, IToken } from "chevrotain";
 import type * as ast from "./ast.js";
 import { binaryPrecedence, precedence } from "./ast.js";
-import type { Range } from "./source.js";
+import type { Range } from "../contracts/source-range.js";
 
 /** What the climber needs from the AST builder: operands, ranges and error reports. */
 export interface OperandSource {

@@ -5,15 +5,12 @@
 // read and parsed once.
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { STDLIB_ROOT } from "../contracts/paths.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { arlFilesBelow, importPathBelow } from "./arl-files.js";
 import type { ImportDecl } from "./ast.js";
 import { confine, isInside } from "./confine.js";
 import { parse, type ParseResult } from "./parse.js";
-
-/** The stdlib folder shipped with the package (`stdlib/`, holding `std/`). */
-export const STDLIB_ROOT = fileURLToPath(new URL("../../stdlib", import.meta.url));
 
 /** How files are read: the disk by default; the language server overlays open documents. */
 export interface SourceHost {

@@ -1,8 +1,8 @@
 // Lexing: text -> tokens for the parser, comment tokens for the formatter and hover, and the
 // lexical diagnostics (invalid characters, malformed numbers, unterminated strings/comments).
 import { Lexer, type IToken } from "chevrotain";
+import { LineIndex } from "../contracts/source-range.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { LineIndex } from "./source.js";
 import * as t from "./tokens.js";
 
 /** Brackets nested deeper than this are cut out and reported (keeps parsing linear and stack-safe). */

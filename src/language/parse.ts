@@ -1,12 +1,12 @@
 // The front end's entry point for one file: text -> AST + diagnostics. Never throws on input.
 import type { IToken } from "chevrotain";
+import type { LineIndex } from "../contracts/source-range.js";
 import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Document } from "./ast.js";
 import { buildAst } from "./cst-to-ast.js";
 import { lex, tokenEndOffset } from "./lexer.js";
 import { describeToken, parser } from "./parser.js";
 import * as t from "./tokens.js";
-import type { LineIndex } from "./source.js";
 
 export interface ParseResult {
   readonly document: Document;

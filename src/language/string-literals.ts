@@ -3,7 +3,7 @@
 import type { IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { MAX_REPEATED_REPORTS, tokenEndOffset } from "./lexer.js";
-import type { Range } from "./source.js";
+import type { Range } from "../contracts/source-range.js";
 
 /** Where the decoder reports an escape it refuses. */
 export interface Reporter {

@@ -2,9 +2,9 @@
 // `allow { code: "reason" }` entry in its experiment (added to the experiment's allow block, or
 // a new one).
 import { CodeActionKind, type CodeAction, type Range as LspRange, type TextEdit } from "vscode-languageserver/node";
+import type { LineIndex } from "../contracts/source-range.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "../language/ast.js";
-import type { LineIndex } from "../language/source.js";
 import { lintRule } from "../lint/index.js";
 import { lspRangeOf, rangesTouch, toLspDiagnostic, toLspRange } from "./convert.js";
 

@@ -5,8 +5,8 @@
 import path from "node:path";
 import { arlFilesBelow, importPathBelow } from "../language/arl-files.js";
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from "vscode-languageserver/node";
-import { STDLIB_ROOT } from "../language/imports.js";
-import type { LineIndex } from "../language/source.js";
+import { STDLIB_ROOT } from "../contracts/paths.js";
+import type { LineIndex } from "../contracts/source-range.js";
 import { lintRules } from "../lint/index.js";
 import { toPlain } from "../semantics/plain.js";
 import { declarationKinds } from "../semantics/schema/experiment.js";

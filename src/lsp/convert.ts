@@ -10,8 +10,8 @@ import {
   type Position as LspPosition,
   type Range as LspRange,
 } from "vscode-languageserver/node";
+import type { LineIndex, Range } from "../contracts/source-range.js";
 import type { Diagnostic, Severity } from "../diagnostics/diagnostic.js";
-import type { LineIndex, Range } from "../language/source.js";
 
 /** The `source` of every diagnostic the server publishes. */
 export const DIAGNOSTIC_SOURCE = "arl";

@@ -2,8 +2,8 @@
 // that changes (common prefix and suffix kept, so the editor's cursor and folds stay put). A
 // file with syntax errors, or one the formatter refuses, gets no edits.
 import type { TextEdit } from "vscode-languageserver/node";
+import { LineIndex } from "../contracts/source-range.js";
 import { format } from "../language/printer.js";
-import { LineIndex } from "../language/source.js";
 import { lspRangeOf } from "./convert.js";
 
 export function formatDocument(text: string, file: string): TextEdit[] {

@@ -1,8 +1,8 @@
 // What the syntax tree has at an offset, with the schema place of the entries around it: a
 // field key, a block's type or name, an `extends` reference, an import, or a name in a value
 // (`leave_one_out`, `code.run_tests`, `outcome.tests_passed`).
+import type { Range } from "../contracts/source-range.js";
 import type * as ast from "../language/ast.js";
-import type { Range } from "../language/source.js";
 import { blockPlace, fieldPath, recordPlace, topPlace, type Place } from "./paths.js";
 
 interface Common {

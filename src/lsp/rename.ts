@@ -3,10 +3,10 @@
 // among the open documents and the .arl files of the workspace folders.
 import path from "node:path";
 import { ResponseError, ErrorCodes, type Range as LspRange, type TextEdit, type WorkspaceEdit } from "vscode-languageserver/node";
+import type { Range } from "../contracts/source-range.js";
 import type * as ast from "../language/ast.js";
 import { importFile, importName } from "../language/imports.js";
 import { parse } from "../language/parse.js";
-import type { Range } from "../language/source.js";
 import { reservedWords } from "../language/tokens.js";
 import type { Declaration } from "../semantics/declarations.js";
 import { toLspRange } from "./convert.js";

@@ -70,7 +70,7 @@ export type BoundedField = keyof typeof PLAN_BOUNDS;
 
 /**
  * The shape parameters of the embedded model, written in its name (`builtin:tiny?hidden=32`,
- * trainer/embedded/model-name.ts): the CPU trainer's tensors are this big per token.
+ * plan/model-name.ts): the CPU trainer's tensors are this big per token.
  */
 export const TINY_SHAPE_BOUNDS = {
   embed: { max: 4096, why: "embedding width of a CPU model" },

@@ -1,6 +1,7 @@
 // What lowering one program shares across its variants, and the small helpers of its parts.
 import path from "node:path";
-import { STDLIB_ROOT, type Program } from "../language/imports.js";
+import { STDLIB_ROOT } from "../contracts/paths.js";
+import type { Program } from "../language/imports.js";
 import { BlockIndex } from "../lint/locate.js";
 import { sha256Hex } from "./hash.js";
 import type { PlanProvenance } from "./schema.js";

@@ -6,7 +6,7 @@
 // This file is the sequence: envs (lower-envs.ts), tools (lower-tools.ts), expressions
 // (lower-expr.ts), overrides (lower-overrides.ts), stages (stages.ts), then the hash.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import type { Range } from "../language/source.js";
+import type { Range } from "../contracts/source-range.js";
 import { BlockIndex, locatePath } from "../lint/locate.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";

@@ -4,10 +4,10 @@
 // the checker) before it starts anything. A refusal the runtime can give that is not here depends
 // on more than the plan (the trainer's capabilities, the data, the machine):
 // test/plan/refusals.test.ts keeps the table of both.
-import { splitSizes, type Split } from "../runtime/splits.js";
-import { parseTinyModel } from "../trainer/embedded/model-name.js";
 import { boundMessage, boundViolations } from "./bounds.js";
+import { parseTinyModel } from "./model-name.js";
 import type { Plan } from "./schema.js";
+import { splitSizes, type Split } from "./splits.js";
 
 export interface PlanRefusal {
   /** The check diagnostic's code. */

@@ -1,7 +1,7 @@
 // The numbers of a report: eval summaries per iteration (pass@k with its 95% bootstrap interval
 // over tasks), wall-time splits, and paired per-task comparisons of runs against a baseline.
+import { deriveSeed } from "../contracts/random.js";
 import { bootstrapMeanInterval, pairedDifferences, type Interval, type PairedComparison } from "../rl/eval.js";
-import { deriveSeed } from "../runtime/seeds.js";
 import { finiteNumber, type EvalFile, type JsonObject, type RunInfo } from "./load.js";
 
 export interface EvalSummary {

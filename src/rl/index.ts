@@ -5,7 +5,6 @@ export * from "./gae.js";
 export * from "./kl.js";
 export * from "./lag.js";
 export * from "./policy-loss.js";
-export * from "./random.js";
 export * from "./registry.js";
 export * from "./sampling.js";
 export { STD_EPS } from "./stats.js";

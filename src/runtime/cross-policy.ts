@@ -13,11 +13,11 @@
 //   * Those tokens have role `pool`, version -1 and log-prob 0: they are context, never training
 //     targets (no behaviour log-probs exist for them under the policy), and the buffer records the
 //     generator of each turn.
+import { deriveSeed, derivedRandom } from "../contracts/random.js";
 import type { Plan } from "../plan/schema.js";
 import { TrainerClient, TrainerError, type TrainerCommand } from "../trainer/protocol/client.js";
 import type { Message, Policy } from "./policy.js";
 import { TrainerPolicy } from "./policy.js";
-import { deriveSeed, derivedRandom } from "./seeds.js";
 
 /** A model that may generate a turn instead of the policy. */
 export interface TurnGenerator {

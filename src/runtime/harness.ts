@@ -3,13 +3,14 @@
 // limit, observation truncation, budgets. Token ids are appended, never re-tokenized, and each
 // prompt must extend the previous one (prefix continuity, asserted). With cross-policy sampling a
 // turn may come from a pool model instead (cross-policy.ts says how its text enters the context).
-import { EnvError, type EnvInstance, type Signals } from "../envs/types.js";
+import { EnvError, type EnvInstance, type Signals } from "../contracts/env.js";
+import type { SignalValue } from "../contracts/signals.js";
+import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "../contracts/tool-calls.js";
 import type { Plan, PlanTool } from "../plan/schema.js";
 import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
-import { constraintBlocks, type SignalSource, type SignalValue } from "./rewards.js";
-import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "./tool-calls.js";
+import { constraintBlocks, type SignalSource } from "./rewards.js";
 
 export interface EpisodeInput {
   readonly plan: Plan;

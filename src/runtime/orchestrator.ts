@@ -10,27 +10,27 @@
 // order, not timing, so a run stays reproducible, and a resumed run redoes the rollout that was
 // in flight from the snapshot its checkpoint keeps. Samples older than max_policy_lag versions
 // at their update are dropped by group (rl/lag.ts).
-import type { EnvKind } from "../envs/types.js";
+import type { EnvKind } from "../contracts/env.js";
 import type { Plan, PlanTool } from "../plan/schema.js";
 import { planRefusals, refusalText } from "../plan/runnable.js";
 import { arlVersion } from "../plan/version.js";
 import { bootstrapMeanInterval, passAtK } from "../rl/eval.js";
 import { TrainerClient, type TrainerCommand } from "../trainer/protocol/client.js";
-import { ragged, row } from "../trainer/protocol/messages.js";
+import { ragged, row } from "../contracts/trainer-protocol.js";
 import { filterByLag, updateSteps } from "../rl/lag.js";
 import { computeAdvantages, type ScoredTrajectory } from "./advantage.js";
 import { readBuffer, TokenBuffer, type TrajectoryRecord } from "./buffer.js";
 import { PoolTrainers, poolChoice } from "./cross-policy.js";
 import { harnessVocabulary, runEpisode, type Episode } from "./harness.js";
 import { TrainerPolicy, type Policy } from "./policy.js";
-import { trainerDeadlines } from "./trainer-command.js";
+import { trainerDeadlines } from "../trainer/launch.js";
 import { offPolicyMasked } from "./off-policy-mask.js";
 import { episodeRewards, holds } from "./rewards.js";
 import type { RunDirectory, RunState } from "./run-dir.js";
-import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
+import { deriveSeed, derivedRandom, shuffled } from "../contracts/random.js";
 import { supervisedColdStart } from "./sft.js";
-import { splitTasks, type Split } from "./splits.js";
-import { ToolCallValidator } from "./tool-calls.js";
+import { splitTasks, type Split } from "../plan/splits.js";
+import { ToolCallValidator } from "../contracts/tool-calls.js";
 import { lossMask, trainStepParams, type TrainSequence } from "./update.js";
 
 export type EnvRegistry = ReadonlyMap<string, EnvKind>;

@@ -1,7 +1,7 @@
 // The policy as the harness sees it: tokenize messages once, generate, decode. Backed by the
 // trainer process; concurrent generate calls are gathered into one request (one batch).
+import { ragged, row, rowCount, type PolicySlot } from "../contracts/trainer-protocol.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
-import { ragged, row, rowCount, type PolicySlot } from "../trainer/protocol/messages.js";
 
 export interface Message {
   readonly role: "system" | "user" | "tool" | "assistant";

@@ -2,9 +2,8 @@
 // end of the episode, on its final signals; potential terms shape every turn with
 // gamma * Phi(h_{t+1}) - Phi(h_t), where Phi of a terminal state is 0 (a truncated episode's
 // last state is not terminal, so its potential stays).
+import type { SignalValue } from "../contracts/signals.js";
 import type { PlanExpr } from "../plan/schema.js";
-
-export type SignalValue = number | boolean | string;
 
 /** Where the signals of one moment of an episode come from. */
 export interface SignalSource {

@@ -2,15 +2,15 @@
 // demonstrations have exactly the token layout of RL episodes, then train on the generated
 // tokens only. The loss is the policy-gradient loss with advantage 1 at ratio 1 (old log-probs
 // = current ones), whose gradient is that of the log-likelihood of the demonstrated tokens.
-import type { EnvKind } from "../envs/types.js";
+import type { EnvKind } from "../contracts/env.js";
+import { deriveSeed, derivedRandom, shuffled } from "../contracts/random.js";
+import type { ToolCall, ToolCallValidator } from "../contracts/tool-calls.js";
+import { ragged, row } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
+import { splitTasks } from "../plan/splits.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
-import { ragged, row } from "../trainer/protocol/messages.js";
 import { runEpisode } from "./harness.js";
 import type { GenerateOptions, Generation, Policy } from "./policy.js";
-import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
-import { splitTasks } from "./splits.js";
-import type { ToolCall, ToolCallValidator } from "./tool-calls.js";
 import { trainStepParams, lossMask, type TrainSequence } from "./update.js";
 
 /** The text a model writes for `call` in the harness's format. */

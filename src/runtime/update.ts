@@ -1,10 +1,10 @@
 // From scored trajectories to `train_step` requests: loss masks by the predicted token's role,
 // per-token advantages, and the reduction's denominators over the WHOLE optimizer step (so the
 // trainer divides every microbatch's sum by the same global counts).
+import type { Denominators, TrainStepParams } from "../contracts/trainer-protocol.js";
+import { ragged } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
 import { reductionDenominators } from "../rl/policy-loss.js";
-import type { Denominators, TrainStepParams } from "../trainer/protocol/messages.js";
-import { ragged } from "../trainer/protocol/messages.js";
 import { Role } from "./buffer.js";
 
 export interface TrainSequence {

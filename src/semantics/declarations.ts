@@ -1,11 +1,12 @@
 // Top-level declarations of each module (`env world {...}`, `algorithm grpo {...}`) and how an
 // `extends` reference finds one: `name` in the same file, `alias.name` through an import.
 import { readFileSync } from "node:fs";
+import { STDLIB_ROOT } from "../contracts/paths.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { didYouMean } from "../diagnostics/suggest.js";
 import { arlFilesBelow, importPathBelow } from "../language/arl-files.js";
 import type { Block, Reference } from "../language/ast.js";
-import { STDLIB_ROOT, type Module, type Program } from "../language/imports.js";
+import type { Module, Program } from "../language/imports.js";
 import { parse } from "../language/parse.js";
 
 export interface Declaration {

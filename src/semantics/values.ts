@@ -1,8 +1,8 @@
 // Values: what the entries of a block mean before typing. Each value remembers where it was
 // written (and, through `extends`, which declaration it was inherited from), so that a schema
 // problem found later points at the source text that caused it.
+import type { Range } from "../contracts/source-range.js";
 import type * as ast from "../language/ast.js";
-import type { Range } from "../language/source.js";
 
 export interface Origin {
   readonly file: string;

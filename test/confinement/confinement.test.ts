@@ -12,7 +12,7 @@ import { Compiler } from "../../src/compiler.js";
 import { ModuleLoader } from "../../src/language/imports.js";
 import { Workspace } from "../../src/lsp/workspace.js";
 import { createSqlEnv, type SqlEnv } from "../../src/envs/sql/index.js";
-import { EnvError } from "../../src/envs/types.js";
+import { EnvError } from "../../src/contracts/env.js";
 import { planHash } from "../../src/plan/hash.js";
 import { loweringContext, lowerModel } from "../../src/plan/lower.js";
 import type { Plan } from "../../src/plan/schema.js";

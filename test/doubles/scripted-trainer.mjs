@@ -13,6 +13,7 @@
 import { appendFileSync } from "node:fs";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { mulberry32 } from "../../dist/contracts/random.js";
 import { RequestError, serve } from "../../dist/trainer/protocol/server.js";
 
 let skill = Number(process.env.DOUBLE_SKILL ?? 0.3);
@@ -33,12 +34,8 @@ const pack = (seqs, Ctor) => {
   seqs.forEach((s, i) => values.set(s, offsets[i]));
   return { values, offsets };
 };
-function rand(seed) {
-  let t = (seed >>> 0) + 0x6d2b79f5;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+/** One uniform draw per request seed: the first output of that seed's mulberry32 stream. */
+const rand = (seed) => mulberry32(seed)();
 
 await serve({
   handshake: () => ({

@@ -7,12 +7,12 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { EnvError, type EnvInstance, type StepResult } from "../../src/contracts/env.js";
 import { findmaxEnv, findmaxTask, type FindmaxEnv, type FindmaxInstance } from "../../src/envs/findmax/index.js";
 import { Sandbox, sandboxLayers } from "../../src/envs/findmax/sandbox.js";
 import { FUNCTION_IDS, type FunctionId, type Task } from "../../src/envs/findmax/tasks.js";
 import { envKinds } from "../../src/envs/registry.js";
-import { EnvError, type EnvInstance, type StepResult } from "../../src/envs/types.js";
-import { splitTasks } from "../../src/runtime/splits.js";
+import { splitTasks } from "../../src/plan/splits.js";
 import { examplesDir, lower } from "../plan/support.js";
 
 function makeEnv(overrides: Partial<FindmaxEnv> = {}): FindmaxEnv {

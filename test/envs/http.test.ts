@@ -14,11 +14,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readBuffer } from "../../src/runtime/buffer.js";
 import { classifyFetchError, classifyStatus, httpEnv, type HttpEnv, type HttpInstance } from "../../src/envs/http.js";
 import { envKinds } from "../../src/envs/registry.js";
-import { EnvError, type EnvInstance } from "../../src/envs/types.js";
+import { EnvError, type EnvInstance } from "../../src/contracts/env.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { splitTasks } from "../../src/runtime/splits.js";
-import type { ToolCall } from "../../src/runtime/tool-calls.js";
+import { splitTasks } from "../../src/plan/splits.js";
+import type { ToolCall } from "../../src/contracts/tool-calls.js";
 import { compilePlans, COUNTER_SIGNALS_AND_TOOLS } from "../helpers/plans.js";
 
 const PYTHON = "/usr/bin/python3";

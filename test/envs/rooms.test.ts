@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { parseTextAction, ToolCallValidator, type ToolCall } from "../../src/contracts/tool-calls.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { generateWorld, MAX_ATTEMPTS } from "../../src/envs/rooms/generate.js";
 import { RoomsGame, roomsEnv, type RoomsEnv } from "../../src/envs/rooms/index.js";
@@ -8,10 +9,9 @@ import { solve } from "../../src/envs/rooms/solver.js";
 import { roomsVocabulary, words } from "../../src/envs/rooms/vocabulary.js";
 import { DIRECTIONS, goalHolds, stateKey, type State, type World } from "../../src/envs/rooms/world.js";
 import type { Plan } from "../../src/plan/schema.js";
+import { splitTasks } from "../../src/plan/splits.js";
 import { runEpisode } from "../../src/runtime/harness.js";
 import { callText } from "../../src/runtime/sft.js";
-import { splitTasks } from "../../src/runtime/splits.js";
-import { parseTextAction, ToolCallValidator, type ToolCall } from "../../src/runtime/tool-calls.js";
 import { compilePlans } from "../helpers/plans.js";
 import { ScriptedPolicy } from "../helpers/scripted.js";
 

@@ -8,10 +8,10 @@ import { generateDemo, questionsJsonl } from "../../src/envs/sql/demo.js";
 import { createSqlEnv, sqlEnv, type SqlEnv } from "../../src/envs/sql/index.js";
 import { scanSql, tablesMatch, textTable } from "../../src/envs/sql/text.js";
 import { envKinds } from "../../src/envs/registry.js";
-import { EnvError, type EnvInstance } from "../../src/envs/types.js";
+import { EnvError, type EnvInstance } from "../../src/contracts/env.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { runEpisode } from "../../src/runtime/harness.js";
-import { ToolCallValidator, type ToolCall } from "../../src/runtime/tool-calls.js";
+import { ToolCallValidator, type ToolCall } from "../../src/contracts/tool-calls.js";
 import { compilePlans } from "../helpers/plans.js";
 import { ScriptedPolicy } from "../helpers/scripted.js";
 

@@ -1,8 +1,8 @@
 // The subprocess env kind's protocol limits: an answer line past MAX_ANSWER_LINE_BYTES and a
 // signal that is not a finite number are protocol errors, never buffered or passed on.
 import { describe, expect, it } from "vitest";
+import { EnvError } from "../../src/contracts/env.js";
 import { MAX_ANSWER_LINE_BYTES, subprocessEnv } from "../../src/envs/subprocess.js";
-import { EnvError } from "../../src/envs/types.js";
 import type { PlanEnv } from "../../src/plan/schema.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;

@@ -1,9 +1,9 @@
 // In-process doubles for harness tests: a character-level policy that replays scripted turns,
 // and a small scripted env. Test doubles only; never selectable by users.
-import { EnvError, type EnvInstance, type Signals } from "../../src/envs/types.js";
+import { EnvError, type EnvInstance, type Signals } from "../../src/contracts/env.js";
+import type { ToolCall } from "../../src/contracts/tool-calls.js";
 import type { PlanTool } from "../../src/plan/schema.js";
 import type { GenerateOptions, Generation, Message, Policy } from "../../src/runtime/policy.js";
-import type { ToolCall } from "../../src/runtime/tool-calls.js";
 
 const encodeText = (s: string) => Int32Array.from([...s].map((c) => c.codePointAt(0)!));
 

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ModuleLoader, STDLIB_ROOT, type SourceHost } from "../../src/language/imports.js";
+import { STDLIB_ROOT } from "../../src/contracts/paths.js";
+import { ModuleLoader, type SourceHost } from "../../src/language/imports.js";
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-imports-"));

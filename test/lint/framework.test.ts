@@ -3,8 +3,8 @@
 // finding, and how findings of several variants are merged and named.
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { STDLIB_ROOT } from "../../src/contracts/paths.js";
 import type { Diagnostic } from "../../src/diagnostics/diagnostic.js";
-import { STDLIB_ROOT } from "../../src/language/imports.js";
 import { brief, checkProject, experiment } from "./helpers.js";
 
 const only = (ds: readonly Diagnostic[], code: string) => ds.filter((d) => d.code === code);

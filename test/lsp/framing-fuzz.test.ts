@@ -4,9 +4,9 @@
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamMessageReader, type RequestMessage } from "vscode-languageserver-protocol/node";
+import { mulberry32 as rng } from "../../src/contracts/random.js";
 import { FramingGuard } from "../../src/lsp/framing.js";
 import { frame, probe, RawServer } from "./raw.js";
-import { mulberry32 as rng } from "../../src/rl/random.js";
 
 type Random = () => number;
 const pick = <T>(next: Random, list: readonly T[]): T => list[Math.floor(next() * list.length)]!;

@@ -14,7 +14,7 @@ import { TextDocument } from "vscode-languageserver-textdocument";
 import { Compiler } from "../../src/compiler.js";
 import { LspClient, REPO } from "./client.js";
 import { MAIN } from "./fixtures.js";
-import { mulberry32 as rng } from "../../src/rl/random.js";
+import { mulberry32 as rng } from "../../src/contracts/random.js";
 
 function exercise(text: string, name: string, step: number): void {
   const workspace = new Workspace();

@@ -18,9 +18,9 @@ const ALLOWED: Record<string, string> = {
   "cli/commands/plan.ts: NO_COLOR": "colour of the diagnostics",
   "cli/commands/run.ts: NO_COLOR": "colour of the progress line",
   "cli/commands/lsp.ts: ARL_LSP_DEBOUNCE_MS": "how long the editor server waits before checking; no run reads it",
-  "runtime/trainer-command.ts: PYTHONPATH": "runtime-gpu is put first on it, so the trainer's own code is always the one imported",
+  "trainer/launch.ts: PYTHONPATH": "runtime-gpu is put first on it, so the trainer's own code is always the one imported",
   "conformance/process-backend.ts: PYTHONPATH": "the same, for the conformance check of a process trainer",
-  "runtime/trainer-command.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer; its versions (python, torch) are recorded in the run manifest",
+  "trainer/launch.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer; its versions (python, torch) are recorded in the run manifest",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND": "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
 };

@@ -5,7 +5,7 @@
 //
 // Refusals that depend on more than the plan are not in the table: the trainer's capabilities
 // (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr; orchestrator.ts,
-// sft.ts), a trainer that is not built (trainer-command.ts), cross-policy pool models (served by
+// sft.ts), a trainer that is not built (trainer/launch.ts), cross-policy pool models (served by
 // whatever trainer command runs), and data (walkthroughs that all fail, env errors).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -5,11 +5,11 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { deriveSeed, derivedRandom } from "../../src/contracts/random.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { bootstrapMeanInterval, passAtK } from "../../src/rl/eval.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { deriveSeed, derivedRandom } from "../../src/runtime/seeds.js";
 import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
 
 const trainerScript = scriptedTrainerScript;

@@ -3,9 +3,9 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { deriveSeed } from "../../src/contracts/random.js";
 import { buildReport } from "../../src/report/index.js";
 import { bootstrapMeanInterval } from "../../src/rl/eval.js";
-import { deriveSeed } from "../../src/runtime/seeds.js";
 import { runArl } from "../helpers/cli.js";
 import { tempDir, writeRun } from "./fixtures.js";
 

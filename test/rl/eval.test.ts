@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { mulberry32, randomInt } from "../../src/contracts/random.js";
 import { binomialStandardError, bootstrapMeanInterval, meanPassAtK, normalHalfWidth95, pairedDifferences, passAtK } from "../../src/rl/eval.js";
-import { mulberry32, randomInt } from "../../src/rl/random.js";
 
 function comb(n: number, k: number): number {
   let r = 1;

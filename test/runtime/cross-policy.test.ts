@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { row } from "../../src/contracts/trainer-protocol.js";
 import { envKinds } from "../../src/envs/registry.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { computeAdvantages, type ScoredTrajectory } from "../../src/runtime/advantage.js";
@@ -16,7 +17,6 @@ import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import type { Policy } from "../../src/runtime/policy.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { lossMask, trainStepParams, type TrainSequence } from "../../src/runtime/update.js";
-import { row } from "../../src/trainer/protocol/messages.js";
 import { EOS, WordTokenizer } from "../../src/trainer/embedded/tokenizer.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Role } from "../../src/runtime/buffer.js";
 import { runEpisode, type EpisodeInput } from "../../src/runtime/harness.js";
-import { ToolCallValidator } from "../../src/runtime/tool-calls.js";
+import { ToolCallValidator } from "../../src/contracts/tool-calls.js";
 import { planSchema, type Plan } from "../../src/plan/schema.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { CounterEnv, ScriptedPolicy } from "../helpers/scripted.js";

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { trainerDeadlines } from "../../src/runtime/trainer-command.js";
+import { trainerDeadlines } from "../../src/trainer/launch.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));

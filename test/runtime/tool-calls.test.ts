@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { parseFunctionCall, parseTextAction, ToolCallValidator } from "../../src/contracts/tool-calls.js";
 import type { PlanTool } from "../../src/plan/schema.js";
-import { parseFunctionCall, parseTextAction, ToolCallValidator } from "../../src/runtime/tool-calls.js";
 
 function tool(name: string, properties: Record<string, unknown>, required: string[] = Object.keys(properties)): PlanTool {
   return {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import { counterSubprocessEnv } from "../helpers/plans.js";
 import { readBuffer } from "../../src/runtime/buffer.js";
-import { pythonWithTorch } from "../../src/runtime/trainer-command.js";
+import { pythonWithTorch } from "../../src/trainer/launch.js";
 
 const hasTorch = spawnSync(pythonWithTorch(), ["-c", "import torch"], { stdio: "ignore" }).status === 0;
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { denominatorsOf } from "../../src/runtime/update.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
-import { ragged, type ConfigureParams, type GenerateParams, type TrainStepParams } from "../../src/trainer/protocol/messages.js";
+import { ragged, type ConfigureParams, type GenerateParams, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 
 const mainJs = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));

@@ -2,8 +2,8 @@
 import { execa } from "execa";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { ragged } from "../../src/contracts/trainer-protocol.js";
 import { TrainerClient, TrainerError } from "../../src/trainer/protocol/client.js";
-import { ragged } from "../../src/trainer/protocol/messages.js";
 
 const double = fileURLToPath(new URL("../doubles/protocol-trainer.mjs", import.meta.url));
 /** The double; `deadlineMs` applies to requests after the handshake (which a loaded machine may take seconds to answer). */

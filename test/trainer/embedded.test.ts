@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { denominatorsOf } from "../../src/runtime/update.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
-import { ragged, row, type ConfigureParams, type TrainStepParams } from "../../src/trainer/protocol/messages.js";
+import { ragged, row, type ConfigureParams, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
 import { microbatchLossF64, sequenceWeights, toReduction } from "../../src/trainer/embedded/losses.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { addCopyLogits, recencySlopes } from "../../src/trainer/embedded/model.js";

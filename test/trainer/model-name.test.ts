@@ -2,10 +2,10 @@
 // from the environment: the same plan builds the same model everywhere, and another shape is
 // another plan hash.
 import { afterEach, describe, expect, it } from "vitest";
+import type { ConfigureParams } from "../../src/contracts/trainer-protocol.js";
 import { TINY_SHAPE_BOUNDS } from "../../src/plan/bounds.js";
-import { parseTinyModel, TINY_DEFAULT_SHAPE } from "../../src/trainer/embedded/model-name.js";
+import { parseTinyModel, TINY_DEFAULT_SHAPE } from "../../src/plan/model-name.js";
 import { defaultOptions, TinyTrainer } from "../../src/trainer/embedded/trainer.js";
-import type { ConfigureParams } from "../../src/trainer/protocol/messages.js";
 import { hashesOf } from "../plan/support.js";
 
 function configure(model: string): ConfigureParams {

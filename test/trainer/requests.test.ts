@@ -11,7 +11,7 @@ import { REQUEST_METHODS, requestParams, type RequestMethod } from "../../src/co
 import { renderTrainerSchema, TRAINER_SCHEMA_FILE } from "../../src/contracts/write-trainer-schema.js";
 import { trainStepParams } from "../../src/runtime/update.js";
 import { decodeFrame, encodeFrame } from "../../src/trainer/protocol/framing.js";
-import { PROTOCOL_NAME, PROTOCOL_VERSION, ragged } from "../../src/trainer/protocol/messages.js";
+import { PROTOCOL_NAME, PROTOCOL_VERSION, ragged } from "../../src/contracts/trainer-protocol.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { lower } from "../plan/support.js";
 

@@ -8,7 +8,7 @@ import { hasErrors } from "../../diagnostics/diagnostic.js";
 import { renderText } from "../../diagnostics/render.js";
 import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
 import { verifyPlanDataFiles } from "../../envs/sql/data.js";
-import { EnvError } from "../../envs/types.js";
+import { EnvError } from "../../contracts/env.js";
 import { lowerModel, withBackend } from "../../plan/lower.js";
 import { parsePlanFile, PlanFileError } from "../../plan/files.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
@@ -20,7 +20,7 @@ import { runSummary } from "../../runtime/summary.js";
 import { arlVersion } from "../../plan/version.js";
 import { DataRootError, recordDataRoot, resumeDataRoot } from "../../runtime/data-root.js";
 import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
-import { trainerCommand, TrainerUnavailable } from "../../runtime/trainer-command.js";
+import { trainerCommand, TrainerUnavailable } from "../../trainer/launch.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
 import type { Command } from "../main.js";
 

@@ -4,9 +4,9 @@
 // runs in a separate, limited process (sandbox.ts). State signals: test_runs,
 // visible_pass_fraction (after the last run). Outcome signals, from the hidden tests run on the
 // final code when outcome() is read: tests_passed, pass_fraction, success (= tests_passed).
+import type { EnvInstance, EnvKind, Observation, Signals, StepResult } from "../../contracts/env.js";
+import type { ToolCall } from "../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../plan/schema.js";
-import type { ToolCall } from "../../runtime/tool-calls.js";
-import type { EnvInstance, EnvKind, Observation, Signals, StepResult } from "../types.js";
 import { maxSourceChars, Sandbox, type RunResult } from "./sandbox.js";
 import { allSources, FUNCTION_IDS, functionSpec, generateTask, type Expected, type FunctionId, type Task, type TestCase } from "./tasks.js";
 

@@ -23,7 +23,7 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { EnvError } from "../types.js";
+import { EnvError } from "../../contracts/env.js";
 import { RUNNER_SOURCE } from "./runner.js";
 
 export interface SandboxLimits {

@@ -8,9 +8,9 @@
 // achieved, 0 at the start, exactly 1 when the goal holds, clamped to [0, 1] (a detour can push
 // the remaining distance above the start's). It is a function of the state, so it is a sound
 // potential for shaping. State `invalid_actions` counts refused actions; outcome `success`.
+import type { EnvInstance, EnvKind, Observation, Signals, StepResult } from "../../contracts/env.js";
+import type { ToolCall } from "../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../plan/schema.js";
-import type { ToolCall } from "../../runtime/tool-calls.js";
-import type { EnvInstance, EnvKind, Observation, Signals, StepResult } from "../types.js";
 import { generateWorld, type RoomsParams } from "./generate.js";
 import { act, describeGoal, describeRoom } from "./rules.js";
 import { distance, solve } from "./solver.js";

@@ -3,7 +3,7 @@
 // a sequence of calls the game accepts. Observations never echo the player's own words: a name
 // that is not one of the env's nouns is answered generically, so every observation stays inside
 // the closed vocabulary (vocabulary.ts).
-import type { ToolCall } from "../../runtime/tool-calls.js";
+import type { ToolCall } from "../../contracts/tool-calls.js";
 import {
   CONTAINER_NOUNS,
   DIRECTIONS,

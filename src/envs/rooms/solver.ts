@@ -19,7 +19,7 @@
 // Each deletion keeps the plan valid and makes it shorter, so BFS over the pruned actions finds
 // the true optimum. Ties break by a fixed action order (directions N, S, E, W; things by index),
 // so the walkthrough is deterministic.
-import type { ToolCall } from "../../runtime/tool-calls.js";
+import type { ToolCall } from "../../contracts/tool-calls.js";
 import { act } from "./rules.js";
 import {
   DIRECTIONS,

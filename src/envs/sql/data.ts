@@ -8,10 +8,10 @@ import { createHash } from "node:crypto";
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { EnvError } from "../../contracts/env.js";
+import { STDLIB_ROOT } from "../../contracts/paths.js";
 import { refusalReason, resolveConfined } from "../../language/confine.js";
-import { STDLIB_ROOT } from "../../language/imports.js";
 import type { PlanEnv } from "../../plan/schema.js";
-import { EnvError } from "../types.js";
 import { demoData } from "./demo.js";
 import { scanSql, type Cell, type Row } from "./text.js";
 

@@ -5,7 +5,7 @@
 // (better-sqlite3 pins its version), and each question's expected table is what its gold SQL
 // returns. Questions whose answer is ambiguous (ties for a "largest"), empty or NULL are dropped.
 import Database from "better-sqlite3";
-import { mulberry32, type Random } from "../../rl/random.js";
+import { mulberry32, shuffled, type Random } from "../../contracts/random.js";
 
 export const DEMO_SEED = 0x5eed_ba4c;
 
@@ -115,22 +115,13 @@ const date = (random: Random, year: number) => `${year}-${pad2(int(random, 1, 12
 const money = (cents: number) => `${Math.floor(cents / 100)}.${pad2(cents % 100)}`;
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-function shuffle<T>(random: Random, xs: readonly T[]): T[] {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
-
 function generateRows(random: Random) {
-  const years = shuffle(random, Array.from({ length: 60 }, (_, i) => 1955 + i)).slice(0, CITIES.length);
+  const years = shuffled(Array.from({ length: 60 }, (_, i) => 1955 + i), random).slice(0, CITIES.length);
   const branches: Branch[] = CITIES.map((city, i) => ({ id: i + 1, name: `${city} ${BRANCH_NAMES[i]!}`, city, opened: years[i]! }));
 
-  const names = shuffle(
-    random,
+  const names = shuffled(
     FIRST_NAMES.flatMap((f) => LAST_NAMES.map((l) => [f, l] as const)),
+    random,
   ).slice(0, N_CUSTOMERS);
   const homes = [...CITIES, ...OTHER_CITIES];
   const customers: Customer[] = names.map(([first, last], i) => ({ id: i + 1, first, last, city: pick(random, homes), born: int(random, 1940, 2004) }));
@@ -138,7 +129,7 @@ function generateRows(random: Random) {
   const accounts: Account[] = [];
   // Every customer holds at least one account; the rest go to random customers.
   const owners = [...customers.map((c) => c.id), ...Array.from({ length: N_ACCOUNTS - N_CUSTOMERS }, () => int(random, 1, N_CUSTOMERS))];
-  for (const [i, owner] of shuffle(random, owners).entries()) {
+  for (const [i, owner] of shuffled(owners, random).entries()) {
     const customer = customers[owner - 1]!;
     const local = branches.find((b) => b.city === customer.city);
     const branch = local && random() < 0.8 ? local : pick(random, branches);
@@ -312,7 +303,7 @@ function candidates(random: Random, rows: Rows): Candidate[] {
   }
 
   // Per-customer and per-account questions: a deterministic sample.
-  const sample = <T>(xs: readonly T[], n: number) => shuffle(random, xs).slice(0, n);
+  const sample = <T>(xs: readonly T[], n: number) => shuffled(xs, random).slice(0, n);
   const who = (c: Customer) => `cu.first_name = ${quote(c.first)} AND cu.last_name = ${quote(c.last)}`;
   const cja = "customers cu JOIN accounts a ON a.customer_id = cu.customer_id";
   for (const c of sample(rows.customers, 40)) out.push(q(`How many accounts does ${c.first} ${c.last} hold?`, `SELECT COUNT(*) FROM ${cja} WHERE ${who(c)}`));
@@ -358,7 +349,7 @@ export function generateDemo(seed = DEMO_SEED): DemoData {
   try {
     db.exec(text);
     const kept = candidates(random, rows).filter((c) => usable(db, c));
-    const questions = shuffle(random, kept).map(({ question, sql, ordered }) => ({ question, sql, ordered }));
+    const questions = shuffled(kept, random).map(({ question, sql, ordered }) => ({ question, sql, ordered }));
     return { script: text, database: db.serialize(), questions };
   } finally {
     db.close();

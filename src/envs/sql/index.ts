@@ -12,8 +12,8 @@
 // binds that directory (confined to it); the registered `sqlEnv` has none, so it runs the
 // bundled demo only ('arl run' makes one with the run's data root).
 import type Database from "better-sqlite3";
-import type { ToolCall } from "../../runtime/tool-calls.js";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../types.js";
+import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../../contracts/env.js";
+import type { ToolCall } from "../../contracts/tool-calls.js";
 import { estimateCombinations, MAX_COMBINATIONS } from "./cost.js";
 import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type Question, type SqlEnv, type Table } from "./data.js";
 import { scanSql, tablesMatch, textTable, type Row } from "./text.js";

@@ -1,7 +1,7 @@
 // How a batch of sequences meets the model: ragged rows as views, the time-major padded layout
 // of the GRU, and chunks of sequences cut to a padded-token budget (a memory bound only: every
 // chunk is computed the same way, so the cut never changes a result).
-import { row, rowCount, type Ragged } from "../protocol/messages.js";
+import { row, rowCount, type Ragged } from "../../contracts/trainer-protocol.js";
 import { PAD } from "./tokenizer.js";
 
 /** Sequences of a ragged batch as views. */

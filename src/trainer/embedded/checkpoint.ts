@@ -6,7 +6,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import path from "node:path";
 import { invalid } from "./errors.js";
 import type { ModelShape, ParamSet } from "./model.js";
-import { TINY_MODEL } from "./model-name.js";
+import { TINY_MODEL } from "../../plan/model-name.js";
 import type { AdamW } from "./optimizer.js";
 import { encodeSafetensors, readSafetensors, type StTensor } from "./safetensors.js";
 import type { TrainerState } from "./state.js";

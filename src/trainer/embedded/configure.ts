@@ -1,11 +1,11 @@
-// configure (PROTOCOL.md): the model named by the request (model-name.ts), its word tokenizer
+// configure (PROTOCOL.md): the model named by the request (plan/model-name.ts), its word tokenizer
 // over the runtime's vocabulary, weights initialised from the seed (policy on stream 1, critic
 // on stream 2), the optimizers, and the reference policy's mode. A new configuration replaces
 // every slot of the previous one.
-import type { ConfigureParams, ConfigureResult } from "../protocol/messages.js";
+import type { ConfigureParams, ConfigureResult } from "../../contracts/trainer-protocol.js";
 import { unsupported } from "./errors.js";
 import { paramSpecs, ParamSet, type ModelShape } from "./model.js";
-import { parseTinyModel, TINY_MODEL } from "./model-name.js";
+import { parseTinyModel, TINY_MODEL } from "../../plan/model-name.js";
 import { AdamW, type OptimizerConfig } from "./optimizer.js";
 import { Rng } from "./rng.js";
 import type { ReferenceMode, TrainerState } from "./state.js";

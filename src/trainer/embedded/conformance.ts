@@ -2,9 +2,10 @@
 // through the trainer's own loss code (losses.ts: the per-sequence weights over the whole step's
 // denominators, summed per microbatch) in float64; the advantage, GAE and evaluation ops are the
 // TypeScript reference functions, which the embedded trainer uses as they are.
-import { ops, isOpName } from "../../conformance/ops.js";
+import { isOpName, opNames, opSchemas } from "../../contracts/conformance-ops.js";
 import { klEstimators } from "../../rl/kl.js";
 import { reductionDenominators } from "../../rl/policy-loss.js";
+import { referenceOps } from "../../rl/reference-ops.js";
 import { invalid, invalidOnInputError, unsupported } from "./errors.js";
 import { LossInputError, microbatchLossF64, sequenceWeights, toReduction } from "./losses.js";
 
@@ -37,8 +38,8 @@ function policyLoss(v: PolicyLossInput): { loss: number } {
 }
 
 export function evalOp(op: string, input: unknown): unknown {
-  if (typeof op !== "string" || !isOpName(op)) throw unsupported(`conformance op '${String(op)}' is not implemented (known: ${Object.keys(ops).join(", ")})`);
-  const parsed = ops[op].input.safeParse(input);
+  if (typeof op !== "string" || !isOpName(op)) throw unsupported(`conformance op '${String(op)}' is not implemented (known: ${opNames.join(", ")})`);
+  const parsed = opSchemas[op].input.safeParse(input);
   if (!parsed.success) throw invalid(`eval_op ${op}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
   const data = parsed.data;
   return invalidOnInputError(
@@ -52,7 +53,7 @@ export function evalOp(op: string, input: unknown): unknown {
           return v.logp.map((lp, i) => k(v.logp_ref[i]! - lp));
         }
         default:
-          return ops[op].evaluate(input);
+          return referenceOps[op](input);
       }
     },
     LossInputError,

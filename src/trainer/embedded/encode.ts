@@ -1,6 +1,6 @@
 // encode / decode (PROTOCOL.md): chat messages to token ids through the chat template, and ids
 // back to text, over the word tokenizer (tokenizer.ts).
-import { ragged, type EncodeParams, type Ragged } from "../protocol/messages.js";
+import { ragged, type EncodeParams, type Ragged } from "../../contracts/trainer-protocol.js";
 import { rows } from "./batching.js";
 import { invalidOnInputError } from "./errors.js";
 import type { TrainerState } from "./state.js";

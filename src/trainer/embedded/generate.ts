@@ -1,7 +1,7 @@
 // generate (PROTOCOL.md): prefill each prompt from its longest cached prefix, then decode one
 // batched GRU step per token, each prompt sampling from its own stream seeded by seeds[i]
 // (sampling.ts), so a prompt's result does not depend on the other prompts of the request.
-import { ragged, type GenerateParams, type GenerateResult } from "../protocol/messages.js";
+import { ragged, type GenerateParams, type GenerateResult } from "../../contracts/trainer-protocol.js";
 import { tf } from "./backend.js";
 import { rows } from "./batching.js";
 import { addCopyLogits, gruStep, type ModelShape } from "./model.js";

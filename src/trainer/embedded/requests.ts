@@ -4,12 +4,12 @@
 // vocabulary, targets that fit the denominators) is checked here, in code.
 import type * as z from "zod";
 import { requestParams, type RequestMethod } from "../../contracts/trainer-requests.js";
-import { rowCount, type GenerateParams, type Method, type Methods, type Ragged, type TrainStepParams } from "../protocol/messages.js";
+import { rowCount, type GenerateParams, type Method, type Methods, type Ragged, type TrainStepParams } from "../../contracts/trainer-protocol.js";
 import { invalid } from "./errors.js";
 
 type Parsed<M extends RequestMethod> = z.output<(typeof requestParams)[M]>;
 // Compile-time: the schemas cover exactly the protocol's methods, and what each parses to is the
-// params type the trainer's modules take (so the schema cannot drift from messages.ts).
+// params type the trainer's modules take (so the schema cannot drift from contracts/trainer-protocol.ts).
 type Fits<M extends RequestMethod> = [Parsed<M>] extends [Methods[M][0]] ? true : false;
 const schemaFits: { [M in RequestMethod]: Fits<M> } & { [M in Method]: true } = {
   handshake: true,

@@ -2,18 +2,16 @@
 // fast generator with a 128-bit state that is saved in checkpoints. Weight initialisation uses
 // one stream keyed by the configure seed; sampling uses one stream per prompt, keyed by the
 // request's seed for that prompt, so a generation depends only on (weights, prompt, seed).
+import { Sfc32, seededSfc32, type Sfc32State } from "../../contracts/random.js";
 
-export type RngState = [number, number, number, number];
+export type RngState = Sfc32State;
 
 export class Rng {
-  private a: number;
-  private b: number;
-  private c: number;
-  private d: number;
+  private readonly generator: Sfc32;
 
   constructor(seed: number | RngState, stream = 0) {
     if (Array.isArray(seed)) {
-      [this.a, this.b, this.c, this.d] = seed.map((x) => x >>> 0) as RngState;
+      this.generator = new Sfc32(seed);
       return;
     }
     // splitmix32 expands the seed (and a stream id) into the 128-bit state.
@@ -25,21 +23,11 @@ export class Rng {
       z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
       return (z ^ (z >>> 16)) >>> 0;
     };
-    this.a = next();
-    this.b = next();
-    this.c = next();
-    this.d = next() | 1;
-    for (let i = 0; i < 12; i++) this.nextU32();
+    this.generator = seededSfc32([next(), next(), next(), next() | 1]);
   }
 
   nextU32(): number {
-    const t = (((this.a + this.b) >>> 0) + this.d) >>> 0;
-    this.d = (this.d + 1) >>> 0;
-    this.a = this.b ^ (this.b >>> 9);
-    this.b = (this.c + (this.c << 3)) >>> 0;
-    this.c = ((this.c << 21) | (this.c >>> 11)) >>> 0;
-    this.c = (this.c + t) >>> 0;
-    return t;
+    return this.generator.nextU32();
   }
 
   /** Uniform in [0, 1) with 53 random bits. */
@@ -58,6 +46,6 @@ export class Rng {
   }
 
   get state(): RngState {
-    return [this.a, this.b, this.c, this.d];
+    return this.generator.state;
   }
 }

@@ -1,6 +1,6 @@
 // logprobs and values (PROTOCOL.md): scoring whole sequences with a weight slot, in chunks of
 // the padded-token budget (batching.ts; the cut never changes a result).
-import { ragged, type Methods, type Ragged } from "../protocol/messages.js";
+import { ragged, type Methods, type Ragged } from "../../contracts/trainer-protocol.js";
 import { tf } from "./backend.js";
 import { chunksOf, rows, timeMajor } from "./batching.js";
 import { criticValues, gruStates, readoutLogits, type Query } from "./model.js";

@@ -5,7 +5,7 @@
 import type { tf } from "./backend.js";
 import { invalid } from "./errors.js";
 import type { ModelShape, ParamSet, ReadoutWeights } from "./model.js";
-import type { TinyShape } from "./model-name.js";
+import type { TinyShape } from "../../plan/model-name.js";
 import type { AdamW } from "./optimizer.js";
 import { PrefixCache } from "./prefix-cache.js";
 import type { WordTokenizer } from "./tokenizer.js";
@@ -13,7 +13,7 @@ import type { WordTokenizer } from "./tokenizer.js";
 /**
  * In-process settings. The shape fields are what a plain `builtin:tiny` means to this instance
  * (the served process keeps the default shape; a plan asks for another in the model's name,
- * model-name.ts). `chunkTokens` changes only how a batch is cut, never a result.
+ * plan/model-name.ts). `chunkTokens` changes only how a batch is cut, never a result.
  */
 export interface TinyOptions extends TinyShape {
   /** Padded tokens (T x B) per forward/backward chunk; larger batches are split (same result). */

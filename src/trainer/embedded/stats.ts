@@ -4,7 +4,7 @@
 // step's denominators; counts and sums add; min/max over parts with targets); the entropy and
 // the value loss, which the reference has not, are summed beside them.
 import { combineResults, poolStats, type PolicyLossResult } from "../../rl/policy-loss.js";
-import type { TrainStepResult } from "../protocol/messages.js";
+import type { TrainStepResult } from "../../contracts/trainer-protocol.js";
 
 /** One microbatch's share of the losses and its sums over its target tokens. */
 export interface MicrobatchStats {

@@ -4,7 +4,7 @@
 // (requests.ts), then the method runs as a function over the explicit state (state.ts) in the
 // module of its concern: configure, encode, generate, score, update, weights, checkpoint.
 import type { Handlers } from "../protocol/server.js";
-import { PROTOCOL_NAME, PROTOCOL_VERSION, type ConfigureParams, type ConfigureResult, type GenerateParams, type GenerateResult, type HandshakeResult, type Method, type Methods, type PolicySlot, type Ragged, type TrainStepParams, type TrainStepResult } from "../protocol/messages.js";
+import { PROTOCOL_NAME, PROTOCOL_VERSION, type ConfigureParams, type ConfigureResult, type GenerateParams, type GenerateResult, type HandshakeResult, type Method, type Methods, type PolicySlot, type Ragged, type TrainStepParams, type TrainStepResult } from "../../contracts/trainer-protocol.js";
 import { initBackend, tf } from "./backend.js";
 import { load, save, type CheckpointResult } from "./checkpoint.js";
 import { configure } from "./configure.js";
@@ -12,7 +12,7 @@ import { evalOp } from "./conformance.js";
 import { decode, encode } from "./encode.js";
 import { generate } from "./generate.js";
 import { klEstimatorNames, reductionModes } from "./losses.js";
-import { TINY_DEFAULT_SHAPE } from "./model-name.js";
+import { TINY_DEFAULT_SHAPE } from "../../plan/model-name.js";
 import { parseRequest } from "./requests.js";
 import type { SamplingParams } from "./sampling.js";
 import { logprobs, values } from "./score.js";

@@ -3,7 +3,7 @@
 // over the microbatches (gradient accumulation), then one AdamW step. The loss maths is in
 // losses.ts, the pooling of the statistics in stats.ts.
 import type { KlEstimatorName } from "../../rl/kl.js";
-import type { TrainStepParams, TrainStepResult } from "../protocol/messages.js";
+import type { TrainStepParams, TrainStepResult } from "../../contracts/trainer-protocol.js";
 import { tf } from "./backend.js";
 import { chunksByTokens, rows, timeMajor } from "./batching.js";
 import { invalidOnInputError } from "./errors.js";

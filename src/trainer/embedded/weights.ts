@@ -2,7 +2,7 @@
 // critic that train, the reference policy taken at its first use, and the behaviour snapshot
 // that asynchronous rollout samples from; what each request reads, and what a change of the
 // current weights invalidates.
-import type { PolicySlot } from "../protocol/messages.js";
+import type { PolicySlot } from "../../contracts/trainer-protocol.js";
 import type { tf } from "./backend.js";
 import { invalid } from "./errors.js";
 import { inputTable, type ParamSet, type ReadoutWeights } from "./model.js";

@@ -3,8 +3,8 @@
 // deadline: a trainer that stops answering (stopped, deadlocked, its stdout closed) is declared
 // dead and killed, never waited for forever.
 import { execa, type ResultPromise } from "execa";
+import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, type Method, type Methods } from "../../contracts/trainer-protocol.js";
 import { encodeFrame, FrameDecoder, ProtocolError } from "./framing.js";
-import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, type Method, type Methods } from "./messages.js";
 
 export interface TrainerCommand {
   readonly file: string;

@@ -1,7 +1,7 @@
 // The trainer's side of the protocol for trainers written in TypeScript (the embedded trainer,
 // test doubles): frames in on stdin, one handler per method, frames out on stdout.
+import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type Method, type Methods } from "../../contracts/trainer-protocol.js";
 import { encodeFrame, FrameDecoder } from "./framing.js";
-import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type Method, type Methods } from "./messages.js";
 
 export type Handlers = { [M in Method]?: (params: Methods[M][0]) => Methods[M][1] | Promise<Methods[M][1]> };
 

@@ -1,7 +1,7 @@
 // Train/valid/test splits by task: a seeded permutation of the task ids cut by the plan's
 // fractions, so splits are disjoint and every machine computes the same ones.
 import { createHash } from "node:crypto";
-import type { PlanEnv } from "../plan/schema.js";
+import type { PlanEnv } from "./schema.js";
 
 export type Split = "train" | "valid" | "test";
 

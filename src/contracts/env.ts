@@ -1,9 +1,8 @@
 // The environment interface (Gymnasium-style reset/step). One module per environment kind
 // implements it; the runtime only sees these types. Tasks are generated (or served) by id, and
 // an env instance is isolated: every episode of a group gets its own.
-import type { PlanEnv } from "../plan/schema.js";
-import type { SignalValue } from "../runtime/rewards.js";
-import type { ToolCall } from "../runtime/tool-calls.js";
+import type { SignalValue } from "./signals.js";
+import type { ToolCall } from "./tool-calls.js";
 
 export type Signals = Readonly<Record<string, SignalValue>>;
 
@@ -37,7 +36,12 @@ export class EnvError extends Error {
   }
 }
 
-export interface EnvKind<E extends PlanEnv = PlanEnv> {
+/** What every env kind's configuration carries; the plan's env entries (PlanEnv) are these. */
+export interface EnvConfig {
+  readonly kind: string;
+}
+
+export interface EnvKind<E extends EnvConfig = EnvConfig> {
   readonly kind: E["kind"];
   /** A fresh, isolated instance for one episode of task `task`. */
   create(env: E, task: number, seed: number): Promise<EnvInstance>;

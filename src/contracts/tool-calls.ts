@@ -2,7 +2,13 @@
 // arguments against the plan's JSON Schemas with ajv. A call that fails either becomes an error
 // observation (counted), never an exception.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import type { PlanTool } from "../plan/schema.js";
+
+/** What reading and checking a call needs of an offered tool; the plan's tools (PlanTool) are these. */
+export interface OfferedTool {
+  readonly name: string;
+  /** The OpenAI function-calling definition; `parameters` is the arguments' JSON Schema. */
+  readonly definition: { readonly function: { readonly parameters: Readonly<Record<string, unknown>> } };
+}
 
 export interface ToolCall {
   readonly name: string;
@@ -68,7 +74,7 @@ function firstJsonObject(text: string, start: number): string | undefined {
  * `text_action`: the first line is `tool arg1 arg2 ...`; arguments fill the tool's parameters
  * in declaration order, the last one taking the rest of the line (`put red key box`).
  */
-export function parseTextAction(text: string, tools: readonly PlanTool[]): ParsedTurn {
+export function parseTextAction(text: string, tools: readonly OfferedTool[]): ParsedTurn {
   const line = text.trim().split(/\r?\n/)[0]?.trim() ?? "";
   if (line === "") return { kind: "none" };
   const words = line.split(/\s+/);
@@ -87,7 +93,7 @@ export function parseTextAction(text: string, tools: readonly PlanTool[]): Parse
 }
 
 /** Text arguments become numbers or booleans where the schema asks for them. */
-function coerce(args: Record<string, unknown>, tool: PlanTool): Record<string, unknown> {
+function coerce(args: Record<string, unknown>, tool: OfferedTool): Record<string, unknown> {
   const props = (tool.definition.function.parameters.properties ?? {}) as Record<string, { type?: string }>;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(args)) {
@@ -99,14 +105,14 @@ function coerce(args: Record<string, unknown>, tool: PlanTool): Record<string, u
   return out;
 }
 
-export type CallCheck = { readonly ok: true; readonly tool: PlanTool } | { readonly ok: false; readonly error: string };
+export type CallCheck<T extends OfferedTool = OfferedTool> = { readonly ok: true; readonly tool: T } | { readonly ok: false; readonly error: string };
 
 /** Validates calls against the offered tools' JSON Schemas (compiled once per tool). */
 export class ToolCallValidator {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
-  private readonly compiled = new Map<PlanTool, ValidateFunction>();
+  private readonly compiled = new Map<OfferedTool, ValidateFunction>();
 
-  check(call: ToolCall, offered: readonly PlanTool[]): CallCheck {
+  check<T extends OfferedTool>(call: ToolCall, offered: readonly T[]): CallCheck<T> {
     const tool = offered.find((t) => t.name === call.name);
     if (!tool) return { ok: false, error: `there is no tool '${call.name}'; available: ${offered.map((t) => t.name).join(", ")}` };
     let validate = this.compiled.get(tool);

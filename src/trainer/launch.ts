@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { Method } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
-import type { TrainerCommand } from "../trainer/protocol/client.js";
-import type { Method } from "../trainer/protocol/messages.js";
+import type { TrainerCommand } from "./protocol/client.js";
 
 const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -17,7 +17,7 @@ export function trainerCommand(plan: Plan, override?: readonly string[]): Traine
   if (override && override.length > 0) return { file: override[0]!, args: override.slice(1) };
   const update = plan.stages.update;
   if (update.backend === "local") {
-    const embedded = fileURLToPath(new URL("../trainer/embedded/main.js", import.meta.url));
+    const embedded = fileURLToPath(new URL("./embedded/main.js", import.meta.url));
     if (!existsSync(embedded)) {
       throw new TrainerUnavailable(`the embedded CPU trainer (backend local) is not built (${embedded} is missing); run 'npm run build', or name a trainer with --trainer-command`);
     }

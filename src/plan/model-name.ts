@@ -2,7 +2,7 @@
 // `builtin:tiny?hidden=32&embed=16&heads=2&key=8` another one (the PyTorch trainer's builtin
 // models take their shape the same way). The name is in the plan, so the shape is hashed with
 // it; nothing outside the plan (no environment variable) changes the model.
-import { TINY_SHAPE_BOUNDS } from "../../plan/bounds.js";
+import { TINY_SHAPE_BOUNDS } from "./bounds.js";
 
 export const TINY_MODEL = "builtin:tiny";
 

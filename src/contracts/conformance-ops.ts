@@ -1,13 +1,7 @@
 // The conformance ops: for each, the schema of its input and expected output in the vector
-// format (test/conformance/*.json, shared with every trainer) and its in-process evaluation
-// against the reference math in src/rl.
+// format (test/conformance/*.json, shared with every trainer). The reference value of each op is
+// src/rl/reference-ops.ts; a trainer computes its own through `eval_op`.
 import * as z from "zod";
-import { groupAdvantages, taskNormalize } from "../rl/advantages.js";
-import { passAtK } from "../rl/eval.js";
-import { gae } from "../rl/gae.js";
-import { klPerToken } from "../rl/kl.js";
-import { partitionedLoss, policyLoss, type PolicyBatch, type PolicyLossOptions } from "../rl/policy-loss.js";
-import { mixedGroupProbability } from "../rl/sampling.js";
 
 const num = z.number();
 const vector = z.array(num);
@@ -104,41 +98,27 @@ const passAtKInput = z
 
 const mixedGroupInput = z.strictObject({ p: probability, group_size: z.number().int().min(1) });
 
-export interface OpDefinition {
+export interface OpSchema {
   readonly input: z.ZodType;
   readonly expected: z.ZodType;
-  /** The reference value, computed in-process from the op's input as written in the file. */
-  readonly evaluate: (input: unknown) => unknown;
 }
 
-function op<S extends z.ZodType>(input: S, expected: z.ZodType, evaluate: (input: z.output<S>) => unknown): OpDefinition {
-  return { input, expected, evaluate: (raw) => evaluate(input.parse(raw)) };
-}
+export const opSchemas = {
+  advantages: { input: advantagesInput, expected: matrix },
+  task_normalize: { input: taskNormalizeInput, expected: vector },
+  gae: { input: gaeInput, expected: vector },
+  policy_loss: { input: policyLossInput, expected: z.strictObject({ loss: num }) },
+  kl: { input: klInput, expected: vector },
+  pass_at_k: { input: passAtKInput, expected: num },
+  mixed_group_probability: { input: mixedGroupInput, expected: num },
+} as const satisfies Record<string, OpSchema>;
 
-function toBatch(v: z.output<typeof policyLossInput>): PolicyBatch {
-  return { logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages, ...(v.groups ? { groups: v.groups } : {}) };
-}
-
-export const ops = {
-  advantages: op(advantagesInput, matrix, (v) => groupAdvantages(v.rewards, { baseline: v.baseline, normalize: v.normalize })),
-  task_normalize: op(taskNormalizeInput, vector, (v) => taskNormalize(v.advantages, v.tasks)),
-  gae: op(gaeInput, vector, (v) =>
-    gae({ rewards: v.rewards, values: v.values, gamma: v.gamma, lambda: v.lambda, end: v.end, ...(v.bootstrap_value !== undefined ? { bootstrapValue: v.bootstrap_value } : {}) }).advantages,
-  ),
-  policy_loss: op(policyLossInput, z.strictObject({ loss: num }), (v) => {
-    const options: PolicyLossOptions = { clip: v.clip, reduction: v.reduction };
-    const batch = toBatch(v);
-    const result = v.microbatches ? partitionedLoss(batch, v.microbatches, options).total : policyLoss(batch, options);
-    return { loss: result.loss };
-  }),
-  kl: op(klInput, vector, (v) => klPerToken(v.logp, v.logp_ref, v.estimator)),
-  pass_at_k: op(passAtKInput, num, (v) => passAtK(v.n, v.c, v.k)),
-  mixed_group_probability: op(mixedGroupInput, num, (v) => mixedGroupProbability(v.p, v.group_size)),
-} as const satisfies Record<string, OpDefinition>;
-
-export type OpName = keyof typeof ops;
-export const opNames = Object.keys(ops) as OpName[];
+export type OpName = keyof typeof opSchemas;
+export const opNames = Object.keys(opSchemas) as OpName[];
 
 export function isOpName(name: string): name is OpName {
-  return Object.hasOwn(ops, name);
+  return Object.hasOwn(opSchemas, name);
 }
+
+/** An op's input as its schema parses it. */
+export type OpInput<K extends OpName> = z.output<(typeof opSchemas)[K]["input"]>;
