@@ -2,6 +2,7 @@
 // of a key string, so a task's world depends only on the key (kind, version, sizes, task id) and
 // is the same on every machine and Node version. Each generated world owns its generator.
 import { createHash } from "node:crypto";
+import { at as element } from "../../contracts/checked.js";
 
 export interface Rng {
   /** Uniform float in [0, 1). */
@@ -40,13 +41,13 @@ export function rngFromKey(key: string): Rng {
     int,
     pick: (items) => {
       if (items.length === 0) throw new Error("pick from an empty list");
-      return items[int(items.length)]!;
+      return element(items, int(items.length));
     },
     shuffle: (items) => {
       const out = [...items];
       for (let i = out.length - 1; i > 0; i--) {
         const j = int(i + 1);
-        [out[i], out[j]] = [out[j]!, out[i]!];
+        [out[i], out[j]] = [element(out, j), element(out, i)];
       }
       return out;
     },
