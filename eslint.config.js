@@ -2,10 +2,11 @@
 // over the TypeScript sources and tests and the plain-JS launchers and scripts.
 // `npm run lint` runs it; `npm test` runs that after tsc and before vitest.
 import js from "@eslint/js";
+import { defineConfig } from "eslint/config";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
-export default tseslint.config(
+export default defineConfig(
   {
     // editors/vscode is its own package; grammar/diagrams is generated browser code.
     ignores: ["dist/**", "coverage/**", "runs/**", "node_modules/**", ".venv/**", "editors/**", "grammar/diagrams/**", "test/fixtures/**"],
