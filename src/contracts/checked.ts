@@ -1,7 +1,7 @@
-// Checked accesses for indices and keys that the surrounding code guarantees to exist.
+// Checked accesses for indices and values that the surrounding code guarantees to exist.
 //
 // noUncheckedIndexedAccess types `items[i]` as `T | undefined`. Where the index is a real
-// invariant (a loop bound, a length checked just above, a key inserted a line before) these
+// invariant (a loop bound, a length checked just above, a value the caller always sets) these
 // accessors say so and throw an InternalError if the invariant is ever broken, instead of a
 // non-null assertion (`items[i]!`), which lets an `undefined` flow on unseen. Where a value can
 // legitimately be missing, handle the `undefined` instead of using these.
@@ -23,12 +23,6 @@ export function at<T>(items: ArrayLike<T>, index: number): T {
 export function last<T>(items: ArrayLike<T>): T {
   if (items.length === 0) throw new InternalError("last element of an empty list");
   return items[items.length - 1] as T;
-}
-
-/** `map.get(key)`, where the key is known to be present. */
-export function atKey<K, V>(map: ReadonlyMap<K, V>, key: K): V {
-  if (!map.has(key)) throw new InternalError(`key ${String(key)} is missing`);
-  return map.get(key) as V;
 }
 
 /** A value that is known to be neither undefined nor null; `what` names it in the error. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InternalError, at, atKey, defined, last } from "../../src/contracts/checked.js";
+import { InternalError, at, defined, last } from "../../src/contracts/checked.js";
 
 describe("checked accesses", () => {
   it("at returns the element in range and throws an InternalError outside it", () => {
@@ -16,12 +16,6 @@ describe("checked accesses", () => {
   it("last returns the final element and refuses an empty list", () => {
     expect(last([1, 2, 3])).toBe(3);
     expect(() => last([])).toThrow(InternalError);
-  });
-
-  it("atKey returns a present key's value, even a falsy one, and throws on a missing key", () => {
-    const map = new Map<string, number>([["zero", 0]]);
-    expect(atKey(map, "zero")).toBe(0);
-    expect(() => atKey(map, "one")).toThrow("key one is missing");
   });
 
   it("defined passes falsy values through and rejects only undefined and null", () => {
