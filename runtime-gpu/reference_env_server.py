@@ -154,7 +154,7 @@ def parse_body(text: str) -> dict:
     try:
         body = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant) if text else None
     except json.JSONDecodeError as e:
-        raise HttpError(400, f"the request body is not JSON ({e.msg} at line {e.lineno} column {e.colno})")
+        raise HttpError(400, f"the request body is not JSON ({e.msg} at line {e.lineno} column {e.colno})") from e
     if not isinstance(body, dict):
         raise HttpError(400, "the request body is not a JSON object")
     return body
@@ -318,7 +318,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args) -> None:  # quiet unless --verbose
         if getattr(self.server, "verbose", False):
-            sys.stderr.write("%s - %s\n" % (self.address_string(), format % args))
+            sys.stderr.write(f"{self.address_string()} - {format % args}\n")
 
     # -- plumbing
 
@@ -381,8 +381,8 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length > 0 else b""
         try:
             text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise HttpError(400, "the request body is not UTF-8")
+        except UnicodeDecodeError as e:
+            raise HttpError(400, "the request body is not UTF-8") from e
         return parse_body(text)
 
     # -- endpoints

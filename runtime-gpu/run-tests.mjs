@@ -1,21 +1,69 @@
 #!/usr/bin/env node
-// Runs the PyTorch trainer's pytest suite with the first Python that has torch and pytest
-// ($ARL_PYTHON, python3, /usr/bin/python3: Debian's python3-torch lives with the system Python).
-// Without one it says how to install them and skips, except under CI, where it fails.
+// The Python side of `npm test`: ruff over runtime-gpu/, then the PyTorch trainer's pytest suite,
+// both in the repository's virtual environment .venv.
+//
+// .venv is made from the system Python ($ARL_PYTHON, else /usr/bin/python3, else python3) with
+// --system-site-packages, so that Debian's python3-torch and python3-numpy stay visible; what comes
+// from PyPI is pinned with hashes in runtime-gpu/requirements.txt. It is installed when .venv is
+// missing or when that file changed since the last install (.venv/arl-requirements.sha256 holds
+// the hash of the file that was installed). Without torch the pytest suite is skipped with an
+// install hint, except under CI, where it fails.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const candidates = [process.env.ARL_PYTHON, "python3", "/usr/bin/python3"].filter(Boolean);
-const python = candidates.find((c) => spawnSync(c, ["-c", "import torch, pytest"], { stdio: "ignore" }).status === 0);
-if (!python) {
-  const message = "runtime-gpu tests: no Python with torch and pytest found (apt-get install python3-torch python3-pytest python3-numpy)";
-  if (process.env.CI) {
-    console.error(`${message}; CI must run them`);
-    process.exit(1);
+const root = join(here, "..");
+const venv = join(root, ".venv");
+const venvPython = join(venv, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
+const requirements = join(here, "requirements.txt");
+const stamp = join(venv, "arl-requirements.sha256");
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: here, stdio: "inherit", ...options });
+  if (result.error) return { status: 1, error: result.error };
+  return { status: result.status ?? 1 };
+}
+
+function fail(message) {
+  console.error(`runtime-gpu tests: ${message}`);
+  process.exit(1);
+}
+
+function basePython() {
+  const candidates = [process.env.ARL_PYTHON, "/usr/bin/python3", "python3"].filter(Boolean);
+  return candidates.find((c) => spawnSync(c, ["-c", "import venv"], { stdio: "ignore" }).status === 0);
+}
+
+function ensureVenv() {
+  const wanted = createHash("sha256").update(readFileSync(requirements)).digest("hex");
+  const installed = existsSync(stamp) ? readFileSync(stamp, "utf8").trim() : undefined;
+  if (existsSync(venvPython) && installed === wanted) return;
+  if (!existsSync(venvPython)) {
+    const python = basePython();
+    if (!python) fail("no Python 3 with the venv module found (Debian: apt-get install python3 python3-venv)");
+    // A half-made .venv (interrupted, or made without pip) is replaced, not repaired.
+    rmSync(venv, { recursive: true, force: true });
+    console.log(`runtime-gpu tests: creating ${venv} from ${python}`);
+    if (run(python, ["-m", "venv", "--system-site-packages", venv]).status !== 0) fail(`could not create ${venv} (Debian: apt-get install python3-venv)`);
   }
-  console.log(`${message}; skipped`);
+  console.log("runtime-gpu tests: installing runtime-gpu/requirements.txt into .venv");
+  const pip = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "-r", requirements]);
+  if (pip.status !== 0) fail("pip could not install runtime-gpu/requirements.txt into .venv");
+  writeFileSync(stamp, `${wanted}\n`);
+}
+
+ensureVenv();
+
+// ruff reads its settings from runtime-gpu/pyproject.toml.
+if (run(venvPython, ["-m", "ruff", "check", "--no-cache", "."]).status !== 0) fail("ruff check found problems (see above)");
+
+if (spawnSync(venvPython, ["-c", "import torch"], { stdio: "ignore" }).status !== 0) {
+  const message = "no torch in .venv's Python (Debian: apt-get install python3-torch python3-numpy)";
+  if (process.env.CI) fail(`${message}; CI must run the trainer's tests`);
+  console.log(`runtime-gpu tests: ${message}; pytest skipped`);
   process.exit(0);
 }
-const run = spawnSync(python, ["-m", "pytest", "-q", "tests"], { cwd: here, stdio: "inherit" });
-process.exit(run.status ?? 1);
+process.exit(run(venvPython, ["-m", "pytest", "-q", "tests"]).status);

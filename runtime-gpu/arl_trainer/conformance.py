@@ -7,8 +7,9 @@ never typed arrays, so that the runtime compares them structurally.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import torch
 

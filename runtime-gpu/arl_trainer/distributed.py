@@ -25,7 +25,8 @@ import contextlib
 import datetime
 import logging
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -69,7 +70,9 @@ def _sum_hook(process_group, bucket):  # no annotations: DDP checks them (and th
 class Dist:
     """World of one or more ranks. With world_size 1 every collective is a no-op."""
 
-    def __init__(self, world_size: int = 1, rank: int = 0, local_rank: int = 0, device: torch.device | None = None, ctrl_group: Any = None, strategy: str = "none") -> None:
+    def __init__(
+        self, world_size: int = 1, rank: int = 0, local_rank: int = 0, device: torch.device | None = None, ctrl_group: Any = None, strategy: str = "none"
+    ) -> None:
         self.world_size = world_size
         self.rank = rank
         self.local_rank = local_rank

@@ -13,8 +13,9 @@ import json
 import math
 import struct
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterable, Sequence
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -71,7 +72,7 @@ class Ragged:
         return np.diff(self.offsets)
 
     @classmethod
-    def from_sequences(cls, sequences: Iterable[Sequence[float] | np.ndarray], dtype: str) -> "Ragged":
+    def from_sequences(cls, sequences: Iterable[Sequence[float] | np.ndarray], dtype: str) -> Ragged:
         seqs = [np.asarray(s, dtype=DTYPES[dtype]).reshape(-1) for s in sequences]
         offsets = np.zeros(len(seqs) + 1, dtype=DTYPES["int32"])
         for i, s in enumerate(seqs):
@@ -80,7 +81,7 @@ class Ragged:
         return cls(values.astype(DTYPES[dtype], copy=False), offsets)
 
     @classmethod
-    def from_message(cls, obj: Any, what: str = "ragged", dtype: str | None = None) -> "Ragged":
+    def from_message(cls, obj: Any, what: str = "ragged", dtype: str | None = None) -> Ragged:
         if isinstance(obj, Ragged):
             obj = obj.to_message()
         if not isinstance(obj, dict) or "values" not in obj or "offsets" not in obj:
@@ -151,7 +152,7 @@ def encode_frame(message: Any) -> bytes:
     body = walk(message)
     header = json.dumps({"message": body, "arrays": descriptors}, separators=(",", ":"), allow_nan=False).encode("utf-8")
     payload = bytearray(payload_length)
-    for a, d in zip(arrays, descriptors):
+    for a, d in zip(arrays, descriptors, strict=True):
         payload[d["offset"] : d["offset"] + a.nbytes] = a.tobytes()
     return MAGIC + struct.pack("<II", len(header), payload_length) + header + bytes(payload)
 

@@ -17,8 +17,9 @@ declared reduction: never a mean of per-microbatch means. A weight whose denomin
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,7 +35,7 @@ class Reduction:
     constant: float | None = None
 
     @classmethod
-    def from_message(cls, obj: Any) -> "Reduction":
+    def from_message(cls, obj: Any) -> Reduction:
         if isinstance(obj, str):
             obj = {"mode": obj}
         if not isinstance(obj, dict) or obj.get("mode") not in REDUCTIONS:
@@ -56,7 +57,7 @@ class Denominators:
     sequence_tokens: np.ndarray  # float64[n]
 
     @classmethod
-    def from_message(cls, obj: Any, n: int) -> "Denominators":
+    def from_message(cls, obj: Any, n: int) -> Denominators:
         if not isinstance(obj, dict):
             raise ValueError("denominators must be an object {tokens, sequences, groups, group_tokens, sequence_tokens}")
         try:
@@ -74,7 +75,7 @@ class Denominators:
         return d
 
     @classmethod
-    def from_mask(cls, masks: Sequence[Sequence[float]], groups: Sequence[int] | None = None, n_groups: int | None = None) -> "Denominators":
+    def from_mask(cls, masks: Sequence[Sequence[float]], groups: Sequence[int] | None = None, n_groups: int | None = None) -> Denominators:
         """The denominators of a whole batch from its target masks (what the runtime computes)."""
         L = np.array([float(np.sum(np.asarray(m, dtype=np.float64))) for m in masks], dtype=np.float64)
         if groups is None:

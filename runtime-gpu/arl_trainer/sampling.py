@@ -14,8 +14,9 @@ mask). There the target token is always added to the kept set, so that a log-pro
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -27,7 +28,7 @@ class SamplingParams:
     top_k: int = 0
 
     @classmethod
-    def from_message(cls, obj: Any) -> "SamplingParams | None":
+    def from_message(cls, obj: Any) -> SamplingParams | None:
         if obj is None:
             return None
         if not isinstance(obj, dict):

@@ -22,7 +22,8 @@ generated turn stops on eos.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>", "<|im_start|>", "<|im_end|>"]
 ROLES = ["system", "user", "tool", "assistant"]
@@ -101,7 +102,7 @@ class WordTokenizer:
         return ["vocab.json"]
 
     @classmethod
-    def load(cls, directory: str) -> "WordTokenizer | None":
+    def load(cls, directory: str) -> WordTokenizer | None:
         import json
         import os
 
@@ -116,7 +117,7 @@ class WordTokenizer:
         return cls(tokens[len(SPECIALS) :])
 
     @classmethod
-    def synthetic(cls, vocab_size: int) -> "WordTokenizer":
+    def synthetic(cls, vocab_size: int) -> WordTokenizer:
         """A vocabulary of placeholder words w0, w1, ... with vocab_size entries in all."""
         n = max(0, vocab_size - len(SPECIALS) - len(ROLES))
         tok = cls([f"w{i}" for i in range(n)])

@@ -40,7 +40,15 @@ def new_trainer(dist=None):
     return Trainer(dist or Dist(device=torch.device(DEVICE)))
 
 
-def configure_params(model: str | None = None, seed: int = 7, kl: dict | None = None, critic: bool = False, lr: float = 1e-3, grad_clip: float | None = None, precision: str = "fp32") -> dict[str, Any]:
+def configure_params(
+    model: str | None = None,
+    seed: int = 7,
+    kl: dict | None = None,
+    critic: bool = False,
+    lr: float = 1e-3,
+    grad_clip: float | None = None,
+    precision: str = "fp32",
+) -> dict[str, Any]:
     algorithm: dict[str, Any] = {
         "optimizer": {"name": "adamw", "lr": lr, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01, "grad_clip": grad_clip, "warmup_steps": 0},
         "clip": {"low": 0.2, "high": 0.28, "dual": 3.0},
@@ -57,7 +65,9 @@ def configure_params(model: str | None = None, seed: int = 7, kl: dict | None = 
     }
 
 
-def make_batch(vocab_size: int, seed: int = 0, n: int = 6, groups: int = 3, min_len: int = 5, max_len: int = 14, critic: bool = False, ref: bool = True) -> dict[str, Any]:
+def make_batch(
+    vocab_size: int, seed: int = 0, n: int = 6, groups: int = 3, min_len: int = 5, max_len: int = 14, critic: bool = False, ref: bool = True
+) -> dict[str, Any]:
     """A train_step request: prompt tokens (mask 0), generated tokens (mask 1), an observation
     block (mask 0) in the middle of some sequences; denominators computed like the runtime does."""
     from arl_trainer.framing import Ragged

@@ -17,7 +17,8 @@ def test_bench_cpu_smoke(tmp_path):
     env = trainer_env()
     env["OUT"] = str(tmp_path)
     res = subprocess.run(
-        [sys.executable, SCRIPT, "--device", "cpu", "--config", "tiny", "--seq-len", "48", "--batch", "4", "--microbatches", "2", "--steps", "2", "--warmup", "1"],
+        [sys.executable, SCRIPT, "--device", "cpu", "--config", "tiny", "--seq-len", "48", "--batch", "4"]
+        + ["--microbatches", "2", "--steps", "2", "--warmup", "1"],
         capture_output=True, env=env, timeout=120,
     )
     assert res.returncode == 0, res.stderr.decode()

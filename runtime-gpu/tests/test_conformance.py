@@ -8,8 +8,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from arl_trainer.conformance import eval_op  # noqa: E402
 from helpers import CONFORMANCE_DIR  # noqa: E402
+
+from arl_trainer.conformance import eval_op  # noqa: E402
 
 DEFAULT_TOL = 1e-6  # src/conformance/vectors.ts: absolute tolerance, default 1e-6
 
@@ -35,7 +36,7 @@ def max_abs_error(expected, actual, where="") -> float:
     if isinstance(expected, list):
         assert isinstance(actual, list), f"{where}: expected a list, got {type(actual).__name__}"
         assert len(actual) == len(expected), f"{where}: expected {len(expected)} entries, got {len(actual)}"
-        return max([max_abs_error(e, a, f"{where}[{i}]") for i, (e, a) in enumerate(zip(expected, actual))], default=0.0)
+        return max([max_abs_error(e, a, f"{where}[{i}]") for i, (e, a) in enumerate(zip(expected, actual, strict=True))], default=0.0)
     if isinstance(expected, dict):
         assert isinstance(actual, dict) and sorted(actual) == sorted(expected), f"{where}: keys {sorted(expected)} vs {actual!r}"
         return max([max_abs_error(expected[k], actual[k], f"{where}.{k}") for k in expected], default=0.0)

@@ -7,9 +7,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from helpers import REPO
 
 from arl_trainer.framing import MAGIC, FrameError, Ragged, decode_frame, encode_frame, read_frame, write_frame
-from helpers import REPO
 
 
 def sample_message():
@@ -103,7 +103,10 @@ process.stdin.on("end", () => {
 """
 
 
-@pytest.mark.skipif(shutil.which("node") is None or not os.path.exists(os.path.join(REPO, "dist", "trainer", "protocol", "framing.js")), reason="node or the built TypeScript framing (dist/) is not available")
+@pytest.mark.skipif(
+    shutil.which("node") is None or not os.path.exists(os.path.join(REPO, "dist", "trainer", "protocol", "framing.js")),
+    reason="node or the built TypeScript framing (dist/) is not available",
+)
 def test_interoperates_with_the_typescript_framing(tmp_path):
     script = tmp_path / "echo.mjs"
     script.write_text(NODE_SCRIPT % os.path.join(REPO, "dist", "trainer", "protocol", "framing.js"))

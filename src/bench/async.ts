@@ -21,6 +21,7 @@ import { executePlan } from "../runtime/orchestrator.js";
 import { RunDirectory } from "../runtime/run-dir.js";
 import type { TrainerCommand } from "../trainer/protocol/client.js";
 import { median, type BenchResult, type BenchSection } from "./harness.js";
+import { at } from "../contracts/checked.js";
 
 const ITERATIONS = 6;
 const STEP_MS = 40;
@@ -68,7 +69,7 @@ function compile(text: string, dir: string): Plan {
   writeFileSync(file, text);
   const result = new Compiler().check(file);
   if (hasErrors(result.diagnostics) || !result.model) throw new Error(`async bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
-  return lowerModel(result.model).plans[0]!.plan;
+  return at(lowerModel(result.model).plans, 0).plan;
 }
 
 /** Seconds per iteration (iterations 2..N) and the whole run's wall time. */

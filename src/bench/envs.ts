@@ -13,6 +13,7 @@ import { sandboxLayers } from "../envs/findmax/sandbox.js";
 import { sqlEnv, type SqlEnv } from "../envs/sql/index.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
 import { defaultMeasureOptions, measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { at, defined } from "../contracts/checked.js";
 
 const ROOMS_SIZES: readonly (readonly [rooms: number, objects: number, quest: number])[] = [
   [2, 3, 4],
@@ -54,7 +55,7 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
         const env = roomsPlanEnv(w, o, q);
         const tasks = Array.from({ length: ROOMS_TASKS }, (_, t) => t);
         const worlds = tasks.map((t) => generateWorld({ rooms: w, objects: o, quest_length: q, version: env.version }, t));
-        const scripts: (readonly ToolCall[])[] = worlds.map((world) => solve(world, world.start)!.calls);
+        const scripts: (readonly ToolCall[])[] = worlds.map((world) => defined(solve(world, world.start), "a walkthrough of a generated world").calls);
         const steps = scripts.reduce((n, s) => n + s.length, 0);
         const label = `w${w}-o${o}-q${q}`;
 
@@ -63,7 +64,7 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
           for (const t of tasks) {
             const game = await roomsEnv.create(env, t, 0);
             await game.reset();
-            for (const call of scripts[t]!) await game.step(call);
+            for (const call of at(scripts, t)) await game.step(call);
             if ((await game.outcome()).success === true) successes++;
             await game.close();
           }
@@ -73,8 +74,8 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
         const stepOnly = await measure(() => {
           let progress = 0;
           for (const t of tasks) {
-            const game = new RoomsGame(worlds[t]!);
-            for (const call of scripts[t]!) progress += game.stepSync(call).signals.progress as number;
+            const game = new RoomsGame(at(worlds, t));
+            for (const call of at(scripts, t)) progress += game.stepSync(call).signals.progress as number;
           }
           return progress;
         }, options);
@@ -133,14 +134,15 @@ export function sqlSection(options: MeasureOptions = defaultMeasureOptions): Ben
         const env = sqlPlanEnv(readOnly);
         const tasks = Array.from({ length: SQL_TASKS }, (_, t) => t);
         const scripts: (readonly ToolCall[])[] = [];
-        for (const t of tasks) scripts.push((await sqlEnv.walkthrough!(env, t))!);
+        if (!sqlEnv.walkthrough) throw new Error("sql bench: the sql env has no walkthrough");
+        for (const t of tasks) scripts.push(defined(await sqlEnv.walkthrough(env, t), `the sql walkthrough of task ${t}`));
         const steps = scripts.reduce((n, s) => n + s.length, 0);
         const samples = await measure(async () => {
           let successes = 0;
           for (const t of tasks) {
             const instance = await sqlEnv.create(env, t, 0);
             await instance.reset();
-            for (const call of scripts[t]!) await instance.step(call);
+            for (const call of at(scripts, t)) await instance.step(call);
             if ((await instance.outcome()).success === true) successes++;
             await instance.close();
           }
@@ -209,7 +211,7 @@ export function findmaxSection(options: MeasureOptions = defaultMeasureOptions):
         const instance = await findmaxEnv.create(env, t, 0);
         try {
           await instance.reset();
-          for (const call of scripts[t]!) await instance.step(call);
+          for (const call of at(scripts, t)) await instance.step(call);
           return (await instance.outcome()).success === true;
         } finally {
           await instance.close();

@@ -1,6 +1,7 @@
 // Benchmark harness: sections run in order, each returning rows for one table. Timing is
 // in-process wall time (performance.now) over warm-up runs followed by measured runs; the
 // median is reported because it ignores the odd GC pause or scheduler hiccup.
+import { at } from "../contracts/checked.js";
 
 export interface BenchResult {
   /** Row label. */
@@ -40,7 +41,7 @@ export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return sorted.length % 2 === 1 ? at(sorted, mid) : (at(sorted, mid - 1) + at(sorted, mid)) / 2;
 }
 
 /** Keeps results reachable so the engine cannot drop the work that produced them. */
@@ -126,10 +127,10 @@ export function formatTable(results: readonly BenchResult[]): string {
       r.note ?? "",
     ];
   });
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c]!.length)));
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((row) => at(row, c).length)));
   const line = (cells: string[]) =>
     cells
-      .map((cell, c) => (c === 0 || c === cells.length - 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+      .map((cell, c) => (c === 0 || c === cells.length - 1 ? cell.padEnd(at(widths, c)) : cell.padStart(at(widths, c))))
       .join("  ")
       .trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");

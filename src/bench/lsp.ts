@@ -24,6 +24,7 @@ import {
 import { Compiler } from "../compiler.js";
 import { DEFAULT_DEBOUNCE_MS } from "../lsp/server.js";
 import { consume, defaultMeasureOptions, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { at, last } from "../contracts/checked.js";
 
 const BIN = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 
@@ -102,7 +103,7 @@ export function generatedSpec(targetLines = 2000): { text: string; lines: number
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
+  return at(sorted, rank);
 }
 
 interface LatencyRun {
@@ -135,8 +136,8 @@ async function serverLatency(file: string, text: string, edits: number, warmup: 
     const samples: number[] = [];
     for (let k = 0; k < warmup + edits; k++) {
       const version = k + 2;
-      const line = seedLines[k % seedLines.length]!;
-      const old = lines[line]!;
+      const line = at(seedLines, k % seedLines.length);
+      const old = at(lines, line);
       const next = `  seed: ${1000 + k}`;
       lines[line] = next;
       const done = published(version);
@@ -181,7 +182,7 @@ export function lspSection(options: MeasureOptions = defaultMeasureOptions, edit
           inProcess,
           { name: "didChange -> publishDiagnostics p50", value: p50, unit: " ms", note: `${run.samples.length} edits; ${run.diagnostics} diagnostics in the spec` },
           { name: "didChange -> publishDiagnostics p95", value: p95, unit: " ms", goal: `p95 <= ${goalMs} ms`, met: p95 <= goalMs },
-          { name: "didChange -> publishDiagnostics max", value: sorted[sorted.length - 1]!, unit: " ms" },
+          { name: "didChange -> publishDiagnostics max", value: last(sorted), unit: " ms" },
           { name: "debounce in an editor (not included above)", value: DEFAULT_DEBOUNCE_MS, unit: " ms", note: "initializationOptions.debounceMs or --debounce changes it" },
         ];
       } finally {

@@ -12,11 +12,13 @@ import { asyncSection } from "./async.js";
 import { quickstartSection } from "./quickstart.js";
 import { scalingSection } from "./scaling.js";
 import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { at } from "../contracts/checked.js";
 
 function option(args: readonly string[], name: string): number | undefined {
   const k = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
   if (k < 0) return undefined;
-  const raw = args[k]!.includes("=") ? args[k]!.split("=")[1] : args[k + 1];
+  const arg = at(args, k);
+  const raw = arg.includes("=") ? arg.split("=")[1] : args[k + 1];
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer, got ${raw}`);
   return n;

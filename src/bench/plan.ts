@@ -12,6 +12,7 @@ import { canonicalize } from "../plan/canonical.js";
 import { loweringContext, lowerModel } from "../plan/lower.js";
 import type { SemanticModel } from "../semantics/analyze.js";
 import { consume, defaultMeasureOptions, measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { at } from "../contracts/checked.js";
 
 /** `shared/examples` beside the repository (src/bench and dist/bench are both two levels down). */
 const examplesDir = fileURLToPath(new URL("../../../shared/examples/", import.meta.url));
@@ -115,7 +116,7 @@ export function planSection(options: MeasureOptions = defaultMeasureOptions): Be
           });
         }
         // Where the time of one plan goes: the canonical form and hash alone.
-        const one = lowerModel(many).plans[0]!.plan;
+        const one = at(lowerModel(many).plans, 0).plan;
         const hashOnly = await measure(() => canonicalize(one), options);
         results.push({ name: "  canonical JSON of one plan (generated)", medianMs: median(hashOnly), minMs: Math.min(...hashOnly), maxMs: Math.max(...hashOnly), runs: hashOnly.length });
         consume(results);

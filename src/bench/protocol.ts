@@ -78,11 +78,11 @@ export function protocolSection(options: MeasureOptions): BenchSection {
       const raw = execa(process.execPath, ["-e", RAW_SINK, String(payload.length)], { stdin: "pipe", stdout: "pipe", buffer: false });
       const rawRound = () =>
         new Promise<void>((resolve) => {
-          raw.stdout!.once("data", () => resolve());
-          raw.stdin!.write(payload);
+          raw.stdout.once("data", () => resolve());
+          raw.stdin.write(payload);
         });
       const viaPipe = await measure(rawRound, { warmup: 1, runs: Math.min(options.runs, 7) });
-      raw.stdin!.end();
+      raw.stdin.end();
       await raw.catch(() => undefined);
 
       const protocolMs = median(viaProtocol);

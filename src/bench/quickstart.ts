@@ -16,6 +16,7 @@ import { executePlan } from "../runtime/orchestrator.js";
 import { RunDirectory } from "../runtime/run-dir.js";
 import { trainerCommand } from "../trainer/launch.js";
 import type { BenchResult, BenchSection } from "./harness.js";
+import { at } from "../contracts/checked.js";
 
 const SPEC = fileURLToPath(new URL("../../experiments/quickstart.arl", import.meta.url));
 const BUDGET_S = 300;
@@ -53,7 +54,7 @@ export function quickstartSection(): BenchSection {
       if (!existsSync(SPEC)) return [{ name: "quick start", note: "skipped: experiments/quickstart.arl is not here (run from a repository checkout)" }];
       const result = new Compiler().check(SPEC);
       if (hasErrors(result.diagnostics) || !result.model) throw new Error(`quickstart bench: ${SPEC} does not compile`);
-      const plan = lowerModel(result.model).plans[0]!.plan;
+      const plan = at(lowerModel(result.model).plans, 0).plan;
       const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-quickstart-"));
       try {
         const runDir = RunDirectory.create(dir, plan);

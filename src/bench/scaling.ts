@@ -12,6 +12,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Compiler } from "../compiler.js";
 import { consume, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { at } from "../contracts/checked.js";
 
 /** The goal per doubling of input size. */
 export const growthGoal = 2.2;
@@ -131,11 +132,12 @@ export function growth(shape: Shape, options: MeasureOptions, dir: string): Grow
     writeFileSync(file, shape.spec(n));
     const first = new Compiler().check(file);
     const errors = first.diagnostics.filter((d) => d.severity === "error");
-    if (errors.length > 0) throw new Error(`scaling shape '${shape.name}' (n = ${n}) has errors, first: ${errors[0]!.code} ${errors[0]!.message} at line ${errors[0]!.range.start.line}`);
+    const [error] = errors;
+    if (error) throw new Error(`scaling shape '${shape.name}' (n = ${n}) has errors, first: ${error.code} ${error.message} at line ${error.range.start.line}`);
     samples.push(measureCpu(() => new Compiler().check(file), options));
   }
   const ms = samples.map((runs) => Math.min(...runs));
-  const worstRatio = Math.max(ms[1]! / ms[0]!, ms[2]! / ms[1]!);
+  const worstRatio = Math.max(at(ms, 1) / at(ms, 0), at(ms, 2) / at(ms, 1));
   return { sizes, samples, ms, worstRatio };
 }
 
@@ -158,7 +160,7 @@ export function scalingSection(options: MeasureOptions): BenchSection {
         for (const shape of shapes) {
           const g = growth(shape, measureOptions, dir);
           g.sizes.forEach((n, k) => {
-            const runs = g.samples[k]!;
+            const runs = at(g.samples, k);
             results.push({ name: `${shape.name}: n = ${n.toLocaleString("en-US")}`, medianMs: median(runs), minMs: Math.min(...runs), maxMs: Math.max(...runs), runs: runs.length, note: `${shape.unit}; CPU ms` });
           });
           results.push({ name: `${shape.name}: per doubling`, value: g.worstRatio, unit: "x", goal: `<= ${growthGoal}`, met: g.worstRatio <= growthGoal });

@@ -1,5 +1,6 @@
 // Source positions: 1-based lines and columns (as the CLI prints them), 0-based offsets, end
 // exclusive. The language server converts to LSP's 0-based positions at its boundary.
+import { at } from "./checked.js";
 
 export interface Position {
   readonly line: number;
@@ -39,18 +40,20 @@ export class LineIndex {
     const clamped = Math.max(0, Math.min(offset, this.text.length));
     const starts = this.lineStarts;
     const h = this.hint;
-    if (starts[h]! <= clamped && (h + 1 >= starts.length || starts[h + 1]! > clamped)) {
-      return { line: h + 1, column: clamped - starts[h]! + 1, offset: clamped };
+    const hinted = starts[h];
+    const after = starts[h + 1];
+    if (hinted !== undefined && hinted <= clamped && (after === undefined || after > clamped)) {
+      return { line: h + 1, column: clamped - hinted + 1, offset: clamped };
     }
     let lo = 0;
     let hi = starts.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (this.lineStarts[mid]! <= clamped) lo = mid;
+      if (at(starts, mid) <= clamped) lo = mid;
       else hi = mid - 1;
     }
     this.hint = lo;
-    return { line: lo + 1, column: clamped - this.lineStarts[lo]! + 1, offset: clamped };
+    return { line: lo + 1, column: clamped - at(starts, lo) + 1, offset: clamped };
   }
 
   range(startOffset: number, endOffset: number): Range {
@@ -66,7 +69,7 @@ export class LineIndex {
   }
 
   offsetAt(line: number, column: number): number {
-    const start = this.lineStarts[Math.max(0, Math.min(line - 1, this.lineStarts.length - 1))]!;
+    const start = at(this.lineStarts, Math.max(0, Math.min(line - 1, this.lineStarts.length - 1)));
     return Math.min(this.text.length, start + Math.max(0, column - 1));
   }
 }

@@ -1,4 +1,5 @@
 // "Did you mean": the closest candidate by edit distance (with transpositions), if close enough.
+import { at } from "../contracts/checked.js";
 
 export function editDistance(a: string, b: string): number {
   const rows = a.length + 1;
@@ -7,12 +8,14 @@ export function editDistance(a: string, b: string): number {
   for (let i = 1; i < rows; i++) {
     for (let j = 1; j < cols; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = best;
+      const previous = at(d, i - 1);
+      const row = at(d, i);
+      let best = Math.min(at(previous, j) + 1, at(row, j - 1) + 1, at(previous, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(at(d, i - 2), j - 2) + 1);
+      row[j] = best;
     }
   }
-  return d[a.length]![b.length]!;
+  return at(at(d, a.length), b.length);
 }
 
 /** The candidate closest to `word`, when within about a third of its length (at least 1, or 2 for long words). */

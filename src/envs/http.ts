@@ -46,6 +46,7 @@
 import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../contracts/env.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
 import type { PlanEnv } from "../plan/schema.js";
+import { defined } from "../contracts/checked.js";
 
 export type HttpEnv = Extract<PlanEnv, { kind: "http" }>;
 
@@ -147,7 +148,7 @@ async function cappedText(response: Response, cap: number, where: string): Promi
     throw tooLarge(String(declared));
   }
   if (!response.body) return "";
-  const reader = response.body.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -255,8 +256,9 @@ export class HttpInstance implements EnvInstance {
         if (!retryable(last.kind)) break;
       }
     }
-    if (tries > 1 && retryable(last!.kind)) last = new EnvError(`${last!.message} (after ${tries} tries)`, last!.kind);
-    throw last!;
+    const failure = defined(last, "the error of the last attempt");
+    if (tries > 1 && retryable(failure.kind)) throw new EnvError(`${failure.message} (after ${tries} tries)`, failure.kind);
+    throw failure;
   }
 
   private requireSession(op: Op): Session {

@@ -7,14 +7,14 @@ import { createSqlEnv, sqlEnv } from "./sql/index.js";
 import { subprocessEnv } from "./subprocess.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
-  ["findmax", findmaxEnv as EnvKind],
-  ["http", httpEnv as EnvKind],
-  ["rooms", roomsEnv as EnvKind],
-  ["sql", sqlEnv as EnvKind],
-  ["subprocess", subprocessEnv as EnvKind],
+  ["findmax", findmaxEnv],
+  ["http", httpEnv],
+  ["rooms", roomsEnv],
+  ["sql", sqlEnv],
+  ["subprocess", subprocessEnv],
 ]);
 
 /** The env kinds of one run: those that read data files find them below `dataRoot` and only there. */
 export function envKindsWithDataRoot(dataRoot: string): ReadonlyMap<string, EnvKind> {
-  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot }) as EnvKind]]);
+  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot })]]);
 }

@@ -8,6 +8,7 @@ import { createInterface } from "node:readline";
 import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../contracts/env.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
 import type { PlanEnv } from "../plan/schema.js";
+import { defined } from "../contracts/checked.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
@@ -27,14 +28,14 @@ class SubprocessInstance implements EnvInstance {
     private readonly seed: number,
   ) {}
 
-  private start(): void {
+  private start(): { child: ResultPromise; lines: AsyncIterator<string> } {
     const [file, ...args] = this.env.command;
-    const child = execa(file!, args, { stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false });
-    child.stderr!.on("data", (c: Buffer) => {
+    const child = execa(defined(file, "the env's command"), args, { stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false });
+    child.stderr.on("data", (c: Buffer) => {
       this.stderr = (this.stderr + c.toString("utf8")).slice(-2000);
     });
     let sinceNewline = 0;
-    child.stdout!.on("data", (c: Buffer) => {
+    child.stdout.on("data", (c: Buffer) => {
       const newline = c.lastIndexOf(0x0a);
       sinceNewline = newline < 0 ? sinceNewline + c.length : c.length - newline - 1;
       if (sinceNewline > MAX_ANSWER_LINE_BYTES && !this.overflowed) {
@@ -43,14 +44,16 @@ class SubprocessInstance implements EnvInstance {
       }
     });
     this.overflowed = false;
-    this.lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    this.lines = lines;
     this.child = child;
+    return { child, lines };
   }
 
   private async request(message: object): Promise<Record<string, unknown>> {
-    if (!this.child || !this.lines) this.start();
-    const line = this.lines!.next();
-    this.child!.stdin!.write(`${JSON.stringify(message)}\n`);
+    const { child, lines } = this.child && this.lines ? { child: this.child, lines: this.lines } : this.start();
+    const line = lines.next();
+    defined(child.stdin, "the env process's stdin").write(`${JSON.stringify(message)}\n`);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<"timeout">((resolve) => {
       timer = setTimeout(() => resolve("timeout"), this.env.timeout_s * 1000);
@@ -86,6 +89,7 @@ class SubprocessInstance implements EnvInstance {
     for (let attempt = 0; attempt <= this.env.retries; attempt++) {
       try {
         const r = await this.request({ op: "reset", task: this.task, seed: this.seed });
+        // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the wire value as the env sent it, whatever its type
         return { text: String(r.observation ?? ""), signals: signals(r.signals) };
       } catch (error) {
         if (!(error instanceof EnvError)) throw error;
@@ -93,11 +97,12 @@ class SubprocessInstance implements EnvInstance {
         await this.kill();
       }
     }
-    throw last!;
+    throw defined(last, "the error of the last reset attempt");
   }
 
   async step(call: ToolCall): Promise<StepResult> {
     const r = await this.request({ op: "step", call });
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the wire value as the env sent it, whatever its type
     return { text: String(r.observation ?? ""), signals: signals(r.signals), terminated: r.terminated === true };
   }
 
@@ -108,8 +113,9 @@ class SubprocessInstance implements EnvInstance {
   async close(): Promise<void> {
     if (!this.child) return;
     try {
-      this.child.stdin!.write(`${JSON.stringify({ op: "close" })}\n`);
-      this.child.stdin!.end();
+      const stdin = defined(this.child.stdin, "the env process's stdin");
+      stdin.write(`${JSON.stringify({ op: "close" })}\n`);
+      stdin.end();
     } catch {
       // Already gone.
     }

@@ -3,6 +3,7 @@
 // bound is reported and replaced by an `Invalid` node before any of them sees it. Measured
 // without recursion: the trees it guards against are the ones too deep to recurse over.
 import type * as ast from "./ast.js";
+import { at, last } from "../contracts/checked.js";
 
 /**
  * Levels of nesting an expression may have, counting one per operator of a chain (`a and b and
@@ -61,9 +62,9 @@ export class DepthMeter {
     const frame = (node: Measured): Frame => ({ node, ...childrenOf(node), next: 0, max: 0 });
     const stack: Frame[] = [frame(root)];
     while (stack.length > 0) {
-      const top = stack[stack.length - 1]!;
+      const top = last(stack);
       if (top.next < top.kids.length) {
-        const kid = top.kids[top.next++]!;
+        const kid = at(top.kids, top.next++);
         const known = this.heights.get(kid);
         if (known === undefined) stack.push(frame(kid));
         else if (known > top.max) top.max = known;

@@ -50,7 +50,7 @@ export function lex(source: string, file: string): LexResult {
     });
   }
 
-  const comments = (result.groups[t.COMMENT_GROUP] ?? []) as IToken[];
+  const comments = result.groups[t.COMMENT_GROUP] ?? [];
   for (const c of comments) {
     if (c.tokenType === t.UnterminatedBlockComment) {
       diagnostics.push({

@@ -7,6 +7,7 @@ import { buildAst } from "./cst-to-ast.js";
 import { lex, tokenEndOffset } from "./lexer.js";
 import { describeToken, parser } from "./parser.js";
 import * as t from "./tokens.js";
+import { at } from "../contracts/checked.js";
 
 export interface ParseResult {
   readonly document: Document;
@@ -103,7 +104,7 @@ function unclosedOpener(tokens: readonly IToken[], index: number, message: strin
   const closer = wanted === t.LBracket ? t.RBracket : t.RParen;
   let depth = 0;
   for (let i = Math.min(index, tokens.length) - 1; i >= 0; i--) {
-    const type = tokens[i]!.tokenType;
+    const type = at(tokens, i).tokenType;
     if (type === closer) depth++;
     else if (type === wanted && depth-- === 0) return tokens[i];
   }
@@ -120,7 +121,7 @@ function firstTokenAtOrAfter(tokens: readonly IToken[], offset: number): number 
   let hi = tokens.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (tokens[mid]!.startOffset < offset) lo = mid + 1;
+    if (at(tokens, mid).startOffset < offset) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -49,7 +49,7 @@ export const NumberLiteral = createToken({
 export const Identifier = createToken({ name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/, label: "identifier" });
 
 function keyword(word: string, categories: TokenType[] = [Stray]): TokenType {
-  return createToken({ name: `Kw${word[0]!.toUpperCase()}${word.slice(1)}`, pattern: new RegExp(word), longer_alt: Identifier, label: `'${word}'`, categories });
+  return createToken({ name: `Kw${word.charAt(0).toUpperCase()}${word.slice(1)}`, pattern: new RegExp(word), longer_alt: Identifier, label: `'${word}'`, categories });
 }
 
 /** Not stray: a misplaced import is parsed as one and reported as misplaced. */

@@ -5,6 +5,7 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { didYouMean } from "../diagnostics/suggest.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
+import { declarationNameRange } from "../semantics/declarations.js";
 import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import type { Origin } from "../semantics/values.js";
@@ -107,8 +108,7 @@ function locate(at: ConfigPath | Origin, experiment: ExperimentModel, variant: V
   if (isPath(at)) return locatePath(at, experiment, variant, entry, blocks);
   if (at.file === entry) return { origin: at, related: [] };
   // A source location in another file: show it on the experiment, with a note.
-  const name = experiment.declaration.block.name!;
-  return { origin: { file: experiment.declaration.module.path, range: name.range }, related: [{ file: at.file, range: at.range, message: "the value comes from here" }] };
+  return { origin: { file: experiment.declaration.module.path, range: declarationNameRange(experiment.declaration) }, related: [{ file: at.file, range: at.range, message: "the value comes from here" }] };
 }
 
 /** Where an allow entry is written (its key), identified by that place. */
@@ -116,7 +116,7 @@ function allowKey(experiment: ExperimentModel, variant: VariantModel, code: stri
   const record = variant.valuesByPath.get(pathKey(["allow"]));
   const keyOrigin = record?.kind === "record" ? record.keyOrigins.get(code) : undefined;
   const written = keyOrigin?.file === entry;
-  const location = written ? { origin: keyOrigin!, related: [] } : locatePath(["allow", code], experiment, variant, entry, blocks);
+  const location = written ? { origin: keyOrigin, related: [] } : locatePath(["allow", code], experiment, variant, entry, blocks);
   const o = keyOrigin ?? location.origin;
   return { id: `${o.file}\0${o.range.start.offset}\0${code}`, location, written };
 }

@@ -6,6 +6,7 @@ import type { RelatedInformation } from "../diagnostics/diagnostic.js";
 import type * as ast from "../language/ast.js";
 import type { Module } from "../language/imports.js";
 import type { ExperimentModel, VariantModel } from "../semantics/analyze.js";
+import { declarationNameRange } from "../semantics/declarations.js";
 import { pathKey } from "../semantics/plain.js";
 import type { Origin, Value } from "../semantics/values.js";
 import type { ConfigPath } from "./rule.js";
@@ -84,6 +85,5 @@ export function locatePath(path: ConfigPath, experiment: ExperimentModel, varian
     const child = at(n);
     if (child && child.origin.file === entry) return { origin: child.origin, related: related() };
   }
-  const name = experiment.declaration.block.name!;
-  return { origin: { file: experiment.declaration.module.path, range: name.range }, related: related() };
+  return { origin: { file: experiment.declaration.module.path, range: declarationNameRange(experiment.declaration) }, related: related() };
 }

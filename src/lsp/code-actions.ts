@@ -80,14 +80,14 @@ function allowEntry(code: string): string {
 }
 
 function indentOf(lines: LineIndex, line: number): string {
-  return /^[ \t]*/.exec(lines.lineText(line))![0];
+  return /^[ \t]*/.exec(lines.lineText(line))?.[0] ?? "";
 }
 
 /** The edit that adds `code: "reason"` to the experiment's allow block, or adds the block. */
 export function allowEdit(text: string, lines: LineIndex, experiment: ast.Block, code: string): TextEdit | undefined {
   const existing = experiment.entries.find(
     (e): e is ast.Block | ast.Field =>
-      (e.kind === "Block" && e.type.name === "allow" && !e.name) || (e.kind === "Field" && e.path.length === 1 && e.path[0]!.name === "allow" && e.value.kind === "Record"),
+      (e.kind === "Block" && e.type.name === "allow" && !e.name) || (e.kind === "Field" && e.path.length === 1 && e.path[0]?.name === "allow" && e.value.kind === "Record"),
   );
   if (existing) {
     const entries = existing.kind === "Block" ? existing.entries : (existing.value as ast.RecordExpression).entries;
@@ -102,7 +102,7 @@ export function allowEdit(text: string, lines: LineIndex, experiment: ast.Block,
     if (container.start.line === container.end.line) {
       return { range: lspRangeOf(lines, last.range.end.offset, last.range.end.offset), newText: `, ${allowEntry(code)}` };
     }
-    const indent = indentOf(lines, entries[0]!.range.start.line);
+    const indent = indentOf(lines, (entries[0] ?? last).range.start.line);
     return { range: lspRangeOf(lines, last.range.end.offset, last.range.end.offset), newText: `\n${indent}${allowEntry(code)}` };
   }
   const close = experiment.range.end.offset - 1;

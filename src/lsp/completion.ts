@@ -17,6 +17,7 @@ import { callSignals, expressionFunctions } from "../semantics/expressions.js";
 import { envsInScope, episodeSignals, signalNamespaces, type EnvInfo } from "./resolve.js";
 import { describeField, docAt, fieldShape, fieldsAt, valueCandidates } from "./schema.js";
 import type { Snapshot } from "./workspace.js";
+import { at } from "../contracts/checked.js";
 
 /** What each top-level block kind is, for completion and hover. */
 export const kindDocs: Record<string, string> = {
@@ -90,7 +91,7 @@ function scopeData(snapshot: Snapshot, scope: Scope): unknown {
   if (!found) return undefined;
   let data = toPlain(found.value).plain;
   const base = declarationPath(scope.topType, scope.topName) ?? [];
-  for (let i = base.length - 1; i >= 0; i--) data = { [base[i]!]: data };
+  for (const key of [...base].reverse()) data = { [key]: data };
   return data;
 }
 
@@ -297,7 +298,7 @@ function extendsItems(ctx: Extract<CursorContext, { kind: "extends" }>, snapshot
     return out;
   }
   if (ctx.chain.length === 1) {
-    const target = snapshot.index.importedModule(entry, ctx.chain[0]!);
+    const target = snapshot.index.importedModule(entry, at(ctx.chain, 0));
     if (!target) return [];
     return [...snapshot.index.declarationsOf(target).values()].filter((d) => matches(d.type)).map((d) => declarationItem(d.name, d.type, d.block.doc));
   }

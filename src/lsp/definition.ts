@@ -6,6 +6,7 @@ import { toLspRange } from "./convert.js";
 import { locate } from "./locate.js";
 import { envsInScope, resolveDeclaration } from "./resolve.js";
 import type { Snapshot } from "./workspace.js";
+import { declarationNameRange } from "../semantics/declarations.js";
 import type { Origin } from "../semantics/values.js";
 
 export function definition(snapshot: Snapshot, offset: number): Location[] {
@@ -24,7 +25,7 @@ export function definition(snapshot: Snapshot, offset: number): Location[] {
     }
     case "extends": {
       const decl = resolveDeclaration(snapshot, module, hit.ref.parts.map((p) => p.name));
-      return decl ? [at({ file: decl.module.path, range: decl.block.name!.range })] : [];
+      return decl ? [at({ file: decl.module.path, range: declarationNameRange(decl) })] : [];
     }
     case "name": {
       const [head, second] = hit.parts;
@@ -39,12 +40,12 @@ export function definition(snapshot: Snapshot, offset: number): Location[] {
         const target = env.tools.find((t) => t.name === second)?.origin ?? env.signals.find((s) => s.name === second)?.origin;
         return target ? [at(target)] : [];
       }
-      if (hit.parts.length === 2 && hit.index === 0) {
-        const target = snapshot.index.importedModule(module, head!);
+      if (hit.parts.length === 2 && hit.index === 0 && head !== undefined) {
+        const target = snapshot.index.importedModule(module, head);
         if (target) return [{ uri: uriOf(target.path), range: { start, end: start } }];
       }
       const decl = resolveDeclaration(snapshot, module, hit.parts);
-      return decl ? [at({ file: decl.module.path, range: decl.block.name!.range })] : [];
+      return decl ? [at({ file: decl.module.path, range: declarationNameRange(decl) })] : [];
     }
     default:
       return [];

@@ -32,10 +32,11 @@ export function contentLength(header: string, maxContentLength: number): number 
   for (const line of header.split("\r\n")) {
     const m = HEADER_LINE.exec(line);
     if (!m) return `a header line is not 'Name: value': ${JSON.stringify(clip(line))}`;
-    if (m[1]!.toLowerCase() !== "content-length") continue;
+    const [, name = "", value = ""] = m;
+    if (name.toLowerCase() !== "content-length") continue;
     if (length !== undefined) return "the header has two Content-Length fields";
-    if (!/^\d{1,16}$/.test(m[2]!)) return `Content-Length is not a number of bytes: ${JSON.stringify(clip(m[2]!))}`;
-    length = Number(m[2]);
+    if (!/^\d{1,16}$/.test(value)) return `Content-Length is not a number of bytes: ${JSON.stringify(clip(value))}`;
+    length = Number(value);
     if (length > maxContentLength) return `Content-Length ${length} is over the limit of ${maxContentLength} bytes`;
   }
   return length ?? "the header has no Content-Length";

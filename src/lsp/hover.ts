@@ -17,6 +17,7 @@ import { callSignals } from "../semantics/expressions.js";
 import { envsInScope, episodeSignals, leaves, resolveDeclaration, valueText } from "./resolve.js";
 import { defaultText, describeField, docAt, valueCandidates } from "./schema.js";
 import { displayFile, type Snapshot } from "./workspace.js";
+import { at, defined, last } from "../contracts/checked.js";
 
 export function hover(snapshot: Snapshot, offset: number, diagnostics: readonly Diagnostic[]): Hover | null {
   const module = snapshot.entry;
@@ -70,7 +71,7 @@ function dataOf(snapshot: Snapshot, module: Module, top: ast.Block): { data: unk
   if (!value) return { data: undefined, value: undefined };
   let data = toPlain(value).plain;
   const base = declarationPath(top.type.name, top.name?.name) ?? [];
-  for (let i = base.length - 1; i >= 0; i--) data = { [base[i]!]: data };
+  for (const key of [...base].reverse()) data = { [key]: data };
   return { data, value };
 }
 
@@ -113,12 +114,12 @@ function hitText(hit: AstHit, snapshot: Snapshot, module: Module): { sections: s
     case "importAlias": {
       const imp = module.imports.find((i) => i.decl === hit.decl);
       const where = imp?.target ? `${code(displayFile(imp.target, from))}` : "(not found)";
-      return { sections: [`import ${code(hit.decl.path.value)} as ${code(imp?.name ?? "?")}: ${where}`], range: hit.kind === "importPath" ? hit.decl.path.range : hit.decl.alias!.range };
+      return { sections: [`import ${code(hit.decl.path.value)} as ${code(imp?.name ?? "?")}: ${where}`], range: hit.kind === "importPath" ? hit.decl.path.range : defined(hit.decl.alias, "the import alias").range };
     }
     case "blockType":
     case "blockName": {
       const { block, top } = hit;
-      const range = hit.kind === "blockType" ? block.type.range : block.name!.range;
+      const range = hit.kind === "blockType" ? block.type.range : defined(block.name, "the block name").range;
       const sections: string[] = [];
       const isTop = block === top;
       const { data, value } = dataOf(snapshot, module, top);
@@ -145,14 +146,13 @@ function hitText(hit: AstHit, snapshot: Snapshot, module: Module): { sections: s
       const decl = resolveDeclaration(snapshot, module, parts);
       const range = hit.ref.range;
       if (!decl) return { sections: [`${code(parts.join("."))}: not found`], range };
-      const origin = { file: decl.module.path, range: decl.block.name!.range };
+      const origin = { file: decl.module.path, range: defined(decl.block.name, "the declaration's name").range };
       const sections = [`${code(`${decl.type} ${decl.name}`)} in ${link(origin, from)}`];
       if (decl.block.doc) sections.push(decl.block.doc);
       return { sections, range };
     }
     case "key": {
-      const range = hit.field.path[hit.index]!.range;
-      const key = hit.field.path[hit.index]!.name;
+      const { range, name: key } = at(hit.field.path, hit.index);
       if (hit.place.mode === "allow") {
         const rule = lintRule(key);
         return { sections: [rule ? ruleText(rule.code, rule.title, rule.explanation) : `${code(key)} is not a lint rule`], range };
@@ -172,22 +172,22 @@ function hitText(hit: AstHit, snapshot: Snapshot, module: Module): { sections: s
 
 function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, module: Module): { sections: string[]; range: ast.Node["range"] } | undefined {
   const from = module.path;
-  const range = hit.ranges[hit.index]!;
-  const whole = { start: hit.ranges[0]!.start, end: hit.ranges[hit.ranges.length - 1]!.end };
+  const range = at(hit.ranges, hit.index);
+  const whole = { start: at(hit.ranges, 0).start, end: last(hit.ranges).end };
   const written = hit.parts.join(".");
   const scope = { topType: hit.top.type.name, topName: hit.top.name?.name };
   const [head, second] = hit.parts;
   // An enum value: the field's documentation.
-  if (hit.field && hit.parts.length === 1) {
+  if (hit.field && hit.parts.length === 1 && head !== undefined) {
     const { data } = dataOf(snapshot, module, hit.top);
     const candidates = valueCandidates(hit.field, data, { element: true });
-    if (candidates.includes(head!) || valueCandidates(hit.field, data).includes(head!)) {
-      return { sections: [`${code(head!)}: a value of ${fieldSection(hit.field, data, undefined)}`], range };
+    if (candidates.includes(head) || valueCandidates(hit.field, data).includes(head)) {
+      return { sections: [`${code(head)}: a value of ${fieldSection(hit.field, data, undefined)}`], range };
     }
   }
   const envs = envsInScope(snapshot, scope);
-  if (hit.parts.length === 2 && head === "episode") {
-    const s = episodeSignals[second!];
+  if (hit.parts.length === 2 && head === "episode" && second !== undefined) {
+    const s = episodeSignals[second];
     if (s) return { sections: [`${code(written)}: ${s.type} (${s.timing}) signal of every episode\n\n${s.doc}`], range: whole };
   }
   if (head === "call" && second !== undefined && callSignals[second]) {
@@ -196,12 +196,12 @@ function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, mo
       const takers = envs.flatMap((e) => e.tools.flatMap((t) => t.parameters.filter((p) => p.name === arg).map((p) => `${code(t.name)} (${p.type ?? "?"})`)));
       return { sections: [`${code(written)}: the argument ${code(arg)} of the call being judged, before it runs${takers.length ? `; taken by ${takers.join(", ")}` : ""}`], range: whole };
     }
-    return { sections: [`${code(written)}: ${callSignals[second]!.doc} Judged before the call runs (constraints only).`], range: whole };
+    return { sections: [`${code(written)}: ${callSignals[second].doc} Judged before the call runs (constraints only).`], range: whole };
   }
   if (hit.parts.length === 2 && (head === "outcome" || head === "state" || head === "env")) {
     const found = envs.flatMap((e) => e.signals.filter((s) => s.name === second && (head === "env" || s.scope === head)));
-    if (found.length > 0) {
-      const s = found[0]!;
+    const [s] = found;
+    if (s) {
       const lines = [`${code(written)}: ${s.type ?? "?"} ${s.scope ?? ""} signal, declared by env ${found.map((f) => code(f.env)).join(", ")}`];
       if (s.doc) lines.push(s.doc);
       if (s.origin) lines.push(`Declared in ${link(s.origin, from)}`);
@@ -214,7 +214,7 @@ function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, mo
       const lines = [`${code(`env ${env.name}`)}${env.kind ? ` (kind ${code(env.kind)})` : ""}`];
       if (env.doc) lines.push(env.doc);
       if (env.origin) lines.push(`Declared in ${link(env.origin, from)}`);
-      return { sections: [lines.join("\n\n")], range: hit.ranges[0]! };
+      return { sections: [lines.join("\n\n")], range: at(hit.ranges, 0) };
     }
     const tool = env.tools.find((t) => t.name === second);
     if (tool) {
@@ -234,7 +234,7 @@ function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, mo
   }
   const decl = resolveDeclaration(snapshot, module, hit.parts);
   if (decl) {
-    const origin = { file: decl.module.path, range: decl.block.name!.range };
+    const origin = { file: decl.module.path, range: defined(decl.block.name, "the declaration's name").range };
     const lines = [`${code(`${decl.type} ${decl.name}`)} in ${link(origin, from)}`];
     if (decl.block.doc) lines.push(decl.block.doc);
     return { sections: [lines.join("\n\n")], range: whole };

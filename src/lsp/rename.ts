@@ -13,6 +13,7 @@ import { toLspRange } from "./convert.js";
 import { forEachValue, locate, nameChains } from "./locate.js";
 import { resolveDeclaration } from "./resolve.js";
 import type { Snapshot } from "./workspace.js";
+import { defined, last } from "../contracts/checked.js";
 
 /** The declaration under the cursor and the range of the name to edit there. */
 export function renameTarget(snapshot: Snapshot, offset: number): { decl: Declaration; range: Range } | undefined {
@@ -22,19 +23,19 @@ export function renameTarget(snapshot: Snapshot, offset: number): { decl: Declar
   if (!hit) return undefined;
   if (hit.kind === "blockName" && hit.block === hit.top) {
     const decl = snapshot.declarationOf(module, hit.block);
-    return decl ? { decl, range: hit.block.name!.range } : undefined;
+    return decl ? { decl, range: defined(hit.block.name, "the block name").range } : undefined;
   }
   if (hit.kind === "extends") {
     const parts = hit.ref.parts;
     if (hit.part !== parts.length - 1) return undefined;
     const decl = resolveDeclaration(snapshot, module, parts.map((p) => p.name));
-    return decl ? { decl, range: parts[parts.length - 1]!.range } : undefined;
+    return decl ? { decl, range: last(parts).range } : undefined;
   }
   if (hit.kind === "name" && hit.index === hit.parts.length - 1 && hit.parts.length <= 2) {
     if (hit.parts.length === 1 && hit.field?.[hit.field.length - 1] !== "tools") return undefined;
     if (hit.parts.length === 2 && !module.imports.some((i) => i.name === hit.parts[0])) return undefined;
     const decl = resolveDeclaration(snapshot, module, hit.parts);
-    return decl ? { decl, range: hit.ranges[hit.ranges.length - 1]! } : undefined;
+    return decl ? { decl, range: last(hit.ranges) } : undefined;
   }
   return undefined;
 }
@@ -88,7 +89,7 @@ const matches = (parts: readonly string[], names: readonly string[][]) => names.
 /** The last-part ranges of `extends` clauses and tool references that spell one of `names`. */
 function collectReferences(doc: ast.Document, names: readonly string[][], out: Range[]): void {
   const visitBlock = (b: ast.Block) => {
-    if (b.extends && matches(b.extends.parts.map((p) => p.name), names)) out.push(b.extends.parts[b.extends.parts.length - 1]!.range);
+    if (b.extends && matches(b.extends.parts.map((p) => p.name), names)) out.push(last(b.extends.parts).range);
     for (const e of b.entries) visitEntry(e);
   };
   const visitEntry = (e: ast.Entry) => {
@@ -97,7 +98,7 @@ function collectReferences(doc: ast.Document, names: readonly string[][], out: R
       const isTools = field.path[field.path.length - 1]?.name === "tools";
       for (const chain of nameChains(value)) {
         if (chain.parts.length === 1 && !isTools) continue;
-        if (matches(chain.parts, names)) out.push(chain.ranges[chain.ranges.length - 1]!);
+        if (matches(chain.parts, names)) out.push(last(chain.ranges));
       }
       if (value.kind === "Record") for (const inner of value.entries) visitEntry(inner);
     });

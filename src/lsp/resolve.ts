@@ -2,11 +2,12 @@
 // tools, inherited through `extends` included), declarations by `name` or `alias.name`, and
 // the value text and origin shown in hovers.
 import type { Module } from "../language/imports.js";
-import type { Declaration } from "../semantics/declarations.js";
+import { declarationNameRange, type Declaration } from "../semantics/declarations.js";
 import { episodeSignals } from "../semantics/expressions.js";
 import type { Origin, RecordValue, Value } from "../semantics/values.js";
 import type { Scope } from "./context.js";
 import type { Snapshot } from "./workspace.js";
+import { at } from "../contracts/checked.js";
 
 export interface SignalInfo {
   readonly name: string;
@@ -97,7 +98,7 @@ export function envsInScope(snapshot: Snapshot, scope: Scope): EnvInfo[] {
   }
   if (scope.topType === "env") {
     const found = snapshot.entryDeclarationValue(scope.topName);
-    return found ? [envInfo(found.decl.name, found.value, { file: entry.path, range: found.decl.block.name!.range }, found.decl.block.doc)] : [];
+    return found ? [envInfo(found.decl.name, found.value, { file: entry.path, range: declarationNameRange(found.decl) }, found.decl.block.doc)] : [];
   }
   // A reward or harness declared on its own: any env the program declares.
   const out: EnvInfo[] = [];
@@ -105,7 +106,7 @@ export function envsInScope(snapshot: Snapshot, scope: Scope): EnvInfo[] {
     for (const decl of snapshot.index.declarationsOf(module).values()) {
       if (decl.type !== "env") continue;
       const value = snapshot.value(decl);
-      if (value) out.push(envInfo(decl.name, value, { file: module.path, range: decl.block.name!.range }, decl.block.doc));
+      if (value) out.push(envInfo(decl.name, value, { file: module.path, range: declarationNameRange(decl) }, decl.block.doc));
     }
   }
   return out;
@@ -113,10 +114,10 @@ export function envsInScope(snapshot: Snapshot, scope: Scope): EnvInfo[] {
 
 /** The declaration `name` (in `module`) or `alias.name` (through an import of `module`). */
 export function resolveDeclaration(snapshot: Snapshot, module: Module, parts: readonly string[]): Declaration | undefined {
-  if (parts.length === 1) return snapshot.index.declarationsOf(module).get(parts[0]!);
+  if (parts.length === 1) return snapshot.index.declarationsOf(module).get(at(parts, 0));
   if (parts.length === 2) {
-    const target = snapshot.index.importedModule(module, parts[0]!);
-    return target ? snapshot.index.declarationsOf(target).get(parts[1]!) : undefined;
+    const target = snapshot.index.importedModule(module, at(parts, 0));
+    return target ? snapshot.index.declarationsOf(target).get(at(parts, 1)) : undefined;
   }
   return undefined;
 }

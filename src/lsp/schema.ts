@@ -4,6 +4,7 @@
 import type * as z from "zod";
 import { experimentSchema } from "../semantics/schema/experiment.js";
 import { fieldDoc, fieldNames, schemaAt } from "../semantics/schema/introspect.js";
+import { defined, last } from "../contracts/checked.js";
 
 /** Every path the editor uses is a path below the experiment schema. */
 export const rootSchema: z.ZodType = experimentSchema;
@@ -41,7 +42,7 @@ function strip(s: z.ZodType): { schema: z.ZodType; nullable: boolean; defaultVal
         hasDefault = true;
         defaultValue = d.defaultValue;
       }
-      s = d.innerType!;
+      s = defined(d.innerType, "the schema inside a default");
     } else if ((d.type === "optional" || d.type === "catch") && d.innerType) s = d.innerType;
     else if (d.type === "nullable" && d.innerType) {
       nullable = true;
@@ -120,7 +121,7 @@ function isNameLike(d: Def): boolean {
 /** What the field at `path` holds, when the schema knows the path. */
 export function fieldShape(path: readonly string[], data?: unknown): FieldShape | undefined {
   if (path.length === 0) return "block";
-  const schemas = fieldSchemas(path.slice(0, -1), path[path.length - 1]!, data);
+  const schemas = fieldSchemas(path.slice(0, -1), last(path), data);
   const first = schemas[0];
   return first ? shapeOf(first) : undefined;
 }
@@ -138,19 +139,22 @@ export function docAt(path: readonly string[], data?: unknown): string | undefin
 /** Whether the schema knows a field at `path` at all. */
 export function isKnownField(path: readonly string[], data?: unknown): boolean {
   if (path.length === 0) return true;
-  return fieldSchemas(path.slice(0, -1), path[path.length - 1]!, data).length > 0;
+  return fieldSchemas(path.slice(0, -1), last(path), data).length > 0;
 }
 
 /** Names (and `true`, `false`, `none`) the field at `path` accepts as its whole value. */
 export function valueCandidates(path: readonly string[], data?: unknown, options: { element?: boolean } = {}): string[] {
   if (path.length === 0) return [];
   const out = new Set<string>();
-  let schemas = fieldSchemas(path.slice(0, -1), path[path.length - 1]!, data);
+  let schemas = fieldSchemas(path.slice(0, -1), last(path), data);
   if (options.element) {
     schemas = schemas.flatMap((s) => {
       const d = def(strip(s).schema);
       if (d.type === "array" && d.element) return [d.element];
-      if (d.type === "union") return (d.options ?? []).flatMap((o) => (def(strip(o).schema).type === "array" ? [def(strip(o).schema).element!] : [o]));
+      if (d.type === "union") return (d.options ?? []).flatMap((o) => {
+          const option = def(strip(o).schema);
+          return option.type === "array" ? [defined(option.element, "an array schema's element")] : [o];
+        });
       return [s];
     });
   }
@@ -194,7 +198,7 @@ function collect(s: z.ZodType, out: Set<string>, depth: number): void {
 /** The default of the field at `path`, as ARL text, when it has a simple one. */
 export function defaultText(path: readonly string[], data?: unknown): string | undefined {
   if (path.length === 0) return undefined;
-  for (const s of fieldSchemas(path.slice(0, -1), path[path.length - 1]!, data)) {
+  for (const s of fieldSchemas(path.slice(0, -1), last(path), data)) {
     const stripped = strip(s);
     if (!stripped.hasDefault) continue;
     const value = typeof stripped.defaultValue === "function" ? (stripped.defaultValue as () => unknown)() : stripped.defaultValue;

@@ -22,6 +22,7 @@ import { hover } from "./hover.js";
 import { prepareRename, rename } from "./rename.js";
 import { documentSymbols } from "./symbols.js";
 import { Workspace } from "./workspace.js";
+import { defined } from "../contracts/checked.js";
 
 export const DEFAULT_DEBOUNCE_MS = 150;
 
@@ -113,15 +114,15 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   connection.onCompletion((p) =>
     withDocument(p.textDocument.uri, [], (file, doc) => {
       const snapshot = workspace.snapshot(file);
-      return completions(snapshot, doc.getText(), doc.offsetAt(p.position), snapshot.entry!.parsed.lines);
+      return completions(snapshot, doc.getText(), doc.offsetAt(p.position), defined(snapshot.entry, "the open document's module").parsed.lines);
     }),
   );
   connection.onDefinition((p) => withDocument(p.textDocument.uri, [], (file, doc) => definition(workspace.snapshot(file), doc.offsetAt(p.position))));
-  connection.onDocumentSymbol((p) => withDocument(p.textDocument.uri, [], (file) => documentSymbols(workspace.snapshot(file).entry!.parsed.document)));
+  connection.onDocumentSymbol((p) => withDocument(p.textDocument.uri, [], (file) => documentSymbols(defined(workspace.snapshot(file).entry, "the open document's module").parsed.document)));
   connection.onDocumentFormatting((p) => withDocument(p.textDocument.uri, [], (file, doc) => formatDocument(doc.getText(), file)));
   connection.onCodeAction((p) =>
     withDocument(p.textDocument.uri, [], (file, doc) => {
-      const entry = workspace.snapshot(file).entry!;
+      const entry = defined(workspace.snapshot(file).entry, "the open document's module");
       return codeActions({
         uri: doc.uri,
         text: doc.getText(),

@@ -3,6 +3,7 @@
 import { SymbolKind, type DocumentSymbol } from "vscode-languageserver/node";
 import type * as ast from "../language/ast.js";
 import { toLspRange } from "./convert.js";
+import { at, last } from "../contracts/checked.js";
 
 const topKinds: Record<string, SymbolKind> = {
   experiment: SymbolKind.Class,
@@ -45,7 +46,7 @@ function children(entries: readonly ast.Entry[]): DocumentSymbol[] {
         name: e.path.map((k) => k.name).join("."),
         kind: SymbolKind.Struct,
         range: toLspRange(e.range),
-        selectionRange: toLspRange({ start: e.path[0]!.range.start, end: e.path[e.path.length - 1]!.range.end }),
+        selectionRange: toLspRange({ start: at(e.path, 0).range.start, end: last(e.path).range.end }),
         children: children(e.value.entries),
       });
     }

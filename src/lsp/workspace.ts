@@ -152,7 +152,7 @@ export class Snapshot {
   /** A declaration's value with its `extends` chain applied; undefined if evaluation failed. */
   value(decl: Declaration): RecordValue | undefined {
     if (this.values.has(decl)) return this.values.get(decl) ?? undefined;
-    let v: RecordValue | null = null;
+    let v: RecordValue | null;
     try {
       v = this.evaluator.declaration(decl);
     } catch {

@@ -31,7 +31,7 @@ export function sortedKeys(o: object): string[] {
 }
 
 function isPlainObject(v: object): boolean {
-  const proto = Object.getPrototypeOf(v);
+  const proto: unknown = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
 }
 
@@ -65,7 +65,7 @@ function write(v: unknown, out: string[], at: string): void {
     out.push("]");
     return;
   }
-  if (!isPlainObject(v as object)) throw new CanonicalizationError(`${at}: only plain objects have a JSON form`);
+  if (!isPlainObject(v)) throw new CanonicalizationError(`${at}: only plain objects have a JSON form`);
   out.push("{");
   let first = true;
   const record = v as Record<string, unknown>;

@@ -6,6 +6,7 @@ import path from "node:path";
 import * as z from "zod";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { SemanticModel } from "../semantics/analyze.js";
+import { declarationNameRange } from "../semantics/declarations.js";
 import { prettyJson } from "./canonical.js";
 import { fileStart, loweringContext, lowerModel, type LoweredPlan } from "./lower.js";
 import { stdlibVersion } from "./version.js";
@@ -81,7 +82,7 @@ export function compareLock(model: SemanticModel, lock: LockFile, plans: readonl
   const current = new Map<string, Map<string, string>>();
   for (const p of plans) {
     let m = current.get(p.experiment);
-    if (!m) current.set(p.experiment, (m = new Map()));
+    if (!m) current.set(p.experiment, (m = new Map<string, string>()));
     m.set(p.variant, p.plan.hash);
   }
   const stdlibNote = lock.stdlib_version !== stdlibVersion() ? ` (locked with stdlib ${lock.stdlib_version}, compiled with ${stdlibVersion()})` : "";
@@ -104,13 +105,12 @@ export function compareLock(model: SemanticModel, lock: LockFile, plans: readonl
       removed.length ? `removed ${list(removed)}` : "",
     ].filter(Boolean);
     const what = locked === undefined ? `experiment '${experiment.name}' is not in the lock file '${lockName}'` : `experiment '${experiment.name}' does not match the lock file '${lockName}'`;
-    const name = experiment.declaration.block.name!;
     out.push({
       code: "lock-mismatch",
       severity: "error",
       message: `${what}: ${parts.join("; ")}${stdlibNote}`,
       file: experiment.declaration.module.path,
-      range: name.range,
+      range: declarationNameRange(experiment.declaration),
       hint,
     });
   }

@@ -8,6 +8,7 @@ import { boundMessage, boundViolations } from "./bounds.js";
 import { parseTinyModel } from "./model-name.js";
 import type { Plan } from "./schema.js";
 import { splitSizes, type Split } from "./splits.js";
+import { at, defined } from "../contracts/checked.js";
 
 export interface PlanRefusal {
   /** The check diagnostic's code. */
@@ -68,7 +69,7 @@ function emptySplits(plan: Plan): PlanRefusal[] {
   const used: { split: Split; why: string }[] = [{ split: "train", why: "training samples its tasks from it" }];
   if (plan.eval.split !== "train") used.push({ split: plan.eval.split, why: `eval.split is ${plan.eval.split}: every evaluation would be empty` });
   for (const name of Object.keys(plan.envs).sort()) {
-    const env = plan.envs[name]!;
+    const env = defined(plan.envs[name], `env ${name}`);
     const sizes = splitSizes(env);
     for (const { split, why } of used) {
       if (sizes[split] > 0) continue;
@@ -124,7 +125,7 @@ function torchBuiltinModels(plan: Plan): PlanRefusal[] {
   const unknown = query
     .split("&")
     .filter(Boolean)
-    .map((pair) => pair.split("=")[0]!)
+    .map((pair) => at(pair.split("="), 0))
     .filter((key) => !TORCH_BUILTIN_PARAMETERS.includes(key));
   if (unknown.length === 0) return [];
   return refuse(
@@ -135,11 +136,11 @@ function torchBuiltinModels(plan: Plan): PlanRefusal[] {
 
 function sftWithoutWalkthroughs(plan: Plan): PlanRefusal[] {
   if (!plan.rollout.sft) return [];
-  const lacking = Object.keys(plan.envs).sort().filter((name) => !KINDS_WITH_WALKTHROUGHS.includes(plan.envs[name]!.kind));
+  const lacking = Object.keys(plan.envs).sort().filter((name) => !KINDS_WITH_WALKTHROUGHS.includes(defined(plan.envs[name], `env ${name}`).kind));
   return lacking.map((name) => ({
     code: "sft-without-walkthroughs",
     path: ["rollout", "sft"],
-    message: `rollout.sft replays env walkthroughs, and env '${name}' is of kind '${plan.envs[name]!.kind}', which provides none`,
+    message: `rollout.sft replays env walkthroughs, and env '${name}' is of kind '${defined(plan.envs[name], `env ${name}`).kind}', which provides none`,
     hint: `remove rollout.sft, or cold-start only on envs of kind ${KINDS_WITH_WALKTHROUGHS.join(", ")}`,
   }));
 }

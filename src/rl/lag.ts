@@ -2,6 +2,7 @@
 // update, a sample's lag is the trainer's policy version minus the oldest of those versions, and
 // samples older than `max_policy_lag` versions are dropped and counted. Pure functions, shared by
 // the runtime (the filter) and the lint stage (how old a pipelined batch is bound to be).
+import { at } from "../contracts/checked.js";
 
 /** Version of `versions[k]` where no policy generated token k (prompt, observation, a pool turn). */
 export const NOT_GENERATED = -1;
@@ -10,7 +11,7 @@ export const NOT_GENERATED = -1;
 export function oldestVersion(versions: ArrayLike<number>): number | null {
   let oldest: number | null = null;
   for (let k = 0; k < versions.length; k++) {
-    const v = versions[k]!;
+    const v = at(versions, k);
     if (v !== NOT_GENERATED && (oldest === null || v < oldest)) oldest = v;
   }
   return oldest;

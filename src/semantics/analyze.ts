@@ -14,6 +14,7 @@ import { toFunctionTool, toolSchemaProblems, type FunctionTool } from "./tool-sc
 import { validate } from "./validate.js";
 import type { Origin, RecordValue, Value } from "./values.js";
 import { expandVariants, type Override } from "./variants.js";
+import { at, defined } from "../contracts/checked.js";
 
 export interface ResolvedTool {
   /** The name the model calls it by. */
@@ -102,7 +103,7 @@ class ToolDeclarations {
   /** The typed tool, or undefined when it has errors (reported the first time). */
   check(decl: Declaration): Tool | undefined {
     if (this.checked.has(decl)) return this.checked.get(decl);
-    const result = validate(this.evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } });
+    const result = validate(this.evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: defined(decl.block.name, "the tool's name").range } });
     append(this.diagnostics, result.diagnostics);
     this.checked.set(decl, result.data);
     return result.data;
@@ -111,7 +112,7 @@ class ToolDeclarations {
 
 function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: DeclarationIndex, toolDeclarations: ToolDeclarations, diagnostics: Diagnostic[]): ExperimentModel {
   const value = evaluator.declaration(decl);
-  const subject = { label: `experiment '${decl.name}'`, origin: { file: decl.module.path, range: decl.block.name!.range } };
+  const subject = { label: `experiment '${decl.name}'`, origin: { file: decl.module.path, range: defined(decl.block.name, "the experiment's name").range } };
   const variants: VariantModel[] = [];
   for (const variant of expandVariants(value, diagnostics)) {
     const result = validate(variant.value, experimentSchema, subject);
@@ -152,7 +153,7 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
       if (declared?.kind === "record") {
         for (const [name, c] of declared.fields) {
           if (c.kind !== "call" || c.callee !== "block" || c.args.length !== 1) continue; // the schema reported it
-          const cond = constraintChecker.condition(c.args[0]!);
+          const cond = constraintChecker.condition(at(c.args, 0));
           if (cond) constraints.set(name, cond);
         }
       }
@@ -191,7 +192,7 @@ function resolveTools(
     return (tools?.kind === "record" ? tools.keyOrigins.get(tool) : undefined) ?? value.origin;
   };
   const envTool = (env: string, name: string): ResolvedTool => {
-    const definition = config.env[env]!.tool[name]!;
+    const definition = defined(config.env[env]?.tool[name], `the tool ${name} of env ${env}`);
     return { name, env, definition, schema: toFunctionTool(name, definition), origin: originOfEnvTool(env, name) };
   };
   const out: ResolvedTool[] = [];
@@ -224,18 +225,19 @@ function resolveTools(
         });
       if (more.length > 0 || first === undefined) return unresolved();
       if (second !== undefined && config.env[first]) {
-        if (second === "tools") for (const name of Object.keys(config.env[first]!.tool)) out.push(envTool(first, name));
-        else if (config.env[first]!.tool[second]) out.push(envTool(first, second));
+        if (second === "tools") for (const name of Object.keys(config.env[first].tool)) out.push(envTool(first, name));
+        else if (config.env[first].tool[second]) out.push(envTool(first, second));
         else unresolved();
         return;
       }
       if (second === undefined && config.tool[first]) {
-        const definition = config.tool[first]!;
+        const definition = config.tool[first];
         out.push({ name: first, env: null, definition, schema: toFunctionTool(first, definition), origin });
         return;
       }
       // A tool declared at the top level of this file or of an imported one.
-      const decl = second === undefined ? index.declarationsOf(module).get(first) : index.importedModule(module, first) && index.declarationsOf(index.importedModule(module, first)!).get(second);
+      const imported = second === undefined ? undefined : index.importedModule(module, first);
+      const decl = second === undefined ? index.declarationsOf(module).get(first) : imported && index.declarationsOf(imported).get(second);
       if (!decl || decl.type !== "tool") return unresolved();
       const definition = toolDeclarations.check(decl);
       if (definition) out.push({ name: decl.name, env: null, definition, schema: toFunctionTool(decl.name, definition), origin });

@@ -8,12 +8,18 @@ import { arlFilesBelow, importPathBelow } from "../language/arl-files.js";
 import type { Block, Reference } from "../language/ast.js";
 import type { Module, Program } from "../language/imports.js";
 import { parse } from "../language/parse.js";
+import { at, defined, last } from "../contracts/checked.js";
 
 export interface Declaration {
   readonly name: string;
   readonly type: string;
   readonly block: Block;
   readonly module: Module;
+}
+
+/** Where a declaration's name is written (every declaration is a named block). */
+export function declarationNameRange(decl: Declaration): NonNullable<Block["name"]>["range"] {
+  return defined(decl.block.name, `the name of ${decl.type} '${decl.name}'`).range;
 }
 
 export class DeclarationIndex {
@@ -43,7 +49,7 @@ export class DeclarationIndex {
             message: `'${block.name.name}' is declared twice in this file`,
             file: module.path,
             range: block.name.range,
-            related: [{ file: module.path, range: previous.block.name!.range, message: "first declared here" }],
+            related: [{ file: module.path, range: declarationNameRange(previous), message: "first declared here" }],
             hint: "rename one of them",
           });
           continue;
@@ -73,10 +79,10 @@ export class DeclarationIndex {
   /** Resolves `name` or `alias.name` from `module`. */
   resolve(module: Module, ref: Reference): Declaration | undefined {
     const parts = ref.parts.map((p) => p.name);
-    if (parts.length === 1) return this.declarationsOf(module).get(parts[0]!);
+    if (parts.length === 1) return this.declarationsOf(module).get(at(parts, 0));
     if (parts.length === 2) {
-      const target = this.importedModule(module, parts[0]!);
-      return target ? this.declarationsOf(target).get(parts[1]!) : undefined;
+      const target = this.importedModule(module, at(parts, 0));
+      return target ? this.declarationsOf(target).get(at(parts, 1)) : undefined;
     }
     return undefined;
   }
@@ -91,14 +97,14 @@ export class DeclarationIndex {
     const written = parts.join(".");
     const close = didYouMean(written, this.candidates(module, type));
     if (close) return close;
-    const name = parts[parts.length - 1]!;
-    const alias = parts.length === 2 ? parts[0]! : undefined;
+    const name = last(parts);
+    const alias = parts.length === 2 ? at(parts, 0) : undefined;
     const files = stdlibDeclaring(type, name);
     if (files.length > 0 && parts.length <= 2) {
       const imported = alias === undefined ? undefined : module.imports.find((i) => i.name === alias);
       const imports = files.map((f) => (alias === undefined ? `import "${f}"` : `import "${f}" as ${alias}`));
       const where = files.length === 1 ? `"${files[0]}" declares the ${type} '${name}'` : `${files.map((f) => `"${f}"`).join(" and ")} declare the ${type} '${name}'`;
-      const use = alias === undefined ? ` and write '${defaultImportName(files[0]!)}.${name}'` : "";
+      const use = alias === undefined ? ` and write '${defaultImportName(at(files, 0))}.${name}'` : "";
       if (imported) return `'${alias}' imports "${imported.decl.path.value}", which does not declare it; ${where}: ${imports.join(" or ")}`;
       return `${where}: add ${imports.join(" or ")}${use}`;
     }
@@ -145,5 +151,5 @@ export function stdlibDeclaring(type: string, name: string): string[] {
 
 /** The name an import without `as` gives: the path's last segment. */
 function defaultImportName(importPath: string): string {
-  return importPath.split("/").pop()!;
+  return last(importPath.split("/"));
 }

@@ -7,6 +7,7 @@ import { dottedName } from "../language/ast.js";
 import type { Module } from "../language/imports.js";
 import type { Declaration, DeclarationIndex } from "./declarations.js";
 import { emptyRecord, mergeValues, RecordBuilder, type Origin, type RecordValue, type Value } from "./values.js";
+import { at, defined } from "../contracts/checked.js";
 
 export class Evaluator {
   readonly diagnostics: Diagnostic[] = [];
@@ -50,10 +51,10 @@ export class Evaluator {
   }
 
   private resolveExtends(block: ast.Block, module: Module): Declaration | undefined {
-    const ref = block.extends!;
+    const ref = defined(block.extends, "the extends clause");
     const target = this.index.resolve(module, ref);
     const written = ref.parts.map((p) => p.name).join(".");
-    if (!target && ref.parts.length === 2 && this.index.isBrokenImport(module, ref.parts[0]!.name)) return undefined;
+    if (!target && ref.parts.length === 2 && this.index.isBrokenImport(module, at(ref.parts, 0).name)) return undefined;
     if (!target) {
       this.diagnostics.push({
         code: "unresolved-reference",
@@ -126,7 +127,7 @@ export class Evaluator {
         severity: "error",
         message: `'${key}' is set more than once in this block`,
         file: module.path,
-        range: entry.kind === "Field" ? entry.path[0]!.range : entry.type.range,
+        range: entry.kind === "Field" ? at(entry.path, 0).range : entry.type.range,
         related: [{ file: module.path, range: clash.range, message: "first set here" }],
         hint: "keep one of them",
       });

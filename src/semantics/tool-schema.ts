@@ -29,11 +29,11 @@ function parameterSchema(p: ToolParameter): Record<string, unknown> {
 }
 
 function objectSchema(properties: Record<string, ToolParameter>): Record<string, unknown> {
-  const names = Object.keys(properties);
+  const entries = Object.entries(properties);
   return {
     type: "object",
-    properties: Object.fromEntries(names.map((n) => [n, parameterSchema(properties[n]!)])),
-    required: names.filter((n) => properties[n]!.required),
+    properties: Object.fromEntries(entries.map(([n, p]) => [n, parameterSchema(p)])),
+    required: entries.filter(([, p]) => p.required).map(([n]) => n),
     additionalProperties: false,
   };
 }

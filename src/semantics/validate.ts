@@ -199,7 +199,7 @@ function issueDiagnostics(
     case "too_small":
     case "too_big": {
       const small = issue.code === "too_small";
-      const bound = small ? (issue as z.core.$ZodIssueTooSmall).minimum : (issue as z.core.$ZodIssueTooBig).maximum;
+      const bound = small ? issue.minimum : issue.maximum;
       const inclusive = (issue as { inclusive?: boolean }).inclusive !== false;
       const what = issue.origin === "array" ? "items" : issue.origin === "string" ? "characters" : "";
       const relation = small ? (inclusive ? "at least" : "more than") : inclusive ? "at most" : "less than";

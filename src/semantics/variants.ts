@@ -2,6 +2,7 @@
 // `ablation` (named override sets) become variants, each the experiment with its overrides.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { describeValue, RecordBuilder, type Origin, type RecordValue, type Value } from "./values.js";
+import { at, last } from "../contracts/checked.js";
 
 export interface Override {
   readonly path: readonly string[];
@@ -76,8 +77,8 @@ export function expandVariants(experiment: RecordValue, diagnostics: Diagnostic[
       }
     }
   }
-  const lastSegments = axes.map((a) => a.leaf.path[a.leaf.path.length - 1]!);
-  const axisLabel = (i: number) => (lastSegments.filter((s) => s === lastSegments[i]).length > 1 ? axes[i]!.leaf.path.join(".") : lastSegments[i]!);
+  const lastSegments = axes.map((a) => last(a.leaf.path));
+  const axisLabel = (i: number) => (lastSegments.filter((s) => s === lastSegments[i]).length > 1 ? at(axes, i).leaf.path.join(".") : at(lastSegments, i));
 
   let combos: { name: string; overrides: Leaf[] }[] = [{ name: "", overrides: [] }];
   axes.forEach((axis, i) => {

@@ -4,7 +4,7 @@
 // through the orchestrator with the scripted trainer double and an injected step failure.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, type ServerResponse } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -53,9 +53,9 @@ interface Server {
 async function startServer(args: string[] = []): Promise<Server> {
   const child = spawn(PYTHON, [serverScript, "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
-  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = await Promise.race([lines.next(), exited.then(() => undefined)]);
   const match = first && !first.done ? /^listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(first.value) : null;
   if (!match) {
@@ -380,7 +380,7 @@ describe("http env: failures are classified EnvErrors", () => {
   });
 
   /** A local server answering every request with `answer`; resolves to its URL and a closer. */
-  async function answering(answer: (res: import("node:http").ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
+  async function answering(answer: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
     const local = createHttpServer((_req, res) => answer(res));
     await new Promise<void>((resolve) => local.listen(0, "127.0.0.1", resolve));
     const { port } = local.address() as { port: number };

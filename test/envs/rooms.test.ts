@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseTextAction, ToolCallValidator, type ToolCall } from "../../src/contracts/tool-calls.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { generateWorld, MAX_ATTEMPTS } from "../../src/envs/rooms/generate.js";
-import { RoomsGame, roomsEnv, type RoomsEnv } from "../../src/envs/rooms/index.js";
+import { type RoomsGame, roomsEnv, type RoomsEnv } from "../../src/envs/rooms/index.js";
 import { act } from "../../src/envs/rooms/rules.js";
 import { solve } from "../../src/envs/rooms/solver.js";
 import { roomsVocabulary, words } from "../../src/envs/rooms/vocabulary.js";
@@ -123,11 +123,11 @@ describe("rooms env: generation", () => {
         w.rooms.forEach((room, r) => {
           for (const [d, to] of Object.entries(room.exits)) {
             const back = { north: "south", south: "north", east: "west", west: "east" }[d] as (typeof DIRECTIONS)[number];
-            expect(w.rooms[to!]!.exits[back]).toBe(r);
+            expect(w.rooms[to]!.exits[back]).toBe(r);
           }
         });
         const reached = new Set([0]);
-        for (const r of reached) for (const to of Object.values(w.rooms[r]!.exits)) reached.add(to!);
+        for (const r of reached) for (const to of Object.values(w.rooms[r]!.exits)) reached.add(to);
         expect(reached.size).toBe(env.rooms);
         const names = w.things.map((t) => t.name);
         expect(new Set(names).size).toBe(names.length);

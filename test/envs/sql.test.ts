@@ -8,7 +8,7 @@ import { generateDemo, questionsJsonl } from "../../src/envs/sql/demo.js";
 import { createSqlEnv, sqlEnv, type SqlEnv } from "../../src/envs/sql/index.js";
 import { scanSql, tablesMatch, textTable } from "../../src/envs/sql/text.js";
 import { envKinds } from "../../src/envs/registry.js";
-import { EnvError, type EnvInstance } from "../../src/contracts/env.js";
+import { EnvError, type EnvInstance, type StepResult } from "../../src/contracts/env.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { runEpisode } from "../../src/runtime/harness.js";
 import { ToolCallValidator, type ToolCall } from "../../src/contracts/tool-calls.js";
@@ -82,7 +82,7 @@ describe("sql env: the bank_demo data", () => {
       expect(calls?.at(-1)?.name).toBe("query");
       const env = await sqlEnv.create(all, task, 0);
       await env.reset();
-      let last;
+      let last: StepResult | undefined;
       for (const c of calls!) last = await env.step(c);
       expect(last!.text).not.toMatch(/^Error|^Refused/);
       expect(last!.signals.columns_seen_fraction, `task ${task}`).toBe(1);

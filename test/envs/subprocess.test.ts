@@ -24,7 +24,7 @@ function env(script: string): SubprocessEnv {
     retries: 0,
     task: null,
     command: [process.execPath, "-e", script],
-  } as SubprocessEnv;
+  };
 }
 
 async function resetFailure(script: string): Promise<EnvError> {

@@ -72,5 +72,5 @@ export function planTool(name: string, properties: Record<string, unknown> = {},
         parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties, required: Object.keys(properties), additionalProperties: false },
       },
     },
-  } as PlanTool;
+  };
 }

@@ -8,7 +8,7 @@ import { check, expectedMarkers, FIXTURES } from "./helpers.js";
 
 function fixtures(code: string, kind: "triggers" | "clean"): string[] {
   const dir = path.join(FIXTURES, code);
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(dir);
   } catch {

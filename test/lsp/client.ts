@@ -71,9 +71,9 @@ export class LspClient {
   static async start(options: StartOptions = {}): Promise<LspClient> {
     const [exe, ...argv] = options.command ?? [process.execPath, BIN, "lsp", "--stdio"];
     const child = spawn(exe!, argv, { cwd: REPO, env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
-    const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     const client = new LspClient(child, connection);
-    child.stderr!.on("data", (chunk: Buffer) => client.stderr.push(chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => client.stderr.push(chunk.toString()));
     connection.onNotification(PublishDiagnosticsNotification.type, (p) => {
       client.published.push(p);
       const ready = client.waiters.filter((w) => w.test(p));

@@ -2,7 +2,7 @@
 // refused at load, naming the field) and lowering (check reports the spec's field).
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import * as z from "zod";
+import type * as z from "zod";
 import { Compiler } from "../../src/compiler.js";
 import { boundViolations, PLAN_BOUNDS, type BoundedField } from "../../src/plan/bounds.js";
 import { planSchema } from "../../src/plan/schema.js";

@@ -191,7 +191,7 @@ experiment e {
   env bank extends sql.bank_demo { database: "./bank.sqlite" }
 }
 `;
-    const one = hashesOf({ "spec.arl": sql, "bank.sqlite": "rows: 1" } as Record<string, string>);
+    const one = hashesOf({ "spec.arl": sql, "bank.sqlite": "rows: 1" });
     expect(hashesOf({ "spec.arl": sql, "bank.sqlite": "rows: 1" })).toEqual(one);
     expect(hashesOf({ "spec.arl": sql, "bank.sqlite": "rows: 2" })).not.toEqual(one);
   });

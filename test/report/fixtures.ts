@@ -4,7 +4,6 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { deriveSeed, derivedRandom } from "../../src/contracts/random.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { bootstrapMeanInterval, passAtK } from "../../src/rl/eval.js";
@@ -111,7 +110,6 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
     return summary;
   };
   evalAt(0);
-  let offset = 0;
   for (let it = 1; it <= iterations; it++) {
     const isEval = it % plan.eval.every === 0 || it === planned;
     const ev = isEval ? evalAt(it) : undefined;
@@ -145,7 +143,7 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
       ...(ev && options.metricsEval !== false ? { eval: ev } : {}),
       time: { rollout_s: 41.5 + it, reward_s: 0.75, update_s: 12.25, total_s: 61.5 + it },
     });
-    offset = runDir.metricsSize;
+    const offset = runDir.metricsSize;
     runDir.writeState({ iteration: it, checkpoint: runDir.checkpointDir(it), bufferOffset: 0, metricsOffset: offset, sftDone: false, policyVersion: it });
   }
   return runDir.dir;

@@ -198,7 +198,7 @@ function directLoss(batch: PolicyBatch, clip: ClipOptions, reduction: Reduction)
     case "token_mean":
       return T === 0 ? 0 : -sum / T;
     case "seq_mean_token_mean":
-      return -s.reduce((acc, si, i) => acc + (L[i] ? si / L[i]! : 0), 0) / N;
+      return -s.reduce((acc, si, i) => acc + (L[i] ? si / L[i] : 0), 0) / N;
     case "seq_mean_token_sum":
       return -sum / N;
     case "constant":

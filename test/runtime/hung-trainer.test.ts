@@ -68,7 +68,7 @@ describe("a run on a huge batch", () => {
     const child = execa(process.execPath, [arl, "run", "huge.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`], { cwd: dir, reject: false });
     let stdout = "";
     const progressed = new Promise<void>((resolve) => {
-      child.stdout!.on("data", (chunk: Buffer) => {
+      child.stdout.on("data", (chunk: Buffer) => {
         stdout += chunk.toString("utf8");
         if (/rollout \d+ of 240000 episodes played/.test(stdout)) resolve();
       });

@@ -15,7 +15,7 @@ function tool(name: string, properties: Record<string, unknown>, required: strin
         parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties, required, additionalProperties: false },
       },
     },
-  } as PlanTool;
+  };
 }
 
 const go = tool("go", { direction: { type: "string", enum: ["north", "south", "east", "west"] } });

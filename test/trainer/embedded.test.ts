@@ -256,7 +256,7 @@ describe("builtin:tiny train_step", () => {
       const p = batch(t, opts);
       const g = t.computeGradients(p);
       const lp = t.logprobs(p.ids, "current", p.sampling);
-      const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) => Array.from({ length: r.offsets.length - 1 }, (_, i) => Array.from(r.values).slice(r.offsets[i]!, r.offsets[i + 1]!));
+      const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) => Array.from({ length: r.offsets.length - 1 }, (_, i) => Array.from(r.values).slice(r.offsets[i], r.offsets[i + 1]));
       const d = p.denominators;
       const weights = sequenceWeights(toReduction(p.reduction), { tokens: d.tokens, sequences: d.sequences, groups: d.groups, groupTokens: d.group_tokens, sequenceTokens: d.sequence_tokens, groupOf: p.groups });
       const f64 = microbatchLossF64(
@@ -287,7 +287,10 @@ describe("builtin:tiny train_step", () => {
       for (let i = 0; i < w0.length; i++) {
         const da = a.get(k)![i]! - w0[i]!;
         const db = b.get(k)![i]! - w0[i]!;
-        if (Math.abs(da) > 1e-5) ((ratio += db / da), n++);
+        if (Math.abs(da) > 1e-5) {
+          ratio += db / da;
+          n++;
+        }
       }
     }
     expect(ratio / n).toBeCloseTo(2, 1);

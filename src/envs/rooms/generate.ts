@@ -19,6 +19,7 @@
 // true length, which then differs from the plan's quest_length / optimal_steps. Such sizes are
 // also slow to create (up to about a second a world for w8-o12-q30); feasible ones take about
 // 1 ms (w2-o3-q4) to 3 ms (w4-o6-q8).
+import { at as element } from "../../contracts/checked.js";
 import { rngFromKey, type Rng } from "./random.js";
 import { solve } from "./solver.js";
 import {
@@ -82,16 +83,17 @@ function layout(rng: Rng, n: number): Room[] {
   const cell = new Map<string, number>([["0,0", 0]]);
   const exits: Partial<Record<Direction, number>>[] = [{}];
   const link = (a: number, d: Direction, b: number) => {
-    exits[a]![d] = b;
-    exits[b]![OPPOSITE[d]] = a;
+    element(exits, a)[d] = b;
+    element(exits, b)[OPPOSITE[d]] = a;
   };
   // A random spanning tree on the grid: each new room is attached to a free side of an old one.
   while (pos.length < n) {
     const from = rng.int(pos.length);
-    const free = DIRECTIONS.filter((d) => !cell.has(`${pos[from]![0] + OFFSET[d][0]},${pos[from]![1] + OFFSET[d][1]}`));
+    const [fx, fy] = element(pos, from);
+    const free = DIRECTIONS.filter((d) => !cell.has(`${fx + OFFSET[d][0]},${fy + OFFSET[d][1]}`));
     if (free.length === 0) continue;
     const d = rng.pick(free);
-    const xy: [number, number] = [pos[from]![0] + OFFSET[d][0], pos[from]![1] + OFFSET[d][1]];
+    const xy: [number, number] = [fx + OFFSET[d][0], fy + OFFSET[d][1]];
     const id = pos.length;
     pos.push(xy);
     cell.set(`${xy[0]},${xy[1]}`, id);
@@ -100,12 +102,13 @@ function layout(rng: Rng, n: number): Room[] {
   }
   // A few extra doors between rooms that are neighbours on the grid make loops.
   for (let a = 0; a < n; a++) {
+    const [ax, ay] = element(pos, a);
     for (const d of ["south", "east"] as const) {
-      const b = cell.get(`${pos[a]![0] + OFFSET[d][0]},${pos[a]![1] + OFFSET[d][1]}`);
-      if (b !== undefined && exits[a]![d] === undefined && rng.chance(0.25)) link(a, d, b);
+      const b = cell.get(`${ax + OFFSET[d][0]},${ay + OFFSET[d][1]}`);
+      if (b !== undefined && element(exits, a)[d] === undefined && rng.chance(0.25)) link(a, d, b);
     }
   }
-  return names.map((name, i) => ({ name, exits: exits[i]! }));
+  return names.map((name, i) => ({ name, exits: element(exits, i) }));
 }
 
 interface Drawn {
@@ -181,7 +184,9 @@ function candidateGoals(rng: Rng, things: readonly Thing[], start: Int16Array, R
     return g.every((a) => a.type !== "open" || !filled.includes(a.target));
   };
   const pairs: Atom[][] = [];
-  for (let x = 0; x < atoms.length; x++) for (let y = x + 1; y < atoms.length; y++) if (compatible([atoms[x]!, atoms[y]!])) pairs.push([atoms[x]!, atoms[y]!]);
+  atoms.forEach((a, x) => {
+    for (const b of atoms.slice(x + 1)) if (compatible([a, b])) pairs.push([a, b]);
+  });
   const triples: Atom[][] = [];
   if (atoms.length >= 3) {
     for (let k = 0; k < MAX_TRIPLES * 4 && triples.length < MAX_TRIPLES; k++) {
@@ -226,7 +231,7 @@ export function generateWorld(p: RoomsParams, task: number): World {
     // Every goal of every world was longer than quest_length + 1: take one more world's first
     // goal at its true length (all goals are solvable: the one key is never locked in its own box).
     const drawn = drawWorld(rng, p);
-    const goal = candidateGoals(rng, drawn.things, drawn.start, drawn.rooms.length)[0]!;
+    const goal = element(candidateGoals(rng, drawn.things, drawn.start, drawn.rooms.length), 0);
     const world: World = { ...drawn, goal, optimal: 0 };
     const sol = solve(world, drawn.start, goal);
     if (!sol) throw new Error(`rooms env: no solvable quest for task ${task} (w${p.rooms}-o${p.objects}-q${p.quest_length})`);

@@ -2,6 +2,7 @@
 // of a key string, so a task's world depends only on the key (kind, version, sizes, task id) and
 // is the same on every machine and Node version. Each generated world owns its generator.
 import { keyWords, seededSfc32, shuffled } from "../../contracts/random.js";
+import { at as element } from "../../contracts/checked.js";
 
 export interface Rng {
   /** Uniform float in [0, 1). */
@@ -26,7 +27,7 @@ export function rngFromKey(key: string): Rng {
     int,
     pick: (items) => {
       if (items.length === 0) throw new Error("pick from an empty list");
-      return items[int(items.length)]!;
+      return element(items, int(items.length));
     },
     shuffle: (items) => shuffled(items, next),
     chance: (p) => next() < p,

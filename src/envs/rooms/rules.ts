@@ -16,6 +16,8 @@ import {
   isPortable,
   locOf,
   reachable,
+  roomOf,
+  thingOf,
   withLoc,
   withOpen,
   withPlayer,
@@ -48,7 +50,7 @@ export function normalizeName(value: unknown, prepositions = false): string {
   if (typeof value !== "string" && typeof value !== "number") return "";
   const words = String(value).toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
   const drop = new Set(prepositions ? ["the", "a", "an", "in", "into", "inside", "on", "onto", "to"] : ["the", "a", "an"]);
-  while (words.length > 1 && drop.has(words[0]!)) words.shift();
+  while (words.length > 1 && drop.has(words[0] ?? "")) words.shift();
   return words.join(" ");
 }
 
@@ -62,7 +64,7 @@ function notHere(name: string): string {
 }
 
 function preposition(w: World, target: number): string {
-  return w.things[target]!.kind === "supporter" ? "on" : "in";
+  return thingOf(w, target).kind === "supporter" ? "on" : "in";
 }
 
 function contents(w: World, s: State, receptacle: number): string[] {
@@ -75,7 +77,7 @@ function contents(w: World, s: State, receptacle: number): string[] {
 }
 
 function containerState(w: World, s: State, i: number): string {
-  const t = w.things[i]!;
+  const t = thingOf(w, i);
   if (t.kind !== "container") return an(t.name);
   if (isOpen(w, s, i)) return `an open ${t.name}`;
   return t.key !== undefined ? `a locked ${t.name}` : `a closed ${t.name}`;
@@ -84,7 +86,7 @@ function containerState(w: World, s: State, i: number): string {
 /** What the player sees in the current room. */
 export function describeRoom(w: World, s: State): string {
   const here = at(s);
-  const room = w.rooms[here]!;
+  const room = roomOf(w, here);
   const lines: string[] = [`You are in the ${room.name}.`];
   const seen: string[] = [];
   const details: string[] = [];
@@ -114,11 +116,11 @@ export function describeInventory(w: World, s: State): string {
 function atomText(w: World, a: Atom): string {
   switch (a.type) {
     case "in":
-      return `put the ${w.things[a.item]!.name} ${preposition(w, a.target)} the ${w.things[a.target]!.name}`;
+      return `put the ${thingOf(w, a.item).name} ${preposition(w, a.target)} the ${thingOf(w, a.target).name}`;
     case "holding":
-      return `take the ${w.things[a.item]!.name}`;
+      return `take the ${thingOf(w, a.item).name}`;
     case "open":
-      return `open the ${w.things[a.target]!.name}`;
+      return `open the ${thingOf(w, a.target).name}`;
   }
 }
 
@@ -139,7 +141,7 @@ export function act(w: World, s: State, call: ToolCall, describe = true): ActRes
     case "go": {
       const dir = normalizeName(args.direction);
       if (!(DIRECTIONS as readonly string[]).includes(dir)) return refuse(s, "You can only go north, south, east or west.");
-      const next = w.rooms[at(s)]!.exits[dir as Direction];
+      const next = roomOf(w, at(s)).exits[dir as Direction];
       if (next === undefined) return refuse(s, `You can't go ${dir} from here.`);
       const moved = withPlayer(s, next);
       return done(moved, describe ? describeRoom(w, moved) : "");
@@ -149,7 +151,7 @@ export function act(w: World, s: State, call: ToolCall, describe = true): ActRes
       if (name === "") return refuse(s, "Take what?");
       const i = findThing(w, name);
       if (i < 0) return refuse(s, notHere(name));
-      const t = w.things[i]!;
+      const t = thingOf(w, i);
       if (!isPortable(t)) return refuse(s, t.room === at(s) ? `The ${name} is too heavy to carry.` : notHere(name));
       if (locOf(s, i) === INVENTORY) return refuse(s, `You already have the ${name}.`);
       if (!reachable(w, s, i)) return refuse(s, notHere(name));
@@ -160,15 +162,15 @@ export function act(w: World, s: State, call: ToolCall, describe = true): ActRes
       if (name === "") return refuse(s, "Open what?");
       const i = findThing(w, name);
       if (i < 0) return refuse(s, notHere(name));
-      const t = w.things[i]!;
+      const t = thingOf(w, i);
       const present = t.room === at(s) || locOf(s, i) === INVENTORY || (isPortable(t) && reachable(w, s, i));
       if (!present) return refuse(s, notHere(name));
       if (t.kind !== "container") return refuse(s, `You can't open the ${name}.`);
       if (isOpen(w, s, i)) return refuse(s, `The ${name} is already open.`);
       let text = `You open the ${name}.`;
       if (t.key !== undefined) {
-        if (locOf(s, t.key) !== INVENTORY) return refuse(s, `The ${name} is locked. You need the ${w.things[t.key]!.name}.`);
-        text = `You unlock the ${name} with the ${w.things[t.key]!.name} and open it.`;
+        if (locOf(s, t.key) !== INVENTORY) return refuse(s, `The ${name} is locked. You need the ${thingOf(w, t.key).name}.`);
+        text = `You unlock the ${name} with the ${thingOf(w, t.key).name} and open it.`;
       }
       const opened = withOpen(w, s, i);
       if (!describe) return done(opened, "");
@@ -179,14 +181,14 @@ export function act(w: World, s: State, call: ToolCall, describe = true): ActRes
       const name = normalizeName(args.object);
       if (name === "") return refuse(s, "Put what?");
       const i = findThing(w, name);
-      if (i < 0 || locOf(s, i) !== INVENTORY || !isPortable(w.things[i]!)) {
+      if (i < 0 || locOf(s, i) !== INVENTORY || !isPortable(thingOf(w, i))) {
         return refuse(s, KNOWN_NOUNS.has(name) ? `You are not carrying the ${name}.` : "You are not carrying that.");
       }
       const targetName = normalizeName(args.target, true);
       if (targetName === "") return refuse(s, `Put the ${name} where?`);
       const j = findThing(w, targetName);
       if (j < 0) return refuse(s, notHere(targetName));
-      const t = w.things[j]!;
+      const t = thingOf(w, j);
       if (isPortable(t)) {
         return refuse(s, locOf(s, j) === INVENTORY || reachable(w, s, j) ? `You can't put things in the ${targetName}.` : notHere(targetName));
       }

@@ -20,6 +20,7 @@
 // the true optimum. Ties break by a fixed action order (directions N, S, E, W; things by index),
 // so the walkthrough is deterministic.
 import type { ToolCall } from "../../contracts/tool-calls.js";
+import { at as element } from "../../contracts/checked.js";
 import { act } from "./rules.js";
 import {
   DIRECTIONS,
@@ -30,7 +31,9 @@ import {
   isPortable,
   locOf,
   reachable,
+  roomOf,
   stateKey,
+  thingOf,
   type Atom,
   type State,
   type World,
@@ -52,7 +55,7 @@ export function relevantThings(w: World, s: State, goal: readonly Atom[]): Set<n
   for (let changed = true; changed; ) {
     changed = false;
     for (const i of [...rel]) {
-      const t = w.things[i]!;
+      const t = thingOf(w, i);
       const extra: number[] = [];
       if (isPortable(t)) {
         const loc = locOf(s, i);
@@ -72,11 +75,11 @@ export function relevantThings(w: World, s: State, goal: readonly Atom[]): Set<n
 
 function candidateCalls(w: World, s: State, goal: readonly Atom[], rel: readonly number[]): ToolCall[] {
   const calls: ToolCall[] = [];
-  const room = w.rooms[at(s)]!;
+  const room = roomOf(w, at(s));
   for (const d of DIRECTIONS) if (room.exits[d] !== undefined) calls.push({ name: "go", arguments: { direction: d } });
   const R = w.rooms.length;
   for (const i of rel) {
-    const t = w.things[i]!;
+    const t = thingOf(w, i);
     if (isPortable(t)) {
       const placed = goal.some((a) => a.type === "in" && a.item === i && locOf(s, i) === R + a.target);
       if (!placed && reachable(w, s, i)) calls.push({ name: "take", arguments: { object: t.name } });
@@ -85,8 +88,8 @@ function candidateCalls(w: World, s: State, goal: readonly Atom[], rel: readonly
     }
   }
   for (const a of goal) {
-    if (a.type === "in" && locOf(s, a.item) === INVENTORY && w.things[a.target]!.room === at(s) && isOpen(w, s, a.target)) {
-      calls.push({ name: "put", arguments: { object: w.things[a.item]!.name, target: w.things[a.target]!.name } });
+    if (a.type === "in" && locOf(s, a.item) === INVENTORY && thingOf(w, a.target).room === at(s) && isOpen(w, s, a.target)) {
+      calls.push({ name: "put", arguments: { object: thingOf(w, a.item).name, target: thingOf(w, a.target).name } });
     }
   }
   return calls;
@@ -119,8 +122,9 @@ function search(w: World, from: State, goal: readonly Atom[], maxSteps: number, 
   const depth: number[] = [0];
   const seen = new Set<string>([stateKey(from)]);
   for (let head = 0; head < states.length; head++) {
-    const s = states[head]!;
-    if (depth[head]! >= maxSteps) continue;
+    const s = element(states, head);
+    const sDepth = element(depth, head);
+    if (sDepth >= maxSteps) continue;
     for (const call of candidateCalls(w, s, goal, rel)) {
       const r = act(w, s, call, false);
       if (r.invalid) continue;
@@ -130,10 +134,10 @@ function search(w: World, from: State, goal: readonly Atom[], maxSteps: number, 
       states.push(r.state);
       parent.push(head);
       via.push(call);
-      depth.push(depth[head]! + 1);
+      depth.push(sDepth + 1);
       if (goalHolds(w, r.state, goal)) {
         const calls: ToolCall[] = [];
-        for (let k = states.length - 1; k > 0; k = parent[k]!) calls.push(via[k]!);
+        for (let k = states.length - 1; k > 0; k = element(parent, k)) calls.push(element(via, k));
         calls.reverse();
         return { steps: calls.length, calls };
       }

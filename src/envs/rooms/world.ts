@@ -10,6 +10,8 @@
 // only appear in room names of worlds with more rooms than the room-noun pool ("the red attic");
 // rooms never appear in actions (`go` takes a direction).
 
+import { at as element } from "../../contracts/checked.js";
+
 export const DIRECTIONS = ["north", "south", "east", "west"] as const;
 export type Direction = (typeof DIRECTIONS)[number];
 export const OPPOSITE: Record<Direction, Direction> = { north: "south", south: "north", east: "west", west: "east" };
@@ -74,8 +76,11 @@ export interface World {
   readonly optimal: number;
 }
 
-export const at = (s: State): number => s[0]!;
-export const locOf = (s: State, i: number): number => s[1 + i]!;
+export const at = (s: State): number => element(s, 0);
+export const locOf = (s: State, i: number): number => element(s, 1 + i);
+/** Thing `i` and room `r` of the world, for indices that come from the world itself (a state slot, an atom, a key). */
+export const thingOf = (w: World, i: number): Thing => element(w.things, i);
+export const roomOf = (w: World, r: number): Room => element(w.rooms, r);
 export const isOpen = (w: World, s: State, i: number): boolean => s[1 + w.things.length + i] === 1;
 
 export function withPlayer(s: State, room: number): State {
@@ -99,12 +104,12 @@ export const isPortable = (t: Thing): boolean => t.kind === "item" || t.kind ===
 
 /** The room a thing is in now (carried things: the player's room). */
 export function roomOfThing(w: World, s: State, i: number): number {
-  const t = w.things[i]!;
+  const t = thingOf(w, i);
   if (isReceptacle(t)) return t.room;
   const loc = locOf(s, i);
   if (loc === INVENTORY) return at(s);
   if (loc < w.rooms.length) return loc;
-  return w.things[loc - w.rooms.length]!.room;
+  return thingOf(w, loc - w.rooms.length).room;
 }
 
 /** A portable thing the player can see and reach: on the floor here, or on/in an open receptacle here. */
@@ -113,7 +118,7 @@ export function reachable(w: World, s: State, i: number): boolean {
   if (loc === INVENTORY) return false;
   if (loc < w.rooms.length) return loc === at(s);
   const j = loc - w.rooms.length;
-  return w.things[j]!.room === at(s) && isOpen(w, s, j);
+  return thingOf(w, j).room === at(s) && isOpen(w, s, j);
 }
 
 export function atomHolds(w: World, s: State, a: Atom): boolean {
@@ -134,6 +139,6 @@ export function goalHolds(w: World, s: State, goal: readonly Atom[] = w.goal): b
 /** A string naming a state exactly (for hash sets). */
 export function stateKey(s: State): string {
   let key = "";
-  for (let i = 0; i < s.length; i++) key += String.fromCharCode(s[i]! + 2);
+  for (const slot of s) key += String.fromCharCode(slot + 2);
   return key;
 }

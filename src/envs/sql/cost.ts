@@ -6,6 +6,7 @@
 // combinations the statement visits; above a limit it is refused, as an observation.
 import type Database from "better-sqlite3";
 import { scanSql } from "./text.js";
+import { at } from "../../contracts/checked.js";
 
 /** Estimated row combinations above which a statement is refused (about a second or two of SQLite). */
 export const MAX_COMBINATIONS = 30_000_000;
@@ -23,7 +24,8 @@ function aliases(sql: string, isTable: (name: string) => boolean): Map<string, s
     if (!isTable(id)) return;
     out.set(id, id);
     const next = ids[i + 1];
-    if (next === "as" && ids[i + 2] !== undefined) out.set(ids[i + 2]!, id);
+    const alias = ids[i + 2];
+    if (next === "as" && alias !== undefined) out.set(alias, id);
     else if (next !== undefined && !NOT_ALIASES.has(next) && !isTable(next)) out.set(next, id);
   });
   return out;
@@ -63,7 +65,7 @@ export function estimateCombinations(db: Database.Database, sql: string, rows: (
     for (const r of children.get(parent) ?? []) {
       const scan = /^SCAN (\S+)/.exec(r.detail);
       if (scan && scan[1] !== "CONSTANT") {
-        const name = scan[1]!.replace(/^["`[]|["`\]]$/g, "").toLowerCase();
+        const name = at(scan, 1).replace(/^["`[]|["`\]]$/g, "").toLowerCase();
         const table = names.get(name) ?? name;
         // A scan of a subquery or CTE (not a table): count its rows as the largest table's.
         loops *= Math.max(1, rows(table) ?? largest);

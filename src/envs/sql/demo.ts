@@ -6,6 +6,7 @@
 // returns. Questions whose answer is ambiguous (ties for a "largest"), empty or NULL are dropped.
 import Database from "better-sqlite3";
 import { mulberry32, shuffled, type Random } from "../../contracts/random.js";
+import { at } from "../../contracts/checked.js";
 
 export const DEMO_SEED = 0x5eed_ba4c;
 
@@ -108,7 +109,7 @@ interface Tx {
 }
 
 const int = (random: Random, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
-const pick = <T>(random: Random, xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+const pick = <T>(random: Random, xs: readonly T[]): T => at(xs, Math.floor(random() * xs.length));
 const pad2 = (n: number) => String(n).padStart(2, "0");
 const date = (random: Random, year: number) => `${year}-${pad2(int(random, 1, 12))}-${pad2(int(random, 1, 28))}`;
 /** Cents as an exact decimal literal (no float formatting involved). */
@@ -117,7 +118,7 @@ const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 function generateRows(random: Random) {
   const years = shuffled(Array.from({ length: 60 }, (_, i) => 1955 + i), random).slice(0, CITIES.length);
-  const branches: Branch[] = CITIES.map((city, i) => ({ id: i + 1, name: `${city} ${BRANCH_NAMES[i]!}`, city, opened: years[i]! }));
+  const branches: Branch[] = CITIES.map((city, i) => ({ id: i + 1, name: `${city} ${at(BRANCH_NAMES, i)}`, city, opened: at(years, i) }));
 
   const names = shuffled(
     FIRST_NAMES.flatMap((f) => LAST_NAMES.map((l) => [f, l] as const)),
@@ -130,7 +131,7 @@ function generateRows(random: Random) {
   // Every customer holds at least one account; the rest go to random customers.
   const owners = [...customers.map((c) => c.id), ...Array.from({ length: N_ACCOUNTS - N_CUSTOMERS }, () => int(random, 1, N_CUSTOMERS))];
   for (const [i, owner] of shuffled(owners, random).entries()) {
-    const customer = customers[owner - 1]!;
+    const customer = at(customers, owner - 1);
     const local = branches.find((b) => b.city === customer.city);
     const branch = local && random() < 0.8 ? local : pick(random, branches);
     const r = random();

@@ -17,6 +17,7 @@ import type { ToolCall } from "../../contracts/tool-calls.js";
 import { estimateCombinations, MAX_COMBINATIONS } from "./cost.js";
 import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type Question, type SqlEnv, type Table } from "./data.js";
 import { scanSql, tablesMatch, textTable, type Row } from "./text.js";
+import { at } from "../../contracts/checked.js";
 
 export type { SqlEnv } from "./data.js";
 
@@ -275,7 +276,7 @@ export function createSqlEnv(options: SqlEnvOptions = {}): EnvKind<SqlEnv> & { d
       throw new EnvError(`sql env: ${data.label} has ${data.questions.length} questions, but the plan declares tasks: ${env.tasks} (use at most ${data.questions.length})`, "protocol");
     }
     if (!Number.isInteger(task) || task < 0 || task >= env.tasks) throw new EnvError(`sql env: task ${task} is outside 0..${env.tasks - 1}`, "protocol");
-    return data.questions[task]!;
+    return at(data.questions, task);
   };
   return {
     kind: "sql",

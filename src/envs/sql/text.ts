@@ -1,6 +1,7 @@
 // Small text utilities of the sql env: scanning SQL for its first keyword and identifiers
 // (strings and comments skipped), rendering a result as a text table, and comparing result
 // tables (multisets of rows, numbers with a tolerance, columns in any order).
+import { at } from "../../contracts/checked.js";
 
 export type Cell = number | string | bigint | Buffer | null;
 export type Row = readonly Cell[];
@@ -22,7 +23,7 @@ export function scanSql(sql: string): Scan {
     let out = "";
     let j = from;
     while (j < n) {
-      const c = sql[j]!;
+      const c = sql.charAt(j);
       if (c === close) {
         if (close !== "]" && sql[j + 1] === close) {
           out += c;
@@ -37,7 +38,7 @@ export function scanSql(sql: string): Scan {
     return [out, n];
   };
   while (i < n) {
-    const c = sql[i]!;
+    const c = sql.charAt(i);
     if (c === "-" && sql[i + 1] === "-") {
       const end = sql.indexOf("\n", i);
       i = end < 0 ? n : end + 1;
@@ -52,14 +53,14 @@ export function scanSql(sql: string): Scan {
       i = next;
     } else if (/[A-Za-z_\u0080-\uffff]/.test(c)) {
       let j = i + 1;
-      while (j < n && /[A-Za-z0-9_$\u0080-\uffff]/.test(sql[j]!)) j++;
+      while (j < n && /[A-Za-z0-9_$\u0080-\uffff]/.test(sql.charAt(j))) j++;
       const word = sql.slice(i, j);
       if (first === "") first = word.toUpperCase();
       identifiers.push(word.toLowerCase());
       i = j;
     } else if (/[0-9]/.test(c)) {
       let j = i + 1;
-      while (j < n && /[0-9A-Za-z_.]/.test(sql[j]!)) j++;
+      while (j < n && /[0-9A-Za-z_.]/.test(sql.charAt(j))) j++;
       i = j;
     } else {
       if (first === "" && !/[\s;(]/.test(c)) first = c;
@@ -88,8 +89,8 @@ export function formatCell(v: Cell): string {
 export function textTable(columns: readonly string[], rows: readonly Row[], maxRows: number, total: number | "more"): string {
   const shown = rows.slice(0, maxRows).map((r) => r.map(formatCell));
   const header = columns.map((c) => formatCell(c));
-  const widths = header.map((h, k) => Math.max(h.length, ...shown.map((r) => r[k]!.length)));
-  const line = (cells: readonly string[]) => cells.map((c, k) => c.padEnd(widths[k]!)).join(" | ").trimEnd();
+  const widths = header.map((h, k) => Math.max(h.length, ...shown.map((r) => at(r, k).length)));
+  const line = (cells: readonly string[]) => cells.map((c, k) => c.padEnd(at(widths, k))).join(" | ").trimEnd();
   const out = [line(header), widths.map((w) => "-".repeat(Math.max(1, w))).join("-+-"), ...shown.map(line)];
   const count = total === "more" ? `more than ${rows.length}` : String(total);
   if (total === "more" || total > shown.length) out.push(`(showing ${shown.length} of ${count} rows)`);
@@ -140,7 +141,7 @@ export function cellsEqual(a: Cell, b: Cell): boolean {
 
 const compareRows = (a: Row, b: Row): number => {
   for (let k = 0; k < a.length; k++) {
-    const c = compareCells(a[k]!, b[k]!);
+    const c = compareCells(at(a, k), at(b, k));
     if (c !== 0) return c;
   }
   return 0;
@@ -150,9 +151,9 @@ function rowsEqual(actual: readonly Row[], expected: readonly Row[], ordered: bo
   const a = ordered ? actual : [...actual].sort(compareRows);
   const e = ordered ? expected : [...expected].sort(compareRows);
   for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = e[i]!;
-    for (let k = 0; k < x.length; k++) if (!cellsEqual(x[k]!, y[k]!)) return false;
+    const x = at(a, i);
+    const y = at(e, i);
+    for (let k = 0; k < x.length; k++) if (!cellsEqual(at(x, k), at(y, k))) return false;
   }
   return true;
 }
@@ -164,11 +165,12 @@ function* permutations(n: number): Generator<number[]> {
   const c = new Array<number>(n).fill(0);
   let i = 0;
   while (i < n) {
-    if (c[i]! < i) {
-      const j = i % 2 === 0 ? 0 : c[i]!;
-      [p[j], p[i]] = [p[i]!, p[j]!];
+    const ci = at(c, i);
+    if (ci < i) {
+      const j = i % 2 === 0 ? 0 : ci;
+      [p[j], p[i]] = [at(p, i), at(p, j)];
       yield [...p];
-      c[i]!++;
+      c[i] = ci + 1;
       i = 0;
     } else {
       c[i] = 0;
@@ -188,8 +190,8 @@ const MAX_PERMUTED_COLUMNS = 5;
 export function tablesMatch(actual: readonly Row[], expected: readonly Row[], ordered: boolean): boolean {
   if (actual.length !== expected.length) return false;
   if (expected.length === 0) return true;
-  const width = expected[0]!.length;
-  if (actual[0]!.length !== width || actual.some((r) => r.length !== width) || expected.some((r) => r.length !== width)) return false;
+  const width = at(expected, 0).length;
+  if (at(actual, 0).length !== width || actual.some((r) => r.length !== width) || expected.some((r) => r.length !== width)) return false;
   if (rowsEqual(actual, expected, ordered)) return true;
   if (width < 2 || width > MAX_PERMUTED_COLUMNS) return false;
   let first = true;
@@ -198,7 +200,7 @@ export function tablesMatch(actual: readonly Row[], expected: readonly Row[], or
       first = false;
       continue;
     }
-    if (rowsEqual(actual.map((r) => p.map((k) => r[k]!)), expected, ordered)) return true;
+    if (rowsEqual(actual.map((r) => p.map((k) => at(r, k))), expected, ordered)) return true;
   }
   return false;
 }

@@ -33,8 +33,9 @@ reads a number signal some env declares outside [0, 1].`,
         const wide = signalDeclarations(config, s).filter((d) => (d.signal.min !== undefined && d.signal.min < 0) || (d.signal.max !== undefined && d.signal.max > 1));
         if (wide.length > 0) off.set(signalName(s), wide.map((d) => `${d.env} [${d.signal.min ?? "?"}, ${d.signal.max ?? "?"}]`));
       }
-      if (off.size === 0) continue;
-      const [signal, where] = [...off][0]!;
+      const [first] = off;
+      if (!first) continue;
+      const [signal, where] = first;
       ctx.report({
         at: ["reward", term],
         message: `reward term '${term}' reads ${signal}, which env ${quoteList(where)} declares outside [0, 1], in a multi-task experiment: tasks on different scales pull with different strength (AgentRL maps every task's reward to [0, 1])`,

@@ -22,8 +22,9 @@ observation, so the forbidden behaviour never pays.`,
         const envs = signalDeclarations(config, s).filter((d) => d.signal.violation).map((d) => d.env);
         if (envs.length > 0) violations.set(signalName(s), envs);
       }
-      if (violations.size === 0) continue;
-      const [signal, envs] = [...violations][0]!;
+      const [first] = violations;
+      if (!first) continue;
+      const [signal, envs] = first;
       ctx.report({
         at: ["reward", name],
         message: `reward term '${name}' prices the rule violation ${signal} (declared violation: true by env ${quoteList(envs)}): a penalty is a soft objective the policy can trade against success, so breaking the rule can still pay`,
