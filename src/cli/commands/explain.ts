@@ -1,11 +1,10 @@
 // `arl explain CODE` and `arl explain --list`: what a diagnostic code means. Lint rules carry
 // their own explanation (the practice or paper behind them, the same text the editor shows on
 // hover); the compiler's other codes are described here, one paragraph each.
-import { parseArgs } from "node:util";
 import { editDistance } from "../../diagnostics/suggest.js";
 import { lintRule, lintRules } from "../../lint/index.js";
-import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
+import { defineCommand } from "../command.js";
+import { ExitCode, UsageError } from "../io.js";
 
 const usage = `Usage: arl explain CODE
        arl explain --list
@@ -409,17 +408,12 @@ function list(): string {
   return `RL lint rules (silence one with allow { CODE: "reason" }):\n${rows(rules)}\n\nCompiler diagnostics:\n${rows(compiler)}\n`;
 }
 
-export const explainCommand: Command = {
+export const explainCommand = defineCommand({
   name: "explain",
   summary: "explain a diagnostic code (a lint rule's practice or paper)",
   usage,
-  async run(args, io: CliIO) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: true, options: { list: { type: "boolean", default: false } } });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { list: { type: "boolean", default: false } },
+  async run(parsed, io) {
     if (parsed.values.list) {
       if (parsed.positionals.length > 0) throw new UsageError("give either a code or --list");
       io.stdout(list());
@@ -437,4 +431,4 @@ export const explainCommand: Command = {
     io.stderr(`arl explain: unknown code '${code}'; ${suggestion}\nRun 'arl explain --list' for every code.\n`);
     return ExitCode.usage;
   },
-};
+});
