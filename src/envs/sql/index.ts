@@ -15,7 +15,8 @@ import type Database from "better-sqlite3";
 import type { ToolCall } from "../../runtime/tool-calls.js";
 import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../types.js";
 import { estimateCombinations, MAX_COMBINATIONS } from "./cost.js";
-import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type Question, type SqlEnv, type Table } from "./data.js";
+import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type SqlEnv, type Table } from "./data.js";
+import type { Question } from "./questions.js";
 import { scanSql, tablesMatch, textTable, type Row } from "./text.js";
 
 export type { SqlEnv } from "./data.js";
