@@ -10,7 +10,7 @@ import { renderMarkdown } from "./markdown.js";
 import { evalSummaries, finalEval, pairedAgainst, runKs, wallTime } from "./stats.js";
 import type { RenderedChart, Report, ReportModel, RunReport } from "./types.js";
 
-export { ReportInputError, loadRun, type RunInfo } from "./load.js";
+export { ReportInputError } from "./load.js";
 
 interface Curve {
   readonly key: string;

@@ -89,7 +89,7 @@ export function compileAndLower(
 }
 
 /** Diagnostics as 'arl check' prints them, with the summary line when there are any. */
-export function printDiagnostics(results: readonly CheckResult[], diagnostics: readonly Diagnostic[], io: CliIO, print: (text: string) => void): void {
+function printDiagnostics(results: readonly CheckResult[], diagnostics: readonly Diagnostic[], io: CliIO, print: (text: string) => void): void {
   if (diagnostics.length === 0) return;
   const style = { color: io.isTTY && !io.env.NO_COLOR && print === io.stdout };
   const lines = lineIndexes(results);

@@ -11,7 +11,6 @@ import { EnvError } from "../../envs/types.js";
 import { lowerModel, withBackend } from "../../plan/lower.js";
 import { parsePlanFile, PlanFileError } from "../../plan/files.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
-import { planHash } from "../../plan/hash.js";
 import type { Plan } from "../../plan/schema.js";
 import { executePlan, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/progress.js";
