@@ -6,7 +6,7 @@ import { experimentSchema } from "../semantics/schema/experiment.js";
 import { fieldDoc, fieldNames, schemaAt } from "../semantics/schema/introspect.js";
 
 /** Every path the editor uses is a path below the experiment schema. */
-export const rootSchema: z.ZodType = experimentSchema;
+const rootSchema: z.ZodType = experimentSchema;
 
 interface Def {
   type: string;
@@ -133,12 +133,6 @@ export function fieldsAt(path: readonly string[], data?: unknown): string[] {
 export function docAt(path: readonly string[], data?: unknown): string | undefined {
   if (path.length === 0) return undefined;
   return fieldDoc(rootSchema, path, data);
-}
-
-/** Whether the schema knows a field at `path` at all. */
-export function isKnownField(path: readonly string[], data?: unknown): boolean {
-  if (path.length === 0) return true;
-  return fieldSchemas(path.slice(0, -1), path[path.length - 1]!, data).length > 0;
 }
 
 /** Names (and `true`, `false`, `none`) the field at `path` accepts as its whole value. */

@@ -8,4 +8,3 @@ export * from "./policy-loss.js";
 export * from "./random.js";
 export * from "./registry.js";
 export * from "./sampling.js";
-export { STD_EPS } from "./stats.js";

@@ -7,7 +7,7 @@
 import Database from "better-sqlite3";
 import { mulberry32, type Random } from "../../rl/random.js";
 
-export const DEMO_SEED = 0x5eed_ba4c;
+const DEMO_SEED = 0x5eed_ba4c;
 
 export interface DemoQuestion {
   readonly question: string;

@@ -39,7 +39,7 @@ function errorText(error: unknown): string {
   return (error as Error).message.replace(/\s+/g, " ").trim();
 }
 
-export class SqlInstance implements EnvInstance {
+class SqlInstance implements EnvInstance {
   private conn: Connection | undefined;
   private answer: Answer;
   private readonly seen = new Set<string>();
