@@ -344,7 +344,7 @@ describe("exports", () => {
     expect(stale, "no longer unused (or gone): take them off TEMPORARY_ALLOWED").toEqual([]);
   });
 
-  it("the method: follows named, star and namespace re-exports, dynamic imports, dist/ paths and the roots", () => {
+  it("the method: follows named, star and namespace re-exports, dynamic imports, dist/ paths, signatures and the roots", () => {
     const project: SourceText[] = [
       { name: "src/index.ts", text: 'export { api } from "./a/api.js";\nexport type * as shapes from "./a/shapes.js";\n' },
       { name: "src/a/api.ts", text: "export function api() {}\nexport const helper = 1;\n" },
@@ -357,10 +357,13 @@ describe("exports", () => {
       { name: "test/x.test.ts", text: 'import { two } from "../src/a/used.js";\n' },
       { name: "bin/cli.js", text: 'const m = await import("../dist/b/entry.js");\n' },
       { name: "src/b/entry.ts", text: "export const a = 1;\nexport const b = 2;\n" },
+      // f's parameter type is used with f; a type only its body names is not.
+      { name: "src/a/sig.ts", text: "export interface Opts {}\nexport interface Inner {}\nexport function f(o: Opts): void {\n  const i: Inner = o;\n}\n" },
+      { name: "src/b/caller.ts", text: 'import { f } from "../a/sig.js";\n' },
     ];
     const found = unusedExports(project, ["src/index.ts"]).map((f) => `${f.file} ${f.name}`);
     // `def` comes through barrel's `export *`, which passes on no default: used.ts's default is
     // used by the second import only.
-    expect(found).toEqual(["src/a/api.ts helper", "src/a/barrel.ts renamed", "src/a/late.ts other", "src/a/lone.ts lone", "src/a/lone.ts self", "src/a/used.ts Unused"]);
+    expect(found).toEqual(["src/a/api.ts helper", "src/a/barrel.ts renamed", "src/a/late.ts other", "src/a/lone.ts lone", "src/a/lone.ts self", "src/a/sig.ts Inner", "src/a/used.ts Unused"]);
   });
 });
