@@ -56,7 +56,7 @@ export function lastConsumed(): unknown {
 const gc = (globalThis as { gc?: () => void }).gc;
 
 /** Times `fn` once, in milliseconds. */
-export async function timeOnce(fn: () => unknown): Promise<number> {
+async function timeOnce(fn: () => unknown): Promise<number> {
   const start = performance.now();
   const out = fn();
   if (out instanceof Promise) consume(await out);

@@ -86,7 +86,7 @@ experiment exp_${i} {
 `;
 }
 
-export function generatedSpec(targetLines = 2000): { text: string; lines: number; units: number } {
+function generatedSpec(targetLines = 2000): { text: string; lines: number; units: number } {
   const head = `// Language-server benchmark spec (generated).\nimport "std/algorithms" as algo\nimport "std/envs/findmax" as findmax\n\n`;
   const parts = [head];
   let lines = head.split("\n").length - 1;

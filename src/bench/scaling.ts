@@ -15,9 +15,9 @@ import { consume, median, type BenchResult, type BenchSection, type MeasureOptio
 import { at } from "../contracts/checked.js";
 
 /** The goal per doubling of input size. */
-export const growthGoal = 2.2;
+const growthGoal = 2.2;
 
-export interface Shape {
+interface Shape {
   readonly name: string;
   /** What `n` counts. */
   readonly unit: string;
@@ -42,7 +42,7 @@ ${body}}
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-export const shapes: readonly Shape[] = [
+const shapes: readonly Shape[] = [
   {
     name: "comments",
     unit: "comment lines",
@@ -81,7 +81,7 @@ export const shapes: readonly Shape[] = [
   },
 ];
 
-export interface Growth {
+interface Growth {
   readonly sizes: readonly number[];
   /** The CPU time of each measured run at each size, in milliseconds. */
   readonly samples: readonly (readonly number[])[];
@@ -112,7 +112,7 @@ function collector(): () => void {
 }
 
 /** Warm-up calls (discarded), then the CPU time of each measured call, each after a full collection. */
-export function measureCpu(fn: () => unknown, options: MeasureOptions): number[] {
+function measureCpu(fn: () => unknown, options: MeasureOptions): number[] {
   const gc = collector();
   for (let i = 0; i < options.warmup; i++) cpuOnce(fn);
   const samples: number[] = [];
@@ -124,7 +124,7 @@ export function measureCpu(fn: () => unknown, options: MeasureOptions): number[]
 }
 
 /** Times `arl check` of `shape` at n, 2n and 4n (each spec written once, outside the timed runs). */
-export function growth(shape: Shape, options: MeasureOptions, dir: string): Growth {
+function growth(shape: Shape, options: MeasureOptions, dir: string): Growth {
   const sizes = [shape.base, shape.base * 2, shape.base * 4];
   const samples: number[][] = [];
   for (const n of sizes) {

@@ -1,7 +1,7 @@
 // `arl` command-line entry: dispatches to one module per command. Never lets an exception
 // escape as a stack trace: internal failures are reported as such, with how to report them.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { arlVersion } from "../plan/version.js";
+import { asksForHelp, type Command } from "./command.js";
 import { checkCommand } from "./commands/check.js";
 import { conformanceCommand } from "./commands/conformance.js";
 import { diffCommand } from "./commands/diff.js";
@@ -14,24 +14,12 @@ import { reportCommand } from "./commands/report.js";
 import { runCommand } from "./commands/run.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
-export interface Command {
-  readonly name: string;
-  readonly summary: string;
-  readonly usage: string;
-  run(args: readonly string[], io: CliIO): Promise<number>;
-}
-
 const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, reportCommand, conformanceCommand, lspCommand];
-
-export function packageVersion(): string {
-  const pkgPath = fileURLToPath(new URL("../../package.json", import.meta.url));
-  return (JSON.parse(readFileSync(pkgPath, "utf8")) as { version: string }).version;
-}
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
-  return `arl ${packageVersion()}: compile and run agentic-RL experiments declared in .arl files
+  return `arl ${arlVersion()}: compile and run agentic-RL experiments declared in .arl files
 
 Usage: arl <command> [options]
 
@@ -49,7 +37,7 @@ export async function runCli(argv: readonly string[], io: CliIO = processIO()): 
     return first === undefined ? ExitCode.usage : ExitCode.ok;
   }
   if (first === "--version" || first === "-V") {
-    io.stdout(`${packageVersion()}\n`);
+    io.stdout(`${arlVersion()}\n`);
     return ExitCode.ok;
   }
   const command = commands.find((c) => c.name === first);
@@ -57,7 +45,7 @@ export async function runCli(argv: readonly string[], io: CliIO = processIO()): 
     io.stderr(`arl: unknown command '${first}'\n\n${help()}`);
     return ExitCode.usage;
   }
-  if (rest.includes("--help") || rest.includes("-h")) {
+  if (asksForHelp(rest)) {
     io.stdout(`${command.usage}\n`);
     return ExitCode.ok;
   }

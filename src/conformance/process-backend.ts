@@ -22,7 +22,7 @@ export class BackendUnavailable extends Error {
 }
 
 /** The command that starts trainer `name`. */
-export function conformanceTrainerCommand(name: TrainerName): TrainerCommand {
+function conformanceTrainerCommand(name: TrainerName): TrainerCommand {
   if (name === "local") {
     // The built entry point, also when this module runs from src/ (tests).
     const embedded = `${packageRoot}dist/trainer/embedded/main.js`;

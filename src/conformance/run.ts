@@ -16,7 +16,7 @@ export interface CaseResult {
   readonly error?: string;
 }
 
-export async function runCase(file: string, c: VectorCase, backend: ConformanceBackend = referenceBackend): Promise<CaseResult> {
+async function runCase(file: string, c: VectorCase, backend: ConformanceBackend = referenceBackend): Promise<CaseResult> {
   const chosen = backend.supports(c.op) ? backend : referenceBackend;
   let actual: unknown;
   try {

@@ -4,7 +4,7 @@
 import * as z from "zod";
 import { isOpName, opNames, opSchemas, type OpName } from "../contracts/conformance-ops.js";
 
-export const DEFAULT_TOLERANCE = 1e-6;
+const DEFAULT_TOLERANCE = 1e-6;
 
 export interface VectorCase {
   readonly name: string;
@@ -34,7 +34,7 @@ const caseSchema = z.strictObject({
 });
 
 /** `cases[3].input.rewards[0]` style paths. */
-export function formatPath(path: readonly PropertyKey[]): string {
+function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const key of path) out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`;
   return out;

@@ -11,7 +11,7 @@ import { parser } from "../language/parser.js";
 import { keywordTokens, reservedWords } from "../language/tokens.js";
 
 /** The repository root: this file lives in src/grammar/ (tests) or dist/grammar/ (the script). */
-export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const GRAMMAR_DIR = path.join(REPO_ROOT, "grammar");
 
 /** Where diagrams.html finds chevrotain's diagram scripts and styles, relative to itself. */
@@ -21,7 +21,7 @@ const RESOURCE_DIR = "diagrams";
 const DIAGRAM_RESOURCES = ["diagrams.css", "vendor/railroad-diagrams.js", "src/diagrams_builder.js", "src/diagrams_behavior.js", "src/main.js"] as const;
 
 /** The installed chevrotain package folder (its `exports` hide package.json, so go via the entry). */
-export function chevrotainRoot(): string {
+function chevrotainRoot(): string {
   const entry = createRequire(import.meta.url).resolve("chevrotain");
   let dir = path.dirname(entry);
   while (path.basename(dir) !== "chevrotain" && path.dirname(dir) !== dir) dir = path.dirname(dir);
@@ -68,7 +68,7 @@ export function diagramsHtml(): string {
 }
 
 /** The chevrotain files copied next to the page, as `{ relative path under grammar/: contents }`. */
-export function diagramResources(): Map<string, string> {
+function diagramResources(): Map<string, string> {
   const root = path.join(chevrotainRoot(), "diagrams");
   const out = new Map<string, string>();
   for (const file of DIAGRAM_RESOURCES) out.set(`${RESOURCE_DIR}/${file}`, readFileSync(path.join(root, file), "utf8"));
@@ -114,7 +114,7 @@ const QUOTED = '"(?:[^"\\\\]|\\\\.)*"';
  * The TextMate grammar (scopeName `source.arl`). Its regexes are written in the subset shared by
  * Oniguruma (editors) and JavaScript (the drift test compiles them): no \h, \A, \z, \G or atomic groups.
  */
-export function tmLanguage(): TmRule {
+function tmLanguage(): TmRule {
   const words = keywords();
   const notKeyword = `(?!(?:${words.join("|")})\\b)`;
   // One rule per scope, words in tokens.ts order.

@@ -33,7 +33,7 @@ export function isInside(file: string, dir: string): boolean {
  * existing ancestor is resolved and the rest appended, so that a link to a folder outside is
  * seen even when the file below it is missing.
  */
-export function realPath(file: string): string {
+function realPath(file: string): string {
   const rest: string[] = [];
   let head = path.resolve(file);
   for (;;) {
@@ -49,7 +49,7 @@ export function realPath(file: string): string {
 }
 
 /** Whether a path is absolute on POSIX or on Windows (`C:\...`, `\\server\...`): both are refused on every platform. */
-export function isAbsolutePath(written: string): boolean {
+function isAbsolutePath(written: string): boolean {
   return path.posix.isAbsolute(written) || path.win32.isAbsolute(written);
 }
 

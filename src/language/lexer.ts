@@ -6,7 +6,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import * as t from "./tokens.js";
 
 /** Brackets nested deeper than this are cut out and reported (keeps parsing linear and stack-safe). */
-export const MAX_NESTING = 64;
+const MAX_NESTING = 64;
 
 const arlLexer = new Lexer([...t.allTokens], {
   positionTracking: "full",

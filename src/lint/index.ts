@@ -13,7 +13,6 @@ import { BlockIndex, locatePath, type Location } from "./locate.js";
 import type { ConfigPath, LintContext, LintReport, LintRule } from "./rule.js";
 import { lintRules } from "./rules/index.js";
 
-export type { ConfigPath, LintContext, LintReport, LintRule } from "./rule.js";
 export { lintRules } from "./rules/index.js";
 
 /** The rule with this code, for hover and explanations. */

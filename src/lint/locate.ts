@@ -46,7 +46,7 @@ function rangeKey(r: ast.Node["range"]): string {
   return `${r.start.offset}:${r.end.offset}`;
 }
 
-export function dottedPath(path: ConfigPath): string {
+function dottedPath(path: ConfigPath): string {
   return path.map(String).join(".");
 }
 

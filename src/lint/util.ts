@@ -13,10 +13,6 @@ export function isGroupRelative(config: ExperimentConfig): boolean {
   return a.estimator === "group" && (a.baseline !== "none" || a.normalize === "std");
 }
 
-export function envNames(config: ExperimentConfig): string[] {
-  return Object.keys(config.env);
-}
-
 /** `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`. */
 export function quoteList(items: readonly string[]): string {
   const q = items.map((i) => `'${i}'`);

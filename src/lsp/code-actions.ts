@@ -8,7 +8,7 @@ import type * as ast from "../language/ast.js";
 import { lintRule } from "../lint/index.js";
 import { lspRangeOf, rangesTouch, toLspDiagnostic, toLspRange } from "./convert.js";
 
-export const ALLOW_REASON_PLACEHOLDER = "TODO: say why this rule does not apply here";
+const ALLOW_REASON_PLACEHOLDER = "TODO: say why this rule does not apply here";
 
 const didYouMean = /^did you mean '([^']+)'\?$/;
 
@@ -84,7 +84,7 @@ function indentOf(lines: LineIndex, line: number): string {
 }
 
 /** The edit that adds `code: "reason"` to the experiment's allow block, or adds the block. */
-export function allowEdit(text: string, lines: LineIndex, experiment: ast.Block, code: string): TextEdit | undefined {
+function allowEdit(text: string, lines: LineIndex, experiment: ast.Block, code: string): TextEdit | undefined {
   const existing = experiment.entries.find(
     (e): e is ast.Block | ast.Field =>
       (e.kind === "Block" && e.type.name === "allow" && !e.name) || (e.kind === "Field" && e.path.length === 1 && e.path[0]?.name === "allow" && e.value.kind === "Record"),

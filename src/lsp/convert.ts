@@ -14,22 +14,14 @@ import type { LineIndex, Range } from "../contracts/source-range.js";
 import type { Diagnostic, Severity } from "../diagnostics/diagnostic.js";
 
 /** The `source` of every diagnostic the server publishes. */
-export const DIAGNOSTIC_SOURCE = "arl";
+const DIAGNOSTIC_SOURCE = "arl";
 
-export function toLspPosition(p: { readonly line: number; readonly column: number }): LspPosition {
+function toLspPosition(p: { readonly line: number; readonly column: number }): LspPosition {
   return { line: Math.max(0, p.line - 1), character: Math.max(0, p.column - 1) };
 }
 
 export function toLspRange(r: Range): LspRange {
   return { start: toLspPosition(r.start), end: toLspPosition(r.end) };
-}
-
-/** An LSP position as an offset into the text `lines` indexes. */
-export function offsetAt(lines: LineIndex, p: LspPosition): number {
-  if (p.line >= lines.lineCount) return lines.text.length;
-  const lineStart = lines.offsetAt(p.line + 1, 1);
-  const lineLength = lines.lineText(p.line + 1).length;
-  return lineStart + Math.min(p.character, lineLength);
 }
 
 /** An offset range of the text `lines` indexes, as an LSP range. */
@@ -44,7 +36,7 @@ const severities: Record<Severity, DiagnosticSeverity> = {
 };
 
 /** The data the server attaches to each published diagnostic, for code actions. */
-export interface DiagnosticData {
+interface DiagnosticData {
   readonly hint?: string;
 }
 
@@ -83,10 +75,6 @@ export function pathToUri(file: string): string {
 /** Whether two LSP ranges overlap or touch (an empty range touching a diagnostic counts). */
 export function rangesTouch(a: LspRange, b: LspRange): boolean {
   return !(before(a.end, b.start) || before(b.end, a.start));
-}
-
-export function containsPosition(r: LspRange, p: LspPosition): boolean {
-  return !before(p, r.start) && !before(r.end, p);
 }
 
 function before(a: LspPosition, b: LspPosition): boolean {

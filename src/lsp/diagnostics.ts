@@ -139,7 +139,7 @@ export class DiagnosticsManager {
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** What the user sees when checking a file failed inside the server: the failure, at the top. */
-export function internalError(file: string, error: unknown): Diagnostic {
+function internalError(file: string, error: unknown): Diagnostic {
   const at = { line: 1, column: 1, offset: 0 };
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return {
@@ -164,7 +164,7 @@ function entryState(result: CheckResult): EntryState {
 }
 
 /** The files a program read (its lock file included), and those its imports looked for without finding. */
-export function dependencies(program: Program): Set<string> {
+function dependencies(program: Program): Set<string> {
   const out = new Set<string>(program.modules.keys());
   out.add(program.entry);
   // The plan stage compares the spec with the lock file beside it.

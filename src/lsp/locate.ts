@@ -131,7 +131,7 @@ function firstHit(
 }
 
 /** `a.b.c` as its parts and their ranges; undefined when the chain holds anything but names. */
-export function nameChain(e: ast.Expression): { parts: string[]; ranges: Range[] } | undefined {
+function nameChain(e: ast.Expression): { parts: string[]; ranges: Range[] } | undefined {
   if (e.kind === "Identifier") return { parts: [e.name], ranges: [e.range] };
   if (e.kind === "Member") {
     const head = nameChain(e.object);
@@ -180,5 +180,3 @@ export function forEachValue(entry: ast.Entry, fn: (value: ast.Expression, field
   if (entry.kind === "Field") fn(entry.value, entry);
   else for (const e of entry.entries) forEachValue(e, fn);
 }
-
-export { topPlace };

@@ -16,7 +16,7 @@ import type { Snapshot } from "./workspace.js";
 import { defined, last } from "../contracts/checked.js";
 
 /** The declaration under the cursor and the range of the name to edit there. */
-export function renameTarget(snapshot: Snapshot, offset: number): { decl: Declaration; range: Range } | undefined {
+function renameTarget(snapshot: Snapshot, offset: number): { decl: Declaration; range: Range } | undefined {
   const module = snapshot.entry;
   if (!module) return undefined;
   const hit = locate(module.parsed.document, offset);

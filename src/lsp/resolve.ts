@@ -53,7 +53,7 @@ function withType(v: Value): { type?: string } {
   return type ? { type } : {};
 }
 
-export function envInfo(name: string, value: Value, origin?: Origin, doc?: string): EnvInfo {
+function envInfo(name: string, value: Value, origin?: Origin, doc?: string): EnvInfo {
   const signals: SignalInfo[] = [];
   const tools: ToolInfo[] = [];
   let kind: string | undefined;
@@ -161,9 +161,4 @@ export function leaves(v: RecordValue, prefix = "", depth = 0, out: { key: strin
     else out.push({ key, value: f });
   }
   return out;
-}
-
-/** The experiment's or program's declared tool names at the top level (for `harness.tools`). */
-export function topLevelTools(snapshot: Snapshot, module: Module): Declaration[] {
-  return [...snapshot.index.declarationsOf(module).values()].filter((d) => d.type === "tool");
 }

@@ -7,7 +7,7 @@ import { fieldDoc, fieldNames, schemaAt } from "../semantics/schema/introspect.j
 import { defined, last } from "../contracts/checked.js";
 
 /** Every path the editor uses is a path below the experiment schema. */
-export const rootSchema: z.ZodType = experimentSchema;
+const rootSchema: z.ZodType = experimentSchema;
 
 interface Def {
   type: string;
@@ -134,12 +134,6 @@ export function fieldsAt(path: readonly string[], data?: unknown): string[] {
 export function docAt(path: readonly string[], data?: unknown): string | undefined {
   if (path.length === 0) return undefined;
   return fieldDoc(rootSchema, path, data);
-}
-
-/** Whether the schema knows a field at `path` at all. */
-export function isKnownField(path: readonly string[], data?: unknown): boolean {
-  if (path.length === 0) return true;
-  return fieldSchemas(path.slice(0, -1), last(path), data).length > 0;
 }
 
 /** Names (and `true`, `false`, `none`) the field at `path` accepts as its whole value. */

@@ -32,7 +32,7 @@ export interface ServerOptions {
   readonly version?: string;
 }
 
-export interface InitializationOptions {
+interface InitializationOptions {
   readonly debounceMs?: number;
 }
 

@@ -20,7 +20,7 @@ export function canonicalNumber(n: number, at = "$"): string {
 // A lone surrogate is not Unicode; the RFC requires valid input rather than inventing escapes.
 const loneSurrogate = /\p{Surrogate}/u;
 
-export function canonicalString(s: string, at = "$"): string {
+function canonicalString(s: string, at = "$"): string {
   if (loneSurrogate.test(s)) throw new CanonicalizationError(`${at}: the string holds a lone surrogate`);
   return JSON.stringify(s);
 }

@@ -39,10 +39,10 @@ export class PlanFileError extends Error {}
  * and each expression level is two JSON levels ({op, args: [...]}), so a compiled plan stays
  * well below this; deeper input would exhaust the stack of the recursive schema and hash.
  */
-export const MAX_PLAN_JSON_DEPTH = 256;
+const MAX_PLAN_JSON_DEPTH = 256;
 
 /** Where JSON `text` first nests deeper than `limit` (a scan without recursion), or undefined. */
-export function jsonTooDeep(text: string, limit: number): { line: number; column: number } | undefined {
+function jsonTooDeep(text: string, limit: number): { line: number; column: number } | undefined {
   let depth = 0;
   let inString = false;
   let line = 1;

@@ -11,7 +11,7 @@ import { prettyJson } from "./canonical.js";
 import { fileStart, loweringContext, lowerModel, type LoweredPlan } from "./lower.js";
 import { stdlibVersion } from "./version.js";
 
-export const LOCK_FORMAT_VERSION = 1;
+const LOCK_FORMAT_VERSION = 1;
 
 export const lockSchema = z.strictObject({
   lock_version: z.literal(LOCK_FORMAT_VERSION),
@@ -40,10 +40,10 @@ export function renderLock(lock: LockFile): string {
   return prettyJson(lock);
 }
 
-export type ReadLock = { readonly lock: LockFile } | { readonly error: string } | undefined;
+type ReadLock = { readonly lock: LockFile } | { readonly error: string } | undefined;
 
 /** The lock beside `entry`: undefined when there is none. */
-export function readLock(entry: string): ReadLock {
+function readLock(entry: string): ReadLock {
   const file = lockPath(entry);
   if (!existsSync(file)) return undefined;
   let json: unknown;
@@ -77,7 +77,7 @@ export function planStage(model: SemanticModel): Diagnostic[] {
   return [...lowered.diagnostics, ...compareLock(model, lock.lock, lowered.plans, lockName, hint)];
 }
 
-export function compareLock(model: SemanticModel, lock: LockFile, plans: readonly LoweredPlan[], lockName: string, hint: string): Diagnostic[] {
+function compareLock(model: SemanticModel, lock: LockFile, plans: readonly LoweredPlan[], lockName: string, hint: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   const current = new Map<string, Map<string, string>>();
   for (const p of plans) {

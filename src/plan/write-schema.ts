@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { prettyJson } from "./canonical.js";
 import { planJsonSchema } from "./schema.js";
 
-export const PUBLISHED_SCHEMA_FILE = "plan.schema.json";
+const PUBLISHED_SCHEMA_FILE = "plan.schema.json";
 
 export function renderPlanSchema(): string {
   return prettyJson(planJsonSchema());

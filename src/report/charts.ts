@@ -52,7 +52,7 @@ function flatDomain(ys: readonly number[]): { domain: number[] } | undefined {
   return { domain: v > 0 ? [0, 2 * v] : [2 * v, 0] };
 }
 
-export function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
+function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
   const values = chart.series.flatMap((s) =>
     s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).map((p) => ({ x: p.x, y: p.y, series: s.name, ...(p.low !== undefined && p.high !== undefined ? { low: p.low, high: p.high } : {}) })),
   );
@@ -99,7 +99,7 @@ export function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
 }
 
 /** Renames every id="..." of one SVG to `${prefix}-N` (in order of appearance) and its references. */
-export function renameSvgIds(svg: string, prefix: string): string {
+function renameSvgIds(svg: string, prefix: string): string {
   const ids = new Map<string, string>();
   for (const m of svg.matchAll(/\sid="([^"]+)"/g)) if (!ids.has(m[1]!)) ids.set(m[1]!, `${prefix}-${ids.size + 1}`);
   if (ids.size === 0) return svg;

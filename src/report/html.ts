@@ -2,7 +2,7 @@
 // network resources, readable offline and printable.
 import { palette } from "./charts.js";
 import { duration, escapeHtml as h, fixed, interval, jsonValue, percent, signed, signedInterval, verdict } from "./format.js";
-import type { RenderedChart, ReportModel, RunReport } from "./index.js";
+import type { RenderedChart, ReportModel, RunReport } from "./types.js";
 import type { JsonObject } from "./load.js";
 import { shortHash } from "./load.js";
 import type { PairedRow } from "./stats.js";

@@ -5,47 +5,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { renderChart, type ChartSeries, type ChartSpec } from "./charts.js";
 import { renderHtml } from "./html.js";
-import { finiteNumber, loadRun, runLabels, type MetricsRow, type RunInfo } from "./load.js";
+import { finiteNumber, loadRun, runLabels, type MetricsRow } from "./load.js";
 import { renderMarkdown } from "./markdown.js";
-import { evalSummaries, finalEval, pairedAgainst, runKs, wallTime, type EvalSummary, type PairedRow, type WallTime } from "./stats.js";
+import { evalSummaries, finalEval, pairedAgainst, runKs, wallTime } from "./stats.js";
+import type { RenderedChart, Report, ReportModel, RunReport } from "./types.js";
 
-export { ReportInputError, loadRun, type RunInfo } from "./load.js";
-
-export interface RunReport {
-  readonly run: RunInfo;
-  readonly label: string;
-  readonly evals: readonly EvalSummary[];
-  readonly final: EvalSummary | undefined;
-  readonly wall: WallTime | null;
-  readonly last: MetricsRow;
-}
-
-export interface RenderedChart {
-  readonly spec: ChartSpec;
-  readonly svg: string;
-}
-
-export interface ReportModel {
-  readonly title: string;
-  readonly arlVersion: string;
-  readonly runs: readonly RunReport[];
-  /** Every k of pass@k any run evaluated, ascending. */
-  readonly ks: readonly number[];
-  readonly curves: readonly RenderedChart[];
-  /** Learning curves with no data in any run. */
-  readonly missingCurves: readonly string[];
-  readonly evalCharts: readonly RenderedChart[];
-  /** Several runs: paired per-task differences of each later run against the first. */
-  readonly comparison: { readonly baseline: RunReport; readonly rows: readonly PairedRow[] } | null;
-  /** Cross-run remarks (per-run notes are on each run). */
-  readonly notes: readonly string[];
-}
-
-export interface Report {
-  readonly model: ReportModel;
-  readonly html: string;
-  readonly markdown: string;
-}
+export { ReportInputError } from "./load.js";
 
 interface Curve {
   readonly key: string;

@@ -1,7 +1,7 @@
 // The markdown summary of a report (report.md): the tables of the HTML page without the charts,
 // for pull requests, notebooks and terminals.
 import { duration, escapeMarkdown as e, fixed, interval, jsonValue, percent, signedInterval, verdict } from "./format.js";
-import type { ReportModel, RunReport } from "./index.js";
+import type { ReportModel, RunReport } from "./types.js";
 import { shortHash, type JsonObject } from "./load.js";
 
 function table(head: string[], rows: string[][], numeric: boolean[]): string {

@@ -31,12 +31,12 @@ export function runKs(run: RunInfo): number[] {
 }
 
 /** The seed and resamples the orchestrator uses, so that a recomputed interval equals the recorded one. */
-export function evalInterval(run: RunInfo, iteration: number, k: number, perTask: readonly number[]): Interval | null {
+function evalInterval(run: RunInfo, iteration: number, k: number, perTask: readonly number[]): Interval | null {
   if (perTask.length === 0) return null;
   return bootstrapMeanInterval(perTask, { seed: deriveSeed(run.seed ?? 0, "bootstrap", iteration, k), resamples: 2000 });
 }
 
-export function perTaskScores(file: EvalFile, k: number): number[] {
+function perTaskScores(file: EvalFile, k: number): number[] {
   return file.rows.map((r) => r.pass.get(k)).filter((x): x is number => typeof x === "number");
 }
 

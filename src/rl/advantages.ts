@@ -12,7 +12,7 @@ export interface AdvantageOptions {
 }
 
 /** Advantages of one group from its returns R_1..R_G. */
-export type AdvantageEstimator = (rewards: readonly number[], normalize: Normalize) => number[];
+type AdvantageEstimator = (rewards: readonly number[], normalize: Normalize) => number[];
 
 // A_i = (R_i - b_i) / (std + eps) with std the group's population std, or R_i - b_i.
 function withBaseline(baselines: (rewards: readonly number[]) => number[]): AdvantageEstimator {

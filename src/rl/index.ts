@@ -7,4 +7,3 @@ export * from "./lag.js";
 export * from "./policy-loss.js";
 export * from "./registry.js";
 export * from "./sampling.js";
-export { STD_EPS } from "./stats.js";

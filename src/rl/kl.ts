@@ -3,7 +3,7 @@
 import { Registry } from "./registry.js";
 
 export type KlEstimatorName = "k1" | "k2" | "k3";
-export type KlEstimator = (logRatio: number) => number;
+type KlEstimator = (logRatio: number) => number;
 
 export const klEstimators = new Registry<KlEstimator>("KL estimator", {
   k1: (logR) => -logR,

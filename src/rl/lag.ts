@@ -5,7 +5,7 @@
 import { at } from "../contracts/checked.js";
 
 /** Version of `versions[k]` where no policy generated token k (prompt, observation, a pool turn). */
-export const NOT_GENERATED = -1;
+const NOT_GENERATED = -1;
 
 /** The oldest policy version among a sample's generated tokens; null when the policy generated none. */
 export function oldestVersion(versions: ArrayLike<number>): number | null {

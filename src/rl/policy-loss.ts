@@ -24,8 +24,6 @@ export type Reduction =
   | { readonly mode: "group_token_mean" }
   | { readonly mode: "constant"; readonly constant: number };
 
-export type ReductionMode = Reduction["mode"];
-
 /** One optimizer step's sequences. Rows are sequences, columns token positions (targets aligned). */
 export interface PolicyBatch {
   /** log pi_theta of each target token. */
@@ -98,7 +96,7 @@ export function reductionDenominators(batch: Pick<PolicyBatch, "mask" | "groups"
 }
 
 /** The sequences of one microbatch (or the whole batch), with their per-token contributions. */
-export interface ReductionPart {
+interface ReductionPart {
   /** Indices of the sequences in the whole batch. */
   readonly indices: readonly number[];
   /** Per-token contributions of those sequences (u, or a KL estimate); read only where mask is 1. */
@@ -107,7 +105,7 @@ export interface ReductionPart {
 }
 
 /** This part's share of reduce(contributions) over the whole step. */
-export type ReductionFn = (part: ReductionPart, d: ReductionDenominators, reduction: Reduction) => number;
+type ReductionFn = (part: ReductionPart, d: ReductionDenominators, reduction: Reduction) => number;
 
 // x / 0 only happens when there is nothing to count (no targets, no sequences): contributes 0.
 function over(numerator: number, denominator: number): number {

@@ -127,7 +127,7 @@ export class DeclarationIndex {
 let stdlibIndex: Map<string, string[]> | undefined;
 
 /** Import paths ("std/algorithms") of the stdlib files that declare `name` as a `type`, read once. */
-export function stdlibDeclaring(type: string, name: string): string[] {
+function stdlibDeclaring(type: string, name: string): string[] {
   if (!stdlibIndex) {
     stdlibIndex = new Map();
     for (const file of arlFilesBelow(STDLIB_ROOT)) {

@@ -41,7 +41,7 @@ function formatNumber(n: number): string {
 }
 
 /** How a swept value appears in a variant name. */
-export function formatVariantValue(v: Value): string {
+function formatVariantValue(v: Value): string {
   switch (v.kind) {
     case "scalar":
       if (typeof v.value === "number") return formatNumber(v.value);

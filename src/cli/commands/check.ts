@@ -1,11 +1,10 @@
 // `arl check [FILES|DIRS...] [--format text|json]`: every diagnostic of every stage.
-import { parseArgs } from "node:util";
 import { Compiler, lineIndexes, uniqueDiagnostics, type CheckResult } from "../../compiler.js";
 import { hasErrors, summarize } from "../../diagnostics/diagnostic.js";
 import { renderSummary, renderText, toJsonReport } from "../../diagnostics/render.js";
 import { expandArlPaths } from "../files.js";
-import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
+import { defineCommand } from "../command.js";
+import { ExitCode, UsageError } from "../io.js";
 
 const usage = `Usage: arl check [FILES|DIRS...] [--format text|json]
 
@@ -13,17 +12,12 @@ Checks .arl specs (syntax, imports, types, RL lint rules) and prints every diagn
 Directories are searched for .arl files; with no paths, the current directory is checked.
 Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage error or unreadable file.`;
 
-export const checkCommand: Command = {
+export const checkCommand = defineCommand({
   name: "check",
   summary: "check .arl specs and print diagnostics",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: true, options: { format: { type: "string", default: "text" } } });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { format: { type: "string", default: "text" } },
+  async run(parsed, io) {
     const format = parsed.values.format;
     if (format !== "text" && format !== "json") throw new UsageError(`--format must be 'text' or 'json', not '${format}'`);
     const targets = parsed.positionals.length > 0 ? parsed.positionals : ["."];
@@ -54,4 +48,4 @@ export const checkCommand: Command = {
     }
     return hasErrors(diagnostics) ? ExitCode.errors : ExitCode.ok;
   },
-};
+});

@@ -3,13 +3,12 @@
 // (the protocol's eval_op: local = the embedded trainer, torch = runtime-gpu's).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { referenceBackend, trainerNames, type ConformanceBackend, type TrainerName } from "../../conformance/backend.js";
 import { BackendUnavailable, processBackend } from "../../conformance/process-backend.js";
 import { describeFailure, runVectors } from "../../conformance/run.js";
 import { parseVectorFile, type VectorFile } from "../../conformance/vectors.js";
-import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
+import { defineCommand } from "../command.js";
+import { ExitCode, UsageError } from "../io.js";
 
 const usage = `Usage: arl conformance FILES|DIRS... [--trainer local|torch]
 
@@ -21,17 +20,12 @@ torch = the PyTorch trainer (python3 -m arl_trainer with PYTHONPATH=runtime-gpu;
 names another interpreter).
 Exit status: 0 all pass, 1 some case fails, 2 usage error or unreadable/malformed file.`;
 
-export const conformanceCommand: Command = {
+export const conformanceCommand = defineCommand({
   name: "conformance",
   summary: "check the RL math against conformance vectors",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: true, options: { trainer: { type: "string" } } });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { trainer: { type: "string" } },
+  async run(parsed, io) {
     const trainer = parsed.values.trainer;
     if (trainer !== undefined && !(trainerNames as readonly string[]).includes(trainer)) throw new UsageError(`--trainer must be one of ${trainerNames.join(", ")}, not '${trainer}'`);
     if (parsed.positionals.length === 0) throw new UsageError("give at least one vector file or directory");
@@ -83,7 +77,7 @@ export const conformanceCommand: Command = {
     }
     return failed > 0 ? ExitCode.errors : ExitCode.ok;
   },
-};
+});
 
 interface Target {
   readonly abs: string;

@@ -1,12 +1,11 @@
 // `arl diff A B`: the fields two plans disagree on. A and B are plan files or spec variants.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { diffPlans, formatChange } from "../../plan/diff.js";
 import type { LoweredPlan } from "../../plan/lower.js";
 import { planSchema, type Plan } from "../../plan/schema.js";
+import { defineCommand } from "../command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
 import { compileAndLower } from "./plan.js";
 
 const usage = `Usage: arl diff A B
@@ -20,17 +19,12 @@ index) and values as compact JSON ('(absent)' for a missing field). 'hash' and '
 are not compared.
 Exit status: 0 equal, 1 different, 2 usage error, unreadable input, or a spec with errors.`;
 
-export const diffCommand: Command = {
+export const diffCommand = defineCommand({
   name: "diff",
   summary: "compare two plans (files or spec.arl#experiment/variant)",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: true, options: {} });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: {},
+  async run(parsed, io) {
     if (parsed.positionals.length !== 2) throw new UsageError("give two plans to compare");
     const [left, right] = parsed.positionals as [string, string];
     const a = load(left, io);
@@ -41,7 +35,7 @@ export const diffCommand: Command = {
     for (const c of changes) io.stdout(`${formatChange(c)}\n`);
     return changes.length === 0 ? ExitCode.ok : ExitCode.errors;
   },
-};
+});
 
 function load(operand: string, io: CliIO): Plan | number {
   const hash = operand.indexOf("#");

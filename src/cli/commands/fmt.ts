@@ -2,13 +2,12 @@
 import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import type { Diagnostic } from "../../diagnostics/diagnostic.js";
 import { displayPath } from "../../diagnostics/render.js";
 import { format } from "../../language/printer.js";
 import { expandArlPaths } from "../files.js";
-import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
+import { defineCommand } from "../command.js";
+import { ExitCode, UsageError } from "../io.js";
 
 const usage = `Usage: arl fmt [--check | --write] FILES|DIRS...
 
@@ -21,21 +20,12 @@ Files with syntax errors are left untouched and their errors printed.
 Exit status: 0 done, 1 syntax errors or a failed write, 2 usage error or unreadable file,
 3 (--check) some files are not formatted.`;
 
-export const fmtCommand: Command = {
+export const fmtCommand = defineCommand({
   name: "fmt",
   summary: "format .arl files in the canonical style",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...args],
-        allowPositionals: true,
-        options: { write: { type: "boolean", short: "w" }, check: { type: "boolean" } },
-      });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { write: { type: "boolean", short: "w" }, check: { type: "boolean" } },
+  async run(parsed, io) {
     const { write = false, check = false } = parsed.values;
     if (write && check) throw new UsageError("use either --write or --check, not both");
     const targets = parsed.positionals;
@@ -99,7 +89,7 @@ export const fmtCommand: Command = {
     if (failed) return ExitCode.errors;
     return unformatted > 0 ? ExitCode.unformatted : ExitCode.ok;
   },
-};
+});
 
 const quoted = (paths: readonly string[]) => paths.map((p) => `'${p}'`).join(", ");
 

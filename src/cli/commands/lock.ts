@@ -1,10 +1,9 @@
 // `arl lock FILE`: records every variant's plan hash in FILE.lock, beside the spec.
-import { parseArgs } from "node:util";
 import { displayPath } from "../../diagnostics/render.js";
 import { writeFileAtomic } from "../../plan/files.js";
 import { buildLock, lockPath, renderLock } from "../../plan/lock.js";
+import { defineCommand } from "../command.js";
 import { ExitCode, UsageError } from "../io.js";
-import type { Command } from "../main.js";
 import { compileAndLower } from "./plan.js";
 
 const usage = `Usage: arl lock FILE
@@ -15,17 +14,12 @@ variant's meaning changes, or variants are added or removed, until the lock is w
 Refuses (exit 1) when the spec has errors; diagnostics are printed as by 'arl check'.
 Exit status: 0 lock written, 1 errors, 2 usage error or unreadable file.`;
 
-export const lockCommand: Command = {
+export const lockCommand = defineCommand({
   name: "lock",
   summary: "write FILE.lock with every variant's plan hash",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: true, options: {} });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: {},
+  async run(parsed, io) {
     const [target, ...extra] = parsed.positionals;
     if (target === undefined || extra.length > 0) throw new UsageError("give exactly one .arl file");
     const compiled = compileAndLower(target, io, "lock", io.stdout);
@@ -36,4 +30,4 @@ export const lockCommand: Command = {
     io.stdout(`wrote ${displayPath(destination, io.cwd)} (${compiled.plans.length} variant${compiled.plans.length === 1 ? "" : "s"})\n`);
     return ExitCode.ok;
   },
-};
+});

@@ -1,10 +1,10 @@
 // `arl lsp --stdio [--debounce MS]`: the language server, speaking LSP over stdin/stdout.
-import { parseArgs } from "node:util";
 import { createConnection, ProposedFeatures } from "vscode-languageserver/node";
 import { FramingGuard } from "../../lsp/framing.js";
 import { DEFAULT_DEBOUNCE_MS, startServer } from "../../lsp/server.js";
+import { arlVersion } from "../../plan/version.js";
+import { defineCommand } from "../command.js";
 import { UsageError } from "../io.js";
-import { packageVersion, type Command } from "../main.js";
 
 const usage = `Usage: arl lsp --stdio [--debounce MS]
 
@@ -15,17 +15,13 @@ symbols, formatting, quick fixes and rename.
   --debounce MS   quiet period after an edit before diagnostics are computed (default ${DEFAULT_DEBOUNCE_MS};
                   also initializationOptions.debounceMs or ARL_LSP_DEBOUNCE_MS)`;
 
-export const lspCommand: Command = {
+export const lspCommand = defineCommand({
   name: "lsp",
   summary: "run the language server for editors (LSP over stdio)",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: false, options: { stdio: { type: "boolean", default: false }, debounce: { type: "string" }, clientProcessId: { type: "string" } } });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { stdio: { type: "boolean", default: false }, debounce: { type: "string" }, clientProcessId: { type: "string" } },
+  positionals: false,
+  async run(parsed, io) {
     if (!parsed.values.stdio) throw new UsageError("the language server needs --stdio (the only transport it speaks)");
     const raw = parsed.values.debounce ?? io.env.ARL_LSP_DEBOUNCE_MS;
     let debounceMs = DEFAULT_DEBOUNCE_MS;
@@ -38,8 +34,8 @@ export const lspCommand: Command = {
     // Malformed framing is dropped with a logged reason instead of wedging the connection.
     const input = process.stdin.pipe(new FramingGuard({ log: (reason) => process.stderr.write(`arl lsp: ${reason}\n`) }));
     const connection = createConnection(ProposedFeatures.all, input, process.stdout);
-    startServer(connection, { debounceMs, version: packageVersion() });
+    startServer(connection, { debounceMs, version: arlVersion() });
     // The connection ends the process on `exit` or when stdin closes.
     return new Promise<number>(() => {});
   },
-};
+});

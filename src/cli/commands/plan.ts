@@ -1,6 +1,5 @@
 // `arl plan FILE [--out DIR] [--json]`: every variant of every experiment lowered to its plan.
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { Compiler, lineIndexes, type CheckResult } from "../../compiler.js";
 import { compareDiagnostics, hasErrors, summarize, type Diagnostic } from "../../diagnostics/diagnostic.js";
 import { displayPath, renderSummary, renderText } from "../../diagnostics/render.js";
@@ -8,8 +7,8 @@ import { prettyJson } from "../../plan/canonical.js";
 import { variantFileName, writeFileAtomic } from "../../plan/files.js";
 import { lowerModel, type LoweredPlan } from "../../plan/lower.js";
 import { planSchema } from "../../plan/schema.js";
+import { defineCommand } from "../command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
 
 const usage = `Usage: arl plan FILE [--out DIR] [--json]
 
@@ -24,17 +23,12 @@ Diagnostics are printed as by 'arl check' (to stderr with --json); when there ar
 plan is written. The lock file is not consulted: 'arl check' compares it, 'arl lock' writes it.
 Exit status: 0 plans lowered, 1 errors, 2 usage error or unreadable file.`;
 
-export const planCommand: Command = {
+export const planCommand = defineCommand({
   name: "plan",
   summary: "lower each experiment variant to a hashed JSON plan",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: true, options: { out: { type: "string" }, json: { type: "boolean", default: false } } });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { out: { type: "string" }, json: { type: "boolean", default: false } },
+  async run(parsed, io) {
     const [target, ...extra] = parsed.positionals;
     if (target === undefined || extra.length > 0) throw new UsageError("give exactly one .arl file");
     const json = parsed.values.json === true;
@@ -58,7 +52,7 @@ export const planCommand: Command = {
     }
     return ExitCode.ok;
   },
-};
+});
 
 /**
  * Compiles one spec (without the lock comparison) and lowers it, printing the diagnostics the
@@ -95,7 +89,7 @@ export function compileAndLower(
 }
 
 /** Diagnostics as 'arl check' prints them, with the summary line when there are any. */
-export function printDiagnostics(results: readonly CheckResult[], diagnostics: readonly Diagnostic[], io: CliIO, print: (text: string) => void): void {
+function printDiagnostics(results: readonly CheckResult[], diagnostics: readonly Diagnostic[], io: CliIO, print: (text: string) => void): void {
   if (diagnostics.length === 0) return;
   const style = { color: io.isTTY && !io.env.NO_COLOR && print === io.stdout };
   const lines = lineIndexes(results);

@@ -1,10 +1,10 @@
 // `arl report RUN_DIR... [--out DIR]`: an HTML page and a markdown summary of one run, or of
 // several runs side by side (variants of one ablation, compared task by task).
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { arlVersion } from "../../plan/version.js";
-import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
+import { displayPath } from "../../diagnostics/render.js";
+import { defineCommand } from "../command.js";
+import { ExitCode, UsageError } from "../io.js";
 
 const usage = `Usage: arl report RUN_DIR... [--out DIR]
 
@@ -19,22 +19,12 @@ Options:
 Exit status: 0 written, 1 a run has no metrics yet (or unreadable metrics),
 2 usage error or a path that is not a run directory.`;
 
-function shown(file: string, cwd: string): string {
-  const rel = path.relative(cwd, file);
-  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file;
-}
-
-export const reportCommand: Command = {
+export const reportCommand = defineCommand({
   name: "report",
   summary: "write an HTML page and a markdown summary of runs",
   usage,
-  async run(args, io: CliIO) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...args], allowPositionals: true, options: { out: { type: "string" } } });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { out: { type: "string" } },
+  async run(parsed, io) {
     const dirs = parsed.positionals;
     if (dirs.length === 0) throw new UsageError("give at least one run directory");
     if (parsed.values.out === "") throw new UsageError("--out needs a directory");
@@ -55,11 +45,11 @@ export const reportCommand: Command = {
     try {
       files = writeReport(report, out);
     } catch (error) {
-      io.stderr(`arl report: cannot write to '${shown(out, io.cwd)}': ${(error as Error).message}\n`);
+      io.stderr(`arl report: cannot write to '${displayPath(out, io.cwd)}': ${(error as Error).message}\n`);
       return ExitCode.errors;
     }
     for (const r of report.model.runs) if (r.run.partial) io.stderr(`arl report: note: ${r.label} is a partial run (${r.run.iterations} of ${r.run.plannedIterations} iterations)\n`);
-    for (const f of files) io.stdout(`${shown(f, io.cwd)}\n`);
+    for (const f of files) io.stdout(`${displayPath(f, io.cwd)}\n`);
     return ExitCode.ok;
   },
-};
+});

@@ -2,17 +2,15 @@
 // [--resume RUN_DIR] [--trainer-command CMD]`: compile (or read) plans and execute them.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { Compiler, lineIndexes } from "../../compiler.js";
 import { hasErrors } from "../../diagnostics/diagnostic.js";
 import { renderText } from "../../diagnostics/render.js";
 import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
-import { verifyPlanDataFiles } from "../../envs/sql/data.js";
+import { verifyPlanDataFiles } from "../../envs/sql/data-files.js";
 import { EnvError } from "../../contracts/env.js";
 import { lowerModel, withBackend } from "../../plan/lower.js";
 import { parsePlanFile, PlanFileError } from "../../plan/files.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
-import { planHash } from "../../plan/hash.js";
 import type { Plan } from "../../plan/schema.js";
 import { executePlan, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/progress.js";
@@ -21,8 +19,8 @@ import { arlVersion } from "../../plan/version.js";
 import { DataRootError, recordDataRoot, resumeDataRoot } from "../../runtime/data-root.js";
 import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
 import { trainerCommand, TrainerUnavailable } from "../../trainer/launch.js";
+import { defineCommand } from "../command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
-import type { Command } from "../main.js";
 
 const usage = `Usage: arl run SPEC.arl[#experiment[/variant]] | PLAN.json [options]
 
@@ -83,21 +81,12 @@ function userError(error: unknown, io: CliIO): number {
   return ExitCode.usage;
 }
 
-export const runCommand: Command = {
+export const runCommand = defineCommand({
   name: "run",
   summary: "execute a spec or plan (train, evaluate, checkpoint)",
   usage,
-  async run(args, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...args],
-        allowPositionals: true,
-        options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" } },
-      });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" } },
+  async run(parsed, io) {
     const v = parsed.values;
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
@@ -229,4 +218,4 @@ export const runCommand: Command = {
     }
     return ExitCode.ok;
   },
-};
+});

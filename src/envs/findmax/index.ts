@@ -22,7 +22,7 @@ function intro(task: Pick<Task, "name" | "signature" | "description">): string {
 }
 
 /** A value as the runner encodes it (see runner.ts), shown as JavaScript would write it. */
-export function show(v: unknown, depth = 0): string {
+function show(v: unknown, depth = 0): string {
   if (typeof v === "number") return Object.is(v, -0) ? "0" : String(v);
   if (typeof v === "string") return JSON.stringify(v);
   if (typeof v === "boolean" || v === null) return String(v);

@@ -51,18 +51,18 @@ export interface RoomsParams {
 /** Worlds drawn per task before falling back to the closest quest length... */
 export const MAX_ATTEMPTS = 40;
 /** ...or fewer: the search stops after this many worlds that brought no goal closer to it. */
-export const MAX_STALE = 16;
+const MAX_STALE = 16;
 /**
  * ...or when the solver has visited this many states in all: a deterministic work limit that
  * only quest lengths beyond what the world allows reach (feasible sizes need far fewer: w2-o3-q4
  * at most ~500, w4-o6-q8 ~6,000, w4-o6-q14 ~65,000).
  */
-export const MAX_SEARCH_NODES = 250_000;
+const MAX_SEARCH_NODES = 250_000;
 /** Candidate goals tried per world, by tier. */
 const MAX_PAIRS = 48;
 const MAX_TRIPLES = 48;
 
-export function checkParams(p: RoomsParams): void {
+function checkParams(p: RoomsParams): void {
   if (!Number.isInteger(p.rooms) || p.rooms < 1 || p.rooms > MAX_ROOMS) throw new Error(`rooms env: rooms must be 1..${MAX_ROOMS}, got ${p.rooms}`);
   if (!Number.isInteger(p.objects) || p.objects < 1 || p.objects > MAX_OBJECTS) {
     throw new Error(`rooms env: objects must be 1..${MAX_OBJECTS} (a quest needs at least one object), got ${p.objects}`);
@@ -70,7 +70,7 @@ export function checkParams(p: RoomsParams): void {
   if (!Number.isInteger(p.quest_length) || p.quest_length < 1) throw new Error(`rooms env: quest_length must be a positive integer, got ${p.quest_length}`);
 }
 
-export function worldKey(p: RoomsParams, task: number): string {
+function worldKey(p: RoomsParams, task: number): string {
   return `arl-rooms|v=${p.version}|w${p.rooms}-o${p.objects}-q${p.quest_length}|task=${task}`;
 }
 

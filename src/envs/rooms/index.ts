@@ -19,7 +19,7 @@ import { goalHolds, type State, type World } from "./world.js";
 
 export type RoomsEnv = Extract<PlanEnv, { kind: "rooms" }>;
 
-export function roomsParams(env: Pick<RoomsEnv, "rooms" | "objects" | "quest_length" | "version">): RoomsParams {
+function roomsParams(env: Pick<RoomsEnv, "rooms" | "objects" | "quest_length" | "version">): RoomsParams {
   return { rooms: env.rooms, objects: env.objects, quest_length: env.quest_length, version: env.version };
 }
 

@@ -36,17 +36,17 @@ export interface ActResult {
 
 const KNOWN_NOUNS: ReadonlySet<string> = new Set<string>([...ITEM_NOUNS, KEY_NOUN, ...CONTAINER_NOUNS, ...SUPPORTER_NOUNS]);
 
-export const article = (word: string): string => (/^[aeiou]/.test(word) ? "an" : "a");
+const article = (word: string): string => (/^[aeiou]/.test(word) ? "an" : "a");
 const an = (word: string): string => `${article(word)} ${word}`;
 
 /** "a", "a and b", "a, b and c". */
-export function listing(parts: readonly string[]): string {
+function listing(parts: readonly string[]): string {
   if (parts.length <= 1) return parts.join("");
   return `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
 }
 
 /** An argument as the game reads it: lowercase words, without a leading article (or preposition, for put's target). */
-export function normalizeName(value: unknown, prepositions = false): string {
+function normalizeName(value: unknown, prepositions = false): string {
   if (typeof value !== "string" && typeof value !== "number") return "";
   const words = String(value).toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
   const drop = new Set(prepositions ? ["the", "a", "an", "in", "into", "inside", "on", "onto", "to"] : ["the", "a", "an"]);
@@ -108,7 +108,7 @@ export function describeRoom(w: World, s: State): string {
   return lines.join(" ");
 }
 
-export function describeInventory(w: World, s: State): string {
+function describeInventory(w: World, s: State): string {
   const carried = w.things.flatMap((t, i) => (locOf(s, i) === INVENTORY ? [an(t.name)] : []));
   return carried.length > 0 ? `You are carrying ${listing(carried)}.` : "You are carrying nothing.";
 }

@@ -45,7 +45,7 @@ export interface Solution {
 }
 
 /** Things an optimal plan from `s` may act on (see above). */
-export function relevantThings(w: World, s: State, goal: readonly Atom[]): Set<number> {
+function relevantThings(w: World, s: State, goal: readonly Atom[]): Set<number> {
   const rel = new Set<number>();
   for (const a of goal) {
     if (a.type !== "open") rel.add(a.item);

@@ -8,7 +8,7 @@
 import { PHRASES } from "./rules.js";
 import { COLORS, CONTAINER_NOUNS, DIRECTIONS, ITEM_NOUNS, KEY_NOUN, ROOM_NOUNS, SUPPORTER_NOUNS } from "./world.js";
 
-export const TOOL_NAMES = ["go", "take", "open", "put", "look", "inventory"] as const;
+const TOOL_NAMES = ["go", "take", "open", "put", "look", "inventory"] as const;
 
 /** The harness's tool listing (text_action: `put <object> <target>: ...`) and the stdlib tools' descriptions. */
 const TOOL_TEXT = [

@@ -99,18 +99,7 @@ export function withOpen(w: World, s: State, i: number): State {
   return n;
 }
 
-export const isReceptacle = (t: Thing): boolean => t.kind === "container" || t.kind === "supporter";
 export const isPortable = (t: Thing): boolean => t.kind === "item" || t.kind === "key";
-
-/** The room a thing is in now (carried things: the player's room). */
-export function roomOfThing(w: World, s: State, i: number): number {
-  const t = thingOf(w, i);
-  if (isReceptacle(t)) return t.room;
-  const loc = locOf(s, i);
-  if (loc === INVENTORY) return at(s);
-  if (loc < w.rooms.length) return loc;
-  return thingOf(w, loc - w.rooms.length).room;
-}
 
 /** A portable thing the player can see and reach: on the floor here, or on/in an open receptacle here. */
 export function reachable(w: World, s: State, i: number): boolean {
@@ -121,7 +110,7 @@ export function reachable(w: World, s: State, i: number): boolean {
   return thingOf(w, j).room === at(s) && isOpen(w, s, j);
 }
 
-export function atomHolds(w: World, s: State, a: Atom): boolean {
+function atomHolds(w: World, s: State, a: Atom): boolean {
   switch (a.type) {
     case "in":
       return locOf(s, a.item) === w.rooms.length + a.target;

@@ -1,22 +1,19 @@
 // Where an sql env's database and questions come from: the generated demo, or the plan's data
-// files ({path, sha256}, the path relative to the directory of the entry spec; `std/...` in the
-// stdlib). A file whose bytes do not hash to the plan's sha256 is refused. A dataset is loaded
-// once per process (one read-only connection kept for the schema and the gold answers); each
-// episode opens its own connection.
+// files (located and checked against the plan's sha256 by data-files.ts, questions parsed by
+// questions.ts). A dataset is loaded once per process (one read-only connection kept for the
+// schema and the gold answers); each episode opens its own connection.
 import Database from "better-sqlite3";
-import { createHash } from "node:crypto";
-import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { EnvError } from "../../contracts/env.js";
-import { STDLIB_ROOT } from "../../contracts/paths.js";
-import { refusalReason, resolveConfined } from "../../language/confine.js";
 import type { PlanEnv } from "../../plan/schema.js";
+import { verifyDataFile, type DataFile } from "./data-files.js";
 import { demoData } from "./demo.js";
-import { scanSql, type Cell, type Row } from "./text.js";
+import { parseQuestions, type Question } from "./questions.js";
+import { scanSql, type Row } from "./text.js";
 
 export type SqlEnv = Extract<PlanEnv, { kind: "sql" }>;
-type DataFile = NonNullable<SqlEnv["database"]>;
 
 export interface Column {
   readonly name: string;
@@ -31,14 +28,6 @@ export interface Table {
   readonly name: string;
   readonly kind: "table" | "view";
   readonly columns: readonly Column[];
-}
-
-export interface Question {
-  readonly text: string;
-  readonly sql?: string;
-  /** Given directly in the questions file (no gold SQL). */
-  readonly expected?: readonly Row[];
-  readonly ordered: boolean;
 }
 
 /** A question's answer and the schema it needs, derived from its gold SQL. */
@@ -74,135 +63,6 @@ export interface Dataset {
   rowCount(table: string): number | undefined;
   /** Rows of the largest table. */
   readonly largestTable: number;
-}
-
-// --- data files --------------------------------------------------------------------------------
-
-/**
- * The folder a plan's data paths are relative to: the `root` the env kind was made with (the
- * run's data root, recorded in its run directory). Never the process environment: a run must
- * be repeatable from its plan and run directory alone.
- */
-export function dataRoot(root: string | undefined, file: DataFile, what: string): string {
-  if (root === undefined) {
-    throw new EnvError(`sql env: the ${what} file '${file.path}' cannot be located: this sql env was made without a data root (createSqlEnv({ root }); 'arl run' passes the spec's folder or --data-root)`, "unavailable");
-  }
-  return path.resolve(root);
-}
-
-/**
- * Where a plan's data file lies: `std/...` in the stdlib when it is there, else below `root`,
- * confined to that folder on real paths. An absolute path, `..` out of the folder or a link
- * leading out of it is refused before the file is opened.
- */
-export function resolveDataPath(file: DataFile, root: string, what: string): string {
-  const inStdlib = file.path.startsWith("std/") ? resolveConfined(file.path, STDLIB_ROOT, [STDLIB_ROOT]) : undefined;
-  if (inStdlib?.ok && existsSync(inStdlib.real)) return inStdlib.real;
-  const confined = resolveConfined(file.path, root, [root]);
-  if (!confined.ok) {
-    throw new EnvError(`sql env: the plan's ${what} file '${file.path}' is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`, "unavailable");
-  }
-  return confined.real;
-}
-
-export function sha256File(absolute: string): string {
-  const hash = createHash("sha256");
-  const fd = openSync(absolute, "r");
-  try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
-    for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, null);
-      if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest("hex");
-}
-
-const verified = new Map<string, { mtimeMs: number; size: number; sha256: string }>();
-
-/** Checks the file's sha256 against the plan's (re-hashing only when size or mtime changed). */
-export function verifyDataFile(file: DataFile, root: string | undefined, what: string): string {
-  const base = dataRoot(root, file, what);
-  const absolute = resolveDataPath(file, base, what);
-  let stat;
-  try {
-    stat = statSync(absolute);
-  } catch {
-    throw new EnvError(`sql env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${base})`, "unavailable");
-  }
-  if (!stat.isFile()) throw new EnvError(`sql env: the ${what} '${absolute}' is not a file`, "unavailable");
-  const known = verified.get(absolute);
-  let sha256 = known && known.mtimeMs === stat.mtimeMs && known.size === stat.size ? known.sha256 : undefined;
-  if (sha256 === undefined) {
-    sha256 = sha256File(absolute);
-    verified.set(absolute, { mtimeMs: stat.mtimeMs, size: stat.size, sha256 });
-  }
-  if (sha256 !== file.sha256) {
-    throw new EnvError(
-      `sql env: the ${what} file '${absolute}' has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to run on different data (recompile the spec if the change is intended)`,
-      "unavailable",
-    );
-  }
-  return absolute;
-}
-
-/** Checks every data file of a plan's sql envs below `root` (confined, sha256 against the plan's), reading none but to hash it. */
-export function verifyPlanDataFiles(envs: Readonly<Record<string, PlanEnv>>, root: string): void {
-  for (const env of Object.values(envs)) {
-    if (env.kind !== "sql") continue;
-    if (env.database) verifyDataFile(env.database, root, "database");
-    if (env.questions) verifyDataFile(env.questions, root, "questions");
-  }
-}
-
-// --- questions files -------------------------------------------------------------------------------
-
-const ORDER_WORDS = /\b(order(ed)?|sort(ed)?|rank(ed)?|ascending|descending)\b/i;
-
-function cell(v: unknown, where: string): Cell {
-  if (v === null || typeof v === "number" || typeof v === "string") return v;
-  if (typeof v === "boolean") return v ? 1 : 0;
-  throw new EnvError(`${where}: an expected value must be a number, string, boolean or null`, "protocol");
-}
-
-/** `expected` as a table: rows of cells; a flat array is one column, a scalar one cell, objects their values. */
-function expectedTable(v: unknown, where: string): Row[] {
-  if (!Array.isArray(v)) return [[cell(v, where)]];
-  return v.map((r) => {
-    if (Array.isArray(r)) return r.map((x) => cell(x, where));
-    if (r !== null && typeof r === "object") return Object.values(r).map((x) => cell(x, where));
-    return [cell(r, where)];
-  });
-}
-
-/** JSON lines: {question, sql} or {question, expected}, optionally `ordered` (else guessed from the wording). */
-export function parseQuestions(text: string, file: string): Question[] {
-  const out: Question[] = [];
-  const lines = text.split(/\r?\n/);
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
-    const where = `${file}:${i + 1}`;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch (error) {
-      // JSON.parse's message quotes the line: keep only where it failed, never the file's text.
-      const at = /at position (\d+)/.exec((error as Error).message)?.[1];
-      throw new EnvError(`${where}: not a JSON object (the line is not valid JSON${at === undefined ? "" : ` at column ${Number(at) + 1}`})`, "protocol");
-    }
-    if (!v || typeof v !== "object" || Array.isArray(v)) throw new EnvError(`${where}: each line must be a JSON object {question, sql} or {question, expected}`, "protocol");
-    const o = v as Record<string, unknown>;
-    if (typeof o.question !== "string" || o.question.trim() === "") throw new EnvError(`${where}: "question" must be a non-empty string`, "protocol");
-    const hasSql = typeof o.sql === "string" && o.sql.trim() !== "";
-    if (!hasSql && !("expected" in o)) throw new EnvError(`${where}: a question needs "sql" (its gold query) or "expected" (its answer table)`, "protocol");
-    if ("ordered" in o && typeof o.ordered !== "boolean") throw new EnvError(`${where}: "ordered" must be true or false`, "protocol");
-    const ordered = typeof o.ordered === "boolean" ? o.ordered : ORDER_WORDS.test(o.question);
-    out.push({ text: o.question, ordered, ...(hasSql ? { sql: o.sql as string } : {}), ...("expected" in o ? { expected: expectedTable(o.expected, where) } : {}) });
-  });
-  return out;
 }
 
 // --- datasets --------------------------------------------------------------------------------------

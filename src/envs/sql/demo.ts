@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { mulberry32, shuffled, type Random } from "../../contracts/random.js";
 import { at } from "../../contracts/checked.js";
 
-export const DEMO_SEED = 0x5eed_ba4c;
+const DEMO_SEED = 0x5eed_ba4c;
 
 export interface DemoQuestion {
   readonly question: string;

@@ -15,7 +15,8 @@ import type Database from "better-sqlite3";
 import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../../contracts/env.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import { estimateCombinations, MAX_COMBINATIONS } from "./cost.js";
-import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type Question, type SqlEnv, type Table } from "./data.js";
+import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type SqlEnv, type Table } from "./data.js";
+import type { Question } from "./questions.js";
 import { scanSql, tablesMatch, textTable, type Row } from "./text.js";
 import { at } from "../../contracts/checked.js";
 
@@ -39,7 +40,7 @@ function errorText(error: unknown): string {
   return (error as Error).message.replace(/\s+/g, " ").trim();
 }
 
-export class SqlInstance implements EnvInstance {
+class SqlInstance implements EnvInstance {
   private conn: Connection | undefined;
   private answer: Answer;
   private readonly seen = new Set<string>();

@@ -73,7 +73,7 @@ export function scanSql(sql: string): Scan {
 // --- rendering -------------------------------------------------------------------------------
 
 /** Numbers as SQLite would show them, rounded to 12 significant digits (float noise hidden). */
-export function formatCell(v: Cell): string {
+function formatCell(v: Cell): string {
   if (v === null) return "NULL";
   if (typeof v === "number") {
     if (Number.isInteger(v)) return String(v);
@@ -123,7 +123,7 @@ function compareCells(a: Cell, b: Cell): number {
   return Buffer.compare(a as Buffer, b as Buffer);
 }
 
-export function cellsEqual(a: Cell, b: Cell): boolean {
+function cellsEqual(a: Cell, b: Cell): boolean {
   const ra = typeRank(a);
   if (ra !== typeRank(b)) return false;
   if (ra === 0) return true;

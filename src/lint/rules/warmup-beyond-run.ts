@@ -2,7 +2,7 @@ import type { ExperimentConfig } from "../../semantics/schema/experiment.js";
 import type { LintRule } from "../rule.js";
 
 /** Optimizer steps of the policy: the cold start's (at most) and RL's iterations x epochs x minibatches. */
-export function policyOptimizerSteps(config: ExperimentConfig): { sft: number; rl: number } {
+function policyOptimizerSteps(config: ExperimentConfig): { sft: number; rl: number } {
   const { algorithm, rollout } = config;
   const sft = rollout.sft ? rollout.sft.epochs * Math.ceil(rollout.sft.demos / Math.min(rollout.sft.batch ?? rollout.sft.demos, rollout.sft.demos)) : 0;
   return { sft, rl: rollout.iterations * algorithm.epochs * algorithm.minibatches };
