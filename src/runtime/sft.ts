@@ -6,7 +6,7 @@ import type { EnvKind } from "../envs/types.js";
 import type { Plan } from "../plan/schema.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
 import { ragged, row } from "../trainer/protocol/messages.js";
-import { runEpisode } from "./harness.js";
+import { runEpisode, toolsFor } from "./harness.js";
 import type { GenerateOptions, Generation, Policy } from "./policy.js";
 import { deriveSeed, derivedRandom, shuffled } from "./seeds.js";
 import { splitTasks } from "./splits.js";
@@ -76,7 +76,7 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
       envName: task.env,
       env,
       policy: new ReplayPolicy(ctx.policy, calls.map((c) => callText(c, plan)), ctx.stopIds),
-      tools: plan.tools.filter((t) => t.env === null || t.env === task.env),
+      tools: toolsFor(plan, task.env),
       validator: ctx.validator,
       stopIds: ctx.stopIds,
       seed: () => 0,
