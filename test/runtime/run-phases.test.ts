@@ -30,6 +30,9 @@ describe("run streams", () => {
     expect(streams.minibatches(3, 1)()).toBe(0.41721218451857567);
     expect(streams.evalTasks("counter")()).toBe(0.23736135102808475);
     expect(streams.bootstrapSeed(0, 2)).toBe(3562702559);
+    expect(streams.sftDemos()()).toBe(0.39290365343913436);
+    expect(streams.sftEpisodeSeed("counter", 12)).toBe(2138800341);
+    expect(streams.sftEpoch(2)()).toBe(0.9524587923660874);
   });
 });
 

@@ -34,6 +34,21 @@ export class RunStreams {
     return derivedRandom(this.seed, "eval-tasks", env);
   }
 
+  /** The order in which the cold start looks for walkthroughs among the training tasks. */
+  sftDemos(): Random {
+    return derivedRandom(this.seed, "sft");
+  }
+
+  /** The env seed of the cold start's walkthrough of `task` in `env`. */
+  sftEpisodeSeed(env: string, task: number): number {
+    return deriveSeed(this.seed, "sft", env, task);
+  }
+
+  /** The order of the demos in a minibatched cold-start epoch. */
+  sftEpoch(epoch: number): Random {
+    return derivedRandom(this.seed, "sft-epoch", epoch);
+  }
+
   /** The bootstrap resampling of an evaluation's pass@k interval (report/stats.ts recomputes it from the same seed). */
   bootstrapSeed(iteration: number, k: number): number {
     return deriveSeed(this.seed, "bootstrap", iteration, k);
