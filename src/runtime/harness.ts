@@ -187,6 +187,11 @@ export function harnessVocabulary(plan: Plan): string[] {
   return [...words].sort();
 }
 
+/** Tools an episode of `env` is offered: its own and those declared outside any env. */
+export function toolsFor(plan: Plan, env: string): PlanTool[] {
+  return plan.tools.filter((t) => t.env === null || t.env === env);
+}
+
 export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   const { plan, env, policy, tools } = input;
   const h = plan.harness;

@@ -1,5 +1,5 @@
 // Progress of a run: a live status line on a terminal, plain log lines otherwise.
-import type { ProgressStatus } from "./orchestrator.js";
+import type { ProgressStatus } from "./run/context.js";
 
 export interface ProgressOutput {
   readonly write: (text: string) => void;

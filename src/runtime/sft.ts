@@ -3,14 +3,16 @@
 // tokens only. The loss is the policy-gradient loss with advantage 1 at ratio 1 (old log-probs
 // = current ones), whose gradient is that of the log-likelihood of the demonstrated tokens.
 import type { EnvKind } from "../contracts/env.js";
-import { deriveSeed, derivedRandom, shuffled } from "../contracts/random.js";
-import type { ToolCall, ToolCallValidator } from "../contracts/tool-calls.js";
-import { ragged, row } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
-import { splitTasks } from "../plan/splits.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
-import { runEpisode } from "./harness.js";
+import { ragged, row } from "../contracts/trainer-protocol.js";
+import { runEpisode, toolsFor } from "./harness.js";
 import type { GenerateOptions, Generation, Policy } from "./policy.js";
+import { envNames } from "./run/context.js";
+import type { RunStreams } from "./run/streams.js";
+import { shuffled } from "../contracts/random.js";
+import { splitTasks } from "../plan/splits.js";
+import type { ToolCall, ToolCallValidator } from "../contracts/tool-calls.js";
 import { trainStepParams, lossMask, type TrainSequence } from "./update.js";
 
 /** The text a model writes for `call` in the harness's format. */
@@ -45,6 +47,8 @@ export interface SftContext {
   readonly validator: ToolCallValidator;
   readonly stopIds: readonly number[];
   readonly log: (line: string) => void;
+  /** The run's seeded streams (the cold start's own: sftDemos, sftEpisodeSeed, sftEpoch). */
+  readonly streams: RunStreams;
 }
 
 /** Trains on walkthroughs; returns the demos' last measured negative log-likelihood per target token. */
@@ -55,9 +59,9 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
   if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
     throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
   }
-  const names = Object.keys(plan.envs).sort();
+  const names = envNames(plan);
   const sequences: TrainSequence[] = [];
-  const random = derivedRandom(plan.seed, "sft");
+  const random = ctx.streams.sftDemos();
   const candidates = shuffled(
     names.flatMap((env) => splitTasks(env, plan.envs[env]!, "train").map((id) => ({ env, id }))),
     random,
@@ -69,14 +73,14 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
     if (!kind.walkthrough) throw new Error(`rollout.sft needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
     const calls = await kind.walkthrough(envPlan, task.id);
     if (!calls || calls.length === 0) continue;
-    const seed = deriveSeed(plan.seed, "sft", task.env, task.id);
+    const seed = ctx.streams.sftEpisodeSeed(task.env, task.id);
     const env = await kind.create(envPlan, task.id, seed);
     const episode = await runEpisode({
       plan,
       envName: task.env,
       env,
       policy: new ReplayPolicy(ctx.policy, calls.map((c) => callText(c, plan)), ctx.stopIds),
-      tools: plan.tools.filter((t) => t.env === null || t.env === task.env),
+      tools: toolsFor(plan, task.env),
       validator: ctx.validator,
       stopIds: ctx.stopIds,
       seed: () => 0,
@@ -96,7 +100,7 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
   const perStep = Math.min(sft.batch ?? sequences.length, sequences.length);
   let loss = 0;
   for (let epoch = 0; epoch < sft.epochs; epoch++) {
-    const order = perStep < sequences.length ? shuffled(sequences, derivedRandom(plan.seed, "sft-epoch", epoch)) : sequences;
+    const order = perStep < sequences.length ? shuffled(sequences, ctx.streams.sftEpoch(epoch)) : sequences;
     let nll = 0;
     let targets = 0;
     for (let start = 0; start < order.length; start += perStep) {

@@ -1,0 +1,75 @@
+// Commit: an iteration becomes part of the run. Its episodes are appended to the buffer (all of
+// them, rejected groups included) before its evaluation; then the trainer saves a checkpoint,
+// the metrics line is appended, and state.json names the iteration, the checkpoint and every
+// committed file's length and checksum. Until state.json is replaced, a kill loses only this
+// iteration: a resume cuts what it appended.
+import type { TrajectoryRecord } from "../buffer.js";
+import type { RunState } from "../run-dir.js";
+import type { RunContext } from "./context.js";
+import type { Played } from "./episodes.js";
+import { iterationMetrics, type IterationMetrics, type IterationOutcome } from "./metrics.js";
+
+/** Lets signal handlers and timers run between slices of long synchronous work. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Records appended per slice between yields: a huge batch's frames take seconds to encode. */
+const APPEND_SLICE = 1024;
+
+/** Appends every episode played in `iteration` to the buffer and syncs it (committed with the iteration's state). */
+export async function recordEpisodes(ctx: RunContext, iteration: number, played: readonly Played[]): Promise<void> {
+  const records: TrajectoryRecord[] = played.map((p) => ({
+    iteration,
+    env: p.task.env,
+    task: p.task.id,
+    group: p.group,
+    sample: p.sample,
+    ids: p.episode.ids,
+    roles: p.episode.roles,
+    versions: p.episode.versions,
+    logprobs: p.episode.logprobs,
+    generators: p.episode.generators,
+    rewards: p.rewards.terms,
+    reward: p.rewards.total,
+    end: p.episode.end,
+    turns: p.episode.episode.turns,
+    toolCalls: p.episode.toolCalls,
+  }));
+  for (let i = 0; i < records.length; i += APPEND_SLICE) {
+    ctx.buffer.append(records.slice(i, i + APPEND_SLICE));
+    await yieldToEventLoop();
+  }
+  ctx.buffer.sync();
+}
+
+export interface CommittedIteration {
+  readonly state: RunState;
+  readonly metrics: IterationMetrics;
+}
+
+/**
+ * Saves the checkpoint of `outcome`'s iteration, appends its metrics and commits it over
+ * `state`, the state committed before it; the previous checkpoint is removed once the new
+ * state names its own.
+ */
+export async function commitIteration(ctx: RunContext, state: RunState, outcome: IterationOutcome): Promise<CommittedIteration> {
+  const { plan, runDir } = ctx;
+  const { iteration } = outcome;
+  const checkpoint = runDir.checkpointDir(iteration);
+  const saved = await ctx.trainer.request("save", { path: checkpoint });
+  const evalBase = iteration === 1 ? state.baseEval : undefined;
+  const metrics = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}) }, saved.policy_version);
+  runDir.appendMetrics(metrics);
+  const previous = state.checkpoint;
+  const committed: RunState = {
+    ...state,
+    iteration,
+    checkpoint,
+    bufferOffset: ctx.buffer.offset,
+    metricsOffset: runDir.metricsSize,
+    policyVersion: metrics.policy_version,
+    files: runDir.committedFiles(ctx.buffer.commit),
+  };
+  runDir.writeState(committed);
+  if (previous && previous !== checkpoint) runDir.removeCheckpoint(previous);
+  return { state: committed, metrics };
+}

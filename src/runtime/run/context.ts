@@ -1,0 +1,102 @@
+// What the phases of a run share (RunContext) and what a caller hands executePlan and gets back.
+// The context is built once by the provision phase; the phases read it and never replace it.
+// What changes from iteration to iteration (the committed state, the trainer's policy version,
+// the latest evaluation) is not in it: each phase takes those as inputs and returns them.
+import type { EnvKind } from "../../contracts/env.js";
+import type { Plan } from "../../plan/schema.js";
+import type { TrainerClient, TrainerCommand } from "../../trainer/protocol/client.js";
+import type { TokenBuffer } from "../buffer.js";
+import type { PoolTrainers } from "../cross-policy.js";
+import type { Policy } from "../policy.js";
+import type { RunDirectory, RunState } from "../run-dir.js";
+import type { ToolCallValidator } from "../../contracts/tool-calls.js";
+import type { RunStreams } from "./streams.js";
+
+export type EnvRegistry = ReadonlyMap<string, EnvKind>;
+
+export interface RunOptions {
+  readonly plan: Plan;
+  readonly runDir: RunDirectory;
+  readonly trainer: TrainerCommand;
+  readonly envs: EnvRegistry;
+  readonly log: (line: string) => void;
+  readonly progress?: (status: ProgressStatus) => void;
+  /** Set when the user asked to stop (SIGINT/SIGTERM): the run stops after committing. */
+  readonly stop?: AbortSignal;
+  /**
+   * Set when the user asked to stop at once (a second Ctrl-C, SIGTERM): the trainers are killed,
+   * the iteration in progress is abandoned (nothing committed is touched) and executePlan throws
+   * a RunError with `halted` set.
+   */
+  readonly halt?: AbortSignal;
+  /** Every trainer request's deadline in seconds (arl run --trainer-timeout); default: derived from the plan (trainerDeadlines). */
+  readonly trainerTimeoutS?: number;
+}
+
+export interface ProgressStatus {
+  readonly iteration: number;
+  readonly iterations: number;
+  readonly success: number;
+  readonly reward: number;
+  readonly tokensPerSecond: number;
+  readonly secondsPerIteration: number;
+}
+
+export interface RunSummary {
+  readonly dir: string;
+  readonly iterations: number;
+  readonly stopped: boolean;
+  readonly lastEval?: Record<string, number>;
+}
+
+export class RunError extends Error {
+  constructor(
+    message: string,
+    readonly stderrTail: readonly string[] = [],
+    /** The user stopped the run at once (RunOptions.halt); what was committed is intact. */
+    readonly halted = false,
+  ) {
+    super(message);
+  }
+}
+
+/** The error of a run stopped at once (RunOptions.halt) while `state` was the committed one. */
+export function haltedError(state: RunState): RunError {
+  return new RunError(
+    `stopped at once: iteration ${state.iteration + 1} was abandoned; ${state.iteration > 0 ? `iterations 1-${state.iteration} are committed and kept` : "no iteration had been committed yet"}`,
+    [],
+    true,
+  );
+}
+
+/** One evaluation's summary: pass@k with its bootstrap interval (`pass@k`, `pass@k_low`, `pass@k_high`). */
+export type EvalSummary = Record<string, number>;
+
+export interface RunContext {
+  readonly plan: Plan;
+  readonly runDir: RunDirectory;
+  readonly envs: EnvRegistry;
+  readonly log: (line: string) => void;
+  readonly progress: ((status: ProgressStatus) => void) | undefined;
+  /** The user's request to stop after the iteration in progress is committed. */
+  readonly stop: AbortSignal | undefined;
+  /** The policy's trainer, configured (and loaded from the checkpoint on resume). */
+  readonly trainer: TrainerClient;
+  /** The current weights: evaluation episodes and the cold start's demonstrations. */
+  readonly policy: Policy;
+  /** What training episodes sample from: the behaviour snapshot under asynchronous rollout, else `policy`. */
+  readonly rolloutPolicy: Policy;
+  /** The pool models' trainers when cross-policy sampling is on. */
+  readonly pool: PoolTrainers | undefined;
+  readonly validator: ToolCallValidator;
+  /** The policy tokenizer's end-of-turn ids. */
+  readonly stopIds: readonly number[];
+  readonly buffer: TokenBuffer;
+  /** Every seeded random choice of the run loop, by what it decides. */
+  readonly streams: RunStreams;
+}
+
+/** The plan's env names in the order every phase walks them. */
+export function envNames(plan: Plan): string[] {
+  return Object.keys(plan.envs).sort();
+}

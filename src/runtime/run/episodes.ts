@@ -1,0 +1,108 @@
+// Playing episodes, for the rollout and evaluate phases: one isolated env instance per episode,
+// the plan's harness around it, the episode's rewards and whether it meets eval.success.
+import { poolChoice } from "../cross-policy.js";
+import { runEpisode, toolsFor, type Episode } from "../harness.js";
+import { episodeRewards, holds } from "../rewards.js";
+import type { Split } from "../../plan/splits.js";
+import type { RunContext } from "./context.js";
+
+export interface Task {
+  readonly env: string;
+  readonly id: number;
+}
+
+export interface EpisodeRewards {
+  readonly terms: Record<string, number>;
+  readonly perTurn: number[];
+  readonly total: number;
+}
+
+export interface Played {
+  readonly task: Task;
+  readonly group: number;
+  readonly sample: number;
+  readonly episode: Episode;
+  readonly rewards: EpisodeRewards;
+  readonly success: boolean;
+}
+
+/** Where an episode is played: its task, group and sample within the batch, split and iteration. */
+export interface EpisodeSlot {
+  readonly task: Task;
+  readonly group: number;
+  readonly sample: number;
+  readonly split: Split;
+  /** The iteration it belongs to: -1 for the base evaluation, 0 for the one before training. */
+  readonly iteration: number;
+  /** Set for evaluation episodes (eval.temperature); training episodes sample at the policy's own. */
+  readonly temperature?: number;
+}
+
+/**
+ * One episode. Training episodes (no eval temperature) sample from the rollout policy, with the
+ * pool's turns when cross-policy is on; eval episodes from the current policy alone.
+ */
+export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<Played> {
+  const { plan } = ctx;
+  const { task, group, sample, temperature } = slot;
+  const envPlan = plan.envs[task.env]!;
+  const kind = ctx.envs.get(envPlan.kind)!;
+  const episodeSeed = ctx.streams.episodeSeed(slot.split, slot.iteration, task.env, task.id, group, sample);
+  const env = await kind.create(envPlan, task.id, episodeSeed);
+  const training = temperature === undefined;
+  const cross = plan.rollout.cross_policy;
+  const generators = training && cross ? ctx.pool?.generators : undefined;
+  const turnGenerator = (turn: number) => {
+    const choice = poolChoice(episodeSeed, turn, cross!.probability, generators!.length);
+    return choice === undefined ? undefined : generators![choice];
+  };
+  const episode = await runEpisode({
+    plan,
+    envName: task.env,
+    env,
+    policy: training ? ctx.rolloutPolicy : ctx.policy,
+    tools: toolsFor(plan, task.env),
+    validator: ctx.validator,
+    stopIds: ctx.stopIds,
+    seed: (turn) => ctx.streams.turnSeed(episodeSeed, turn),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(generators ? { turnGenerator } : {}),
+  });
+  const rewards =
+    episode.end === "env_error"
+      ? { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 }
+      : episodeRewards(plan.reward.terms, episode.states, episode.final, episode.end !== "truncated", plan.algorithm.advantage.gamma);
+  // The plan's success criterion (eval.success) on the episode's final signals.
+  return { task, group, sample, episode, rewards, success: episode.end !== "env_error" && holds(plan.eval.success, episode.final) };
+}
+
+/** Runs `items` through `worker` with at most `limit` at once, keeping their order; after a failure no new item starts. */
+export async function mapConcurrently<T, R>(items: readonly T[], limit: number, worker: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length && !failed) {
+      const i = next++;
+      try {
+        out[i] = await worker(items[i]!, i);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
+
+/** Episodes by their group index, in order (one pass, where a filter per group is quadratic). */
+export function groupBy(played: readonly Played[]): Map<number, Played[]> {
+  const out = new Map<number, Played[]>();
+  for (const p of played) {
+    const group = out.get(p.group);
+    if (group) group.push(p);
+    else out.set(p.group, [p]);
+  }
+  return out;
+}

@@ -1,0 +1,121 @@
+// The metrics line of one iteration (metrics.jsonl), from what its phases returned. The key
+// order is the line's byte layout: reports and committed checksums read these lines as written.
+import type { Plan } from "../../plan/schema.js";
+import type { EvalSummary } from "./context.js";
+import type { Rollout } from "./rollout.js";
+import type { ScoredBatch } from "./score.js";
+import type { PolicyUpdate } from "./update.js";
+
+/** Wall-clock marks of one iteration (Date.now() milliseconds). */
+export interface IterationTimes {
+  /** The iteration began (after the evaluation before training, which is outside its time). */
+  readonly begun: number;
+  /** Its rollout was in hand (collected now, or awaited from the pipeline). */
+  readonly rolledOut: number;
+  readonly scored: number;
+  readonly updated: number;
+}
+
+/** What the phases of one iteration produced, up to its checkpoint. */
+export interface IterationOutcome {
+  readonly iteration: number;
+  readonly rollout: Rollout;
+  readonly scored: ScoredBatch;
+  readonly update: PolicyUpdate;
+  /** eval.base's summary (before the cold start), reported with iteration 1. */
+  readonly evalBase?: EvalSummary;
+  /** eval.before_training's summary (the starting policy), reported with iteration 1. */
+  readonly evalBefore?: EvalSummary;
+  /** This iteration's own evaluation, when it had one. */
+  readonly evaluation?: EvalSummary;
+  readonly times: IterationTimes;
+}
+
+export interface IterationMetrics {
+  readonly iteration: number;
+  readonly success: number;
+  readonly reward: number;
+  readonly reward_terms: Record<string, number>;
+  readonly effective_group_ratio: number;
+  readonly acceptance_rate: number;
+  readonly rejected_groups: number;
+  readonly rejected_tokens: number;
+  readonly generated_length: number;
+  readonly entropy: number;
+  readonly ratio_mean: number;
+  readonly ratio_min: number;
+  readonly ratio_max: number;
+  readonly clip_fraction: number;
+  readonly kl: number;
+  readonly grad_norm: number;
+  readonly loss: number;
+  readonly env_errors: number;
+  readonly lag_drops: number;
+  readonly off_policy_masked: number;
+  readonly policy_lag: number;
+  readonly cross_policy_turns: number;
+  readonly tokens: number;
+  readonly tool_calls: number;
+  readonly invalid_calls: number;
+  readonly end_reasons: Record<string, number>;
+  readonly policy_version: number;
+  readonly eval_base?: EvalSummary;
+  readonly eval_before_training?: EvalSummary;
+  readonly eval?: EvalSummary;
+  /**
+   * rollout_s: the rollout's own wall time; wait_s: how long this iteration waited for it (less
+   * than rollout_s when it overlapped the previous update).
+   */
+  readonly time: { readonly rollout_s: number; readonly wait_s: number; readonly reward_s: number; readonly update_s: number; readonly total_s: number };
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+
+/** The metrics of `outcome`, whose checkpoint was saved at policy version `savedVersion`; total_s runs to now. */
+export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVersion: number): IterationMetrics {
+  const { iteration, rollout, scored, update, times } = outcome;
+  const { allPlayed, rejectedGroups, playedGroups } = rollout;
+  const { advantages: adv, lagged, masked } = scored;
+  const { stepStats } = update;
+  const last = stepStats[stepStats.length - 1] ?? {};
+  const played = allPlayed.filter((p) => p.episode.end !== "env_error");
+  return {
+    iteration,
+    success: mean(played.map((p) => (p.success ? 1 : 0))),
+    reward: mean(played.map((p) => p.rewards.total)),
+    reward_terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, mean(played.map((p) => p.rewards.terms[t] ?? 0))])),
+    effective_group_ratio: adv.groups ? adv.effectiveGroups / adv.groups : 0,
+    acceptance_rate: playedGroups ? (playedGroups - rejectedGroups) / playedGroups : 0,
+    rejected_groups: rejectedGroups,
+    rejected_tokens: rollout.rejectedTokens,
+    generated_length: mean(allPlayed.map((p) => p.episode.episode.tokens)),
+    entropy: mean(stepStats.map((s) => s.entropy ?? 0)),
+    ratio_mean: mean(stepStats.map((s) => s.ratio_mean ?? 1)),
+    ratio_min: Math.min(...stepStats.map((s) => s.ratio_min ?? 1)),
+    ratio_max: Math.max(...stepStats.map((s) => s.ratio_max ?? 1)),
+    clip_fraction: mean(stepStats.map((s) => s.clip_fraction ?? 0)),
+    kl: adv.rewardKl ?? mean(stepStats.map((s) => s.kl ?? 0)),
+    grad_norm: mean(stepStats.map((s) => s.grad_norm ?? 0)),
+    loss: mean(stepStats.map((s) => s.loss ?? 0)),
+    env_errors: allPlayed.length - played.length,
+    lag_drops: lagged.droppedSamples,
+    off_policy_masked: masked.filter(Boolean).length,
+    policy_lag: lagged.maxLag,
+    cross_policy_turns: allPlayed.reduce((s, p) => s + p.episode.generators.filter((g) => g !== "policy").length, 0),
+    tokens: allPlayed.reduce((s, p) => s + p.episode.episode.tokens, 0),
+    tool_calls: allPlayed.reduce((s, p) => s + p.episode.episode.tool_calls, 0),
+    invalid_calls: allPlayed.reduce((s, p) => s + p.episode.episode.invalid_calls, 0),
+    end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
+    policy_version: last.policy_version ?? savedVersion,
+    ...(outcome.evalBase ? { eval_base: outcome.evalBase } : {}),
+    ...(outcome.evalBefore ? { eval_before_training: outcome.evalBefore } : {}),
+    ...(outcome.evaluation ? { eval: outcome.evaluation } : {}),
+    time: {
+      rollout_s: rollout.seconds,
+      wait_s: (times.rolledOut - times.begun) / 1000,
+      reward_s: (times.scored - times.rolledOut) / 1000,
+      update_s: (times.updated - times.scored) / 1000,
+      total_s: (Date.now() - times.begun) / 1000,
+    },
+  };
+}

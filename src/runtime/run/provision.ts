@@ -1,0 +1,165 @@
+// Provision: everything a run needs before its first episode. Refuse a plan this runtime cannot
+// run (before anything starts), recover the run directory's committed state, open the buffer,
+// start and configure the trainers (loading the checkpoint on resume) and write the manifest.
+import type { Plan } from "../../plan/schema.js";
+import { planRefusals, refusalText } from "../../plan/runnable.js";
+import { arlVersion } from "../../plan/version.js";
+import { updateSteps } from "../../rl/lag.js";
+import { TrainerClient, type TrainerCommand } from "../../trainer/protocol/client.js";
+import { TokenBuffer } from "../buffer.js";
+import { PoolTrainers } from "../cross-policy.js";
+import { harnessVocabulary } from "../harness.js";
+import { TrainerPolicy } from "../policy.js";
+import type { RunState } from "../run-dir.js";
+import { ToolCallValidator } from "../../contracts/tool-calls.js";
+import { trainerDeadlines } from "../../trainer/launch.js";
+import { envNames, haltedError, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
+import { RunStreams } from "./streams.js";
+import { RunTrainers } from "./trainers.js";
+
+/**
+ * Asynchronous rollout pipelined one batch ahead makes every sample as old, at its update, as
+ * the optimizer steps of the update before it. When that exceeds max_policy_lag every sample
+ * after the first iteration would be dropped: refuse the plan (lint rule
+ * policy-lag-below-update-steps says the same at compile time; a plan file skips the linter).
+ */
+function checkPipelineLag(plan: Plan): void {
+  const lag = plan.rollout.async?.max_policy_lag;
+  if (lag === undefined || lag === null) return;
+  const a = plan.algorithm;
+  const steps = updateSteps(a.epochs, a.minibatches, plan.rollout.tasks_per_batch * a.group_size);
+  if (steps <= lag) return;
+  throw new RunError(
+    `plan field rollout.async.max_policy_lag is ${lag}, but with rollout pipelined one batch ahead every sample is ${steps} policy versions old when its update starts ` +
+      `(algorithm.epochs ${a.epochs} x ${steps / a.epochs} minibatch steps of the update before it): every sample after the first iteration would be dropped and nothing trained. ` +
+      `Raise max_policy_lag to ${steps}, or take fewer optimizer steps per update (arl check reports this as policy-lag-below-update-steps)`,
+  );
+}
+
+/** Asynchronous rollout needs the behaviour-policy snapshot of the trainer protocol. */
+function requireBehaviourPolicy(trainer: TrainerClient): void {
+  const hello = trainer.handshakeResult;
+  if (hello?.capabilities.behaviour_policy === true && hello.capabilities.methods.includes("snapshot")) return;
+  throw new RunError(
+    `rollout.async needs a trainer that keeps a behaviour-policy snapshot (capability behaviour_policy and method snapshot, trainer protocol "Behaviour policy"), ` +
+      `and trainer '${hello?.trainer.name ?? "?"}' ${hello?.trainer.version ?? ""} does not announce it; run synchronously (remove rollout.async) or use a trainer that has it (the embedded and PyTorch trainers do)`,
+  );
+}
+
+/**
+ * Refuses what this runtime cannot run, before anything starts: what arl check reports
+ * (plan/runnable.ts; a plan file skips the checker), env kinds it does not have, and a pipeline
+ * that would drop every sample. The trainer is whatever command was handed over; the embedded
+ * one refuses models itself.
+ */
+export function checkRunnable(plan: Plan, envs: EnvRegistry): void {
+  const refusals = planRefusals(plan, { ownTrainer: false });
+  if (refusals.length > 0) throw new RunError(refusals.map(refusalText).join("\n"));
+  for (const [name, env] of Object.entries(plan.envs)) {
+    if (!envs.has(env.kind)) throw new RunError(`env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...envs.keys()].join(", ") || "none"})`);
+  }
+  checkPipelineLag(plan);
+}
+
+/** A run directory recovered to its committed state, its buffer open and the policy's trainer started. */
+export interface OpenedRun {
+  /** The committed state, its checkpoint as found in this directory (resume). */
+  readonly state: RunState;
+  readonly buffer: TokenBuffer;
+  readonly trainers: RunTrainers;
+  /** The policy's trainer command with its request deadlines; the pool's trainers run the same. */
+  readonly trainerCommand: TrainerCommand;
+}
+
+/** Recovers the run directory, opens the buffer and starts the policy's trainer; on failure, nothing is left open. */
+export async function openRun(options: RunOptions): Promise<OpenedRun> {
+  const { plan, runDir, log } = options;
+  const committed = runDir.readState();
+  const recovered = runDir.recover(committed, log);
+  const state: RunState = { ...committed, checkpoint: recovered.checkpoint };
+  const trainerCommand: TrainerCommand = { ...options.trainer, deadlineMs: options.trainer.deadlineMs ?? trainerDeadlines(plan, options.trainerTimeoutS) };
+  if (options.halt?.aborted) throw haltedError(state);
+  const buffer = new TokenBuffer(runDir.bufferPath, recovered.buffer.bytes, recovered.buffer);
+  const trainer = await TrainerClient.start(trainerCommand, arlVersion(), options.halt).catch((e: Error & { stderrTail?: string[] }) => {
+    buffer.close();
+    if (options.halt?.aborted) throw haltedError(state);
+    throw new RunError(`could not start the trainer: ${e.message}`, e.stderrTail ?? []);
+  });
+  return { state, buffer, trainers: new RunTrainers(trainer), trainerCommand };
+}
+
+/** The run's context, and the trainer's policy version once configured (and loaded on resume). */
+export interface Provisioned {
+  readonly ctx: RunContext;
+  readonly version: number;
+}
+
+/**
+ * Configures the policy's trainer (loading the committed checkpoint on resume), starts the
+ * pool's trainers and writes the manifest. A pool started here is handed to `opened.trainers`
+ * at once: the caller stops every started process when anything after fails.
+ */
+export async function provision(options: RunOptions, opened: OpenedRun): Promise<Provisioned> {
+  const { plan, runDir, log } = options;
+  const { state, trainers } = opened;
+  const trainer = trainers.main;
+  const asyncRollout = plan.rollout.async;
+  const policy = new TrainerPolicy(trainer);
+  if (asyncRollout) requireBehaviourPolicy(trainer);
+  const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => [...options.envs.get(plan.envs[n]!.kind)!.vocabulary(plan.envs[n]!)])])].sort();
+  const configured = await trainer.request("configure", {
+    seed: plan.seed,
+    policy: plan.policy,
+    algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
+    vocabulary,
+    ...(asyncRollout ? { behaviour_policy: true } : {}),
+  });
+  // The trainer's policy version, followed through load, SFT and every train step: the
+  // version at an update, from which sample lags are measured.
+  let version = configured.policy_version;
+  if (state.checkpoint) {
+    version = (await trainer.request("load", { path: state.checkpoint })).policy_version;
+    log(`resumed after iteration ${state.iteration} from ${state.checkpoint}`);
+  }
+  const cross = plan.rollout.cross_policy;
+  if (cross) {
+    const pool = await PoolTrainers.start(plan, opened.trainerCommand, arlVersion(), vocabulary, options.halt);
+    trainers.adoptPool(pool);
+    log(`cross-policy: ${pool.models.length} pool model trainer${pool.models.length === 1 ? "" : "s"} started (${pool.models.map((m) => m.model).join(", ")}), p = ${cross.probability}`);
+  }
+  const pool = trainers.pool;
+  runDir.writeManifest({
+    plan_hash: plan.hash,
+    experiment: plan.experiment,
+    variant: plan.variant,
+    provenance: plan.provenance,
+    versions: { arl: arlVersion(), node: process.version, ...trainer.handshakeResult?.versions },
+    trainer: trainer.handshakeResult?.trainer,
+    capabilities: trainer.handshakeResult?.capabilities,
+    model: configured.model,
+    ...(pool && cross ? { cross_policy: { probability: cross.probability, pool: pool.models } } : {}),
+    seed: plan.seed,
+    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : null }])),
+    checkpoint: state.checkpoint,
+    // Run options: how this run was executed, not what it means (outside the plan and its hash).
+    run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null },
+  });
+  const ctx: RunContext = {
+    plan,
+    runDir,
+    envs: options.envs,
+    log,
+    progress: options.progress,
+    stop: options.stop,
+    trainer,
+    policy,
+    // Training episodes sample from the behaviour snapshot when the rollout is asynchronous.
+    rolloutPolicy: asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
+    pool,
+    validator: new ToolCallValidator(),
+    stopIds: [configured.tokenizer.eos_id],
+    buffer: opened.buffer,
+    streams: new RunStreams(plan.seed),
+  };
+  return { ctx, version };
+}

@@ -1,0 +1,30 @@
+// After each committed iteration: the progress callback (a live status line in `arl run`) and
+// one log line with its success, reward, tokens and evaluation.
+import type { EvalSummary, RunContext } from "./context.js";
+import type { IterationMetrics } from "./metrics.js";
+
+/** When the iterations of this invocation began, for the seconds per iteration (a resumed run counts only its own). */
+export interface RunPace {
+  readonly started: number;
+  readonly firstIteration: number;
+}
+
+/** Reports committed `metrics`; `rolloutSeconds` is its rollout's own wall time, `evaluation` its evaluation if it had one. */
+export function reportIteration(ctx: RunContext, metrics: IterationMetrics, rolloutSeconds: number, pace: RunPace, evaluation: EvalSummary | undefined): void {
+  const { plan } = ctx;
+  const { iteration } = metrics;
+  const elapsed = (Date.now() - pace.started) / 1000;
+  ctx.progress?.({
+    iteration,
+    iterations: plan.rollout.iterations,
+    success: metrics.success,
+    reward: metrics.reward,
+    tokensPerSecond: metrics.tokens / Math.max(1e-9, rolloutSeconds),
+    secondsPerIteration: elapsed / Math.max(1, iteration - pace.firstIteration + 1),
+  });
+  ctx.log(
+    `iteration ${iteration}/${plan.rollout.iterations}: success ${metrics.success.toFixed(3)}, reward ${metrics.reward.toFixed(3)}, ${metrics.tokens} tokens` +
+      (metrics.lag_drops ? `, ${metrics.lag_drops} samples dropped for policy lag` : "") +
+      (evaluation ? `, eval ${Object.entries(evaluation).filter(([k]) => !k.includes("_")).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" ")}` : ""),
+  );
+}

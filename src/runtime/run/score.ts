@@ -1,0 +1,80 @@
+// Score: turn an iteration's accepted groups into what the update trains on. Drop groups older
+// than rollout.async.max_policy_lag, read reference log-probs, values and recomputed behaviour
+// log-probs where the plan needs them, compute advantages, and mask off-policy sequences.
+import { filterByLag, type LagFilterResult } from "../../rl/lag.js";
+import { ragged, row } from "../../contracts/trainer-protocol.js";
+import { computeAdvantages, type AdvantageResult, type ScoredTrajectory } from "../advantage.js";
+import { offPolicyMasked } from "../off-policy-mask.js";
+import { lossMask } from "../update.js";
+import { RunError, type RunContext } from "./context.js";
+import type { Played } from "./episodes.js";
+
+export interface ScoredBatch {
+  /** The episodes the update trains on, group after group, in the order of `scored`. */
+  readonly batch: Played[];
+  readonly scored: ScoredTrajectory[];
+  readonly advantages: AdvantageResult;
+  /** Per sequence: masked as off-policy (it keeps its place in the denominators, without a policy-gradient term). */
+  readonly masked: boolean[];
+  readonly lagged: LagFilterResult<Played>;
+}
+
+/**
+ * Scores the accepted groups of `iteration` for an update that starts at policy version
+ * `version`. Trainer requests, in this order and only where needed: reference log-probs,
+ * values, recomputed behaviour log-probs, current log-probs.
+ */
+export async function scoreBatch(ctx: RunContext, iteration: number, accepted: readonly Played[][], version: number): Promise<ScoredBatch> {
+  const { plan, trainer } = ctx;
+  const asyncRollout = plan.rollout.async;
+  // Policy lag: whole groups older than max_policy_lag versions are dropped and counted.
+  const lagged = filterByLag(accepted, (p) => p.episode.versions, version, asyncRollout?.max_policy_lag ?? null);
+  if (lagged.kept.length === 0 && accepted.length > 0) {
+    throw new RunError(
+      `iteration ${iteration}: every sample is up to ${lagged.maxLag} policy versions old, above rollout.async.max_policy_lag ${asyncRollout?.max_policy_lag}; ` +
+        "stopping rather than updating on nothing (raise max_policy_lag, or take fewer optimizer steps per update)",
+    );
+  }
+
+  // Scores, reference log-probs and values where the algorithm needs them.
+  const batch = lagged.kept.flat();
+  const needRef = plan.algorithm.kl.coef > 0 && plan.algorithm.kl.reference !== null;
+  const idsBatch = ragged(batch.map((p) => p.episode.ids), Int32Array);
+  const sampling = { temperature: plan.policy.sampling.temperature, top_p: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_p : 1, top_k: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_k : 0 };
+  // Old and reference log-probs are read only where the update trains (PROTOCOL.md, logprobs mask).
+  const masks = batch.map((p) => lossMask(p.episode.roles, plan.mask.loss));
+  const lossMasks = ragged(masks, Uint8Array);
+  const refLogprobs = needRef && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling, mask: lossMasks })).logprobs : undefined;
+  const values = plan.algorithm.advantage.estimator === "gae" && batch.length > 0 ? (await trainer.request("values", { ids: idsBatch })).values : undefined;
+  // Without the keep-sampling mask, the behaviour log-probs are recomputed under the full
+  // (temperature-only) distribution the update will use, by the weights that sampled: the
+  // behaviour snapshot under asynchronous rollout (it still holds them: the next snapshot is
+  // taken after this phase), so that pi/mu keeps the staleness instead of starting at 1.
+  const recomputed = !plan.mask.keep_sampling_mask && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
+  const scored: ScoredTrajectory[] = batch.map((p, i) => ({
+    group: `${iteration}:${p.group}`,
+    env: p.task.env,
+    roles: p.episode.roles,
+    reward: p.rewards.total,
+    perTurn: p.rewards.perTurn,
+    turnEnds: p.episode.turnEnds,
+    end: p.episode.end,
+    oldLogprobs: recomputed ? row(recomputed, i).slice() : p.episode.logprobs,
+    ...(refLogprobs ? { refLogprobs: row(refLogprobs, i).slice() } : {}),
+    ...(values ? { values: row(values, i).slice() } : {}),
+  }));
+  const advantages = computeAdvantages(plan, scored);
+  // Off-policy sequence masking (mask.off_policy_sequence_threshold): measured against the
+  // weights that take the update's first step; a masked sequence keeps its place in the
+  // reduction's denominators but gets no policy-gradient term (advantage 0).
+  const threshold = plan.mask.off_policy_sequence_threshold;
+  let masked = batch.map(() => false);
+  if (threshold !== null && batch.length > 0) {
+    const current = (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: lossMasks })).logprobs;
+    masked = offPolicyMasked(
+      scored.map((s, i) => ({ mask: masks[i]!, advantages: advantages.advantages[i]!, oldLogprobs: s.oldLogprobs, currentLogprobs: row(current, i) })),
+      threshold,
+    );
+  }
+  return { batch, scored, advantages, masked, lagged };
+}
