@@ -1,4 +1,4 @@
-// One compilation: the stages of ARCHITECTURE.md chained in one direction. Each stage adds
+// One compilation: the stages of docs/architecture.md chained in one direction. Each stage adds
 // diagnostics; nothing here throws on user input.
 import type { LineIndex } from "./contracts/source-range.js";
 import { compareDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";

@@ -1,4 +1,4 @@
-"""arl_trainer: the PyTorch trainer process of arl (trainer protocol v1, src/trainer/PROTOCOL.md).
+"""arl_trainer: the PyTorch trainer process of arl (trainer protocol v1, docs/protocol.md).
 
 Run `python3 -m arl_trainer` (or under `torchrun`); it reads request frames on stdin and writes
 response frames on stdout, logs on stderr. Importing this package does not import torch.

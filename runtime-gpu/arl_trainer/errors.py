@@ -1,4 +1,4 @@
-"""The error codes of the protocol (PROTOCOL.md "Messages") and the exception that carries one.
+"""The error codes of the protocol (docs/protocol.md "Messages") and the exception that carries one.
 
 server.py maps a RequestError to its code; out_of_memory and internal come from the failure
 itself, never from a RequestError raised on purpose.

@@ -1,4 +1,4 @@
-"""Binary framing of the trainer protocol (src/trainer/PROTOCOL.md, version 1).
+"""Binary framing of the trainer protocol (docs/protocol.md, version 1).
 
     frame   = b"ARL1" | u32le header_length | u32le payload_length | header | payload
     header  = UTF-8 JSON {"message": MESSAGE, "arrays": [{"dtype", "offset", "length"}, ...]}

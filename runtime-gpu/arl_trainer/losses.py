@@ -1,4 +1,4 @@
-"""Policy and value losses (RL-SEMANTICS §4-§6) with reductions over GLOBAL denominators.
+"""Policy and value losses (docs/semantics.md §4-§6) with reductions over GLOBAL denominators.
 
 Every reduction in §5 is a weighted sum of per-token terms, `reduce(x) = sum_i sum_k w_i m_ik x_ik`,
 with a weight that depends only on the token's sequence i and on counts of the whole optimizer
@@ -132,7 +132,7 @@ def surrogate(logp: torch.Tensor, logp_old: torch.Tensor, adv: torch.Tensor, low
 
 
 def kl_terms(logp: torch.Tensor, logp_ref: torch.Tensor, estimator: str) -> torch.Tensor:
-    """Per-token KL estimate from log_r = logp_ref - logp (RL-SEMANTICS §6)."""
+    """Per-token KL estimate from log_r = logp_ref - logp (docs/semantics.md §6)."""
     log_r = logp_ref - logp
     if estimator == "k1":
         return -log_r

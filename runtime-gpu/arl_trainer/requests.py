@@ -1,6 +1,6 @@
 """Request checks. The structure of every request's params is checked against the ONE protocol
 schema, protocol.schema.json (written from src/contracts/trainer-requests.ts by `npm run build`;
-PROTOCOL.md stays normative). The schema describes the message as it is on the wire, bulk arrays
+docs/protocol.md stays normative). The schema describes the message as it is on the wire, bulk arrays
 as {"$array": k} descriptors, so the params are checked in that form. What the schema cannot say
 stays in code here: the decoded arrays' lengths and alignment with `ids`, token ids within the
 vocabulary, and values JSON cannot carry (non-finite numbers of in-process callers)."""

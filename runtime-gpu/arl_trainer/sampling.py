@@ -1,4 +1,4 @@
-"""Sampling with temperature, top-k and top-p, and the keep-sampling mask (RL-SEMANTICS §7).
+"""Sampling with temperature, top-k and top-p, and the keep-sampling mask (docs/semantics.md §7).
 
 The truncated distribution is built in this order: divide the logits by the temperature; keep the
 tokens whose logit is at least the k-th largest (top-k; ties at the boundary are all kept); of

@@ -53,7 +53,7 @@ def sequence_logprobs(state: TrainerState, module: PolicyForward, ids: Ragged, s
         for r, seq in enumerate(sub):
             m = wanted[chunk[r]] if wanted is not None else None
             for k in range(1, len(seq)):
-                # Only positions the caller reads get the vocabulary projection (PROTOCOL.md).
+                # Only positions the caller reads get the vocabulary projection (docs/protocol.md).
                 if m is not None and not m[k]:
                     continue
                 select.append(r * T + k - 1)

@@ -17,7 +17,7 @@ from .optimizer import Optim
 
 @dataclass
 class WeightSlots:
-    """The models of a configured trainer (PROTOCOL.md: current, reference, behaviour, critic).
+    """The models of a configured trainer (docs/protocol.md: current, reference, behaviour, critic).
     `*_train` is the data-parallel wrapper that training runs through (the module itself when
     there is one rank); reference and behaviour are frozen copies."""
 

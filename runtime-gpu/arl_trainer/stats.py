@@ -60,7 +60,7 @@ class StatsPool:
 
 
 def step_result(sums: StepSums, kl_coef: float, kl_in_loss: bool, with_value: bool, grad_norm: float | None, policy_version: int) -> dict[str, Any]:
-    """train_step's answer (PROTOCOL.md): means per target token, 1 for the ratios of a step
+    """train_step's answer (docs/protocol.md): means per target token, 1 for the ratios of a step
     without targets, the KL only when some token had a reference."""
     count = sums.tokens
     policy_loss = -sums.surrogate_sum + 0.0  # no -0.0

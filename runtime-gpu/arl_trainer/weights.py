@@ -1,4 +1,4 @@
-"""Weight slots (PROTOCOL.md): the current policy, the frozen reference (KL) and behaviour
+"""Weight slots (docs/protocol.md): the current policy, the frozen reference (KL) and behaviour
 (asynchronous rollout) copies, and the critic. Which slot a request reads, snapshot, the
 reference refresh, and the slots' tensors as checkpoints hold them."""
 from __future__ import annotations
@@ -59,7 +59,7 @@ def scoring_weights(conf: Configured, which: str) -> PolicyForward:
 
 @torch.no_grad()
 def snapshot(state: TrainerState, params: dict) -> dict:
-    """Copies the current weights into the behaviour slot (PROTOCOL.md, behaviour policy)."""
+    """Copies the current weights into the behaviour slot (docs/protocol.md, behaviour policy)."""
     conf = configured(state)
     w = conf.weights
     if w.behaviour is None:

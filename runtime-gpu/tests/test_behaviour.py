@@ -1,4 +1,4 @@
-"""The behaviour-policy slot of asynchronous rollout (PROTOCOL.md, behaviour policy): `snapshot`
+"""The behaviour-policy slot of asynchronous rollout (docs/protocol.md, behaviour policy): `snapshot`
 freezes the current weights, later train steps leave it alone, `generate`/`logprobs` with policy
 "behaviour" read it and report its version, and checkpoints carry it."""
 import numpy as np

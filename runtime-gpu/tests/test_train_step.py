@@ -119,7 +119,7 @@ def test_head_sees_exactly_the_target_positions(t64):
 
 
 def test_section9_reduction_values_through_train_step():
-    """RL-SEMANTICS §9: rewards (1,0,0,0), lengths (2,4,4,6), rho = 1: seq_mean_token_mean 0,
+    """docs/semantics.md §9: rewards (1,0,0,0), lengths (2,4,4,6), rho = 1: seq_mean_token_mean 0,
     token_mean 1/(2 sqrt3), constant(6) 1/(3 sqrt3) — with old_logprobs = the model's own."""
     t = trainer(kl={"coef": 0.0, "estimator": "k3", "placement": "loss", "reference": None})
     s3 = np.sqrt(3)

@@ -1,5 +1,5 @@
 // Conformance through a trainer process: every op is sent as the trainer protocol's `eval_op`
-// (PROTOCOL.md) and answered by the trainer's own code. `local` is the embedded CPU trainer
+// (docs/protocol.md) and answered by the trainer's own code. `local` is the embedded CPU trainer
 // (builtin:tiny, dist/trainer/embedded/main.js), `torch` the PyTorch trainer of runtime-gpu/
 // (`python3 -m arl_trainer`, PYTHONPATH=runtime-gpu, with the first Python that has torch).
 import { existsSync } from "node:fs";

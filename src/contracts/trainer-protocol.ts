@@ -1,4 +1,4 @@
-// Types of the trainer protocol's messages (PROTOCOL.md, version 1).
+// Types of the trainer protocol's messages (docs/protocol.md, version 1).
 
 export const PROTOCOL_NAME = "arl-trainer";
 export const PROTOCOL_VERSION = 1;

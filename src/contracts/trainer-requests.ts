@@ -1,14 +1,14 @@
-// The params of every trainer-protocol request (PROTOCOL.md "Messages", version 1) as zod
+// The params of every trainer-protocol request (docs/protocol.md "Messages", version 1) as zod
 // schemas: the one schema of the protocol's requests. The embedded trainer parses decoded
 // requests with them (trainer/embedded/requests.ts); the build writes their JSON Schema, the
 // messages as they are on the wire, to runtime-gpu/arl_trainer/protocol.schema.json, which the
-// PyTorch trainer validates with `jsonschema`. PROTOCOL.md stays normative: this file follows it.
+// PyTorch trainer validates with `jsonschema`. docs/protocol.md stays normative: this file follows it.
 //
 // The schemas check each message's shape, types, enumerations and the bounds both trainers
 // share. Facts across fields or against the trainer's state (a layout equal to ids', one seed
 // per prompt, token ids inside the vocabulary, denominators that fit the mask) stay in code.
 //
-// Objects are open: adding an optional field does not bump the protocol version (PROTOCOL.md
+// Objects are open: adding an optional field does not bump the protocol version (docs/protocol.md
 // "Versioning"), so a trainer accepts fields it does not know. Fields the protocol lists are
 // required; `configure.algorithm`'s groups are optional inside, since the trainers default them.
 import * as z from "zod";
@@ -275,7 +275,7 @@ export function trainerRequestsJsonSchema(): Record<string, unknown> {
     $id: TRAINER_REQUESTS_SCHEMA_ID,
     title: "ARL trainer protocol, version 1: requests",
     description:
-      "Generated from src/contracts/trainer-requests.ts by `npm run build`; do not edit. A request frame's message, with bulk arrays as {\"$array\": k} descriptors (PROTOCOL.md, Framing). Dtype and length checks of the decoded arrays stay in the trainers' code.",
+      "Generated from src/contracts/trainer-requests.ts by `npm run build`; do not edit. A request frame's message, with bulk arrays as {\"$array\": k} descriptors (docs/protocol.md, Framing). Dtype and length checks of the decoded arrays stay in the trainers' code.",
     type: "object",
     properties: {
       id: { type: "integer", minimum: 0 },

@@ -64,7 +64,7 @@ export const True = keyword("true");
 export const False = keyword("false");
 export const None = keyword("none");
 
-/** The reserved words, in the order LANGUAGE.md lists them. */
+/** The reserved words, in the order docs/language.md lists them. */
 export const keywordTokens: readonly TokenType[] = [Import, As, Extends, When, And, Or, Not, True, False, None];
 export const reservedWords: ReadonlySet<string> = new Set(["import", "as", "extends", "when", "and", "or", "not", "true", "false", "none"]);
 

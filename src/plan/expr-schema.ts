@@ -43,4 +43,4 @@ export const exprSchema: z.ZodType<PlanExpr> = z
       }),
     ]),
   )
-  .meta({ id: "Expr", description: "A typed expression over run-time signals (RL-SEMANTICS §2)." });
+  .meta({ id: "Expr", description: "A typed expression over run-time signals (docs/semantics.md §2)." });

@@ -109,7 +109,7 @@ export const reductionSchema = z
     z.strictObject({ mode: z.literal("group_token_mean") }),
     z.strictObject({ mode: z.literal("constant"), constant: d(bounded("algorithm.reduction.constant", z.number().positive()), "L of constant(L): the sum is divided by N*L.") }),
   ])
-  .meta({ id: "Reduction", description: "How token contributions are averaged (RL-SEMANTICS §5)." });
+  .meta({ id: "Reduction", description: "How token contributions are averaged (docs/semantics.md §5)." });
 
 const optimizerSchema = (warmup: BoundedField) => z.strictObject({
   name: z.enum(["adamw"]),

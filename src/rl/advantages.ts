@@ -1,4 +1,4 @@
-// Outcome advantages per trajectory (RL-SEMANTICS §3): group baselines, std normalisation,
+// Outcome advantages per trajectory (docs/semantics.md §3): group baselines, std normalisation,
 // and AgentRL's per-task normalisation. Rewards and group statistics are constants of the update.
 import { Registry } from "./registry.js";
 import { allEqual, assertFinite, mean, populationStd, STD_EPS, sum } from "./stats.js";

@@ -1,4 +1,4 @@
-// Evaluation statistics (RL-SEMANTICS §8): unbiased pass@k per task, averaged over tasks, with
+// Evaluation statistics (docs/semantics.md §8): unbiased pass@k per task, averaged over tasks, with
 // the task as the unit of uncertainty.
 import { mulberry32, randomInt } from "../contracts/random.js";
 import { mean } from "./stats.js";

@@ -1,4 +1,4 @@
-// Token-level GAE (PPO; RL-SEMANTICS §3): delta_t = r_t + gamma*V(next) - V(t),
+// Token-level GAE (PPO; docs/semantics.md §3): delta_t = r_t + gamma*V(next) - V(t),
 // A_t = sum_l (gamma*lambda)^l delta_{t+l}. At the end V(next) is 0 if the episode terminated
 // and the bootstrap V(h_T) if collection truncated it.
 import { assertFinite } from "./stats.js";

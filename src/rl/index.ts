@@ -1,4 +1,4 @@
-// The reference RL math (RL-SEMANTICS.md), one module per formula family.
+// The reference RL math (docs/semantics.md), one module per formula family.
 export * from "./advantages.js";
 export * from "./eval.js";
 export * from "./gae.js";

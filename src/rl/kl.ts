@@ -1,4 +1,4 @@
-// KL to the reference policy on target tokens (RL-SEMANTICS §6), per token, from
+// KL to the reference policy on target tokens (docs/semantics.md §6), per token, from
 // log_r = logp_ref - logp_theta. k1 is unbiased but can be negative; k3 is unbiased and >= 0.
 import { Registry } from "./registry.js";
 

@@ -1,4 +1,4 @@
-// Policy lag (RL-SEMANTICS §7): each sample carries the policy versions that generated it; at an
+// Policy lag (docs/semantics.md §7): each sample carries the policy versions that generated it; at an
 // update, a sample's lag is the trainer's policy version minus the oldest of those versions, and
 // samples older than `max_policy_lag` versions are dropped and counted. Pure functions, shared by
 // the runtime (the filter) and the lint stage (how old a pipelined batch is bound to be).

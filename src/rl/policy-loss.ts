@@ -1,4 +1,4 @@
-// Clipped policy-gradient loss (RL-SEMANTICS §4) and its reductions (§5).
+// Clipped policy-gradient loss (docs/semantics.md §4) and its reductions (§5).
 //
 // Every reduction is linear in the per-sequence sums s_i = sum_k m[i][k]*u[i][k], with weights
 // that depend only on the whole optimizer step's counts. So the API takes those counts

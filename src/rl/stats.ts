@@ -1,6 +1,6 @@
 // Small numeric helpers shared by the RL formulas.
 
-/** The epsilon of every `/(std + eps)` in RL-SEMANTICS. */
+/** The epsilon of every `/(std + eps)` in docs/semantics.md. */
 export const STD_EPS = 1e-6;
 
 export function sum(values: readonly number[]): number {

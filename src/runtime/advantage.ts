@@ -1,4 +1,4 @@
-// Advantages for a batch of scored trajectories (RL-SEMANTICS §3): group-relative outcome
+// Advantages for a batch of scored trajectories (docs/semantics.md §3): group-relative outcome
 // advantages applied to every target token, or token-level GAE with the critic's values; then
 // the optional AgentRL task normalisation over target tokens.
 import type { Plan } from "../plan/schema.js";

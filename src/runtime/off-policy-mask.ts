@@ -1,4 +1,4 @@
-// Off-policy sequence masking (DeepSeek-V3.2; RL-SEMANTICS §7): a sequence with a negative
+// Off-policy sequence masking (DeepSeek-V3.2; docs/semantics.md §7): a sequence with a negative
 // advantage whose mean per-token log-ratio logp_old - logp_theta over its target tokens exceeds
 // a threshold is taken out of the policy-gradient term. Such a sequence was sampled by a policy
 // that has since moved far away; pushing its tokens down with a large ratio is where stale data

@@ -1,4 +1,4 @@
-// Rewards per RL-SEMANTICS §2, from the plan's typed IR. Plain terms are evaluated once, at the
+// Rewards per docs/semantics.md §2, from the plan's typed IR. Plain terms are evaluated once, at the
 // end of the episode, on its final signals; potential terms shape every turn with
 // gamma * Phi(h_{t+1}) - Phi(h_t), where Phi of a terminal state is 0 (a truncated episode's
 // last state is not terminal, so its potential stays).

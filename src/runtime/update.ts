@@ -22,7 +22,7 @@ export interface TrainSequence {
 }
 
 /**
- * Target mask: token k is a target when the policy sampled it (RL-SEMANTICS §1: the predicted
+ * Target mask: token k is a target when the policy sampled it (docs/semantics.md §1: the predicted
  * token's role decides). With `mask.loss: all` every token after the first is a target — the
  * setting the `observation-in-loss` rule reports — except padding and cross-policy pool turns,
  * which the policy did not sample and has no behaviour log-probs for: they are never targets.

@@ -42,7 +42,7 @@ export class SignalResolver {
     private readonly diagnostics: Diagnostic[],
   ) {}
 
-  /** Resolves a signal name in the namespaces of RL-SEMANTICS §2. */
+  /** Resolves a signal name in the namespaces of docs/semantics.md §2. */
   resolve(path: readonly string[], origin: Origin, narrowed: readonly string[] | undefined): RewardExpr | undefined {
     const [ns, ...rest] = path;
     const name = rest.join(".");

@@ -28,7 +28,7 @@ const TOP_FILE = "index.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const src = path.join(root, "src");
-const architectureDoc = path.join(root, "docs", "architecture.md");
+const architectureDoc = path.join(root, "docs/architecture.md");
 
 const rankOf = new Map<string, number>(LAYERS.flatMap((dirs, rank) => dirs.map((dir) => [dir, rank] as const)));
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the conformance vectors (test/conformance/*.json) from RL-SEMANTICS.md.
+"""Writes the conformance vectors (test/conformance/*.json) from docs/semantics.md.
 
 The expected values are computed here, independently of the TypeScript reference (plain
 Python floats, exact fractions and math.comb where they apply), straight from the formulas:
-never from the code under test. Reference values published in RL-SEMANTICS section 9 are
+never from the code under test. Reference values published in docs/semantics.md §9 are
 written as published, with a tolerance matching their rounding. Run: python3 generate_vectors.py
 """
 import json

@@ -7,7 +7,7 @@ const close = (actual: number[], expected: number[], digits = 12) => {
   actual.forEach((a, i) => expect(a).toBeCloseTo(expected[i] as number, digits));
 };
 
-describe("group advantages (RL-SEMANTICS §3)", () => {
+describe("group advantages (docs/semantics.md §3)", () => {
   it("GRPO: (1,0,0,1) -> (1,-1,-1,1) and (1,0,0,0) -> (sqrt3, -1/sqrt3 x3), up to eps", () => {
     const [a, b] = groupAdvantages([[1, 0, 0, 1], [1, 0, 0, 0]], { baseline: "mean", normalize: "std" });
     // (R - mean)/(std + 1e-6): std 0.5 and sqrt3/4.

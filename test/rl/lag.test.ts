@@ -1,4 +1,4 @@
-// The policy-lag filter (RL-SEMANTICS §7): lags from per-token versions, whole-group drops, and
+// The policy-lag filter (docs/semantics.md §7): lags from per-token versions, whole-group drops, and
 // how many versions old a batch pipelined one update ahead is.
 import { describe, expect, it } from "vitest";
 import { filterByLag, oldestVersion, sampleLag, updateSteps } from "../../src/rl/lag.js";

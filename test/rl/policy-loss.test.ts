@@ -27,7 +27,7 @@ function token(rho: number, a: number): PolicyBatch {
   return { logp: [[-1 + Math.log(rho)]], logpOld: [[-1]], mask: [[1]], advantages: [a] };
 }
 
-describe("per-token clipped surrogate (RL-SEMANTICS §4)", () => {
+describe("per-token clipped surrogate (docs/semantics.md §4)", () => {
   it("rho = 1.3, A = 1.732: u = min(2.2516, 2.0784) = 2.0784, flat in rho; loss = -u", () => {
     expect(tokenSurrogate(1.3, 1.732, sym)).toEqual({ u: 1.2 * 1.732, clipped: true, dualClipped: false });
     expect(policyLoss(token(1.3, 1.732), { clip: sym, reduction: { mode: "token_mean" } }).loss).toBeCloseTo(-2.0784, 10);
@@ -62,7 +62,7 @@ describe("per-token clipped surrogate (RL-SEMANTICS §4)", () => {
   });
 });
 
-describe("reductions (RL-SEMANTICS §5)", () => {
+describe("reductions (docs/semantics.md §5)", () => {
   // Rewards (1,0,0,0), lengths (2,4,4,6), rho = 1: u = A on every target.
   const s3 = Math.sqrt(3);
   const lengths = [2, 4, 4, 6];
@@ -171,7 +171,7 @@ const batchArb = fc
     return { batch, partition, clip };
   });
 
-/** The reductions written out directly over the whole batch, as in RL-SEMANTICS §5. */
+/** The reductions written out directly over the whole batch, as in docs/semantics.md §5. */
 function directLoss(batch: PolicyBatch, clip: ClipOptions, reduction: Reduction): number {
   const N = batch.mask.length;
   const s: number[] = [];

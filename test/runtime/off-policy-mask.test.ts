@@ -1,4 +1,4 @@
-// Off-policy sequence masking (RL-SEMANTICS §7): which sequences lose their policy-gradient term.
+// Off-policy sequence masking (docs/semantics.md §7): which sequences lose their policy-gradient term.
 import { describe, expect, it } from "vitest";
 import { offPolicyMasked } from "../../src/runtime/off-policy-mask.js";
 

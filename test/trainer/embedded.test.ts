@@ -250,7 +250,7 @@ describe("builtin:tiny train_step", () => {
     }
   });
 
-  it("computes the loss of RL-SEMANTICS: the graph equals the float64 twin over the reference's weights", async () => {
+  it("computes the loss of docs/semantics.md: the graph equals the float64 twin over the reference's weights", async () => {
     const t = await trainer(3);
     for (const opts of [{}, { reduction: { mode: "seq_mean_token_mean" } }, { reduction: { mode: "group_token_mean" }, kl: 0.5 }, { dual: 2 }, { sampling: { temperature: 0.7, top_p: 0.8, top_k: 10 } }] as const) {
       const p = batch(t, opts);

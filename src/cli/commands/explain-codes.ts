@@ -238,7 +238,7 @@ depends on the outcome in the reward.`,
     title: "A name in a reward expression that is not a signal",
     explanation: `Reward expressions are written over signals, namespace.name: outcome.*, state.*, episode.*,
 env.*, tool.* where a tool's result is in scope, and each env's own signals under its name
-(RL-SEMANTICS §2). The hint suggests the closest signal or lists the namespaces.`,
+(docs/semantics.md §2). The hint suggests the closest signal or lists the namespaces.`,
   },
   "potential-not-top-level": {
     stage: "reward expressions",

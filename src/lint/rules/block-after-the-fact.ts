@@ -7,7 +7,7 @@ export const blockAfterTheFact: LintRule = {
   severity: "warning",
   title: "A constraint that can only refuse calls after the forbidden one has run",
   explanation: `The harness judges each tool call before it runs: a constraint \`block(condition)\` refuses the
-call when its condition holds, and the refusal is the observation (RL-SEMANTICS §2). The env's
+call when its condition holds, and the refusal is the observation (docs/semantics.md §2). The env's
 signals at that moment are those of the previous step. A condition over them alone, such as
 \`block(state.attempted_write)\`, becomes true only after the forbidden action has been executed:
 the first violation goes through (the row is deleted, the file is written) and only the calls

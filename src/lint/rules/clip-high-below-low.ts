@@ -4,7 +4,7 @@ export const clipHighBelowLow: LintRule = {
   code: "clip-high-below-low",
   severity: "warning",
   title: "The upper clip is tighter than the lower one",
-  explanation: `PPO clips the ratio to [1 - low, 1 + high] (RL-SEMANTICS §4). For a positive advantage the
+  explanation: `PPO clips the ratio to [1 - low, 1 + high] (docs/semantics.md §4). For a positive advantage the
 objective stops rewarding a probability increase at 1 + high, an absolute gain of only
 high * pi_old(a) - tiny for rare tokens. DAPO (Yu et al. 2025, §3.1) links this early saturation to
 entropy collapse and widens the upper bound (Clip-Higher: low 0.2, high 0.28). Setting high below

@@ -6,7 +6,7 @@ export const criticMissing: LintRule = {
   title: "GAE without a critic",
   explanation: `Token-level GAE (Schulman et al. 2016), as PPO uses it, needs a learned value model:
 delta_t = r_t + gamma * V(h_{t+1}) - V(h_t) and A_t = sum_l (gamma * lambda)^l delta_{t+l}
-(RL-SEMANTICS §3). \`estimator: gae\` with \`critic: none\` has no V to compute the residuals with.
+(docs/semantics.md §3). \`estimator: gae\` with \`critic: none\` has no V to compute the residuals with.
 Either add a critic (the \`algo.ppo\` preset has one) or use a group estimator, which replaces the
 value model by comparing several samples of the same task (GRPO, RLOO).`,
   check(ctx) {

@@ -8,7 +8,7 @@ export const envErrorAsFailure: LintRule = {
 server timed out or the sandbox died before the tests ran. Scoring the second kind as a failure
 pushes down whatever the policy did for reasons it had no part in, adding noise that looks like
 signal. GLM-5 (2026, §4.1.2) separates samples from environment failures and excludes them from the
-update, counting them apart (RL-SEMANTICS §2). \`on_env_error: exclude\` is the default.`,
+update, counting them apart (docs/semantics.md §2). \`on_env_error: exclude\` is the default.`,
   check(ctx) {
     if (ctx.config.reward.on_env_error !== "score_zero") return;
     ctx.report({

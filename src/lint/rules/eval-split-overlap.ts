@@ -6,7 +6,7 @@ export const evalSplitOverlap: LintRule = {
   severity: "error",
   title: "Evaluation on the training tasks, or on an empty split",
   explanation: `An evaluation measures generalisation only on tasks the policy never trained on: splits are
-disjoint by task, and a held-out split is never used to choose settings (RL-SEMANTICS §8). A
+disjoint by task, and a held-out split is never used to choose settings (docs/semantics.md §8). A
 different test input for the same problem is not a new task. \`eval.split: train\` reports how well
 the policy fits its training tasks, which RL optimises directly. Evaluating a split that an env
 gives 0% of its tasks (the valid split is 0 unless set) evaluates nothing for that env.`,
@@ -16,7 +16,7 @@ gives 0% of its tasks (the valid split is 0 unless set) evaluates nothing for th
     if (split === "train") {
       ctx.report({
         at: ["eval", "split"],
-        message: "eval.split is train: evaluating on the training tasks measures how well RL fit them, not generalisation to unseen tasks (RL-SEMANTICS §8)",
+        message: "eval.split is train: evaluating on the training tasks measures how well RL fit them, not generalisation to unseen tasks (docs/semantics.md §8)",
         hint: "evaluate a held-out split: `eval { split: test }`, or `valid` with a `split { valid: ... }` fraction in each env",
       });
       return;

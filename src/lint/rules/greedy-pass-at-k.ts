@@ -5,7 +5,7 @@ export const greedyPassAtK: LintRule = {
   severity: "warning",
   title: "pass@k with k > 1 under greedy decoding",
   explanation: `pass@k estimates the probability that at least one of k independent samples solves a task
-(Chen et al. 2021; RL-SEMANTICS §8). With temperature 0 decoding is greedy, the n samples of a task
+(Chen et al. 2021; docs/semantics.md §8). With temperature 0 decoding is greedy, the n samples of a task
 are (nearly) identical, and pass@k collapses to pass@1 while looking like a measure of coverage.
 Samples that are not independent (e.g. each attempt sees the previous one's failure log) describe a
 different protocol and should be reported as such. Evaluate pass@k with a sampling temperature.`,

@@ -6,7 +6,7 @@ export const identicalGroupSamples: LintRule = {
   severity: "error",
   title: "The samples of a group are identical by construction (greedy sampling)",
   explanation: `A group's trajectories start from the same task; a group-relative advantage compares them
-(A_i = R_i - mean, divided by the std for GRPO; RL-SEMANTICS §3). With greedy decoding
+(A_i = R_i - mean, divided by the std for GRPO; docs/semantics.md §3). With greedy decoding
 (temperature 0, or top_k 1) the policy picks the same token every time, so the G samples of a group
 are the same trajectory (up to env randomness): every reward equals the mean, every advantage is 0,
 and the update learns nothing at G times the rollout cost. UniRL PR#208 hit exactly this: a

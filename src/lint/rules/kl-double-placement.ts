@@ -6,7 +6,7 @@ export const klDoublePlacement: LintRule = {
   title: "The KL penalty is applied both in the loss and in the reward",
   explanation: `A KL penalty to the reference goes either into the loss as beta * reduce(k) (GRPO,
 DeepSeekMath) or into the per-token reward as -beta * k before advantages are computed (PPO-style
-RLHF, InstructGPT) (RL-SEMANTICS §6). \`placement: both\` does both: the effective strength is about
+RLHF, InstructGPT) (docs/semantics.md §6). \`placement: both\` does both: the effective strength is about
 twice beta, through two different gradients (the reward copy also passes through the advantage
 normalisation and the clip), so beta no longer means what the papers it was taken from mean by it.
 This is rarely intended; pick one place.`,

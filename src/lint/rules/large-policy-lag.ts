@@ -14,7 +14,7 @@ of a sample that is several versions old can sit far outside [1 - low, 1 + high]
 step: positive-advantage tokens are clipped flat, and negative-advantage tokens with a large ratio
 keep an unbounded gradient. DeepSeek-V3.2's Off-Policy Sequence Masking drops negative-advantage
 sequences whose mean log-ratio exceeds a threshold, and dual clip bounds the negative side
-(RL-SEMANTICS §4, §7). AgentRL's asynchronous pipeline keeps the lag at one version. This rule flags
+(docs/semantics.md §4, §7). AgentRL's asynchronous pipeline keeps the lag at one version. This rule flags
 max_policy_lag above ${MAX_UNGUARDED_LAG} with neither guard set.`,
   check(ctx) {
     const { rollout, mask, algorithm } = ctx.config;

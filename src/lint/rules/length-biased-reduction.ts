@@ -5,7 +5,7 @@ export const lengthBiasedReduction: LintRule = {
   severity: "info",
   title: "Per-sequence length normalisation (1/|o_i|)",
   explanation: `The original GRPO objective averages each sequence's token losses over its own length before
-averaging over sequences (seq_mean_token_mean, 1/|o_i|; RL-SEMANTICS §5). Each token of a short
+averaging over sequences (seq_mean_token_mean, 1/|o_i|; docs/semantics.md §5). Each token of a short
 answer then weighs more than a token of a long one: a long wrong answer is penalised less per token,
 which lets responses grow (Dr. GRPO, Liu et al. 2025, "Understanding R1-Zero-Like Training"). The
 score-function gradient of E[R] has a plain token sum per trajectory; token_mean (DAPO) or a

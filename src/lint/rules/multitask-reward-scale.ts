@@ -10,7 +10,7 @@ export const multitaskRewardScale: LintRule = {
 than one scored 0/1, and a shared term such as AgentRL's -0.2 abnormal-termination penalty means
 something different on each. AgentRL (Zhang, Liu et al. 2025) therefore maps every task's reward to
 [0, 1] (tasks without a graded score use 1 = correct, 0 = wrong) before the per-task advantage
-normalization, and treats the two as separate layers (RL-SEMANTICS §2). This rule flags, in an
+normalization, and treats the two as separate layers (docs/semantics.md §2). This rule flags, in an
 experiment with two or more envs, an env whose \`reward_range\` is not [0, 1] and a reward term that
 reads a number signal some env declares outside [0, 1].`,
   check(ctx) {

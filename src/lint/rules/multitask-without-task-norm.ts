@@ -8,7 +8,7 @@ export const multitaskWithoutTaskNorm: LintRule = {
   explanation: `With several tasks in one batch, advantages from different tasks have different scales and
 shrink at different speeds as each task is learned, so one task's gradient can dominate the others.
 AgentRL (Zhang, Liu et al. 2025) normalizes token-level advantages per task across the batch,
-A -> (A - mu_i) / sigma_i (RL-SEMANTICS §3); in its ablation (Table 6, Qwen2.5-14B, five
+A -> (A - mu_i) / sigma_i (docs/semantics.md §3); in its ablation (Table 6, Qwen2.5-14B, five
 AgentBench tasks) removing it lowered the average from 65.0 to 59.4, the largest drop of any
 component, with tasks learning at different rates and some fluctuating.`,
   check(ctx) {

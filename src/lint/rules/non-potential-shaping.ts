@@ -11,7 +11,7 @@ export const nonPotentialShaping: LintRule = {
 can collect it by repeating the action instead of solving the task. Ng, Harada & Russell (1999) show
 that shaping preserves the ranking of policies exactly when it has the form
 r' = r + gamma * Phi(h') - Phi(h) with Phi(terminal) = 0: the intermediate terms telescope, and the
-shaped return differs from the original by a constant of the initial state (RL-SEMANTICS §2). ARL
+shaped return differs from the original by a constant of the initial state (docs/semantics.md §2). ARL
 writes such a term as \`potential(Phi)\`. This rule flags a plain reward term that reads a state signal
 or an episode count (turns, tool_calls, invalid_calls, tokens) and can only be positive; a cost (a
 negative term such as \`-0.02 * episode.tool_calls\`) does not invite repetition and is not flagged.`,

@@ -11,7 +11,7 @@ sure only action tokens contribute to the loss by masking out all state tokens",
 retrieved passages for the same reason. With \`mask.loss: all\` a successful trajectory also raises the
 probability of the environment's own text, so the policy learns to write observations itself:
 hallucinated tool output instead of calling the tool. Observations stay in the context (attention
-sees them); they are just not targets (RL-SEMANTICS §1).`,
+sees them); they are just not targets (docs/semantics.md §1).`,
   check(ctx) {
     if (ctx.config.mask.loss !== "all") return;
     ctx.report({

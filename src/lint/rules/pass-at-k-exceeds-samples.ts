@@ -6,7 +6,7 @@ export const passAtKExceedsSamples: LintRule = {
   title: "pass@k with fewer samples per task than k",
   explanation: `pass@k is estimated per task from n samples with c correct as 1 - C(n-c, k) / C(n, k)
 (Chen et al. 2021), which needs n >= k; the plug-in 1 - (1 - c/n)^k is biased (0.488 instead of
-0.533 for n = 10, c = 2, k = 3; RL-SEMANTICS §8). \`eval.samples_per_task\` is n; when it is none it
+0.533 for n = 10, c = 2, k = 3; docs/semantics.md §8). \`eval.samples_per_task\` is n; when it is none it
 defaults to the largest k. A k above n cannot be estimated.`,
   check(ctx) {
     const { samples_per_task: n, k } = ctx.config.eval;

@@ -9,7 +9,7 @@ export const penaltyAsConstraint: LintRule = {
   explanation: `An env marks a signal \`violation: true\` when it reports breaking a rule (writing to a read-only
 database, touching files outside the sandbox). A reward term over it turns the rule into a price: a
 large negative reward is still a soft objective, and a policy that gains more from success than it
-loses from the penalty learns to break the rule (RL-SEMANTICS §2): a -5 for a policy violation reads,
+loses from the penalty learns to break the rule (docs/semantics.md §2): a -5 for a policy violation reads,
 mathematically, as "violating is fine when the reward is large enough". Regulation, permissions and
 security are not trade-offs. Rules belong in the harness as hard constraints:
 \`constraints { NAME: block(condition) }\` refuses the action and returns the refusal as the

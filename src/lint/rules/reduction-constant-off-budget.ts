@@ -10,7 +10,7 @@ export const reductionConstantOffBudget: LintRule = {
   title: "constant(L) far from the generation budget",
   explanation: `Dr. GRPO (Liu et al. 2025) replaces the per-sequence 1/|o_i| by one constant denominator, the
 generation budget, so every token weighs the same and the loss keeps the scale of a token mean over
-full-length responses (veRL's seq-mean-token-sum-norm; RL-SEMANTICS §5). The constant multiplies the
+full-length responses (veRL's seq-mean-token-sum-norm; docs/semantics.md §5). The constant multiplies the
 whole loss by 1/(N*L): an L far from what an episode can actually generate changes the effective
 step size by that factor, silently, relative to the learning rate and KL coefficient the recipe was
 tuned with. In an agentic episode the budget is max_turns x the tokens one turn may generate

@@ -6,7 +6,7 @@ export const truncationAsTerminal: LintRule = {
   severity: "warning",
   title: "A collection budget treated as the task's end under GAE",
   explanation: `Token-level GAE ends each episode with delta = r + gamma * V(next) - V(cur), where V(next) is 0
-when the task itself ended and V(h_T) when collection merely stopped (RL-SEMANTICS §3; Schulman et
+when the task itself ended and V(h_T) when collection merely stopped (docs/semantics.md §3; Schulman et
 al. 2016; Pardo et al. 2018, "Time Limits in Reinforcement Learning"). \`harness.on_budget: terminate\`
 records running out of turns or tokens as a real end, so the critic learns that states near the
 budget are worth nothing, and the advantages of the last turns are biased toward giving up. That is

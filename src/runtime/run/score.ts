@@ -41,7 +41,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
   const needRef = plan.algorithm.kl.coef > 0 && plan.algorithm.kl.reference !== null;
   const idsBatch = ragged(batch.map((p) => p.episode.ids), Int32Array);
   const sampling = { temperature: plan.policy.sampling.temperature, top_p: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_p : 1, top_k: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_k : 0 };
-  // Old and reference log-probs are read only where the update trains (PROTOCOL.md, logprobs mask).
+  // Old and reference log-probs are read only where the update trains (docs/protocol.md, logprobs mask).
   const masks = batch.map((p) => lossMask(p.episode.roles, plan.mask.loss));
   const lossMasks = ragged(masks, Uint8Array);
   const refLogprobs = needRef && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling, mask: lossMasks })).logprobs : undefined;

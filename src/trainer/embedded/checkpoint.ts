@@ -1,4 +1,4 @@
-// save / load (PROTOCOL.md): model.safetensors (policy, critic, reference and behaviour
+// save / load (docs/protocol.md): model.safetensors (policy, critic, reference and behaviour
 // weights), optimizer.safetensors (AdamW moments) and trainer.json (versions, step counts,
 // vocabulary, shape), written into a temporary directory, fsynced and renamed into place. Both
 // empty the prefix cache, so a run resumed from a checkpoint repeats what the uninterrupted run did.

@@ -1,4 +1,4 @@
-// configure (PROTOCOL.md): the model named by the request (plan/model-name.ts), its word tokenizer
+// configure (docs/protocol.md): the model named by the request (plan/model-name.ts), its word tokenizer
 // over the runtime's vocabulary, weights initialised from the seed (policy on stream 1, critic
 // on stream 2), the optimizers, and the reference policy's mode. A new configuration replaces
 // every slot of the previous one.

@@ -1,4 +1,4 @@
-// encode / decode (PROTOCOL.md): chat messages to token ids through the chat template, and ids
+// encode / decode (docs/protocol.md): chat messages to token ids through the chat template, and ids
 // back to text, over the word tokenizer (tokenizer.ts).
 import { ragged, type EncodeParams, type Ragged } from "../../contracts/trainer-protocol.js";
 import { rows } from "./batching.js";

@@ -1,4 +1,4 @@
-// The protocol's request errors (PROTOCOL.md "Messages"): what the trainer answers a request it
+// The protocol's request errors (docs/protocol.md "Messages"): what the trainer answers a request it
 // refuses with. The server (protocol/server.ts, where RequestError is defined for every trainer
 // written in TypeScript) sends a thrown RequestError as an error response with its code;
 // anything else is answered as `internal`.

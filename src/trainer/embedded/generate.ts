@@ -1,4 +1,4 @@
-// generate (PROTOCOL.md): prefill each prompt from its longest cached prefix, then decode one
+// generate (docs/protocol.md): prefill each prompt from its longest cached prefix, then decode one
 // batched GRU step per token, each prompt sampling from its own stream seeded by seeds[i]
 // (sampling.ts), so a prompt's result does not depend on the other prompts of the request.
 import { ragged, type GenerateParams, type GenerateResult } from "../../contracts/trainer-protocol.js";

@@ -1,4 +1,4 @@
-// The policy-gradient loss of train_step (RL-SEMANTICS §4-§6) over GLOBAL denominators.
+// The policy-gradient loss of train_step (docs/semantics.md §4-§6) over GLOBAL denominators.
 //
 // Every reduction is sum_i w_i * sum_k m[i][k] * x[i][k] with a per-sequence weight w_i that
 // depends only on the whole optimizer step's counts (the `denominators` of the request). The

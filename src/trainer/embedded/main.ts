@@ -1,5 +1,5 @@
 // Entry point of the embedded CPU trainer `builtin:tiny` (dist/trainer/embedded/main.js): speaks
-// the trainer protocol (PROTOCOL.md) on stdin/stdout. Nothing else may write to stdout, so
+// the trainer protocol (docs/protocol.md) on stdin/stdout. Nothing else may write to stdout, so
 // console output goes to stderr before any library is loaded.
 console.log = console.error;
 console.info = console.error;

@@ -1,4 +1,4 @@
-// Sampling and the keep-sampling mask (RL-SEMANTICS §7), in float64 JavaScript over one row of
+// Sampling and the keep-sampling mask (docs/semantics.md §7), in float64 JavaScript over one row of
 // logits. The distribution actually sampled from: logits / temperature, then top-k (the k largest;
 // ties broken by the lower id), then top-p (the smallest prefix of the sorted tokens whose
 // probability reaches p), renormalised. `truncate` gives that distribution's log-probabilities

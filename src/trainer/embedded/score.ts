@@ -1,4 +1,4 @@
-// logprobs and values (PROTOCOL.md): scoring whole sequences with a weight slot, in chunks of
+// logprobs and values (docs/protocol.md): scoring whole sequences with a weight slot, in chunks of
 // the padded-token budget (batching.ts; the cut never changes a result).
 import { ragged, type Methods, type Ragged } from "../../contracts/trainer-protocol.js";
 import { tf } from "./backend.js";
@@ -33,7 +33,7 @@ export function logprobs(state: TrainerState, p: Methods["logprobs"][0]): Ragged
     sub.forEach((s, j) => {
       const m = wanted?.[chunk[j]!];
       for (let k = 1; k < s.length; k++) {
-        // Only the positions the caller reads get the read-out (the costly part): see PROTOCOL.md.
+        // Only the positions the caller reads get the read-out (the costly part): see docs/protocol.md.
         if (m && !m[k]) continue;
         where.push({ j, t: k - 1 });
         targets.push(s[k]!);

@@ -1,4 +1,4 @@
-// The statistics of a train step pooled over its microbatches (PROTOCOL.md "Results"). The
+// The statistics of a train step pooled over its microbatches (docs/protocol.md "Results"). The
 // losses and the clip/ratio statistics pool exactly as the reference's microbatches do
 // (combineResults of src/rl/policy-loss.ts: losses add, since every part divides by the whole
 // step's denominators; counts and sums add; min/max over parts with targets); the entropy and

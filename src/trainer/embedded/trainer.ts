@@ -1,4 +1,4 @@
-// The embedded CPU trainer `builtin:tiny`: the trainer protocol (PROTOCOL.md) over the GRU of
+// The embedded CPU trainer `builtin:tiny`: the trainer protocol (docs/protocol.md) over the GRU of
 // model.ts, in-process (main.ts serves it over stdin/stdout; tests drive it directly). This is
 // the dispatcher: each request's params are validated against the protocol's schema
 // (requests.ts), then the method runs as a function over the explicit state (state.ts) in the

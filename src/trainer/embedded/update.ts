@@ -1,4 +1,4 @@
-// train_step (PROTOCOL.md): the batch cut into microbatches, each microbatch's target tokens
+// train_step (docs/protocol.md): the batch cut into microbatches, each microbatch's target tokens
 // gathered, the policy's (and critic's) gradient of each microbatch's share of the loss summed
 // over the microbatches (gradient accumulation), then one AdamW step. The loss maths is in
 // losses.ts, the pooling of the statistics in stats.ts.

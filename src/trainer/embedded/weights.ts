@@ -1,4 +1,4 @@
-// The weight slots (PROTOCOL.md "Behaviour policy", "Reference policy"): the current policy and
+// The weight slots (docs/protocol.md "Behaviour policy", "Reference policy"): the current policy and
 // critic that train, the reference policy taken at its first use, and the behaviour snapshot
 // that asynchronous rollout samples from; what each request reads, and what a change of the
 // current weights invalidates.

@@ -1,4 +1,4 @@
-// Binary framing of the trainer protocol (PROTOCOL.md): JSON for structure, raw little-endian
+// Binary framing of the trainer protocol (docs/protocol.md): JSON for structure, raw little-endian
 // typed arrays for bulk data, so a batch of 256 x 4,096 token ids is 4 MiB of bytes, not
 // 10 MiB of JSON text.
 //
