@@ -4,6 +4,7 @@
 // intervals, the envs' tasks, the embedded trainer's weights and samples): mulberry32 for floats
 // from one 32-bit seed, sfc32 for a 128-bit state. One Fisher-Yates shuffle serves both.
 import { createHash } from "node:crypto";
+import { at } from "./checked.js";
 
 /** Uniform floats in [0, 1). */
 export type Random = () => number;
@@ -30,7 +31,7 @@ export function shuffled<T>(items: readonly T[], random: Random): T[] {
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
+    [out[i], out[j]] = [at(out, j), at(out, i)];
   }
   return out;
 }

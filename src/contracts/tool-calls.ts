@@ -26,7 +26,7 @@ export type ParsedTurn =
  */
 export function parseFunctionCall(text: string): ParsedTurn {
   const tagged = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/.exec(text);
-  const body = tagged ? tagged[1]! : text;
+  const body = tagged?.[1] ?? text;
   const start = body.indexOf("{");
   if (start < 0) return tagged ? { kind: "malformed", error: "the <tool_call> holds no JSON object" } : { kind: "none" };
   const json = firstJsonObject(body, start);
@@ -39,10 +39,10 @@ export function parseFunctionCall(text: string): ParsedTurn {
   }
   const v = value as { name?: unknown; arguments?: unknown };
   if (typeof v.name !== "string") return { kind: "malformed", error: 'the tool call has no "name"' };
-  let args = v.arguments ?? {};
+  let args: unknown = v.arguments ?? {};
   if (typeof args === "string") {
     try {
-      args = JSON.parse(args);
+      args = JSON.parse(args) as unknown;
     } catch {
       return { kind: "malformed", error: 'the tool call\'s "arguments" is not a JSON object' };
     }
@@ -56,7 +56,7 @@ function firstJsonObject(text: string, start: number): string | undefined {
   let depth = 0;
   let inString = false;
   for (let i = start; i < text.length; i++) {
-    const c = text[i]!;
+    const c = text.charAt(i);
     if (inString) {
       if (c === "\\") i++;
       else if (c === '"') inString = false;
@@ -77,16 +77,15 @@ function firstJsonObject(text: string, start: number): string | undefined {
 export function parseTextAction(text: string, tools: readonly OfferedTool[]): ParsedTurn {
   const line = text.trim().split(/\r?\n/)[0]?.trim() ?? "";
   if (line === "") return { kind: "none" };
-  const words = line.split(/\s+/);
-  const name = words[0]!.toLowerCase();
+  const [first = "", ...rest] = line.split(/\s+/);
+  const name = first.toLowerCase();
   const tool = tools.find((t) => t.name === name);
   if (!tool) return { kind: "call", call: { name, arguments: {} } };
   const properties = Object.keys((tool.definition.function.parameters.properties as Record<string, unknown> | undefined) ?? {});
   const args: Record<string, unknown> = {};
-  const rest = words.slice(1);
   properties.forEach((p, i) => {
     if (rest.length === 0) return;
-    args[p] = i === properties.length - 1 ? rest.splice(0).join(" ") : rest.shift()!;
+    args[p] = i === properties.length - 1 ? rest.splice(0).join(" ") : rest.shift();
   });
   if (rest.length > 0) return { kind: "malformed", error: `too many words for '${name}', which takes ${properties.length === 0 ? "none" : properties.join(", ")}` };
   return { kind: "call", call: { name, arguments: coerce(args, tool) } };

@@ -1,4 +1,5 @@
 // Types of the trainer protocol's messages (docs/protocol.md, version 1).
+import { at } from "./checked.js";
 
 export const PROTOCOL_NAME = "arl-trainer";
 export const PROTOCOL_VERSION = 1;
@@ -143,15 +144,19 @@ export interface ErrorBody {
 /** Builds a ragged batch from sequences. */
 export function ragged<T extends Int32Array | Float32Array | Uint8Array>(sequences: readonly ArrayLike<number>[], ctor: { new (n: number): T }): Ragged<T> {
   const offsets = new Int32Array(sequences.length + 1);
-  for (let i = 0; i < sequences.length; i++) offsets[i + 1] = offsets[i]! + sequences[i]!.length;
-  const values = new ctor(offsets[sequences.length]!);
-  for (let i = 0; i < sequences.length; i++) values.set(sequences[i]!, offsets[i]!);
+  let total = 0;
+  sequences.forEach((sequence, i) => {
+    total += sequence.length;
+    offsets[i + 1] = total;
+  });
+  const values = new ctor(total);
+  sequences.forEach((sequence, i) => values.set(sequence, at(offsets, i)));
   return { values, offsets };
 }
 
 /** Sequence i of a ragged batch (a view, not a copy). */
 export function row<T extends Int32Array | Float32Array | Uint8Array>(r: Ragged<T>, i: number): T {
-  return r.values.subarray(r.offsets[i]!, r.offsets[i + 1]!) as T;
+  return r.values.subarray(at(r.offsets, i), at(r.offsets, i + 1)) as T;
 }
 
 export function rowCount(r: Ragged<Int32Array | Float32Array | Uint8Array>): number {

@@ -179,6 +179,7 @@ describe("executePlan's phases", () => {
       countingExperiment({ name: "counting", seed: 5, rollout: "iterations: 3, async { max_policy_lag: 1 }", evaluation: "eval { every: 2, tasks: 2, k: [1], before_training: false }", extra: knobs }),
     );
     const control: string[] = [];
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called back with .call(this) on the spied instance
     const request = TrainerClient.prototype.request;
     vi.spyOn(TrainerClient.prototype, "request").mockImplementation(function (this: TrainerClient, method, params) {
       if (!["encode", "decode", "generate"].includes(method)) control.push(method === "logprobs" ? `logprobs ${(params as { policy: string }).policy}` : method);
