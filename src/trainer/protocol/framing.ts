@@ -5,6 +5,7 @@
 //   frame   = magic "ARL1" | u32le header_length | u32le payload_length | header | payload
 //   header  = UTF-8 JSON; every typed array in the message is replaced by {"$array": k}
 //   payload = the arrays, each starting at a multiple of 8 bytes, described by header.arrays[k]
+import { at } from "../../contracts/checked.js";
 
 export const MAGIC = Buffer.from("ARL1", "ascii");
 const PREFIX = 12;
@@ -59,10 +60,10 @@ export function encodeFrame(message: unknown): Buffer {
   const payloadStart = PREFIX + headerBytes.length;
   let written = 0;
   arrays.forEach((a, i) => {
-    const at = descriptors[i]!.offset;
-    if (at > written) frame.fill(0, payloadStart + written, payloadStart + at); // alignment padding
-    Buffer.from(a.buffer, a.byteOffset, a.byteLength).copy(frame, payloadStart + at);
-    written = at + a.byteLength;
+    const offset = at(descriptors, i).offset;
+    if (offset > written) frame.fill(0, payloadStart + written, payloadStart + offset); // alignment padding
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength).copy(frame, payloadStart + offset);
+    written = offset + a.byteLength;
   });
   return frame;
 }
