@@ -34,7 +34,7 @@ const STDERR_LINE_CHARS = 2000;
  * The first line of stderr that looks like the fault (a Python traceback's head, an
  * `...Error:` or `error:` line, a panic): shown with the tail when the tail has scrolled past it.
  */
-export function looksLikeFault(line: string): boolean {
+function looksLikeFault(line: string): boolean {
   return /^Traceback \(most recent call last\)|\b[A-Z][A-Za-z]*(Error|Exception)\b:|^(error|fatal|panic)\b[:[]|^thread '.*' panicked|Segmentation fault|core dumped/i.test(line);
 }
 

@@ -7,13 +7,13 @@
 //   payload = the arrays, each starting at a multiple of 8 bytes, described by header.arrays[k]
 import { at } from "../../contracts/checked.js";
 
-export const MAGIC = Buffer.from("ARL1", "ascii");
+const MAGIC = Buffer.from("ARL1", "ascii");
 const PREFIX = 12;
 /** Headers are small; a huge one means a corrupt stream, not a big batch. */
-export const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 
-export type DType = "int32" | "float32" | "float64" | "uint8";
-export type BulkArray = Int32Array | Float32Array | Float64Array | Uint8Array;
+type DType = "int32" | "float32" | "float64" | "uint8";
+type BulkArray = Int32Array | Float32Array | Float64Array | Uint8Array;
 
 interface ArrayDescriptor {
   readonly dtype: DType;
@@ -30,7 +30,7 @@ function dtypeOf(a: BulkArray): DType {
 
 const constructors = { int32: Int32Array, float32: Float32Array, float64: Float64Array, uint8: Uint8Array } as const;
 
-export function isBulkArray(v: unknown): v is BulkArray {
+function isBulkArray(v: unknown): v is BulkArray {
   return v instanceof Int32Array || v instanceof Float32Array || v instanceof Float64Array || v instanceof Uint8Array;
 }
 
