@@ -129,7 +129,8 @@ def main(argv=None) -> int:
         if v is not None:
             cfg[k] = v
     spec = "builtin:tiny?" + "&".join(f"{k}={v}" for k, v in cfg.items()) + "&tie=1"
-    result: dict = {"status": "ok", "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu", "torch": torch.__version__, "model_spec": spec}
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    result: dict = {"status": "ok", "device": device_name, "torch": torch.__version__, "model_spec": spec}
 
     peak_matmul = matmul_rate(torch, device)
     result["bare_matmul_tflops"] = round(peak_matmul / 1e12, 2)
@@ -161,7 +162,15 @@ def main(argv=None) -> int:
         {
             "parameters": n_params,
             "parameters_matmul": n_matmul,
-            "config": {"hidden": mc.hidden_size, "layers": mc.num_hidden_layers, "heads": mc.num_attention_heads, "kv_heads": mc.num_key_value_heads, "intermediate": mc.intermediate_size, "vocab": mc.vocab_size, "tied": mc.tie_word_embeddings},
+            "config": {
+                "hidden": mc.hidden_size,
+                "layers": mc.num_hidden_layers,
+                "heads": mc.num_attention_heads,
+                "kv_heads": mc.num_key_value_heads,
+                "intermediate": mc.intermediate_size,
+                "vocab": mc.vocab_size,
+                "tied": mc.tie_word_embeddings,
+            },
             "seq_len": T,
             "batch_sequences": args.batch,
             "microbatches": args.microbatches,
@@ -190,7 +199,13 @@ def main(argv=None) -> int:
         "ref_logprobs": None,
         "groups": np.arange(args.batch, dtype=np.int32) // 2,
         "reduction": {"mode": "token_mean"},
-        "denominators": {"tokens": L * args.batch, "sequences": float(args.batch), "groups": float((args.batch + 1) // 2), "group_tokens": np.full((args.batch + 1) // 2, 2 * L), "sequence_tokens": np.full(args.batch, L)},
+        "denominators": {
+            "tokens": L * args.batch,
+            "sequences": float(args.batch),
+            "groups": float((args.batch + 1) // 2),
+            "group_tokens": np.full((args.batch + 1) // 2, 2 * L),
+            "sequence_tokens": np.full(args.batch, L),
+        },
         "microbatches": args.microbatches,
         "clip": {"low": 0.2, "high": 0.28, "dual": 3.0},
         "kl": {"coef": 0.0, "estimator": "k3", "placement": "loss"},

@@ -60,7 +60,7 @@ export function defineCommand<const O extends OptionsConfig>(definition: Command
         throw new UsageError((error as Error).message);
       }
       // parseArgs' result type cannot be resolved for a generic O here; at each definition it is FlagValues<O>.
-      return await definition.run({ values: parsed.values as FlagValues<O>, positionals: parsed.positionals }, io);
+      return await definition.run({ values: parsed.values, positionals: parsed.positionals }, io);
     },
   };
 }

@@ -2,7 +2,10 @@
 // compiled to vega and drawn by a headless vega View (`renderer: "none"`, `toSVG()`). Text widths
 // are estimated (no canvas), no data is loaded from anywhere, and the element ids vega numbers
 // from process-wide counters are renamed per chart, so the same input gives the same SVG.
+import type * as Vega from "vega";
+import type * as VegaLite from "vega-lite";
 import type { TopLevelSpec } from "vega-lite";
+import { at } from "../contracts/checked.js";
 
 export interface ChartPoint {
   readonly x: number;
@@ -32,8 +35,8 @@ export interface ChartSpec {
 export const palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#bab0ac", "#ff9da6"];
 
 interface VegaModules {
-  readonly vega: typeof import("vega");
-  readonly vl: typeof import("vega-lite");
+  readonly vega: typeof Vega;
+  readonly vl: typeof VegaLite;
 }
 
 let modules: Promise<VegaModules> | undefined;
@@ -47,7 +50,7 @@ function loadVega(): Promise<VegaModules> {
 /** A y domain for a flat line (every value equal), which vega would squeeze to a point. */
 function flatDomain(ys: readonly number[]): { domain: number[] } | undefined {
   if (ys.length === 0 || ys.some((y) => y !== ys[0])) return undefined;
-  const v = ys[0]!;
+  const v = at(ys, 0);
   if (v === 0) return { domain: [0, 1] };
   return { domain: v > 0 ? [0, 2 * v] : [2 * v, 0] };
 }
@@ -95,13 +98,13 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
       axis: { labelColor: "#52606d", titleColor: "#52606d", titleFontWeight: 500, titleFontSize: 11, labelFontSize: 10, gridColor: "#eef1f4", domainColor: "#9aa5b1", tickColor: "#9aa5b1" },
       legend: { labelFontSize: 10, labelColor: "#323f4b", symbolOpacity: 1, symbolStrokeWidth: 2 },
     },
-  } as TopLevelSpec;
+  };
 }
 
 /** Renames every id="..." of one SVG to `${prefix}-N` (in order of appearance) and its references. */
 function renameSvgIds(svg: string, prefix: string): string {
   const ids = new Map<string, string>();
-  for (const m of svg.matchAll(/\sid="([^"]+)"/g)) if (!ids.has(m[1]!)) ids.set(m[1]!, `${prefix}-${ids.size + 1}`);
+  for (const [, id] of svg.matchAll(/\sid="([^"]+)"/g)) if (id !== undefined && !ids.has(id)) ids.set(id, `${prefix}-${ids.size + 1}`);
   if (ids.size === 0) return svg;
   return svg
     .replace(/(\sid=")([^"]+)(")/g, (_, a: string, id: string, b: string) => `${a}${ids.get(id) ?? id}${b}`)

@@ -6,6 +6,7 @@ import type { RenderedChart, ReportModel, RunReport } from "./types.js";
 import type { JsonObject } from "./load.js";
 import { shortHash } from "./load.js";
 import type { PairedRow } from "./stats.js";
+import { at } from "../contracts/checked.js";
 
 const css = `
 :root { color-scheme: light; --ink: #1f2933; --muted: #616e7c; --line: #d9dee3; --soft: #f5f7fa; --accent: #3e6fa3; --warn-bg: #fff8e6; --warn: #8a5a00; --good: #2f7d32; --bad: #b3261e; }
@@ -55,7 +56,7 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px
 const phaseColors = { rollout: "#4c78a8", reward: "#f58518", update: "#54a24b", other: "#bab0ac" } as const;
 
 function colorOf(index: number): string {
-  return palette[index % palette.length]!;
+  return at(palette, index % palette.length);
 }
 
 function statusBadge(r: RunReport): string {
@@ -179,15 +180,15 @@ function pairedTable(model: ReportModel, rows: readonly PairedRow[]): string {
   return table(head, body, [false, true, true, true, true, true, false]);
 }
 
-function perTaskDetails(model: ReportModel, rows: readonly PairedRow[]): string {
-  const baseline = model.comparison!.baseline;
+function perTaskDetails(model: ReportModel, { baseline, rows }: NonNullable<ReportModel["comparison"]>): string {
   const labels = new Map(model.runs.map((r) => [r.run, r.label]));
   return rows
-    .filter((row) => row.result && row.result.differences.length <= 500)
-    .map((row) => {
+    .flatMap((row) => {
+      if (!row.result || row.result.differences.length > 500) return [];
+      const { differences } = row.result;
       const counts = { better: 0, worse: 0, same: 0 };
-      for (const d of row.result!.differences) counts[d > 0 ? "better" : d < 0 ? "worse" : "same"]++;
-      const diffs = row.result!.differences.map((d) => `<td class="num">${signed(d, 2)}</td>`);
+      for (const d of differences) counts[d > 0 ? "better" : d < 0 ? "worse" : "same"]++;
+      const diffs = differences.map((d) => `<td class="num">${signed(d, 2)}</td>`);
       const lines: string[] = [];
       for (let i = 0; i < diffs.length; i += 20) lines.push(`<tr>${diffs.slice(i, i + 20).join("")}</tr>`);
       return `<details><summary>${h(labels.get(row.run) ?? "")} − ${h(baseline.label)}, pass@${row.k}: per-task differences (${counts.better} better, ${counts.worse} worse, ${counts.same} equal)</summary><table>${lines.join("")}</table></details>`;
@@ -231,7 +232,7 @@ export function renderHtml(model: ReportModel): string {
     sections.push([
       "comparison",
       "Comparison",
-      `<h3>Final pass@k per run</h3>${sideBySide(model)}<h3>Paired per-task differences against ${h(model.comparison.baseline.label)}</h3><p class="muted">Each run's pass@k minus the baseline's, task by task over the tasks both evaluated at their last eval; mean difference with its 95% bootstrap interval over tasks. “better”/“worse” when the interval excludes 0.</p>${pairedTable(model, model.comparison.rows)}${perTaskDetails(model, model.comparison.rows)}`,
+      `<h3>Final pass@k per run</h3>${sideBySide(model)}<h3>Paired per-task differences against ${h(model.comparison.baseline.label)}</h3><p class="muted">Each run's pass@k minus the baseline's, task by task over the tasks both evaluated at their last eval; mean difference with its 95% bootstrap interval over tasks. “better”/“worse” when the interval excludes 0.</p>${pairedTable(model, model.comparison.rows)}${perTaskDetails(model, model.comparison)}`,
     ]);
   }
   sections.push(["curves", "Learning curves", `${legend(model)}${chartGrid(model.curves)}`]);
@@ -245,7 +246,7 @@ export function renderHtml(model: ReportModel): string {
 
   const subtitle = several
     ? `${model.runs.length} runs: ${model.runs.map((r) => h(r.label)).join(", ")}${partial.length > 0 ? ` — <strong>${partial.length} partial</strong>` : ""}`
-    : `plan <code>${h(shortHash(model.runs[0]!.run.hash))}</code>, seed ${model.runs[0]!.run.seed ?? "–"} — ${statusBadge(model.runs[0]!)}`;
+    : `plan <code>${h(shortHash(at(model.runs, 0).run.hash))}</code>, seed ${at(model.runs, 0).run.seed ?? "–"} — ${statusBadge(at(model.runs, 0))}`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

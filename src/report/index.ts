@@ -9,6 +9,7 @@ import { finiteNumber, loadRun, runLabels, type MetricsRow } from "./load.js";
 import { renderMarkdown } from "./markdown.js";
 import { evalSummaries, finalEval, pairedAgainst, runKs, wallTime } from "./stats.js";
 import type { RenderedChart, Report, ReportModel, RunReport } from "./types.js";
+import { at, defined, last } from "../contracts/checked.js";
 
 export { ReportInputError } from "./load.js";
 
@@ -59,12 +60,13 @@ function hasData(chart: ChartSpec): boolean {
 function chartSpecs(runs: readonly RunReport[]): { charts: ChartSpec[]; missing: string[] } {
   const { single, reward, terms } = curveDefinitions(runs);
   const specs: ChartSpec[] = [];
-  const [success, ...rest] = single;
-  specs.push({ id: success!.key, title: success!.title, yTitle: success!.yTitle, series: series(runs, success!.value), yDomain: success!.yDomain! });
+  const [first, ...rest] = single;
+  const success = defined(first, "the success curve");
+  specs.push({ id: success.key, title: success.title, yTitle: success.yTitle, series: series(runs, success.value), yDomain: defined(success.yDomain, "the success curve's y domain") });
   if (reward === "per-term") {
     // One run: its total reward and each term on one chart.
-    const run = runs[0]!;
-    const lines: ChartSeries[] = [{ name: "total", points: series([run], metric("reward"))[0]!.points }, ...terms.map((t) => ({ name: t, points: series([run], rewardTerm(t))[0]!.points }))];
+    const run = at(runs, 0);
+    const lines: ChartSeries[] = [{ name: "total", points: at(series([run], metric("reward")), 0).points }, ...terms.map((t) => ({ name: t, points: at(series([run], rewardTerm(t)), 0).points }))];
     specs.push({ id: "reward", title: terms.length > 0 ? "Reward per term" : "Reward", yTitle: "mean reward / episode", series: lines.filter((l) => l.points.length > 0) });
   } else {
     specs.push({ id: "reward", title: "Reward (total)", yTitle: "mean reward / episode", series: series(runs, metric("reward")) });
@@ -113,7 +115,7 @@ export async function buildReport(dirs: readonly string[], options: ReportOption
   const labels = runLabels(runs);
   const reports: RunReport[] = runs.map((run, i) => {
     const evals = evalSummaries(run);
-    return { run, label: labels[i]!, evals, final: finalEval(evals), wall: wallTime(run), last: run.metrics[run.metrics.length - 1]! };
+    return { run, label: at(labels, i), evals, final: finalEval(evals), wall: wallTime(run), last: last(run.metrics) };
   });
   const ks = [...new Set(runs.flatMap(runKs))].sort((a, b) => a - b);
   const notes: string[] = [];
@@ -128,14 +130,15 @@ export async function buildReport(dirs: readonly string[], options: ReportOption
   if (runs.length > 1 && new Set(runs.map((r) => r.hash)).size === 1 && experiments.length === 1) notes.push("All runs have the same plan hash: they are repeats of one plan, not variants.");
 
   const { charts, missing } = chartSpecs(reports);
-  const comparison = reports.length > 1 ? { baseline: reports[0]!, rows: reports.slice(1).flatMap((r) => pairedAgainst(reports[0]!.run, r.run)) } : null;
+  const baseline = at(reports, 0);
+  const comparison = reports.length > 1 ? { baseline, rows: reports.slice(1).flatMap((r) => pairedAgainst(baseline.run, r.run)) } : null;
   for (const row of comparison?.rows ?? []) {
-    if (row.result && row.baselineIteration !== row.iteration && row.k === comparison!.rows.find((r) => r.run === row.run)!.k) {
-      const label = labels[runs.indexOf(row.run)]!;
-      notes.push(`${label} is compared at its last eval, iteration ${row.iteration}, and ${reports[0]!.label} at iteration ${row.baselineIteration}: the paired difference mixes training progress with the change between the runs.`);
+    if (row.result && row.baselineIteration !== row.iteration && row.k === comparison?.rows.find((r) => r.run === row.run)?.k) {
+      const label = at(labels, runs.indexOf(row.run));
+      notes.push(`${label} is compared at its last eval, iteration ${row.iteration}, and ${baseline.label} at iteration ${row.baselineIteration}: the paired difference mixes training progress with the change between the runs.`);
     }
   }
-  const title = experiments.length === 1 ? (runs.length === 1 ? `${runs[0]!.experiment} / ${runs[0]!.variant}` : `${experiments[0]!}: ${runs.length} runs`) : `${runs.length} runs`;
+  const title = experiments.length === 1 ? (runs.length === 1 ? `${at(runs, 0).experiment} / ${at(runs, 0).variant}` : `${at(experiments, 0)}: ${runs.length} runs`) : `${runs.length} runs`;
   const model: ReportModel = {
     title,
     arlVersion: options.arlVersion,

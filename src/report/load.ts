@@ -4,6 +4,7 @@
 // a run directory at all, or a run with nothing to report yet, is an error.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { last } from "../contracts/checked.js";
 
 /** An input the report cannot use; `exitCode` 2 for a wrong path, 1 for a run with nothing in it. */
 export class ReportInputError extends Error {
@@ -64,6 +65,11 @@ function isObject(x: unknown): x is JsonObject {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
+/** A JSON value as text: a scalar as `String` writes it, an array or object as JSON. */
+function jsonText(x: Json): string {
+  return typeof x === "object" && x !== null ? JSON.stringify(x) : String(x);
+}
+
 export function finiteNumber(x: unknown): number | undefined {
   return typeof x === "number" && Number.isFinite(x) ? x : undefined;
 }
@@ -109,8 +115,7 @@ function parseLines(file: string, what: string, notes: string[]): JsonObject[] {
   const text = readFileSync(file, "utf8");
   const lines = text.split("\n");
   const out: JsonObject[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+  for (const [i, line] of lines.entries()) {
     if (line.trim() === "") continue;
     let value: unknown;
     try {
@@ -161,7 +166,7 @@ function readEvalFiles(dir: string, evalK: readonly number[], notes: string[]): 
         const v = line[`pass@${k}`];
         pass.set(k, finiteNumber(v) ?? null);
       }
-      rows.push({ env: String(line.env ?? ""), task: String(line.task), n, correct, envErrors: finiteNumber(line.env_errors) ?? 0, pass });
+      rows.push({ env: jsonText(line.env ?? ""), task: jsonText(line.task), n, correct, envErrors: finiteNumber(line.env_errors) ?? 0, pass });
     }
     files.push({ iteration, rows });
   }
@@ -230,7 +235,7 @@ export function loadRun(given: string, cwd: string): RunInfo {
   }
   if (metrics.length === 0) throw new ReportInputError(`run '${given}' has no metrics yet (no iteration has completed); nothing to report`, 1);
 
-  const iterations = committed ?? metrics[metrics.length - 1]!.iteration;
+  const iterations = committed ?? last(metrics).iteration;
   const plannedIterations = finiteNumber(rollout.iterations) ?? null;
   const partial = plannedIterations !== null && iterations < plannedIterations;
   let evals = readEvalFiles(dir, evalK, notes);

@@ -3,6 +3,7 @@
 import { deriveSeed } from "../contracts/random.js";
 import { bootstrapMeanInterval, pairedDifferences, type Interval, type PairedComparison } from "../rl/eval.js";
 import { finiteNumber, type EvalFile, type JsonObject, type RunInfo } from "./load.js";
+import { defined } from "../contracts/checked.js";
 
 export interface EvalSummary {
   readonly iteration: number;
@@ -50,8 +51,7 @@ export function evalSummaries(run: RunInfo): EvalSummary[] {
     if (typeof ev === "object" && ev !== null && !Array.isArray(ev)) byIteration.set(m.iteration, { ...byIteration.get(m.iteration), recorded: ev });
   }
   const out: EvalSummary[] = [];
-  for (const iteration of [...byIteration.keys()].sort((a, b) => a - b)) {
-    const { file, recorded } = byIteration.get(iteration)!;
+  for (const [iteration, { file, recorded }] of [...byIteration].sort(([a], [b]) => a - b)) {
     const pass = new Map<number, Interval | null>();
     let usedRecorded = false;
     for (const k of ks) {
@@ -162,8 +162,8 @@ export function pairedAgainst(baseline: RunInfo, run: RunInfo): PairedRow[] {
       continue;
     }
     const result = pairedDifferences(
-      keys.map((key) => scoresA.get(key)!),
-      keys.map((key) => scoresB.get(key)!),
+      keys.map((key) => defined(scoresA.get(key), `run A's score of task ${key}`)),
+      keys.map((key) => defined(scoresB.get(key), `run B's score of task ${key}`)),
       { seed: deriveSeed(baseline.seed ?? 0, "report-paired", k), resamples: 10_000 },
     );
     rows.push({ ...common, tasks: keys.length, result });
@@ -174,6 +174,5 @@ export function pairedAgainst(baseline: RunInfo, run: RunInfo): PairedRow[] {
 
 /** The last eval summary of a run that has pass@k numbers. */
 export function finalEval(summaries: readonly EvalSummary[]): EvalSummary | undefined {
-  for (let i = summaries.length - 1; i >= 0; i--) if ([...summaries[i]!.pass.values()].some((v) => v !== null)) return summaries[i];
-  return undefined;
+  return summaries.findLast((s) => [...s.pass.values()].some((v) => v !== null));
 }

@@ -8,13 +8,14 @@ import { fileURLToPath } from "node:url";
 import type { Method } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
 import type { TrainerCommand } from "./protocol/client.js";
+import { at } from "../contracts/checked.js";
 
 const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 export class TrainerUnavailable extends Error {}
 
 export function trainerCommand(plan: Plan, override?: readonly string[]): TrainerCommand {
-  if (override && override.length > 0) return { file: override[0]!, args: override.slice(1) };
+  if (override && override.length > 0) return { file: at(override, 0), args: override.slice(1) };
   const update = plan.stages.update;
   if (update.backend === "local") {
     const embedded = fileURLToPath(new URL("./embedded/main.js", import.meta.url));

@@ -67,15 +67,6 @@ const TEMPORARY_ALLOWED: Readonly<Record<string, readonly string[]>> = {
   "src/semantics/schema/reward.ts": ["Reward", "constraintSchema"],
   "src/semantics/schema/rollout.ts": ["Rollout"],
   "src/semantics/schema/tool.ts": ["parameterTypeAliases", "toolParameterSchema"],
-  "src/trainer/embedded/model-name.ts": ["TINY_MODEL"],
-  "src/trainer/embedded/model.ts": ["policyLogits"],
-  "src/trainer/embedded/optimizer.ts": ["OptimizerSlot"],
-  "src/trainer/embedded/safetensors.ts": ["decodeSafetensors"],
-  "src/trainer/embedded/sampling.ts": ["truncate"],
-  "src/trainer/embedded/tokenizer.ts": ["CAP", "GLUE", "HARNESS_WORDS", "NEWLINE", "SPACE", "UNK"],
-  "src/trainer/embedded/trainer.ts": ["MODEL_NAME", "TRAINER_NAME", "TRAINER_VERSION"],
-  "src/trainer/protocol/client.ts": ["looksLikeFault"],
-  "src/trainer/protocol/framing.ts": ["BulkArray", "DType", "MAGIC", "MAX_HEADER_BYTES", "isBulkArray"],
   // The reader of the benchmark's sink: it keeps `consume`'s writes observable. Whether it can
   // go without moving the bench figures is for the merger to decide.
   "src/bench/harness.ts": ["lastConsumed"],

@@ -7,6 +7,7 @@ import { planSchema, type Plan } from "../../plan/schema.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
 import { compileAndLower } from "./plan.js";
+import { at } from "../../contracts/checked.js";
 
 const usage = `Usage: arl diff A B
 
@@ -72,7 +73,7 @@ function fromSpec(file: string, fragment: string | undefined, operand: string, i
   const experiment = fragment === undefined || fragment === "" ? undefined : slash >= 0 ? fragment.slice(0, slash) : fragment;
   const variant = fragment !== undefined && slash >= 0 ? fragment.slice(slash + 1) : undefined;
   const candidates = plans.filter((p) => (experiment === undefined || p.experiment === experiment) && (variant === undefined || p.variant === variant));
-  if (candidates.length === 1) return candidates[0]!.plan;
+  if (candidates.length === 1) return at(candidates, 0).plan;
   const names = (ps: readonly LoweredPlan[]) => ps.map((p) => `${file}#${p.experiment}/${p.variant}`).join(", ");
   if (candidates.length === 0) io.stderr(`arl diff: '${operand}' names no variant; the spec has: ${names(plans) || "no experiments"}\n`);
   else io.stderr(`arl diff: '${operand}' is ambiguous; name one of: ${names(candidates)}\n`);

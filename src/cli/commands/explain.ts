@@ -6,6 +6,7 @@ import { lintRule, lintRules } from "../../lint/index.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError } from "../io.js";
 import { compilerCodes } from "./explain-codes.js";
+import { at } from "../../contracts/checked.js";
 
 // test/cli/explain.test.ts reads the table from here, beside the command that prints it.
 export { compilerCodes };
@@ -78,7 +79,7 @@ export const explainCommand = defineCommand({
       return ExitCode.ok;
     }
     if (parsed.positionals.length !== 1) throw new UsageError("give one diagnostic code, e.g. 'arl explain group-size-one'");
-    const code = parsed.positionals[0]!;
+    const code = at(parsed.positionals, 0);
     const found = explain(code) ?? explain(code.toLowerCase());
     if (found) {
       io.stdout(found.text);

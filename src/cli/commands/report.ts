@@ -5,6 +5,7 @@ import { arlVersion } from "../../plan/version.js";
 import { displayPath } from "../../diagnostics/render.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError } from "../io.js";
+import { at } from "../../contracts/checked.js";
 
 const usage = `Usage: arl report RUN_DIR... [--out DIR]
 
@@ -40,7 +41,7 @@ export const reportCommand = defineCommand({
       }
       throw error;
     }
-    const out = path.resolve(io.cwd, parsed.values.out ?? (dirs.length === 1 ? dirs[0]! : "report"));
+    const out = path.resolve(io.cwd, parsed.values.out ?? (dirs.length === 1 ? at(dirs, 0) : "report"));
     let files: string[];
     try {
       files = writeReport(report, out);

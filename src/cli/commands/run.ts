@@ -21,6 +21,7 @@ import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
 import { trainerCommand, TrainerUnavailable } from "../../trainer/launch.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
+import { at } from "../../contracts/checked.js";
 
 const usage = `Usage: arl run SPEC.arl[#experiment[/variant]] | PLAN.json [options]
 
@@ -123,14 +124,14 @@ export const runCommand = defineCommand({
       if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
       let selected;
       try {
-        selected = selectPlans(parsed.positionals[0]!, io);
+        selected = selectPlans(at(parsed.positionals, 0), io);
       } catch (error) {
         return userError(error, io);
       }
       const { plans, errors } = selected;
       if (errors) return ExitCode.errors;
       // The override is part of the plan (and its hash) before any run directory is written.
-      const backend = v.backend as Plan["resources"]["backend"] | undefined;
+      const backend = v.backend;
       const chosen: Plan[] = [];
       for (const plan of plans) {
         const overridden = backend ? withBackend(plan, backend) : plan;
@@ -155,7 +156,7 @@ export const runCommand = defineCommand({
         }
       }
       jobs = chosen.map((plan) => {
-        const dir = RunDirectory.create(path.resolve(io.cwd, v.out!), plan);
+        const dir = RunDirectory.create(path.resolve(io.cwd, v.out), plan);
         if (dataRoot) recordDataRoot(dir, dataRoot);
         return { plan, dir };
       });

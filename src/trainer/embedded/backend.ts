@@ -10,6 +10,7 @@
 //   lookups) needs.
 import * as tf from "@tensorflow/tfjs";
 import "@tensorflow/tfjs-backend-wasm";
+import { at, defined, InternalError } from "../../contracts/checked.js";
 
 type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
 interface WasmBackend {
@@ -43,7 +44,7 @@ export function initBackend(preferred = process.env.ARL_TINY_BACKEND ?? "wasm"):
 
 function strides(shape: readonly number[]): number[] {
   const s = new Array<number>(shape.length).fill(1);
-  for (let i = shape.length - 2; i >= 0; i--) s[i] = s[i + 1]! * shape[i + 1]!;
+  for (let i = shape.length - 2; i >= 0; i--) s[i] = at(s, i + 1) * at(shape, i + 1);
   return s;
 }
 
@@ -56,22 +57,26 @@ function sliceCopy(backend: WasmBackend, x: TensorInfo, begin: readonly number[]
   const dst = backend.typedArrayFromHeap(out);
   const src = backend.typedArrayFromHeap(x);
   const rank = x.shape.length;
+  if (begin.length < rank || size.length < rank) throw new InternalError(`slice of a rank-${rank} tensor with begin [${begin.join(", ")}] and size [${size.join(", ")}]`);
   const xs = strides(x.shape);
   // Innermost run that is contiguous in both: trailing dims taken whole, plus one partial dim.
   let inner = 1;
   let d = rank - 1;
-  while (d >= 0 && size[d] === x.shape[d]) inner *= size[d--]!;
-  if (d >= 0) inner *= size[d--]!;
+  while (d >= 0 && size[d] === x.shape[d]) inner *= at(size, d--);
+  if (d >= 0) inner *= at(size, d--);
   const outer = n / inner;
   // Iterate over the outer dims 0..d.
   const idx = new Array<number>(d + 1).fill(0);
+  // Every k below is < rank, the length of begin, size and xs (checked above); idx has d + 1.
   for (let o = 0; o < outer; o++) {
     let off = 0;
-    for (let k = 0; k <= d; k++) off += (begin[k]! + idx[k]!) * xs[k]!;
-    if (d + 1 < rank) off += begin[d + 1]! * xs[d + 1]!;
+    for (let k = 0; k <= d; k++) off += ((begin[k] as number) + (idx[k] as number)) * (xs[k] as number);
+    if (d + 1 < rank) off += (begin[d + 1] as number) * (xs[d + 1] as number);
     dst.set(src.subarray(off, off + inner), o * inner);
     for (let k = d; k >= 0; k--) {
-      if (++idx[k]! < size[k]!) break;
+      const next = (idx[k] as number) + 1;
+      idx[k] = next;
+      if (next < (size[k] as number)) break;
       idx[k] = 0;
     }
   }
@@ -93,8 +98,9 @@ function registerWasmKernels(): void {
     backendName,
     kernelFunc: ({ inputs, attrs, backend }) => {
       const x = inputs.x as unknown as TensorInfo;
-      const [begin, size] = tf.slice_util.parseSliceParams(x as unknown as tf.TensorInfo, attrs!.begin as number[], attrs!.size as number[]) as [number[], number[]];
-      return sliceCopy(backend as unknown as WasmBackend, x, begin, size) as unknown as tf.TensorInfo;
+      const { begin: b, size: s } = defined(attrs, "Slice's attributes");
+      const [begin, size] = tf.slice_util.parseSliceParams(x, b as number[], s as number[]) as [number[], number[]];
+      return sliceCopy(backend as unknown as WasmBackend, x, begin, size);
     },
   });
   replace({
@@ -102,15 +108,16 @@ function registerWasmKernels(): void {
     backendName,
     kernelFunc: ({ inputs, attrs, backend }) => {
       const x = inputs.x as unknown as TensorInfo;
-      const axis = tf.util.parseAxisParam(attrs!.axis as number, x.shape)[0]!;
-      const sizes = tf.backend_util.prepareSplitSize(x as unknown as tf.Tensor, attrs!.numOrSizeSplits as number | number[], axis);
+      const { axis: axisAttr, numOrSizeSplits } = defined(attrs, "SplitV's attributes");
+      const axis = at(tf.util.parseAxisParam(axisAttr as number, x.shape), 0);
+      const sizes = tf.backend_util.prepareSplitSize(x, numOrSizeSplits as number | number[], axis);
       const begin = new Array<number>(x.shape.length).fill(0);
       const size = x.shape.slice();
       return sizes.map((s) => {
         size[axis] = s;
         const out = sliceCopy(backend as unknown as WasmBackend, x, begin, size);
-        begin[axis]! += s;
-        return out as unknown as tf.TensorInfo;
+        begin[axis] = at(begin, axis) + s;
+        return out;
       });
     },
   });
@@ -119,18 +126,19 @@ function registerWasmKernels(): void {
     backendName,
     kernelFunc: ({ inputs, attrs, backend }) => {
       const x = inputs.value as unknown as TensorInfo;
-      let axis = attrs!.axis as number;
+      let axis = defined(attrs, "Unpack's attributes").axis as number;
       if (axis < 0) axis += x.shape.length;
       const outShape = x.shape.filter((_, i) => i !== axis);
       const begin = new Array<number>(x.shape.length).fill(0);
       const size = x.shape.slice();
       size[axis] = 1;
       const outs: tf.TensorInfo[] = [];
-      for (let i = 0; i < x.shape[axis]!; i++) {
+      const n = at(x.shape, axis);
+      for (let i = 0; i < n; i++) {
         begin[axis] = i;
         const o = sliceCopy(backend as unknown as WasmBackend, x, begin, size);
         o.shape = outShape.slice();
-        outs.push(o as unknown as tf.TensorInfo);
+        outs.push(o);
       }
       return outs;
     },
@@ -147,20 +155,23 @@ function registerWasmKernels(): void {
       backendName,
       ...(matmul.setupFunc ? { setupFunc: matmul.setupFunc } : {}),
       kernelFunc: (args) => {
-        const { inputs, attrs, backend } = args;
-        if (!attrs!.transposeA && !attrs!.transposeB) return original(args);
+        const { inputs, backend } = args;
+        const attrs = defined(args.attrs, "BatchMatMul's attributes");
+        if (!attrs.transposeA && !attrs.transposeB) return original(args);
         const b = backend as unknown as { disposeData(id: object): void };
         const temps: tf.TensorInfo[] = [];
         const flip = (t: tf.TensorInfo): tf.TensorInfo => {
           const rank = t.shape.length;
           const perm = [...Array(rank).keys()];
-          [perm[rank - 1], perm[rank - 2]] = [perm[rank - 2]!, perm[rank - 1]!];
+          [perm[rank - 1], perm[rank - 2]] = [at(perm, rank - 2), at(perm, rank - 1)];
           const out = transposeFunc({ inputs: { x: t }, attrs: { perm }, backend }) as tf.TensorInfo;
           temps.push(out);
           return out;
         };
-        const a = attrs!.transposeA ? flip(inputs.a!) : inputs.a!;
-        const bb = attrs!.transposeB ? flip(inputs.b!) : inputs.b!;
+        const inputA = defined(inputs.a, "BatchMatMul's input a");
+        const inputB = defined(inputs.b, "BatchMatMul's input b");
+        const a = attrs.transposeA ? flip(inputA) : inputA;
+        const bb = attrs.transposeB ? flip(inputB) : inputB;
         const out = original({ inputs: { a, b: bb }, attrs: { ...attrs, transposeA: false, transposeB: false }, backend });
         for (const t of temps) b.disposeData(t.dataId);
         return out;
@@ -173,7 +184,7 @@ function registerWasmKernels(): void {
     kernelFunc: ({ inputs, attrs, backend }) => {
       const x = inputs.x as unknown as TensorInfo;
       const ids = inputs.segmentIds as unknown as TensorInfo;
-      const numSegments = attrs!.numSegments as number;
+      const numSegments = defined(attrs, "UnsortedSegmentSum's attributes").numSegments as number;
       const b = backend as unknown as WasmBackend;
       const nIds = ids.shape.reduce((a, c) => a * c, 1);
       const inner = nIds === 0 ? 0 : x.shape.reduce((a, c) => a * c, 1) / nIds;
@@ -183,14 +194,16 @@ function registerWasmKernels(): void {
       dst.fill(0);
       const src = b.typedArrayFromHeap(x);
       const seg = b.typedArrayFromHeap(ids);
+      if (seg.length < nIds || src.length < nIds * inner || dst.length < numSegments * inner) throw new InternalError("UnsortedSegmentSum: a heap view is shorter than its shape");
+      // In range: i < nIds, s < numSegments and k < inner (lengths checked above).
       for (let i = 0; i < nIds; i++) {
-        const s = seg[i]!;
+        const s = seg[i] as number;
         if (s < 0 || s >= numSegments) continue;
         const so = i * inner;
         const d = s * inner;
-        for (let k = 0; k < inner; k++) dst[d + k]! += src[so + k]!;
+        for (let k = 0; k < inner; k++) dst[d + k] = (dst[d + k] as number) + (src[so + k] as number);
       }
-      return out as unknown as tf.TensorInfo;
+      return out;
     },
   });
 }

@@ -3,6 +3,7 @@
 // chunk is computed the same way, so the cut never changes a result).
 import { row, rowCount, type Ragged } from "../../contracts/trainer-protocol.js";
 import { PAD } from "./tokenizer.js";
+import { at } from "../../contracts/checked.js";
 
 /** Sequences of a ragged batch as views. */
 export function rows<T extends Int32Array | Float32Array | Uint8Array>(r: Ragged<T>): T[] {
@@ -15,7 +16,7 @@ export function timeMajor(seqs: readonly ArrayLike<number>[]): { ids: Int32Array
   const T = Math.max(1, ...seqs.map((s) => s.length));
   const ids = new Int32Array(T * B).fill(PAD);
   seqs.forEach((s, i) => {
-    for (let t = 0; t < s.length; t++) ids[t * B + i] = s[t]!;
+    for (let t = 0; t < s.length; t++) ids[t * B + i] = at(s, t);
   });
   return { ids, T, B };
 }
@@ -43,7 +44,7 @@ export function chunksByTokens(indices: readonly number[], length: (i: number) =
 export function chunksOf(seqs: readonly ArrayLike<number>[], budget: number): number[][] {
   return chunksByTokens(
     seqs.map((_, i) => i),
-    (i) => seqs[i]!.length,
+    (i) => at(seqs, i).length,
     budget,
   );
 }

@@ -11,6 +11,7 @@ import type { AdamW } from "./optimizer.js";
 import { encodeSafetensors, readSafetensors, type StTensor } from "./safetensors.js";
 import type { TrainerState } from "./state.js";
 import { currentWeightsChanged, setBehaviour, setReference } from "./weights.js";
+import { defined } from "../../contracts/checked.js";
 
 // 2: the read-out's heads have recency slopes (model.ts), so a /1 checkpoint means another function.
 const CHECKPOINT_FORMAT = "arl-builtin-tiny/2";
@@ -64,7 +65,7 @@ function weightTensors(state: TrainerState): Map<string, StTensor> {
   const put = (prefix: string, set: ParamSet | null) => {
     if (!set) return;
     const values = set.read();
-    for (const s of set.specs) model.set(`${prefix}.${s.name}`, { dtype: "F32", shape: s.shape, data: values.get(s.name)! });
+    for (const s of set.specs) model.set(`${prefix}.${s.name}`, { dtype: "F32", shape: s.shape, data: defined(values.get(s.name), `parameter ${prefix}.${s.name}`) });
   };
   put("policy", c.policy);
   put("critic", c.critic);

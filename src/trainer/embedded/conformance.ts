@@ -8,6 +8,7 @@ import { reductionDenominators } from "../../rl/policy-loss.js";
 import { referenceOps } from "../../rl/reference-ops.js";
 import { invalid, invalidOnInputError, unsupported } from "./errors.js";
 import { LossInputError, microbatchLossF64, sequenceWeights, toReduction } from "./losses.js";
+import { at } from "../../contracts/checked.js";
 
 interface PolicyLossInput {
   logp: number[][];
@@ -50,7 +51,7 @@ export function evalOp(op: string, input: unknown): unknown {
         case "kl": {
           const v = data as { logp: number[]; logp_ref: number[]; estimator: "k1" | "k2" | "k3" };
           const k = klEstimators.get(v.estimator);
-          return v.logp.map((lp, i) => k(v.logp_ref[i]! - lp));
+          return v.logp.map((lp, i) => k(at(v.logp_ref, i) - lp));
         }
         default:
           return referenceOps[op](input);

@@ -10,6 +10,7 @@ import { Rng } from "./rng.js";
 import { sample, type SamplingParams } from "./sampling.js";
 import type { TrainerState } from "./state.js";
 import { samplerOf, type Sampler } from "./weights.js";
+import { at } from "../../contracts/checked.js";
 
 /** Each prompt's GRU state after its last token, and the attention keys of all its positions. */
 interface Prefilled {
@@ -34,7 +35,7 @@ function prefill(shape: ModelShape, slot: Sampler, prompts: readonly Int32Array[
     keys.push(hit.keys);
   });
   let h = tf.tensor2d(init, [n, H]);
-  const remaining = Math.max(0, ...prompts.map((pr, i) => pr.length - done[i]!));
+  const remaining = Math.max(0, ...prompts.map((pr, i) => pr.length - at(done, i)));
   let tokens = 0;
   if (remaining > 0) {
     const states: tf.Tensor2D[] = [h];
@@ -42,9 +43,10 @@ function prefill(shape: ModelShape, slot: Sampler, prompts: readonly Int32Array[
       const step = new Int32Array(n);
       const active = new Float32Array(n);
       for (let i = 0; i < n; i++) {
-        const k = done[i]! + s;
-        if (k < prompts[i]!.length) {
-          step[i] = prompts[i]![k]!;
+        const k = at(done, i) + s;
+        const pr = at(prompts, i);
+        if (k < pr.length) {
+          step[i] = at(pr, k);
           active[i] = 1;
           tokens++;
         }
@@ -56,11 +58,13 @@ function prefill(shape: ModelShape, slot: Sampler, prompts: readonly Int32Array[
     const last = h.dataSync() as Float32Array;
     for (const st of states.slice(0, -1)) st.dispose();
     prompts.forEach((pr, i) => {
-      for (let k = done[i]!; k < pr.length; k++) {
-        const r = (k - done[i]!) * n + i;
-        keys[i]!.push(keyData.slice(r * AK, (r + 1) * AK));
+      const from = at(done, i);
+      const prKeys = at(keys, i);
+      for (let k = from; k < pr.length; k++) {
+        const r = (k - from) * n + i;
+        prKeys.push(keyData.slice(r * AK, (r + 1) * AK));
       }
-      if (done[i]! < pr.length) slot.cache.insert(pr, keys[i]!, last.slice(i * H, (i + 1) * H));
+      if (from < pr.length) slot.cache.insert(pr, prKeys, last.slice(i * H, (i + 1) * H));
     });
   }
   return { h, keys, tokens };
@@ -109,20 +113,23 @@ function decodeTokens(shape: ModelShape, slot: Sampler, prompts: readonly Int32A
     const tokens = new Int32Array(n);
     fed.fill(0);
     for (let i = 0; i < n; i++) {
-      if (step > 0 && out[i]!.length === step) keys[i]!.push(values.slice(i * width + V + AK, (i + 1) * width)); // key of the token fed last step
+      const sampled = at(out, i);
+      const rowKeys = at(keys, i);
+      if (step > 0 && sampled.length === step) rowKeys.push(values.slice(i * width + V + AK, (i + 1) * width)); // key of the token fed last step
       if (!running[i]) continue;
       const row0 = i * width;
-      addCopyLogits(shape, slot.readout, values.subarray(row0, row0 + V), values.subarray(row0 + V, row0 + V + AK), keys[i]!, ctx[i]!, logits);
-      const { id, logprob } = sample(logits, sampling, rngs[i]!, scratch);
-      out[i]!.push(id);
-      lps[i]!.push(logprob);
-      ctx[i]!.push(id);
+      const context = at(ctx, i);
+      addCopyLogits(shape, slot.readout, values.subarray(row0, row0 + V), values.subarray(row0 + V, row0 + V + AK), rowKeys, context, logits);
+      const { id, logprob } = sample(logits, sampling, at(rngs, i), scratch);
+      sampled.push(id);
+      at(lps, i).push(logprob);
+      context.push(id);
       tokens[i] = id;
       fed[i] = 1;
       if (stop.has(id)) {
         finish[i] = "stop";
         running[i] = 0;
-      } else if (out[i]!.length >= maxNew) running[i] = 0;
+      } else if (sampled.length >= maxNew) running[i] = 0;
     }
     // Feed the sampled tokens (the last one too: the next turn's prompt starts with this state).
     const next = gruStep(policy, slot.table, h, tokens, Float32Array.from(fed));
@@ -133,10 +140,12 @@ function decodeTokens(shape: ModelShape, slot: Sampler, prompts: readonly Int32A
     const values = readHeads();
     const states = h.dataSync() as Float32Array;
     prompts.forEach((_, i) => {
-      if (out[i]!.length === 0) return;
+      if (at(out, i).length === 0) return;
+      const rowKeys = at(keys, i);
+      const context = at(ctx, i);
       // The key of the token fed last; a row that stopped before the last step has it already.
-      if (keys[i]!.length < ctx[i]!.length) keys[i]!.push(values.slice(i * width + V + AK, (i + 1) * width));
-      slot.cache.insert(ctx[i]!, keys[i]!, states.slice(i * H, (i + 1) * H));
+      if (rowKeys.length < context.length) rowKeys.push(values.slice(i * width + V + AK, (i + 1) * width));
+      slot.cache.insert(context, rowKeys, states.slice(i * H, (i + 1) * H));
     });
   }
   heads.dispose();

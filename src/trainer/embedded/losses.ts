@@ -13,6 +13,7 @@
 import { klEstimators, type KlEstimatorName } from "../../rl/kl.js";
 import { reductions, tokenSurrogate, type ClipOptions, type Reduction, type ReductionDenominators } from "../../rl/policy-loss.js";
 import { tf } from "./backend.js";
+import { at, defined } from "../../contracts/checked.js";
 
 export interface StepDenominators {
   readonly tokens: number;
@@ -56,15 +57,15 @@ export function sequenceWeights(reduction: Reduction, d: StepDenominators): Floa
   const w = new Float64Array(N);
   for (let i = 0; i < N; i++) {
     if (reduction.mode === "group_token_mean") {
-      const g = d.groupOf[i]!;
-      if (!(g >= 0 && g < d.groupTokens.length)) throw new LossInputError(`sequence ${i}: group ${g} has no entry in denominators.group_tokens`);
+      const g = d.groupOf[i];
+      if (!(g !== undefined && g >= 0 && g < d.groupTokens.length)) throw new LossInputError(`sequence ${i}: group ${g} has no entry in denominators.group_tokens`);
     }
     w[i] = reduce({ indices: [i], contributions: [[1]], mask: [[1]] }, den, reduction);
   }
   return w;
 }
 
-export function checkClip(clip: ClipOptions): void {
+function checkClip(clip: ClipOptions): void {
   if (!(clip.low >= 0 && clip.low <= 1)) throw new LossInputError(`clip.low must be in [0, 1], got ${clip.low}`);
   if (!(clip.high >= 0)) throw new LossInputError(`clip.high must be >= 0, got ${clip.high}`);
   if (clip.dual !== null && !(clip.dual > 1)) throw new LossInputError(`clip.dual must be > 1 or null, got ${clip.dual}`);
@@ -89,19 +90,23 @@ export function microbatchLossF64(batch: F64Batch, indices: readonly number[], w
   let policy = 0;
   let klSum = 0;
   for (const i of indices) {
-    const m = batch.mask[i]!;
-    const a = batch.advantages[i]!;
+    const m = at(batch.mask, i);
+    const a = at(batch.advantages, i);
+    const logps = at(batch.logp, i);
+    const logpsOld = at(batch.logpOld, i);
+    const logpsRef = k ? at(defined(batch.logpRef, "logp_ref (the KL term is on)"), i) : undefined;
     let su = 0;
     let sk = 0;
     for (let t = 0; t < m.length; t++) {
       if (m[t] !== 1) continue;
-      const logp = batch.logp[i]![t]!;
-      const ratio = Math.exp(logp - batch.logpOld[i]![t]!);
-      su += tokenSurrogate(ratio, typeof a === "number" ? a : a[t]!, clip).u;
-      if (k) sk += k(batch.logpRef![i]![t]! - logp);
+      const logp = at(logps, t);
+      const ratio = Math.exp(logp - at(logpsOld, t));
+      su += tokenSurrogate(ratio, typeof a === "number" ? a : at(a, t), clip).u;
+      if (k && logpsRef) sk += k(at(logpsRef, t) - logp);
     }
-    policy -= weights[i]! * su;
-    klSum += weights[i]! * sk;
+    const w = at(weights, i);
+    policy -= w * su;
+    klSum += w * sk;
   }
   const policyLoss = policy + 0; // never -0
   return { loss: policyLoss + (kl?.coef ?? 0) * klSum, policyLoss, kl: klSum };
@@ -153,22 +158,22 @@ export function policyTerms(t: TargetTokens, clip: ClipOptions, kl: { coef: numb
     if (kl.estimator === "k1") k = tf.neg(logR);
     else if (kl.estimator === "k2") k = tf.mul(0.5, tf.square(logR));
     else k = tf.sub(tf.sub(tf.exp(logR), 1), logR);
-    klSum = tf.sum(tf.mul(w, k)) as tf.Scalar;
+    klSum = tf.sum<tf.Scalar>(tf.mul(w, k));
   }
-  const loss = (kl.coef !== 0 && t.refLogp ? tf.add(policyLoss, tf.mul(kl.coef, klSum)) : policyLoss) as tf.Scalar;
+  const loss = kl.coef !== 0 && t.refLogp ? tf.add<tf.Scalar>(policyLoss, tf.mul(kl.coef, klSum)) : policyLoss;
   // Statistics: no gradient flows through them (they are not part of `loss`).
   const p = tf.exp(t.logpAll);
   const entropySum = tf.neg(tf.sum(tf.where(tf.greater(p, 0), tf.mul(p, t.logpAll), tf.zerosLike(p)))) as tf.Scalar;
-  const clipped = tf.sum(tf.cast(tf.less(clippedTerm, unclipped), "float32")) as tf.Scalar;
+  const clipped = tf.sum<tf.Scalar>(tf.cast(tf.less(clippedTerm, unclipped), "float32"));
   return {
     loss,
     policyLoss,
     kl: klSum,
     entropySum,
     clipped,
-    ratioSum: tf.sum(ratio) as tf.Scalar,
-    ratioMin: (n > 0 ? tf.min(ratio) : tf.scalar(Infinity)) as tf.Scalar,
-    ratioMax: (n > 0 ? tf.max(ratio) : tf.scalar(-Infinity)) as tf.Scalar,
+    ratioSum: tf.sum<tf.Scalar>(ratio),
+    ratioMin: n > 0 ? tf.min(ratio) : tf.scalar(Infinity),
+    ratioMax: n > 0 ? tf.max(ratio) : tf.scalar(-Infinity),
   };
 }
 
@@ -181,5 +186,5 @@ export function valueTerms(v: tf.Tensor1D, oldValues: Float32Array, returns: Flo
     const vc = tf.add(old, tf.clipByValue(tf.sub(v, old), -valueClip, valueClip));
     err = tf.maximum(err, tf.square(tf.sub(vc, R)));
   }
-  return tf.sum(tf.mul(tf.tensor1d(weights), tf.mul(0.5, err))) as tf.Scalar;
+  return tf.sum<tf.Scalar>(tf.mul(tf.tensor1d(weights), tf.mul(0.5, err)));
 }

@@ -16,7 +16,8 @@
 //
 // Everything runs in TensorFlow.js (gradients from its autograd); time-major batches [T, B].
 import { tf } from "./backend.js";
-import { Rng } from "./rng.js";
+import { type Rng } from "./rng.js";
+import { at, InternalError } from "../../contracts/checked.js";
 
 export interface ModelShape {
   readonly vocab: number;
@@ -133,10 +134,10 @@ export function gruStates(p: ParamSet, ids: tf.Tensor1D, T: number, B: number, h
   let h: tf.Tensor = tf.zeros([B, hidden]);
   const hs: tf.Tensor[] = [];
   for (let t = 0; t < T; t++) {
-    h = gruCell(h, xr[t]!, xz[t]!, xn[t]!, wh, bhn);
+    h = gruCell(h, at(xr, t), at(xz, t), at(xn, t), wh, bhn);
     hs.push(h);
   }
-  return tf.stack(hs).reshape([T * B, hidden]) as tf.Tensor2D;
+  return tf.stack(hs).reshape<tf.Tensor2D>([T * B, hidden]);
 }
 
 function gruCell(h: tf.Tensor, xr: tf.Tensor, xz: tf.Tensor, xn: tf.Tensor, wh: tf.Tensor, bhn: tf.Tensor): tf.Tensor {
@@ -149,7 +150,7 @@ function gruCell(h: tf.Tensor, xr: tf.Tensor, xz: tf.Tensor, xn: tf.Tensor, wh: 
 
 /** Input table [V, 3H] for stepping (compute once per policy version, keep, dispose later). */
 export function inputTable(p: ParamSet): tf.Tensor2D {
-  return tf.tidy(() => tf.add(tf.matMul(p.get("emb"), p.get("wx")), p.get("bx")) as tf.Tensor2D);
+  return tf.tidy(() => tf.add<tf.Tensor2D>(tf.matMul(p.get("emb"), p.get("wx")), p.get("bx")));
 }
 
 /**
@@ -171,14 +172,9 @@ export function gruStep(p: ParamSet, table: tf.Tensor2D, h: tf.Tensor2D, tokens:
   });
 }
 
-/** Policy logits for states [N, H] -> [N, V]. */
-export function policyLogits(p: ParamSet, h: tf.Tensor): tf.Tensor2D {
-  return tf.add(tf.matMul(h, p.get("wo")), p.get("bo")) as tf.Tensor2D;
-}
-
 /** Critic values for states [N, H] -> [N]. */
 export function criticValues(p: ParamSet, h: tf.Tensor): tf.Tensor1D {
-  return tf.add(tf.matMul(h, p.get("wv")), p.get("bv")).reshape([-1]) as tf.Tensor1D;
+  return tf.add(tf.matMul(h, p.get("wv")), p.get("bv")).reshape<tf.Tensor1D>([-1]);
 }
 
 /** A query of the read-out: the state of sequence `j` (column of a time-major batch) after position `t`. */
@@ -194,7 +190,7 @@ export interface Query {
 export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, ids: Int32Array, T: number, B: number, queries: readonly Query[]): tf.Tensor2D {
   const { heads: A, keyDim: K, embed: E, hidden: H, vocab: V } = shape;
   const perSeq = new Array<number>(B).fill(0);
-  for (const q of queries) perSeq[q.j]!++;
+  for (const q of queries) perSeq[q.j] = at(perSeq, q.j) + 1;
   const Tq = Math.max(1, ...perSeq);
   const slot = new Array<number>(B).fill(0);
   const rowsIdx = new Int32Array(B * Tq); // hs row of each (j, q) slot; padding slots use row j (t = 0)
@@ -204,7 +200,9 @@ export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, i
   for (let j = 0; j < B; j++) for (let q = 0; q < Tq; q++) mask[(j * Tq + q) * T] = 0;
   const order = new Int32Array(queries.length);
   queries.forEach((q, n) => {
-    const s = q.j * Tq + slot[q.j]!++;
+    const used = at(slot, q.j);
+    slot[q.j] = used + 1;
+    const s = q.j * Tq + used;
     order[n] = s;
     rowsIdx[s] = q.t * B + q.j;
     mask.fill(0, s * T, s * T + q.t + 1);
@@ -220,7 +218,7 @@ export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, i
   const emb = p.get("emb");
   const values = tf.gather(emb, tf.tensor1d(ids, "int32")).reshape([T, B, E]).transpose([1, 0, 2]); // [B, T, E]
   const c = tf.sum(tf.matMul(alpha, values).reshape([B, A, Tq, E]), 1).reshape([B * Tq, E]);
-  const logits = tf.add(gen, tf.matMul(c, emb, false, true)) as tf.Tensor2D; // [B*Tq, V]
+  const logits = tf.add<tf.Tensor2D>(gen, tf.matMul(c, emb, false, true)); // [B*Tq, V]
   void H;
   void V;
   return tf.gather(logits, tf.tensor1d(order, "int32"));
@@ -243,30 +241,37 @@ export function addCopyLogits(shape: ModelShape, w: ReadoutWeights, gen: Float32
   const scores = new Float64Array(L);
   const scale = 1 / Math.sqrt(K);
   const slopes = recencySlopes(A);
+  // Checked once here, so that every index below is in range: a < A, j < L, d < K or E, v < V,
+  // and the ids are below V (requests.ts checks every id against the vocabulary).
+  if (slopes.length < A || w.cs.length < A || query.length < A * K || keys.some((k) => k.length < A * K) || ids.length < L || w.emb.length < V * E || gen.length < V) {
+    throw new InternalError(`addCopyLogits: inputs too short for ${A} heads x ${K}, ${L} positions, embedding ${E}, vocabulary ${V}`);
+  }
+  const { cs, emb } = w;
   for (let a = 0; a < A; a++) {
     let max = -Infinity;
-    const slope = slopes[a]!;
+    const slope = slopes[a] as number;
     for (let j = 0; j < L; j++) {
-      const kj = keys[j]!;
+      const kj = keys[j] as Float32Array;
       let s = 0;
-      for (let d = 0; d < K; d++) s += query[a * K + d]! * kj[a * K + d]!;
+      for (let d = 0; d < K; d++) s += (query[a * K + d] as number) * (kj[a * K + d] as number);
       // The query is the state after position L - 1.
-      scores[j] = s * scale - slope * (L - 1 - j);
-      if (scores[j]! > max) max = scores[j]!;
+      const score = s * scale - slope * (L - 1 - j);
+      scores[j] = score;
+      if (score > max) max = score;
     }
     let z = 0;
-    for (let j = 0; j < L; j++) z += scores[j] = Math.exp(scores[j]! - max);
-    const weight = w.cs[a]! / z;
+    for (let j = 0; j < L; j++) z += scores[j] = Math.exp((scores[j] as number) - max);
+    const weight = (cs[a] as number) / z;
     for (let j = 0; j < L; j++) {
-      const f = scores[j]! * weight;
-      const e = ids[j]! * E;
-      for (let d = 0; d < E; d++) c[d]! += f * w.emb[e + d]!;
+      const f = (scores[j] as number) * weight;
+      const e = (ids[j] as number) * E;
+      for (let d = 0; d < E; d++) c[d] = (c[d] as number) + f * (emb[e + d] as number);
     }
   }
   for (let v = 0; v < V; v++) {
     let s = 0;
     const e = v * E;
-    for (let d = 0; d < E; d++) s += c[d]! * w.emb[e + d]!;
-    out[v] = gen[v]! + (L > 0 ? s : 0);
+    for (let d = 0; d < E; d++) s += (c[d] as number) * (emb[e + d] as number);
+    out[v] = (gen[v] as number) + (L > 0 ? s : 0);
   }
 }

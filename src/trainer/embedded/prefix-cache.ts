@@ -3,6 +3,7 @@
 // GRU: per position, the read-out's attention key; at the end of each cached prefix, the GRU
 // state. A trie over token ids; cleared whenever the weights change (train_step, load) and on
 // save, so a resumed run starts each iteration from the same (empty) cache as an uninterrupted one.
+import { at } from "../../contracts/checked.js";
 
 interface Node {
   readonly children: Map<number, Node>;
@@ -38,10 +39,10 @@ export class PrefixCache {
     const keys: Float32Array[] = [];
     let best: CachedPrefix = { length: 0, state: undefined, keys: [] };
     for (let k = 0; k < ids.length; k++) {
-      const next = node.children.get(ids[k]!);
+      const next = node.children.get(at(ids, k));
       if (!next || !next.key) break;
       node = next;
-      keys.push(next.key!);
+      keys.push(next.key);
       if (node.state) best = { length: k + 1, state: node.state, keys: keys.slice() };
     }
     return best;
@@ -53,10 +54,11 @@ export class PrefixCache {
     if (this.nodes + ids.length > this.maxNodes) this.clear();
     let node = this.root;
     for (let k = 0; k < ids.length; k++) {
-      let next = node.children.get(ids[k]!);
+      const id = at(ids, k);
+      let next = node.children.get(id);
       if (!next) {
         next = { children: new Map() };
-        node.children.set(ids[k]!, next);
+        node.children.set(id, next);
         this.nodes++;
       }
       next.key ??= keys[k];

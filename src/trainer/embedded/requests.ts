@@ -32,7 +32,7 @@ void schemaFits;
 export function parseRequest<M extends RequestMethod>(method: M, params: unknown): Methods[M][0] {
   const parsed = requestParams[method].safeParse(params);
   if (!parsed.success) throw invalid(`${method}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ")}`);
-  return parsed.data as Methods[M][0];
+  return parsed.data;
 }
 
 type AnyRagged = Ragged<Int32Array | Float32Array | Uint8Array>;

@@ -3,6 +3,7 @@
 // "__metadata__": {string: string}} (padded with spaces to a multiple of 8), then the raw
 // little-endian data, offsets relative to the end of the header.
 import { readFileSync } from "node:fs";
+import { defined } from "../../contracts/checked.js";
 
 export type StDtype = "F32" | "F64" | "I32" | "U8";
 export interface StTensor {
@@ -19,7 +20,7 @@ export function encodeSafetensors(tensors: ReadonlyMap<string, StTensor>, metada
   let offset = 0;
   const names = [...tensors.keys()].sort();
   for (const name of names) {
-    const t = tensors.get(name)!;
+    const t = defined(tensors.get(name), `tensor ${name}`);
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (n !== t.data.length) throw new RangeError(`tensor ${name}: shape ${t.shape.join("x")} but ${t.data.length} values`);
     header[name] = { dtype: t.dtype, shape: [...t.shape], data_offsets: [offset, offset + t.data.byteLength] };
@@ -31,16 +32,16 @@ export function encodeSafetensors(tensors: ReadonlyMap<string, StTensor>, metada
   const out = Buffer.alloc(8 + headerBytes.length + offset);
   out.writeBigUInt64LE(BigInt(headerBytes.length), 0);
   headerBytes.copy(out, 8);
-  let at = 8 + headerBytes.length;
+  let pos = 8 + headerBytes.length;
   for (const name of names) {
-    const d = tensors.get(name)!.data;
-    Buffer.from(d.buffer, d.byteOffset, d.byteLength).copy(out, at);
-    at += d.byteLength;
+    const d = defined(tensors.get(name), `tensor ${name}`).data;
+    Buffer.from(d.buffer, d.byteOffset, d.byteLength).copy(out, pos);
+    pos += d.byteLength;
   }
   return out;
 }
 
-export function decodeSafetensors(bytes: Buffer): { tensors: Map<string, StTensor>; metadata: Record<string, string> } {
+function decodeSafetensors(bytes: Buffer): { tensors: Map<string, StTensor>; metadata: Record<string, string> } {
   if (bytes.length < 8) throw new Error("not a safetensors file (too short)");
   const n = Number(bytes.readBigUInt64LE(0));
   if (8 + n > bytes.length) throw new Error("not a safetensors file (header past the end)");

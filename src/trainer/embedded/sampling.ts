@@ -7,6 +7,7 @@
 // policy's logits (the keep-sampling mask). Temperature <= 0 is greedy: the argmax with
 // log-probability 0 (a point mass).
 import type { Rng } from "./rng.js";
+import { at, last } from "../../contracts/checked.js";
 
 export interface SamplingParams {
   readonly temperature: number;
@@ -28,33 +29,35 @@ export function temperatureOf(s: SamplingParams | null): number {
  * Log-probabilities of the sampling distribution for one row of logits (length V), written into
  * `out` (float64); returns the kept ids in descending order of probability.
  */
-export function truncate(logits: ArrayLike<number>, s: SamplingParams, out: Float64Array): number[] {
+function truncate(logits: ArrayLike<number>, s: SamplingParams, out: Float64Array): number[] {
   const V = logits.length;
   const tau = s.temperature > 0 ? s.temperature : 1;
   const order: number[] = new Array<number>(V);
   for (let i = 0; i < V; i++) order[i] = i;
   const scaled = new Float64Array(V);
   for (let i = 0; i < V; i++) scaled[i] = (logits[i] as number) / tau;
-  order.sort((a, b) => scaled[b]! - scaled[a]! || a - b);
+  // Below, every id is in [0, V) and every j < keep <= V = order.length = scaled.length.
+  order.sort((a, b) => (scaled[b] as number) - (scaled[a] as number) || a - b);
+  const sortedAt = (j: number) => scaled[order[j] as number] as number;
   let keep = V;
   if (s.top_k > 0 && s.top_k < V) keep = s.top_k;
-  const max = scaled[order[0]!]!;
+  const max = at(scaled, at(order, 0));
   if (s.top_p < 1) {
     let z = 0;
-    for (let j = 0; j < keep; j++) z += Math.exp(scaled[order[j]!]! - max);
+    for (let j = 0; j < keep; j++) z += Math.exp(sortedAt(j) - max);
     let cum = 0;
     let j = 0;
     for (; j < keep; j++) {
       if (cum >= s.top_p) break;
-      cum += Math.exp(scaled[order[j]!]! - max) / z;
+      cum += Math.exp(sortedAt(j) - max) / z;
     }
     keep = Math.max(1, j);
   }
   let z = 0;
-  for (let j = 0; j < keep; j++) z += Math.exp(scaled[order[j]!]! - max);
+  for (let j = 0; j < keep; j++) z += Math.exp(sortedAt(j) - max);
   const lse = max + Math.log(z);
   out.fill(-Infinity);
-  for (let j = 0; j < keep; j++) out[order[j]!] = scaled[order[j]!]! - lse;
+  for (let j = 0; j < keep; j++) out[order[j] as number] = sortedAt(j) - lse;
   return order.slice(0, keep);
 }
 
@@ -68,12 +71,14 @@ export function sample(logits: ArrayLike<number>, s: SamplingParams, rng: Rng, s
   const kept = truncate(logits, s, scratch);
   const u = rng.uniform();
   let cum = 0;
+  // The kept ids are in [0, V) and scratch has length V.
   for (const id of kept) {
-    cum += Math.exp(scratch[id]!);
-    if (u < cum) return { id, logprob: scratch[id]! };
+    const logprob = scratch[id] as number;
+    cum += Math.exp(logprob);
+    if (u < cum) return { id, logprob };
   }
-  const last = kept[kept.length - 1]!;
-  return { id: last, logprob: scratch[last]! };
+  const id = last(kept);
+  return { id, logprob: at(scratch, id) };
 }
 
 /**

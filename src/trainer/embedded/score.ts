@@ -9,6 +9,7 @@ import { keepMask, temperatureOf, truncates } from "./sampling.js";
 import type { TrainerState } from "./state.js";
 import { scoringWeights } from "./weights.js";
 import { invalid } from "./errors.js";
+import { at, defined } from "../../contracts/checked.js";
 
 /** logprobs[k] = log p(ids[k] | ids[:k]) (0 at k = 0, and wherever `mask` is 0). */
 export function logprobs(state: TrainerState, p: Methods["logprobs"][0]): Ragged<Float32Array> {
@@ -24,20 +25,21 @@ export function logprobs(state: TrainerState, p: Methods["logprobs"][0]): Ragged
   const tau = temperatureOf(sampling);
   const trunc = truncates(sampling, V);
   for (const chunk of chunksOf(seqs, state.options.chunkTokens)) {
-    const sub = chunk.map((i) => seqs[i]!);
+    const sub = chunk.map((i) => at(seqs, i));
     const { ids: tm, T, B } = timeMajor(sub);
     // Rows (position k-1 of sequence j) that predict token k >= 1.
     const where: Query[] = [];
     const targets: number[] = [];
     const owner: [number, number][] = [];
     sub.forEach((s, j) => {
-      const m = wanted?.[chunk[j]!];
+      const row = at(chunk, j);
+      const m = wanted?.[row];
       for (let k = 1; k < s.length; k++) {
         // Only the positions the caller reads get the read-out (the costly part): see docs/protocol.md.
         if (m && !m[k]) continue;
         where.push({ j, t: k - 1 });
-        targets.push(s[k]!);
-        owner.push([chunk[j]!, k]);
+        targets.push(at(s, k));
+        owner.push([row, k]);
       }
     });
     if (where.length === 0) continue;
@@ -45,12 +47,12 @@ export function logprobs(state: TrainerState, p: Methods["logprobs"][0]): Ragged
       const hs = gruStates(params, tf.tensor1d(tm, "int32"), T, B, shape.hidden);
       const logits = readoutLogits(params, shape, hs, tm, T, B, where);
       let scaled: tf.Tensor2D = tf.div(logits, tau);
-      if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, where.length, V, sampling!, targets), [where.length, V]));
+      if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, where.length, V, defined(sampling, "the sampling parameters (truncation is on)"), targets), [where.length, V]));
       return tf.sum(tf.mul(tf.logSoftmax(scaled), tf.oneHot(tf.tensor1d(targets, "int32"), V)), 1);
     });
     const values = lp.dataSync() as Float32Array;
     lp.dispose();
-    owner.forEach(([i, k], r) => (out[i]![k] = values[r]!));
+    owner.forEach(([i, k], r) => (at(out, i)[k] = at(values, r)));
   }
   return ragged(out, Float32Array);
 }
@@ -63,13 +65,14 @@ export function values(state: TrainerState, ids: Ragged<Int32Array>): Ragged<Flo
   const seqs = rows(ids);
   const out = seqs.map((s) => new Float32Array(s.length));
   for (const chunk of chunksOf(seqs, state.options.chunkTokens)) {
-    const sub = chunk.map((i) => seqs[i]!);
+    const sub = chunk.map((i) => at(seqs, i));
     const { ids: tm, T, B } = timeMajor(sub);
     const v = tf.tidy(() => criticValues(critic, gruStates(critic, tf.tensor1d(tm, "int32"), T, B, shape.hidden)));
     const values = v.dataSync() as Float32Array;
     v.dispose();
     sub.forEach((s, j) => {
-      for (let k = 0; k < s.length; k++) out[chunk[j]!]![k] = values[k * B + j]!;
+      const row = at(out, at(chunk, j));
+      for (let k = 0; k < s.length; k++) row[k] = at(values, k * B + j);
     });
   }
   return ragged(out, Float32Array);

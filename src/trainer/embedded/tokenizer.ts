@@ -32,16 +32,15 @@
 // marker, so a whole conversation encoded at once is the same token stream as one built turn
 // by turn: <user> ... <eos> <assistant> take key <eos> <tool> ... <eos> <assistant> ...
 // No <bos> is added (the model's initial state plays its part).
+import { at } from "../../contracts/checked.js";
 
 export const PAD = 0;
 export const BOS = 1;
 export const EOS = 2;
-export const UNK = 3;
 export const ROLE_IDS = { system: 4, user: 5, tool: 6, assistant: 7 } as const;
-export const CAP = 8;
-export const GLUE = 9;
-export const SPACE = 10;
-export const NEWLINE = 11;
+const CAP = 8;
+const GLUE = 9;
+const SPACE = 10;
 const SPECIAL_NAMES = ["<pad>", "<bos>", "<eos>", "<unk>", "<system>", "<user>", "<tool>", "<assistant>", "<cap>", "<glue>", "<space>"];
 const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 const BYTE_BASE = SPECIAL_NAMES.length + 1 + PUNCTUATION.length;
@@ -49,7 +48,7 @@ const NO_SPACE_BEFORE = new Set([".", ",", ";", ":", "!", "?", ")", "]", "}", ">
 const NO_SPACE_AFTER = new Set(["(", "[", "{", "<", "'", "$", "#", "@"]);
 const UNIT = /\n|\w+|[^\s\w]/gu;
 /** Words of the harness's messages (src/runtime/harness.ts, src/contracts/tool-calls.ts), so they are not spelled in bytes. */
-export const HARNESS_WORDS = [
+const HARNESS_WORDS = [
   "No", "tool", "call", "found", "Call", "one", "of", "Error", "invalid", "arguments", "for", "must", "be", "equal", "to", "the",
   "allowed", "values", "too", "many", "words", "which", "takes", "none", "there", "is", "no", "available", "Refused", "blocked",
   "by", "constraint", "did", "not", "finish", "within", "s", "Tools", "and", "or", "a", "an", "JSON", "object", "name", "valid",
@@ -176,7 +175,7 @@ export class WordTokenizer {
       put(piece);
     };
     for (let k = 0; k < ids.length; k++) {
-      const id = ids[k]!;
+      const id = at(ids, k);
       if (this.isNibble(id)) {
         if (high < 0) high = id - BYTE_BASE;
         else {
@@ -190,7 +189,7 @@ export class WordTokenizer {
       else if (id === SPACE) override = true;
       else if (id === CAP) cap = true;
       else if (id >= SPECIAL_NAMES.length && id < this.tokens.length) {
-        const w = this.tokens[id]!;
+        const w = at(this.tokens, id);
         put(cap ? capitalise(w) : w);
         cap = false;
       }
@@ -211,7 +210,7 @@ export class WordTokenizer {
     });
     messages.forEach((m, k) => {
       const next = messages[k + 1];
-      if ((next && next.role === "assistant") || (!next && addGenerationPrompt)) seqs[k]!.push(ROLE_IDS.assistant);
+      if ((next && next.role === "assistant") || (!next && addGenerationPrompt)) at(seqs, k).push(ROLE_IDS.assistant);
     });
     if (messages.length === 0 && addGenerationPrompt) seqs.push([ROLE_IDS.assistant]);
     return seqs;

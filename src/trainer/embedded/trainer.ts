@@ -21,8 +21,8 @@ import type { ChatMessage, WordTokenizer } from "./tokenizer.js";
 import { computeGradients, trainStep, type Gradients } from "./update.js";
 import { slotParameters, snapshot } from "./weights.js";
 
-export const TRAINER_NAME = "arl-embedded";
-export const TRAINER_VERSION = "0.1.0";
+const TRAINER_NAME = "arl-embedded";
+const TRAINER_VERSION = "0.1.0";
 
 export function defaultOptions(): TinyOptions {
   // ARL_TINY_CHUNK_TOKENS trades memory for speed only (test/plan/environment.test.ts allows it).
@@ -70,7 +70,7 @@ export class TinyTrainer {
 
   /** The handlers `serve` answers requests with (main.ts). */
   handlers(): Handlers {
-    return Object.fromEntries(Object.keys(this.methods).map((m) => [m, (params: unknown) => this.request(m as Method, params)])) as Handlers;
+    return Object.fromEntries(Object.keys(this.methods).map((m) => [m, (params: unknown) => this.request(m as Method, params)]));
   }
 
   handshake(): HandshakeResult {

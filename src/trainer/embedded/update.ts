@@ -14,6 +14,7 @@ import { keepMask, temperatureOf, truncates, type SamplingParams } from "./sampl
 import type { TrainerState } from "./state.js";
 import { StatsPool, type MicrobatchStats, type StepStats } from "./stats.js";
 import { currentWeightsChanged } from "./weights.js";
+import { at, defined, InternalError } from "../../contracts/checked.js";
 
 /** Gradients by parameter name, summed over microbatches in float64. */
 type GradientSums = Map<string, Float64Array>;
@@ -84,29 +85,36 @@ function microbatchParts(ids: readonly Int32Array[], microbatches: number, budge
   for (let j = 0; j < m; j++) {
     const idx: number[] = [];
     for (let i = Math.floor((j * n) / m); i < Math.floor(((j + 1) * n) / m); i++) idx.push(i);
-    parts.push(...chunksByTokens(idx, (i) => ids[i]!.length, budget));
+    parts.push(...chunksByTokens(idx, (i) => at(ids, i).length, budget));
   }
   return parts;
 }
 
 /** A part's sequences, padded, and its target tokens (loss_mask 1) with what the loss needs of each. */
 function gather(batch: StepBatch, part: readonly number[]): Microbatch {
-  const { ids: tm, T, B } = timeMajor(part.map((i) => batch.ids[i]!));
+  const { ids: tm, T, B } = timeMajor(part.map((i) => at(batch.ids, i)));
   const mb: Microbatch = { tm, T, B, where: [], valueWhere: [], targets: [], oldLogp: [], advantages: [], refLogp: [], weights: [], returns: [], oldValues: [] };
   part.forEach((i, j) => {
-    const mk = batch.masks[i]!;
+    const mk = at(batch.masks, i);
+    const ids = at(batch.ids, i);
+    const old = at(batch.old, i);
+    const advantages = at(batch.advantages, i);
+    const ref = batch.ref && at(batch.ref, i);
+    const weight = at(batch.weights, i);
+    const returns = batch.returns && at(batch.returns, i);
+    const oldValues = batch.returns && at(defined(batch.oldValues, "the old values of a batch with returns"), i);
     for (let k = 1; k < mk.length; k++) {
       if (mk[k] !== 1) continue;
       mb.where.push({ j, t: k - 1 });
       mb.valueWhere.push(k * B + j);
-      mb.targets.push(batch.ids[i]![k]!);
-      mb.oldLogp.push(batch.old[i]![k]!);
-      mb.advantages.push(batch.advantages[i]![k]!);
-      if (batch.ref) mb.refLogp.push(batch.ref[i]![k]!);
-      mb.weights.push(batch.weights[i]!);
-      if (batch.returns) {
-        mb.returns.push(batch.returns[i]![k]!);
-        mb.oldValues.push(batch.oldValues![i]![k]!);
+      mb.targets.push(at(ids, k));
+      mb.oldLogp.push(at(old, k));
+      mb.advantages.push(at(advantages, k));
+      if (ref) mb.refLogp.push(at(ref, k));
+      mb.weights.push(weight);
+      if (returns && oldValues) {
+        mb.returns.push(at(returns, k));
+        mb.oldValues.push(at(oldValues, k));
       }
     }
   });
@@ -121,7 +129,9 @@ function accumulate(sums: GradientSums, vars: readonly [string, tf.Variable][], 
     const vals = g.dataSync();
     let a = sums.get(name);
     if (!a) sums.set(name, (a = new Float64Array(vals.length)));
-    for (let i = 0; i < vals.length; i++) a[i]! += vals[i]!;
+    if (a.length !== vals.length) throw new InternalError(`gradient ${name} has ${vals.length} values, its sum ${a.length}`);
+    // i < vals.length = a.length (checked above).
+    for (let i = 0; i < vals.length; i++) a[i] = (a[i] as number) + (vals[i] as number);
   }
   for (const g of Object.values(grads)) g.dispose();
 }
@@ -147,9 +157,9 @@ function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings,
       const hs = gruStates(policy, tf.tensor1d(mb.tm, "int32"), mb.T, mb.B, s.shape.hidden);
       const logits = readoutLogits(policy, s.shape, hs, mb.tm, mb.T, mb.B, mb.where);
       let scaled: tf.Tensor2D = tf.div(logits, tau);
-      if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, nt, V, s.sampling!, mb.targets), [nt, V]));
+      if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, nt, V, defined(s.sampling, "the sampling parameters (truncation is on)"), mb.targets), [nt, V]));
       const logpAll = tf.logSoftmax(scaled);
-      const logp = tf.sum(tf.mul(logpAll, tf.oneHot(tf.tensor1d(mb.targets, "int32"), V)), 1) as tf.Tensor1D;
+      const logp = tf.sum<tf.Tensor1D>(tf.mul(logpAll, tf.oneHot(tf.tensor1d(mb.targets, "int32"), V)), 1);
       const terms = policyTerms(
         { logp, logpAll, oldLogp: Float32Array.from(mb.oldLogp), advantages: Float32Array.from(mb.advantages), refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null, weights: Float32Array.from(mb.weights) },
         s.clip,
@@ -240,5 +250,5 @@ export function trainStep(state: TrainerState, p: TrainStepParams): TrainStepRes
 }
 
 function scalarOf(t: tf.Tensor): number {
-  return (t.dataSync() as Float32Array)[0]!;
+  return at(t.dataSync() as Float32Array, 0);
 }

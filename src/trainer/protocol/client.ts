@@ -4,7 +4,8 @@
 // dead and killed, never waited for forever.
 import { execa, type ResultPromise } from "execa";
 import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, type Method, type Methods } from "../../contracts/trainer-protocol.js";
-import { encodeFrame, FrameDecoder, ProtocolError } from "./framing.js";
+import { encodeFrame, FrameDecoder, type ProtocolError } from "./framing.js";
+import { defined } from "../../contracts/checked.js";
 
 export interface TrainerCommand {
   readonly file: string;
@@ -33,7 +34,7 @@ const STDERR_LINE_CHARS = 2000;
  * The first line of stderr that looks like the fault (a Python traceback's head, an
  * `...Error:` or `error:` line, a panic): shown with the tail when the tail has scrolled past it.
  */
-export function looksLikeFault(line: string): boolean {
+function looksLikeFault(line: string): boolean {
   return /^Traceback \(most recent call last\)|\b[A-Z][A-Za-z]*(Error|Exception)\b:|^(error|fatal|panic)\b[:[]|^thread '.*' panicked|Segmentation fault|core dumped/i.test(line);
 }
 
@@ -52,14 +53,20 @@ export class TrainerClient {
   private failure: TrainerError | undefined;
   handshakeResult: HandshakeResult | undefined;
 
+  /** The trainer's stdin; the child is started with all three streams piped. */
+  private readonly stdin: NonNullable<ResultPromise["stdin"]>;
+
   private constructor(
     private readonly child: ResultPromise,
     private readonly deadlineMs?: (method: Method) => number,
   ) {
-    child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk));
+    this.stdin = defined(child.stdin, "the trainer's stdin pipe");
+    const stdout = defined(child.stdout, "the trainer's stdout pipe");
+    const stderr = defined(child.stderr, "the trainer's stderr pipe");
+    stdout.on("data", (chunk: Buffer) => this.onData(chunk));
     // A trainer that closes its stdout can never answer again, even if it stays alive. A dying
     // one closes it too, just before its exit is seen: that is reported as the exit it is.
-    child.stdout!.on("end", () => {
+    stdout.on("end", () => {
       const timer = setTimeout(() => {
         if (this.exited) return;
         this.fail(new TrainerError("the trainer closed its stdout while still running (it can no longer answer requests); it was killed", "died", this.stderrTail()));
@@ -67,10 +74,10 @@ export class TrainerClient {
       }, 1000);
       timer.unref();
     });
-    child.stderr!.on("data", (chunk: Buffer) => this.onStderr(chunk));
+    stderr.on("data", (chunk: Buffer) => this.onStderr(chunk));
     // The exit is reported once stderr is drained (its last lines say why), or after a second.
     const stderrDrained = new Promise<void>((resolve) => {
-      child.stderr!.once("close", resolve);
+      stderr.once("close", resolve);
       setTimeout(resolve, 1000).unref();
     });
     child.then(
@@ -152,7 +159,7 @@ export class TrainerClient {
         f(v);
       };
       this.pending.push({ id, resolve: settle(resolve as (v: unknown) => void), reject: settle(reject), method });
-      this.child.stdin!.write(encodeFrame({ id, method, params }));
+      this.stdin.write(encodeFrame({ id, method, params }));
     });
   }
 
@@ -168,7 +175,7 @@ export class TrainerClient {
     const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
     try {
       await this.request("shutdown", {});
-      this.child.stdin!.end();
+      this.stdin.end();
       await this.child.catch(() => undefined);
     } catch {
       // Already dead or refused: the kill below settles it.

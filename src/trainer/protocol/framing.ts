@@ -5,14 +5,15 @@
 //   frame   = magic "ARL1" | u32le header_length | u32le payload_length | header | payload
 //   header  = UTF-8 JSON; every typed array in the message is replaced by {"$array": k}
 //   payload = the arrays, each starting at a multiple of 8 bytes, described by header.arrays[k]
+import { at } from "../../contracts/checked.js";
 
-export const MAGIC = Buffer.from("ARL1", "ascii");
+const MAGIC = Buffer.from("ARL1", "ascii");
 const PREFIX = 12;
 /** Headers are small; a huge one means a corrupt stream, not a big batch. */
-export const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 
-export type DType = "int32" | "float32" | "float64" | "uint8";
-export type BulkArray = Int32Array | Float32Array | Float64Array | Uint8Array;
+type DType = "int32" | "float32" | "float64" | "uint8";
+type BulkArray = Int32Array | Float32Array | Float64Array | Uint8Array;
 
 interface ArrayDescriptor {
   readonly dtype: DType;
@@ -29,7 +30,7 @@ function dtypeOf(a: BulkArray): DType {
 
 const constructors = { int32: Int32Array, float32: Float32Array, float64: Float64Array, uint8: Uint8Array } as const;
 
-export function isBulkArray(v: unknown): v is BulkArray {
+function isBulkArray(v: unknown): v is BulkArray {
   return v instanceof Int32Array || v instanceof Float32Array || v instanceof Float64Array || v instanceof Uint8Array;
 }
 
@@ -59,10 +60,10 @@ export function encodeFrame(message: unknown): Buffer {
   const payloadStart = PREFIX + headerBytes.length;
   let written = 0;
   arrays.forEach((a, i) => {
-    const at = descriptors[i]!.offset;
-    if (at > written) frame.fill(0, payloadStart + written, payloadStart + at); // alignment padding
-    Buffer.from(a.buffer, a.byteOffset, a.byteLength).copy(frame, payloadStart + at);
-    written = at + a.byteLength;
+    const offset = at(descriptors, i).offset;
+    if (offset > written) frame.fill(0, payloadStart + written, payloadStart + offset); // alignment padding
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength).copy(frame, payloadStart + offset);
+    written = offset + a.byteLength;
   });
   return frame;
 }
