@@ -113,12 +113,10 @@ export function readBuffer(path: string): BufferContents {
   const decoder = new FrameDecoder();
   const records: TrajectoryRecord[] = [];
   const chunk = Buffer.allocUnsafe(1 << 20);
-  let consumed = 0;
   try {
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
-      consumed += n;
       for (const m of decoder.push(Buffer.from(chunk.subarray(0, n)))) records.push(m as TrajectoryRecord);
     }
   } finally {

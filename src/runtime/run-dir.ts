@@ -153,7 +153,7 @@ export class RunDirectory {
       const issue = parsed.error.issues[0];
       throw new RunDirectoryError(`${name} is not a run's commit record: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") || "the top level"}; restore it, or start a new run`);
     }
-    return parsed.data as RunState;
+    return parsed.data;
   }
 
   /** Commits an iteration: the state file is the single point that says it is complete. */
