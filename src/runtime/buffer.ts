@@ -12,7 +12,6 @@ import { RunningDigest, type FileCommit } from "./file-digest.js";
  * log-probs under the policy).
  */
 export const Role = { system: 0, prompt: 1, generated: 2, observation: 3, padding: 4, pool: 5 } as const;
-export type RoleName = keyof typeof Role;
 
 export type EndReason = "finished" | "truncated" | "aborted" | "env_error";
 

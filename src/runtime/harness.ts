@@ -57,7 +57,7 @@ export interface Episode {
   readonly generators: readonly string[];
 }
 
-export class PrefixContinuityError extends Error {}
+class PrefixContinuityError extends Error {}
 
 /** One generated turn: its ids in the policy's context and its text. */
 interface Turn {

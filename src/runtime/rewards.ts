@@ -20,7 +20,7 @@ export interface SignalSource {
 export class RewardEvaluationError extends Error {}
 
 /** A condition read an argument the call being checked does not carry. */
-export class MissingCallArgumentError extends RewardEvaluationError {}
+class MissingCallArgumentError extends RewardEvaluationError {}
 
 /** Compiled patterns of `matches(...)`, by source (checked when the spec was). */
 const patterns = new Map<string, RegExp>();
@@ -153,7 +153,7 @@ export function constraintBlocks(condition: PlanExpr, source: SignalSource): boo
   }
 }
 
-export function evaluateNumber(e: PlanExpr, source: SignalSource): number {
+function evaluateNumber(e: PlanExpr, source: SignalSource): number {
   const v = evaluate(e, source);
   const n = toNumber(v);
   if (!Number.isFinite(n)) throw new RewardEvaluationError("a reward term evaluated to a non-finite number");

@@ -31,7 +31,7 @@ export interface RunState {
   readonly files?: Readonly<Record<string, FileCommit>>;
 }
 
-export const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
+const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
 
 const fileCommitSchema = z.strictObject({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
 const runStateSchema = z.object({

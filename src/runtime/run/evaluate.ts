@@ -8,7 +8,7 @@ import { envNames, planEnv, type EvalSummary, type RunContext } from "./context.
 import { groupBy, mapConcurrently, playEpisode, type Task } from "./episodes.js";
 
 /** Bootstrap resamples of an evaluation's interval (report/stats.ts recomputes it with the same count). */
-export const EVAL_BOOTSTRAP_RESAMPLES = 2000;
+const EVAL_BOOTSTRAP_RESAMPLES = 2000;
 
 /** The tasks an evaluation plays, by env in name order: the whole split, or eval.tasks of it drawn once per env. */
 function evalTasks(ctx: RunContext): Task[] {
