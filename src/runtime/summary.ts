@@ -1,11 +1,10 @@
 // The table `arl run` ends with: held-out pass@k at each evaluation (with its 95% bootstrap
 // interval over tasks), training success and reward, and where the time went.
+import { at, last } from "../contracts/checked.js";
 
 function fmt(x: unknown, digits = 3): string {
   return typeof x === "number" && Number.isFinite(x) ? x.toFixed(digits) : "-";
 }
-
-import { at, last } from "../contracts/checked.js";
 
 export function runSummary(metrics: readonly Record<string, unknown>[]): string {
   if (metrics.length === 0) return "no iteration was completed\n";
