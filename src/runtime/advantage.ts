@@ -5,6 +5,7 @@ import type { Plan } from "../plan/schema.js";
 import { groupAdvantages, taskNormalize } from "../rl/advantages.js";
 import { maskedGae } from "../rl/gae.js";
 import { klEstimators } from "../rl/kl.js";
+import { at, last } from "../contracts/checked.js";
 import { STD_EPS } from "../rl/stats.js";
 import type { EndReason } from "./buffer.js";
 import { lossMask } from "./update.js";
@@ -38,23 +39,27 @@ export interface AdvantageResult {
 function klPenalties(plan: Plan, t: ScoredTrajectory, mask: Uint8Array): Float64Array {
   const out = new Float64Array(mask.length);
   const kl = plan.algorithm.kl;
-  if (!t.refLogprobs || kl.coef === 0 || kl.placement === "loss") return out;
+  const ref = t.refLogprobs;
+  if (!ref || kl.coef === 0 || kl.placement === "loss") return out;
   const estimate = klEstimators.get(kl.estimator);
-  for (let k = 0; k < mask.length; k++) if (mask[k]) out[k] = kl.coef * estimate(t.refLogprobs[k]! - t.oldLogprobs[k]!);
+  for (let k = 0; k < mask.length; k++) if (mask[k]) out[k] = kl.coef * estimate(at(ref, k) - at(t.oldLogprobs, k));
   return out;
 }
 
 export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]): AdvantageResult {
   const a = plan.algorithm.advantage;
   const masks = batch.map((t) => lossMask(t.roles, "generated"));
-  const penalties = batch.map((t, i) => klPenalties(plan, t, masks[i]!));
+  const penalties = batch.map((t, i) => klPenalties(plan, t, at(masks, i)));
   let klSum = 0;
   let klTokens = 0;
   penalties.forEach((p, i) => {
-    for (let k = 0; k < p.length; k++) if (masks[i]![k]) {
-      klSum += p[k]!;
-      klTokens++;
-    }
+    const mask = at(masks, i);
+    p.forEach((x, k) => {
+      if (mask[k]) {
+        klSum += x;
+        klTokens++;
+      }
+    });
   });
   const rewardKl = plan.algorithm.kl.placement !== "loss" && plan.algorithm.kl.coef > 0 ? (klTokens ? klSum / klTokens / plan.algorithm.kl.coef : 0) : undefined;
 
@@ -65,30 +70,34 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
 
   if (a.estimator === "group") {
     const members = groupKeys.map((g) => batch.map((t, i) => (t.group === g ? i : -1)).filter((i) => i >= 0));
-    const rewards = members.map((idx) => idx.map((i) => batch[i]!.reward - penalties[i]!.reduce((s, x) => s + x, 0)));
+    const rewards = members.map((idx) => idx.map((i) => at(batch, i).reward - at(penalties, i).reduce((s, x) => s + x, 0)));
     const adv = groupAdvantages(rewards, { baseline: a.baseline, normalize: a.normalize });
     const perSeq = new Array<number>(batch.length).fill(0);
     members.forEach((idx, g) => {
-      idx.forEach((i, j) => (perSeq[i] = adv[g]![j]!));
-      if (adv[g]!.some((x) => x !== 0)) effectiveGroups++;
+      const groupAdv = at(adv, g);
+      idx.forEach((i, j) => (perSeq[i] = at(groupAdv, j)));
+      if (groupAdv.some((x) => x !== 0)) effectiveGroups++;
     });
     const normalized = a.task_norm
       ? taskNormalize(perSeq, batch.map((t) => t.env), masks.map((m) => m.reduce((s, x) => s + x, 0)))
       : perSeq;
-    perToken = batch.map((_, i) => Float32Array.from(masks[i]!, (m) => (m ? normalized[i]! : 0)));
+    perToken = masks.map((mask, i) => Float32Array.from(mask, (m) => (m ? at(normalized, i) : 0)));
   } else {
-    returns = [];
+    const rets: Float32Array[] = [];
+    returns = rets;
     perToken = batch.map((t, i) => {
       if (!t.values) throw new Error("GAE needs the critic's values of every trajectory");
+      const tokenMask = at(masks, i);
+      const penalty = at(penalties, i);
       const rewards = new Array<number>(t.roles.length).fill(0);
       t.turnEnds.forEach((k, turn) => {
-        const at = creditedToken(masks[i]!, k);
-        if (at >= 0) rewards[at] = (rewards[at] ?? 0) + (t.perTurn[turn] ?? 0);
+        const credited = creditedToken(tokenMask, k);
+        if (credited >= 0) rewards[credited] = (rewards[credited] ?? 0) + (t.perTurn[turn] ?? 0);
       });
-      for (let k = 0; k < rewards.length; k++) rewards[k]! -= penalties[i]![k]!;
-      const mask = Array.from(masks[i]!);
+      for (let k = 0; k < rewards.length; k++) rewards[k] = at(rewards, k) - at(penalty, k);
+      const mask = Array.from(tokenMask);
       if (!mask.some((m) => m === 1)) {
-        returns!.push(new Float32Array(t.roles.length));
+        rets.push(new Float32Array(t.roles.length));
         return new Float32Array(t.roles.length);
       }
       const truncated = t.end === "truncated";
@@ -99,9 +108,9 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
         gamma: a.gamma,
         lambda: a.lambda,
         end: truncated ? "truncated" : "terminated",
-        ...(truncated ? { bootstrapValue: t.values[t.values.length - 1]! } : {}),
+        ...(truncated ? { bootstrapValue: last(t.values) } : {}),
       });
-      returns!.push(Float32Array.from(r.returns));
+      rets.push(Float32Array.from(r.returns));
       return Float32Array.from(r.advantages);
     });
     effectiveGroups = groupKeys.length;
@@ -127,20 +136,36 @@ function creditedToken(mask: Uint8Array, k: number): number {
 function whiten(adv: Float32Array[], masks: Uint8Array[]): Float32Array[] {
   let n = 0;
   let sum = 0;
-  adv.forEach((row, i) => row.forEach((x, k) => masks[i]![k] && (n++, (sum += x))));
+  adv.forEach((row, i) => {
+    const mask = at(masks, i);
+    row.forEach((x, k) => mask[k] && (n++, (sum += x)));
+  });
   if (n === 0) return adv;
   const mu = sum / n;
   let v = 0;
-  adv.forEach((row, i) => row.forEach((x, k) => masks[i]![k] && (v += (x - mu) ** 2)));
+  adv.forEach((row, i) => {
+    const mask = at(masks, i);
+    row.forEach((x, k) => mask[k] && (v += (x - mu) ** 2));
+  });
   const sd = Math.sqrt(v / n);
-  return adv.map((row, i) => row.map((x, k) => (masks[i]![k] ? (x - mu) / (sd + STD_EPS) : 0)));
+  return adv.map((row, i) => {
+    const mask = at(masks, i);
+    return row.map((x, k) => (mask[k] ? (x - mu) / (sd + STD_EPS) : 0));
+  });
 }
 
 function taskNormalizeTokens(adv: Float32Array[], masks: Uint8Array[], envs: string[]): Float32Array[] {
   const flat: number[] = [];
   const tasks: string[] = [];
-  adv.forEach((row, i) => row.forEach((x, k) => masks[i]![k] && (flat.push(x), tasks.push(envs[i]!))));
+  adv.forEach((row, i) => {
+    const mask = at(masks, i);
+    const env = at(envs, i);
+    row.forEach((x, k) => mask[k] && (flat.push(x), tasks.push(env)));
+  });
   const normalized = taskNormalize(flat, tasks);
   let j = 0;
-  return adv.map((row, i) => row.map((_, k) => (masks[i]![k] ? normalized[j++]! : 0)));
+  return adv.map((row, i) => {
+    const mask = at(masks, i);
+    return row.map((_, k) => (mask[k] ? at(normalized, j++) : 0));
+  });
 }

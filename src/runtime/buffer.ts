@@ -12,7 +12,6 @@ import { RunningDigest, type FileCommit } from "./file-digest.js";
  * log-probs under the policy).
  */
 export const Role = { system: 0, prompt: 1, generated: 2, observation: 3, padding: 4, pool: 5 } as const;
-export type RoleName = keyof typeof Role;
 
 export type EndReason = "finished" | "truncated" | "aborted" | "env_error";
 
@@ -113,12 +112,10 @@ export function readBuffer(path: string): BufferContents {
   const decoder = new FrameDecoder();
   const records: TrajectoryRecord[] = [];
   const chunk = Buffer.allocUnsafe(1 << 20);
-  let consumed = 0;
   try {
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
-      consumed += n;
       for (const m of decoder.push(Buffer.from(chunk.subarray(0, n)))) records.push(m as TrajectoryRecord);
     }
   } finally {

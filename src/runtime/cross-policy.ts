@@ -13,6 +13,7 @@
 //   * Those tokens have role `pool`, version -1 and log-prob 0: they are context, never training
 //     targets (no behaviour log-probs exist for them under the policy), and the buffer records the
 //     generator of each turn.
+import { at, last } from "../contracts/checked.js";
 import { deriveSeed, derivedRandom } from "../contracts/random.js";
 import type { Plan } from "../plan/schema.js";
 import { TrainerClient, TrainerError, type TrainerCommand } from "../trainer/protocol/client.js";
@@ -72,7 +73,7 @@ export async function replyIds(policy: Policy, text: string, stopIds: readonly n
   let ids = withReply.slice(prompt.length);
   const stop = ids.findIndex((id) => stopIds.includes(id));
   if (stop >= 0) ids = ids.slice(0, ended ? stop + 1 : stop);
-  if (ended && stopIds.length > 0 && (ids.length === 0 || !stopIds.includes(ids[ids.length - 1]!))) ids = Int32Array.from([...ids, stopIds[0]!]);
+  if (ended && stopIds.length > 0 && (ids.length === 0 || !stopIds.includes(last(ids)))) ids = Int32Array.from([...ids, at(stopIds, 0)]);
   return ids;
 }
 

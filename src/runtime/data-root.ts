@@ -13,7 +13,7 @@ import type { RunDirectory } from "./run-dir.js";
 export const DATA_ROOT_FILE = "data-root.json";
 
 /** Whether any env of the plan reads a data file (and so needs a data root). */
-export function planNamesDataFiles(plan: Plan): boolean {
+function planNamesDataFiles(plan: Plan): boolean {
   return Object.values(plan.envs).some((e) => e.kind === "sql" && (e.database !== null || e.questions !== null));
 }
 
@@ -22,7 +22,7 @@ export function recordDataRoot(run: RunDirectory, root: string): void {
 }
 
 /** The recorded data root; undefined for run directories written before it was recorded. */
-export function recordedDataRoot(run: RunDirectory): string | undefined {
+function recordedDataRoot(run: RunDirectory): string | undefined {
   const file = path.join(run.dir, DATA_ROOT_FILE);
   if (!existsSync(file)) return undefined;
   let root: unknown;

@@ -3,6 +3,7 @@
 // limit, observation truncation, budgets. Token ids are appended, never re-tokenized, and each
 // prompt must extend the previous one (prefix continuity, asserted). With cross-policy sampling a
 // turn may come from a pool model instead (cross-policy.ts says how its text enters the context).
+import { at } from "../contracts/checked.js";
 import { EnvError, type EnvInstance, type Signals } from "../contracts/env.js";
 import type { SignalValue } from "../contracts/signals.js";
 import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "../contracts/tool-calls.js";
@@ -56,7 +57,7 @@ export interface Episode {
   readonly generators: readonly string[];
 }
 
-export class PrefixContinuityError extends Error {}
+class PrefixContinuityError extends Error {}
 
 /** One generated turn: its ids in the policy's context and its text. */
 interface Turn {
@@ -70,7 +71,7 @@ interface Turn {
 
 function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
   let end = ids.length;
-  while (end > 0 && stopIds.includes(ids[end - 1]!)) end--;
+  while (end > 0 && stopIds.includes(at(ids, end - 1))) end--;
   return ids.subarray(0, end);
 }
 
@@ -82,10 +83,10 @@ class Context {
 
   append(ids: ArrayLike<number>, role: number, version = -1, logprobs?: ArrayLike<number>): void {
     for (let i = 0; i < ids.length; i++) {
-      this.ids.push(ids[i]!);
+      this.ids.push(at(ids, i));
       this.roles.push(role);
       this.versions.push(version);
-      this.logprobs.push(logprobs ? logprobs[i]! : 0);
+      this.logprobs.push(logprobs ? at(logprobs, i) : 0);
     }
   }
 
@@ -221,7 +222,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     const messages: Message[] = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: start.text }];
     transcript.push(...messages);
     const encoded = await policy.encode(messages, true);
-    encoded.forEach((ids, i) => ctx.append(ids, messages[i]!.role === "system" ? Role.system : Role.prompt));
+    encoded.forEach((ids, i) => ctx.append(ids, at(messages, i).role === "system" ? Role.system : Role.prompt));
     states.push(snapshot());
 
     let previous: Int32Array | undefined;
@@ -265,7 +266,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
         states.push(snapshot());
         break;
       }
-      const obsIds = (await policy.encode([{ role: "tool", content: observation.text }], true))[0]!;
+      const obsIds = at(await policy.encode([{ role: "tool", content: observation.text }], true), 0);
       const kept = truncateObservation(obsIds, h.observation.max_tokens, h.observation.overflow);
       if (!kept) throw new EnvError(`an observation of ${obsIds.length} tokens exceeds observation.max_tokens (${h.observation.max_tokens}) and overflow is 'error'`, "protocol");
       ctx.append(kept, Role.observation);

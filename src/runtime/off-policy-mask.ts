@@ -5,6 +5,7 @@
 // does damage (the clip does not bound the negative side). Measured at the start of the update,
 // against the weights that take its first step, so under asynchronous rollout the staleness of
 // the pipelined batch is what is measured.
+import { at } from "../contracts/checked.js";
 
 export interface MaskCandidate {
   /** 1 where token k is a training target. */
@@ -26,8 +27,8 @@ export function offPolicyMasked(sequences: readonly MaskCandidate[], threshold: 
     for (let k = 0; k < s.mask.length; k++) {
       if (!s.mask[k]) continue;
       n++;
-      advantage += s.advantages[k]!;
-      logRatio += s.oldLogprobs[k]! - s.currentLogprobs[k]!;
+      advantage += at(s.advantages, k);
+      logRatio += at(s.oldLogprobs, k) - at(s.currentLogprobs, k);
     }
     return n > 0 && advantage < 0 && logRatio / n > threshold;
   });

@@ -11,8 +11,7 @@
 // order, not timing, so a run stays reproducible, and a resumed run redoes the rollout that was
 // in flight from the snapshot its checkpoint keeps. Samples older than max_policy_lag versions
 // at their update are dropped by group (rl/lag.ts, in the score phase).
-import { readBuffer, type TrajectoryRecord } from "./buffer.js";
-import type { RunDirectory, RunState } from "./run-dir.js";
+import type { RunState } from "./run-dir.js";
 import { coldStart } from "./run/cold-start.js";
 import { commitIteration, recordEpisodes } from "./run/commit.js";
 import { haltedError, RunError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
@@ -23,7 +22,7 @@ import { collectRollout, type Rollout } from "./run/rollout.js";
 import { scoreBatch } from "./run/score.js";
 import { updatePolicy } from "./run/update.js";
 
-export { RunError, type EnvRegistry, type ProgressStatus, type RunOptions, type RunSummary } from "./run/context.js";
+export { RunError, type RunOptions, type RunSummary } from "./run/context.js";
 
 /** Asynchronous rollout: the trainer copies its current weights into the behaviour slot the next rollout samples from. */
 async function snapshotBehaviour(ctx: RunContext): Promise<void> {
@@ -120,9 +119,4 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     buffer.close();
   }
   return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(lastEval ? { lastEval } : {}) };
-}
-
-/** Trajectories of a run, for reports and tests. */
-export function runTrajectories(runDir: RunDirectory): TrajectoryRecord[] {
-  return readBuffer(runDir.bufferPath).records;
 }

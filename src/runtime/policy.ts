@@ -1,5 +1,6 @@
 // The policy as the harness sees it: tokenize messages once, generate, decode. Backed by the
 // trainer process; concurrent generate calls are gathered into one request (one batch).
+import { at } from "../contracts/checked.js";
 import { ragged, row, rowCount, type PolicySlot } from "../contracts/trainer-protocol.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
 
@@ -76,10 +77,10 @@ export class TrainerPolicy implements Policy {
     // Let the other episodes of this tick queue their requests first.
     await new Promise((r) => setImmediate(r));
     while (this.queue.length > 0) {
-      const key = batchKey(this.queue[0]!.options);
+      const key = batchKey(at(this.queue, 0).options);
       const batch = this.queue.filter((p) => batchKey(p.options) === key);
       this.queue = this.queue.filter((p) => batchKey(p.options) !== key);
-      const o = batch[0]!.options;
+      const o = at(batch, 0).options;
       try {
         const result = await this.trainer.request("generate", {
           prompts: ragged(batch.map((p) => p.prompt), Int32Array),

@@ -12,7 +12,7 @@ function duration(seconds: number): string {
   return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
 }
 
-export function statusLine(p: ProgressStatus): string {
+function statusLine(p: ProgressStatus): string {
   const width = 20;
   const done = Math.round((p.iteration / p.iterations) * width);
   const bar = `${"#".repeat(done)}${"-".repeat(width - done)}`;

@@ -2,6 +2,7 @@
 // end of the episode, on its final signals; potential terms shape every turn with
 // gamma * Phi(h_{t+1}) - Phi(h_t), where Phi of a terminal state is 0 (a truncated episode's
 // last state is not terminal, so its potential stays).
+import { at, defined, last } from "../contracts/checked.js";
 import type { SignalValue } from "../contracts/signals.js";
 import type { PlanExpr } from "../plan/schema.js";
 
@@ -19,7 +20,7 @@ export interface SignalSource {
 export class RewardEvaluationError extends Error {}
 
 /** A condition read an argument the call being checked does not carry. */
-export class MissingCallArgumentError extends RewardEvaluationError {}
+class MissingCallArgumentError extends RewardEvaluationError {}
 
 /** Compiled patterns of `matches(...)`, by source (checked when the spec was). */
 const patterns = new Map<string, RegExp>();
@@ -61,7 +62,7 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
       let v: SignalValue | undefined;
       if (e.namespace === "episode") v = source.episode(e.name);
       else if (e.namespace === "tool") v = source.tool(e.name);
-      else if (e.namespace === "named_env") v = source.namedEnv(e.env!, e.name);
+      else if (e.namespace === "named_env") v = source.namedEnv(defined(e.env, `the env of the signal 'named_env.${e.name}'`), e.name);
       else v = source.env(e.name);
       if (v === undefined) {
         if (e.namespace === "named_env") return 0;
@@ -152,7 +153,7 @@ export function constraintBlocks(condition: PlanExpr, source: SignalSource): boo
   }
 }
 
-export function evaluateNumber(e: PlanExpr, source: SignalSource): number {
+function evaluateNumber(e: PlanExpr, source: SignalSource): number {
   const v = evaluate(e, source);
   const n = toNumber(v);
   if (!Number.isFinite(n)) throw new RewardEvaluationError("a reward term evaluated to a non-finite number");
@@ -189,16 +190,16 @@ export function episodeRewards(
   for (const [name, term] of Object.entries(terms)) {
     if (term.kind === "plain") {
       const value = evaluateNumber(term.expr, final);
-      perTurn[perTurn.length - 1]! += value;
+      perTurn[perTurn.length - 1] = last(perTurn) + value;
       totals[name] = value;
       continue;
     }
     let sum = 0;
     for (let t = 0; t < turns; t++) {
       const isLast = t === turns - 1;
-      const next = isLast && terminated ? 0 : evaluateNumber(term.expr, states[t + 1]!);
-      const shaped = gamma * next - evaluateNumber(term.expr, states[t]!);
-      perTurn[t]! += shaped;
+      const next = isLast && terminated ? 0 : evaluateNumber(term.expr, at(states, t + 1));
+      const shaped = gamma * next - evaluateNumber(term.expr, at(states, t));
+      perTurn[t] = at(perTurn, t) + shaped;
       sum += shaped;
     }
     totals[name] = sum;

@@ -31,7 +31,7 @@ export interface RunState {
   readonly files?: Readonly<Record<string, FileCommit>>;
 }
 
-export const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
+const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
 
 const fileCommitSchema = z.strictObject({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
 const runStateSchema = z.object({
@@ -153,7 +153,7 @@ export class RunDirectory {
       const issue = parsed.error.issues[0];
       throw new RunDirectoryError(`${name} is not a run's commit record: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") || "the top level"}; restore it, or start a new run`);
     }
-    return parsed.data as RunState;
+    return parsed.data;
   }
 
   /** Commits an iteration: the state file is the single point that says it is complete. */

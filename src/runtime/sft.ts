@@ -2,13 +2,14 @@
 // demonstrations have exactly the token layout of RL episodes, then train on the generated
 // tokens only. The loss is the policy-gradient loss with advantage 1 at ratio 1 (old log-probs
 // = current ones), whose gradient is that of the log-likelihood of the demonstrated tokens.
+import { at, defined } from "../contracts/checked.js";
 import type { EnvKind } from "../contracts/env.js";
 import type { Plan } from "../plan/schema.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
 import { ragged, row } from "../contracts/trainer-protocol.js";
 import { runEpisode, toolsFor } from "./harness.js";
 import type { GenerateOptions, Generation, Policy } from "./policy.js";
-import { envNames } from "./run/context.js";
+import { envKindOf, envNames, planEnv } from "./run/context.js";
 import type { RunStreams } from "./run/streams.js";
 import { shuffled } from "../contracts/random.js";
 import { splitTasks } from "../plan/splits.js";
@@ -32,9 +33,9 @@ class ReplayPolicy implements Policy {
   decode: Policy["decode"] = (ids) => this.inner.decode(ids);
   async generate(_prompt: Int32Array, _options: GenerateOptions): Promise<Generation> {
     const text = this.actions[Math.min(this.turn++, this.actions.length - 1)] ?? "";
-    const ids = (await this.inner.encode([{ role: "assistant", content: text }], false))[0]!;
+    const ids = at(await this.inner.encode([{ role: "assistant", content: text }], false), 0);
     // The demonstrated turn ends like a sampled one: with the end-of-turn token.
-    const withStop = this.stopIds.length > 0 && ids[ids.length - 1] !== this.stopIds[0] ? Int32Array.from([...ids, this.stopIds[0]!]) : ids;
+    const withStop = this.stopIds.length > 0 && ids[ids.length - 1] !== this.stopIds[0] ? Int32Array.from([...ids, at(this.stopIds, 0)]) : ids;
     return { ids: withStop, logprobs: new Float32Array(withStop.length), finish: "stop", policyVersion: 0 };
   }
 }
@@ -54,7 +55,7 @@ export interface SftContext {
 /** Trains on walkthroughs; returns the demos' last measured negative log-likelihood per target token. */
 export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: number; loss: number }> {
   const { plan } = ctx;
-  const sft = plan.rollout.sft!;
+  const sft = defined(plan.rollout.sft, "rollout.sft of a plan with a cold start");
   // Before replaying any walkthrough: an ignored rate would train the cold start at the RL rate.
   if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
     throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
@@ -63,13 +64,13 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
   const sequences: TrainSequence[] = [];
   const random = ctx.streams.sftDemos();
   const candidates = shuffled(
-    names.flatMap((env) => splitTasks(env, plan.envs[env]!, "train").map((id) => ({ env, id }))),
+    names.flatMap((env) => splitTasks(env, planEnv(plan, env), "train").map((id) => ({ env, id }))),
     random,
   );
   for (const task of candidates) {
     if (sequences.length >= sft.demos) break;
-    const envPlan = plan.envs[task.env]!;
-    const kind = ctx.envs.get(envPlan.kind)!;
+    const envPlan = planEnv(plan, task.env);
+    const kind = envKindOf(ctx.envs, envPlan);
     if (!kind.walkthrough) throw new Error(`rollout.sft needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
     const calls = await kind.walkthrough(envPlan, task.id);
     if (!calls || calls.length === 0) continue;
@@ -128,13 +129,13 @@ async function sftStep(ctx: SftContext, sftPlan: Plan, demos: readonly TrainSequ
   const batch = demos.map((s, i) => ({
     ...s,
     oldLogprobs: row(logprobs, i).slice(),
-    advantages: Float32Array.from(masks[i]!, (m) => m),
+    advantages: Float32Array.from(at(masks, i), (m) => m),
   }));
   // The surrogate loss at ratio 1 is constant (-1 per token); the demos' negative
   // log-likelihood before this step is the figure that shows learning.
   let nll = 0;
   let targets = 0;
-  batch.forEach((s) => s.advantages.forEach((m, k) => m && ((nll -= s.oldLogprobs[k]!), targets++)));
+  batch.forEach((s) => s.advantages.forEach((m, k) => m && ((nll -= at(s.oldLogprobs, k)), targets++)));
   const lr = sftPlan.rollout.sft?.lr ?? null;
   await ctx.trainer.request("train_step", { ...trainStepParams(sftPlan, batch), ...(lr !== null ? { lr } : {}) });
   return { nll, targets };

@@ -1,5 +1,6 @@
 // The table `arl run` ends with: held-out pass@k at each evaluation (with its 95% bootstrap
 // interval over tasks), training success and reward, and where the time went.
+import { at, last } from "../contracts/checked.js";
 
 function fmt(x: unknown, digits = 3): string {
   return typeof x === "number" && Number.isFinite(x) ? x.toFixed(digits) : "-";
@@ -17,12 +18,13 @@ export function runSummary(metrics: readonly Record<string, unknown>[]): string 
   ]);
   const ks = [...new Set(evals.flatMap((x) => Object.keys(x.e).filter((k) => /^pass@\d+$/.test(k))))].sort();
   const rows: string[][] = [["iteration", "train success", "reward", ...ks.map((k) => `eval ${k} [95% CI]`)]];
-  const last = metrics[metrics.length - 1]!;
-  for (const { label, m, e } of evals.length > 0 ? evals : [{ label: String(last.iteration), m: last, e: {} as Record<string, number> }]) {
+  const final = last(metrics);
+  for (const { label, m, e } of evals.length > 0 ? evals : [{ label: String(final.iteration), m: final, e: {} as Record<string, number> }]) {
     rows.push([label, fmt(m?.success), fmt(m?.reward), ...ks.map((k) => (e[k] === undefined ? "-" : `${fmt(e[k])} [${fmt(e[`${k}_low`])}, ${fmt(e[`${k}_high`])}]`))]);
   }
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join("  ").trimEnd();
+  const header = at(rows, 0);
+  const widths = header.map((_, c) => Math.max(...rows.map((r) => at(r, c).length)));
+  const line = (r: string[]) => r.map((cell, c) => cell.padEnd(at(widths, c))).join("  ").trimEnd();
   const time = metrics.reduce<{ rollout: number; reward: number; update: number; total: number }>(
     (t, m) => {
       const x = (m.time ?? {}) as Record<string, number>;
@@ -31,7 +33,7 @@ export function runSummary(metrics: readonly Record<string, unknown>[]): string 
     { rollout: 0, reward: 0, update: 0, total: 0 },
   );
   return [
-    line(rows[0]!),
+    line(header),
     widths.map((w) => "-".repeat(w)).join("  "),
     ...rows.slice(1).map(line),
     `time: ${time.total.toFixed(1)} s in iterations (rollout ${time.rollout.toFixed(1)} s, rewards and advantages ${time.reward.toFixed(1)} s, updates ${time.update.toFixed(1)} s)`,

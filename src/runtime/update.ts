@@ -47,6 +47,11 @@ export function denominatorsOf(masks: readonly Uint8Array[], groups: readonly st
   };
 }
 
+/** `items` when every one is present (so also when there are none), else undefined. */
+function allPresent<T>(items: readonly (T | undefined)[]): readonly T[] | undefined {
+  return items.every((x): x is T => x !== undefined) ? items : undefined;
+}
+
 /** One optimizer step over `sequences`. */
 export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[]): TrainStepParams {
   const masks = sequences.map((s) => lossMask(s.roles, plan.mask.loss));
@@ -54,15 +59,17 @@ export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[])
   const groupIndex = new Map<string, number>();
   const groupIds = Int32Array.from(groups.map((g) => groupIndex.get(g) ?? (groupIndex.set(g, groupIndex.size), groupIndex.size - 1)));
   const a = plan.algorithm;
-  const withRef = sequences.every((s) => s.refLogprobs);
-  const withCritic = sequences.every((s) => s.returns && s.oldValues) && a.critic !== null;
+  const refLogprobs = allPresent(sequences.map((s) => s.refLogprobs));
+  const returns = allPresent(sequences.map((s) => s.returns));
+  const oldValues = allPresent(sequences.map((s) => s.oldValues));
+  const critic = returns && oldValues ? a.critic : null;
   const keep = plan.mask.keep_sampling_mask;
   return {
     ids: ragged(sequences.map((s) => s.ids), Int32Array),
     loss_mask: ragged(masks, Uint8Array),
     advantages: ragged(sequences.map((s) => s.advantages), Float32Array),
     old_logprobs: ragged(sequences.map((s) => s.oldLogprobs), Float32Array),
-    ref_logprobs: withRef ? ragged(sequences.map((s) => s.refLogprobs!), Float32Array) : null,
+    ref_logprobs: refLogprobs ? ragged(refLogprobs, Float32Array) : null,
     groups: groupIds,
     reduction: a.reduction,
     denominators: denominatorsOf(masks, groups),
@@ -74,12 +81,13 @@ export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[])
       top_p: keep ? plan.policy.sampling.top_p : 1,
       top_k: keep ? plan.policy.sampling.top_k : 0,
     },
-    critic: withCritic
-      ? {
-          returns: ragged(sequences.map((s) => s.returns!), Float32Array),
-          old_values: ragged(sequences.map((s) => s.oldValues!), Float32Array),
-          value_clip: a.critic!.value_clip,
-        }
+    critic:
+      critic && returns && oldValues
+        ? {
+            returns: ragged(returns, Float32Array),
+            old_values: ragged(oldValues, Float32Array),
+            value_clip: critic.value_clip,
+          }
       : null,
   };
 }

@@ -2,8 +2,9 @@
 // The context is built once by the provision phase; the phases read it and never replace it.
 // What changes from iteration to iteration (the committed state, the trainer's policy version,
 // the latest evaluation) is not in it: each phase takes those as inputs and returns them.
+import { defined } from "../../contracts/checked.js";
 import type { EnvKind } from "../../contracts/env.js";
-import type { Plan } from "../../plan/schema.js";
+import type { Plan, PlanEnv } from "../../plan/schema.js";
 import type { TrainerClient, TrainerCommand } from "../../trainer/protocol/client.js";
 import type { TokenBuffer } from "../buffer.js";
 import type { PoolTrainers } from "../cross-policy.js";
@@ -99,4 +100,14 @@ export interface RunContext {
 /** The plan's env names in the order every phase walks them. */
 export function envNames(plan: Plan): string[] {
   return Object.keys(plan.envs).sort();
+}
+
+/** The plan's env `name`: one of envNames(plan), or the env of a task drawn from them. */
+export function planEnv(plan: Plan, name: string): PlanEnv {
+  return defined(plan.envs[name], `env '${name}' of the plan`);
+}
+
+/** The registered kind of `env`: checkRunnable refuses a plan whose kinds the registry lacks. */
+export function envKindOf(envs: EnvRegistry, env: PlanEnv): EnvKind {
+  return defined(envs.get(env.kind), `env kind '${env.kind}' in the registry`);
 }

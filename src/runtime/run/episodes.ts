@@ -1,10 +1,11 @@
 // Playing episodes, for the rollout and evaluate phases: one isolated env instance per episode,
 // the plan's harness around it, the episode's rewards and whether it meets eval.success.
+import { at } from "../../contracts/checked.js";
 import { poolChoice } from "../cross-policy.js";
 import { runEpisode, toolsFor, type Episode } from "../harness.js";
 import { episodeRewards, holds } from "../rewards.js";
 import type { Split } from "../../plan/splits.js";
-import type { RunContext } from "./context.js";
+import { envKindOf, planEnv, type RunContext } from "./context.js";
 
 export interface Task {
   readonly env: string;
@@ -45,17 +46,20 @@ export interface EpisodeSlot {
 export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<Played> {
   const { plan } = ctx;
   const { task, group, sample, temperature } = slot;
-  const envPlan = plan.envs[task.env]!;
-  const kind = ctx.envs.get(envPlan.kind)!;
+  const envPlan = planEnv(plan, task.env);
+  const kind = envKindOf(ctx.envs, envPlan);
   const episodeSeed = ctx.streams.episodeSeed(slot.split, slot.iteration, task.env, task.id, group, sample);
   const env = await kind.create(envPlan, task.id, episodeSeed);
   const training = temperature === undefined;
   const cross = plan.rollout.cross_policy;
   const generators = training && cross ? ctx.pool?.generators : undefined;
-  const turnGenerator = (turn: number) => {
-    const choice = poolChoice(episodeSeed, turn, cross!.probability, generators!.length);
-    return choice === undefined ? undefined : generators![choice];
-  };
+  const turnGenerator =
+    cross && generators
+      ? (turn: number) => {
+          const choice = poolChoice(episodeSeed, turn, cross.probability, generators.length);
+          return choice === undefined ? undefined : generators[choice];
+        }
+      : undefined;
   const episode = await runEpisode({
     plan,
     envName: task.env,
@@ -66,7 +70,7 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
     stopIds: ctx.stopIds,
     seed: (turn) => ctx.streams.turnSeed(episodeSeed, turn),
     ...(temperature !== undefined ? { temperature } : {}),
-    ...(generators ? { turnGenerator } : {}),
+    ...(turnGenerator ? { turnGenerator } : {}),
   });
   const rewards =
     episode.end === "env_error"
@@ -85,7 +89,7 @@ export async function mapConcurrently<T, R>(items: readonly T[], limit: number, 
     while (next < items.length && !failed) {
       const i = next++;
       try {
-        out[i] = await worker(items[i]!, i);
+        out[i] = await worker(at(items, i), i);
       } catch (error) {
         failed = true;
         throw error;

@@ -4,11 +4,11 @@
 import { bootstrapMeanInterval, passAtK } from "../../rl/eval.js";
 import { shuffled } from "../../contracts/random.js";
 import { splitTasks } from "../../plan/splits.js";
-import { envNames, type EvalSummary, type RunContext } from "./context.js";
+import { envNames, planEnv, type EvalSummary, type RunContext } from "./context.js";
 import { groupBy, mapConcurrently, playEpisode, type Task } from "./episodes.js";
 
 /** Bootstrap resamples of an evaluation's interval (report/stats.ts recomputes it with the same count). */
-export const EVAL_BOOTSTRAP_RESAMPLES = 2000;
+const EVAL_BOOTSTRAP_RESAMPLES = 2000;
 
 /** The tasks an evaluation plays, by env in name order: the whole split, or eval.tasks of it drawn once per env. */
 function evalTasks(ctx: RunContext): Task[] {
@@ -16,7 +16,7 @@ function evalTasks(ctx: RunContext): Task[] {
   const ev = plan.eval;
   const tasks: Task[] = [];
   for (const env of envNames(plan)) {
-    const ids = splitTasks(env, plan.envs[env]!, ev.split);
+    const ids = splitTasks(env, planEnv(plan, env), ev.split);
     const chosen = ev.tasks === null ? ids : shuffled(ids, ctx.streams.evalTasks(env)).slice(0, ev.tasks).sort((a, b) => a - b);
     for (const id of chosen) tasks.push({ env, id });
   }

@@ -13,7 +13,7 @@ import { TrainerPolicy } from "../policy.js";
 import type { RunState } from "../run-dir.js";
 import { ToolCallValidator } from "../../contracts/tool-calls.js";
 import { trainerDeadlines } from "../../trainer/launch.js";
-import { envNames, haltedError, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
+import { envKindOf, envNames, haltedError, planEnv, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
 import { RunStreams } from "./streams.js";
 import { RunTrainers } from "./trainers.js";
 
@@ -106,7 +106,10 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const asyncRollout = plan.rollout.async;
   const policy = new TrainerPolicy(trainer);
   if (asyncRollout) requireBehaviourPolicy(trainer);
-  const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => [...options.envs.get(plan.envs[n]!.kind)!.vocabulary(plan.envs[n]!)])])].sort();
+  const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => {
+    const env = planEnv(plan, n);
+    return [...envKindOf(options.envs, env).vocabulary(env)];
+  })])].sort();
   const configured = await trainer.request("configure", {
     seed: plan.seed,
     policy: plan.policy,

@@ -1,8 +1,9 @@
 // Rollout: an iteration's training batch. B tasks from the train split (envs mixed by weight),
 // G episodes per task, and under dynamic sampling more rounds in place of the groups whose
 // rewards are all equal. Under asynchronous rollout this runs while the previous update does.
+import { at, defined, last } from "../../contracts/checked.js";
 import { splitTasks } from "../../plan/splits.js";
-import { RunError, envNames, type RunContext } from "./context.js";
+import { RunError, envNames, planEnv, type RunContext } from "./context.js";
 import { groupBy, mapConcurrently, playEpisode, type Played, type Task } from "./episodes.js";
 
 /** The episodes of one iteration's training batch. */
@@ -48,12 +49,12 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
   // Tasks: B from the train split, envs mixed by weight.
   const random = ctx.streams.tasks(iteration);
   const names = envNames(plan);
-  const weights = names.map((n) => plan.envs[n]!.weight);
+  const weights = names.map((n) => planEnv(plan, n).weight);
   const totalWeight = weights.reduce((s, w) => s + w, 0);
   const pickEnv = () => {
     let x = random() * totalWeight;
-    for (let i = 0; i < names.length; i++) if ((x -= weights[i]!) < 0) return names[i]!;
-    return names[names.length - 1]!;
+    for (let i = 0; i < names.length; i++) if ((x -= at(weights, i)) < 0) return at(names, i);
+    return last(names);
   };
   const dynamic = plan.algorithm.dynamic_sampling;
   const maxRounds = dynamic ? (dynamic.max_rounds ?? Number.POSITIVE_INFINITY) : 1;
@@ -63,15 +64,15 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
   let playedGroups = 0;
   const allPlayed: Played[] = [];
   // Each env's training split, computed once (it hashes every task id) rather than per task drawn.
-  const trainIds = new Map(names.map((n) => [n, splitTasks(n, plan.envs[n]!, "train")]));
+  const trainIds = new Map(names.map((n) => [n, splitTasks(n, planEnv(plan, n), "train")]));
   const watch = rolloutWatch(ctx, iteration);
   for (let round = 0; round < maxRounds && accepted.length < plan.rollout.tasks_per_batch; round++) {
     const need = plan.rollout.tasks_per_batch - accepted.length;
     const tasks: Task[] = Array.from({ length: need }, () => {
       const env = pickEnv();
-      const ids = trainIds.get(env)!;
-      if (ids.length === 0) throw new RunError(`env '${env}' has no training tasks (tasks ${plan.envs[env]!.tasks}, split.train ${plan.envs[env]!.split.train})`);
-      return { env, id: ids[Math.floor(random() * ids.length)]! };
+      const ids = defined(trainIds.get(env), `the training split of env '${env}'`);
+      if (ids.length === 0) throw new RunError(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
+      return { env, id: at(ids, Math.floor(random() * ids.length)) };
     });
     const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
     watch.planned(jobs.length);

@@ -1,6 +1,7 @@
 // Score: turn an iteration's accepted groups into what the update trains on. Drop groups older
 // than rollout.async.max_policy_lag, read reference log-probs, values and recomputed behaviour
 // log-probs where the plan needs them, compute advantages, and mask off-policy sequences.
+import { at } from "../../contracts/checked.js";
 import { filterByLag, type LagFilterResult } from "../../rl/lag.js";
 import { ragged, row } from "../../contracts/trainer-protocol.js";
 import { computeAdvantages, type AdvantageResult, type ScoredTrajectory } from "../advantage.js";
@@ -72,7 +73,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
   if (threshold !== null && batch.length > 0) {
     const current = (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: lossMasks })).logprobs;
     masked = offPolicyMasked(
-      scored.map((s, i) => ({ mask: masks[i]!, advantages: advantages.advantages[i]!, oldLogprobs: s.oldLogprobs, currentLogprobs: row(current, i) })),
+      scored.map((s, i) => ({ mask: at(masks, i), advantages: at(advantages.advantages, i), oldLogprobs: s.oldLogprobs, currentLogprobs: row(current, i) })),
       threshold,
     );
   }

@@ -2,6 +2,7 @@
 // a seeded order; every minibatch is one train_step, one optimizer step whose reductions divide
 // by denominators over the whole step (update.ts). Off-policy-masked sequences train with
 // advantage 0.
+import { at } from "../../contracts/checked.js";
 import { shuffled } from "../../contracts/random.js";
 import { trainStepParams, type TrainSequence } from "../update.js";
 import type { RunContext } from "./context.js";
@@ -18,13 +19,13 @@ export interface PolicyUpdate {
 function trainSequences(scored: ScoredBatch): TrainSequence[] {
   const { batch, advantages: adv, masked } = scored;
   return scored.scored.map((s, i) => ({
-    ids: batch[i]!.episode.ids,
+    ids: at(batch, i).episode.ids,
     roles: s.roles,
-    advantages: masked[i] ? new Float32Array(s.roles.length) : adv.advantages[i]!,
+    advantages: masked[i] ? new Float32Array(s.roles.length) : at(adv.advantages, i),
     oldLogprobs: s.oldLogprobs,
     ...(s.refLogprobs ? { refLogprobs: s.refLogprobs } : {}),
     group: s.group,
-    ...(adv.returns && s.values ? { returns: adv.returns[i]!, oldValues: s.values } : {}),
+    ...(adv.returns && s.values ? { returns: at(adv.returns, i), oldValues: s.values } : {}),
   }));
 }
 
@@ -38,7 +39,7 @@ export async function updatePolicy(ctx: RunContext, iteration: number, scored: S
     const order = shuffled(sequences.map((_, i) => i), ctx.streams.minibatches(iteration, epoch));
     const size = Math.ceil(order.length / plan.algorithm.minibatches);
     for (let m = 0; m < plan.algorithm.minibatches; m++) {
-      const part = order.slice(m * size, (m + 1) * size).map((i) => sequences[i]!);
+      const part = order.slice(m * size, (m + 1) * size).map((i) => at(sequences, i));
       if (part.length === 0) continue;
       const result = await ctx.trainer.request("train_step", trainStepParams(plan, part));
       current = result.policy_version;
