@@ -109,7 +109,7 @@ function localBackendModels(plan: Plan): PlanRefusal[] {
 
 /**
  * The PyTorch trainer's builtin models and their shape parameters (runtime-gpu/arl_trainer/
- * model.py, PRESETS and _SPEC_KEYS; a test compares), so that check knows which names it refuses.
+ * qwen2.py, PRESETS and _SPEC_KEYS; a test compares), so that check knows which names it refuses.
  */
 export const TORCH_BUILTIN_PRESETS: readonly string[] = ["qwen2", "qwen2-0.5b", "small", "tiny"];
 export const TORCH_BUILTIN_PARAMETERS: readonly string[] = ["bias", "dtype", "eps", "heads", "hidden", "intermediate", "kv_heads", "layers", "max_positions", "rope_theta", "tie", "vocab"];
