@@ -120,7 +120,7 @@ export function shorthand<T extends z.ZodType>(
 ) {
   const nameList = Object.keys(names);
   const callList = Object.keys(calls);
-  const choices = [...nameList, ...callList.map((c) => calls[c]!.form)].join(", ");
+  const choices = [...nameList, ...Object.values(calls).map((c) => c.form)].join(", ");
   const expected = `expected one of ${choices}`;
   /** The choice closest to a misspelt name or callee, as it would be written. */
   const suggest = (word: string): string | undefined => {

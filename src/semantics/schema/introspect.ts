@@ -40,12 +40,13 @@ function objectOptions(s: AnySchema, data: unknown): AnySchema[] {
   const d = def(s);
   if (d.type !== "union" || !d.options) return [s];
   const options = d.options.map(unwrap);
-  if (d.discriminator && data && typeof data === "object") {
-    let tag = (data as Record<string, unknown>)[d.discriminator];
+  const discriminator = d.discriminator;
+  if (discriminator && data && typeof data === "object") {
+    let tag = (data as Record<string, unknown>)[discriminator];
     // Before preprocessing, an enum-like tag is still a name: `kind: rooms`.
     if (tag && typeof tag === "object" && Array.isArray((tag as { $name?: unknown }).$name)) tag = (tag as { $name: string[] }).$name.join(".");
     const match = options.filter((o) => {
-      const lit = def(o).shape?.[d.discriminator!];
+      const lit = def(o).shape?.[discriminator];
       const values = lit ? (def(lit) as unknown as { values?: unknown[] }).values : undefined;
       return values?.includes(tag);
     });
