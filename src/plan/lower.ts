@@ -24,7 +24,7 @@ import { PLAN_FORMAT_VERSION, type Plan, type PlanEnv, type PlanExpr } from "./s
 import { lowerStages } from "./stages.js";
 
 // The parts of lowering live in lower-*.ts and stages.ts; these stay importable from here.
-export { type LoweringContext, loweringContext } from "./lower-context.js";
+export { loweringContext } from "./lower-context.js";
 export { withBackend } from "./stages.js";
 
 export interface LoweredPlan {
@@ -58,7 +58,7 @@ export function lowerModel(model: SemanticModel, context: LoweringContext = lowe
   return { plans, diagnostics: unique };
 }
 
-export function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; diagnostics: Diagnostic[] } {
+function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; diagnostics: Diagnostic[] } {
   const config = variant.config;
   const diagnostics: Diagnostic[] = [];
   if (!config) return { diagnostics };

@@ -11,8 +11,7 @@ import { expressionError, type SignalScope, SignalResolver, toolsAsserted } from
 import type { Origin, Value } from "./values.js";
 
 // The IR and the signal vocabulary live in expression-ir.ts; these names stay importable from here.
-export { callSignals, episodeSignals, type ExprType, expressionFunctions, type RewardExpr, type RewardTerm, type SignalNamespace, signalsOf, type StringTest, stringTests } from "./expression-ir.js";
-export type { ScopeTool, SignalScope } from "./signal-resolver.js";
+export { callSignals, episodeSignals, expressionFunctions, type RewardExpr, type RewardTerm, signalsOf } from "./expression-ir.js";
 
 type Typed = { expr: RewardExpr; type: ExprType };
 
@@ -253,7 +252,7 @@ export class ExpressionChecker {
 }
 
 /** Why a regular expression does not compile, if it does not. */
-export function regexProblem(pattern: string): string | undefined {
+function regexProblem(pattern: string): string | undefined {
   try {
     new RegExp(pattern);
     return undefined;

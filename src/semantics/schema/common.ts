@@ -51,11 +51,6 @@ export function enumOf<const T extends readonly [string, ...string[]]>(values: T
   }, z.enum(values));
 }
 
-/** `none` (null) means "not set": the schema turns it into the field's own "off" value. */
-export function orNone<T extends z.ZodType>(schema: T) {
-  return schema.nullable();
-}
-
 export const positiveInt = z.number().int().positive();
 export const nonNegativeInt = z.number().int().nonnegative();
 export const probability = z.number().min(0).max(1);

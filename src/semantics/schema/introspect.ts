@@ -24,7 +24,7 @@ function def(s: AnySchema): Def {
 }
 
 /** Removes wrappers that do not change the shape: default, optional, nullable, pipes, lazy. */
-export function unwrap(s: AnySchema): AnySchema {
+function unwrap(s: AnySchema): AnySchema {
   for (let i = 0; i < 20; i++) {
     const d = def(s);
     if ((d.type === "default" || d.type === "optional" || d.type === "nullable" || d.type === "prefault" || d.type === "catch") && d.innerType) s = d.innerType;
@@ -119,14 +119,6 @@ export function fieldDoc(root: AnySchema, path: readonly PropertyKey[], data?: u
     if (inner?.description) return inner.description;
   }
   return undefined;
-}
-
-/** Allowed values of the enum at `path`, if it is one. */
-export function enumValues(root: AnySchema, path: readonly PropertyKey[], data?: unknown): string[] | undefined {
-  const s = schemaAt(root, path, data);
-  if (!s) return undefined;
-  const d = def(s) as unknown as { type: string; entries?: Record<string, string> };
-  return d.type === "enum" && d.entries ? Object.values(d.entries) : undefined;
 }
 
 function valueAtPath(data: unknown, path: readonly PropertyKey[]): unknown {
