@@ -244,7 +244,7 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
   });
 
   it("knows the PyTorch trainer's builtin models and their parameters", () => {
-    const source = readFileSync(fileURLToPath(new URL("../../runtime-gpu/arl_trainer/model.py", import.meta.url)), "utf8");
+    const source = readFileSync(fileURLToPath(new URL("../../runtime-gpu/arl_trainer/qwen2.py", import.meta.url)), "utf8");
     const block = (start: string) => source.slice(source.indexOf(start), source.indexOf("\n}\n", source.indexOf(start)));
     const keys = (text: string) => [...text.matchAll(/^\s+"([a-z0-9_.-]+)":/gm)].map((m) => m[1]!);
     expect([...TORCH_BUILTIN_PRESETS].sort()).toEqual([...keys(block("PRESETS: dict")), "qwen2"].sort());
