@@ -3,6 +3,7 @@
 // the doc comments as YAML comments). The banners name the generator as they always have: they
 // are part of the measured files.
 import * as YAML from "yaml";
+import { last } from "../contracts/checked.js";
 import type { BlockEntry, Entry, Value } from "./frontend-spec.js";
 
 function arlValue(v: Value, indent: string): string {
@@ -105,9 +106,8 @@ function plainEntries(entries: readonly Entry[], into: PlainObject, at: string[]
         if (next && typeof next === "object" && !Array.isArray(next)) target = next;
         else target = target[k] = {};
       }
-      const last = keys[keys.length - 1]!;
       const p = [...at, ...keys];
-      target[last] = plainValue(e.value, p, comments);
+      target[last(keys)] = plainValue(e.value, p, comments);
       if (e.doc || e.comment) comments.push({ path: p, ...(e.doc ? { before: e.doc } : {}), ...(e.comment ? { after: e.comment } : {}) });
       continue;
     }

@@ -2,6 +2,8 @@
 // one task family (tools, env, experiment) per unit, drawn from a seeded generator. Printed both
 // as ARL and as YAML by frontend-print.ts.
 
+import { at } from "../contracts/checked.js";
+
 export type Value =
   | { readonly t: "num"; readonly raw: string }
   | { readonly t: "str"; readonly v: string; readonly triple?: boolean }
@@ -73,7 +75,7 @@ const models = ["hf:Qwen/Qwen2.5-1.5B-Instruct", "hf:Qwen/Qwen2.5-7B-Instruct", 
 
 /** One task family: two tools, an environment and an experiment (about 110 ARL lines). */
 export function unit(i: number, next: () => number): Entry[] {
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]): T => at(xs, Math.floor(next() * xs.length));
   const tests = `run_tests_${i}`;
   const reader = `read_file_${i}`;
   const family = `family_${i}`;

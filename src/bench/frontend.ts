@@ -8,6 +8,7 @@ import { Ajv, type ValidateFunction } from "ajv";
 import * as YAML from "yaml";
 import { fileURLToPath } from "node:url";
 import { Compiler } from "../compiler.js";
+import { at, defined } from "../contracts/checked.js";
 import { mulberry32 as rng } from "../contracts/random.js";
 import { ModuleLoader } from "../language/imports.js";
 import { lex } from "../language/lexer.js";
@@ -74,13 +75,13 @@ function writeCorpus(targetLines = 10_000): Corpus {
   const yamlTexts = [files.yaml.main, files.yaml.common];
   return {
     dir,
-    arlEntry: arlFiles[0]!,
+    arlEntry: at(arlFiles, 0),
     arlFiles,
     yamlFiles,
     arlLines: sum(arlTexts, lineCount),
-    arlBytes: sum(arlTexts, Buffer.byteLength),
+    arlBytes: sum(arlTexts, (s) => Buffer.byteLength(s)),
     yamlLines: sum(yamlTexts, lineCount),
-    yamlBytes: sum(yamlTexts, Buffer.byteLength),
+    yamlBytes: sum(yamlTexts, (s) => Buffer.byteLength(s)),
     dispose: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -100,7 +101,7 @@ function loadYaml(files: readonly string[], validate: ValidateFunction): unknown
 function validSpec(lines: number): { file: string; lines: number; bytes: number; experiments: number; variants: number } {
   const source = readFileSync(fileURLToPath(new URL("../../experiments/findmax-ablations.arl", import.meta.url)), "utf8");
   const [head, ...rest] = source.split(/^(?=experiment )/m);
-  const imports = head!.split("\n").filter((l) => l.startsWith("import ")).join("\n");
+  const imports = defined(head, "the text before the first experiment").split("\n").filter((l) => l.startsWith("import ")).join("\n");
   const body = rest.join("");
   const perCopy = body.split("\n").length;
   const copies = Math.max(1, Math.round(lines / perCopy));
@@ -152,7 +153,8 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         const arl = await timed("ARL: load (lex + parse + AST + imports)", () => new ModuleLoader().load(c.arlEntry), { ...arlWork, note: "headline" }, options);
         const yaml = await timed("YAML + ajv: read + parse + validate", () => loadYaml(c.yamlFiles, validate), { ...yamlWork, note: "headline" }, options);
         results.push(arl, yaml);
-        const ratio = arl.medianMs! / yaml.medianMs!;
+        const yamlMs = defined(yaml.medianMs, "the YAML timing's median");
+        const ratio = defined(arl.medianMs, "the ARL timing's median") / yamlMs;
         results.push({ name: "ratio ARL / (YAML + ajv)", value: ratio, unit: "x", goal: "<= 1.0", met: ratio <= 1.0 });
 
         // The whole check a user runs: front end, semantic model (extends, variants, zod
@@ -161,26 +163,26 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         // the findMax experiments of experiments/ repeated under new names to the same size.
         const valid = validSpec(c.arlLines);
         const validErrors = new Compiler().check(valid.file).diagnostics.filter((d) => d.severity === "error");
-        if (validErrors.length > 0) throw new Error(`the valid benchmark spec has errors, first: ${validErrors[0]!.message}`);
+        if (validErrors.length > 0) throw new Error(`the valid benchmark spec has errors, first: ${at(validErrors, 0).message}`);
         const check = await timed("ARL: full arl check (types, lint, plans)", () => new Compiler().check(valid.file), { lines: valid.lines, bytes: valid.bytes, note: `${valid.experiments} experiments, ${valid.variants} variants` }, options);
         results.push(check);
-        const checkRatio = check.medianMs! / yaml.medianMs!;
+        const checkRatio = defined(check.medianMs, "the check timing's median") / yamlMs;
         results.push({ name: "ratio full check / (YAML + ajv)", value: checkRatio, unit: "x", note: "YAML + ajv checks types only; the check also lints and lowers every variant" });
 
         // Breakdowns: where each side's time goes (texts already in memory).
         results.push(
-          await timed("  ARL lex only", () => arlTexts.map((t, k) => lex(t, c.arlFiles[k]!)), arlWork, options),
+          await timed("  ARL lex only", () => arlTexts.map((t, k) => lex(t, at(c.arlFiles, k))), arlWork, options),
           await timed(
             "  ARL lex + CST parse",
             () =>
               arlTexts.map((t, k) => {
-                parser.input = lex(t, c.arlFiles[k]!).tokens;
+                parser.input = lex(t, at(c.arlFiles, k)).tokens;
                 return parser.document();
               }),
             arlWork,
             options,
           ),
-          await timed("  ARL parse() (lex + CST + AST)", () => arlTexts.map((t, k) => parse(t, c.arlFiles[k]!)), arlWork, options),
+          await timed("  ARL parse() (lex + CST + AST)", () => arlTexts.map((t, k) => parse(t, at(c.arlFiles, k))), arlWork, options),
           await timed("  yaml.parse only", () => yamlTexts.map((t) => YAML.parse(t) as unknown), yamlWork, options),
           await timed("  ajv validate only", () => yamlData.map((d) => validate(d)), yamlWork, options),
           await timed("  ajv compile (not in the headline)", () => new Ajv({ allErrors: false, allowUnionTypes: true }).compile(schema), {}, options),

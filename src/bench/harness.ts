@@ -44,13 +44,10 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? at(sorted, mid) : (at(sorted, mid - 1) + at(sorted, mid)) / 2;
 }
 
-/** Keeps results reachable so the engine cannot drop the work that produced them. */
+/** Keeps results reachable (module state a later call could read) so the engine cannot drop the work that produced them. */
 let sink: unknown;
 export function consume(value: unknown): void {
   sink = value;
-}
-export function lastConsumed(): unknown {
-  return sink;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -4,6 +4,7 @@ import type { CstElement, CstNode, IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
 import { type Children, firstOffset, isToken, nodes, tokens } from "./cst-children.js";
+import { at } from "../contracts/checked.js";
 import { ExpressionBuilder } from "./expression-builder.js";
 import { tokenEndOffset } from "./lexer.js";
 import type { LineIndex, Range } from "../contracts/source-range.js";
@@ -81,14 +82,14 @@ export abstract class ExpressionAstBuilder {
     let result: ast.Expression = inner ? this.postfix(inner) : this.invalid(this.nodeRange(n));
     const signs = tokens(c, "AdditiveOp");
     for (let i = signs.length - 1; i >= 0; i--) {
-      const op = signs[i]!;
+      const op = at(signs, i);
       result = { kind: "Unary", operator: op.image as ast.UnaryOperator, operand: result, range: this.range(op.startOffset, result.range.end.offset) };
     }
     return result;
   }
 
   notTokens(n: CstNode): IToken[] {
-    return tokens(n.children as Children, t.Not.name);
+    return tokens(n.children, t.Not.name);
   }
 
   rangeOf(start: number, end: number): Range {
@@ -112,7 +113,7 @@ export abstract class ExpressionAstBuilder {
         const args = nodes(s.children as Children, "argument").map((a) => this.argument(a));
         const end = this.nodeRange(s).end.offset;
         result = { kind: "Call", callee: result, args, range: this.range(result.range.start.offset, end) };
-        const open = tokens(s.children as Children, t.LParen.name)[0];
+        const open = tokens(s.children, t.LParen.name)[0];
         if (open) this.anchor(result, open);
       }
     }
@@ -147,12 +148,12 @@ export abstract class ExpressionAstBuilder {
     }
     const record = nodes(c, "record")[0];
     if (record) {
-      const body = nodes(record.children as Children, "body")[0];
+      const body = nodes(record.children, "body")[0];
       return { kind: "Record", entries: body ? this.body(body) : [], range: this.nodeRange(record) };
     }
     const paren = nodes(c, "parenthesized")[0];
     if (paren) {
-      const e = nodes(paren.children as Children, "expression")[0];
+      const e = nodes(paren.children, "expression")[0];
       return e ? this.expression(e) : this.invalid(this.nodeRange(paren));
     }
     return this.invalid(range);

@@ -5,6 +5,7 @@ import type { CstElement, CstNode, IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type * as ast from "./ast.js";
 import { type Children, firstOffset, nodes, tokens } from "./cst-children.js";
+import { at, last } from "../contracts/checked.js";
 import { ExpressionAstBuilder } from "./cst-expressions.js";
 import { indexDocComments } from "./doc-comments.js";
 import { DepthMeter, MAX_EXPRESSION_DEPTH } from "./expression-depth.js";
@@ -71,10 +72,10 @@ class AstBuilder extends ExpressionAstBuilder {
   private misplacedBlocks(blocks: readonly ast.Block[], strayBraces: readonly IToken[]): IToken | undefined {
     let closedEarly: IToken | undefined;
     for (let i = 1; i < blocks.length; i++) {
-      const block = blocks[i]!;
+      const block = at(blocks, i);
       const kind = block.type.name;
       const experimentOnly = EXPERIMENT_ONLY_BLOCKS.has(kind);
-      const before = blocks[i - 1]!;
+      const before = at(blocks, i - 1);
       const afterExperiment = before.type.name === "experiment" && before.name !== undefined;
       if (!experimentOnly && !(afterExperiment && block.name === undefined)) continue;
       if (experimentOnly) {
@@ -95,7 +96,7 @@ class AstBuilder extends ExpressionAstBuilder {
       this.diagnostics.push({
         code: "syntax-error",
         severity: "error",
-        message: `this '}' closes experiment '${before.name!.name}' early: the ${kinds.join(", ")} block${kinds.length > 1 ? "s" : ""} after it belong${kinds.length > 1 ? "" : "s"} inside it`,
+        message: `this '}' closes experiment '${before.name.name}' early: the ${kinds.join(", ")} block${kinds.length > 1 ? "s" : ""} after it belong${kinds.length > 1 ? "" : "s"} inside it`,
         file: this.file,
         range: this.range(close, close + 1),
         hint: `delete this '}' (the experiment is closed again on line ${this.lines.position(leftOver.startOffset).line})`,
@@ -148,13 +149,13 @@ class AstBuilder extends ExpressionAstBuilder {
   private reference(n: CstNode): ast.Reference | undefined {
     const parts = tokens(n.children as Children, "Identifier").map((tok) => this.identifier(tok));
     if (parts.length === 0) return undefined;
-    return { kind: "Reference", parts, range: this.range(parts[0]!.range.start.offset, parts[parts.length - 1]!.range.end.offset) };
+    return { kind: "Reference", parts, range: this.range(at(parts, 0).range.start.offset, last(parts).range.end.offset) };
   }
 
   protected body(n: CstNode): ast.Entry[] {
     const c = n.children as Children;
     for (const s of nodes(c, "stray")) {
-      const first = tokens(s.children as Children, "Stray")[0];
+      const first = tokens(s.children, "Stray")[0];
       if (first) this.stray(first, "a field ('name: value'), a block ('name { ... }') or '}'");
     }
     for (const m of nodes(c, "malformedEntry")) this.malformedEntry(m);
@@ -216,10 +217,10 @@ class AstBuilder extends ExpressionAstBuilder {
         severity: "error",
         message: `a field name has more than ${MAX_EXPRESSION_DEPTH} dotted parts`,
         file: this.file,
-        range: path[MAX_EXPRESSION_DEPTH]!.range,
+        range: at(path, MAX_EXPRESSION_DEPTH).range,
         hint: "write the field inside its blocks, or shorten the name",
       });
-      const value = this.invalid(this.range(path[0]!.range.start.offset, range.end.offset));
+      const value = this.invalid(this.range(at(path, 0).range.start.offset, range.end.offset));
       this.depth.flat(value);
       return [{ kind: "Field", path: path.slice(0, 1), value, ...(doc !== undefined ? { doc } : {}), range }];
     }
@@ -265,11 +266,11 @@ class AstBuilder extends ExpressionAstBuilder {
     const parts = [...tokens(c, "Identifier"), ...tokens(c, "segment")].sort((a, b) => a.startOffset - b.startOffset);
     if (parts.length === 0) return [];
     for (const p of tokens(c, "segment")) this.keySegments.add(p.startOffset);
-    const start = parts[0]!.startOffset;
-    const end = tokenEndOffset(parts[parts.length - 1]!);
+    const start = at(parts, 0).startOffset;
+    const end = tokenEndOffset(last(parts));
     // Every piece (names and the '-' between them) must touch the next: no spaces, no comments.
     const pieces = [...parts, ...tokens(c, "Minus")].sort((a, b) => a.startOffset - b.startOffset);
-    const gap = pieces.some((p, i) => i > 0 && tokenEndOffset(pieces[i - 1]!) !== p.startOffset);
+    const gap = pieces.some((p, i) => i > 0 && tokenEndOffset(at(pieces, i - 1)) !== p.startOffset);
     if (gap) {
       this.diagnostics.push({
         code: "syntax-error",

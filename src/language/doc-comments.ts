@@ -11,7 +11,7 @@ export function indexDocComments(comments: readonly IToken[], text: string): Map
   const flush = () => {
     if (run.length > 0) {
       let next = runEnd;
-      while (next < text.length && /\s/.test(text[next]!)) next++;
+      while (next < text.length && /\s/.test(text.charAt(next))) next++;
       docs.set(next, run.join("\n"));
     }
     run = [];

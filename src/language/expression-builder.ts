@@ -3,6 +3,7 @@
 import type { CstNode, IToken } from "chevrotain";
 import type * as ast from "./ast.js";
 import { binaryPrecedence, precedence } from "./ast.js";
+import { at } from "../contracts/checked.js";
 import type { Range } from "../contracts/source-range.js";
 
 /** What the climber needs from the AST builder: operands, ranges and error reports. */
@@ -34,7 +35,7 @@ export class ExpressionBuilder {
     let left = this.operand(minPrecedence);
     let comparedAt: IToken | undefined;
     while (this.next <= this.operators.length && this.next >= 1) {
-      const op = this.operators[this.next - 1]!;
+      const op = at(this.operators, this.next - 1);
       const p = binaryPrecedence(op.image as ast.BinaryOperator | "when");
       if (p < minPrecedence) break;
       if (p === precedence.comparison) {
@@ -56,16 +57,16 @@ export class ExpressionBuilder {
   /** The operand at the cursor; `not` prefixes take the whole comparison that follows. */
   private operand(minPrecedence: number): ast.Expression {
     const index = this.next;
-    const node = this.operands[index]!;
+    const node = at(this.operands, index);
     const nots = this.notsDone.has(index) ? [] : this.b.notTokens(node);
     if (nots.length > 0) {
       if (minPrecedence > precedence.not) {
-        this.b.syntaxError(nots[0]!, "'not' cannot follow this operator without parentheses", "write the negation in parentheses: a == (not b)");
+        this.b.syntaxError(at(nots, 0), "'not' cannot follow this operator without parentheses", "write the negation in parentheses: a == (not b)");
       }
       this.notsDone.add(index);
       let result = this.climb(precedence.comparison);
       for (let i = nots.length - 1; i >= 0; i--) {
-        const tok = nots[i]!;
+        const tok = at(nots, i);
         result = { kind: "Unary", operator: "not", operand: result, range: this.b.rangeOf(tok.startOffset, result.range.end.offset) };
       }
       return result;

@@ -1,7 +1,8 @@
 // The concrete-syntax parser: one reused Chevrotain CstParser with error recovery, so that one
 // run reports every independent syntax error and still yields a tree for the editor.
-import { CstParser, type CstNode, type IToken, type IParserErrorMessageProvider, type TokenType } from "chevrotain";
+import { CstParser, type IToken, type IParserErrorMessageProvider, type TokenType } from "chevrotain";
 import * as t from "./tokens.js";
+import { at } from "../contracts/checked.js";
 
 /** A token as messages quote it: 'image' (long ones cut), or "the end of the file". */
 export function describeToken(token: IToken): string {
@@ -30,13 +31,13 @@ const messages: IParserErrorMessageProvider = {
     const starts = new Set<string>();
     for (const alt of expectedPathsPerAlt) for (const path of alt) if (path[0]) starts.add(label(path[0]));
     const what = ruleDescriptions[ruleName] ?? `one of ${[...starts].join(", ")}`;
-    return `expected ${what}, found ${describeToken(actual[0]!)}`;
+    return `expected ${what}, found ${describeToken(at(actual, 0))}`;
   },
   buildEarlyExitMessage({ expectedIterationPaths, actual, ruleName }) {
     const starts = new Set<string>();
     for (const path of expectedIterationPaths) if (path[0]) starts.add(label(path[0]));
     const what = ruleDescriptions[ruleName] ?? `one of ${[...starts].join(", ")}`;
-    return `expected ${what}, found ${describeToken(actual[0]!)}`;
+    return `expected ${what}, found ${describeToken(at(actual, 0))}`;
   },
 };
 
@@ -301,6 +302,4 @@ export class ArlCstParser extends CstParser {
 }
 
 /** The one parser instance (Chevrotain parsers are built once and reset per input). */
-export const parser = new ArlCstParser();
-
-export type { CstNode };
+export const parser: ArlCstParser = new ArlCstParser();

@@ -44,7 +44,6 @@ import { checkRoundTrip, internalError } from "./print/safety.js";
 export { commentText } from "./print/comments.js";
 export { LINE_WIDTH } from "./print/doc.js";
 export { sameAst, stripRanges } from "./print/safety.js";
-export { quoteString } from "./print/strings.js";
 
 export type FormatResult = { readonly output: string } | { readonly diagnostics: Diagnostic[] };
 

@@ -3,6 +3,7 @@
 import type { IToken } from "chevrotain";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { MAX_REPEATED_REPORTS, tokenEndOffset } from "./lexer.js";
+import { defined, last } from "../contracts/checked.js";
 import type { Range } from "../contracts/source-range.js";
 
 /** Where the decoder reports an escape it refuses. */
@@ -40,6 +41,8 @@ export function unescape(body: string, tok: IToken, to: Reporter): string {
         if (cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff)) return String.fromCodePoint(cp);
         break;
       }
+      default:
+        break;
     }
     // The offset of the escape inside the token: exact for "..." strings, approximate after dedent.
     const at = Math.min(tokenEndOffset(tok) - 1, tok.startOffset + image0Offset(tok) + index);
@@ -64,6 +67,13 @@ export function unescape(body: string, tok: IToken, to: Reporter): string {
   return value;
 }
 
+/** The length of a line's leading run of spaces and tabs. */
+function indentWidth(line: string): number {
+  let n = 0;
+  while (line[n] === " " || line[n] === "\t") n++;
+  return n;
+}
+
 function image0Offset(tok: IToken): number {
   return tok.image.startsWith('"""') ? 3 : 1;
 }
@@ -78,16 +88,16 @@ export function dedent(raw: string): string {
   // The line break after the opening quotes, and the closing quotes' own line when it holds
   // only indentation, are layout, not text.
   if (all.length > 1 && all[0] === "") all.shift();
-  if (raw.includes("\n") && all.length > 0 && /^[ \t]*$/.test(all[all.length - 1]!)) all.pop();
+  if (raw.includes("\n") && all.length > 0 && /^[ \t]*$/.test(last(all))) all.pop();
   const s = all.join("\n");
   const lines = all;
   let indent = Number.POSITIVE_INFINITY;
   for (const line of lines) {
     if (line.trim() === "") continue;
-    indent = Math.min(indent, /^[ \t]*/.exec(line)![0].length);
+    indent = Math.min(indent, indentWidth(line));
   }
   if (!Number.isFinite(indent) || indent === 0) return s;
-  return lines.map((line) => line.slice(Math.min(indent, /^[ \t]*/.exec(line)![0].length))).join("\n");
+  return lines.map((line) => line.slice(Math.min(indent, indentWidth(line)))).join("\n");
 }
 
 /** What is wrong with an escape the string decoder refused, and how to write it instead. */
@@ -95,7 +105,7 @@ function escapeProblem(escape: string): { message: string; hint: string } {
   const valid = 'valid escapes are \\n \\t \\r \\0 \\" \\\\ \\uXXXX and \\u{X...}';
   const code = /^\\u\{?([0-9A-Fa-f]+)\}?$/.exec(escape);
   if (!code) return { message: `unknown escape sequence '${escape}'`, hint: valid };
-  const cp = Number.parseInt(code[1]!, 16);
+  const cp = Number.parseInt(defined(code[1], "the escape's hex digits"), 16);
   if (cp >= 0xd800 && cp <= 0xdfff) {
     return { message: `'${escape}' is a lone surrogate, not a character (no UTF-8 text can hold it)`, hint: "write the character itself, or a high and low surrogate pair as two escapes (\\uD83D\\uDE00)" };
   }

@@ -3,6 +3,7 @@
 // `outcome.|`), where the parser has to recover and the tree says little. The scan keeps a
 // stack of open brackets, each with the state of the entry being written in it (cursor-scan.ts).
 import { tokenMatcher, type IToken } from "chevrotain";
+import { at } from "../contracts/checked.js";
 import { lex, tokenEndOffset } from "../language/lexer.js";
 import * as t from "../language/tokens.js";
 import { isEntries, scanTokens } from "./cursor-scan.js";
@@ -77,7 +78,7 @@ export function cursorContext(text: string, offset: number): CursorContext {
   let stringAtCursor: IToken | undefined;
   let end = 0;
   for (; end < tokens.length; end++) {
-    const tok = tokens[end]!;
+    const tok = at(tokens, end);
     if (tok.startOffset >= offset) break;
     const tokEnd = tokenEndOffset(tok);
     if (tokEnd >= offset) {

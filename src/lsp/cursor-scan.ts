@@ -2,6 +2,7 @@
 // left to right with a stack of open brackets, each frame holding the state of the entry being
 // written in it. No syntax tree: the text at the cursor is unfinished.
 import { tokenMatcher, type IToken } from "chevrotain";
+import { at, last } from "../contracts/checked.js";
 import * as t from "../language/tokens.js";
 import { blockPlace, fieldPath, recordPlace, topPlace, type Place } from "./paths.js";
 
@@ -73,12 +74,12 @@ export function scanTokens(tokens: readonly IToken[], end: number): ScanResult {
   const stack: Frame[] = [frame("top", { path: undefined, mode: "normal", topType: undefined })];
   let topType: string | undefined;
   let topName: string | undefined;
-  const top = () => stack[stack.length - 1]!;
+  const top = () => last(stack);
 
   const popTo = (kinds: readonly Frame["kind"][]): Frame | undefined => {
     for (let i = stack.length - 1; i > 0; i--) {
-      if (kinds.includes(stack[i]!.kind)) {
-        const popped = stack[i]!;
+      const popped = at(stack, i);
+      if (kinds.includes(popped.kind)) {
         stack.length = i;
         return popped;
       }
@@ -89,7 +90,7 @@ export function scanTokens(tokens: readonly IToken[], end: number): ScanResult {
   const lineOf = (tok: IToken) => tok.startLine ?? 0;
 
   for (let i = 0; i < end; i++) {
-    const tok = tokens[i]!;
+    const tok = at(tokens, i);
     const f = top();
     const type = tok.tokenType;
     if (type === t.LBrace) {

@@ -110,9 +110,9 @@ export function boundViolations(plan: unknown): BoundViolation[] {
 
 /** The values at a dotted pattern (`*` matches every key or index). */
 function valuesAt(root: unknown, pattern: readonly string[], prefix: (string | number)[] = []): { path: (string | number)[]; value: unknown }[] {
-  if (pattern.length === 0) return [{ path: prefix, value: root }];
-  if (root === null || typeof root !== "object") return [];
   const [head, ...rest] = pattern;
-  const keys: (string | number)[] = head === "*" ? (Array.isArray(root) ? root.map((_, i) => i) : Object.keys(root)) : [head!];
+  if (head === undefined) return [{ path: prefix, value: root }];
+  if (root === null || typeof root !== "object") return [];
+  const keys: (string | number)[] = head === "*" ? (Array.isArray(root) ? root.map((_, i) => i) : Object.keys(root)) : [head];
   return keys.flatMap((k) => valuesAt((root as Record<string | number, unknown>)[k], rest, [...prefix, k]));
 }

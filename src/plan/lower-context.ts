@@ -38,9 +38,14 @@ export function displayPath(absolute: string, entryDir: string): string {
   return rel.split(path.sep).join("/");
 }
 
+/** The map's entries by key, in sorted order (the order of `[...map.keys()].sort()`). */
+export function sortedEntries<V>(map: ReadonlyMap<string, V>): [string, V][] {
+  return [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** A record with the map's keys in sorted order, so that declaration order leaves no trace. */
 export function sortedRecord<V, W>(map: ReadonlyMap<string, V>, f: (v: V) => W): Record<string, W> {
   const out: Record<string, W> = {};
-  for (const k of [...map.keys()].sort()) out[k] = f(map.get(k)!);
+  for (const [k, v] of sortedEntries(map)) out[k] = f(v);
   return out;
 }

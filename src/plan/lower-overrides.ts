@@ -5,23 +5,25 @@ import { isPlainCall, isPlainExpression, isPlainName } from "../semantics/schema
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import type { Origin, Value } from "../semantics/values.js";
 import { lowerExpr } from "./lower-expr.js";
+import { sortedEntries } from "./lower-context.js";
 import type { JsonValue, Plan } from "./schema.js";
 
 /** What the variant sets, as typed values (`constant(1024)` is `{mode: "constant", constant: 1024}`), sorted by path. */
 export function lowerOverrides(variant: VariantModel, config: ExperimentConfig): Plan["overrides"] {
   const byPath = new Map<string, JsonValue>();
   for (const o of variant.overrides) byPath.set(o.path.join("."), overrideValue(o.path, o.value, variant, config));
-  return [...byPath.keys()].sort().map((p) => ({ path: p, value: byPath.get(p)! }));
+  return sortedEntries(byPath).map(([p, value]) => ({ path: p, value }));
 }
 
 function overrideValue(at: readonly string[], written: Value, variant: VariantModel, config: ExperimentConfig): JsonValue {
   const [head, name] = at;
-  if (head === "reward" && at.length === 2 && name !== undefined && variant.rewardTerms.has(name)) {
-    const t = variant.rewardTerms.get(name)!;
-    return { kind: t.kind, expr: lowerExpr(t.expr) } as unknown as JsonValue;
+  const term = head === "reward" && at.length === 2 && name !== undefined ? variant.rewardTerms.get(name) : undefined;
+  if (term) {
+    return { kind: term.kind, expr: lowerExpr(term.expr) };
   }
-  if (head === "constraints" && at.length === 2 && name !== undefined && variant.constraints.has(name)) {
-    return { action: "block", condition: lowerExpr(variant.constraints.get(name)!) } as unknown as JsonValue;
+  const constraint = head === "constraints" && at.length === 2 && name !== undefined ? variant.constraints.get(name) : undefined;
+  if (constraint) {
+    return { action: "block", condition: lowerExpr(constraint) };
   }
   let typed: unknown = config;
   for (const key of at) typed = typed !== null && typeof typed === "object" ? (typed as Record<string, unknown>)[key] : undefined;
@@ -46,12 +48,12 @@ function writtenValue(v: Value): JsonValue {
       return v.items.map(writtenValue);
     case "record": {
       const out: Record<string, JsonValue> = {};
-      for (const k of [...v.fields.keys()].sort()) out[k] = writtenValue(v.fields.get(k)!);
+      for (const [k, field] of sortedEntries(v.fields)) out[k] = writtenValue(field);
       return out;
     }
     case "call": {
       const named: Record<string, JsonValue> = {};
-      for (const k of [...v.named.keys()].sort()) named[k] = writtenValue(v.named.get(k)!);
+      for (const [k, arg] of sortedEntries(v.named)) named[k] = writtenValue(arg);
       return { call: v.callee, args: v.args.map(writtenValue), named };
     }
     case "expression":

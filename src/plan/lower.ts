@@ -6,6 +6,7 @@
 // This file is the sequence: envs (lower-envs.ts), tools (lower-tools.ts), expressions
 // (lower-expr.ts), overrides (lower-overrides.ts), stages (stages.ts), then the hash.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { at, defined, last } from "../contracts/checked.js";
 import type { Range } from "../contracts/source-range.js";
 import { BlockIndex, locatePath } from "../lint/locate.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
@@ -23,7 +24,7 @@ import { PLAN_FORMAT_VERSION, type Plan, type PlanEnv, type PlanExpr } from "./s
 import { lowerStages } from "./stages.js";
 
 // The parts of lowering live in lower-*.ts and stages.ts; these stay importable from here.
-export { type LoweringContext, loweringContext } from "./lower-context.js";
+export { loweringContext } from "./lower-context.js";
 export { withBackend } from "./stages.js";
 
 export interface LoweredPlan {
@@ -57,13 +58,13 @@ export function lowerModel(model: SemanticModel, context: LoweringContext = lowe
   return { plans, diagnostics: unique };
 }
 
-export function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; diagnostics: Diagnostic[] } {
+function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; diagnostics: Diagnostic[] } {
   const config = variant.config;
   const diagnostics: Diagnostic[] = [];
   if (!config) return { diagnostics };
 
   const envs: Record<string, PlanEnv> = {};
-  for (const name of sortedKeys(config.env)) envs[name] = lowerEnv(name, config.env[name]!, variant, context, diagnostics);
+  for (const name of sortedKeys(config.env)) envs[name] = lowerEnv(name, defined(config.env[name], `env ${name}`), variant, context, diagnostics);
   const stages = lowerStages(config, variant, experiment, diagnostics);
   if (!stages) return { diagnostics };
 
@@ -91,12 +92,12 @@ export function lowerVariant(experiment: ExperimentModel, variant: VariantModel,
     eval: {
       ...config.eval,
       k,
-      samples_per_task: config.eval.samples_per_task ?? k[k.length - 1]!,
+      samples_per_task: config.eval.samples_per_task ?? last(k),
       temperature: config.eval.temperature ?? config.policy.sampling.temperature,
       success: successCriterion(config, variant, experiment, context, diagnostics),
     },
     resources: config.resources,
-    silenced: sortedKeys(config.allow).map((rule) => ({ rule, reason: config.allow[rule]! })),
+    silenced: sortedKeys(config.allow).map((rule) => ({ rule, reason: defined(config.allow[rule], `the reason of allow ${rule}`) })),
     stages,
   };
   if (!diagnostics.some((d) => d.severity === "error")) diagnostics.push(...refusalDiagnostics(body as Plan, experiment, variant, context));
@@ -119,11 +120,11 @@ export function lowerVariant(experiment: ExperimentModel, variant: VariantModel,
 function successCriterion(config: ExperimentConfig, variant: VariantModel, experiment: ExperimentModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanExpr {
   if (variant.evalSuccess) return lowerExpr(variant.evalSuccess);
   const names = sortedKeys(config.env);
-  const declared = names.map((n) => config.env[n]!.signals.success);
+  const declared = names.map((n) => defined(config.env[n], `env ${n}`).signals.success);
   if (declared.every((s) => s !== undefined)) {
-    const timing = declared.some((s) => s!.scope === "state") ? "state" : "outcome";
-    const signal: PlanExpr = { op: "signal", namespace: "env", name: "success", type: declared[0]!.type, timing };
-    return declared.every((s) => s!.type === "bool") ? signal : { op: ">", args: [signal, { op: "const", value: 0 }] };
+    const timing = declared.some((s) => s.scope === "state") ? "state" : "outcome";
+    const signal: PlanExpr = { op: "signal", namespace: "env", name: "success", type: at(declared, 0).type, timing };
+    return declared.every((s) => s.type === "bool") ? signal : { op: ">", args: [signal, { op: "const", value: 0 }] };
   }
   const lacking = names.filter((_, i) => declared[i] === undefined);
   const where = locate(["eval", "success"], experiment, variant, context);
@@ -156,7 +157,7 @@ function refusalDiagnostics(plan: Plan, experiment: ExperimentModel, variant: Va
   return planRefusals(plan).map((r) => {
     // On the field when the spec writes it, else on the first written field it is computed from.
     const candidates = [r.path, ...(r.from ?? [])].map(specPath);
-    const written = candidates.find((p) => variant.valuesByPath.has(pathKey(p))) ?? candidates[0]!;
+    const written = candidates.find((p) => variant.valuesByPath.has(pathKey(p))) ?? at(candidates, 0);
     const where = locate(written, experiment, variant, context);
     return {
       code: r.code,

@@ -8,18 +8,17 @@ import { planEnvSchema } from "./env-schema.js";
 import { exprSchema } from "./expr-schema.js";
 import { bounded, d, nonNegativeInt, positiveInt, probability, sha256Hex } from "./schema-parts.js";
 
-export { dataFileSchema } from "./schema-parts.js";
-export { exprSchema, type PlanExpr } from "./expr-schema.js";
+export { type PlanExpr } from "./expr-schema.js";
 
 export const PLAN_FORMAT_VERSION = 1;
 /** A URN rather than a URL: nothing needs to be fetched to use the schema. */
-export const PLAN_SCHEMA_ID = "urn:arl:plan:1";
+const PLAN_SCHEMA_ID = "urn:arl:plan:1";
 
 // --- JSON values ------------------------------------------------------------------------------
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-export const jsonValueSchema: z.ZodType<JsonValue> = z
+const jsonValueSchema: z.ZodType<JsonValue> = z
   .lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]))
   .meta({ id: "JsonValue", description: "Any JSON value." });
 
@@ -217,7 +216,7 @@ const stageFields = {
 
 const stageSchema = z.strictObject(stageFields).meta({ id: "Stage" });
 
-export const denominatorSchema = z.strictObject({
+const denominatorSchema = z.strictObject({
   scope: d(
     z.literal("global"),
     "Sums are taken over the whole optimizer step (every microbatch, every rank) before dividing; never a mean of per-microbatch means.",
@@ -247,7 +246,7 @@ const stagesSchema = z.strictObject({
 
 // --- the plan --------------------------------------------------------------------------------
 
-export const provenanceSchema = z.strictObject({
+const provenanceSchema = z.strictObject({
   arl_version: d(z.string(), "Version of the compiler that wrote the plan."),
   stdlib_version: d(z.string(), "Version of the stdlib the spec was compiled against."),
   entry: d(z.string(), "The entry spec, relative to its own directory (its file name)."),

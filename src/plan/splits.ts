@@ -1,6 +1,7 @@
 // Train/valid/test splits by task: a seeded permutation of the task ids cut by the plan's
 // fractions, so splits are disjoint and every machine computes the same ones.
 import { createHash } from "node:crypto";
+import { at } from "../contracts/checked.js";
 import type { PlanEnv } from "./schema.js";
 
 export type Split = "train" | "valid" | "test";
@@ -10,7 +11,7 @@ function permutation(n: number, key: string): number[] {
   const order = Array.from({ length: n }, (_, i) => i);
   const rank = (i: number) => createHash("sha256").update(`${key}:${i}`).digest().readUInt32BE(0);
   const ranks = order.map(rank);
-  return order.sort((a, b) => ranks[a]! - ranks[b]! || a - b);
+  return order.sort((a, b) => at(ranks, a) - at(ranks, b) || a - b);
 }
 
 /** How many tasks each split holds: each fraction of the task count, rounded down. */

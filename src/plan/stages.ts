@@ -1,6 +1,7 @@
 // The plan's stages: what each stage of a training iteration runs on, from the resources, and
 // the update's loss denominator from the reduction.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { defined } from "../contracts/checked.js";
 import type { ExperimentModel, VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
@@ -20,7 +21,7 @@ export function lowerStages(config: ExperimentConfig, variant: VariantModel, exp
   const stages = planStages(r, config.algorithm.advantage.estimator, config.algorithm.reduction);
   if (!stages) {
     const nodes = r.backend === "torch" ? r.nodes : 1;
-    const origin = variant.valuesByPath.get(pathKey(["resources", "gpus"]))?.origin ?? { file: experiment.declaration.module.path, range: experiment.declaration.block.name!.range };
+    const origin = variant.valuesByPath.get(pathKey(["resources", "gpus"]))?.origin ?? { file: experiment.declaration.module.path, range: defined(experiment.declaration.block.name, "the experiment's name").range };
     diagnostics.push({
       code: "uneven-gpus",
       severity: "error",

@@ -2,6 +2,7 @@
 // and typed into the IR of expression-ir.ts. A name such as `outcome.tests_passed` must be a
 // signal some env declares (`unknown-signal` otherwise; resolved in signal-resolver.ts).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { at } from "../contracts/checked.js";
 import { didYouMean } from "../diagnostics/suggest.js";
 import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
@@ -10,8 +11,7 @@ import { expressionError, type SignalScope, SignalResolver, toolsAsserted } from
 import type { Origin, Value } from "./values.js";
 
 // The IR and the signal vocabulary live in expression-ir.ts; these names stay importable from here.
-export { callSignals, episodeSignals, type ExprType, expressionFunctions, type RewardExpr, type RewardTerm, type SignalNamespace, signalsOf, type StringTest, stringTests } from "./expression-ir.js";
-export type { ScopeTool, SignalScope } from "./signal-resolver.js";
+export { callSignals, episodeSignals, expressionFunctions, type RewardExpr, type RewardTerm, signalsOf } from "./expression-ir.js";
 
 type Typed = { expr: RewardExpr; type: ExprType };
 
@@ -46,7 +46,7 @@ export class ExpressionChecker {
         this.error(value.origin, "invalid-call", "potential(...) takes one expression: the potential Phi of the current state");
         return undefined;
       }
-      const expr = this.value(value.args[0]!, "number");
+      const expr = this.value(at(value.args, 0), "number");
       return expr ? { kind: "potential", expr } : undefined;
     }
     const expr = this.value(value, "number");
@@ -217,11 +217,11 @@ export class ExpressionChecker {
       const s = subject.typed();
       if (!s) return undefined;
       if (s.type !== "string") return this.at(subject.origin, "type-mismatch", `${callee}(...) tests a string; its first argument is a ${typeWord(s.type)}`, `test a string signal or argument, e.g. ${callee}(call.args.path, "/etc")`);
-      if (callee === "matches" && test.literal === undefined) {
-        return this.at(test.origin, "type-mismatch", "the pattern of matches(...) must be a string literal", 'write the regular expression itself, e.g. matches(call.args.command, "^rm\\\\s")');
-      }
       if (callee === "matches") {
-        const problem = regexProblem(test.literal!);
+        if (test.literal === undefined) {
+          return this.at(test.origin, "type-mismatch", "the pattern of matches(...) must be a string literal", 'write the regular expression itself, e.g. matches(call.args.command, "^rm\\\\s")');
+        }
+        const problem = regexProblem(test.literal);
         if (problem) return this.at(test.origin, "invalid-regex", `invalid regular expression ${JSON.stringify(test.literal)}: ${problem}`, "write an ECMA-262 regular expression; a backslash in a string is written \\\\ (e.g. \"\\\\d+\")");
       }
       const t = test.typed();
@@ -252,7 +252,7 @@ export class ExpressionChecker {
 }
 
 /** Why a regular expression does not compile, if it does not. */
-export function regexProblem(pattern: string): string | undefined {
+function regexProblem(pattern: string): string | undefined {
   try {
     new RegExp(pattern);
     return undefined;

@@ -1,6 +1,7 @@
 // Signal names in expressions: which signal `outcome.x`, `call.args.path` or `myenv.y` is, with
 // its type and timing, and whether a name or value a condition compares with exists at all.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { at, defined } from "../contracts/checked.js";
 import { didYouMean } from "../diagnostics/suggest.js";
 import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
@@ -63,12 +64,13 @@ export class SignalResolver {
     } else if (ns === "call" || ns === "tool") {
       if (!this.scope.allowTool) return unknown(`'${ns}.*' is the call a constraint judges: it can only be used in constraints`, [], "a reward reads what the env and the harness report: outcome.*, state.*, episode.*");
       // `tool.name` is the older spelling of `call.tool`.
-      const field = ns === "tool" ? toolAliasSignals[rest[0]!] : callSignals[rest[0]!] ? rest[0] : undefined;
+      const sub = rest[0];
+      const field = sub === undefined ? undefined : ns === "tool" ? toolAliasSignals[sub] : callSignals[sub] ? sub : undefined;
       const fields = ns === "tool" ? Object.keys(toolAliasSignals) : Object.keys(callSignals);
       const usage = ns === "tool" ? "tool.name, tool.env or tool.args.NAME" : "call.tool, call.env or call.args.NAME";
-      if (field === "args" && rest.length === 2) expr = this.callArgument(rest[1]!, path.join("."), origin, narrowed);
+      if (field === "args" && rest.length === 2) expr = this.callArgument(at(rest, 1), path.join("."), origin, narrowed);
       else if (field === "args") return unknown(`'${path.join(".")}': write ${ns}.args.NAME, one top-level argument of the call`, []);
-      else if (field && rest.length === 1) expr = { op: "signal", namespace: "tool", name: callSignals[field]!.plan, type: "string", timing: "state" };
+      else if (field && rest.length === 1) expr = { op: "signal", namespace: "tool", name: defined(callSignals[field], `call signal ${field}`).plan, type: "string", timing: "state" };
       else return unknown(`'${path.join(".")}' is not known; use ${usage}`, fields);
       if (!expr) return undefined;
     } else if (ns === "outcome" || ns === "state" || ns === "env") {
@@ -80,18 +82,20 @@ export class SignalResolver {
         const all = new Set<string>();
         for (const [, signals] of this.scope.envs) for (const [k, s] of Object.entries(signals)) if (ns === "env" || s.scope === ns) all.add(k);
         const which = missing.map((m) => m.env).join(", ");
-        const otherScope = missing.find((m) => m.signal && m.signal.scope !== ns);
+        const otherScope = missing.flatMap((m) => (m.signal && m.signal.scope !== ns ? [{ env: m.env, signal: m.signal }] : []))[0];
         const message = otherScope
-          ? `'${path.join(".")}': env '${otherScope.env}' declares '${name}' as a ${otherScope.signal!.scope} signal; write ${otherScope.signal!.scope}.${name}`
+          ? `'${path.join(".")}': env '${otherScope.env}' declares '${name}' as a ${otherScope.signal.scope} signal; write ${otherScope.signal.scope}.${name}`
           : `'${path.join(".")}' is not a signal of env ${which}`;
         return unknown(message, [...all], all.size > 0 ? `${ns} signals: ${[...all].join(", ")}` : undefined);
       }
-      const first = declared[0]!.signal!;
+      // None is missing: every env declares it.
+      const signals = declared.flatMap((d) => (d.signal ? [d.signal] : []));
+      const first = at(signals, 0);
       // Known after every step if any env reports it per step: the order of envs must not matter.
-      const timing = declared.some((d) => d.signal!.scope === "state") ? "state" : "outcome";
+      const timing = signals.some((s) => s.scope === "state") ? "state" : "outcome";
       expr = { op: "signal", namespace: ns, name, type: first.type, timing };
     } else if (this.scope.envs.has(ns)) {
-      const signals = this.scope.envs.get(ns)!;
+      const signals = defined(this.scope.envs.get(ns), `the signals of env ${ns}`);
       const s = signals[name];
       if (!s) return unknown(`env '${ns}' declares no signal '${name}'`, Object.keys(signals), Object.keys(signals).length ? `its signals: ${Object.keys(signals).join(", ")}` : undefined);
       expr = { op: "signal", namespace: "named_env", env: ns, name, type: s.type, timing: s.scope };
@@ -123,7 +127,7 @@ export class SignalResolver {
       // An argument with an enum can only take those values: another one means the test never holds.
       const name = side.name.slice("args.".length);
       const params = this.scope.tools.filter((t) => !narrowed || narrowed.includes(t.name)).flatMap((t) => t.definition.parameters[name] ?? []);
-      const allowed = params.every((p) => p.enum !== undefined) ? [...new Set(params.flatMap((p) => p.enum!))] : undefined;
+      const allowed = params.every((p) => p.enum !== undefined) ? [...new Set(params.flatMap((p) => p.enum ?? []))] : undefined;
       if (params.length > 0 && allowed && !allowed.includes(other.value)) {
         const shown = allowed.map((v) => JSON.stringify(v));
         this.error(origin, "impossible-argument-value", `call.args.${name} is one of ${shown.join(", ")}, never ${JSON.stringify(other.value)}: this test never holds`, didYouMean(String(other.value), allowed.map(String)) ?? `its values: ${shown.join(", ")}`);
@@ -159,19 +163,20 @@ export class SignalResolver {
       this.error(origin, "unknown-argument", `'${written}': no ${which} takes an argument '${name}'`, didYouMean(name, known) ?? (known.length ? `arguments: ${known.join(", ")}` : `${narrowed ? narrowed.map((n) => `'${n}'`).join(" and ") : "the experiment's tools"} take${narrowed?.length === 1 ? "s" : ""} no arguments`));
       return undefined;
     }
-    const types = new Set(having.map((t) => t.definition.parameters[name]!.type));
+    const parameterType = (t: ScopeTool) => defined(t.definition.parameters[name], `parameter ${name} of tool ${t.name}`).type;
+    const types = new Set(having.map(parameterType));
     const nested = [...types].find((t) => t === "array" || t === "object");
     if (nested) {
       this.error(origin, "type-mismatch", `'${written}' is ${nested === "array" ? "a list" : "an object"}; a condition tests string, number and boolean arguments`);
       return undefined;
     }
-    const exprTypes = new Set([...types].map((t) => (t === "boolean" ? "bool" : t === "string" ? "string" : "number") as "bool" | "string" | "number"));
+    const exprTypes = new Set([...types].map((t) => (t === "boolean" ? "bool" : t === "string" ? "string" : "number")));
     if (exprTypes.size > 1) {
-      const byTool = having.map((t) => `${t.name}: ${t.definition.parameters[name]!.type}`).join(", ");
-      this.error(origin, "type-mismatch", `'${written}' has a different type in different tools (${byTool})`, `name the tool first: call.tool == "${having[0]!.name}" and ${written} ...`);
+      const byTool = having.map((t) => `${t.name}: ${parameterType(t)}`).join(", ");
+      this.error(origin, "type-mismatch", `'${written}' has a different type in different tools (${byTool})`, `name the tool first: call.tool == "${at(having, 0).name}" and ${written} ...`);
       return undefined;
     }
-    return { op: "signal", namespace: "tool", name: `args.${name}`, type: [...exprTypes][0]!, timing: "state" };
+    return { op: "signal", namespace: "tool", name: `args.${name}`, type: at([...exprTypes], 0), timing: "state" };
   }
 
   private error(origin: Origin, code: string, message: string, hint?: string): void {

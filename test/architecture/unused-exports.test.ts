@@ -21,9 +21,7 @@
 //    a caller may need to name them; a file's other uses of its own exports do not count.
 // 4. Roots: the public API. Every export of src/index.ts counts as used (it is the package's
 //    interface for tools built on arl), and so, through it, is everything it re-exports.
-// The test fails with `file:line name` for each export nobody imports, except those on the
-// temporary allow-list below; it also fails when an allow-list entry is no longer an unused export,
-// so that the list only shrinks.
+// The test fails with `file:line name` for each export nobody imports; there is no allow-list.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,38 +30,6 @@ import { describe, expect, it } from "vitest";
 
 /** The package's public API: every export of these files is used by definition. */
 const PUBLIC_API_ROOTS = ["src/index.ts"];
-
-/**
- * TEMPORARY (issue 12, architecture step): unused exports in files that other helpers are
- * rewriting at the same time (src/trainer/**, src/runtime/**, src/semantics/schema/**,
- * src/semantics/expressions.ts, src/language/{printer,cst-to-ast,parser}.ts, src/plan/{lower,
- * schema,bounds}.ts), left to the merger: after merging, remove each `export` (or the dead code)
- * and empty this list. Do not add to it.
- */
-const TEMPORARY_ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  "src/language/cst-to-ast.ts": ["dedent"],
-  "src/language/parser.ts": ["ArlCstParser", "CstNode"],
-  "src/language/printer.ts": ["quoteString"],
-  "src/plan/lower.ts": ["lowerExpr", "lowerVariant"],
-  "src/plan/schema.ts": ["PLAN_SCHEMA_ID", "dataFileSchema", "denominatorSchema", "exprSchema", "jsonValueSchema", "provenanceSchema"],
-  "src/semantics/expressions.ts": ["ExprType", "regexProblem"],
-  "src/semantics/schema/algorithm.ts": ["Algorithm", "Reduction", "advantageSchema", "clipSchema", "criticSchema", "dynamicSamplingSchema", "klReferenceSchema", "klSchema", "optimizerSchema", "overlongSchema", "reductionModes", "reductionSchema"],
-  "src/semantics/schema/common.ts": ["orNone"],
-  "src/semantics/schema/env.ts": ["envKinds"],
-  "src/semantics/schema/eval.ts": ["Eval"],
-  "src/semantics/schema/experiment.ts": ["variantBlocks"],
-  "src/semantics/schema/harness.ts": ["Harness", "observationSchema"],
-  "src/semantics/schema/introspect.ts": ["enumValues", "unwrap"],
-  "src/semantics/schema/mask.ts": ["Mask"],
-  "src/semantics/schema/policy.ts": ["Policy", "samplingSchema"],
-  "src/semantics/schema/resources.ts": ["Resources"],
-  "src/semantics/schema/reward.ts": ["Reward", "constraintSchema"],
-  "src/semantics/schema/rollout.ts": ["Rollout"],
-  "src/semantics/schema/tool.ts": ["parameterTypeAliases", "toolParameterSchema"],
-  // The reader of the benchmark's sink: it keeps `consume`'s writes observable. Whether it can
-  // go without moving the bench figures is for the merger to decide.
-  "src/bench/harness.ts": ["lastConsumed"],
-};
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const SCANNED_DIRS = ["src", "test", "bin", "scripts", "editors/vscode/src"];
@@ -316,16 +282,10 @@ function repositorySources(): SourceText[] {
 
 describe("exports", () => {
   const findings = unusedExports(repositorySources(), PUBLIC_API_ROOTS);
-  const allowed = (f: Finding) => TEMPORARY_ALLOWED[f.file]?.includes(f.name) === true;
 
   it("every export of a src/ module is imported somewhere (or is the public API)", () => {
-    const unexpected = findings.filter((f) => !allowed(f)).map((f) => `${f.file}:${f.line} ${f.name}`);
+    const unexpected = findings.map((f) => `${f.file}:${f.line} ${f.name}`);
     expect(unexpected, "exports nobody imports: remove the `export` (or the dead code)").toEqual([]);
-  });
-
-  it("the temporary allow-list names only exports that are still unused", () => {
-    const stale = Object.entries(TEMPORARY_ALLOWED).flatMap(([file, names]) => names.filter((name) => !findings.some((f) => f.file === file && f.name === name)).map((name) => `${file} ${name}`));
-    expect(stale, "no longer unused (or gone): take them off TEMPORARY_ALLOWED").toEqual([]);
   });
 
   it("the method: follows named, star and namespace re-exports, dynamic imports, dist/ paths, signatures and the roots", () => {

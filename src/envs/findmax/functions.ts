@@ -4,6 +4,8 @@
 // (small) and hidden (unusual) test inputs. Data and code generators only; tasks.ts picks a
 // function, bug and style per task id and draws the tests.
 
+import { at, last } from "../../contracts/checked.js";
+
 export const FUNCTION_IDS = ["find_max", "find_min", "sum", "index_of", "count_if", "reverse"] as const;
 export type FunctionId = (typeof FUNCTION_IDS)[number];
 
@@ -241,13 +243,13 @@ export const SPECS: Readonly<Record<FunctionId, FunctionSpec>> = {
       },
       (r) => {
         const xs = r.ints(len(r), -HUGE, HUGE);
-        const t = xs[r.int(0, 2)]!;
+        const t = at(xs, r.int(0, 2));
         xs[xs.length - 1 - r.int(0, 2)] = t;
         return [xs, t];
       },
       (r) => {
         const xs = r.ints(len(r), -50, -1);
-        return [xs, xs[0]!];
+        return [xs, at(xs, 0)];
       },
     ],
   },
@@ -274,11 +276,11 @@ export const SPECS: Readonly<Record<FunctionId, FunctionSpec>> = {
       (r) => [r.ints(len(r), -BIG, -1), -BIG],
       (r) => {
         const xs = r.ints(len(r), -100, 100);
-        return [xs, xs[0]! + 1];
+        return [xs, at(xs, 0) + 1];
       },
       (r) => {
         const xs = r.ints(len(r), -100, 100);
-        return [xs, xs[xs.length - 1]! + 1];
+        return [xs, last(xs) + 1];
       },
     ],
   },

@@ -110,7 +110,7 @@ export async function sandboxLayers(): Promise<SandboxLayers> {
  * The command line that runs `script` in the sandbox's process layers: node with its limits and
  * permission flags, inside bubblewrap or unshare, under the data-segment rlimit, as `caps` allows.
  */
-export function isolatedCommand(script: string, dir: string, limits: { readonly memoryLimitMb: number }, caps: Capabilities): string[] {
+export function isolatedCommand(script: string, dir: string, limits: { readonly memoryLimitMb: number }, caps: Capabilities): [string, ...string[]] {
   const nodeArgs = [
     `--max-old-space-size=${limits.memoryLimitMb}`,
     `--stack-size=${STACK_SIZE_KB}`,
@@ -119,7 +119,7 @@ export function isolatedCommand(script: string, dir: string, limits: { readonly 
     ...(caps.permission ? [caps.permission, `--allow-fs-read=${dir}${path.sep}`] : []),
     script,
   ];
-  let argv = [process.execPath, ...nodeArgs];
+  let argv: [string, ...string[]] = [process.execPath, ...nodeArgs];
   if (caps.bwrap) argv = [caps.bwrap, ...bwrapArgs(dir), "--", ...argv];
   else if (caps.unshare) argv = [caps.unshare, "-r", "-n", "--", ...argv];
   if (caps.dataLimit) {

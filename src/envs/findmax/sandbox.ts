@@ -137,7 +137,7 @@ export class Sandbox {
     return new Promise<Attempt>((resolve, reject) => {
       let child: ChildProcessWithoutNullStreams;
       try {
-        child = spawn(file!, args, { cwd: this.dir, env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+        child = spawn(file, args, { cwd: this.dir, env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] });
       } catch (error) {
         reject(new EnvError(`could not start the sandbox process: ${(error as Error).message}`, "unavailable"));
         return;
@@ -246,14 +246,15 @@ export class Sandbox {
     await writeFile(file, script, { mode: 0o444 });
     const [bin, ...args] = isolatedCommand(file, this.dir, this.limits, this.caps);
     return new Promise((resolve, reject) => {
-      const child = spawn(bin!, args, { cwd: this.dir, env: {}, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(bin, args, { cwd: this.dir, env: {}, detached: true, stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
       child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
       const timer = setTimeout(() => {
         try {
-          process.kill(-child.pid!, "SIGKILL");
+          if (child.pid === undefined) child.kill("SIGKILL");
+          else process.kill(-child.pid, "SIGKILL");
         } catch {
           child.kill("SIGKILL");
         }

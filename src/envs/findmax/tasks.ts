@@ -11,6 +11,7 @@
 // of them fails on the buggy code. Task 0 is the findMax example of seed 003 (best = 0; visible
 // tests [3, 1, 2] -> 3, [-2, -5, -8] -> -2, [0] -> 0) whenever find_max is the first function.
 import { keyWords, seededSfc32, shuffled, type Sfc32 } from "../../contracts/random.js";
+import { at } from "../../contracts/checked.js";
 import { ARRAY_NAMES, ELEMENT_NAMES, SPECS, type Bug, type Draws, type Expected, type FunctionId, type FunctionSpec, type Style, type TestArgs } from "./functions.js";
 
 export { FUNCTION_IDS, type Expected, type FunctionId } from "./functions.js";
@@ -61,7 +62,7 @@ class Rng implements Draws {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[this.int(0, items.length - 1)]!;
+    return at(items, this.int(0, items.length - 1));
   }
 
   ints(n: number, lo: number, hi: number): number[] {
@@ -109,14 +110,16 @@ function compile(source: string, name: string): (...args: unknown[]) => unknown 
   if (!f) {
     // Our own generated code (never the model's): evaluated here only to choose tests that the
     // seeded bug fails.
-    f = new Function(`"use strict";\n${source}\nreturn ${name};`)() as (...args: unknown[]) => unknown;
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- our own generated code, as said above
+    const factory = new Function(`"use strict";\n${source}\nreturn ${name};`) as () => (...args: unknown[]) => unknown;
+    f = factory();
     if (compiled.size > 2000) compiled.clear();
     compiled.set(source, f);
   }
   return f;
 }
 
-const clone = (args: readonly (number | readonly number[])[]) => args.map((x) => (Array.isArray(x) ? [...x] : x));
+const clone = (args: readonly (number | readonly number[])[]) => args.map((x) => (typeof x === "number" ? x : [...x]));
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const key = (args: readonly unknown[]) => JSON.stringify(args);
 
@@ -161,14 +164,14 @@ function hiddenTests(r: Rng, spec: FunctionSpec, buggy: (...a: unknown[]) => unk
   const out: TestArgs[] = [];
   const seen = new Set<string>(visible);
   for (let tries = 0; out.length < n && tries < 50 * n; tries++) {
-    const args = spec.hidden[order[tries % order.length]!]!(r);
+    const args = at(spec.hidden, at(order, tries % order.length))(r);
     if (seen.has(key(args))) continue;
     seen.add(key(args));
     out.push(args);
   }
   if (!out.some((a) => fails(buggy, spec, a))) {
     for (let tries = 0; tries < 5000; tries++) {
-      const args = spec.hidden[order[tries % order.length]!]!(r);
+      const args = at(spec.hidden, at(order, tries % order.length))(r);
       if (seen.has(key(args)) || !fails(buggy, spec, args)) continue;
       out[r.int(0, out.length - 1)] = args;
       return out;
@@ -183,14 +186,14 @@ function hiddenTests(r: Rng, spec: FunctionSpec, buggy: (...a: unknown[]) => unk
 /** The problem of task `id`: function, bug, code and tests, from the id and the env's version. */
 export function generateTask(env: TaskParams, id: number): Task {
   if (env.functions.length === 0) throw new Error("findmax: the env lists no functions");
-  const fn = env.functions[id % env.functions.length]!;
+  const fn = at(env.functions, id % env.functions.length);
   const spec = SPECS[fn];
   const u = Math.floor(id / env.functions.length);
-  const bug = spec.bugs[u % spec.bugs.length]!;
+  const bug = at(spec.bugs, u % spec.bugs.length);
   const round = Math.floor(u / spec.bugs.length);
   const seedExample = fn === "find_max" && bug.id === "zero_init" && round === 0;
   const all = styles(fn, bug);
-  const style = seedExample ? SEED_STYLE : all[permutation(all.length, `arl/findmax/styles:${env.version}:${fn}:${bug.id}`)[round % all.length]!]!;
+  const style = seedExample ? SEED_STYLE : at(all, at(permutation(all.length, `arl/findmax/styles:${env.version}:${fn}:${bug.id}`), round % all.length));
   const buggy = bug.code(style, true);
   const fixed = bug.code(style, false);
   const r = new Rng(`arl/findmax/tests:${env.version}:${id}`);

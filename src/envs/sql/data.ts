@@ -7,6 +7,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { EnvError } from "../../contracts/env.js";
+import { defined } from "../../contracts/checked.js";
 import type { PlanEnv } from "../../plan/schema.js";
 import { verifyDataFile, type DataFile } from "./data-files.js";
 import { demoData } from "./demo.js";
@@ -195,7 +196,7 @@ class LoadedDataset implements Dataset {
     }
     const columns = new Set<string>();
     for (const name of tables) {
-      const t = this.byName.get(name.toLowerCase())!;
+      const t = defined(this.byName.get(name.toLowerCase()), `table ${name}`);
       for (const c of t.columns) if (named.has(c.name.toLowerCase())) columns.add(`${t.name.toLowerCase()}.${c.name.toLowerCase()}`);
     }
     for (const c of resultColumns) {
@@ -226,7 +227,7 @@ class LoadedDataset implements Dataset {
         throw new EnvError(`sql env: the gold SQL of question ${task} fails on ${this.label}: ${(error as Error).message}`, "protocol");
       }
       const { tables, columns } = this.mentions(question.sql, resultColumns);
-      if (columns.size === 0) for (const name of tables) for (const c of this.byName.get(name.toLowerCase())!.columns) columns.add(`${name.toLowerCase()}.${c.name.toLowerCase()}`);
+      if (columns.size === 0) for (const name of tables) for (const c of defined(this.byName.get(name.toLowerCase()), `table ${name}`).columns) columns.add(`${name.toLowerCase()}.${c.name.toLowerCase()}`);
       gold = { expected: question.expected ?? rows, columns, tables };
     }
     this.golds.set(task, gold);

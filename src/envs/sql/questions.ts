@@ -22,7 +22,7 @@ function cell(v: unknown, where: string): Cell {
 /** `expected` as a table: rows of cells; a flat array is one column, a scalar one cell, objects their values. */
 function expectedTable(v: unknown, where: string): Row[] {
   if (!Array.isArray(v)) return [[cell(v, where)]];
-  return v.map((r) => {
+  return (v as unknown[]).map((r) => {
     if (Array.isArray(r)) return r.map((x) => cell(x, where));
     if (r !== null && typeof r === "object") return Object.values(r).map((x) => cell(x, where));
     return [cell(r, where)];

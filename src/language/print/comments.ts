@@ -3,6 +3,7 @@
 import type { IToken } from "chevrotain";
 import type * as ast from "../ast.js";
 import * as t from "../tokens.js";
+import { at } from "../../contracts/checked.js";
 
 /** A comment's text as the formatter prints it: line ends normalized, trailing blanks removed. */
 export function commentText(token: IToken): string {
@@ -41,13 +42,13 @@ interface Container {
 /** The formatter cannot print this tree without changing its meaning (reported as a bug). */
 export class FormatError extends Error {}
 
-/** The last index in [0, length) where `before` holds, for a `before` true on a prefix; or -1. */
-function lastIndex(length: number, before: (i: number) => boolean): number {
+/** The last index of `items` where `before` holds, for a `before` true on a prefix; or -1. */
+function lastIndex<T>(items: readonly T[], before: (item: T) => boolean): number {
   let lo = 0;
-  let hi = length;
+  let hi = items.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (before(mid)) lo = mid + 1;
+    if (before(at(items, mid))) lo = mid + 1;
     else hi = mid;
   }
   return lo - 1;
@@ -108,14 +109,14 @@ export class CommentPlacement {
     const { spans } = container;
     const inside: Comment[][] = spans.map(() => []);
     for (const c of comments) {
-      const idx = lastIndex(spans.length, (i) => spans[i]!.start <= c.start);
-      const prev = idx >= 0 ? spans[idx]! : undefined;
-      if (prev && c.start < prev.end) inside[idx]!.push(c);
+      const idx = lastIndex(spans, (s) => s.start <= c.start);
+      const prev = spans[idx];
+      if (prev && c.start < prev.end) at(inside, idx).push(c);
       else if (prev && !this.hasLineBreak(prev.end, c.start)) this.push(this.trailing, prev.node, c);
-      else if (idx + 1 < spans.length) this.push(this.leading, spans[idx + 1]!.node, c);
+      else if (idx + 1 < spans.length) this.push(this.leading, at(spans, idx + 1).node, c);
       else this.push(this.dangling, container.key, c);
     }
-    spans.forEach((s, i) => this.distributeInside(s, inside[i]!));
+    spans.forEach((s, i) => this.distributeInside(s, at(inside, i)));
   }
 
   /** Comments inside one span: into nested containers, or before the next token of the span. */
@@ -125,8 +126,7 @@ export class CommentPlacement {
     const containers: Container[] = [];
     const anchor = (node: ast.Node, map = this.anchored) => anchors.push({ offset: node.range.start.offset, map, key: node });
     const work: ast.Node[] = [s.node as ast.Node];
-    while (work.length > 0) {
-      const n = work.pop()!;
+    for (let n = work.pop(); n !== undefined; n = work.pop()) {
       switch (n.kind) {
         case "Import":
           anchor(n.path);
@@ -192,16 +192,17 @@ export class CommentPlacement {
     const nested = containers.map((): Comment[] => []);
     for (const c of comments) {
       // Containers at one level do not overlap: only the last one opening before `c` can hold it.
-      const k = lastIndex(containers.length, (i) => containers[i]!.open <= c.start);
-      if (k >= 0 && c.end <= containers[k]!.close) {
-        nested[k]!.push(c);
+      const k = lastIndex(containers, (container) => container.open <= c.start);
+      const container = containers[k];
+      if (container && c.end <= container.close) {
+        at(nested, k).push(c);
         continue;
       }
-      const a = anchors[lastIndex(anchors.length, (i) => anchors[i]!.offset < c.end) + 1];
+      const a = anchors[lastIndex(anchors, (x) => x.offset < c.end) + 1];
       if (a) this.push(a.map, a.key, c);
       else this.push(this.trailing, s.node, c);
     }
-    containers.forEach((k, i) => this.distribute(k, nested[i]!));
+    containers.forEach((k, i) => this.distribute(k, at(nested, i)));
   }
 
   /** The offset of the first character at or after `from` that is not blank or a comment. */
@@ -210,21 +211,21 @@ export class CommentPlacement {
     while (p < this.text.length) {
       const end = this.commentEnds.get(p);
       if (end !== undefined) p = end;
-      else if (/\s/.test(this.text[p]!) || (parens && this.text[p] === ")")) p++;
+      else if (/\s/.test(this.text.charAt(p)) || (parens && this.text[p] === ")")) p++;
       else return p;
     }
     throw new FormatError("expected a bracket after a header");
   }
 
   hasCommentIn(from: number, to: number): boolean {
-    const c = this.comments[lastIndex(this.comments.length, (i) => this.comments[i]!.start < from) + 1];
+    const c = this.comments[lastIndex(this.comments, (x) => x.start < from) + 1];
     return c !== undefined && c.start < to;
   }
 
   /** Whether the source has a blank line between two offsets. */
   blankBetween(from: number, to: number): boolean {
     const segments = this.text.slice(from, to).split(/\r\n|\r|\n/);
-    for (let i = 1; i < segments.length - 1; i++) if (segments[i]!.trim() === "") return true;
+    for (let i = 1; i < segments.length - 1; i++) if (at(segments, i).trim() === "") return true;
     return false;
   }
 }

@@ -4,6 +4,8 @@
 // it fits on the rest of the line, otherwise broken (its lines as newlines). `hard` marks a
 // document that can never be flat; it propagates to every enclosing group at construction.
 
+import { at } from "../../contracts/checked.js";
+
 /** The column limit for lists, call arguments and one-line blocks. */
 export const LINE_WIDTH = 100;
 const INDENT = 2;
@@ -49,15 +51,15 @@ export function render(doc: Doc): string {
     column += s.length;
   };
   const stack: Command[] = [[0, BREAK, doc]];
-  while (stack.length > 0) {
-    const [ind, mode, d] = stack.pop()!;
+  for (let cmd = stack.pop(); cmd !== undefined; cmd = stack.pop()) {
+    const [ind, mode, d] = cmd;
     if (typeof d === "string") {
       emit(d);
       continue;
     }
     switch (d.kind) {
       case "concat":
-        for (let i = d.parts.length - 1; i >= 0; i--) stack.push([ind, mode, d.parts[i]!]);
+        for (let i = d.parts.length - 1; i >= 0; i--) stack.push([ind, mode, at(d.parts, i)]);
         break;
       case "indent":
         stack.push([ind + INDENT, mode, d.contents]);
@@ -94,7 +96,7 @@ function fits(next: Command, rest: readonly Command[], width: number): boolean {
     let cmd = cmds.pop();
     if (cmd === undefined) {
       if (restIndex === 0) return true;
-      cmd = rest[--restIndex]!;
+      cmd = at(rest, --restIndex);
     }
     const [ind, mode, d] = cmd;
     if (typeof d === "string") {
@@ -103,7 +105,7 @@ function fits(next: Command, rest: readonly Command[], width: number): boolean {
     }
     switch (d.kind) {
       case "concat":
-        for (let i = d.parts.length - 1; i >= 0; i--) cmds.push([ind, mode, d.parts[i]!]);
+        for (let i = d.parts.length - 1; i >= 0; i--) cmds.push([ind, mode, at(d.parts, i)]);
         break;
       case "indent":
         cmds.push([ind + INDENT, mode, d.contents]);

@@ -2,6 +2,7 @@
 import type { IToken } from "chevrotain";
 import type * as ast from "../ast.js";
 import { expressionPrecedence, precedence } from "../ast.js";
+import { at, last } from "../../contracts/checked.js";
 import { CommentPlacement, FormatError, type Comment } from "./comments.js";
 import { concat, group, hardline, ifBreak, indent, line, literalline, render, softline, trail, type Doc } from "./doc.js";
 import { printString, quoteString } from "./strings.js";
@@ -70,14 +71,14 @@ export class Printer {
     });
     for (const c of this.placement.dangling.get(key) ?? []) elements.push({ kind: "comment", c, role: "dangling" });
 
-    const startOf = (e: Element) => (e.kind === "comment" ? e.c.start : spans[e.index]!.node.range.start.offset);
-    const startAt = (i: number) => startOf(elements[i]!);
-    const endOf = (e: Element) => (e.kind === "comment" ? e.c.end : spans[e.index]!.node.range.end.offset);
+    const startOf = (e: Element) => (e.kind === "comment" ? e.c.start : at(spans, e.index).node.range.start.offset);
+    const startAt = (i: number) => startOf(at(elements, i));
+    const endOf = (e: Element) => (e.kind === "comment" ? e.c.end : at(spans, e.index).node.range.end.offset);
     // The span a leading comment belongs to is the next span.
     const spanAfter = (i: number) => {
       for (let j = i; j < elements.length; j++) {
-        const f = elements[j]!;
-        if (f.kind === "span") return spans[f.index]!.node;
+        const f = at(elements, j);
+        if (f.kind === "span") return at(spans, f.index).node;
       }
       return undefined;
     };
@@ -87,7 +88,7 @@ export class Printer {
     // there, until a line comment (or one spanning lines) ends it.
     let onSpanLine = false;
     for (let i = 0; i < elements.length; i++) {
-      const e = elements[i]!;
+      const e = at(elements, i);
       const prev = elements[i - 1];
       if (commaBefore.has(i)) {
         if (style === "document" || !elements.slice(0, i).some((f) => f.kind === "span")) {
@@ -107,7 +108,7 @@ export class Printer {
         }
       }
       if (e.kind === "span") {
-        parts.push(spans[e.index]!.doc);
+        parts.push(at(spans, e.index).doc);
         if (style === "list") parts.push(e.index === spans.length - 1 ? ifBreak(",") : ",");
         onSpanLine = true;
       } else {
@@ -131,7 +132,7 @@ export class Printer {
     elements.forEach((e, i) => {
       if (e.kind !== "span") return;
       let first = i; // the first of the doc comments printed right before the entry
-      while (first > 0 && isDocElement(elements[first - 1]!)) first--;
+      while (first > 0 && isDocElement(at(elements, first - 1))) first--;
       let own = i; // the first of those that were right before it in the source too
       while (own > first && /^\s*$/.test(this.placement.text.slice((elements[own - 1] as { c: Comment }).c.end, startOf(own)))) own--;
       if (own > first) commas.add(own);
@@ -240,14 +241,16 @@ export class Printer {
   /** A run of prefix operators, printed in a loop (the parser accepts very long runs). */
   private printUnary(e: ast.UnaryExpression): Doc {
     const parts: Doc[] = [];
-    let cur: ast.Expression = e;
+    let u = e;
     for (;;) {
-      const u = cur as ast.UnaryExpression;
       parts.push(this.anchor(u, u.operator === "not" ? "not " : u.operator));
-      cur = u.operand;
+      const operand = u.operand;
       const floor = u.operator === "not" ? precedence.not : precedence.unary;
-      if (cur.kind === "Unary" && expressionPrecedence(cur) >= floor) continue;
-      parts.push(this.operand(cur, expressionPrecedence(cur) < floor));
+      if (operand.kind === "Unary" && expressionPrecedence(operand) >= floor) {
+        u = operand;
+        continue;
+      }
+      parts.push(this.operand(operand, expressionPrecedence(operand) < floor));
       return concat(parts);
     }
   }
@@ -264,7 +267,7 @@ export class Printer {
     }
     const parts: Doc[] = [this.operand(first, expressionPrecedence(first) < level || (!chainable && expressionPrecedence(first) <= level))];
     for (let i = rights.length - 1; i >= 0; i--) {
-      const b = rights[i]!;
+      const b = at(rights, i);
       parts.push(` ${b.operator} `, this.operand(b.right, expressionPrecedence(b.right) <= level));
     }
     return concat(parts);
@@ -279,7 +282,7 @@ export class Printer {
     }
     const parts: Doc[] = [this.printExpression(first)];
     for (let i = conditions.length - 1; i >= 0; i--) {
-      const c = conditions[i]!;
+      const c = at(conditions, i);
       parts.push(" when ", this.operand(c, expressionPrecedence(c) <= precedence.when));
     }
     return concat(parts);
@@ -294,10 +297,10 @@ export class Printer {
       base = base.kind === "Member" ? base.object : base.callee;
     }
     // `1.x` would lex as one malformed number: a number before `.` keeps its parentheses.
-    const numberBeforeDot = base.kind === "Number" && suffixes[suffixes.length - 1]!.kind === "Member";
+    const numberBeforeDot = base.kind === "Number" && last(suffixes).kind === "Member";
     const parts: Doc[] = [this.operand(base, expressionPrecedence(base) < precedence.postfix || numberBeforeDot)];
     for (let i = suffixes.length - 1; i >= 0; i--) {
-      const s = suffixes[i]!;
+      const s = at(suffixes, i);
       if (s.kind === "Member") parts.push(".", this.anchor(s.property, s.property.name));
       else {
         const args = s.args.map((a) => ({ node: a, doc: this.printArgument(a) }));

@@ -34,8 +34,8 @@ export function internalError(file: string, detail: string): Diagnostic {
 /** Whether two syntax trees are equal, ignoring `range` fields. Iterative: trees can be deep. */
 export function sameAst(a: unknown, b: unknown): boolean {
   const stack: [unknown, unknown][] = [[a, b]];
-  while (stack.length > 0) {
-    const [x, y] = stack.pop()!;
+  for (let pair = stack.pop(); pair !== undefined; pair = stack.pop()) {
+    const [x, y] = pair;
     if (x === y) continue;
     if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) {
       if (typeof x === "number" && typeof y === "number" && Number.isNaN(x) && Number.isNaN(y)) continue;
@@ -56,9 +56,9 @@ export function sameAst(a: unknown, b: unknown): boolean {
 /** A copy of a syntax tree without `range` fields (for test diffs). Iterative. */
 export function stripRanges<T>(node: T): unknown {
   const root: { value?: unknown } = {};
-  const stack: [unknown, Record<string, unknown> | unknown[], string | number][] = [[node, root as Record<string, unknown>, "value"]];
-  while (stack.length > 0) {
-    const [src, parent, key] = stack.pop()!;
+  const stack: [unknown, Record<string, unknown> | unknown[], string | number][] = [[node, root, "value"]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [src, parent, key] = item;
     let copy: unknown = src;
     if (Array.isArray(src)) {
       const arr: unknown[] = new Array(src.length);

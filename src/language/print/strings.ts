@@ -2,6 +2,7 @@
 // the lexer's dedent gives the same value back.
 import type * as ast from "../ast.js";
 import { concat, hardline, indent, type Doc } from "./doc.js";
+import { at } from "../../contracts/checked.js";
 
 const hex4 = (code: number) => `\\u${code.toString(16).toUpperCase().padStart(4, "0")}`;
 
@@ -26,7 +27,7 @@ function escapeChar(ch: string, code: number): string | undefined {
 function escapeText(value: string, triple: boolean): string {
   let out = "";
   for (let i = 0; i < value.length; i++) {
-    const ch = value[i]!;
+    const ch = value.charAt(i);
     const code = value.charCodeAt(i);
     if (code >= 0xd800 && code <= 0xdbff) {
       const low = value.charCodeAt(i + 1);
@@ -67,13 +68,14 @@ function tripleLines(value: string): string[] {
   const lines = escapeText(value, true)
     .split("\n")
     // A line's trailing blanks would be invisible (and stripped by editors): escape the last one.
-    .map((l) => (/[ \t]$/.test(l) ? l.slice(0, -1) + spaceEscape(l[l.length - 1]!) : l));
+    .map((l) => (/[ \t]$/.test(l) ? l.slice(0, -1) + spaceEscape(l.charAt(l.length - 1)) : l));
   // Dedent removes the indentation common to all non-blank lines: if every line of the value
   // is itself indented, escape the first blank so that only the printer's indentation goes.
   const nonBlank = lines.filter((l) => l !== "");
   if (nonBlank.length > 0 && nonBlank.every((l) => /^[ \t]/.test(l))) {
     const i = lines.findIndex((l) => l !== "");
-    lines[i] = spaceEscape(lines[i]![0]!) + lines[i]!.slice(1);
+    const first = at(lines, i);
+    lines[i] = spaceEscape(first.charAt(0)) + first.slice(1);
   }
   return lines;
 }

@@ -1,10 +1,8 @@
 import * as z from "zod";
 import { doc, enumOf, positiveInt, probability, shorthand } from "./common.js";
 
-export const reductionModes = ["token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "constant", "group_token_mean"] as const;
-
 /** `token_mean` or `constant(1024)` in the spec; `{ mode, constant? }` in the plan. */
-export const reductionSchema = shorthand(
+const reductionSchema = shorthand(
   { token_mean: { mode: "token_mean" }, seq_mean_token_mean: { mode: "seq_mean_token_mean" }, seq_mean_token_sum: { mode: "seq_mean_token_sum" }, group_token_mean: { mode: "group_token_mean" } },
   {
     constant: {
@@ -24,9 +22,8 @@ export const reductionSchema = shorthand(
   "mode",
 );
 
-export type Reduction = z.output<typeof reductionSchema>;
 
-export const advantageSchema = z.strictObject({
+const advantageSchema = z.strictObject({
   estimator: doc(
     enumOf(["group", "gae"]).default("group"),
     "`group`: outcome advantages relative to the group (GRPO, RLOO, REINFORCE); `gae`: token-level GAE with a critic (PPO).",
@@ -41,14 +38,14 @@ export const advantageSchema = z.strictObject({
   lambda: doc(probability.default(1.0), "GAE lambda."),
 });
 
-export const clipSchema = z.strictObject({
+const clipSchema = z.strictObject({
   low: doc(z.number().nonnegative().default(0.2), "Lower clip: ratios below 1 - low stop the gradient for positive advantages."),
   high: doc(z.number().nonnegative().default(0.2), "Upper clip: 1 + high; above low is Clip-Higher (DAPO)."),
   dual: doc(z.number().gt(1).nullable().default(null), "Dual clip c > 1 for negative advantages; none: off."),
 });
 
 /** `initial` or `refresh(N)` in the spec; `{ kind, every? }` in the plan. */
-export const klReferenceSchema = shorthand(
+const klReferenceSchema = shorthand(
   { initial: { kind: "initial" } },
   { refresh: { form: "refresh(N)", arg: positiveInt, argText: "a positive whole number of steps", build: (every) => ({ kind: "refresh", every }) } },
   z
@@ -60,14 +57,14 @@ export const klReferenceSchema = shorthand(
   "kind",
 );
 
-export const klSchema = z.strictObject({
+const klSchema = z.strictObject({
   coef: doc(z.number().nonnegative().default(0), "KL coefficient beta; 0 turns KL off."),
   estimator: doc(enumOf(["k1", "k2", "k3"]).default("k3"), "KL estimator on target tokens (k3 is unbiased and non-negative)."),
   placement: doc(enumOf(["loss", "reward", "both"]).default("loss"), "Add beta*KL to the loss, subtract it from the per-token reward, or (rarely wanted) both."),
   reference: doc(klReferenceSchema.default(null), "Reference policy: `initial` (the policy RL starts from, i.e. after any SFT cold start) or `refresh(N)` (re-snapshot every N steps)."),
 });
 
-export const optimizerSchema = z.strictObject({
+const optimizerSchema = z.strictObject({
   name: doc(enumOf(["adamw"]).default("adamw"), "Optimizer."),
   lr: doc(z.number().positive().default(1e-6), "Learning rate."),
   betas: doc(z.tuple([probability, probability]).default([0.9, 0.999]), "Adam betas."),
@@ -77,17 +74,17 @@ export const optimizerSchema = z.strictObject({
   warmup_steps: doc(z.number().int().nonnegative().default(0), "Linear learning-rate warm-up."),
 });
 
-export const criticSchema = z.strictObject({
+const criticSchema = z.strictObject({
   optimizer: doc(optimizerSchema.default(optimizerSchema.parse({ lr: 1e-5 })), "The critic's optimizer."),
   value_clip: doc(z.number().positive().nullable().default(null), "Clip value updates to this distance from the old values; none: off."),
   init: doc(enumOf(["policy", "random"]).default("policy"), "Initialise the value head's trunk from the policy, or randomly."),
 });
 
-export const dynamicSamplingSchema = z.strictObject({
+const dynamicSamplingSchema = z.strictObject({
   max_rounds: doc(positiveInt.nullable().default(null), "Most resampling rounds per batch; none: unbounded."),
 });
 
-export const overlongSchema = z.strictObject({
+const overlongSchema = z.strictObject({
   buffer: doc(positiveInt, "Tokens before the response limit where the soft penalty starts."),
   penalty: doc(z.number().nonnegative().default(1.0), "Penalty reached at the limit."),
 });
@@ -109,4 +106,3 @@ export const algorithmSchema = z.strictObject({
   overlong: doc(overlongSchema.nullable().default(null), "Soft penalty for responses near the length limit (DAPO); none: off."),
 });
 
-export type Algorithm = z.output<typeof algorithmSchema>;

@@ -51,11 +51,6 @@ export function enumOf<const T extends readonly [string, ...string[]]>(values: T
   }, z.enum(values));
 }
 
-/** `none` (null) means "not set": the schema turns it into the field's own "off" value. */
-export function orNone<T extends z.ZodType>(schema: T) {
-  return schema.nullable();
-}
-
 export const positiveInt = z.number().int().positive();
 export const nonNegativeInt = z.number().int().nonnegative();
 export const probability = z.number().min(0).max(1);
@@ -120,7 +115,7 @@ export function shorthand<T extends z.ZodType>(
 ) {
   const nameList = Object.keys(names);
   const callList = Object.keys(calls);
-  const choices = [...nameList, ...callList.map((c) => calls[c]!.form)].join(", ");
+  const choices = [...nameList, ...Object.values(calls).map((c) => c.form)].join(", ");
   const expected = `expected one of ${choices}`;
   /** The choice closest to a misspelt name or callee, as it would be written. */
   const suggest = (word: string): string | undefined => {

@@ -19,4 +19,3 @@ export const evalSchema = z.strictObject({
   ),
 });
 
-export type Eval = z.output<typeof evalSchema>;

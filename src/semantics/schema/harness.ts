@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { doc, enumOf, positiveInt, reference } from "./common.js";
 
-export const observationSchema = z.strictObject({
+const observationSchema = z.strictObject({
   max_tokens: doc(positiveInt.default(1024), "Most tokens of one observation kept in the context."),
   overflow: doc(
     enumOf(["keep_head", "keep_tail", "keep_head_tail", "error"]).default("keep_head"),
@@ -30,4 +30,3 @@ export const harnessSchema = z.strictObject({
   tool_timeout_s: doc(z.number().positive().default(30), "Default time limit of a tool call."),
 });
 
-export type Harness = z.output<typeof harnessSchema>;

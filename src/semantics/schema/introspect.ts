@@ -24,7 +24,7 @@ function def(s: AnySchema): Def {
 }
 
 /** Removes wrappers that do not change the shape: default, optional, nullable, pipes, lazy. */
-export function unwrap(s: AnySchema): AnySchema {
+function unwrap(s: AnySchema): AnySchema {
   for (let i = 0; i < 20; i++) {
     const d = def(s);
     if ((d.type === "default" || d.type === "optional" || d.type === "nullable" || d.type === "prefault" || d.type === "catch") && d.innerType) s = d.innerType;
@@ -40,12 +40,13 @@ function objectOptions(s: AnySchema, data: unknown): AnySchema[] {
   const d = def(s);
   if (d.type !== "union" || !d.options) return [s];
   const options = d.options.map(unwrap);
-  if (d.discriminator && data && typeof data === "object") {
-    let tag = (data as Record<string, unknown>)[d.discriminator];
+  const discriminator = d.discriminator;
+  if (discriminator && data && typeof data === "object") {
+    let tag = (data as Record<string, unknown>)[discriminator];
     // Before preprocessing, an enum-like tag is still a name: `kind: rooms`.
     if (tag && typeof tag === "object" && Array.isArray((tag as { $name?: unknown }).$name)) tag = (tag as { $name: string[] }).$name.join(".");
     const match = options.filter((o) => {
-      const lit = def(o).shape?.[d.discriminator!];
+      const lit = def(o).shape?.[discriminator];
       const values = lit ? (def(lit) as unknown as { values?: unknown[] }).values : undefined;
       return values?.includes(tag);
     });
@@ -118,14 +119,6 @@ export function fieldDoc(root: AnySchema, path: readonly PropertyKey[], data?: u
     if (inner?.description) return inner.description;
   }
   return undefined;
-}
-
-/** Allowed values of the enum at `path`, if it is one. */
-export function enumValues(root: AnySchema, path: readonly PropertyKey[], data?: unknown): string[] | undefined {
-  const s = schemaAt(root, path, data);
-  if (!s) return undefined;
-  const d = def(s) as unknown as { type: string; entries?: Record<string, string> };
-  return d.type === "enum" && d.entries ? Object.values(d.entries) : undefined;
 }
 
 function valueAtPath(data: unknown, path: readonly PropertyKey[]): unknown {

@@ -16,4 +16,3 @@ export const maskSchema = z.strictObject({
   ),
 });
 
-export type Mask = z.output<typeof maskSchema>;

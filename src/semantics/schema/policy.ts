@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { doc, positiveInt, probability } from "./common.js";
 
-export const samplingSchema = z.strictObject({
+const samplingSchema = z.strictObject({
   temperature: doc(z.number().nonnegative().default(1.0), "Softmax temperature; 0 is greedy decoding."),
   top_p: doc(probability.default(1.0), "Nucleus sampling: keep the smallest set of tokens whose probability reaches top_p (1 = off)."),
   top_k: doc(z.number().int().nonnegative().default(0), "Keep the k most likely tokens (0 = off)."),
@@ -20,4 +20,3 @@ export const policySchema = z.strictObject({
   sampling: doc(samplingSchema.default(samplingSchema.parse({})), "How rollouts sample tokens."),
 });
 
-export type Policy = z.output<typeof policySchema>;

@@ -8,4 +8,3 @@ export const resourcesSchema = z.strictObject({
   launcher: doc(enumOf(["auto", "torchrun", "none"]).default("auto"), "`auto`: torchrun when more than one process is needed."),
 });
 
-export type Resources = z.output<typeof resourcesSchema>;

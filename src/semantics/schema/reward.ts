@@ -14,7 +14,6 @@ export const rewardSchema = z
   })
   .catchall(rewardExpression);
 
-export type Reward = z.output<typeof rewardSchema>;
 
 /** `constraints { NAME: block(condition) }`: hard blocks, enforced by the harness. */
 const isBlockCall = (v: unknown): v is PlainCall => isPlainCall(v) && v.$call === "block" && v.args.length === 1 && Object.keys(v.named).length === 0;

@@ -47,4 +47,3 @@ export const rolloutSchema = z.strictObject({
   ),
 });
 
-export type Rollout = z.output<typeof rolloutSchema>;

@@ -6,7 +6,7 @@ import { doc, enumOf, reportDiagnostic } from "./common.js";
 export const parameterTypes = ["string", "integer", "number", "boolean", "array", "object"] as const;
 
 /** What other languages call the JSON types (Python, TypeScript, C, Go, YAML users). */
-export const parameterTypeAliases: Readonly<Record<string, (typeof parameterTypes)[number]>> = {
+const parameterTypeAliases: Readonly<Record<string, (typeof parameterTypes)[number]>> = {
   int: "integer",
   long: "integer",
   uint: "integer",
