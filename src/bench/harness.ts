@@ -44,10 +44,10 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? at(sorted, mid) : (at(sorted, mid - 1) + at(sorted, mid)) / 2;
 }
 
-/** Keeps results reachable (module state a later call could read) so the engine cannot drop the work that produced them. */
-let sink: unknown;
+/** Keeps results reachable (on the global object, which any code could read) so the engine cannot drop the work that produced them. */
+const sink = globalThis as { arlBenchSink?: unknown };
 export function consume(value: unknown): void {
-  sink = value;
+  sink.arlBenchSink = value;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
