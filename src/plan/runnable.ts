@@ -39,7 +39,7 @@ export interface RefusalOptions {
 
 export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefusal[] {
   const trainer = options.ownTrainer === false ? [] : [...localBackendModels(plan), ...torchBuiltinModels(plan)];
-  return [...boundRefusals(plan), ...emptySplits(plan), ...trainer, ...sftWithoutWalkthroughs(plan), ...multiNode(plan)];
+  return [...boundRefusals(plan), ...emptySplits(plan), ...trainer, ...sftWithoutWalkthroughs(plan), ...multiNode(plan), ...overlongShaping(plan)];
 }
 
 /** The runtime's wording of a refusal: the plan field, what is wrong, what to do, and the check code. */
@@ -143,6 +143,22 @@ function sftWithoutWalkthroughs(plan: Plan): PlanRefusal[] {
     message: `rollout.sft replays env walkthroughs, and env '${name}' is of kind '${defined(plan.envs[name], `env ${name}`).kind}', which provides none`,
     hint: `remove rollout.sft, or cold-start only on envs of kind ${KINDS_WITH_WALKTHROUGHS.join(", ")}`,
   }));
+}
+
+/**
+ * DAPO's overlong reward shaping is part of the language and the plan, but the runtime's rewards
+ * do not apply it yet: running such a plan would train without the penalty it names.
+ */
+function overlongShaping(plan: Plan): PlanRefusal[] {
+  if (!plan.algorithm.overlong) return [];
+  return [
+    {
+      code: "overlong-unsupported",
+      path: ["algorithm", "overlong"],
+      message: `algorithm.overlong asks for a soft length penalty (buffer ${plan.algorithm.overlong.buffer} tokens, penalty ${plan.algorithm.overlong.penalty}), which this runtime's rewards do not apply yet; the run would train without it`,
+      hint: "write algorithm.overlong: none (or a length term in the reward block) to train without it knowingly",
+    },
+  ];
 }
 
 /** torchrun is started with --nnodes but no rendezvous: a second machine would never join. */

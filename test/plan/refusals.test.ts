@@ -154,6 +154,15 @@ const table: readonly Row[] = [
     runtimeSays: ["plan field resources.nodes", "multi-node-unsupported"],
   },
   {
+    // Was accepted, hashed and silently not applied (the runtime's rewards have no overlong term).
+    refusal: "DAPO's overlong shaping, which the runtime does not apply",
+    spec: spec("").replace("algorithm extends algo.rloo {}", "algorithm extends algo.rloo { overlong { buffer: 8, penalty: 1.0 } }"),
+    at: "overlong",
+    code: "overlong-unsupported",
+    plan: () => faultyPlan(cleanSmall, (p) => (p.algorithm.overlong = { buffer: 8, penalty: 1 })),
+    runtimeSays: ["plan field algorithm.overlong", "do not apply", "overlong-unsupported"],
+  },
+  {
     refusal: "a size beyond its bound (tasks_per_batch 1e9 sat at 100% CPU with no output)",
     spec: spec("  rollout {\n    tasks_per_batch: 1000000000\n  }"),
     at: "tasks_per_batch",

@@ -304,6 +304,14 @@ have them). External envs (http, subprocess) provide none, so there is nothing t
     explanation: `arl run starts the trainer on this machine (under torchrun for several GPUs). A job on several
 machines needs a rendezvous that is not implemented yet; use resources.nodes: 1.`,
   },
+  "overlong-unsupported": {
+    stage: "plan",
+    title: "Overlong reward shaping, which the runtime does not apply yet",
+    explanation: `algorithm.overlong { buffer, penalty } names DAPO's soft penalty for responses near the length
+limit (Yu et al. 2025). The plan records it, but the runtime's rewards do not compute it yet, so a
+run would silently train without it. Write overlong: none, or express a length penalty as a reward
+term, until it is implemented.`,
+  },
   "value-out-of-bounds": {
     stage: "plan",
     title: "A size, count or budget above its bound",

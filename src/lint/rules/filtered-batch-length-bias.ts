@@ -10,8 +10,9 @@ dropped correlates with how long its rollouts are (groups that run into the turn
 tend to fail together and are dropped; long rollouts are also the last to finish when a batch is
 filled from whatever completes first). tinker-cookbook PR#822 found such filtering and re-queuing
 biased training batches toward short rollouts. ARL waits for every group of a round before
-filtering (so finishing order does not decide), and its overlong shaping is a soft penalty that
-keeps every sample; the filter's own effect remains. The run records it per iteration:
+filtering (so finishing order does not decide); overlong shaping, a soft penalty that keeps every
+sample, is the alternative, but the runtime does not apply it yet (overlong-unsupported). The
+filter's own effect remains. The run records it per iteration:
 acceptance_rate (kept groups / played groups), rejected_groups and rejected_tokens in
 metrics.jsonl.`,
   check(ctx) {
