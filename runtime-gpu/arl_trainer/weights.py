@@ -11,6 +11,7 @@ import torch.nn as nn
 
 from .errors import invalid
 from .model import LMHandle, PolicyForward
+from .qwen2 import load_state_dict_strict
 from .state import Configured, TrainerState, configured
 
 log = logging.getLogger("arl_trainer")
@@ -123,13 +124,4 @@ def load_tensors(state: TrainerState, module: nn.Module, tensors: dict[str, torc
 
         set_model_state_dict(module, full, options=StateDictOptions(full_state_dict=True))
         return
-    own = module.state_dict()
-    missing = [k for k in own if k not in full]
-    unexpected = [k for k in full if k not in own]
-    if missing or unexpected:
-        raise ValueError(f"checkpoint does not fit the configured model: missing {missing[:4]}, unexpected {unexpected[:4]}")
-    with torch.no_grad():
-        for k, t in full.items():
-            if own[k].shape != t.shape:
-                raise ValueError(f"tensor {k} has shape {tuple(t.shape)} in the checkpoint, {tuple(own[k].shape)} in the model")
-            own[k].copy_(t.to(own[k].dtype))
+    load_state_dict_strict(module, full, tied=False)
