@@ -43,7 +43,13 @@ function ensureVenv() {
   if (existsSync(venvPython) && installed === wanted) return;
   if (!existsSync(venvPython)) {
     const python = basePython();
-    if (!python) fail("no Python 3 with the venv module found (Debian: apt-get install python3 python3-venv)");
+    if (!python) {
+      // Like a missing torch below: a machine without Python skips the trainer's lint and tests, CI fails.
+      const message = "no Python 3 with the venv module found (Debian: apt-get install python3 python3-venv python3-torch python3-numpy)";
+      if (process.env.CI) fail(`${message}; CI must run the trainer's tests`);
+      console.log(`runtime-gpu tests: ${message}; ruff and pytest skipped`);
+      process.exit(0);
+    }
     // A half-made .venv (interrupted, or made without pip) is replaced, not repaired.
     rmSync(venv, { recursive: true, force: true });
     console.log(`runtime-gpu tests: creating ${venv} from ${python}`);
