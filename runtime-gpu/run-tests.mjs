@@ -2,12 +2,13 @@
 // The Python side of `npm test`: ruff over runtime-gpu/, then the PyTorch trainer's pytest suite,
 // both in the repository's virtual environment .venv.
 //
-// .venv is made from the system Python ($ARL_PYTHON, else /usr/bin/python3, else python3) with
-// --system-site-packages, so that Debian's python3-torch and python3-numpy stay visible; what comes
-// from PyPI is pinned with hashes in runtime-gpu/requirements.txt. It is installed when .venv is
-// missing or when that file changed since the last install (.venv/arl-requirements.sha256 holds
-// the hash of the file that was installed). Without torch the pytest suite is skipped with an
-// install hint, except under CI, where it fails.
+// .venv is made from a Python 3 ($ARL_PYTHON, else /usr/bin/python3, else python3) without the
+// system's site-packages, so an old Debian python3-torch never leaks in; everything comes from
+// PyPI, pinned with hashes in runtime-gpu/requirements.txt (torch, transformers, peft, ...). It is
+// installed when .venv is missing or when that file changed since the last install
+// (.venv/arl-requirements.sha256 holds the hash of the file that was installed). A machine without
+// a Python that has venv skips the trainer's lint and tests with a hint, except under CI, where it
+// fails.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -45,7 +46,7 @@ function ensureVenv() {
     const python = basePython();
     if (!python) {
       // Like a missing torch below: a machine without Python skips the trainer's lint and tests, CI fails.
-      const message = "no Python 3 with the venv module found (Debian: apt-get install python3 python3-venv python3-torch python3-numpy)";
+      const message = "no Python 3 with the venv module found (Debian: apt-get install python3 python3-venv)";
       if (process.env.CI) fail(`${message}; CI must run the trainer's tests`);
       console.log(`runtime-gpu tests: ${message}; ruff and pytest skipped`);
       process.exit(0);
@@ -53,21 +54,23 @@ function ensureVenv() {
     // A half-made .venv (interrupted, or made without pip) is replaced, not repaired.
     rmSync(venv, { recursive: true, force: true });
     console.log(`runtime-gpu tests: creating ${venv} from ${python}`);
-    if (run(python, ["-m", "venv", "--system-site-packages", venv]).status !== 0) fail(`could not create ${venv} (Debian: apt-get install python3-venv)`);
+    if (run(python, ["-m", "venv", venv]).status !== 0) fail(`could not create ${venv} (Debian: apt-get install python3-venv)`);
   }
-  console.log("runtime-gpu tests: installing runtime-gpu/requirements.txt into .venv");
+  console.log("runtime-gpu tests: installing runtime-gpu/requirements.txt into .venv (torch with its CUDA libraries: about 5.6 GB, a few minutes)");
   const pip = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "-r", requirements]);
   if (pip.status !== 0) fail("pip could not install runtime-gpu/requirements.txt into .venv");
   writeFileSync(stamp, `${wanted}\n`);
 }
 
 ensureVenv();
+// `--setup`: only make .venv (npm test runs this before vitest, whose suites start the PyTorch trainer).
+if (process.argv.includes("--setup")) process.exit(0);
 
 // ruff reads its settings from runtime-gpu/pyproject.toml.
 if (run(venvPython, ["-m", "ruff", "check", "--no-cache", "."]).status !== 0) fail("ruff check found problems (see above)");
 
 if (spawnSync(venvPython, ["-c", "import torch"], { stdio: "ignore" }).status !== 0) {
-  const message = "no torch in .venv's Python (Debian: apt-get install python3-torch python3-numpy)";
+  const message = "no torch in .venv's Python (delete .venv and run npm test again to reinstall runtime-gpu/requirements.txt)";
   if (process.env.CI) fail(`${message}; CI must run the trainer's tests`);
   console.log(`runtime-gpu tests: ${message}; pytest skipped`);
   process.exit(0);

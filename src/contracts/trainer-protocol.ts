@@ -40,22 +40,73 @@ export interface HandshakeResult {
 
 export interface ConfigureParams {
   readonly seed: number;
-  readonly policy: { readonly model: string; readonly chat_template: string | null; readonly sampling: SamplingParams & { readonly max_new_tokens: number } };
+  readonly policy: {
+    readonly model: string;
+    readonly chat_template: string | null;
+    readonly sampling: SamplingParams & { readonly max_new_tokens: number };
+    /** Storage dtype of the weights (plan policy.dtype); absent: float32. */
+    readonly dtype?: "float32" | "bfloat16" | "float16";
+    /** LoRA adapters (plan policy.lora): only the adapters train; null or absent: full fine-tuning. */
+    readonly lora?: { readonly rank: number; readonly alpha: number; readonly dropout: number; readonly targets: readonly string[] } | null;
+  };
   readonly algorithm: Readonly<Record<string, unknown>>;
   readonly vocabulary: readonly string[] | null;
   /** Asynchronous rollout will ask for a behaviour-policy snapshot: allocate its slot now. */
   readonly behaviour_policy?: boolean;
 }
 
+/** How a tool call is written in the model's own chat format (docs/protocol.md `configure`). */
+export type ToolCallFormat = "hermes" | "llama3_json" | "deepseek_v3";
+
+/** What the trainer found out about the model's chat template at configure time. */
+export interface ChatTemplateInfo {
+  /** Rendering a conversation and then one more message extends the first rendering's text. */
+  readonly prefix_preserving: boolean;
+  /** The template renders the `tools` of an encode request itself (else the runtime describes them in the system prompt). */
+  readonly renders_tools: boolean;
+  readonly tool_call_format: ToolCallFormat;
+  /** The role the template gives tool results ("tool"; Llama 3.1: "ipython"). */
+  readonly tool_role: string;
+}
+
 export interface ConfigureResult {
   readonly model: { readonly name: string; readonly parameters: number };
-  readonly tokenizer: { readonly vocab_size: number; readonly bos_id: number; readonly eos_id: number; readonly pad_id: number };
+  readonly tokenizer: {
+    readonly vocab_size: number;
+    readonly bos_id: number;
+    readonly eos_id: number;
+    readonly pad_id: number;
+    /** Every id that ends a generated turn (eos_id and the generation config's others); absent: [eos_id]. */
+    readonly stop_ids?: readonly number[];
+    readonly template?: ChatTemplateInfo;
+  };
   readonly policy_version: number;
 }
 
+export interface ToolCallMessage {
+  readonly name: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
+export interface ChatMessage {
+  readonly role: "system" | "user" | "tool" | "assistant";
+  readonly content: string;
+  /** An assistant turn's calls, for templates that render them apart from the content. */
+  readonly tool_calls?: readonly ToolCallMessage[];
+}
+
 export interface EncodeParams {
-  readonly messages: readonly { readonly role: "system" | "user" | "tool" | "assistant"; readonly content: string }[];
+  readonly messages: readonly ChatMessage[];
   readonly add_generation_prompt: boolean;
+  /** OpenAI function definitions for templates that render tools themselves; absent or null: none. */
+  readonly tools?: readonly unknown[] | null;
+  /**
+   * How many leading messages are already in the model's context (default 0): ids are returned for
+   * messages[context:] only, exactly as they follow that context. When messages[context-1] is a
+   * generated assistant turn, the context ends with the end-of-turn token the model generated, and
+   * the first returned sequence starts right after it (Qwen's "\n" after <|im_end|> included).
+   */
+  readonly context?: number;
 }
 
 export interface GenerateParams extends SamplingParams {

@@ -102,6 +102,16 @@ const configure = named(
       model: z.string(),
       chat_template: z.string().nullable(),
       sampling: z.looseObject({ temperature: z.number(), top_p: z.number(), top_k: nonNegativeInt, max_new_tokens: nonNegativeInt }),
+      dtype: z.enum(["float32", "bfloat16", "float16"]).optional(),
+      lora: z
+        .looseObject({
+          rank: z.number().int().positive(),
+          alpha: z.number().positive(),
+          dropout: z.number().min(0).max(1),
+          targets: z.array(z.string().min(1)).min(1),
+        })
+        .nullable()
+        .optional(),
     }),
     algorithm: z.looseObject({
       optimizer: optimizer.optional(),
@@ -129,12 +139,25 @@ const configure = named(
   }),
 );
 
+const toolCall = z.looseObject({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()) });
+
 const encode = named(
   "encode",
-  "Chat messages to token ids, one sequence per message.",
+  "Chat messages to token ids through the chat template, one sequence per message from `context` on.",
   z.looseObject({
-    messages: z.array(z.looseObject({ role: z.enum(["system", "user", "tool", "assistant"]), content: z.string() })),
+    messages: z.array(
+      z.looseObject({
+        role: z.enum(["system", "user", "tool", "assistant"]),
+        content: z.string(),
+        tool_calls: z.array(toolCall).optional(),
+      }),
+    ),
     add_generation_prompt: z.boolean(),
+    tools: z
+      .array(z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string().min(1) }) }))
+      .nullable()
+      .optional(),
+    context: nonNegativeInt.optional(),
   }),
 );
 

@@ -26,9 +26,10 @@ export function trainerCommand(plan: Plan, override?: readonly string[]): Traine
   }
   const env = { PYTHONPATH: [`${packageRoot}runtime-gpu`, process.env.PYTHONPATH].filter(Boolean).join(":") };
   if (update.launcher === "torchrun") {
+    // torchrun is torch.distributed.run: started through the same Python, so it is the same torch.
     return {
-      file: "torchrun",
-      args: [`--nnodes=${update.nodes}`, `--nproc_per_node=${update.processes_per_node}`, "-m", "arl_trainer"],
+      file: pythonWithTorch(),
+      args: ["-m", "torch.distributed.run", `--nnodes=${update.nodes}`, `--nproc_per_node=${update.processes_per_node}`, "-m", "arl_trainer"],
       env,
     };
   }
@@ -58,14 +59,15 @@ export function trainerDeadlines(plan: Plan, timeoutS?: number): (method: Method
 let python: string | undefined;
 
 /**
- * The first Python that can import torch: $ARL_PYTHON, then `python3` on the PATH, then the
- * system's /usr/bin/python3 (Debian's python3-torch installs there, which a pyenv or venv
- * `python3` earlier on the PATH does not see). When none can, `python3`: the trainer itself
+ * The first Python that can import torch: $ARL_PYTHON, then the repository's .venv (what
+ * `npm test` and the README's set-up install from runtime-gpu/requirements.txt), then `python3`
+ * on the PATH, then the system's /usr/bin/python3. When none can, `python3`: the trainer itself
  * then explains how to install PyTorch.
  */
 export function pythonWithTorch(): string {
   if (python) return python;
-  const candidates = [process.env.ARL_PYTHON, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
+  const venv = `${packageRoot}.venv/bin/python`;
+  const candidates = [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
   python = candidates.find((c) => spawnSync(c, ["-c", "import torch"], { stdio: "ignore", timeout: 60_000 }).status === 0) ?? candidates[0] ?? "python3";
   return python;
 }
