@@ -13,7 +13,7 @@ import sys
 
 from . import MIN_TORCH, __version__
 
-INSTALL_HINT = "install PyTorch: apt-get install python3-torch, or pip install torch"
+INSTALL_HINT = "install PyTorch: pip install -r runtime-gpu/requirements.txt (npm test makes .venv with it)"
 
 
 def _claim_stdout():

@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     try:
         import torch
     except ImportError:
-        msg = "PyTorch is not installed; install PyTorch: apt-get install python3-torch, or pip install torch"
+        msg = "PyTorch is not installed; install PyTorch: pip install -r runtime-gpu/requirements.txt"
         write(d, {"status": "no_torch", "message": msg})
         print(msg, file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ def test_missing_torch(tmp_path):
     res = run_trainer(str(tmp_path))
     err = res.stderr.decode()
     assert res.returncode == 2, err
-    assert "install PyTorch: apt-get install python3-torch, or pip install torch" in err
+    assert "install PyTorch: pip install -r runtime-gpu/requirements.txt" in err
     assert "Traceback" not in err
     assert res.stdout == b""
 
