@@ -122,10 +122,11 @@ class ChatTemplate:
                 raise ValueError("context: equals the number of messages, so no message is left to carry the generation prompt")
             return []
         full = self.render(messages, add_generation_prompt, tools)
-        bounds = [0]
-        for k in range(1, n + 1):
+        # each end is found on its own, so only those from the context on are needed
+        bounds = [self._end_of(messages, context, full, tools) if context > 0 else 0]
+        for k in range(context + 1, n + 1):
             bounds.append(len(full) if k == n else max(bounds[-1], self._end_of(messages, k, full, tools)))
-        return [full[bounds[k] : bounds[k + 1]] for k in range(context, n)]
+        return [full[bounds[i] : bounds[i + 1]] for i in range(n - context)]
 
     def _end_of(self, messages: Sequence[dict[str, Any]], k: int, full: str, tools: Sequence[Any] | None) -> int:
         """Where message k-1 ends in `full`."""

@@ -156,6 +156,16 @@ def test_context_starts_right_after_the_generated_end_of_turn(family, tokenizers
     assert returned[1] == [tok.encode_text(USER_TEXT[family])]
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_context_cuts_the_whole_encoding(family, tokenizers):
+    # the ends of the messages do not depend on where the returned part starts
+    tok = tokenizers[family]
+    history, _, _, _ = rollout(family, tok)
+    whole = tok.encode_messages(history, True, None, [WEATHER_TOOL])
+    for k in range(len(history)):
+        assert tok.encode_messages(history, True, None, [WEATHER_TOOL], context=k) == whole[k:], k
+
+
 @pytest.mark.parametrize("family", ["llama3_1", "deepseek_v3"])
 def test_prefix_preserving_templates_give_their_own_full_rendering(family, tokenizers):
     # (b) appending tokens is exactly the template's rendering of the whole conversation
