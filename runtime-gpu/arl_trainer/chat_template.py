@@ -59,6 +59,8 @@ class ChatTemplate:
     def __init__(self, tok: Any, override: str | None) -> None:
         self.tok = tok
         self.override = override or None
+        if self.override is not None and "messages" not in self.override:
+            raise ValueError(f"{self.override[:40]!r} is not a Jinja chat template (it never reads `messages`); null uses the model's own")
         source = self.override or getattr(tok, "chat_template", None)
         if not source:
             raise ValueError("the tokenizer has no chat template: give one as policy.chat_template (a Jinja template text)")

@@ -286,6 +286,8 @@ def test_bad_context_and_missing_template_are_clear_errors(tokenizers, tmp_path)
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match="policy.chat_template"):
         HFTokenizer(str(tmp_path)).template_info(None)
+    with pytest.raises(ValueError, match="'builtin' is not a Jinja chat template"):
+        tok.template_info("builtin")
 
 
 def test_word_tokenizer_context_is_a_slice_of_the_whole_encoding():
