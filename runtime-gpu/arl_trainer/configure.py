@@ -40,6 +40,7 @@ def configure(state: TrainerState, p: dict) -> dict:
         raise invalid("options.precision must be bf16 or fp32")
 
     handle, tokenizer = _load_model(spec, p["vocabulary"], options, seed)
+    tokenizer_result = _tokenizer_result(tokenizer, policy["chat_template"])
     handle.module.to(device)
     if options.get("gradient_checkpointing"):
         handle.set_gradient_checkpointing(True)
@@ -75,8 +76,27 @@ def configure(state: TrainerState, p: dict) -> dict:
     log.info("configured %s: %d parameters, dtype %s, device %s, autocast bf16 %s", spec, n_params, dtype, device, state.conf.autocast)
     return {
         "model": {"name": spec, "parameters": n_params},
-        "tokenizer": {"vocab_size": tokenizer.vocab_size, "bos_id": tokenizer.bos_id, "eos_id": tokenizer.eos_id, "pad_id": tokenizer.pad_id},
+        "tokenizer": tokenizer_result,
         "policy_version": state.policy_version,
+    }
+
+
+def _tokenizer_result(tokenizer: Any, chat_template: str | None) -> dict[str, Any]:
+    """The tokenizer's ids, its stop ids and what probing its chat template found out."""
+    try:
+        template = tokenizer.template_info(chat_template)
+        stop_ids = tokenizer.stop_ids(chat_template)
+    except NotImplementedError as e:
+        raise unsupported(str(e)) from None
+    except ValueError as e:
+        raise invalid(f"policy.chat_template: {e}") from None
+    return {
+        "vocab_size": tokenizer.vocab_size,
+        "bos_id": tokenizer.bos_id,
+        "eos_id": tokenizer.eos_id,
+        "pad_id": tokenizer.pad_id,
+        "stop_ids": stop_ids,
+        "template": template,
     }
 
 
@@ -105,9 +125,11 @@ def _load_model(spec: str, vocabulary: Any, options: dict[str, Any], seed: int) 
         raise unsupported(str(e)) from None
     except (OSError, ValueError) as e:
         raise invalid(f"cannot load model '{spec}': {e}") from None
+    # a checkpoint this trainer wrote keeps its word vocabulary (vocab.json), whichever code loads the weights
+    word = WordTokenizer.load(tok_source) if os.path.isdir(tok_source) else None
     if isinstance(handle, HFHandle):
-        return handle, HFTokenizer(tok_source, bool(options.get("trust_remote_code")))
-    word = WordTokenizer.load(tok_source) or (WordTokenizer(vocabulary) if vocabulary else None)
+        return handle, word or HFTokenizer(tok_source, bool(options.get("trust_remote_code")))
+    word = word or (WordTokenizer(vocabulary) if vocabulary else None)
     if word is None:
         raise invalid(f"{spec} has no vocab.json and no vocabulary was given")
     return handle, word

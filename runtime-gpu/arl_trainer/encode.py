@@ -10,7 +10,7 @@ from .state import TrainerState, configured
 def encode(state: TrainerState, p: dict) -> dict:
     conf = configured(state)
     try:
-        seqs = conf.tokenizer.encode_messages(p["messages"], p["add_generation_prompt"], conf.chat_template)
+        seqs = conf.tokenizer.encode_messages(p["messages"], p["add_generation_prompt"], conf.chat_template, p.get("tools"), int(p.get("context") or 0))
     except NotImplementedError as e:
         raise unsupported(str(e)) from None
     except (ValueError, KeyError, TypeError) as e:

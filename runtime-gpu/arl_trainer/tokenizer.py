@@ -21,9 +21,13 @@ generated turn stops on eos.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
+
+from .chat_template import ChatTemplate
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>", "<|im_start|>", "<|im_end|>"]
 ROLES = ["system", "user", "tool", "assistant"]
@@ -75,7 +79,27 @@ class WordTokenizer:
                 text += " " + tok
         return text
 
-    def encode_messages(self, messages: Sequence[dict[str, Any]], add_generation_prompt: bool, chat_template: str | None) -> list[list[int]]:
+    def template_info(self, chat_template: str | None) -> dict[str, Any]:
+        """Per-message and prefix-preserving; tools are described by the runtime, calls are in the content."""
+        return {"prefix_preserving": True, "renders_tools": False, "tool_call_format": "hermes", "tool_role": "tool"}
+
+    def stop_ids(self, chat_template: str | None) -> list[int]:
+        return [self.eos_id]
+
+    def encode_messages(
+        self,
+        messages: Sequence[dict[str, Any]],
+        add_generation_prompt: bool,
+        chat_template: str | None,
+        tools: Sequence[Any] | None = None,
+        context: int = 0,
+    ) -> list[list[int]]:
+        """One sequence per message from `context` on; `tools` and `tool_calls` are not rendered
+        (the runtime describes tools in the system prompt, a call is in the assistant's content)."""
+        if context > len(messages):
+            raise ValueError(f"context: {context} is more than the {len(messages)} messages")
+        if context == len(messages) and add_generation_prompt and messages:
+            raise ValueError("context: equals the number of messages, so no message is left to carry the generation prompt")
         if chat_template not in (None, "", "chatml"):
             raise NotImplementedError("the word-level tokenizer only has its built-in ChatML-like template (chat_template null or 'chatml')")
         seqs = []
@@ -90,7 +114,7 @@ class WordTokenizer:
                 seqs[-1] = seqs[-1] + prompt
             else:
                 seqs.append(prompt)
-        return seqs
+        return seqs[context:]
 
     def save(self, directory: str) -> list[str]:
         import json
@@ -125,46 +149,77 @@ class WordTokenizer:
 
 
 class HFTokenizer:
-    """A transformers tokenizer with its chat template. Messages are rendered incrementally: the
-    template applied to messages[:k+1] minus its rendering of messages[:k] gives message k's text,
-    tokenized on its own (the runtime never re-tokenizes what came before)."""
+    """A transformers tokenizer with its chat template (chat_template.py): the whole conversation
+    is rendered once and each message's text, cut out of that rendering, is tokenized on its own."""
 
     kind = "hf"
 
     def __init__(self, source: str, trust_remote_code: bool = False) -> None:
         from transformers import AutoTokenizer
 
+        self.source = source
         self.tok = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code)
         self.eos_id = self.tok.eos_token_id if self.tok.eos_token_id is not None else -1
         self.bos_id = self.tok.bos_token_id if self.tok.bos_token_id is not None else -1
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else (self.eos_id if self.eos_id >= 0 else 0)
+        self._templates: dict[str | None, ChatTemplate] = {}
 
     @property
     def vocab_size(self) -> int:
         return len(self.tok)
 
-    def decode(self, ids: Sequence[int], skip_special: bool = False) -> str:
-        return self.tok.decode([int(i) for i in ids], skip_special_tokens=skip_special)
+    def template(self, chat_template: str | None) -> ChatTemplate:
+        """The model's own template (chat_template null) or the override, probed once."""
+        key = chat_template or None
+        if key not in self._templates:
+            self._templates[key] = ChatTemplate(self.tok, key)
+        return self._templates[key]
 
-    def encode_messages(self, messages: Sequence[dict[str, Any]], add_generation_prompt: bool, chat_template: str | None) -> list[list[int]]:
-        kwargs: dict[str, Any] = {"tokenize": False}
-        if chat_template:
-            kwargs["chat_template"] = chat_template
-        msgs = [{"role": m["role"], "content": m.get("content", "")} for m in messages]
-        seqs: list[list[int]] = []
-        previous = ""
-        for k in range(len(msgs)):
-            last = k == len(msgs) - 1
-            text = self.tok.apply_chat_template(msgs[: k + 1], add_generation_prompt=add_generation_prompt and last, **kwargs)
-            if not text.startswith(previous):
-                # The template is not prefix-stable (it rewrites earlier turns): tokenize this
-                # message's own rendering instead of a delta.
-                piece = self.tok.apply_chat_template(msgs[k : k + 1], add_generation_prompt=add_generation_prompt and last, **kwargs)
-            else:
-                piece = text[len(previous) :]
-            previous = text
-            seqs.append(self.tok(piece, add_special_tokens=False)["input_ids"])
-        return seqs
+    def template_info(self, chat_template: str | None) -> dict[str, Any]:
+        return self.template(chat_template).info.to_message()
+
+    def stop_ids(self, chat_template: str | None) -> list[int]:
+        """eos, the generation config's end ids, and the template's end-of-turn token."""
+        ids = [self.eos_id] + _generation_config_eos(self.source)
+        eot = self.template(chat_template).eot
+        if eot:
+            eot_id = self.tok.convert_tokens_to_ids(eot)
+            if isinstance(eot_id, int):
+                ids.append(eot_id)
+        return list(dict.fromkeys(i for i in ids if isinstance(i, int) and 0 <= i < self.vocab_size))
+
+    def decode(self, ids: Sequence[int], skip_special: bool = False) -> str:
+        # no clean-up of spaces before punctuation: the text is what the model generated
+        return self.tok.decode([int(i) for i in ids], skip_special_tokens=skip_special, clean_up_tokenization_spaces=False)
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self.tok(text, add_special_tokens=False)["input_ids"])
+
+    def encode_messages(
+        self,
+        messages: Sequence[dict[str, Any]],
+        add_generation_prompt: bool,
+        chat_template: str | None,
+        tools: Sequence[Any] | None = None,
+        context: int = 0,
+    ) -> list[list[int]]:
+        pieces = self.template(chat_template).segments(messages, add_generation_prompt, tools, context)
+        return [self.encode_text(piece) for piece in pieces]
 
     def save(self, directory: str) -> list[str]:
         return [p.split("/")[-1] for p in self.tok.save_pretrained(directory)]
+
+
+def _generation_config_eos(source: str) -> list[int]:
+    """generation_config.json's eos_token_id (an int or a list) beside the tokenizer, if any."""
+    path = os.path.join(source, "generation_config.json")
+    if not os.path.isfile(path):
+        return []
+    try:
+        with open(path) as f:
+            eos = json.load(f).get("eos_token_id")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if isinstance(eos, int):
+        return [eos]
+    return [i for i in eos if isinstance(i, int)] if isinstance(eos, list) else []

@@ -2,7 +2,7 @@
 // over the runtime's vocabulary, weights initialised from the seed (policy on stream 1, critic
 // on stream 2), the optimizers, and the reference policy's mode. A new configuration replaces
 // every slot of the previous one.
-import type { ConfigureParams, ConfigureResult } from "../../contracts/trainer-protocol.js";
+import type { ChatTemplateInfo, ConfigureParams, ConfigureResult } from "../../contracts/trainer-protocol.js";
 import { unsupported } from "./errors.js";
 import { paramSpecs, ParamSet, type ModelShape } from "./model.js";
 import { parseTinyModel, TINY_MODEL } from "../../plan/model-name.js";
@@ -34,6 +34,9 @@ function criticFor(shape: ModelShape, seed: number, policy: ParamSet, init: Crit
   return critic;
 }
 
+/** builtin:tiny's template (tokenizer.ts): per message, so prefix-preserving; the runtime describes tools. */
+const TEMPLATE: ChatTemplateInfo = { prefix_preserving: true, renders_tools: false, tool_call_format: "hermes", tool_role: "tool" };
+
 const decayed = (set: ParamSet) => new Set(set.specs.filter((s) => s.decay).map((s) => s.name));
 
 export function configure(state: TrainerState, p: ConfigureParams): ConfigureResult {
@@ -63,7 +66,7 @@ export function configure(state: TrainerState, p: ConfigureParams): ConfigureRes
   state.policyVersion = 0;
   return {
     model: { name: TINY_MODEL, parameters: policy.count },
-    tokenizer: { vocab_size: tokenizer.size, bos_id: BOS, eos_id: EOS, pad_id: PAD },
+    tokenizer: { vocab_size: tokenizer.size, bos_id: BOS, eos_id: EOS, pad_id: PAD, stop_ids: [EOS], template: TEMPLATE },
     policy_version: state.policyVersion,
   };
 }

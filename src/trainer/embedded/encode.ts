@@ -5,10 +5,21 @@ import { rows } from "./batching.js";
 import { invalidOnInputError } from "./errors.js";
 import type { TrainerState } from "./state.js";
 
-/** One sequence per message, already wrapped by the chat template. */
+/**
+ * One sequence per message from `p.context` on, already wrapped by the chat template. The template
+ * is per message and prefix-preserving, so the messages already in the context are a plain cut;
+ * `tools` and `tool_calls` are not rendered (the runtime describes tools in the system prompt and
+ * a call is in the assistant's content).
+ */
 export function encode(state: TrainerState, p: EncodeParams): Ragged<Int32Array> {
   const { tokenizer } = state.conf;
-  return invalidOnInputError(() => ragged(tokenizer.encodeMessages(p.messages, p.add_generation_prompt), Int32Array));
+  return invalidOnInputError(() => {
+    const context = p.context ?? 0;
+    const n = p.messages.length;
+    if (context > n) throw new RangeError(`context: ${context} is more than the ${n} messages`);
+    if (context === n && n > 0 && p.add_generation_prompt) throw new RangeError("context: equals the number of messages, so no message is left to carry the generation prompt");
+    return ragged(tokenizer.encodeMessages(p.messages, p.add_generation_prompt).slice(context), Int32Array);
+  });
 }
 
 export function decode(state: TrainerState, ids: Ragged<Int32Array>): string[] {
