@@ -117,6 +117,10 @@ def _load_model(spec: str, dtype: str | None, vocabulary: Any, options: dict[str
     return handle, _tokenizer_of(spec, tok_source, vocabulary, options)
 
 
+# any of these in a model directory: it carries its tokenizer
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+
+
 def _tokenizer_of(spec: str, source: str, vocabulary: Any, options: dict[str, Any]) -> Any:
     """The tokenizer beside a pretrained model: the word-level vocabulary of a checkpoint this
     trainer wrote for a builtin model, else the transformers tokenizer of the directory / repo."""
@@ -129,6 +133,9 @@ def _tokenizer_of(spec: str, source: str, vocabulary: Any, options: dict[str, An
         if vocabulary is None:
             raise invalid(f"policy.model '{spec}' has no word-level vocab.json and no vocabulary was given")
         return WordTokenizer(vocabulary)
+    if os.path.isdir(source) and not any(os.path.exists(os.path.join(source, name)) for name in TOKENIZER_FILES):
+        # transformers 5 would build an empty tokenizer from the config alone
+        raise invalid(f"policy.model '{spec}': directory {source} has no tokenizer files ({', '.join(TOKENIZER_FILES)}); copy the tokenizer beside the weights")
     try:
         return HFTokenizer(source, bool(options.get("trust_remote_code")))
     except (OSError, ValueError) as e:
