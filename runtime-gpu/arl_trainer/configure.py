@@ -40,7 +40,7 @@ def configure(state: TrainerState, p: dict) -> dict:
     if precision not in ("bf16", "fp32"):
         raise invalid("options.precision must be bf16 or fp32")
 
-    handle, tokenizer = _load_model(spec, _policy_dtype(policy), p["vocabulary"], options, seed)
+    handle, tokenizer = _load_model(spec, policy.get("dtype"), p["vocabulary"], options, seed)
     handle.module.to(device)
     if options.get("gradient_checkpointing"):
         handle.set_gradient_checkpointing(True)
@@ -81,19 +81,9 @@ def configure(state: TrainerState, p: dict) -> dict:
     }
 
 
-# the storage dtypes configure's policy.dtype names (docs/protocol.md)
-POLICY_DTYPES = ("float32", "bfloat16", "float16")
-
-
-def _policy_dtype(policy: dict) -> str | None:
-    dtype = policy.get("dtype")
-    if dtype is not None and dtype not in POLICY_DTYPES:
-        raise invalid(f"policy.dtype must be one of {', '.join(POLICY_DTYPES)} (or absent: float32), got {dtype!r}")
-    return dtype
-
-
 def _load_model(spec: str, dtype: str | None, vocabulary: Any, options: dict[str, Any], seed: int) -> tuple[LMHandle, Any]:
-    """The policy's handle in `dtype` (policy.dtype; absent: float32) and its tokenizer: a builtin
+    """The policy's handle in `dtype` (policy.dtype, which the protocol schema checked; absent:
+    float32) and its tokenizer: a builtin
     model over the request's vocabulary, or a pretrained / checkpoint directory with the
     tokenizer beside it."""
     if spec.startswith("builtin:"):
@@ -102,7 +92,8 @@ def _load_model(spec: str, dtype: str | None, vocabulary: Any, options: dict[str
         except ValueError as e:
             raise invalid(str(e)) from None
         if b.dtype is not None and dtype is not None and b.dtype != dtype:
-            raise invalid(f"policy.dtype is {dtype} but the model spec {spec} says dtype={b.dtype}: give one of them")
+            # the spec's own parameter is the more specific one (a plan may send the default)
+            log.warning("model %s says dtype=%s: it overrides policy.dtype %s", spec, b.dtype, dtype)
         if vocabulary is not None:
             tok = WordTokenizer(vocabulary)
             b.config["vocab_size"] = max(tok.vocab_size, int(b.config.get("vocab_size", 0) or 0))

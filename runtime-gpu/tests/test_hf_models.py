@@ -111,7 +111,7 @@ def test_the_weights_load_in_policy_dtype_exactly(dtype, model_dirs):
         assert own[name].dtype == getattr(torch, dtype) and torch.equal(own[name], tensor.to(own[name].dtype)), name
 
 
-def test_absent_dtype_is_float32_and_a_builtin_spec_may_not_contradict_it():
+def test_absent_dtype_is_float32_and_a_builtin_spec_s_own_dtype_wins():
     t = new_trainer()
     params = configure_params("builtin:tiny?hidden=16&layers=1&heads=2&kv_heads=1&intermediate=32")
     t.configure(params)
@@ -119,10 +119,13 @@ def test_absent_dtype_is_float32_and_a_builtin_spec_may_not_contradict_it():
     params["policy"]["dtype"] = "bfloat16"
     t.configure(params)
     assert t.state.conf.dtype == torch.bfloat16
-    params["policy"]["model"] += "&dtype=float32"
+    params["policy"]["model"] += "&dtype=float64"
+    t.configure(params)
+    assert t.state.conf.dtype == torch.float64
+    params["policy"]["dtype"] = "float64"
     with pytest.raises(RequestError) as e:
         t.configure(params)
-    assert e.value.code == "invalid_request" and "policy.dtype" in str(e.value)
+    assert e.value.code == "invalid_request" and "policy.dtype must be one of float32, bfloat16, float16" in str(e.value)
 
 
 def refused(params: dict) -> RequestError:
