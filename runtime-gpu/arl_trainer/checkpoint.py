@@ -1,8 +1,10 @@
 """save / load: a checkpoint directory, written whole under a temporary name and renamed into
 place (the old one is replaced only once the new one is complete and synced).
 
-Files: model.safetensors (transformers tensor names, tied lm_head.weight left out), config.json,
-the tokenizer's files, optimizer.pt (AdamW and RNG states; optimizer.rankR.pt per rank under
+Files: model.safetensors (transformers tensor names, tied lm_head.weight left out), config.json
+(and generation_config.json for transformers models), the tokenizer's files (chat template
+included), so `AutoModelForCausalLM.from_pretrained` and `AutoTokenizer.from_pretrained` load the
+directory, optimizer.pt (AdamW and RNG states; optimizer.rankR.pt per rank under
 FSDP), critic / reference / behaviour .safetensors when those slots hold weights, trainer.json."""
 from __future__ import annotations
 
@@ -138,8 +140,7 @@ def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, 
     # transformers insists on metadata format "pt"
     st_meta = {"format": "pt", "arl_format": CHECKPOINT_FORMAT, "model": conf.spec}
     safetensors_io.save_file(policy_sd, os.path.join(d, "model.safetensors"), st_meta)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(conf.weights.handle.config_json(conf.dtype), f, indent=2)
+    conf.weights.handle.write_config(d, conf.dtype)
     conf.tokenizer.save(d)
     if critic_sd is not None:
         safetensors_io.save_file(critic_sd, os.path.join(d, "critic.safetensors"), st_meta)

@@ -10,8 +10,9 @@ import torch
 import torch.nn as nn
 
 from .errors import invalid, unsupported
-from .model import HFHandle, LMHandle, PolicyForward, layers_of, load_pretrained, make_value_model
+from .model import LMHandle, PolicyForward, layers_of, make_value_model
 from .optimizer import Optim
+from .pretrained import load_pretrained, transformers_available, word_vocabulary
 from .qwen2 import DTYPES, Qwen2Config, build_plain, count_parameters, parse_builtin
 from .rng import seed_everything
 from .state import Configured, Optimizers, TrainerState, WeightSlots
@@ -39,7 +40,7 @@ def configure(state: TrainerState, p: dict) -> dict:
     if precision not in ("bf16", "fp32"):
         raise invalid("options.precision must be bf16 or fp32")
 
-    handle, tokenizer = _load_model(spec, p["vocabulary"], options, seed)
+    handle, tokenizer = _load_model(spec, policy.get("dtype"), p["vocabulary"], options, seed)
     tokenizer_result = _tokenizer_result(tokenizer, policy["chat_template"])
     handle.module.to(device)
     if options.get("gradient_checkpointing"):
@@ -100,14 +101,19 @@ def _tokenizer_result(tokenizer: Any, chat_template: str | None) -> dict[str, An
     }
 
 
-def _load_model(spec: str, vocabulary: Any, options: dict[str, Any], seed: int) -> tuple[LMHandle, Any]:
-    """The policy's handle and its tokenizer: a builtin model over the request's vocabulary, or a
-    pretrained / checkpoint directory with the tokenizer beside it."""
+def _load_model(spec: str, dtype: str | None, vocabulary: Any, options: dict[str, Any], seed: int) -> tuple[LMHandle, Any]:
+    """The policy's handle in `dtype` (policy.dtype, which the protocol schema checked; absent:
+    float32) and its tokenizer: a builtin
+    model over the request's vocabulary, or a pretrained / checkpoint directory with the
+    tokenizer beside it."""
     if spec.startswith("builtin:"):
         try:
             b = parse_builtin(spec)
         except ValueError as e:
             raise invalid(str(e)) from None
+        if b.dtype is not None and dtype is not None and b.dtype != dtype:
+            # the spec's own parameter is the more specific one (a plan may send the default)
+            log.warning("model %s says dtype=%s: it overrides policy.dtype %s", spec, b.dtype, dtype)
         if vocabulary is not None:
             tok = WordTokenizer(vocabulary)
             b.config["vocab_size"] = max(tok.vocab_size, int(b.config.get("vocab_size", 0) or 0))
@@ -117,22 +123,37 @@ def _load_model(spec: str, vocabulary: Any, options: dict[str, Any], seed: int) 
         else:
             raise invalid(f"model {spec} builds its tokenizer from 'vocabulary', which is null (or give vocab=N in the spec)")
         cfg = Qwen2Config(**b.config, bos_token_id=tok.bos_id, eos_token_id=tok.eos_id, pad_token_id=tok.pad_id)
-        return LMHandle(build_plain(cfg, seed, DTYPES[b.dtype or "float32"]), spec), tok
-    dtype = DTYPES.get(options.get("dtype", "float32"), torch.float32)
+        return LMHandle(build_plain(cfg, seed, DTYPES[b.dtype or dtype or "float32"]), spec), tok
+    handle, tok_source = load_pretrained(spec, DTYPES[dtype or "float32"], options)
+    return handle, _tokenizer_of(spec, tok_source, vocabulary, options)
+
+
+# any of these in a model directory: it carries its tokenizer
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+
+
+def _tokenizer_of(spec: str, source: str, vocabulary: Any, options: dict[str, Any]) -> Any:
+    """The tokenizer beside a pretrained model: the word-level vocabulary of a checkpoint this
+    trainer wrote for a builtin model, else the transformers tokenizer of the directory / repo."""
+    if os.path.isdir(source) and word_vocabulary(source):
+        try:
+            return WordTokenizer.load(source)
+        except (ValueError, KeyError) as e:
+            raise invalid(f"policy.model '{spec}': {e}") from None
+    if not transformers_available():
+        if vocabulary is None:
+            raise invalid(f"policy.model '{spec}' has no word-level vocab.json and no vocabulary was given")
+        return WordTokenizer(vocabulary)
+    if os.path.isdir(source) and not any(os.path.exists(os.path.join(source, name)) for name in TOKENIZER_FILES):
+        # transformers 5 would build an empty tokenizer from the config alone
+        raise invalid(f"policy.model '{spec}': directory {source} has no tokenizer files ({', '.join(TOKENIZER_FILES)}); copy the tokenizer beside the weights")
     try:
-        handle, tok_source = load_pretrained(spec, dtype, options)
-    except ModuleNotFoundError as e:
-        raise unsupported(str(e)) from None
+        return HFTokenizer(source, bool(options.get("trust_remote_code")))
     except (OSError, ValueError) as e:
-        raise invalid(f"cannot load model '{spec}': {e}") from None
-    # a checkpoint this trainer wrote keeps its word vocabulary (vocab.json), whichever code loads the weights
-    word = WordTokenizer.load(tok_source) if os.path.isdir(tok_source) else None
-    if isinstance(handle, HFHandle):
-        return handle, word or HFTokenizer(tok_source, bool(options.get("trust_remote_code")))
-    word = word or (WordTokenizer(vocabulary) if vocabulary else None)
-    if word is None:
-        raise invalid(f"{spec} has no vocab.json and no vocabulary was given")
-    return handle, word
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise invalid(
+            f"policy.model '{spec}': cannot load its tokenizer from {source} ({reason}); a model directory needs tokenizer.json and tokenizer_config.json"
+        ) from None
 
 
 def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, seed: int, device: torch.device) -> WeightSlots:

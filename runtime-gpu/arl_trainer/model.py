@@ -1,13 +1,13 @@
 """The model handles the trainer uses: one interface over the plain model (qwen2.py) and
-transformers' AutoModelForCausalLM, the value model (critic), and model loading.
+transformers' AutoModelForCausalLM, and the value model (critic).
 
 Everything the trainer needs from a causal LM is in `LMHandle`: hidden states, the output head,
-a savable config. `hf:ORG/NAME` and local checkpoint directories load through transformers when
-it is importable (see `load_pretrained`); a directory written by this trainer loads without it.
+the files that describe the model in a checkpoint. pretrained.py loads them.
 """
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from .qwen2 import HAS_SDPA, build_plain, is_plain_checkpoint, load_plain_checkpoint
+from .qwen2 import build_plain
 
 # --- value head ----------------------------------------------------------------------------------
 
@@ -86,8 +86,10 @@ class LMHandle:
     def set_gradient_checkpointing(self, on: bool) -> None:
         self.module.model.gradient_checkpointing = on
 
-    def config_json(self, dtype: torch.dtype) -> dict[str, Any]:
-        return self.module.config.to_hf_dict(str(dtype).replace("torch.", ""))
+    def write_config(self, directory: str, dtype: torch.dtype) -> None:
+        """config.json (transformers' Qwen2 fields), so transformers loads the checkpoint too."""
+        with open(os.path.join(directory, "config.json"), "w") as f:
+            json.dump(self.module.config.to_hf_dict(str(dtype).replace("torch.", "")), f, indent=2)
 
 
 class HFHandle(LMHandle):
@@ -96,10 +98,9 @@ class HFHandle(LMHandle):
     kind = "hf"
 
     def hidden(self, module, input_ids, attention_mask=None, position_ids=None, past=None, use_cache=False):
-        out = module.base_model(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, past_key_values=past, use_cache=use_cache
-        )
-        return out[0], (out.past_key_values if use_cache else None)
+        # transformers 5 names the KV cache `cache` (argument and output; past_key_values before)
+        out = module.base_model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, cache=past, use_cache=use_cache)
+        return out[0], (out.cache if use_cache else None)
 
     def head(self, module, h: torch.Tensor) -> torch.Tensor:
         logits = module.get_output_embeddings()(h)
@@ -138,51 +139,16 @@ class HFHandle(LMHandle):
         else:
             self.module.gradient_checkpointing_disable()
 
-    def config_json(self, dtype: torch.dtype) -> dict[str, Any]:
-        d = self.module.config.to_dict()
-        d["torch_dtype"] = str(dtype).replace("torch.", "")
-        return d
-
-
-def transformers_available() -> bool:
-    try:
-        import transformers  # noqa: F401
-    except Exception:
-        return False
-    return True
-
-
-def resolve_local(spec: str) -> str | None:
-    """A local checkpoint directory named by the spec (a path, or `file:PATH`), if it exists."""
-    path = spec[len("file:") :] if spec.startswith("file:") else spec
-    path = os.path.expanduser(path)
-    return path if os.path.isdir(path) else None
-
-
-def load_pretrained(spec: str, dtype: torch.dtype, options: dict[str, Any]):
-    """(handle, tokenizer source) for `hf:ORG/NAME` or a local path.
-
-    A local directory written by this trainer (Qwen2 config + model.safetensors) loads with the
-    plain model when transformers is missing; anything else needs transformers."""
-    local = resolve_local(spec)
-    if local is not None and (not transformers_available() or options.get("prefer_plain")) and is_plain_checkpoint(local):
-        model = load_plain_checkpoint(local, dtype)
-        return LMHandle(model, spec), local
-    if not transformers_available():
-        raise ModuleNotFoundError(
-            f"model '{spec}' needs the transformers library (pip install transformers), which is not installed; "
-            "use builtin:tiny or a checkpoint directory written by this trainer"
-        )
-    from transformers import AutoModelForCausalLM
-
-    name = local if local is not None else spec[len("hf:") :] if spec.startswith("hf:") else spec
-    kwargs: dict[str, Any] = {"torch_dtype": dtype}
-    attn = options.get("attn_implementation") or ("sdpa" if HAS_SDPA else "eager")
-    kwargs["attn_implementation"] = attn
-    if options.get("trust_remote_code"):
-        kwargs["trust_remote_code"] = True
-    model = AutoModelForCausalLM.from_pretrained(name, **kwargs)
-    return HFHandle(model, spec), name
+    def write_config(self, directory: str, dtype: torch.dtype) -> None:
+        """config.json and generation_config.json as save_pretrained writes them."""
+        config = copy.deepcopy(self.module.config)
+        config.dtype = dtype
+        if not getattr(config, "architectures", None):
+            config.architectures = [type(self.module).__name__]
+        config.save_pretrained(directory)
+        generation = getattr(self.module, "generation_config", None)
+        if generation is not None:
+            generation.save_pretrained(directory)
 
 
 def make_value_model(policy: LMHandle, init: str, seed: int) -> ValueModel:

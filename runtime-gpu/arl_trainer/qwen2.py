@@ -58,7 +58,7 @@ class Qwen2Config:
     def head_dim(self) -> int:
         return self.hidden_size // self.num_attention_heads
 
-    def to_hf_dict(self, torch_dtype: str = "float32") -> dict[str, Any]:
+    def to_hf_dict(self, dtype: str = "float32") -> dict[str, Any]:
         d = asdict(self)
         d.pop("attention_bias")
         d.pop("initializer_range")
@@ -73,7 +73,7 @@ class Qwen2Config:
                 "use_sliding_window": False,
                 "sliding_window": None,
                 "max_window_layers": self.num_hidden_layers,
-                "torch_dtype": torch_dtype,
+                "dtype": dtype,
             }
         )
         return d
@@ -371,7 +371,8 @@ def load_plain_checkpoint(path: str, dtype: torch.dtype | None = None) -> Qwen2F
     cfg = Qwen2Config.from_hf_dict(raw)
     tensors = safetensors_io.load_file(os.path.join(path, "model.safetensors"))
     if dtype is None:
-        dtype = DTYPES.get(raw.get("torch_dtype", "float32"), torch.float32)
+        # transformers 5 writes "dtype", older versions "torch_dtype"
+        dtype = DTYPES.get(raw.get("dtype") or raw.get("torch_dtype") or "float32", torch.float32)
     with torch.random.fork_rng(devices=[]):
         model = Qwen2ForCausalLM(cfg)
     model = model.to(dtype)

@@ -171,7 +171,7 @@ def test_transformers_loads_the_checkpoint(tmp_path):
     transformers = pytest.importorskip("transformers", reason="transformers is not installed (the GPU machine has it)")
     t = make(critic=False)
     t.save({"path": str(tmp_path / "ck")})
-    hf = transformers.Qwen2ForCausalLM.from_pretrained(str(tmp_path / "ck"), torch_dtype=torch.float32, attn_implementation="eager").eval()
+    hf = transformers.Qwen2ForCausalLM.from_pretrained(str(tmp_path / "ck"), dtype=torch.float32, attn_implementation="eager").eval()
     with torch.no_grad():
         ours = logits_of(t, IDS)
         theirs = hf(torch.tensor([IDS])).logits[0].double().numpy()  # transformers on CPU
