@@ -102,6 +102,12 @@ function localBackendModels(plan: Plan): PlanRefusal[] {
       hint: "remove chat_template, or run on the PyTorch trainer (resources.backend: torch)",
     });
   }
+  if (plan.policy.lora !== null) {
+    out.push({ code: "local-backend-model", path: ["policy", "lora"], message: "the embedded trainer (backend local) trains all of builtin:tiny's weights and has no LoRA adapters", hint: "remove lora, or run on the PyTorch trainer (resources.backend: torch)" });
+  }
+  if (plan.policy.dtype !== "float32") {
+    out.push({ code: "local-backend-model", path: ["policy", "dtype"], message: `the embedded trainer (backend local) stores float32 weights only, not ${plan.policy.dtype}`, hint: "remove dtype, or run on the PyTorch trainer (resources.backend: torch)" });
+  }
   // Cross-policy pool models are not checked here: they are served by whatever trainer command
   // runs (test doubles name their own), and the trainer refuses one it cannot serve at configure.
   return out;

@@ -121,6 +121,19 @@ const table: readonly Row[] = [
     code: "local-backend-model",
   },
   {
+    // The runtime's twin is the embedded trainer's configure refusal naming policy.lora.
+    refusal: "LoRA adapters on the embedded trainer",
+    spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny", lora { rank: 8, alpha: 16 }'),
+    at: "lora {",
+    code: "local-backend-model",
+  },
+  {
+    refusal: "a weight dtype other than float32 on the embedded trainer",
+    spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny", dtype: bfloat16'),
+    at: "bfloat16",
+    code: "local-backend-model",
+  },
+  {
     refusal: "a builtin:tiny shape the embedded trainer cannot build",
     spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny?hidden=100000"'),
     at: "hidden=100000",

@@ -282,8 +282,9 @@ split is empty and every evaluation would be too. Raise tasks or the fraction.`,
     stage: "plan",
     title: "The embedded trainer (backend local) cannot serve this model",
     explanation: `The embedded CPU trainer serves only builtin:tiny (its shape written in the name, e.g.
-builtin:tiny?hidden=32&embed=16&heads=2&key=8) with its own chat template. Hugging Face models and
-local checkpoints need the PyTorch trainer: resources.backend: torch.`,
+builtin:tiny?hidden=32&embed=16&heads=2&key=8) with its own chat template, training every float32 weight. Hugging Face models,
+local checkpoints, LoRA adapters (policy.lora) and other weight dtypes (policy.dtype) need the
+PyTorch trainer: resources.backend: torch.`,
   },
   "torch-backend-model": {
     stage: "plan",
