@@ -9,7 +9,7 @@ import logging
 import torch
 import torch.nn as nn
 
-from .errors import invalid
+from .errors import invalid, unsupported
 from .model import LMHandle, PolicyForward
 from .qwen2 import load_state_dict_strict
 from .state import Configured, TrainerState, configured
@@ -44,7 +44,7 @@ def sampler_of(state: TrainerState, which: str) -> tuple[PolicyForward, int | No
     raise invalid("generate samples from the current or behaviour policy")
 
 
-def scoring_weights(conf: Configured, which: str) -> PolicyForward:
+def scoring_weights(conf: Configured, which: str) -> nn.Module:
     """The slot a logprobs request reads: current, reference or behaviour."""
     w = conf.weights
     if which == "reference":
@@ -63,6 +63,8 @@ def snapshot(state: TrainerState, params: dict) -> dict:
     """Copies the current weights into the behaviour slot (docs/protocol.md, behaviour policy)."""
     conf = configured(state)
     w = conf.weights
+    if w.adapters is not None:
+        raise unsupported("snapshot with policy.lora: behaviour snapshots of adapters are not implemented; run synchronously")
     if w.behaviour is None:
         if state.dist.strategy == "fsdp":
             raise invalid("with sharded weights the behaviour slot is allocated at configure: send configure.behaviour_policy true")

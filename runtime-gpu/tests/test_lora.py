@@ -1,0 +1,161 @@
+"""policy.lora (lora.py) on a random Qwen3 built by transformers (hf_models.py) and real peft: only
+the adapters train, the KL reference is the base model without a second copy of its weights,
+checkpoints hold PEFT adapters that PeftModel.from_pretrained loads, resume is exact."""
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from helpers import configure_params, make_batch, new_trainer  # noqa: E402
+from hf_models import make_model_dir  # noqa: E402
+
+from arl_trainer.errors import RequestError  # noqa: E402
+from arl_trainer.framing import Ragged  # noqa: E402
+
+LORA = {"rank": 4, "alpha": 8, "dropout": 0.0, "targets": ["q_proj", "v_proj", "o_proj"]}
+KL = {"coef": 0.1, "estimator": "k3", "placement": "loss", "reference": {"kind": "initial"}}
+IDS = Ragged.from_sequences([[9, 311, 2048, 77, 5000, 13], [100, 200, 300, 400]], "int32")
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return str(make_model_dir(tmp_path_factory.mktemp("qwen3"), arch="qwen3", tokenizer="qwen3", layers=2, hidden=32, seed=3))
+
+
+def lora_trainer(model_dir, lora=LORA, kl=KL, **extra):
+    t = new_trainer()
+    p = configure_params(model=model_dir, kl=kl, lr=1e-2)
+    p["vocabulary"] = None
+    p["policy"]["lora"] = lora
+    p.update(extra)
+    t.configure(p)
+    return t
+
+
+def batch(seed=0):
+    b = make_batch(6000, seed=seed, ref=False)
+    b["kl"] = {"coef": 0.1, "estimator": "k3", "placement": "loss"}
+    return b
+
+
+def logprobs(t, policy="current"):
+    return t.logprobs({"ids": IDS, "policy": policy, "sampling": None})["logprobs"].values
+
+
+def test_only_the_adapters_train(model_dir):
+    t = lora_trainer(model_dir)
+    w = t.state.conf.weights
+    module = w.handle.module
+    trainable = {n for n, q in module.named_parameters() if q.requires_grad}
+    assert trainable and all("lora_A" in n or "lora_B" in n for n in trainable)
+    # every trainable tensor, and nothing else, is in the optimizer
+    in_optimizer = {id(q) for g in t.state.conf.optimizers.policy.param_groups for q in g["params"]}
+    assert in_optimizer == {id(q) for n, q in module.named_parameters() if n in trainable}
+    before = {n: v.detach().clone() for n, v in module.state_dict().items()}
+    t.train_step(batch())
+    t.train_step(batch(1))
+    after = module.state_dict()
+    changed = {n for n in before if not torch.equal(before[n], after[n])}
+    assert changed and changed <= trainable
+    assert any("lora_B" in n for n in changed)
+
+
+def test_the_reference_is_the_base_model_without_a_copy(model_dir):
+    t = lora_trainer(model_dir)
+    w = t.state.conf.weights
+    # before any step the adapters are zero (B = 0): policy and reference agree exactly, KL = 0
+    assert np.array_equal(logprobs(t, "current"), logprobs(t, "reference"))
+    first = t.train_step(batch())
+    assert first["kl"] == 0.0
+    # no second copy of the base weights: the reference slot owns no tensor, and the trainer's
+    # tensors are the base model's plus the adapters
+    assert list(w.reference.parameters()) == []
+    full = new_trainer()
+    p = configure_params(model=model_dir, kl=KL)
+    p["vocabulary"] = None
+    full.configure(p)
+    base_count = sum(q.numel() for q in full.state.conf.weights.policy.parameters())
+    lora_count = sum(q.numel() for q in w.policy.parameters() if q.requires_grad)
+    assert sum(q.numel() for q in w.policy.parameters()) == base_count + lora_count
+    pointers = {q.data_ptr() for q in w.policy.parameters()}
+    assert len(pointers) == len(list(w.policy.parameters()))
+    # after training, the policy moved and the reference is still exactly the base model
+    t.train_step(batch(1))
+    assert not np.array_equal(logprobs(t, "current"), logprobs(t, "reference"))
+    assert np.array_equal(logprobs(t, "reference"), logprobs(full, "current"))
+    assert t.train_step(batch())["kl"] > 0
+
+
+def test_saved_adapters_load_with_peft(model_dir, tmp_path):
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    t = lora_trainer(model_dir)
+    t.train_step(batch())
+    t.train_step(batch(1))
+    out = str(tmp_path / "ckpt")
+    files = t.save({"path": out})["files"]
+    assert "adapter_config.json" in files and "adapter_model.safetensors" in files
+    assert "model.safetensors" not in files and "reference.safetensors" not in files
+    base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    peft_model = PeftModel.from_pretrained(base, out).eval()
+    x = torch.tensor([[9, 311, 2048, 77, 5000, 13]])
+    with torch.no_grad():
+        theirs = peft_model(input_ids=x).logits[0]
+        policy = t.state.conf.weights.policy
+        policy.eval()
+        ours = policy(x)[0]
+    assert torch.allclose(ours, theirs, atol=1e-5, rtol=0)
+    # and the adapters are not nothing: the base model alone answers otherwise
+    with torch.no_grad(), peft_model.disable_adapter():
+        assert not torch.allclose(peft_model(input_ids=x).logits[0], theirs, atol=1e-5, rtol=0)
+
+
+def test_resume_equals_uninterrupted(model_dir, tmp_path):
+    lora = {**LORA, "dropout": 0.1}  # dropout draws from the RNG, which the checkpoint restores
+    a = lora_trainer(model_dir, lora)
+    a.train_step(batch())
+    out = str(tmp_path / "ckpt")
+    a.save({"path": out})
+    second_a = a.train_step(batch(1))
+    b = lora_trainer(model_dir, lora)
+    loaded = b.load({"path": out})
+    assert loaded["policy_version"] == 1
+    second_b = b.train_step(batch(1))
+    assert second_a == second_b
+    assert np.array_equal(logprobs(a), logprobs(b))
+
+
+def test_what_lora_refuses(model_dir, tmp_path):
+    with pytest.raises(RequestError) as e:
+        lora_trainer(model_dir, behaviour_policy=True)
+    assert e.value.code == "unsupported" and "policy.lora" in str(e.value)
+    with pytest.raises(RequestError) as e:
+        lora_trainer(model_dir, kl={**KL, "reference": {"kind": "refresh", "every": 2}})
+    assert e.value.code == "unsupported" and "refresh" in str(e.value)
+    with pytest.raises(RequestError) as e:
+        lora_trainer(model_dir, {**LORA, "targets": ["query"]})
+    assert e.value.code == "invalid_request" and "policy.lora.targets" in str(e.value) and "q_proj" in str(e.value)
+    t = lora_trainer(model_dir)
+    with pytest.raises(RequestError) as e:
+        t.snapshot({})
+    assert e.value.code == "unsupported" and "policy.lora" in str(e.value)
+    # a checkpoint of adapters needs the same adapters to load
+    out = str(tmp_path / "ckpt")
+    t.save({"path": out})
+    other = lora_trainer(model_dir, {**LORA, "rank": 8})
+    with pytest.raises(RequestError) as e:
+        other.load({"path": out})
+    assert e.value.code == "invalid_request" and "rank" in str(e.value)
+    full = new_trainer()
+    p = configure_params(model=model_dir)
+    p["vocabulary"] = None
+    full.configure(p)
+    with pytest.raises(RequestError) as e:
+        full.load({"path": out})
+    assert "policy.lora" in str(e.value)
+    assert os.path.exists(os.path.join(out, "adapter_config.json"))
