@@ -21,7 +21,7 @@ from . import __version__, lora, safetensors_io
 from .errors import invalid
 from .rng import restore_rng_state, rng_state
 from .state import Configured, TrainerState, configured
-from .weights import frozen_copy, full_state, load_tensors, policy_tensors
+from .weights import empty_behaviour_slot, full_state, load_tensors, policy_tensors
 
 CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
 
@@ -39,7 +39,9 @@ def save(state: TrainerState, p: dict) -> dict:
     policy_sd = policy_tensors(state, w.policy) if w.adapters is None else lora.adapter_tensors(w.adapters)
     critic_sd = full_state(state, w.critic) if w.critic is not None else None
     ref_sd = policy_tensors(state, w.reference) if w.reference is not None and w.adapters is None else None
-    behaviour_sd = policy_tensors(state, w.behaviour) if w.behaviour is not None and w.behaviour_version is not None else None
+    behaviour_sd = None
+    if w.behaviour is not None and w.behaviour_version is not None:
+        behaviour_sd = w.behaviour.tensors() if isinstance(w.behaviour, lora.AdapterSnapshot) else policy_tensors(state, w.behaviour)
     files: list[str] = []
     error: Exception | None = None
     if dist.is_main:
@@ -118,8 +120,11 @@ def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[s
         if w.behaviour is None:
             if state.dist.strategy == "fsdp":
                 raise ValueError("the checkpoint has a behaviour policy: configure with behaviour_policy true to load it under sharding")
-            w.behaviour = frozen_copy(w.handle)
-        load_tensors(state, w.behaviour, safetensors_io.load_file(behaviour_file), "lm.")
+            w.behaviour = empty_behaviour_slot(w)
+        if isinstance(w.behaviour, lora.AdapterSnapshot):
+            w.behaviour.load_tensors(safetensors_io.load_file(behaviour_file))
+        else:
+            load_tensors(state, w.behaviour, safetensors_io.load_file(behaviour_file), "lm.")
         w.behaviour_version = int(meta["behaviour_version"])
     else:
         w.behaviour_version = None

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 
 from .errors import invalid, unsupported
-from .lora import AdapterDisabledForward, apply_lora, check_supported
+from .lora import AdapterDisabledForward, AdapterSnapshot, apply_lora, check_supported
 from .model import HFHandle, LMHandle, PolicyForward, layers_of, load_pretrained, make_value_model
 from .optimizer import Optim
 from .qwen2 import DTYPES, Qwen2Config, build_plain, count_parameters, parse_builtin
@@ -42,7 +42,7 @@ def configure(state: TrainerState, p: dict) -> dict:
 
     lora = policy.get("lora")
     if lora is not None:
-        check_supported(algorithm, bool(p.get("behaviour_policy")), state.dist.strategy)
+        check_supported(algorithm, state.dist.strategy)
     handle, tokenizer = _load_model(spec, p["vocabulary"], options, seed)
     handle.module.to(device)
     adapters = apply_lora(handle, lora, bool(options.get("gradient_checkpointing"))) if lora is not None else None
@@ -133,7 +133,7 @@ def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, s
     # `generate`/`logprobs` with policy "behaviour" read; allocated here when asked (sharded
     # weights need it before wrapping), otherwise at the first snapshot
     if behaviour_policy:
-        weights.behaviour = frozen_copy(handle)
+        weights.behaviour = AdapterSnapshot(policy, adapters) if adapters is not None else frozen_copy(handle)
 
     critic_cfg = algorithm.get("critic")
     if critic_cfg:

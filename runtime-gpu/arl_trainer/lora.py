@@ -6,7 +6,8 @@ the trainer is unchanged, and only the adapters require gradients, so only they 
 optimizer. The KL reference is the same model with its adapters disabled (peft's
 `disable_adapter()`): never a second copy of the base weights. Checkpoints hold the adapters in
 the PEFT format (adapter_config.json + adapter_model.safetensors), which
-`PeftModel.from_pretrained(base_model, directory)` loads.
+`PeftModel.from_pretrained(base_model, directory)` loads. The behaviour slot of asynchronous
+rollout holds a copy of the adapters only (AdapterSnapshot).
 """
 from __future__ import annotations
 
@@ -50,13 +51,11 @@ def apply_lora(handle: LMHandle, lora: dict[str, Any], gradient_checkpointing: b
     return peft_model
 
 
-def check_supported(algorithm: dict[str, Any], behaviour_policy: bool, strategy: str) -> None:
+def check_supported(algorithm: dict[str, Any], strategy: str) -> None:
     """What LoRA does not serve, refused at configure with the field that asks for it."""
     ref = (algorithm.get("kl") or {}).get("reference")
     if isinstance(ref, dict) and ref.get("kind") == "refresh":
         raise unsupported("algorithm.kl.reference refresh with policy.lora: the reference is the base model (the adapters disabled); use reference initial")
-    if behaviour_policy:
-        raise unsupported("behaviour_policy (rollout.async) with policy.lora: behaviour snapshots of adapters are not implemented; run synchronously")
     if strategy == "fsdp":
         raise unsupported("policy.lora with sharded weights (FSDP): use data parallelism (DDP) or one rank")
 
@@ -124,3 +123,58 @@ def load_adapters(peft_model: Any, directory: str) -> None:
     missing = [k for k in getattr(result, "missing_keys", []) or [] if "lora_" in k]
     if unexpected or missing:
         raise ValueError(f"the checkpoint's adapters do not fit policy.lora: unexpected {unexpected[:3]}, missing {missing[:3]}")
+
+
+def _adapter_parameters(peft_model: Any) -> dict[str, nn.Parameter]:
+    return {n: q for n, q in peft_model.base_model.model.named_parameters() if "lora_" in n}
+
+
+class AdapterSnapshot(nn.Module):
+    """The behaviour slot under LoRA (asynchronous rollout): the adapters' values at the last
+    snapshot, and nothing else (the base weights are shared with the policy). A forward swaps
+    them into the policy's adapters, runs the policy without gradients, and swaps the current
+    values back; the parameters themselves (what the optimizer and DDP hold) never change
+    identity. Requests are served one at a time, so no training forward sees the swap."""
+
+    def __init__(self, policy: PolicyForward, peft_model: Any) -> None:
+        super().__init__()
+        live = _adapter_parameters(peft_model)
+        self.__dict__["_policy"] = policy
+        self.__dict__["_live"] = live
+        # plain dicts, not buffers: the slot has no state_dict of its own (snapshot_tensors)
+        self.__dict__["_saved"] = {n: q.detach().clone() for n, q in live.items()}
+        self.__dict__["_held"] = {n: torch.empty_like(q) for n, q in live.items()}
+        self.eval()
+
+    @torch.no_grad()
+    def copy_from_policy(self) -> None:
+        for n, q in self._live.items():
+            self._saved[n].copy_(q)
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """The snapshot's adapters under the policy module's parameter names."""
+        return {n: v.detach().cpu().contiguous() for n, v in self._saved.items()}
+
+    @torch.no_grad()
+    def load_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
+        if set(tensors) != set(self._saved):
+            raise ValueError(f"the checkpoint's behaviour adapters do not fit policy.lora ({len(tensors)} tensors, {len(self._saved)} expected)")
+        for n, v in tensors.items():
+            if tuple(v.shape) != tuple(self._saved[n].shape):
+                raise ValueError(f"behaviour adapter {n}: shape {tuple(v.shape)}, expected {tuple(self._saved[n].shape)}")
+            self._saved[n].copy_(v)
+
+    @torch.no_grad()
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        policy = self._policy
+        was = policy.training
+        for n, q in self._live.items():
+            self._held[n].copy_(q)
+            q.copy_(self._saved[n])
+        policy.eval()
+        try:
+            return policy(*args, **kwargs)
+        finally:
+            for n, q in self._live.items():
+                q.copy_(self._held[n])
+            policy.train(was)

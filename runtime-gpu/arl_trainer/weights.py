@@ -9,10 +9,11 @@ import logging
 import torch
 import torch.nn as nn
 
-from .errors import invalid, unsupported
+from .errors import invalid
+from .lora import AdapterSnapshot
 from .model import LMHandle, PolicyForward
 from .qwen2 import load_state_dict_strict
-from .state import Configured, TrainerState, configured
+from .state import Configured, TrainerState, WeightSlots, configured
 
 log = logging.getLogger("arl_trainer")
 
@@ -25,6 +26,11 @@ def frozen_copy(handle: LMHandle) -> PolicyForward:
     copied = copy.copy(handle)
     copied.module = module
     return PolicyForward(copied).eval()
+
+
+def empty_behaviour_slot(w: WeightSlots) -> nn.Module:
+    """A behaviour slot to fill: a frozen copy of the policy, or under LoRA a copy of its adapters only."""
+    return AdapterSnapshot(w.policy, w.adapters) if w.adapters is not None else frozen_copy(w.handle)
 
 
 def behaviour_slot(conf: Configured) -> PolicyForward:
@@ -63,12 +69,12 @@ def snapshot(state: TrainerState, params: dict) -> dict:
     """Copies the current weights into the behaviour slot (docs/protocol.md, behaviour policy)."""
     conf = configured(state)
     w = conf.weights
-    if w.adapters is not None:
-        raise unsupported("snapshot with policy.lora: behaviour snapshots of adapters are not implemented; run synchronously")
     if w.behaviour is None:
         if state.dist.strategy == "fsdp":
             raise invalid("with sharded weights the behaviour slot is allocated at configure: send configure.behaviour_policy true")
-        w.behaviour = frozen_copy(w.handle)
+        w.behaviour = empty_behaviour_slot(w)
+    if isinstance(w.behaviour, AdapterSnapshot):
+        w.behaviour.copy_from_policy()
     else:
         for q_b, q in zip(w.behaviour.parameters(), w.policy.parameters(), strict=True):
             q_b.copy_(q)

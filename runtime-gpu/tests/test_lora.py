@@ -1,6 +1,7 @@
 """policy.lora (lora.py) on a random Qwen3 built by transformers (hf_models.py) and real peft: only
 the adapters train, the KL reference is the base model without a second copy of its weights,
-checkpoints hold PEFT adapters that PeftModel.from_pretrained loads, resume is exact."""
+checkpoints hold PEFT adapters that PeftModel.from_pretrained loads, resume is exact, and behaviour
+snapshots (asynchronous rollout) copy the adapters only."""
 import os
 
 import numpy as np
@@ -130,10 +131,39 @@ def test_resume_equals_uninterrupted(model_dir, tmp_path):
     assert np.array_equal(logprobs(a), logprobs(b))
 
 
+@pytest.mark.parametrize("at_configure", [False, True])
+def test_behaviour_snapshots_copy_the_adapters_only(model_dir, tmp_path, at_configure):
+    t = lora_trainer(model_dir, **({"behaviour_policy": True} if at_configure else {}))
+    w = t.state.conf.weights
+    t.train_step(batch())
+    t.train_step(batch(1))
+    at_snapshot = logprobs(t)
+    assert t.snapshot({})["policy_version"] == 2
+    assert list(w.behaviour.parameters()) == []
+    copied = w.behaviour.tensors()
+    assert copied and all("lora_" in n for n in copied)
+    assert sum(v.numel() for v in copied.values()) == sum(q.numel() for q in w.policy.parameters() if q.requires_grad)
+    t.train_step(batch(2))
+    current = logprobs(t)
+    assert not np.array_equal(current, at_snapshot)
+    assert np.array_equal(logprobs(t, "behaviour"), at_snapshot)
+    # the swap puts the current adapters back exactly
+    assert np.array_equal(logprobs(t), current)
+    s = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": np.array([4, 5], dtype=np.int32), "max_new_tokens": 5}
+    generated = t.generate({"prompts": IDS, "policy": "behaviour", **s})
+    assert generated["policy_version"] == 2
+    assert np.array_equal(logprobs(t), current)
+    # a checkpoint carries the snapshot's adapters
+    out = str(tmp_path / "ckpt")
+    assert "behaviour.safetensors" in t.save({"path": out})["files"]
+    resumed = lora_trainer(model_dir)
+    resumed.load({"path": out})
+    assert resumed.state.conf.weights.behaviour_version == 2
+    assert np.array_equal(logprobs(resumed, "behaviour"), at_snapshot)
+    assert np.array_equal(logprobs(resumed), current)
+
+
 def test_what_lora_refuses(model_dir, tmp_path):
-    with pytest.raises(RequestError) as e:
-        lora_trainer(model_dir, behaviour_policy=True)
-    assert e.value.code == "unsupported" and "policy.lora" in str(e.value)
     with pytest.raises(RequestError) as e:
         lora_trainer(model_dir, kl={**KL, "reference": {"kind": "refresh", "every": 2}})
     assert e.value.code == "unsupported" and "refresh" in str(e.value)
@@ -141,9 +171,6 @@ def test_what_lora_refuses(model_dir, tmp_path):
         lora_trainer(model_dir, {**LORA, "targets": ["query"]})
     assert e.value.code == "invalid_request" and "policy.lora.targets" in str(e.value) and "q_proj" in str(e.value)
     t = lora_trainer(model_dir)
-    with pytest.raises(RequestError) as e:
-        t.snapshot({})
-    assert e.value.code == "unsupported" and "policy.lora" in str(e.value)
     # a checkpoint of adapters needs the same adapters to load
     out = str(tmp_path / "ckpt")
     t.save({"path": out})
