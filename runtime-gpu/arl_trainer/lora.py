@@ -46,7 +46,8 @@ def apply_lora(handle: LMHandle, lora: dict[str, Any], gradient_checkpointing: b
         names = sorted({name.rsplit(".", 1)[-1] for name, m in handle.module.named_modules() if isinstance(m, nn.Linear)})
         raise invalid(f"policy.lora.targets {list(lora['targets'])}: {e} (the model's linear modules are named {', '.join(names)})") from None
     if gradient_checkpointing and hasattr(handle.module, "enable_input_require_grads"):
-        # with frozen embeddings, checkpointed blocks would otherwise see inputs without grad
+        # with frozen embeddings, reentrant checkpointing would see inputs without grad and give
+        # the adapters none (transformers' default, non-reentrant, does not need it)
         handle.module.enable_input_require_grads()
     return peft_model
 

@@ -186,3 +186,17 @@ def test_what_lora_refuses(model_dir, tmp_path):
         full.load({"path": out})
     assert "policy.lora" in str(e.value)
     assert os.path.exists(os.path.join(out, "adapter_config.json"))
+
+
+def test_gradient_checkpointing_gives_the_adapters_the_same_gradients(model_dir):
+    # the embeddings are frozen: checkpointed blocks need inputs that require grad to reach the adapters
+    plain = lora_trainer(model_dir)
+    checkpointed = lora_trainer(model_dir, options={"precision": "fp32", "gradient_checkpointing": True})
+    grads = []
+    for t in (plain, checkpointed):
+        t.compute_gradients(batch())
+        module = t.state.conf.weights.handle.module
+        grads.append({n: q.grad.clone() for n, q in module.named_parameters() if q.requires_grad and q.grad is not None})
+    assert set(grads[0]) == set(grads[1]) and any("lora_B" in n for n in grads[0])
+    for n, g in grads[0].items():
+        assert torch.allclose(g, grads[1][n], atol=1e-6, rtol=1e-5), n
