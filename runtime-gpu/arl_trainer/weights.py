@@ -72,8 +72,8 @@ def snapshot(state: TrainerState, params: dict) -> dict:
     if w.behaviour is None:
         if state.dist.strategy == "fsdp":
             raise invalid("with sharded weights the behaviour slot is allocated at configure: send configure.behaviour_policy true")
-        w.behaviour = empty_behaviour_slot(w)
-    if isinstance(w.behaviour, AdapterSnapshot):
+        w.behaviour = empty_behaviour_slot(w)  # made from the current weights
+    elif isinstance(w.behaviour, AdapterSnapshot):
         w.behaviour.copy_from_policy()
     else:
         for q_b, q in zip(w.behaviour.parameters(), w.policy.parameters(), strict=True):
