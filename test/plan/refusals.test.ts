@@ -200,6 +200,15 @@ const table: readonly Row[] = [
     runtimeSays: ["plan field rollout.async.max_policy_lag", "policy-lag-below-update-steps"],
   },
   {
+    // The runtime's twin is also the PyTorch trainer's configure refusal (unsupported, naming the field).
+    refusal: "a refreshed KL reference with LoRA (the reference is the base model, the adapters disabled)",
+    spec: spec("  resources { backend: torch }\n  algorithm.kl.reference: refresh(4)").replace('model: "builtin:tiny"', 'model: "hf:Qwen/Qwen3-0.6B", lora { rank: 8, alpha: 16 }'),
+    at: "refresh(4)",
+    code: "lora-reference-refresh",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.policy.lora = { rank: 8, alpha: 16, dropout: 0, targets: ["q_proj"] }), (p.algorithm.kl.reference = { kind: "refresh", every: 4 }))),
+    runtimeSays: ["plan field algorithm.kl.reference", "policy.lora", "lora-reference-refresh"],
+  },
+  {
     // The plan schema requires eval.success: a plan file without one is refused when it is loaded (below).
     refusal: "no success criterion (success was 'total reward > 0')",
     spec: subprocessSpec("", ""),
