@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 
 from .errors import invalid, unsupported
-from .lora import AdapterDisabledForward, AdapterSnapshot, apply_lora, check_supported
+from .lora import AdapterDisabledForward, AdapterSnapshot, apply_lora, check_supported, without_adapters
 from .model import HFHandle, LMHandle, PolicyForward, layers_of, load_pretrained, make_value_model
 from .optimizer import Optim
 from .qwen2 import DTYPES, Qwen2Config, build_plain, count_parameters, parse_builtin
@@ -138,6 +138,8 @@ def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, s
     critic_cfg = algorithm.get("critic")
     if critic_cfg:
         weights.critic = make_value_model(handle, critic_cfg.get("init", "policy"), seed).to(device)
+        if adapters is not None:
+            without_adapters(weights.critic)
         weights.critic.train()
     return weights
 

@@ -61,6 +61,22 @@ def check_supported(algorithm: dict[str, Any], strategy: str) -> None:
         raise unsupported("policy.lora with sharded weights (FSDP): use data parallelism (DDP) or one rank")
 
 
+def without_adapters(module: nn.Module) -> nn.Module:
+    """A copy of the policy's trunk made for the critic (init policy) holds the policy's adapter
+    layers and frozen base weights: put each base layer back in place of its adapter layer and
+    train the critic whole, as without LoRA (policy.lora is the policy's)."""
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    for name, child in list(module.named_modules()):
+        if isinstance(child, BaseTunerLayer) and name:
+            parent_name, _, attr = name.rpartition(".")
+            parent = module.get_submodule(parent_name) if parent_name else module
+            setattr(parent, attr, child.get_base_layer())
+    for q in module.parameters():
+        q.requires_grad_(True)
+    return module
+
+
 class AdapterDisabledForward(nn.Module):
     """The reference slot under LoRA: the policy's forward with its adapters disabled, i.e. the
     base model. It owns no parameters (the policy is not registered as a submodule), so nothing

@@ -200,3 +200,25 @@ def test_gradient_checkpointing_gives_the_adapters_the_same_gradients(model_dir)
     assert set(grads[0]) == set(grads[1]) and any("lora_B" in n for n in grads[0])
     for n, g in grads[0].items():
         assert torch.allclose(g, grads[1][n], atol=1e-6, rtol=1e-5), n
+
+
+def test_the_critic_trains_whole_without_the_policys_adapters(model_dir):
+    t = new_trainer()
+    p = configure_params(model=model_dir, kl=KL, critic=True)
+    p["vocabulary"] = None
+    p["policy"]["lora"] = LORA
+    t.configure(p)
+    w = t.state.conf.weights
+    names = [n for n, _ in w.critic.named_parameters()]
+    assert names and not any("lora_" in n or "base_layer" in n for n in names)
+    assert all(q.requires_grad for q in w.critic.parameters())
+    # its trunk is a copy (the critic is trained): no tensor shared with the policy
+    assert not {q.data_ptr() for q in w.critic.parameters()} & {q.data_ptr() for q in w.policy.parameters()}
+    # the critic starts from the base model: its trunk's weights are the policy's base weights
+    policy_sd = w.handle.module.state_dict()
+    for n, v in w.critic.trunk.state_dict().items():
+        adapted = f"model.{n.removesuffix('.weight')}.base_layer.weight"  # a target module's base weight
+        assert torch.equal(v, policy_sd[adapted if adapted in policy_sd else f"model.{n}"]), n
+    b = make_batch(6000, critic=True, ref=False)
+    result = t.train_step(b)
+    assert np.isfinite(result["value_loss"])
