@@ -27,11 +27,12 @@ def model_dir(tmp_path_factory):
     return str(make_model_dir(tmp_path_factory.mktemp("qwen3"), arch="qwen3", tokenizer="qwen3", layers=2, hidden=32, seed=3))
 
 
-def lora_trainer(model_dir, lora=LORA, kl=KL, **extra):
+def lora_trainer(model_dir, lora=LORA, kl=KL, dtype="float32", **extra):
     t = new_trainer()
     p = configure_params(model=model_dir, kl=kl, lr=1e-2)
     p["vocabulary"] = None
     p["policy"]["lora"] = lora
+    p["policy"]["dtype"] = dtype
     p.update(extra)
     t.configure(p)
     return t
@@ -222,3 +223,18 @@ def test_the_critic_trains_whole_without_the_policys_adapters(model_dir):
     b = make_batch(6000, critic=True, ref=False)
     result = t.train_step(b)
     assert np.isfinite(result["value_loss"])
+
+
+def test_float32_adapters_on_a_bfloat16_base(model_dir):
+    # policy.dtype is the base weights' storage dtype; the adapters stay float32 master weights
+    # (options.dtype too: the trainer's option for it before configure read policy.dtype)
+    t = lora_trainer(model_dir, dtype="bfloat16", options={"precision": "fp32", "dtype": "bfloat16"})
+    module = t.state.conf.weights.handle.module
+    p = dict(module.named_parameters())
+    assert {q.dtype for n, q in p.items() if "lora_" in n} == {torch.float32}
+    assert {q.dtype for n, q in p.items() if "lora_" not in n} == {torch.bfloat16}
+    before = {n: q.detach().clone() for n, q in p.items()}
+    result = t.train_step(batch())
+    assert np.isfinite(result["loss"]) and result["kl"] == 0.0
+    changed = {n for n, q in module.named_parameters() if not torch.equal(before[n], q)}
+    assert changed and all("lora_" in n for n in changed)
