@@ -5,7 +5,10 @@ Files: model.safetensors (transformers tensor names, tied lm_head.weight left ou
 (and generation_config.json for transformers models), the tokenizer's files (chat template
 included), so `AutoModelForCausalLM.from_pretrained` and `AutoTokenizer.from_pretrained` load the
 directory, optimizer.pt (AdamW and RNG states; optimizer.rankR.pt per rank under
-FSDP), critic / reference / behaviour .safetensors when those slots hold weights, trainer.json."""
+FSDP), critic / reference / behaviour .safetensors when those slots hold weights, trainer.json.
+Under LoRA (lora.py) the policy's file is the PEFT adapters (adapter_config.json +
+adapter_model.safetensors) instead of model.safetensors: the base weights are frozen and stay
+where configure loaded them from, and the reference is the base."""
 from __future__ import annotations
 
 import json
@@ -16,11 +19,11 @@ from typing import Any
 
 import torch
 
-from . import __version__, safetensors_io
+from . import __version__, lora, safetensors_io
 from .errors import invalid
 from .rng import restore_rng_state, rng_state
 from .state import Configured, TrainerState, configured
-from .weights import frozen_copy, full_state, load_tensors, policy_tensors
+from .weights import empty_behaviour_slot, full_state, load_tensors, policy_tensors
 
 CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
 
@@ -35,10 +38,12 @@ def save(state: TrainerState, p: dict) -> dict:
     tmp = f"{path}.tmp-arl-{state.save_count}"
     old_dir = f"{path}.old-arl-{state.save_count}"
     # every rank takes part in gathering sharded tensors; rank 0 writes them
-    policy_sd = policy_tensors(state, w.policy)
+    policy_sd = policy_tensors(state, w.policy) if w.adapters is None else lora.adapter_tensors(w.adapters)
     critic_sd = full_state(state, w.critic) if w.critic is not None else None
-    ref_sd = policy_tensors(state, w.reference) if w.reference is not None else None
-    behaviour_sd = policy_tensors(state, w.behaviour) if w.behaviour is not None and w.behaviour_version is not None else None
+    ref_sd = policy_tensors(state, w.reference) if w.reference is not None and w.adapters is None else None
+    behaviour_sd = None
+    if w.behaviour is not None and w.behaviour_version is not None:
+        behaviour_sd = w.behaviour.tensors() if isinstance(w.behaviour, lora.AdapterSnapshot) else policy_tensors(state, w.behaviour)
     files: list[str] = []
     error: Exception | None = None
     if dist.is_main:
@@ -104,7 +109,12 @@ def load(state: TrainerState, p: dict) -> dict:
 
 def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[str, Any]) -> None:
     w = conf.weights
-    load_tensors(state, w.policy, safetensors_io.load_file(os.path.join(path, "model.safetensors")), "lm.")
+    if w.adapters is not None:
+        lora.load_adapters(w.adapters, path)
+    elif os.path.exists(os.path.join(path, lora.ADAPTER_WEIGHTS)):
+        raise ValueError("the checkpoint holds LoRA adapters, not the policy's weights: configure the same policy.lora to load it")
+    else:
+        load_tensors(state, w.policy, safetensors_io.load_file(os.path.join(path, "model.safetensors")), "lm.")
     if w.reference is not None and os.path.exists(os.path.join(path, "reference.safetensors")):
         load_tensors(state, w.reference, safetensors_io.load_file(os.path.join(path, "reference.safetensors")), "lm.")
     behaviour_file = os.path.join(path, "behaviour.safetensors")
@@ -112,8 +122,11 @@ def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[s
         if w.behaviour is None:
             if state.dist.strategy == "fsdp":
                 raise ValueError("the checkpoint has a behaviour policy: configure with behaviour_policy true to load it under sharding")
-            w.behaviour = frozen_copy(w.handle)
-        load_tensors(state, w.behaviour, safetensors_io.load_file(behaviour_file), "lm.")
+            w.behaviour = empty_behaviour_slot(w)
+        if isinstance(w.behaviour, lora.AdapterSnapshot):
+            w.behaviour.load_tensors(safetensors_io.load_file(behaviour_file))
+        else:
+            load_tensors(state, w.behaviour, safetensors_io.load_file(behaviour_file), "lm.")
         w.behaviour_version = int(meta["behaviour_version"])
     else:
         w.behaviour_version = None
@@ -139,7 +152,10 @@ def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, 
     meta = {"format": CHECKPOINT_FORMAT, "format_version": 1, "model": conf.spec}
     # transformers insists on metadata format "pt"
     st_meta = {"format": "pt", "arl_format": CHECKPOINT_FORMAT, "model": conf.spec}
-    safetensors_io.save_file(policy_sd, os.path.join(d, "model.safetensors"), st_meta)
+    if conf.weights.adapters is not None:
+        lora.write_adapters(conf.weights.adapters, policy_sd, d, conf.spec)
+    else:
+        safetensors_io.save_file(policy_sd, os.path.join(d, "model.safetensors"), st_meta)
     conf.weights.handle.write_config(d, conf.dtype)
     conf.tokenizer.save(d)
     if critic_sd is not None:

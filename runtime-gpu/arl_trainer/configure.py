@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 
 from .errors import invalid, unsupported
+from .lora import AdapterDisabledForward, AdapterSnapshot, apply_lora, check_supported, without_adapters
 from .model import LMHandle, PolicyForward, layers_of, make_value_model
 from .optimizer import Optim
 from .pretrained import load_pretrained, transformers_available, word_vocabulary
@@ -40,9 +41,13 @@ def configure(state: TrainerState, p: dict) -> dict:
     if precision not in ("bf16", "fp32"):
         raise invalid("options.precision must be bf16 or fp32")
 
+    lora = policy.get("lora")
+    if lora is not None:
+        check_supported(algorithm, state.dist.strategy)
     handle, tokenizer = _load_model(spec, policy.get("dtype"), p["vocabulary"], options, seed)
     tokenizer_result = _tokenizer_result(tokenizer, policy["chat_template"])
     handle.module.to(device)
+    adapters = apply_lora(handle, lora, bool(options.get("gradient_checkpointing"))) if lora is not None else None
     if options.get("gradient_checkpointing"):
         handle.set_gradient_checkpointing(True)
     if options.get("compile"):
@@ -52,7 +57,7 @@ def configure(state: TrainerState, p: dict) -> dict:
         else:
             log.warning("options.compile needs torch >= 2.2 (this is %s): ignored", torch.__version__)
     dtype = next(handle.module.parameters()).dtype
-    weights = _allocate_slots(handle, algorithm, bool(p.get("behaviour_policy")), seed, device)
+    weights = _allocate_slots(handle, algorithm, bool(p.get("behaviour_policy")), seed, device, adapters)
     critic_cfg = algorithm.get("critic")
     critic_optim = Optim.from_message(critic_cfg.get("optimizer"), 1e-5) if weights.critic is not None else None
     optimizers = _wrap_and_make_optimizers(state, weights, algorithm, critic_optim)
@@ -156,25 +161,28 @@ def _tokenizer_of(spec: str, source: str, vocabulary: Any, options: dict[str, An
         ) from None
 
 
-def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, seed: int, device: torch.device) -> WeightSlots:
+def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, seed: int, device: torch.device, adapters: Any = None) -> WeightSlots:
     policy = PolicyForward(handle)
     policy.train()
-    weights = WeightSlots(handle=handle, policy=policy, policy_train=policy)
+    weights = WeightSlots(handle=handle, policy=policy, policy_train=policy, adapters=adapters)
 
-    # reference policy (for KL): a frozen copy of the initial policy
+    # reference policy (for KL): a frozen copy of the initial policy; under LoRA the base model,
+    # i.e. the policy with its adapters disabled (no second copy of the weights)
     kl = algorithm.get("kl") or {}
     if kl.get("reference") is not None or float(kl.get("coef", 0) or 0) > 0:
-        weights.reference = frozen_copy(handle)
+        weights.reference = AdapterDisabledForward(policy, adapters) if adapters is not None else frozen_copy(handle)
 
     # behaviour policy (asynchronous rollout): a frozen copy that `snapshot` refreshes and
     # `generate`/`logprobs` with policy "behaviour" read; allocated here when asked (sharded
     # weights need it before wrapping), otherwise at the first snapshot
     if behaviour_policy:
-        weights.behaviour = frozen_copy(handle)
+        weights.behaviour = AdapterSnapshot(policy, adapters) if adapters is not None else frozen_copy(handle)
 
     critic_cfg = algorithm.get("critic")
     if critic_cfg:
         weights.critic = make_value_model(handle, critic_cfg.get("init", "policy"), seed).to(device)
+        if adapters is not None:
+            without_adapters(weights.critic)
         weights.critic.train()
     return weights
 

@@ -24,12 +24,14 @@ class WeightSlots:
     handle: LMHandle
     policy: PolicyForward
     policy_train: nn.Module
-    reference: PolicyForward | None = None
+    reference: nn.Module | None = None
     behaviour: PolicyForward | None = None
     # the policy version the behaviour slot holds; None until snapshot (or a load) fills it
     behaviour_version: int | None = None
     critic: nn.Module | None = None
     critic_train: nn.Module | None = None
+    # the PeftModel owning the policy's LoRA adapters (lora.py); None: full fine-tuning
+    adapters: Any = None
 
 
 @dataclass

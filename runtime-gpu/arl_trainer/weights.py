@@ -10,9 +10,10 @@ import torch
 import torch.nn as nn
 
 from .errors import invalid
+from .lora import AdapterSnapshot
 from .model import LMHandle, PolicyForward
 from .qwen2 import load_state_dict_strict
-from .state import Configured, TrainerState, configured
+from .state import Configured, TrainerState, WeightSlots, configured
 
 log = logging.getLogger("arl_trainer")
 
@@ -25,6 +26,11 @@ def frozen_copy(handle: LMHandle) -> PolicyForward:
     copied = copy.copy(handle)
     copied.module = module
     return PolicyForward(copied).eval()
+
+
+def empty_behaviour_slot(w: WeightSlots) -> nn.Module:
+    """A behaviour slot to fill: a frozen copy of the policy, or under LoRA a copy of its adapters only."""
+    return AdapterSnapshot(w.policy, w.adapters) if w.adapters is not None else frozen_copy(w.handle)
 
 
 def behaviour_slot(conf: Configured) -> PolicyForward:
@@ -44,7 +50,7 @@ def sampler_of(state: TrainerState, which: str) -> tuple[PolicyForward, int | No
     raise invalid("generate samples from the current or behaviour policy")
 
 
-def scoring_weights(conf: Configured, which: str) -> PolicyForward:
+def scoring_weights(conf: Configured, which: str) -> nn.Module:
     """The slot a logprobs request reads: current, reference or behaviour."""
     w = conf.weights
     if which == "reference":
@@ -66,7 +72,9 @@ def snapshot(state: TrainerState, params: dict) -> dict:
     if w.behaviour is None:
         if state.dist.strategy == "fsdp":
             raise invalid("with sharded weights the behaviour slot is allocated at configure: send configure.behaviour_policy true")
-        w.behaviour = frozen_copy(w.handle)
+        w.behaviour = empty_behaviour_slot(w)  # made from the current weights
+    elif isinstance(w.behaviour, AdapterSnapshot):
+        w.behaviour.copy_from_policy()
     else:
         for q_b, q in zip(w.behaviour.parameters(), w.policy.parameters(), strict=True):
             q_b.copy_(q)

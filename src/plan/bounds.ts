@@ -20,6 +20,7 @@ export const PLAN_BOUNDS = {
   seed: { max: 2 ** 32 - 1, why: "seeds are 32-bit" },
   "policy.sampling.top_k": { max: TOKENS, why: "no vocabulary is larger" },
   "policy.sampling.max_new_tokens": { max: TOKENS, why: "a context of 1M tokens" },
+  "policy.lora.rank": { max: 65_536, why: "wider than any model's hidden size" },
   "envs.*.tasks": { max: 10_000_000, why: "task ids are permuted and split in memory" },
   "envs.*.optimal_steps": { max: 100_000, why: "a solution longer than any turn budget" },
   "envs.*.rooms": { max: 10_000, why: "the world is generated in memory per episode" },

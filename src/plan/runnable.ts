@@ -39,7 +39,7 @@ export interface RefusalOptions {
 
 export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefusal[] {
   const trainer = options.ownTrainer === false ? [] : [...localBackendModels(plan), ...torchBuiltinModels(plan)];
-  return [...boundRefusals(plan), ...emptySplits(plan), ...trainer, ...sftWithoutWalkthroughs(plan), ...multiNode(plan), ...overlongShaping(plan)];
+  return [...boundRefusals(plan), ...emptySplits(plan), ...trainer, ...sftWithoutWalkthroughs(plan), ...multiNode(plan), ...overlongShaping(plan), ...loraReferenceRefresh(plan)];
 }
 
 /** The runtime's wording of a refusal: the plan field, what is wrong, what to do, and the check code. */
@@ -102,6 +102,12 @@ function localBackendModels(plan: Plan): PlanRefusal[] {
       hint: "remove chat_template, or run on the PyTorch trainer (resources.backend: torch)",
     });
   }
+  if (plan.policy.lora !== null) {
+    out.push({ code: "local-backend-model", path: ["policy", "lora"], message: "the embedded trainer (backend local) trains all of builtin:tiny's weights and has no LoRA adapters", hint: "remove lora, or run on the PyTorch trainer (resources.backend: torch)" });
+  }
+  if (plan.policy.dtype !== "float32") {
+    out.push({ code: "local-backend-model", path: ["policy", "dtype"], message: `the embedded trainer (backend local) stores float32 weights only, not ${plan.policy.dtype}`, hint: "remove dtype, or run on the PyTorch trainer (resources.backend: torch)" });
+  }
   // Cross-policy pool models are not checked here: they are served by whatever trainer command
   // runs (test doubles name their own), and the trainer refuses one it cannot serve at configure.
   return out;
@@ -162,6 +168,21 @@ function overlongShaping(plan: Plan): PlanRefusal[] {
 }
 
 /** torchrun is started with --nnodes but no rendezvous: a second machine would never join. */
+/** Under LoRA the reference is the base model (the policy with its adapters disabled): there is no copy to refresh. */
+function loraReferenceRefresh(plan: Plan): PlanRefusal[] {
+  const reference = plan.algorithm.kl.reference;
+  if (plan.policy.lora === null || reference?.kind !== "refresh") return [];
+  return [
+    {
+      code: "lora-reference-refresh",
+      path: ["algorithm", "kl", "reference"],
+      from: [["policy", "lora"]],
+      message: `kl.reference refresh(${reference.every}) with policy.lora: the reference of LoRA training is the base model (the adapters disabled), which is never refreshed`,
+      hint: "use kl.reference: initial, or train all the weights (remove policy.lora)",
+    },
+  ];
+}
+
 function multiNode(plan: Plan): PlanRefusal[] {
   if (plan.stages.update.nodes <= 1) return [];
   return [

@@ -35,6 +35,18 @@ const policySchema = z.strictObject({
   model: d(z.string().min(1), '"builtin:tiny" (embedded CPU model), "hf:ORG/NAME" or a local path (GPU trainer).'),
   chat_template: d(z.string().nullable(), "Chat template override; null: the model's own."),
   sampling: d(samplingSchema, "How rollouts sample tokens."),
+  dtype: d(z.enum(["float32", "bfloat16", "float16"]), "The storage dtype of the policy's weights."),
+  lora: d(
+    z
+      .strictObject({
+        rank: d(bounded("policy.lora.rank", positiveInt), "Adapter rank r."),
+        alpha: d(z.number().positive(), "Scale numerator: the update is scaled by alpha / rank."),
+        dropout: d(z.number().min(0).lt(1), "Dropout on the adapters' input while training."),
+        targets: d(z.array(z.string().min(1)).min(1), "Names of the modules that get adapters (PEFT target_modules)."),
+      })
+      .nullable(),
+    "Low-rank adapters (LoRA) on frozen base weights; the KL reference is the base (adapters disabled). null: full fine-tuning.",
+  ),
 });
 
 const JSON_SCHEMA_2020 = "https://json-schema.org/draft/2020-12/schema";

@@ -121,6 +121,19 @@ const table: readonly Row[] = [
     code: "local-backend-model",
   },
   {
+    // The runtime's twin is the embedded trainer's configure refusal naming policy.lora.
+    refusal: "LoRA adapters on the embedded trainer",
+    spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny", lora { rank: 8, alpha: 16 }'),
+    at: "lora {",
+    code: "local-backend-model",
+  },
+  {
+    refusal: "a weight dtype other than float32 on the embedded trainer",
+    spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny", dtype: bfloat16'),
+    at: "bfloat16",
+    code: "local-backend-model",
+  },
+  {
     refusal: "a builtin:tiny shape the embedded trainer cannot build",
     spec: spec("").replace('model: "builtin:tiny"', 'model: "builtin:tiny?hidden=100000"'),
     at: "hidden=100000",
@@ -185,6 +198,15 @@ const table: readonly Row[] = [
     code: "policy-lag-below-update-steps",
     plan: () => faultyPlan(cleanSmall, (p) => ((p.algorithm.epochs = 2), (p.rollout.async = { max_policy_lag: 1 }))),
     runtimeSays: ["plan field rollout.async.max_policy_lag", "policy-lag-below-update-steps"],
+  },
+  {
+    // The runtime's twin is also the PyTorch trainer's configure refusal (unsupported, naming the field).
+    refusal: "a refreshed KL reference with LoRA (the reference is the base model, the adapters disabled)",
+    spec: spec("  resources { backend: torch }\n  algorithm.kl.reference: refresh(4)").replace('model: "builtin:tiny"', 'model: "hf:Qwen/Qwen3-0.6B", lora { rank: 8, alpha: 16 }'),
+    at: "refresh(4)",
+    code: "lora-reference-refresh",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.policy.lora = { rank: 8, alpha: 16, dropout: 0, targets: ["q_proj"] }), (p.algorithm.kl.reference = { kind: "refresh", every: 4 }))),
+    runtimeSays: ["plan field algorithm.kl.reference", "policy.lora", "lora-reference-refresh"],
   },
   {
     // The plan schema requires eval.success: a plan file without one is refused when it is loaded (below).

@@ -282,8 +282,17 @@ split is empty and every evaluation would be too. Raise tasks or the fraction.`,
     stage: "plan",
     title: "The embedded trainer (backend local) cannot serve this model",
     explanation: `The embedded CPU trainer serves only builtin:tiny (its shape written in the name, e.g.
-builtin:tiny?hidden=32&embed=16&heads=2&key=8) with its own chat template. Hugging Face models and
-local checkpoints need the PyTorch trainer: resources.backend: torch.`,
+builtin:tiny?hidden=32&embed=16&heads=2&key=8) with its own chat template, training every float32 weight. Hugging Face models,
+local checkpoints, LoRA adapters (policy.lora) and other weight dtypes (policy.dtype) need the
+PyTorch trainer: resources.backend: torch.`,
+  },
+  "lora-reference-refresh": {
+    stage: "plan",
+    title: "A refreshed KL reference with LoRA adapters",
+    explanation: `With policy.lora the KL reference is the base model itself: the same weights with the adapters
+disabled, so no second copy of the model is held. There is no copy to re-snapshot every N steps,
+so kl.reference refresh(N) cannot be served; use kl.reference: initial (the base model), or train
+all the weights.`,
   },
   "torch-backend-model": {
     stage: "plan",

@@ -14,6 +14,7 @@ import { klDoublePlacement } from "./kl-double-placement.js";
 import { klWithoutReference } from "./kl-without-reference.js";
 import { largePolicyLag } from "./large-policy-lag.js";
 import { lengthBiasedReduction } from "./length-biased-reduction.js";
+import { loraLearningRate } from "./lora-learning-rate.js";
 import { multitaskRewardScale } from "./multitask-reward-scale.js";
 import { multitaskWithoutTaskNorm } from "./multitask-without-task-norm.js";
 import { nonPotentialShaping } from "./non-potential-shaping.js";
@@ -57,6 +58,7 @@ export const lintRules: readonly LintRule[] = [
   dynamicSamplingUnbounded,
   filteredBatchLengthBias,
   warmupBeyondRun,
+  loraLearningRate,
   // Budgets and evaluation.
   turnBudgetBelow2xOptimal,
   evalSplitOverlap,

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { doc, positiveInt, probability } from "./common.js";
+import { doc, enumOf, positiveInt, probability } from "./common.js";
 
 const samplingSchema = z.strictObject({
   temperature: doc(z.number().nonnegative().default(1.0), "Softmax temperature; 0 is greedy decoding."),
@@ -11,6 +11,16 @@ const samplingSchema = z.strictObject({
   ),
 });
 
+const loraSchema = z.strictObject({
+  rank: doc(positiveInt, "The adapters' rank r: each target weight W is trained as W + (alpha / r) B A, with A r x in and B out x r."),
+  alpha: doc(z.number().positive(), "The scale numerator: the update is multiplied by alpha / rank (commonly alpha = rank or 2 x rank)."),
+  dropout: doc(z.number().min(0).lt(1).default(0), "Dropout on the adapters' input while training, in [0, 1)."),
+  targets: doc(
+    z.array(z.string().min(1)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj"]),
+    "Names of the modules that get adapters (the last part of a module's name, as PEFT's target_modules): by default the attention projections.",
+  ),
+});
+
 export const policySchema = z.strictObject({
   model: doc(
     z.string().min(1),
@@ -18,5 +28,13 @@ export const policySchema = z.strictObject({
   ),
   chat_template: doc(z.string().nullable().default(null), "Chat template override; none uses the model's own."),
   sampling: doc(samplingSchema.default(samplingSchema.parse({})), "How rollouts sample tokens."),
+  dtype: doc(
+    enumOf(["float32", "bfloat16", "float16"]).default("float32"),
+    "The storage dtype of the policy's weights (the PyTorch trainer; the embedded trainer has float32 only). Compute precision is the trainer's own (bf16 autocast on CUDA).",
+  ),
+  lora: doc(
+    loraSchema.nullable().default(null),
+    "Train low-rank adapters (LoRA, PEFT) on the frozen base weights instead of the weights themselves; the KL reference is the base model (the adapters disabled). PyTorch trainer only. none: full fine-tuning.",
+  ),
 });
 

@@ -44,6 +44,11 @@ export function configure(state: TrainerState, p: ConfigureParams): ConfigureRes
   if ("error" in asked) throw unsupported(asked.error);
   const template = p.policy.chat_template;
   if (template !== null && template !== "builtin") throw unsupported(`'${TINY_MODEL}' has only its built-in chat template (chat_template null), not '${template}'`);
+  // The embedded model trains every float32 weight itself: adapters and other storage dtypes are the PyTorch trainer's.
+  if (p.policy.lora) throw unsupported(`policy.lora: the embedded trainer has no LoRA adapters (it trains all of '${TINY_MODEL}'); remove lora or run on the PyTorch trainer`);
+  if (p.policy.dtype !== undefined && p.policy.dtype !== "float32") {
+    throw unsupported(`policy.dtype: the embedded trainer stores float32 weights only, not ${p.policy.dtype}; use float32 or the PyTorch trainer`);
+  }
   const algorithm: Algorithm = p.algorithm;
   const criticRequest = algorithm.critic as CriticRequest | null | undefined;
   const optimizerRequest = algorithm.optimizer as OptimizerRequest | undefined;
