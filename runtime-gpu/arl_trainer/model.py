@@ -134,10 +134,14 @@ class HFHandle(LMHandle):
         return AutoModel.from_config(self.module.config).to(next(self.module.parameters()).dtype)
 
     def set_gradient_checkpointing(self, on: bool) -> None:
-        if on:
-            self.module.gradient_checkpointing_enable()
+        # transformers 5 renamed it activation checkpointing (the old names warn, and go in v6)
+        m = self.module
+        if hasattr(m, "activation_checkpointing_enable"):
+            m.activation_checkpointing_enable() if on else m.activation_checkpointing_disable()
+        elif on:
+            m.gradient_checkpointing_enable()
         else:
-            self.module.gradient_checkpointing_disable()
+            m.gradient_checkpointing_disable()
 
     def write_config(self, directory: str, dtype: torch.dtype) -> None:
         """config.json and generation_config.json as save_pretrained writes them."""
