@@ -194,7 +194,7 @@ export const runCommand = defineCommand({
           throw error;
         }
         try {
-          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}) });
+          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}) });
           progress.done();
           io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
           io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);
