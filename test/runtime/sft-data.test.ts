@@ -81,7 +81,10 @@ describe("rollout.sft.data in the plan", () => {
     const outside = compileIn('data: "../elsewhere.jsonl"', null);
     expect(outside.diagnostics.map((d) => d.code)).toContain("data-file-outside-root");
     const empty = compileIn("epochs: 2", null);
-    expect(empty.diagnostics.find((d) => d.severity === "error")?.message).toMatch(/give demos \(env walkthroughs\), data \(a record file\), or both/);
+    const nothing = empty.diagnostics.find((d) => d.severity === "error");
+    expect(nothing?.message).toBe("'rollout.sft': the cold start needs something to train on, and this block names neither demos nor data");
+    expect(nothing?.hint).toMatch(/give demos .*, data .*, or both/);
+    expect(nothing?.range.start.line).toBe(specWith("").split("\n").findIndex((l) => l.includes("sft {")) + 1);
   });
 });
 

@@ -49,7 +49,6 @@ export const rolloutSchema = z.strictObject({
           "Peak learning rate of the cold start's steps; none: algorithm.optimizer.lr. Supervised steps on demonstrations tolerate a far larger rate than policy-gradient steps on sampled advantages.",
         ),
       })
-      .refine((sft) => sft.demos !== null || sft.data !== null, { message: "the cold start needs something to train on: give demos (env walkthroughs), data (a record file), or both" })
       .nullable()
       .default(null),
     "Supervised cold start on env walkthroughs and/or your own chat records before RL; none: off.",
