@@ -1,8 +1,9 @@
 // Supervised cold start (rollout.sft): replay env walkthroughs through the same harness, so the
 // demonstrations have exactly the token layout of RL episodes, add the spec's own chat records
 // (sft.data, sft-records.ts), then train on the generated (assistant) tokens only, measuring the
-// held-out records' loss after each epoch. The loss is the policy-gradient loss with advantage 1 at ratio 1 (old log-probs
-// = current ones), whose gradient is that of the log-likelihood of the demonstrated tokens.
+// held-out records' loss after each epoch. The loss is the policy-gradient loss with advantage 1
+// at ratio 1 (old log-probs = current ones), whose gradient is that of the log-likelihood of the
+// demonstrated tokens.
 import { at, defined } from "../contracts/checked.js";
 import type { EnvKind } from "../contracts/env.js";
 import type { Plan } from "../plan/schema.js";
