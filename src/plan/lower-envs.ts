@@ -1,5 +1,6 @@
 // Lowering envs: every field explicit, signals sorted, and the data files an env names (sql)
-// located inside the experiment's folder or the stdlib and recorded by their content hash.
+// located inside the experiment's folder or the stdlib and recorded by their content hash
+// (rollout.sft.data is lowered with the same dataFile, lower-rollout.ts).
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
@@ -66,7 +67,7 @@ function dataFileOutsideRoot(written: string, at: readonly string[], reason: "ab
 }
 
 /** A data file named in the spec, hashed (a file seen before with the same size and mtime is not read again). */
-function dataFile(written: string, at: string[], variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): { path: string; sha256: string } {
+export function dataFile(written: string, at: string[], variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): { path: string; sha256: string } {
   const { confined, root, origin } = locateDataFile(written, at, variant, context);
   const absolute = confined.path;
   let sha256 = "0".repeat(64);

@@ -4,7 +4,7 @@
 // meaning (declaration order of envs, tools expanded from a whole env, parameter order, override
 // order, -0.2 written as an expression) are normalised so that they do not change the hash.
 // This file is the sequence: envs (lower-envs.ts), tools (lower-tools.ts), expressions
-// (lower-expr.ts), overrides (lower-overrides.ts), stages (stages.ts), then the hash.
+// (lower-expr.ts), rollout (lower-rollout.ts), overrides (lower-overrides.ts), stages (stages.ts), then the hash.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { at, defined, last } from "../contracts/checked.js";
 import type { Range } from "../contracts/source-range.js";
@@ -18,6 +18,7 @@ import { type LoweringContext, loweringContext, sortedRecord } from "./lower-con
 import { lowerEnv } from "./lower-envs.js";
 import { lowerExpr } from "./lower-expr.js";
 import { lowerOverrides } from "./lower-overrides.js";
+import { lowerRollout } from "./lower-rollout.js";
 import { lowerTool, orderTools } from "./lower-tools.js";
 import { planRefusals } from "./runnable.js";
 import { PLAN_FORMAT_VERSION, type Plan, type PlanEnv, type PlanExpr } from "./schema.js";
@@ -88,7 +89,7 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
     constraints: sortedRecord(variant.constraints, (c) => ({ action: "block" as const, condition: lowerExpr(c) })),
     mask: config.mask,
     algorithm: { ...config.algorithm, batch_size: config.algorithm.batch_size ?? config.rollout.tasks_per_batch * config.algorithm.group_size },
-    rollout: config.rollout,
+    rollout: lowerRollout(config, variant, context, diagnostics),
     eval: {
       ...config.eval,
       k,

@@ -141,13 +141,14 @@ function torchBuiltinModels(plan: Plan): PlanRefusal[] {
 }
 
 function sftWithoutWalkthroughs(plan: Plan): PlanRefusal[] {
-  if (!plan.rollout.sft) return [];
+  // Records alone (sft.data without demos) replay no walkthrough.
+  if (!plan.rollout.sft || plan.rollout.sft.demos === null) return [];
   const lacking = Object.keys(plan.envs).sort().filter((name) => !KINDS_WITH_WALKTHROUGHS.includes(defined(plan.envs[name], `env ${name}`).kind));
   return lacking.map((name) => ({
     code: "sft-without-walkthroughs",
     path: ["rollout", "sft"],
-    message: `rollout.sft replays env walkthroughs, and env '${name}' is of kind '${defined(plan.envs[name], `env ${name}`).kind}', which provides none`,
-    hint: `remove rollout.sft, or cold-start only on envs of kind ${KINDS_WITH_WALKTHROUGHS.join(", ")}`,
+    message: `rollout.sft.demos replays env walkthroughs, and env '${name}' is of kind '${defined(plan.envs[name], `env ${name}`).kind}', which provides none`,
+    hint: `remove sft.demos and cold-start on your own records (sft { data: "./records.jsonl" }), or cold-start only on envs of kind ${KINDS_WITH_WALKTHROUGHS.join(", ")}`,
   }));
 }
 

@@ -6,7 +6,7 @@ import * as z from "zod";
 import type { BoundedField } from "./bounds.js";
 import { planEnvSchema } from "./env-schema.js";
 import { exprSchema } from "./expr-schema.js";
-import { bounded, d, nonNegativeInt, positiveInt, probability, sha256Hex } from "./schema-parts.js";
+import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability, sha256Hex } from "./schema-parts.js";
 
 export { type PlanExpr } from "./expr-schema.js";
 
@@ -182,7 +182,9 @@ const rolloutSchema = z.strictObject({
   sft: d(
     z
       .strictObject({
-        demos: bounded("rollout.sft.demos", positiveInt),
+        demos: d(bounded("rollout.sft.demos", positiveInt).nullable(), "Walkthroughs replayed; null: none (records only)."),
+        data: d(dataFileSchema.nullable(), "Chat-format record file (JSON lines) relative to the spec's folder, with its sha256; null: walkthroughs only."),
+        heldout: d(z.number().min(0).lt(1), "Fraction of data's records held out for the held-out loss (seeded split); 0 without data."),
         epochs: bounded("rollout.sft.epochs", positiveInt),
         batch: d(bounded("rollout.sft.batch", positiveInt).nullable(), "Demos per optimizer step; null: all (one step per epoch)."),
         lr: d(z.number().positive().nullable(), "Peak learning rate of the SFT steps; null: algorithm.optimizer.lr."),

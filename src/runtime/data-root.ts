@@ -12,9 +12,9 @@ import type { RunDirectory } from "./run-dir.js";
 
 export const DATA_ROOT_FILE = "data-root.json";
 
-/** Whether any env of the plan reads a data file (and so needs a data root). */
+/** Whether any env of the plan, or its cold start (rollout.sft.data), reads a data file (and so needs a data root). */
 function planNamesDataFiles(plan: Plan): boolean {
-  return Object.values(plan.envs).some((e) => e.kind === "sql" && (e.database !== null || e.questions !== null));
+  return Object.values(plan.envs).some((e) => e.kind === "sql" && (e.database !== null || e.questions !== null)) || (plan.rollout.sft?.data ?? null) !== null;
 }
 
 export function recordDataRoot(run: RunDirectory, root: string): void {

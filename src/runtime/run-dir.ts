@@ -21,6 +21,8 @@ export interface RunState {
   readonly policyVersion: number;
   /** eval.base's summary, measured before the cold start and reported with iteration 1. */
   readonly baseEval?: Record<string, number>;
+  /** What the cold start trained on and its losses per epoch, reported with iteration 1. */
+  readonly sft?: SftSummary;
   /** The hash of plan.json as this directory wrote it: a resume refuses a plan that hashes otherwise. */
   readonly planHash?: string;
   /**
@@ -33,6 +35,20 @@ export interface RunState {
 
 const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
 
+const sftEpochSchema = z.strictObject({ epoch: z.number().int().positive(), train_nll: z.number(), heldout_nll: z.number().nullable() });
+const sftSummarySchema = z.strictObject({
+  demos: z.number().int().nonnegative(),
+  records: z.number().int().nonnegative(),
+  heldout_records: z.number().int().nonnegative(),
+  truncated: z.number().int().nonnegative(),
+  skipped: z.number().int().nonnegative(),
+  epochs: z.array(sftEpochSchema),
+});
+/** One cold-start epoch: the train NLL per target token (each step's, measured before it) and the held-out records' after it (null: none held out). */
+export type SftEpoch = z.infer<typeof sftEpochSchema>;
+/** The cold start: walkthroughs, records trained on and held out, records truncated and skipped, and each epoch's losses. */
+export type SftSummary = z.infer<typeof sftSummarySchema>;
+
 const fileCommitSchema = z.strictObject({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
 const runStateSchema = z.object({
   iteration: z.number().int().nonnegative(),
@@ -42,6 +58,7 @@ const runStateSchema = z.object({
   sftDone: z.boolean(),
   policyVersion: z.number().int(),
   baseEval: z.record(z.string(), z.number()).optional(),
+  sft: sftSummarySchema.optional(),
   planHash: z.string().optional(),
   files: z.record(z.string(), fileCommitSchema).optional(),
 });

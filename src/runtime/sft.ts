@@ -1,7 +1,9 @@
 // Supervised cold start (rollout.sft): replay env walkthroughs through the same harness, so the
-// demonstrations have exactly the token layout of RL episodes, then train on the generated
-// tokens only. The loss is the policy-gradient loss with advantage 1 at ratio 1 (old log-probs
-// = current ones), whose gradient is that of the log-likelihood of the demonstrated tokens.
+// demonstrations have exactly the token layout of RL episodes, add the spec's own chat records
+// (sft.data, sft-records.ts), then train on the generated (assistant) tokens only, measuring the
+// held-out records' loss after each epoch. The loss is the policy-gradient loss with advantage 1
+// at ratio 1 (old log-probs = current ones), whose gradient is that of the log-likelihood of the
+// demonstrated tokens.
 import { at, defined } from "../contracts/checked.js";
 import type { EnvKind } from "../contracts/env.js";
 import type { Plan } from "../plan/schema.js";
@@ -15,6 +17,9 @@ import { shuffled } from "../contracts/random.js";
 import { splitTasks } from "../plan/splits.js";
 import type { ToolCall, ToolCallValidator } from "../contracts/tool-calls.js";
 import { trainStepParams, lossMask, type TrainSequence } from "./update.js";
+import type { SftEpoch, SftSummary } from "./run-dir.js";
+import type { SftData } from "./sft-data.js";
+import { encodeRecords, type EncodedRecords } from "./sft-records.js";
 
 /** The text a model writes for `call` in the harness's format. */
 export function callText(call: ToolCall, plan: Plan): string {
@@ -48,30 +53,26 @@ export interface SftContext {
   readonly validator: ToolCallValidator;
   readonly stopIds: readonly number[];
   readonly log: (line: string) => void;
-  /** The run's seeded streams (the cold start's own: sftDemos, sftEpisodeSeed, sftEpoch). */
+  /** The run's seeded streams (the cold start's own: sftDemos, sftEpisodeSeed, sftEpoch, sftHeldout). */
   readonly streams: RunStreams;
+  /** rollout.sft.data's records, validated at provision; undefined without sft.data. */
+  readonly sftData: SftData | undefined;
 }
 
-/** Trains on walkthroughs; returns the demos' last measured negative log-likelihood per target token. */
-export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: number; loss: number }> {
+/** Replays up to `demos` walkthroughs of training tasks through the harness, as sequences. */
+async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<TrainSequence[]> {
   const { plan } = ctx;
-  const sft = defined(plan.rollout.sft, "rollout.sft of a plan with a cold start");
-  // Before replaying any walkthrough: an ignored rate would train the cold start at the RL rate.
-  if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
-    throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
-  }
-  const names = envNames(plan);
   const sequences: TrainSequence[] = [];
   const random = ctx.streams.sftDemos();
   const candidates = shuffled(
-    names.flatMap((env) => splitTasks(env, planEnv(plan, env), "train").map((id) => ({ env, id }))),
+    envNames(plan).flatMap((env) => splitTasks(env, planEnv(plan, env), "train").map((id) => ({ env, id }))),
     random,
   );
   for (const task of candidates) {
-    if (sequences.length >= sft.demos) break;
+    if (sequences.length >= demos) break;
     const envPlan = planEnv(plan, task.env);
     const kind = envKindOf(ctx.envs, envPlan);
-    if (!kind.walkthrough) throw new Error(`rollout.sft needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
+    if (!kind.walkthrough) throw new Error(`rollout.sft.demos needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
     const calls = await kind.walkthrough(envPlan, task.id);
     if (!calls || calls.length === 0) continue;
     const seed = ctx.streams.sftEpisodeSeed(task.env, task.id);
@@ -89,7 +90,33 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
     if (episode.end === "env_error") continue;
     sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });
   }
-  if (sequences.length === 0) throw new Error("rollout.sft found no walkthroughs to train on");
+  if (sequences.length === 0) throw new Error("rollout.sft.demos found no walkthroughs to train on");
+  return sequences;
+}
+
+/** The records' sequences, with the truncation said in the run log. */
+async function recordSequences(ctx: SftContext, data: SftData, heldout: number): Promise<EncodedRecords> {
+  const max = ctx.plan.harness.max_total_tokens;
+  const encoded = await encodeRecords(ctx.trainer, data, heldout, max, ctx.streams);
+  if (encoded.truncated > 0) {
+    const skipped = encoded.skipped > 0 ? `; ${encoded.skipped} of them had no assistant token left and ${encoded.skipped === 1 ? "is" : "are"} not trained on` : "";
+    ctx.log(`sft data: warning: ${encoded.truncated} of ${data.records.length} records are longer than harness.max_total_tokens (${max}) and were truncated to it${skipped}`);
+  }
+  if (encoded.train.length === 0) throw new Error(`rollout.sft.data '${data.path}': no record is left to train on (${encoded.heldout.length} held out, ${encoded.skipped} without an assistant token within harness.max_total_tokens)`);
+  return encoded;
+}
+
+/** Trains on walkthroughs and records; returns what it trained on and each epoch's losses. */
+export async function supervisedColdStart(ctx: SftContext): Promise<SftSummary> {
+  const { plan } = ctx;
+  const sft = defined(plan.rollout.sft, "rollout.sft of a plan with a cold start");
+  // Before replaying any walkthrough: an ignored rate would train the cold start at the RL rate.
+  if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
+    throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
+  }
+  const walkthroughs = sft.demos === null ? [] : await replayWalkthroughs(ctx, sft.demos);
+  const records = ctx.sftData ? await recordSequences(ctx, ctx.sftData, sft.heldout) : { train: [], heldout: [], truncated: 0, skipped: 0 };
+  const sequences = [...walkthroughs, ...records.train];
   // A large clip range: several steps over the same demos must not clip the likelihood gradient.
   const sftPlan: Plan = {
     ...plan,
@@ -99,7 +126,7 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
   // Full-batch epochs keep the demos' order; minibatched epochs draw a fresh order each epoch
   // from the plan's seed, so a resumed or repeated run takes the same steps.
   const perStep = Math.min(sft.batch ?? sequences.length, sequences.length);
-  let loss = 0;
+  const epochs: SftEpoch[] = [];
   for (let epoch = 0; epoch < sft.epochs; epoch++) {
     const order = perStep < sequences.length ? shuffled(sequences, ctx.streams.sftEpoch(epoch)) : sequences;
     let nll = 0;
@@ -110,25 +137,44 @@ export async function supervisedColdStart(ctx: SftContext): Promise<{ demos: num
       targets += step.targets;
     }
     // The NLL of each minibatch measured just before its step, summed over the epoch.
-    loss = targets ? nll / targets : 0;
+    const trainNll = targets ? nll / targets : 0;
+    // The held-out records' NLL after the epoch's steps, without a gradient.
+    const heldoutNll = records.heldout.length > 0 ? await meanNll(ctx, sftPlan, records.heldout) : null;
+    epochs.push({ epoch: epoch + 1, train_nll: trainNll, heldout_nll: heldoutNll });
     const steps = Math.ceil(order.length / perStep);
-    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${order.length} demos in ${steps} step${steps === 1 ? "" : "s"}, negative log-likelihood ${loss.toFixed(4)} per token`);
+    const heldout = heldoutNll === null ? "" : `, held-out ${heldoutNll.toFixed(4)} on ${records.heldout.length} record${records.heldout.length === 1 ? "" : "s"}`;
+    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${order.length} demos in ${steps} step${steps === 1 ? "" : "s"}, negative log-likelihood ${trainNll.toFixed(4)} per token${heldout}`);
   }
-  return { demos: sequences.length, loss };
+  return { demos: walkthroughs.length, records: records.train.length, heldout_records: records.heldout.length, truncated: records.truncated, skipped: records.skipped, epochs };
 }
 
-/** One optimizer step on `demos`; returns their summed NLL before the step and the target-token count. */
-async function sftStep(ctx: SftContext, sftPlan: Plan, demos: readonly TrainSequence[]): Promise<{ nll: number; targets: number }> {
-  const masks = demos.map((s) => lossMask(s.roles, "generated"));
+/** Target-token log-probs of `sequences` under the current weights, and their masks. */
+async function targetLogprobs(ctx: SftContext, sftPlan: Plan, sequences: readonly TrainSequence[]): Promise<{ masks: Uint8Array[]; logprobs: Float32Array[] }> {
+  const masks = sequences.map((s) => lossMask(s.roles, "generated"));
   const { logprobs } = await ctx.trainer.request("logprobs", {
-    ids: ragged(demos.map((s) => s.ids), Int32Array),
+    ids: ragged(sequences.map((s) => s.ids), Int32Array),
     policy: "current",
     sampling: { temperature: sftPlan.policy.sampling.temperature, top_p: 1, top_k: 0 },
     mask: ragged(masks, Uint8Array),
   });
+  return { masks, logprobs: sequences.map((_, i) => row(logprobs, i).slice()) };
+}
+
+/** Mean negative log-likelihood per target token of `sequences` (no gradient). */
+async function meanNll(ctx: SftContext, sftPlan: Plan, sequences: readonly TrainSequence[]): Promise<number> {
+  const { masks, logprobs } = await targetLogprobs(ctx, sftPlan, sequences);
+  let nll = 0;
+  let targets = 0;
+  masks.forEach((mask, i) => mask.forEach((m, k) => m && ((nll -= at(at(logprobs, i), k)), targets++)));
+  return targets ? nll / targets : 0;
+}
+
+/** One optimizer step on `demos`; returns their summed NLL before the step and the target-token count. */
+async function sftStep(ctx: SftContext, sftPlan: Plan, demos: readonly TrainSequence[]): Promise<{ nll: number; targets: number }> {
+  const { masks, logprobs } = await targetLogprobs(ctx, sftPlan, demos);
   const batch = demos.map((s, i) => ({
     ...s,
-    oldLogprobs: row(logprobs, i).slice(),
+    oldLogprobs: at(logprobs, i),
     advantages: Float32Array.from(at(masks, i), (m) => m),
   }));
   // The surrogate loss at ratio 1 is constant (-1 per token); the demos' negative

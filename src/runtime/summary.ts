@@ -37,6 +37,18 @@ export function runSummary(metrics: readonly Record<string, unknown>[]): string 
     widths.map((w) => "-".repeat(w)).join("  "),
     ...rows.slice(1).map(line),
     `time: ${time.total.toFixed(1)} s in iterations (rollout ${time.rollout.toFixed(1)} s, rewards and advantages ${time.reward.toFixed(1)} s, updates ${time.update.toFixed(1)} s)`,
+    ...coldStartLine(metrics[0]?.sft),
     "",
   ].join("\n");
+}
+
+/** The cold start's line (its summary travels with iteration 1): what it trained on, first and last epoch's losses. */
+function coldStartLine(sft: unknown): string[] {
+  if (typeof sft !== "object" || sft === null) return [];
+  const s = sft as { demos: number; records: number; heldout_records: number; epochs: { train_nll: number; heldout_nll: number | null }[] };
+  const first = s.epochs[0];
+  const final = s.epochs[s.epochs.length - 1];
+  if (!first || !final) return [];
+  const heldout = first.heldout_nll !== null && final.heldout_nll !== null ? `, held-out ${first.heldout_nll.toFixed(3)} -> ${final.heldout_nll.toFixed(3)} (${s.heldout_records} records)` : "";
+  return [`sft: ${s.demos} walkthroughs and ${s.records} records over ${s.epochs.length} epochs, train NLL ${first.train_nll.toFixed(3)} -> ${final.train_nll.toFixed(3)} per token${heldout}`];
 }

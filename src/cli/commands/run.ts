@@ -18,6 +18,7 @@ import { runSummary } from "../../runtime/summary.js";
 import { arlVersion } from "../../plan/version.js";
 import { DataRootError, recordDataRoot, resumeDataRoot } from "../../runtime/data-root.js";
 import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
+import { loadSftData, SftDataError } from "../../runtime/sft-data.js";
 import { trainerCommand, TrainerUnavailable } from "../../trainer/launch.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
@@ -145,12 +146,17 @@ export const runCommand = defineCommand({
         chosen.push(overridden);
       }
       // Data files are confined and checked before anything is written: a plan that names a
-      // file outside the data root leaves no run directory behind.
+      // file outside the data root, or a bad record file, leaves no run directory behind.
       if (dataRoot) {
         try {
-          for (const plan of chosen) verifyPlanDataFiles(plan.envs, dataRoot);
+          for (const plan of chosen) {
+            verifyPlanDataFiles(plan.envs, dataRoot);
+            // The cold start's records are validated whole, so a bad line leaves no run directory either.
+            const records = plan.rollout.sft?.data ?? null;
+            if (records !== null) loadSftData(records, dataRoot);
+          }
         } catch (error) {
-          if (!(error instanceof EnvError)) throw error;
+          if (!(error instanceof EnvError) && !(error instanceof SftDataError)) throw error;
           io.stderr(`arl run: ${error.message}\n`);
           return ExitCode.errors;
         }
@@ -194,7 +200,7 @@ export const runCommand = defineCommand({
           throw error;
         }
         try {
-          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}) });
+          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}) });
           progress.done();
           io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
           io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);

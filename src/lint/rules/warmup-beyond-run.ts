@@ -4,7 +4,11 @@ import type { LintRule } from "../rule.js";
 /** Optimizer steps of the policy: the cold start's (at most) and RL's iterations x epochs x minibatches. */
 function policyOptimizerSteps(config: ExperimentConfig): { sft: number; rl: number } {
   const { algorithm, rollout } = config;
-  const sft = rollout.sft ? rollout.sft.epochs * Math.ceil(rollout.sft.demos / Math.min(rollout.sft.batch ?? rollout.sft.demos, rollout.sft.demos)) : 0;
+  const s = rollout.sft;
+  // A record file (sft.data) is not read here: its steps are unknown, so no bound is claimed.
+  if (s && s.data !== null) return { sft: Number.POSITIVE_INFINITY, rl: rollout.iterations * algorithm.epochs * algorithm.minibatches };
+  const demos = s?.demos ?? 0;
+  const sft = s && demos > 0 ? s.epochs * Math.ceil(demos / Math.min(s.batch ?? demos, demos)) : 0;
   return { sft, rl: rollout.iterations * algorithm.epochs * algorithm.minibatches };
 }
 

@@ -1,6 +1,7 @@
 // Cold start (rollout.sft): once per run, before the first iteration. The base evaluation
 // (eval.base) measures the policy as configured, then the supervised cold start trains on env
-// walkthroughs (sft.ts), and its weights are saved and committed as checkpoint 0, so that a
+// walkthroughs and the spec's records (sft.ts), and its weights are saved and committed as
+// checkpoint 0 with what it trained on and its losses (reported with iteration 1), so that a
 // resumed run never repeats it.
 import type { RunState } from "../run-dir.js";
 import { supervisedColdStart } from "../sft.js";
@@ -8,7 +9,7 @@ import type { RunContext } from "./context.js";
 import { evaluatePolicy } from "./evaluate.js";
 
 export interface ColdStarted {
-  /** The committed state with sftDone, checkpoint 0 and the base evaluation. */
+  /** The committed state with sftDone, checkpoint 0, the base evaluation and the cold start's losses. */
   readonly state: RunState;
   /** The policy version of the saved cold-started weights. */
   readonly version: number;
@@ -23,8 +24,9 @@ export async function coldStart(ctx: RunContext, state: RunState): Promise<ColdS
   const sft = await supervisedColdStart(ctx);
   const checkpoint = runDir.checkpointDir(0);
   const version = (await ctx.trainer.request("save", { path: checkpoint })).policy_version;
-  const committed: RunState = { ...state, sftDone: true, checkpoint, ...(baseEval ? { baseEval } : {}), files: runDir.committedFiles(ctx.buffer.commit) };
+  const committed: RunState = { ...state, sftDone: true, checkpoint, ...(baseEval ? { baseEval } : {}), sft, files: runDir.committedFiles(ctx.buffer.commit) };
   runDir.writeState(committed);
-  ctx.log(`sft: trained on ${sft.demos} walkthroughs`);
+  const records = ctx.sftData ? ` and ${sft.records} records (${sft.heldout_records} held out)` : "";
+  ctx.log(`sft: trained on ${sft.demos} walkthroughs${records}`);
   return { state: committed, version };
 }

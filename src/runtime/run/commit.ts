@@ -57,7 +57,8 @@ export async function commitIteration(ctx: RunContext, state: RunState, outcome:
   const checkpoint = runDir.checkpointDir(iteration);
   const saved = await ctx.trainer.request("save", { path: checkpoint });
   const evalBase = iteration === 1 ? state.baseEval : undefined;
-  const metrics = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}) }, saved.policy_version);
+  const sft = iteration === 1 ? state.sft : undefined;
+  const metrics = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}) }, saved.policy_version);
   runDir.appendMetrics(metrics);
   const previous = state.checkpoint;
   const committed: RunState = {

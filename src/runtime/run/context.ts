@@ -11,6 +11,7 @@ import type { PoolTrainers } from "../cross-policy.js";
 import type { Policy } from "../policy.js";
 import type { RunDirectory, RunState } from "../run-dir.js";
 import type { ToolCallValidator } from "../../contracts/tool-calls.js";
+import type { SftData } from "../sft-data.js";
 import type { RunStreams } from "./streams.js";
 
 export type EnvRegistry = ReadonlyMap<string, EnvKind>;
@@ -32,6 +33,8 @@ export interface RunOptions {
   readonly halt?: AbortSignal;
   /** Every trainer request's deadline in seconds (arl run --trainer-timeout); default: derived from the plan (trainerDeadlines). */
   readonly trainerTimeoutS?: number;
+  /** The folder the plan's rollout.sft.data path is relative to (the run's data root, data-root.ts). */
+  readonly dataRoot?: string;
 }
 
 export interface ProgressStatus {
@@ -95,6 +98,8 @@ export interface RunContext {
   readonly buffer: TokenBuffer;
   /** Every seeded random choice of the run loop, by what it decides. */
   readonly streams: RunStreams;
+  /** rollout.sft.data's records, read and validated before the trainer is configured. */
+  readonly sftData: SftData | undefined;
 }
 
 /** The plan's env names in the order every phase walks them. */

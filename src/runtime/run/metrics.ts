@@ -1,6 +1,7 @@
 // The metrics line of one iteration (metrics.jsonl), from what its phases returned. The key
 // order is the line's byte layout: reports and committed checksums read these lines as written.
 import type { Plan } from "../../plan/schema.js";
+import type { SftSummary } from "../run-dir.js";
 import type { EvalSummary } from "./context.js";
 import type { Rollout } from "./rollout.js";
 import type { ScoredBatch } from "./score.js";
@@ -24,6 +25,8 @@ export interface IterationOutcome {
   readonly update: PolicyUpdate;
   /** eval.base's summary (before the cold start), reported with iteration 1. */
   readonly evalBase?: EvalSummary;
+  /** The cold start's summary and losses, reported with iteration 1. */
+  readonly sft?: SftSummary;
   /** eval.before_training's summary (the starting policy), reported with iteration 1. */
   readonly evalBefore?: EvalSummary;
   /** This iteration's own evaluation, when it had one. */
@@ -60,6 +63,7 @@ export interface IterationMetrics {
   readonly end_reasons: Record<string, number>;
   readonly policy_version: number;
   readonly eval_base?: EvalSummary;
+  readonly sft?: SftSummary;
   readonly eval_before_training?: EvalSummary;
   readonly eval?: EvalSummary;
   /**
@@ -108,6 +112,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
     policy_version: last.policy_version ?? savedVersion,
     ...(outcome.evalBase ? { eval_base: outcome.evalBase } : {}),
+    ...(outcome.sft ? { sft: outcome.sft } : {}),
     ...(outcome.evalBefore ? { eval_before_training: outcome.evalBefore } : {}),
     ...(outcome.evaluation ? { eval: outcome.evaluation } : {}),
     time: {

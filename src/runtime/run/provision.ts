@@ -11,6 +11,7 @@ import { PoolTrainers } from "../cross-policy.js";
 import { harnessVocabulary } from "../harness.js";
 import { TrainerPolicy } from "../policy.js";
 import type { RunState } from "../run-dir.js";
+import { loadSftData, SftDataError, sftVocabulary, type SftData } from "../sft-data.js";
 import { ToolCallValidator } from "../../contracts/tool-calls.js";
 import { trainerDeadlines } from "../../trainer/launch.js";
 import { envKindOf, envNames, haltedError, planEnv, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
@@ -61,6 +62,18 @@ export function checkRunnable(plan: Plan, envs: EnvRegistry): void {
   checkPipelineLag(plan);
 }
 
+/** rollout.sft.data's records, or undefined without one; a bad file is a RunError naming file:line. */
+function loadColdStartData(plan: Plan, root: string | undefined): SftData | undefined {
+  const file = plan.rollout.sft?.data ?? null;
+  if (file === null) return undefined;
+  try {
+    return loadSftData(file, root);
+  } catch (error) {
+    if (error instanceof SftDataError) throw new RunError(error.message);
+    throw error;
+  }
+}
+
 /** A run directory recovered to its committed state, its buffer open and the policy's trainer started. */
 export interface OpenedRun {
   /** The committed state, its checkpoint as found in this directory (resume). */
@@ -106,10 +119,12 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const asyncRollout = plan.rollout.async;
   const policy = new TrainerPolicy(trainer);
   if (asyncRollout) requireBehaviourPolicy(trainer);
+  // Read and validated before anything trains; the embedded model's vocabulary sees its words.
+  const sftData = loadColdStartData(plan, options.dataRoot);
   const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => {
     const env = planEnv(plan, n);
     return [...envKindOf(options.envs, env).vocabulary(env)];
-  })])].sort();
+  }), ...(sftData ? sftVocabulary(sftData) : [])])].sort();
   const configured = await trainer.request("configure", {
     seed: plan.seed,
     policy: plan.policy,
@@ -163,6 +178,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     stopIds: [configured.tokenizer.eos_id],
     buffer: opened.buffer,
     streams: new RunStreams(plan.seed),
+    sftData,
   };
   return { ctx, version };
 }

@@ -49,6 +49,11 @@ export class RunStreams {
     return derivedRandom(this.seed, "sft-epoch", epoch);
   }
 
+  /** Which of the cold start's records (rollout.sft.data) are held out for the held-out loss. */
+  sftHeldout(): Random {
+    return derivedRandom(this.seed, "sft-heldout");
+  }
+
   /** The bootstrap resampling of an evaluation's pass@k interval (report/stats.ts recomputes it from the same seed). */
   bootstrapSeed(iteration: number, k: number): number {
     return deriveSeed(this.seed, "bootstrap", iteration, k);

@@ -30,7 +30,15 @@ export const rolloutSchema = z.strictObject({
   sft: doc(
     z
       .strictObject({
-        demos: doc(positiveInt, "Walkthrough demonstrations trained on before RL."),
+        demos: doc(positiveInt.nullable().default(null), "Env walkthroughs replayed and trained on before RL; none: no walkthroughs (then data is required)."),
+        data: doc(
+          z.string().min(1).nullable().default(null),
+          "A file of chat-format records (JSON lines: {\"messages\": [{role, content, tool_calls?}], \"tools\"?: [...]}), relative to the spec, trained on besides the walkthroughs: assistant turns are the targets, everything else context; none: walkthroughs only.",
+        ),
+        heldout: doc(
+          z.number().min(0).lt(1).nullable().default(null),
+          "Fraction of data's records kept out of training (a seeded split) for the held-out loss measured after each epoch; none: 0.1 with data, 0 without.",
+        ),
         epochs: doc(positiveInt.default(1), "Passes over the demonstrations."),
         batch: doc(
           positiveInt.nullable().default(null),
@@ -43,7 +51,7 @@ export const rolloutSchema = z.strictObject({
       })
       .nullable()
       .default(null),
-    "Supervised cold start on env walkthroughs before RL; none: off.",
+    "Supervised cold start on env walkthroughs and/or your own chat records before RL; none: off.",
   ),
 });
 

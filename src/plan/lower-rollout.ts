@@ -1,0 +1,42 @@
+// Lowering rollout: the cold start's record file (rollout.sft.data) is located and hashed like an
+// env's data file, and the held-out fraction resolved (0.1 of the records when the spec names a
+// file and says nothing, 0 without one), so the runtime decides nothing. A cold start with
+// neither walkthroughs (demos) nor records (data) is an error at its block.
+import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import type { VariantModel } from "../semantics/analyze.js";
+import { pathKey } from "../semantics/plain.js";
+import type { ExperimentConfig } from "../semantics/schema/experiment.js";
+import type { LoweringContext } from "./lower-context.js";
+import { dataFile } from "./lower-envs.js";
+import type { Plan } from "./schema.js";
+
+/** The held-out fraction of a record file when the spec gives none. */
+const DEFAULT_HELDOUT = 0.1;
+
+export function lowerRollout(config: ExperimentConfig, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): Plan["rollout"] {
+  const { sft, ...rollout } = config.rollout;
+  if (!sft) return { ...rollout, sft: null };
+  const { data, heldout, ...rest } = sft;
+  if (rest.demos === null && data === null) diagnostics.push(nothingToTrainOn(variant));
+  return {
+    ...rollout,
+    sft: {
+      ...rest,
+      data: data === null ? null : dataFile(data, ["rollout", "sft", "data"], variant, context, diagnostics),
+      heldout: heldout ?? (data === null ? 0 : DEFAULT_HELDOUT),
+    },
+  };
+}
+
+/** A cold start that names neither walkthroughs nor records, reported at its block. */
+function nothingToTrainOn(variant: VariantModel): Diagnostic {
+  const origin = variant.valuesByPath.get(pathKey(["rollout", "sft"]))?.origin ?? variant.value.origin;
+  return {
+    code: "invalid-value",
+    severity: "error",
+    message: "'rollout.sft': the cold start needs something to train on, and this block names neither demos nor data",
+    file: origin.file,
+    range: origin.range,
+    hint: 'give demos (env walkthroughs, e.g. demos: 100), data (a record file, e.g. data: "./data/records.jsonl"), or both; or remove rollout.sft',
+  };
+}
