@@ -1,8 +1,8 @@
 // The cold start's own records (sft-data.ts) as training sequences. Each record is rendered by
 // the trainer's `encode` (its template and tokenizer: one implementation), one sequence per
-// message; an assistant message's ids are what the model would generate (the template's turn
-// header belongs to the message before it), so they are the targets (Role.generated, as a
-// walkthrough's generated tokens) and everything else is context, under the same loss mask as RL.
+// message; an assistant message's ids after the template's generation prompt are what the model
+// would generate, so they are the targets (Role.generated, as a walkthrough's generated tokens) and
+// everything else, the turn header included, is context, under the same loss mask as RL.
 import { at } from "../contracts/checked.js";
 import type { ChatMessage } from "../contracts/trainer-protocol.js";
 import { row, rowCount } from "../contracts/trainer-protocol.js";
@@ -65,6 +65,33 @@ async function encodeRecord(trainer: TrainerClient, file: string, record: SftRec
   if (parts.length !== record.messages.length) {
     throw new Error(`encoding ${file}:${record.line}: the trainer returned ${parts.length} sequences for ${record.messages.length} messages (the protocol's encode returns one per message)`);
   }
-  const roles = parts.flatMap((p, i) => Array.from(p, () => ROLE_OF[at(record.messages, i).role]));
+  const header = await generationPrompt(trainer, record, parts);
+  const roles = parts.flatMap((p, i) => {
+    const role = ROLE_OF[at(record.messages, i).role];
+    // The assistant turn's header (`<|im_start|>assistant\n`) is the prompt the harness gives, not
+    // what the model generates: context, as in an RL episode.
+    const lead = role === Role.generated && startsWith(p, header) ? header.length : 0;
+    return Array.from(p, (_, k) => (k < lead ? Role.prompt : role));
+  });
   return { ids: Int32Array.from(parts.flatMap((p) => Array.from(p))), roles: Uint8Array.from(roles) };
+}
+
+/**
+ * The ids the template's generation prompt adds before an assistant turn: the last message before
+ * the record's first assistant turn, encoded with the generation prompt, minus the same message
+ * without it. Empty when the template puts the header elsewhere.
+ */
+async function generationPrompt(trainer: TrainerClient, record: SftRecord, parts: readonly Int32Array[]): Promise<Int32Array> {
+  const k = record.messages.findIndex((m) => m.role === "assistant");
+  if (k <= 0) return new Int32Array(0);
+  const { ids } = await trainer.request("encode", { messages: record.messages.slice(0, k), add_generation_prompt: true, context: k - 1, ...(record.tools ? { tools: record.tools } : {}) });
+  const withPrompt = row(ids, rowCount(ids) - 1);
+  const without = at(parts, k - 1);
+  return startsWith(withPrompt, without) ? withPrompt.slice(without.length) : new Int32Array(0);
+}
+
+function startsWith(ids: Int32Array, prefix: Int32Array): boolean {
+  if (prefix.length > ids.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
+  return true;
 }
