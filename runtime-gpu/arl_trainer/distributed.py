@@ -3,7 +3,10 @@
 Layout. Every rank starts `python3 -m arl_trainer`. Rank 0 alone reads requests from stdin and
 writes responses to stdout; it broadcasts each request to the other ranks over a gloo "control"
 group (pickled objects, CPU), every rank executes it, and the ranks' error states are gathered so
-that rank 0 can report a failure on any rank. Training collectives use the default group (nccl on
+that rank 0 can report a failure on any rank. On several machines rank 0 must be local rank 0 of
+node 0, whose stdin and stdout are the runtime's pipes: `arl run` starts torchrun with the static
+rendezvous (--node_rank fixes the global ranks; c10d orders the nodes its own way) and tells each
+node its rank in ARL_NODE_RANK, which `init_from_env` checks. Training collectives use the default group (nccl on
 CUDA, gloo on CPU).
 
 Exactness across ranks. The runtime sends the denominators of the whole optimizer step (global
@@ -224,6 +227,7 @@ def init_from_env(device_preference: str | None = None) -> Dist:
 
     rank = int(os.environ["RANK"])
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    check_serving_rank(rank, local_rank, os.environ.get("ARL_NODE_RANK"))
     device = choose_device(device_preference, local_rank)
     backend = "nccl" if device.type == "cuda" else "gloo"
     timeout = datetime.timedelta(seconds=float(os.environ.get("ARL_TRAINER_TIMEOUT_S", "1800")))
@@ -232,6 +236,19 @@ def init_from_env(device_preference: str | None = None) -> Dist:
     strategy = choose_strategy(device, world)
     log.info("rank %d/%d on %s, backend %s, strategy %s", rank, world, device, backend, strategy)
     return Dist(world, rank, local_rank, device, ctrl, strategy)
+
+
+def check_serving_rank(rank: int, local_rank: int, node_rank: str | None) -> None:
+    """Local rank 0 of node 0 holds the runtime's pipes, so it must be the rank that serves (0)."""
+    if node_rank is None or local_rank != 0:
+        return
+    on_node0 = int(node_rank) == 0
+    if on_node0 != (rank == 0):
+        raise RuntimeError(
+            f"this process is local rank 0 of node {node_rank} but global rank {rank}: the protocol is served by rank 0, "
+            "which must run on node 0 (the runtime's machine); start torchrun with --rdzv_backend static and --node_rank "
+            "(arl run does), not a rendezvous that orders the nodes itself (c10d)"
+        )
 
 
 def init_for_test(rank: int, world_size: int, init_method: str, strategy: str = "ddp") -> Dist:
