@@ -152,7 +152,7 @@ class Dist:
 
     def wrap(self, module: nn.Module, layers: list[nn.Module] | None = None, trainable: bool = True) -> nn.Module:
         """Wraps a module for data-parallel training (returns the module to call for training)."""
-        if not self.distributed:
+        if self.strategy == "none":
             return module
         if self.strategy == "fsdp":
             fully_shard = _fully_shard()
@@ -205,9 +205,9 @@ def choose_device(preference: str | None = None, local_rank: int = 0) -> torch.d
 
 
 def choose_strategy(device: torch.device, world_size: int) -> str:
-    if world_size <= 1:
-        return "none"
     want = os.environ.get("ARL_TRAINER_PARALLEL", "auto").lower()
+    if world_size <= 1 and want != "fsdp":
+        return "none"
     if want == "ddp":
         return "ddp"
     if want == "fsdp" or (want == "auto" and device.type == "cuda"):
@@ -219,9 +219,11 @@ def choose_strategy(device: torch.device, world_size: int) -> str:
 
 
 def init_from_env(device_preference: str | None = None) -> Dist:
-    """Single process, or the torchrun world described by RANK/WORLD_SIZE/LOCAL_RANK."""
+    """Single process, or the torchrun world described by RANK/WORLD_SIZE/LOCAL_RANK. Under torchrun
+    with ARL_TRAINER_PARALLEL=fsdp a world of one is sharded too (the FSDP2 path on one GPU)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
+    fsdp_alone = world == 1 and "RANK" in os.environ and os.environ.get("ARL_TRAINER_PARALLEL", "").lower() == "fsdp"
+    if world <= 1 and not fsdp_alone:
         return Dist(device=choose_device(device_preference))
     import torch.distributed as dist
 

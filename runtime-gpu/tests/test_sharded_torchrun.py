@@ -28,7 +28,7 @@ WORKER = os.path.join(ROOT, "tests", "sharded_worker.py")
 REL = 1e-9
 
 
-def _run(out_dir, model: str, parallel: str | None) -> dict:
+def _run(out_dir, model: str, parallel: str | None, nproc: int = 2) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     env = trainer_env()
     if parallel is None:
@@ -36,7 +36,7 @@ def _run(out_dir, model: str, parallel: str | None) -> dict:
         env.pop("WORLD_SIZE", None)
     else:
         env["ARL_TRAINER_PARALLEL"] = parallel
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", WORKER, str(out_dir), model]
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc), WORKER, str(out_dir), model]
     res = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, timeout=300)
     assert res.returncode == 0, res.stderr.decode(errors="replace")[-4000:]
     with open(os.path.join(out_dir, "result.pkl"), "rb") as f:
@@ -47,8 +47,8 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= REL * max(1.0, abs(a), abs(b))
 
 
-def _assert_same(single: dict, sharded: dict, parallel: str) -> None:
-    assert sharded["world_size"] == 2 and sharded["parallel"] == parallel
+def _assert_same(single: dict, sharded: dict, parallel: str, world: int = 2) -> None:
+    assert sharded["world_size"] == world and sharded["parallel"] == parallel
     assert [s["case"] for s in sharded["steps"]] == [s["case"] for s in single["steps"]]
     assert len(single["steps"]) == 10  # 5 reductions x 2 batches
     for one, two in zip(single["steps"], sharded["steps"], strict=True):
@@ -87,6 +87,12 @@ def builtin_single(tmp_path_factory):
 @pytest.mark.parametrize("parallel", ["fsdp", "ddp"])
 def test_builtin_model_under_torchrun_matches_one_process(tmp_path, builtin_single, parallel):
     _assert_same(builtin_single, _run(tmp_path / parallel, BUILTIN, parallel), parallel)
+
+
+def test_fsdp_on_a_world_of_one_matches_one_process(tmp_path, builtin_single):
+    """ARL_TRAINER_PARALLEL=fsdp under torchrun shards a world of one too: the FSDP2 path that
+    bench/gpu_check.sh runs on one GPU."""
+    _assert_same(builtin_single, _run(tmp_path / "fsdp1", BUILTIN, "fsdp", nproc=1), "fsdp", world=1)
 
 
 def test_qwen3_under_torchrun_fsdp_matches_one_process(tmp_path, qwen3_dir):
