@@ -41,7 +41,12 @@ export function trainerCommand(plan: Plan, override?: readonly string[], rendezv
     // global rank 0 (the rank that serves the protocol) must be on node 0, whose trainer has the
     // runtime's pipes. The endpoint is node 0's address; ARL_NODE_RANK lets the trainer check.
     const rdzv = [`--nnodes=${update.nodes}`, `--node_rank=${rendezvous.nodeRank}`, "--rdzv_backend=static", `--rdzv_endpoint=${rendezvous.endpoint}`, `--rdzv_id=${rendezvous.id}`];
-    return { file: pythonWithTorch(), args: ["-m", "torch.distributed.run", ...rdzv, nproc, "-m", "arl_trainer"], env: { ...env, ARL_NODE_RANK: String(rendezvous.nodeRank) } };
+    return {
+      file: pythonWithTorch(),
+      args: ["-m", "torch.distributed.run", ...rdzv, nproc, "-m", "arl_trainer"],
+      env: { ...env, ARL_NODE_RANK: String(rendezvous.nodeRank) },
+      pool: { file: pythonWithTorch(), args: ["-m", "arl_trainer"], env },
+    };
   }
   return { file: pythonWithTorch(), args: ["-m", "arl_trainer"], env };
 }

@@ -89,6 +89,8 @@ describe("the rendezvous of a plan on several nodes", () => {
     const command = trainerCommand(plan, undefined, { nodeRank: 1, nodes: 2, endpoint: "h0:29500", id: "job7", source: "flags" });
     expect(command.args).toEqual(["-m", "torch.distributed.run", "--nnodes=2", "--node_rank=1", "--rdzv_backend=static", "--rdzv_endpoint=h0:29500", "--rdzv_id=job7", "--nproc_per_node=2", "-m", "arl_trainer"]);
     expect(command.env?.ARL_NODE_RANK).toBe("1");
+    // Cross-policy pool models are one process on node 0: the rendezvous is the policy's.
+    expect(command.pool?.args).toEqual(["-m", "arl_trainer"]);
     expect(() => trainerCommand(plan)).toThrow(/--node-rank R --rdzv-endpoint HOST:PORT/);
   });
 
