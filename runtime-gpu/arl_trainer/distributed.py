@@ -166,14 +166,15 @@ class Dist:
             return module
         if not trainable:
             return module
+        import inspect
+
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        ddp = DDP(
-            module,
-            device_ids=[self.device.index] if self.device.type == "cuda" else None,
-            broadcast_buffers=False,
-            find_unused_parameters=False,
-        )
+        # No buffer sync before each forward (the buffers, rotary tables, are the same on every
+        # rank). torch 2.15 renamed broadcast_buffers to forward_sync_buffers (the old name warns).
+        params = inspect.signature(DDP.__init__).parameters
+        no_sync = {"forward_sync_buffers": False} if "forward_sync_buffers" in params else {"broadcast_buffers": False}
+        ddp = DDP(module, device_ids=[self.device.index] if self.device.type == "cuda" else None, find_unused_parameters=False, **no_sync)
         ddp.register_comm_hook(None, _sum_hook)
         return ddp
 
