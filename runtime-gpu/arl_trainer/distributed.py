@@ -3,7 +3,10 @@
 Layout. Every rank starts `python3 -m arl_trainer`. Rank 0 alone reads requests from stdin and
 writes responses to stdout; it broadcasts each request to the other ranks over a gloo "control"
 group (pickled objects, CPU), every rank executes it, and the ranks' error states are gathered so
-that rank 0 can report a failure on any rank. Training collectives use the default group (nccl on
+that rank 0 can report a failure on any rank. On several machines rank 0 must be local rank 0 of
+node 0, whose stdin and stdout are the runtime's pipes: `arl run` starts torchrun with the static
+rendezvous (--node_rank fixes the global ranks; c10d orders the nodes its own way) and tells each
+node its rank in ARL_NODE_RANK, which `init_from_env` checks. Training collectives use the default group (nccl on
 CUDA, gloo on CPU).
 
 Exactness across ranks. The runtime sends the denominators of the whole optimizer step (global
@@ -149,7 +152,7 @@ class Dist:
 
     def wrap(self, module: nn.Module, layers: list[nn.Module] | None = None, trainable: bool = True) -> nn.Module:
         """Wraps a module for data-parallel training (returns the module to call for training)."""
-        if not self.distributed:
+        if self.strategy == "none":
             return module
         if self.strategy == "fsdp":
             fully_shard = _fully_shard()
@@ -163,14 +166,15 @@ class Dist:
             return module
         if not trainable:
             return module
+        import inspect
+
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        ddp = DDP(
-            module,
-            device_ids=[self.device.index] if self.device.type == "cuda" else None,
-            broadcast_buffers=False,
-            find_unused_parameters=False,
-        )
+        # No buffer sync before each forward (the buffers, rotary tables, are the same on every
+        # rank). torch 2.15 renamed broadcast_buffers to forward_sync_buffers (the old name warns).
+        params = inspect.signature(DDP.__init__).parameters
+        no_sync = {"forward_sync_buffers": False} if "forward_sync_buffers" in params else {"broadcast_buffers": False}
+        ddp = DDP(module, device_ids=[self.device.index] if self.device.type == "cuda" else None, find_unused_parameters=False, **no_sync)
         ddp.register_comm_hook(None, _sum_hook)
         return ddp
 
@@ -202,9 +206,9 @@ def choose_device(preference: str | None = None, local_rank: int = 0) -> torch.d
 
 
 def choose_strategy(device: torch.device, world_size: int) -> str:
-    if world_size <= 1:
-        return "none"
     want = os.environ.get("ARL_TRAINER_PARALLEL", "auto").lower()
+    if world_size <= 1 and want != "fsdp":
+        return "none"
     if want == "ddp":
         return "ddp"
     if want == "fsdp" or (want == "auto" and device.type == "cuda"):
@@ -216,14 +220,17 @@ def choose_strategy(device: torch.device, world_size: int) -> str:
 
 
 def init_from_env(device_preference: str | None = None) -> Dist:
-    """Single process, or the torchrun world described by RANK/WORLD_SIZE/LOCAL_RANK."""
+    """Single process, or the torchrun world described by RANK/WORLD_SIZE/LOCAL_RANK. Under torchrun
+    with ARL_TRAINER_PARALLEL=fsdp a world of one is sharded too (the FSDP2 path on one GPU)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
+    fsdp_alone = world == 1 and "RANK" in os.environ and os.environ.get("ARL_TRAINER_PARALLEL", "").lower() == "fsdp"
+    if world <= 1 and not fsdp_alone:
         return Dist(device=choose_device(device_preference))
     import torch.distributed as dist
 
     rank = int(os.environ["RANK"])
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    check_serving_rank(rank, local_rank, os.environ.get("ARL_NODE_RANK"))
     device = choose_device(device_preference, local_rank)
     backend = "nccl" if device.type == "cuda" else "gloo"
     timeout = datetime.timedelta(seconds=float(os.environ.get("ARL_TRAINER_TIMEOUT_S", "1800")))
@@ -232,6 +239,19 @@ def init_from_env(device_preference: str | None = None) -> Dist:
     strategy = choose_strategy(device, world)
     log.info("rank %d/%d on %s, backend %s, strategy %s", rank, world, device, backend, strategy)
     return Dist(world, rank, local_rank, device, ctrl, strategy)
+
+
+def check_serving_rank(rank: int, local_rank: int, node_rank: str | None) -> None:
+    """Local rank 0 of node 0 holds the runtime's pipes, so it must be the rank that serves (0)."""
+    if node_rank is None or local_rank != 0:
+        return
+    on_node0 = int(node_rank) == 0
+    if on_node0 != (rank == 0):
+        raise RuntimeError(
+            f"this process is local rank 0 of node {node_rank} but global rank {rank}: the protocol is served by rank 0, "
+            "which must run on node 0 (the runtime's machine); start torchrun with --rdzv_backend static and --node_rank "
+            "(arl run does), not a rendezvous that orders the nodes itself (c10d)"
+        )
 
 
 def init_for_test(rank: int, world_size: int, init_method: str, strategy: str = "ddp") -> Dist:

@@ -158,3 +158,17 @@ def test_protocol_session_under_torchrun():
         if c.proc.poll() is None:
             c.proc.kill()
     _check_against_single_process(multi, lp)
+
+
+def test_rank_zero_must_be_local_rank_zero_of_node_zero():
+    """Several machines: the runtime's pipes are on node 0, so rank 0 must be there (arl run uses
+    torchrun's static rendezvous); a rendezvous that put it elsewhere is refused with the fix."""
+    from arl_trainer.distributed import check_serving_rank
+
+    check_serving_rank(0, 0, "0")
+    check_serving_rank(2, 0, "1")
+    check_serving_rank(3, 1, "0")  # other local ranks take any global rank
+    check_serving_rank(5, 0, None)  # started by hand, not by arl run: not checked
+    for rank, node in ((2, "0"), (0, "1")):
+        with pytest.raises(RuntimeError, match="--rdzv_backend static"):
+            check_serving_rank(rank, 0, node)

@@ -35,11 +35,25 @@ export interface RefusalOptions {
    * embedded trainer then refuses such a model itself, at configure, before any episode.
    */
   readonly ownTrainer?: boolean;
+  /**
+   * Whether the machines of a plan on several nodes have a rendezvous: false in `arl run` when no
+   * flag or cluster environment names one (such a plan is refused), true when one does. Undefined
+   * where no machine is launched (checking, locking): a plan on several nodes is runnable.
+   */
+  readonly rendezvous?: boolean;
 }
 
 export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefusal[] {
   const trainer = options.ownTrainer === false ? [] : [...localBackendModels(plan), ...torchBuiltinModels(plan)];
-  return [...boundRefusals(plan), ...emptySplits(plan), ...trainer, ...sftWithoutWalkthroughs(plan), ...multiNode(plan), ...overlongShaping(plan), ...loraReferenceRefresh(plan)];
+  return [
+    ...boundRefusals(plan),
+    ...emptySplits(plan),
+    ...trainer,
+    ...sftWithoutWalkthroughs(plan),
+    ...multiNodeWithoutRendezvous(plan, options.rendezvous),
+    ...overlongShaping(plan),
+    ...loraReferenceRefresh(plan),
+  ];
 }
 
 /** The runtime's wording of a refusal: the plan field, what is wrong, what to do, and the check code. */
@@ -168,7 +182,6 @@ function overlongShaping(plan: Plan): PlanRefusal[] {
   ];
 }
 
-/** torchrun is started with --nnodes but no rendezvous: a second machine would never join. */
 /** Under LoRA the reference is the base model (the policy with its adapters disabled): there is no copy to refresh. */
 function loraReferenceRefresh(plan: Plan): PlanRefusal[] {
   const reference = plan.algorithm.kl.reference;
@@ -184,14 +197,15 @@ function loraReferenceRefresh(plan: Plan): PlanRefusal[] {
   ];
 }
 
-function multiNode(plan: Plan): PlanRefusal[] {
-  if (plan.stages.update.nodes <= 1) return [];
+/** torchrun is started with --nnodes but no rendezvous: the other machines would never join. */
+function multiNodeWithoutRendezvous(plan: Plan, rendezvous: boolean | undefined): PlanRefusal[] {
+  if (plan.stages.update.nodes <= 1 || rendezvous !== false) return [];
   return [
     {
       code: "multi-node-unsupported",
       path: ["resources", "nodes"],
-      message: `resources.nodes is ${plan.stages.update.nodes}, but arl run launches the trainer on this machine only (multi-node launching is not implemented yet)`,
-      hint: "use resources.nodes: 1 (with up to all of this machine's GPUs)",
+      message: `resources.nodes is ${plan.stages.update.nodes}, and no rendezvous names where the machines meet (no --node-rank/--rdzv-endpoint, no SLURM_NODEID and SLURM_JOB_NODELIST, no NODE_RANK and MASTER_ADDR)`,
+      hint: "run arl run on every machine with --node-rank R --rdzv-endpoint NODE0_HOST:PORT (or under srun in a SLURM job; docs/distributed.md), or use resources.nodes: 1",
     },
   ];
 }

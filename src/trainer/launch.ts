@@ -9,12 +9,17 @@ import type { Method } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
 import type { TrainerCommand } from "./protocol/client.js";
 import { at } from "../contracts/checked.js";
+import type { Rendezvous } from "./rendezvous.js";
 
 const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 export class TrainerUnavailable extends Error {}
 
-export function trainerCommand(plan: Plan, override?: readonly string[]): TrainerCommand {
+/**
+ * The trainer's command. A plan on several nodes needs `rendezvous` (this machine's node rank and
+ * where the nodes meet): every node runs torchrun with the same endpoint and its own node rank.
+ */
+export function trainerCommand(plan: Plan, override?: readonly string[], rendezvous?: Rendezvous): TrainerCommand {
   if (override && override.length > 0) return { file: at(override, 0), args: override.slice(1) };
   const update = plan.stages.update;
   if (update.backend === "local") {
@@ -27,10 +32,20 @@ export function trainerCommand(plan: Plan, override?: readonly string[]): Traine
   const env = { PYTHONPATH: [`${packageRoot}runtime-gpu`, process.env.PYTHONPATH].filter(Boolean).join(":") };
   if (update.launcher === "torchrun") {
     // torchrun is torch.distributed.run: started through the same Python, so it is the same torch.
+    const nproc = `--nproc_per_node=${update.processes_per_node}`;
+    if (update.nodes <= 1) return { file: pythonWithTorch(), args: ["-m", "torch.distributed.run", "--nnodes=1", nproc, "-m", "arl_trainer"], env };
+    if (!rendezvous) {
+      throw new TrainerUnavailable(`resources.nodes is ${update.nodes}: the trainer's machines need a rendezvous; give arl run --node-rank R --rdzv-endpoint HOST:PORT on every machine, or run it under SLURM (srun), which sets SLURM_NODEID and SLURM_JOB_NODELIST`);
+    }
+    // The static rendezvous, not c10d: c10d ignores --node_rank and orders the nodes itself, but
+    // global rank 0 (the rank that serves the protocol) must be on node 0, whose trainer has the
+    // runtime's pipes. The endpoint is node 0's address; ARL_NODE_RANK lets the trainer check.
+    const rdzv = [`--nnodes=${update.nodes}`, `--node_rank=${rendezvous.nodeRank}`, "--rdzv_backend=static", `--rdzv_endpoint=${rendezvous.endpoint}`, `--rdzv_id=${rendezvous.id}`];
     return {
       file: pythonWithTorch(),
-      args: ["-m", "torch.distributed.run", `--nnodes=${update.nodes}`, `--nproc_per_node=${update.processes_per_node}`, "-m", "arl_trainer"],
-      env,
+      args: ["-m", "torch.distributed.run", ...rdzv, nproc, "-m", "arl_trainer"],
+      env: { ...env, ARL_NODE_RANK: String(rendezvous.nodeRank) },
+      pool: { file: pythonWithTorch(), args: ["-m", "arl_trainer"], env },
     };
   }
   return { file: pythonWithTorch(), args: ["-m", "arl_trainer"], env };

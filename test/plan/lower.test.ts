@@ -206,13 +206,11 @@ experiment e {
     expect(local).toMatchObject({ backend: "local", processes: 1, nodes: 1, launcher: "none" });
   });
 
-  it("more than one node is an error at resources.nodes: arl run cannot launch it", () => {
-    for (const resources of ["backend: torch, gpus: 0, nodes: 2", "backend: torch, gpus: 16, nodes: 2"]) {
-      const dir = workspace({ "spec.arl": spec(resources) });
-      const ds = lowerWithDiagnostics(path.join(dir, "spec.arl")).diagnostics;
-      expect(ds.map((d) => [d.code, d.range.start.line, d.range.start.column])).toEqual([["multi-node-unsupported", 5, 15 + resources.indexOf("nodes: 2") + "nodes: ".length]]);
-      expect(ds[0]!.hint).toContain("nodes: 1");
-    }
+  it("more than one node checks clean: the torchrun stage spans the nodes (arl run needs a rendezvous)", () => {
+    const dir = workspace({ "spec.arl": spec("backend: torch, gpus: 16, nodes: 2") });
+    const { plans, diagnostics } = lowerWithDiagnostics(path.join(dir, "spec.arl"));
+    expect(diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    expect(plans[0]!.plan.stages.update).toMatchObject({ backend: "torch", processes: 16, nodes: 2, processes_per_node: 8, launcher: "torchrun" });
     // A local plan runs on one process whatever resources.nodes says.
     expect(lower(path.join(workspace({ "spec.arl": spec("backend: local, nodes: 2").replace('"hf:x/y"', '"builtin:tiny"') }), "spec.arl"))[0]!.plan.stages.update.nodes).toBe(1);
   });

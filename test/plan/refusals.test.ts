@@ -5,7 +5,8 @@
 //
 // Refusals that depend on more than the plan are not in the table: the trainer's capabilities
 // (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr; orchestrator.ts,
-// sft.ts), a trainer that is not built (trainer/launch.ts), cross-policy pool models (served by
+// sft.ts), a trainer that is not built (trainer/launch.ts), a plan on several nodes without a
+// rendezvous (flags or the cluster's environment; test/cli/run-nodes.test.ts), cross-policy pool models (served by
 // whatever trainer command runs), and data (walkthroughs that all fail, env errors).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -153,18 +154,6 @@ const table: readonly Row[] = [
     code: "sft-without-walkthroughs",
     plan: () => faultyPlan(subprocessSpec(""), (p) => (p.rollout.sft = { demos: 4, data: null, heldout: 0, epochs: 1, batch: null, lr: null })),
     runtimeSays: ["plan field rollout.sft", "env 'w' is of kind 'subprocess'", "sft-without-walkthroughs"],
-  },
-  {
-    refusal: "resources.nodes above 1 (torchrun would wait for machines that never join)",
-    spec: spec("  resources { backend: torch, gpus: 16, nodes: 2 }").replace('"builtin:tiny"', '"hf:Qwen/Qwen2.5-0.5B"'),
-    at: "nodes: 2",
-    code: "multi-node-unsupported",
-    plan: () =>
-      faultyPlan(cleanSmall, (p) => {
-        p.resources = { ...p.resources, backend: "torch", gpus: 16, nodes: 2 };
-        for (const stage of Object.values(p.stages)) if (stage.runs_on === "trainer") Object.assign(stage, { backend: "torch", processes: 16, nodes: 2, processes_per_node: 8, launcher: "torchrun" });
-      }),
-    runtimeSays: ["plan field resources.nodes", "multi-node-unsupported"],
   },
   {
     // Was accepted, hashed and silently not applied (the runtime's rewards have no overlong term).

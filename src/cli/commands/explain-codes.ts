@@ -309,9 +309,12 @@ have them). External envs (http, subprocess) provide none, so there is nothing t
   },
   "multi-node-unsupported": {
     stage: "plan",
-    title: "More than one node, which arl run cannot launch yet",
-    explanation: `arl run starts the trainer on this machine (under torchrun for several GPUs). A job on several
-machines needs a rendezvous that is not implemented yet; use resources.nodes: 1.`,
+    title: "More than one node, and no rendezvous for them",
+    explanation: `A plan with resources.nodes above 1 runs arl run on every machine: node 0 runs the runtime and
+trainer rank 0, the others only their trainer processes. They meet at node 0's HOST:PORT, which
+arl run takes from --node-rank R --rdzv-endpoint HOST:PORT, or from the cluster's environment
+(SLURM_NODEID and SLURM_JOB_NODELIST under srun; NODE_RANK and MASTER_ADDR elsewhere). Without
+any of these the run is refused before anything starts (docs/distributed.md).`,
   },
   "overlong-unsupported": {
     stage: "plan",

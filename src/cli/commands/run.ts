@@ -1,5 +1,6 @@
 // `arl run SPEC.arl[#experiment[/variant]] | PLAN.json [--backend local|torch] [--out DIR]
-// [--resume RUN_DIR] [--trainer-command CMD]`: compile (or read) plans and execute them.
+// [--resume RUN_DIR] [--trainer-command CMD] [--node-rank R --rdzv-endpoint HOST:PORT]`: compile
+// (or read) plans and execute them.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Compiler, lineIndexes } from "../../compiler.js";
@@ -21,6 +22,8 @@ import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
 import { loadSftData, SftDataError } from "../../runtime/sft-data.js";
 import { trainerCommand, TrainerUnavailable } from "../../trainer/launch.js";
 import { defineCommand } from "../command.js";
+import { nodeLine, planRendezvous, runWorkerNode } from "./run-nodes.js";
+import type { Rendezvous } from "../../trainer/rendezvous.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
 import { at } from "../../contracts/checked.js";
 
@@ -42,7 +45,18 @@ Options:
   --data-root DIR         where the data files a plan names (relative paths) are found,
                           and the folder they must stay inside (default: the spec's
                           folder; for a plan file, its folder; with --resume, the one
-                          the run directory recorded)`;
+                          the run directory recorded)
+
+Several machines (a plan with resources.nodes above 1; docs/distributed.md):
+  --node-rank R           this machine's node, 0 to nodes-1. Node 0 runs the runtime, the run
+                          directory and trainer rank 0; any other node only starts its trainer
+                          processes, which join node 0's, and waits for them to finish
+  --rdzv-endpoint H:P     node 0's address and a free port, the same on every machine
+  --rdzv-id ID            the rendezvous id (default: the SLURM job id, else the plan's hash)
+  Without these flags the rendezvous comes from the environment: under SLURM from
+  SLURM_NODEID and the first host of SLURM_JOB_NODELIST (or MASTER_ADDR), port MASTER_PORT
+  (default 29500); elsewhere from NODE_RANK, MASTER_ADDR and MASTER_PORT. A plan on several
+  nodes with no rendezvous is refused.`;
 
 function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
@@ -83,11 +97,16 @@ function userError(error: unknown, io: CliIO): number {
   return ExitCode.usage;
 }
 
+function refuse(plan: Plan, why: string, io: CliIO, backend?: string): number {
+  io.stderr(`arl run: ${plan.experiment}/${plan.variant} cannot run${backend ? ` with --backend ${backend}` : ""}:\n  ${why}\n`);
+  return ExitCode.errors;
+}
+
 export const runCommand = defineCommand({
   name: "run",
   summary: "execute a spec or plan (train, evaluate, checkpoint)",
   usage,
-  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" } },
+  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
   async run(parsed, io) {
     const v = parsed.values;
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
@@ -101,6 +120,14 @@ export const runCommand = defineCommand({
     const givenRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : undefined;
     let dataRoot = givenRoot ?? (target ? path.dirname(path.resolve(io.cwd, target)) : undefined);
 
+    const ownTrainer = override === undefined || override.length === 0;
+    const rendezvous = new Map<Plan, Rendezvous>();
+    const meet = (plan: Plan): boolean => {
+      const r = planRendezvous(plan, v, io, ownTrainer);
+      if (r) rendezvous.set(plan, r);
+      return r !== undefined;
+    };
+
     let jobs: { plan: Plan; dir: RunDirectory }[];
     if (v.resume) {
       if (parsed.positionals.length > 0) throw new UsageError("--resume takes the run directory; give no spec with it");
@@ -112,6 +139,7 @@ export const runCommand = defineCommand({
       } catch (error) {
         return userError(error, io);
       }
+      if (plan.stages.update.nodes > 1 && !meet(plan) && ownTrainer) return refuse(plan, planRefusals(plan, { rendezvous: false }).map(refusalText).join("\n  "), io);
       try {
         dataRoot = resumeDataRoot(dir, plan, givenRoot, (root) => verifyPlanDataFiles(plan.envs, root));
       } catch (error) {
@@ -136,14 +164,21 @@ export const runCommand = defineCommand({
       const chosen: Plan[] = [];
       for (const plan of plans) {
         const overridden = backend ? withBackend(plan, backend) : plan;
-        const refusals = typeof overridden === "string" ? [] : planRefusals(overridden, { ownTrainer: override === undefined || override.length === 0 });
+        const refusals = typeof overridden === "string" ? [] : planRefusals(overridden, { ownTrainer, rendezvous: meet(overridden) || !ownTrainer });
         if (typeof overridden === "string" || refusals.length > 0) {
-          const why = typeof overridden === "string" ? overridden : refusals.map(refusalText).join("\n  ");
-          io.stderr(`arl run: ${plan.experiment}/${plan.variant} cannot run${backend ? ` with --backend ${backend}` : ""}:\n  ${why}\n`);
-          return ExitCode.errors;
+          return refuse(plan, typeof overridden === "string" ? overridden : refusals.map(refusalText).join("\n  "), io, backend);
         }
         if (overridden !== plan) io.stderr(`arl run: --backend ${backend}: ${plan.experiment}/${plan.variant} is plan ${overridden.hash.slice(7, 19)} (was ${plan.hash.slice(7, 19)}), with resources.backend: ${backend} in its overrides\n`);
         chosen.push(overridden);
+      }
+      // A machine other than node 0 writes nothing: it runs its trainer workers and waits.
+      const workers = chosen.flatMap((plan) => {
+        const r = rendezvous.get(plan);
+        return r && r.nodeRank > 0 ? [{ plan, rendezvous: r }] : [];
+      });
+      if (workers.length > 0) {
+        if (workers.length !== chosen.length) throw new UsageError("--node-rank above 0 runs trainer workers only: select plans that all run on several nodes (SPEC.arl#experiment/variant)");
+        return runWorkerNode(workers, io);
       }
       // Data files are confined and checked before anything is written: a plan that names a
       // file outside the data root, or a bad record file, leaves no run directory behind.
@@ -191,7 +226,12 @@ export const runCommand = defineCommand({
         progress.log(`run ${job.plan.experiment}/${job.plan.variant} (${job.plan.hash.slice(7, 19)}) in ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}`);
         let command;
         try {
-          command = trainerCommand(job.plan, override);
+          const r = rendezvous.get(job.plan);
+          if (r) {
+            if (r.nodeRank > 0) throw new UsageError("--resume continues a run on node 0; on the other machines give the spec or plan file with their --node-rank");
+            progress.log(nodeLine(job.plan, r));
+          }
+          command = trainerCommand(job.plan, override, r);
         } catch (error) {
           if (error instanceof TrainerUnavailable) {
             io.stderr(`arl run: ${error.message}\n`);

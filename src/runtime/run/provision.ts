@@ -141,7 +141,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   }
   const cross = plan.rollout.cross_policy;
   if (cross) {
-    const pool = await PoolTrainers.start(plan, opened.trainerCommand, arlVersion(), vocabulary, options.halt);
+    const { pool: poolCommand, ...main } = opened.trainerCommand;
+    const pool = await PoolTrainers.start(plan, poolCommand ? { ...poolCommand, ...(main.deadlineMs ? { deadlineMs: main.deadlineMs } : {}) } : main, arlVersion(), vocabulary, options.halt);
     trainers.adoptPool(pool);
     log(`cross-policy: ${pool.models.length} pool model trainer${pool.models.length === 1 ? "" : "s"} started (${pool.models.map((m) => m.model).join(", ")}), p = ${cross.probability}`);
   }

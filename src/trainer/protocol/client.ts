@@ -14,6 +14,12 @@ export interface TrainerCommand {
   readonly env?: Readonly<Record<string, string>>;
   /** How long each request may take, in milliseconds, by method; without it requests wait forever. */
   readonly deadlineMs?: (method: Method) => number;
+  /**
+   * The command of cross-policy pool models (generation only) where it differs from this one: a
+   * trainer spanning several machines holds their rendezvous, so its pool models run as one
+   * process on node 0.
+   */
+  readonly pool?: Omit<TrainerCommand, "pool" | "deadlineMs">;
 }
 
 export class TrainerError extends Error {
