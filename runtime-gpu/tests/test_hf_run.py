@@ -24,7 +24,7 @@ import pytest
 
 from arl_trainer.framing import read_frame
 
-from .hf_models import REPO, make_model_dir
+from hf_models import REPO, make_model_dir
 
 pytest.importorskip("transformers")
 
