@@ -71,7 +71,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
     ...(refLogprobs ? { refLogprobs: row(refLogprobs, i).slice() } : {}),
     ...(values ? { values: row(values, i).slice() } : {}),
   }));
-  // Step-wise samples take their episode's advantages (docs/semantics.md, History and step-wise samples).
+  // Step-wise samples take their episode's advantages (docs/semantics.md §10).
   const advantages = rerender ? computeStepwiseAdvantages(plan, stepwiseEpisodes(iteration, batch, owned, scored)) : computeAdvantages(plan, scored);
   // Off-policy sequence masking (mask.off_policy_sequence_threshold): measured against the
   // weights that take the update's first step; a masked sequence keeps its place in the

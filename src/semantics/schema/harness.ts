@@ -12,7 +12,7 @@ const observationSchema = z.strictObject({
 const contextSchema = z.strictObject({
   history: doc(
     enumOf(["exact", "rerender"]).default("exact"),
-    "How the conversation reaches the model: `exact` appends each turn's tokens (what was sampled is what is trained, one sample per episode); `rerender` renders the whole conversation with the chat template before every model call and trains each call as its own sample (docs/semantics.md, History and step-wise samples).",
+    "How the conversation reaches the model: `exact` appends each turn's tokens (what was sampled is what is trained, one sample per episode); `rerender` renders the whole conversation with the chat template before every model call and trains each call as its own sample (docs/semantics.md §10).",
   ),
 });
 
