@@ -10,7 +10,7 @@ import type { Message, Policy } from "./policy.js";
 /** What configure reports when the trainer says nothing about its template (the embedded model). */
 export const DEFAULT_TEMPLATE: ChatTemplateInfo = { prefix_preserving: true, renders_tools: false, tool_call_format: "hermes", tool_role: "tool" };
 
-export class PrefixContinuityError extends Error {}
+class PrefixContinuityError extends Error {}
 
 /** A token sequence with each token's role, the policy version that sampled it and its log-prob. */
 export interface TokenSequence {
