@@ -58,7 +58,9 @@ await serve({
     const named = /^scripted:skill=([0-9.]+)$/.exec(p.policy?.model ?? "");
     if (named) skill = Number(named[1]);
     crashOnGenerate = p.policy?.model === "scripted:crash-on-generate";
-    return { model: { name: named ? p.policy.model : "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2 }, policy_version: version };
+    // DOUBLE_TEMPLATE: the chat template facts to report (JSON), as a trainer with a real template does.
+    const template = process.env.DOUBLE_TEMPLATE ? { template: JSON.parse(process.env.DOUBLE_TEMPLATE) } : {};
+    return { model: { name: named ? p.policy.model : "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2, ...template }, policy_version: version };
   },
   encode: (p) => ({ ids: pack(p.messages.map((m) => Int32Array.from(enc(`<${m.role}>${m.content}`))), Int32Array) }),
   decode: (p) => ({ texts: rows(p.ids).map((r) => String.fromCodePoint(...Array.from(r).filter((x) => x !== EOS))) }),

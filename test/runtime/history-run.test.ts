@@ -11,7 +11,7 @@ import type { Plan } from "../../src/plan/schema.js";
 import { readBuffer, Role } from "../../src/runtime/buffer.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { compilePlans, countingExperiment } from "../helpers/plans.js";
+import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")] };
@@ -23,10 +23,10 @@ function plan(history: "exact" | "rerender"): Plan {
   return compilePlans(spec)[0]!;
 }
 
-async function run(p: Plan): Promise<{ runDir: RunDirectory; logs: string[] }> {
+async function run(p: Plan, trainer: typeof embedded & { env?: Record<string, string> } = embedded): Promise<{ runDir: RunDirectory; logs: string[] }> {
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-history-")), p);
   const logs: string[] = [];
-  await executePlan({ plan: p, runDir, trainer: embedded, envs: envKinds, log: (l) => logs.push(l) });
+  await executePlan({ plan: p, runDir, trainer, envs: envKinds, log: (l) => logs.push(l) });
   return { runDir, logs };
 }
 
@@ -69,4 +69,13 @@ describe("harness.context history with the embedded trainer", () => {
       }
     }
   }, 120_000);
+
+  it("notes at run start when the trainer's template is not prefix-preserving and the history is exact", async () => {
+    const rewriting = { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_TEMPLATE: JSON.stringify({ prefix_preserving: false, renders_tools: false, tool_call_format: "hermes", tool_role: "tool" }) } };
+    const exact = await run({ ...plan("exact"), rollout: { ...plan("exact").rollout, iterations: 1 } }, rewriting);
+    expect(exact.logs.filter((l) => l.includes("is not prefix-preserving"))).toHaveLength(1);
+    expect(exact.logs.find((l) => l.includes("is not prefix-preserving"))).toContain("history: rerender trains on the re-rendered contexts");
+    const rerender = await run({ ...plan("rerender"), rollout: { ...plan("rerender").rollout, iterations: 1 } }, rewriting);
+    expect(rerender.logs.some((l) => l.includes("is not prefix-preserving"))).toBe(false);
+  });
 });
