@@ -179,4 +179,12 @@ describe("step-wise advantages", () => {
     expect(Array.from(result.advantages[1]!)).toEqual([0, 0, 0, reference.advantages[0]![3]]);
     expect(Array.from(result.returns![1]!)).toEqual([0, 0, 0, reference.returns![0]![3]]);
   });
+  it("credits the reward of a turn without a call of its own (a pool turn) to the last generated token before it", () => {
+    const p = withAdvantage({ estimator: "gae", normalize: "none", gamma: 1, lambda: 1, task_norm: false });
+    // Turn 0 is a pool turn (no sample; its reward reaches no policy token), turn 1 the policy's, turn 2 a pool turn again.
+    const steps = [{ turn: 1, scored: call(4, 2, [0, 0, 0, 0, 0, 0]) }];
+    const result = computeStepwiseAdvantages(p, [{ group: "1:0", env: "counter", reward: 3.5, perTurn: [0.5, 1, 2], end: "finished", steps }]);
+    // With zero values and gamma = lambda = 1 each token's advantage is the reward still to come.
+    expect(Array.from(result.advantages[0]!)).toEqual([0, 0, 0, 0, 3, 3]);
+  });
 });
