@@ -81,7 +81,7 @@ export class Conversation {
   constructor(
     private readonly policy: Policy,
     /** OpenAI function definitions for a template that renders tools itself; undefined: none. */
-    private readonly tools: readonly unknown[] | undefined,
+    readonly tools: readonly unknown[] | undefined,
   ) {}
 
   add(message: Message): number {

@@ -345,7 +345,9 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
    * context once, encoded by the policy's tokenizer, as context only (role pool, no version).
    */
   async function poolTurn(generator: TurnGenerator, options: GenerateOptions): Promise<Turn> {
-    const prompt = Int32Array.from((await generator.policy.encode(conversation.messages, true)).flatMap((ids) => Array.from(ids)));
+    // The tools go along when the policy's template renders them (the system prompt then does not describe them).
+    const tools = conversation.tools ? { tools: conversation.tools } : {};
+    const prompt = Int32Array.from((await generator.policy.encode(conversation.messages, true, tools)).flatMap((ids) => Array.from(ids)));
     const gen = await generator.policy.generate(prompt, { ...options, stopIds: generator.stopIds });
     const text = await generator.policy.decode(withoutStop(gen.ids, generator.stopIds));
     let ids = await replyIds(policy, text, input.stopIds, gen.finish === "stop");
