@@ -16,6 +16,7 @@ import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { CounterEnv } from "../helpers/scripted.js";
 
 const MARK = { system: 1001, user: 1002, tool: 1003, assistant: 1004, end: 1005, call: 1006, tools: 1007 } as const;
+const MARKS = new Set<number>(Object.values(MARK));
 const chars = (s: string) => [...s].map((c) => c.codePointAt(0)!);
 
 /** A character-level policy behind a chat template that drops the <think> blocks of earlier assistant turns. */
@@ -40,7 +41,7 @@ class TemplatePolicy implements Policy {
   }
 
   async decode(ids: Int32Array): Promise<string> {
-    return String.fromCodePoint(...Array.from(ids).filter((id) => id < 1000));
+    return String.fromCodePoint(...Array.from(ids).filter((id) => !MARKS.has(id)));
   }
 
   async generate(prompt: Int32Array, _options: GenerateOptions): Promise<Generation> {
@@ -105,6 +106,14 @@ describe("history exact", () => {
       ["", false, "Error: the tool call is not complete JSON."],
     ]);
     expect(ep.episode).toMatchObject({ tool_calls: 1, invalid_calls: 3, truncated: true });
+  });
+  it("reads DeepSeek-V3 call blocks, keeping the text before the block as the turn's content", async () => {
+    const block = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>step\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    const policy = new TemplatePolicy([`One step. ${block}`]);
+    const ep = await play(plan("exact"), policy, 2, template({ tool_call_format: "deepseek_v3" }));
+    expect(ep.episode).toMatchObject({ tool_calls: 2, invalid_calls: 0, terminated: true });
+    expect(ep.toolCalls[0]).toMatchObject({ name: "step", valid: true });
+    expect(policy.encodes[1]!.messages[2]).toEqual({ role: "assistant", content: "One step.", tool_calls: [{ name: "step", arguments: {} }] });
   });
 });
 
