@@ -17,6 +17,7 @@ import { Conversation, DEFAULT_TEMPLATE, messageRole, TokenContext, type TokenSe
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
 import { constraintBlocks, type SignalSource } from "./rewards.js";
+import { describeTools, toolDefinitions } from "./tool-descriptions.js";
 
 export interface EpisodeInput {
   readonly plan: Plan;
@@ -89,34 +90,6 @@ function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
   return ids.subarray(0, end);
 }
 
-function describeTools(tools: readonly PlanTool[], format: Plan["harness"]["format"]): string {
-  if (format === "text_action") {
-    return tools
-      .map((t) => {
-        const params = Object.keys((t.definition.function.parameters.properties as object | undefined) ?? {});
-        return `${[t.name, ...params.map((p) => `<${p}>`)].join(" ")}: ${t.definition.function.description}`;
-      })
-      .join("\n");
-  }
-  return tools
-    .map((t) => {
-      const fn = t.definition.function;
-      return JSON.stringify({ type: t.definition.type, function: { name: fn.name, description: fn.description, parameters: sortedKeysDeep(fn.parameters) } });
-    })
-    .join("\n");
-}
-
-/**
- * A JSON value with every object's keys sorted: the order the plan is written in. A plan read
- * back through the plan schema (resume, `arl run plan.json`) has the schema's key order instead,
- * and the model must be shown the same text as in the run that wrote the plan.
- */
-function sortedKeysDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeysDeep);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeysDeep((value as Record<string, unknown>)[k])]));
-}
-
 function truncateObservation(ids: Int32Array, max: number, overflow: Plan["harness"]["observation"]["overflow"]): Int32Array | undefined {
   if (ids.length <= max) return ids;
   switch (overflow) {
@@ -182,11 +155,6 @@ export function harnessVocabulary(plan: Plan): string[] {
 /** Tools an episode of `env` is offered: its own and those declared outside any env. */
 export function toolsFor(plan: Plan, env: string): PlanTool[] {
   return plan.tools.filter((t) => t.env === null || t.env === env);
-}
-
-/** The offered tools as OpenAI function definitions, for a template that renders them (keys sorted, as describeTools shows them). */
-function toolDefinitions(tools: readonly PlanTool[]): unknown[] {
-  return tools.map((t) => ({ type: t.definition.type, function: { name: t.definition.function.name, description: t.definition.function.description, parameters: sortedKeysDeep(t.definition.function.parameters) } }));
 }
 
 export async function runEpisode(input: EpisodeInput): Promise<Episode> {
