@@ -78,4 +78,15 @@ describe("harness.context history with the embedded trainer", () => {
     const rerender = await run({ ...plan("rerender"), rollout: { ...plan("rerender").rollout, iterations: 1 } }, rewriting);
     expect(rerender.logs.some((l) => l.includes("is not prefix-preserving"))).toBe(false);
   });
+
+  it("generates with every end-of-turn id configure reports (stop_ids)", async () => {
+    const stopping = { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_STOP_IDS: "[0, 7]" } };
+    const { runDir } = await run({ ...plan("exact"), rollout: { ...plan("exact").rollout, iterations: 1 } }, stopping);
+    // The double ends each turn with the last stop id it was sent: 7 only if the runtime sent configure's list.
+    for (const r of readBuffer(runDir.bufferPath).records) {
+      const ends = [...r.roles].flatMap((role, k) => (role === Role.generated && r.roles[k + 1] !== Role.generated ? [r.ids[k]] : []));
+      expect(ends.length).toBeGreaterThan(0);
+      expect(new Set(ends)).toEqual(new Set([7]));
+    }
+  });
 });
