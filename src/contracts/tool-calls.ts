@@ -2,6 +2,7 @@
 // arguments against the plan's JSON Schemas with ajv. A call that fails either becomes an error
 // observation (counted), never an exception.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import type { ToolCallFormat } from "./trainer-protocol.js";
 
 /** What reading and checking a call needs of an offered tool; the plan's tools (PlanTool) are these. */
 export interface OfferedTool {
@@ -16,39 +17,117 @@ export interface ToolCall {
 }
 
 export type ParsedTurn =
-  | { readonly kind: "call"; readonly call: ToolCall }
+  | {
+      readonly kind: "call";
+      readonly call: ToolCall;
+      /** The turn's text outside the call (function_call formats): an assistant message's content beside its tool_calls. */
+      readonly content?: string;
+    }
   | { readonly kind: "none" }
   | { readonly kind: "malformed"; readonly error: string };
 
+/** `function_call`: the first call of the turn, written in the model family's `format` (configure's template.tool_call_format). */
+export function parseFunctionCall(text: string, format: ToolCallFormat = "hermes"): ParsedTurn {
+  switch (format) {
+    case "hermes":
+      return parseHermes(text);
+    case "llama3_json":
+      return parseLlama3Json(text);
+    case "deepseek_v3":
+      return parseDeepSeekV3(text);
+  }
+}
+
 /**
- * `function_call`: a JSON object `{"name": ..., "arguments": {...}}`, optionally inside
- * `<tool_call>...</tool_call>` (the Hermes/Qwen convention); the first one in the turn counts.
+ * hermes (Qwen): a JSON object `{"name": ..., "arguments": {...}}`, optionally inside
+ * `<tool_call>...</tool_call>`; the first one in the turn counts.
  */
-export function parseFunctionCall(text: string): ParsedTurn {
+function parseHermes(text: string): ParsedTurn {
   const tagged = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/.exec(text);
   const body = tagged?.[1] ?? text;
   const start = body.indexOf("{");
   if (start < 0) return tagged ? { kind: "malformed", error: "the <tool_call> holds no JSON object" } : { kind: "none" };
   const json = firstJsonObject(body, start);
   if (json === undefined) return { kind: "malformed", error: "the tool call is not complete JSON" };
+  const content = tagged ? text.slice(0, tagged.index) : text.slice(0, start);
+  return callFromJson(json, "arguments", content);
+}
+
+/**
+ * llama3_json (Llama 3.1): a bare JSON object `{"name": ..., "parameters": {...}}`
+ * ("arguments" accepted too), optionally after `<|python_tag|>`.
+ */
+function parseLlama3Json(text: string): ParsedTurn {
+  const tag = text.indexOf("<|python_tag|>");
+  const from = tag < 0 ? 0 : tag + "<|python_tag|>".length;
+  const start = text.indexOf("{", from);
+  if (start < 0) return tag < 0 ? { kind: "none" } : { kind: "malformed", error: "the <|python_tag|> call holds no JSON object" };
+  const json = firstJsonObject(text, start);
+  if (json === undefined) return { kind: "malformed", error: "the tool call is not complete JSON" };
+  return callFromJson(json, "parameters", text.slice(0, tag < 0 ? start : tag));
+}
+
+const DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>";
+const DS_CALL_BEGIN = "<｜tool▁call▁begin｜>";
+const DS_SEP = "<｜tool▁sep｜>";
+
+/**
+ * deepseek_v3: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n` then the
+ * arguments in a ```json fence, then `<｜tool▁call▁end｜>`; the first call counts.
+ */
+function parseDeepSeekV3(text: string): ParsedTurn {
+  const begin = text.indexOf(DS_CALL_BEGIN);
+  const block = text.indexOf(DS_CALLS_BEGIN);
+  if (begin < 0) return block < 0 ? { kind: "none" } : { kind: "malformed", error: `the tool calls block holds no ${DS_CALL_BEGIN}` };
+  const rest = text.slice(begin + DS_CALL_BEGIN.length);
+  const sep = rest.indexOf(DS_SEP);
+  if (sep < 0) return { kind: "malformed", error: `the tool call has no ${DS_SEP} between its type and its name` };
+  const afterSep = rest.slice(sep + DS_SEP.length);
+  const newline = afterSep.indexOf("\n");
+  const name = (newline < 0 ? afterSep : afterSep.slice(0, newline)).trim();
+  if (name === "" || name.includes("<｜")) return { kind: "malformed", error: 'the tool call has no "name"' };
+  const fence = /^```(?:json)?\s*\n?([\s\S]*?)\n?```/.exec(afterSep.slice(newline + 1));
+  if (newline < 0 || !fence) return { kind: "malformed", error: "the tool call's arguments are not in a ```json block" };
+  const args = parseArguments((fence[1] ?? "").trim() || "{}");
+  if (!args.ok) return { kind: "malformed", error: args.error };
+  return { kind: "call", call: { name, arguments: args.value }, content: text.slice(0, block >= 0 && block < begin ? block : begin) };
+}
+
+/** A call from its JSON text: `name` and the arguments under `key` (or the other of "arguments"/"parameters"). */
+function callFromJson(json: string, key: "arguments" | "parameters", content: string): ParsedTurn {
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
     return { kind: "malformed", error: `the tool call is not valid JSON: ${(error as Error).message}` };
   }
-  const v = value as { name?: unknown; arguments?: unknown };
+  const v = value as Record<string, unknown>;
   if (typeof v.name !== "string") return { kind: "malformed", error: 'the tool call has no "name"' };
-  let args: unknown = v.arguments ?? {};
-  if (typeof args === "string") {
-    try {
-      args = JSON.parse(args) as unknown;
-    } catch {
-      return { kind: "malformed", error: 'the tool call\'s "arguments" is not a JSON object' };
-    }
+  const other = key === "arguments" ? "parameters" : "arguments";
+  const args = argumentsObject(v[key] ?? (key === "parameters" ? v[other] : undefined) ?? {});
+  if (!args.ok) return { kind: "malformed", error: args.error };
+  return { kind: "call", call: { name: v.name, arguments: args.value }, content };
+}
+
+type ArgumentsResult = { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly error: string };
+
+const NOT_AN_OBJECT = 'the tool call\'s "arguments" is not a JSON object';
+
+/** Arguments given as an object, or as a string holding one. */
+function argumentsObject(args: unknown): ArgumentsResult {
+  if (typeof args === "string") return parseArguments(args);
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return { ok: false, error: NOT_AN_OBJECT };
+  return { ok: true, value: args as Record<string, unknown> };
+}
+
+function parseArguments(json: string): ArgumentsResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(json) as unknown;
+  } catch {
+    return { ok: false, error: NOT_AN_OBJECT };
   }
-  if (typeof args !== "object" || args === null || Array.isArray(args)) return { kind: "malformed", error: 'the tool call\'s "arguments" is not a JSON object' };
-  return { kind: "call", call: { name: v.name, arguments: args as Record<string, unknown> } };
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? { ok: true, value: value as Record<string, unknown> } : { ok: false, error: NOT_AN_OBJECT };
 }
 
 /** The balanced `{...}` starting at `start`, respecting strings; undefined when unbalanced. */

@@ -85,6 +85,12 @@ const harnessSchema = z.strictObject({
     overflow: z.enum(["keep_head", "keep_tail", "keep_head_tail", "error"]),
   }),
   tool_timeout_s: d(bounded("harness.tool_timeout_s", z.number().positive()), "Time limit of a tool call that sets none of its own."),
+  context: z.strictObject({
+    history: d(
+      z.enum(["exact", "rerender"]),
+      "exact: each turn's tokens are appended (one trajectory per episode); rerender: the conversation is rendered again before every model call and each call is trained as its own sample.",
+    ),
+  }),
 });
 
 const rewardSchema = z.strictObject({

@@ -7,7 +7,7 @@ import { maskedGae } from "../rl/gae.js";
 import { klEstimators } from "../rl/kl.js";
 import { at, last } from "../contracts/checked.js";
 import { STD_EPS } from "../rl/stats.js";
-import type { EndReason } from "./buffer.js";
+import { Role, type EndReason } from "./buffer.js";
 import { lossMask } from "./update.js";
 
 export interface ScoredTrajectory {
@@ -168,4 +168,88 @@ function taskNormalizeTokens(adv: Float32Array[], masks: Uint8Array[], envs: str
     const mask = at(masks, i);
     return row.map((_, k) => (mask[k] ? at(normalized, j++) : 0));
   });
+}
+
+/** One episode of step-wise samples (history: rerender): its outcome and each model call's scored sequence with its turn. */
+export interface StepwiseEpisode {
+  readonly group: string;
+  readonly env: string;
+  readonly reward: number;
+  readonly perTurn: readonly number[];
+  readonly end: EndReason;
+  readonly steps: readonly { readonly turn: number; readonly scored: ScoredTrajectory }[];
+}
+
+/**
+ * Advantages of step-wise samples. Each episode is scored once, as the trajectory of its calls'
+ * generated tokens in order (after one leading context token, which is never a target): group
+ * baselines count episodes, not calls, and GAE runs across the turns with each call's own values.
+ * The result is broadcast back to each call's generated tokens; the arrays follow the steps of
+ * every episode in order.
+ */
+export function computeStepwiseAdvantages(plan: Plan, episodes: readonly StepwiseEpisode[]): AdvantageResult {
+  const views = episodes.map(episodeView);
+  const result = computeAdvantages(plan, views.map((v) => v.trajectory));
+  const scatter = (perView: readonly Float32Array[]) =>
+    views.flatMap((v, i) => {
+      const source = at(perView, i);
+      return v.positions.map((positions, s) => {
+        const out = new Float32Array(at(at(episodes, i).steps, s).scored.roles.length);
+        positions.forEach((k, j) => (out[k] = at(source, at(v.offsets, s) + j)));
+        return out;
+      });
+    });
+  return { ...result, advantages: scatter(result.advantages), ...(result.returns ? { returns: scatter(result.returns) } : {}) };
+}
+
+interface EpisodeView {
+  readonly trajectory: ScoredTrajectory;
+  /** Per step: the positions of its generated tokens in its own sequence. */
+  readonly positions: readonly number[][];
+  /** Per step: where its generated tokens start in the view. */
+  readonly offsets: readonly number[];
+}
+
+function episodeView(e: StepwiseEpisode): EpisodeView {
+  const roles: number[] = [Role.prompt];
+  const oldLogprobs: number[] = [0];
+  const refLogprobs: number[] = [0];
+  const values: number[] = [0];
+  const positions: number[][] = [];
+  const offsets: number[] = [];
+  const ends = new Map<number, number>();
+  const withRef = e.steps.length > 0 && e.steps.every((s) => s.scored.refLogprobs);
+  const withValues = e.steps.length > 0 && e.steps.every((s) => s.scored.values);
+  for (const { turn, scored } of e.steps) {
+    const mask = lossMask(scored.roles, "generated");
+    const mine = [...mask.keys()].filter((k) => mask[k] === 1);
+    offsets.push(roles.length);
+    positions.push(mine);
+    for (const k of mine) {
+      roles.push(Role.generated);
+      oldLogprobs.push(at(scored.oldLogprobs, k));
+      refLogprobs.push(scored.refLogprobs ? at(scored.refLogprobs, k) : 0);
+      values.push(scored.values ? at(scored.values, k) : 0);
+    }
+    ends.set(turn, roles.length - 1);
+  }
+  // A turn without a call of its own (a pool turn) ends at the last generated token before it.
+  let lastEnd = 0;
+  const turnEnds = e.perTurn.map((_, t) => (lastEnd = ends.get(t) ?? lastEnd));
+  return {
+    trajectory: {
+      group: e.group,
+      env: e.env,
+      roles: Uint8Array.from(roles),
+      reward: e.reward,
+      perTurn: e.perTurn,
+      turnEnds,
+      end: e.end,
+      oldLogprobs: Float32Array.from(oldLogprobs),
+      ...(withRef ? { refLogprobs: Float32Array.from(refLogprobs) } : {}),
+      ...(withValues ? { values: Float32Array.from(values) } : {}),
+    },
+    positions,
+    offsets,
+  };
 }

@@ -144,7 +144,7 @@ class NamedPolicy implements Policy {
     });
   }
 
-  encode: Policy["encode"] = (messages, addGenerationPrompt) => this.named(this.inner.encode(messages, addGenerationPrompt));
+  encode: Policy["encode"] = (messages, addGenerationPrompt, options) => this.named(this.inner.encode(messages, addGenerationPrompt, options));
   decode: Policy["decode"] = (ids) => this.named(this.inner.decode(ids));
   generate: Policy["generate"] = (prompt, options) => this.named(this.inner.generate(prompt, options));
 }

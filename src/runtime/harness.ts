@@ -1,17 +1,23 @@
-// One episode: the agent loop of the plan's harness. Context assembly, generation through the
-// policy, tool-call parsing and validation, constraint blocking, tool execution with a time
-// limit, observation truncation, budgets. Token ids are appended, never re-tokenized, and each
-// prompt must extend the previous one (prefix continuity, asserted). With cross-policy sampling a
-// turn may come from a pool model instead (cross-policy.ts says how its text enters the context).
+// One episode: the agent loop of the plan's harness. The conversation is kept as chat messages
+// (conversation.ts); generation through the policy, tool-call parsing (in the template's call
+// format) and validation, constraint blocking, tool execution with a time limit, observation
+// truncation, budgets. With `history: exact` the generated ids are appended as sampled, each new
+// message is encoded as the template continues the conversation, and each prompt must extend the
+// previous one (prefix continuity, asserted); with `history: rerender` the whole conversation is
+// rendered again before every call and each call becomes its own training sample. With
+// cross-policy sampling a turn may come from a pool model instead (cross-policy.ts).
 import { at } from "../contracts/checked.js";
 import { EnvError, type EnvInstance, type Signals } from "../contracts/env.js";
 import type { SignalValue } from "../contracts/signals.js";
 import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "../contracts/tool-calls.js";
+import type { ChatTemplateInfo } from "../contracts/trainer-protocol.js";
 import type { Plan, PlanTool } from "../plan/schema.js";
 import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
+import { Conversation, DEFAULT_TEMPLATE, messageRole, TokenContext, type TokenSequence } from "./conversation.js";
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
 import { constraintBlocks, type SignalSource } from "./rewards.js";
+import { describeTools, toolDefinitions } from "./tool-descriptions.js";
 
 export interface EpisodeInput {
   readonly plan: Plan;
@@ -26,6 +32,18 @@ export interface EpisodeInput {
   readonly temperature?: number;
   /** Cross-policy sampling: the pool model that generates turn `turn` instead of the policy, if any. */
   readonly turnGenerator?: (turn: number) => TurnGenerator | undefined;
+  /** What configure reported of the chat template; absent: DEFAULT_TEMPLATE. */
+  readonly template?: ChatTemplateInfo;
+}
+
+/**
+ * What the update trains on: the whole episode as one token stream (history: exact), or one
+ * model call with the context it was given (history: rerender; `step` is the call's turn).
+ */
+export interface Sample extends TokenSequence {
+  readonly step?: number;
+  /** Index of the last generated token of each turn the sample trains. */
+  readonly turnEnds: readonly number[];
 }
 
 export interface EpisodeSignals {
@@ -38,11 +56,10 @@ export interface EpisodeSignals {
   terminated: boolean;
 }
 
-export interface Episode {
-  readonly ids: Int32Array;
-  readonly roles: Uint8Array;
-  readonly versions: Int32Array;
-  readonly logprobs: Float32Array;
+/** An episode: its token stream as appended turn by turn (ids, roles, versions, log-probs) and its samples. */
+export interface Episode extends TokenSequence {
+  /** history exact: the stream itself; rerender: one per policy call, in order (pool turns have none). */
+  readonly samples: readonly Sample[];
   readonly end: EndReason;
   readonly error?: string;
   readonly toolCalls: readonly ToolCallRecord[];
@@ -56,8 +73,6 @@ export interface Episode {
   /** Which model generated each turn: "policy" or a cross-policy pool model. */
   readonly generators: readonly string[];
 }
-
-class PrefixContinuityError extends Error {}
 
 /** One generated turn: its ids in the policy's context and its text. */
 interface Turn {
@@ -73,66 +88,6 @@ function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
   let end = ids.length;
   while (end > 0 && stopIds.includes(at(ids, end - 1))) end--;
   return ids.subarray(0, end);
-}
-
-class Context {
-  ids: number[] = [];
-  roles: number[] = [];
-  versions: number[] = [];
-  logprobs: number[] = [];
-
-  append(ids: ArrayLike<number>, role: number, version = -1, logprobs?: ArrayLike<number>): void {
-    for (let i = 0; i < ids.length; i++) {
-      this.ids.push(at(ids, i));
-      this.roles.push(role);
-      this.versions.push(version);
-      this.logprobs.push(logprobs ? at(logprobs, i) : 0);
-    }
-  }
-
-  /** The ids to send; they must begin with exactly the ids sent last time. */
-  prompt(previous: Int32Array | undefined): Int32Array {
-    const next = Int32Array.from(this.ids);
-    if (previous) {
-      if (next.length < previous.length) throw new PrefixContinuityError("the context shrank between turns");
-      for (let i = 0; i < previous.length; i++) {
-        if (next[i] !== previous[i]) throw new PrefixContinuityError(`token ${i} changed between turns (${previous[i]} -> ${next[i]})`);
-      }
-    }
-    return next;
-  }
-
-  get length(): number {
-    return this.ids.length;
-  }
-}
-
-function describeTools(tools: readonly PlanTool[], format: Plan["harness"]["format"]): string {
-  if (format === "text_action") {
-    return tools
-      .map((t) => {
-        const params = Object.keys((t.definition.function.parameters.properties as object | undefined) ?? {});
-        return `${[t.name, ...params.map((p) => `<${p}>`)].join(" ")}: ${t.definition.function.description}`;
-      })
-      .join("\n");
-  }
-  return tools
-    .map((t) => {
-      const fn = t.definition.function;
-      return JSON.stringify({ type: t.definition.type, function: { name: fn.name, description: fn.description, parameters: sortedKeysDeep(fn.parameters) } });
-    })
-    .join("\n");
-}
-
-/**
- * A JSON value with every object's keys sorted: the order the plan is written in. A plan read
- * back through the plan schema (resume, `arl run plan.json`) has the schema's key order instead,
- * and the model must be shown the same text as in the run that wrote the plan.
- */
-function sortedKeysDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeysDeep);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeysDeep((value as Record<string, unknown>)[k])]));
 }
 
 function truncateObservation(ids: Int32Array, max: number, overflow: Plan["harness"]["observation"]["overflow"]): Int32Array | undefined {
@@ -166,6 +121,15 @@ async function withTimeout<T>(promise: Promise<T>, seconds: number): Promise<T |
   }
 }
 
+/**
+ * The assistant message of a turn: its text, and for a function call parsed from it the call
+ * apart (a template that renders tool_calls writes the call itself after the content).
+ */
+function assistantMessage(parsed: ParsedTurn, text: string): Message {
+  if (parsed.kind !== "call" || parsed.content === undefined) return { role: "assistant", content: text };
+  return { role: "assistant", content: parsed.content.trimEnd(), tool_calls: [{ name: parsed.call.name, arguments: parsed.call.arguments }] };
+}
+
 /** Fixed texts the harness itself writes into contexts (observations it makes up). */
 const HARNESS_TEXTS = [
   "Tools:",
@@ -196,14 +160,19 @@ export function toolsFor(plan: Plan, env: string): PlanTool[] {
 export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   const { plan, env, policy, tools } = input;
   const h = plan.harness;
-  const ctx = new Context();
+  const template = input.template ?? DEFAULT_TEMPLATE;
+  const rerender = h.context.history === "rerender";
+  // The template shows the tools itself only for function calls in its own format; text actions
+  // and templates that do not render tools get them described in the system prompt.
+  const templateTools = template.renders_tools && h.format === "function_call" && tools.length > 0;
+  const conversation = new Conversation(policy, templateTools ? toolDefinitions(tools) : undefined);
+  const ctx = new TokenContext();
+  const samples: Sample[] = [];
   const toolCalls: ToolCallRecord[] = [];
   const episode: EpisodeSignals = { turns: 0, tool_calls: 0, invalid_calls: 0, tokens: 0, aborted: false, truncated: false, terminated: false };
   const states: SignalSource[] = [];
   const turnEnds: number[] = [];
   const generators: string[] = [];
-  // The conversation as text, for pool models (they read it with their own tokenizer).
-  const transcript: Message[] = [];
   let envSignals: Signals = {};
   const source = (signals: Signals, ep: EpisodeSignals, tool?: Record<string, SignalValue>): SignalSource => ({
     env: (n) => signals[n],
@@ -218,11 +187,10 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   try {
     const start = await env.reset();
     envSignals = start.signals;
-    const system = [h.system_prompt ?? "", tools.length > 0 ? `Tools:\n${describeTools(tools, h.format)}` : ""].filter(Boolean).join("\n\n");
-    const messages: Message[] = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: start.text }];
-    transcript.push(...messages);
-    const encoded = await policy.encode(messages, true);
-    encoded.forEach((ids, i) => ctx.append(ids, at(messages, i).role === "system" ? Role.system : Role.prompt));
+    const system = [h.system_prompt ?? "", tools.length > 0 && !templateTools ? `Tools:\n${describeTools(tools, h.format)}` : ""].filter(Boolean).join("\n\n");
+    if (system) conversation.add({ role: "system", content: system });
+    conversation.add({ role: "user", content: start.text });
+    (await conversation.encodeFrom(0)).forEach((ids, i) => ctx.append(ids, messageRole(at(conversation.messages, i))));
     states.push(snapshot());
 
     let previous: Int32Array | undefined;
@@ -236,8 +204,8 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
         budgetHit = true;
         break;
       }
-      const prompt = ctx.prompt(previous);
-      previous = prompt;
+      const stream = ctx.prompt(previous);
+      previous = stream;
       const maxNew = Math.min(plan.policy.sampling.max_new_tokens, h.max_response_tokens, h.max_total_tokens === null ? Number.MAX_SAFE_INTEGER : h.max_total_tokens - ctx.length);
       const options = {
         maxNewTokens: maxNew,
@@ -248,7 +216,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
         seed: input.seed(episode.turns),
       };
       const generator = input.turnGenerator?.(episode.turns);
-      const turn = generator ? await poolTurn(generator, options) : await policyTurn(prompt, options);
+      const turn = generator ? await poolTurn(generator, options) : await policyTurn(stream, options);
       episode.tokens += turn.ids.length;
       episode.turns++;
       turnEnds.push(ctx.length - 1);
@@ -259,18 +227,21 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
         break;
       }
       const text = await turn.text();
-      if (input.turnGenerator) transcript.push({ role: "assistant", content: await turn.plainText() });
-      const observation = await act(text);
+      const parsed: ParsedTurn = h.format === "text_action" ? parseTextAction(text, tools) : parseFunctionCall(text, template.tool_call_format);
+      conversation.add(assistantMessage(parsed, await turn.plainText()));
+      const observation = await act(parsed);
       if (observation.terminated) {
         episode.terminated = true;
         states.push(snapshot());
         break;
       }
-      const obsIds = at(await policy.encode([{ role: "tool", content: observation.text }], true), 0);
+      // The observation as the template continues the conversation after the generated turn.
+      const index = conversation.add({ role: "tool", content: observation.text });
+      const obsIds = at(await conversation.encodeFrom(index), 0);
       const kept = truncateObservation(obsIds, h.observation.max_tokens, h.observation.overflow);
       if (!kept) throw new EnvError(`an observation of ${obsIds.length} tokens exceeds observation.max_tokens (${h.observation.max_tokens}) and overflow is 'error'`, "protocol");
       ctx.append(kept, Role.observation);
-      if (input.turnGenerator) transcript.push({ role: "tool", content: kept === obsIds ? observation.text : await policy.decode(kept) });
+      if (kept !== obsIds) conversation.replace(index, { role: "tool", content: await policy.decode(kept) });
       states.push(snapshot());
     }
     if (budgetHit) {
@@ -294,11 +265,10 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     await env.close().catch(() => undefined);
   }
 
+  const sequence = ctx.sequence();
   return {
-    ids: Int32Array.from(ctx.ids),
-    roles: Uint8Array.from(ctx.roles),
-    versions: Int32Array.from(ctx.versions),
-    logprobs: Float32Array.from(ctx.logprobs),
+    ...sequence,
+    samples: rerender ? samples : [{ ...sequence, turnEnds }],
     end,
     ...(error ? { error } : {}),
     toolCalls,
@@ -309,10 +279,27 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     generators,
   };
 
-  /** A turn sampled by the policy; its text is decoded as generated (the call parser's input). */
-  async function policyTurn(prompt: Int32Array, options: GenerateOptions): Promise<Turn> {
-    const gen = await policy.generate(prompt, options);
+  /**
+   * A turn sampled by the policy; its text is decoded as generated (the call parser's input).
+   * Under rerender the model is given the whole conversation rendered again, and the call is kept
+   * as its own sample: that context, then the generated ids with their log-probs and version.
+   */
+  async function policyTurn(stream: Int32Array, options: GenerateOptions): Promise<Turn> {
+    const rendered = rerender ? await conversation.render() : undefined;
+    const gen = await policy.generate(rendered ? rendered.ids : stream, options);
     ctx.append(gen.ids, Role.generated, gen.policyVersion, gen.logprobs);
+    if (rendered) {
+      const n = rendered.ids.length;
+      const ids = new Int32Array(n + gen.ids.length);
+      ids.set(rendered.ids);
+      ids.set(gen.ids, n);
+      const roles = new Uint8Array(ids.length).fill(Role.generated);
+      roles.set(rendered.roles);
+      const versions = new Int32Array(ids.length).fill(-1).fill(gen.policyVersion, n);
+      const logprobs = new Float32Array(ids.length);
+      logprobs.set(gen.logprobs, n);
+      samples.push({ ids, roles, versions, logprobs, step: episode.turns, turnEnds: [ids.length - 1] });
+    }
     return {
       ids: gen.ids,
       finish: gen.finish,
@@ -326,7 +313,9 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
    * context once, encoded by the policy's tokenizer, as context only (role pool, no version).
    */
   async function poolTurn(generator: TurnGenerator, options: GenerateOptions): Promise<Turn> {
-    const prompt = Int32Array.from((await generator.policy.encode(transcript, true)).flatMap((ids) => Array.from(ids)));
+    // The tools go along when the policy's template renders them (the system prompt then does not describe them).
+    const tools = conversation.tools ? { tools: conversation.tools } : {};
+    const prompt = Int32Array.from((await generator.policy.encode(conversation.messages, true, tools)).flatMap((ids) => Array.from(ids)));
     const gen = await generator.policy.generate(prompt, { ...options, stopIds: generator.stopIds });
     const text = await generator.policy.decode(withoutStop(gen.ids, generator.stopIds));
     let ids = await replyIds(policy, text, input.stopIds, gen.finish === "stop");
@@ -340,9 +329,8 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   }
 
   /** Parses, validates, checks constraints and executes one turn's call; returns the observation. */
-  async function act(text: string): Promise<{ text: string; terminated: boolean }> {
+  async function act(parsed: ParsedTurn): Promise<{ text: string; terminated: boolean }> {
     const turn = episode.turns - 1;
-    const parsed: ParsedTurn = h.format === "text_action" ? parseTextAction(text, tools) : parseFunctionCall(text);
     if (parsed.kind !== "call") {
       episode.invalid_calls++;
       const message = parsed.kind === "none" ? `No tool call found. Call one of: ${tools.map((t) => t.name).join(", ")}.` : `Error: ${parsed.error}.`;

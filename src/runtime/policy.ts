@@ -1,12 +1,22 @@
 // The policy as the harness sees it: tokenize messages once, generate, decode. Backed by the
 // trainer process; concurrent generate calls are gathered into one request (one batch).
 import { at } from "../contracts/checked.js";
-import { ragged, row, rowCount, type PolicySlot } from "../contracts/trainer-protocol.js";
+import { ragged, row, rowCount, type PolicySlot, type ToolCallMessage } from "../contracts/trainer-protocol.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
 
 export interface Message {
   readonly role: "system" | "user" | "tool" | "assistant";
   readonly content: string;
+  /** An assistant turn's parsed call, for templates that render calls apart from the content. */
+  readonly tool_calls?: readonly ToolCallMessage[];
+}
+
+/** encode's optional params (docs/protocol.md `encode`). */
+export interface EncodeOptions {
+  /** OpenAI function definitions, for a template that renders tools itself. */
+  readonly tools?: readonly unknown[];
+  /** How many leading messages are already in the context: ids come back for the rest only. */
+  readonly context?: number;
 }
 
 export interface Generation {
@@ -27,7 +37,7 @@ export interface GenerateOptions {
 
 export interface Policy {
   /** Token ids of each message, chat template applied; concatenated they are the context. */
-  encode(messages: readonly Message[], addGenerationPrompt: boolean): Promise<Int32Array[]>;
+  encode(messages: readonly Message[], addGenerationPrompt: boolean, options?: EncodeOptions): Promise<Int32Array[]>;
   decode(ids: Int32Array): Promise<string>;
   generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation>;
 }
@@ -54,8 +64,13 @@ export class TrainerPolicy implements Policy {
     private readonly slot: PolicySlot = "current",
   ) {}
 
-  async encode(messages: readonly Message[], addGenerationPrompt: boolean): Promise<Int32Array[]> {
-    const { ids } = await this.trainer.request("encode", { messages, add_generation_prompt: addGenerationPrompt });
+  async encode(messages: readonly Message[], addGenerationPrompt: boolean, options: EncodeOptions = {}): Promise<Int32Array[]> {
+    const { ids } = await this.trainer.request("encode", {
+      messages,
+      add_generation_prompt: addGenerationPrompt,
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.context ? { context: options.context } : {}),
+    });
     return Array.from({ length: rowCount(ids) }, (_, i) => row(ids, i).slice());
   }
 

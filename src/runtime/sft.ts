@@ -34,7 +34,7 @@ class ReplayPolicy implements Policy {
     private readonly actions: readonly string[],
     private readonly stopIds: readonly number[],
   ) {}
-  encode: Policy["encode"] = (m, g) => this.inner.encode(m, g);
+  encode: Policy["encode"] = (m, g, o) => this.inner.encode(m, g, o);
   decode: Policy["decode"] = (ids) => this.inner.decode(ids);
   async generate(_prompt: Int32Array, _options: GenerateOptions): Promise<Generation> {
     const text = this.actions[Math.min(this.turn++, this.actions.length - 1)] ?? "";

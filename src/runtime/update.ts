@@ -24,14 +24,15 @@ export interface TrainSequence {
 /**
  * Target mask: token k is a target when the policy sampled it (docs/semantics.md §1: the predicted
  * token's role decides). With `mask.loss: all` every token after the first is a target — the
- * setting the `observation-in-loss` rule reports — except padding and cross-policy pool turns,
- * which the policy did not sample and has no behaviour log-probs for: they are never targets.
+ * setting the `observation-in-loss` rule reports — except padding, cross-policy pool turns (the
+ * policy did not sample them and has no behaviour log-probs for them) and earlier turns rendered
+ * again from their text (step-wise samples): they are never targets.
  */
 export function lossMask(roles: Uint8Array, loss: Plan["mask"]["loss"]): Uint8Array {
   const mask = new Uint8Array(roles.length);
   for (let k = 1; k < roles.length; k++) {
     const role = roles[k];
-    mask[k] = role === Role.padding || role === Role.pool ? 0 : loss === "all" || role === Role.generated ? 1 : 0;
+    mask[k] = role === Role.padding || role === Role.pool || role === Role.rendered ? 0 : loss === "all" || role === Role.generated ? 1 : 0;
   }
   return mask;
 }

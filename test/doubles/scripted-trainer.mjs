@@ -58,7 +58,11 @@ await serve({
     const named = /^scripted:skill=([0-9.]+)$/.exec(p.policy?.model ?? "");
     if (named) skill = Number(named[1]);
     crashOnGenerate = p.policy?.model === "scripted:crash-on-generate";
-    return { model: { name: named ? p.policy.model : "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2 }, policy_version: version };
+    // DOUBLE_TEMPLATE: the chat template facts to report (JSON), as a trainer with a real template does.
+    // DOUBLE_STOP_IDS: the end-of-turn ids to report (JSON); a generated turn then ends with the last one.
+    const template = process.env.DOUBLE_TEMPLATE ? { template: JSON.parse(process.env.DOUBLE_TEMPLATE) } : {};
+    const stops = process.env.DOUBLE_STOP_IDS ? { stop_ids: JSON.parse(process.env.DOUBLE_STOP_IDS) } : {};
+    return { model: { name: named ? p.policy.model : "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2, ...template, ...stops }, policy_version: version };
   },
   encode: (p) => ({ ids: pack(p.messages.map((m) => Int32Array.from(enc(`<${m.role}>${m.content}`))), Int32Array) }),
   decode: (p) => ({ texts: rows(p.ids).map((r) => String.fromCodePoint(...Array.from(r).filter((x) => x !== EOS))) }),
@@ -75,7 +79,7 @@ await serve({
     const from = p.policy === "behaviour" ? behaviour : { skill, version };
     const outs = rows(p.prompts).map((_, i) => {
       const step = rand(p.seeds[i]) < from.skill;
-      const ids = Int32Array.from([...enc(step ? STEP : NOOP), EOS]);
+      const ids = Int32Array.from([...enc(step ? STEP : NOOP), process.env.DOUBLE_STOP_IDS ? p.stop_ids[p.stop_ids.length - 1] : EOS]);
       const lp = new Float32Array(ids.length);
       lp[0] = Math.log(step ? from.skill : 1 - from.skill);
       return { ids, lp };

@@ -91,6 +91,7 @@ describe("iteration metrics", () => {
     roles: new Uint8Array(tokens),
     versions: new Int32Array(tokens),
     logprobs: new Float32Array(tokens),
+    samples: [],
     end,
     toolCalls: [],
     episode: { turns: generators.length, tool_calls: 2, invalid_calls: 1, tokens, aborted: false, truncated: false, terminated: end === "finished" },
@@ -115,7 +116,7 @@ describe("iteration metrics", () => {
       {
         iteration: 1,
         rollout: { accepted: [allPlayed.slice(0, 2)], allPlayed, rejectedGroups: 1, rejectedTokens: 4, playedGroups: 2, seconds: 2 },
-        scored: { batch: allPlayed.slice(0, 2), scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], lagged: { kept: [allPlayed.slice(0, 2)], droppedSamples: 0, droppedGroups: 0, maxLag: 1 } },
+        scored: { batch: allPlayed.slice(0, 2), ids: [], scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], lagged: { kept: [allPlayed.slice(0, 2)], droppedSamples: 0, droppedGroups: 0, maxLag: 1 } },
         update: {
           stepStats: [
             { loss: 1, entropy: 2, ratio_min: 0.5, ratio_max: 1.5, policy_version: 4 },

@@ -25,15 +25,49 @@ const look = tool("look", {});
 
 describe("function_call format", () => {
   it("reads a tagged call, a bare JSON call and string-encoded arguments", () => {
-    expect(parseFunctionCall('I will run them.\n<tool_call>{"name": "run_tests", "arguments": {}}</tool_call>')).toEqual({ kind: "call", call: { name: "run_tests", arguments: {} } });
-    expect(parseFunctionCall('{"name":"write_code","arguments":{"code":"return {a: 1}"}} trailing')).toEqual({ kind: "call", call: { name: "write_code", arguments: { code: "return {a: 1}" } } });
-    expect(parseFunctionCall('{"name":"q","arguments":"{\\"sql\\":\\"select 1\\"}"}')).toEqual({ kind: "call", call: { name: "q", arguments: { sql: "select 1" } } });
+    expect(parseFunctionCall('I will run them.\n<tool_call>{"name": "run_tests", "arguments": {}}</tool_call>')).toEqual({ kind: "call", call: { name: "run_tests", arguments: {} }, content: "I will run them.\n" });
+    expect(parseFunctionCall('{"name":"write_code","arguments":{"code":"return {a: 1}"}} trailing')).toEqual({ kind: "call", call: { name: "write_code", arguments: { code: "return {a: 1}" } }, content: "" });
+    expect(parseFunctionCall('{"name":"q","arguments":"{\\"sql\\":\\"select 1\\"}"}')).toMatchObject({ kind: "call", call: { name: "q", arguments: { sql: "select 1" } } });
   });
 
   it("says what is wrong with a malformed call, and reports none when there is no call", () => {
     expect(parseFunctionCall("<tool_call>{\"name\": \"x\", </tool_call>")).toMatchObject({ kind: "malformed" });
     expect(parseFunctionCall('{"arguments": {}}')).toEqual({ kind: "malformed", error: 'the tool call has no "name"' });
     expect(parseFunctionCall("just thinking out loud")).toEqual({ kind: "none" });
+  });
+});
+
+describe("llama3_json call format", () => {
+  it("reads a bare object with parameters (or arguments), after <|python_tag|> or not", () => {
+    expect(parseFunctionCall('{"name": "go", "parameters": {"direction": "north"}}', "llama3_json")).toEqual({ kind: "call", call: { name: "go", arguments: { direction: "north" } }, content: "" });
+    expect(parseFunctionCall('Going.<|python_tag|>{"name": "go", "arguments": {"direction": "east"}}<|eom_id|>', "llama3_json")).toEqual({ kind: "call", call: { name: "go", arguments: { direction: "east" } }, content: "Going." });
+    expect(parseFunctionCall('{"name": "look", "parameters": "{}"}', "llama3_json")).toMatchObject({ kind: "call", call: { name: "look", arguments: {} } });
+  });
+
+  it("gives the counted error for malformed calls and none without a call", () => {
+    expect(parseFunctionCall('{"name": "go", "parameters": {"direction": ', "llama3_json")).toEqual({ kind: "malformed", error: "the tool call is not complete JSON" });
+    expect(parseFunctionCall('{"parameters": {}}', "llama3_json")).toEqual({ kind: "malformed", error: 'the tool call has no "name"' });
+    expect(parseFunctionCall('{"name": "go", "parameters": [1]}', "llama3_json")).toEqual({ kind: "malformed", error: 'the tool call\'s "arguments" is not a JSON object' });
+    expect(parseFunctionCall("<|python_tag|>go north", "llama3_json")).toEqual({ kind: "malformed", error: "the <|python_tag|> call holds no JSON object" });
+    expect(parseFunctionCall("I am not sure yet", "llama3_json")).toEqual({ kind: "none" });
+  });
+});
+
+describe("deepseek_v3 call format", () => {
+  const call = (name: string, args: string) => `<｜tool▁call▁begin｜>function<｜tool▁sep｜>${name}\n\`\`\`json\n${args}\n\`\`\`<｜tool▁call▁end｜>`;
+  it("reads the first call of the calls block, with the text before it as content", () => {
+    const text = `Let me look.<｜tool▁calls▁begin｜>${call("go", '{"direction": "west"}')}${call("look", "{}")}<｜tool▁calls▁end｜>`;
+    expect(parseFunctionCall(text, "deepseek_v3")).toEqual({ kind: "call", call: { name: "go", arguments: { direction: "west" } }, content: "Let me look." });
+    expect(parseFunctionCall(`<｜tool▁calls▁begin｜>${call("look", "")}`, "deepseek_v3")).toMatchObject({ kind: "call", call: { name: "look", arguments: {} } });
+  });
+
+  it("gives the counted error for malformed calls and none without a call", () => {
+    expect(parseFunctionCall("<｜tool▁calls▁begin｜>go north", "deepseek_v3")).toEqual({ kind: "malformed", error: "the tool calls block holds no <｜tool▁call▁begin｜>" });
+    expect(parseFunctionCall("<｜tool▁call▁begin｜>function go\n```json\n{}\n```", "deepseek_v3")).toEqual({ kind: "malformed", error: "the tool call has no <｜tool▁sep｜> between its type and its name" });
+    expect(parseFunctionCall("<｜tool▁call▁begin｜>function<｜tool▁sep｜>\n```json\n{}\n```", "deepseek_v3")).toEqual({ kind: "malformed", error: 'the tool call has no "name"' });
+    expect(parseFunctionCall("<｜tool▁call▁begin｜>function<｜tool▁sep｜>go\n{\"direction\": \"up\"}", "deepseek_v3")).toEqual({ kind: "malformed", error: "the tool call's arguments are not in a ```json block" });
+    expect(parseFunctionCall(`<｜tool▁calls▁begin｜>${call("go", '{"direction": ')}`, "deepseek_v3")).toEqual({ kind: "malformed", error: 'the tool call\'s "arguments" is not a JSON object' });
+    expect(parseFunctionCall('{"name": "go", "arguments": {}}', "deepseek_v3")).toEqual({ kind: "none" });
   });
 });
 

@@ -9,6 +9,7 @@ import { evalSplitOverlap } from "./eval-split-overlap.js";
 import { filteredBatchLengthBias } from "./filtered-batch-length-bias.js";
 import { greedyPassAtK } from "./greedy-pass-at-k.js";
 import { groupSizeOne } from "./group-size-one.js";
+import { historyUnsetForRewritingTemplate } from "./history-unset-for-rewriting-template.js";
 import { identicalGroupSamples } from "./identical-group-samples.js";
 import { klDoublePlacement } from "./kl-double-placement.js";
 import { klWithoutReference } from "./kl-without-reference.js";
@@ -39,6 +40,7 @@ export const lintRules: readonly LintRule[] = [
   criticMissing,
   truncationAsTerminal,
   multitaskWithoutTaskNorm,
+  historyUnsetForRewritingTemplate,
   // Rewards.
   nonPotentialShaping,
   penaltyAsConstraint,

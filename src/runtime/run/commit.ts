@@ -15,25 +15,33 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 /** Records appended per slice between yields: a huge batch's frames take seconds to encode. */
 const APPEND_SLICE = 1024;
 
-/** Appends every episode played in `iteration` to the buffer and syncs it (committed with the iteration's state). */
+/**
+ * Appends every episode played in `iteration` to the buffer and syncs it (committed with the
+ * iteration's state): one record per episode, or under history rerender one per model call (its
+ * own context and generated ids, with its step), each carrying its episode's outcome.
+ */
 export async function recordEpisodes(ctx: RunContext, iteration: number, played: readonly Played[]): Promise<void> {
-  const records: TrajectoryRecord[] = played.map((p) => ({
-    iteration,
-    env: p.task.env,
-    task: p.task.id,
-    group: p.group,
-    sample: p.sample,
-    ids: p.episode.ids,
-    roles: p.episode.roles,
-    versions: p.episode.versions,
-    logprobs: p.episode.logprobs,
-    generators: p.episode.generators,
-    rewards: p.rewards.terms,
-    reward: p.rewards.total,
-    end: p.episode.end,
-    turns: p.episode.episode.turns,
-    toolCalls: p.episode.toolCalls,
-  }));
+  const rerender = ctx.plan.harness.context.history === "rerender";
+  const records: TrajectoryRecord[] = played.flatMap((p) =>
+    (rerender ? p.episode.samples : [p.episode]).map((s) => ({
+      iteration,
+      env: p.task.env,
+      task: p.task.id,
+      group: p.group,
+      sample: p.sample,
+      ids: s.ids,
+      roles: s.roles,
+      versions: s.versions,
+      logprobs: s.logprobs,
+      generators: p.episode.generators,
+      rewards: p.rewards.terms,
+      reward: p.rewards.total,
+      end: p.episode.end,
+      turns: p.episode.episode.turns,
+      toolCalls: p.episode.toolCalls,
+      ...("step" in s && s.step !== undefined ? { step: s.step } : {}),
+    })),
+  );
   for (let i = 0; i < records.length; i += APPEND_SLICE) {
     ctx.buffer.append(records.slice(i, i + APPEND_SLICE));
     await yieldToEventLoop();

@@ -5,6 +5,7 @@
 import { defined } from "../../contracts/checked.js";
 import type { EnvKind } from "../../contracts/env.js";
 import type { Plan, PlanEnv } from "../../plan/schema.js";
+import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { TrainerClient, TrainerCommand } from "../../trainer/protocol/client.js";
 import type { TokenBuffer } from "../buffer.js";
 import type { PoolTrainers } from "../cross-policy.js";
@@ -93,8 +94,10 @@ export interface RunContext {
   /** The pool models' trainers when cross-policy sampling is on. */
   readonly pool: PoolTrainers | undefined;
   readonly validator: ToolCallValidator;
-  /** The policy tokenizer's end-of-turn ids. */
+  /** The policy tokenizer's end-of-turn ids (configure's stop_ids). */
   readonly stopIds: readonly number[];
+  /** What configure reported of the policy's chat template (its defaults where it reported nothing). */
+  readonly template: ChatTemplateInfo;
   readonly buffer: TokenBuffer;
   /** Every seeded random choice of the run loop, by what it decides. */
   readonly streams: RunStreams;

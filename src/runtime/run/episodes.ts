@@ -68,6 +68,7 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
     tools: toolsFor(plan, task.env),
     validator: ctx.validator,
     stopIds: ctx.stopIds,
+    template: ctx.template,
     seed: (turn) => ctx.streams.turnSeed(episodeSeed, turn),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(turnGenerator ? { turnGenerator } : {}),

@@ -8,6 +8,7 @@ import { updateSteps } from "../../rl/lag.js";
 import { TrainerClient, type TrainerCommand } from "../../trainer/protocol/client.js";
 import { TokenBuffer } from "../buffer.js";
 import { PoolTrainers } from "../cross-policy.js";
+import { DEFAULT_TEMPLATE } from "../conversation.js";
 import { harnessVocabulary } from "../harness.js";
 import { TrainerPolicy } from "../policy.js";
 import type { RunState } from "../run-dir.js";
@@ -139,6 +140,14 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     version = (await trainer.request("load", { path: state.checkpoint })).policy_version;
     log(`resumed after iteration ${state.iteration} from ${state.checkpoint}`);
   }
+  const template = configured.tokenizer.template ?? DEFAULT_TEMPLATE;
+  if (!template.prefix_preserving && plan.harness.context.history === "exact") {
+    log(
+      `note: the chat template of '${plan.policy.model}' is not prefix-preserving (rendering one more turn rewrites the earlier ones), and harness.context.history is exact: ` +
+        "training appends the tokens as sampled, so what the model sees at inference (the template's re-rendering) differs from what it was trained on; " +
+        "history: rerender trains on the re-rendered contexts instead, one sample per model call",
+    );
+  }
   const cross = plan.rollout.cross_policy;
   if (cross) {
     const { pool: poolCommand, ...main } = opened.trainerCommand;
@@ -176,7 +185,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     rolloutPolicy: asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
     pool,
     validator: new ToolCallValidator(),
-    stopIds: [configured.tokenizer.eos_id],
+    stopIds: configured.tokenizer.stop_ids && configured.tokenizer.stop_ids.length > 0 ? [...configured.tokenizer.stop_ids] : [configured.tokenizer.eos_id],
+    template,
     buffer: opened.buffer,
     streams: new RunStreams(plan.seed),
     sftData,

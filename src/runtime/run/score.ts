@@ -1,18 +1,22 @@
 // Score: turn an iteration's accepted groups into what the update trains on. Drop groups older
 // than rollout.async.max_policy_lag, read reference log-probs, values and recomputed behaviour
-// log-probs where the plan needs them, compute advantages, and mask off-policy sequences.
+// log-probs where the plan needs them, compute advantages, and mask off-policy sequences. A
+// sequence is an episode (history: exact) or one model call of it (history: rerender).
 import { at } from "../../contracts/checked.js";
 import { filterByLag, type LagFilterResult } from "../../rl/lag.js";
 import { ragged, row } from "../../contracts/trainer-protocol.js";
-import { computeAdvantages, type AdvantageResult, type ScoredTrajectory } from "../advantage.js";
+import { computeAdvantages, computeStepwiseAdvantages, type AdvantageResult, type ScoredTrajectory, type StepwiseEpisode } from "../advantage.js";
+import type { Sample } from "../harness.js";
 import { offPolicyMasked } from "../off-policy-mask.js";
 import { lossMask } from "../update.js";
 import { RunError, type RunContext } from "./context.js";
 import type { Played } from "./episodes.js";
 
 export interface ScoredBatch {
-  /** The episodes the update trains on, group after group, in the order of `scored`. */
+  /** The episodes the update trains on, group after group. */
   readonly batch: Played[];
+  /** The trained sequences: each episode's own, or under history rerender each of its model calls, in episode order. */
+  readonly ids: Int32Array[];
   readonly scored: ScoredTrajectory[];
   readonly advantages: AdvantageResult;
   /** Per sequence: masked as off-policy (it keeps its place in the denominators, without a policy-gradient term). */
@@ -39,43 +43,54 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
 
   // Scores, reference log-probs and values where the algorithm needs them.
   const batch = lagged.kept.flat();
+  const rerender = plan.harness.context.history === "rerender";
+  const owned = batch.flatMap((p) => (rerender ? p.episode.samples : [p.episode]).map((sample: Sample) => ({ p, sample })));
   const needRef = plan.algorithm.kl.coef > 0 && plan.algorithm.kl.reference !== null;
-  const idsBatch = ragged(batch.map((p) => p.episode.ids), Int32Array);
+  const idsBatch = ragged(owned.map((o) => o.sample.ids), Int32Array);
   const sampling = { temperature: plan.policy.sampling.temperature, top_p: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_p : 1, top_k: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_k : 0 };
   // Old and reference log-probs are read only where the update trains (docs/protocol.md, logprobs mask).
-  const masks = batch.map((p) => lossMask(p.episode.roles, plan.mask.loss));
+  const masks = owned.map((o) => lossMask(o.sample.roles, plan.mask.loss));
   const lossMasks = ragged(masks, Uint8Array);
-  const refLogprobs = needRef && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling, mask: lossMasks })).logprobs : undefined;
-  const values = plan.algorithm.advantage.estimator === "gae" && batch.length > 0 ? (await trainer.request("values", { ids: idsBatch })).values : undefined;
+  const any = owned.length > 0;
+  const refLogprobs = needRef && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling, mask: lossMasks })).logprobs : undefined;
+  const values = plan.algorithm.advantage.estimator === "gae" && any ? (await trainer.request("values", { ids: idsBatch })).values : undefined;
   // Without the keep-sampling mask, the behaviour log-probs are recomputed under the full
   // (temperature-only) distribution the update will use, by the weights that sampled: the
   // behaviour snapshot under asynchronous rollout (it still holds them: the next snapshot is
   // taken after this phase), so that pi/mu keeps the staleness instead of starting at 1.
-  const recomputed = !plan.mask.keep_sampling_mask && batch.length > 0 ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
-  const scored: ScoredTrajectory[] = batch.map((p, i) => ({
+  const recomputed = !plan.mask.keep_sampling_mask && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
+  const scored: ScoredTrajectory[] = owned.map(({ p, sample }, i) => ({
     group: `${iteration}:${p.group}`,
     env: p.task.env,
-    roles: p.episode.roles,
+    roles: sample.roles,
     reward: p.rewards.total,
     perTurn: p.rewards.perTurn,
-    turnEnds: p.episode.turnEnds,
+    turnEnds: sample.turnEnds,
     end: p.episode.end,
-    oldLogprobs: recomputed ? row(recomputed, i).slice() : p.episode.logprobs,
+    oldLogprobs: recomputed ? row(recomputed, i).slice() : sample.logprobs,
     ...(refLogprobs ? { refLogprobs: row(refLogprobs, i).slice() } : {}),
     ...(values ? { values: row(values, i).slice() } : {}),
   }));
-  const advantages = computeAdvantages(plan, scored);
+  // Step-wise samples take their episode's advantages (docs/semantics.md §10).
+  const advantages = rerender ? computeStepwiseAdvantages(plan, stepwiseEpisodes(iteration, batch, owned, scored)) : computeAdvantages(plan, scored);
   // Off-policy sequence masking (mask.off_policy_sequence_threshold): measured against the
   // weights that take the update's first step; a masked sequence keeps its place in the
   // reduction's denominators but gets no policy-gradient term (advantage 0).
   const threshold = plan.mask.off_policy_sequence_threshold;
-  let masked = batch.map(() => false);
-  if (threshold !== null && batch.length > 0) {
+  let masked = owned.map(() => false);
+  if (threshold !== null && any) {
     const current = (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: lossMasks })).logprobs;
     masked = offPolicyMasked(
       scored.map((s, i) => ({ mask: at(masks, i), advantages: at(advantages.advantages, i), oldLogprobs: s.oldLogprobs, currentLogprobs: row(current, i) })),
       threshold,
     );
   }
-  return { batch, scored, advantages, masked, lagged };
+  return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged };
+}
+
+/** The scored calls of each episode, with the turn each call is, for computeStepwiseAdvantages. */
+function stepwiseEpisodes(iteration: number, batch: readonly Played[], owned: readonly { p: Played; sample: Sample }[], scored: readonly ScoredTrajectory[]): StepwiseEpisode[] {
+  const steps = new Map<Played, StepwiseEpisode["steps"][number][]>(batch.map((p) => [p, []]));
+  owned.forEach((o, i) => steps.get(o.p)?.push({ turn: o.sample.step ?? 0, scored: at(scored, i) }));
+  return batch.map((p) => ({ group: `${iteration}:${p.group}`, env: p.task.env, reward: p.rewards.total, perTurn: p.rewards.perTurn, end: p.episode.end, steps: steps.get(p) ?? [] }));
 }

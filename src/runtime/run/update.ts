@@ -1,7 +1,7 @@
 // Update: algorithm.epochs passes over the scored batch, each cut into algorithm.minibatches in
 // a seeded order; every minibatch is one train_step, one optimizer step whose reductions divide
 // by denominators over the whole step (update.ts). Off-policy-masked sequences train with
-// advantage 0.
+// advantage 0. Under history rerender each model call is a sequence of its own.
 import { at } from "../../contracts/checked.js";
 import { shuffled } from "../../contracts/random.js";
 import { trainStepParams, type TrainSequence } from "../update.js";
@@ -17,9 +17,9 @@ export interface PolicyUpdate {
 
 /** The train_step sequences of a scored batch. */
 function trainSequences(scored: ScoredBatch): TrainSequence[] {
-  const { batch, advantages: adv, masked } = scored;
+  const { ids, advantages: adv, masked } = scored;
   return scored.scored.map((s, i) => ({
-    ids: at(batch, i).episode.ids,
+    ids: at(ids, i),
     roles: s.roles,
     advantages: masked[i] ? new Float32Array(s.roles.length) : at(adv.advantages, i),
     oldLogprobs: s.oldLogprobs,

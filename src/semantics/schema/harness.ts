@@ -9,6 +9,13 @@ const observationSchema = z.strictObject({
   ),
 });
 
+const contextSchema = z.strictObject({
+  history: doc(
+    enumOf(["exact", "rerender"]).default("exact"),
+    "How the conversation reaches the model: `exact` appends each turn's tokens (what was sampled is what is trained, one sample per episode); `rerender` renders the whole conversation with the chat template before every model call and trains each call as its own sample (docs/semantics.md §10).",
+  ),
+});
+
 export const harnessSchema = z.strictObject({
   tools: doc(
     z.union([z.array(reference), reference]).nullable().default(null),
@@ -28,5 +35,6 @@ export const harnessSchema = z.strictObject({
   ),
   observation: doc(observationSchema.default(observationSchema.parse({})), "Limits on tool output in the context."),
   tool_timeout_s: doc(z.number().positive().default(30), "Default time limit of a tool call."),
+  context: doc(contextSchema.default(contextSchema.parse({})), "How the conversation's history is given to the model at each call."),
 });
 
