@@ -48,6 +48,13 @@ export interface TrajectoryRecord {
   readonly turns: number;
   readonly toolCalls: readonly ToolCallRecord[];
   /**
+   * The episode's conversation as chat messages (assistant turns as parsed: text and calls) and
+   * the tools its template rendered (null: described in the system prompt, or none), so that a
+   * trajectory can be checked against, or shown as, what the template renders.
+   */
+  readonly messages?: readonly { readonly role: string; readonly content: string; readonly tool_calls?: readonly unknown[] }[];
+  readonly tools?: readonly unknown[] | null;
+  /**
    * Step-wise samples (`harness.context { history: rerender }`): the model call (0-based turn) this
    * record trains, one record per call of the episode, each with its own context. Absent: the
    * record is the whole episode as one appended token stream.

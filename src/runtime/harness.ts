@@ -72,6 +72,9 @@ export interface Episode extends TokenSequence {
   readonly turnEnds: readonly number[];
   /** Which model generated each turn: "policy" or a cross-policy pool model. */
   readonly generators: readonly string[];
+  /** The conversation as chat messages (what the template renders) and the tools the template was given. */
+  readonly messages: readonly Message[];
+  readonly templateTools: readonly unknown[] | null;
 }
 
 /** One generated turn: its ids in the policy's context and its text. */
@@ -277,6 +280,8 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     final: source({ ...envSignals }, { ...episode }),
     turnEnds,
     generators,
+    messages: conversation.messages,
+    templateTools: conversation.tools ?? null,
   };
 
   /**

@@ -8,9 +8,9 @@ import { at, defined } from "../contracts/checked.js";
 import type { EnvKind } from "../contracts/env.js";
 import type { Plan } from "../plan/schema.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
-import { ragged, row } from "../contracts/trainer-protocol.js";
+import { ragged, row, type ChatTemplateInfo } from "../contracts/trainer-protocol.js";
 import { runEpisode, toolsFor } from "./harness.js";
-import type { GenerateOptions, Generation, Policy } from "./policy.js";
+import type { GenerateOptions, Generation, Message, Policy } from "./policy.js";
 import { envKindOf, envNames, planEnv } from "./run/context.js";
 import type { RunStreams } from "./run/streams.js";
 import { shuffled } from "../contracts/random.js";
@@ -21,11 +21,35 @@ import type { SftEpoch, SftSummary } from "./run-dir.js";
 import type { SftData } from "./sft-data.js";
 import { encodeRecords, type EncodedRecords } from "./sft-records.js";
 
-/** The text a model writes for `call` in the harness's format. */
-export function callText(call: ToolCall, plan: Plan): string {
+/**
+ * The text a model writes for `call` in the harness's format: a text action, or a function call
+ * in the template's own convention (the embedded model's compact hermes form when the trainer
+ * reports no template).
+ */
+export function callText(call: ToolCall, plan: Plan, template?: ChatTemplateInfo): string {
   if (plan.harness.format === "text_action") return [call.name, ...Object.values(call.arguments).map(String)].join(" ");
-  return `<tool_call>${JSON.stringify({ name: call.name, arguments: call.arguments })}</tool_call>`;
+  switch (template?.tool_call_format) {
+    case undefined:
+      return `<tool_call>${JSON.stringify({ name: call.name, arguments: call.arguments })}</tool_call>`;
+    case "hermes":
+      // Qwen's templates show the call as `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`
+      return `<tool_call>\n${spacedJson({ name: call.name, arguments: call.arguments })}\n</tool_call>`;
+    case "llama3_json":
+      return spacedJson({ name: call.name, parameters: call.arguments });
+    case "deepseek_v3":
+      return `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>${call.name}\n\`\`\`json\n${JSON.stringify(call.arguments)}\n\`\`\`<｜tool▁call▁end｜><｜tool▁calls▁end｜>`;
+  }
 }
+
+/** JSON with a space after each `:` and `,`, as Python's json.dumps writes it (and the templates show calls). */
+function spacedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(spacedJson).join(", ")}]`;
+  if (value !== null && typeof value === "object") return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`).join(", ")}}`;
+  return JSON.stringify(value);
+}
+
+/** A conversation to find out what the template puts before an assistant turn and how it renders one. */
+const PROBE: readonly Message[] = [{ role: "user", content: "x" }];
 
 class ReplayPolicy implements Policy {
   private turn = 0;
@@ -36,13 +60,32 @@ class ReplayPolicy implements Policy {
   ) {}
   encode: Policy["encode"] = (m, g, o) => this.inner.encode(m, g, o);
   decode: Policy["decode"] = (ids) => this.inner.decode(ids);
+  private header: Promise<Int32Array> | undefined;
+
   async generate(_prompt: Int32Array, _options: GenerateOptions): Promise<Generation> {
     const text = this.actions[Math.min(this.turn++, this.actions.length - 1)] ?? "";
-    const ids = at(await this.inner.encode([{ role: "assistant", content: text }], false), 0);
+    // The turn as the template renders an assistant message after a user one, without the
+    // generation prompt the harness's context already ends with (`<|im_start|>assistant\n`).
+    const piece = at(await this.inner.encode([...PROBE, { role: "assistant", content: text }], false, { context: PROBE.length }), 0);
+    const header = await (this.header ??= this.generationPrompt());
+    const ids = startsWith(piece, header) ? piece.slice(header.length) : piece;
     // The demonstrated turn ends like a sampled one: with the end-of-turn token.
     const withStop = this.stopIds.length > 0 && ids[ids.length - 1] !== this.stopIds[0] ? Int32Array.from([...ids, at(this.stopIds, 0)]) : ids;
     return { ids: withStop, logprobs: new Float32Array(withStop.length), finish: "stop", policyVersion: 0 };
   }
+
+  /** The ids the generation prompt adds after a message (empty when the template adds it elsewhere). */
+  private async generationPrompt(): Promise<Int32Array> {
+    const withPrompt = at(await this.inner.encode(PROBE, true), 0);
+    const without = at(await this.inner.encode(PROBE, false), 0);
+    return startsWith(withPrompt, without) ? withPrompt.slice(without.length) : new Int32Array(0);
+  }
+}
+
+function startsWith(ids: Int32Array, prefix: Int32Array): boolean {
+  if (prefix.length > ids.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
+  return true;
 }
 
 export interface SftContext {
@@ -57,6 +100,8 @@ export interface SftContext {
   readonly streams: RunStreams;
   /** rollout.sft.data's records, validated at provision; undefined without sft.data. */
   readonly sftData: SftData | undefined;
+  /** What configure reported of the chat template: walkthroughs are rendered as RL episodes are. */
+  readonly template?: ChatTemplateInfo;
 }
 
 /** Replays up to `demos` walkthroughs of training tasks through the harness, as sequences. */
@@ -81,11 +126,12 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
       plan,
       envName: task.env,
       env,
-      policy: new ReplayPolicy(ctx.policy, calls.map((c) => callText(c, plan)), ctx.stopIds),
+      policy: new ReplayPolicy(ctx.policy, calls.map((c) => callText(c, plan, ctx.template)), ctx.stopIds),
       tools: toolsFor(plan, task.env),
       validator: ctx.validator,
       stopIds: ctx.stopIds,
       seed: () => 0,
+      ...(ctx.template ? { template: ctx.template } : {}),
     });
     if (episode.end === "env_error") continue;
     sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });

@@ -99,6 +99,8 @@ describe("iteration metrics", () => {
     final: {} as Episode["final"],
     turnEnds: [],
     generators,
+    messages: [],
+    templateTools: null,
   });
   const played = (group: number, reward: number, success: boolean, e: Episode): Played => ({
     task: { env: "counter", id: group },

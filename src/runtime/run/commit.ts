@@ -39,6 +39,8 @@ export async function recordEpisodes(ctx: RunContext, iteration: number, played:
       end: p.episode.end,
       turns: p.episode.episode.turns,
       toolCalls: p.episode.toolCalls,
+      messages: p.episode.messages,
+      tools: p.episode.templateTools,
       ...("step" in s && s.step !== undefined ? { step: s.step } : {}),
     })),
   );
