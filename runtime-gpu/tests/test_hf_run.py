@@ -21,10 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hf_models import REPO, make_model_dir
 
 from arl_trainer.framing import read_frame
-
-from hf_models import REPO, make_model_dir
 
 pytest.importorskip("transformers")
 
@@ -59,7 +58,7 @@ experiment qwen3_local {
   rollout {
     tasks_per_batch: 2
     iterations: 2
-    sft { demos: 16, epochs: 4, batch: 8, lr: 0.01 }
+    sft { demos: 16, epochs: 10, batch: 4, lr: 0.02 }
   }
   eval { split: test, every: 2, tasks: 2, before_training: false }
   resources { backend: torch }
@@ -117,26 +116,46 @@ def test_the_run_trains_multi_turn_episodes_with_tool_calls(qwen3_run):
     assert sum(len(r["toolCalls"]) for r in records) > 0
 
 
-def test_every_trajectory_is_the_templates_own_rendering(qwen3_run):
+def test_every_trajectory_is_the_templates_own_continuation(qwen3_run):
+    """history exact, checked with the template itself: the context before the first turn is the
+    template's rendering of the system and user messages with the generation prompt; every turn
+    is the model's own ids, ending on its end-of-turn token unless the budget cut it; and what
+    follows a turn is exactly what the template writes after that turn's <|im_end|> when it
+    renders the conversation with the tool result (its "\n", the tool turn, the next generation
+    prompt). Qwen3 rewrites earlier assistant turns when it renders them again (it drops their
+    empty think block), so the whole trajectory is NOT a re-rendering, and must not be."""
     from transformers import AutoTokenizer
 
     model, run_dir = qwen3_run
     tok = AutoTokenizer.from_pretrained(str(model))
     eot = tok.convert_tokens_to_ids("<|im_end|>")
+    rewritten = 0
     for r in _records(run_dir / "buffer.arlbuf"):
         ids = [int(i) for i in r["ids"]]
-        roles = [int(x) for x in r["roles"]]
-        messages, tools = r["messages"], r.get("tools") or None
-        last_generated_cut = roles[-1] == ROLE["generated"] and ids[-1] != eot
-        conversation = messages[:-1] if last_generated_cut else messages
-        prompt = not last_generated_cut and messages[-1]["role"] != "assistant"
-        rendered = tok.apply_chat_template(conversation, tools=tools, tokenize=False, add_generation_prompt=prompt)
-        text = tok.decode(ids)
-        if last_generated_cut:
-            # a turn cut by the token budget: the template's prompt, then what was sampled
-            assert text.startswith(rendered)
-        else:
-            assert text == rendered
+        spans = _spans([int(x) for x in r["roles"]])
+        messages, tools = r["messages"], r["tools"]
+        first = next(k for k, m in enumerate(messages) if m["role"] == "assistant") if any(m["role"] == "assistant" for m in messages) else len(messages)
+        generated = [(a, b) for role, a, b in spans if role == ROLE["generated"]]
+        assert tok.decode(ids[: generated[0][0]]) == tok.apply_chat_template(messages[:first], tools=tools, tokenize=False, add_generation_prompt=True)
+        # the conversation with each assistant turn as the model wrote it
+        turns = iter(tok.decode(ids[a:b][:-1] if ids[b - 1] == eot else ids[a:b]) for a, b in generated)
+        sampled = [{"role": "assistant", "content": next(turns)} if m["role"] == "assistant" else m for m in messages]
+        for t, (_a, b) in enumerate(generated):
+            last = t == len(generated) - 1
+            assert ids[b - 1] == eot or (last and b == len(ids)), "a turn that is not the last ends without <|im_end|>"
+            if b == len(ids):
+                break
+            nxt = next(a2 for a2, _ in generated[t + 1 :]) if not last else len(ids)
+            tool_index = [k for k, m in enumerate(sampled) if m["role"] == "assistant"][t] + 1
+            upto = sampled[: tool_index + 1]
+            assert upto[-1]["role"] == "tool"
+            full = tok.apply_chat_template(upto, tools=tools, tokenize=False, add_generation_prompt=True)
+            after_turn = full.rindex("<|im_end|>", 0, full.rindex(upto[-1]["content"])) + len("<|im_end|>")
+            assert tok.decode(ids[b:nxt]) == full[after_turn:]
+        whole = tok.apply_chat_template(sampled, tools=tools, tokenize=False, add_generation_prompt=sampled[-1]["role"] != "assistant")
+        rewritten += tok.decode(ids) != whole
+    # the model learnt Qwen3's empty think block from the cold start: re-rendering drops it
+    assert rewritten > 0
 
 
 def test_spans_the_model_did_not_generate_are_tokenized_once(qwen3_run):
