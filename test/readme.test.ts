@@ -1,5 +1,5 @@
 // The README's example spec compiles, and its quick-start commands exist.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -35,6 +35,26 @@ ${constraints}  algorithm extends algo.rloo {}
     const result = new Compiler().check(file);
     expect(result.diagnostics).toEqual([]);
     expect(result.model?.experiments[0]?.variants[0]?.constraints.size).toBe(4);
+  });
+
+  it("shows an own-model fragment (local checkpoint, dtype, LoRA, history, SFT records) that checks clean inside an experiment", () => {
+    const fragment = /## Your own model[\s\S]*?```arl\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(fragment).toContain("lora");
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-readme-"));
+    mkdirSync(path.join(dir, "data"));
+    writeFileSync(path.join(dir, "data", "sft.jsonl"), `${JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] })}\n`);
+    const file = path.join(dir, "own-model.arl");
+    writeFileSync(
+      file,
+      `import "std/envs/rooms" as rooms
+experiment e {
+${fragment}  env quest extends rooms.world {}
+  reward { success: outcome.success }
+}
+`,
+    );
+    const result = new Compiler().check(file);
+    expect(result.diagnostics.filter((d) => d.severity !== "info")).toEqual([]);
   });
 
   it("states the two quick-start commands, the second being the test command CI runs", () => {

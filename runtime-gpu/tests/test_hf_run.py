@@ -93,16 +93,23 @@ def _spans(roles: list[int]) -> list[tuple[int, int, int]]:
 
 
 @pytest.fixture(scope="module")
-def qwen3_run(tmp_path_factory):
-    base = tmp_path_factory.mktemp("qwen3-run")
-    model = make_model_dir(base / "model", arch="qwen3", tokenizer="qwen3", layers=2, hidden=32, seed=0)
+def qwen3_model(tmp_path_factory):
+    return make_model_dir(tmp_path_factory.mktemp("qwen3-model"), arch="qwen3", tokenizer="qwen3", layers=2, hidden=32, seed=0)
+
+
+def _run(base: Path, model: Path, history: str) -> Path:
     spec = base / "qwen3.arl"
-    spec.write_text(SPEC.replace("MODEL_DIR", str(model)))
+    spec.write_text(SPEC.replace("MODEL_DIR", str(model)).replace("history: exact", f"history: {history}"))
     env = {**os.environ, "ARL_PYTHON": sys.executable, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
     done = subprocess.run([*_arl(), "run", str(spec), "--out", str(base / "runs")], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, f"arl run failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     (run_dir,) = [p.parent for p in (base / "runs").rglob("plan.json")]
-    return model, run_dir
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def qwen3_run(tmp_path_factory, qwen3_model):
+    return qwen3_model, _run(tmp_path_factory.mktemp("qwen3-exact"), qwen3_model, "exact")
 
 
 def test_the_run_trains_multi_turn_episodes_with_tool_calls(qwen3_run):
@@ -175,3 +182,25 @@ def test_spans_the_model_did_not_generate_are_tokenized_once(qwen3_run):
             else:
                 assert all(v == -1 for v in versions[a:b])
                 assert tok(tok.decode(ids[a:b]), add_special_tokens=False)["input_ids"] == ids[a:b]
+
+
+def test_rerender_trains_each_call_on_the_templates_rendering(tmp_path, qwen3_model):
+    """history rerender on the same model: one buffer record per model call, whose context is the
+    template's own rendering of the conversation before that call (earlier turns re-rendered from
+    their parsed text and calls, so Qwen3 drops their think blocks), then the call's sampled ids."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(qwen3_model))
+    records = _records(_run(tmp_path, qwen3_model, "rerender") / "buffer.arlbuf")
+    assert all("step" in r for r in records)
+    assert max(r["step"] for r in records) > 0, "no episode had a second call"
+    for r in records:
+        roles = [int(x) for x in r["roles"]]
+        ids = [int(i) for i in r["ids"]]
+        generated = [(a, b) for role, a, b in _spans(roles) if role == ROLE["generated"]]
+        assert len(generated) == 1, "a step-wise sample trains exactly one call"
+        a, b = generated[0]
+        assert b == len(ids) and all(int(v) >= 0 for v in r["versions"][a:b])
+        before = [k for k, m in enumerate(r["messages"]) if m["role"] == "assistant"]
+        upto = r["messages"][: before[r["step"]]] if r["step"] < len(before) else r["messages"]
+        assert tok.decode(ids[:a]) == tok.apply_chat_template(upto, tools=r["tools"], tokenize=False, add_generation_prompt=True)
