@@ -22,6 +22,8 @@ const ALLOWED: Record<string, string> = {
   "conformance/process-backend.ts: PYTHONPATH": "the same, for the conformance check of a process trainer",
   "trainer/launch.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer; its versions (python, torch) are recorded in the run manifest",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
+  "cli/commands/run-nodes.ts: (whole environment)":
+    "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND": "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
 };
 
