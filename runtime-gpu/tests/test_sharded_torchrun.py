@@ -29,6 +29,9 @@ REL = 1e-9
 # transformers' RMSNorm computes in float32 whatever the weights' dtype, so a transformers model
 # in float64 agrees to float32 rounding (seen: 2e-8 relative with another thread count)
 REL_TRANSFORMERS = 1e-6
+# ... and Adam's step m / (sqrt(v) + eps) turns that rounding of near-zero gradient entries into
+# weight differences of a few 1e-6 over ten steps at lr 1e-3 (seen: 5.6e-6): 2% of one step's size
+WEIGHTS_TRANSFORMERS = 2e-5
 
 
 def _run(out_dir, model: str, parallel: str | None, nproc: int = 2) -> dict:
@@ -50,7 +53,7 @@ def _close(a: float, b: float, rel: float = REL) -> bool:
     return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
 
 
-def _assert_same(single: dict, sharded: dict, parallel: str, world: int = 2, rel: float = REL) -> None:
+def _assert_same(single: dict, sharded: dict, parallel: str, world: int = 2, rel: float = REL, weights: float | None = None) -> None:
     assert sharded["world_size"] == world and sharded["parallel"] == parallel
     assert [s["case"] for s in sharded["steps"]] == [s["case"] for s in single["steps"]]
     assert len(single["steps"]) == 10  # 5 reductions x 2 batches
@@ -66,7 +69,7 @@ def _assert_same(single: dict, sharded: dict, parallel: str, world: int = 2, rel
         assert w1.keys() == w2.keys()
         for k in w1:
             assert w1[k].shape == w2[k].shape, k
-            assert np.max(np.abs(w1[k] - w2[k])) <= rel * max(1.0, float(np.max(np.abs(w1[k])))), (single["steps"][i]["case"], k)
+            assert np.max(np.abs(w1[k] - w2[k])) <= (weights or rel) * max(1.0, float(np.max(np.abs(w1[k])))), (single["steps"][i]["case"], k)
     # the weights did move: a comparison of untouched weights would prove nothing
     assert any(np.max(np.abs(single["weights"][0][k] - single["weights"][-1][k])) > 1e-6 for k in single["weights"][0])
 
@@ -101,5 +104,5 @@ def test_fsdp_on_a_world_of_one_matches_one_process(tmp_path, builtin_single):
 def test_qwen3_under_torchrun_fsdp_matches_one_process(tmp_path, qwen3_dir):
     single = _run(tmp_path / "one", qwen3_dir, None)
     sharded = _run(tmp_path / "fsdp", qwen3_dir, "fsdp")
-    _assert_same(single, sharded, "fsdp", rel=REL_TRANSFORMERS)
+    _assert_same(single, sharded, "fsdp", rel=REL_TRANSFORMERS, weights=WEIGHTS_TRANSFORMERS)
     assert any("layers.1.self_attn.q_norm" in k for k in sharded["weights"][0])  # Qwen3's own modules
