@@ -28,6 +28,8 @@ export interface ShownTrajectory {
   readonly spans: readonly Span[];
   /** Whether the spans carry their messages' text (false: a record without messages, or one whose messages do not line up). */
   readonly hasText: boolean;
+  /** Messages of the conversation after the last span (a step record's later turns): not in this record's tokens. */
+  readonly laterMessages: number;
   /** Distinct policy versions that generated tokens, ascending. */
   readonly policyVersions: readonly number[];
 }
@@ -56,11 +58,15 @@ function roleRuns(record: TrajectoryRecord): { role: RoleName; start: number; en
   return runs;
 }
 
-/** Spans of a record, each with its message when the messages line up with the spans one to one. */
-function spansOf(record: TrajectoryRecord): { spans: Span[]; hasText: boolean } {
+/**
+ * Spans of a record, each with its message when the spans line up one to one with the first
+ * messages of the conversation: all of them for an episode record, those up to its model call
+ * for a step record (history rerender), whose messages are the whole episode's.
+ */
+function spansOf(record: TrajectoryRecord): { spans: Span[]; hasText: boolean; laterMessages: number } {
   const runs = roleRuns(record);
   const messages = record.messages ?? [];
-  const aligned = messages.length === runs.length && runs.every((r, i) => MESSAGE_ROLE[r.role].includes(messages[i]?.role ?? ""));
+  const aligned = runs.length > 0 && runs.length <= messages.length && runs.every((r, i) => MESSAGE_ROLE[r.role].includes(messages[i]?.role ?? ""));
   // The k-th model turn of the episode is the k-th generated/pool/rendered span.
   let turn = -1;
   const spans = runs.map((r, i): Span => {
@@ -73,7 +79,7 @@ function spansOf(record: TrajectoryRecord): { spans: Span[]; hasText: boolean } 
       toolCalls: isTurn ? record.toolCalls.filter((c) => c.turn === turn) : [],
     };
   });
-  return { spans, hasText: aligned };
+  return { spans, hasText: aligned, laterMessages: aligned ? messages.length - runs.length : 0 };
 }
 
 function versionsOf(record: TrajectoryRecord): number[] {
@@ -134,8 +140,8 @@ export function selectTrajectories(records: readonly TrajectoryRecord[], selecti
   const limited = task === undefined && episode === undefined && selection.limit > 0 ? matching.slice(0, selection.limit) : matching;
   const trajectories = limited.flatMap((e) =>
     e.records.map((record) => {
-      const { spans, hasText } = spansOf(record);
-      return { episode: e.episode, record, spans, hasText, policyVersions: versionsOf(record) };
+      const { spans, hasText, laterMessages } = spansOf(record);
+      return { episode: e.episode, record, spans, hasText, laterMessages, policyVersions: versionsOf(record) };
     }),
   );
   return { iteration, trajectories, matched: matching.length, episodesInIteration: numbered.length, iterations };
@@ -180,6 +186,7 @@ export function trajectoryJson(t: ShownTrajectory, options: JsonOptions): Record
     policy_versions: t.policyVersions,
     generators: r.generators,
     has_text: t.hasText,
+    later_messages: t.laterMessages,
     spans: t.spans.map((s) => {
       const text = spanText(t, s, options.tokenText);
       const calls = s.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, outcome: callOutcome(c), result: c.result, error: c.error ?? null }));

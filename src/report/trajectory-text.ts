@@ -84,6 +84,7 @@ export function trajectoryText(t: ShownTrajectory, options: TextOptions): string
   const parts = [header(t, options.color)];
   for (const s of t.spans) parts.push(spanBlock(t, s, options));
   const messages = t.record.messages;
+  if (t.laterMessages > 0) parts.push(`note: the conversation goes on for ${t.laterMessages} more message${t.laterMessages === 1 ? "" : "s"}, not in this record's tokens${t.record.step === undefined ? "" : " (the next steps' records hold them)"}`);
   if (!t.hasText && messages && messages.length > 0) {
     // The messages do not line up with the spans one to one: show the conversation as recorded.
     parts.push("note: the spans do not line up with the recorded messages; the conversation as recorded:");

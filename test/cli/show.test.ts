@@ -79,7 +79,7 @@ describe("arl show", () => {
     const lines = jsonLines(all.stdout);
     expect(lines).toHaveLength(first.length);
     expect(Object.keys((lines[0]!.spans as object[])[0]!)).toEqual(["role", "start", "end", "text", "text_source", "tool_calls"]);
-    expect(Object.keys(lines[0]!)).toEqual(["iteration", "episode", "env", "task", "group", "sample", "step", "end", "reward", "rewards", "turns", "policy_versions", "generators", "has_text", "spans", "tools"]);
+    expect(Object.keys(lines[0]!)).toEqual(["iteration", "episode", "env", "task", "group", "sample", "step", "end", "reward", "rewards", "turns", "policy_versions", "generators", "has_text", "later_messages", "spans", "tools"]);
     expect(lines.map((l) => [l.task, l.group, l.sample, l.episode])).toEqual(first.map((x, i) => [x.task, x.group, x.sample, i]));
     const spans = lines[0]!.spans as { role: string; start: number; end: number; text: string | null }[];
     expect(spans.map((s) => s.role)).toEqual(["system", "prompt", "generated", "observation", "generated", "observation"]);
@@ -137,6 +137,28 @@ describe("arl show", () => {
     expect(bare.stdout).toContain("note: this record carries no messages (written by an older arl); only token ids are stored, and their text needs the run's tokenizer");
     expect(bare.stdout).toContain("(no token text: the run has no checkpoint yet, and token text needs the run's tokenizer)");
   });
+
+  it("prints a step-wise episode (history rerender) as one record per model call, each with its part of the conversation", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-show-rerender-"));
+    writeFileSync(path.join(dir, "spec.arl"), spec.replace("max_turns: 2 }", "max_turns: 2, context { history: rerender } }"));
+    const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", embedded], { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    const rerun = path.relative(dir, findRunDir(path.join(dir, "runs")));
+    const lines = jsonLines((await runArl(["show", rerun, "--episode", "0", "--format", "json"], { cwd: dir })).stdout);
+    const spans = lines.map((l) => (l.spans as { role: string; text: string | null }[]).map((s) => s.role));
+    expect(lines.map((l) => [l.episode, l.step, l.has_text, l.later_messages])).toEqual([
+      [0, 0, true, 3],
+      [0, 1, true, 1],
+    ]);
+    expect(spans).toEqual([
+      ["system", "prompt", "generated"],
+      ["system", "prompt", "rendered", "observation", "generated"],
+    ]);
+    const text = await runArl(["show", rerun, "--episode", "0"], { cwd: dir });
+    expect(text.stdout).toContain("step 0 (model call 1 of the episode)");
+    expect(text.stdout).toContain("[rendered] ");
+    expect(text.stdout).toContain("note: the conversation goes on for 3 more messages, not in this record's tokens (the next steps' records hold them)");
+  }, 120_000);
 
   it("reads what a crash left: the complete records, with a note on the partial one", async () => {
     const copy = path.join(cwd, "crashed");
