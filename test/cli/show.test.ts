@@ -1,7 +1,7 @@
 // `arl show`: a tiny run (builtin:tiny on the embedded trainer, the rooms quest with tools) read
 // back from its token buffer as text and JSON lines, its filters, token text from the
 // checkpoint's vocabulary, records without messages, and what bad input gets.
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -159,6 +159,21 @@ describe("arl show", () => {
     expect(text.stdout).toContain("[rendered] ");
     expect(text.stdout).toContain("note: the conversation goes on for 3 more messages, not in this record's tokens (the next steps' records hold them)");
   }, 120_000);
+
+  it("puts the last iteration's best, median and worst episode in the report", async () => {
+    const { records } = readBuffer(path.join(cwd, runDir, "buffer.arlbuf"));
+    const last = records.filter((x) => x.iteration === 2);
+    const out = path.join(cwd, "report");
+    const report = await runArl(["report", runDir, "--out", "report"], { cwd });
+    expect(report.code, report.stderr).toBe(0);
+    const md = readFileSync(path.join(out, "report.md"), "utf8");
+    const rows = md.split("## Sample trajectories")[1]!.split("\n").filter((l) => /^\| (best|median|worst) \|/.test(l));
+    // All rewards are 0 here: ties go in episode order, so the best is the last episode, the median and worst the first ones.
+    expect(rows.map((l) => l.split("|")[1]!.trim() + " " + l.split("|")[3]!.trim())).toEqual([`best ${last.length - 1}`, `median ${Math.floor((last.length - 1) / 2)}`, "worst 0"]);
+    const html = readFileSync(path.join(out, "report.html"), "utf8");
+    expect(html).toContain('<a href="#samples">Sample trajectories</a>');
+    expect(html).toMatch(/<details><summary>best: reward 0\.000, task \d+, episode 3 \((finished|truncated), 2 turns\)<\/summary><pre class="mono trajectory">== iteration 2, episode 3: env quest/);
+  });
 
   it("reads what a crash left: the complete records, with a note on the partial one", async () => {
     const copy = path.join(cwd, "crashed");
