@@ -26,10 +26,12 @@ export interface ShownTrajectory {
   readonly episode: number;
   readonly record: TrajectoryRecord;
   readonly spans: readonly Span[];
-  /** Whether the spans carry their messages' text (false: a record without messages, or one whose messages do not line up). */
+  /** Whether every span carries its message's text (false: a record without messages, a turn cut off by its budget, or messages that do not line up). */
   readonly hasText: boolean;
   /** Messages of the conversation after the last span (a step record's later turns): not in this record's tokens. */
   readonly laterMessages: number;
+  /** Messages that do not line up with the spans (the conversation as recorded is shown instead). */
+  readonly unmatchedMessages: number;
   /** Distinct policy versions that generated tokens, ascending. */
   readonly policyVersions: readonly number[];
 }
@@ -59,27 +61,29 @@ function roleRuns(record: TrajectoryRecord): { role: RoleName; start: number; en
 }
 
 /**
- * Spans of a record, each with its message when the spans line up one to one with the first
- * messages of the conversation: all of them for an episode record, those up to its model call
- * for a step record (history rerender), whose messages are the whole episode's.
+ * Spans of a record, each with its message while the spans line up one to one with the
+ * conversation's messages: all of them for an episode record, those up to its model call for a
+ * step record (history rerender), whose messages are the whole episode's. A turn cut off by its
+ * token budget is generated but never becomes a message: the spans from there on have none.
  */
-function spansOf(record: TrajectoryRecord): { spans: Span[]; hasText: boolean; laterMessages: number } {
+function spansOf(record: TrajectoryRecord): { spans: Span[]; matched: number } {
   const runs = roleRuns(record);
   const messages = record.messages ?? [];
-  const aligned = runs.length > 0 && runs.length <= messages.length && runs.every((r, i) => MESSAGE_ROLE[r.role].includes(messages[i]?.role ?? ""));
+  let matched = 0;
+  while (matched < runs.length && matched < messages.length && MESSAGE_ROLE[runs[matched]?.role ?? "system"].includes(messages[matched]?.role ?? "")) matched++;
   // The k-th model turn of the episode is the k-th generated/pool/rendered span.
   let turn = -1;
   const spans = runs.map((r, i): Span => {
     const isTurn = r.role === "generated" || r.role === "pool" || r.role === "rendered";
     if (isTurn) turn++;
-    const m = aligned ? messages[i] : undefined;
+    const m = i < matched ? messages[i] : undefined;
     return {
       ...r,
       ...(m ? { message: { role: m.role, content: m.content, toolCalls: m.tool_calls ?? [] } } : {}),
       toolCalls: isTurn ? record.toolCalls.filter((c) => c.turn === turn) : [],
     };
   });
-  return { spans, hasText: aligned, laterMessages: aligned ? messages.length - runs.length : 0 };
+  return { spans, matched };
 }
 
 function versionsOf(record: TrajectoryRecord): number[] {
@@ -140,8 +144,10 @@ export function selectTrajectories(records: readonly TrajectoryRecord[], selecti
   const limited = task === undefined && episode === undefined && selection.limit > 0 ? matching.slice(0, selection.limit) : matching;
   const trajectories = limited.flatMap((e) =>
     e.records.map((record) => {
-      const { spans, hasText, laterMessages } = spansOf(record);
-      return { episode: e.episode, record, spans, hasText, laterMessages, policyVersions: versionsOf(record) };
+      const { spans, matched } = spansOf(record);
+      const messages = record.messages?.length ?? 0;
+      const hasText = spans.length > 0 && matched === spans.length;
+      return { episode: e.episode, record, spans, hasText, laterMessages: hasText ? messages - matched : 0, unmatchedMessages: hasText ? 0 : messages - matched, policyVersions: versionsOf(record) };
     }),
   );
   return { iteration, trajectories, matched: matching.length, episodesInIteration: numbered.length, iterations };

@@ -85,11 +85,15 @@ export function trajectoryText(t: ShownTrajectory, options: TextOptions): string
   for (const s of t.spans) parts.push(spanBlock(t, s, options));
   const messages = t.record.messages;
   if (t.laterMessages > 0) parts.push(`note: the conversation goes on for ${t.laterMessages} more message${t.laterMessages === 1 ? "" : "s"}, not in this record's tokens${t.record.step === undefined ? "" : " (the next steps' records hold them)"}`);
-  if (!t.hasText && messages && messages.length > 0) {
-    // The messages do not line up with the spans one to one: show the conversation as recorded.
+  const untexted = t.spans.filter((s) => !s.message).length;
+  if (t.unmatchedMessages > 0 && messages) {
+    // Some messages do not line up with the spans: show the conversation as recorded.
     parts.push("note: the spans do not line up with the recorded messages; the conversation as recorded:");
     for (const m of messages) parts.push(`  (${m.role}) ${indent(m.content, "  ").trimStart()}`);
-  } else if (!t.hasText && !options.tokenText) {
+  } else if (untexted > 0 && messages && messages.length > 0) {
+    const how = options.tokenText ? "its text is decoded from the ids" : "its text needs the run's tokenizer";
+    parts.push(`note: the last ${untexted === 1 ? "span has" : `${untexted} spans have`} no recorded message (a turn cut off by its token budget is not added to the conversation); ${how}`);
+  } else if (untexted > 0 && !options.tokenText) {
     parts.push("note: this record carries no messages (written by an older arl); only token ids are stored, and their text needs the run's tokenizer");
   }
   return `${parts.join("\n")}\n\n`;

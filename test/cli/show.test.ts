@@ -175,6 +175,29 @@ describe("arl show", () => {
     expect(html).toMatch(/<details><summary>best: reward 0\.000, task \d+, episode 3 \((finished|truncated), 2 turns\)<\/summary><pre class="mono trajectory">== iteration 2, episode 3: env quest/);
   });
 
+  it("shows a turn cut off by its token budget, which never becomes a message, decoded from its ids", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-show-budget-"));
+    writeFileSync(path.join(dir, "spec.arl"), spec.replace("max_turns: 2 }", "max_turns: 2, max_response_tokens: 8, on_budget: truncate }"));
+    const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", embedded], { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    const cut = path.relative(dir, findRunDir(path.join(dir, "runs")));
+    const { records } = readBuffer(path.join(dir, cut, "buffer.arlbuf"));
+    const first = records.filter((x) => x.iteration === 2)[0]!;
+    expect(first.messages!.map((m) => m.role)).toEqual(["system", "user"]);
+    const [line] = jsonLines((await runArl(["show", cut, "--episode", "0", "--format", "json"], { cwd: dir })).stdout);
+    const spans = line!.spans as { role: string; text: string; text_source: string }[];
+    expect(spans.map((s) => [s.role, s.text_source])).toEqual([
+      ["system", "messages"],
+      ["prompt", "messages"],
+      ["generated", "decoded"],
+    ]);
+    expect(spans[2]!.text.length).toBeGreaterThan(0);
+    const text = await runArl(["show", cut, "--episode", "0"], { cwd: dir });
+    expect(text.stdout).toContain("[generated] 8 tokens (text decoded from the ids)");
+    expect(text.stdout).toContain("note: the last span has no recorded message (a turn cut off by its token budget is not added to the conversation); its text is decoded from the ids");
+    expect(text.stdout).not.toContain("do not line up");
+  }, 120_000);
+
   it("reads what a crash left: the complete records, with a note on the partial one", async () => {
     const copy = path.join(cwd, "crashed");
     cpSync(path.join(cwd, runDir), copy, { recursive: true });
