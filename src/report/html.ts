@@ -48,6 +48,7 @@ figure.chart svg { display: block; max-width: 100%; height: auto; }
 .notes { background: var(--warn-bg); border: 1px solid #f0d9a0; border-radius: 8px; padding: 8px 14px; }
 .notes li { margin: 2px 0; }
 details { margin: 4px 0 12px; }
+pre.trajectory { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; max-height: 480px; overflow: auto; }
 summary { cursor: pointer; color: var(--accent); }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px solid var(--line); padding-top: 8px; }
 @media print { .charts, .cards { grid-template-columns: repeat(2, 1fr); } figure.chart, .card { break-inside: avoid; } }
@@ -220,6 +221,25 @@ function wallTable(model: ReportModel): string {
   return table(head, body, [false, true, true, true, true, true, false]) + key;
 }
 
+/**
+ * Episode text as page text: escaped, and with "://" written as entities, so that a URL an
+ * episode mentions (a JSON schema's $schema, a tool's docs) reads the same but is no link or
+ * resource in a page that loads nothing from the network.
+ */
+const episodeText = (text: string) => h(text).replace(/:\/\//g, ":&#47;&#47;");
+
+function samplesSection(model: ReportModel): string {
+  return model.runs
+    .filter((r) => r.samples.length > 0)
+    .map((r) => {
+      const items = r.samples.map((t) => `<details><summary>${h(t.which)}: reward ${fixed(t.reward)}, task ${t.task}, episode ${t.episode} (${h(t.end)}, ${t.turns} turns)</summary><pre class="mono trajectory">${episodeText(t.text)}</pre></details>`);
+      const first = r.samples[0];
+      const how = first ? `<p class="muted">Training episodes of iteration ${first.iteration}, the last in the token buffer, by reward; <code>arl show RUN_DIR --iteration ${first.iteration} --episode N</code> prints any episode, <code>--limit 0</code> all of them.</p>` : "";
+      return `${model.runs.length > 1 ? `<h3>${h(r.label)}</h3>` : ""}${how}${items.join("")}`;
+    })
+    .join("");
+}
+
 export function renderHtml(model: ReportModel): string {
   const several = model.runs.length > 1;
   const partial = model.runs.filter((r) => r.run.partial);
@@ -242,6 +262,7 @@ export function renderHtml(model: ReportModel): string {
     `<p class="muted">pass@k per eval: the unbiased per-task estimate averaged over tasks, with its 95% percentile-bootstrap interval over tasks.</p>${model.evalCharts.length > 0 ? chartGrid(model.evalCharts) : ""}${model.runs.map((r) => `${several ? `<h3>${h(r.label)}</h3>` : ""}${evalTable(r, model.ks)}`).join("")}`,
   ]);
   sections.push(["time", "Wall time", wallTable(model)]);
+  if (model.runs.some((r) => r.samples.length > 0)) sections.push(["samples", "Sample trajectories", samplesSection(model)]);
   if (notes.length > 0) sections.push(["notes", "Notes", `<ul class="notes">${notes.map((n) => `<li>${h(n)}</li>`).join("")}</ul>`]);
 
   const subtitle = several

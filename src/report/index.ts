@@ -7,6 +7,7 @@ import { renderChart, type ChartSeries, type ChartSpec } from "./charts.js";
 import { renderHtml } from "./html.js";
 import { finiteNumber, loadRun, runLabels, type MetricsRow } from "./load.js";
 import { renderMarkdown } from "./markdown.js";
+import { sampleTrajectories } from "./samples.js";
 import { evalSummaries, finalEval, pairedAgainst, runKs, wallTime } from "./stats.js";
 import type { RenderedChart, Report, ReportModel, RunReport } from "./types.js";
 import { at, defined, last } from "../contracts/checked.js";
@@ -113,12 +114,14 @@ export async function buildReport(dirs: readonly string[], options: ReportOption
   if (dirs.length === 0) throw new RangeError("a report needs at least one run directory");
   const runs = dirs.map((d) => loadRun(d, options.cwd));
   const labels = runLabels(runs);
+  const notes: string[] = [];
   const reports: RunReport[] = runs.map((run, i) => {
     const evals = evalSummaries(run);
-    return { run, label: at(labels, i), evals, final: finalEval(evals), wall: wallTime(run), last: last(run.metrics) };
+    const samples = sampleTrajectories(run.dir);
+    if (samples.note) notes.push(`${at(labels, i)}: ${samples.note}.`);
+    return { run, label: at(labels, i), evals, final: finalEval(evals), wall: wallTime(run), last: last(run.metrics), samples: samples.samples };
   });
   const ks = [...new Set(runs.flatMap(runKs))].sort((a, b) => a - b);
-  const notes: string[] = [];
   const experiments = [...new Set(runs.map((r) => r.experiment))];
   if (experiments.length > 1) notes.push(`The runs come from different experiments (${experiments.join(", ")}): the comparison is only meaningful if they evaluate the same tasks.`);
   const seen = new Map<string, string>();

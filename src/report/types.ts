@@ -3,6 +3,7 @@
 // the code that builds it.
 import type { ChartSpec } from "./charts.js";
 import type { MetricsRow, RunInfo } from "./load.js";
+import type { SampleTrajectory } from "./samples.js";
 import type { EvalSummary, PairedRow, WallTime } from "./stats.js";
 
 export interface RunReport {
@@ -12,6 +13,8 @@ export interface RunReport {
   readonly final: EvalSummary | undefined;
   readonly wall: WallTime | null;
   readonly last: MetricsRow;
+  /** The best, median and worst training episode of the last iteration in the token buffer. */
+  readonly samples: readonly SampleTrajectory[];
 }
 
 export interface RenderedChart {
