@@ -56,19 +56,25 @@ describe("watchIteration", () => {
   });
 
   it("warns when env errors exceed the threshold, with the counts, and not at it", () => {
-    const three = [...many(3, { end: "env_error" }), ...many(7)];
+    const three = [...many(3, { end: "env_error", error: "the env process exited (code 3)\n  before replying" }), ...many(7)];
     expect(watchIteration(settings, [], live(1), three).warnings).toEqual([
-      { code: "env-errors", message: "3 of 10 episodes ended in an env error (30%, above rollout.watchdog.max_env_error_fraction 0.2): the env is failing its episodes, and they teach the policy nothing" },
+      {
+        code: "env-errors",
+        message: '3 of 10 episodes ended in an env error (30%, above rollout.watchdog.max_env_error_fraction 0.2): the env is failing its episodes, and they teach the policy nothing; the first error: "the env process exited (code 3) before replying"',
+      },
     ]);
     expect(watchIteration(settings, [], live(1), [...many(2, { end: "env_error" }), ...many(8)]).warnings).toEqual([]);
   });
 });
 
 describe("likely cause", () => {
-  it("names the one way every episode ended", () => {
-    expect(likelyCause(many(4, { end: "truncated", turns: 4 }), flat(1))).toMatch(/^every episode ended 'truncated' \(4\): a budget cuts every episode/);
-    expect(likelyCause(many(4, { end: "env_error" }), flat(1))).toMatch(/^every episode ended 'env_error' \(4\): the env fails every episode/);
-    expect(likelyCause(many(4, { end: "aborted" }), flat(1))).toMatch(/^every episode ended 'aborted' \(4\)/);
+  it("names the one way every episode ended, after what success and the rewards did", () => {
+    expect(likelyCause(many(4, { end: "truncated", turns: 4 }), flat(1))).toBe(
+      "success never fired (0 of 4 episodes) and every episode got the same reward (0): the task is too hard for the policy, or the success signal never fires; every episode ended 'truncated' (4): a budget cuts every episode (harness.max_turns, max_total_tokens, max_response_tokens or policy.sampling.max_new_tokens)",
+    );
+    expect(likelyCause(many(4, { end: "aborted", success: true }), flat(1))).toMatch(/^success always fired .*; every episode ended 'aborted' \(4\): a budget ends every episode/);
+    // An env that fails every episode is the cause by itself: there is no outcome to read.
+    expect(likelyCause(many(4, { end: "env_error", error: "reset failed" }), flat(1))).toBe("every episode ended 'env_error' (4): the env fails every episode; the first error: \"reset failed\"");
   });
 
   it("tells a task too hard from one too easy by whether success fired", () => {

@@ -21,6 +21,8 @@ export interface WatchedEpisode {
   readonly success: boolean;
   readonly end: EndReason;
   readonly turns: number;
+  /** An env error's message (not in the buffer: the warning is where it is seen). */
+  readonly error?: string;
 }
 
 export type WatchdogCode = "no-signal" | "truncated-first-turn" | "env-errors";
@@ -65,27 +67,43 @@ export function noSignalStreak(previous: readonly SignalOfIteration[], current: 
 
 const share = (n: number, total: number) => `${n} of ${total}`;
 
-/** The likely cause of no signal, read from the iteration's episodes (env errors aside: they get no reward). */
+/** The first env error's message, shortened: what the env said when it failed. */
+function firstError(episodes: readonly WatchedEpisode[]): string {
+  const message = episodes.find((e) => e.end === "env_error" && e.error)?.error;
+  if (!message) return "";
+  const line = message.replace(/\s+/g, " ").trim();
+  return `; the first error: ${JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}...` : line)}`;
+}
+
+/** Why every episode ended the same abnormal way, for the end reasons other than env_error. */
+const SAME_END: Record<"truncated" | "aborted", string> = {
+  truncated: "a budget cuts every episode (harness.max_turns, max_total_tokens, max_response_tokens or policy.sampling.max_new_tokens)",
+  aborted: "a budget ends every episode (harness.max_turns, max_total_tokens or max_response_tokens, on_budget: terminate)",
+};
+
+/**
+ * The likely cause of no signal, read from the iteration's episodes: what success and the
+ * rewards did (env errors aside: they get no reward), then, when every episode ended the same
+ * abnormal way, that too.
+ */
 export function likelyCause(episodes: readonly WatchedEpisode[], m: SignalOfIteration): string {
   const total = episodes.length;
   if (total === 0) return "the iteration played no episodes";
   const ends = new Set(episodes.map((e) => e.end));
-  const [onlyEnd] = ends;
-  if (ends.size === 1 && onlyEnd !== undefined && onlyEnd !== "finished") {
-    const why: Record<Exclude<EndReason, "finished">, string> = {
-      env_error: "the env fails every episode; see the env's errors in the buffer and reward.on_env_error",
-      truncated: "a budget cuts every episode (harness.max_turns, max_total_tokens, max_response_tokens or policy.sampling.max_new_tokens)",
-      aborted: "a budget ends every episode (harness.max_turns, max_total_tokens or max_response_tokens, on_budget: terminate)",
-    };
-    return `every episode ended '${onlyEnd}' (${total}): ${why[onlyEnd]}`;
-  }
-  const played = episodes.filter((e) => e.end !== "env_error");
+  const onlyEnd = ends.size === 1 ? [...ends][0] : undefined;
+  if (onlyEnd === "env_error") return `every episode ended 'env_error' (${total}): the env fails every episode${firstError(episodes)}`;
+  const sameEnd = onlyEnd === "truncated" || onlyEnd === "aborted" ? `; every episode ended '${onlyEnd}' (${total}): ${SAME_END[onlyEnd]}` : "";
+  return `${outcomeCause(episodes.filter((e) => e.end !== "env_error"), m)}${sameEnd}`;
+}
+
+/** What success and the rewards of the played episodes (at least one) say about the missing signal. */
+function outcomeCause(played: readonly WatchedEpisode[], m: SignalOfIteration): string {
   const successes = played.filter((e) => e.success).length;
   const rewards = [...new Set(played.map((e) => e.reward))];
   const sameReward = rewards.length === 1 ? `every episode got the same reward (${rewards.join("")})` : undefined;
   const also = sameReward ? ` and ${sameReward}` : "";
-  if (played.length > 0 && successes === 0) return `success never fired (0 of ${played.length} episodes)${also}: the task is too hard for the policy, or the success signal never fires`;
-  if (played.length > 0 && successes === played.length) return `success always fired (${played.length} of ${played.length} episodes)${also}: the task is too easy for the policy`;
+  if (successes === 0) return `success never fired (0 of ${played.length} episodes)${also}: the task is too hard for the policy, or the success signal never fires`;
+  if (successes === played.length) return `success always fired (${played.length} of ${played.length} episodes)${also}: the task is too easy for the policy`;
   if (sameReward) return `${sameReward} although success fired in ${share(successes, played.length)} episodes: the reward does not depend on what the agent did`;
   if (m.varied_group_ratio > 0 && m.effective_group_ratio > 0) return "groups had differing rewards but the gradient norm is 0: no token of the batch is a training target (mask), or the learning rate is 0";
   return `success fired in ${share(successes, played.length)} episodes, but each task's group got equal rewards: every task is all-or-nothing for the policy; raise policy.sampling.temperature or algorithm.group_size`;
@@ -112,7 +130,7 @@ export function watchIteration(settings: WatchdogSettings, previous: readonly Si
   if (total > 0 && envErrors / total > settings.max_env_error_fraction) {
     warnings.push({
       code: "env-errors",
-      message: `${share(envErrors, total)} episodes ended in an env error (${((100 * envErrors) / total).toFixed(0)}%, above rollout.watchdog.max_env_error_fraction ${settings.max_env_error_fraction}): the env is failing its episodes, and they teach the policy nothing`,
+      message: `${share(envErrors, total)} episodes ended in an env error (${((100 * envErrors) / total).toFixed(0)}%, above rollout.watchdog.max_env_error_fraction ${settings.max_env_error_fraction}): the env is failing its episodes, and they teach the policy nothing${firstError(episodes)}`,
     });
   }
   return { warnings, stop: noSignal && settings.on_no_signal === "stop" };
