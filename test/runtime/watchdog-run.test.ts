@@ -7,10 +7,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { envKinds } from "../../src/envs/registry.js";
 import { readBuffer } from "../../src/runtime/buffer.js";
+import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { runArl } from "../helpers/cli.js";
-import { COUNTER_SIGNALS_AND_TOOLS, counterEnvScript } from "../helpers/plans.js";
+import { compilePlans, COUNTER_SIGNALS_AND_TOOLS, counterEnvScript } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const embedded = path.join(repo, "dist", "trainer", "embedded", "main.js");
@@ -85,6 +87,21 @@ describe("the watchdog in arl run (builtin:tiny)", () => {
     expect(existsSync(state.checkpoint)).toBe(true);
     expect(new Set(readBuffer(path.join(r.dir, "buffer.arlbuf")).records.map((x) => x.iteration))).toEqual(new Set([1, 2]));
     expect(RunDirectory.open(r.dir).readMetrics()).toHaveLength(2);
+  });
+
+  it("reads the streak of a stopped run back from metrics.jsonl when it resumes", async () => {
+    const [plan] = compilePlans(spec({ iterations: 2, watchdog: "no_signal_iterations: 2" }));
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-watchdog-resume-")), plan!);
+    const stop = new AbortController();
+    const trainer = { file: process.execPath, args: [embedded] };
+    const logs: string[] = [];
+    const first = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: (l) => logs.push(l), stop: stop.signal, progress: () => stop.abort() });
+    expect(first).toMatchObject({ iterations: 1, stopped: true });
+    await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: (l) => logs.push(l) });
+    const lines = runDir.readMetrics() as { warnings?: { code: string; message: string }[] }[];
+    expect(lines.map((l) => (l.warnings ?? []).map((w) => w.code))).toEqual([[], ["no-signal"]]);
+    expect(lines[1]!.warnings![0]!.message).toMatch(/^no learning signal for 2 iterations in a row/);
+    expect(logs.filter((l) => l.startsWith("WARNING [no-signal] iteration 2:"))).toHaveLength(1);
   });
 
   it("warns, with counts, when every episode is cut at its first turn", async () => {

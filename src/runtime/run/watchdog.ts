@@ -49,7 +49,7 @@ export function signalsOfMetrics(lines: readonly Record<string, unknown>[]): Sig
  * a constant reward still gives advantages, but they rank nothing), no group had a non-zero
  * advantage, or the update's gradient was 0. A field a line lacks (NaN) is no verdict.
  */
-export function hasNoSignal(m: SignalOfIteration): boolean {
+function hasNoSignal(m: SignalOfIteration): boolean {
   return m.varied_group_ratio === 0 || m.effective_group_ratio === 0 || m.grad_norm === 0;
 }
 
