@@ -27,6 +27,8 @@ export const ExitCode = {
   usage: 2,
   /** `arl fmt --check`: some files are not formatted. */
   unformatted: 3,
+  /** `arl run`: the watchdog stopped a run with no learning signal (rollout.watchdog.on_no_signal: stop). */
+  noSignal: 4,
 } as const;
 
 export class UsageError extends Error {}

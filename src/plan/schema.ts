@@ -198,6 +198,14 @@ const rolloutSchema = z.strictObject({
       .nullable(),
     "Supervised cold start; null: off.",
   ),
+  watchdog: d(
+    z.strictObject({
+      no_signal_iterations: d(bounded("rollout.watchdog.no_signal_iterations", positiveInt), "Consecutive iterations with effective group ratio 0 or gradient norm 0 before the no-signal warning."),
+      on_no_signal: d(z.enum(["warn", "stop"]), "warn: log and record the warning; stop: also end the run after committing that iteration."),
+      max_env_error_fraction: d(probability, "Warn when more than this fraction of an iteration's episodes end in env_error."),
+    }),
+    "Signal and end-reason warnings during the run (runtime/run/watchdog.ts).",
+  ),
 });
 
 const evalSchema = z.strictObject({

@@ -21,6 +21,7 @@ import { reportIteration, type RunPace } from "./run/report.js";
 import { collectRollout, type Rollout } from "./run/rollout.js";
 import { scoreBatch } from "./run/score.js";
 import { updatePolicy } from "./run/update.js";
+import { signalsOfMetrics } from "./run/watchdog.js";
 
 export { RunError, type RunOptions, type RunSummary } from "./run/context.js";
 
@@ -38,6 +39,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   let state: RunState = opened.state;
   let stopped = false;
   let lastEval: EvalSummary | undefined;
+  let watchdogStop: string | undefined;
   try {
     const provisioned = await provision(options, opened);
     const { ctx } = provisioned;
@@ -46,6 +48,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     if (cold) ({ state, version } = cold);
 
     const pace: RunPace = { started: Date.now(), firstIteration: state.iteration + 1 };
+    // The watchdog's no-signal streak continues across a resume from the committed lines.
+    const signals = signalsOfMetrics(options.runDir.readMetrics());
     // The rollout of the next iteration, running while this one updates (asynchronous rollout).
     let pending: Promise<Rollout> | undefined;
     try {
@@ -94,9 +98,14 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           ...(evalBefore ? { evalBefore } : {}),
           ...(evaluation ? { evaluation } : {}),
           times: { begun, rolledOut, scored: scoredAt, updated },
-        });
+        }, signals);
         state = committed.state;
+        signals.push(committed.metrics);
         reportIteration(ctx, committed.metrics, rollout.seconds, pace, evaluation);
+        if (committed.watchdog.stop) {
+          watchdogStop = committed.watchdog.warnings.find((w) => w.code === "no-signal")?.message ?? "no learning signal";
+          break;
+        }
       }
     } catch (error) {
       // Failing with a rollout in flight: stop the trainers first so that it fails fast, then
@@ -118,5 +127,5 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   } finally {
     buffer.close();
   }
-  return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(lastEval ? { lastEval } : {}) };
+  return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(watchdogStop ? { watchdogStop } : {}), ...(lastEval ? { lastEval } : {}) };
 }

@@ -38,8 +38,22 @@ export function runSummary(metrics: readonly Record<string, unknown>[]): string 
     ...rows.slice(1).map(line),
     `time: ${time.total.toFixed(1)} s in iterations (rollout ${time.rollout.toFixed(1)} s, rewards and advantages ${time.reward.toFixed(1)} s, updates ${time.update.toFixed(1)} s)`,
     ...coldStartLine(metrics[0]?.sft),
+    ...warningLines(metrics),
     "",
   ].join("\n");
+}
+
+/** The watchdog's warnings (metrics lines' `warnings`): per code, the iterations it fired in and its latest message. */
+function warningLines(metrics: readonly Record<string, unknown>[]): string[] {
+  const byCode = new Map<string, { iterations: number[]; message: string }>();
+  for (const m of metrics) {
+    if (!Array.isArray(m.warnings)) continue;
+    for (const w of m.warnings as { code: string; message: string }[]) {
+      const seen = byCode.get(w.code) ?? { iterations: [], message: w.message };
+      byCode.set(w.code, { iterations: [...seen.iterations, Number(m.iteration)], message: w.message });
+    }
+  }
+  return [...byCode].map(([code, { iterations, message }]) => `WARNING [${code}] in ${iterations.length === 1 ? "iteration" : "iterations"} ${iterations.join(", ")}: ${message}`);
 }
 
 /** The cold start's line (its summary travels with iteration 1): what it trained on, first and last epoch's losses. */

@@ -78,6 +78,17 @@ describe("harness", () => {
     expect(ep.end).toBe("truncated");
   });
 
+  it("records a turn cut at max_response_tokens as docs/semantics.md says: truncated, or aborted under on_budget: terminate, and never acts on it", async () => {
+    for (const [onBudget, end] of [["truncate", "truncated"], ["terminate", "aborted"]] as const) {
+      const [plan] = compilePlans(counterSpec(`harness { max_turns: 4, max_response_tokens: 10, on_budget: ${onBudget} }`));
+      const env = new RecordingCounterEnv({ goal: 5 });
+      const ep = await runEpisode(input(plan!, new ScriptedPolicy([call("step")]), env));
+      expect(ep.end, onBudget).toBe(end);
+      expect(ep.episode).toMatchObject({ turns: 1, aborted: true, truncated: onBudget === "truncate", terminated: onBudget === "terminate" });
+      expect(env.count, "the cut turn's call never reached the env").toBe(0);
+    }
+  });
+
   it("blocks a call a constraint forbids; the refusal is the observation", async () => {
     const [plan] = compilePlans(counterSpec('harness { max_turns: 2 }\n  constraints { no_writes: block(tool.name == "write") }'));
     const env = new CounterEnv({ goal: 5 });

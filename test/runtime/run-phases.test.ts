@@ -133,7 +133,7 @@ describe("iteration metrics", () => {
       9,
     );
     expect(Object.keys(metrics)).toEqual([
-      "iteration", "success", "reward", "reward_terms", "effective_group_ratio", "acceptance_rate", "rejected_groups", "rejected_tokens", "generated_length",
+      "iteration", "success", "reward", "reward_terms", "effective_group_ratio", "varied_group_ratio", "acceptance_rate", "rejected_groups", "rejected_tokens", "generated_length",
       "entropy", "ratio_mean", "ratio_min", "ratio_max", "clip_fraction", "kl", "grad_norm", "loss", "env_errors", "lag_drops", "off_policy_masked", "policy_lag",
       "cross_policy_turns", "tokens", "tool_calls", "invalid_calls", "end_reasons", "policy_version", "eval_base", "eval", "time",
     ]);
@@ -144,6 +144,7 @@ describe("iteration metrics", () => {
       reward: 0.5,
       reward_terms: { success: 0.5 },
       effective_group_ratio: 0.5,
+      varied_group_ratio: 1, // the one group the update saw had rewards 1 and 0
       acceptance_rate: 0.5,
       rejected_groups: 1,
       rejected_tokens: 4,

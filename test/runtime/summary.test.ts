@@ -25,4 +25,19 @@ describe("run summary", () => {
     expect(runSummary([{ iteration: 3, success: 1, reward: 2, time }]).split("\n")[2]).toBe("3          1.000          2.000");
     expect(runSummary([])).toBe("no iteration was completed\n");
   });
+
+  it("ends with the watchdog's warnings: per code, the iterations it fired in and its latest message", () => {
+    const noSignal = (n: number) => ({ code: "no-signal", message: `no learning signal for ${n} iterations in a row` });
+    const lines = runSummary([
+      { iteration: 1, success: 0, reward: 0, time, warnings: [{ code: "env-errors", message: "3 of 8 episodes ended in an env error" }] },
+      { iteration: 2, success: 0, reward: 0, time },
+      { iteration: 3, success: 0, reward: 0, time, warnings: [noSignal(3)] },
+      { iteration: 4, success: 0, reward: 0, time, warnings: [noSignal(4)] },
+    ]).split("\n");
+    expect(lines.slice(-3)).toEqual([
+      "WARNING [env-errors] in iteration 1: 3 of 8 episodes ended in an env error",
+      "WARNING [no-signal] in iterations 3, 4: no learning signal for 4 iterations in a row",
+      "",
+    ]);
+  });
 });

@@ -56,7 +56,12 @@ Several machines (a plan with resources.nodes above 1; docs/distributed.md):
   Without these flags the rendezvous comes from the environment: under SLURM from
   SLURM_NODEID and the first host of SLURM_JOB_NODELIST (or MASTER_ADDR), port MASTER_PORT
   (default 29500); elsewhere from NODE_RANK, MASTER_ADDR and MASTER_PORT. A plan on several
-  nodes with no rendezvous is refused.`;
+  nodes with no rendezvous is refused.
+
+Exit status: 0 every run finished (or was stopped by Ctrl-C after a commit: resumable); 1 a run
+failed; 2 a usage error or a damaged run directory; 4 the watchdog ended a run that had no
+learning signal (rollout.watchdog.on_no_signal: stop; its directory is complete, not
+resumable); 130 stopped at once by a second Ctrl-C or SIGTERM.`;
 
 function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
@@ -220,6 +225,7 @@ export const runCommand = defineCommand({
     };
     process.on("SIGINT", onSigint);
     process.on("SIGTERM", stopAtOnce);
+    let status: number = ExitCode.ok;
     try {
       for (const job of jobs) {
         const progress = new Progress({ write: io.stdout, isTTY: io.isTTY && !io.env.NO_COLOR });
@@ -243,6 +249,14 @@ export const runCommand = defineCommand({
           const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}) });
           progress.done();
           io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
+          if (summary.watchdogStop) {
+            io.stdout(`stopped by the watchdog after ${summary.iterations} iterations: ${summary.watchdogStop}\n`);
+            io.stdout(`the run directory is complete (every iteration it ran is committed; nothing to resume): ${job.dir.dir}\n`);
+            await writeRunReport(job.dir.dir, io);
+            // The spec's other variants still run; the exit status says one had no signal.
+            status = ExitCode.noSignal;
+            continue;
+          }
           io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);
           await writeRunReport(job.dir.dir, io);
           if (summary.stopped) {
@@ -263,6 +277,6 @@ export const runCommand = defineCommand({
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", stopAtOnce);
     }
-    return ExitCode.ok;
+    return status;
   },
 });

@@ -8,6 +8,7 @@ import type { RunState } from "../run-dir.js";
 import type { RunContext } from "./context.js";
 import type { Played } from "./episodes.js";
 import { iterationMetrics, type IterationMetrics, type IterationOutcome } from "./metrics.js";
+import { watchIteration, type SignalOfIteration, type WatchdogVerdict } from "./watchdog.js";
 
 /** Lets signal handlers and timers run between slices of long synchronous work. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -54,21 +55,27 @@ export async function recordEpisodes(ctx: RunContext, iteration: number, played:
 export interface CommittedIteration {
   readonly state: RunState;
   readonly metrics: IterationMetrics;
+  /** The watchdog's reading of the iteration (its warnings are in `metrics` too). */
+  readonly watchdog: WatchdogVerdict;
 }
 
 /**
- * Saves the checkpoint of `outcome`'s iteration, appends its metrics and commits it over
- * `state`, the state committed before it; the previous checkpoint is removed once the new
+ * Saves the checkpoint of `outcome`'s iteration, appends its metrics (with the watchdog's
+ * warnings, given the signal of the iterations committed before it, `earlier`) and commits it
+ * over `state`, the state committed before it; the previous checkpoint is removed once the new
  * state names its own.
  */
-export async function commitIteration(ctx: RunContext, state: RunState, outcome: IterationOutcome): Promise<CommittedIteration> {
+export async function commitIteration(ctx: RunContext, state: RunState, outcome: IterationOutcome, earlier: readonly SignalOfIteration[]): Promise<CommittedIteration> {
   const { plan, runDir } = ctx;
   const { iteration } = outcome;
   const checkpoint = runDir.checkpointDir(iteration);
   const saved = await ctx.trainer.request("save", { path: checkpoint });
   const evalBase = iteration === 1 ? state.baseEval : undefined;
   const sft = iteration === 1 ? state.sft : undefined;
-  const metrics = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}) }, saved.policy_version);
+  const measured = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}) }, saved.policy_version);
+  const episodes = outcome.rollout.allPlayed.map((p) => ({ reward: p.rewards.total, success: p.success, end: p.episode.end, turns: p.episode.episode.turns, ...(p.episode.error ? { error: p.episode.error } : {}) }));
+  const watchdog = watchIteration(plan.rollout.watchdog, earlier, measured, episodes);
+  const metrics: IterationMetrics = watchdog.warnings.length > 0 ? { ...measured, warnings: watchdog.warnings } : measured;
   runDir.appendMetrics(metrics);
   const previous = state.checkpoint;
   const committed: RunState = {
@@ -82,5 +89,5 @@ export async function commitIteration(ctx: RunContext, state: RunState, outcome:
   };
   runDir.writeState(committed);
   if (previous && previous !== checkpoint) runDir.removeCheckpoint(previous);
-  return { state: committed, metrics };
+  return { state: committed, metrics, watchdog };
 }

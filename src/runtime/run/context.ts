@@ -51,6 +51,8 @@ export interface RunSummary {
   readonly dir: string;
   readonly iterations: number;
   readonly stopped: boolean;
+  /** The watchdog ended the run (rollout.watchdog.on_no_signal: stop): why. Complete, not resumable. */
+  readonly watchdogStop?: string;
   readonly lastEval?: Record<string, number>;
 }
 

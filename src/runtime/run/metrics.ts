@@ -6,6 +6,7 @@ import type { EvalSummary } from "./context.js";
 import type { Rollout } from "./rollout.js";
 import type { ScoredBatch } from "./score.js";
 import type { PolicyUpdate } from "./update.js";
+import type { WatchdogWarning } from "./watchdog.js";
 
 /** Wall-clock marks of one iteration (Date.now() milliseconds). */
 export interface IterationTimes {
@@ -40,6 +41,8 @@ export interface IterationMetrics {
   readonly reward: number;
   readonly reward_terms: Record<string, number>;
   readonly effective_group_ratio: number;
+  /** Of the groups the update saw, the fraction whose rewards were not all equal (whatever the baseline). */
+  readonly varied_group_ratio: number;
   readonly acceptance_rate: number;
   readonly rejected_groups: number;
   readonly rejected_tokens: number;
@@ -71,6 +74,8 @@ export interface IterationMetrics {
    * than rollout_s when it overlapped the previous update).
    */
   readonly time: { readonly rollout_s: number; readonly wait_s: number; readonly reward_s: number; readonly update_s: number; readonly total_s: number };
+  /** The watchdog's warnings about this iteration (run/watchdog.ts); absent when it had none. */
+  readonly warnings?: readonly WatchdogWarning[];
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
@@ -89,6 +94,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     reward: mean(played.map((p) => p.rewards.total)),
     reward_terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, mean(played.map((p) => p.rewards.terms[t] ?? 0))])),
     effective_group_ratio: adv.groups ? adv.effectiveGroups / adv.groups : 0,
+    varied_group_ratio: lagged.kept.length ? lagged.kept.filter((g) => new Set(g.map((p) => p.rewards.total)).size > 1).length / lagged.kept.length : 0,
     acceptance_rate: playedGroups ? (playedGroups - rejectedGroups) / playedGroups : 0,
     rejected_groups: rejectedGroups,
     rejected_tokens: rollout.rejectedTokens,

@@ -27,4 +27,5 @@ export function reportIteration(ctx: RunContext, metrics: IterationMetrics, roll
       (metrics.lag_drops ? `, ${metrics.lag_drops} samples dropped for policy lag` : "") +
       (evaluation ? `, eval ${Object.entries(evaluation).filter(([k]) => !k.includes("_")).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" ")}` : ""),
   );
+  for (const w of metrics.warnings ?? []) ctx.log(`WARNING [${w.code}] iteration ${iteration}: ${w.message}`);
 }

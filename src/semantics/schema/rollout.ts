@@ -1,5 +1,20 @@
 import * as z from "zod";
-import { doc, nonNegativeInt, positiveInt, probability } from "./common.js";
+import { doc, enumOf, nonNegativeInt, positiveInt, probability } from "./common.js";
+
+const watchdogSchema = z.strictObject({
+  no_signal_iterations: doc(
+    positiveInt.default(3),
+    "Consecutive iterations without a learning signal (effective group ratio 0: every group's rewards all equal, or a gradient norm of 0) before the watchdog speaks.",
+  ),
+  on_no_signal: doc(
+    enumOf(["warn", "stop"]).default("warn"),
+    "What the watchdog does then: `warn` in the run log and metrics.jsonl, with the likely cause read from the episodes; `stop` also ends the run cleanly after committing that iteration (its directory is complete, nothing to resume; `arl run` exits with status 4).",
+  ),
+  max_env_error_fraction: doc(
+    probability.default(0.2),
+    "Warn when more than this fraction of an iteration's episodes end in an env error.",
+  ),
+});
 
 export const rolloutSchema = z.strictObject({
   tasks_per_batch: doc(positiveInt.default(8), "Tasks sampled per iteration (B)."),
@@ -52,6 +67,10 @@ export const rolloutSchema = z.strictObject({
       .nullable()
       .default(null),
     "Supervised cold start on env walkthroughs and/or your own chat records before RL; none: off.",
+  ),
+  watchdog: doc(
+    watchdogSchema.default(watchdogSchema.parse({})),
+    "Warnings during the run: no learning signal for several iterations, every episode truncated at its first turn, too many env errors.",
   ),
 });
 
