@@ -179,3 +179,24 @@ class ProtocolClient:
         code = self.proc.wait(timeout=timeout)
         err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
         return code, err
+
+
+def run_ranks(worker, world: int, prefix: str) -> list[Any]:
+    """Runs `worker(rank, world, init_file, out_dir)` in `world` gloo processes (each pickles its
+    result to out_dir/rank{R}.pkl) and returns the results by rank."""
+    import pickle
+    import shutil
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    out = tempfile.mkdtemp(prefix=prefix)
+    try:
+        mp.spawn(worker, args=(world, os.path.join(out, "init"), out), nprocs=world, join=True)
+        results = []
+        for r in range(world):
+            with open(os.path.join(out, f"rank{r}.pkl"), "rb") as f:
+                results.append(pickle.load(f))
+        return results
+    finally:
+        shutil.rmtree(out, ignore_errors=True)

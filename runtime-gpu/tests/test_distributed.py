@@ -1,17 +1,13 @@
 """The same batch through 1 and 2 ranks (torch.multiprocessing.spawn, gloo, CPU): the same loss,
 statistics and gradients within 1e-6 for every reduction; a protocol session under torchrun."""
-import os
-import pickle
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 import torch.distributed as tdist  # noqa: E402
-from helpers import ProtocolClient, configure_params, make_batch, max_grad_diff, new_trainer, tiny_model, trainer_env  # noqa: E402
+from helpers import ProtocolClient, configure_params, make_batch, max_grad_diff, new_trainer, run_ranks, tiny_model, trainer_env  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (tdist.is_available() and tdist.is_gloo_available()), reason="torch.distributed with gloo is not available")
 
@@ -19,18 +15,8 @@ pytestmark = pytest.mark.skipif(not (tdist.is_available() and tdist.is_gloo_avai
 @pytest.fixture(scope="module")
 def two_ranks():
     import dist_worker
-    import torch.multiprocessing as mp
 
-    out = tempfile.mkdtemp(prefix="arl-dist-")
-    init_file = os.path.join(out, "init")
-    try:
-        mp.spawn(dist_worker.worker, args=(2, init_file, out), nprocs=2, join=True)
-        ranks = []
-        for r in range(2):
-            with open(os.path.join(out, f"rank{r}.pkl"), "rb") as f:
-                ranks.append(pickle.load(f))
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    ranks = run_ranks(dist_worker.worker, 2, "arl-dist-")
     single = dist_worker.new_trainer()
     ref = dist_worker.compute(single, single.state.conf.weights.handle.vocab_size)
     vocab_size = single.state.conf.weights.handle.vocab_size

@@ -3,8 +3,6 @@ adapters' gradients are averaged like any trainable parameter, so two ranks take
 as one rank, and the frozen base weights stay bit-identical on both."""
 import os
 import pickle
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -12,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 import torch.distributed as tdist  # noqa: E402
+from helpers import run_ranks  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (tdist.is_available() and tdist.is_gloo_available()), reason="torch.distributed with gloo is not available")
 
@@ -52,17 +51,7 @@ def _worker(rank, world, init_file, out_dir):
 
 
 def test_two_ranks_train_the_adapters_like_one_rank():
-    import torch.multiprocessing as mp
-
-    out = tempfile.mkdtemp(prefix="arl-lora-dist-")
-    try:
-        mp.spawn(_worker, args=(2, os.path.join(out, "init"), out), nprocs=2, join=True)
-        ranks = []
-        for r in range(2):
-            with open(os.path.join(out, f"rank{r}.pkl"), "rb") as f:
-                ranks.append(pickle.load(f))
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    ranks = run_ranks(_worker, 2, "arl-lora-dist-")
     single_trainer = _trainer()
     initial = {k: v.detach().numpy().copy() for k, v in single_trainer.state.conf.weights.handle.module.state_dict().items()}
     single = _steps(single_trainer)
