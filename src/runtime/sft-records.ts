@@ -9,6 +9,7 @@ import { row, rowCount } from "../contracts/trainer-protocol.js";
 import { shuffled } from "../contracts/random.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
 import { Role } from "./buffer.js";
+import { afterPrefix, generationPromptIds } from "./generation-prompt.js";
 import type { RunStreams } from "./run/streams.js";
 import type { SftData, SftRecord } from "./sft-data.js";
 import type { TrainSequence } from "./update.js";
@@ -65,33 +66,24 @@ async function encodeRecord(trainer: TrainerClient, file: string, record: SftRec
   if (parts.length !== record.messages.length) {
     throw new Error(`encoding ${file}:${record.line}: the trainer returned ${parts.length} sequences for ${record.messages.length} messages (the protocol's encode returns one per message)`);
   }
-  const header = await generationPrompt(trainer, record, parts);
+  // The header before the first assistant turn, from the message before it (the same message, so
+  // the same template state, as in the record).
+  const k = record.messages.findIndex((m) => m.role === "assistant");
+  const tools = record.tools ? { tools: record.tools } : {};
+  const before = record.messages.slice(0, k);
+  const header =
+    k > 0
+      ? await generationPromptIds(async (prompt) => {
+          const encoded = await trainer.request("encode", { messages: before, add_generation_prompt: prompt, context: k - 1, ...tools });
+          return [row(encoded.ids, rowCount(encoded.ids) - 1)];
+        })
+      : new Int32Array(0);
   const roles = parts.flatMap((p, i) => {
     const role = ROLE_OF[at(record.messages, i).role];
     // The assistant turn's header (`<|im_start|>assistant\n`) is the prompt the harness gives, not
     // what the model generates: context, as in an RL episode.
-    const lead = role === Role.generated && startsWith(p, header) ? header.length : 0;
+    const lead = role === Role.generated && afterPrefix(p, header) ? header.length : 0;
     return Array.from(p, (_, k) => (k < lead ? Role.prompt : role));
   });
   return { ids: Int32Array.from(parts.flatMap((p) => Array.from(p))), roles: Uint8Array.from(roles) };
-}
-
-/**
- * The ids the template's generation prompt adds before an assistant turn: the last message before
- * the record's first assistant turn, encoded with the generation prompt, minus the same message
- * without it. Empty when the template puts the header elsewhere.
- */
-async function generationPrompt(trainer: TrainerClient, record: SftRecord, parts: readonly Int32Array[]): Promise<Int32Array> {
-  const k = record.messages.findIndex((m) => m.role === "assistant");
-  if (k <= 0) return new Int32Array(0);
-  const { ids } = await trainer.request("encode", { messages: record.messages.slice(0, k), add_generation_prompt: true, context: k - 1, ...(record.tools ? { tools: record.tools } : {}) });
-  const withPrompt = row(ids, rowCount(ids) - 1);
-  const without = at(parts, k - 1);
-  return startsWith(withPrompt, without) ? withPrompt.slice(without.length) : new Int32Array(0);
-}
-
-function startsWith(ids: Int32Array, prefix: Int32Array): boolean {
-  if (prefix.length > ids.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
-  return true;
 }

@@ -20,6 +20,7 @@ import { trainStepParams, lossMask, type TrainSequence } from "./update.js";
 import type { SftEpoch, SftSummary } from "./run-dir.js";
 import type { SftData } from "./sft-data.js";
 import { encodeRecords, type EncodedRecords } from "./sft-records.js";
+import { afterPrefix, generationPromptIds } from "./generation-prompt.js";
 
 /**
  * The text a model writes for `call` in the harness's format: a text action, or a function call
@@ -67,25 +68,12 @@ class ReplayPolicy implements Policy {
     // The turn as the template renders an assistant message after a user one, without the
     // generation prompt the harness's context already ends with (`<|im_start|>assistant\n`).
     const piece = at(await this.inner.encode([...PROBE, { role: "assistant", content: text }], false, { context: PROBE.length }), 0);
-    const header = await (this.header ??= this.generationPrompt());
-    const ids = startsWith(piece, header) ? piece.slice(header.length) : piece;
+    const header = await (this.header ??= generationPromptIds((prompt) => this.inner.encode(PROBE, prompt)));
+    const ids = afterPrefix(piece, header)?.slice() ?? piece;
     // The demonstrated turn ends like a sampled one: with the end-of-turn token.
     const withStop = this.stopIds.length > 0 && ids[ids.length - 1] !== this.stopIds[0] ? Int32Array.from([...ids, at(this.stopIds, 0)]) : ids;
     return { ids: withStop, logprobs: new Float32Array(withStop.length), finish: "stop", policyVersion: 0 };
   }
-
-  /** The ids the generation prompt adds after a message (empty when the template adds it elsewhere). */
-  private async generationPrompt(): Promise<Int32Array> {
-    const withPrompt = at(await this.inner.encode(PROBE, true), 0);
-    const without = at(await this.inner.encode(PROBE, false), 0);
-    return startsWith(withPrompt, without) ? withPrompt.slice(without.length) : new Int32Array(0);
-  }
-}
-
-function startsWith(ids: Int32Array, prefix: Int32Array): boolean {
-  if (prefix.length > ids.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
-  return true;
 }
 
 export interface SftContext {
