@@ -134,6 +134,23 @@ describe("the gateway's HTTP edges", () => {
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
   });
 
+  it("keeps 32 concurrent sessions apart", async () => {
+    const handles = Array.from({ length: 32 }, (_, i) => gateway.open(new ScriptedModel((request) => plainAnswer([`session ${i}: ${request.messages.at(-1)?.content ?? ""}`]))));
+    const answers = await Promise.all(
+      handles.flatMap((handle, i) =>
+        [0, 1, 2].map(async (turn) => {
+          const { json } = await post(`${handle.baseUrl}/chat/completions`, handle.apiKey, chatBody(`turn ${turn}`));
+          return [i, turn, (json.choices as { message: { content: string } }[])[0]?.message.content];
+        }),
+      ),
+    );
+    expect(answers.every(([i, turn, content]) => content === `session ${String(i)}: turn ${String(turn)}`)).toBe(true);
+    // A key is good for its own session only.
+    const [first, second] = handles;
+    expect((await post(`${first?.baseUrl ?? ""}/chat/completions`, second?.apiKey ?? "", chatBody())).status).toBe(401);
+    await Promise.all(handles.map((handle) => handle.close()));
+  });
+
   it("finishes a call whose client went away, and closing the session waits for it", async () => {
     let release: (result: ChatResult) => void = () => undefined;
     let started: () => void = () => undefined;
