@@ -162,14 +162,18 @@ export class ModelSession implements SessionModel {
   }
 
   private async chatNow(r: ChatRequest): Promise<ChatResult> {
-    this.admit(r);
+    // Results first: the request a budget refuses still brings the last call's result.
     for (const m of r.messages) {
       const call = m.role === "tool" && m.toolCallId !== undefined ? this.toolCalls.find((c) => c.id === m.toolCallId) : undefined;
       if (call) call.result = m.content;
     }
+    this.admit(r);
+    // A call that fails half-way (the trainer's error) leaves no history to continue from.
+    const served = this.served;
+    this.served = undefined;
     const offered = r.toolChoice === "none" ? [] : r.tools;
     const messages = r.messages.map(renderable);
-    const sample = await this.chatContext(messages, offered);
+    const sample = await this.chatContext(messages, offered, served);
     const prompt = sample.ctx.prompt(sample.lastPrompt);
     const turn = await this.generate(sample, prompt, r);
     const parsed = offered.length > 0 ? parseFunctionCall(turn.text, this.options.template.tool_call_format) : undefined;
@@ -209,12 +213,12 @@ export class ModelSession implements SessionModel {
   }
 
   /** The sample this chat call generates in: the current one continued, or a new one rendered from the request. */
-  private async chatContext(messages: readonly Message[], offered: readonly unknown[]): Promise<SessionSample> {
+  private async chatContext(messages: readonly Message[], offered: readonly unknown[], served: readonly Message[] | undefined): Promise<SessionSample> {
     const toolsKey = JSON.stringify(offered);
     const prev = this.current;
     let start: SampleStart = prev === undefined ? "first" : this.rerender ? "rerender" : "rewrite";
-    if (prev?.conversation && !this.rerender && this.served && prev.toolsKey === toolsKey) {
-      const from = continuesFrom(messages, this.served);
+    if (prev?.conversation && !this.rerender && served && prev.toolsKey === toolsKey) {
+      const from = continuesFrom(messages, served);
       if (from !== undefined && from < messages.length) {
         // The template continues after the end-of-turn token the model sampled; a turn cut before
         // it (a stop string, a length finish) has none, and a token the model never sampled would
