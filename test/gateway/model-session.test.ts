@@ -150,6 +150,7 @@ describe("a rewritten history", () => {
     await s.chat(chat([...FIRST, { role: "assistant", content: first.content ?? "" }, { role: "user", content: "again" }]));
     const r = s.record();
     expect(r.samples.map((x) => x.step)).toEqual([0, 1]);
+    expect(r.starts).toEqual(["first", "rerender"]);
     expect(r.rewrites).toBe(0);
   });
 });
@@ -244,7 +245,7 @@ describe("stop strings", () => {
     expect(await policy.decode(cut.ids.subarray(0, cut.ids.length - 1))).not.toContain(stop);
     // No end-of-turn token after the cut: the continuing request cannot continue the stream.
     await s.chat(chat([...FIRST, { role: "assistant", content: cut.content ?? "" }, { role: "user", content: "again" }]));
-    expect(s.record()).toMatchObject({ cuts: 1, rewrites: 0, stepwise: true });
+    expect(s.record()).toMatchObject({ cuts: 1, rewrites: 0, stepwise: true, starts: ["first", "cut"] });
   });
 });
 

@@ -130,7 +130,7 @@ export class ModelSession implements SessionModel {
   /** The episode's pieces so far: samples, the whole stream, calls, signals, rewrites. */
   record(): SessionRecord {
     const stepwise = this.rerender || this.samples.filter((s) => s.turnEnds.length > 0).length > 1;
-    const { samples, stream, turnEnds } = assembleSamples(this.samples, stepwise);
+    const { samples, starts, stream, turnEnds } = assembleSamples(this.samples, stepwise);
     const lastChat = [...this.samples].reverse().find((s) => s.conversation !== null)?.conversation ?? null;
     const truncate = this.options.plan.harness.on_budget === "truncate";
     return {
@@ -138,6 +138,7 @@ export class ModelSession implements SessionModel {
       samples,
       turnEnds,
       stepwise,
+      starts,
       rewrites: this.rewrites,
       cuts: this.cuts,
       generators: turnEnds.map(() => "policy"),
