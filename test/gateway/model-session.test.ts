@@ -358,3 +358,26 @@ describe("through the gateway", () => {
     }
   });
 });
+
+describe("a failed call", () => {
+  it("is the trainer's error, not the client's, and leaves the session usable: the next call renders afresh", async () => {
+    class FailingOnce extends RecordingPolicy {
+      failed = false;
+      override async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
+        if (!this.failed) {
+          this.failed = true;
+          throw new Error("the trainer died");
+        }
+        return super.generate(prompt, options);
+      }
+    }
+    const s = session({ policy: new FailingOnce(["hello"]) });
+    await expect(s.chat(chat(FIRST))).rejects.toThrow("the trainer died");
+    const reply = await s.chat(chat(FIRST));
+    expect(reply.content).toBe("hello");
+    const r = s.record();
+    expect(r.samples).toHaveLength(1);
+    expect(r.episode.turns).toBe(1);
+    expect(r.requested.map((q) => q.call)).toEqual([0, 0]);
+  });
+});
