@@ -115,3 +115,12 @@ def test_a_broken_tracker_is_reported_and_the_others_go_on(tmp_path, file_store_
     assert "WANDB_API_KEY" in errors["wandb"]
     assert {"event": "ready", "trackers": ["tensorboard"]} in events and events[-1] == {"event": "closed"}
     assert tensorboard_scalars(os.path.join(tracking, "tensorboard"))["loss"] == {1: 0.5, 2: 0.25}
+
+
+def test_a_resumed_tensorboard_session_replaces_steps_after_the_commit(tmp_path):
+    # What a resume after iteration 2 does to events a first session wrote at step 3 or later
+    # (the runtime sends only committed lines, so this is the safety net, docs/tracking.md#resume).
+    tracking = str(tmp_path / "tracking")
+    run_session([config(tracking, 0, tensorboard=True), *({"op": "metrics", "step": s, "values": {"loss": 1.0 / s}} for s in (1, 2, 3, 4))])
+    run_session([config(tracking, 2, tensorboard=True), {"op": "metrics", "step": 3, "values": {"loss": 7.0}}])
+    assert tensorboard_scalars(os.path.join(tracking, "tensorboard"))["loss"] == {1: 1.0, 2: 0.5, 3: 7.0}

@@ -100,3 +100,31 @@ def tensorboard_hparams(logdir: str) -> dict[str, object]:
     content = acc.SummaryMetadata(metadata.SESSION_START_INFO_TAG).plugin_data.content
     info = metadata.parse_session_start_info_plugin_data(content)
     return {k: getattr(v, v.WhichOneof("kind")) for k, v in info.hparams.items()}
+
+
+def tracking_summary(tracking_dir: str) -> dict[str, Any]:
+    """What each tracker of a run directory's tracking/ holds, read back (for the runtime's end-to-end test)."""
+    ids = json.load(open(os.path.join(tracking_dir, "ids.json")))
+    out: dict[str, Any] = {"ids": ids}
+    logdir = os.path.join(tracking_dir, "tensorboard")
+    if os.path.isdir(logdir):
+        out["tensorboard"] = {"scalars": tensorboard_scalars(logdir), "texts": sorted(tensorboard_texts(logdir)), "hparams": tensorboard_hparams(logdir)}
+    if "wandb" in ids:
+        wb = wandb_offline_run(tracking_dir, ids["wandb"])
+        out["wandb"] = {"folders": len(wb["folders"]), "run_ids": wb["run_ids"], "history": wb["history"], "config": wb["config"]}
+    if "mlflow" in ids:
+        os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri="file:" + os.path.join(tracking_dir, "mlruns"))
+        run = client.get_run(ids["mlflow"])
+        history = {k: [[m.step, m.value] for m in client.get_metric_history(ids["mlflow"], k)] for k in run.data.metrics}
+        artifacts = [f.path for f in client.list_artifacts(ids["mlflow"])] + [f.path for f in client.list_artifacts(ids["mlflow"], "eval")]
+        out["mlflow"] = {"status": run.info.status, "metrics": history, "params": run.data.params, "artifacts": sorted(artifacts)}
+    return out
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(json.dumps(tracking_summary(sys.argv[1])))
