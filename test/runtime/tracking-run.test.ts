@@ -19,7 +19,7 @@ const readers = path.join(repo, "runtime-gpu", "tests", "tracking_readers.py");
 const python = pythonCandidates()[0] ?? "python3";
 const hasTrackers = spawnSync(python, ["-c", "import tensorboard, wandb, mlflow"], { stdio: "ignore" }).status === 0;
 
-function spec(tracking: string, iterations: number, evaluation: string): string {
+function spec(tracking: string, iterations: number): string {
   return `
 experiment tracked {
   seed: 2
@@ -32,8 +32,8 @@ experiment tracked {
   harness { max_turns: 2 }
   reward { solved: outcome.success }
   algorithm { group_size: 2 }
-  rollout { tasks_per_batch: 2, concurrency: 4, iterations: ${iterations} }
-  eval { every: 100, tasks: 2, k: [1]${evaluation} }
+  rollout { tasks_per_batch: 1, concurrency: 4, iterations: ${iterations} }
+  eval { every: 100, tasks: 1, k: [1], before_training: false }
   tracking { ${tracking} }
 }
 `;
@@ -48,9 +48,9 @@ interface Line {
   readonly tracker_errors?: number;
 }
 
-async function run(tracking: string, iterations = 2, evaluation = "") {
+async function run(tracking: string, iterations = 2) {
   const cwd = mkdtempSync(path.join(tmpdir(), "arl-tracking-"));
-  writeFileSync(path.join(cwd, "tracked.arl"), spec(tracking, iterations, evaluation));
+  writeFileSync(path.join(cwd, "tracked.arl"), spec(tracking, iterations));
   const result = await runArl(["run", "tracked.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${embedded}`], { cwd });
   const dir = /run directory(?: is complete \([^)]*\))?: (\S+)/.exec(result.stdout)?.[1];
   if (!dir) throw new Error(`no run directory in:\n${result.stdout}\n${result.stderr}`);
@@ -86,9 +86,9 @@ describe.skipIf(!hasTrackers)("tracking in arl run (builtin:tiny)", () => {
       expect(tb.scalars.success?.[line.iteration]).toBeCloseTo(line.success, 5);
       expect(tb.scalars["reward_terms/solved"]?.[line.iteration]).toBeCloseTo(line.reward_terms.solved ?? Number.NaN, 5);
     }
+    expect(tb.scalars.iteration, "the iteration is the step, not a metric").toBeUndefined();
     expect(tb.scalars["eval/pass@1"]).toEqual({ 2: expect.closeTo(second.eval!["pass@1"]!, 5) });
-    expect(Object.keys(tb.scalars["eval_before_training/pass@1"] ?? {})).toEqual(["1"]);
-    expect(tb.texts).toEqual(expect.arrayContaining(["plan", "eval/iteration-00000", "eval/iteration-00002"]));
+    expect(tb.texts).toEqual(expect.arrayContaining(["plan", "eval/iteration-00002"]));
     expect(tb.hparams.hash).toBe(plan.hash);
 
     // W&B: the offline run's transaction log: a history row per iteration, the plan as config, the tables.
@@ -107,14 +107,14 @@ describe.skipIf(!hasTrackers)("tracking in arl run (builtin:tiny)", () => {
     expect(ml.metrics["eval/pass_at_1"]).toEqual([[2, second.eval!["pass@1"]]]);
     expect(ml.params.hash).toBe(plan.hash);
     expect(ml.params["rollout.iterations"]).toBe("2");
-    expect(ml.artifacts).toEqual(expect.arrayContaining(["plan.json", "eval/iteration-00000.json", "eval/iteration-00002.json"]));
+    expect(ml.artifacts).toEqual(expect.arrayContaining(["plan.json", "eval/iteration-00002.json"]));
   });
 
   it("warns and counts a tracker that cannot start, and the run completes", async () => {
     const blocker = path.join(mkdtempSync(path.join(tmpdir(), "arl-tracking-blocker-")), "a-file");
     writeFileSync(blocker, "not a folder");
-    // The smallest run that commits: one iteration, no evaluation before it.
-    const r = await run(`mlflow { tracking_uri: ${JSON.stringify(path.join(blocker, "mlruns"))} }`, 1, ", before_training: false");
+    // The smallest run that commits: one iteration.
+    const r = await run(`mlflow { tracking_uri: ${JSON.stringify(path.join(blocker, "mlruns"))} }`, 1);
     expect(r.code, r.output).toBe(0);
     expect(r.output).toMatch(/warning: tracking: mlflow: \w+Error: .*; the run goes on/);
     expect(r.output).toContain("finished after 1 iteration");

@@ -84,14 +84,16 @@ export class RunTracking {
 
   /** Starts the sidecar when the plan enables a tracker; returns at once (nothing here waits for it). */
   static start(options: TrackingOptions): RunTracking {
-    const { plan, runDir, log } = options;
+    const { plan, log } = options;
+    const runDir = path.resolve(options.runDir);
     const t = plan.tracking;
     const tracking = new RunTracking(t.tensorboard || t.wandb !== null || t.mlflow !== null, log);
     if (!tracking.enabled) return tracking;
     const python = pythonCandidates()[0] ?? "python3";
     const env = { ...process.env, PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
     // Its own process group: a Ctrl-C in the terminal is the runtime's to handle, which closes it.
-    const child = spawn(python, ["-m", "arl_tracking"], { env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    // Started in runtime-gpu/, so that nothing in the user's folder shadows the libraries.
+    const child = spawn(python, ["-m", "arl_tracking"], { cwd: RUNTIME_GPU_DIR, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
     tracking.child = child;
     let readyNow: () => void = () => undefined;
     tracking.ready = new Promise<void>((resolve) => (readyNow = resolve));
@@ -183,7 +185,8 @@ export class RunTracking {
 
   /** A committed metrics line, at its iteration. */
   metrics(line: { readonly iteration: number }): void {
-    this.send({ op: "metrics", step: line.iteration, values: trackedValues(line) });
+    const { iteration, ...rest } = line;
+    this.send({ op: "metrics", step: iteration, values: trackedValues(rest) });
   }
 
   /** The run ended: the eval tables of its directory, at `step` (its last committed iteration), then close. */
