@@ -9,15 +9,18 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { RunTracking } from "../../src/runtime/run/tracking.js";
 import { pythonCandidates } from "../../src/trainer/launch.js";
 import { runArl } from "../helpers/cli.js";
-import { COUNTER_SIGNALS_AND_TOOLS, counterEnvScript } from "../helpers/plans.js";
+import { compilePlans, COUNTER_SIGNALS_AND_TOOLS, counterEnvScript } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const embedded = path.join(repo, "dist", "trainer", "embedded", "main.js");
 const readers = path.join(repo, "runtime-gpu", "tests", "tracking_readers.py");
 const python = pythonCandidates()[0] ?? "python3";
-const hasTrackers = spawnSync(python, ["-c", "import tensorboard, wandb, mlflow"], { stdio: "ignore" }).status === 0;
+// Found without importing them (an import of all three takes seconds).
+const findTrackers = "import importlib.util as u, sys; sys.exit(0 if all(u.find_spec(m) for m in ('tensorboard', 'wandb', 'mlflow')) else 1)";
+const hasTrackers = spawnSync(python, ["-c", findTrackers], { stdio: "ignore" }).status === 0;
 
 function spec(tracking: string, iterations: number): string {
   return `
@@ -119,5 +122,24 @@ describe.skipIf(!hasTrackers)("tracking in arl run (builtin:tiny)", () => {
     expect(r.output).toMatch(/warning: tracking: mlflow: \w+Error: .*; the run goes on/);
     expect(r.output).toContain("finished after 1 iteration");
     expect(r.lines.map((l) => l.tracker_errors)).toEqual([1]);
+  });
+
+  it("counts a sidecar that cannot start once, and never waits on it", async () => {
+    const [plan] = compilePlans(spec("tensorboard: true", 1));
+    const saved = process.env.ARL_PYTHON;
+    process.env.ARL_PYTHON = path.join(tmpdir(), "no-such-python");
+    const logs: string[] = [];
+    try {
+      const tracking = RunTracking.start({ plan: plan!, runDir: mkdtempSync(path.join(tmpdir(), "arl-tracking-nopython-")), resumeAfter: 0, dataRoot: undefined, log: (l) => logs.push(l) });
+      const line = { iteration: 1, loss: 0.5 };
+      tracking.metrics(line);
+      expect(await tracking.counts()).toEqual({ tracker_errors: 1 });
+      await tracking.finish(tmpdir(), 1);
+      expect(await tracking.counts()).toEqual({ tracker_errors: 1 });
+    } finally {
+      if (saved === undefined) delete process.env.ARL_PYTHON;
+      else process.env.ARL_PYTHON = saved;
+    }
+    expect(logs).toEqual([expect.stringMatching(/^warning: tracking: could not start the trackers' sidecar \(.*no-such-python -m arl_tracking\): .*ENOENT.*; the run goes on$/)]);
   });
 });

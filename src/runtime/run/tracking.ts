@@ -75,7 +75,8 @@ export class RunTracking {
   private closing = false;
   private exited: Promise<void> = Promise.resolve();
   private overflowed = false;
-  private killed = false;
+  /** Its end is already reported (it failed to start, or was stopped after the close wait). */
+  private endReported = false;
 
   private constructor(
     private readonly enabled: boolean,
@@ -99,6 +100,7 @@ export class RunTracking {
     tracking.ready = new Promise<void>((resolve) => (readyNow = resolve));
     tracking.exited = new Promise<void>((resolve) => {
       child.on("error", (error) => {
+        tracking.endReported = true; // its close, if one follows, is this failure
         tracking.fail(`could not start the trackers' sidecar (${python} -m arl_tracking): ${error.message}`);
         tracking.child = undefined;
         readyNow();
@@ -106,7 +108,7 @@ export class RunTracking {
       });
       // close, not exit: every event it printed has been read by then.
       child.on("close", (code, signal) => {
-        if (!tracking.killed && (!tracking.closing || code !== 0)) {
+        if (!tracking.endReported && (!tracking.closing || code !== 0)) {
           const tail = tracking.stderrTail.length > 0 ? `; its last lines: ${tracking.stderrTail.join(" | ")}` : "";
           tracking.fail(`the trackers' sidecar ended (${signal ? `signal ${signal}` : `exit status ${code}`})${tail}`);
         }
@@ -212,7 +214,7 @@ export class RunTracking {
     clearTimeout(timer);
     if (outcome === "late") {
       this.fail(`the trackers did not close within ${waitMs / 1000} s; stopped`);
-      this.killed = true;
+      this.endReported = true;
       try {
         if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
       } catch {
