@@ -45,7 +45,11 @@ class MlflowTracker:
         return self._run_id
 
     def config(self, plan: dict[str, Any], name: str) -> None:
-        params = [self._Param(mlflow_key(k)[:250], str(v)[:_PARAM_VALUE_MAX]) for k, v in flatten(plan).items()]
+        # Keys that sanitising makes equal keep the first value: MLflow refuses a batch with both.
+        values: dict[str, str] = {}
+        for k, v in flatten(plan).items():
+            values.setdefault(mlflow_key(k)[:250], str(v)[:_PARAM_VALUE_MAX])
+        params = [self._Param(k, v) for k, v in values.items()]
         for i in range(0, len(params), _PARAMS_PER_BATCH):
             self._client.log_batch(self._run_id, params=params[i : i + _PARAMS_PER_BATCH])
         self._client.log_dict(self._run_id, plan, "plan.json")
