@@ -32,6 +32,7 @@ export const kindDocs: Record<string, string> = {
   rollout: "How experience is collected.",
   eval: "Periodic evaluation on a held-out split.",
   resources: "Where the trainer runs.",
+  tracking: "Trackers the run's metrics are copied to: TensorBoard, W&B, MLflow.",
 };
 
 /** Functions of reward terms and conditions, with what they do. */

@@ -17,6 +17,7 @@ const topKinds: Record<string, SymbolKind> = {
   rollout: SymbolKind.Object,
   eval: SymbolKind.Object,
   resources: SymbolKind.Object,
+  tracking: SymbolKind.Object,
 };
 
 export function documentSymbols(doc: ast.Document): DocumentSymbol[] {

@@ -98,6 +98,7 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
       success: successCriterion(config, variant, experiment, context, diagnostics),
     },
     resources: config.resources,
+    tracking: config.tracking,
     silenced: sortedKeys(config.allow).map((rule) => ({ rule, reason: defined(config.allow[rule], `the reason of allow ${rule}`) })),
     stages,
   };

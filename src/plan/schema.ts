@@ -230,6 +230,21 @@ const resourcesSchema = z.strictObject({
   launcher: z.enum(["auto", "torchrun", "none"]),
 });
 
+const trackingSchema = z.strictObject({
+  tensorboard: d(z.boolean(), "Event files under RUN/tracking/tensorboard."),
+  wandb: d(
+    z.strictObject({ project: z.string().min(1), entity: d(z.string().min(1).nullable(), "null: the API key's default entity."), mode: z.enum(["offline", "online", "disabled"]) }).nullable(),
+    "Weights & Biases (online reads WANDB_API_KEY from the environment); null: off.",
+  ),
+  mlflow: d(
+    z.strictObject({
+      tracking_uri: d(z.string().min(1).nullable(), "A folder (a file store, relative to the run's data root) or a URI given to MLflow as it is; null: RUN/tracking/mlruns."),
+      experiment: d(z.string().min(1).nullable(), "null: the plan's experiment name."),
+    }).nullable(),
+    "MLflow; null: off.",
+  ),
+});
+
 // --- stages --------------------------------------------------------------------------------
 
 const stageFields = {
@@ -310,6 +325,7 @@ export const planSchema = z
     rollout: rolloutSchema,
     eval: evalSchema,
     resources: resourcesSchema,
+    tracking: d(trackingSchema, "Trackers the metrics, plan and eval tables are copied to (runtime/run/tracking.ts); they never change what the run computes."),
     silenced: d(z.array(z.strictObject({ rule: z.string(), reason: z.string().min(1) })), "Lint rules silenced for this experiment, with the reasons given, sorted by rule."),
     stages: d(stagesSchema, "What each stage of a training iteration runs on."),
     provenance: d(provenanceSchema, "Where the plan came from; not part of the hash."),

@@ -21,6 +21,7 @@ import { reportIteration, type RunPace } from "./run/report.js";
 import { collectRollout, type Rollout } from "./run/rollout.js";
 import { scoreBatch } from "./run/score.js";
 import { updatePolicy } from "./run/update.js";
+import type { RunTracking } from "./run/tracking.js";
 import { signalsOfMetrics } from "./run/watchdog.js";
 
 export { RunError, type RunOptions, type RunSummary } from "./run/context.js";
@@ -40,9 +41,11 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   let stopped = false;
   let lastEval: EvalSummary | undefined;
   let watchdogStop: string | undefined;
+  let tracking: RunTracking | undefined;
   try {
     const provisioned = await provision(options, opened);
     const { ctx } = provisioned;
+    tracking = ctx.tracking;
     let { version } = provisioned;
     const cold = await coldStart(ctx, state);
     if (cold) ({ state, version } = cold);
@@ -118,6 +121,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     // What it played is not committed; a resumed run redoes it from the checkpoint's snapshot.
     await pending?.catch(() => undefined);
     await trainers.shutdown();
+    await tracking.finish(options.runDir.dir, state.iteration);
   } catch (error) {
     await trainers.kill();
     if (options.halt?.aborted) throw haltedError(state);
@@ -126,6 +130,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     throw new RunError((error as Error).message, tail);
   } finally {
     buffer.close();
+    // A failed or halted run's trackers keep what they were sent (closing them never throws).
+    await tracking?.close(options.halt?.aborted ? 5_000 : undefined);
   }
   return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(watchdogStop ? { watchdogStop } : {}), ...(lastEval ? { lastEval } : {}) };
 }

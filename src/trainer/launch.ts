@@ -73,6 +73,15 @@ export function trainerDeadlines(plan: Plan, timeoutS?: number): (method: Method
 
 let python: string | undefined;
 
+/** runtime-gpu/, the folder of the Python packages (arl_trainer, arl_tracking), for PYTHONPATH. */
+export const RUNTIME_GPU_DIR = `${packageRoot}runtime-gpu`;
+
+/** The Pythons arl may use, in order: $ARL_PYTHON, the repository's .venv, `python3` on the PATH, /usr/bin/python3. */
+export function pythonCandidates(): string[] {
+  const venv = `${packageRoot}.venv/bin/python`;
+  return [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
+}
+
 /**
  * The first Python that can import torch: $ARL_PYTHON, then the repository's .venv (what
  * `npm test` and the README's set-up install from runtime-gpu/requirements.txt), then `python3`
@@ -81,8 +90,7 @@ let python: string | undefined;
  */
 export function pythonWithTorch(): string {
   if (python) return python;
-  const venv = `${packageRoot}.venv/bin/python`;
-  const candidates = [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
+  const candidates = pythonCandidates();
   python = candidates.find((c) => spawnSync(c, ["-c", "import torch"], { stdio: "ignore", timeout: 60_000 }).status === 0) ?? candidates[0] ?? "python3";
   return python;
 }

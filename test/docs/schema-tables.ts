@@ -12,6 +12,7 @@ import { harnessSchema } from "../../src/semantics/schema/harness.js";
 import { maskSchema } from "../../src/semantics/schema/mask.js";
 import { policySchema } from "../../src/semantics/schema/policy.js";
 import { resourcesSchema } from "../../src/semantics/schema/resources.js";
+import { trackingSchema } from "../../src/semantics/schema/tracking.js";
 import { constraintSchema, rewardSchema } from "../../src/semantics/schema/reward.js";
 import { rolloutSchema } from "../../src/semantics/schema/rollout.js";
 import { toolParameterSchema, toolSchema } from "../../src/semantics/schema/tool.js";
@@ -289,6 +290,7 @@ export function blockTables(): BlockTable[] {
     ["rollout", rolloutSchema],
     ["eval", evalSchema],
     ["resources", resourcesSchema],
+    ["tracking", trackingSchema],
     ["tool", toolSchema],
   ];
   for (const [id, schema] of blocks) tables.push({ id, rows: objectRows(id, schema, "") });

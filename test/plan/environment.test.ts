@@ -21,6 +21,9 @@ const ALLOWED: Record<string, string> = {
   "cli/commands/lsp.ts: ARL_LSP_DEBOUNCE_MS": "how long the editor server waits before checking; no run reads it",
   "trainer/launch.ts: PYTHONPATH": "runtime-gpu is put first on it, so the trainer's own code is always the one imported",
   "conformance/process-backend.ts: PYTHONPATH": "the same, for the conformance check of a process trainer",
+  "runtime/run/tracking.ts: (whole environment)":
+    "the trackers' sidecar inherits it: the trackers' own settings (WANDB_API_KEY for W&B online, never in a plan; proxies, HOME); they say where metrics are copied, never what the run computes",
+  "runtime/run/tracking.ts: PYTHONPATH": "runtime-gpu is put first on it, so the sidecar's own arl_tracking is the one imported",
   "trainer/launch.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer; its versions (python, torch) are recorded in the run manifest",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
   "cli/commands/run-nodes.ts: (whole environment)":

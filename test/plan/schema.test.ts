@@ -55,7 +55,7 @@ describe("the published plan JSON Schema", () => {
     for (const file of ["tw-max-steps.arl", "agentrl-ablation.arl", "findmax.arl", "shaping.arl"]) {
       const model = new Compiler().check(path.join(examplesDir, file), { plan: false }).model!;
       const config = model.experiments[0]!.variants[0]!.config!;
-      for (const block of ["policy", "harness", "mask", "algorithm", "rollout", "eval", "resources"] as const) {
+      for (const block of ["policy", "harness", "mask", "algorithm", "rollout", "eval", "resources", "tracking"] as const) {
         const expected = fieldsOf(config[block]).filter((k) => !(renamed[block] ?? []).includes(k));
         expect(shapeOf(plan[block]), `${file}: ${block}`).toEqual(expected);
       }

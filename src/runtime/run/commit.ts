@@ -75,7 +75,7 @@ export async function commitIteration(ctx: RunContext, state: RunState, outcome:
   const measured = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}) }, saved.policy_version);
   const episodes = outcome.rollout.allPlayed.map((p) => ({ reward: p.rewards.total, success: p.success, end: p.episode.end, turns: p.episode.episode.turns, ...(p.episode.error ? { error: p.episode.error } : {}) }));
   const watchdog = watchIteration(plan.rollout.watchdog, earlier, measured, episodes);
-  const metrics: IterationMetrics = watchdog.warnings.length > 0 ? { ...measured, warnings: watchdog.warnings } : measured;
+  const metrics: IterationMetrics = { ...(watchdog.warnings.length > 0 ? { ...measured, warnings: watchdog.warnings } : measured), ...(await ctx.tracking.counts()) };
   runDir.appendMetrics(metrics);
   const previous = state.checkpoint;
   const committed: RunState = {
@@ -88,6 +88,8 @@ export async function commitIteration(ctx: RunContext, state: RunState, outcome:
     files: runDir.committedFiles(ctx.buffer.commit),
   };
   runDir.writeState(committed);
+  // Committed lines only: a resumed run never sends an iteration twice.
+  ctx.tracking.metrics(metrics);
   if (previous && previous !== checkpoint) runDir.removeCheckpoint(previous);
   return { state: committed, metrics, watchdog };
 }

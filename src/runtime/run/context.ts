@@ -14,6 +14,7 @@ import type { RunDirectory, RunState } from "../run-dir.js";
 import type { ToolCallValidator } from "../../contracts/tool-calls.js";
 import type { SftData } from "../sft-data.js";
 import type { RunStreams } from "./streams.js";
+import type { RunTracking } from "./tracking.js";
 
 export type EnvRegistry = ReadonlyMap<string, EnvKind>;
 
@@ -105,6 +106,8 @@ export interface RunContext {
   readonly streams: RunStreams;
   /** rollout.sft.data's records, read and validated before the trainer is configured. */
   readonly sftData: SftData | undefined;
+  /** The trackers metrics lines are copied to (plan.tracking; does nothing when none is on). */
+  readonly tracking: RunTracking;
 }
 
 /** The plan's env names in the order every phase walks them. */

@@ -76,6 +76,8 @@ export interface IterationMetrics {
   readonly time: { readonly rollout_s: number; readonly wait_s: number; readonly reward_s: number; readonly update_s: number; readonly total_s: number };
   /** The watchdog's warnings about this iteration (run/watchdog.ts); absent when it had none. */
   readonly warnings?: readonly WatchdogWarning[];
+  /** Tracker failures so far (run/tracking.ts); present when plan.tracking enables a tracker. */
+  readonly tracker_errors?: number;
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);

@@ -17,6 +17,7 @@ import { ToolCallValidator } from "../../contracts/tool-calls.js";
 import { trainerDeadlines } from "../../trainer/launch.js";
 import { envKindOf, envNames, haltedError, planEnv, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
 import { RunStreams } from "./streams.js";
+import { RunTracking } from "./tracking.js";
 import { RunTrainers } from "./trainers.js";
 
 /**
@@ -190,6 +191,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     buffer: opened.buffer,
     streams: new RunStreams(plan.seed),
     sftData,
+    tracking: RunTracking.start({ plan, runDir: runDir.dir, resumeAfter: state.iteration, dataRoot: options.dataRoot, log }),
   };
   return { ctx, version };
 }

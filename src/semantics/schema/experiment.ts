@@ -11,6 +11,7 @@ import { resourcesSchema } from "./resources.js";
 import { constraintsSchema, rewardSchema } from "./reward.js";
 import { rolloutSchema } from "./rollout.js";
 import { toolSchema } from "./tool.js";
+import { trackingSchema } from "./tracking.js";
 
 export const experimentSchema = z.strictObject({
   description: doc(z.string().optional(), "What the experiment is for."),
@@ -29,6 +30,7 @@ export const experimentSchema = z.strictObject({
   rollout: doc(rolloutSchema.default(rolloutSchema.parse({})), "How experience is collected."),
   eval: doc(evalSchema.default(evalSchema.parse({})), "Periodic evaluation on a held-out split."),
   resources: doc(resourcesSchema.default(resourcesSchema.parse({})), "Where the trainer runs."),
+  tracking: doc(trackingSchema.default(trackingSchema.parse({})), "Trackers the run's metrics, plan and eval tables are copied to: TensorBoard, W&B, MLflow (all off by default)."),
   allow: doc(z.record(z.string(), z.string().min(1, "give the reason for silencing the rule")).default({}), "Lint rules silenced for this experiment, each with its reason."),
 });
 
@@ -38,4 +40,4 @@ export type ExperimentConfig = z.output<typeof experimentSchema>;
 export const variantBlocks = ["sweep", "ablation"] as const;
 
 /** Top-level declaration kinds and the schema each is checked against. */
-export const declarationKinds = ["experiment", "env", "tool", "policy", "harness", "reward", "algorithm", "mask", "rollout", "eval", "resources"] as const;
+export const declarationKinds = ["experiment", "env", "tool", "policy", "harness", "reward", "algorithm", "mask", "rollout", "eval", "resources", "tracking"] as const;
