@@ -8,7 +8,7 @@ import { Role } from "../buffer.js";
 import { firstFew, short, type PreflightCheckResult, type PreflightSequence } from "./batch.js";
 
 /** The usual causes of log-probs that do not reproduce (seed 003 §7), in the failure's hint. */
-export const LOGPROB_CAUSES =
+const LOGPROB_CAUSES =
   "the usual causes: a token shift (the log-prob of token k must come from the logits at k-1), the chat template (the update renders another text than the one sampled from), a changed context (history rewritten between turns), padding (pad tokens attended to, or positions counted through them), dropout left on in the trainer, or sampling truncation (top-p/top-k) applied in generation but not when recomputing (mask.keep_sampling_mask)";
 
 interface Worst {

@@ -112,5 +112,5 @@ export function checkSigns(plan: Plan, sequences: readonly PreflightSequence[]):
     ...notes,
   ].filter((x) => x !== undefined).join("; ");
   if (failures.length === 0) return { check: "signs", status: "passed", summary, failures, numbers };
-  return { check: "signs", status: "failed", summary, failures, hint: "the update would move the policy the wrong way or not at all: check algorithm.clip and the advantage estimator against docs/semantics.md §3-§4", numbers };
+  return { check: "signs", status: "failed", summary, failures, hint: "the update would move the policy the wrong way or not at all: check algorithm.clip and the advantage estimator against docs/semantics.md §3 and §4", numbers };
 }
