@@ -137,6 +137,17 @@ describe("signs", () => {
     expect(r.summary).toContain("no positive-advantage target in the batch: checked with A = +1");
   });
 
+  it("reads a batch with more targets than a function call takes arguments", () => {
+    const n = 150_000;
+    const roles = new Uint8Array(n).fill(generated);
+    roles[0] = prompt;
+    const mask = lossMask(roles, "generated");
+    const big = sequence({ ids: new Int32Array(n).fill(7), roles, lossMask: mask, sampled: new Float32Array(n), advantages: Float32Array.from(mask, (m) => -m) });
+    const r = checkSigns(looPlan, [big, sequence({ advantage: 1 })]);
+    expect(r.status).toBe("passed");
+    expect(r.numbers.negative_advantage_targets).toBe(n - 1);
+  });
+
   it("fails when a dual clip leaves a negative-advantage token past the clip without a gradient", () => {
     const r = checkSigns(plan("algorithm.clip.high: 0.28\n  algorithm.clip.dual: 1.1"), [sequence({ advantage: -1, reward: 0 }), sequence({ advantage: 1 })]);
     expect(r.status).toBe("failed");

@@ -103,8 +103,9 @@ export function checkSigns(plan: Plan, sequences: readonly PreflightSequence[]):
     negative_advantage_targets: tokens.filter((t) => t.advantage < 0).length,
     equal_rewards_max_gradient: equalMax,
     past_clip_ratio: past,
-    positive_past_clip_max_gradient: Math.max(0, ...positive.map((t) => Math.abs(gradient(t, past)))),
-    negative_past_clip_min_gradient: Math.min(...negative.map((t) => Math.abs(gradient(t, past)))),
+    // reduce, not Math.max(...): a batch has more targets than a call has arguments.
+    positive_past_clip_max_gradient: positive.reduce((m, t) => Math.max(m, Math.abs(gradient(t, past))), 0),
+    negative_past_clip_min_gradient: negative.reduce((m, t) => Math.min(m, Math.abs(gradient(t, past))), Infinity),
   };
   const summary = [
     equal ? `equal rewards: gradient ${short(equalMax ?? 0)}` : undefined,
