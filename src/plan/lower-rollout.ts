@@ -1,7 +1,8 @@
 // Lowering rollout: the cold start's record file (rollout.sft.data) is located and hashed like an
 // env's data file, and the held-out fraction resolved (0.1 of the records when the spec names a
 // file and says nothing, 0 without one), so the runtime decides nothing. A cold start with
-// neither walkthroughs (demos) nor records (data) is an error at its block.
+// neither walkthroughs (demos) nor records (data) is an error at its block. The preflight's
+// log-prob tolerance is resolved from the policy's dtype.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
@@ -13,8 +14,22 @@ import type { Plan } from "./schema.js";
 /** The held-out fraction of a record file when the spec gives none. */
 const DEFAULT_HELDOUT = 0.1;
 
+/**
+ * The preflight's log-prob tolerance when the spec gives none, by the weights' dtype: float32
+ * recomputation differs from sampling by rounding (~1e-6); half-precision weights and bf16
+ * compute move single log-probs by a few hundredths, while the faults the check is for (a token
+ * shift, another template or context) move them by nats.
+ */
+const DEFAULT_LOGPROB_TOLERANCE = { float32: 1e-3, bfloat16: 0.05, float16: 0.05 } as const;
+
+function lowerPreflight(config: ExperimentConfig): Plan["rollout"]["preflight"] {
+  const { logprob_tolerance, ...checks } = config.rollout.preflight;
+  return { ...checks, logprob_tolerance: logprob_tolerance ?? DEFAULT_LOGPROB_TOLERANCE[config.policy.dtype] };
+}
+
 export function lowerRollout(config: ExperimentConfig, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): Plan["rollout"] {
-  const { sft, ...rollout } = config.rollout;
+  const { sft, ...unlowered } = config.rollout;
+  const rollout = { ...unlowered, preflight: lowerPreflight(config) };
   if (!sft) return { ...rollout, sft: null };
   const { data, heldout, ...rest } = sft;
   if (rest.demos === null && data === null) diagnostics.push(nothingToTrainOn(variant));

@@ -206,6 +206,15 @@ const rolloutSchema = z.strictObject({
     }),
     "Signal and end-reason warnings during the run (runtime/run/watchdog.ts).",
   ),
+  preflight: d(
+    z.strictObject({
+      logprobs_reproduce: d(z.boolean(), "Recomputed log-probs of the first batch must match the sampled ones: max |log ratio| over generated targets <= logprob_tolerance."),
+      boundaries: d(z.boolean(), "Targets only where the mask says (never prompt/tool/observation unless mask.loss: all; never rendered, pool, padding), every generated end-of-turn token a target, one task per group."),
+      signs: d(z.boolean(), "Policy-gradient signs on the batch's numbers (reference maths, src/rl): equal rewards give zero gradient; the clip stops positive advantages, not negative ones."),
+      logprob_tolerance: d(z.number().positive(), "Nats (resolved from policy.dtype when the spec sets none: 1e-3 float32, 0.05 bfloat16/float16)."),
+    }),
+    "Checks before the first optimizer step (runtime/preflight/); a failure stops the run before any weight changes.",
+  ),
 });
 
 const evalSchema = z.strictObject({

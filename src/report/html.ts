@@ -5,6 +5,7 @@ import { duration, escapeHtml as h, fixed, interval, jsonValue, percent, signed,
 import type { RenderedChart, ReportModel, RunReport } from "./types.js";
 import type { JsonObject } from "./load.js";
 import { shortHash } from "./load.js";
+import { preflightCells } from "./preflight.js";
 import type { PairedRow } from "./stats.js";
 import { at } from "../contracts/checked.js";
 
@@ -228,6 +229,14 @@ function wallTable(model: ReportModel): string {
  */
 const episodeText = (text: string) => h(text).replace(/:\/\//g, ":&#47;&#47;");
 
+function preflightSection(model: ReportModel): string {
+  const intro = `<p class="muted">The checks on the first training batch before the first optimizer step (preflight.json).</p>`;
+  const tables = model.runs.map((r) =>
+    r.run.preflight ? `${model.runs.length > 1 ? `<h3>${h(r.label)}</h3>` : ""}${table(["Check", "Status", "Measured"], preflightCells(r.run.preflight).map((c) => `<tr>${c.map((x) => `<td>${h(x)}</td>`).join("")}</tr>`), [false, false, false])}` : "",
+  );
+  return `${intro}${tables.join("")}`;
+}
+
 function samplesSection(model: ReportModel): string {
   return model.runs
     .filter((r) => r.samples.length > 0)
@@ -255,6 +264,7 @@ export function renderHtml(model: ReportModel): string {
       `<h3>Final pass@k per run</h3>${sideBySide(model)}<h3>Paired per-task differences against ${h(model.comparison.baseline.label)}</h3><p class="muted">Each run's pass@k minus the baseline's, task by task over the tasks both evaluated at their last eval; mean difference with its 95% bootstrap interval over tasks. “better”/“worse” when the interval excludes 0.</p>${pairedTable(model, model.comparison.rows)}${perTaskDetails(model, model.comparison)}`,
     ]);
   }
+  if (model.runs.some((r) => r.run.preflight)) sections.push(["preflight", "Preflight", preflightSection(model)]);
   sections.push(["curves", "Learning curves", `${legend(model)}${chartGrid(model.curves)}`]);
   sections.push([
     "eval",

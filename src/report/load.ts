@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { last } from "../contracts/checked.js";
+import { loadPreflight, type PreflightRow } from "./preflight.js";
 
 /** An input the report cannot use; `exitCode` 2 for a wrong path, 1 for a run with nothing in it. */
 export class ReportInputError extends Error {
@@ -58,6 +59,8 @@ export interface RunInfo {
   readonly iterations: number;
   readonly partial: boolean;
   readonly evals: readonly EvalFile[];
+  /** preflight.json's checks (report/preflight.ts); null when the run has none. */
+  readonly preflight: readonly PreflightRow[] | null;
   readonly notes: readonly string[];
 }
 
@@ -266,6 +269,7 @@ export function loadRun(given: string, cwd: string): RunInfo {
     iterations,
     partial,
     evals,
+    preflight: loadPreflight(dir, notes),
     notes,
   };
 }

@@ -3,6 +3,7 @@
 import { duration, escapeMarkdown as e, fixed, interval, jsonValue, percent, signedInterval, verdict } from "./format.js";
 import type { ReportModel, RunReport } from "./types.js";
 import { shortHash, type JsonObject } from "./load.js";
+import { preflightCells } from "./preflight.js";
 
 function table(head: string[], rows: string[][], numeric: boolean[]): string {
   const align = head.map((_, i) => (numeric[i] ? "---:" : "---"));
@@ -93,6 +94,15 @@ export function renderMarkdown(model: ReportModel): string {
       ),
       "",
     );
+  }
+
+  if (model.runs.some((r) => r.run.preflight)) {
+    out.push("## Preflight", "", "The checks on the first training batch before the first optimizer step (preflight.json).", "");
+    for (const r of model.runs) {
+      if (!r.run.preflight) continue;
+      if (several) out.push(`### ${e(r.label)}`, "");
+      out.push(table(["Check", "Status", "Measured"], preflightCells(r.run.preflight).map((c) => c.map(e)), [false, false, false]), "");
+    }
   }
 
   out.push("## Evaluation", "");

@@ -198,6 +198,16 @@ export function tokenSurrogate(ratio: number, advantage: number, clip: ClipOptio
   return { u, clipped, dualClipped };
 }
 
+/**
+ * du/d(logp_theta) of one token's surrogate (d rho / d logp = rho): rho * A where the unclipped
+ * term is the one taken, 0 where the clip or the dual clip took over (flat in rho). The loss's
+ * gradient per token is -w_i times this, w_i the reduction's weight of the token's sequence.
+ */
+export function surrogateSlope(ratio: number, advantage: number, clip: ClipOptions): number {
+  const s = tokenSurrogate(ratio, advantage, clip);
+  return s.clipped || s.dualClipped ? 0 : ratio * advantage;
+}
+
 function checkClip(clip: ClipOptions): void {
   if (!(clip.low >= 0 && clip.low <= 1)) throw new RangeError(`clip.low must be in [0, 1], got ${clip.low}`);
   if (!(clip.high >= 0)) throw new RangeError(`clip.high must be >= 0, got ${clip.high}`);

@@ -16,6 +16,7 @@ import { coldStart } from "./run/cold-start.js";
 import { commitIteration, recordEpisodes } from "./run/commit.js";
 import { haltedError, RunError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
 import { evaluatePolicy } from "./run/evaluate.js";
+import { preflight } from "./run/preflight.js";
 import { checkRunnable, openRun, provision } from "./run/provision.js";
 import { reportIteration, type RunPace } from "./run/report.js";
 import { collectRollout, type Rollout } from "./run/rollout.js";
@@ -25,6 +26,7 @@ import type { RunTracking } from "./run/tracking.js";
 import { signalsOfMetrics } from "./run/watchdog.js";
 
 export { RunError, type RunOptions, type RunSummary } from "./run/context.js";
+export { PreflightError } from "./run/preflight.js";
 
 /** Asynchronous rollout: the trainer copies its current weights into the behaviour slot the next rollout samples from. */
 async function snapshotBehaviour(ctx: RunContext): Promise<void> {
@@ -55,6 +57,9 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     const signals = signalsOfMetrics(options.runDir.readMetrics());
     // The rollout of the next iteration, running while this one updates (asynchronous rollout).
     let pending: Promise<Rollout> | undefined;
+    // The preflight waits for the first batch with a target; a run resumed past iteration 1 has
+    // taken its first steps already.
+    let preflightPending = state.iteration === 0;
     try {
       for (let iteration = state.iteration + 1; iteration <= plan.rollout.iterations; iteration++) {
         if (options.stop?.aborted) {
@@ -73,6 +78,9 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         const rolledOut = Date.now();
 
         const scored = await scoreBatch(ctx, iteration, rollout.accepted, version);
+        // Before the first optimizer step (and before the next rollout starts): a failed check
+        // stops the run with every weight as it was.
+        if (preflightPending) preflightPending = !(await preflight(ctx, iteration, scored));
         const scoredAt = Date.now();
 
         // Asynchronous rollout: the next batch samples from the weights before this update.

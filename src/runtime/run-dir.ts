@@ -2,7 +2,8 @@
 // the token buffer, metrics (one JSON line per iteration), eval results, checkpoints and a
 // state file naming the last complete iteration. Everything is written so that a kill -9 at
 // any moment loses at most the iteration in progress: appends are line- or frame-sized, and
-// files that are replaced are replaced atomically.
+// files that are replaced are replaced atomically. preflight.json holds the verdict of the checks
+// before the first optimizer step.
 import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from "node:fs";
 import path from "node:path";
 import * as z from "zod";
@@ -10,6 +11,7 @@ import { parsePlanFile, PlanFileError, variantFileName, writeFileAtomic } from "
 import { planHash, sha256Hex } from "../plan/hash.js";
 import type { Plan } from "../plan/schema.js";
 import { RunningDigest, type FileCommit } from "./file-digest.js";
+import type { PreflightReport } from "./preflight/batch.js";
 
 export interface RunState {
   /** Iterations completed (0 before the first); the checkpoint of the last one is `checkpoint`. */
@@ -128,6 +130,9 @@ export class RunDirectory {
   get statePath(): string {
     return path.join(this.dir, "state.json");
   }
+  get preflightPath(): string {
+    return path.join(this.dir, "preflight.json");
+  }
 
   checkpointDir(iteration: number): string {
     return path.join(this.dir, "checkpoints", `iteration-${String(iteration).padStart(5, "0")}`);
@@ -184,6 +189,22 @@ export class RunDirectory {
    */
   committedFiles(buffer: FileCommit): Record<string, FileCommit> {
     return { [METRICS]: this.metrics().commit, [BUFFER]: buffer, ...Object.fromEntries(this.evalCommits) };
+  }
+
+  /** The preflight's verdict (run/preflight.ts), written once it ran. */
+  writePreflight(report: PreflightReport): void {
+    writeFileAtomic(this.preflightPath, `${JSON.stringify(report, null, 2)}\n`);
+  }
+
+  /** preflight.json, or undefined before the preflight ran (or when it is not a verdict). */
+  readPreflight(): PreflightReport | undefined {
+    if (!existsSync(this.preflightPath)) return undefined;
+    try {
+      const json = JSON.parse(readFileSync(this.preflightPath, "utf8")) as Partial<PreflightReport> | null;
+      return json && typeof json.passed === "boolean" && Array.isArray(json.checks) ? (json as PreflightReport) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   writeManifest(manifest: object): void {

@@ -9,7 +9,8 @@
 // pool entry) starts at skill X; one named "scripted:crash-on-generate" dies in its first
 // generate, with a last word on stderr. DOUBLE_TRAIN_LOG=FILE appends each train_step's ids and loss
 // mask as a JSON line; DOUBLE_TRAIN_MS=N makes each train_step take N ms (accelerator time, for
-// the async benchmark).
+// the async benchmark). `logprobs` reproduces what `generate` reported (DOUBLE_SHIFTED_LOGPROBS=1:
+// one position early).
 import { appendFileSync } from "node:fs";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -86,7 +87,28 @@ await serve({
     });
     return { ids: pack(outs.map((o) => o.ids), Int32Array), logprobs: pack(outs.map((o) => o.lp), Float32Array), finish: outs.map(() => "stop"), policy_version: from.version };
   },
-  logprobs: (p) => ({ logprobs: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
+  // The log-probs generate reported: the choice sits on the first token of a STEP or NOOP turn,
+  // the rest of a turn is certain. DOUBLE_SHIFTED_LOGPROBS=1 returns them one position early
+  // (the logits at k read as token k's: the classic token shift the preflight must catch).
+  logprobs: (p) => {
+    if (p.policy === "behaviour" && !behaviour) throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
+    const s = p.policy === "behaviour" ? behaviour.skill : skill;
+    const shift = process.env.DOUBLE_SHIFTED_LOGPROBS === "1" ? 1 : 0;
+    return {
+      logprobs: pack(
+        rows(p.ids).map((r) => {
+          const out = new Float32Array(r.length);
+          for (let k = 1; k < r.length; k++) {
+            const text = String.fromCodePoint(...r.subarray(k, k + STEP.length));
+            const lp = text === STEP ? Math.log(s) : text === NOOP ? Math.log(1 - s) : 0;
+            if (k - shift >= 1) out[k - shift] = lp;
+          }
+          return out;
+        }),
+        Float32Array,
+      ),
+    };
+  },
   values: (p) => ({ values: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
   train_step: async (p) => {
     const ids = rows(p.ids);

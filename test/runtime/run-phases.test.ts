@@ -118,7 +118,7 @@ describe("iteration metrics", () => {
       {
         iteration: 1,
         rollout: { accepted: [allPlayed.slice(0, 2)], allPlayed, rejectedGroups: 1, rejectedTokens: 4, playedGroups: 2, seconds: 2 },
-        scored: { batch: allPlayed.slice(0, 2), ids: [], scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], lagged: { kept: [allPlayed.slice(0, 2)], droppedSamples: 0, droppedGroups: 0, maxLag: 1 } },
+        scored: { batch: allPlayed.slice(0, 2), ids: [], scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], owners: [], sampledLogprobs: [], lagged: { kept: [allPlayed.slice(0, 2)], droppedSamples: 0, droppedGroups: 0, maxLag: 1 } },
         update: {
           stepStats: [
             { loss: 1, entropy: 2, ratio_min: 0.5, ratio_max: 1.5, policy_version: 4 },
@@ -192,6 +192,8 @@ describe("executePlan's phases", () => {
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-phases-")), plan!);
     await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined });
     const iteration = ["logprobs behaviour", "logprobs current", "snapshot", "train_step", "save"];
-    expect(control).toEqual(["handshake", "configure", "snapshot", ...iteration, ...iteration, ...iteration, "shutdown"]);
+    // The first iteration's preflight recomputes the batch's log-probs before the update (and before the next rollout starts).
+    const first = ["logprobs behaviour", "logprobs current", "logprobs current", "snapshot", "train_step", "save"];
+    expect(control).toEqual(["handshake", "configure", "snapshot", ...first, ...iteration, ...iteration, "shutdown"]);
   });
 });

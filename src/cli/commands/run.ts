@@ -13,7 +13,7 @@ import { lowerModel, withBackend } from "../../plan/lower.js";
 import { parsePlanFile, PlanFileError } from "../../plan/files.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
 import type { Plan } from "../../plan/schema.js";
-import { executePlan, RunError } from "../../runtime/orchestrator.js";
+import { executePlan, PreflightError, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/progress.js";
 import { runSummary } from "../../runtime/summary.js";
 import { arlVersion } from "../../plan/version.js";
@@ -268,6 +268,8 @@ export const runCommand = defineCommand({
           if (error instanceof RunDirectoryError) return userError(error, io);
           if (!(error instanceof RunError)) throw error;
           io.stderr(`arl run: ${error.message}\n`);
+          // A failed preflight fails the same way again: nothing to resume.
+          if (error instanceof PreflightError) return ExitCode.errors;
           if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
           io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
           return error.halted ? INTERRUPTED : ExitCode.errors;

@@ -21,6 +21,9 @@ export interface ScoredBatch {
   readonly advantages: AdvantageResult;
   /** Per sequence: masked as off-policy (it keeps its place in the denominators, without a policy-gradient term). */
   readonly masked: boolean[];
+  /** Per sequence: the episode it belongs to, and the log-probs reported when it was sampled (the preflight compares them). */
+  readonly owners: readonly Played[];
+  readonly sampledLogprobs: readonly Float32Array[];
   readonly lagged: LagFilterResult<Played>;
 }
 
@@ -85,7 +88,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
       threshold,
     );
   }
-  return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged };
+  return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged, owners: owned.map((o) => o.p), sampledLogprobs: owned.map((o) => o.sample.logprobs) };
 }
 
 /** The scored calls of each episode, with the turn each call is, for computeStepwiseAdvantages. */

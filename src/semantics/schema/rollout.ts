@@ -16,6 +16,27 @@ const watchdogSchema = z.strictObject({
   ),
 });
 
+// Preflight (docs/semantics.md §11): named checks on the first training batch, before the first
+// optimizer step; each one is a field, so the plan says which ran.
+const preflightSchema = z.strictObject({
+  logprobs_reproduce: doc(
+    z.boolean().default(true),
+    "Recompute the first batch's log-probs with the weights that sampled it and require max |log ratio| over the generated targets within logprob_tolerance.",
+  ),
+  boundaries: doc(
+    z.boolean().default(true),
+    "Require zero targets on prompt, tool, observation, rendered, pool and padding tokens (unless mask.loss: all), every generated end-of-turn token a target, and one task per group.",
+  ),
+  signs: doc(
+    z.boolean().default(true),
+    "Check the policy-gradient signs on the batch's own numbers: all-equal rewards give exactly zero gradient; past the clip a positive-advantage token gets none, a negative-advantage one still does.",
+  ),
+  logprob_tolerance: doc(
+    z.number().positive().nullable().default(null),
+    "The largest |log ratio| (nats) logprobs_reproduce accepts; none: 1e-3 for float32 weights, 0.05 for bfloat16 and float16 (their rounding alone moves log-probs by a few hundredths).",
+  ),
+});
+
 export const rolloutSchema = z.strictObject({
   tasks_per_batch: doc(positiveInt.default(8), "Tasks sampled per iteration (B)."),
   iterations: doc(positiveInt.default(10), "Training iterations."),
@@ -71,6 +92,10 @@ export const rolloutSchema = z.strictObject({
   watchdog: doc(
     watchdogSchema.default(watchdogSchema.parse({})),
     "Warnings during the run: no learning signal for several iterations, every episode truncated at its first turn, too many env errors.",
+  ),
+  preflight: doc(
+    preflightSchema.default(preflightSchema.parse({})),
+    "Checks on the first training batch before the first optimizer step (after any cold start); a failing check stops the run before any weight changes, naming the check and its numbers.",
   ),
 });
 
