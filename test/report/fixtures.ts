@@ -13,7 +13,7 @@ import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../he
 
 const trainerScript = scriptedTrainerScript;
 
-export const ablationSpec = (iterations: number, size: { batch: number; evalTasks: number; samples: number } = { batch: 3, evalTasks: 8, samples: 4 }) => `
+export const ablationSpec = (iterations: number, size: { batch: number; evalTasks: number; samples: number } = { batch: 3, evalTasks: 8, samples: 4 }, seeds?: readonly number[]) => `
 experiment counting {
   seed: 3
   policy { model: "builtin:tiny" }
@@ -32,7 +32,7 @@ experiment counting {
   ablation {
     g4 { algorithm.group_size: 4 }
     g2 { algorithm.group_size: 2 }
-  }
+  }${seeds ? `\n  sweep { seed: [${seeds.join(", ")}] }` : ""}
 }
 `;
 
@@ -62,6 +62,12 @@ export interface WrittenRunOptions {
   readonly metricsEval?: boolean;
   /** Eval tasks (the plan's eval.tasks is 8; a different number exercises partial overlap). */
   readonly evalTasks?: number;
+  /** The variant of a seed sweep (`sweep { seed: [1, 2, 3] }`) with this seed: `g4,seed=2`. */
+  readonly seed?: 1 | 2 | 3;
+  /** A cold start of this many epochs: its losses in state.json and iteration 1's metrics line. */
+  readonly sftEpochs?: number;
+  /** Watchdog warnings in these iterations' metrics lines. */
+  readonly warnAt?: readonly number[];
 }
 
 /**
@@ -75,7 +81,10 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
   const iterations = options.iterations ?? planned;
   const gain = options.gain ?? 0.1;
   const evalTasks = options.evalTasks ?? 8;
-  const plan = compilePlans(ablationSpec(planned)).find((p) => p.variant === (options.variant ?? "g4"))!;
+  const variant = `${options.variant ?? "g4"}${options.seed ? `,seed=${options.seed}` : ""}`;
+  const plan = compilePlans(ablationSpec(planned, undefined, options.seed ? [1, 2, 3] : undefined)).find((p) => p.variant === variant)!;
+  // Seeds of one variant differ a little, as runs of several seeds do.
+  const jitter = options.seed ? 0.02 * (options.seed - 2) : 0;
   const runDir = RunDirectory.create(root, plan, new Date(Date.UTC(2026, 0, 2, 3, 4, 5)));
   runDir.writeManifest({
     plan_hash: plan.hash,
@@ -90,7 +99,10 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
     envs: { counter: { kind: "subprocess", version: null, data: null } },
     checkpoint: null,
   });
-  const skill = (it: number) => Math.min(0.95, 0.25 + gain * it);
+  const skill = (it: number) => Math.min(0.95, 0.25 + jitter + gain * it);
+  const sft = options.sftEpochs
+    ? { demos: 40, records: 0, heldout_records: 8, truncated: 0, skipped: 0, epochs: Array.from({ length: options.sftEpochs }, (_, e) => ({ epoch: e + 1, train_nll: 2.5 / (e + 1), heldout_nll: 2.7 / (e + 1) + 0.1 })) }
+    : undefined;
   const evalAt = (it: number) => {
     const rows = Array.from({ length: evalTasks }, (_, task) => {
       const random = derivedRandom(plan.seed, "fixture", plan.variant, it, task);
@@ -133,6 +145,7 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
       kl: 0.0008 * it * it,
       grad_norm: 0.4 + 0.03 * it,
       loss: -0.01 * it,
+      policy_loss: -0.012 * it,
       env_errors: 0,
       lag_drops: 0,
       tokens: 12 * (212 - 9 * it),
@@ -140,11 +153,13 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
       invalid_calls: 1,
       end_reasons: { finished: 11, truncated: 1, aborted: 0, env_error: 0 },
       policy_version: it,
+      ...(it === 1 && sft ? { sft } : {}),
       ...(ev && options.metricsEval !== false ? { eval: ev } : {}),
       time: { rollout_s: 41.5 + it, reward_s: 0.75, update_s: 12.25, total_s: 61.5 + it },
+      ...(options.warnAt?.includes(it) ? { warnings: [{ code: "no-signal", message: `no learning signal for 2 iterations in a row (iterations ${it - 1} and ${it})` }] } : {}),
     });
     const offset = runDir.metricsSize;
-    runDir.writeState({ iteration: it, checkpoint: runDir.checkpointDir(it), bufferOffset: 0, metricsOffset: offset, sftDone: false, policyVersion: it });
+    runDir.writeState({ iteration: it, checkpoint: runDir.checkpointDir(it), bufferOffset: 0, metricsOffset: offset, sftDone: sft !== undefined, policyVersion: it, ...(sft ? { sft } : {}) });
   }
   return runDir.dir;
 }

@@ -63,7 +63,8 @@ failed; 2 a usage error or a damaged run directory; 4 the watchdog ended a run t
 learning signal (rollout.watchdog.on_no_signal: stop; its directory is complete, not
 resumable); 130 stopped at once by a second Ctrl-C or SIGTERM.`;
 
-function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
+/** The plans of `SPEC.arl[#experiment[/variant]]` or a plan file; compile errors are printed. */
+export function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
   const abs = path.resolve(io.cwd, file);
   if (!existsSync(abs)) throw new UsageError(`cannot read '${file}'`);
