@@ -120,8 +120,8 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
   const color = { field: "series", type: "nominal" as const, sort: names, scale: { domain: names, range: chart.series.map((s, i) => at(palette, (s.colorIndex ?? i) % palette.length)) }, legend };
   const strokeDash = { field: "series", type: "nominal" as const, sort: names, scale: { domain: names, range: names.map((_, i) => at(dashes, styleOf(i) % dashes.length)) }, legend };
   const shape = { field: "series", type: "nominal" as const, sort: names, scale: { domain: names, range: names.map((_, i) => at(shapes, styleOf(i) % shapes.length)) }, legend };
-  const strokeWidth = { field: "series", type: "nominal" as const, sort: names, scale: { type: "ordinal" as const, domain: names, range: names.map((_, i) => widthOf(styleOf(i))) }, legend: null };
-  const size = { field: "series", type: "nominal" as const, sort: names, scale: { type: "ordinal" as const, domain: names, range: names.map((_, i) => at(markerSizes, Math.min(styleOf(i), markerSizes.length - 1))) }, legend: null };
+  const strokeWidth = { field: "series", type: "nominal" as const, sort: names, scale: { type: "ordinal" as const, domain: names, range: names.map((_, i) => widthOf(styleOf(i))) }, legend };
+  const size = { field: "series", type: "nominal" as const, sort: names, scale: { type: "ordinal" as const, domain: names, range: names.map((_, i) => at(markerSizes, Math.min(styleOf(i), markerSizes.length - 1))) }, legend };
   const markers = maxPoints <= 60;
   const x = {
     field: "x",

@@ -278,7 +278,9 @@ export function renderHtml(model: ReportModel): string {
   const notes = [...model.notes, ...model.runs.flatMap((r) => r.run.notes.map((n) => `${r.label}: ${n}`))];
   if (model.missingCurves.length > 0) notes.push(`Not recorded by any run, so not charted: ${model.missingCurves.join(", ")}.`);
   const sections: [string, string, string][] = [];
-  sections.push(["runs", several ? "Runs" : "Run", `<div class="cards">${model.runs.map((r) => runCard(model, r)).join("")}</div>`]);
+  // A sweep's many cards would push the comparison off the first screen: folded, one click away.
+  const cards = `<div class="cards">${model.runs.map((r) => runCard(model, r)).join("")}</div>`;
+  sections.push(["runs", several ? "Runs" : "Run", model.runs.length > 2 ? `<details><summary>${model.runs.length} run directories: plan hash, seed, trainer, model, versions, overrides, wall time</summary>${cards}</details>` : cards]);
   if (model.runs.some((r) => r.run.warnings.length > 0)) sections.push(["warnings", "Warnings", warningsSection(model)]);
   sections.push(["summary", "Summary", summaryTable(model)]);
   if (model.comparison) {

@@ -1,7 +1,7 @@
 // Run directories for report tests: real ones, produced by running a small two-variant ablation
 // through the orchestrator (scripted trainer double, subprocess env), and hand-written ones with
 // realistic values for the cases a real run cannot easily produce (partial, killed, no metrics).
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { deriveSeed, derivedRandom } from "../../src/contracts/random.js";
@@ -162,6 +162,21 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
     runDir.writeState({ iteration: it, checkpoint: runDir.checkpointDir(it), bufferOffset: 0, metricsOffset: offset, sftDone: sft !== undefined, policyVersion: it, ...(sft ? { sft } : {}) });
   }
   return runDir.dir;
+}
+
+/**
+ * A sweep's runs as `arl run` lays them out: spec.arl in `cwd` (the ablation's two arms over
+ * seeds 1 to 3) and under cwd/runs seeds 1 and 2 of each arm (seed 3 never ran); g2's seed 1 had
+ * a cold start of 3 epochs, a base eval (all tasks failed) and a watchdog warning at iteration 3.
+ */
+export function writeSweep(cwd: string): { runs: string; g4: string[]; g2: string[] } {
+  writeFileSync(path.join(cwd, "spec.arl"), ablationSpec(6, undefined, [1, 2, 3]));
+  const runs = path.join(cwd, "runs");
+  const g4 = ([1, 2] as const).map((seed) => writeRun(runs, { variant: "g4", seed, gain: 0.1 }));
+  const g2 = [writeRun(runs, { variant: "g2", seed: 1, gain: 0.05, sftEpochs: 3, warnAt: [3] }), writeRun(runs, { variant: "g2", seed: 2, gain: 0.05 })];
+  const evalDir = path.join(g2[0]!, "eval");
+  writeFileSync(path.join(evalDir, "base.jsonl"), readFileSync(path.join(evalDir, "iteration-00000.jsonl"), "utf8").replace(/"correct":\d+/g, '"correct":0').replace(/"pass@(\d)":[\d.]+/g, '"pass@$1":0'));
+  return { runs, g4, g2 };
 }
 
 /** A fresh temporary directory. */
