@@ -1,10 +1,10 @@
 // `arl report` on real run directories: a two-variant ablation run through the orchestrator
 // (scripted trainer double, subprocess env), reported side by side.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
-import { runAblation, tempDir } from "./fixtures.js";
+import { ablationSize, ablationSpec, runAblation, tempDir } from "./fixtures.js";
 
 describe("arl report on runs of an ablation", () => {
   it("reports the variants' learning curves, evals and paired per-task differences", async () => {
@@ -27,7 +27,7 @@ describe("arl report on runs of an ablation", () => {
     expect(html).toContain(`node ${process.version}`);
 
     // Learning curves of both runs, as SVG.
-    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
 
     // The eval table has each run's recorded numbers (iteration 2), and iteration 0 recomputed.
     for (const dir of [g4!, g2!]) {
@@ -43,5 +43,17 @@ describe("arl report on runs of an ablation", () => {
       expect(md).toMatch(new RegExp(`\\| g2 \\| ${k} \\| 6 \\| 2 / 2 \\| [-+]?\\d\\.\\d{3} \\[`));
     }
     expect(html).not.toMatch(/https?:\/\//);
+
+    // The same runs found from the spec under the folder they were run into; the report goes there.
+    const runs = path.dirname(path.dirname(path.dirname(g4!)));
+    writeFileSync(path.join(cwd, "spec.arl"), ablationSpec(2, ablationSize));
+    const fromSpec = await runArl(["report", "spec.arl", "--runs", runs], { cwd });
+    expect(fromSpec.stderr).toBe("");
+    expect(fromSpec.code).toBe(0);
+    expect(fromSpec.stdout).toBe(`${path.join(runs, "counting", "report.html")}\n${path.join(runs, "counting", "report.md")}\n`);
+    const specPage = readFileSync(path.join(runs, "counting", "report.html"), "utf8");
+    // The same comparison as the page of the run directories given one by one.
+    const comparison = (page: string) => /<section id="comparison">[\s\S]*?<\/section>/.exec(page)![0];
+    expect(comparison(specPage)).toBe(comparison(html));
   }, 180_000);
 });

@@ -36,9 +36,12 @@ experiment counting {
 }
 `;
 
+/** The sizes runAblation runs the ablation spec with. */
+export const ablationSize = { batch: 2, evalTasks: 6, samples: 2 };
+
 /** Runs every variant of the ablation spec; returns the run directories, in variant order. */
 export async function runAblation(iterations = 2): Promise<string[]> {
-  const plans = compilePlans(ablationSpec(iterations, { batch: 2, evalTasks: 6, samples: 2 }));
+  const plans = compilePlans(ablationSpec(iterations, ablationSize));
   const out = mkdtempSync(path.join(tmpdir(), "arl-report-runs-"));
   return Promise.all(
     plans.map(async (plan) => {
