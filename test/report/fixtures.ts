@@ -1,14 +1,13 @@
 // Run directories for report tests: real ones, produced by running a small two-variant ablation
-// through the orchestrator (scripted trainer double, subprocess env), and hand-written ones with
+// with arl run (scripted trainer double, subprocess env), and hand-written ones with
 // realistic values for the cases a real run cannot easily produce (partial, killed, no metrics).
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { deriveSeed, derivedRandom } from "../../src/contracts/random.js";
-import { envKinds } from "../../src/envs/registry.js";
 import { bootstrapMeanInterval, passAtK } from "../../src/rl/eval.js";
-import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { runArl } from "../helpers/cli.js";
 import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
 
 const trainerScript = scriptedTrainerScript;
@@ -39,17 +38,17 @@ experiment counting {
 /** The sizes runAblation runs the ablation spec with. */
 export const ablationSize = { batch: 2, evalTasks: 6, samples: 2 };
 
-/** Runs every variant of the ablation spec; returns the run directories, in variant order. */
-export async function runAblation(iterations = 2): Promise<string[]> {
-  const plans = compilePlans(ablationSpec(iterations, ablationSize));
-  const out = mkdtempSync(path.join(tmpdir(), "arl-report-runs-"));
-  return Promise.all(
-    plans.map(async (plan) => {
-      const runDir = RunDirectory.create(out, plan);
-      await executePlan({ plan, runDir, trainer: { file: process.execPath, args: [trainerScript] }, envs: envKinds, log: () => undefined });
-      return runDir.dir;
-    }),
-  );
+/**
+ * Runs the ablation spec with `arl run` (every variant in turn, the scripted trainer double) in
+ * a fresh working directory; returns it, the run directories in variant order and what arl run
+ * printed.
+ */
+export async function runAblation(iterations = 2): Promise<{ cwd: string; dirs: string[]; stdout: string }> {
+  const cwd = mkdtempSync(path.join(tmpdir(), "arl-report-runs-"));
+  writeFileSync(path.join(cwd, "spec.arl"), ablationSpec(iterations, ablationSize));
+  const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${trainerScript}`], { cwd });
+  if (run.code !== 0) throw new Error(`arl run failed (${run.code}):\n${run.stderr}`);
+  return { cwd, dirs: [...run.stdout.matchAll(/; run directory: (\S+)/g)].map((m) => m[1] ?? ""), stdout: run.stdout };
 }
 
 export interface WrittenRunOptions {

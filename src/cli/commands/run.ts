@@ -93,6 +93,18 @@ async function writeRunReport(dir: string, io: CliIO): Promise<void> {
   }
 }
 
+/** After every variant of a spec ran: one report of them all, in the folder that holds their run directories. */
+async function writeSweepReport(dirs: readonly string[], io: CliIO): Promise<void> {
+  try {
+    const { buildReport, reportInputs, writeReport } = await import("../../report/index.js");
+    const inputs = reportInputs(dirs, io.cwd);
+    const [html] = writeReport(await buildReport(inputs.dirs, { cwd: io.cwd, arlVersion: arlVersion(), notes: inputs.notes }), inputs.outDir);
+    io.stdout(`sweep report (${dirs.length} runs): ${html}\n`);
+  } catch (error) {
+    io.stderr(`arl run: the sweep report could not be written (${(error as Error).message}); try 'arl report ${path.dirname(path.dirname(dirs[0] ?? "."))}'\n`);
+  }
+}
+
 /** Exit status of a run stopped at once by a signal (128 + SIGINT, as shells report it). */
 const INTERRUPTED = 130;
 
@@ -274,6 +286,7 @@ export const runCommand = defineCommand({
           return error.halted ? INTERRUPTED : ExitCode.errors;
         }
       }
+      if (jobs.length > 1) await writeSweepReport(jobs.map((j) => j.dir.dir), io);
     } finally {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", stopAtOnce);
