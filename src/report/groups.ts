@@ -6,7 +6,7 @@ import type { RunReport, VariantGroup } from "./types.js";
 import { at } from "../contracts/checked.js";
 
 /** A variant name without its `seed=N` part (`g4,seed=2` is `g4`; `seed=2` alone is `default`). */
-export function withoutSeed(variant: string): string {
+function withoutSeed(variant: string): string {
   const parts = variant.split(",").filter((p) => !/^seed=/.test(p));
   return parts.length > 0 ? parts.join(",") : "default";
 }

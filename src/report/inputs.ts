@@ -2,7 +2,8 @@
 // directories, a directory above them (every run below it: a sweep's `runs/<experiment>`), or
 // a spec's plans (the runs of its variants under the runs folder). One plan run several times
 // is reported by its newest directory. A report of one run goes into that run's directory; a
-// report of several into the directory that holds them (never the working directory).
+// report of several into the directory that holds them (never the working directory). See
+// docs/architecture.md, "Reports".
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { ReportInputError, runDirsBelow } from "./load.js";
