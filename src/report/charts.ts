@@ -127,7 +127,8 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
     field: "x",
     type: "quantitative" as const,
     title: chart.xTitle ?? "iteration",
-    scale: { nice: false, zero: false },
+    // A few pixels of room, so that points at the ends (the base eval at 0) are not cut by the axes.
+    scale: { nice: false, zero: false, padding: 8 },
     axis: integerX ? { format: "d", tickMinStep: 1 } : {},
   };
   const ys = values.flatMap((v) => [v.y, ...("raw" in v && typeof v.raw === "number" ? [v.raw] : [])]);

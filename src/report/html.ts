@@ -295,7 +295,7 @@ export function renderHtml(model: ReportModel): string {
   sections.push([
     "eval",
     "Evaluation",
-    `<p class="muted">pass@k per eval: the unbiased per-task estimate averaged over tasks, with its 95% percentile-bootstrap interval over tasks. On the charts the base eval (before the cold start) is the hollow diamond at iteration 0, below the cold-started policy's point.</p>${model.evalCharts.length > 0 ? chartGrid(model.evalCharts) : ""}${model.runs.map((r) => `${several ? `<h3>${h(r.label)}</h3>` : ""}${evalTable(r, model.ks)}`).join("")}`,
+    `<p class="muted">pass@k per eval: the unbiased per-task estimate averaged over tasks, with its 95% percentile-bootstrap interval over tasks. On the charts the base eval (before the cold start) is the hollow diamond at iteration 0, joined by a vertical segment to the cold-started policy's point at 0.</p>${model.evalCharts.length > 0 ? chartGrid(model.evalCharts) : ""}${model.runs.map((r) => `${several ? `<h3>${h(r.label)}</h3>` : ""}${evalTable(r, model.ks)}`).join("")}`,
   ]);
   sections.push(["time", "Wall time", wallTable(model)]);
   if (model.runs.some((r) => r.samples.length > 0)) sections.push(["samples", "Sample trajectories", samplesSection(model)]);
