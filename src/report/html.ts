@@ -2,6 +2,7 @@
 // network resources, readable offline and printable.
 import { palette } from "./charts.js";
 import { duration, escapeHtml as h, fixed, interval, jsonValue, percent, signed, signedInterval, verdict } from "./format.js";
+import { finalSpread } from "./groups.js";
 import type { RenderedChart, ReportModel, RunReport } from "./types.js";
 import type { JsonObject } from "./load.js";
 import { shortHash } from "./load.js";
@@ -102,7 +103,12 @@ function kv(rows: [string, string][]): string {
   return `<dl class="kv">${rows.map(([k, v]) => `<dt>${h(k)}</dt><dd>${v}</dd>`).join("")}</dl>`;
 }
 
-function runCard(r: RunReport, index: number): string {
+/** A run's colour: its variant's, so that a variant's seeds share one. */
+function runColor(model: ReportModel, r: RunReport): string {
+  return colorOf(model.groups.find((g) => g.members.includes(r))?.index ?? model.runs.indexOf(r));
+}
+
+function runCard(model: ReportModel, r: RunReport): string {
   const { run } = r;
   const m = run.manifest;
   const rows: [string, string][] = [
@@ -120,7 +126,7 @@ function runCard(r: RunReport, index: number): string {
   if (run.overrides.length > 0) rows.push(["overrides", run.overrides.map((o) => `<code>${h(o.path)} = ${h(JSON.stringify(o.value))}</code>`).join("<br>")]);
   if (r.wall) rows.push(["wall time", `${h(duration(r.wall.total))} (rollout ${percent(r.wall.rollout, r.wall.total)}, reward ${percent(r.wall.reward, r.wall.total)}, update ${percent(r.wall.update, r.wall.total)})`]);
   rows.push(["directory", `<code>${h(run.given)}</code>`]);
-  return `<div class="card"><h3><span class="swatch" style="background:${colorOf(index)}"></span>${h(r.label)}</h3>${run.description ? `<p class="muted" style="margin:0 0 6px">${h(run.description)}</p>` : ""}${kv(rows)}</div>`;
+  return `<div class="card"><h3><span class="swatch" style="background:${runColor(model, r)}"></span>${h(r.label)}</h3>${run.description ? `<p class="muted" style="margin:0 0 6px">${h(run.description)}</p>` : ""}${kv(rows)}</div>`;
 }
 
 function summaryTable(model: ReportModel): string {
@@ -160,20 +166,34 @@ function evalTable(r: RunReport, ks: readonly number[]): string {
 
 function sideBySide(model: ReportModel): string {
   const head = ["Run", "Plan hash", "Seed", "Eval iteration", "Tasks", ...model.ks.map((k) => `pass@${k} [95% CI]`)];
+  const baseline = model.comparison?.baseline.members ?? [];
   const body = model.runs.map(
-    (r, i) =>
-      `<tr><td><span class="swatch" style="background:${colorOf(i)}"></span> ${h(r.label)}${i === 0 ? ' <span class="muted">(baseline)</span>' : ""}</td><td><code>${h(shortHash(r.run.hash))}</code></td><td class="num">${r.run.seed ?? "–"}</td><td class="num">${r.final?.iteration ?? "–"}</td><td class="num">${r.final?.tasks ?? "–"}</td>${model.ks
+    (r) =>
+      `<tr><td><span class="swatch" style="background:${runColor(model, r)}"></span> ${h(r.label)}${baseline.includes(r) ? ' <span class="muted">(baseline)</span>' : ""}</td><td><code>${h(shortHash(r.run.hash))}</code></td><td class="num">${r.run.seed ?? "–"}</td><td class="num">${r.final?.iteration ?? "–"}</td><td class="num">${r.final?.tasks ?? "–"}</td>${model.ks
         .map((k) => `<td class="num">${interval(r.final?.pass.get(k))}</td>`)
         .join("")}</tr>`,
   );
   return table(head, body, [false, false, true, true, true, ...model.ks.map(() => true)]);
 }
 
-function pairedTable(model: ReportModel, rows: readonly PairedRow[]): string {
-  const labels = new Map(model.runs.map((r) => [r.run, r.label]));
+/** Final pass@k of each variant over its seeds: mean ± standard deviation [min, max]. */
+function seedTable(model: ReportModel): string {
+  const head = ["Variant", "Seeds", ...model.ks.map((k) => `pass@${k} mean ± sd [min, max]`)];
+  const body = model.groups.map((g) => {
+    const seeds = g.members.map((m) => m.run.seed ?? "–").join(", ");
+    const cells = model.ks.map((k) => {
+      const s = finalSpread(g, k);
+      return `<td class="num">${s ? `${fixed(s.mean)} ± ${fixed(s.sd)} [${fixed(s.min)}, ${fixed(s.max)}]` : "–"}</td>`;
+    });
+    return `<tr><td><span class="swatch" style="background:${colorOf(g.index)}"></span> ${h(g.label)}${g === model.comparison?.baseline ? ' <span class="muted">(baseline)</span>' : ""}</td><td class="num">${h(seeds)}</td>${cells.join("")}</tr>`;
+  });
+  return table(head, body, [false, true, ...model.ks.map(() => true)]);
+}
+
+function pairedTable(rows: readonly PairedRow[]): string {
   const head = ["Run", "k", "Tasks paired", "Eval iterations (baseline / run)", "Mean difference [95% CI]", "SE", "Verdict"];
   const body = rows.map((row) => {
-    const label = h(labels.get(row.run) ?? row.run.variant);
+    const label = h(row.label);
     if (!row.result) return `<tr><td>${label}</td><td class="num">${row.k || "–"}</td><td class="num">0</td><td class="num">${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}</td><td colspan="3" class="muted">${h(row.reason ?? "")}</td></tr>`;
     const v = verdict(row.result.interval);
     const cls = v === "better" ? "better" : v === "worse" ? "worse" : "";
@@ -182,8 +202,7 @@ function pairedTable(model: ReportModel, rows: readonly PairedRow[]): string {
   return table(head, body, [false, true, true, true, true, true, false]);
 }
 
-function perTaskDetails(model: ReportModel, { baseline, rows }: NonNullable<ReportModel["comparison"]>): string {
-  const labels = new Map(model.runs.map((r) => [r.run, r.label]));
+function perTaskDetails({ baseline, rows }: NonNullable<ReportModel["comparison"]>): string {
   return rows
     .flatMap((row) => {
       if (!row.result || row.result.differences.length > 500) return [];
@@ -193,7 +212,7 @@ function perTaskDetails(model: ReportModel, { baseline, rows }: NonNullable<Repo
       const diffs = differences.map((d) => `<td class="num">${signed(d, 2)}</td>`);
       const lines: string[] = [];
       for (let i = 0; i < diffs.length; i += 20) lines.push(`<tr>${diffs.slice(i, i + 20).join("")}</tr>`);
-      return `<details><summary>${h(labels.get(row.run) ?? "")} − ${h(baseline.label)}, pass@${row.k}: per-task differences (${counts.better} better, ${counts.worse} worse, ${counts.same} equal)</summary><table>${lines.join("")}</table></details>`;
+      return `<details><summary>${h(row.label)} − ${h(baseline.label)}, pass@${row.k}: per-task differences (${counts.better} better, ${counts.worse} worse, ${counts.same} equal)</summary><table>${lines.join("")}</table></details>`;
     })
     .join("");
 }
@@ -203,8 +222,21 @@ function chartGrid(charts: readonly RenderedChart[]): string {
 }
 
 function legend(model: ReportModel): string {
-  if (model.runs.length < 2) return "";
-  return `<div class="legend">${model.runs.map((r, i) => `<span><span class="swatch" style="background:${colorOf(i)}"></span>${h(r.label)}</span>`).join("")}</div>`;
+  if (model.groups.length < 2) return "";
+  return `<div class="legend">${model.groups.map((g) => `<span><span class="swatch" style="background:${colorOf(g.index)}"></span>${h(g.label)}${g.members.length > 1 ? ` <span class="muted">(${g.members.length} seeds)</span>` : ""}</span>`).join("")}</div>`;
+}
+
+function curvesIntro(model: ReportModel): string {
+  const parts: string[] = [];
+  if (model.seedsAggregated) parts.push("A variant of several seeds is drawn as the mean over its seeds, with the band from the lowest to the highest seed.");
+  if (model.smooth > 0) parts.push(`Smoothed with an exponential moving average of weight ${model.smooth} (debiased, as TensorBoard smooths); the faint line is the raw value.`);
+  return parts.length > 0 ? `<p class="muted">${h(parts.join(" "))}</p>` : "";
+}
+
+/** The watchdog's warnings (metrics.jsonl \`warnings\`), per run and iteration. */
+function warningsSection(model: ReportModel): string {
+  const rows = model.runs.flatMap((r) => r.run.warnings.map((w) => `<tr><td>${h(r.label)}</td><td class="num">${w.iteration}</td><td><code>${h(w.code)}</code></td><td>${h(w.message)}</td></tr>`));
+  return `<p class="muted">Raised by the run's watchdog (rollout.watchdog) during training; each is also in that iteration's metrics line.</p>${table(["Run", "Iteration", "Code", "Warning"], rows, [false, true, false, false])}`;
 }
 
 function wallTable(model: ReportModel): string {
@@ -255,21 +287,25 @@ export function renderHtml(model: ReportModel): string {
   const notes = [...model.notes, ...model.runs.flatMap((r) => r.run.notes.map((n) => `${r.label}: ${n}`))];
   if (model.missingCurves.length > 0) notes.push(`Not recorded by any run, so not charted: ${model.missingCurves.join(", ")}.`);
   const sections: [string, string, string][] = [];
-  sections.push(["runs", several ? "Runs" : "Run", `<div class="cards">${model.runs.map(runCard).join("")}</div>`]);
+  // A sweep's many cards would push the comparison off the first screen: folded, one click away.
+  const cards = `<div class="cards">${model.runs.map((r) => runCard(model, r)).join("")}</div>`;
+  sections.push(["runs", several ? "Runs" : "Run", model.runs.length > 2 ? `<details><summary>${model.runs.length} run directories: plan hash, seed, trainer, model, versions, overrides, wall time</summary>${cards}</details>` : cards]);
+  if (model.runs.some((r) => r.run.warnings.length > 0)) sections.push(["warnings", "Warnings", warningsSection(model)]);
   sections.push(["summary", "Summary", summaryTable(model)]);
-  if (several && model.comparison) {
+  if (model.comparison) {
     sections.push([
       "comparison",
       "Comparison",
-      `<h3>Final pass@k per run</h3>${sideBySide(model)}<h3>Paired per-task differences against ${h(model.comparison.baseline.label)}</h3><p class="muted">Each run's pass@k minus the baseline's, task by task over the tasks both evaluated at their last eval; mean difference with its 95% bootstrap interval over tasks. “better”/“worse” when the interval excludes 0.</p>${pairedTable(model, model.comparison.rows)}${perTaskDetails(model, model.comparison)}`,
+      `${model.seedsAggregated ? `<h3>Final pass@k per variant, over its seeds</h3>${seedTable(model)}` : ""}<h3>Final pass@k per run</h3>${sideBySide(model)}<h3>Paired per-task differences against ${h(model.comparison.baseline.label)}</h3><p class="muted">Each ${model.seedsAggregated ? "variant" : "run"}'s pass@k minus the baseline's, task by task over the tasks both evaluated at their last eval${model.seedsAggregated ? " (a variant of several seeds scores a task by its mean over the seeds)" : ""}; mean difference with its 95% paired bootstrap interval over tasks. “better”/“worse” when the interval excludes 0.</p>${pairedTable(model.comparison.rows)}${perTaskDetails(model.comparison)}`,
     ]);
   }
   if (model.runs.some((r) => r.run.preflight)) sections.push(["preflight", "Preflight", preflightSection(model)]);
-  sections.push(["curves", "Learning curves", `${legend(model)}${chartGrid(model.curves)}`]);
+  if (model.seedsAggregated && !model.comparison) sections.push(["seeds", "Seeds", `<h3>Final pass@k over the seeds</h3>${seedTable(model)}`]);
+  sections.push(["curves", "Learning curves", `${legend(model)}${curvesIntro(model)}${chartGrid(model.curves)}`]);
   sections.push([
     "eval",
     "Evaluation",
-    `<p class="muted">pass@k per eval: the unbiased per-task estimate averaged over tasks, with its 95% percentile-bootstrap interval over tasks.</p>${model.evalCharts.length > 0 ? chartGrid(model.evalCharts) : ""}${model.runs.map((r) => `${several ? `<h3>${h(r.label)}</h3>` : ""}${evalTable(r, model.ks)}`).join("")}`,
+    `<p class="muted">pass@k per eval: the unbiased per-task estimate averaged over tasks, with its 95% percentile-bootstrap interval over tasks. On the charts the base eval (before the cold start) is the hollow diamond at iteration 0, joined by a vertical segment to the cold-started policy's point at 0.</p>${model.evalCharts.length > 0 ? chartGrid(model.evalCharts) : ""}${model.runs.map((r) => `${several ? `<h3>${h(r.label)}</h3>` : ""}${evalTable(r, model.ks)}`).join("")}`,
   ]);
   sections.push(["time", "Wall time", wallTable(model)]);
   if (model.runs.some((r) => r.samples.length > 0)) sections.push(["samples", "Sample trajectories", samplesSection(model)]);

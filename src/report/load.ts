@@ -40,6 +40,20 @@ export interface EvalFile {
   readonly rows: readonly EvalTaskRow[];
 }
 
+/** One epoch of the SFT cold start: the mean NLL per target token on the training and held-out records. */
+export interface SftEpochRow {
+  readonly epoch: number;
+  readonly train: number | undefined;
+  readonly heldout: number | undefined;
+}
+
+/** A watchdog warning of one iteration (metrics.jsonl `warnings`). */
+export interface RunWarning {
+  readonly iteration: number;
+  readonly code: string;
+  readonly message: string;
+}
+
 export interface RunInfo {
   /** The directory as given on the command line. */
   readonly given: string;
@@ -61,6 +75,9 @@ export interface RunInfo {
   readonly evals: readonly EvalFile[];
   /** preflight.json's checks (report/preflight.ts); null when the run has none. */
   readonly preflight: readonly PreflightRow[] | null;
+  /** The cold start's losses per epoch (state.json, else iteration 1's metrics line); empty without one. */
+  readonly sft: readonly SftEpochRow[];
+  readonly warnings: readonly RunWarning[];
   readonly notes: readonly string[];
 }
 
@@ -91,9 +108,9 @@ function readJsonFile(file: string, what: string): unknown {
   }
 }
 
-/** Run directories at most `depth` levels below `dir`, for a hint when `dir` is not one. */
-function runDirsBelow(dir: string, depth: number, found: string[] = []): string[] {
-  if (depth === 0 || found.length >= 5) return found;
+/** Run directories at most `depth` levels below `dir` (at most `limit`), in name order. */
+export function runDirsBelow(dir: string, depth: number, limit = 5, found: string[] = []): string[] {
+  if (depth === 0 || found.length >= limit) return found;
   let entries: string[];
   try {
     entries = readdirSync(dir).sort();
@@ -108,8 +125,8 @@ function runDirsBelow(dir: string, depth: number, found: string[] = []): string[
       continue;
     }
     if (existsSync(path.join(sub, "plan.json"))) found.push(sub);
-    else runDirsBelow(sub, depth - 1, found);
-    if (found.length >= 5) break;
+    else runDirsBelow(sub, depth - 1, limit, found);
+    if (found.length >= limit) break;
   }
   return found;
 }
@@ -174,6 +191,22 @@ function readEvalFiles(dir: string, evalK: readonly number[], notes: string[]): 
     files.push({ iteration, rows });
   }
   return files.sort((a, b) => a.iteration - b.iteration);
+}
+
+function sftEpochs(summary: Json | undefined): SftEpochRow[] {
+  if (!isObject(summary) || !Array.isArray(summary.epochs)) return [];
+  return summary.epochs.flatMap((e) => {
+    const epoch = isObject(e) ? finiteNumber(e.epoch) : undefined;
+    return isObject(e) && epoch !== undefined ? [{ epoch, train: finiteNumber(e.train_nll), heldout: finiteNumber(e.heldout_nll) }] : [];
+  });
+}
+
+function warningsOf(metrics: readonly MetricsRow[]): RunWarning[] {
+  return metrics.flatMap((m) =>
+    Array.isArray(m.raw.warnings)
+      ? m.raw.warnings.flatMap((w) => (isObject(w) && typeof w.message === "string" ? [{ iteration: m.iteration, code: typeof w.code === "string" ? w.code : "warning", message: w.message }] : []))
+      : [],
+  );
 }
 
 /** Reads one run directory; throws ReportInputError when it is not one or has no metrics. */
@@ -270,6 +303,8 @@ export function loadRun(given: string, cwd: string): RunInfo {
     partial,
     evals,
     preflight: loadPreflight(dir, notes),
+    sft: sftEpochs(state?.sft ?? metrics.find((m) => m.raw.sft !== undefined)?.raw.sft),
+    warnings: warningsOf(metrics),
     notes,
   };
 }

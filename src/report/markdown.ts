@@ -1,6 +1,7 @@
 // The markdown summary of a report (report.md): the tables of the HTML page without the charts,
 // for pull requests, notebooks and terminals.
 import { duration, escapeMarkdown as e, fixed, interval, jsonValue, percent, signedInterval, verdict } from "./format.js";
+import { finalSpread } from "./groups.js";
 import type { ReportModel, RunReport } from "./types.js";
 import { shortHash, type JsonObject } from "./load.js";
 import { preflightCells } from "./preflight.js";
@@ -70,13 +71,32 @@ export function renderMarkdown(model: ReportModel): string {
     "",
   );
 
-  if (several && model.comparison) {
-    const labels = new Map(model.runs.map((r) => [r.run, r.label]));
-    out.push("## Comparison", "", "### Final pass@k per run", "");
+  if (model.seedsAggregated) {
+    out.push(model.comparison ? "## Comparison" : "## Seeds", "", "### Final pass@k per variant, over its seeds", "");
+    out.push(
+      table(
+        ["Variant", "Seeds", ...model.ks.map((k) => `pass@${k} mean ± sd [min, max]`)],
+        model.groups.map((g) => [
+          `${e(g.label)}${g === model.comparison?.baseline ? " (baseline)" : ""}`,
+          g.members.map((m) => m.run.seed ?? "–").join(", "),
+          ...model.ks.map((k) => {
+            const s = finalSpread(g, k);
+            return s ? `${fixed(s.mean)} ± ${fixed(s.sd)} [${fixed(s.min)}, ${fixed(s.max)}]` : "–";
+          }),
+        ]),
+        [false, true, ...model.ks.map(() => true)],
+      ),
+      "",
+    );
+  }
+
+  if (model.comparison) {
+    const baseline = model.comparison.baseline.members;
+    out.push(...(model.seedsAggregated ? [] : ["## Comparison", ""]), "### Final pass@k per run", "");
     out.push(
       table(
         ["Run", "Plan hash", "Eval iteration", "Tasks", ...model.ks.map((k) => `pass@${k} [95% CI]`)],
-        model.runs.map((r, i) => [`${e(r.label)}${i === 0 ? " (baseline)" : ""}`, `\`${shortHash(r.run.hash)}\``, String(r.final?.iteration ?? "–"), String(r.final?.tasks ?? "–"), ...model.ks.map((k) => interval(r.final?.pass.get(k)))]),
+        model.runs.map((r) => [`${e(r.label)}${baseline.includes(r) ? " (baseline)" : ""}`, `\`${shortHash(r.run.hash)}\``, String(r.final?.iteration ?? "–"), String(r.final?.tasks ?? "–"), ...model.ks.map((k) => interval(r.final?.pass.get(k)))]),
         [false, false, true, true, ...model.ks.map(() => true)],
       ),
       "",
@@ -87,8 +107,8 @@ export function renderMarkdown(model: ReportModel): string {
         ["Run", "k", "Tasks paired", "Eval iterations", "Mean difference [95% CI]", "SE", "Verdict"],
         model.comparison.rows.map((row) =>
           row.result
-            ? [e(labels.get(row.run) ?? ""), String(row.k), String(row.tasks), `${row.baselineIteration} / ${row.iteration}`, signedInterval({ ...row.result.interval, estimate: row.result.meanDifference }), fixed(row.result.standardError), verdict(row.result.interval)]
-            : [e(labels.get(row.run) ?? ""), row.k ? String(row.k) : "–", "0", `${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}`, "–", "–", e(row.reason ?? "")],
+            ? [e(row.label), String(row.k), String(row.tasks), `${row.baselineIteration} / ${row.iteration}`, signedInterval({ ...row.result.interval, estimate: row.result.meanDifference }), fixed(row.result.standardError), verdict(row.result.interval)]
+            : [e(row.label), row.k ? String(row.k) : "–", "0", `${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}`, "–", "–", e(row.reason ?? "")],
         ),
         [false, true, true, true, true, true, false],
       ),
@@ -115,7 +135,7 @@ export function renderMarkdown(model: ReportModel): string {
     out.push(
       table(
         ["Iteration", "Tasks", "Env errors", ...model.ks.map((k) => `pass@${k} [95% CI]`)],
-        r.evals.map((ev) => [String(ev.iteration), String(ev.tasks ?? "–"), String(ev.envErrors ?? "–"), ...model.ks.map((k) => interval(ev.pass.get(k)))]),
+        r.evals.map((ev) => [ev.iteration < 0 ? "base" : String(ev.iteration), String(ev.tasks ?? "–"), String(ev.envErrors ?? "–"), ...model.ks.map((k) => interval(ev.pass.get(k)))]),
         [true, true, true, ...model.ks.map(() => true)],
       ),
       "",
@@ -130,6 +150,9 @@ export function renderMarkdown(model: ReportModel): string {
       out.push(table(["Sample", "Iteration", "Episode", "Task", "Reward", "End", "Turns"], r.samples.map((t) => [t.which, String(t.iteration), String(t.episode), String(t.task), fixed(t.reward), t.end, String(t.turns)]), [false, true, true, true, true, false, true]), "");
     }
   }
+
+  const warnings = model.runs.flatMap((r) => r.run.warnings.map((w) => [e(r.label), String(w.iteration), `\`${w.code}\``, e(w.message)]));
+  if (warnings.length > 0) out.push("## Warnings", "", table(["Run", "Iteration", "Code", "Warning"], warnings, [false, true, false, false]), "");
 
   const notes = [...model.notes, ...model.runs.flatMap((r) => r.run.notes.map((n) => `${r.label}: ${n}`))];
   if (notes.length > 0) out.push("## Notes", "", ...notes.map((n) => `- ${e(n)}`), "");

@@ -109,11 +109,13 @@ export function wallTime(run: RunInfo): WallTime | null {
 }
 
 export interface PairedRow {
-  readonly run: RunInfo;
+  /** The variant compared with the baseline. */
+  readonly label: string;
   readonly k: number;
+  /** The last eval iteration of the baseline's runs and of this variant's (the latest over its seeds). */
   readonly baselineIteration: number | null;
   readonly iteration: number | null;
-  /** Tasks both runs evaluated with a pass@k score at their last eval. */
+  /** Tasks both variants evaluated with a pass@k score at their last eval. */
   readonly tasks: number;
   readonly result: PairedComparison | null;
   /** Why there is no result. */
@@ -134,41 +136,56 @@ function compareTaskKeys(a: string, b: string): number {
   return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
-/** Paired per-task differences (run - baseline) at each run's last eval, per k both runs have. */
-export function pairedAgainst(baseline: RunInfo, run: RunInfo): PairedRow[] {
-  const a = baseline.evals[baseline.evals.length - 1];
-  const b = run.evals[run.evals.length - 1];
-  const ks = runKs(baseline).filter((k) => runKs(run).includes(k));
+/** Each task's pass@k at the runs' last evals, averaged over the runs (the seeds) that scored it. */
+function taskScores(runs: readonly RunInfo[], k: number): Map<string, number> {
+  const sums = new Map<string, { sum: number; n: number }>();
+  for (const run of runs) {
+    const file = run.evals[run.evals.length - 1];
+    for (const r of file?.rows ?? []) {
+      const v = r.pass.get(k);
+      if (typeof v !== "number") continue;
+      const key = taskKey(r.env, r.task);
+      const s = sums.get(key) ?? { sum: 0, n: 0 };
+      sums.set(key, { sum: s.sum + v, n: s.n + 1 });
+    }
+  }
+  return new Map([...sums].map(([key, { sum, n }]) => [key, sum / n]));
+}
+
+const lastEvalIteration = (runs: readonly RunInfo[]): number | null => {
+  const its = runs.flatMap((r) => (r.evals.length > 0 ? [r.evals[r.evals.length - 1]?.iteration ?? 0] : []));
+  return its.length > 0 ? Math.max(...its) : null;
+};
+
+/**
+ * Paired per-task differences (variant - baseline) at the runs' last evals, per k both have; a
+ * variant of several seeds scores each task by its mean over the seeds.
+ */
+export function pairedAgainst(baseline: readonly RunInfo[], variant: readonly RunInfo[], label: string): PairedRow[] {
+  const ks = [baseline, variant].map((runs) => [...new Set(runs.flatMap(runKs))]);
+  const shared = (ks[0] ?? []).filter((k) => (ks[1] ?? []).includes(k)).sort((a, b) => a - b);
+  const common = { label, baselineIteration: lastEvalIteration(baseline), iteration: lastEvalIteration(variant) };
   const rows: PairedRow[] = [];
-  for (const k of ks) {
-    const common = { run, k, baselineIteration: a?.iteration ?? null, iteration: b?.iteration ?? null };
-    if (!a || !b) {
-      rows.push({ ...common, tasks: 0, result: null, reason: `${!a ? "the baseline" : "this run"} has no per-task eval results (eval/*.jsonl)` });
+  for (const k of shared) {
+    if (common.baselineIteration === null || common.iteration === null) {
+      rows.push({ ...common, k, tasks: 0, result: null, reason: `${common.baselineIteration === null ? "the baseline" : "this run"} has no per-task eval results (eval/*.jsonl)` });
       continue;
     }
-    const scoresA = new Map<string, number>();
-    for (const r of a.rows) {
-      const v = r.pass.get(k);
-      if (typeof v === "number") scoresA.set(taskKey(r.env, r.task), v);
-    }
-    const scoresB = new Map<string, number>();
-    for (const r of b.rows) {
-      const v = r.pass.get(k);
-      if (typeof v === "number") scoresB.set(taskKey(r.env, r.task), v);
-    }
+    const scoresA = taskScores(baseline, k);
+    const scoresB = taskScores(variant, k);
     const keys = [...scoresA.keys()].filter((key) => scoresB.has(key)).sort(compareTaskKeys);
     if (keys.length === 0) {
-      rows.push({ ...common, tasks: 0, result: null, reason: "no task was evaluated by both runs" });
+      rows.push({ ...common, k, tasks: 0, result: null, reason: "no task was evaluated by both runs" });
       continue;
     }
     const result = pairedDifferences(
-      keys.map((key) => defined(scoresA.get(key), `run A's score of task ${key}`)),
-      keys.map((key) => defined(scoresB.get(key), `run B's score of task ${key}`)),
-      { seed: deriveSeed(baseline.seed ?? 0, "report-paired", k), resamples: 10_000 },
+      keys.map((key) => defined(scoresA.get(key), `the baseline's score of task ${key}`)),
+      keys.map((key) => defined(scoresB.get(key), `${label}'s score of task ${key}`)),
+      { seed: deriveSeed(baseline[0]?.seed ?? 0, "report-paired", k), resamples: 10_000 },
     );
-    rows.push({ ...common, tasks: keys.length, result });
+    rows.push({ ...common, k, tasks: keys.length, result });
   }
-  if (ks.length === 0) rows.push({ run, k: 0, baselineIteration: a?.iteration ?? null, iteration: b?.iteration ?? null, tasks: 0, result: null, reason: "the runs share no k of pass@k" });
+  if (shared.length === 0) rows.push({ ...common, k: 0, tasks: 0, result: null, reason: "the runs share no k of pass@k" });
   return rows;
 }
 

@@ -17,6 +17,15 @@ export interface RunReport {
   readonly samples: readonly SampleTrajectory[];
 }
 
+/** One variant of the report: a run, or the runs of one variant that differ only in their seed. */
+export interface VariantGroup {
+  readonly label: string;
+  /** Its position among the variants: its colour on every chart. */
+  readonly index: number;
+  /** Its runs, by seed. */
+  readonly members: readonly RunReport[];
+}
+
 export interface RenderedChart {
   readonly spec: ChartSpec;
   readonly svg: string;
@@ -26,14 +35,20 @@ export interface ReportModel {
   readonly title: string;
   readonly arlVersion: string;
   readonly runs: readonly RunReport[];
+  /** The variants, each with its seeds; one per run unless runs differ only in their seed. */
+  readonly groups: readonly VariantGroup[];
+  /** Some variant has several seeds: curves and tables show the mean and spread across seeds. */
+  readonly seedsAggregated: boolean;
+  /** The EMA weight the learning curves were smoothed with (0: none). */
+  readonly smooth: number;
   /** Every k of pass@k any run evaluated, ascending. */
   readonly ks: readonly number[];
   readonly curves: readonly RenderedChart[];
   /** Learning curves with no data in any run. */
   readonly missingCurves: readonly string[];
   readonly evalCharts: readonly RenderedChart[];
-  /** Several runs: paired per-task differences of each later run against the first. */
-  readonly comparison: { readonly baseline: RunReport; readonly rows: readonly PairedRow[] } | null;
+  /** Several variants: paired per-task differences of each variant against the baseline (--baseline, else the first). */
+  readonly comparison: { readonly baseline: VariantGroup; readonly rows: readonly PairedRow[] } | null;
   /** Cross-run remarks (per-run notes are on each run). */
   readonly notes: readonly string[];
 }

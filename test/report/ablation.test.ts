@@ -1,21 +1,24 @@
-// `arl report` on real run directories: a two-variant ablation run through the orchestrator
-// (scripted trainer double, subprocess env), reported side by side.
+// `arl report` on real run directories: a two-variant ablation run by `arl run` (scripted
+// trainer double, subprocess env), which ends with the report of both variants side by side in
+// the folder of their runs; `arl report SPEC` finds the same runs again.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
-import { runAblation, tempDir } from "./fixtures.js";
+import { runAblation } from "./fixtures.js";
 
 describe("arl report on runs of an ablation", () => {
   it("reports the variants' learning curves, evals and paired per-task differences", async () => {
-    const [g4, g2] = await runAblation(2);
-    const cwd = tempDir("arl-report-cwd-");
-    const run = await runArl(["report", g4!, g2!, "--out", "cmp"], { cwd });
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    expect(run.stdout).toBe("cmp/report.html\ncmp/report.md\n");
-    const html = readFileSync(path.join(cwd, "cmp", "report.html"), "utf8");
-    const md = readFileSync(path.join(cwd, "cmp", "report.md"), "utf8");
+    const { cwd, dirs, stdout } = await runAblation(2);
+    const [g4, g2] = dirs;
+    expect(dirs).toHaveLength(2);
+    // Each run's own report, then the sweep's, in runs/<experiment>.
+    const runs = path.join(cwd, "runs");
+    expect(stdout).toContain(`report: ${path.join(g4!, "report.html")}\n`);
+    expect(stdout).toContain(`report: ${path.join(g2!, "report.html")}\n`);
+    expect(stdout).toMatch(new RegExp(`\nsweep report \\(2 runs\\): ${path.join(runs, "counting", "report.html")}\n$`));
+    const html = readFileSync(path.join(runs, "counting", "report.html"), "utf8");
+    const md = readFileSync(path.join(runs, "counting", "report.md"), "utf8");
 
     // Header from plan.json and manifest.json.
     for (const dir of [g4!, g2!]) {
@@ -27,7 +30,7 @@ describe("arl report on runs of an ablation", () => {
     expect(html).toContain(`node ${process.version}`);
 
     // Learning curves of both runs, as SVG.
-    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
 
     // The eval table has each run's recorded numbers (iteration 2), and iteration 0 recomputed.
     for (const dir of [g4!, g2!]) {
@@ -43,5 +46,14 @@ describe("arl report on runs of an ablation", () => {
       expect(md).toMatch(new RegExp(`\\| g2 \\| ${k} \\| 6 \\| 2 / 2 \\| [-+]?\\d\\.\\d{3} \\[`));
     }
     expect(html).not.toMatch(/https?:\/\//);
+
+    // The same runs found from the spec (under --runs, default runs): the report goes there again.
+    const fromSpec = await runArl(["report", "spec.arl", "--out", "again"], { cwd });
+    expect(fromSpec.stderr).toBe("");
+    expect(fromSpec.code).toBe(0);
+    const specPage = readFileSync(path.join(cwd, "again", "report.html"), "utf8");
+    // The same comparison as the page arl run wrote.
+    const comparison = (page: string) => /<section id="comparison">[\s\S]*?<\/section>/.exec(page)![0];
+    expect(comparison(specPage)).toBe(comparison(html));
   }, 180_000);
 });

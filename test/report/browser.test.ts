@@ -1,12 +1,16 @@
 // The report page in a real browser: headless Chromium (Debian's `chromium` package) takes a
-// screenshot of report.html from disk, with networking features off; the PNG must be the
-// window's size and carry a real page, not a blank one.
+// screenshot of a sweep's report.html from disk, with networking features off; the PNG must be
+// the window's size and carry a real page, not a blank one. With ARL_WRITE_DOCS=1 the
+// screenshot becomes the README's picture, docs/images/report-sweep.png.
 import { execa } from "execa";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
-import { tempDir, writeRun } from "./fixtures.js";
+import { tempDir, writeSweep } from "./fixtures.js";
+
+const docsImage = fileURLToPath(new URL("../../docs/images/report-sweep.png", import.meta.url));
 
 const chromium = "/usr/bin/chromium";
 const hasChromium = existsSync(chromium);
@@ -21,12 +25,11 @@ function pngSize(png: Buffer): { width: number; height: number } {
 describe("arl report in a browser", () => {
   it.skipIf(!hasChromium)(hasChromium ? "renders in headless Chromium" : "renders in headless Chromium (skipped: /usr/bin/chromium is absent; install Debian's chromium package)", async () => {
     const cwd = tempDir("arl-report-browser-");
-    const g4 = writeRun(path.join(cwd, "runs"), { variant: "g4", gain: 0.1 });
-    const g2 = writeRun(path.join(cwd, "runs"), { variant: "g2", gain: 0.06, planned: 8, iterations: 5 });
-    const report = await runArl(["report", g4, g2, "--out", "out"], { cwd });
+    writeSweep(cwd);
+    const report = await runArl(["report", "spec.arl", "--smooth", "0.5"], { cwd });
     expect(report.code).toBe(0);
-    const page = path.join(cwd, "out", "report.html");
-    const shot = path.join(cwd, "out", "report.png");
+    const page = path.join(cwd, "runs", "counting", "report.html");
+    const shot = path.join(cwd, "report.png");
     const profile = tempDir("arl-report-chromium-");
     const args = [
       "--headless",
@@ -38,14 +41,16 @@ describe("arl report in a browser", () => {
       "--no-first-run",
       `--user-data-dir=${profile}`,
       `--screenshot=${shot}`,
-      "--window-size=1200,2000",
+      "--hide-scrollbars",
+      "--window-size=1200,2400",
       `file://${page}`,
     ];
     const browser = await execa(chromium, args, { reject: false, timeout: 90_000, forceKillAfterDelay: 5_000, stdin: "ignore" });
     expect(existsSync(shot), `no screenshot; chromium exited ${browser.exitCode}:\n${browser.stderr}`).toBe(true);
     const png = readFileSync(shot);
-    expect(pngSize(png)).toEqual({ width: 1200, height: 2000 });
-    // A blank 1200x2000 page compresses to a few KB; text, tables and charts take far more.
+    expect(pngSize(png)).toEqual({ width: 1200, height: 2400 });
+    // A blank 1200x2400 page compresses to a few KB; text, tables and charts take far more.
     expect(statSync(shot).size).toBeGreaterThan(60_000);
+    if (process.env.ARL_WRITE_DOCS === "1") copyFileSync(shot, docsImage);
   }, 120_000);
 });

@@ -1,19 +1,18 @@
 // Run directories for report tests: real ones, produced by running a small two-variant ablation
-// through the orchestrator (scripted trainer double, subprocess env), and hand-written ones with
+// with arl run (scripted trainer double, subprocess env), and hand-written ones with
 // realistic values for the cases a real run cannot easily produce (partial, killed, no metrics).
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { deriveSeed, derivedRandom } from "../../src/contracts/random.js";
-import { envKinds } from "../../src/envs/registry.js";
 import { bootstrapMeanInterval, passAtK } from "../../src/rl/eval.js";
-import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { runArl } from "../helpers/cli.js";
 import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../helpers/plans.js";
 
 const trainerScript = scriptedTrainerScript;
 
-export const ablationSpec = (iterations: number, size: { batch: number; evalTasks: number; samples: number } = { batch: 3, evalTasks: 8, samples: 4 }) => `
+export const ablationSpec = (iterations: number, size: { batch: number; evalTasks: number; samples: number } = { batch: 3, evalTasks: 8, samples: 4 }, seeds?: readonly number[]) => `
 experiment counting {
   seed: 3
   policy { model: "builtin:tiny" }
@@ -32,21 +31,24 @@ experiment counting {
   ablation {
     g4 { algorithm.group_size: 4 }
     g2 { algorithm.group_size: 2 }
-  }
+  }${seeds ? `\n  sweep { seed: [${seeds.join(", ")}] }` : ""}
 }
 `;
 
-/** Runs every variant of the ablation spec; returns the run directories, in variant order. */
-export async function runAblation(iterations = 2): Promise<string[]> {
-  const plans = compilePlans(ablationSpec(iterations, { batch: 2, evalTasks: 6, samples: 2 }));
-  const out = mkdtempSync(path.join(tmpdir(), "arl-report-runs-"));
-  return Promise.all(
-    plans.map(async (plan) => {
-      const runDir = RunDirectory.create(out, plan);
-      await executePlan({ plan, runDir, trainer: { file: process.execPath, args: [trainerScript] }, envs: envKinds, log: () => undefined });
-      return runDir.dir;
-    }),
-  );
+/** The sizes runAblation runs the ablation spec with. */
+export const ablationSize = { batch: 2, evalTasks: 6, samples: 2 };
+
+/**
+ * Runs the ablation spec with `arl run` (every variant in turn, the scripted trainer double) in
+ * a fresh working directory; returns it, the run directories in variant order and what arl run
+ * printed.
+ */
+export async function runAblation(iterations = 2): Promise<{ cwd: string; dirs: string[]; stdout: string }> {
+  const cwd = mkdtempSync(path.join(tmpdir(), "arl-report-runs-"));
+  writeFileSync(path.join(cwd, "spec.arl"), ablationSpec(iterations, ablationSize));
+  const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${trainerScript}`], { cwd });
+  if (run.code !== 0) throw new Error(`arl run failed (${run.code}):\n${run.stderr}`);
+  return { cwd, dirs: [...run.stdout.matchAll(/; run directory: (\S+)/g)].map((m) => m[1] ?? ""), stdout: run.stdout };
 }
 
 export interface WrittenRunOptions {
@@ -62,6 +64,12 @@ export interface WrittenRunOptions {
   readonly metricsEval?: boolean;
   /** Eval tasks (the plan's eval.tasks is 8; a different number exercises partial overlap). */
   readonly evalTasks?: number;
+  /** The variant of a seed sweep (`sweep { seed: [1, 2, 3] }`) with this seed: `g4,seed=2`. */
+  readonly seed?: 1 | 2 | 3;
+  /** A cold start of this many epochs: its losses in state.json and iteration 1's metrics line. */
+  readonly sftEpochs?: number;
+  /** Watchdog warnings in these iterations' metrics lines. */
+  readonly warnAt?: readonly number[];
 }
 
 /**
@@ -75,7 +83,10 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
   const iterations = options.iterations ?? planned;
   const gain = options.gain ?? 0.1;
   const evalTasks = options.evalTasks ?? 8;
-  const plan = compilePlans(ablationSpec(planned)).find((p) => p.variant === (options.variant ?? "g4"))!;
+  const variant = `${options.variant ?? "g4"}${options.seed ? `,seed=${options.seed}` : ""}`;
+  const plan = compilePlans(ablationSpec(planned, undefined, options.seed ? [1, 2, 3] : undefined)).find((p) => p.variant === variant)!;
+  // Seeds of one variant differ a little, as runs of several seeds do.
+  const jitter = options.seed ? 0.02 * (options.seed - 2) : 0;
   const runDir = RunDirectory.create(root, plan, new Date(Date.UTC(2026, 0, 2, 3, 4, 5)));
   runDir.writeManifest({
     plan_hash: plan.hash,
@@ -90,7 +101,10 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
     envs: { counter: { kind: "subprocess", version: null, data: null } },
     checkpoint: null,
   });
-  const skill = (it: number) => Math.min(0.95, 0.25 + gain * it);
+  const skill = (it: number) => Math.min(0.95, 0.25 + jitter + gain * it);
+  const sft = options.sftEpochs
+    ? { demos: 40, records: 0, heldout_records: 8, truncated: 0, skipped: 0, epochs: Array.from({ length: options.sftEpochs }, (_, e) => ({ epoch: e + 1, train_nll: 2.5 / (e + 1), heldout_nll: 2.7 / (e + 1) + 0.1 })) }
+    : undefined;
   const evalAt = (it: number) => {
     const rows = Array.from({ length: evalTasks }, (_, task) => {
       const random = derivedRandom(plan.seed, "fixture", plan.variant, it, task);
@@ -133,6 +147,7 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
       kl: 0.0008 * it * it,
       grad_norm: 0.4 + 0.03 * it,
       loss: -0.01 * it,
+      policy_loss: -0.012 * it,
       env_errors: 0,
       lag_drops: 0,
       tokens: 12 * (212 - 9 * it),
@@ -140,13 +155,30 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
       invalid_calls: 1,
       end_reasons: { finished: 11, truncated: 1, aborted: 0, env_error: 0 },
       policy_version: it,
+      ...(it === 1 && sft ? { sft } : {}),
       ...(ev && options.metricsEval !== false ? { eval: ev } : {}),
       time: { rollout_s: 41.5 + it, reward_s: 0.75, update_s: 12.25, total_s: 61.5 + it },
+      ...(options.warnAt?.includes(it) ? { warnings: [{ code: "no-signal", message: `no learning signal for 2 iterations in a row (iterations ${it - 1} and ${it})` }] } : {}),
     });
     const offset = runDir.metricsSize;
-    runDir.writeState({ iteration: it, checkpoint: runDir.checkpointDir(it), bufferOffset: 0, metricsOffset: offset, sftDone: false, policyVersion: it });
+    runDir.writeState({ iteration: it, checkpoint: runDir.checkpointDir(it), bufferOffset: 0, metricsOffset: offset, sftDone: sft !== undefined, policyVersion: it, ...(sft ? { sft } : {}) });
   }
   return runDir.dir;
+}
+
+/**
+ * A sweep's runs as `arl run` lays them out: spec.arl in `cwd` (the ablation's two arms over
+ * seeds 1 to 3) and under cwd/runs seeds 1 and 2 of each arm (seed 3 never ran); g2's seed 1 had
+ * a cold start of 3 epochs, a base eval (all tasks failed) and a watchdog warning at iteration 3.
+ */
+export function writeSweep(cwd: string): { runs: string; g4: string[]; g2: string[] } {
+  writeFileSync(path.join(cwd, "spec.arl"), ablationSpec(6, undefined, [1, 2, 3]));
+  const runs = path.join(cwd, "runs");
+  const g4 = ([1, 2] as const).map((seed) => writeRun(runs, { variant: "g4", seed, gain: 0.1 }));
+  const g2 = [writeRun(runs, { variant: "g2", seed: 1, gain: 0.05, sftEpochs: 3, warnAt: [3] }), writeRun(runs, { variant: "g2", seed: 2, gain: 0.05 })];
+  const evalDir = path.join(g2[0]!, "eval");
+  writeFileSync(path.join(evalDir, "base.jsonl"), readFileSync(path.join(evalDir, "iteration-00000.jsonl"), "utf8").replace(/"correct":\d+/g, '"correct":0').replace(/"pass@(\d)":[\d.]+/g, '"pass@$1":0'));
+  return { runs, g4, g2 };
 }
 
 /** A fresh temporary directory. */

@@ -9,7 +9,7 @@ import { bootstrapMeanInterval } from "../../src/rl/eval.js";
 import { runArl } from "../helpers/cli.js";
 import { tempDir, writeRun } from "./fixtures.js";
 
-const curveIds = ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl"];
+const curveIds = ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time"];
 
 function readJsonLines(file: string): Record<string, unknown>[] {
   return readFileSync(file, "utf8")
@@ -151,10 +151,12 @@ describe("arl report, several runs", () => {
     const run = await runArl(["report", g4, g2], { cwd });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    // Default --out for several runs: ./report.
-    expect(run.stdout).toBe("report/report.html\nreport/report.md\n");
-    const html = readFileSync(path.join(cwd, "report", "report.html"), "utf8");
-    const md = readFileSync(path.join(cwd, "report", "report.md"), "utf8");
+    // Default --out for several runs: the directory that holds them (root/<experiment>), not the working directory.
+    const out = path.join(root, "counting");
+    expect(run.stdout).toBe(`${path.join(out, "report.html")}\n${path.join(out, "report.md")}\n`);
+    expect(existsSync(path.join(cwd, "report"))).toBe(false);
+    const html = readFileSync(path.join(out, "report.html"), "utf8");
+    const md = readFileSync(path.join(out, "report.md"), "utf8");
     expect(html).toContain("<h1>counting: 2 runs</h1>");
     expect(html).toContain('<section id="comparison">');
     expect(externalReferences(html)).toEqual([]);
@@ -252,12 +254,11 @@ describe("arl report, partial runs and errors", () => {
 
   it("exits 2 with a clear message for a path that is not a run directory", async () => {
     const cwd = tempDir("arl-report-cwd-");
-    const runs = path.join(cwd, "runs");
-    const dir = writeRun(runs);
+    mkdirSync(path.join(cwd, "runs", "counting"), { recursive: true });
     const notRun = await runArl(["report", "runs"], { cwd });
     expect(notRun.code).toBe(2);
     expect(notRun.stdout).toBe("");
-    expect(notRun.stderr).toBe(`arl report: 'runs' is not a run directory (it has no plan.json); run directories below it: ${path.relative(cwd, dir)}\n`);
+    expect(notRun.stderr).toBe("arl report: 'runs' is not a run directory (it has no plan.json) and has no run directory below it; give a run directory (OUT/<experiment>/<variant>/<hash>-<time>) or the folder that holds a sweep's runs\n");
 
     const missing = await runArl(["report", "nowhere"], { cwd });
     expect(missing).toEqual({ code: 2, stdout: "", stderr: "arl report: 'nowhere' does not exist\n" });

@@ -121,8 +121,8 @@ describe("iteration metrics", () => {
         scored: { batch: allPlayed.slice(0, 2), ids: [], scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], owners: [], sampledLogprobs: [], lagged: { kept: [allPlayed.slice(0, 2)], droppedSamples: 0, droppedGroups: 0, maxLag: 1 } },
         update: {
           stepStats: [
-            { loss: 1, entropy: 2, ratio_min: 0.5, ratio_max: 1.5, policy_version: 4 },
-            { loss: 3, entropy: 4, ratio_min: 0.9, ratio_max: 1.1, policy_version: 5 },
+            { loss: 1, policy_loss: 0.5, entropy: 2, ratio_min: 0.5, ratio_max: 1.5, policy_version: 4 },
+            { loss: 3, policy_loss: 2.5, entropy: 4, ratio_min: 0.9, ratio_max: 1.1, policy_version: 5 },
           ],
           version: 5,
         },
@@ -134,7 +134,7 @@ describe("iteration metrics", () => {
     );
     expect(Object.keys(metrics)).toEqual([
       "iteration", "success", "reward", "reward_terms", "effective_group_ratio", "varied_group_ratio", "acceptance_rate", "rejected_groups", "rejected_tokens", "generated_length",
-      "entropy", "ratio_mean", "ratio_min", "ratio_max", "clip_fraction", "kl", "grad_norm", "loss", "env_errors", "lag_drops", "off_policy_masked", "policy_lag",
+      "entropy", "ratio_mean", "ratio_min", "ratio_max", "clip_fraction", "kl", "grad_norm", "loss", "policy_loss", "env_errors", "lag_drops", "off_policy_masked", "policy_lag",
       "cross_policy_turns", "tokens", "tool_calls", "invalid_calls", "end_reasons", "policy_version", "eval_base", "eval", "time",
     ]);
     const { time, ...rest } = metrics;
@@ -157,6 +157,7 @@ describe("iteration metrics", () => {
       kl: 0,
       grad_norm: 0,
       loss: 2,
+      policy_loss: 1.5,
       env_errors: 1,
       lag_drops: 0,
       off_policy_masked: 1,

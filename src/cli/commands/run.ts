@@ -63,7 +63,8 @@ failed; 2 a usage error or a damaged run directory; 4 the watchdog ended a run t
 learning signal (rollout.watchdog.on_no_signal: stop; its directory is complete, not
 resumable); 130 stopped at once by a second Ctrl-C or SIGTERM.`;
 
-function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
+/** The plans of `SPEC.arl[#experiment[/variant]]` or a plan file; compile errors are printed. */
+export function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors: boolean } {
   const [file, fragment] = target.split("#", 2) as [string, string | undefined];
   const abs = path.resolve(io.cwd, file);
   if (!existsSync(abs)) throw new UsageError(`cannot read '${file}'`);
@@ -89,6 +90,18 @@ async function writeRunReport(dir: string, io: CliIO): Promise<void> {
     io.stdout(`report: ${html}\n`);
   } catch (error) {
     io.stderr(`arl run: the report could not be written (${(error as Error).message}); try 'arl report ${dir}'\n`);
+  }
+}
+
+/** After every variant of a spec ran: one report of them all, in the folder that holds their run directories. */
+async function writeSweepReport(dirs: readonly string[], io: CliIO): Promise<void> {
+  try {
+    const { buildReport, reportInputs, writeReport } = await import("../../report/index.js");
+    const inputs = reportInputs(dirs, io.cwd);
+    const [html] = writeReport(await buildReport(inputs.dirs, { cwd: io.cwd, arlVersion: arlVersion(), notes: inputs.notes }), inputs.outDir);
+    io.stdout(`sweep report (${dirs.length} runs): ${html}\n`);
+  } catch (error) {
+    io.stderr(`arl run: the sweep report could not be written (${(error as Error).message}); try 'arl report ${path.dirname(path.dirname(dirs[0] ?? "."))}'\n`);
   }
 }
 
@@ -275,6 +288,7 @@ export const runCommand = defineCommand({
           return error.halted ? INTERRUPTED : ExitCode.errors;
         }
       }
+      if (jobs.length > 1) await writeSweepReport(jobs.map((j) => j.dir.dir), io);
     } finally {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", stopAtOnce);

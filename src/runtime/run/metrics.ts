@@ -55,6 +55,8 @@ export interface IterationMetrics {
   readonly kl: number;
   readonly grad_norm: number;
   readonly loss: number;
+  /** The policy-gradient term of the loss alone (train_step's policy_loss; the loss adds KL and value terms). */
+  readonly policy_loss: number;
   readonly env_errors: number;
   readonly lag_drops: number;
   readonly off_policy_masked: number;
@@ -109,6 +111,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     kl: adv.rewardKl ?? mean(stepStats.map((s) => s.kl ?? 0)),
     grad_norm: mean(stepStats.map((s) => s.grad_norm ?? 0)),
     loss: mean(stepStats.map((s) => s.loss ?? 0)),
+    policy_loss: mean(stepStats.map((s) => s.policy_loss ?? 0)),
     env_errors: allPlayed.length - played.length,
     lag_drops: lagged.droppedSamples,
     off_policy_masked: masked.filter(Boolean).length,
