@@ -117,7 +117,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     // Stopped with a rollout in flight: it ends (and closes its envs) before the trainers do.
     // What it played is not committed; a resumed run redoes it from the checkpoint's snapshot.
     await pending?.catch(() => undefined);
-    await trainers.shutdown();
+    options.log(await trainers.shutdown());
   } catch (error) {
     await trainers.kill();
     if (options.halt?.aborted) throw haltedError(state);

@@ -11,7 +11,7 @@ import type { TrainerClient } from "../trainer/protocol/client.js";
 import { ragged, row, type ChatTemplateInfo } from "../contracts/trainer-protocol.js";
 import { runEpisode, toolsFor } from "./harness.js";
 import type { GenerateOptions, Generation, Message, Policy } from "./policy.js";
-import { envKindOf, envNames, planEnv } from "./run/context.js";
+import { envKindOf, envNames, planEnv, refusal } from "./run/context.js";
 import type { RunStreams } from "./run/streams.js";
 import { shuffled } from "../contracts/random.js";
 import { splitTasks } from "../plan/splits.js";
@@ -105,7 +105,7 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
     if (sequences.length >= demos) break;
     const envPlan = planEnv(plan, task.env);
     const kind = envKindOf(ctx.envs, envPlan);
-    if (!kind.walkthrough) throw new Error(`rollout.sft.demos needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
+    if (!kind.walkthrough) throw refusal(`rollout.sft.demos needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
     const calls = await kind.walkthrough(envPlan, task.id);
     if (!calls || calls.length === 0) continue;
     const seed = ctx.streams.sftEpisodeSeed(task.env, task.id);
@@ -124,7 +124,7 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
     if (episode.end === "env_error") continue;
     sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });
   }
-  if (sequences.length === 0) throw new Error("rollout.sft.demos found no walkthroughs to train on");
+  if (sequences.length === 0) throw refusal("rollout.sft.demos found no walkthroughs to train on");
   return sequences;
 }
 
@@ -136,7 +136,7 @@ async function recordSequences(ctx: SftContext, data: SftData, heldout: number):
     const skipped = encoded.skipped > 0 ? `; ${encoded.skipped} of them had no assistant token left and ${encoded.skipped === 1 ? "is" : "are"} not trained on` : "";
     ctx.log(`sft data: warning: ${encoded.truncated} of ${data.records.length} records are longer than harness.max_total_tokens (${max}) and were truncated to it${skipped}`);
   }
-  if (encoded.train.length === 0) throw new Error(`rollout.sft.data '${data.path}': no record is left to train on (${encoded.heldout.length} held out, ${encoded.skipped} without an assistant token within harness.max_total_tokens)`);
+  if (encoded.train.length === 0) throw refusal(`rollout.sft.data '${data.path}': no record is left to train on (${encoded.heldout.length} held out, ${encoded.skipped} without an assistant token within harness.max_total_tokens)`);
   return encoded;
 }
 
@@ -146,7 +146,7 @@ export async function supervisedColdStart(ctx: SftContext): Promise<SftSummary> 
   const sft = defined(plan.rollout.sft, "rollout.sft of a plan with a cold start");
   // Before replaying any walkthrough: an ignored rate would train the cold start at the RL rate.
   if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
-    throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
+    throw refusal(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
   }
   const walkthroughs = sft.demos === null ? [] : await replayWalkthroughs(ctx, sft.demos);
   const records = ctx.sftData ? await recordSequences(ctx, ctx.sftData, sft.heldout) : { train: [], heldout: [], truncated: 0, skipped: 0 };

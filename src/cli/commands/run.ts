@@ -223,8 +223,12 @@ export const runCommand = defineCommand({
       io.stderr("\narl run: stopping after the current iteration is committed (press Ctrl-C again to stop at once)\n");
       controller.abort();
     };
+    // Trainers and env processes lead process groups of their own (contracts/process-group.ts):
+    // a terminal's Ctrl-C reaches this process alone, which commits and then shuts them down.
+    // A closed terminal (SIGHUP) stops at once, like SIGTERM.
     process.on("SIGINT", onSigint);
     process.on("SIGTERM", stopAtOnce);
+    process.on("SIGHUP", stopAtOnce);
     let status: number = ExitCode.ok;
     try {
       for (const job of jobs) {
@@ -269,13 +273,16 @@ export const runCommand = defineCommand({
           if (!(error instanceof RunError)) throw error;
           io.stderr(`arl run: ${error.message}\n`);
           if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
-          io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
+          // Only a run interrupted or crashed mid-way is told to resume: a refusal would meet the same answer again.
+          if (error.resumable) io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
+          else io.stderr("not resumable: the same plan would fail the same way; fix the cause above and start a new run\n");
           return error.halted ? INTERRUPTED : ExitCode.errors;
         }
       }
     } finally {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", stopAtOnce);
+      process.off("SIGHUP", stopAtOnce);
     }
     return status;
   },

@@ -3,7 +3,7 @@
 // rewards are all equal. Under asynchronous rollout this runs while the previous update does.
 import { at, defined, last } from "../../contracts/checked.js";
 import { splitTasks } from "../../plan/splits.js";
-import { RunError, envNames, planEnv, type RunContext } from "./context.js";
+import { envNames, planEnv, refusal, type RunContext } from "./context.js";
 import { groupBy, mapConcurrently, playEpisode, type Played, type Task } from "./episodes.js";
 
 /** The episodes of one iteration's training batch. */
@@ -71,7 +71,7 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
     const tasks: Task[] = Array.from({ length: need }, () => {
       const env = pickEnv();
       const ids = defined(trainIds.get(env), `the training split of env '${env}'`);
-      if (ids.length === 0) throw new RunError(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
+      if (ids.length === 0) throw refusal(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
       return { env, id: at(ids, Math.floor(random() * ids.length)) };
     });
     const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
