@@ -45,7 +45,14 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     const { ctx } = provisioned;
     let { version } = provisioned;
     const cold = await coldStart(ctx, state);
-    if (cold) ({ state, version } = cold);
+    if (cold) state = cold.state;
+    if (cold?.stopped !== undefined) {
+      // Asked to stop during the cold start: it committed a checkpoint and stopped there.
+      options.log(`stopped after ${cold.stopped} (committed)`);
+      options.log(await trainers.shutdown());
+      return { dir: options.runDir.dir, iterations: 0, stopped: true };
+    }
+    if (cold) version = cold.version;
 
     const pace: RunPace = { started: Date.now(), firstIteration: state.iteration + 1 };
     // The watchdog's no-signal streak continues across a resume from the committed lines.
@@ -59,6 +66,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           break;
         }
         // The starting policy's evaluation is reported with iteration 1's metrics, outside its time.
+        const evalBegun = Date.now();
         const evalBefore = iteration === 1 && plan.eval.before_training ? await evaluatePolicy(ctx, 0) : undefined;
         if (evalBefore) lastEval = evalBefore;
         const begun = Date.now();
@@ -97,7 +105,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           update,
           ...(evalBefore ? { evalBefore } : {}),
           ...(evaluation ? { evaluation } : {}),
-          times: { begun, rolledOut, scored: scoredAt, updated },
+          times: { begun, rolledOut, scored: scoredAt, updated, ...(evalBefore ? { evalBeforeSeconds: (begun - evalBegun) / 1000 } : {}) },
         }, signals);
         state = committed.state;
         signals.push(committed.metrics);

@@ -20,6 +20,37 @@ function statusLine(p: ProgressStatus): string {
   return `[${bar}] ${p.iteration}/${p.iterations}  success ${p.success.toFixed(3)}  reward ${p.reward.toFixed(3)}  ${Math.round(p.tokensPerSecond)} tok/s  ETA ${duration(eta)}`;
 }
 
+/** Counts of a long phase's work, planned and done; done() says the progress when it is time. */
+export interface PhaseWatch {
+  readonly planned: (units: number) => void;
+  readonly done: () => void;
+}
+
+/**
+ * Progress of a long phase (a rollout, an evaluation, the cold start) as log lines: the first
+ * after 2 s, then at doubling intervals up to a minute apart (a live status line cannot say how
+ * far an iteration is). `label` starts the line, `unit` names what is counted: "sft: 12 of 40
+ * steps taken (31 s)".
+ */
+export function phaseWatch(log: (line: string) => void, label: string, unit: string): PhaseWatch {
+  const begun = Date.now();
+  let total = 0;
+  let done = 0;
+  let next = 2000;
+  return {
+    planned: (units) => {
+      total += units;
+    },
+    done: () => {
+      done++;
+      const elapsed = Date.now() - begun;
+      if (elapsed < next) return;
+      next = Math.min(elapsed * 2, elapsed + 60_000);
+      log(`${label} ${done} of ${total} ${unit} (${Math.round(elapsed / 1000)} s)`);
+    },
+  };
+}
+
 /** Log lines interleave with the status line: the line is cleared, the log printed, the line redrawn. */
 export class Progress {
   private current = "";

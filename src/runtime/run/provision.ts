@@ -154,7 +154,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   let version = configured.policy_version;
   if (state.checkpoint) {
     version = (await trainer.request("load", { path: state.checkpoint })).policy_version;
-    log(`resumed after iteration ${state.iteration} from ${state.checkpoint}`);
+    log(state.sftProgress ? `resumed the cold start after its step ${state.sftProgress.step} from ${state.checkpoint}` : `resumed after iteration ${state.iteration} from ${state.checkpoint}`);
   }
   const template = configured.tokenizer.template ?? DEFAULT_TEMPLATE;
   if (!template.prefix_preserving && plan.harness.context.history === "exact") {
