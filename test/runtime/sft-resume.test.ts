@@ -71,7 +71,7 @@ describe("an interrupted cold start", () => {
     expect(existsSync(cut.checkpoint!)).toBe(false);
     // The report's wall time counts the phases before iteration 1.
     const [first] = runDir.readMetrics();
-    const time = first!.time as Record<string, number>;
+    const time = first!.time as { sft_s: number; base_eval_s: number; total_s: number };
     expect(time.sft_s).toBeGreaterThan(0);
     expect(time.base_eval_s).toBeGreaterThan(0);
     expect(time.total_s).toBeGreaterThanOrEqual(time.sft_s + time.base_eval_s);
