@@ -109,7 +109,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         }, signals);
         state = committed.state;
         signals.push(committed.metrics);
-        reportIteration(ctx, committed.metrics, rollout.seconds, pace, evaluation);
+        reportIteration(ctx, committed.metrics, rollout.seconds, pace, evaluation, rollout.allPlayed.find((p) => p.episode.end === "env_error")?.episode.error);
         if (committed.watchdog.stop) {
           watchdogStop = committed.watchdog.warnings.find((w) => w.code === "no-signal")?.message ?? "no learning signal";
           break;

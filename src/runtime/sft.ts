@@ -187,28 +187,32 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
   let targets = resume?.targets ?? 0;
   const seconds = () => (resume?.seconds ?? 0) + (Date.now() - begun) / 1000;
   if (resume) ctx.log(`sft: resuming after step ${step} of ${totalSteps} (epoch ${Math.floor(step / stepsPerEpoch) + 1}/${sft.epochs})`);
-  const watch = phaseWatch(ctx.log, "sft", "steps taken");
+  const watch = phaseWatch(ctx.log, "sft:", "steps taken");
   watch.planned(totalSteps - step);
-  for (let epoch = Math.floor(step / stepsPerEpoch); epoch < sft.epochs; epoch++) {
-    const order = perStep < sequences.length ? shuffled(sequences, ctx.streams.sftEpoch(epoch)) : sequences;
-    for (let start = (step - epoch * stepsPerEpoch) * perStep; start < order.length; start += perStep) {
-      const taken = await sftStep(ctx, sftPlan, order.slice(start, start + perStep));
-      nll += taken.nll;
-      targets += taken.targets;
-      step++;
-      watch.done();
-      const endOfEpoch = start + perStep >= order.length;
-      if (endOfEpoch) {
-        epochs.push(await finishEpoch(ctx, sftPlan, records.heldout, { epoch, nll, targets, demos: order.length, steps: stepsPerEpoch }));
-        nll = 0;
-        targets = 0;
-      }
-      // The last step's checkpoint is the cold start's own (checkpoint 0, run/cold-start.ts).
-      const due = sft.checkpoint_every === null ? endOfEpoch : step % sft.checkpoint_every === 0;
-      if (due && step < totalSteps && (await checkpoints.commit({ step, epochs: [...epochs], nll, targets, seconds: seconds() }))) {
-        return { stopped: { step, epochs, nll, targets, seconds: seconds() } };
+  try {
+    for (let epoch = Math.floor(step / stepsPerEpoch); epoch < sft.epochs; epoch++) {
+      const order = perStep < sequences.length ? shuffled(sequences, ctx.streams.sftEpoch(epoch)) : sequences;
+      for (let start = (step - epoch * stepsPerEpoch) * perStep; start < order.length; start += perStep) {
+        const taken = await sftStep(ctx, sftPlan, order.slice(start, start + perStep));
+        nll += taken.nll;
+        targets += taken.targets;
+        step++;
+        watch.done();
+        const endOfEpoch = start + perStep >= order.length;
+        if (endOfEpoch) {
+          epochs.push(await finishEpoch(ctx, sftPlan, records.heldout, { epoch, nll, targets, demos: order.length, steps: stepsPerEpoch }));
+          nll = 0;
+          targets = 0;
+        }
+        // The last step's checkpoint is the cold start's own (checkpoint 0, run/cold-start.ts).
+        const due = sft.checkpoint_every === null ? endOfEpoch : step % sft.checkpoint_every === 0;
+        if (due && step < totalSteps && (await checkpoints.commit({ step, epochs: [...epochs], nll, targets, seconds: seconds() }))) {
+          return { stopped: { step, epochs, nll, targets, seconds: seconds() } };
+        }
       }
     }
+  } finally {
+    watch.end();
   }
   return { done: { demos: walkthroughs.length, records: records.train.length, heldout_records: records.heldout.length, truncated: records.truncated, skipped: records.skipped, epochs }, seconds: seconds() };
 }

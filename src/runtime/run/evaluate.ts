@@ -40,7 +40,7 @@ export async function evaluatePolicy(ctx: RunContext, at: number | "base"): Prom
     const episode = await playEpisode(ctx, { ...j, split: ev.split, iteration, temperature: ev.temperature });
     watch.done();
     return episode;
-  });
+  }).finally(() => watch.end());
   const byGroup = groupBy(played);
   const rows = tasks.map((t, g) => {
     const mine = (byGroup.get(g) ?? []).filter((p) => p.episode.end !== "env_error");

@@ -45,36 +45,40 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
   const trainIds = new Map(names.map((n) => [n, splitTasks(n, planEnv(plan, n), "train")]));
   // Progress within a batch that takes a while.
   const watch = phaseWatch(ctx.log, `iteration ${iteration}/${plan.rollout.iterations}: rollout`, "episodes played");
-  for (let round = 0; round < maxRounds && accepted.length < plan.rollout.tasks_per_batch; round++) {
-    const need = plan.rollout.tasks_per_batch - accepted.length;
-    const tasks: Task[] = Array.from({ length: need }, () => {
-      const env = pickEnv();
-      const ids = defined(trainIds.get(env), `the training split of env '${env}'`);
-      if (ids.length === 0) throw refusal(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
-      return { env, id: at(ids, Math.floor(random() * ids.length)) };
-    });
-    const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
-    watch.planned(jobs.length);
-    const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
-      const episode = await playEpisode(ctx, { ...j, split: "train", iteration });
-      watch.done();
-      return episode;
-    });
-    for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
-    playedGroups += tasks.length;
-    const byGroup = groupBy(played);
-    for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
-      const group = byGroup.get(g) ?? [];
-      const usable = plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
-      const rewards = usable.map((p) => p.rewards.total);
-      if (dynamic && rewards.length > 0 && rewards.every((r) => r === rewards[0])) {
-        rejectedGroups++;
-        rejectedTokens += group.reduce((s, p) => s + p.episode.episode.tokens, 0);
-        continue;
+  try {
+    for (let round = 0; round < maxRounds && accepted.length < plan.rollout.tasks_per_batch; round++) {
+      const need = plan.rollout.tasks_per_batch - accepted.length;
+      const tasks: Task[] = Array.from({ length: need }, () => {
+        const env = pickEnv();
+        const ids = defined(trainIds.get(env), `the training split of env '${env}'`);
+        if (ids.length === 0) throw refusal(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
+        return { env, id: at(ids, Math.floor(random() * ids.length)) };
+      });
+      const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
+      watch.planned(jobs.length);
+      const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
+        const episode = await playEpisode(ctx, { ...j, split: "train", iteration });
+        watch.done();
+        return episode;
+      });
+      for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
+      playedGroups += tasks.length;
+      const byGroup = groupBy(played);
+      for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
+        const group = byGroup.get(g) ?? [];
+        const usable = plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
+        const rewards = usable.map((p) => p.rewards.total);
+        if (dynamic && rewards.length > 0 && rewards.every((r) => r === rewards[0])) {
+          rejectedGroups++;
+          rejectedTokens += group.reduce((s, p) => s + p.episode.episode.tokens, 0);
+          continue;
+        }
+        if (usable.length > 0) accepted.push(usable);
       }
-      if (usable.length > 0) accepted.push(usable);
+      if (!dynamic) break;
     }
-    if (!dynamic) break;
+  } finally {
+    watch.end();
   }
   return { accepted, allPlayed, rejectedGroups, rejectedTokens, playedGroups, seconds: (Date.now() - begun) / 1000 };
 }
