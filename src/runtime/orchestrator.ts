@@ -50,7 +50,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       // Asked to stop during the cold start: it committed a checkpoint and stopped there.
       options.log(`stopped after ${cold.stopped} (committed)`);
       options.log(await trainers.shutdown());
-      return { dir: options.runDir.dir, iterations: 0, stopped: true };
+      return { dir: options.runDir.dir, iterations: 0, stopped: true, stoppedAt: cold.stopped };
     }
     if (cold) version = cold.version;
 

@@ -2,7 +2,8 @@
 // trainer (real weights and AdamW state in its checkpoints) runs a cold start of 2 epochs of 2
 // steps with a checkpoint after every step; the run is stopped at once (its trainer killed) as
 // epoch 1 ends, before step 2's checkpoint, so the resumed cold start continues mid-epoch from
-// step 1 with that step's summed loss carried over. Its metrics lines (timings
+// step 1 with that step's summed loss carried over; that one is asked to stop (Ctrl-C) and stops
+// at its next checkpoint, and the last resume finishes the cold start and the run. Its metrics lines (timings
 // aside), the cold start's losses and the final checkpoint's bytes equal the uninterrupted run's.
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,12 +58,26 @@ describe("an interrupted cold start", () => {
     // The base evaluation was committed with the first checkpoint and is not repeated.
     expect(cut.baseEval).toBeDefined();
 
+    // Resumed, then asked to stop (Ctrl-C) as epoch 1 ends: it stops at the next checkpoint, step 2's.
+    const stop = new AbortController();
+    const stoppedLogs: string[] = [];
+    const stopLog = (line: string) => {
+      stoppedLogs.push(line);
+      if (line.startsWith("sft epoch 1/2")) stop.abort();
+    };
+    const stopped = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: stopLog, stop: stop.signal });
+    expect(stopped).toMatchObject({ iterations: 0, stopped: true, stoppedAt: "the cold start's step 2" });
+    expect(stoppedLogs).toContain(`resumed the cold start after its step 1 from ${cut.checkpoint}`);
+    expect(stoppedLogs).toContain("sft: resuming after step 1 of 4 (epoch 1/2)");
+    expect(stoppedLogs.find((l) => l.startsWith("trainer (pid"))).toMatch(/exited with status 0$/);
+    expect(runDir.readState()).toMatchObject({ sftDone: false, sftProgress: { step: 2, nll: 0, targets: 0 } });
+    expect(runDir.readState().sftProgress!.epochs).toHaveLength(1);
+
     const resumedLogs: string[] = [];
     const summary = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: (l) => resumedLogs.push(l) });
     expect(summary.iterations).toBe(1);
-    expect(resumedLogs).toContain(`resumed the cold start after its step 1 from ${cut.checkpoint}`);
-    expect(resumedLogs).toContain("sft: resuming after step 1 of 4 (epoch 1/2)");
-    expect(resumedLogs.filter((l) => l.startsWith("sft epoch")).map((l) => l.slice(0, 12))).toEqual(["sft epoch 1/", "sft epoch 2/"]);
+    expect(resumedLogs).toContain("sft: resuming after step 2 of 4 (epoch 2/2)");
+    expect(resumedLogs.filter((l) => l.startsWith("sft epoch")).map((l) => l.slice(0, 12))).toEqual(["sft epoch 2/"]);
     expect(resumedLogs.some((l) => l.startsWith("base eval"))).toBe(false);
     expect(withoutTimes(runDir.readMetrics())).toEqual(withoutTimes(reference.readMetrics()));
     expect(runDir.readState().sft).toEqual(reference.readState().sft);

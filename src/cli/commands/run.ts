@@ -261,7 +261,7 @@ export const runCommand = defineCommand({
             status = ExitCode.noSignal;
             continue;
           }
-          io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);
+          io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.stoppedAt ?? `${summary.iterations} iterations`}; run directory: ${job.dir.dir}\n`);
           await writeRunReport(job.dir.dir, io);
           if (summary.stopped) {
             io.stdout(`resume with: arl run --resume ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}\n`);

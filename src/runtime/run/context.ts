@@ -51,6 +51,8 @@ export interface RunSummary {
   readonly dir: string;
   readonly iterations: number;
   readonly stopped: boolean;
+  /** Where a stopped run stopped when not after an iteration: "the cold start's step N". */
+  readonly stoppedAt?: string;
   /** The watchdog ended the run (rollout.watchdog.on_no_signal: stop): why. Complete, not resumable. */
   readonly watchdogStop?: string;
   readonly lastEval?: Record<string, number>;
