@@ -55,6 +55,8 @@ export type SftSummary = z.infer<typeof sftSummarySchema>;
 
 const sftProgressSchema = z.strictObject({
   step: z.number().int().positive(),
+  /** The demonstrations the cold start trains on: a resume rebuilds them and checks the count. */
+  sequences: z.number().int().positive(),
   epochs: z.array(sftEpochSchema),
   nll: z.number(),
   targets: z.number().int().nonnegative(),

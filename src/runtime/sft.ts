@@ -186,6 +186,9 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
   let nll = resume?.nll ?? 0;
   let targets = resume?.targets ?? 0;
   const seconds = () => (resume?.seconds ?? 0) + (Date.now() - begun) / 1000;
+  if (resume && resume.sequences !== sequences.length) {
+    throw refusal(`the resumed cold start rebuilt ${sequences.length} demonstrations, and the interrupted one was training on ${resume.sequences} (did an env's walkthroughs or a record file change?); it cannot continue where it stopped: start a new run`);
+  }
   if (resume) ctx.log(`sft: resuming after step ${step} of ${totalSteps} (epoch ${Math.floor(step / stepsPerEpoch) + 1}/${sft.epochs})`);
   const watch = phaseWatch(ctx.log, "sft:", "steps taken");
   watch.planned(totalSteps - step);
@@ -206,8 +209,9 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
         }
         // The last step's checkpoint is the cold start's own (checkpoint 0, run/cold-start.ts).
         const due = sft.checkpoint_every === null ? endOfEpoch : step % sft.checkpoint_every === 0;
-        if (due && step < totalSteps && (await checkpoints.commit({ step, epochs: [...epochs], nll, targets, seconds: seconds() }))) {
-          return { stopped: { step, epochs, nll, targets, seconds: seconds() } };
+        if (due && step < totalSteps) {
+          const progress: SftProgress = { step, sequences: sequences.length, epochs: [...epochs], nll, targets, seconds: seconds() };
+          if (await checkpoints.commit(progress)) return { stopped: progress };
         }
       }
     }
