@@ -9,6 +9,7 @@ import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signal
 import type { ToolCall } from "../contracts/tool-calls.js";
 import type { PlanEnv } from "../plan/schema.js";
 import { defined } from "../contracts/checked.js";
+import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../contracts/process-group.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
@@ -30,7 +31,9 @@ class SubprocessInstance implements EnvInstance {
 
   private start(): { child: ResultPromise; lines: AsyncIterator<string> } {
     const [file, ...args] = this.env.command;
-    const child = execa(defined(file, "the env's command"), args, { stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false });
+    // Its own process group: a terminal's Ctrl-C reaches the runtime alone, which closes the episode.
+    const child = execa(defined(file, "the env's command"), args, { stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
+    trackGroup(child);
     child.stderr.on("data", (c: Buffer) => {
       this.stderr = (this.stderr + c.toString("utf8")).slice(-2000);
     });
@@ -40,7 +43,7 @@ class SubprocessInstance implements EnvInstance {
       sinceNewline = newline < 0 ? sinceNewline + c.length : c.length - newline - 1;
       if (sinceNewline > MAX_ANSWER_LINE_BYTES && !this.overflowed) {
         this.overflowed = true;
-        child.kill("SIGKILL");
+        killGroup(child.pid);
       }
     });
     this.overflowed = false;
@@ -119,7 +122,8 @@ class SubprocessInstance implements EnvInstance {
     } catch {
       // Already gone.
     }
-    const timer = setTimeout(() => this.child?.kill("SIGKILL"), 2000);
+    const child = this.child;
+    const timer = setTimeout(() => killGroup(child.pid), 2000);
     await this.child;
     clearTimeout(timer);
     this.child = undefined;
@@ -127,7 +131,7 @@ class SubprocessInstance implements EnvInstance {
 
   private async kill(): Promise<void> {
     if (!this.child) return;
-    this.child.kill("SIGKILL");
+    killGroup(this.child.pid);
     await this.child;
     this.child = undefined;
     this.lines = undefined;

@@ -58,6 +58,7 @@ export const PLAN_BOUNDS = {
   "rollout.sft.demos": { max: 10_000_000, why: "demonstrations held in memory" },
   "rollout.sft.epochs": { max: 1000, why: "passes over the demonstrations" },
   "rollout.sft.batch": { max: 10_000_000, why: "demonstrations per step" },
+  "rollout.sft.checkpoint_every": { max: 100_000_000, why: "optimizer steps" },
   "rollout.watchdog.no_signal_iterations": { max: 10_000_000, why: "iterations of one run" },
   "eval.every": { max: 10_000_000, why: "iterations of one run" },
   "eval.samples_per_task": { max: 4096, why: "episodes per evaluated task" },

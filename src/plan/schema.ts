@@ -194,6 +194,7 @@ const rolloutSchema = z.strictObject({
         epochs: bounded("rollout.sft.epochs", positiveInt),
         batch: d(bounded("rollout.sft.batch", positiveInt).nullable(), "Demos per optimizer step; null: all (one step per epoch)."),
         lr: d(z.number().positive().nullable(), "Peak learning rate of the SFT steps; null: algorithm.optimizer.lr."),
+        checkpoint_every: d(bounded("rollout.sft.checkpoint_every", positiveInt).nullable(), "Optimizer steps between the cold start's resumable checkpoints; null: at the end of every epoch."),
       })
       .nullable(),
     "Supervised cold start; null: off.",

@@ -50,7 +50,14 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     tracking = ctx.tracking;
     let { version } = provisioned;
     const cold = await coldStart(ctx, state);
-    if (cold) ({ state, version } = cold);
+    if (cold) state = cold.state;
+    if (cold?.stopped !== undefined) {
+      // Asked to stop during the cold start: it committed a checkpoint and stopped there.
+      options.log(`stopped after ${cold.stopped} (committed)`);
+      options.log(await trainers.shutdown());
+      return { dir: options.runDir.dir, iterations: 0, stopped: true, stoppedAt: cold.stopped };
+    }
+    if (cold) version = cold.version;
 
     const pace: RunPace = { started: Date.now(), firstIteration: state.iteration + 1 };
     // The watchdog's no-signal streak continues across a resume from the committed lines.
@@ -67,6 +74,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           break;
         }
         // The starting policy's evaluation is reported with iteration 1's metrics, outside its time.
+        const evalBegun = Date.now();
         const evalBefore = iteration === 1 && plan.eval.before_training ? await evaluatePolicy(ctx, 0) : undefined;
         if (evalBefore) lastEval = evalBefore;
         const begun = Date.now();
@@ -108,11 +116,11 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
           update,
           ...(evalBefore ? { evalBefore } : {}),
           ...(evaluation ? { evaluation } : {}),
-          times: { begun, rolledOut, scored: scoredAt, updated },
+          times: { begun, rolledOut, scored: scoredAt, updated, ...(evalBefore ? { evalBeforeSeconds: (begun - evalBegun) / 1000 } : {}) },
         }, signals);
         state = committed.state;
         signals.push(committed.metrics);
-        reportIteration(ctx, committed.metrics, rollout.seconds, pace, evaluation);
+        reportIteration(ctx, committed.metrics, rollout.seconds, pace, evaluation, rollout.allPlayed.find((p) => p.episode.end === "env_error")?.episode.error);
         if (committed.watchdog.stop) {
           watchdogStop = committed.watchdog.warnings.find((w) => w.code === "no-signal")?.message ?? "no learning signal";
           break;
@@ -128,7 +136,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     // Stopped with a rollout in flight: it ends (and closes its envs) before the trainers do.
     // What it played is not committed; a resumed run redoes it from the checkpoint's snapshot.
     await pending?.catch(() => undefined);
-    await trainers.shutdown();
+    options.log(await trainers.shutdown());
     await tracking.finish(options.runDir.dir, state.iteration);
   } catch (error) {
     await trainers.kill();

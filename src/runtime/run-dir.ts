@@ -25,6 +25,10 @@ export interface RunState {
   readonly baseEval?: Record<string, number>;
   /** What the cold start trained on and its losses per epoch, reported with iteration 1. */
   readonly sft?: SftSummary;
+  /** An interrupted cold start: how far it got (its checkpoint is `checkpoint`); absent once sftDone or before its first checkpoint. */
+  readonly sftProgress?: SftProgress;
+  /** Wall time of the phases before iteration 1 (eval.base and the cold start, over every session), reported with iteration 1. */
+  readonly coldStartTime?: ColdStartTime;
   /** The hash of plan.json as this directory wrote it: a resume refuses a plan that hashes otherwise. */
   readonly planHash?: string;
   /**
@@ -51,6 +55,26 @@ export type SftEpoch = z.infer<typeof sftEpochSchema>;
 /** The cold start: walkthroughs, records trained on and held out, records truncated and skipped, and each epoch's losses. */
 export type SftSummary = z.infer<typeof sftSummarySchema>;
 
+const sftProgressSchema = z.strictObject({
+  step: z.number().int().positive(),
+  /** The demonstrations the cold start trains on: a resume rebuilds them and checks the count. */
+  sequences: z.number().int().positive(),
+  epochs: z.array(sftEpochSchema),
+  nll: z.number(),
+  targets: z.number().int().nonnegative(),
+  seconds: z.number().nonnegative(),
+});
+/**
+ * How far an interrupted cold start got, committed with its checkpoint: optimizer steps taken
+ * over all epochs, the losses of the epochs finished, the summed NLL and target tokens of the
+ * epoch in progress (so the resumed cold start reports what an uninterrupted one would) and its
+ * wall time so far.
+ */
+export type SftProgress = z.infer<typeof sftProgressSchema>;
+const coldStartTimeSchema = z.strictObject({ base_eval_s: z.number().nonnegative(), sft_s: z.number().nonnegative() });
+/** Seconds spent in eval.base and in the cold start. */
+export type ColdStartTime = z.infer<typeof coldStartTimeSchema>;
+
 const fileCommitSchema = z.strictObject({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
 const runStateSchema = z.object({
   iteration: z.number().int().nonnegative(),
@@ -61,6 +85,8 @@ const runStateSchema = z.object({
   policyVersion: z.number().int(),
   baseEval: z.record(z.string(), z.number()).optional(),
   sft: sftSummarySchema.optional(),
+  sftProgress: sftProgressSchema.optional(),
+  coldStartTime: coldStartTimeSchema.optional(),
   planHash: z.string().optional(),
   files: z.record(z.string(), fileCommitSchema).optional(),
 });
@@ -136,6 +162,11 @@ export class RunDirectory {
 
   checkpointDir(iteration: number): string {
     return path.join(this.dir, "checkpoints", `iteration-${String(iteration).padStart(5, "0")}`);
+  }
+
+  /** The checkpoint of an interrupted cold start after `step` optimizer steps (replaced by the next one). */
+  sftCheckpointDir(step: number): string {
+    return path.join(this.dir, "checkpoints", `sft-step-${String(step).padStart(6, "0")}`);
   }
 
   /** eval/iteration-NNNNN.jsonl, or eval/base.jsonl for the policy before the cold start. */

@@ -11,16 +11,17 @@ import type { TrainerClient } from "../trainer/protocol/client.js";
 import { ragged, row, type ChatTemplateInfo } from "../contracts/trainer-protocol.js";
 import { runEpisode, toolsFor } from "./harness.js";
 import type { GenerateOptions, Generation, Message, Policy } from "./policy.js";
-import { envKindOf, envNames, planEnv } from "./run/context.js";
+import { envKindOf, envNames, planEnv, refusal } from "./run/context.js";
 import type { RunStreams } from "./run/streams.js";
 import { shuffled } from "../contracts/random.js";
 import { splitTasks } from "../plan/splits.js";
 import type { ToolCall, ToolCallValidator } from "../contracts/tool-calls.js";
 import { trainStepParams, lossMask, type TrainSequence } from "./update.js";
-import type { SftEpoch, SftSummary } from "./run-dir.js";
+import type { SftEpoch, SftProgress, SftSummary } from "./run-dir.js";
 import type { SftData } from "./sft-data.js";
 import { encodeRecords, type EncodedRecords } from "./sft-records.js";
 import { afterPrefix, generationPromptIds } from "./generation-prompt.js";
+import { phaseWatch } from "./progress.js";
 
 /**
  * The text a model writes for `call` in the harness's format: a text action, or a function call
@@ -105,7 +106,7 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
     if (sequences.length >= demos) break;
     const envPlan = planEnv(plan, task.env);
     const kind = envKindOf(ctx.envs, envPlan);
-    if (!kind.walkthrough) throw new Error(`rollout.sft.demos needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
+    if (!kind.walkthrough) throw refusal(`rollout.sft.demos needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
     const calls = await kind.walkthrough(envPlan, task.id);
     if (!calls || calls.length === 0) continue;
     const seed = ctx.streams.sftEpisodeSeed(task.env, task.id);
@@ -124,7 +125,7 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
     if (episode.end === "env_error") continue;
     sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });
   }
-  if (sequences.length === 0) throw new Error("rollout.sft.demos found no walkthroughs to train on");
+  if (sequences.length === 0) throw refusal("rollout.sft.demos found no walkthroughs to train on");
   return sequences;
 }
 
@@ -136,17 +137,34 @@ async function recordSequences(ctx: SftContext, data: SftData, heldout: number):
     const skipped = encoded.skipped > 0 ? `; ${encoded.skipped} of them had no assistant token left and ${encoded.skipped === 1 ? "is" : "are"} not trained on` : "";
     ctx.log(`sft data: warning: ${encoded.truncated} of ${data.records.length} records are longer than harness.max_total_tokens (${max}) and were truncated to it${skipped}`);
   }
-  if (encoded.train.length === 0) throw new Error(`rollout.sft.data '${data.path}': no record is left to train on (${encoded.heldout.length} held out, ${encoded.skipped} without an assistant token within harness.max_total_tokens)`);
+  if (encoded.train.length === 0) throw refusal(`rollout.sft.data '${data.path}': no record is left to train on (${encoded.heldout.length} held out, ${encoded.skipped} without an assistant token within harness.max_total_tokens)`);
   return encoded;
 }
 
-/** Trains on walkthroughs and records; returns what it trained on and each epoch's losses. */
-export async function supervisedColdStart(ctx: SftContext): Promise<SftSummary> {
+/** What the cold start commits between its steps (run/cold-start.ts). */
+export interface SftCheckpoints {
+  /** The committed progress to continue from (the trainer has loaded its checkpoint); undefined: from the start. */
+  readonly resume: SftProgress | undefined;
+  /** Saves the weights and commits `progress`; true when the run is asked to stop there. */
+  readonly commit: (progress: SftProgress) => Promise<boolean>;
+}
+
+/** The cold start's outcome: what it trained on and its losses, or, stopped at a checkpoint, how far it got. */
+export type ColdStartOutcome = { readonly done: SftSummary; readonly seconds: number } | { readonly stopped: SftProgress };
+
+/**
+ * Trains on walkthroughs and records: every `checkpoint_every` steps (or at the end of every
+ * epoch) `checkpoints.commit` saves and commits how far it got, and the run may stop there; a
+ * resumed cold start rebuilds the same sequences (walkthrough replay and record encoding are
+ * deterministic) and continues from the committed step, in the same seeded order.
+ */
+export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheckpoints): Promise<ColdStartOutcome> {
   const { plan } = ctx;
+  const begun = Date.now();
   const sft = defined(plan.rollout.sft, "rollout.sft of a plan with a cold start");
   // Before replaying any walkthrough: an ignored rate would train the cold start at the RL rate.
   if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
-    throw new Error(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
+    throw refusal(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
   }
   const walkthroughs = sft.demos === null ? [] : await replayWalkthroughs(ctx, sft.demos);
   const records = ctx.sftData ? await recordSequences(ctx, ctx.sftData, sft.heldout) : { train: [], heldout: [], truncated: 0, skipped: 0 };
@@ -160,26 +178,59 @@ export async function supervisedColdStart(ctx: SftContext): Promise<SftSummary> 
   // Full-batch epochs keep the demos' order; minibatched epochs draw a fresh order each epoch
   // from the plan's seed, so a resumed or repeated run takes the same steps.
   const perStep = Math.min(sft.batch ?? sequences.length, sequences.length);
-  const epochs: SftEpoch[] = [];
-  for (let epoch = 0; epoch < sft.epochs; epoch++) {
-    const order = perStep < sequences.length ? shuffled(sequences, ctx.streams.sftEpoch(epoch)) : sequences;
-    let nll = 0;
-    let targets = 0;
-    for (let start = 0; start < order.length; start += perStep) {
-      const step = await sftStep(ctx, sftPlan, order.slice(start, start + perStep));
-      nll += step.nll;
-      targets += step.targets;
-    }
-    // The NLL of each minibatch measured just before its step, summed over the epoch.
-    const trainNll = targets ? nll / targets : 0;
-    // The held-out records' NLL after the epoch's steps, without a gradient.
-    const heldoutNll = records.heldout.length > 0 ? await meanNll(ctx, sftPlan, records.heldout) : null;
-    epochs.push({ epoch: epoch + 1, train_nll: trainNll, heldout_nll: heldoutNll });
-    const steps = Math.ceil(order.length / perStep);
-    const heldout = heldoutNll === null ? "" : `, held-out ${heldoutNll.toFixed(4)} on ${records.heldout.length} record${records.heldout.length === 1 ? "" : "s"}`;
-    ctx.log(`sft epoch ${epoch + 1}/${sft.epochs}: ${order.length} demos in ${steps} step${steps === 1 ? "" : "s"}, negative log-likelihood ${trainNll.toFixed(4)} per token${heldout}`);
+  const stepsPerEpoch = Math.ceil(sequences.length / perStep);
+  const totalSteps = stepsPerEpoch * sft.epochs;
+  const resume = checkpoints.resume;
+  const epochs: SftEpoch[] = [...(resume?.epochs ?? [])];
+  let step = resume?.step ?? 0;
+  let nll = resume?.nll ?? 0;
+  let targets = resume?.targets ?? 0;
+  const seconds = () => (resume?.seconds ?? 0) + (Date.now() - begun) / 1000;
+  if (resume && resume.sequences !== sequences.length) {
+    throw refusal(`the resumed cold start rebuilt ${sequences.length} demonstrations, and the interrupted one was training on ${resume.sequences} (did an env's walkthroughs or a record file change?); it cannot continue where it stopped: start a new run`);
   }
-  return { demos: walkthroughs.length, records: records.train.length, heldout_records: records.heldout.length, truncated: records.truncated, skipped: records.skipped, epochs };
+  if (resume) ctx.log(`sft: resuming after step ${step} of ${totalSteps} (epoch ${Math.floor(step / stepsPerEpoch) + 1}/${sft.epochs})`);
+  const watch = phaseWatch(ctx.log, "sft:", "steps taken");
+  watch.planned(totalSteps - step);
+  try {
+    for (let epoch = Math.floor(step / stepsPerEpoch); epoch < sft.epochs; epoch++) {
+      const order = perStep < sequences.length ? shuffled(sequences, ctx.streams.sftEpoch(epoch)) : sequences;
+      for (let start = (step - epoch * stepsPerEpoch) * perStep; start < order.length; start += perStep) {
+        const taken = await sftStep(ctx, sftPlan, order.slice(start, start + perStep));
+        nll += taken.nll;
+        targets += taken.targets;
+        step++;
+        watch.done();
+        const endOfEpoch = start + perStep >= order.length;
+        if (endOfEpoch) {
+          epochs.push(await finishEpoch(ctx, sftPlan, records.heldout, { epoch, nll, targets, demos: order.length, steps: stepsPerEpoch }));
+          nll = 0;
+          targets = 0;
+        }
+        // The last step's checkpoint is the cold start's own (checkpoint 0, run/cold-start.ts).
+        const due = sft.checkpoint_every === null ? endOfEpoch : step % sft.checkpoint_every === 0;
+        if (due && step < totalSteps) {
+          const progress: SftProgress = { step, sequences: sequences.length, epochs: [...epochs], nll, targets, seconds: seconds() };
+          if (await checkpoints.commit(progress)) return { stopped: progress };
+        }
+      }
+    }
+  } finally {
+    watch.end();
+  }
+  return { done: { demos: walkthroughs.length, records: records.train.length, heldout_records: records.heldout.length, truncated: records.truncated, skipped: records.skipped, epochs }, seconds: seconds() };
+}
+
+/** An epoch's losses, once its last step is taken: the train NLL per token and the held-out records' NLL after it; said in the run log. */
+async function finishEpoch(ctx: SftContext, sftPlan: Plan, heldout: readonly TrainSequence[], e: { epoch: number; nll: number; targets: number; demos: number; steps: number }): Promise<SftEpoch> {
+  const epochs = defined(sftPlan.rollout.sft, "rollout.sft").epochs;
+  // The NLL of each minibatch measured just before its step, summed over the epoch.
+  const trainNll = e.targets ? e.nll / e.targets : 0;
+  // The held-out records' NLL after the epoch's steps, without a gradient.
+  const heldoutNll = heldout.length > 0 ? await meanNll(ctx, sftPlan, heldout) : null;
+  const held = heldoutNll === null ? "" : `, held-out ${heldoutNll.toFixed(4)} on ${heldout.length} record${heldout.length === 1 ? "" : "s"}`;
+  ctx.log(`sft epoch ${e.epoch + 1}/${epochs}: ${e.demos} demos in ${e.steps} step${e.steps === 1 ? "" : "s"}, negative log-likelihood ${trainNll.toFixed(4)} per token${held}`);
+  return { epoch: e.epoch + 1, train_nll: trainNll, heldout_nll: heldoutNll };
 }
 
 /** Target-token log-probs of `sequences` under the current weights, and their masks. */

@@ -25,18 +25,23 @@ export function runSummary(metrics: readonly Record<string, unknown>[]): string 
   const header = at(rows, 0);
   const widths = header.map((_, c) => Math.max(...rows.map((r) => at(r, c).length)));
   const line = (r: string[]) => r.map((cell, c) => cell.padEnd(at(widths, c))).join("  ").trimEnd();
-  const time = metrics.reduce<{ rollout: number; reward: number; update: number; total: number }>(
+  const time = metrics.reduce<{ rollout: number; reward: number; update: number; before: number; total: number }>(
     (t, m) => {
       const x = (m.time ?? {}) as Record<string, number>;
-      return { rollout: t.rollout + (x.rollout_s ?? 0), reward: t.reward + (x.reward_s ?? 0), update: t.update + (x.update_s ?? 0), total: t.total + (x.total_s ?? 0) };
+      // The phases before iteration 1 ride with it and are counted in its total_s.
+      const before = (x.base_eval_s ?? 0) + (x.sft_s ?? 0) + (x.eval_before_s ?? 0);
+      return { rollout: t.rollout + (x.rollout_s ?? 0), reward: t.reward + (x.reward_s ?? 0), update: t.update + (x.update_s ?? 0), before: t.before + before, total: t.total + (x.total_s ?? 0) };
     },
-    { rollout: 0, reward: 0, update: 0, total: 0 },
+    { rollout: 0, reward: 0, update: 0, before: 0, total: 0 },
   );
+  const first = (metrics[0]?.time ?? {}) as Record<string, number>;
+  const beforeParts = [["base eval", first.base_eval_s], ["cold start", first.sft_s], ["evaluation before training", first.eval_before_s]].flatMap(([name, x]) => (typeof x === "number" ? [`${String(name)} ${x.toFixed(1)} s`] : []));
+  const where = time.before > 0 || beforeParts.length > 0 ? `in all, ${time.before.toFixed(1)} s before iteration 1 (${beforeParts.join(", ")}); in iterations` : "in iterations";
   return [
     line(header),
     widths.map((w) => "-".repeat(w)).join("  "),
     ...rows.slice(1).map(line),
-    `time: ${time.total.toFixed(1)} s in iterations (rollout ${time.rollout.toFixed(1)} s, rewards and advantages ${time.reward.toFixed(1)} s, updates ${time.update.toFixed(1)} s)`,
+    `time: ${time.total.toFixed(1)} s ${where} (rollout ${time.rollout.toFixed(1)} s, rewards and advantages ${time.reward.toFixed(1)} s, updates ${time.update.toFixed(1)} s)`,
     ...coldStartLine(metrics[0]?.sft),
     ...warningLines(metrics),
     "",

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A subprocess env for runtime tests (JSON lines on stdin/stdout): task t asks to call `step`
-// 1 + t % 3 times; `noop` does nothing. CRASH_ON_TASK makes that task's env exit mid-episode.
+// 1 + t % 3 times; `noop` does nothing. CRASH_ON_TASK makes that task's env exit mid-episode;
+// HANG_ON_STEP=1 makes every step go unanswered (a hung env).
 import { createInterface } from "node:readline";
 
 let goal = 1;
@@ -16,6 +17,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     reply({ observation: `Call step ${goal} times.`, signals: { progress: 0 } });
   } else if (m.op === "step") {
     if (process.env.CRASH_ON_TASK && Number(process.env.CRASH_ON_TASK) === task) process.exit(9);
+    if (process.env.HANG_ON_STEP === "1") continue;
     if (m.call.name === "step") count++;
     reply({ observation: `count ${count}`, signals: { progress: Math.min(1, count / goal) }, terminated: count >= goal });
   } else if (m.op === "outcome") {

@@ -1,5 +1,7 @@
 // `arl run` in a child process, killed with SIGKILL once `killAfter` iterations are committed,
-// then `arl run --resume`: what the resume tests compare against an uninterrupted run.
+// then `arl run --resume`: what the resume tests compare against an uninterrupted run. The
+// trainer and env processes lead process groups of their own, outside the one killed; they exit
+// when their stdin ends, as after a real kill -9 of the runtime.
 import { execa } from "execa";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";

@@ -1,7 +1,8 @@
-// A trainer that stops answering, and a run asked to stop: a trainer stopped with SIGSTOP is
-// declared dead at its request's deadline with its stderr shown, the run stays resumable and
-// resumes; a run on a huge batch shows progress and stops at once on SIGTERM (exit 130), its
-// directory still resumable.
+// A trainer or env that stops answering, and a run asked to stop: a trainer stopped with SIGSTOP
+// is declared dead at its request's deadline with its stderr shown, the run stays resumable and
+// resumes; an env that never answers a step ends its episodes as env errors at its timeout_s,
+// said in the iteration's line; a run on a huge batch shows progress and stops at once on
+// SIGTERM (exit 130), its directory still resumable.
 import { execa } from "execa";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -59,6 +60,23 @@ describe("a hung trainer", () => {
     expect(resumed.iterations).toBe(2);
     expect(runDir.readMetrics().map((m) => m.iteration)).toEqual([1, 2]);
   });
+});
+
+describe("a hung env", () => {
+  it("ends each episode at the env's timeout_s as an env error, and the iteration's line says what the env did not answer", async () => {
+    const [plan] = compilePlans(spec("iterations: 1, tasks_per_batch: 1").replace("tasks_per_batch: 3, ", "").replace("tasks: 30", "tasks: 30\n    timeout_s: 1"));
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-hung-env-")), plan!);
+    const logs: string[] = [];
+    process.env.HANG_ON_STEP = "1";
+    try {
+      await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => logs.push(l) });
+    } finally {
+      delete process.env.HANG_ON_STEP;
+    }
+    expect(logs.find((l) => l.startsWith("iteration 1/1: success"))).toMatch(/4 env errors \(first: env process did not answer '(step|reset)' within 1 s\)/);
+    // 'reset' only where starting the env process alone took the second (a loaded machine).
+    expect(runDir.readMetrics()[0]).toMatchObject({ env_errors: 4 });
+  }, 60_000);
 });
 
 describe("a run on a huge batch", () => {

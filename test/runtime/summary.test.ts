@@ -21,6 +21,12 @@ describe("run summary", () => {
     ]);
   });
 
+  it("counts the phases before iteration 1 (base eval, cold start, evaluation before training) in the run's time", () => {
+    const first = { ...time, base_eval_s: 1, sft_s: 2.5, eval_before_s: 0.5, total_s: 8 };
+    const lines = runSummary([{ iteration: 1, success: 0.25, reward: 0.25, time: first }, { iteration: 2, success: 0.5, reward: 0.5, time }]).split("\n");
+    expect(lines).toContain("time: 12.0 s in all, 4.0 s before iteration 1 (base eval 1.0 s, cold start 2.5 s, evaluation before training 0.5 s); in iterations (rollout 2.0 s, rewards and advantages 1.0 s, updates 4.0 s)");
+  });
+
   it("shows the last iteration when nothing was evaluated, and says so when nothing ran", () => {
     expect(runSummary([{ iteration: 3, success: 1, reward: 2, time }]).split("\n")[2]).toBe("3          1.000          2.000");
     expect(runSummary([])).toBe("no iteration was completed\n");

@@ -236,8 +236,12 @@ export const runCommand = defineCommand({
       io.stderr("\narl run: stopping after the current iteration is committed (press Ctrl-C again to stop at once)\n");
       controller.abort();
     };
+    // Trainers and env processes lead process groups of their own (contracts/process-group.ts):
+    // a terminal's Ctrl-C reaches this process alone, which commits and then shuts them down.
+    // A closed terminal (SIGHUP) stops at once, like SIGTERM.
     process.on("SIGINT", onSigint);
     process.on("SIGTERM", stopAtOnce);
+    process.on("SIGHUP", stopAtOnce);
     let status: number = ExitCode.ok;
     try {
       for (const job of jobs) {
@@ -270,7 +274,7 @@ export const runCommand = defineCommand({
             status = ExitCode.noSignal;
             continue;
           }
-          io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.iterations} iterations; run directory: ${job.dir.dir}\n`);
+          io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.stoppedAt ?? `${summary.iterations} iterations`}; run directory: ${job.dir.dir}\n`);
           await writeRunReport(job.dir.dir, io);
           if (summary.stopped) {
             io.stdout(`resume with: arl run --resume ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}\n`);
@@ -284,7 +288,9 @@ export const runCommand = defineCommand({
           // A failed preflight fails the same way again: nothing to resume.
           if (error instanceof PreflightError) return ExitCode.errors;
           if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
-          io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
+          // Only a run interrupted or crashed mid-way is told to resume: a refusal would meet the same answer again.
+          if (error.resumable) io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
+          else io.stderr("not resumable: the same plan would fail the same way; fix the cause above and start a new run\n");
           return error.halted ? INTERRUPTED : ExitCode.errors;
         }
       }
@@ -292,6 +298,7 @@ export const runCommand = defineCommand({
     } finally {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", stopAtOnce);
+      process.off("SIGHUP", stopAtOnce);
     }
     return status;
   },

@@ -52,6 +52,8 @@ export interface RunSummary {
   readonly dir: string;
   readonly iterations: number;
   readonly stopped: boolean;
+  /** Where a stopped run stopped when not after an iteration: "the cold start's step N". */
+  readonly stoppedAt?: string;
   /** The watchdog ended the run (rollout.watchdog.on_no_signal: stop): why. Complete, not resumable. */
   readonly watchdogStop?: string;
   readonly lastEval?: Record<string, number>;
@@ -63,9 +65,20 @@ export class RunError extends Error {
     readonly stderrTail: readonly string[] = [],
     /** The user stopped the run at once (RunOptions.halt); what was committed is intact. */
     readonly halted = false,
+    /**
+     * Whether `arl run --resume` can carry the run on: true for a run interrupted or crashed
+     * mid-way; false for a refusal that a resume would meet again (a plan error, a model or
+     * configuration the trainer refuses), which is never told to resume.
+     */
+    readonly resumable = true,
   ) {
     super(message);
   }
+}
+
+/** A failure no resume can get past (the plan, or the trainer's refusal of it): fix the cause and start a new run. */
+export function refusal(message: string, stderrTail: readonly string[] = []): RunError {
+  return new RunError(message, stderrTail, false, false);
 }
 
 /** The error of a run stopped at once (RunOptions.halt) while `state` was the committed one. */

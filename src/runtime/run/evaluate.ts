@@ -5,6 +5,7 @@ import { bootstrapMeanInterval, passAtK } from "../../rl/eval.js";
 import { shuffled } from "../../contracts/random.js";
 import { splitTasks } from "../../plan/splits.js";
 import { envNames, planEnv, type EvalSummary, type RunContext } from "./context.js";
+import { phaseWatch } from "../progress.js";
 import { groupBy, mapConcurrently, playEpisode, type Task } from "./episodes.js";
 
 /** Bootstrap resamples of an evaluation's interval (report/stats.ts recomputes it with the same count). */
@@ -33,7 +34,13 @@ export async function evaluatePolicy(ctx: RunContext, at: number | "base"): Prom
   const ev = plan.eval;
   const tasks = evalTasks(ctx);
   const jobs = tasks.flatMap((task, group) => Array.from({ length: ev.samples_per_task }, (_, sample) => ({ task, group, sample })));
-  const played = await mapConcurrently(jobs, plan.rollout.concurrency, (j) => playEpisode(ctx, { ...j, split: ev.split, iteration, temperature: ev.temperature }));
+  const watch = phaseWatch(ctx.log, at === "base" ? "base eval:" : at === 0 ? "eval before training:" : `eval at iteration ${at}:`, "episodes played");
+  watch.planned(jobs.length);
+  const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
+    const episode = await playEpisode(ctx, { ...j, split: ev.split, iteration, temperature: ev.temperature });
+    watch.done();
+    return episode;
+  }).finally(() => watch.end());
   const byGroup = groupBy(played);
   const rows = tasks.map((t, g) => {
     const mine = (byGroup.get(g) ?? []).filter((p) => p.episode.end !== "env_error");

@@ -1,7 +1,7 @@
 // The metrics line of one iteration (metrics.jsonl), from what its phases returned. The key
 // order is the line's byte layout: reports and committed checksums read these lines as written.
 import type { Plan } from "../../plan/schema.js";
-import type { SftSummary } from "../run-dir.js";
+import type { ColdStartTime, SftSummary } from "../run-dir.js";
 import type { EvalSummary } from "./context.js";
 import type { Rollout } from "./rollout.js";
 import type { ScoredBatch } from "./score.js";
@@ -16,6 +16,8 @@ export interface IterationTimes {
   readonly rolledOut: number;
   readonly scored: number;
   readonly updated: number;
+  /** Seconds of the evaluation before training (iteration 1 with eval.before_training), which ran before `begun`. */
+  readonly evalBeforeSeconds?: number;
 }
 
 /** What the phases of one iteration produced, up to its checkpoint. */
@@ -28,6 +30,8 @@ export interface IterationOutcome {
   readonly evalBase?: EvalSummary;
   /** The cold start's summary and losses, reported with iteration 1. */
   readonly sft?: SftSummary;
+  /** The wall time of eval.base and the cold start, reported with iteration 1. */
+  readonly coldStartTime?: ColdStartTime;
   /** eval.before_training's summary (the starting policy), reported with iteration 1. */
   readonly evalBefore?: EvalSummary;
   /** This iteration's own evaluation, when it had one. */
@@ -73,9 +77,20 @@ export interface IterationMetrics {
   readonly eval?: EvalSummary;
   /**
    * rollout_s: the rollout's own wall time; wait_s: how long this iteration waited for it (less
-   * than rollout_s when it overlapped the previous update).
+   * than rollout_s when it overlapped the previous update). Iteration 1 also carries the phases
+   * before it (base_eval_s, sft_s, eval_before_s), counted in its total_s: the run's wall time
+   * is the sum of total_s over its lines.
    */
-  readonly time: { readonly rollout_s: number; readonly wait_s: number; readonly reward_s: number; readonly update_s: number; readonly total_s: number };
+  readonly time: {
+    readonly rollout_s: number;
+    readonly wait_s: number;
+    readonly reward_s: number;
+    readonly update_s: number;
+    readonly base_eval_s?: number;
+    readonly sft_s?: number;
+    readonly eval_before_s?: number;
+    readonly total_s: number;
+  };
   /** The watchdog's warnings about this iteration (run/watchdog.ts); absent when it had none. */
   readonly warnings?: readonly WatchdogWarning[];
   /** Tracker failures so far (run/tracking.ts); present when plan.tracking enables a tracker. */
@@ -92,6 +107,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
   const { stepStats } = update;
   const last = stepStats[stepStats.length - 1] ?? {};
   const played = allPlayed.filter((p) => p.episode.end !== "env_error");
+  const cold = outcome.coldStartTime;
   return {
     iteration,
     success: mean(played.map((p) => (p.success ? 1 : 0))),
@@ -131,7 +147,9 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
       wait_s: (times.rolledOut - times.begun) / 1000,
       reward_s: (times.scored - times.rolledOut) / 1000,
       update_s: (times.updated - times.scored) / 1000,
-      total_s: (Date.now() - times.begun) / 1000,
+      ...(cold ? { base_eval_s: cold.base_eval_s, sft_s: cold.sft_s } : {}),
+      ...(times.evalBeforeSeconds !== undefined ? { eval_before_s: times.evalBeforeSeconds } : {}),
+      total_s: (Date.now() - times.begun) / 1000 + (cold ? cold.base_eval_s + cold.sft_s : 0) + (times.evalBeforeSeconds ?? 0),
     },
   };
 }

@@ -5,7 +5,7 @@ import type { Plan } from "../../plan/schema.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
 import { arlVersion } from "../../plan/version.js";
 import { updateSteps } from "../../rl/lag.js";
-import { TrainerClient, type TrainerCommand } from "../../trainer/protocol/client.js";
+import { TrainerClient, TrainerError, type TrainerCommand } from "../../trainer/protocol/client.js";
 import { TokenBuffer } from "../buffer.js";
 import { PoolTrainers } from "../cross-policy.js";
 import { DEFAULT_TEMPLATE } from "../conversation.js";
@@ -15,7 +15,7 @@ import type { RunState } from "../run-dir.js";
 import { loadSftData, SftDataError, sftVocabulary, type SftData } from "../sft-data.js";
 import { ToolCallValidator } from "../../contracts/tool-calls.js";
 import { trainerDeadlines } from "../../trainer/launch.js";
-import { envKindOf, envNames, haltedError, planEnv, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
+import { envKindOf, envNames, haltedError, planEnv, refusal, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
 import { RunStreams } from "./streams.js";
 import { RunTracking } from "./tracking.js";
 import { RunTrainers } from "./trainers.js";
@@ -32,18 +32,26 @@ function checkPipelineLag(plan: Plan): void {
   const a = plan.algorithm;
   const steps = updateSteps(a.epochs, a.minibatches, plan.rollout.tasks_per_batch * a.group_size);
   if (steps <= lag) return;
-  throw new RunError(
+  throw refusal(
     `plan field rollout.async.max_policy_lag is ${lag}, but with rollout pipelined one batch ahead every sample is ${steps} policy versions old when its update starts ` +
       `(algorithm.epochs ${a.epochs} x ${steps / a.epochs} minibatch steps of the update before it): every sample after the first iteration would be dropped and nothing trained. ` +
       `Raise max_policy_lag to ${steps}, or take fewer optimizer steps per update (arl check reports this as policy-lag-below-update-steps)`,
   );
 }
 
+/** Answers of a trainer to `configure` that say the plan itself is the problem (not a crash or a timeout). */
+const TRAINER_REFUSALS: ReadonlySet<TrainerError["code"]> = new Set<TrainerError["code"]>(["invalid_request", "unsupported", "out_of_memory"]);
+
+/** Whether `state` has committed anything a resume would continue from (the cold start's steps included). */
+function hasProgress(state: RunState): boolean {
+  return state.iteration > 0 || state.sftDone || state.checkpoint !== null;
+}
+
 /** Asynchronous rollout needs the behaviour-policy snapshot of the trainer protocol. */
 function requireBehaviourPolicy(trainer: TrainerClient): void {
   const hello = trainer.handshakeResult;
   if (hello?.capabilities.behaviour_policy === true && hello.capabilities.methods.includes("snapshot")) return;
-  throw new RunError(
+  throw refusal(
     `rollout.async needs a trainer that keeps a behaviour-policy snapshot (capability behaviour_policy and method snapshot, trainer protocol "Behaviour policy"), ` +
       `and trainer '${hello?.trainer.name ?? "?"}' ${hello?.trainer.version ?? ""} does not announce it; run synchronously (remove rollout.async) or use a trainer that has it (the embedded and PyTorch trainers do)`,
   );
@@ -57,9 +65,9 @@ function requireBehaviourPolicy(trainer: TrainerClient): void {
  */
 export function checkRunnable(plan: Plan, envs: EnvRegistry): void {
   const refusals = planRefusals(plan, { ownTrainer: false });
-  if (refusals.length > 0) throw new RunError(refusals.map(refusalText).join("\n"));
+  if (refusals.length > 0) throw refusal(refusals.map(refusalText).join("\n"));
   for (const [name, env] of Object.entries(plan.envs)) {
-    if (!envs.has(env.kind)) throw new RunError(`env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...envs.keys()].join(", ") || "none"})`);
+    if (!envs.has(env.kind)) throw refusal(`env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...envs.keys()].join(", ") || "none"})`);
   }
   checkPipelineLag(plan);
 }
@@ -71,7 +79,7 @@ function loadColdStartData(plan: Plan, root: string | undefined): SftData | unde
   try {
     return loadSftData(file, root);
   } catch (error) {
-    if (error instanceof SftDataError) throw new RunError(error.message);
+    if (error instanceof SftDataError) throw refusal(error.message);
     throw error;
   }
 }
@@ -98,7 +106,9 @@ export async function openRun(options: RunOptions): Promise<OpenedRun> {
   const trainer = await TrainerClient.start(trainerCommand, arlVersion(), options.halt).catch((e: Error & { stderrTail?: string[] }) => {
     buffer.close();
     if (options.halt?.aborted) throw haltedError(state);
-    throw new RunError(`could not start the trainer: ${e.message}`, e.stderrTail ?? []);
+    // Before anything was committed there is nothing to resume: the same start would fail again.
+    const message = `could not start the trainer: ${e.message}`;
+    throw hasProgress(state) ? new RunError(message, e.stderrTail ?? []) : refusal(message, e.stderrTail ?? []);
   });
   return { state, buffer, trainers: new RunTrainers(trainer), trainerCommand };
 }
@@ -127,19 +137,25 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     const env = planEnv(plan, n);
     return [...envKindOf(options.envs, env).vocabulary(env)];
   }), ...(sftData ? sftVocabulary(sftData) : [])])].sort();
-  const configured = await trainer.request("configure", {
-    seed: plan.seed,
-    policy: plan.policy,
-    algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
-    vocabulary,
-    ...(asyncRollout ? { behaviour_policy: true } : {}),
-  });
+  const configured = await trainer
+    .request("configure", {
+      seed: plan.seed,
+      policy: plan.policy,
+      algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
+      vocabulary,
+      ...(asyncRollout ? { behaviour_policy: true } : {}),
+    })
+    .catch((error: unknown) => {
+      // The trainer's answer to this plan (a model it cannot load, an option it lacks) would be the same on a resume.
+      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code)) throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
+      throw error;
+    });
   // The trainer's policy version, followed through load, SFT and every train step: the
   // version at an update, from which sample lags are measured.
   let version = configured.policy_version;
   if (state.checkpoint) {
     version = (await trainer.request("load", { path: state.checkpoint })).policy_version;
-    log(`resumed after iteration ${state.iteration} from ${state.checkpoint}`);
+    log(state.sftProgress ? `resumed the cold start after its step ${state.sftProgress.step} from ${state.checkpoint}` : `resumed after iteration ${state.iteration} from ${state.checkpoint}`);
   }
   const template = configured.tokenizer.template ?? DEFAULT_TEMPLATE;
   if (!template.prefix_preserving && plan.harness.context.history === "exact") {

@@ -9,8 +9,12 @@ export interface RunPace {
   readonly firstIteration: number;
 }
 
-/** Reports committed `metrics`; `rolloutSeconds` is its rollout's own wall time, `evaluation` its evaluation if it had one. */
-export function reportIteration(ctx: RunContext, metrics: IterationMetrics, rolloutSeconds: number, pace: RunPace, evaluation: EvalSummary | undefined): void {
+/**
+ * Reports committed `metrics`; `rolloutSeconds` is its rollout's own wall time, `evaluation` its
+ * evaluation if it had one, `firstEnvError` what the first env error said (a timed-out env names
+ * the request it did not answer).
+ */
+export function reportIteration(ctx: RunContext, metrics: IterationMetrics, rolloutSeconds: number, pace: RunPace, evaluation: EvalSummary | undefined, firstEnvError?: string): void {
   const { plan } = ctx;
   const { iteration } = metrics;
   const elapsed = (Date.now() - pace.started) / 1000;
@@ -25,6 +29,7 @@ export function reportIteration(ctx: RunContext, metrics: IterationMetrics, roll
   ctx.log(
     `iteration ${iteration}/${plan.rollout.iterations}: success ${metrics.success.toFixed(3)}, reward ${metrics.reward.toFixed(3)}, ${metrics.tokens} tokens` +
       (metrics.lag_drops ? `, ${metrics.lag_drops} samples dropped for policy lag` : "") +
+      (metrics.env_errors ? `, ${metrics.env_errors} env error${metrics.env_errors === 1 ? "" : "s"}${firstEnvError ? ` (first: ${firstEnvError})` : ""}` : "") +
       (evaluation ? `, eval ${Object.entries(evaluation).filter(([k]) => !k.includes("_")).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" ")}` : ""),
   );
   for (const w of metrics.warnings ?? []) ctx.log(`WARNING [${w.code}] iteration ${iteration}: ${w.message}`);

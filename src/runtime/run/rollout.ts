@@ -3,7 +3,8 @@
 // rewards are all equal. Under asynchronous rollout this runs while the previous update does.
 import { at, defined, last } from "../../contracts/checked.js";
 import { splitTasks } from "../../plan/splits.js";
-import { RunError, envNames, planEnv, type RunContext } from "./context.js";
+import { envNames, planEnv, refusal, type RunContext } from "./context.js";
+import { phaseWatch } from "../progress.js";
 import { groupBy, mapConcurrently, playEpisode, type Played, type Task } from "./episodes.js";
 
 /** The episodes of one iteration's training batch. */
@@ -17,29 +18,6 @@ export interface Rollout {
   readonly playedGroups: number;
   /** Wall time of the rollout itself (it may have overlapped the previous update). */
   readonly seconds: number;
-}
-
-/**
- * Progress within a rollout, for batches that take a while: a log line after 2 s, then at
- * doubling intervals up to a minute (a live status line cannot say how far an iteration is).
- */
-function rolloutWatch(ctx: RunContext, iteration: number) {
-  const begun = Date.now();
-  let total = 0;
-  let done = 0;
-  let next = 2000;
-  return {
-    planned: (episodes: number) => {
-      total += episodes;
-    },
-    played: () => {
-      done++;
-      const elapsed = Date.now() - begun;
-      if (elapsed < next) return;
-      next = Math.min(elapsed * 2, elapsed + 60_000);
-      ctx.log(`iteration ${iteration}/${ctx.plan.rollout.iterations}: rollout ${done} of ${total} episodes played (${Math.round(elapsed / 1000)} s)`);
-    },
-  };
 }
 
 /** Samples B tasks of `iteration` and plays their groups (resampling all-equal groups under dynamic sampling). */
@@ -65,37 +43,42 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
   const allPlayed: Played[] = [];
   // Each env's training split, computed once (it hashes every task id) rather than per task drawn.
   const trainIds = new Map(names.map((n) => [n, splitTasks(n, planEnv(plan, n), "train")]));
-  const watch = rolloutWatch(ctx, iteration);
-  for (let round = 0; round < maxRounds && accepted.length < plan.rollout.tasks_per_batch; round++) {
-    const need = plan.rollout.tasks_per_batch - accepted.length;
-    const tasks: Task[] = Array.from({ length: need }, () => {
-      const env = pickEnv();
-      const ids = defined(trainIds.get(env), `the training split of env '${env}'`);
-      if (ids.length === 0) throw new RunError(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
-      return { env, id: at(ids, Math.floor(random() * ids.length)) };
-    });
-    const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
-    watch.planned(jobs.length);
-    const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
-      const episode = await playEpisode(ctx, { ...j, split: "train", iteration });
-      watch.played();
-      return episode;
-    });
-    for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
-    playedGroups += tasks.length;
-    const byGroup = groupBy(played);
-    for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
-      const group = byGroup.get(g) ?? [];
-      const usable = plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
-      const rewards = usable.map((p) => p.rewards.total);
-      if (dynamic && rewards.length > 0 && rewards.every((r) => r === rewards[0])) {
-        rejectedGroups++;
-        rejectedTokens += group.reduce((s, p) => s + p.episode.episode.tokens, 0);
-        continue;
+  // Progress within a batch that takes a while.
+  const watch = phaseWatch(ctx.log, `iteration ${iteration}/${plan.rollout.iterations}: rollout`, "episodes played");
+  try {
+    for (let round = 0; round < maxRounds && accepted.length < plan.rollout.tasks_per_batch; round++) {
+      const need = plan.rollout.tasks_per_batch - accepted.length;
+      const tasks: Task[] = Array.from({ length: need }, () => {
+        const env = pickEnv();
+        const ids = defined(trainIds.get(env), `the training split of env '${env}'`);
+        if (ids.length === 0) throw refusal(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
+        return { env, id: at(ids, Math.floor(random() * ids.length)) };
+      });
+      const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
+      watch.planned(jobs.length);
+      const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
+        const episode = await playEpisode(ctx, { ...j, split: "train", iteration });
+        watch.done();
+        return episode;
+      });
+      for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
+      playedGroups += tasks.length;
+      const byGroup = groupBy(played);
+      for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
+        const group = byGroup.get(g) ?? [];
+        const usable = plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
+        const rewards = usable.map((p) => p.rewards.total);
+        if (dynamic && rewards.length > 0 && rewards.every((r) => r === rewards[0])) {
+          rejectedGroups++;
+          rejectedTokens += group.reduce((s, p) => s + p.episode.episode.tokens, 0);
+          continue;
+        }
+        if (usable.length > 0) accepted.push(usable);
       }
-      if (usable.length > 0) accepted.push(usable);
+      if (!dynamic) break;
     }
-    if (!dynamic) break;
+  } finally {
+    watch.end();
   }
   return { accepted, allPlayed, rejectedGroups, rejectedTokens, playedGroups, seconds: (Date.now() - begun) / 1000 };
 }

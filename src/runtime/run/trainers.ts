@@ -22,9 +22,15 @@ export class RunTrainers {
     await Promise.all([this.main.kill(), this.poolTrainers?.kill()]);
   }
 
-  /** Orderly end of a run: the pool's trainers first, then the policy's. */
-  async shutdown(): Promise<void> {
+  /**
+   * Orderly end of a run: the pool's trainers first, then the policy's. Returns how the policy's
+   * trainer ended, for the run log: a Ctrl-C must have reached the runtime alone.
+   */
+  async shutdown(): Promise<string> {
     await this.poolTrainers?.shutdown();
     await this.main.shutdown();
+    const exit = this.main.exit;
+    const how = exit?.signal ? `was killed by ${exit.signal}` : exit ? `exited with status ${exit.code}` : "is still running";
+    return `trainer (pid ${this.main.pid ?? "?"}) shut down: it ${how}`;
   }
 }

@@ -84,6 +84,10 @@ export const rolloutSchema = z.strictObject({
           z.number().positive().nullable().default(null),
           "Peak learning rate of the cold start's steps; none: algorithm.optimizer.lr. Supervised steps on demonstrations tolerate a far larger rate than policy-gradient steps on sampled advantages.",
         ),
+        checkpoint_every: doc(
+          positiveInt.nullable().default(null),
+          "Optimizer steps between the cold start's checkpoints (weights, optimizer state and how far it got), from which `arl run --resume` continues an interrupted cold start to the same result; none: at the end of every epoch.",
+        ),
       })
       .nullable()
       .default(null),

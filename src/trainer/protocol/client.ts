@@ -6,6 +6,7 @@ import { execa, type ResultPromise } from "execa";
 import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, type Method, type Methods } from "../../contracts/trainer-protocol.js";
 import { encodeFrame, FrameDecoder, type ProtocolError } from "./framing.js";
 import { defined } from "../../contracts/checked.js";
+import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
 
 export interface TrainerCommand {
   readonly file: string;
@@ -76,7 +77,7 @@ export class TrainerClient {
       const timer = setTimeout(() => {
         if (this.exited) return;
         this.fail(new TrainerError("the trainer closed its stdout while still running (it can no longer answer requests); it was killed", "died", this.stderrTail()));
-        this.child.kill("SIGKILL");
+        this.killProcesses();
       }, 1000);
       timer.unref();
     });
@@ -103,7 +104,10 @@ export class TrainerClient {
       encoding: "buffer",
       buffer: false,
       reject: true,
+      // Its own process group: a terminal's Ctrl-C reaches the runtime alone, which shuts it down.
+      ...OWN_PROCESS_GROUP,
     });
+    trackGroup(child);
     const client = new TrainerClient(child, command.deadlineMs);
     if (stop) {
       const halt = () => client.halt();
@@ -158,7 +162,7 @@ export class TrainerClient {
                   this.stderrTail(),
                 ),
               );
-              this.child.kill("SIGKILL");
+              this.killProcesses();
             }, Math.min(ms, 2 ** 31 - 1));
       const settle = <T>(f: (v: T) => void) => (v: T) => {
         clearTimeout(timer);
@@ -172,13 +176,13 @@ export class TrainerClient {
   /** Stops at once (the user asked): pending requests fail with code "stopped" and the trainer is killed. */
   halt(): void {
     this.fail(new TrainerError("stopped at once on request; the trainer was killed", "stopped", this.stderrTail()));
-    if (!this.exited) this.child.kill("SIGKILL");
+    if (!this.exited) this.killProcesses();
   }
 
   /** Asks the trainer to exit; kills it if it does not within `timeoutMs`. */
   async shutdown(timeoutMs = 10_000): Promise<void> {
     if (this.exited) return;
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => this.killProcesses(), timeoutMs);
     try {
       await this.request("shutdown", {});
       this.stdin.end();
@@ -187,13 +191,24 @@ export class TrainerClient {
       // Already dead or refused: the kill below settles it.
     } finally {
       clearTimeout(timer);
-      if (!this.exited) this.child.kill("SIGKILL");
+      if (!this.exited) this.killProcesses();
     }
   }
 
   async kill(): Promise<void> {
-    if (!this.exited) this.child.kill("SIGKILL");
+    if (!this.exited) this.killProcesses();
     await this.child.catch(() => undefined);
+  }
+
+  /** How the trainer process ended (undefined while it runs): its exit status, or the signal that killed it. */
+  get exit(): { readonly code: number | null; readonly signal: string | null } | undefined {
+    const { exitCode, signalCode } = this.child;
+    return exitCode === null && signalCode === null ? undefined : { code: exitCode, signal: signalCode };
+  }
+
+  /** The trainer and every process of its group (torchrun's workers): SIGKILL. */
+  private killProcesses(): void {
+    killGroup(this.child.pid);
   }
 
   private onData(chunk: Buffer): void {
@@ -202,7 +217,7 @@ export class TrainerClient {
       messages = this.decoder.push(chunk);
     } catch (error) {
       this.fail(new TrainerError(`trainer protocol error: ${(error as ProtocolError).message}`, "protocol", this.stderrTail()));
-      this.child.kill("SIGKILL");
+      this.killProcesses();
       return;
     }
     for (const m of messages) {
