@@ -1,0 +1,232 @@
+// The HTTP half of the agent gateway (docs/gateway.md): one node:http server per run on
+// 127.0.0.1, a session per episode under `/s/<id>`, a per-session key, bounded bodies, OpenAI
+// error objects for every refusal and server-sent events for `stream: true`. What a request
+// means is the model half's business (SessionModel); this file only routes, guards and encodes.
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  GatewayError,
+  type Gateway,
+  type GatewayOptions,
+  type GatewayStats,
+  type SessionFault,
+  type SessionHandle,
+  type SessionModel,
+} from "./contract.js";
+import { chatChunks, chatCompletionJson, completionChunks, completionJson, toChatRequest, toCompletionRequest, type ResponseHead } from "./wire.js";
+import { checkChatBody, checkCompletionBody } from "./wire-schema.js";
+
+/** Time a client has to send its headers, and its whole request (not the answer: generation may be slow). */
+const HEADERS_TIMEOUT_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 120_000;
+
+interface Session {
+  readonly id: string;
+  readonly key: Buffer;
+  /** Dropped once the session has closed and its calls settled (the model half may hold much). */
+  model: SessionModel | null;
+  readonly faults: SessionFault[];
+  postedOutcome: unknown;
+  closed: boolean;
+  readonly inFlight: Set<Promise<unknown>>;
+}
+
+/** A refusal that also ends the connection (the rest of the body is not read). */
+class TooLarge extends GatewayError {}
+
+export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const stats: GatewayStats = { requests: 0, errors: 0, unauthorized: 0, afterEnd: 0 };
+  const sessions = new Map<string, Session>();
+  const created = Math.floor(Date.now() / 1000);
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  // A client that goes away mid-answer must not take the process with it.
+  server.on("clientError", (_error, socket) => socket.destroy());
+
+  function send(res: ServerResponse, status: number, body: unknown, closeAfter = false): void {
+    if (status >= 400) stats.errors++;
+    if (res.destroyed || res.headersSent) return;
+    const text = JSON.stringify(body);
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...(closeAfter ? { connection: "close" } : {}) });
+    res.end(text);
+  }
+
+  function sendError(res: ServerResponse, error: GatewayError): void {
+    send(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } }, error instanceof TooLarge);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    stats.requests++;
+    res.on("error", () => undefined);
+    try {
+      await route(req, res);
+    } catch (error) {
+      if (error instanceof GatewayError) {
+        sendError(res, error);
+        if (error instanceof TooLarge) res.on("finish", () => req.destroy());
+        return;
+      }
+      log(`gateway: ${req.method ?? "?"} ${pathOf(req)} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      sendError(res, new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log)", "server_error"));
+    }
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = pathOf(req);
+    const match = /^\/s\/([0-9a-f]+)\/(.+?)\/?$/.exec(path);
+    const endpoint = match ? `${req.method ?? ""} ${match[2] ?? ""}` : "";
+    const known = ["GET v1/models", "POST v1/chat/completions", "POST v1/completions", "POST outcome"];
+    if (match === null || !(known.includes(endpoint) || endpoint.startsWith("GET v1/models/"))) {
+      throw new GatewayError(404, `no such endpoint: ${req.method ?? ""} ${path} (the gateway serves GET /s/<id>/v1/models, POST /s/<id>/v1/chat/completions, POST /s/<id>/v1/completions and POST /s/<id>/outcome)`, "not_found_error", null, "unknown_url");
+    }
+    const session = sessions.get(match[1] ?? "");
+    if (session === undefined) throw new GatewayError(404, `no session ${match[1] ?? ""} on this gateway: use the OPENAI_BASE_URL given to this episode`, "not_found_error", null, "unknown_session");
+    authorize(session, req, path);
+    const model = ensureOpen(session, path);
+    if (endpoint.startsWith("GET v1/models")) return listModels(res, model, endpoint.slice("GET v1/models/".length));
+    const body = await readJson(req);
+    ensureOpen(session, path);
+    if (endpoint === "POST outcome") {
+      if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError(400, "the outcome must be a JSON object, for example {\"signals\": {...}}", "invalid_request_error", null, "invalid_value");
+      session.postedOutcome = body;
+      return send(res, 200, {});
+    }
+    const abort = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const head: ResponseHead = { id: `${endpoint === "POST v1/completions" ? "cmpl" : "chatcmpl"}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: model.modelName };
+    const wantsUsage = (b: { readonly stream_options?: { readonly include_usage?: boolean | null } | null }) => b.stream_options?.include_usage === true;
+    if (endpoint === "POST v1/chat/completions") {
+      const checked = checkChatBody(body);
+      const request = toChatRequest(checked);
+      const result = await track(session, model.chat(request));
+      if (abort.signal.aborted) return;
+      if (checked.stream === true) return stream(res, chatChunks(head, result, request.logprobs, wantsUsage(checked)));
+      return send(res, 200, chatCompletionJson(head, result, request.logprobs));
+    }
+    const checked = checkCompletionBody(body);
+    const request = toCompletionRequest(checked);
+    const result = await track(session, model.complete(request));
+    if (abort.signal.aborted) return;
+    if (checked.stream === true) return stream(res, completionChunks(head, result, request.logprobs, wantsUsage(checked)));
+    return send(res, 200, completionJson(head, result, request.logprobs));
+  }
+
+  function authorize(session: Session, req: IncomingMessage, path: string): void {
+    const given = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1] ?? "";
+    const provided = Buffer.from(given, "utf8");
+    // timingSafeEqual needs equal lengths; a key of another length is refused without comparing.
+    if (provided.length === session.key.length && timingSafeEqual(provided, session.key)) return;
+    stats.unauthorized++;
+    session.faults.push({ kind: "wrong_key", message: `${req.method ?? ""} ${path} came with a ${given === "" ? "missing" : "wrong"} API key` });
+    throw new GatewayError(401, "wrong or missing API key: send the key given to this episode (OPENAI_API_KEY) as 'Authorization: Bearer <key>'", "authentication_error", null, "invalid_api_key");
+  }
+
+  function ensureOpen(session: Session, path: string): SessionModel {
+    if (!session.closed && session.model !== null) return session.model;
+    stats.afterEnd++;
+    session.faults.push({ kind: "after_end", message: `a request to ${path} came after the episode ended` });
+    throw new GatewayError(410, "this episode has ended: its session no longer serves requests (finish every model call before reporting the outcome)", "invalid_request_error", null, "session_ended");
+  }
+
+  function listModels(res: ServerResponse, served: SessionModel, name: string): void {
+    const model = { id: served.modelName, object: "model", created, owned_by: "arl" };
+    if (name === "") return send(res, 200, { object: "list", data: [model] });
+    if (decodeURIComponent(name) !== model.id) throw new GatewayError(404, `no model ${name}: this session serves ${model.id}`, "not_found_error", "model", "model_not_found");
+    send(res, 200, model);
+  }
+
+  /** The body as JSON, read no further than maxBodyBytes. */
+  async function readJson(req: IncomingMessage): Promise<unknown> {
+    const tooLarge = () => new TooLarge(413, `the request body is larger than ${maxBodyBytes} bytes, the gateway's limit`, "invalid_request_error", null, "body_too_large");
+    if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) throw tooLarge();
+    const parts: Buffer[] = [];
+    let size = 0;
+    for await (const part of req as AsyncIterable<Buffer>) {
+      size += part.length;
+      if (size > maxBodyBytes) throw tooLarge();
+      parts.push(part);
+    }
+    const text = Buffer.concat(parts).toString("utf8");
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (error) {
+      throw new GatewayError(400, `the request body is not valid JSON (${(error as Error).message})`, "invalid_request_error", null, "invalid_json");
+    }
+  }
+
+  /** Counts a model call as in flight until it settles, so that closing the session waits for it. */
+  function track<T>(session: Session, call: Promise<T>): Promise<T> {
+    const settled = call.then(
+      () => undefined,
+      () => undefined,
+    );
+    session.inFlight.add(settled);
+    void settled.then(() => session.inFlight.delete(settled));
+    return call;
+  }
+
+  function stream(res: ServerResponse, chunks: readonly object[]): void {
+    if (res.destroyed) return;
+    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+    for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    res.end("data: [DONE]\n\n");
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function closeSession(session: Session): Promise<void> {
+    session.closed = true;
+    while (session.inFlight.size > 0) await Promise.all([...session.inFlight]);
+    session.model = null;
+  }
+
+  return {
+    origin,
+    stats,
+    open(model: SessionModel): SessionHandle {
+      const id = randomBytes(16).toString("hex");
+      const key = randomBytes(32).toString("hex");
+      const session: Session = { id, key: Buffer.from(key, "utf8"), model, faults: [], postedOutcome: undefined, closed: false, inFlight: new Set() };
+      sessions.set(id, session);
+      return {
+        id,
+        baseUrl: `${origin}/s/${id}/v1`,
+        outcomeUrl: `${origin}/s/${id}/outcome`,
+        apiKey: key,
+        faults: session.faults,
+        get postedOutcome() {
+          return session.postedOutcome;
+        },
+        close: () => closeSession(session),
+      };
+    },
+    async close(): Promise<void> {
+      await Promise.all([...sessions.values()].map(closeSession));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function pathOf(req: IncomingMessage): string {
+  return new URL(req.url ?? "/", "http://gateway").pathname;
+}
