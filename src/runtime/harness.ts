@@ -17,7 +17,7 @@ import { Conversation, DEFAULT_TEMPLATE, messageRole, TokenContext, type TokenSe
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
 import { constraintBlocks, type SignalSource } from "./rewards.js";
-import { describeTools, toolDefinitions } from "./tool-descriptions.js";
+import { describeTools, systemWithTools, toolDefinitions } from "./tool-descriptions.js";
 
 export interface EpisodeInput {
   readonly plan: Plan;
@@ -190,7 +190,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   try {
     const start = await env.reset();
     envSignals = start.signals;
-    const system = [h.system_prompt ?? "", tools.length > 0 && !templateTools ? `Tools:\n${describeTools(tools, h.format)}` : ""].filter(Boolean).join("\n\n");
+    const system = systemWithTools(h.system_prompt, tools.length > 0 && !templateTools ? describeTools(tools, h.format) : "");
     if (system) conversation.add({ role: "system", content: system });
     conversation.add({ role: "user", content: start.text });
     (await conversation.encodeFrom(0)).forEach((ids, i) => ctx.append(ids, messageRole(at(conversation.messages, i))));

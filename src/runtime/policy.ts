@@ -4,6 +4,9 @@ import { at } from "../contracts/checked.js";
 import { ragged, row, rowCount, type PolicySlot, type ToolCallMessage } from "../contracts/trainer-protocol.js";
 import type { TrainerClient } from "../trainer/protocol/client.js";
 
+/** What TrainerPolicy needs of a trainer: its requests (the process client, or a trainer driven in-process by tests and benchmarks). */
+export type TrainerRequests = Pick<TrainerClient, "request">;
+
 export interface Message {
   readonly role: "system" | "user" | "tool" | "assistant";
   readonly content: string;
@@ -39,6 +42,8 @@ export interface Policy {
   /** Token ids of each message, chat template applied; concatenated they are the context. */
   encode(messages: readonly Message[], addGenerationPrompt: boolean, options?: EncodeOptions): Promise<Int32Array[]>;
   decode(ids: Int32Array): Promise<string>;
+  /** The text of each token on its own, in one request where the policy can (OpenAI logprobs' `token`); absent: one decode per token. */
+  decodeEach?(ids: Int32Array): Promise<string[]>;
   generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation>;
 }
 
@@ -60,7 +65,7 @@ export class TrainerPolicy implements Policy {
 
   /** `slot` "behaviour": generate from the trainer's behaviour snapshot (asynchronous rollout). */
   constructor(
-    private readonly trainer: TrainerClient,
+    private readonly trainer: TrainerRequests,
     private readonly slot: PolicySlot = "current",
   ) {}
 
@@ -77,6 +82,12 @@ export class TrainerPolicy implements Policy {
   async decode(ids: Int32Array): Promise<string> {
     const { texts } = await this.trainer.request("decode", { ids: ragged([ids], Int32Array) });
     return texts[0] ?? "";
+  }
+
+  async decodeEach(ids: Int32Array): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { texts } = await this.trainer.request("decode", { ids: ragged(Array.from(ids, (id) => Int32Array.of(id)), Int32Array) });
+    return texts;
   }
 
   generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {

@@ -1,6 +1,8 @@
-// How the offered tools are shown to the model: described in the system prompt by the harness
-// (text actions, or templates that do not render tools), or handed to a template that renders
-// them as OpenAI function definitions. Both show the same parameters, keys sorted.
+// How the offered tools are shown to the model: described in the system prompt (text actions, or
+// templates that do not render tools), or handed to a template that renders them as OpenAI
+// function definitions. Both show the same parameters, keys sorted. The plan's tools (the
+// harness) and a harness's own function definitions (the agent gateway) go through the same
+// describer, so a model is shown tools the same way on both paths.
 import type { Plan, PlanTool } from "../plan/schema.js";
 
 /** The tools as the system prompt describes them. */
@@ -13,12 +15,32 @@ export function describeTools(tools: readonly PlanTool[], format: Plan["harness"
       })
       .join("\n");
   }
-  return tools
-    .map((t) => {
-      const fn = t.definition.function;
-      return JSON.stringify({ type: t.definition.type, function: { name: fn.name, description: fn.description, parameters: sortedKeysDeep(fn.parameters) } });
+  return describeFunctions(toolDefinitions(tools));
+}
+
+interface FunctionDefinition {
+  readonly type?: unknown;
+  readonly function?: { readonly name?: unknown; readonly description?: unknown; readonly parameters?: unknown };
+}
+
+/**
+ * OpenAI function definitions described one a line as JSON (`{"type", "function": {"name",
+ * "description", "parameters"}}`, the parameters' keys sorted); a field the definition leaves
+ * out is left out.
+ */
+export function describeFunctions(definitions: readonly unknown[]): string {
+  return definitions
+    .map((d) => {
+      const def = d as FunctionDefinition;
+      const fn = def.function ?? {};
+      return JSON.stringify({ type: def.type ?? "function", function: { name: fn.name, description: fn.description, parameters: fn.parameters === undefined ? undefined : sortedKeysDeep(fn.parameters) } });
     })
     .join("\n");
+}
+
+/** The system message's text with the tools described after it (the system prompt first, when there is one). */
+export function systemWithTools(system: string | null, description: string): string {
+  return [system ?? "", description ? `Tools:\n${description}` : ""].filter(Boolean).join("\n\n");
 }
 
 /**

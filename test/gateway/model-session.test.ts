@@ -1,0 +1,303 @@
+// The model half of the agent gateway on builtin:tiny, driven in-process through the trainer
+// protocol (TrainerPolicy over the embedded trainer): a request that continues the served
+// history keeps the generated ids exactly and stays one sample; a rewritten history (or
+// history: rerender) starts a step-wise sample with earlier replies as `rendered` context; tools
+// are given to a template that renders them, else described in the system message; a parsed call
+// is served as a tool call and its result is read from the later tool message; stop strings cut
+// text and tokens; the budgets end the episode with an OpenAI-style error; token-id completions
+// continue the served stream or start a new sample.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ChatTemplateInfo, Method, Methods } from "../../src/contracts/trainer-protocol.js";
+import type { Plan } from "../../src/plan/schema.js";
+import { Role } from "../../src/runtime/buffer.js";
+import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
+import { GatewayError, type ChatRequest, type ChatResult, type GatewayMessage } from "../../src/runtime/gateway/contract.js";
+import { ModelSession, type BudgetCode, type ModelSessionOptions } from "../../src/runtime/gateway/model-session.js";
+import { harnessVocabulary } from "../../src/runtime/harness.js";
+import { TrainerPolicy, type EncodeOptions, type GenerateOptions, type Generation, type Message, type Policy, type TrainerRequests } from "../../src/runtime/policy.js";
+import { EOS, ROLE_IDS } from "../../src/trainer/embedded/tokenizer.js";
+import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
+import { compilePlans, counterSpec } from "../helpers/plans.js";
+
+const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };
+const WORDS = ["hello", "world", "again", "counter", "at", "edited"];
+const STEP_TOOL = { type: "function", function: { name: "step", description: "advance the counter", parameters: { type: "object", properties: {} } } };
+
+let plan: Plan;
+let tiny: TinyTrainer;
+let policy: TrainerPolicy;
+
+beforeAll(async () => {
+  plan = compilePlans(counterSpec(`harness { max_turns: 4, system_prompt: "Count." }`))[0]!;
+  tiny = new TinyTrainer(SMALL);
+  await tiny.init();
+  tiny.configure({
+    seed: 3,
+    policy: { model: "builtin:tiny", chat_template: null, sampling: plan.policy.sampling },
+    algorithm: {
+      optimizer: { name: "adamw", lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
+      critic: null,
+      clip: { low: 0.2, high: 0.28, dual: null },
+      kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
+    },
+    vocabulary: [...harnessVocabulary(plan), ...WORDS],
+  });
+  const requests: TrainerRequests = { request: async <M extends Method>(method: M, params: Methods[M][0]) => tiny.request(method, params) };
+  policy = new TrainerPolicy(requests);
+});
+
+function harness(h: Partial<Plan["harness"]>): Plan {
+  return { ...plan, harness: { ...plan.harness, ...h } };
+}
+
+function session(o: Partial<ModelSessionOptions> & { base?: number } = {}): ModelSession {
+  const base = o.base ?? 0;
+  return new ModelSession({ policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], plan, seed: (call) => 1000 * base + call, ...o });
+}
+
+function chat(messages: readonly GatewayMessage[], extra: Partial<ChatRequest> = {}): ChatRequest {
+  return { messages, tools: [], toolChoice: "auto", maxTokens: null, stop: [], temperature: null, topP: null, seed: null, logprobs: false, ...extra };
+}
+
+const FIRST: GatewayMessage[] = [
+  { role: "system", content: "Count." },
+  { role: "user", content: "hello world" },
+];
+
+/** A session (seed base) whose first reply to FIRST ended with the end-of-turn token it sampled; the untrained model stops about half the time. */
+async function stoppingSession(o: Partial<ModelSessionOptions> = {}): Promise<{ s: ModelSession; first: ChatResult }> {
+  for (let base = 0; base < 40; base++) {
+    const s = session({ ...o, base });
+    const first = await s.chat(chat(FIRST));
+    if (first.ids.at(-1) === EOS && first.ids.length > 1) return { s, first };
+  }
+  throw new Error("no seed made the tiny model stop");
+}
+
+const ids = (a: ArrayLike<number>) => Array.from(a);
+
+async function rejection(p: Promise<unknown>): Promise<GatewayError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(GatewayError);
+  return error as GatewayError;
+}
+
+describe("a continuing history", () => {
+  it("keeps the generated ids as sampled and stays one sample, the new messages encoded after the reply", async () => {
+    const { s, first } = await stoppingSession();
+    expect(first.finish).toBe("stop");
+    expect(first.content).not.toBeNull();
+    // The SDK sends the reply back with trailing whitespace trimmed or added: still the same turn.
+    const next = [...FIRST, { role: "assistant" as const, content: `${first.content ?? ""}  \n` }, { role: "user" as const, content: "again" }];
+    const second = await s.chat(chat(next));
+    const served = [...ids(first.promptIds), ...ids(first.ids)];
+    expect(ids(second.promptIds.subarray(0, served.length))).toEqual(served);
+    const added = tiny.request("encode", { messages: [...FIRST, { role: "assistant", content: first.content ?? "" }, { role: "user", content: "again" }], add_generation_prompt: true, context: 3 });
+    expect(ids(second.promptIds.subarray(served.length))).toEqual(ids(added.ids.values));
+
+    const r = s.record();
+    expect(r.samples).toHaveLength(1);
+    expect(r.stepwise).toBe(false);
+    expect(r.rewrites).toBe(0);
+    expect(r.samples[0]!.step).toBeUndefined();
+    expect(ids(r.ids)).toEqual([...ids(second.promptIds), ...ids(second.ids)]);
+    const p = first.promptIds.length;
+    expect(ids(r.roles.subarray(p, p + first.ids.length))).toEqual(ids(first.ids).map(() => Role.generated));
+    expect(ids(r.logprobs.subarray(p, p + first.ids.length))).toEqual(ids(first.logprobs));
+    expect(ids(r.versions.subarray(p, p + first.ids.length))).toEqual(ids(first.ids).map(() => 0));
+    expect(ids(r.roles.subarray(served.length, second.promptIds.length))).toEqual(ids(added.ids.values).map(() => Role.prompt));
+    expect(r.turnEnds).toEqual([served.length - 1, r.ids.length - 1]);
+    expect(r.episode).toMatchObject({ turns: 2, tokens: first.ids.length + second.ids.length, aborted: false, terminated: true });
+    expect(r.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant"]);
+    expect(r.end).toBe("finished");
+  });
+});
+
+describe("a rewritten history", () => {
+  it("renders the request again as a new step-wise sample, earlier replies as rendered context, and counts the rewrite", async () => {
+    const { s, first } = await stoppingSession();
+    const edited = [...FIRST, { role: "assistant" as const, content: "edited" }, { role: "user" as const, content: "again" }];
+    const second = await s.chat(chat(edited));
+    const r = s.record();
+    expect(r.rewrites).toBe(1);
+    expect(r.stepwise).toBe(true);
+    expect(r.samples.map((x) => x.step)).toEqual([0, 1]);
+    const [a, b] = r.samples;
+    expect(ids(a!.ids)).toEqual([...ids(first.promptIds), ...ids(first.ids)]);
+    expect(ids(b!.ids)).toEqual([...ids(second.promptIds), ...ids(second.ids)]);
+    const rendered = tiny.request("encode", { messages: edited, add_generation_prompt: true });
+    expect(ids(second.promptIds)).toEqual(ids(rendered.ids.values));
+    // The edited reply is context only; the only targets are what this call generated.
+    const assistantRow = ids(rendered.ids.values.subarray(rendered.ids.offsets[2], rendered.ids.offsets[3]));
+    const from = rendered.ids.offsets[2]!;
+    expect(ids(b!.roles.subarray(from, from + assistantRow.length))).toEqual(assistantRow.map(() => Role.rendered));
+    expect(ids(b!.roles).filter((x) => x === Role.generated)).toHaveLength(second.ids.length);
+    expect(b!.turnEnds).toEqual([b!.ids.length - 1]);
+    // The whole stream is the samples one after another.
+    expect(r.ids.length).toBe(a!.ids.length + b!.ids.length);
+    expect(r.turnEnds).toEqual([a!.ids.length - 1, r.ids.length - 1]);
+  });
+
+  it("under history: rerender starts a sample per call even when the history continues", async () => {
+    const { s, first } = await stoppingSession({ plan: harness({ context: { history: "rerender" } }) });
+    await s.chat(chat([...FIRST, { role: "assistant", content: first.content ?? "" }, { role: "user", content: "again" }]));
+    const r = s.record();
+    expect(r.samples.map((x) => x.step)).toEqual([0, 1]);
+    expect(r.rewrites).toBe(0);
+  });
+});
+
+/** The tiny policy with its encode calls recorded; `texts`: replies it generates instead of sampling (encoded by the tiny tokenizer, then the end-of-turn token). */
+class RecordingPolicy implements Policy {
+  readonly encodes: { messages: Message[]; options: EncodeOptions }[] = [];
+  private turn = 0;
+  constructor(private readonly texts: readonly string[] = []) {}
+
+  encode(messages: readonly Message[], addGenerationPrompt: boolean, options: EncodeOptions = {}): Promise<Int32Array[]> {
+    this.encodes.push({ messages: messages.map((m) => ({ ...m })), options });
+    return policy.encode(messages, addGenerationPrompt, options);
+  }
+
+  decode(x: Int32Array): Promise<string> {
+    return policy.decode(x);
+  }
+
+  async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
+    const text = this.texts[this.turn++];
+    if (text === undefined) return policy.generate(prompt, options);
+    const body = tiny.request("encode", { messages: [{ role: "assistant", content: text }], add_generation_prompt: false }).ids.values;
+    return { ids: body.slice(), logprobs: new Float32Array(body.length).fill(-0.5), finish: "stop", policyVersion: 0 };
+  }
+}
+
+describe("tools", () => {
+  it("go to encode as function definitions when the template renders them, else into the system message", async () => {
+    const renders = new RecordingPolicy();
+    const template: ChatTemplateInfo = { ...DEFAULT_TEMPLATE, renders_tools: true };
+    await session({ policy: renders, template }).chat(chat(FIRST, { tools: [STEP_TOOL] }));
+    expect(renders.encodes[0]!.options.tools).toEqual([STEP_TOOL]);
+    expect(renders.encodes[0]!.messages[0]!.content).toBe("Count.");
+
+    const describes = new RecordingPolicy();
+    await session({ policy: describes }).chat(chat(FIRST, { tools: [STEP_TOOL] }));
+    expect(describes.encodes[0]!.options.tools).toBeUndefined();
+    expect(describes.encodes[0]!.messages[0]!.content).toBe(`Count.\n\nTools:\n{"type":"function","function":{"name":"step","description":"advance the counter","parameters":{"properties":{},"type":"object"}}}`);
+
+    // tool_choice "none": nothing offered, nothing parsed.
+    const none = new RecordingPolicy(['<tool_call>{"name": "step", "arguments": {}}</tool_call>']);
+    const reply = await session({ policy: none, template }).chat(chat(FIRST, { tools: [STEP_TOOL], toolChoice: "none" }));
+    expect(none.encodes[0]!.options.tools).toBeUndefined();
+    expect(none.encodes[0]!.messages[0]!.content).toBe("Count.");
+    expect(reply).toMatchObject({ toolCalls: [], finish: "stop", content: '<tool_call>{"name": "step", "arguments": {}}</tool_call>' });
+  });
+
+  it("a parsed call is served as a tool call, its result filled from the later tool message, and the history continues", async () => {
+    const call = '<tool_call>{"name": "step", "arguments": {}}</tool_call>';
+    const scripted = new RecordingPolicy([call, '<tool_call>{"name": "write", "arguments": {"value": "c"}}</tool_call>', "<tool_call>{</tool_call>"]);
+    const s = session({ policy: scripted });
+    const first = await s.chat(chat(FIRST, { tools: [STEP_TOOL] }));
+    expect(first).toMatchObject({ content: null, finish: "tool_calls", toolCalls: [{ id: "call_0", name: "step", arguments: "{}" }] });
+    const history: GatewayMessage[] = [...FIRST, { role: "assistant", content: "", tool_calls: [{ name: "step", arguments: {} }], toolCallIds: ["call_0"] }, { role: "tool", content: "counter at 1", toolCallId: "call_0" }];
+    const second = await s.chat(chat(history, { tools: [STEP_TOOL] }));
+    expect(ids(second.promptIds.subarray(0, first.promptIds.length + first.ids.length))).toEqual([...ids(first.promptIds), ...ids(first.ids)]);
+    // `write` is not offered: served as the model wrote it, recorded as invalid.
+    expect(second.toolCalls).toEqual([{ id: "call_1", name: "write", arguments: '{"value":"c"}' }]);
+    const third = await s.chat(chat([...history, { role: "assistant", content: "", tool_calls: [{ name: "write", arguments: { value: "c" } }] }, { role: "tool", content: "no such tool", toolCallId: "call_1" }], { tools: [STEP_TOOL] }));
+    expect(third).toMatchObject({ toolCalls: [], finish: "stop" });
+    const r = s.record();
+    expect(r.samples).toHaveLength(1);
+    expect(r.toolCalls).toEqual([
+      { turn: 0, name: "step", arguments: {}, valid: true, blocked: false, result: "counter at 1" },
+      { turn: 1, name: "write", arguments: { value: "c" }, valid: false, blocked: false, result: "no such tool" },
+      { turn: 2, name: "", arguments: null, valid: false, blocked: false, result: "", error: "the tool call is not complete JSON" },
+    ]);
+    expect(r.episode).toMatchObject({ turns: 3, tool_calls: 2, invalid_calls: 2 });
+    expect(ids(r.roles.subarray(first.promptIds.length + first.ids.length, second.promptIds.length))).toEqual(
+      ids(second.promptIds.subarray(first.promptIds.length + first.ids.length)).map(() => Role.observation),
+    );
+  });
+});
+
+describe("stop strings", () => {
+  it("cut the text before the first one and drop the tokens after the one that completes it; the next call starts a new sample", async () => {
+    const plain = await session({ base: 7 }).chat(chat(FIRST, { logprobs: true }));
+    const k = plain.tokens.findIndex((t, i) => i > 0 && /^\s*\w+$/.test(t));
+    expect(k).toBeGreaterThan(0);
+    const stop = plain.tokens[k]!.trim();
+    const text = plain.content ?? "";
+    const s = session({ base: 7 });
+    const cut = await s.chat(chat(FIRST, { stop: ["no such stop", stop] }));
+    expect(cut.content).toBe(text.slice(0, text.indexOf(stop)));
+    expect(cut.finish).toBe("stop");
+    expect(ids(cut.ids)).toEqual(ids(plain.ids.subarray(0, cut.ids.length)));
+    expect(cut.ids.length).toBeLessThanOrEqual(k + 1);
+    expect(await policy.decode(cut.ids)).toContain(stop);
+    expect(await policy.decode(cut.ids.subarray(0, cut.ids.length - 1))).not.toContain(stop);
+    // No end-of-turn token after the cut: the continuing request cannot continue the stream.
+    await s.chat(chat([...FIRST, { role: "assistant", content: cut.content ?? "" }, { role: "user", content: "again" }]));
+    expect(s.record()).toMatchObject({ cuts: 1, rewrites: 0, stepwise: true });
+  });
+});
+
+describe("budgets", () => {
+  it("harness.max_turns: the call after the last is answered 400 max_turns and the episode ends per on_budget", async () => {
+    const ended: BudgetCode[] = [];
+    const s = session({ plan: harness({ max_turns: 1, on_budget: "truncate" }), onBudget: (c) => ended.push(c) });
+    await s.chat(chat(FIRST));
+    const error = await rejection(s.chat(chat(FIRST)));
+    expect(error).toMatchObject({ status: 400, code: "max_turns" });
+    expect(error.message).toContain("harness.max_turns");
+    expect((await rejection(s.chat(chat(FIRST)))).code).toBe("max_turns");
+    expect(ended).toEqual(["max_turns"]);
+    expect(s.record()).toMatchObject({ end: "truncated", episode: { aborted: true, truncated: true, terminated: false, turns: 1 } });
+  });
+
+  it("max tokens is the least of the request's and the plan's, and harness.max_total_tokens refuses a prompt with no room left", async () => {
+    const s = session({ plan: harness({ max_total_tokens: 40, on_budget: "terminate" }) });
+    const short = await s.chat(chat(FIRST, { maxTokens: 3 }));
+    expect(short.ids.length).toBeLessThanOrEqual(3);
+    const long: GatewayMessage[] = [...FIRST, { role: "user", content: Array.from({ length: 40 }, () => "hello").join(" ") }];
+    const error = await rejection(s.chat(chat(long)));
+    expect(error).toMatchObject({ status: 400, code: "context_length_exceeded" });
+    expect(error.message).toContain("harness.max_total_tokens");
+    expect(s.record()).toMatchObject({ end: "aborted", episode: { aborted: true, terminated: true } });
+  });
+
+  it("a response that reaches harness.max_response_tokens is served, then the episode is over", async () => {
+    for (let base = 0; ; base++) {
+      const s = session({ plan: harness({ max_response_tokens: 2 }), base });
+      const reply = await s.chat(chat(FIRST));
+      expect(reply.ids.length).toBeLessThanOrEqual(2);
+      if (reply.finish === "stop") continue; // it stopped within the budget: try another seed
+      expect(s.budgetEnd).toBe("max_response_tokens");
+      expect((await rejection(s.chat(chat(FIRST)))).code).toBe("context_length_exceeded");
+      expect(s.record().end).toBe("truncated");
+      break;
+    }
+  });
+});
+
+describe("completions", () => {
+  it("a token prompt that begins with the served stream continues it (the rest is observation); another starts a new sample", async () => {
+    const s = session();
+    const prompt = Int32Array.from(tiny.request("encode", { messages: FIRST, add_generation_prompt: true }).ids.values);
+    const first = await s.complete({ prompt, maxTokens: 4, stop: [], temperature: 0.3, topP: null, seed: 5, logprobs: true });
+    expect(first.tokens).toHaveLength(first.ids.length);
+    const observation = [ROLE_IDS.tool, 12, 13, EOS];
+    const next = Int32Array.from([...ids(first.promptIds), ...ids(first.ids), ...observation]);
+    const second = await s.complete({ prompt: next, maxTokens: 4, stop: [], temperature: null, topP: null, seed: null, logprobs: false });
+    expect(ids(second.promptIds)).toEqual(ids(next));
+    let r = s.record();
+    expect(r.samples).toHaveLength(1);
+    expect(ids(r.roles.subarray(0, prompt.length))).toEqual(ids(prompt).map(() => Role.prompt));
+    expect(ids(r.roles.subarray(prompt.length + first.ids.length, next.length))).toEqual(observation.map(() => Role.observation));
+    expect(r.requested[0]).toEqual({ call: 0, temperature: 0.3, topP: null, seed: 5, maxTokens: 4 });
+    await s.complete({ prompt, maxTokens: 2, stop: [], temperature: null, topP: null, seed: null, logprobs: false });
+    r = s.record();
+    expect(r.samples.map((x) => x.step)).toEqual([0, 2]);
+    expect(r.rewrites).toBe(1);
+  });
+});

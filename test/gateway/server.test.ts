@@ -1,0 +1,144 @@
+// The gateway's HTTP edges with raw requests: body limits, malformed JSON, unknown sessions and
+// routes, the outcome POST, failures of the model half, and clients that go away mid-call.
+import { request } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GatewayError, type ChatResult } from "../../src/runtime/gateway/contract.js";
+import { startGateway } from "../../src/runtime/gateway/server.js";
+import { plainAnswer, ScriptedModel } from "./scripted-model.js";
+
+type Gateway = Awaited<ReturnType<typeof startGateway>>;
+
+const logged: string[] = [];
+let gateway: Gateway;
+beforeAll(async () => {
+  gateway = await startGateway({ maxBodyBytes: 4096, log: (line) => logged.push(line) });
+});
+afterAll(async () => {
+  await gateway.close();
+});
+
+const chatBody = (content = "hi") => JSON.stringify({ model: "arl-policy", messages: [{ role: "user", content }] });
+
+async function post(url: string, key: string, body: string) {
+  const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+  return { status: response.status, json: (await response.json()) as { error?: { message: string; type: string; param: string | null; code: string | null } } & Record<string, unknown> };
+}
+
+/** A raw request whose body is sent in chunks without a length (so only the running count can stop it). */
+function postChunked(url: string, key: string, chunks: readonly string[]): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "transfer-encoding": "chunked" } }, (res) => {
+      let body = "";
+      res.on("data", (part: Buffer) => (body += part.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
+}
+
+describe("the gateway's HTTP edges", () => {
+  it("refuses oversized and malformed bodies, unknown sessions and routes with OpenAI error objects", async () => {
+    const handle = gateway.open(new ScriptedModel());
+    const chat = `${handle.baseUrl}/chat/completions`;
+    const before = { ...gateway.stats };
+
+    const big = await post(chat, handle.apiKey, chatBody("x".repeat(5000)));
+    expect(big.status).toBe(413);
+    expect(big.json.error?.message).toMatch(/larger than 4096 bytes/);
+    const streamed = await postChunked(chat, handle.apiKey, Array.from({ length: 5 }, () => "x".repeat(1000)));
+    expect(streamed.status).toBe(413);
+
+    const malformed = await post(chat, handle.apiKey, '{"messages": [');
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.error).toMatchObject({ type: "invalid_request_error", code: "invalid_json" });
+
+    const image = await post(chat, handle.apiKey, JSON.stringify({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:," } }] }] }));
+    expect(image.status).toBe(400);
+    expect(image.json.error?.param).toBe("messages[0].content[0].type");
+    const unknownField = await post(chat, handle.apiKey, JSON.stringify({ messages: [{ role: "user", content: "hi" }], top_k: 5 }));
+    expect(unknownField.json.error).toMatchObject({ param: "top_k", code: "unsupported_field" });
+
+    const stranger = await post(chat.replace(handle.id, "0".repeat(32)), handle.apiKey, chatBody());
+    expect(stranger.status).toBe(404);
+    expect(stranger.json.error?.code).toBe("unknown_session");
+    const route = await fetch(`${handle.baseUrl}/embeddings`, { method: "POST", headers: { authorization: `Bearer ${handle.apiKey}` }, body: "{}" });
+    expect(route.status).toBe(404);
+    expect(((await route.json()) as { error: { type: string } }).error.type).toBe("not_found_error");
+
+    const missingKey = await fetch(`${handle.baseUrl}/models`);
+    expect(missingKey.status).toBe(401);
+    expect(handle.faults).toEqual([{ kind: "wrong_key", message: expect.stringMatching(/missing API key/) as unknown }]);
+
+    expect(gateway.stats.requests - before.requests).toBe(8);
+    expect(gateway.stats.errors - before.errors).toBe(8);
+    expect(gateway.stats.unauthorized - before.unauthorized).toBe(1);
+    // Every refusal left the session usable.
+    expect((await post(chat, handle.apiKey, chatBody())).status).toBe(200);
+  });
+
+  it("keeps the posted outcome, refusing one that is not an object", async () => {
+    const handle = gateway.open(new ScriptedModel());
+    expect((await post(handle.outcomeUrl, handle.apiKey, "[1]")).status).toBe(400);
+    const accepted = await post(handle.outcomeUrl, handle.apiKey, JSON.stringify({ signals: { resolved: true } }));
+    expect(accepted).toEqual({ status: 200, json: {} });
+    expect(handle.postedOutcome).toEqual({ signals: { resolved: true } });
+    await handle.close();
+    expect((await post(handle.outcomeUrl, handle.apiKey, "{}")).status).toBe(410);
+    expect(handle.postedOutcome).toEqual({ signals: { resolved: true } });
+  });
+
+  it("answers a model's GatewayError with its object and any other failure with a logged 500, then keeps serving", async () => {
+    let calls = 0;
+    const handle = gateway.open(
+      new ScriptedModel(() => {
+        calls++;
+        if (calls === 1) throw new GatewayError(400, "the prompt is longer than the model's context", "invalid_request_error", "messages", "context_length_exceeded");
+        if (calls === 2) throw new TypeError("the model half broke");
+        return plainAnswer(["ok"]);
+      }),
+    );
+    const chat = `${handle.baseUrl}/chat/completions`;
+    const refused = await post(chat, handle.apiKey, chatBody());
+    expect(refused).toEqual({ status: 400, json: { error: { message: "the prompt is longer than the model's context", type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } } });
+    const failed = await post(chat, handle.apiKey, chatBody());
+    expect(failed.status).toBe(500);
+    expect(failed.json.error?.type).toBe("server_error");
+    expect(failed.json.error?.message).not.toMatch(/broke/);
+    expect(logged.some((line) => line.includes("TypeError: the model half broke"))).toBe(true);
+    const next = await post(chat, handle.apiKey, chatBody());
+    expect(next.status).toBe(200);
+  });
+
+  it("finishes a call whose client went away, and closing the session waits for it", async () => {
+    let release: (result: ChatResult) => void = () => undefined;
+    let started: () => void = () => undefined;
+    const startedCall = new Promise<void>((resolve) => (started = resolve));
+    const model = new ScriptedModel(
+      () =>
+        new Promise<ChatResult>((resolve) => {
+          release = resolve;
+          started();
+        }),
+    );
+    const handle = gateway.open(model);
+    const abort = new AbortController();
+    const call = fetch(`${handle.baseUrl}/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${handle.apiKey}` }, body: chatBody(), signal: abort.signal });
+    await startedCall;
+    abort.abort();
+    await expect(call).rejects.toThrow();
+
+    let closed = false;
+    const closing = handle.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(false);
+    release(plainAnswer(["late"]));
+    await closing;
+    expect(model.chats).toHaveLength(1);
+
+    // The gateway still serves other sessions.
+    const other = gateway.open(new ScriptedModel());
+    expect((await post(`${other.baseUrl}/chat/completions`, other.apiKey, chatBody())).status).toBe(200);
+  });
+});
