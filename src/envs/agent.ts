@@ -42,9 +42,14 @@ export function agentTasks(env: AgentEnv, root: string | undefined): readonly Ag
 
 const WORDS = /[A-Za-z0-9_]+|[^\sA-Za-z0-9_]/g;
 
-/** Words the gateway's own texts and a typical agent's prompt use, besides the tasks' own. */
-const AGENT_TEXTS = "You are a helpful assistant . Use the tools to answer the user . Summary of the earlier conversation : Result : error not found true false null";
-
+/**
+ * Words the gateway itself writes into contexts: OpenAI function definitions as the tool
+ * descriptions lay them out, and their JSON Schema words. A program's own prompt is its own.
+ */
+const AGENT_TEXTS = [
+  '{"type":"function","function":{"name":"","description":"","parameters":{"properties":{},"required":[],"type":"object"}}}',
+  "string integer number boolean array enum items Tools: tool_call tool_calls arguments content assistant user system",
+];
 /** The `agent` env kind; `root` is the run's data root, where the task file lies. */
 export function createAgentEnv(options: { readonly root?: string } = {}): EnvKind<AgentEnv> {
   return {
@@ -54,7 +59,7 @@ export function createAgentEnv(options: { readonly root?: string } = {}): EnvKin
     },
     // The embedded model spells a word it lacks as bytes, so this is a head start, not a limit.
     vocabulary(env) {
-      const words = new Set<string>(AGENT_TEXTS.match(WORDS) ?? []);
+      const words = new Set<string>(AGENT_TEXTS.flatMap((t) => t.match(WORDS) ?? []));
       for (const task of agentTasks(env, options.root)) for (const w of JSON.stringify(task).match(WORDS) ?? []) words.add(w);
       return [...words].sort();
     },

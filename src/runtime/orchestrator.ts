@@ -40,9 +40,11 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   let stopped = false;
   let lastEval: EvalSummary | undefined;
   let watchdogStop: string | undefined;
+  let gateway: RunContext["gateway"];
   try {
     const provisioned = await provision(options, opened);
     const { ctx } = provisioned;
+    gateway = ctx.gateway;
     let { version } = provisioned;
     const cold = await coldStart(ctx, state);
     if (cold) ({ state, version } = cold);
@@ -126,6 +128,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     throw new RunError((error as Error).message, tail);
   } finally {
     buffer.close();
+    await gateway?.close().catch(() => undefined);
   }
   return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(watchdogStop ? { watchdogStop } : {}), ...(lastEval ? { lastEval } : {}) };
 }

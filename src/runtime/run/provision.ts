@@ -9,6 +9,7 @@ import { TrainerClient, type TrainerCommand } from "../../trainer/protocol/clien
 import { TokenBuffer } from "../buffer.js";
 import { PoolTrainers } from "../cross-policy.js";
 import { DEFAULT_TEMPLATE } from "../conversation.js";
+import { startGateway } from "../gateway/server.js";
 import { harnessVocabulary } from "../harness.js";
 import { TrainerPolicy } from "../policy.js";
 import type { RunState } from "../run-dir.js";
@@ -172,6 +173,10 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
     run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null },
   });
+  // Agent programs call the model through one gateway for the whole run; executePlan closes it.
+  const hasAgents = Object.values(plan.envs).some((e) => e.kind === "agent");
+  const gateway = hasAgents ? await startGateway({ log }) : undefined;
+  if (gateway) log(`agent gateway listening on ${gateway.origin}`);
   const ctx: RunContext = {
     plan,
     runDir,
@@ -190,6 +195,9 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     buffer: opened.buffer,
     streams: new RunStreams(plan.seed),
     sftData,
+    gateway,
+    dataRoot: options.dataRoot,
+    halt: options.halt,
   };
   return { ctx, version };
 }

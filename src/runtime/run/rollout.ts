@@ -42,6 +42,16 @@ function rolloutWatch(ctx: RunContext, iteration: number) {
   };
 }
 
+/**
+ * Every agent episode of the run's first batch failed: the program is broken (a missing module,
+ * a wrong command), not unlucky. Stop with its reason rather than train on nothing.
+ */
+function refuseBrokenAgents(played: readonly Played[]): void {
+  const agents = played.filter((p) => p.agent !== undefined);
+  if (agents.length === 0 || agents.some((p) => p.episode.end !== "env_error")) return;
+  throw new RunError(`every agent episode of the first batch (${agents.length}) ended in an env error, so the run stops rather than train on nothing; the first: ${agents[0]?.episode.error ?? "?"}`);
+}
+
 /** Samples B tasks of `iteration` and plays their groups (resampling all-equal groups under dynamic sampling). */
 export async function collectRollout(ctx: RunContext, iteration: number): Promise<Rollout> {
   const { plan } = ctx;
@@ -82,6 +92,7 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
       return episode;
     });
     for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
+    if (iteration === 1 && round === 0) refuseBrokenAgents(played);
     playedGroups += tasks.length;
     const byGroup = groupBy(played);
     for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
