@@ -3,24 +3,14 @@
 // POSTed or printed, a crash, a time-out, no outcome, a bad outcome, a call with a wrong key, no
 // call at all, and a Python program without its module. Every fault is an env error with a
 // one-line reason and its stderr tail in agent-logs/; a good episode trains on the ids served.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Method, Methods } from "../../src/contracts/trainer-protocol.js";
 import type { AgentEnv } from "../../src/envs/agent.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { Role } from "../../src/runtime/buffer.js";
-import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
-import type { Gateway } from "../../src/runtime/gateway/contract.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
-import { TrainerPolicy, type TrainerRequests } from "../../src/runtime/policy.js";
-import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { playAgentEpisode, type AgentEpisodeContext } from "../../src/runtime/run/agent-episode.js";
-import { RunStreams } from "../../src/runtime/run/streams.js";
-import { EOS } from "../../src/trainer/embedded/tokenizer.js";
-import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
-import { agentPlan } from "../helpers/agent-plans.js";
+import { agentEpisodeContext, agentPlan } from "../helpers/agent-plans.js";
 
 const PROGRAM = `
 const mode = process.argv[2];
@@ -51,34 +41,16 @@ const call = (key) => fetch(process.env.OPENAI_BASE_URL + "/chat/completions", {
 
 let dir: string;
 let plan: Plan;
-let gateway: Gateway;
 let ctx: AgentEpisodeContext;
 
 beforeAll(async () => {
   ({ dir, plan } = agentPlan(["node", "agent.cjs"], [{ word: "world" }, { word: "again" }, { word: "world" }, { word: "again" }]));
   writeFileSync(path.join(dir, "agent.cjs"), PROGRAM);
-  const tiny = new TinyTrainer({ embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 });
-  await tiny.init();
-  tiny.configure({
-    seed: 3,
-    policy: { model: "builtin:tiny", chat_template: null, sampling: plan.policy.sampling },
-    algorithm: {
-      optimizer: { name: "adamw", lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
-      critic: null,
-      clip: { low: 0.2, high: 0.28, dual: null },
-      kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
-    },
-    vocabulary: ["hello", "world", "again"],
-  });
-  const requests: TrainerRequests = { request: async <M extends Method>(method: M, params: Methods[M][0]) => tiny.request(method, params) };
-  const policy = new TrainerPolicy(requests);
-  gateway = await startGateway({ log: () => undefined });
-  const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-agent-run-")), plan);
-  ctx = { plan, runDir, gateway, policy, rolloutPolicy: policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], streams: new RunStreams(0), dataRoot: dir, halt: undefined };
+  ctx = await agentEpisodeContext(plan, dir, ["hello", "world", "again"]);
 });
 
 afterAll(async () => {
-  await gateway.close();
+  await ctx.gateway?.close();
 });
 
 function agentEnv(mode: string, o: Partial<AgentEnv> = {}): AgentEnv {
