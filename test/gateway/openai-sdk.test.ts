@@ -42,6 +42,7 @@ describe("the gateway with the OpenAI Node SDK", () => {
     const { model, client } = session();
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(["arl-policy"]);
+    expect((await client.models.retrieve("arl-policy")).owned_by).toBe("arl");
 
     const response = await client.chat.completions.create({
       model: "arl-policy",

@@ -111,6 +111,46 @@ describe("the gateway's HTTP edges", () => {
     expect(next.status).toBe(200);
   });
 
+  it("streams events whose pieces and log-probs cover the answer, ids first and last", async () => {
+    // The text was cut before a stop string inside the last word's token: "re!" is not all content.
+    const cut: ChatResult = { ...plainAnswer(["Hi", " the", "re!"]), content: "Hi there" };
+    const handle = gateway.open(new ScriptedModel(() => cut));
+    const response = await fetch(`${handle.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${handle.apiKey}` },
+      body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], stream: true, logprobs: true }),
+    });
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = (await response.text()).split("\n\n").filter((e) => e !== "");
+    expect(events.every((e) => e.startsWith("data: "))).toBe(true);
+    expect(events.at(-1)).toBe("data: [DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice("data: ".length)));
+    expect(chunks[0].prompt_token_ids).toEqual([100, 101, 102, 103, 104]);
+    expect(chunks[0].choices[0].delta).toEqual({ role: "assistant", content: "" });
+    const content = chunks.slice(1, -1).map((c) => [c.choices[0].delta.content, c.choices[0].logprobs.content.map((t: { token: string }) => t.token)]);
+    expect(content).toEqual([["Hi", ["Hi"]], [" the", [" the"]], ["re", ["re!", "<|im_end|>"]]]);
+    const lastChunk = chunks.at(-1);
+    expect(lastChunk.choices[0]).toMatchObject({ delta: {}, finish_reason: "stop", token_ids: [10, 11, 12, 13], logprobs: { content: [] } });
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+  });
+
+  it("keeps 32 concurrent sessions apart", async () => {
+    const handles = Array.from({ length: 32 }, (_, i) => gateway.open(new ScriptedModel((request) => plainAnswer([`session ${i}: ${request.messages.at(-1)?.content ?? ""}`]))));
+    const answers = await Promise.all(
+      handles.flatMap((handle, i) =>
+        [0, 1, 2].map(async (turn) => {
+          const { json } = await post(`${handle.baseUrl}/chat/completions`, handle.apiKey, chatBody(`turn ${turn}`));
+          return [i, turn, (json.choices as { message: { content: string } }[])[0]?.message.content];
+        }),
+      ),
+    );
+    expect(answers.every(([i, turn, content]) => content === `session ${String(i)}: turn ${String(turn)}`)).toBe(true);
+    // A key is good for its own session only.
+    const [first, second] = handles;
+    expect((await post(`${first?.baseUrl ?? ""}/chat/completions`, second?.apiKey ?? "", chatBody())).status).toBe(401);
+    await Promise.all(handles.map((handle) => handle.close()));
+  });
+
   it("finishes a call whose client went away, and closing the session waits for it", async () => {
     let release: (result: ChatResult) => void = () => undefined;
     let started: () => void = () => undefined;

@@ -48,8 +48,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   });
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
-  // A client that goes away mid-answer must not take the process with it.
-  server.on("clientError", (_error, socket) => socket.destroy());
 
   function send(res: ServerResponse, status: number, body: unknown, closeAfter = false): void {
     if (status >= 400) stats.errors++;
@@ -141,7 +139,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   function listModels(res: ServerResponse, served: SessionModel, name: string): void {
     const model = { id: served.modelName, object: "model", created, owned_by: "arl" };
     if (name === "") return send(res, 200, { object: "list", data: [model] });
-    if (decodeURIComponent(name) !== model.id) throw new GatewayError(404, `no model ${name}: this session serves ${model.id}`, "not_found_error", "model", "model_not_found");
+    if (name !== encodeURIComponent(model.id)) throw new GatewayError(404, `no model ${name}: this session serves ${model.id}`, "not_found_error", "model", "model_not_found");
     send(res, 200, model);
   }
 

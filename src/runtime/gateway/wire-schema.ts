@@ -81,6 +81,8 @@ const commonFields = {
   metadata: nullable({ type: "object" }),
   store: nullable({ type: "boolean" }),
   service_tier: nullable({ type: "string" }),
+  prompt_cache_key: nullable({ type: "string" }),
+  safety_identifier: nullable({ type: "string" }),
   // vLLM's flag for the ids, which the gateway always returns.
   return_token_ids: nullable({ type: "boolean" }),
 };
@@ -143,7 +145,7 @@ const message = {
     },
     {
       required: ["content", "tool_call_id"],
-      properties: { role: { const: "tool" }, content, tool_call_id: { type: "string", minLength: 1 } },
+      properties: { role: { const: "tool" }, content, tool_call_id: { type: "string", minLength: 1 }, name: { type: "string" } },
       additionalProperties: false,
     },
   ],

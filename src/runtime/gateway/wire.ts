@@ -108,7 +108,7 @@ function chatLogprobs(result: Generated, from = 0, to = result.tokens.length) {
   const content = [];
   for (let i = from; i < to; i++) {
     const token = result.tokens[i] ?? "";
-    content.push({ token, logprob: result.logprobs[i] ?? 0, bytes: [...Buffer.from(token, "utf8")], top_logprobs: [] });
+    content.push({ token, logprob: result.logprobs[i] ?? 0, bytes: Array.from(Buffer.from(token, "utf8")), top_logprobs: [] });
   }
   return { content };
 }
@@ -123,8 +123,8 @@ export function chatCompletionJson(head: ResponseHead, result: ChatResult, logpr
     object: "chat.completion",
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, message, finish_reason: result.finish, logprobs: logprobs ? chatLogprobs(result) : null, token_ids: [...result.ids] }],
-    prompt_token_ids: [...result.promptIds],
+    choices: [{ index: 0, message, finish_reason: result.finish, logprobs: logprobs ? chatLogprobs(result) : null, token_ids: Array.from(result.ids) }],
+    prompt_token_ids: Array.from(result.promptIds),
     usage: usageOf(result),
     arl: { policy_version: result.policyVersion },
   };
@@ -140,12 +140,12 @@ export function completionJson(head: ResponseHead, result: CompletionResult, log
       {
         index: 0,
         text: result.text,
-        logprobs: logprobs ? { tokens: [...result.tokens], token_logprobs: [...result.logprobs] } : null,
+        logprobs: logprobs ? { tokens: Array.from(result.tokens), token_logprobs: Array.from(result.logprobs) } : null,
         finish_reason: result.finish,
-        token_ids: [...result.ids],
+        token_ids: Array.from(result.ids),
       },
     ],
-    prompt_token_ids: [...result.promptIds],
+    prompt_token_ids: Array.from(result.promptIds),
     usage: usageOf(result),
     arl: { policy_version: result.policyVersion },
   };
@@ -187,12 +187,12 @@ export function chatChunks(head: ResponseHead, result: ChatResult, logprobs: boo
     model: head.model,
     choices: [{ index: 0, delta, logprobs: lp, finish_reason: finish, ...extra }],
   });
-  const chunks: object[] = [{ ...chunk({ role: "assistant", content: "" }), prompt_token_ids: [...result.promptIds] }];
+  const chunks: object[] = [{ ...chunk({ role: "assistant", content: "" }), prompt_token_ids: Array.from(result.promptIds) }];
   const { parts, end } = pieces(result.content ?? "", result.tokens);
   for (const part of parts) chunks.push(chunk({ content: part.text }, {}, null, logprobs ? chatLogprobs(result, part.from, part.to) : null));
   wireToolCalls(result).forEach((call, index) => chunks.push(chunk({ tool_calls: [{ index, ...call }] })));
   // Log-probs of tokens no content piece covered (a call's text, the end of the turn) come last.
-  chunks.push({ ...chunk({}, { token_ids: [...result.ids] }, result.finish, logprobs ? chatLogprobs(result, end) : null), arl: { policy_version: result.policyVersion } });
+  chunks.push({ ...chunk({}, { token_ids: Array.from(result.ids) }, result.finish, logprobs ? chatLogprobs(result, end) : null), arl: { policy_version: result.policyVersion } });
   if (includeUsage) chunks.push({ id: head.id, object: "chat.completion.chunk", created: head.created, model: head.model, choices: [], usage: usageOf(result) });
   return chunks;
 }
@@ -206,15 +206,15 @@ export function completionChunks(head: ResponseHead, result: CompletionResult, l
     model: head.model,
     choices: [{ index: 0, text, logprobs: lp, finish_reason: finish, ...extra }],
   });
-  const legacy = (from: number, to: number) => ({ tokens: result.tokens.slice(from, to), token_logprobs: [...result.logprobs.subarray(from, to)] });
+  const legacy = (from: number, to: number) => ({ tokens: result.tokens.slice(from, to), token_logprobs: Array.from(result.logprobs.subarray(from, to)) });
   const { parts, end } = pieces(result.text, result.tokens);
   const chunks: object[] = parts.map((part, i) => ({
     ...chunk(part.text, {}, null, logprobs ? legacy(part.from, part.to) : null),
-    ...(i === 0 ? { prompt_token_ids: [...result.promptIds] } : {}),
+    ...(i === 0 ? { prompt_token_ids: Array.from(result.promptIds) } : {}),
   }));
   chunks.push({
-    ...chunk("", { token_ids: [...result.ids] }, result.finish, logprobs ? legacy(end, result.tokens.length) : null),
-    ...(parts.length === 0 ? { prompt_token_ids: [...result.promptIds] } : {}),
+    ...chunk("", { token_ids: Array.from(result.ids) }, result.finish, logprobs ? legacy(end, result.tokens.length) : null),
+    ...(parts.length === 0 ? { prompt_token_ids: Array.from(result.promptIds) } : {}),
     arl: { policy_version: result.policyVersion },
   });
   if (includeUsage) chunks.push({ id: head.id, object: "text_completion", created: head.created, model: head.model, choices: [], usage: usageOf(result) });
