@@ -5,7 +5,10 @@
 // are given to a template that renders them, else described in the system message; a parsed call
 // is served as a tool call and its result is read from the later tool message; stop strings cut
 // text and tokens; the budgets end the episode with an OpenAI-style error; token-id completions
-// continue the served stream or start a new sample.
+// continue the served stream or start a new sample; sampling is the plan's; and the official
+// openai SDK's function-calling round trip through the real gateway stays one trajectory.
+import OpenAI from "openai";
+import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ChatTemplateInfo, Method, Methods } from "../../src/contracts/trainer-protocol.js";
 import type { Plan } from "../../src/plan/schema.js";
@@ -13,6 +16,7 @@ import { Role } from "../../src/runtime/buffer.js";
 import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
 import { GatewayError, type ChatRequest, type ChatResult, type GatewayMessage } from "../../src/runtime/gateway/contract.js";
 import { ModelSession, type BudgetCode, type ModelSessionOptions } from "../../src/runtime/gateway/model-session.js";
+import { startGateway } from "../../src/runtime/gateway/server.js";
 import { harnessVocabulary } from "../../src/runtime/harness.js";
 import { TrainerPolicy, type EncodeOptions, type GenerateOptions, type Generation, type Message, type Policy, type TrainerRequests } from "../../src/runtime/policy.js";
 import { EOS, ROLE_IDS } from "../../src/trainer/embedded/tokenizer.js";
@@ -146,6 +150,7 @@ describe("a rewritten history", () => {
     await s.chat(chat([...FIRST, { role: "assistant", content: first.content ?? "" }, { role: "user", content: "again" }]));
     const r = s.record();
     expect(r.samples.map((x) => x.step)).toEqual([0, 1]);
+    expect(r.starts).toEqual(["first", "rerender"]);
     expect(r.rewrites).toBe(0);
   });
 });
@@ -153,6 +158,7 @@ describe("a rewritten history", () => {
 /** The tiny policy with its encode calls recorded; `texts`: replies it generates instead of sampling (encoded by the tiny tokenizer, then the end-of-turn token). */
 class RecordingPolicy implements Policy {
   readonly encodes: { messages: Message[]; options: EncodeOptions }[] = [];
+  readonly generates: GenerateOptions[] = [];
   private turn = 0;
   constructor(private readonly texts: readonly string[] = []) {}
 
@@ -166,6 +172,7 @@ class RecordingPolicy implements Policy {
   }
 
   async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
+    this.generates.push(options);
     const text = this.texts[this.turn++];
     if (text === undefined) return policy.generate(prompt, options);
     const body = tiny.request("encode", { messages: [{ role: "assistant", content: text }], add_generation_prompt: false }).ids.values;
@@ -238,7 +245,7 @@ describe("stop strings", () => {
     expect(await policy.decode(cut.ids.subarray(0, cut.ids.length - 1))).not.toContain(stop);
     // No end-of-turn token after the cut: the continuing request cannot continue the stream.
     await s.chat(chat([...FIRST, { role: "assistant", content: cut.content ?? "" }, { role: "user", content: "again" }]));
-    expect(s.record()).toMatchObject({ cuts: 1, rewrites: 0, stepwise: true });
+    expect(s.record()).toMatchObject({ cuts: 1, rewrites: 0, stepwise: true, starts: ["first", "cut"] });
   });
 });
 
@@ -299,5 +306,55 @@ describe("completions", () => {
     r = s.record();
     expect(r.samples.map((x) => x.step)).toEqual([0, 2]);
     expect(r.rewrites).toBe(1);
+  });
+});
+
+describe("sampling", () => {
+  it("is the plan's (or the eval temperature): request values are recorded, not applied; the seed is the session's function of the call", async () => {
+    const recorder = new RecordingPolicy(["hello", "world"]);
+    const s = session({ policy: recorder, plan: harness({ max_response_tokens: 5 }), temperature: 0.25, seed: (call) => 40 + call });
+    await s.chat(chat(FIRST, { temperature: 1.7, topP: 0.1, seed: 99, maxTokens: 50 }));
+    await s.chat(chat([...FIRST, { role: "assistant", content: "hello" }, { role: "user", content: "again" }], { maxTokens: 3 }));
+    const { top_p, top_k, max_new_tokens } = plan.policy.sampling;
+    expect(recorder.generates).toEqual([
+      { maxNewTokens: Math.min(5, max_new_tokens), temperature: 0.25, topP: top_p, topK: top_k, stopIds: [EOS], seed: 40 },
+      { maxNewTokens: 3, temperature: 0.25, topP: top_p, topK: top_k, stopIds: [EOS], seed: 41 },
+    ]);
+    expect(s.record().requested).toEqual([
+      { call: 0, temperature: 1.7, topP: 0.1, seed: 99, maxTokens: 50 },
+      { call: 1, temperature: null, topP: null, seed: null, maxTokens: 3 },
+    ]);
+  });
+});
+
+describe("through the gateway", () => {
+  it("the openai SDK's function-calling round trip continues one trajectory with the exact ids", async () => {
+    const gateway = await startGateway({ log: () => undefined });
+    try {
+      const scripted = new RecordingPolicy(['<tool_call>{"name": "step", "arguments": {}}</tool_call>', "done"]);
+      const s = session({ policy: scripted });
+      const handle = gateway.open(s);
+      const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
+      const messages: ChatCompletionMessageParam[] = [
+        { role: "system", content: "Count." },
+        { role: "user", content: "hello world" },
+      ];
+      const tools = [STEP_TOOL as ChatCompletionTool];
+      const first = await client.chat.completions.create({ model: s.modelName, messages, tools });
+      const reply = first.choices[0]!.message;
+      expect(reply.tool_calls?.map((c) => (c.type === "function" ? [c.id, c.function.name, c.function.arguments] : []))).toEqual([["call_0", "step", "{}"]]);
+      messages.push(reply, { role: "tool", tool_call_id: "call_0", content: "counter at 1" });
+      const second = await client.chat.completions.create({ model: s.modelName, messages, tools });
+      expect(second.choices[0]!.message.content).toBe("done");
+      await handle.close();
+      const r = s.record();
+      expect(r.samples).toHaveLength(1);
+      expect(r.rewrites).toBe(0);
+      expect(r.toolCalls[0]).toMatchObject({ name: "step", valid: true, result: "counter at 1" });
+      expect(r.turnEnds).toHaveLength(2);
+      expect(ids(r.roles).filter((x) => x === Role.generated)).toHaveLength(r.episode.tokens);
+    } finally {
+      await gateway.close();
+    }
   });
 });

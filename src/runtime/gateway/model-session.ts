@@ -65,7 +65,6 @@ interface SamplingRequest {
   readonly temperature: number | null;
   readonly topP: number | null;
   readonly seed: number | null;
-  readonly logprobs: boolean;
 }
 
 function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
@@ -106,7 +105,8 @@ export class ModelSession implements SessionModel {
   private ended: { code: BudgetCode; message: string } | undefined;
   /** Calls run one at a time: each one's context depends on what the previous one served. */
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly validator = new ToolCallValidator();
+  /** Made at the first parsed call (ajv is slow to set up, and most sessions of a plain chat never need it). */
+  private validator: ToolCallValidator | undefined;
   /** The request's function definitions as offered tools, by their JSON (so the validator compiles each once). */
   private readonly offeredTools = new Map<string, OfferedTool>();
 
@@ -130,7 +130,7 @@ export class ModelSession implements SessionModel {
   /** The episode's pieces so far: samples, the whole stream, calls, signals, rewrites. */
   record(): SessionRecord {
     const stepwise = this.rerender || this.samples.filter((s) => s.turnEnds.length > 0).length > 1;
-    const { samples, stream, turnEnds } = assembleSamples(this.samples, stepwise);
+    const { samples, starts, stream, turnEnds } = assembleSamples(this.samples, stepwise);
     const lastChat = [...this.samples].reverse().find((s) => s.conversation !== null)?.conversation ?? null;
     const truncate = this.options.plan.harness.on_budget === "truncate";
     return {
@@ -138,6 +138,7 @@ export class ModelSession implements SessionModel {
       samples,
       turnEnds,
       stepwise,
+      starts,
       rewrites: this.rewrites,
       cuts: this.cuts,
       generators: turnEnds.map(() => "policy"),
@@ -266,12 +267,14 @@ export class ModelSession implements SessionModel {
     this.calls++;
     let { ids, logprobs } = gen;
     let finish = gen.finish;
-    let text = await policy.decode(withoutStop(ids, stopIds));
+    // Each token's text (OpenAI log-probs, streamed pieces) in the same round trip as the text.
+    let [text, tokens] = await Promise.all([policy.decode(withoutStop(ids, stopIds)), this.tokenTexts(ids)]);
     const cut = firstStop(text, r.stop);
     if (cut) {
       const k = await this.completingToken(ids, cut.stop);
       ids = ids.slice(0, k);
       logprobs = logprobs.slice(0, k);
+      tokens = tokens.slice(0, k);
       text = text.slice(0, cut.at);
       finish = "stop";
     }
@@ -283,7 +286,6 @@ export class ModelSession implements SessionModel {
     this.signals.tokens += ids.length;
     // A turn that reaches the response budget is served, cut, and ends the episode (as in the harness).
     if (gen.finish === "length" && gen.ids.length >= h.max_response_tokens) this.endBy("max_response_tokens", `a response reached harness.max_response_tokens (${h.max_response_tokens})`);
-    const tokens = r.logprobs ? await this.tokenTexts(ids) : [];
     return { ids, logprobs, finish, text, tokens, policyVersion: gen.policyVersion, call };
   }
 
@@ -334,6 +336,7 @@ export class ModelSession implements SessionModel {
       return tool;
     });
     try {
+      this.validator ??= new ToolCallValidator();
       return this.validator.check(call, tools).ok;
     } catch {
       // A parameter schema ajv cannot compile: the harness's to judge, not counted against the model.

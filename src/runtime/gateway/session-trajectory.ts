@@ -59,6 +59,8 @@ export interface SessionRecord extends TokenSequence {
   readonly turnEnds: readonly number[];
   /** True when the episode trains step-wise (more than one sample, or history: rerender). */
   readonly stepwise: boolean;
+  /** Why each sample began (first call, a rewritten history, a cut turn, history: rerender), in order. */
+  readonly starts: readonly SampleStart[];
   /** Calls whose request rewrote the history the session had served. */
   readonly rewrites: number;
   /** Calls after a turn that was cut before its end-of-turn token (a stop string or a length finish), which start a new sample. */
@@ -75,8 +77,9 @@ export interface SessionRecord extends TokenSequence {
 }
 
 /** The session's samples as the update takes them, and the whole stream they make one after another. */
-export function assembleSamples(samples: readonly SessionSample[], stepwise: boolean): { samples: Sample[]; stream: TokenSequence; turnEnds: number[] } {
-  const out: Sample[] = samples.filter((s) => s.turnEnds.length > 0).map((s) => ({ ...s.ctx.sequence(), turnEnds: [...s.turnEnds], ...(stepwise ? { step: s.step } : {}) }));
+export function assembleSamples(samples: readonly SessionSample[], stepwise: boolean): { samples: Sample[]; starts: SampleStart[]; stream: TokenSequence; turnEnds: number[] } {
+  const kept = samples.filter((s) => s.turnEnds.length > 0);
+  const out: Sample[] = kept.map((s) => ({ ...s.ctx.sequence(), turnEnds: [...s.turnEnds], ...(stepwise ? { step: s.step } : {}) }));
   const turnEnds: number[] = [];
   let offset = 0;
   for (const s of out) {
@@ -93,7 +96,7 @@ export function assembleSamples(samples: readonly SessionSample[], stepwise: boo
     return result;
   };
   const stream = { ids: cat(Int32Array, (s) => s.ids), roles: cat(Uint8Array, (s) => s.roles), versions: cat(Int32Array, (s) => s.versions), logprobs: cat(Float32Array, (s) => s.logprobs) };
-  return { samples: out, stream, turnEnds };
+  return { samples: out, starts: kept.map((s) => s.start), stream, turnEnds };
 }
 
 /** The calls as the buffer records them. */

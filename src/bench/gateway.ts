@@ -1,0 +1,121 @@
+// Agent gateway overhead per model call (docs/gateway.md#exact-tokens-and-rewrites): one chat
+// call through the real gateway (HTTP on 127.0.0.1, body validation, the session's exactness
+// logic, the per-token texts) against the same call made on the trainer protocol directly
+// (encode, generate, decode), both on one builtin:tiny trainer process, interleaved in one run.
+// The two generate the same tokens (same prompt, same seed), so the difference is the gateway's.
+import OpenAI from "openai";
+import { fileURLToPath } from "node:url";
+import type { ConfigureParams } from "../contracts/trainer-protocol.js";
+import type { Plan } from "../plan/schema.js";
+import { DEFAULT_TEMPLATE } from "../runtime/conversation.js";
+import { ModelSession } from "../runtime/gateway/model-session.js";
+import { startGateway } from "../runtime/gateway/server.js";
+import { TrainerPolicy, type Message } from "../runtime/policy.js";
+import { TrainerClient } from "../trainer/protocol/client.js";
+import { consume, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+
+const MAX_NEW_TOKENS = 16;
+const SEED = 7;
+const MESSAGES = [
+  { role: "system", content: "You are a support agent. Answer the customer." },
+  { role: "user", content: "my order did not arrive and the tracking page shows no update since monday" },
+] as const satisfies readonly Message[];
+const WORDS = [...new Set(MESSAGES.flatMap((m) => m.content.match(/\w+/g) ?? []))];
+
+function configure(): ConfigureParams {
+  return {
+    seed: 1,
+    policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: MAX_NEW_TOKENS } },
+    algorithm: {
+      optimizer: { name: "adamw", lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
+      critic: null,
+      clip: { low: 0.2, high: 0.28, dual: null },
+      kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
+    },
+    vocabulary: WORDS,
+  };
+}
+
+/** The plan fields a model session reads: sampling and the harness budgets. */
+function sessionPlan(): Plan {
+  return {
+    policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: MAX_NEW_TOKENS } },
+    harness: { format: "function_call", system_prompt: null, max_turns: 100, max_response_tokens: 64, max_total_tokens: null, on_budget: "truncate", observation: { max_tokens: 64, overflow: "keep_head" }, tool_timeout_s: 30, context: { history: "exact" } },
+  } as unknown as Plan;
+}
+
+export function gatewaySection(options: MeasureOptions): BenchSection {
+  return {
+    name: "agent gateway",
+    describe: () => [
+      `One chat call (a system and a user message, up to ${MAX_NEW_TOKENS} new tokens) on a builtin:tiny trainer process: direct = encode + generate + decode on the protocol;`,
+      "gateway = the same call over HTTP to a fresh session of the real gateway (fetch, or the official openai npm SDK), same prompt and seed, runs interleaved.",
+    ],
+    async run() {
+      const main = fileURLToPath(new URL("../trainer/embedded/main.js", import.meta.url));
+      const trainer = await TrainerClient.start({ file: process.execPath, args: [main] }, "bench");
+      const gateway = await startGateway({ log: () => undefined });
+      try {
+        const configured = await trainer.request("configure", configure());
+        const policy = new TrainerPolicy(trainer);
+        const stopIds = configured.tokenizer.stop_ids ?? [configured.tokenizer.eos_id];
+        const plan = sessionPlan();
+        const direct = async () => {
+          const prompt = Int32Array.from((await policy.encode(MESSAGES, true)).flatMap((ids) => Array.from(ids)));
+          const gen = await policy.generate(prompt, { maxNewTokens: MAX_NEW_TOKENS, temperature: 1, topP: 1, topK: 0, stopIds, seed: SEED });
+          return policy.decode(gen.ids);
+        };
+        const open = () => gateway.open(new ModelSession({ policy, template: configured.tokenizer.template ?? DEFAULT_TEMPLATE, stopIds, plan, seed: () => SEED }));
+        const viaFetch = async () => {
+          const handle = open();
+          const response = await fetch(`${handle.baseUrl}/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${handle.apiKey}` },
+            body: JSON.stringify({ model: plan.policy.model, messages: [...MESSAGES] }),
+          });
+          const body: unknown = await response.json();
+          await handle.close();
+          return body;
+        };
+        const viaSdk = async () => {
+          const handle = open();
+          const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
+          const body = await client.chat.completions.create({ model: plan.policy.model, messages: [...MESSAGES] });
+          await handle.close();
+          return body;
+        };
+        const inProcess = async () => {
+          const session = new ModelSession({ policy, template: configured.tokenizer.template ?? DEFAULT_TEMPLATE, stopIds, plan, seed: () => SEED });
+          return session.chat({ messages: MESSAGES, tools: [], toolChoice: "auto", maxTokens: null, stop: [], temperature: null, topP: null, seed: null, logprobs: false });
+        };
+        const runs = Math.max(options.runs, 25);
+        const cases = { direct, inProcess, viaFetch, viaSdk };
+        const samples = { direct: [] as number[], inProcess: [] as number[], viaFetch: [] as number[], viaSdk: [] as number[] };
+        for (let i = 0; i < options.warmup + runs; i++) {
+          for (const [name, fn] of Object.entries(cases) as [keyof typeof cases, () => Promise<unknown>][]) {
+            const start = performance.now();
+            consume(await fn());
+            if (i >= options.warmup) samples[name].push(performance.now() - start);
+          }
+        }
+        const row = (name: string, s: number[]): BenchResult => ({ name, medianMs: median(s), minMs: Math.min(...s), maxMs: Math.max(...s), runs: s.length });
+        // Paired: each round's gateway call minus the direct call beside it (the machine's load drifts between rounds).
+        const extra = (s: number[]) => median(s.map((v, i) => v - (samples.direct[i] ?? 0)));
+        const overhead = extra(samples.viaFetch);
+        const share = overhead / median(samples.direct);
+        return [
+          row("direct: encode + generate + decode", samples.direct),
+          row("session: ModelSession.chat, no HTTP", samples.inProcess),
+          row("gateway: fetch", samples.viaFetch),
+          row("gateway: openai npm SDK", samples.viaSdk),
+          { name: "session logic per call (paired median)", value: extra(samples.inProcess), unit: "ms" },
+          { name: "gateway overhead per call (fetch, paired median)", value: overhead, unit: "ms", goal: "< 1 ms", met: overhead < 1 },
+          { name: "overhead / generation call", value: share * 100, unit: "%", goal: "< 5%", met: share < 0.05 },
+        ];
+      } finally {
+        await gateway.close();
+        await trainer.shutdown();
+      }
+    },
+  };
+}
