@@ -24,7 +24,8 @@ const APPEND_SLICE = 1024;
 export async function recordEpisodes(ctx: RunContext, iteration: number, played: readonly Played[]): Promise<void> {
   const stepwise = stepwiseBatch(ctx.plan, played);
   const records: TrajectoryRecord[] = played.flatMap((p) =>
-    (stepwise ? p.episode.samples : [p.episode]).map((s) => ({
+    // An episode without samples (an env error before its first call) keeps its one record.
+    (stepwise && p.episode.samples.length > 0 ? p.episode.samples : [p.episode]).map((s) => ({
       iteration,
       env: p.task.env,
       task: p.task.id,
