@@ -10,6 +10,7 @@ import type { AgentEnv } from "../../src/envs/agent.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { Role } from "../../src/runtime/buffer.js";
 import { playAgentEpisode, type AgentEpisodeContext } from "../../src/runtime/run/agent-episode.js";
+import { TrainerPolicy } from "../../src/runtime/policy.js";
 import { agentEpisodeContext, agentPlan } from "../helpers/agent-plans.js";
 
 const PROGRAM = `
@@ -94,5 +95,12 @@ describe("agent episodes", () => {
       const log = path.join(ctx.runDir.dir, "agent-logs", `train-1-helper-0-0-${10 + i}.log`);
       expect(readFileSync(log, "utf8"), mode).toContain(mode === "crash" ? "Traceback: the agent fell over" : "--- stderr");
     });
+  });
+
+  it("a failure of ours (the trainer died while serving a call) stops the program and propagates", async () => {
+    const failing = new TrainerPolicy({ request: () => Promise.reject(new Error("the trainer exited with code 137")) });
+    const begun = Date.now();
+    await expect(playAgentEpisode({ ...ctx, rolloutPolicy: failing }, slot(0, 30), agentEnv("line"), 14)).rejects.toThrow("the trainer exited with code 137");
+    expect(Date.now() - begun).toBeLessThan(10_000);
   });
 });
