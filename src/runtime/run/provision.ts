@@ -168,7 +168,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     model: configured.model,
     ...(pool && cross ? { cross_policy: { probability: cross.probability, pool: pool.models } } : {}),
     seed: plan.seed,
-    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : null }])),
+    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : e.kind === "agent" ? { task_file: e.task_file } : null }])),
     checkpoint: state.checkpoint,
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
     run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null },
