@@ -3,7 +3,8 @@
 // vocabulary is their words, reset/step is refused (the runtime plays agent episodes through
 // the gateway), and the spec's faults are diagnostics at the field: tool blocks, more tasks than
 // lines, a line that is not a JSON object. Episodes themselves: test/runtime/agent-episode.test.ts.
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
@@ -60,5 +61,16 @@ describe("env kind agent", () => {
     writeFileSync(path.join(dir, "bad.jsonl"), '{"a": 1}\n[1, 2]\n');
     expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./bad.jsonl"')).toEqual([{ code: "agent-task-file-invalid", line: 6 }]);
     expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./missing.jsonl"').map((d) => d.code)).toEqual(["data-file-not-found"]);
+  });
+
+  it("confines the task file to the experiment's folder: refused at lowering and, in a plan, at run time, never read", () => {
+    const { dir, plan } = agentPlan(["x"], TASKS);
+    const outside = mkdtempSync(path.join(tmpdir(), "arl-agent-outside-"));
+    writeFileSync(path.join(outside, "secret.jsonl"), '{"secret": "do not read"}\n');
+    const relative = path.relative(dir, path.join(outside, "secret.jsonl"));
+    const refused = checked(dir, `    command: ["python3", "a.py"]\n    task_file: ${JSON.stringify(relative)}`);
+    expect(refused).toEqual([{ code: "data-file-outside-root", line: 6 }]);
+    const env = { ...(plan.envs.helper as AgentEnv), task_file: { path: relative, sha256: "0".repeat(64) } };
+    expect(() => agentTasks(env, dir)).toThrow(/is refused: .* it was not read/);
   });
 });
