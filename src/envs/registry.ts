@@ -1,5 +1,6 @@
 // Every environment kind this runtime can run, by the `kind` a plan names.
 import type { EnvKind } from "../contracts/env.js";
+import { agentEnv, createAgentEnv } from "./agent.js";
 import { findmaxEnv } from "./findmax/index.js";
 import { httpEnv } from "./http.js";
 import { roomsEnv } from "./rooms/index.js";
@@ -7,6 +8,7 @@ import { createSqlEnv, sqlEnv } from "./sql/index.js";
 import { subprocessEnv } from "./subprocess.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
+  ["agent", agentEnv],
   ["findmax", findmaxEnv],
   ["http", httpEnv],
   ["rooms", roomsEnv],
@@ -16,5 +18,5 @@ export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
 
 /** The env kinds of one run: those that read data files find them below `dataRoot` and only there. */
 export function envKindsWithDataRoot(dataRoot: string): ReadonlyMap<string, EnvKind> {
-  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot })]]);
+  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot })], ["agent", createAgentEnv({ root: dataRoot })]]);
 }

@@ -46,12 +46,15 @@ const planEnvFields = {
   read_only: z.boolean(),
   max_rows: bounded("envs.*.max_rows", positiveInt),
   // External task servers (http, subprocess).
-  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step."),
+  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step (http, subprocess), of a whole episode (agent)."),
   retries: d(bounded("envs.*.retries", nonNegativeInt), "Retries of a failed call before the episode is an env error."),
   task: d(z.string().nullable(), "Task name on the server."),
   url: z.string().min(1),
   max_response_bytes: d(bounded("envs.*.max_response_bytes", positiveInt), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error."),
   command: z.array(z.string()).min(1),
+  // agent
+  task_file: d(dataFileSchema, "The tasks (JSON lines); `tasks` is its line count."),
+  max_stderr_bytes: d(bounded("envs.*.max_stderr_bytes", positiveInt), "Bytes of a failed episode's stderr kept in the run directory."),
 } as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;
 
 type PlanEnvFields = typeof planEnvFields;
@@ -71,5 +74,5 @@ function planEnvKind<K extends EnvKind>(kind: K): z.ZodObject<PlanEnvShape<K>, z
 }
 
 export const planEnvSchema = z
-  .discriminatedUnion("kind", [planEnvKind("rooms"), planEnvKind("findmax"), planEnvKind("sql"), planEnvKind("http"), planEnvKind("subprocess")])
+  .discriminatedUnion("kind", [planEnvKind("rooms"), planEnvKind("findmax"), planEnvKind("sql"), planEnvKind("http"), planEnvKind("subprocess"), planEnvKind("agent")])
   .meta({ id: "Env" });

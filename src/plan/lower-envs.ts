@@ -1,6 +1,7 @@
-// Lowering envs: every field explicit, signals sorted, and the data files an env names (sql)
-// located inside the experiment's folder or the stdlib and recorded by their content hash
-// (rollout.sft.data is lowered with the same dataFile, lower-rollout.ts).
+// Lowering envs: every field explicit, signals sorted, and the data files an env names (sql's
+// database and questions, an agent's task file) located inside the experiment's folder or the
+// stdlib and recorded by their content hash (rollout.sft.data is lowered with the same
+// dataFile, lower-rollout.ts). An agent env's `tasks` is its task file's line count.
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
@@ -22,6 +23,7 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
     ...rest,
     signals: sortedRecord(new Map(Object.entries(signals)), (s) => ({ scope: s.scope, type: s.type, min: s.min ?? null, max: s.max ?? null, violation: s.violation })),
   };
+  if (common.kind === "agent") return lowerAgentEnv(name, env, common, variant, context, diagnostics);
   if (common.kind !== "sql") return common as PlanEnv;
   const sql = common as typeof common & { kind: "sql"; database: string | null; questions: string | null };
   return {
@@ -29,6 +31,70 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
     database: sql.database === null ? null : dataFile(sql.database, ["env", name, "database"], variant, context, diagnostics),
     questions: sql.questions === null ? null : dataFile(sql.questions, ["env", name, "questions"], variant, context, diagnostics),
   } as PlanEnv;
+}
+
+/** The origin of the value at `at` (the env's block when that field was not written). */
+function originOf(at: readonly string[], variant: VariantModel): Origin {
+  return variant.valuesByPath.get(pathKey(at))?.origin ?? variant.valuesByPath.get(pathKey(at.slice(0, 2)))?.origin ?? variant.value.origin;
+}
+
+/**
+ * An agent env: its task file hashed, `tasks` its count of non-blank lines (each a JSON object;
+ * a smaller `tasks` written in the spec uses the first ones), and no tools of its own (the
+ * program brings them).
+ */
+function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
+  if (env.kind !== "agent") throw new Error("not an agent env");
+  const report = (code: string, at: string[], message: string, hint: string) => {
+    const origin = originOf(at, variant);
+    diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, hint });
+  };
+  if (Object.keys(env.tool).length > 0) {
+    report(
+      "agent-env-tools",
+      ["env", name, "tool", Object.keys(env.tool)[0] ?? ""],
+      `env '${name}' is of kind agent and declares tool ${Object.keys(env.tool).map((t) => `'${t}'`).join(", ")}: an agent program brings its own tools and runs them itself`,
+      "remove the tool blocks; the program's tools are whatever it sends in its chat requests (docs/gateway.md#agent-programs)",
+    );
+  }
+  const at = ["env", name, "task_file"];
+  const taskFile = dataFile(env.task_file, at, variant, context, diagnostics);
+  const lines = taskLines(env.task_file, at, variant, context);
+  let tasks = env.tasks;
+  if (typeof lines === "string") report("agent-task-file-invalid", at, `env '${name}': the task file '${env.task_file}' ${lines}`, "write one task a line as a JSON object, e.g. {\"question\": \"...\"}");
+  else if (lines !== undefined) {
+    const written = variant.valuesByPath.has(pathKey(["env", name, "tasks"]));
+    if (written && env.tasks > lines) {
+      report("agent-tasks-beyond-file", ["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but the task file '${env.task_file}' has ${lines} task${lines === 1 ? "" : "s"}`, `remove tasks (it is the file's line count, ${lines}), or write at most ${lines}`);
+    } else if (!written) tasks = lines;
+  }
+  return { ...common, tasks, task_file: taskFile } as PlanEnv;
+}
+
+/** The task file's count of non-blank lines; a string says what is wrong with it; undefined: unreadable (dataFile reported it). */
+function taskLines(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): number | string | undefined {
+  const { confined } = locateDataFile(written, at, variant, context);
+  if (!confined.ok) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(confined.real, "utf8");
+  } catch {
+    return undefined;
+  }
+  let count = 0;
+  const lines = text.split("\n");
+  for (const [i, line] of lines.entries()) {
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return `has a line that is not JSON (line ${i + 1})`;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return `has a line that is not a JSON object (line ${i + 1})`;
+    count++;
+  }
+  return count === 0 ? "has no task (no non-blank line)" : count;
 }
 
 const fileHashes = new Map<string, { mtimeMs: number; size: number; sha256: string }>();

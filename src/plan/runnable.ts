@@ -53,6 +53,7 @@ export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefu
     ...multiNodeWithoutRendezvous(plan, options.rendezvous),
     ...overlongShaping(plan),
     ...loraReferenceRefresh(plan),
+    ...crossPolicyAgents(plan),
   ];
 }
 
@@ -180,6 +181,19 @@ function overlongShaping(plan: Plan): PlanRefusal[] {
       hint: "write algorithm.overlong: none (or a length term in the reward block) to train without it knowingly",
     },
   ];
+}
+
+/** An agent program's calls go through the gateway, which serves the policy alone: no pool model would generate a turn. */
+function crossPolicyAgents(plan: Plan): PlanRefusal[] {
+  if (!plan.rollout.cross_policy) return [];
+  const agents = Object.keys(plan.envs).sort().filter((name) => defined(plan.envs[name], `env ${name}`).kind === "agent");
+  return agents.map((name) => ({
+    code: "cross-policy-agent",
+    path: ["rollout", "cross_policy"],
+    from: [["envs", name, "kind"]],
+    message: `rollout.cross_policy mixes pool models into episodes, and env '${name}' is an agent program whose calls the gateway serves from the policy alone: no pool model would generate a turn`,
+    hint: "remove rollout.cross_policy, or train the agent env in an experiment of its own",
+  }));
 }
 
 /** Under LoRA the reference is the base model (the policy with its adapters disabled): there is no copy to refresh. */

@@ -55,9 +55,10 @@ export interface TrajectoryRecord {
   readonly messages?: readonly { readonly role: string; readonly content: string; readonly tool_calls?: readonly unknown[] }[];
   readonly tools?: readonly unknown[] | null;
   /**
-   * Step-wise samples (`harness.context { history: rerender }`): the model call (0-based turn) this
-   * record trains, one record per call of the episode, each with its own context. Absent: the
-   * record is the whole episode as one appended token stream.
+   * Step-wise samples (`harness.context { history: rerender }`, or an agent program that rewrote
+   * its history): the model call (0-based) this record's sample starts at, one record per sample
+   * of the episode, each with its own context. Absent: the record is the whole episode as one
+   * appended token stream.
    */
   readonly step?: number;
 }

@@ -14,7 +14,7 @@ export const DATA_ROOT_FILE = "data-root.json";
 
 /** Whether any env of the plan, or its cold start (rollout.sft.data), reads a data file (and so needs a data root). */
 function planNamesDataFiles(plan: Plan): boolean {
-  return Object.values(plan.envs).some((e) => e.kind === "sql" && (e.database !== null || e.questions !== null)) || (plan.rollout.sft?.data ?? null) !== null;
+  return Object.values(plan.envs).some((e) => (e.kind === "sql" && (e.database !== null || e.questions !== null)) || e.kind === "agent") || (plan.rollout.sft?.data ?? null) !== null;
 }
 
 export function recordDataRoot(run: RunDirectory, root: string): void {

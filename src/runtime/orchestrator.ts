@@ -44,10 +44,12 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   let lastEval: EvalSummary | undefined;
   let watchdogStop: string | undefined;
   let tracking: RunTracking | undefined;
+  let gateway: RunContext["gateway"];
   try {
     const provisioned = await provision(options, opened);
     const { ctx } = provisioned;
     tracking = ctx.tracking;
+    gateway = ctx.gateway;
     let { version } = provisioned;
     const cold = await coldStart(ctx, state);
     if (cold) state = cold.state;
@@ -148,6 +150,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     buffer.close();
     // A failed or halted run's trackers keep what they were sent (closing them never throws).
     await tracking?.close(options.halt?.aborted ? 5_000 : undefined);
+    await gateway?.close().catch(() => undefined);
   }
   return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(watchdogStop ? { watchdogStop } : {}), ...(lastEval ? { lastEval } : {}) };
 }

@@ -28,6 +28,9 @@ const ALLOWED: Record<string, string> = {
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
   "cli/commands/run-nodes.ts: (whole environment)":
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
+  "runtime/run/agent-process.ts: (whole environment)":
+    "an agent program inherits the environment, as any program a user starts does; what it computes is its own (its outcome), and its model calls go through the gateway",
+  "runtime/run/agent-episode.ts: PATH": "the package's .venv/bin is put first on an agent program's PATH, so python3 finds the pinned openai SDK",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND": "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
 };
 

@@ -45,15 +45,15 @@ const subprocessSpec = (body: string, signals = "    signals { success { scope: 
 
 
 /** The one plan of a clean spec, changed by `edit` and hashed again: a plan file with the fault. */
-function faultyPlan(clean: string, edit: (plan: Plan) => void): Plan {
-  const [lowered] = lower(path.join(workspace({ "spec.arl": clean }), "spec.arl"));
+function faultyPlan(clean: string, edit: (plan: Plan) => void, files: Record<string, string> = {}): Plan {
+  const [lowered] = lower(path.join(workspace({ ...files, "spec.arl": clean }), "spec.arl"));
   const plan = JSON.parse(JSON.stringify(lowered!.plan)) as Plan;
   edit(plan);
   return { ...plan, hash: planHash(plan) };
 }
 
-function checkErrors(text: string): { code: string; line: number }[] {
-  const dir = workspace({ "spec.arl": text });
+function checkErrors(text: string, files: Record<string, string> = {}): { code: string; line: number }[] {
+  const dir = workspace({ ...files, "spec.arl": text });
   return new Compiler()
     .check(path.join(dir, "spec.arl"))
     .diagnostics.filter((d) => d.severity === "error")
@@ -86,9 +86,18 @@ interface Row {
   /** The same fault in a plan file, and what the runtime's refusal must say. */
   readonly plan?: () => Plan;
   readonly runtimeSays?: readonly string[];
+  /** Data files beside the spec. */
+  readonly files?: Record<string, string>;
 }
 
 const cleanSmall = spec("  eval { split: test }");
+
+/** A spec around an agent env (its tasks: the lines of data/tasks.jsonl). */
+const agentFiles = { "data/tasks.jsonl": Array.from({ length: 10 }, (_, i) => `{"n": ${i}}\n`).join("") };
+const agentSpec = (body: string) =>
+  spec(body, `env support extends agent.program {\n    command: ["python3", "agent.py"]\n    task_file: "./data/tasks.jsonl"\n    signals { success { scope: outcome, type: bool } }\n  }`)
+    .replace("outcome.tests_passed", "outcome.success")
+    .replace('import "std/envs/findmax" as findmax', 'import "std/envs/agent" as agent');
 
 const table: readonly Row[] = [
   {
@@ -198,6 +207,16 @@ const table: readonly Row[] = [
     runtimeSays: ["plan field algorithm.kl.reference", "policy.lora", "lora-reference-refresh"],
   },
   {
+    // The gateway serves agent programs from the policy alone.
+    refusal: "cross-policy sampling with an agent env (no pool model would generate a turn)",
+    spec: agentSpec("  rollout { cross_policy { pool: [\"builtin:tiny\"], probability: 0.5 } }"),
+    at: "cross_policy",
+    code: "cross-policy-agent",
+    files: agentFiles,
+    plan: () => faultyPlan(agentSpec(""), (p) => (p.rollout.cross_policy = { pool: ["builtin:tiny"], probability: 0.5 }), agentFiles),
+    runtimeSays: ["plan field rollout.cross_policy", "env 'support' is an agent program", "cross-policy-agent"],
+  },
+  {
     // The plan schema requires eval.success: a plan file without one is refused when it is loaded (below).
     refusal: "no success criterion (success was 'total reward > 0')",
     spec: subprocessSpec("", ""),
@@ -209,7 +228,7 @@ const table: readonly Row[] = [
 describe("refusals of arl run from the plan alone, and their check-time twins", () => {
   it.each(table.map((r) => [r.refusal, r] as const))("%s", async (_name, row) => {
     // Every error is the row's, on the field's line (a fault may show in several fields there).
-    const errors = checkErrors(row.spec);
+    const errors = checkErrors(row.spec, row.files);
     expect(errors.length).toBeGreaterThan(0);
     expect(errors).toEqual(errors.map(() => ({ code: row.code, line: lineOf(row.spec, row.at) })));
     if (row.plan) {

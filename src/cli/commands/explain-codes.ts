@@ -265,6 +265,35 @@ does not compile. The message names the problem.`,
     explanation: `Data files (task lists, questions) are resolved relative to the spec file that names them, and
 the plan records each file's sha256, so the file must exist when the spec is compiled.`,
   },
+  "agent-task-file-invalid": {
+    stage: "plan",
+    title: "An agent env's task file is not one JSON object a line",
+    explanation: `An agent env (kind: agent) hands its program one task a episode: line N of task_file (blank lines
+skipped) is task N, given to the program as JSON on stdin and in ARL_TASK. Every non-blank line must
+be a JSON object, and there must be at least one; the message names the first line that is not.`,
+  },
+  "agent-tasks-beyond-file": {
+    stage: "plan",
+    title: "An agent env asks for more tasks than its task file has",
+    explanation: `An agent env's tasks are the lines of its task_file, so tasks defaults to their count. A
+smaller tasks uses the first lines only; a larger one would name tasks that do not exist. Remove
+tasks or lower it.`,
+  },
+  "agent-env-tools": {
+    stage: "plan",
+    title: "An agent env declares tool blocks",
+    explanation: `An agent program (kind: agent) runs its own loop and its own tools: the model sees the tools the
+program sends in its chat requests, and the program executes the calls. Tool blocks in the env
+would never be offered or run; remove them.`,
+  },
+  "cross-policy-agent": {
+    stage: "plan",
+    title: "Cross-policy sampling with an agent env",
+    explanation: `rollout.cross_policy lets a pool model generate some turns of an episode. An agent program's model
+calls go through the gateway, which serves the policy alone, so the pool would never be asked; the
+run refuses the plan rather than train without the mixing it names. Remove rollout.cross_policy or
+the agent env.`,
+  },
   "uneven-gpus": {
     stage: "plan",
     title: "resources.gpus does not split across the nodes",

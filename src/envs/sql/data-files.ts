@@ -1,4 +1,5 @@
-// The data files a plan's sql envs name ({path, sha256}, the path relative to the run's data
+// The data files a plan's envs name (sql's database and questions, an agent's task file;
+// {path, sha256}, the path relative to the run's data
 // root; `std/...` in the stdlib): where each one lies (confined to the data root), and the check
 // that its bytes still hash to the plan's sha256, before anything reads it.
 import { createHash } from "node:crypto";
@@ -9,7 +10,7 @@ import { STDLIB_ROOT } from "../../contracts/paths.js";
 import type { PlanEnv } from "../../plan/schema.js";
 import { EnvError } from "../../contracts/env.js";
 
-/** A plan's reference to one data file of an sql env. */
+/** A plan's reference to one data file of an env. */
 export type DataFile = NonNullable<Extract<PlanEnv, { kind: "sql" }>["database"]>;
 
 /**
@@ -17,9 +18,9 @@ export type DataFile = NonNullable<Extract<PlanEnv, { kind: "sql" }>["database"]
  * run's data root, recorded in its run directory). Never the process environment: a run must
  * be repeatable from its plan and run directory alone.
  */
-function dataRoot(root: string | undefined, file: DataFile, what: string): string {
+function dataRoot(root: string | undefined, file: DataFile, what: string, kind: string): string {
   if (root === undefined) {
-    throw new EnvError(`sql env: the ${what} file '${file.path}' cannot be located: this sql env was made without a data root (createSqlEnv({ root }); 'arl run' passes the spec's folder or --data-root)`, "unavailable");
+    throw new EnvError(`${kind} env: the ${what} file '${file.path}' cannot be located: this ${kind} env was made without a data root ('arl run' passes the spec's folder or --data-root)`, "unavailable");
   }
   return path.resolve(root);
 }
@@ -29,12 +30,12 @@ function dataRoot(root: string | undefined, file: DataFile, what: string): strin
  * confined to that folder on real paths. An absolute path, `..` out of the folder or a link
  * leading out of it is refused before the file is opened.
  */
-function resolveDataPath(file: DataFile, root: string, what: string): string {
+function resolveDataPath(file: DataFile, root: string, what: string, kind: string): string {
   const inStdlib = file.path.startsWith("std/") ? resolveConfined(file.path, STDLIB_ROOT, [STDLIB_ROOT]) : undefined;
   if (inStdlib?.ok && existsSync(inStdlib.real)) return inStdlib.real;
   const confined = resolveConfined(file.path, root, [root]);
   if (!confined.ok) {
-    throw new EnvError(`sql env: the plan's ${what} file '${file.path}' is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`, "unavailable");
+    throw new EnvError(`${kind} env: the plan's ${what} file '${file.path}' is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`, "unavailable");
   }
   return confined.real;
 }
@@ -58,16 +59,16 @@ function sha256File(absolute: string): string {
 const verified = new Map<string, { mtimeMs: number; size: number; sha256: string }>();
 
 /** Checks the file's sha256 against the plan's (re-hashing only when size or mtime changed). */
-export function verifyDataFile(file: DataFile, root: string | undefined, what: string): string {
-  const base = dataRoot(root, file, what);
-  const absolute = resolveDataPath(file, base, what);
+export function verifyDataFile(file: DataFile, root: string | undefined, what: string, kind = "sql"): string {
+  const base = dataRoot(root, file, what, kind);
+  const absolute = resolveDataPath(file, base, what, kind);
   let stat;
   try {
     stat = statSync(absolute);
   } catch {
-    throw new EnvError(`sql env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${base})`, "unavailable");
+    throw new EnvError(`${kind} env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${base})`, "unavailable");
   }
-  if (!stat.isFile()) throw new EnvError(`sql env: the ${what} '${absolute}' is not a file`, "unavailable");
+  if (!stat.isFile()) throw new EnvError(`${kind} env: the ${what} '${absolute}' is not a file`, "unavailable");
   const known = verified.get(absolute);
   let sha256 = known && known.mtimeMs === stat.mtimeMs && known.size === stat.size ? known.sha256 : undefined;
   if (sha256 === undefined) {
@@ -76,16 +77,17 @@ export function verifyDataFile(file: DataFile, root: string | undefined, what: s
   }
   if (sha256 !== file.sha256) {
     throw new EnvError(
-      `sql env: the ${what} file '${absolute}' has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to run on different data (recompile the spec if the change is intended)`,
+      `${kind} env: the ${what} file '${absolute}' has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to run on different data (recompile the spec if the change is intended)`,
       "unavailable",
     );
   }
   return absolute;
 }
 
-/** Checks every data file of a plan's sql envs below `root` (confined, sha256 against the plan's), reading none but to hash it. */
+/** Checks every data file of a plan's envs below `root` (confined, sha256 against the plan's), reading none but to hash it. */
 export function verifyPlanDataFiles(envs: Readonly<Record<string, PlanEnv>>, root: string): void {
   for (const env of Object.values(envs)) {
+    if (env.kind === "agent") verifyDataFile(env.task_file, root, "task", "agent");
     if (env.kind !== "sql") continue;
     if (env.database) verifyDataFile(env.database, root, "database");
     if (env.questions) verifyDataFile(env.questions, root, "questions");

@@ -6,7 +6,7 @@
 import type { TrajectoryRecord } from "../buffer.js";
 import type { RunState } from "../run-dir.js";
 import type { RunContext } from "./context.js";
-import type { Played } from "./episodes.js";
+import { stepwiseBatch, type Played } from "./episodes.js";
 import { iterationMetrics, type IterationMetrics, type IterationOutcome } from "./metrics.js";
 import { watchIteration, type SignalOfIteration, type WatchdogVerdict } from "./watchdog.js";
 
@@ -18,13 +18,14 @@ const APPEND_SLICE = 1024;
 
 /**
  * Appends every episode played in `iteration` to the buffer and syncs it (committed with the
- * iteration's state): one record per episode, or under history rerender one per model call (its
- * own context and generated ids, with its step), each carrying its episode's outcome.
+ * iteration's state): one record per episode, or in a step-wise batch (stepwiseBatch) one per
+ * sample (its own context and generated ids, with its step), each carrying its episode's outcome.
  */
 export async function recordEpisodes(ctx: RunContext, iteration: number, played: readonly Played[]): Promise<void> {
-  const rerender = ctx.plan.harness.context.history === "rerender";
+  const stepwise = stepwiseBatch(ctx.plan, played);
   const records: TrajectoryRecord[] = played.flatMap((p) =>
-    (rerender ? p.episode.samples : [p.episode]).map((s) => ({
+    // An episode without samples (an env error before its first call) keeps its one record.
+    (stepwise && p.episode.samples.length > 0 ? p.episode.samples : [p.episode]).map((s) => ({
       iteration,
       env: p.task.env,
       task: p.task.id,

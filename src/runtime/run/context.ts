@@ -8,6 +8,7 @@ import type { Plan, PlanEnv } from "../../plan/schema.js";
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { TrainerClient, TrainerCommand } from "../../trainer/protocol/client.js";
 import type { TokenBuffer } from "../buffer.js";
+import type { Gateway } from "../gateway/contract.js";
 import type { PoolTrainers } from "../cross-policy.js";
 import type { Policy } from "../policy.js";
 import type { RunDirectory, RunState } from "../run-dir.js";
@@ -121,6 +122,12 @@ export interface RunContext {
   readonly sftData: SftData | undefined;
   /** The trackers metrics lines are copied to (plan.tracking; does nothing when none is on). */
   readonly tracking: RunTracking;
+  /** The run's agent gateway (docs/gateway.md), started when the plan has agent envs. */
+  readonly gateway: Gateway | undefined;
+  /** The run's data root: where the plan's data files lie and agent programs run. */
+  readonly dataRoot: string | undefined;
+  /** The user's request to stop at once: agent programs in flight are stopped. */
+  readonly halt: AbortSignal | undefined;
 }
 
 /** The plan's env names in the order every phase walks them. */

@@ -5,6 +5,7 @@ import { poolChoice } from "../cross-policy.js";
 import { runEpisode, toolsFor, type Episode } from "../harness.js";
 import { episodeRewards, holds } from "../rewards.js";
 import type { Split } from "../../plan/splits.js";
+import { playAgentEpisode, type AgentCalls } from "./agent-episode.js";
 import { envKindOf, planEnv, type RunContext } from "./context.js";
 
 export interface Task {
@@ -25,6 +26,8 @@ export interface Played {
   readonly episode: Episode;
   readonly rewards: EpisodeRewards;
   readonly success: boolean;
+  /** An agent env's episode: what the gateway served it. */
+  readonly agent?: AgentCalls;
 }
 
 /** Where an episode is played: its task, group and sample within the batch, split and iteration. */
@@ -47,8 +50,13 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
   const { plan } = ctx;
   const { task, group, sample, temperature } = slot;
   const envPlan = planEnv(plan, task.env);
-  const kind = envKindOf(ctx.envs, envPlan);
   const episodeSeed = ctx.streams.episodeSeed(slot.split, slot.iteration, task.env, task.id, group, sample);
+  // An agent program runs its own loop against the run's gateway.
+  if (envPlan.kind === "agent") {
+    const { episode, calls } = await playAgentEpisode(ctx, slot, envPlan, episodeSeed);
+    return { ...scored(plan, task, group, sample, episode), agent: calls };
+  }
+  const kind = envKindOf(ctx.envs, envPlan);
   const env = await kind.create(envPlan, task.id, episodeSeed);
   const training = temperature === undefined;
   const cross = plan.rollout.cross_policy;
@@ -73,12 +81,26 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
     ...(temperature !== undefined ? { temperature } : {}),
     ...(turnGenerator ? { turnGenerator } : {}),
   });
+  return scored(plan, task, group, sample, episode);
+}
+
+/** An episode with its rewards and whether it meets eval.success; an env error gets none. */
+function scored(plan: RunContext["plan"], task: Task, group: number, sample: number, episode: Episode): Played {
   const rewards =
     episode.end === "env_error"
       ? { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 }
       : episodeRewards(plan.reward.terms, episode.states, episode.final, episode.end !== "truncated", plan.algorithm.advantage.gamma);
   // The plan's success criterion (eval.success) on the episode's final signals.
   return { task, group, sample, episode, rewards, success: episode.end !== "env_error" && holds(plan.eval.success, episode.final) };
+}
+
+/**
+ * Whether a batch trains step-wise, one sequence per sample rather than per episode: under
+ * history rerender, or when any episode has samples with a step (an agent program that rewrote
+ * its history; docs/semantics.md §10). An episode of one sample is then one step.
+ */
+export function stepwiseBatch(plan: RunContext["plan"], played: readonly Played[]): boolean {
+  return plan.harness.context.history === "rerender" || played.some((p) => p.episode.samples.some((s) => s.step !== undefined));
 }
 
 /** Runs `items` through `worker` with at most `limit` at once, keeping their order; after a failure no new item starts. */

@@ -3,6 +3,7 @@
 import type { Plan } from "../../plan/schema.js";
 import type { ColdStartTime, SftSummary } from "../run-dir.js";
 import type { EvalSummary } from "./context.js";
+import type { Played } from "./episodes.js";
 import type { Rollout } from "./rollout.js";
 import type { ScoredBatch } from "./score.js";
 import type { PolicyUpdate } from "./update.js";
@@ -70,6 +71,10 @@ export interface IterationMetrics {
   readonly tool_calls: number;
   readonly invalid_calls: number;
   readonly end_reasons: Record<string, number>;
+  /** Agent envs only (docs/semantics.md §10): model calls the gateway served, calls that rewrote the served history, agent episodes that ended in an env error. */
+  readonly gateway_calls?: number;
+  readonly gateway_rewrites?: number;
+  readonly agent_errors?: number;
   readonly policy_version: number;
   readonly eval_base?: EvalSummary;
   readonly sft?: SftSummary;
@@ -95,6 +100,17 @@ export interface IterationMetrics {
   readonly warnings?: readonly WatchdogWarning[];
   /** Tracker failures so far (run/tracking.ts); present when plan.tracking enables a tracker. */
   readonly tracker_errors?: number;
+}
+
+/** The gateway's counts, in plans with agent envs (other plans' lines keep their layout). */
+function agentMetrics(plan: Plan, played: readonly Played[]): Pick<IterationMetrics, "gateway_calls" | "gateway_rewrites" | "agent_errors"> {
+  if (!Object.values(plan.envs).some((e) => e.kind === "agent")) return {};
+  const agents = played.filter((p) => p.agent !== undefined);
+  return {
+    gateway_calls: agents.reduce((s, p) => s + (p.agent?.calls ?? 0), 0),
+    gateway_rewrites: agents.reduce((s, p) => s + (p.agent?.rewrites ?? 0), 0),
+    agent_errors: agents.filter((p) => p.episode.end === "env_error").length,
+  };
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
@@ -137,6 +153,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     tool_calls: allPlayed.reduce((s, p) => s + p.episode.episode.tool_calls, 0),
     invalid_calls: allPlayed.reduce((s, p) => s + p.episode.episode.invalid_calls, 0),
     end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
+    ...agentMetrics(plan, allPlayed),
     policy_version: last.policy_version ?? savedVersion,
     ...(outcome.evalBase ? { eval_base: outcome.evalBase } : {}),
     ...(outcome.sft ? { sft: outcome.sft } : {}),

@@ -9,6 +9,7 @@ import { TrainerClient, TrainerError, type TrainerCommand } from "../../trainer/
 import { TokenBuffer } from "../buffer.js";
 import { PoolTrainers } from "../cross-policy.js";
 import { DEFAULT_TEMPLATE } from "../conversation.js";
+import { startGateway } from "../gateway/server.js";
 import { harnessVocabulary } from "../harness.js";
 import { TrainerPolicy } from "../policy.js";
 import type { RunState } from "../run-dir.js";
@@ -184,11 +185,15 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     model: configured.model,
     ...(pool && cross ? { cross_policy: { probability: cross.probability, pool: pool.models } } : {}),
     seed: plan.seed,
-    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : null }])),
+    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : e.kind === "agent" ? { task_file: e.task_file } : null }])),
     checkpoint: state.checkpoint,
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
     run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null },
   });
+  // Agent programs call the model through one gateway for the whole run; executePlan closes it.
+  const hasAgents = Object.values(plan.envs).some((e) => e.kind === "agent");
+  const gateway = hasAgents ? await startGateway({ log }) : undefined;
+  if (gateway) log(`agent gateway listening on ${gateway.origin}`);
   const ctx: RunContext = {
     plan,
     runDir,
@@ -208,6 +213,9 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     streams: new RunStreams(plan.seed),
     sftData,
     tracking: RunTracking.start({ plan, runDir: runDir.dir, resumeAfter: state.iteration, dataRoot: options.dataRoot, log }),
+    gateway,
+    dataRoot: options.dataRoot,
+    halt: options.halt,
   };
   return { ctx, version };
 }

@@ -3,7 +3,7 @@
 // rewards are all equal. Under asynchronous rollout this runs while the previous update does.
 import { at, defined, last } from "../../contracts/checked.js";
 import { splitTasks } from "../../plan/splits.js";
-import { envNames, planEnv, refusal, type RunContext } from "./context.js";
+import { envNames, planEnv, refusal, RunError, type RunContext } from "./context.js";
 import { phaseWatch } from "../progress.js";
 import { groupBy, mapConcurrently, playEpisode, type Played, type Task } from "./episodes.js";
 
@@ -18,6 +18,16 @@ export interface Rollout {
   readonly playedGroups: number;
   /** Wall time of the rollout itself (it may have overlapped the previous update). */
   readonly seconds: number;
+}
+
+/**
+ * Every agent episode of the run's first batch failed: the program is broken (a missing module,
+ * a wrong command), not unlucky. Stop with its reason rather than train on nothing.
+ */
+function refuseBrokenAgents(played: readonly Played[]): void {
+  const agents = played.filter((p) => p.agent !== undefined);
+  if (agents.length === 0 || agents.some((p) => p.episode.end !== "env_error")) return;
+  throw new RunError(`every agent episode of the first batch (${agents.length}) ended in an env error, so the run stops rather than train on nothing; the first: ${agents[0]?.episode.error ?? "?"}`);
 }
 
 /** Samples B tasks of `iteration` and plays their groups (resampling all-equal groups under dynamic sampling). */
@@ -62,6 +72,7 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
         return episode;
       });
       for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
+      if (iteration === 1 && round === 0) refuseBrokenAgents(played);
       playedGroups += tasks.length;
       const byGroup = groupBy(played);
       for (let g = playedGroups - tasks.length; g < playedGroups; g++) {

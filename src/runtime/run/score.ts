@@ -1,7 +1,8 @@
 // Score: turn an iteration's accepted groups into what the update trains on. Drop groups older
 // than rollout.async.max_policy_lag, read reference log-probs, values and recomputed behaviour
 // log-probs where the plan needs them, compute advantages, and mask off-policy sequences. A
-// sequence is an episode (history: exact) or one model call of it (history: rerender).
+// sequence is an episode, or in a step-wise batch one sample of it (history: rerender, or an
+// agent program that rewrote its history; episodes.ts stepwiseBatch).
 import { at } from "../../contracts/checked.js";
 import { filterByLag, type LagFilterResult } from "../../rl/lag.js";
 import { ragged, row } from "../../contracts/trainer-protocol.js";
@@ -10,12 +11,12 @@ import type { Sample } from "../harness.js";
 import { offPolicyMasked } from "../off-policy-mask.js";
 import { lossMask } from "../update.js";
 import { RunError, type RunContext } from "./context.js";
-import type { Played } from "./episodes.js";
+import { stepwiseBatch, type Played } from "./episodes.js";
 
 export interface ScoredBatch {
   /** The episodes the update trains on, group after group. */
   readonly batch: Played[];
-  /** The trained sequences: each episode's own, or under history rerender each of its model calls, in episode order. */
+  /** The trained sequences: each episode's own, or in a step-wise batch each of its samples, in episode order. */
   readonly ids: Int32Array[];
   readonly scored: ScoredTrajectory[];
   readonly advantages: AdvantageResult;
@@ -46,8 +47,8 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
 
   // Scores, reference log-probs and values where the algorithm needs them.
   const batch = lagged.kept.flat();
-  const rerender = plan.harness.context.history === "rerender";
-  const owned = batch.flatMap((p) => (rerender ? p.episode.samples : [p.episode]).map((sample: Sample) => ({ p, sample })));
+  const stepwise = stepwiseBatch(plan, batch);
+  const owned = batch.flatMap((p) => (stepwise ? p.episode.samples : [p.episode]).map((sample: Sample) => ({ p, sample })));
   const needRef = plan.algorithm.kl.coef > 0 && plan.algorithm.kl.reference !== null;
   const idsBatch = ragged(owned.map((o) => o.sample.ids), Int32Array);
   const sampling = { temperature: plan.policy.sampling.temperature, top_p: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_p : 1, top_k: plan.mask.keep_sampling_mask ? plan.policy.sampling.top_k : 0 };
@@ -75,7 +76,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
     ...(values ? { values: row(values, i).slice() } : {}),
   }));
   // Step-wise samples take their episode's advantages (docs/semantics.md §10).
-  const advantages = rerender ? computeStepwiseAdvantages(plan, stepwiseEpisodes(iteration, batch, owned, scored)) : computeAdvantages(plan, scored);
+  const advantages = stepwise ? computeStepwiseAdvantages(plan, stepwiseEpisodes(iteration, batch, owned, scored)) : computeAdvantages(plan, scored);
   // Off-policy sequence masking (mask.off_policy_sequence_threshold): measured against the
   // weights that take the update's first step; a masked sequence keeps its place in the
   // reduction's denominators but gets no policy-gradient term (advantage 0).

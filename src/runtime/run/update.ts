@@ -1,7 +1,7 @@
 // Update: algorithm.epochs passes over the scored batch, each cut into algorithm.minibatches in
 // a seeded order; every minibatch is one train_step, one optimizer step whose reductions divide
 // by denominators over the whole step (update.ts). Off-policy-masked sequences train with
-// advantage 0. Under history rerender each model call is a sequence of its own.
+// advantage 0. In a step-wise batch (score.ts) each sample is a sequence of its own.
 import { at } from "../../contracts/checked.js";
 import { shuffled } from "../../contracts/random.js";
 import { trainStepParams, type TrainSequence } from "../update.js";

@@ -100,11 +100,24 @@ const subprocess = z.strictObject({
   command: doc(z.array(z.string()).min(1), "Program and arguments; the env speaks JSON lines on stdin/stdout."),
 });
 
-export const envKinds = ["rooms", "findmax", "sql", "http", "subprocess"] as const;
+/** An agent program that owns its loop and calls the model through the run's gateway (docs/gateway.md#agent-programs). */
+const agent = z.strictObject({
+  ...common,
+  kind: z.literal("agent"),
+  command: doc(
+    z.array(z.string()).min(1),
+    "Program and arguments, run from the spec's folder, one process (group) per episode; it calls the model at OPENAI_BASE_URL and prints or POSTs its outcome.",
+  ),
+  task_file: doc(z.string().min(1), "Path of the tasks (JSON lines, one task object a line); `tasks` is its line count."),
+  timeout_s: doc(z.number().positive().default(120), "Time limit of a whole episode; the program's process group is then stopped and the episode is an env error."),
+  max_stderr_bytes: doc(positiveInt.default(65536), "Bytes of the program's stderr kept (its tail) in the run directory for a failed episode."),
+});
+
+export const envKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent"] as const;
 export type EnvKind = (typeof envKinds)[number];
 
 /** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
-export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape } as const satisfies Record<EnvKind, z.ZodRawShape>;
+export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agent: agent.shape } as const satisfies Record<EnvKind, z.ZodRawShape>;
 
 /** Every field name of some env kind, `kind` included. */
 export type EnvFieldName = { [K in EnvKind]: keyof (typeof envKindShapes)[K] }[EnvKind];
@@ -116,6 +129,6 @@ function normaliseKind(v: unknown): unknown {
   return isPlainName(kind) && kind.$name.length === 1 ? { ...v, kind: kind.$name[0] } : v;
 }
 
-export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess]));
+export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agent]));
 
 export type Env = z.output<typeof envSchema>;

@@ -1,0 +1,204 @@
+// One episode of an agent env (docs/gateway.md#agent-programs): a gateway session with its own
+// ModelSession, the program started once with the session's URL and key and its task, and the
+// episode assembled from what the session served (exact ids, samples, calls) and the outcome the
+// program reported. The program's faults (a crash, a time-out, no or a bad outcome, a call with
+// a wrong key or after its end) end the episode as `env_error` with a one-line reason, its
+// stderr tail kept in <run dir>/agent-logs/; a fault of ours (the trainer failed while serving a
+// call) propagates. A budget (harness.max_turns, max_total_tokens) ends the episode as the
+// harness would, truncated or aborted, and stops the program.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { at } from "../../contracts/checked.js";
+import type { Signals } from "../../contracts/env.js";
+import { EnvError } from "../../contracts/env.js";
+import { PACKAGE_ROOT } from "../../contracts/paths.js";
+import { agentTasks, type AgentEnv } from "../../envs/agent.js";
+import { GatewayError, type ChatRequest, type CompletionRequest, type SessionModel } from "../gateway/contract.js";
+import { ModelSession } from "../gateway/model-session.js";
+import type { Episode, EpisodeSignals } from "../harness.js";
+import type { SignalSource } from "../rewards.js";
+import { checkOutcome, parseOutcomeLine, zeroOutcome } from "./agent-outcome.js";
+import { runAgentProcess, type AgentProcessResult } from "./agent-process.js";
+import type { Split } from "../../plan/splits.js";
+import type { RunContext } from "./context.js";
+
+/** Where the episode is played (episodes.ts EpisodeSlot). */
+interface AgentSlot {
+  readonly task: { readonly env: string; readonly id: number };
+  readonly group: number;
+  readonly sample: number;
+  readonly split: Split;
+  readonly iteration: number;
+  readonly temperature?: number;
+}
+
+/** What the gateway served an agent episode, for the run's metrics. */
+export interface AgentCalls {
+  readonly calls: number;
+  readonly rewrites: number;
+}
+
+/**
+ * The model half handed to the gateway, watching for failures that are not the client's: those
+ * stop the program at once and are rethrown once the episode is over.
+ */
+class WatchedModel implements SessionModel {
+  internal: Error | undefined;
+  constructor(
+    private readonly inner: ModelSession,
+    private readonly onInternal: () => void,
+  ) {}
+  get modelName(): string {
+    return this.inner.modelName;
+  }
+  chat(request: ChatRequest) {
+    return this.inner.chat(request).catch((e: unknown) => this.noted(e));
+  }
+  complete(request: CompletionRequest) {
+    return this.inner.complete(request).catch((e: unknown) => this.noted(e));
+  }
+  private noted(error: unknown): never {
+    if (!(error instanceof GatewayError) && this.internal === undefined) {
+      this.internal = error instanceof Error ? error : new Error(String(error));
+      this.onInternal();
+    }
+    throw error;
+  }
+}
+
+/** The environment the program gets besides the inherited one; the package's `.venv` first on PATH when there is one. */
+function programEnvironment(base: Record<string, string>): Record<string, string> {
+  const venv = path.join(PACKAGE_ROOT, ".venv", "bin");
+  return existsSync(venv) ? { ...base, PATH: [venv, process.env.PATH ?? ""].filter(Boolean).join(path.delimiter), VIRTUAL_ENV: path.dirname(venv) } : base;
+}
+
+/** Why the program's run makes the episode an env error, from its exit and stderr; undefined: it exited 0. */
+function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessResult): string | undefined {
+  const program = `'${command.join(" ")}'`;
+  if (run.spawnError) return `could not start ${program}: ${run.spawnError} (the command runs from the spec's folder; is the program on PATH?)`;
+  if (run.timedOut) return `${program} did not finish within timeout_s ${env.timeout_s} s and was stopped`;
+  if (run.code === 0) return undefined;
+  const missing = /No module named '([^']+)'/.exec(run.stderrTail)?.[1];
+  if (missing) {
+    return `${program} failed: Python has no module '${missing}'; install it where the command's python3 finds it (pip install ${missing.split(".")[0] ?? missing}), or make the repository's environment (npm run setup:python), which arl puts first on PATH`;
+  }
+  const lastLine = run.stderrTail.trimEnd().split("\n").pop()?.trim() ?? "";
+  const how = run.code === null ? `was killed by ${run.signal ?? "a signal"}` : `exited with code ${run.code}`;
+  return `${program} ${how}${lastLine ? `: ${lastLine.length > 200 ? `${lastLine.slice(0, 200)}...` : lastLine}` : ""}`;
+}
+
+/** Writes a failed episode's reason and stderr tail; returns the file (relative to the run directory). */
+function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string, stderrTail: string): string {
+  const dir = path.join(ctx.runDir.dir, "agent-logs");
+  mkdirSync(dir, { recursive: true });
+  const name = `${slot.split}-${slot.iteration}-${slot.task.env}-${slot.task.id}-${slot.group}-${slot.sample}.log`;
+  writeFileSync(path.join(dir, name), `${reason}\n--- stderr (the last ${Buffer.byteLength(stderrTail)} bytes) ---\n${stderrTail}`);
+  return `agent-logs/${name}`;
+}
+
+function signalSource(envName: string, signals: Signals, episode: EpisodeSignals): SignalSource {
+  return {
+    env: (n) => signals[n],
+    namedEnv: (e, n) => (e === envName ? signals[n] : undefined),
+    episode: (n) => episode[n as keyof EpisodeSignals],
+    tool: () => undefined,
+  };
+}
+
+/** What an agent episode reads of the run's context. */
+export type AgentEpisodeContext = Pick<RunContext, "plan" | "runDir" | "gateway" | "policy" | "rolloutPolicy" | "template" | "stopIds" | "streams" | "dataRoot" | "halt">;
+
+/** Plays one episode of agent env `env`; rejects only for a fault of ours. */
+export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot, env: AgentEnv, episodeSeed: number): Promise<{ episode: Episode; calls: AgentCalls }> {
+  const gateway = ctx.gateway;
+  if (!gateway) throw new Error("an agent episode without the run's gateway (provision starts it for plans with agent envs)");
+  const stop = new AbortController();
+  const session = new ModelSession({
+    policy: slot.temperature === undefined ? ctx.rolloutPolicy : ctx.policy,
+    template: ctx.template,
+    stopIds: ctx.stopIds,
+    plan: ctx.plan,
+    seed: (call) => ctx.streams.turnSeed(episodeSeed, call),
+    ...(slot.temperature !== undefined ? { temperature: slot.temperature } : {}),
+    // A budget ends the episode: the program is stopped (what it served so far is the episode).
+    onBudget: () => stop.abort(),
+  });
+  const model = new WatchedModel(session, () => stop.abort());
+  let task;
+  try {
+    task = at(agentTasks(env, ctx.dataRoot), slot.task.id);
+  } catch (error) {
+    if (!(error instanceof EnvError)) throw error;
+    return failed(error.message, "");
+  }
+  const handle = gateway.open(model);
+  let run: AgentProcessResult;
+  const onHalt = () => stop.abort();
+  ctx.halt?.addEventListener("abort", onHalt, { once: true });
+  try {
+    run = await runAgentProcess({
+      command: env.command,
+      cwd: ctx.dataRoot ?? process.cwd(),
+      env: programEnvironment({
+        OPENAI_BASE_URL: handle.baseUrl,
+        OPENAI_API_KEY: handle.apiKey,
+        ARL_OUTCOME_URL: handle.outcomeUrl,
+        ARL_TASK: JSON.stringify(task),
+        ARL_TASK_ID: String(slot.task.id),
+        ARL_SEED: String(episodeSeed),
+      }),
+      stdin: `${JSON.stringify({ task, task_id: slot.task.id, seed: episodeSeed })}\n`,
+      timeoutS: env.timeout_s,
+      maxStderrBytes: env.max_stderr_bytes,
+      signal: stop.signal,
+    });
+  } finally {
+    ctx.halt?.removeEventListener("abort", onHalt);
+    await handle.close();
+  }
+  if (model.internal !== undefined) throw model.internal;
+  const record = session.record();
+  const reported = handle.postedOutcome !== undefined ? { body: handle.postedOutcome } : parseOutcomeLine(run.lastLine);
+  const outcome = "body" in reported ? checkOutcome(reported.body, env.signals) : reported.error;
+
+  // A budget ended it: the harness's end, with what the program reported before, if anything.
+  if (session.budgetEnd !== undefined) return assembled(typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
+  const fault = handle.faults[0];
+  const reason =
+    exitFault(env.command, env, run) ??
+    (fault ? `the program's gateway session saw a fault: ${fault.message}` : undefined) ??
+    (typeof outcome === "string" ? `the program ${outcome}` : undefined) ??
+    (record.episode.turns === 0 ? "the program made no model call (nothing to train on); it must call the model at OPENAI_BASE_URL" : undefined);
+  if (reason !== undefined) return failed(reason, run.stderrTail);
+  return assembled(outcome as Signals, record.end);
+
+  function assembled(signals: Signals, end: Episode["end"], error?: string): { episode: Episode; calls: AgentCalls } {
+    const r = session.record();
+    const final = signalSource(slot.task.env, signals, r.episode);
+    const episode: Episode = {
+      ids: r.ids,
+      roles: r.roles,
+      versions: r.versions,
+      logprobs: r.logprobs,
+      samples: r.samples,
+      end,
+      ...(error !== undefined ? { error } : {}),
+      toolCalls: r.toolCalls,
+      episode: r.episode,
+      // An agent reports its signals once, at the end: every state reads the outcome.
+      states: [...r.turnEnds.map(() => final), final],
+      final,
+      turnEnds: r.turnEnds,
+      generators: r.generators,
+      messages: r.messages,
+      templateTools: r.templateTools,
+    };
+    return { episode, calls: { calls: r.episode.turns, rewrites: r.rewrites } };
+  }
+
+  function failed(reason: string, stderrTail: string): { episode: Episode; calls: AgentCalls } {
+    const log = writeAgentLog(ctx, slot, reason, stderrTail);
+    const line = reason.replace(/\s+/g, " ").trim();
+    return assembled(zeroOutcome(env.signals), "env_error", `${line} (log: ${log})`);
+  }
+}

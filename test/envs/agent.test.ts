@@ -1,0 +1,76 @@
+// The `agent` env kind (src/envs/agent.ts) and its lowering: tasks are the task file's lines
+// (hashed into the plan, confined to the data root, checked against the plan's sha256), the
+// vocabulary is their words, reset/step is refused (the runtime plays agent episodes through
+// the gateway), and the spec's faults are diagnostics at the field: tool blocks, more tasks than
+// lines, a line that is not a JSON object. Episodes themselves: test/runtime/agent-episode.test.ts.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { Compiler } from "../../src/compiler.js";
+import { EnvError } from "../../src/contracts/env.js";
+import { agentTasks, createAgentEnv, type AgentEnv } from "../../src/envs/agent.js";
+import { agentPlan } from "../helpers/agent-plans.js";
+
+const TASKS = [{ question: "where is order A1" }, { question: "refund order B2" }, { question: "hello" }];
+
+function checked(dir: string, env: string): { code: string; line: number }[] {
+  writeFileSync(
+    path.join(dir, "s.arl"),
+    `import "std/envs/agent" as agent
+experiment e {
+  policy { model: "builtin:tiny" }
+  env a extends agent.program {
+${env}
+    signals { ok { scope: outcome, type: bool } }
+  }
+  reward { ok: outcome.ok }
+  eval { success: outcome.ok }
+}
+`,
+  );
+  return new Compiler()
+    .check(path.join(dir, "s.arl"))
+    .diagnostics.filter((d) => d.severity === "error")
+    .map((d) => ({ code: d.code, line: d.range.start.line }));
+}
+
+describe("env kind agent", () => {
+  it("has the task file's lines as its tasks, hashed into the plan; the words of the tasks as vocabulary; no reset/step", async () => {
+    const { dir, plan } = agentPlan(["python3", "a.py"], TASKS);
+    const env = plan.envs.helper as AgentEnv;
+    expect(env).toMatchObject({ kind: "agent", tasks: 3, command: ["python3", "a.py"], timeout_s: 120, max_stderr_bytes: 65536, task_file: { path: "tasks.jsonl" } });
+    expect(env.task_file.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(plan.tools).toEqual([]);
+    expect(agentTasks(env, dir)).toEqual(TASKS);
+    const kind = createAgentEnv({ root: dir });
+    expect(kind.vocabulary(env)).toEqual(expect.arrayContaining(["order", "A1", "refund", "question", "function", "parameters"]));
+    await expect(kind.create(env, 0, 0)).rejects.toThrow(/played by the runtime/);
+    // The file changed after compiling, or no data root: refused by name, never read as other data.
+    expect(() => agentTasks(env, undefined)).toThrow(EnvError);
+    writeFileSync(path.join(dir, "tasks.jsonl"), `${JSON.stringify({ question: "changed" })}\n`);
+    expect(() => agentTasks(env, dir)).toThrow(/has sha256 .* but the plan was compiled against/);
+  });
+
+  it("reports tool blocks, more tasks than the file has and a bad line at the field", () => {
+    const { dir } = agentPlan(["x"], Array.from({ length: 10 }, (_, i) => ({ n: i })));
+    const base = '    command: ["python3", "a.py"]\n    task_file: "./tasks.jsonl"';
+    expect(checked(dir, `${base}\n    tasks: 5`)).toEqual([]);
+    expect(checked(dir, `${base}\n    tasks: 11`)).toEqual([{ code: "agent-tasks-beyond-file", line: 7 }]);
+    expect(checked(dir, `${base}\n    tool t { description: "x" }`)).toEqual([{ code: "agent-env-tools", line: 7 }]);
+    writeFileSync(path.join(dir, "bad.jsonl"), '{"a": 1}\n[1, 2]\n');
+    expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./bad.jsonl"')).toEqual([{ code: "agent-task-file-invalid", line: 6 }]);
+    expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./missing.jsonl"').map((d) => d.code)).toEqual(["data-file-not-found"]);
+  });
+
+  it("confines the task file to the experiment's folder: refused at lowering and, in a plan, at run time, never read", () => {
+    const { dir, plan } = agentPlan(["x"], TASKS);
+    const outside = mkdtempSync(path.join(tmpdir(), "arl-agent-outside-"));
+    writeFileSync(path.join(outside, "secret.jsonl"), '{"secret": "do not read"}\n');
+    const relative = path.relative(dir, path.join(outside, "secret.jsonl"));
+    const refused = checked(dir, `    command: ["python3", "a.py"]\n    task_file: ${JSON.stringify(relative)}`);
+    expect(refused).toEqual([{ code: "data-file-outside-root", line: 6 }]);
+    const env = { ...(plan.envs.helper as AgentEnv), task_file: { path: relative, sha256: "0".repeat(64) } };
+    expect(() => agentTasks(env, dir)).toThrow(/is refused: .* it was not read/);
+  });
+});
