@@ -4,6 +4,7 @@
 // outlives the episode. What the program did is returned, never thrown: its faults are the
 // episode's env errors, decided by the caller.
 import { spawn } from "node:child_process";
+import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
 
 export interface AgentProcessOptions {
   readonly command: readonly string[];
@@ -70,15 +71,6 @@ class LastLine {
   }
 }
 
-/** Signals the program's whole process group; a group already gone is fine. */
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: nothing of the group is left.
-  }
-}
-
 /** Runs the program once, to its end or its stop; never rejects. */
 export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProcessResult> {
   const [file, ...args] = options.command;
@@ -89,7 +81,8 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
     let stopped = false;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(file ?? "", args, { cwd: options.cwd, env: { ...process.env, ...options.env }, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(file ?? "", args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
+    trackGroup(child);
     const stop = () => {
       if (child.pid === undefined) return;
       killGroup(child.pid, "SIGTERM");
@@ -119,10 +112,8 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
     child.stderr.on("data", (c: Buffer) => stderr.push(c));
     child.on("error", (error) => finish({ code: null, signal: null, spawnError: error.message }));
     // Once the program exits, what it left behind (a server it started, a stuck tool) is killed
-    // with its group, which also closes the pipes a child still held, so that 'close' comes.
-    child.on("exit", () => {
-      if (child.pid !== undefined) killGroup(child.pid, "SIGKILL");
-    });
+    // with its group (trackGroup), which also closes the pipes a child still held, so that
+    // 'close' comes.
     child.on("close", (code, signal) => finish({ code, signal }));
     // A program that does not read its stdin closes it early: that is not a fault.
     child.stdin.on("error", () => undefined);

@@ -11,6 +11,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import type { Plan } from "../../plan/schema.js";
+import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
 import { pythonCandidates, RUNTIME_GPU_DIR } from "../../trainer/launch.js";
 
 /** How long the first metrics line waits for the trackers to be open. */
@@ -94,7 +95,8 @@ export class RunTracking {
     const env = { ...process.env, PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
     // Its own process group: a Ctrl-C in the terminal is the runtime's to handle, which closes it.
     // Started in runtime-gpu/, so that nothing in the user's folder shadows the libraries.
-    const child = spawn(python, ["-m", "arl_tracking"], { cwd: RUNTIME_GPU_DIR, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    const child = spawn(python, ["-m", "arl_tracking"], { cwd: RUNTIME_GPU_DIR, env, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
+    trackGroup(child);
     tracking.child = child;
     let readyNow: () => void = () => undefined;
     tracking.ready = new Promise<void>((resolve) => (readyNow = resolve));
@@ -215,11 +217,7 @@ export class RunTracking {
     if (outcome === "late") {
       this.fail(`the trackers did not close within ${waitMs / 1000} s; stopped`);
       this.endReported = true;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      killGroup(child.pid);
     }
   }
 }
