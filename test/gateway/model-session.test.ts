@@ -10,7 +10,7 @@
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ChatTemplateInfo, Method, Methods } from "../../src/contracts/trainer-protocol.js";
+import type { ChatTemplateInfo } from "../../src/contracts/trainer-protocol.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { Role } from "../../src/runtime/buffer.js";
 import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
@@ -18,12 +18,12 @@ import { GatewayError, type ChatRequest, type ChatResult, type GatewayMessage } 
 import { ModelSession, type BudgetCode, type ModelSessionOptions } from "../../src/runtime/gateway/model-session.js";
 import { startGateway } from "../../src/runtime/gateway/server.js";
 import { harnessVocabulary } from "../../src/runtime/harness.js";
-import { TrainerPolicy, type EncodeOptions, type GenerateOptions, type Generation, type Message, type Policy, type TrainerRequests } from "../../src/runtime/policy.js";
+import type { EncodeOptions, GenerateOptions, Generation, Message, Policy, TrainerPolicy } from "../../src/runtime/policy.js";
 import { EOS, ROLE_IDS } from "../../src/trainer/embedded/tokenizer.js";
-import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
+import type { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
+import { tinyPolicy } from "../helpers/tiny-policy.js";
 
-const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };
 const WORDS = ["hello", "world", "again", "counter", "at", "edited"];
 const STEP_TOOL = { type: "function", function: { name: "step", description: "advance the counter", parameters: { type: "object", properties: {} } } };
 
@@ -33,21 +33,7 @@ let policy: TrainerPolicy;
 
 beforeAll(async () => {
   plan = compilePlans(counterSpec(`harness { max_turns: 4, system_prompt: "Count." }`))[0]!;
-  tiny = new TinyTrainer(SMALL);
-  await tiny.init();
-  tiny.configure({
-    seed: 3,
-    policy: { model: "builtin:tiny", chat_template: null, sampling: plan.policy.sampling },
-    algorithm: {
-      optimizer: { name: "adamw", lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
-      critic: null,
-      clip: { low: 0.2, high: 0.28, dual: null },
-      kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
-    },
-    vocabulary: [...harnessVocabulary(plan), ...WORDS],
-  });
-  const requests: TrainerRequests = { request: async <M extends Method>(method: M, params: Methods[M][0]) => tiny.request(method, params) };
-  policy = new TrainerPolicy(requests);
+  ({ tiny, policy } = await tinyPolicy(plan, [...harnessVocabulary(plan), ...WORDS]));
 });
 
 function harness(h: Partial<Plan["harness"]>): Plan {

@@ -4,19 +4,17 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Method, Methods } from "../../src/contracts/trainer-protocol.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { lowerModel } from "../../src/plan/lower.js";
 import { Compiler } from "../../src/compiler.js";
 import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
 import type { Gateway } from "../../src/runtime/gateway/contract.js";
 import { startGateway } from "../../src/runtime/gateway/server.js";
-import { TrainerPolicy, type TrainerRequests } from "../../src/runtime/policy.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import type { AgentEpisodeContext } from "../../src/runtime/run/agent-episode.js";
 import { RunStreams } from "../../src/runtime/run/streams.js";
+import { tinyPolicy } from "./tiny-policy.js";
 import { EOS } from "../../src/trainer/embedded/tokenizer.js";
-import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 
 /** The plan of env `helper` running `command` on `tasks`, with outcome signals ok (bool) and steps (count). */
 export function agentPlan(command: readonly string[], tasks: readonly object[], body = ""): { dir: string; plan: Plan } {
@@ -56,21 +54,7 @@ ${body}
 
 /** The context agent episodes of `plan` are played in (programs run in `dir`); close its gateway after. */
 export async function agentEpisodeContext(plan: Plan, dir: string, vocabulary: readonly string[]): Promise<AgentEpisodeContext & { gateway: Gateway }> {
-  const tiny = new TinyTrainer({ embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 });
-  await tiny.init();
-  tiny.configure({
-    seed: 3,
-    policy: { model: "builtin:tiny", chat_template: null, sampling: plan.policy.sampling },
-    algorithm: {
-      optimizer: { name: "adamw", lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
-      critic: null,
-      clip: { low: 0.2, high: 0.28, dual: null },
-      kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
-    },
-    vocabulary: [...vocabulary],
-  });
-  const requests: TrainerRequests = { request: async <M extends Method>(method: M, params: Methods[M][0]) => tiny.request(method, params) };
-  const policy = new TrainerPolicy(requests);
+  const { policy } = await tinyPolicy(plan, vocabulary);
   const gateway = await startGateway({ log: () => undefined });
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-agent-run-")), plan);
   return { plan, runDir, gateway, policy, rolloutPolicy: policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], streams: new RunStreams(0), dataRoot: dir, halt: undefined };
