@@ -199,7 +199,7 @@ export function trajectoryJson(t: ShownTrajectory, options: JsonOptions): Record
       return { role: s.role, start: s.start, end: s.end, text: text?.text ?? null, text_source: text?.source ?? null, tool_calls: calls };
     }),
     tools: r.tools ?? null,
-    ...(options.tokens ? { tokens: { ids: Array.from(r.ids), roles: Array.from(r.roles, (id) => ROLE_NAMES.get(id) ?? String(id)), versions: Array.from(r.versions), logprobs: Array.from(r.logprobs), text: tokenText ? Array.from(r.ids, (id) => tokenText.piece(id)) : null } } : {}),
+    ...(options.tokens ? { tokens: { ids: Array.from(r.ids), roles: Array.from(r.roles, (id) => ROLE_NAMES.get(id) ?? String(id)), versions: Array.from(r.versions), logprobs: Array.from(r.logprobs), advantages: r.advantages ? Array.from(r.advantages) : null, text: tokenText ? Array.from(r.ids, (id) => tokenText.piece(id)) : null } } : {}),
   };
 }
 

@@ -58,7 +58,9 @@ function tokenLines(t: ShownTrajectory, s: Span, tokenText: TokenText | undefine
     const version = r.versions[i] ?? -1;
     const lp = s.role === "generated" && version >= 0 ? (r.logprobs[i] ?? 0).toFixed(4) : "-";
     const piece = tokenText ? `  ${JSON.stringify(tokenText.piece(r.ids[i] ?? 0))}` : "";
-    lines.push(`    ${String(i).padStart(6)}  id ${String(r.ids[i]).padStart(7)}  version ${version >= 0 ? String(version).padStart(3) : "  -"}  logprob ${lp}${piece}`);
+    // The advantage only where the token was generated: elsewhere it is 0 by construction.
+    const advantage = r.advantages && s.role === "generated" ? `  advantage ${(r.advantages[i] ?? 0).toFixed(4)}` : "";
+    lines.push(`    ${String(i).padStart(6)}  id ${String(r.ids[i]).padStart(7)}  version ${version >= 0 ? String(version).padStart(3) : "  -"}  logprob ${lp}${advantage}${piece}`);
   }
   return lines.join("\n");
 }
@@ -102,5 +104,5 @@ export function trajectoryText(t: ShownTrajectory, options: TextOptions): string
 /** The legend of `--tokens`: what the token lines show and what they do not. */
 export function tokensNote(tokenText: TokenText | { readonly unavailable: string }): string {
   const text = "source" in tokenText ? `and the token as ${tokenText.source}` : `(no token text: ${tokenText.unavailable})`;
-  return `token lines: position, id, the policy version that generated it and its log-probability under the sampling distribution (generated tokens only; '-' elsewhere), ${text}. Advantages are not stored in the buffer. Span roles: ${[0, 1, 2, 3, 5, 6].map(roleName).join(", ")}.\n`;
+  return `token lines: position, id, the policy version that generated it and its log-probability under the sampling distribution (generated tokens only; '-' elsewhere), ${text}; on generated tokens of a record the update trained on, the advantage it was trained with (records of rejected groups, excluded env errors or samples dropped for lag have none). Span roles: ${[0, 1, 2, 3, 5, 6].map(roleName).join(", ")}.\n`;
 }

@@ -61,6 +61,12 @@ export interface TrajectoryRecord {
    * appended token stream.
    */
   readonly step?: number;
+  /**
+   * The advantage each token was trained with (0 off the targets, and throughout a sequence
+   * masked as off-policy). Absent where the update did not train on the record: rejected
+   * groups, excluded env errors, samples dropped for policy lag, and records of older arl.
+   */
+  readonly advantages?: Float32Array;
 }
 
 export class TokenBuffer {

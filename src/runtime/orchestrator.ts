@@ -20,7 +20,7 @@ import { preflight } from "./run/preflight.js";
 import { checkRunnable, openRun, provision } from "./run/provision.js";
 import { reportIteration, type RunPace } from "./run/report.js";
 import { collectRollout, type Rollout } from "./run/rollout.js";
-import { scoreBatch } from "./run/score.js";
+import { advantagesByIds, scoreBatch } from "./run/score.js";
 import { updatePolicy } from "./run/update.js";
 import type { RunTracking } from "./run/tracking.js";
 import { signalsOfMetrics } from "./run/watchdog.js";
@@ -107,7 +107,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         version = update.version;
         const updated = Date.now();
 
-        await recordEpisodes(ctx, iteration, rollout.allPlayed);
+        await recordEpisodes(ctx, iteration, rollout.allPlayed, advantagesByIds(scored));
         const isEval = iteration % plan.eval.every === 0 || iteration === plan.rollout.iterations;
         const evaluation = isEval ? await evaluatePolicy(ctx, iteration) : undefined;
         if (evaluation) lastEval = evaluation;

@@ -100,19 +100,34 @@ describe("arl show", () => {
     const { records } = readBuffer(path.join(cwd, runDir, "buffer.arlbuf"));
     const last = records.filter((x) => x.iteration === 2)[0]!;
     const json = jsonLines((await runArl(["show", runDir, "--episode", "0", "--format", "json", "--tokens"], { cwd })).stdout);
-    const tokens = json[0]!.tokens as { ids: number[]; roles: string[]; versions: number[]; logprobs: number[]; text: string[] };
+    const tokens = json[0]!.tokens as { ids: number[]; roles: string[]; versions: number[]; logprobs: number[]; advantages: number[] | null; text: string[] };
     expect(tokens.ids).toEqual(Array.from(last.ids));
     expect(tokens.versions).toEqual(Array.from(last.versions));
     expect(tokens.logprobs).toEqual(Array.from(last.logprobs));
     expect(tokens.roles.filter((r) => r === "generated").length).toBe(last.versions.filter((v) => v >= 0).length);
     expect(tokens.text).toHaveLength(last.ids.length);
+    // The advantages the update trained with: 0 off the generated tokens, one value over an
+    // episode's generated tokens (an outcome reward), and with a leave-one-out baseline over a
+    // group of two, the two episodes' values are opposite, signed as their rewards differ.
+    expect(tokens.advantages).toEqual(Array.from(last.advantages!));
+    const advantageOf = (r: (typeof records)[number]) => {
+      const values = new Set(Array.from(r.roles).flatMap((role, i) => (role === 2 ? [r.advantages![i]!] : [])));
+      expect(Array.from(r.roles).every((role, i) => role === 2 || r.advantages![i] === 0)).toBe(true);
+      expect(values.size).toBe(1);
+      return [...values][0]!;
+    };
+    const mate = records.find((x) => x.iteration === 2 && x.group === last.group && x.sample !== last.sample)!;
+    expect(advantageOf(last)).toBeCloseTo(-advantageOf(mate), 6);
+    expect(Math.sign(advantageOf(last))).toBe(Math.sign(last.reward - mate.reward));
     // The prompt's words are in the vocabulary: its role marker, then one token per word.
     const prompt = tokens.roles.indexOf("prompt");
     expect(tokens.text.slice(prompt, prompt + 4)).toEqual(["<user>", "Your", "task", ":"]);
     const text = await runArl(["show", runDir, "--episode", "0", "--tokens"], { cwd });
-    expect(text.stdout).toContain("and the token as builtin:tiny's tokenizer, rebuilt from checkpoints/iteration-00002/trainer.json. Advantages are not stored in the buffer.");
+    expect(text.stdout).toContain("and the token as builtin:tiny's tokenizer, rebuilt from checkpoints/iteration-00002/trainer.json; on generated tokens of a record the update trained on, the advantage it was trained with");
     const g = last.roles.indexOf(2);
-    expect(text.stdout).toContain(`${String(g).padStart(6)}  id ${String(last.ids[g]).padStart(7)}  version   1  logprob ${last.logprobs[g]!.toFixed(4)}  ${JSON.stringify(tokens.text[g])}`);
+    expect(text.stdout).toContain(
+      `${String(g).padStart(6)}  id ${String(last.ids[g]).padStart(7)}  version   1  logprob ${last.logprobs[g]!.toFixed(4)}  advantage ${last.advantages![g]!.toFixed(4)}  ${JSON.stringify(tokens.text[g])}`,
+    );
   });
 
   it("decodes a record without messages through the checkpoint's tokenizer, and says so when there is none", async () => {

@@ -34,7 +34,8 @@ Options:
   --limit N          without --task or --episode, at most N episodes (default ${DEFAULT_LIMIT}; 0: all)
   --format text|json text (default; coloured by role on a terminal, unless NO_COLOR is set),
                      or one JSON object per record and line, with fixed keys
-  --tokens           also every token's id, policy version and log-probability (ids, not
+  --tokens           also every token's id, policy version, log-probability and, on
+                     trained records, the advantage it was trained with (ids, not
                      token text: decoding needs the run's tokenizer)
 
 Exit status: 0 shown, 1 nothing to show (an empty buffer, or an iteration, task or episode

@@ -19,9 +19,10 @@ const APPEND_SLICE = 1024;
 /**
  * Appends every episode played in `iteration` to the buffer and syncs it (committed with the
  * iteration's state): one record per episode, or in a step-wise batch (stepwiseBatch) one per
- * sample (its own context and generated ids, with its step), each carrying its episode's outcome.
+ * sample (its own context and generated ids, with its step), each carrying its episode's outcome
+ * and, where the update trained on it, the advantage of each token (`trained`, by the ids).
  */
-export async function recordEpisodes(ctx: RunContext, iteration: number, played: readonly Played[]): Promise<void> {
+export async function recordEpisodes(ctx: RunContext, iteration: number, played: readonly Played[], trained: ReadonlyMap<Int32Array, Float32Array> = new Map()): Promise<void> {
   const stepwise = stepwiseBatch(ctx.plan, played);
   const records: TrajectoryRecord[] = played.flatMap((p) =>
     // An episode without samples (an env error before its first call) keeps its one record.
@@ -44,6 +45,7 @@ export async function recordEpisodes(ctx: RunContext, iteration: number, played:
       messages: p.episode.messages,
       tools: p.episode.templateTools,
       ...("step" in s && s.step !== undefined ? { step: s.step } : {}),
+      ...(trained.has(s.ids) ? { advantages: trained.get(s.ids) } : {}),
     })),
   );
   for (let i = 0; i < records.length; i += APPEND_SLICE) {

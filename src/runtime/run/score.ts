@@ -28,6 +28,17 @@ export interface ScoredBatch {
   readonly lagged: LagFilterResult<Played>;
 }
 
+/** What each sequence of the batch trains with, token by token: its advantages, or 0 throughout when masked as off-policy. */
+export function sequenceAdvantages(scored: ScoredBatch): Float32Array[] {
+  return scored.scored.map((s, i) => (scored.masked[i] ? new Float32Array(s.roles.length) : at(scored.advantages.advantages, i)));
+}
+
+/** The same by the trained sequence's ids (the buffer records them with the episodes). */
+export function advantagesByIds(scored: ScoredBatch): Map<Int32Array, Float32Array> {
+  const advantages = sequenceAdvantages(scored);
+  return new Map(scored.ids.map((ids, i) => [ids, at(advantages, i)]));
+}
+
 /**
  * Scores the accepted groups of `iteration` for an update that starts at policy version
  * `version`. Trainer requests, in this order and only where needed: reference log-probs,

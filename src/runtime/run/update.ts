@@ -6,7 +6,7 @@ import { at } from "../../contracts/checked.js";
 import { shuffled } from "../../contracts/random.js";
 import { trainStepParams, type TrainSequence } from "../update.js";
 import type { RunContext } from "./context.js";
-import type { ScoredBatch } from "./score.js";
+import { sequenceAdvantages, type ScoredBatch } from "./score.js";
 
 export interface PolicyUpdate {
   /** Each optimizer step's statistics, in order (a trainer may leave some out). */
@@ -17,11 +17,12 @@ export interface PolicyUpdate {
 
 /** The train_step sequences of a scored batch. */
 function trainSequences(scored: ScoredBatch): TrainSequence[] {
-  const { ids, advantages: adv, masked } = scored;
+  const { ids, advantages: adv } = scored;
+  const advantages = sequenceAdvantages(scored);
   return scored.scored.map((s, i) => ({
     ids: at(ids, i),
     roles: s.roles,
-    advantages: masked[i] ? new Float32Array(s.roles.length) : at(adv.advantages, i),
+    advantages: at(advantages, i),
     oldLogprobs: s.oldLogprobs,
     ...(s.refLogprobs ? { refLogprobs: s.refLogprobs } : {}),
     group: s.group,
