@@ -4,6 +4,8 @@
 // (encode, generate, decode), both on one builtin:tiny trainer process, interleaved in one run.
 // The two generate the same tokens (same prompt, same seed), so the difference is the gateway's.
 import OpenAI from "openai";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { ConfigureParams } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
@@ -44,6 +46,16 @@ function sessionPlan(): Plan {
   } as unknown as Plan;
 }
 
+/** A local HTTP server that reads the body and answers a fixed small JSON: what any HTTP round trip costs the client. */
+async function emptyServer(): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
 export function gatewaySection(options: MeasureOptions): BenchSection {
   return {
     name: "agent gateway",
@@ -55,6 +67,7 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
       const main = fileURLToPath(new URL("../trainer/embedded/main.js", import.meta.url));
       const trainer = await TrainerClient.start({ file: process.execPath, args: [main] }, "bench");
       const gateway = await startGateway({ log: () => undefined });
+      const empty = await emptyServer();
       try {
         const configured = await trainer.request("configure", configure());
         const policy = new TrainerPolicy(trainer);
@@ -84,13 +97,18 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
           await handle.close();
           return body;
         };
+        // The floor: the same request body through the same client to a server that does nothing.
+        const roundTrip = async () => {
+          const response = await fetch(empty.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: plan.policy.model, messages: [...MESSAGES] }) });
+          return response.json();
+        };
         const inProcess = async () => {
           const session = new ModelSession({ policy, template: configured.tokenizer.template ?? DEFAULT_TEMPLATE, stopIds, plan, seed: () => SEED });
           return session.chat({ messages: MESSAGES, tools: [], toolChoice: "auto", maxTokens: null, stop: [], temperature: null, topP: null, seed: null, logprobs: false });
         };
         const runs = Math.max(options.runs, 25);
-        const cases = { direct, inProcess, viaFetch, viaSdk };
-        const samples = { direct: [] as number[], inProcess: [] as number[], viaFetch: [] as number[], viaSdk: [] as number[] };
+        const cases = { direct, inProcess, viaFetch, viaSdk, roundTrip };
+        const samples = { direct: [] as number[], inProcess: [] as number[], viaFetch: [] as number[], viaSdk: [] as number[], roundTrip: [] as number[] };
         for (let i = 0; i < options.warmup + runs; i++) {
           for (const [name, fn] of Object.entries(cases) as [keyof typeof cases, () => Promise<unknown>][]) {
             const start = performance.now();
@@ -108,11 +126,14 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
           row("session: ModelSession.chat, no HTTP", samples.inProcess),
           row("gateway: fetch", samples.viaFetch),
           row("gateway: openai npm SDK", samples.viaSdk),
+          row("HTTP round trip alone: fetch to an empty local server", samples.roundTrip),
           { name: "session logic per call (paired median)", value: extra(samples.inProcess), unit: "ms" },
+          { name: "gateway overhead less the bare round trip (paired median)", value: median(samples.viaFetch.map((v, i) => v - (samples.direct[i] ?? 0) - (samples.roundTrip[i] ?? 0))), unit: "ms" },
           { name: "gateway overhead per call (fetch, paired median)", value: overhead, unit: "ms", goal: "< 1 ms", met: overhead < 1 },
           { name: "overhead / generation call", value: share * 100, unit: "%", goal: "< 5%", met: share < 0.05 },
         ];
       } finally {
+        empty.server.close();
         await gateway.close();
         await trainer.shutdown();
       }
