@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { EnvError, type EnvKind } from "../contracts/env.js";
 import type { PlanEnv } from "../plan/schema.js";
-import { verifyDataFile } from "./sql/data-files.js";
+import { verifyDataFile } from "./data-files.js";
 
 export type AgentEnv = Extract<PlanEnv, { kind: "agent" }>;
 

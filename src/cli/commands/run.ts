@@ -7,7 +7,7 @@ import { Compiler, lineIndexes } from "../../compiler.js";
 import { hasErrors } from "../../diagnostics/diagnostic.js";
 import { renderText } from "../../diagnostics/render.js";
 import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
-import { verifyPlanDataFiles } from "../../envs/sql/data-files.js";
+import { verifyPlanDataFiles } from "../../envs/data-files.js";
 import { EnvError } from "../../contracts/env.js";
 import { lowerModel, withBackend } from "../../plan/lower.js";
 import { parsePlanFile, PlanFileError } from "../../plan/files.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { EnvError } from "../../contracts/env.js";
 import { defined } from "../../contracts/checked.js";
 import type { PlanEnv } from "../../plan/schema.js";
-import { verifyDataFile, type DataFile } from "./data-files.js";
+import { verifyDataFile, type DataFile } from "../data-files.js";
 import { demoData } from "./demo.js";
 import { parseQuestions, type Question } from "./questions.js";
 import { scanSql, type Row } from "./text.js";

@@ -5,10 +5,10 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import path from "node:path";
-import { refusalReason, resolveConfined } from "../../language/confine.js";
-import { STDLIB_ROOT } from "../../contracts/paths.js";
-import type { PlanEnv } from "../../plan/schema.js";
-import { EnvError } from "../../contracts/env.js";
+import { refusalReason, resolveConfined } from "../language/confine.js";
+import { STDLIB_ROOT } from "../contracts/paths.js";
+import type { PlanEnv } from "../plan/schema.js";
+import { EnvError } from "../contracts/env.js";
 
 /** A plan's reference to one data file of an env. */
 export type DataFile = NonNullable<Extract<PlanEnv, { kind: "sql" }>["database"]>;
