@@ -160,6 +160,16 @@ export function toolsFor(plan: Plan, env: string): PlanTool[] {
   return plan.tools.filter((t) => t.env === null || t.env === env);
 }
 
+/** What rewards and constraints read of an episode of env `envName`: its env signals, episode counters and (at a call) the call's own. */
+export function episodeSignalSource(envName: string, signals: Signals, episode: EpisodeSignals, tool?: Readonly<Record<string, SignalValue>>): SignalSource {
+  return {
+    env: (n) => signals[n],
+    namedEnv: (e, n) => (e === envName ? signals[n] : undefined),
+    episode: (n) => episode[n as keyof EpisodeSignals],
+    tool: (n) => tool?.[n],
+  };
+}
+
 export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   const { plan, env, policy, tools } = input;
   const h = plan.harness;
@@ -177,12 +187,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   const turnEnds: number[] = [];
   const generators: string[] = [];
   let envSignals: Signals = {};
-  const source = (signals: Signals, ep: EpisodeSignals, tool?: Record<string, SignalValue>): SignalSource => ({
-    env: (n) => signals[n],
-    namedEnv: (e, n) => (e === input.envName ? signals[n] : undefined),
-    episode: (n) => ep[n as keyof EpisodeSignals],
-    tool: (n) => tool?.[n],
-  });
+  const source = (signals: Signals, ep: EpisodeSignals, tool?: Record<string, SignalValue>) => episodeSignalSource(input.envName, signals, ep, tool);
   const snapshot = () => source({ ...envSignals }, { ...episode });
   let end: EndReason = "finished";
   let error: string | undefined;

@@ -15,8 +15,8 @@ import { PACKAGE_ROOT } from "../../contracts/paths.js";
 import { agentTasks, type AgentEnv } from "../../envs/agent.js";
 import { GatewayError, type ChatRequest, type CompletionRequest, type SessionModel } from "../gateway/contract.js";
 import { ModelSession } from "../gateway/model-session.js";
-import type { Episode, EpisodeSignals } from "../harness.js";
-import type { SignalSource } from "../rewards.js";
+import type { SessionRecord } from "../gateway/session-trajectory.js";
+import { episodeSignalSource, type Episode } from "../harness.js";
 import { checkOutcome, parseOutcomeLine, zeroOutcome } from "./agent-outcome.js";
 import { runAgentProcess, type AgentProcessResult } from "./agent-process.js";
 import type { Split } from "../../plan/splits.js";
@@ -96,15 +96,6 @@ function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string
   return `agent-logs/${name}`;
 }
 
-function signalSource(envName: string, signals: Signals, episode: EpisodeSignals): SignalSource {
-  return {
-    env: (n) => signals[n],
-    namedEnv: (e, n) => (e === envName ? signals[n] : undefined),
-    episode: (n) => episode[n as keyof EpisodeSignals],
-    tool: () => undefined,
-  };
-}
-
 /** What an agent episode reads of the run's context. */
 export type AgentEpisodeContext = Pick<RunContext, "plan" | "runDir" | "gateway" | "policy" | "rolloutPolicy" | "template" | "stopIds" | "streams" | "dataRoot" | "halt">;
 
@@ -162,19 +153,18 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
   const outcome = "body" in reported ? checkOutcome(reported.body, env.signals) : reported.error;
 
   // A budget ended it: the harness's end, with what the program reported before, if anything.
-  if (session.budgetEnd !== undefined) return assembled(typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
+  if (session.budgetEnd !== undefined) return assembled(record, typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
   const fault = handle.faults[0];
   const reason =
     exitFault(env.command, env, run) ??
     (fault ? `the program's gateway session saw a fault: ${fault.message}` : undefined) ??
     (typeof outcome === "string" ? `the program ${outcome}` : undefined) ??
     (record.episode.turns === 0 ? "the program made no model call (nothing to train on); it must call the model at OPENAI_BASE_URL" : undefined);
-  if (reason !== undefined) return failed(reason, run.stderrTail);
-  return assembled(outcome as Signals, record.end);
+  if (reason !== undefined) return failed(reason, run.stderrTail, record);
+  return assembled(record, outcome as Signals, record.end);
 
-  function assembled(signals: Signals, end: Episode["end"], error?: string): { episode: Episode; calls: AgentCalls } {
-    const r = session.record();
-    const final = signalSource(slot.task.env, signals, r.episode);
+  function assembled(r: SessionRecord, signals: Signals, end: Episode["end"], error?: string): { episode: Episode; calls: AgentCalls } {
+    const final = episodeSignalSource(slot.task.env, signals, r.episode);
     const episode: Episode = {
       ids: r.ids,
       roles: r.roles,
@@ -196,9 +186,9 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     return { episode, calls: { calls: r.episode.turns, rewrites: r.rewrites } };
   }
 
-  function failed(reason: string, stderrTail: string): { episode: Episode; calls: AgentCalls } {
+  function failed(reason: string, stderrTail: string, record = session.record()): { episode: Episode; calls: AgentCalls } {
     const log = writeAgentLog(ctx, slot, reason, stderrTail);
     const line = reason.replace(/\s+/g, " ").trim();
-    return assembled(zeroOutcome(env.signals), "env_error", `${line} (log: ${log})`);
+    return assembled(record, zeroOutcome(env.signals), "env_error", `${line} (log: ${log})`);
   }
 }
