@@ -59,6 +59,13 @@ export class TokenContext {
   }
 }
 
+/** A generated turn's ids without its trailing end-of-turn token(s): what its text is decoded from. */
+export function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
+  let end = ids.length;
+  while (end > 0 && stopIds.includes(at(ids, end - 1))) end--;
+  return ids.subarray(0, end);
+}
+
 /** The role of a message's tokens in a context: what produced them and whether they can be targets. */
 export function messageRole(message: Message): number {
   switch (message.role) {

@@ -13,7 +13,7 @@ import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValid
 import type { ChatTemplateInfo } from "../contracts/trainer-protocol.js";
 import type { Plan, PlanTool } from "../plan/schema.js";
 import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
-import { Conversation, DEFAULT_TEMPLATE, messageRole, TokenContext, type TokenSequence } from "./conversation.js";
+import { Conversation, DEFAULT_TEMPLATE, messageRole, TokenContext, withoutStop, type TokenSequence } from "./conversation.js";
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
 import { constraintBlocks, type SignalSource } from "./rewards.js";
@@ -85,12 +85,6 @@ interface Turn {
   readonly text: () => Promise<string>;
   /** The text without the end-of-turn token, as a pool model reads it. */
   readonly plainText: () => Promise<string>;
-}
-
-function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
-  let end = ids.length;
-  while (end > 0 && stopIds.includes(at(ids, end - 1))) end--;
-  return ids.subarray(0, end);
 }
 
 function truncateObservation(ids: Int32Array, max: number, overflow: Plan["harness"]["observation"]["overflow"]): Int32Array | undefined {

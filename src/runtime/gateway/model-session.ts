@@ -27,7 +27,7 @@ import { parseFunctionCall, ToolCallValidator, type OfferedTool, type ParsedTurn
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { Plan } from "../../plan/schema.js";
 import { Role } from "../buffer.js";
-import { Conversation, messageRole } from "../conversation.js";
+import { Conversation, messageRole, withoutStop } from "../conversation.js";
 import type { EpisodeSignals } from "../harness.js";
 import type { Message, Policy } from "../policy.js";
 import { GatewayError, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type ServedToolCall, type SessionModel } from "./contract.js";
@@ -65,12 +65,6 @@ interface SamplingRequest {
   readonly temperature: number | null;
   readonly topP: number | null;
   readonly seed: number | null;
-}
-
-function withoutStop(ids: Int32Array, stopIds: readonly number[]): Int32Array {
-  let end = ids.length;
-  while (end > 0 && stopIds.includes(at(ids, end - 1))) end--;
-  return ids.subarray(0, end);
 }
 
 /** The first stop string in `text` and where it starts; undefined when none occurs. */
