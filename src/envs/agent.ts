@@ -5,6 +5,7 @@
 // lowering counts `tasks` by) and gives the embedded model's tokenizer the tasks' words.
 import { readFileSync } from "node:fs";
 import { EnvError, type EnvKind } from "../contracts/env.js";
+import { jsonObjectLines } from "../contracts/json-lines.js";
 import type { PlanEnv } from "../plan/schema.js";
 import { verifyDataFile } from "./data-files.js";
 
@@ -23,18 +24,9 @@ export function agentTasks(env: AgentEnv, root: string | undefined): readonly Ag
   const absolute = verifyDataFile(env.task_file, root, "task", "agent");
   const known = loaded.get(absolute);
   if (known && known.sha256 === env.task_file.sha256) return known.tasks.slice(0, env.tasks);
-  const tasks: AgentTask[] = [];
-  for (const [i, line] of readFileSync(absolute, "utf8").split("\n").entries()) {
-    if (line.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      value = undefined;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new EnvError(`agent env: line ${i + 1} of the task file '${env.task_file.path}' is not a JSON object`, "protocol");
-    tasks.push(value as AgentTask);
-  }
+  const read = jsonObjectLines(readFileSync(absolute, "utf8"));
+  if ("problem" in read) throw new EnvError(`agent env: line ${read.line} of the task file '${env.task_file.path}' is ${read.problem}`, "protocol");
+  const tasks = read.objects;
   if (tasks.length < env.tasks) throw new EnvError(`agent env: the task file '${env.task_file.path}' has ${tasks.length} tasks, but the plan declares tasks: ${env.tasks}`, "protocol");
   loaded.set(absolute, { sha256: env.task_file.sha256, tasks });
   return tasks.slice(0, env.tasks);

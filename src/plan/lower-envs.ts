@@ -11,6 +11,7 @@ import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
 import type { Origin } from "../semantics/values.js";
+import { jsonObjectLines } from "../contracts/json-lines.js";
 import { sha256Hex } from "./hash.js";
 import { displayPath, type LoweringContext, sortedRecord } from "./lower-context.js";
 import type { PlanEnv } from "./schema.js";
@@ -81,20 +82,9 @@ function taskLines(written: string, at: readonly string[], variant: VariantModel
   } catch {
     return undefined;
   }
-  let count = 0;
-  const lines = text.split("\n");
-  for (const [i, line] of lines.entries()) {
-    if (line.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      return `has a line that is not JSON (line ${i + 1})`;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return `has a line that is not a JSON object (line ${i + 1})`;
-    count++;
-  }
-  return count === 0 ? "has no task (no non-blank line)" : count;
+  const read = jsonObjectLines(text);
+  if ("problem" in read) return `has a line that is ${read.problem} (line ${read.line})`;
+  return read.objects.length === 0 ? "has no task (no non-blank line)" : read.objects.length;
 }
 
 const fileHashes = new Map<string, { mtimeMs: number; size: number; sha256: string }>();
