@@ -68,6 +68,7 @@ export const PLAN_BOUNDS = {
   "algorithm.clip.low": { max: 1, why: "the ratio is clipped below at 1 - low, which must stay >= 0; the trainers refuse more" },
   "resources.gpus": { max: 65_536, why: "GPUs of one job" },
   "resources.nodes": { max: 8192, why: "machines of one job" },
+  "resources.rollout.servers": { max: 4096, why: "inference server replicas of one job" },
 } as const satisfies Record<string, Bound>;
 
 export type BoundedField = keyof typeof PLAN_BOUNDS;

@@ -116,6 +116,13 @@ const maskSchema = z.strictObject({
   loss: d(z.enum(["generated", "all"]), "Tokens the loss trains on."),
   keep_sampling_mask: d(z.boolean(), "Apply the sampling truncation (top-p/top-k) to the trained policy's distribution."),
   off_policy_sequence_threshold: d(z.number().positive().nullable(), "Drop negative-advantage sequences whose mean log-ratio exceeds this; null: keep all."),
+  tis: d(
+    z.strictObject({
+      cap: d(z.number().gt(1), "C of the importance weight min(pi_trainer / pi_engine, C)."),
+      level: d(z.enum(["token", "sequence"]), "token: each token's ratio; sequence: the product over the sequence, for all its tokens."),
+    }).nullable(),
+    "Truncated importance sampling against the sampling engine's log-probs (docs/semantics.md §12); null: off.",
+  ),
 });
 
 export const reductionSchema = z
@@ -238,6 +245,19 @@ const resourcesSchema = z.strictObject({
   gpus: bounded("resources.gpus", nonNegativeInt),
   nodes: bounded("resources.nodes", positiveInt),
   launcher: z.enum(["auto", "torchrun", "none"]),
+  rollout: d(
+    z.strictObject({
+      engine: d(z.enum(["trainer", "vllm", "sglang"]), "trainer: the trainer process generates; vllm / sglang: inference servers (docs/engines.md)."),
+      servers: bounded("resources.rollout.servers", positiveInt),
+      gpus_per_server: bounded("resources.gpus", nonNegativeInt),
+      launch: d(z.boolean(), "true: the runtime starts the servers; false: it uses urls."),
+      urls: d(z.array(z.string().min(1)), "Base URLs of servers the user runs (launch: false)."),
+      request_timeout_s: d(z.number().positive(), "A generation answered later than this fails and is retried elsewhere."),
+      max_retries: d(nonNegativeInt, "Retries of a failed generation on other servers before the episode is an env error."),
+      mismatch_threshold: d(z.number().positive(), "Nats: the metrics count generated tokens whose engine and trainer log-probs differ by more than this."),
+    }),
+    "Where rollouts are sampled.",
+  ),
 });
 
 const trackingSchema = z.strictObject({
