@@ -135,7 +135,10 @@ def policy_loss(inp: dict[str, Any]) -> dict[str, float]:
         flat = sorted(i for mb in mbs for i in mb)
         if flat != list(range(n)):
             raise ValueError("microbatches must be a partition of the sequences")
-    loss = losses.policy_loss_reference(logp, logp_old, mask, adv, clip, reduction, groups, mbs, dtype=F64)
+    is_w = inp.get("is_weights")
+    if is_w is not None and (len(is_w) != n or any(len(is_w[i]) != len(mask[i]) for i in range(n))):
+        raise ValueError("is_weights needs one row per sequence, as long as its mask")
+    loss = losses.policy_loss_reference(logp, logp_old, mask, adv, clip, reduction, groups, mbs, dtype=F64, is_weights=is_w)
     return {"loss": loss}
 
 
@@ -145,6 +148,45 @@ def kl(inp: dict[str, Any]) -> list[float]:
     if lp.numel() != ref.numel():
         raise ValueError("one reference log-prob per token")
     return losses.kl_terms(lp, ref, str(inp.get("estimator"))).tolist()
+
+
+def _mismatch_batch(inp: dict[str, Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Per sequence: the target positions and d = logp_old - logp_engine there (docs/semantics.md §12)."""
+    old, engine, mask = inp.get("logp_old"), inp.get("logp_engine"), inp.get("mask")
+    if not all(isinstance(x, list) for x in (old, engine, mask)) or not (len(old) == len(engine) == len(mask)):
+        raise ValueError("logp_old, logp_engine and mask need one row per sequence")
+    out = []
+    for i in range(len(mask)):
+        m = torch.tensor(_vec(mask[i], f"mask[{i}]"), dtype=F64)
+        lo, le = torch.tensor(_vec(old[i], f"logp_old[{i}]"), dtype=F64), torch.tensor(_vec(engine[i], f"logp_engine[{i}]"), dtype=F64)
+        if not (lo.numel() == le.numel() == m.numel()):
+            raise ValueError(f"sequence {i}: logp_old, logp_engine and mask differ in length")
+        ks = torch.nonzero(m == 1).reshape(-1)
+        out.append((ks, lo[ks] - le[ks]))
+    return out
+
+
+def mismatch(inp: dict[str, Any]) -> dict[str, float]:
+    threshold = _num(inp.get("threshold"), "threshold")
+    d = torch.cat([g for _, g in _mismatch_batch(inp)] or [torch.zeros(0, dtype=F64)]).abs()
+    n = d.numel()
+    if n == 0:
+        return {"mean_abs": 0.0, "max_abs": 0.0, "frac_over": 0.0, "tokens": 0}
+    return {"mean_abs": float(d.mean()), "max_abs": float(d.max()), "frac_over": float((d > threshold).double().mean()), "tokens": n}
+
+
+def tis_weights(inp: dict[str, Any]) -> list[list[float]]:
+    cap = _num(inp.get("cap"), "cap")
+    level = inp.get("level")
+    if not cap > 1 or level not in ("token", "sequence"):
+        raise ValueError("tis needs cap > 1 and level token or sequence")
+    out = []
+    for i, (ks, d) in enumerate(_mismatch_batch(inp)):
+        w = torch.zeros(len(inp["mask"][i]), dtype=F64)
+        ratio = d.exp() if level == "token" else d.sum().exp().expand(ks.numel())
+        w[ks] = torch.clamp(ratio, max=cap)
+        out.append(w.tolist())
+    return out
 
 
 def pass_at_k(inp: dict[str, Any]) -> float:
@@ -171,6 +213,8 @@ OPS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "gae": gae,
     "policy_loss": policy_loss,
     "kl": kl,
+    "mismatch": mismatch,
+    "tis_weights": tis_weights,
     "pass_at_k": pass_at_k,
     "mixed_group_probability": mixed_group_probability,
 }

@@ -169,16 +169,18 @@ def policy_loss_reference(
     groups: Sequence[int] | None = None,
     microbatches: Sequence[Sequence[int]] | None = None,
     dtype: torch.dtype = torch.float64,
+    is_weights: Sequence[Sequence[float]] | None = None,
 ) -> float:
     """-reduce(u) of a batch given as lists, summed over microbatches (each microbatch divides by
-    the global denominators). The same code path as the trainer's train_step, without a model."""
+    the global denominators), each token's u times its importance weight when `is_weights` is
+    given. The same code path as the trainer's train_step, without a model."""
     n = len(logp)
     den = Denominators.from_mask(mask, groups, None if groups is None else (max(groups) + 1 if groups else 0))
     w = sequence_weights(reduction, den, None if groups is None else np.asarray(groups))
     parts = microbatches if microbatches is not None else [list(range(n))]
     total = torch.zeros((), dtype=dtype)
     for mb in parts:
-        lp, lo, a, ww = [], [], [], []
+        lp, lo, a, ww, iw = [], [], [], [], []
         for i in mb:
             for k in range(len(logp[i])):
                 if mask[i][k]:
@@ -186,11 +188,14 @@ def policy_loss_reference(
                     lo.append(logp_old[i][k])
                     a.append(advantages[i][k] if isinstance(advantages[i], (list, tuple)) else advantages[i])
                     ww.append(w[i])
+                    iw.append(is_weights[i][k] if is_weights is not None else 1.0)
         if not lp:
             continue
         u, _, _ = surrogate(
             torch.tensor(lp, dtype=dtype), torch.tensor(lo, dtype=dtype), torch.tensor(a, dtype=dtype),
             float(clip["low"]), float(clip["high"]), None if clip.get("dual") is None else float(clip["dual"]),
         )
+        if is_weights is not None:
+            u = torch.tensor(iw, dtype=dtype) * u
         total = total + (torch.tensor(ww, dtype=dtype) * u).sum()
     return float(-total)

@@ -57,6 +57,7 @@ const policyLossInput = z
     reduction: reductionInput,
     groups: z.array(z.string()).optional(),
     microbatches: z.array(z.array(z.number().int().min(0))).optional(),
+    is_weights: z.array(z.array(num.min(0))).optional(),
   })
   .superRefine((v, ctx) => {
     const N = v.logp.length;
@@ -68,7 +69,10 @@ const policyLossInput = z
       if (v.mask[i] && v.mask[i].length !== row.length) ctx.addIssue({ code: "custom", path: ["mask", i], message: `has ${v.mask[i].length} tokens, logp[${i}] has ${row.length}` });
       const a = v.advantages[i];
       if (Array.isArray(a) && a.length !== row.length) ctx.addIssue({ code: "custom", path: ["advantages", i], message: `has ${a.length} tokens, logp[${i}] has ${row.length}` });
+      const w = v.is_weights?.[i];
+      if (w && w.length !== row.length) ctx.addIssue({ code: "custom", path: ["is_weights", i], message: `has ${w.length} tokens, logp[${i}] has ${row.length}` });
     });
+    if (v.is_weights) sameLength(ctx, v.logp, v.is_weights, ["is_weights"], "one row per sequence of logp");
     if (v.groups) sameLength(ctx, v.logp, v.groups, ["groups"], "one group per sequence");
     else if (v.reduction.mode === "group_token_mean") ctx.addIssue({ code: "custom", path: ["groups"], message: "group_token_mean needs the group of every sequence" });
     if (v.microbatches) {
@@ -88,6 +92,27 @@ const policyLossInput = z
 const klInput = z
   .strictObject({ logp: vector, logp_ref: vector, estimator: z.enum(["k1", "k2", "k3"]) })
   .superRefine((v, ctx) => sameLength(ctx, v.logp, v.logp_ref, ["logp_ref"], "one reference log-prob per token"));
+
+/** Trainer and engine log-probs of one batch's tokens, with its target mask (docs/semantics.md §12). */
+const mismatchBatch = {
+  logp_old: matrix,
+  logp_engine: matrix,
+  mask: z.array(z.array(bit)),
+};
+
+function sameBatchShape(v: { logp_old: number[][]; logp_engine: number[][]; mask: number[][] }, ctx: Ctx): void {
+  sameLength(ctx, v.mask, v.logp_old, ["logp_old"], "one row per sequence of mask");
+  sameLength(ctx, v.mask, v.logp_engine, ["logp_engine"], "one row per sequence of mask");
+  v.mask.forEach((m, i) => {
+    for (const key of ["logp_old", "logp_engine"] as const) {
+      const r = v[key][i];
+      if (r && r.length !== m.length) ctx.addIssue({ code: "custom", path: [key, i], message: `has ${r.length} tokens, mask[${i}] has ${m.length}` });
+    }
+  });
+}
+
+const mismatchInput = z.strictObject({ ...mismatchBatch, threshold: num.positive() }).superRefine(sameBatchShape);
+const tisWeightsInput = z.strictObject({ ...mismatchBatch, cap: num.gt(1), level: z.enum(["token", "sequence"]) }).superRefine(sameBatchShape);
 
 const passAtKInput = z
   .strictObject({ n: z.number().int().min(1), c: z.number().int().min(0), k: z.number().int().min(1) })
@@ -109,6 +134,8 @@ export const opSchemas = {
   gae: { input: gaeInput, expected: vector },
   policy_loss: { input: policyLossInput, expected: z.strictObject({ loss: num }) },
   kl: { input: klInput, expected: vector },
+  mismatch: { input: mismatchInput, expected: z.strictObject({ mean_abs: num, max_abs: num, frac_over: num, tokens: num }) },
+  tis_weights: { input: tisWeightsInput, expected: matrix },
   pass_at_k: { input: passAtKInput, expected: num },
   mixed_group_probability: { input: mixedGroupInput, expected: num },
 } as const satisfies Record<string, OpSchema>;

@@ -38,6 +38,12 @@ export interface PolicyBatch {
   readonly groups?: readonly string[];
   /** log pi_ref per token; needed when a KL term is added to the loss. */
   readonly logpRef?: readonly (readonly number[])[];
+  /**
+   * Importance weight per token (truncated importance sampling against the sampling engine,
+   * docs/semantics.md §12): multiplies the token's surrogate u, a constant of the update; the KL
+   * term is not weighted. Absent: 1.
+   */
+  readonly isWeights?: readonly (readonly number[])[];
 }
 
 export interface PolicyLossOptions {
@@ -262,6 +268,7 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
     const logp = row(batch.logp, i, width, "logp");
     const logpOld = row(batch.logpOld, i, width, "logp_old");
     const logpRef = klEstimate ? row(batch.logpRef, i, width, "logp_ref") : null;
+    const isWeights = batch.isWeights ? row(batch.isWeights, i, width, "is_weights") : null;
     const advantage = tokenAdvantage(batch, i, width);
     const uRow = new Array<number>(width).fill(0);
     const kRow = new Array<number>(width).fill(0);
@@ -275,7 +282,7 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
       const ratio = Math.exp((logp[t] as number) - (logpOld[t] as number));
       const s = tokenSurrogate(ratio, advantage(t), options.clip);
       if (!Number.isFinite(s.u)) throw new RangeError(`non-finite surrogate at sequence ${i}, token ${t} (ratio ${ratio})`);
-      uRow[t] = s.u;
+      uRow[t] = isWeights ? (isWeights[t] as number) * s.u : s.u;
       if (s.clipped) clipped++;
       if (s.dualClipped) dualClipped++;
       ratioSum += ratio;

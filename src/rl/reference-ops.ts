@@ -7,6 +7,7 @@ import { passAtK } from "./eval.js";
 import { gae } from "./gae.js";
 import { klPerToken } from "./kl.js";
 import { partitionedLoss, policyLoss, type PolicyBatch, type PolicyLossOptions } from "./policy-loss.js";
+import { mismatchStats, tisWeights } from "./mismatch.js";
 import { mixedGroupProbability } from "./sampling.js";
 
 type Reference = (input: unknown) => unknown;
@@ -16,7 +17,7 @@ function reference<S extends z.ZodType>(input: S, evaluate: (input: z.output<S>)
 }
 
 function toBatch(v: OpInput<"policy_loss">): PolicyBatch {
-  return { logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages, ...(v.groups ? { groups: v.groups } : {}) };
+  return { logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages, ...(v.groups ? { groups: v.groups } : {}), ...(v.is_weights ? { isWeights: v.is_weights } : {}) };
 }
 
 export const referenceOps = {
@@ -32,6 +33,11 @@ export const referenceOps = {
     return { loss: result.loss };
   }),
   kl: reference(opSchemas.kl.input, (v) => klPerToken(v.logp, v.logp_ref, v.estimator)),
+  mismatch: reference(opSchemas.mismatch.input, (v) => {
+    const s = mismatchStats({ logpOld: v.logp_old, logpEngine: v.logp_engine, mask: v.mask }, v.threshold);
+    return { mean_abs: s.meanAbs, max_abs: s.maxAbs, frac_over: s.fracOver, tokens: s.tokens };
+  }),
+  tis_weights: reference(opSchemas.tis_weights.input, (v) => tisWeights({ logpOld: v.logp_old, logpEngine: v.logp_engine, mask: v.mask }, { cap: v.cap, level: v.level }).map((w) => Array.from(w))),
   pass_at_k: reference(opSchemas.pass_at_k.input, (v) => passAtK(v.n, v.c, v.k)),
   mixed_group_probability: reference(opSchemas.mixed_group_probability.input, (v) => mixedGroupProbability(v.p, v.group_size)),
 } as const satisfies Record<OpName, Reference>;

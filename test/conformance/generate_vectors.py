@@ -352,6 +352,76 @@ kl_cases.append(case("k3 of log_r = 1 is e - 2", "kl", {"logp": [-1.0], "logp_re
 kl_cases.append(case("k3 of log_r = -1 is 1/e", "kl", {"logp": [0.0], "logp_ref": [-1.0], "estimator": "k3"}, [1 / math.e]))
 write("kl.json", kl_cases)
 
+# ---------- train/inference mismatch and truncated importance sampling (section 12) ----------
+
+def mismatch(old, engine, mask, threshold):
+    d = [abs(o - e) for ro, re_, rm in zip(old, engine, mask) for o, e, m in zip(ro, re_, rm) if m]
+    if not d:
+        return {"mean_abs": 0.0, "max_abs": 0.0, "frac_over": 0.0, "tokens": 0}
+    return {"mean_abs": sum(d) / len(d), "max_abs": max(d), "frac_over": sum(1 for x in d if x > threshold) / len(d), "tokens": len(d)}
+
+
+def tis(old, engine, mask, cap, level):
+    out = []
+    for ro, re_, rm in zip(old, engine, mask):
+        if level == "token":
+            out.append([min(math.exp(o - e), cap) if m else 0.0 for o, e, m in zip(ro, re_, rm)])
+        else:
+            w = min(math.exp(sum(o - e for o, e, m in zip(ro, re_, rm) if m)), cap)
+            out.append([w if m else 0.0 for m in rm])
+    return out
+
+
+# Two sequences; position 0 and an observation are not targets (their gaps, large, are ignored).
+mm = {
+    "logp_old": [[0.0, -1.0, -0.5, -2.0, -0.3], [0.0, -0.7, -1.2, -0.1]],
+    "logp_engine": [[-9.0, -1.1, -0.5, -1.2, -0.35], [5.0, -0.7, -3.0, -0.4]],
+    "mask": [[0, 1, 1, 0, 1], [0, 1, 1, 1]],
+}
+mmc = [
+    # |d| on targets: 0.1, 0, 0.05, 0, 1.8, 0.3 -> mean 2.25/6 = 0.375, max 1.8, over 0.2: {1.8, 0.3} = 1/3.
+    case("mismatch stats over target tokens only", "mismatch", {**mm, "threshold": 0.2}, {"mean_abs": 0.375, "max_abs": 1.8, "frac_over": 1 / 3, "tokens": 6}),
+    case("mismatch: the threshold is strict (|d| = 0.1 is not over 0.1)", "mismatch", {**mm, "threshold": 0.1}, mismatch(mm["logp_old"], mm["logp_engine"], mm["mask"], 0.1)),
+    case("mismatch without targets is zero", "mismatch", {"logp_old": [[0.0, -1.0]], "logp_engine": [[-2.0, -3.0]], "mask": [[0, 0]], "threshold": 0.5}, {"mean_abs": 0.0, "max_abs": 0.0, "frac_over": 0.0, "tokens": 0}),
+    case("mismatch of equal log-probs is zero", "mismatch", {"logp_old": [[0.0, -1.0, -2.0]], "logp_engine": [[0.0, -1.0, -2.0]], "mask": [[0, 1, 1]], "threshold": 0.01}, {"mean_abs": 0.0, "max_abs": 0.0, "frac_over": 0.0, "tokens": 2}),
+    # token level, cap 2: exp(0.1), exp(0), exp(0.05); exp(1.8) = 6.05 -> 2, exp(0.3); 0 off target.
+    case("tis token level, cap 2", "tis_weights", {**mm, "cap": 2, "level": "token"},
+         [[0.0, math.exp(0.1), 1.0, 0.0, math.exp(0.05)], [0.0, 1.0, 2.0, math.exp(0.3)]]),
+    case("tis token level caps only above C (cap 1.5)", "tis_weights", {**mm, "cap": 1.5, "level": "token"}, tis(mm["logp_old"], mm["logp_engine"], mm["mask"], 1.5, "token")),
+    # sequence level: exp(0.1 + 0 + 0.05) = exp(0.15) for every target of sequence 0; sequence 1's sum 2.1 -> capped at 2.
+    case("tis sequence level, cap 2", "tis_weights", {**mm, "cap": 2, "level": "sequence"},
+         [[0.0, math.exp(0.15), math.exp(0.15), 0.0, math.exp(0.15)], [0.0, 2.0, 2.0, 2.0]]),
+    case("tis sequence level, cap 10 leaves exp(2.1)", "tis_weights", {**mm, "cap": 10, "level": "sequence"}, tis(mm["logp_old"], mm["logp_engine"], mm["mask"], 10, "sequence")),
+    case("tis weights below 1 are kept (the engine was more confident)", "tis_weights",
+         {"logp_old": [[0.0, -1.5]], "logp_engine": [[0.0, -1.0]], "mask": [[0, 1]], "cap": 2, "level": "token"}, [[0.0, math.exp(-0.5)]]),
+]
+
+
+def weighted_policy_loss(inp):
+    # Each target's u times its weight: the same formula as policy_loss with u scaled.
+    scaled = {**inp, "advantages": [[(inp["advantages"][i] if not isinstance(inp["advantages"][i], list) else inp["advantages"][i][k]) for k in range(len(inp["mask"][i]))] for i in range(len(inp["mask"]))]}
+    logp, old, mask, adv, w = scaled["logp"], scaled["logp_old"], scaled["mask"], scaled["advantages"], inp["is_weights"]
+    clip, red = inp["clip"], inp["reduction"]
+    s, L = [], []
+    for i in range(len(logp)):
+        s.append(sum(w[i][k] * surrogate(math.exp(logp[i][k] - old[i][k]), adv[i][k], clip["low"], clip["high"], clip["dual"]) for k in range(len(logp[i])) if mask[i][k]))
+        L.append(sum(mask[i]))
+    assert red["mode"] == "token_mean"
+    return -sum(s) / sum(L)
+
+
+wb = {**batch, "clip": sym, "reduction": {"mode": "token_mean"},
+      "is_weights": [[1.0, 0.5, 2.0, 1.2, 0, 0], [0.9, 1.0, 1.0, 0, 0, 0], [1.1, 7.0, 0.8, 1.0, 1.3, 0.2], [2.0, 0.0, 0, 0, 0, 0], [1.0, 1.0, 1.0, 1.0, 1.0, 0]]}
+mmc += [
+    # One token: u = min(1.5, 1.2) * 1 = 1.2, times w = 0.5: loss -0.6.
+    case("policy_loss with an importance weight: rho=1.5 A=1 w=0.5 gives -0.6", "policy_loss", {**one(-1.3 + math.log(1.5), -1.3, 1.0, sym), "is_weights": [[0.5]]}, {"loss": -0.6}),
+    case("policy_loss with importance weights on a batch, token_mean", "policy_loss", wb, {"loss": weighted_policy_loss(wb)}),
+    case("policy_loss with importance weights on a batch, microbatches", "policy_loss", {**wb, "microbatches": [[0, 3], [1, 2, 4]]}, {"loss": weighted_policy_loss(wb)}),
+    case("policy_loss with unit importance weights equals the unweighted loss", "policy_loss",
+         {**batch, "clip": sym, "reduction": {"mode": "token_mean"}, "is_weights": [[1.0] * 6 for _ in range(5)]}, {"loss": policy_loss({**batch, "clip": sym, "reduction": {"mode": "token_mean"}})}),
+]
+write("mismatch.json", mmc)
+
 # ---------- evaluation and sampling arithmetic ----------
 
 ev = []
@@ -361,4 +431,4 @@ for p, G in [(0, 4), (1, 4), (0.5, 1), (0.3, 8), (0.9, 16), (0.5, 2)]:
     ev.append(case(f"P(mixed group) p={p} G={G}", "mixed_group_probability", {"p": p, "group_size": G}, mixed(p, G)))
 write("eval.json", ev)
 
-print("cases:", sum(len(x) for x in [reference, adv_cases, gae_cases, pl, kl_cases, ev]))
+print("cases:", sum(len(x) for x in [reference, adv_cases, gae_cases, pl, kl_cases, mmc, ev]))

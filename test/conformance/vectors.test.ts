@@ -48,7 +48,7 @@ describe("vector file parsing", () => {
     expect(r.problems).toEqual([
       "v.json: case 1 'bad rewards' (advantages): input.rewards[0][1]: Invalid input: expected number, received string",
       "v.json: case 2 'bad k' (pass_at_k): input.k: k (4) exceeds n (3); the estimator needs n >= k",
-      "v.json: case 3 'no op': op: unknown op 'median' (known: advantages, task_normalize, gae, policy_loss, kl, pass_at_k, mixed_group_probability)",
+      "v.json: case 3 'no op': op: unknown op 'median' (known: advantages, task_normalize, gae, policy_loss, kl, mismatch, tis_weights, pass_at_k, mixed_group_probability)",
       "v.json: case 4 'ok': duplicate name (also case 0)",
       expect.stringMatching(/^v\.json: case 4 'ok' \(kl\): input\.estimator: Invalid option/),
     ]);

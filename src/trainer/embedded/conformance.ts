@@ -1,7 +1,7 @@
 // eval_op: the conformance ops (test/conformance) computed by this trainer. policy_loss and kl go
 // through the trainer's own loss code (losses.ts: the per-sequence weights over the whole step's
-// denominators, summed per microbatch) in float64; the advantage, GAE and evaluation ops are the
-// TypeScript reference functions, which the embedded trainer uses as they are.
+// denominators, summed per microbatch) in float64; the advantage, GAE, evaluation and mismatch
+// ops are the TypeScript reference functions, which the embedded trainer uses as they are.
 import { isOpName, opNames, opSchemas } from "../../contracts/conformance-ops.js";
 import { klEstimators } from "../../rl/kl.js";
 import { reductionDenominators } from "../../rl/policy-loss.js";
@@ -19,6 +19,7 @@ interface PolicyLossInput {
   reduction: { mode: string; constant?: number };
   groups?: string[];
   microbatches?: number[][];
+  is_weights?: number[][];
 }
 
 function policyLoss(v: PolicyLossInput): { loss: number } {
@@ -34,7 +35,7 @@ function policyLoss(v: PolicyLossInput): { loss: number } {
   });
   const parts = v.microbatches ?? [Array.from({ length: N }, (_, i) => i)];
   let loss = 0;
-  for (const part of parts) loss += microbatchLossF64({ logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages }, part, weights, v.clip).loss;
+  for (const part of parts) loss += microbatchLossF64({ logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages, ...(v.is_weights ? { isWeights: v.is_weights } : {}) }, part, weights, v.clip).loss;
   return { loss: loss + 0 };
 }
 
