@@ -239,6 +239,17 @@ def step_lr(params: dict) -> float | None:
     return float(lr)
 
 
+def is_weights(params: dict, n: int, offsets: np.ndarray) -> Ragged | None:
+    """train_step's optional `is_weights` (mask.tis, docs/semantics.md §12): aligned with `ids`,
+    finite and >= 0; None when absent or null (every weight 1)."""
+    w = ragged(params, "is_weights", "float32", n, offsets, required=False)
+    if w is not None and len(w.values):
+        bad = np.nonzero(~(np.isfinite(w.values) & (w.values >= 0)))[0]
+        if len(bad):
+            raise invalid(f"is_weights[{int(bad[0])}] (flat) is {float(w.values[bad[0]])!r}; importance weights must be finite and >= 0")
+    return w
+
+
 def sampling_params(obj: Any) -> SamplingParams | None:
     try:
         return SamplingParams.from_message(obj)

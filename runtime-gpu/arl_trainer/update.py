@@ -2,7 +2,7 @@
 
 Alignment (every ragged array is aligned with `ids`): loss_mask[k] = 1 makes token k a target;
 its log-prob comes from the logits at position k-1 (next-token shift); advantages[k],
-old_logprobs[k], ref_logprobs[k] belong to token k; loss_mask[0] must be 0. The critic's
+old_logprobs[k], ref_logprobs[k], is_weights[k] belong to token k; loss_mask[0] must be 0. The critic's
 returns[k] and old_values[k] belong to target token k: the value regressed is that of the state
 in which token k was chosen, V(h_{k-1}), i.e. what `values` reports at position k-1.
 The loss terms are losses.py's; the statistics are pooled by stats.py.
@@ -22,7 +22,7 @@ from .batching import padded
 from .errors import invalid
 from .framing import Ragged
 from .optimizer import grad_norm, optimizer_step
-from .requests import check_ids, ragged, required_ragged, sampling_params, step_lr
+from .requests import check_ids, is_weights, ragged, required_ragged, sampling_params, step_lr
 from .sampling import SamplingParams, token_logprobs
 from .state import Configured, TrainerState, autocast, configured
 from .stats import StatsPool, step_result
@@ -40,6 +40,7 @@ class TrainBatch:
     adv: Ragged
     old: Ragged
     ref: Ragged | None
+    is_w: Ragged | None  # importance weights (mask.tis); None: 1 everywhere
     returns: Ragged | None
     old_values: Ragged | None
     weights: np.ndarray
@@ -75,6 +76,7 @@ class Microbatch:
     adv: torch.Tensor | None = None
     old: torch.Tensor | None = None
     ref: torch.Tensor | None = None
+    is_w: torch.Tensor | None = None
     ret: torch.Tensor | None = None
     oldv: torch.Tensor | None = None
     w: torch.Tensor | None = None
@@ -99,6 +101,7 @@ def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
     adv = required_ragged(p, "advantages", "float32", n, ids.offsets)
     old = required_ragged(p, "old_logprobs", "float32", n, ids.offsets)
     ref = ragged(p, "ref_logprobs", "float32", n, ids.offsets, required=False)
+    is_w = is_weights(p, n, ids.offsets)
     for i in range(n):
         if len(mask.row(i)) and mask.row(i)[0]:
             raise invalid(f"sequence {i}: token 0 cannot be a target (nothing predicts it); loss_mask[0] must be 0")
@@ -139,7 +142,7 @@ def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
         returns = required_ragged(critic, "returns", "float32", n, ids.offsets)
         old_values = required_ragged(critic, "old_values", "float32", n, ids.offsets)
         value_clip = None if critic["value_clip"] is None else float(critic["value_clip"])
-    batch = TrainBatch(ids, mask, adv, old, ref, returns, old_values, weights)
+    batch = TrainBatch(ids, mask, adv, old, ref, is_w, returns, old_values, weights)
     return batch, LossSettings(low, high, dual, kl_coef, kl["estimator"], kl_in_loss, sampling, value_clip, int(p["microbatches"]), lr)
 
 
@@ -212,7 +215,7 @@ def _prepare(state: TrainerState, batch: TrainBatch, mb: list[int]) -> Microbatc
     rows = [batch.ids.row(i) for i in mb]
     x, T = padded(rows, pad_id, dev)
     sel, tgt = [], []
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("adv", "old", "ref", "ret", "oldv", "w")}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("adv", "old", "ref", "is_w", "ret", "oldv", "w")}
     for r, i in enumerate(mb):
         ks = np.nonzero(batch.mask.row(i))[0]
         if len(ks) == 0:
@@ -223,6 +226,8 @@ def _prepare(state: TrainerState, batch: TrainBatch, mb: list[int]) -> Microbatc
         parts["old"].append(batch.old.row(i)[ks])
         if batch.ref is not None:
             parts["ref"].append(batch.ref.row(i)[ks])
+        if batch.is_w is not None:
+            parts["is_w"].append(batch.is_w.row(i)[ks])
         if batch.returns is not None and batch.old_values is not None:
             parts["ret"].append(batch.returns.row(i)[ks])
             parts["oldv"].append(batch.old_values.row(i)[ks])
@@ -262,6 +267,10 @@ def _microbatch(state: TrainerState, acc: StatsPool, batch: TrainBatch, m: Micro
         logits = w_slots.policy_train(x, sel)
     logp, ent = token_logprobs(logits, tgt, s.sampling, want_entropy=True)
     u, rho, clipped = losses.surrogate(logp, m.old, m.adv, s.low, s.high, s.dual)
+    if m.is_w is not None:
+        # Truncated importance sampling: a constant factor of each token's surrogate; the
+        # statistics (ratios, clip fraction, entropy) and the KL term stay unweighted.
+        u = m.is_w * u
     pol = (w * u).sum()
     loss = -pol
     kl_sum = None

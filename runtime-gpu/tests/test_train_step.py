@@ -206,6 +206,41 @@ def test_step_lr_replaces_the_rate_for_one_step_and_is_validated():
             t.train_step({**batch, "lr": bad})
 
 
+def test_is_weights_scale_each_targets_policy_term_only():
+    """train_step's `is_weights` (mask.tis): the policy loss is the reference formula with each
+    target's u times its weight; KL, entropy, ratios and clip statistics are those of the
+    unweighted step; unit weights change nothing; bad weights are refused."""
+    from arl_trainer.losses import Reduction, policy_loss_reference
+
+    t = trainer()
+    batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=13, n=5)
+    rng = np.random.default_rng(4)
+    w = Ragged(rng.uniform(0.2, 2.0, size=len(batch["loss_mask"].values)).astype(np.float32), batch["loss_mask"].offsets.copy())
+    plain = t.compute_gradients(batch)
+    g_plain = grads(t.state.conf.weights.policy)
+    weighted = t.compute_gradients({**batch, "is_weights": w})
+    rows = lambda r: [list(map(float, x)) for x in r.rows()]  # noqa: E731
+    lp = t.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None})["logprobs"]
+    want = policy_loss_reference(
+        rows(lp), rows(batch["old_logprobs"]), rows(batch["loss_mask"]), rows(batch["advantages"]), batch["clip"], Reduction.from_message(batch["reduction"]),
+        [int(g) for g in batch["groups"]], is_weights=rows(w),
+    )
+    assert abs(weighted["policy_loss"] - want) <= 1e-6
+    assert abs(weighted["policy_loss"] - plain["policy_loss"]) > 1e-4
+    for key in ("kl", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max", "tokens"):
+        assert weighted[key] == pytest.approx(plain[key], abs=1e-12), key
+    ones = Ragged(np.ones(len(w.values), dtype=np.float32), w.offsets.copy())
+    t.compute_gradients({**batch, "is_weights": ones})
+    assert max_grad_diff(g_plain, grads(t.state.conf.weights.policy)) == 0.0
+    assert t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["is_weights"] is True
+    bad = w.values.copy()
+    bad[2] = -0.5
+    with pytest.raises(RequestError, match="finite and >= 0"):
+        t.compute_gradients({**batch, "is_weights": Ragged(bad, w.offsets.copy())})
+    with pytest.raises(RequestError, match="aligned"):
+        t.compute_gradients({**batch, "is_weights": Ragged.from_sequences([[1.0]] * 5, "float32")})
+
+
 def test_logprobs_mask_computes_only_the_asked_positions():
     t = trainer()
     batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=12, n=3)

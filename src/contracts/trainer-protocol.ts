@@ -30,6 +30,8 @@ export interface HandshakeResult {
     readonly keep_sampling_mask: boolean;
     /** train_step accepts `lr` (a per-step peak learning rate). */
     readonly step_lr?: boolean;
+    /** train_step accepts `is_weights` (per-token importance weights, mask.tis). */
+    readonly is_weights?: boolean;
     readonly world_size: number;
     readonly device: string;
     /** Keeps a behaviour-policy snapshot (method `snapshot`, `policy: "behaviour"`). */
@@ -150,6 +152,8 @@ export interface TrainStepParams {
   readonly critic: { readonly returns: Ragged<Float32Array>; readonly old_values: Ragged<Float32Array>; readonly value_clip: number | null } | null;
   /** The policy's peak learning rate for this step; null or absent: the configured one. */
   readonly lr?: number | null;
+  /** Importance weight per token (mask.tis), multiplying its policy-gradient term; null or absent: 1. */
+  readonly is_weights?: Ragged<Float32Array> | null;
 }
 
 export interface TrainStepResult {

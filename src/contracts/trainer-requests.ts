@@ -233,6 +233,7 @@ const trainStep = named(
     sampling: sampling.nullable(),
     critic: z.looseObject({ returns: raggedFloat32, old_values: raggedFloat32, value_clip: z.number().positive().nullable() }).nullable(),
     lr: z.number({ error: lrError }).positive({ error: lrError }).nullable().optional(),
+    is_weights: raggedFloat32.nullable().optional(),
   }),
 );
 

@@ -298,6 +298,33 @@ describe("builtin:tiny train_step", () => {
     expect(base.handshake().capabilities.step_lr).toBe(true);
   });
 
+  it("weights each target's policy-gradient term by is_weights (the float64 twin), not the KL term nor the statistics", async () => {
+    const t = await trainer(7);
+    const p = batch(t, { kl: 0.3 });
+    const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) => Array.from({ length: r.offsets.length - 1 }, (_, i) => Array.from(r.values).slice(r.offsets[i], r.offsets[i + 1]));
+    const isWeights = { values: Float32Array.from(p.loss_mask.values, (_, k) => 0.25 + (k % 5) * 0.4), offsets: p.loss_mask.offsets };
+    const plain = t.computeGradients(p);
+    const weighted = t.computeGradients({ ...p, is_weights: isWeights });
+    const d = p.denominators;
+    const weights = sequenceWeights(toReduction(p.reduction), { tokens: d.tokens, sequences: d.sequences, groups: d.groups, groupTokens: d.group_tokens, sequenceTokens: d.sequence_tokens, groupOf: p.groups });
+    const lp = t.logprobs(p.ids, "current", p.sampling);
+    const f64 = microbatchLossF64(
+      { logp: rows(lp), logpOld: rows(p.old_logprobs), mask: rows(p.loss_mask), advantages: rows(p.advantages), logpRef: rows(p.ref_logprobs!), isWeights: rows(isWeights) },
+      [0, 1, 2, 3],
+      weights,
+      p.clip,
+      { coef: p.kl.coef, estimator: "k3" },
+    );
+    expect(Math.abs(weighted.stats.policy_loss - f64.policyLoss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(f64.policyLoss)));
+    expect(Math.abs(weighted.stats.policy_loss - plain.stats.policy_loss)).toBeGreaterThan(1e-4);
+    for (const k of ["kl", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max"] as const) expect(weighted.stats[k], k).toBe(plain.stats[k]);
+    // Unit weights change nothing.
+    const ones = t.computeGradients({ ...p, is_weights: { values: new Float32Array(p.loss_mask.values.length).fill(1), offsets: p.loss_mask.offsets } });
+    expect(ones.loss).toBe(plain.loss);
+    expect(() => t.computeGradients({ ...p, is_weights: { values: isWeights.values.map((w, k) => (k === 3 ? -1 : w)), offsets: isWeights.offsets } })).toThrow(/is_weights\[3\].*finite and >= 0/);
+    expect(t.handshake().capabilities.is_weights).toBe(true);
+  });
+
   it("computes log-probs only where the mask asks, equal to the unmasked ones there", async () => {
     const t = await trainer(6);
     const p = batch(t);

@@ -81,6 +81,8 @@ export interface F64Batch {
   /** One per sequence, or one per token. */
   readonly advantages: readonly (number | readonly number[])[];
   readonly logpRef?: readonly (readonly number[])[];
+  /** Importance weight per token (mask.tis, docs/semantics.md §12); absent: 1. */
+  readonly isWeights?: readonly (readonly number[])[];
 }
 
 /** sum over `indices` of w_i * sum_k m * (-u + coef * k): a microbatch's share of the loss. */
@@ -95,13 +97,14 @@ export function microbatchLossF64(batch: F64Batch, indices: readonly number[], w
     const logps = at(batch.logp, i);
     const logpsOld = at(batch.logpOld, i);
     const logpsRef = k ? at(defined(batch.logpRef, "logp_ref (the KL term is on)"), i) : undefined;
+    const isWeights = batch.isWeights ? at(batch.isWeights, i) : undefined;
     let su = 0;
     let sk = 0;
     for (let t = 0; t < m.length; t++) {
       if (m[t] !== 1) continue;
       const logp = at(logps, t);
       const ratio = Math.exp(logp - at(logpsOld, t));
-      su += tokenSurrogate(ratio, typeof a === "number" ? a : at(a, t), clip).u;
+      su += (isWeights ? at(isWeights, t) : 1) * tokenSurrogate(ratio, typeof a === "number" ? a : at(a, t), clip).u;
       if (k && logpsRef) sk += k(at(logpsRef, t) - logp);
     }
     const w = at(weights, i);
@@ -126,6 +129,11 @@ export interface TargetTokens {
   readonly refLogp: Float32Array | null;
   /** w_i of each target's sequence. */
   readonly weights: Float32Array;
+  /**
+   * Importance weight of each target (train_step's is_weights): multiplies its surrogate, a
+   * constant (no gradient flows through it); not the KL term, not the statistics. Null: 1.
+   */
+  readonly isWeights: Float32Array | null;
 }
 
 export interface GraphTerms {
@@ -150,6 +158,7 @@ export function policyTerms(t: TargetTokens, clip: ClipOptions, kl: { coef: numb
   const clippedTerm = tf.mul(tf.clipByValue(ratio, 1 - clip.low, 1 + clip.high), adv);
   let u = tf.minimum(unclipped, clippedTerm);
   if (clip.dual !== null) u = tf.where(tf.less(adv, 0), tf.maximum(u, tf.mul(adv, clip.dual)), u);
+  if (t.isWeights) u = tf.mul(tf.tensor1d(t.isWeights), u);
   const policyLoss = tf.neg(tf.sum(tf.mul(w, u))) as tf.Scalar;
   let klSum: tf.Scalar = tf.scalar(0);
   if (t.refLogp) {

@@ -63,6 +63,11 @@ export function checkTrainStep(p: TrainStepParams, vocab: number, hasCritic: boo
   sameLayout(p.ids, p.advantages, "advantages");
   sameLayout(p.ids, p.old_logprobs, "old_logprobs");
   if (p.ref_logprobs) sameLayout(p.ids, p.ref_logprobs, "ref_logprobs");
+  if (p.is_weights) {
+    sameLayout(p.ids, p.is_weights, "is_weights");
+    const bad = p.is_weights.values.findIndex((w) => !(Number.isFinite(w) && w >= 0));
+    if (bad >= 0) throw invalid(`is_weights[${bad}] (flat) is ${p.is_weights.values[bad]}; importance weights must be finite and >= 0`);
+  }
   if (p.critic) {
     if (!hasCritic) throw invalid("the request carries critic targets but no critic is configured (algorithm.critic)");
     sameLayout(p.ids, p.critic.returns, "critic.returns");

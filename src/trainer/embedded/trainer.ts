@@ -85,6 +85,7 @@ export class TinyTrainer {
         value_head: true,
         keep_sampling_mask: true,
         step_lr: true,
+        is_weights: true,
         world_size: 1,
         device: "cpu",
         behaviour_policy: true,

@@ -33,6 +33,8 @@ interface StepBatch {
   readonly advantages: Float32Array[];
   readonly old: Float32Array[];
   readonly ref: Float32Array[] | null;
+  /** Importance weight per token (is_weights), or null: 1 everywhere. */
+  readonly isWeights: Float32Array[] | null;
   readonly returns: Float32Array[] | null;
   readonly oldValues: Float32Array[] | null;
   /** w_i: sequence i's weight under the step's reduction and global denominators. */
@@ -52,6 +54,7 @@ interface Microbatch {
   readonly oldLogp: number[];
   readonly advantages: number[];
   readonly refLogp: number[];
+  readonly isWeights: number[];
   readonly weights: number[];
   readonly returns: number[];
   readonly oldValues: number[];
@@ -93,13 +96,14 @@ function microbatchParts(ids: readonly Int32Array[], microbatches: number, budge
 /** A part's sequences, padded, and its target tokens (loss_mask 1) with what the loss needs of each. */
 function gather(batch: StepBatch, part: readonly number[]): Microbatch {
   const { ids: tm, T, B } = timeMajor(part.map((i) => at(batch.ids, i)));
-  const mb: Microbatch = { tm, T, B, where: [], valueWhere: [], targets: [], oldLogp: [], advantages: [], refLogp: [], weights: [], returns: [], oldValues: [] };
+  const mb: Microbatch = { tm, T, B, where: [], valueWhere: [], targets: [], oldLogp: [], advantages: [], refLogp: [], isWeights: [], weights: [], returns: [], oldValues: [] };
   part.forEach((i, j) => {
     const mk = at(batch.masks, i);
     const ids = at(batch.ids, i);
     const old = at(batch.old, i);
     const advantages = at(batch.advantages, i);
     const ref = batch.ref && at(batch.ref, i);
+    const isWeights = batch.isWeights && at(batch.isWeights, i);
     const weight = at(batch.weights, i);
     const returns = batch.returns && at(batch.returns, i);
     const oldValues = batch.returns && at(defined(batch.oldValues, "the old values of a batch with returns"), i);
@@ -111,6 +115,7 @@ function gather(batch: StepBatch, part: readonly number[]): Microbatch {
       mb.oldLogp.push(at(old, k));
       mb.advantages.push(at(advantages, k));
       if (ref) mb.refLogp.push(at(ref, k));
+      if (isWeights) mb.isWeights.push(at(isWeights, k));
       mb.weights.push(weight);
       if (returns && oldValues) {
         mb.returns.push(at(returns, k));
@@ -142,6 +147,7 @@ interface PolicyLossSettings {
   readonly clip: { readonly low: number; readonly high: number; readonly dual: number | null };
   readonly kl: { readonly coef: number; readonly estimator: KlEstimatorName };
   readonly withRef: boolean;
+  readonly withIsWeights: boolean;
 }
 
 /** The policy's loss on one microbatch, its gradient added into `sums`, and the microbatch's statistics. */
@@ -161,7 +167,7 @@ function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings,
       const logpAll = tf.logSoftmax(scaled);
       const logp = tf.sum<tf.Tensor1D>(tf.mul(logpAll, tf.oneHot(tf.tensor1d(mb.targets, "int32"), V)), 1);
       const terms = policyTerms(
-        { logp, logpAll, oldLogp: Float32Array.from(mb.oldLogp), advantages: Float32Array.from(mb.advantages), refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null, weights: Float32Array.from(mb.weights) },
+        { logp, logpAll, oldLogp: Float32Array.from(mb.oldLogp), advantages: Float32Array.from(mb.advantages), refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null, weights: Float32Array.from(mb.weights), isWeights: s.withIsWeights ? Float32Array.from(mb.isWeights) : null },
         s.clip,
         s.kl,
       );
@@ -209,11 +215,12 @@ export function computeGradients(state: TrainerState, p: TrainStepParams): Gradi
     advantages: rows(p.advantages),
     old: rows(p.old_logprobs),
     ref: p.ref_logprobs ? rows(p.ref_logprobs) : null,
+    isWeights: p.is_weights ? rows(p.is_weights) : null,
     returns: p.critic ? rows(p.critic.returns) : null,
     oldValues: p.critic ? rows(p.critic.old_values) : null,
     weights,
   };
-  const settings: PolicyLossSettings = { shape: c.shape, sampling: p.sampling, clip: p.clip, kl: { coef: p.kl.coef, estimator: p.kl.estimator as KlEstimatorName }, withRef: p.ref_logprobs !== null };
+  const settings: PolicyLossSettings = { shape: c.shape, sampling: p.sampling, clip: p.clip, kl: { coef: p.kl.coef, estimator: p.kl.estimator as KlEstimatorName }, withRef: p.ref_logprobs !== null, withIsWeights: p.is_weights != null };
   const policySums: GradientSums = new Map();
   const criticSums: GradientSums | null = c.critic ? new Map() : null;
   const pool = new StatsPool();
