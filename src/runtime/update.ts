@@ -15,6 +15,8 @@ export interface TrainSequence {
   /** Behaviour-policy log-prob of each token (0 where not generated). */
   readonly oldLogprobs: Float32Array;
   readonly refLogprobs?: Float32Array;
+  /** Importance weight of each token (mask.tis; 0 where not a target). */
+  readonly isWeights?: Float32Array;
   /** The group (task instance) this sequence was sampled in. */
   readonly group: string;
   readonly returns?: Float32Array;
@@ -63,6 +65,7 @@ export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[])
   const refLogprobs = allPresent(sequences.map((s) => s.refLogprobs));
   const returns = allPresent(sequences.map((s) => s.returns));
   const oldValues = allPresent(sequences.map((s) => s.oldValues));
+  const isWeights = allPresent(sequences.map((s) => s.isWeights));
   const critic = returns && oldValues ? a.critic : null;
   const keep = plan.mask.keep_sampling_mask;
   return {
@@ -90,5 +93,7 @@ export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[])
             value_clip: critic.value_clip,
           }
       : null,
+    // Only with mask.tis: a step without it keeps the request it always had.
+    ...(plan.mask.tis && isWeights ? { is_weights: ragged(isWeights, Float32Array) } : {}),
   };
 }

@@ -10,7 +10,10 @@
 // generate, with a last word on stderr. DOUBLE_TRAIN_LOG=FILE appends each train_step's ids and loss
 // mask as a JSON line; DOUBLE_TRAIN_MS=N makes each train_step take N ms (accelerator time, for
 // the async benchmark). `logprobs` reproduces what `generate` reported (DOUBLE_SHIFTED_LOGPROBS=1:
-// one position early).
+// one position early). DOUBLE_ENGINE_GAP=X fakes an inference engine's numerics: `generate`
+// reports each turn's choice token X nats less likely than `logprobs` recomputes it (the
+// train/inference mismatch, docs/semantics.md §12); the train log then records is_weights.
+// DOUBLE_NO_IS_WEIGHTS=1 leaves that capability out (the runtime must refuse mask.tis).
 import { appendFileSync } from "node:fs";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -52,6 +55,7 @@ await serve({
       world_size: 1,
       device: "cpu",
       ...(withBehaviour ? { behaviour_policy: true } : {}),
+      ...(process.env.DOUBLE_NO_IS_WEIGHTS === "1" ? {} : { is_weights: true }),
     },
     versions: { node: process.version },
   }),
@@ -82,7 +86,7 @@ await serve({
       const step = rand(p.seeds[i]) < from.skill;
       const ids = Int32Array.from([...enc(step ? STEP : NOOP), process.env.DOUBLE_STOP_IDS ? p.stop_ids[p.stop_ids.length - 1] : EOS]);
       const lp = new Float32Array(ids.length);
-      lp[0] = Math.log(step ? from.skill : 1 - from.skill);
+      lp[0] = Math.log(step ? from.skill : 1 - from.skill) - Number(process.env.DOUBLE_ENGINE_GAP ?? 0);
       return { ids, lp };
     });
     return { ids: pack(outs.map((o) => o.ids), Int32Array), logprobs: pack(outs.map((o) => o.lp), Float32Array), finish: outs.map(() => "stop"), policy_version: from.version };
@@ -112,7 +116,7 @@ await serve({
   values: (p) => ({ values: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
   train_step: async (p) => {
     const ids = rows(p.ids);
-    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)) })}\n`);
+    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)), ...(p.is_weights ? { is_weights: rows(p.is_weights).map((r) => Array.from(r)) } : {}) })}\n`);
     if (process.env.DOUBLE_TRAIN_MS) await new Promise((r) => setTimeout(r, Number(process.env.DOUBLE_TRAIN_MS)));
     const adv = rows(p.advantages);
     const mask = rows(p.loss_mask);

@@ -4,8 +4,8 @@
 // it, naming the field, or the refusal is now unreachable (said per row).
 //
 // Refusals that depend on more than the plan are not in the table: the trainer's capabilities
-// (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr; orchestrator.ts,
-// sft.ts), a trainer that is not built (trainer/launch.ts), a plan on several nodes without a
+// (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr, mask.tis needs is_weights;
+// run/provision.ts, sft.ts), a trainer that is not built (trainer/launch.ts), a plan on several nodes without a
 // rendezvous (flags or the cluster's environment; test/cli/run-nodes.test.ts), cross-policy pool models (served by
 // whatever trainer command runs), and data (walkthroughs that all fail, env errors).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -65,6 +65,10 @@ export interface IterationMetrics {
   readonly env_errors: number;
   readonly lag_drops: number;
   readonly off_policy_masked: number;
+  /** Sampler/trainer log-prob gap over the generated targets (docs/semantics.md §12); only where the plan measures it (an engine samples, or mask.tis). */
+  readonly mismatch?: { readonly mean_abs: number; readonly max_abs: number; readonly frac_over: number; readonly tokens: number };
+  /** mask.tis: the importance weights' mean over the targets and the fraction the cap bound. */
+  readonly tis?: { readonly mean_weight: number; readonly frac_capped: number };
   readonly policy_lag: number;
   readonly cross_policy_turns: number;
   readonly tokens: number;
@@ -113,6 +117,17 @@ function agentMetrics(plan: Plan, played: readonly Played[]): Pick<IterationMetr
   };
 }
 
+/** The mismatch keys, in plans that measure it (other plans' lines keep their layout). */
+function mismatchMetrics(scored: ScoredBatch): Pick<IterationMetrics, "mismatch" | "tis"> {
+  const m = scored.mismatch;
+  if (!m) return {};
+  const { meanAbs, maxAbs, fracOver, tokens } = m.stats;
+  return {
+    mismatch: { mean_abs: meanAbs, max_abs: maxAbs, frac_over: fracOver, tokens },
+    ...(m.tis ? { tis: { mean_weight: m.tis.stats.meanWeight, frac_capped: m.tis.stats.fracCapped } } : {}),
+  };
+}
+
 const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
 
 /** The metrics of `outcome`, whose checkpoint was saved at policy version `savedVersion`; total_s runs to now. */
@@ -147,6 +162,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     env_errors: allPlayed.length - played.length,
     lag_drops: lagged.droppedSamples,
     off_policy_masked: masked.filter(Boolean).length,
+    ...mismatchMetrics(scored),
     policy_lag: lagged.maxLag,
     cross_policy_turns: allPlayed.reduce((s, p) => s + p.episode.generators.filter((g) => g !== "policy").length, 0),
     tokens: allPlayed.reduce((s, p) => s + p.episode.episode.tokens, 0),

@@ -58,6 +58,16 @@ function requireBehaviourPolicy(trainer: TrainerClient): void {
   );
 }
 
+/** mask.tis sends importance weights with every train_step: a trainer that would ignore them must say it takes them. */
+function requireImportanceWeights(trainer: TrainerClient): void {
+  const hello = trainer.handshakeResult;
+  if (hello?.capabilities.is_weights === true) return;
+  throw refusal(
+    `mask.tis needs a trainer that weights each token's policy-gradient term (capability is_weights, trainer protocol train_step), ` +
+      `and trainer '${hello?.trainer.name ?? "?"}' ${hello?.trainer.version ?? ""} does not announce it; remove mask.tis or use a trainer that has it (the embedded and PyTorch trainers do)`,
+  );
+}
+
 /**
  * Refuses what this runtime cannot run, before anything starts: what arl check reports
  * (plan/runnable.ts; a plan file skips the checker), env kinds it does not have, and a pipeline
@@ -132,6 +142,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const asyncRollout = plan.rollout.async;
   const policy = new TrainerPolicy(trainer);
   if (asyncRollout) requireBehaviourPolicy(trainer);
+  if (plan.mask.tis) requireImportanceWeights(trainer);
   // Read and validated before anything trains; the embedded model's vocabulary sees its words.
   const sftData = loadColdStartData(plan, options.dataRoot);
   const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => {

@@ -1,6 +1,7 @@
 // Score: turn an iteration's accepted groups into what the update trains on. Drop groups older
 // than rollout.async.max_policy_lag, read reference log-probs, values and recomputed behaviour
-// log-probs where the plan needs them, compute advantages, and mask off-policy sequences. A
+// log-probs where the plan needs them, compute advantages, mask off-policy sequences, and measure
+// (and with mask.tis correct) the gap between the sampler's log-probs and the trainer's. A
 // sequence is an episode, or in a step-wise batch one sample of it (history: rerender, or an
 // agent program that rewrote its history; episodes.ts stepwiseBatch).
 import { at } from "../../contracts/checked.js";
@@ -8,6 +9,7 @@ import { filterByLag, type LagFilterResult } from "../../rl/lag.js";
 import { ragged, row } from "../../contracts/trainer-protocol.js";
 import { computeAdvantages, computeStepwiseAdvantages, type AdvantageResult, type ScoredTrajectory, type StepwiseEpisode } from "../advantage.js";
 import type { Sample } from "../harness.js";
+import { batchMismatch, measuresMismatch, recomputesOldLogprobs, type BatchMismatch } from "../mismatch-correction.js";
 import { offPolicyMasked } from "../off-policy-mask.js";
 import { lossMask } from "../update.js";
 import { RunError, type RunContext } from "./context.js";
@@ -26,6 +28,8 @@ export interface ScoredBatch {
   readonly owners: readonly Played[];
   readonly sampledLogprobs: readonly Float32Array[];
   readonly lagged: LagFilterResult<Played>;
+  /** The sampler/trainer gap (docs/semantics.md §12) and, with mask.tis, each sequence's importance weights; absent when the plan measures none. */
+  readonly mismatch?: BatchMismatch;
 }
 
 /** What each sequence of the batch trains with, token by token: its advantages, or 0 throughout when masked as off-policy. */
@@ -69,11 +73,13 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
   const any = owned.length > 0;
   const refLogprobs = needRef && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: "reference", sampling, mask: lossMasks })).logprobs : undefined;
   const values = plan.algorithm.advantage.estimator === "gae" && any ? (await trainer.request("values", { ids: idsBatch })).values : undefined;
-  // Without the keep-sampling mask, the behaviour log-probs are recomputed under the full
-  // (temperature-only) distribution the update will use, by the weights that sampled: the
-  // behaviour snapshot under asynchronous rollout (it still holds them: the next snapshot is
-  // taken after this phase), so that pi/mu keeps the staleness instead of starting at 1.
-  const recomputed = !plan.mask.keep_sampling_mask && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
+  // The behaviour log-probs are recomputed by the weights that sampled, under the distribution
+  // the update will use: the behaviour snapshot under asynchronous rollout (it still holds them:
+  // the next snapshot is taken after this phase), so that pi/mu keeps the staleness instead of
+  // starting at 1. Needed without the keep-sampling mask (the update's distribution is then the
+  // full, temperature-only one) and wherever the sampled log-probs are an engine's or mask.tis
+  // corrects them (docs/semantics.md §12: the trainer's own numerics are the ratio's denominator).
+  const recomputed = recomputesOldLogprobs(plan) && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
   const scored: ScoredTrajectory[] = owned.map(({ p, sample }, i) => ({
     group: `${iteration}:${p.group}`,
     env: p.task.env,
@@ -100,7 +106,9 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
       threshold,
     );
   }
-  return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged, owners: owned.map((o) => o.p), sampledLogprobs: owned.map((o) => o.sample.logprobs) };
+  const sampledLogprobs = owned.map((o) => o.sample.logprobs);
+  const mismatch = measuresMismatch(plan) ? batchMismatch(plan, masks, scored.map((s) => s.oldLogprobs), sampledLogprobs) : undefined;
+  return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged, owners: owned.map((o) => o.p), sampledLogprobs, ...(mismatch ? { mismatch } : {}) };
 }
 
 /** The scored calls of each episode, with the turn each call is, for computeStepwiseAdvantages. */

@@ -1,7 +1,8 @@
 // Update: algorithm.epochs passes over the scored batch, each cut into algorithm.minibatches in
 // a seeded order; every minibatch is one train_step, one optimizer step whose reductions divide
 // by denominators over the whole step (update.ts). Off-policy-masked sequences train with
-// advantage 0. In a step-wise batch (score.ts) each sample is a sequence of its own.
+// advantage 0; with mask.tis each sequence carries its importance weights. In a step-wise batch
+// (score.ts) each sample is a sequence of its own.
 import { at } from "../../contracts/checked.js";
 import { shuffled } from "../../contracts/random.js";
 import { trainStepParams, type TrainSequence } from "../update.js";
@@ -19,12 +20,14 @@ export interface PolicyUpdate {
 function trainSequences(scored: ScoredBatch): TrainSequence[] {
   const { ids, advantages: adv } = scored;
   const advantages = sequenceAdvantages(scored);
+  const isWeights = scored.mismatch?.tis?.weights;
   return scored.scored.map((s, i) => ({
     ids: at(ids, i),
     roles: s.roles,
     advantages: at(advantages, i),
     oldLogprobs: s.oldLogprobs,
     ...(s.refLogprobs ? { refLogprobs: s.refLogprobs } : {}),
+    ...(isWeights ? { isWeights: at(isWeights, i) } : {}),
     group: s.group,
     ...(adv.returns && s.values ? { returns: at(adv.returns, i), oldValues: s.values } : {}),
   }));
