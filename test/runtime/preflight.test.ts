@@ -59,6 +59,21 @@ describe("logprobs_reproduce", () => {
     for (const cause of ["token shift", "chat template", "context", "padding", "dropout", "keep_sampling_mask"]) expect(r.hint).toContain(cause);
   });
 
+  it("bounds the mean gap with an inference engine: one rare token's engine gap passes, a shift still fails", () => {
+    const s = sequence();
+    const targets = [...s.roles.keys()].filter((k) => s.roles[k] === generated && k > 0);
+    const rare = targets[2]!;
+    const again = s.sampled.map((x, k) => (k === rare ? x + 0.2 : x + 1e-3));
+    expect(checkLogprobsReproduce([s], [again], 0.05).status).toBe("failed");
+    const r = checkLogprobsReproduce([s], [again], 0.05, "engine", "mean");
+    expect(r.status).toBe("passed");
+    expect(r.numbers).toMatchObject({ measure: "mean", above_tolerance: 1 });
+    expect(r.summary).toBe("mean |log ratio| 0.0408 over 5 generated targets (tolerance 0.05; max 0.2); engine");
+    const shifted = new Float32Array(s.ids.length);
+    for (let k = 1; k < s.ids.length - 1; k++) shifted[k] = s.sampled[k + 1]!;
+    expect(checkLogprobsReproduce([s], [shifted], 0.05, undefined, "mean").status).toBe("failed");
+  });
+
   it("counts a non-finite recomputed log-prob as a failure", () => {
     const s = sequence();
     const again = Float32Array.from(s.sampled);

@@ -82,9 +82,16 @@ export async function preflight(ctx: RunContext, iteration: number, scored: Scor
   if (targets === 0) return false;
   // Without the keep-sampling mask the update recomputes its old log-probs itself (score.ts), so
   // its first ratios are 1 by construction; the sampled ones are still what the policy did.
-  const note = ctx.plan.mask.keep_sampling_mask ? undefined : "the update recomputes its old log-probs untruncated (mask.keep_sampling_mask: false), this compares the sampled ones";
+  // With an inference engine the sampled log-probs are the engine's: their gap to the trainer's
+  // is the mismatch (docs/semantics.md §12), so the check bounds its mean, not its maximum.
+  const engine = ctx.plan.resources.rollout.engine;
+  const notes = [
+    ...(ctx.plan.mask.keep_sampling_mask ? [] : ["the update recomputes its old log-probs untruncated (mask.keep_sampling_mask: false), this compares the sampled ones"]),
+    ...(engine === "trainer" ? [] : [`the sampled log-probs are ${engine}'s: the check bounds the mean gap, the metrics report the mismatch`]),
+  ];
+  const note = notes.length > 0 ? notes.join("; ") : undefined;
   const checks: PreflightCheckResult[] = [
-    settings.logprobs_reproduce ? checkLogprobsReproduce(sequences, await recomputedLogprobs(ctx, sequences), settings.logprob_tolerance, note) : offCheck("logprobs_reproduce"),
+    settings.logprobs_reproduce ? checkLogprobsReproduce(sequences, await recomputedLogprobs(ctx, sequences), settings.logprob_tolerance, note, engine === "trainer" ? "max" : "mean") : offCheck("logprobs_reproduce"),
     settings.boundaries ? checkBoundaries(sequences, ctx.stopIds, ctx.plan.mask.loss) : offCheck("boundaries"),
     settings.signs ? checkSigns(ctx.plan, sequences) : offCheck("signs"),
   ];
