@@ -44,3 +44,14 @@ describe.each(lintRules.map((r) => [r.code, r] as const))("%s", (code, rule) => 
     expect(check(file)).toEqual([]);
   });
 });
+
+describe("engine-without-mismatch-correction's message", () => {
+  it("names the asynchronous rollout and the update's several steps when they apply, and neither when not", () => {
+    const dir = path.join(FIXTURES, "engine-without-mismatch-correction");
+    const [both] = check(path.join(dir, "triggers-async.arl"));
+    expect(both!.message).toContain("rollout is asynchronous");
+    expect(both!.message).toContain("each update takes 2 optimizer steps per batch");
+    const [plain] = check(path.join(dir, "triggers.arl"));
+    expect(plain!.message).not.toMatch(/asynchronous|optimizer steps/);
+  });
+});

@@ -4,6 +4,8 @@ import { blockAfterTheFact } from "./block-after-the-fact.js";
 import { clipHighBelowLow } from "./clip-high-below-low.js";
 import { criticMissing } from "./critic-missing.js";
 import { dynamicSamplingUnbounded } from "./dynamic-sampling-unbounded.js";
+import { engineSamplingMaskUnset } from "./engine-sampling-mask-unset.js";
+import { engineWithoutMismatchCorrection } from "./engine-without-mismatch-correction.js";
 import { envErrorAsFailure } from "./env-error-as-failure.js";
 import { evalSplitOverlap } from "./eval-split-overlap.js";
 import { filteredBatchLengthBias } from "./filtered-batch-length-bias.js";
@@ -54,6 +56,8 @@ export const lintRules: readonly LintRule[] = [
   klWithoutReference,
   klDoublePlacement,
   topPWithoutKeepMask,
+  engineSamplingMaskUnset,
+  engineWithoutMismatchCorrection,
   unboundedPolicyLag,
   largePolicyLag,
   policyLagBelowUpdateSteps,
