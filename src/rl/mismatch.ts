@@ -76,7 +76,7 @@ export function mismatchStats(batch: MismatchBatch, threshold: number): Mismatch
 /** Weights of one sequence's target tokens, given their gaps; entries off target stay 0. */
 type TisLevelFn = (gaps: readonly { k: number; d: number }[], cap: number, out: Float64Array) => void;
 
-export const tisLevels = new Registry<TisLevelFn>("TIS level", {
+const tisLevels = new Registry<TisLevelFn>("TIS level", {
   // w_t = min(exp(d_t), C): each token's own trainer/engine ratio, capped.
   token: (g, cap, out) => {
     for (const { k, d } of g) out[k] = Math.min(Math.exp(d), cap);
