@@ -45,6 +45,13 @@ const afterReward: readonly Curve[] = [
   { id: "iteration-time", title: "Time per iteration", yTitle: "seconds", value: objectField("time", "total_s") },
 ];
 
+/** The train/inference mismatch (docs/semantics.md §12), drawn only where a run measured it (an engine sampled, or mask.tis). */
+const mismatchCurves: readonly Curve[] = [
+  { id: "mismatch-mean", title: "Train/inference mismatch (mean |Δ|)", yTitle: "mean |logp_trainer - logp_engine| (nats)", value: objectField("mismatch", "mean_abs") },
+  { id: "mismatch-max", title: "Train/inference mismatch (max |Δ|)", yTitle: "max |logp_trainer - logp_engine| (nats)", value: objectField("mismatch", "max_abs") },
+  { id: "mismatch-over", title: "Tokens over the mismatch threshold", yTitle: "fraction of targets", value: objectField("mismatch", "frac_over"), yDomain: [0, 1] },
+];
+
 function points(run: RunReport, value: Value): ChartPoint[] {
   return run.run.metrics.flatMap((m) => {
     const y = value(m);
@@ -93,7 +100,8 @@ export function learningCurves(groups: readonly VariantGroup[], options: CurveOp
     specs.push({ id: "reward", title: "Reward (total)", yTitle: "mean reward / episode", series: variantSeries(groups, metric("reward")), ...common });
     terms.forEach((t, i) => specs.push({ id: `reward-term-${i + 1}`, title: `Reward term: ${t}`, yTitle: "mean term / episode", series: variantSeries(groups, rewardTerm(t)), ...common }));
   }
-  for (const c of afterReward) specs.push({ id: c.id, title: c.title, yTitle: c.yTitle, series: variantSeries(groups, c.value), ...(c.yDomain ? { yDomain: c.yDomain } : {}), ...common });
+  const measuredMismatch = runs.some((r) => r.run.metrics.some((m) => m.raw.mismatch !== undefined));
+  for (const c of [...afterReward, ...(measuredMismatch ? mismatchCurves : [])]) specs.push({ id: c.id, title: c.title, yTitle: c.yTitle, series: variantSeries(groups, c.value), ...(c.yDomain ? { yDomain: c.yDomain } : {}), ...common });
   const sft = sftChart(groups, options.seedsAggregated);
   if (sft) specs.push(sft);
   return { charts: specs.filter(hasData), missing: specs.filter((s) => !hasData(s)).map((s) => s.title) };

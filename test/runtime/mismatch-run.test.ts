@@ -3,13 +3,17 @@
 // inference engine's numerics do) gives a nonzero gap in the metrics line and, with mask.tis,
 // importance weights in every train_step equal to the reference's; without mask.tis and with the
 // trainer sampling, the metrics line and the train_step requests are as they always were; a
-// trainer that does not announce is_weights is refused.
+// trainer that does not announce is_weights is refused. arl report draws the mismatch curves of
+// a run that measured it, and no such curve (nor a missing one) for a run that did not.
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import type { Plan } from "../../src/plan/schema.js";
+import { learningCurves } from "../../src/report/curves.js";
+import { loadRun } from "../../src/report/load.js";
+import type { RunReport } from "../../src/report/types.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
@@ -35,6 +39,12 @@ async function run(p: Plan, env: Record<string, string>): Promise<{ runDir: RunD
   const runDir = RunDirectory.create(path.join(dir, "run"), p);
   await executePlan({ plan: p, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_TRAIN_LOG: trainLog, ...env } }, envs: envKinds, log: () => undefined });
   return { runDir, steps: readFileSync(trainLog, "utf8").trim().split("\n").map((l) => JSON.parse(l)) };
+}
+
+/** The report's learning curves of one run (the charts as data, not drawn). */
+function curvesOf(runDir: RunDirectory): ReturnType<typeof learningCurves> {
+  const run = { run: loadRun(runDir.dir, process.cwd()) } as RunReport;
+  return learningCurves([{ label: "run", index: 0, members: [run] }], { smooth: 0, seedsAggregated: false });
 }
 
 describe("train/inference mismatch in a run", () => {
@@ -66,12 +76,17 @@ describe("train/inference mismatch in a run", () => {
       );
       expect(step.is_weights!.flat().some((w) => Math.abs(w - 1.2) < 1e-6)).toBe(true);
     }
+    const { charts } = curvesOf(runDir);
+    expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(["mismatch-mean", "mismatch-max", "mismatch-over"]));
+    expect(charts.find((c) => c.id === "mismatch-max")!.series[0]!.points[0]!.y).toBeCloseTo(GAP, 5);
   });
 
   it("changes nothing with the trainer sampling and no mask.tis, and refuses mask.tis with a trainer that does not take weights", async () => {
     const { runDir, steps } = await run(plan(""), { DOUBLE_ENGINE_GAP: String(GAP) });
     for (const m of runDir.readMetrics()) expect(Object.keys(m)).not.toContain("mismatch");
     for (const step of steps) expect(step).not.toHaveProperty("is_weights");
+    const { charts, missing } = curvesOf(runDir);
+    expect([...charts.map((c) => c.title), ...missing].join("\n")).not.toMatch(/mismatch/i);
     const refused = run(plan("mask { tis { cap: 2 } }"), { DOUBLE_NO_IS_WEIGHTS: "1" });
     await expect(refused).rejects.toThrow(RunError);
     await expect(refused).rejects.toThrow(/mask\.tis needs a trainer that weights each token's policy-gradient term \(capability is_weights/);
