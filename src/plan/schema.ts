@@ -216,7 +216,7 @@ const rolloutSchema = z.strictObject({
   ),
   preflight: d(
     z.strictObject({
-      logprobs_reproduce: d(z.boolean(), "Recomputed log-probs of the first batch must match the sampled ones: max |log ratio| over generated targets <= logprob_tolerance."),
+      logprobs_reproduce: d(z.boolean(), "Recomputed log-probs of the first batch must match the sampled ones: max |log ratio| over generated targets <= logprob_tolerance (the mean |log ratio| when an inference engine sampled)."),
       boundaries: d(z.boolean(), "Targets only where the mask says (never prompt/tool/observation unless mask.loss: all; never rendered, pool, padding), every generated end-of-turn token a target, one task per group."),
       signs: d(z.boolean(), "Policy-gradient signs on the batch's numbers (reference maths, src/rl): equal rewards give zero gradient; the clip stops positive advantages, not negative ones."),
       logprob_tolerance: d(z.number().positive(), "Nats (resolved from policy.dtype when the spec sets none: 1e-3 float32, 0.05 bfloat16/float16)."),

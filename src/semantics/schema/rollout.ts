@@ -21,7 +21,7 @@ const watchdogSchema = z.strictObject({
 const preflightSchema = z.strictObject({
   logprobs_reproduce: doc(
     z.boolean().default(true),
-    "Recompute the first batch's log-probs with the weights that sampled it and require max |log ratio| over the generated targets within logprob_tolerance.",
+    "Recompute the first batch's log-probs with the weights that sampled it and require max |log ratio| over the generated targets within logprob_tolerance (the mean, when an inference engine sampled: resources.rollout.engine).",
   ),
   boundaries: doc(
     z.boolean().default(true),
