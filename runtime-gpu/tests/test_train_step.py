@@ -196,7 +196,8 @@ def test_step_lr_replaces_the_rate_for_one_step_and_is_validated():
         before = {k: v.clone() for k, v in t.state.conf.weights.policy.named_parameters()}
         t.train_step({**batch, **({"lr": lr} if lr is not None else {})})
         moved[lr] = {k: (v.detach() - before[k]) for k, v in t.state.conf.weights.policy.named_parameters()}
-    assert t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["step_lr"] is True
+    capabilities = t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]
+    assert capabilities["step_lr"] is True and capabilities["is_weights"] is True
     base_lr = t.state.conf.optimizers.policy_cfg.lr
     nonzero = {k: moved[None][k].abs() > 0 for k in moved[None]}
     ratios = [float((moved[2.5][k][nz] / moved[None][k][nz]).mean()) for k, nz in nonzero.items() if nz.any()]
@@ -206,13 +207,13 @@ def test_step_lr_replaces_the_rate_for_one_step_and_is_validated():
             t.train_step({**batch, "lr": bad})
 
 
-def test_is_weights_scale_each_targets_policy_term_only():
+def test_is_weights_scale_each_targets_policy_term_only(t64):
     """train_step's `is_weights` (mask.tis): the policy loss is the reference formula with each
     target's u times its weight; KL, entropy, ratios and clip statistics are those of the
     unweighted step; unit weights change nothing; bad weights are refused."""
     from arl_trainer.losses import Reduction, policy_loss_reference
 
-    t = trainer()
+    t = t64
     batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=13, n=5)
     rng = np.random.default_rng(4)
     w = Ragged(rng.uniform(0.2, 2.0, size=len(batch["loss_mask"].values)).astype(np.float32), batch["loss_mask"].offsets.copy())
@@ -232,7 +233,6 @@ def test_is_weights_scale_each_targets_policy_term_only():
     ones = Ragged(np.ones(len(w.values), dtype=np.float32), w.offsets.copy())
     t.compute_gradients({**batch, "is_weights": ones})
     assert max_grad_diff(g_plain, grads(t.state.conf.weights.policy)) == 0.0
-    assert t.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["is_weights"] is True
     bad = w.values.copy()
     bad[2] = -0.5
     with pytest.raises(RequestError, match="finite and >= 0"):
