@@ -107,7 +107,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
     );
   }
   const sampledLogprobs = owned.map((o) => o.sample.logprobs);
-  const mismatch = measuresMismatch(plan) ? batchMismatch(plan, masks, scored.map((s) => s.oldLogprobs), sampledLogprobs) : undefined;
+  const mismatch = measuresMismatch(plan) ? batchMismatch(plan, masks, scored.map((s) => s.roles), scored.map((s) => s.oldLogprobs), sampledLogprobs) : undefined;
   return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged, owners: owned.map((o) => o.p), sampledLogprobs, ...(mismatch ? { mismatch } : {}) };
 }
 
