@@ -4,9 +4,11 @@
 // blank lines above a block belong to it) and what follows the last block (trailer). Experiments
 // that name one another (`extends`, or any mention of another experiment's name) form one
 // component, checked together; everything else in the program (the other blocks, the imported
-// files) is the base. A component is analysed, linted and lowered on the program restricted to
-// the base and its own experiments, and its diagnostics are memoised under the content that
-// produced them: the base's text and its experiments' texts. An unchanged component is not
+// files) is the base. The base alone is analysed once (the tools' own checks, unknown blocks);
+// a component is analysed, linted and lowered on the program restricted to its experiments and
+// the base blocks they name (transitively), and again with the whole base when that finds an
+// error (an error's "did you mean" draws on every declaration). Results are memoised under the
+// content that produced them: the base's text and the component's experiments' texts. An unchanged component is not
 // checked again; its diagnostics are moved to where their segments now lie (offsets shifted per
 // segment, lines and columns read again from the new text), so their locations stay exact.
 //
@@ -103,9 +105,13 @@ export class IncrementalChecker {
     const earlier: Diagnostic[] = [...program.diagnostics];
     const plan: Diagnostic[] = [];
     const lines = layout.entry.parsed.lines;
-    for (const component of components(layout)) {
-      const key = componentKey(layout, component);
-      const segments = componentSegments(layout, component);
+    const names = new Names(layout);
+    const pieces: { key: string; component: readonly Span[] | undefined }[] = [
+      { key: `base\0${layout.baseHash}`, component: undefined },
+      ...components(layout, names).map((component) => ({ key: componentKey(layout, component), component })),
+    ];
+    for (const { key, component } of pieces) {
+      const segments = componentSegments(layout, component ?? []);
       const cached = memo.get(key);
       let result: ComponentResult | undefined;
       let located: { earlier: Diagnostic[]; plan: Diagnostic[] } | undefined;
@@ -120,7 +126,7 @@ export class IncrementalChecker {
       }
       if (!result || !located) {
         yield;
-        result = this.checkComponent(program, layout, component, segments);
+        result = component ? this.checkComponent(program, layout, component, names, segments) : { segments, earlier: analyze(restrict(program, layout, new Set(layout.base.map((b) => b.block)))).diagnostics, plan: [] };
         located = { earlier: [...result.earlier], plan: [...result.plan] };
       }
       used.set(key, result);
@@ -133,17 +139,64 @@ export class IncrementalChecker {
     return { entry: program.entry, program, diagnostics: unique(diagnostics).sort(compareDiagnostics) };
   }
 
-  private checkComponent(program: Program, layout: Layout, component: readonly Span[], segments: readonly Segment[]): ComponentResult {
+  private checkComponent(program: Program, layout: Layout, component: readonly Span[], names: Names, segments: readonly Segment[]): ComponentResult {
     this.experimentsChecked += component.length;
-    const keep = new Set<Block>([...layout.base.map((s) => s.block), ...component.map((s) => s.block)]);
-    const entry = layout.entry;
-    const document = { ...entry.parsed.document, blocks: entry.parsed.document.blocks.filter((b) => keep.has(b)) };
-    const modules = new Map(program.modules);
-    modules.set(program.entry, { ...entry, parsed: { ...entry.parsed, document } });
-    const model = analyze({ ...program, modules });
+    const own = component.map((s) => s.block);
+    const named = this.stages(restrict(program, layout, new Set([...names.baseNamedBy(component), ...own])));
+    if (![...named.earlier, ...named.plan].some((d) => d.severity === "error")) return { segments, ...named };
+    return { segments, ...this.stages(restrict(program, layout, new Set([...layout.base.map((s) => s.block), ...own]))) };
+  }
+
+  /** Analysis, lint and (when they found no error) the plan stage, as `checkProgram` chains them. */
+  private stages(program: Program): { earlier: Diagnostic[]; plan: Diagnostic[] } {
+    const model = analyze(program);
     const earlier = [...model.diagnostics, ...lint(model)];
-    const plan = earlier.some((d) => d.severity === "error") ? [] : planStage(model);
-    return { segments, earlier, plan };
+    return { earlier, plan: earlier.some((d) => d.severity === "error") ? [] : planStage(model) };
+  }
+}
+
+/** `program` with only the `keep` blocks in its entry file. */
+function restrict(program: Program, layout: Layout, keep: ReadonlySet<Block>): Program {
+  const entry = layout.entry;
+  const document = { ...entry.parsed.document, blocks: entry.parsed.document.blocks.filter((b) => keep.has(b)) };
+  const modules = new Map(program.modules);
+  modules.set(program.entry, { ...entry, parsed: { ...entry.parsed, document } });
+  return { ...program, modules };
+}
+
+const WORD = /[A-Za-z_][A-Za-z0-9_]*/g;
+
+/** The words of each span of the entry file, and which blocks they name. */
+class Names {
+  private readonly words = new Map<Span, ReadonlySet<string>>();
+  private readonly base = new Map<string, Span>();
+  readonly experiments = new Map<string, number>();
+
+  constructor(private readonly layout: Layout) {
+    for (const s of layout.base) if (s.block.name) this.base.set(s.block.name.name, s);
+    layout.experiments.forEach((s, i) => this.experiments.set(s.block.name?.name ?? "", i));
+  }
+
+  wordsOf(span: Span): ReadonlySet<string> {
+    let out = this.words.get(span);
+    if (!out) this.words.set(span, (out = new Set(this.layout.entry.parsed.text.slice(span.start, span.end).match(WORD) ?? [])));
+    return out;
+  }
+
+  /** The base blocks that `component` names, and those that they name, and so on; plus the unnamed ones. */
+  baseNamedBy(component: readonly Span[]): Block[] {
+    const found = new Set<Span>(this.layout.base.filter((s) => !s.block.name));
+    const queue = [...component];
+    for (let next = queue.pop(); next; next = queue.pop()) {
+      for (const word of this.wordsOf(next)) {
+        const s = this.base.get(word);
+        if (s && !found.has(s)) {
+          found.add(s);
+          queue.push(s);
+        }
+      }
+    }
+    return [...found].map((s) => s.block);
   }
 }
 
@@ -191,13 +244,9 @@ function layoutOf(program: Program): Layout | undefined {
   return { entry, header, trailer, base, experiments, baseHash: hash.digest("hex") };
 }
 
-const WORD = /[A-Za-z_][A-Za-z0-9_]*/g;
-
 /** Experiments grouped by mention: one that names another (in `extends` or anywhere) joins its component. */
-function components(layout: Layout): Span[][] {
-  const text = layout.entry.parsed.text;
+function components(layout: Layout, names: Names): Span[][] {
   const spans = layout.experiments;
-  const indexOf = new Map(spans.map((s, i) => [s.block.name?.name ?? "", i]));
   const parent = spans.map((_, i) => i);
   const root = (i: number): number => {
     let r = i;
@@ -205,8 +254,8 @@ function components(layout: Layout): Span[][] {
     return r;
   };
   spans.forEach((s, i) => {
-    for (const word of text.slice(s.start, s.end).match(WORD) ?? []) {
-      const j = indexOf.get(word);
+    for (const word of names.wordsOf(s)) {
+      const j = names.experiments.get(word);
       if (j !== undefined && j !== i) parent[root(j)] = root(i);
     }
   });
