@@ -23,13 +23,14 @@ export interface CheckOptions {
   readonly plan?: boolean;
 }
 
-const lexicalOrSyntax = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep", "expression-too-deep"]);
+const lexicalOrSyntax: ReadonlySet<string> = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep", "expression-too-deep"]);
 
 export class Compiler {
   private readonly loader: ModuleLoader;
 
-  constructor(host: SourceHost = diskHost) {
-    this.loader = new ModuleLoader(host);
+  /** `loader` shares its parses with whoever else uses it (the language server's snapshots). */
+  constructor(host: SourceHost = diskHost, loader: ModuleLoader = new ModuleLoader(host)) {
+    this.loader = loader;
   }
 
   /** Whether `entry` (absolute) can be read at all; unreadable entries are usage errors. */
@@ -38,16 +39,25 @@ export class Compiler {
   }
 
   check(entry: string, options: CheckOptions = {}): CheckResult {
-    const program = this.loader.load(entry);
-    const syntaxBroken = program.diagnostics.some((d) => d.severity === "error" && lexicalOrSyntax.has(d.code));
-    const model = syntaxBroken ? undefined : analyze(program);
-    const lintDiagnostics = model ? lint(model) : [];
-    const earlier = [...program.diagnostics, ...(model?.diagnostics ?? []), ...lintDiagnostics];
-    // Lowering needs a spec without errors; its stage compares the lock file (src/plan/lock.ts).
-    const planDiagnostics = model && options.plan !== false && !earlier.some((d) => d.severity === "error") ? planStage(model) : [];
-    const diagnostics = [...earlier, ...planDiagnostics].sort(compareDiagnostics);
-    return { entry, program, ...(model ? { model } : {}), diagnostics };
+    return checkProgram(this.loader.load(entry), options);
   }
+}
+
+/** Whether a program's files have lexical or syntax errors (meaning is then not guessed). */
+export function syntaxBroken(program: Program): boolean {
+  return program.diagnostics.some((d) => d.severity === "error" && lexicalOrSyntax.has(d.code));
+}
+
+/** The stages after loading, on a program already loaded. */
+export function checkProgram(program: Program, options: CheckOptions = {}): CheckResult {
+  const entry = program.entry;
+  const model = syntaxBroken(program) ? undefined : analyze(program);
+  const lintDiagnostics = model ? lint(model) : [];
+  const earlier = [...program.diagnostics, ...(model?.diagnostics ?? []), ...lintDiagnostics];
+  // Lowering needs a spec without errors; its stage compares the lock file (src/plan/lock.ts).
+  const planDiagnostics = model && options.plan !== false && !earlier.some((d) => d.severity === "error") ? planStage(model) : [];
+  const diagnostics = [...earlier, ...planDiagnostics].sort(compareDiagnostics);
+  return { entry, program, ...(model ? { model } : {}), diagnostics };
 }
 
 /** Line indexes of every file a set of results read, for code frames. */

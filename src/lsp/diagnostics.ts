@@ -1,15 +1,32 @@
-// Diagnostics for open documents: each open document is checked as an entry, exactly as
-// `arl check FILE` checks it, after a quiet period (debounce) following the last edit. Only the
-// documents an edit can affect are checked again: the edited one and the open documents whose
-// last compilation read it (or looked for it and did not find it). A file's published list is
-// the union, over the open entries, of the diagnostics located in it, which is what
+// Diagnostics for open documents: each open document is checked as an entry, with the same
+// diagnostics as `arl check FILE`, after a quiet period (debounce) following the last edit. Only
+// the documents an edit can affect are checked again: the edited one and the open documents
+// whose last compilation read it (or looked for it and did not find it). A file's published list
+// is the union, over the open entries, of the diagnostics located in it, which is what
 // `arl check` prints for the same set of files.
+//
+// One pipeline per edit: the check reads the workspace's program for the entry (the parse its
+// snapshot for hover and completion uses too), and the incremental checker (incremental.ts)
+// re-checks only the experiments the edit touched. A check yields to the event loop before each
+// piece of work; when a newer change has arrived by then, the run is dropped unpublished (what it
+// finished stays memoised) and the files it was checking are checked again for the new text.
+// Published lists therefore always belong to the documents' current versions.
 import type { Diagnostic as LspDiagnostic } from "vscode-languageserver/node";
-import { Compiler, uniqueDiagnostics, type CheckResult } from "../compiler.js";
+import { uniqueDiagnostics, type CheckResult } from "../compiler.js";
 import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
 import { importFile, type Program } from "../language/imports.js";
 import { toLspDiagnostic } from "./convert.js";
+import { IncrementalChecker } from "./incremental.js";
 import type { Workspace } from "./workspace.js";
+
+/**
+ * The quiet period after an edit when none is configured: short for small files (25 ms), longer
+ * for large ones (one more millisecond per 20 lines, at most 150 ms), whose checks cost more
+ * and are more often overtaken by the next keystroke.
+ */
+export function adaptiveDebounceMs(lines: number): number {
+  return Math.round(Math.min(150, 25 + lines / 20));
+}
 
 export interface PublishTarget {
   publish(uri: string, version: number | undefined, diagnostics: LspDiagnostic[]): void;
@@ -31,13 +48,17 @@ export class DiagnosticsManager {
   private readonly republish = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  /** Number of check runs so far (for tests and the benchmark). */
+  readonly checker = new IncrementalChecker();
+  /** Number of completed check runs so far (for tests and the benchmark). */
   runs = 0;
+  /** Number of runs dropped because a newer change arrived while they ran. */
+  dropped = 0;
 
   constructor(
     private readonly workspace: Workspace,
     private readonly target: PublishTarget,
-    public debounceMs: number,
+    /** The quiet period in milliseconds; undefined: adaptive (`adaptiveDebounceMs`). */
+    public debounceMs: number | undefined,
     private readonly onError: (entry: string, error: unknown) => void = () => {},
   ) {}
 
@@ -45,18 +66,37 @@ export class DiagnosticsManager {
   invalidate(files: readonly string[]): void {
     for (const f of files) this.dirty.add(f);
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.flush();
-    }, this.debounceMs);
+    this.schedule();
+  }
+
+  /** Files changed on disk: what was memoised may have read them (data files, lock files). */
+  diskChanged(files: readonly string[]): void {
+    this.checker.clear();
+    this.invalidate(files);
   }
 
   /** A document was closed: it is no longer an entry. */
   closed(file: string): void {
     for (const f of this.entries.get(file)?.byFile.keys() ?? []) this.republish.add(f);
     this.entries.delete(file);
+    this.checker.forget(file);
     this.republish.add(file);
     this.invalidate([file]);
+  }
+
+  /** The quiet period for the files waiting to be checked now. */
+  currentDebounceMs(): number {
+    if (this.debounceMs !== undefined) return this.debounceMs;
+    let lines = 0;
+    for (const f of this.dirty) lines = Math.max(lines, this.workspace.document(f)?.lineCount ?? 0);
+    return adaptiveDebounceMs(lines);
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.currentDebounceMs());
   }
 
   /** The current diagnostics located in `file` (what was last published for it). */
@@ -66,47 +106,74 @@ export class DiagnosticsManager {
     return dedupe(all);
   }
 
-  /** Checks every entry affected by the files changed since the last run, and publishes. */
-  flush(): void {
+  /**
+   * Checks every entry affected by the files changed since the last run, and publishes; a run
+   * overtaken by a newer change is dropped, and its files wait for the next one.
+   */
+  async flush(): Promise<void> {
     if (this.running || this.dirty.size === 0) return;
     this.running = true;
+    const changed = [...this.dirty];
+    this.dirty.clear();
+    const republish = [...this.republish];
+    this.republish.clear();
+    let completed = false;
     try {
-      const changed = [...this.dirty];
-      this.dirty.clear();
-      const affected = new Set<string>();
-      for (const file of this.workspace.openFiles()) {
-        const state = this.entries.get(file);
-        if (changed.includes(file) || (state && changed.some((c) => state.dependencies.has(c)))) affected.add(file);
-      }
-      const touched = new Set<string>([...this.republish, ...changed.filter((f) => !this.workspace.isOpen(f))]);
-      this.republish.clear();
-      const compiler = new Compiler(this.workspace.host);
-      for (const entry of affected) {
-        const before = this.entries.get(entry);
-        for (const f of before?.byFile.keys() ?? []) touched.add(f);
-        let state: EntryState;
-        try {
-          state = entryState(this.checkEntry(compiler, entry));
-        } catch (error) {
-          // A clean-looking file would hide the failure: the entry shows it instead.
-          this.onError(entry, error);
-          state = { dependencies: before?.dependencies ?? new Set([entry]), byFile: new Map([[entry, [internalError(entry, error)]]]) };
-        }
-        this.entries.set(entry, state);
-        for (const f of state.byFile.keys()) touched.add(f);
-        touched.add(entry);
-      }
-      this.runs++;
-      for (const file of touched) this.publish(file);
+      completed = await this.run(changed, republish);
     } finally {
       this.running = false;
+      if (!completed) {
+        this.dropped++;
+        for (const f of changed) this.dirty.add(f);
+        for (const f of republish) this.republish.add(f);
+      }
     }
-    if (this.dirty.size > 0) this.invalidate([]);
+    if (this.dirty.size > 0 && !this.timer) this.schedule();
   }
 
-  /** One entry's check (a seam for the tests that inject a failure). */
-  protected checkEntry(compiler: Compiler, entry: string): CheckResult {
-    return compiler.check(entry);
+  /** One run at the workspace's current version; false when a newer change overtook it. */
+  private async run(changed: readonly string[], republish: readonly string[]): Promise<boolean> {
+    const version = this.workspace.version;
+    const affected = new Set<string>();
+    for (const file of this.workspace.openFiles()) {
+      const state = this.entries.get(file);
+      if (changed.includes(file) || (state && changed.some((c) => state.dependencies.has(c)))) affected.add(file);
+    }
+    const touched = new Set<string>([...republish, ...changed.filter((f) => !this.workspace.isOpen(f))]);
+    const states = new Map<string, EntryState>();
+    for (const entry of affected) {
+      let state: EntryState;
+      try {
+        const steps = this.checkEntry(this.workspace.program(entry));
+        let step = steps.next();
+        while (!step.done) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (this.workspace.version !== version) return false;
+          step = steps.next();
+        }
+        state = entryState(step.value);
+      } catch (error) {
+        // A clean-looking file would hide the failure: the entry shows it instead.
+        this.onError(entry, error);
+        state = { dependencies: this.entries.get(entry)?.dependencies ?? new Set([entry]), byFile: new Map([[entry, [internalError(entry, error)]]]) };
+      }
+      states.set(entry, state);
+    }
+    if (this.workspace.version !== version) return false;
+    for (const [entry, state] of states) {
+      for (const f of this.entries.get(entry)?.byFile.keys() ?? []) touched.add(f);
+      this.entries.set(entry, state);
+      for (const f of state.byFile.keys()) touched.add(f);
+      touched.add(entry);
+    }
+    this.runs++;
+    for (const file of touched) this.publish(file);
+    return true;
+  }
+
+  /** One entry's check, in steps between which a newer change may stop it (a seam for the tests that inject a failure). */
+  protected checkEntry(program: Program): Generator<void, CheckResult> {
+    return this.checker.steps(program);
   }
 
   private publish(file: string): void {

@@ -1,7 +1,8 @@
 // The ARL language server: wires the editor features to an LSP connection. Documents are
-// synchronised incrementally; diagnostics are published after a quiet period (150 ms by
-// default; `initializationOptions.debounceMs`, `arl lsp --debounce MS` or ARL_LSP_DEBOUNCE_MS
-// change it) for the documents an edit affects.
+// synchronised incrementally; diagnostics are published after a quiet period (adaptive by
+// default, from 25 ms for small files to 150 ms for large ones: `adaptiveDebounceMs`;
+// `initializationOptions.debounceMs`, `arl lsp --debounce MS` or ARL_LSP_DEBOUNCE_MS fix it)
+// for the documents an edit affects.
 import {
   CodeActionKind,
   DidChangeWatchedFilesNotification,
@@ -24,10 +25,8 @@ import { documentSymbols } from "./symbols.js";
 import { Workspace } from "./workspace.js";
 import { defined } from "../contracts/checked.js";
 
-export const DEFAULT_DEBOUNCE_MS = 150;
-
 export interface ServerOptions {
-  /** Quiet period after the last edit before diagnostics are computed. */
+  /** Quiet period after the last edit before diagnostics are computed; adaptive when absent. */
   readonly debounceMs?: number;
   readonly version?: string;
 }
@@ -47,7 +46,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   const diagnostics = new DiagnosticsManager(
     workspace,
     { publish: (uri, version, list) => void connection.sendDiagnostics({ uri, ...(version !== undefined ? { version } : {}), diagnostics: list }) },
-    options.debounceMs ?? DEFAULT_DEBOUNCE_MS,
+    options.debounceMs,
     (entry, error) => connection.console.error(`arl: checking ${entry} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   );
   let watchFiles = false;
@@ -91,7 +90,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     const files = params.changes.map((c) => uriToPath(c.uri)).filter((f): f is string => f !== undefined && !workspace.isOpen(f));
     if (files.length === 0) return;
     workspace.diskChanged();
-    diagnostics.invalidate(files);
+    diagnostics.diskChanged(files);
   });
 
   /** Runs a request on an open document; internal failures are logged and answered with `fallback`. */

@@ -1,6 +1,8 @@
 // The server's view of the files: open documents overlay the disk (a SourceHost for the
 // compiler), and a snapshot per document (its program, declarations and evaluated values)
-// answers hover, completion, definition and rename until any document changes.
+// answers hover, completion, definition and rename until any document changes. One module
+// loader serves each generation (the state between two changes), so a file is parsed once per
+// change: the snapshots and the diagnostics' checks share its parse.
 import { readdirSync, type Dirent } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +21,7 @@ export class Workspace {
   private readonly uris = new Map<string, string>();
   private generation = 0;
   private readonly snapshots = new Map<string, { generation: number; snapshot: Snapshot }>();
+  private loader: { generation: number; loader: ModuleLoader } | undefined;
   /** Workspace folders (absolute paths), searched for files that import a renamed declaration. */
   roots: string[] = [];
 
@@ -78,10 +81,21 @@ export class Workspace {
     return [...this.byPath.keys()];
   }
 
+  /** Counts changes: a result computed at one generation is stale at the next. */
+  get version(): number {
+    return this.generation;
+  }
+
+  /** `file` (absolute) and what it imports, as the open documents and the disk have them now. */
+  program(file: string): Program {
+    return this.snapshot(file).program;
+  }
+
   snapshot(file: string): Snapshot {
     const cached = this.snapshots.get(file);
     if (cached && cached.generation === this.generation) return cached.snapshot;
-    const snapshot = new Snapshot(new ModuleLoader(this.host).load(file), this);
+    if (this.loader?.generation !== this.generation) this.loader = { generation: this.generation, loader: new ModuleLoader(this.host) };
+    const snapshot = new Snapshot(this.loader.loader.load(file), this);
     this.snapshots.set(file, { generation: this.generation, snapshot });
     return snapshot;
   }

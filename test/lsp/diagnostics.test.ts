@@ -78,8 +78,8 @@ describe("diagnostics on change", () => {
   let specs: ReturnType<typeof tempSpecs>;
   beforeAll(async () => {
     specs = tempSpecs({ "main.arl": MAIN, "lib.arl": LIB, "alone.arl": broken["semantic.arl"]! });
-    // The default debounce (150 ms).
-    client = await LspClient.start();
+    // A fixed debounce of 150 ms (the adaptive default would give these small files 25 ms).
+    client = await LspClient.start({ debounceMs: 150 });
   });
   afterAll(async () => {
     await client.stop();
@@ -116,7 +116,7 @@ describe("diagnostics on change", () => {
     await client.open(uri, broken["semantic.arl"]!);
     const before = client.publishedFor(uri).length;
     let last = 0;
-    // Six edits sent back to back, well within the default 150 ms quiet period.
+    // Six edits sent back to back, well within the 150 ms quiet period.
     for (let i = 1; i <= 6; i++) last = await client.change(uri, broken["semantic.arl"]!.replace("tasks: 0", `tasks: ${i - 1}`));
     const published = await client.nextDiagnostics(uri, (p) => p.version === last);
     await sleep(400);

@@ -4,7 +4,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Diagnostic as LspDiagnostic } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import type { Compiler, CheckResult } from "../../src/compiler.js";
+import type { CheckResult } from "../../src/compiler.js";
+import type { Program } from "../../src/language/imports.js";
 import { DiagnosticsManager, type PublishTarget } from "../../src/lsp/diagnostics.js";
 import { Workspace } from "../../src/lsp/workspace.js";
 import { REPO } from "./client.js";
@@ -14,9 +15,9 @@ const GOOD = `experiment e {\n  policy { model: "builtin:tiny" }\n  seed: 1_\n}\
 /** A manager whose check of the listed entries throws `error`. */
 class FailingChecks extends DiagnosticsManager {
   failing = new Map<string, unknown>();
-  protected override checkEntry(compiler: Compiler, entry: string): CheckResult {
-    if (this.failing.has(entry)) throw this.failing.get(entry);
-    return super.checkEntry(compiler, entry);
+  protected override *checkEntry(program: Program): Generator<void, CheckResult> {
+    if (this.failing.has(program.entry)) throw this.failing.get(program.entry);
+    return yield* super.checkEntry(program);
   }
 }
 
@@ -38,12 +39,12 @@ function setup(target?: PublishTarget) {
 }
 
 describe("a failure inside the server's check", () => {
-  it("publishes an lsp-internal-error diagnostic at the top of the file, with the message", () => {
+  it("publishes an lsp-internal-error diagnostic at the top of the file, with the message", async () => {
     const s = setup();
     const doc = s.open("crashes.arl", GOOD);
     s.manager.failing.set(doc.file, new RangeError("Maximum call stack size exceeded"));
     s.manager.invalidate([doc.file]);
-    s.manager.flush();
+    await s.manager.flush();
     const last = s.published.filter((p) => p.uri === doc.uri).at(-1)!;
     expect(last.diagnostics).toHaveLength(1);
     expect(last.diagnostics[0]).toMatchObject({
@@ -55,44 +56,44 @@ describe("a failure inside the server's check", () => {
     expect(s.logged).toEqual([`${doc.file}: RangeError: Maximum call stack size exceeded`]);
   });
 
-  it("replaces the diagnostics of the last good check, and gives way to the next good one", () => {
+  it("replaces the diagnostics of the last good check, and gives way to the next good one", async () => {
     const s = setup();
     const doc = s.open("flaky.arl", GOOD);
     s.manager.invalidate([doc.file]);
-    s.manager.flush();
+    await s.manager.flush();
     expect(s.published.at(-1)!.diagnostics.some((d) => d.code !== "lsp-internal-error")).toBe(true);
     s.manager.failing.set(doc.file, new Error("boom"));
     s.manager.invalidate([doc.file]);
-    s.manager.flush();
+    await s.manager.flush();
     expect(s.published.at(-1)!.diagnostics.map((d) => d.code)).toEqual(["lsp-internal-error"]);
     s.manager.failing.delete(doc.file);
     s.manager.invalidate([doc.file]);
-    s.manager.flush();
+    await s.manager.flush();
     expect(s.published.at(-1)!.diagnostics.map((d) => d.code)).not.toContain("lsp-internal-error");
   });
 
-  it("keeps a message that quotes the input short and free of lone surrogates", () => {
+  it("keeps a message that quotes the input short and free of lone surrogates", async () => {
     const s = setup();
     const doc = s.open("quotes.arl", GOOD);
     s.manager.failing.set(doc.file, new Error(`$.silenced[0].reason: the string "\uD800${"x".repeat(100_000)}" is not valid`));
     s.manager.invalidate([doc.file]);
-    s.manager.flush();
+    await s.manager.flush();
     const message = String(s.published.at(-1)!.diagnostics[0]!.message);
     expect(message.length).toBeLessThan(400);
     expect(message).toContain("$.silenced[0].reason");
     expect(message).not.toMatch(/[\uD800-\uDFFF]/);
   });
 
-  it("a non-Error thrown is reported too", () => {
+  it("a non-Error thrown is reported too", async () => {
     const s = setup();
     const doc = s.open("string.arl", GOOD);
     s.manager.failing.set(doc.file, "a string");
     s.manager.invalidate([doc.file]);
-    s.manager.flush();
+    await s.manager.flush();
     expect(s.published.at(-1)!.diagnostics[0]!.message).toBe("arl could not check this file: a string");
   });
 
-  it("a failure while publishing a list publishes the internal error in its place", () => {
+  it("a failure while publishing a list publishes the internal error in its place", async () => {
     let calls = 0;
     const sent: LspDiagnostic[][] = [];
     const s = setup({
@@ -103,7 +104,7 @@ describe("a failure inside the server's check", () => {
     });
     const doc = s.open("publish.arl", GOOD);
     s.manager.invalidate([doc.file]);
-    s.manager.flush();
+    await s.manager.flush();
     expect(sent.map((list) => list.map((d) => d.code))).toEqual([["lsp-internal-error"]]);
     expect(sent[0]![0]!.message).toContain("TypeError: cannot convert");
   });

@@ -26,9 +26,14 @@ function createClient(context: vscode.ExtensionContext): LanguageClient {
       { scheme: "untitled", language: "arl" },
     ],
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/*.{arl,arl.lock}") },
-    initializationOptions: { debounceMs: config.get<number>("server.debounceMs", 150) },
+    // Unset: the server adapts the quiet period to the file's size.
+    initializationOptions: debounceOption(config.get<number | null>("server.debounceMs", null)),
   };
   return new LanguageClient("arl", "ARL language server", serverOptions(context), clientOptions);
+}
+
+function debounceOption(ms: number | null): { debounceMs?: number } {
+  return typeof ms === "number" ? { debounceMs: ms } : {};
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {

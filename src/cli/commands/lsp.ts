@@ -1,7 +1,7 @@
 // `arl lsp --stdio [--debounce MS]`: the language server, speaking LSP over stdin/stdout.
 import { createConnection, ProposedFeatures } from "vscode-languageserver/node";
 import { FramingGuard } from "../../lsp/framing.js";
-import { DEFAULT_DEBOUNCE_MS, startServer } from "../../lsp/server.js";
+import { startServer } from "../../lsp/server.js";
 import { arlVersion } from "../../plan/version.js";
 import { defineCommand } from "../command.js";
 import { UsageError } from "../io.js";
@@ -12,7 +12,8 @@ Runs the ARL language server (Language Server Protocol over stdin/stdout) for ed
 diagnostics as 'arl check' reports them, hover, completion, go to definition, document
 symbols, formatting, quick fixes and rename.
   --stdio         talk LSP on stdin/stdout (the only transport)
-  --debounce MS   quiet period after an edit before diagnostics are computed (default ${DEFAULT_DEBOUNCE_MS};
+  --debounce MS   quiet period after an edit before diagnostics are computed (default: adaptive,
+                  25 ms for small files up to 150 ms for files of 2,500 lines or more;
                   also initializationOptions.debounceMs or ARL_LSP_DEBOUNCE_MS)`;
 
 export const lspCommand = defineCommand({
@@ -24,7 +25,7 @@ export const lspCommand = defineCommand({
   async run(parsed, io) {
     if (!parsed.values.stdio) throw new UsageError("the language server needs --stdio (the only transport it speaks)");
     const raw = parsed.values.debounce ?? io.env.ARL_LSP_DEBOUNCE_MS;
-    let debounceMs = DEFAULT_DEBOUNCE_MS;
+    let debounceMs: number | undefined;
     if (raw !== undefined) {
       debounceMs = Number(raw);
       if (!Number.isFinite(debounceMs) || debounceMs < 0) throw new UsageError(`--debounce needs a number of milliseconds, not '${raw}'`);
@@ -34,7 +35,7 @@ export const lspCommand = defineCommand({
     // Malformed framing is dropped with a logged reason instead of wedging the connection.
     const input = process.stdin.pipe(new FramingGuard({ log: (reason) => process.stderr.write(`arl lsp: ${reason}\n`) }));
     const connection = createConnection(ProposedFeatures.all, input, process.stdout);
-    startServer(connection, { debounceMs, version: arlVersion() });
+    startServer(connection, { ...(debounceMs !== undefined ? { debounceMs } : {}), version: arlVersion() });
     // The connection ends the process on `exit` or when stdin closes.
     return new Promise<number>(() => {});
   },
