@@ -312,16 +312,22 @@ def sglang():
     spec = importlib.util.find_spec("sglang")
     if spec is None:
         pytest.skip("sglang==0.5.23 is not installed (runtime-gpu/requirements-engines.in)")
+    before = set(sys.modules)
     if "sglang" not in sys.modules:
         package = types.ModuleType("sglang")
         package.__path__ = list(spec.submodule_search_locations)
         package.__spec__ = spec
         sys.modules["sglang"] = package
-    return types.SimpleNamespace(
+    yield types.SimpleNamespace(
         api=importlib.import_module("sglang.api.v1.api_types"),
         sampling=importlib.import_module("sglang.srt.sampling.sampling_params"),
+        server_args=importlib.import_module("sglang.srt.server_args"),
         source=lambda relative: installed_source("sglang", relative),
     )
+    # Later tests that import sglang get the real package, __init__ and all.
+    for name in set(sys.modules) - before:
+        if name == "sglang" or name.startswith("sglang."):
+            del sys.modules[name]
 
 
 def sglang_fields(struct):
@@ -393,9 +399,8 @@ def test_sglang_weight_sync_and_health_match_the_server(calls, sglang):
 
 
 def test_sglang_launch_argv_parses_with_server_args(calls, sglang):
-    server_args = importlib.import_module("sglang.srt.server_args")
     parser = argparse.ArgumentParser(prog="sglang serve", exit_on_error=False)
-    server_args.ServerArgs.add_cli_args(parser)
+    sglang.server_args.ServerArgs.add_cli_args(parser)
     full, lora = calls["sglang"]["launch"]["full"], calls["sglang"]["launch"]["lora"]
     assert full["args"][:2] == ["-m", "sglang.launch_server"]
     args = parser.parse_args(full["args"][2:])
