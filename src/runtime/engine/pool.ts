@@ -152,8 +152,9 @@ export class EnginePool {
     try {
       if (version === null) return { error: "it has not been synced to the trainer's weights", retryable: true };
       const model = this.wire.servedModel(this.options.model, version, { lora: this.options.lora });
-      const answer = await this.call(server, this.wire.generate({ ...request, model }));
-      const generation = this.wire.parseGeneration(answer);
+      const args = { ...request, model };
+      const answer = await this.call(server, this.wire.generate(args));
+      const generation = this.wire.parseGeneration(answer, args);
       if (generation.ids.length !== generation.logprobs.length) {
         return { error: `its answer has ${generation.ids.length} token ids but ${generation.logprobs.length} log-probs`, retryable: true };
       }
