@@ -14,8 +14,8 @@ export class EngineCallError extends Error {
   }
 }
 
-/** The first characters of an answer, on one line, for a message. */
-export function excerpt(text: string, limit = 200): string {
+/** The first characters of an answer's body (raw text: it may not be JSON), on one line, for a message. */
+function bodyExcerpt(text: string, limit = 200): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > limit ? `${flat.slice(0, limit)}...` : flat;
 }
@@ -29,7 +29,7 @@ function fetchFailure(error: unknown, timeoutMs: number): string {
 }
 
 /** `base` joined with the call's path, whatever slashes either has. */
-export function callUrl(base: string, call: EngineHttpCall): string {
+function callUrl(base: string, call: EngineHttpCall): string {
   return `${base.replace(/\/+$/, "")}/${call.path.replace(/^\/+/, "")}`;
 }
 
@@ -53,12 +53,12 @@ export async function callServer(base: string, call: EngineHttpCall, timeoutMs: 
   } catch (error) {
     throw new EngineCallError(`${what}: ${fetchFailure(error, timeoutMs)}`, true);
   }
-  if (status >= 500) throw new EngineCallError(`${what} answered ${status}: ${excerpt(text)}`, true);
-  if (status >= 400) throw new EngineCallError(`${what} answered ${status}: ${excerpt(text)}`, false);
+  if (status >= 500) throw new EngineCallError(`${what} answered ${status}: ${bodyExcerpt(text)}`, true);
+  if (status >= 400) throw new EngineCallError(`${what} answered ${status}: ${bodyExcerpt(text)}`, false);
   if (text.trim() === "") return null;
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new EngineCallError(`${what} answered what is not JSON: ${excerpt(text)}`, true);
+    throw new EngineCallError(`${what} answered what is not JSON: ${bodyExcerpt(text)}`, true);
   }
 }

@@ -26,7 +26,7 @@ export const ENGINES_DIR = "engines";
 export class EngineLaunchError extends Error {}
 
 /** A free TCP port on 127.0.0.1 (free when asked: the server binds it a moment later). */
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);

@@ -15,7 +15,7 @@ const SYNC_CALL_TIMEOUT_MS = 900_000;
 /** Versions whose folders stay. */
 const KEPT_VERSIONS = 2;
 
-export const ENGINE_WEIGHTS_DIR = "engine-weights";
+const ENGINE_WEIGHTS_DIR = "engine-weights";
 
 export class WeightSyncError extends Error {}
 
