@@ -3,6 +3,7 @@
 // start and configure the trainers (loading the checkpoint on resume) and write the manifest.
 import path from "node:path";
 import type { Plan } from "../../plan/schema.js";
+import type { ConfigureResult } from "../../contracts/trainer-protocol.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
 import { arlVersion } from "../../plan/version.js";
 import { updateSteps } from "../../rl/lag.js";
@@ -83,7 +84,7 @@ export function checkRunnable(plan: Plan, envs: EnvRegistry, engineCommand?: str
 }
 
 /** rollout.sft.data's records, or undefined without one; a bad file is a RunError naming file:line. */
-function loadColdStartData(plan: Plan, root: string | undefined): SftData | undefined {
+export function loadColdStartData(plan: Plan, root: string | undefined): SftData | undefined {
   const file = plan.rollout.sft?.data ?? null;
   if (file === null) return undefined;
   try {
@@ -92,6 +93,35 @@ function loadColdStartData(plan: Plan, root: string | undefined): SftData | unde
     if (error instanceof SftDataError) throw refusal(error.message);
     throw error;
   }
+}
+
+/** The words of `plan`'s harness, envs and cold-start records: the embedded model's vocabulary (the same words give the same model, so a run's checkpoints load into it). */
+export function planVocabulary(plan: Plan, envs: EnvRegistry, sftData: SftData | undefined): string[] {
+  const envWords = envNames(plan).flatMap((n) => {
+    const env = planEnv(plan, n);
+    return [...envKindOf(envs, env).vocabulary(env)];
+  });
+  return [...new Set([...harnessVocabulary(plan), ...envWords, ...(sftData ? sftVocabulary(sftData) : [])])].sort();
+}
+
+/**
+ * Configures the policy's trainer for `plan` (a run's provision, and `arl serve`); the trainer's
+ * refusal of the plan (a model it cannot load, an option it lacks) is a refusal of the run.
+ */
+export async function configureTrainer(trainer: TrainerClient, plan: Plan, vocabulary: readonly string[], behaviourPolicy: boolean): Promise<ConfigureResult> {
+  return trainer
+    .request("configure", {
+      seed: plan.seed,
+      policy: plan.policy,
+      algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
+      vocabulary: [...vocabulary],
+      ...(behaviourPolicy ? { behaviour_policy: true } : {}),
+    })
+    .catch((error: unknown) => {
+      // The trainer's answer to this plan would be the same on a resume.
+      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code)) throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
+      throw error;
+    });
 }
 
 /** A run directory recovered to its committed state, its buffer open and the policy's trainer started. */
@@ -143,23 +173,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   if (asyncRollout) requireBehaviourPolicy(trainer);
   // Read and validated before anything trains; the embedded model's vocabulary sees its words.
   const sftData = loadColdStartData(plan, options.dataRoot);
-  const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => {
-    const env = planEnv(plan, n);
-    return [...envKindOf(options.envs, env).vocabulary(env)];
-  }), ...(sftData ? sftVocabulary(sftData) : [])])].sort();
-  const configured = await trainer
-    .request("configure", {
-      seed: plan.seed,
-      policy: plan.policy,
-      algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
-      vocabulary,
-      ...(asyncRollout ? { behaviour_policy: true } : {}),
-    })
-    .catch((error: unknown) => {
-      // The trainer's answer to this plan (a model it cannot load, an option it lacks) would be the same on a resume.
-      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code)) throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
-      throw error;
-    });
+  const vocabulary = planVocabulary(plan, options.envs, sftData);
+  const configured = await configureTrainer(trainer, plan, vocabulary, asyncRollout !== null && asyncRollout !== undefined);
   // The trainer's policy version, followed through load, SFT and every train step: the
   // version at an update, from which sample lags are measured.
   let version = configured.policy_version;
