@@ -25,7 +25,11 @@ export interface EngineGeneration {
   readonly ids: Int32Array;
   readonly logprobs: Float32Array;
   readonly finish: "stop" | "length";
-  /** The weight version the server reports having served with, where it reports one. */
+  /**
+   * The weight version that served the generation: the label the last weight sync gave the
+   * server (the policy version as a string), or the LoRA adapter's version the request named;
+   * null when the server serves the weights it was launched with (or reports no version).
+   */
   readonly weightVersion: string | null;
 }
 
@@ -69,8 +73,14 @@ export class EngineProtocolError extends Error {
 export interface EngineWire {
   readonly engine: EngineName;
   generate(args: EngineGenerateArgs): EngineHttpCall;
-  /** Reads a generation's answer; throws EngineProtocolError naming what is missing or malformed. */
-  parseGeneration(body: unknown): EngineGeneration;
+  /**
+   * Reads a generation's answer; throws EngineProtocolError naming what is missing or malformed.
+   * With the request it answers (pass it: only then does the answer follow the trainer protocol
+   * exactly), greedy generations get log-prob 0 (docs/protocol.md: temperature 0 is argmax with
+   * log-prob 0, while both engines report the argmax token's log-softmax), the length is checked
+   * against `maxNewTokens`, and a generation by a LoRA adapter reports that adapter's version.
+   */
+  parseGeneration(body: unknown, request?: EngineGenerateArgs): EngineGeneration;
   /** A call that answers 200 once the server can generate. */
   health(): EngineHttpCall;
   /**
