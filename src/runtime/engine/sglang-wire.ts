@@ -20,7 +20,7 @@ import { AnswerReader, syncedVersion } from "./wire-read.js";
  * The largest top-k for which SGLang returns the log-prob under the truncated distribution
  * (`return_sampling_mask`; the server's `--sampling-mask-max-tokens`, default 4096).
  */
-export const SGLANG_SAMPLING_MASK_MAX_TOKENS = 4096;
+const SGLANG_SAMPLING_MASK_MAX_TOKENS = 4096;
 
 const read = new AnswerReader("sglang");
 

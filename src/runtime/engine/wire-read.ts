@@ -8,7 +8,7 @@ import { EngineProtocolError, type EngineName } from "./contract.js";
 const EXCERPT_CHARS = 80;
 
 /** A short, single-line rendering of a JSON value for an error message. */
-export function excerpt(value: unknown): string {
+function excerpt(value: unknown): string {
   if (value === undefined) return "nothing";
   // JSON.parse output always stringifies; anything else (a BigInt, a cycle) is named by its type.
   let text: string;
@@ -83,7 +83,7 @@ export class AnswerReader {
 }
 
 /** The label both engines give weights they were launched with, before any sync names them. */
-export const LAUNCH_WEIGHT_LABEL = "default";
+const LAUNCH_WEIGHT_LABEL = "default";
 
 /** A reported weight label as the contract gives it: null for the launch weights. */
 export function syncedVersion(label: string | null): string | null {
