@@ -11,6 +11,9 @@ import { EnvError } from "../../../src/contracts/env.js";
 import { EngineProtocolError, type EngineGenerateArgs, type EngineWire } from "../../../src/runtime/engine/contract.js";
 import { EnginePool, type GenerateRequest } from "../../../src/runtime/engine/pool.js";
 import { WeightSync, WeightSyncError } from "../../../src/runtime/engine/weight-sync.js";
+import type { RunEngine } from "../../../src/runtime/engine/run-engine.js";
+import { RunError } from "../../../src/runtime/run/context.js";
+import { requireServing } from "../../../src/runtime/run/engines.js";
 
 const testWire: EngineWire = {
   engine: "vllm",
@@ -193,6 +196,17 @@ describe("the pool of inference servers", () => {
     expect(error).toBeInstanceOf(EnvError);
     expect((error as Error).message).toMatch(/^no inference server is left: server 0 \(.*\): POST \/gen answered 500.*; server 1 \(.*\): POST \/gen answered 500/);
     expect(pool.counts.failedServers).toBe(2);
+    // The phase that played such episodes then stops the run, resumably.
+    const stopped = (() => {
+      try {
+        requireServing({ engine: { pool } as unknown as RunEngine });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(stopped).toBeInstanceOf(RunError);
+    expect((stopped as RunError).resumable).toBe(true);
+    expect((stopped as RunError).message).toMatch(/^every inference server is out: server 0 .*; resume once they are back/);
   });
 
   it("weight sync: every live server loads the saved version; one that fails is dead; older folders go", async () => {
