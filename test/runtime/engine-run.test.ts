@@ -27,7 +27,7 @@ const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 /** Three trainer processes (the run's and each server's) on 2 shared cores. */
 const E2E_TIMEOUT_MS = 120_000;
 
-const spec = (engine: string, iterations: number, servers: number) => `
+const spec = (engine: string, iterations: number, servers: number, rollout = "") => `
 experiment engine_run {
   seed: 5
   policy { model: "builtin:tiny", sampling { max_new_tokens: 12 } }
@@ -35,7 +35,7 @@ experiment engine_run {
   harness { max_turns: 2 }
   reward { success: outcome.success }
   algorithm { group_size: 2 }
-  rollout { tasks_per_batch: 2, concurrency: 4, iterations: ${iterations} }
+  rollout { tasks_per_batch: 2, concurrency: 4, iterations: ${iterations}${rollout} }
   eval { every: ${iterations}, tasks: 2, k: [1], before_training: false }
   resources { rollout { engine: ${engine}, servers: ${servers} } }
 }
@@ -52,8 +52,9 @@ interface Manifest {
   engine: { engine: string; servers: { url: string; pid: number; log: string }[] };
 }
 
-async function engineRun(engine: "vllm" | "sglang", iterations: number, servers: number, killFirstAfter?: number) {
-  const [plan] = compilePlans(spec(engine, iterations, servers));
+async function engineRun(engine: "vllm" | "sglang", iterations: number, servers: number, o: { readonly killFirstAfter?: number; readonly rollout?: string } = {}) {
+  const { killFirstAfter } = o;
+  const [plan] = compilePlans(spec(engine, iterations, servers, o.rollout));
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-engine-run-")), plan!);
   const logs: string[] = [];
   const engineCommand = `${process.execPath} ${arl} serve {plan} --api ${engine} --port {port} --seed {seed}`;
@@ -98,7 +99,7 @@ async function recomputed(runDir: RunDirectory, plan: ReturnType<typeof compileP
 
 describe("a run sampling through inference servers", () => {
   it("vllm: generates on the servers, syncs them to every version, and retries elsewhere when one is killed", async () => {
-    const { plan, runDir, logs, summary, manifest, lines } = await engineRun("vllm", 2, 2, 1);
+    const { plan, runDir, logs, summary, manifest, lines } = await engineRun("vllm", 2, 2, { killFirstAfter: 1 });
     expect(summary.iterations).toBe(2);
     expect(logs.find((l) => l.startsWith("vllm: launched 2 inference servers"))).toMatch(/http:\/\/127\.0\.0\.1:\d+ \(pid \d+, GPUs 0, log server-0\.log\), http:\/\/127\.0\.0\.1:\d+ \(pid \d+, GPUs 1, log server-1\.log\)/);
     expect(manifest.run_options.engine_command).toContain("serve {plan} --api vllm --port {port}");
@@ -126,10 +127,19 @@ describe("a run sampling through inference servers", () => {
     expect(readFileSync(path.join(runDir.dir, manifest.engine.servers[1]!.log), "utf8")).toContain("arl serve: listening on");
   }, E2E_TIMEOUT_MS);
 
-  it("sglang: one iteration on one server through /generate, synced to the updated version", async () => {
-    const { summary, lines } = await engineRun("sglang", 1, 1);
-    expect(summary.iterations).toBe(1);
-    expect(lines[0]!.engine).toMatchObject({ retries: 0, failed_servers: 0, version: lines[0]!.policy_version });
-    expect(lines[0]!.engine.requests).toBeGreaterThan(0);
+  it("sglang, asynchronous rollout: the servers keep serving version t while update t runs, and the lag bound holds", async () => {
+    const { runDir, summary, lines } = await engineRun("sglang", 2, 1, { rollout: ", async { max_policy_lag: 1 }" });
+    expect(summary.iterations).toBe(2);
+    const [first, second] = lines as unknown as (EngineLine & { policy_lag: number; lag_drops: number })[];
+    // Iteration 2's batch was sampled during update 1, by the version before it, which the
+    // servers still served when line 1 was written.
+    expect(first!.policy_version).toBe(1);
+    expect(first!.engine).toMatchObject({ retries: 0, failed_servers: 0, version: 0 });
+    const sampledBy = new Set(readBuffer(runDir.bufferPath).records.filter((r) => r.iteration === 2).flatMap((r) => Array.from(r.versions).filter((v) => v >= 0)));
+    expect([...sampledBy]).toEqual([0]);
+    expect([second!.policy_lag, second!.lag_drops]).toEqual([1, 0]);
+    // The final evaluation is of the last update's weights: the servers took them first.
+    expect(second!.engine.version).toBe(second!.policy_version);
+    expect(second!.engine.requests).toBeGreaterThan(0);
   }, E2E_TIMEOUT_MS);
 });
