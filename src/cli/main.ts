@@ -12,10 +12,11 @@ import { lockCommand } from "./commands/lock.js";
 import { planCommand } from "./commands/plan.js";
 import { reportCommand } from "./commands/report.js";
 import { runCommand } from "./commands/run.js";
+import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
-const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, serveCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -54,6 +54,7 @@ export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefu
     ...overlongShaping(plan),
     ...loraReferenceRefresh(plan),
     ...crossPolicyAgents(plan),
+    ...engineServerList(plan),
   ];
 }
 
@@ -194,6 +195,26 @@ function crossPolicyAgents(plan: Plan): PlanRefusal[] {
     message: `rollout.cross_policy mixes pool models into episodes, and env '${name}' is an agent program whose calls the gateway serves from the policy alone: no pool model would generate a turn`,
     hint: "remove rollout.cross_policy, or train the agent env in an experiment of its own",
   }));
+}
+
+/**
+ * An inference engine's servers are either launched by the runtime or the ones at `urls`, one
+ * URL per server: both, or a count that disagrees, leaves the runtime to guess which were meant.
+ */
+function engineServerList(plan: Plan): PlanRefusal[] {
+  const r = plan.resources.rollout;
+  if (r.engine === "trainer") return [];
+  const refuse = (path: string[], message: string, hint: string, from?: string[]): PlanRefusal[] => [{ code: "engine-servers", path: ["resources", "rollout", ...path], ...(from ? { from: [["resources", "rollout", ...from]] } : {}), message, hint }];
+  if (r.launch && r.urls.length > 0) {
+    return refuse(["urls"], `resources.rollout.urls names ${r.urls.length} server${r.urls.length === 1 ? "" : "s"}, and launch is true: the runtime would start servers of its own and never use them`, "write launch: false to use the servers at urls, or remove urls to have the runtime start them", ["launch"]);
+  }
+  if (!r.launch && r.urls.length === 0) {
+    return refuse(["launch"], `resources.rollout.launch is false (the servers are yours), and urls names none: there is no server to send a generation to`, `list the servers' base URLs in urls (urls: ["http://host:8000"]), or write launch: true to have the runtime start them`, ["urls"]);
+  }
+  if (!r.launch && r.servers !== r.urls.length) {
+    return refuse(["servers"], `resources.rollout.servers is ${r.servers}, and urls names ${r.urls.length} server${r.urls.length === 1 ? "" : "s"}: with launch: false each server is one URL`, `write servers: ${r.urls.length}, or list ${r.servers} URLs`, ["urls"]);
+  }
+  return [];
 }
 
 /** Under LoRA the reference is the base model (the policy with its adapters disabled): there is no copy to refresh. */

@@ -21,8 +21,8 @@ export function recordDataRoot(run: RunDirectory, root: string): void {
   writeFileAtomic(path.join(run.dir, DATA_ROOT_FILE), `${JSON.stringify({ data_root: path.resolve(root) }, null, 2)}\n`);
 }
 
-/** The recorded data root; undefined for run directories written before it was recorded. */
-function recordedDataRoot(run: RunDirectory): string | undefined {
+/** The recorded data root; undefined for run directories written before it was recorded (and folders that are not run directories). */
+export function recordedDataRoot(run: Pick<RunDirectory, "dir">): string | undefined {
   const file = path.join(run.dir, DATA_ROOT_FILE);
   if (!existsSync(file)) return undefined;
   let root: unknown;

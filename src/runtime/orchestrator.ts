@@ -11,6 +11,13 @@
 // order, not timing, so a run stays reproducible, and a resumed run redoes the rollout that was
 // in flight from the snapshot its checkpoint keeps. Samples older than max_policy_lag versions
 // at their update are dropped by group (rl/lag.ts, in the score phase).
+//
+// With an inference engine (resources.rollout.engine vllm or sglang; run/engines.ts) the servers
+// generate, and they serve exactly the trainer's weights of one policy version: synced at
+// provision, after the cold start and after every update; under asynchronous rollout where the
+// behaviour snapshot is taken instead (the servers are the behaviour policy, so they keep serving
+// version t while update t runs and the rollout in flight is sampled by one version throughout),
+// and before an evaluation, which waits for the rollout in flight first.
 import type { RunState } from "./run-dir.js";
 import { coldStart } from "./run/cold-start.js";
 import { commitIteration, recordEpisodes } from "./run/commit.js";
@@ -22,21 +29,26 @@ import { reportIteration, type RunPace } from "./run/report.js";
 import { collectRollout, type Rollout } from "./run/rollout.js";
 import { advantagesByIds, scoreBatch } from "./run/score.js";
 import { updatePolicy } from "./run/update.js";
+import { syncEngine } from "./run/engines.js";
 import type { RunTracking } from "./run/tracking.js";
 import { signalsOfMetrics } from "./run/watchdog.js";
 
 export { RunError, type RunOptions, type RunSummary } from "./run/context.js";
 export { PreflightError } from "./run/preflight.js";
 
-/** Asynchronous rollout: the trainer copies its current weights into the behaviour slot the next rollout samples from. */
-async function snapshotBehaviour(ctx: RunContext): Promise<void> {
+/**
+ * Asynchronous rollout: the trainer copies its current weights (policy version `version`) into
+ * the behaviour slot the next rollout samples from; an engine's servers take the same weights.
+ */
+async function snapshotBehaviour(ctx: RunContext, version: number): Promise<void> {
   await ctx.trainer.request("snapshot", {});
+  await syncEngine(ctx, version);
 }
 
 export async function executePlan(options: RunOptions): Promise<RunSummary> {
   const { plan } = options;
   const asyncRollout = plan.rollout.async;
-  checkRunnable(plan, options.envs);
+  checkRunnable(plan, options.envs, options.engineCommand);
   const opened = await openRun(options);
   const { buffer, trainers } = opened;
   let state: RunState = opened.state;
@@ -60,6 +72,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       return { dir: options.runDir.dir, iterations: 0, stopped: true, stoppedAt: cold.stopped };
     }
     if (cold) version = cold.version;
+    // The servers sample the first batch from the cold-started weights.
+    await syncEngine(ctx, version);
 
     const pace: RunPace = { started: Date.now(), firstIteration: state.iteration + 1 };
     // The watchdog's no-signal streak continues across a resume from the committed lines.
@@ -81,8 +95,9 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         if (evalBefore) lastEval = evalBefore;
         const begun = Date.now();
         // The first batch of an asynchronous run samples from the starting weights; a resumed
-        // run's behaviour slot comes back with its checkpoint.
-        if (asyncRollout && !pending && iteration === 1) await snapshotBehaviour(ctx);
+        // run's behaviour slot comes back with its checkpoint, except with an engine: its servers
+        // were synced to the committed weights, and the behaviour slot is made to match them.
+        if (asyncRollout && !pending && (iteration === 1 || ctx.engine)) await snapshotBehaviour(ctx, version);
         const rollout = await (pending ?? collectRollout(ctx, iteration));
         pending = undefined;
         const rolledOut = Date.now();
@@ -95,7 +110,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
 
         // Asynchronous rollout: the next batch samples from the weights before this update.
         if (asyncRollout) {
-          await snapshotBehaviour(ctx);
+          await snapshotBehaviour(ctx, version);
           if (iteration < plan.rollout.iterations && !options.stop?.aborted) {
             pending = collectRollout(ctx, iteration + 1);
             // Awaited next iteration; until then a failure must not count as unhandled.
@@ -105,10 +120,18 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
 
         const update = await updatePolicy(ctx, iteration, scored, version);
         version = update.version;
+        // Synchronous rollout: the servers take the updated weights before anything generates again.
+        if (!asyncRollout) await syncEngine(ctx, version);
         const updated = Date.now();
 
         await recordEpisodes(ctx, iteration, rollout.allPlayed, advantagesByIds(scored));
         const isEval = iteration % plan.eval.every === 0 || iteration === plan.rollout.iterations;
+        // An evaluation is of the updated weights: an engine's servers take them once the
+        // rollout in flight, sampled by the version before, is done.
+        if (isEval && asyncRollout && ctx.engine) {
+          await pending;
+          await syncEngine(ctx, version);
+        }
         const evaluation = isEval ? await evaluatePolicy(ctx, iteration) : undefined;
         if (evaluation) lastEval = evaluation;
         const committed = await commitIteration(ctx, state, {

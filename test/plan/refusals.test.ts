@@ -5,7 +5,9 @@
 //
 // Refusals that depend on more than the plan are not in the table: the trainer's capabilities
 // (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr, mask.tis needs is_weights;
-// run/provision.ts, sft.ts), a trainer that is not built (trainer/launch.ts), a plan on several nodes without a
+// orchestrator.ts, run/provision.ts,
+// sft.ts), inference servers the embedded model cannot be served by (engine vllm or sglang
+// launched for builtin:tiny without --engine-command; below), a trainer that is not built (trainer/launch.ts), a plan on several nodes without a
 // rendezvous (flags or the cluster's environment; test/cli/run-nodes.test.ts), cross-policy pool models (served by
 // whatever trainer command runs), and data (walkthroughs that all fail, env errors).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -217,6 +219,30 @@ const table: readonly Row[] = [
     runtimeSays: ["plan field rollout.cross_policy", "env 'support' is an agent program", "cross-policy-agent"],
   },
   {
+    refusal: "inference servers both launched and listed at urls",
+    spec: spec('  resources {\n    rollout {\n      engine: vllm\n      urls: ["http://10.0.0.5:8000"]\n    }\n  }'),
+    at: "urls:",
+    code: "engine-servers",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.resources.rollout.urls = ["http://10.0.0.5:8000"]))),
+    runtimeSays: ["plan field resources.rollout.urls", "launch is true", "engine-servers"],
+  },
+  {
+    refusal: "inference servers neither launched nor listed",
+    spec: spec("  resources {\n    rollout {\n      engine: sglang\n      launch: false\n    }\n  }"),
+    at: "launch: false",
+    code: "engine-servers",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "sglang"), (p.resources.rollout.launch = false))),
+    runtimeSays: ["plan field resources.rollout.launch", "urls names none", "engine-servers"],
+  },
+  {
+    refusal: "a server count other than the urls listed",
+    spec: spec('  resources {\n    rollout {\n      engine: vllm\n      launch: false\n      servers: 2\n      urls: ["http://10.0.0.5:8000"]\n    }\n  }'),
+    at: "servers: 2",
+    code: "engine-servers",
+    plan: () => faultyPlan(cleanSmall, (p) => Object.assign(p.resources.rollout, { engine: "vllm", launch: false, servers: 2, urls: ["http://10.0.0.5:8000"] })),
+    runtimeSays: ["plan field resources.rollout.servers", "servers is 2, and urls names 1 server", "engine-servers"],
+  },
+  {
     // The plan schema requires eval.success: a plan file without one is refused when it is loaded (below).
     refusal: "no success criterion (success was 'total reward > 0')",
     spec: subprocessSpec("", ""),
@@ -275,6 +301,12 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
     expect(run.stderr).toContain("at eval.success");
     expect(readdirSync(runDir.dir).sort()).toEqual(before);
     expect(JSON.parse(readFileSync(planFile, "utf8"))).toEqual(old);
+  });
+
+  it("refused at run time: vLLM or SGLang launched for builtin:tiny without --engine-command", async () => {
+    const message = await runtimeRefusal(faultyPlan(cleanSmall, (p) => (p.resources.rollout.engine = "vllm")));
+    expect(message).toContain("plan field resources.rollout.engine is vllm with launch: true");
+    expect(message).toContain('arl run --engine-command "arl serve {plan} --api vllm --port {port}"');
   });
 
   it("unreachable from a valid plan: an env kind this runtime cannot run", () => {

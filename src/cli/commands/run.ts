@@ -1,5 +1,6 @@
 // `arl run SPEC.arl[#experiment[/variant]] | PLAN.json [--backend local|torch] [--out DIR]
-// [--resume RUN_DIR] [--trainer-command CMD] [--node-rank R --rdzv-endpoint HOST:PORT]`: compile
+// [--resume RUN_DIR] [--trainer-command CMD] [--engine-command CMD] [--node-rank R --rdzv-endpoint
+// HOST:PORT]`: compile
 // (or read) plans and execute them.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -39,6 +40,11 @@ Options:
                           lowered again with resources.backend overridden (a new hash)
   --resume RUN_DIR        continue an interrupted run from its last committed iteration
   --trainer-command CMD   run this program as the trainer (it must speak the trainer protocol)
+  --engine-command CMD    with resources.rollout.engine vllm|sglang and launch: true, start each
+                          inference server with this command line instead of the engine's own;
+                          {port} {model} {plan} {seed} {index} are filled in, e.g.
+                          "arl serve {plan} --api vllm --port {port}" (not part of the plan;
+                          recorded in the run directory, and used again by --resume)
   --trainer-timeout S     declare the trainer dead when a request takes longer than S seconds
                           (default: 15 min for model loads and saves, 5 min plus 1 s per
                           sequence of the training batch for other requests; not part of the plan)
@@ -105,6 +111,18 @@ async function writeSweepReport(dirs: readonly string[], io: CliIO): Promise<voi
   }
 }
 
+/** `--engine-command` as the run directory's manifest recorded it (run_options.engine_command); undefined when none. */
+function recordedEngineCommand(dir: RunDirectory): string | undefined {
+  try {
+    const manifest = JSON.parse(readFileSync(dir.manifestPath, "utf8")) as { run_options?: { engine_command?: unknown } };
+    const command = manifest.run_options?.engine_command;
+    return typeof command === "string" && command.trim() !== "" ? command : undefined;
+  } catch {
+    // No manifest yet (the run stopped before provision wrote one): nothing was recorded.
+    return undefined;
+  }
+}
+
 /** Exit status of a run stopped at once by a signal (128 + SIGINT, as shells report it). */
 const INTERRUPTED = 130;
 
@@ -124,11 +142,12 @@ export const runCommand = defineCommand({
   name: "run",
   summary: "execute a spec or plan (train, evaluate, checkpoint)",
   usage,
-  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
+  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "engine-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
   async run(parsed, io) {
     const v = parsed.values;
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
+    let engineCommand = v["engine-command"]?.trim() || undefined;
     const trainerTimeoutS = v["trainer-timeout"] === undefined ? undefined : Number(v["trainer-timeout"]);
     if (trainerTimeoutS !== undefined && !(Number.isFinite(trainerTimeoutS) && trainerTimeoutS > 0)) throw new UsageError(`--trainer-timeout must be a positive number of seconds, not '${v["trainer-timeout"]}'`);
 
@@ -166,6 +185,8 @@ export const runCommand = defineCommand({
         io.stderr(`arl run: ${error.message}\n`);
         return ExitCode.errors;
       }
+      // The inference servers' command line, as the interrupted run had it.
+      engineCommand ??= recordedEngineCommand(dir);
       jobs = [{ plan, dir }];
     } else {
       if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
@@ -263,7 +284,7 @@ export const runCommand = defineCommand({
           throw error;
         }
         try {
-          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}) });
+          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}), ...(engineCommand ? { engineCommand } : {}) });
           progress.done();
           io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
           if (summary.watchdogStop) {

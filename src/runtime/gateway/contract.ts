@@ -131,6 +131,33 @@ export interface GatewayOptions {
   readonly maxBodyBytes?: number;
   /** Called for unexpected handler errors (they are answered 500). */
   readonly log?: (line: string) => void;
+  /** Where to listen: 127.0.0.1 and a free port unless given (`arl serve --host --port`). */
+  readonly host?: string;
+  readonly port?: number;
+  /** Engine mode: these routes answer every path outside `/s/<id>` (engine-routes.ts). */
+  readonly engine?: EngineEndpoints;
+}
+
+/** A request to an engine-mode route; `body` is the parsed JSON, null when there is none. */
+export interface EngineCall {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly body: unknown;
+}
+
+/** An engine-mode answer: `body` JSON, a string (sent as text/plain), or null (no body). */
+export interface EngineAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** The routes of one engine's token-in subset, at the root of the gateway (docs/gateway.md#engine-mode). */
+export interface EngineEndpoints {
+  /** Answers every call, its refusals included (unknown routes: 404), in the engine's error shape. */
+  answer(call: EngineCall): Promise<EngineAnswer>;
+  /** A refusal of the HTTP half (a body that is not JSON or is too large) in the engine's error shape. */
+  refusal(error: GatewayError): EngineAnswer;
 }
 
 /** The gateway of one run: one HTTP server on 127.0.0.1 (a random port), sessions by id. */

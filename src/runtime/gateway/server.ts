@@ -14,6 +14,7 @@ import {
   type SessionFault,
   type SessionHandle,
   type SessionModel,
+  type EngineEndpoints,
 } from "./contract.js";
 import { chatChunks, chatCompletionJson, completionChunks, completionJson, toChatRequest, toCompletionRequest, type ResponseHead } from "./wire.js";
 import { checkChatBody, checkCompletionBody } from "./wire-schema.js";
@@ -79,6 +80,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = pathOf(req);
+    if (options.engine && !path.startsWith("/s/")) return engineRoute(options.engine, req, res, path);
     const match = /^\/s\/([0-9a-f]+)\/(.+?)\/?$/.exec(path);
     const endpoint = match ? `${req.method ?? ""} ${match[2] ?? ""}` : "";
     const known = ["GET v1/models", "POST v1/chat/completions", "POST v1/completions", "POST outcome"];
@@ -119,6 +121,29 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     return send(res, 200, completionJson(head, result, request.logprobs));
   }
 
+  /** Engine mode: a call outside the sessions goes to the engine's routes, with a body read as JSON (none: null). */
+  async function engineRoute(engine: EngineEndpoints, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    let answer;
+    try {
+      const body = req.method === "GET" || req.method === "HEAD" ? null : await readJson(req, true);
+      answer = await engine.answer({ method: req.method ?? "", path: path.replace(/(.)\/$/, "$1"), query: new URL(req.url ?? "/", "http://gateway").searchParams, body });
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      answer = engine.refusal(error);
+      if (error instanceof TooLarge) res.on("finish", () => req.destroy());
+    }
+    if (answer.status >= 400) stats.errors++;
+    if (res.destroyed || res.headersSent) return;
+    if (answer.body === null) {
+      res.writeHead(answer.status, { "content-length": 0 });
+      res.end();
+      return;
+    }
+    const text = typeof answer.body === "string" ? answer.body : JSON.stringify(answer.body);
+    res.writeHead(answer.status, { "content-type": typeof answer.body === "string" ? "text/plain; charset=utf-8" : "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  }
+
   function authorize(session: Session, req: IncomingMessage, path: string): void {
     const given = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1] ?? "";
     const provided = Buffer.from(given, "utf8");
@@ -143,8 +168,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     send(res, 200, model);
   }
 
-  /** The body as JSON, read no further than maxBodyBytes. */
-  async function readJson(req: IncomingMessage): Promise<unknown> {
+  /** The body as JSON, read no further than maxBodyBytes; `emptyIsNull`: no body reads as null. */
+  async function readJson(req: IncomingMessage, emptyIsNull = false): Promise<unknown> {
     const tooLarge = () => new TooLarge(413, `the request body is larger than ${maxBodyBytes} bytes, the gateway's limit`, "invalid_request_error", null, "body_too_large");
     if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) throw tooLarge();
     const parts: Buffer[] = [];
@@ -155,6 +180,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       parts.push(part);
     }
     const text = Buffer.concat(parts).toString("utf8");
+    if (emptyIsNull && text.trim() === "") return null;
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
@@ -182,12 +208,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
       server.off("error", reject);
       resolve();
     });
   });
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = options.host ?? "127.0.0.1";
+  const origin = `http://${host.includes(":") ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
 
   async function closeSession(session: Session): Promise<void> {
     session.closed = true;

@@ -231,9 +231,19 @@ export function checkCompletionBody(body: unknown): CompletionBody {
   return check(validateCompletion, body);
 }
 
-function check<T>(validate: ValidateFunction<T>, body: unknown): T {
+function check<T>(validate: ValidateFunction<T>, body: unknown, docs = "docs/gateway.md#errors-and-limits"): T {
   if (validate(body)) return body;
-  throw refusal(validate.errors ?? []);
+  throw refusal(validate.errors ?? [], docs);
+}
+
+/**
+ * A checker for another body schema (engine mode's, engine-wire-schema.ts): compiled with the same
+ * `hint` keyword, refusing with the same GatewayError; `docs` is where an unknown field's message
+ * sends the reader.
+ */
+export function bodyChecker<T>(schema: object, docs: string): (body: unknown) => T {
+  const validate = ajv.compile<T>(schema);
+  return (body) => check(validate, body, docs);
 }
 
 /** `/messages/0/content` as `messages[0].content` (OpenAI's `param`). */
@@ -251,7 +261,7 @@ const hintOf = (error: ErrorObject): string | undefined => (error.parentSchema a
  * One error for the client out of ajv's list: the deepest one that carries a hint (a value we
  * refuse on purpose), else an unknown field, else the deepest plain one.
  */
-function refusal(errors: readonly ErrorObject[]): GatewayError {
+function refusal(errors: readonly ErrorObject[], docs: string): GatewayError {
   const depth = (e: ErrorObject) => e.instancePath.split("/").length;
   const deepest = (list: ErrorObject[]) => list.reduce<ErrorObject | undefined>((best, e) => (best === undefined || depth(e) > depth(best) ? e : best), undefined);
   const hinted = deepest(errors.filter((e) => hintOf(e) !== undefined && e.keyword !== "additionalProperties"));
@@ -263,7 +273,7 @@ function refusal(errors: readonly ErrorObject[]): GatewayError {
     const field = String((chosen.params as { additionalProperty: string }).additionalProperty);
     const param = paramOf(`${chosen.instancePath}/${field}`);
     const accepted = Object.keys((chosen.parentSchema as { properties?: object }).properties ?? {}).join(", ");
-    return new GatewayError(400, `unsupported field "${param}": the gateway accepts ${accepted} here (docs/gateway.md#errors-and-limits)`, "invalid_request_error", param, "unsupported_field");
+    return new GatewayError(400, `unsupported field "${param}": the gateway accepts ${accepted} here (${docs})`, "invalid_request_error", param, "unsupported_field");
   }
   if (chosen.keyword === "required") {
     const field = String((chosen.params as { missingProperty: string }).missingProperty);

@@ -76,7 +76,8 @@ export async function commitIteration(ctx: RunContext, state: RunState, outcome:
   const evalBase = iteration === 1 ? state.baseEval : undefined;
   const sft = iteration === 1 ? state.sft : undefined;
   const coldStartTime = iteration === 1 ? state.coldStartTime : undefined;
-  const measured = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}), ...(coldStartTime ? { coldStartTime } : {}) }, saved.policy_version);
+  const engine = ctx.engine?.takeMetrics();
+  const measured = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}), ...(coldStartTime ? { coldStartTime } : {}), ...(engine ? { engine } : {}) }, saved.policy_version);
   const episodes = outcome.rollout.allPlayed.map((p) => ({ reward: p.rewards.total, success: p.success, end: p.episode.end, turns: p.episode.episode.turns, ...(p.episode.error ? { error: p.episode.error } : {}) }));
   const watchdog = watchIteration(plan.rollout.watchdog, earlier, measured, episodes);
   const metrics: IterationMetrics = { ...(watchdog.warnings.length > 0 ? { ...measured, warnings: watchdog.warnings } : measured), ...(await ctx.tracking.counts()) };

@@ -8,6 +8,7 @@ import type { Plan, PlanEnv } from "../../plan/schema.js";
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { TrainerClient, TrainerCommand } from "../../trainer/protocol/client.js";
 import type { TokenBuffer } from "../buffer.js";
+import type { RunEngine } from "../engine/run-engine.js";
 import type { Gateway } from "../gateway/contract.js";
 import type { PoolTrainers } from "../cross-policy.js";
 import type { Policy } from "../policy.js";
@@ -38,6 +39,12 @@ export interface RunOptions {
   readonly trainerTimeoutS?: number;
   /** The folder the plan's rollout.sft.data path is relative to (the run's data root, data-root.ts). */
   readonly dataRoot?: string;
+  /**
+   * `arl run --engine-command`: the command line each launched inference server runs in place of
+   * the engine's own, with {port} {model} {plan} {seed} {index} filled in (docs/engines.md,
+   * "Launch"); recorded in the manifest, not part of the plan.
+   */
+  readonly engineCommand?: string;
 }
 
 export interface ProgressStatus {
@@ -104,10 +111,12 @@ export interface RunContext {
   readonly stop: AbortSignal | undefined;
   /** The policy's trainer, configured (and loaded from the checkpoint on resume). */
   readonly trainer: TrainerClient;
-  /** The current weights: evaluation episodes and the cold start's demonstrations. */
+  /** The current weights: evaluation episodes and the cold start's demonstrations (the inference servers with an engine). */
   readonly policy: Policy;
-  /** What training episodes sample from: the behaviour snapshot under asynchronous rollout, else `policy`. */
+  /** What training episodes sample from: the behaviour snapshot under asynchronous rollout, else `policy` (with an engine: the servers, which serve the behaviour weights). */
   readonly rolloutPolicy: Policy;
+  /** The inference servers that sample (resources.rollout.engine vllm or sglang); undefined: the trainer samples. */
+  readonly engine: RunEngine | undefined;
   /** The pool models' trainers when cross-policy sampling is on. */
   readonly pool: PoolTrainers | undefined;
   readonly validator: ToolCallValidator;

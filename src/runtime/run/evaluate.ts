@@ -6,6 +6,7 @@ import { shuffled } from "../../contracts/random.js";
 import { splitTasks } from "../../plan/splits.js";
 import { envNames, planEnv, type EvalSummary, type RunContext } from "./context.js";
 import { phaseWatch } from "../progress.js";
+import { requireServing } from "./engines.js";
 import { groupBy, mapConcurrently, playEpisode, type Task } from "./episodes.js";
 
 /** Bootstrap resamples of an evaluation's interval (report/stats.ts recomputes it with the same count). */
@@ -41,6 +42,7 @@ export async function evaluatePolicy(ctx: RunContext, at: number | "base"): Prom
     watch.done();
     return episode;
   }).finally(() => watch.end());
+  requireServing(ctx);
   const byGroup = groupBy(played);
   const rows = tasks.map((t, g) => {
     const mine = (byGroup.get(g) ?? []).filter((p) => p.episode.end !== "env_error");

@@ -1,6 +1,7 @@
 // The metrics line of one iteration (metrics.jsonl), from what its phases returned. The key
 // order is the line's byte layout: reports and committed checksums read these lines as written.
 import type { Plan } from "../../plan/schema.js";
+import type { EngineMetrics } from "../engine/run-engine.js";
 import type { ColdStartTime, SftSummary } from "../run-dir.js";
 import type { EvalSummary } from "./context.js";
 import type { Played } from "./episodes.js";
@@ -37,6 +38,8 @@ export interface IterationOutcome {
   readonly evalBefore?: EvalSummary;
   /** This iteration's own evaluation, when it had one. */
   readonly evaluation?: EvalSummary;
+  /** The inference servers' counts since the previous line (engine vllm or sglang). */
+  readonly engine?: EngineMetrics;
   readonly times: IterationTimes;
 }
 
@@ -79,6 +82,8 @@ export interface IterationMetrics {
   readonly gateway_calls?: number;
   readonly gateway_rewrites?: number;
   readonly agent_errors?: number;
+  /** Engine vllm or sglang only (docs/engines.md, "Metrics"): the servers' requests, retries, failures, sync time and served version. */
+  readonly engine?: EngineMetrics;
   readonly policy_version: number;
   readonly eval_base?: EvalSummary;
   readonly sft?: SftSummary;
@@ -170,6 +175,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     invalid_calls: allPlayed.reduce((s, p) => s + p.episode.episode.invalid_calls, 0),
     end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
     ...agentMetrics(plan, allPlayed),
+    ...(outcome.engine ? { engine: outcome.engine } : {}),
     policy_version: last.policy_version ?? savedVersion,
     ...(outcome.evalBase ? { eval_base: outcome.evalBase } : {}),
     ...(outcome.sft ? { sft: outcome.sft } : {}),

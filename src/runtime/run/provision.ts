@@ -1,7 +1,9 @@
 // Provision: everything a run needs before its first episode. Refuse a plan this runtime cannot
 // run (before anything starts), recover the run directory's committed state, open the buffer,
 // start and configure the trainers (loading the checkpoint on resume) and write the manifest.
+import path from "node:path";
 import type { Plan } from "../../plan/schema.js";
+import type { ConfigureResult } from "../../contracts/trainer-protocol.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
 import { arlVersion } from "../../plan/version.js";
 import { updateSteps } from "../../rl/lag.js";
@@ -12,6 +14,7 @@ import { DEFAULT_TEMPLATE } from "../conversation.js";
 import { startGateway } from "../gateway/server.js";
 import { harnessVocabulary } from "../harness.js";
 import { TrainerPolicy } from "../policy.js";
+import { ENGINES_DIR, type LaunchedServer } from "../engine/launch.js";
 import type { RunState } from "../run-dir.js";
 import { loadSftData, SftDataError, sftVocabulary, type SftData } from "../sft-data.js";
 import { ToolCallValidator } from "../../contracts/tool-calls.js";
@@ -20,6 +23,7 @@ import { envKindOf, envNames, haltedError, planEnv, refusal, RunError, type EnvR
 import { RunStreams } from "./streams.js";
 import { RunTracking } from "./tracking.js";
 import { RunTrainers } from "./trainers.js";
+import { checkEngineRunnable, startEngine, syncEngine, usesEngine } from "./engines.js";
 
 /**
  * Asynchronous rollout pipelined one batch ahead makes every sample as old, at its update, as
@@ -38,6 +42,11 @@ function checkPipelineLag(plan: Plan): void {
       `(algorithm.epochs ${a.epochs} x ${steps / a.epochs} minibatch steps of the update before it): every sample after the first iteration would be dropped and nothing trained. ` +
       `Raise max_policy_lag to ${steps}, or take fewer optimizer steps per update (arl check reports this as policy-lag-below-update-steps)`,
   );
+}
+
+/** What the manifest records of a launched server. */
+function launchRecord(server: LaunchedServer | undefined): Record<string, unknown> {
+  return server ? { pid: server.pid ?? null, command: server.command, cuda_visible_devices: server.devices, log: `${ENGINES_DIR}/${path.basename(server.log)}` } : {};
 }
 
 /** Answers of a trainer to `configure` that say the plan itself is the problem (not a crash or a timeout). */
@@ -74,17 +83,18 @@ function requireImportanceWeights(trainer: TrainerClient): void {
  * that would drop every sample. The trainer is whatever command was handed over; the embedded
  * one refuses models itself.
  */
-export function checkRunnable(plan: Plan, envs: EnvRegistry): void {
+export function checkRunnable(plan: Plan, envs: EnvRegistry, engineCommand?: string): void {
   const refusals = planRefusals(plan, { ownTrainer: false });
   if (refusals.length > 0) throw refusal(refusals.map(refusalText).join("\n"));
   for (const [name, env] of Object.entries(plan.envs)) {
     if (!envs.has(env.kind)) throw refusal(`env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...envs.keys()].join(", ") || "none"})`);
   }
   checkPipelineLag(plan);
+  checkEngineRunnable(plan, engineCommand);
 }
 
 /** rollout.sft.data's records, or undefined without one; a bad file is a RunError naming file:line. */
-function loadColdStartData(plan: Plan, root: string | undefined): SftData | undefined {
+export function loadColdStartData(plan: Plan, root: string | undefined): SftData | undefined {
   const file = plan.rollout.sft?.data ?? null;
   if (file === null) return undefined;
   try {
@@ -93,6 +103,35 @@ function loadColdStartData(plan: Plan, root: string | undefined): SftData | unde
     if (error instanceof SftDataError) throw refusal(error.message);
     throw error;
   }
+}
+
+/** The words of `plan`'s harness, envs and cold-start records: the embedded model's vocabulary (the same words give the same model, so a run's checkpoints load into it). */
+export function planVocabulary(plan: Plan, envs: EnvRegistry, sftData: SftData | undefined): string[] {
+  const envWords = envNames(plan).flatMap((n) => {
+    const env = planEnv(plan, n);
+    return [...envKindOf(envs, env).vocabulary(env)];
+  });
+  return [...new Set([...harnessVocabulary(plan), ...envWords, ...(sftData ? sftVocabulary(sftData) : [])])].sort();
+}
+
+/**
+ * Configures the policy's trainer for `plan` (a run's provision, and `arl serve`); the trainer's
+ * refusal of the plan (a model it cannot load, an option it lacks) is a refusal of the run.
+ */
+export async function configureTrainer(trainer: TrainerClient, plan: Plan, vocabulary: readonly string[], behaviourPolicy: boolean): Promise<ConfigureResult> {
+  return trainer
+    .request("configure", {
+      seed: plan.seed,
+      policy: plan.policy,
+      algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
+      vocabulary: [...vocabulary],
+      ...(behaviourPolicy ? { behaviour_policy: true } : {}),
+    })
+    .catch((error: unknown) => {
+      // The trainer's answer to this plan would be the same on a resume.
+      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code)) throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
+      throw error;
+    });
 }
 
 /** A run directory recovered to its committed state, its buffer open and the policy's trainer started. */
@@ -145,23 +184,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   if (plan.mask.tis) requireImportanceWeights(trainer);
   // Read and validated before anything trains; the embedded model's vocabulary sees its words.
   const sftData = loadColdStartData(plan, options.dataRoot);
-  const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => {
-    const env = planEnv(plan, n);
-    return [...envKindOf(options.envs, env).vocabulary(env)];
-  }), ...(sftData ? sftVocabulary(sftData) : [])])].sort();
-  const configured = await trainer
-    .request("configure", {
-      seed: plan.seed,
-      policy: plan.policy,
-      algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
-      vocabulary,
-      ...(asyncRollout ? { behaviour_policy: true } : {}),
-    })
-    .catch((error: unknown) => {
-      // The trainer's answer to this plan (a model it cannot load, an option it lacks) would be the same on a resume.
-      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code)) throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
-      throw error;
-    });
+  const vocabulary = planVocabulary(plan, options.envs, sftData);
+  const configured = await configureTrainer(trainer, plan, vocabulary, asyncRollout !== null && asyncRollout !== undefined);
   // The trainer's policy version, followed through load, SFT and every train step: the
   // version at an update, from which sample lags are measured.
   let version = configured.policy_version;
@@ -185,6 +209,10 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     log(`cross-policy: ${pool.models.length} pool model trainer${pool.models.length === 1 ? "" : "s"} started (${pool.models.map((m) => m.model).join(", ")}), p = ${cross.probability}`);
   }
   const pool = trainers.pool;
+  // Inference servers: started or connected, then given the trainer's weights (on resume, the
+  // committed checkpoint's), so that they serve exactly policy version `version`.
+  const engine = usesEngine(plan) ? await startEngine(options, trainer, policy, trainers) : undefined;
+  if (engine) await syncEngine({ engine }, version);
   runDir.writeManifest({
     plan_hash: plan.hash,
     experiment: plan.experiment,
@@ -199,7 +227,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : e.kind === "agent" ? { task_file: e.task_file } : null }])),
     checkpoint: state.checkpoint,
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
-    run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null },
+    run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null, engine_command: options.engineCommand ?? null },
+    ...(engine ? { engine: { engine: plan.resources.rollout.engine, servers: engine.pool.servers.map((s) => ({ url: s.url, ...launchRecord(engine.launched?.servers[s.index]) })) } } : {}),
   });
   // Agent programs call the model through one gateway for the whole run; executePlan closes it.
   const hasAgents = Object.values(plan.envs).some((e) => e.kind === "agent");
@@ -213,9 +242,11 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     progress: options.progress,
     stop: options.stop,
     trainer,
-    policy,
-    // Training episodes sample from the behaviour snapshot when the rollout is asynchronous.
-    rolloutPolicy: asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
+    policy: engine ? engine.policy : policy,
+    // Training episodes sample from the behaviour snapshot when the rollout is asynchronous; the
+    // servers of an engine are synced where that snapshot is taken, so they serve it.
+    rolloutPolicy: engine ? engine.policy : asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
+    engine,
     pool,
     validator: new ToolCallValidator(),
     stopIds: configured.tokenizer.stop_ids && configured.tokenizer.stop_ids.length > 0 ? [...configured.tokenizer.stop_ids] : [configured.tokenizer.eos_id],

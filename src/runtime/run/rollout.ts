@@ -5,6 +5,7 @@ import { at, defined, last } from "../../contracts/checked.js";
 import { splitTasks } from "../../plan/splits.js";
 import { envNames, planEnv, refusal, RunError, type RunContext } from "./context.js";
 import { phaseWatch } from "../progress.js";
+import { requireServing } from "./engines.js";
 import { groupBy, mapConcurrently, playEpisode, type Played, type Task } from "./episodes.js";
 
 /** The episodes of one iteration's training batch. */
@@ -91,5 +92,6 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
   } finally {
     watch.end();
   }
+  requireServing(ctx);
   return { accepted, allPlayed, rejectedGroups, rejectedTokens, playedGroups, seconds: (Date.now() - begun) / 1000 };
 }

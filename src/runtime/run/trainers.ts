@@ -1,10 +1,13 @@
-// The trainer processes of one run: the policy's, and the pool models' once cross-policy sampling
-// has started them. Whatever phase fails, every process that was started is stopped.
+// The processes of one run: the policy's trainer, the pool models' trainers once cross-policy
+// sampling has started them, and the inference servers the runtime launched (engine vllm or
+// sglang with launch: true). Whatever phase fails, every process that was started is stopped.
 import type { TrainerClient } from "../../trainer/protocol/client.js";
 import type { PoolTrainers } from "../cross-policy.js";
+import type { LaunchedServers } from "../engine/launch.js";
 
 export class RunTrainers {
   private poolTrainers: PoolTrainers | undefined;
+  private engineServers: LaunchedServers | undefined;
 
   constructor(readonly main: TrainerClient) {}
 
@@ -17,16 +20,23 @@ export class RunTrainers {
     this.poolTrainers = pool;
   }
 
+  /** Takes over the launched inference servers as soon as they run. */
+  adoptEngineServers(servers: LaunchedServers): void {
+    this.engineServers = servers;
+  }
+
   /** Kills every process at once (a failure, or the user stopping the run at once). */
   async kill(): Promise<void> {
+    this.engineServers?.kill();
     await Promise.all([this.main.kill(), this.poolTrainers?.kill()]);
   }
 
   /**
-   * Orderly end of a run: the pool's trainers first, then the policy's. Returns how the policy's
+   * Orderly end of a run: the inference servers, the pool's trainers, then the policy's. Returns how the policy's
    * trainer ended, for the run log: a Ctrl-C must have reached the runtime alone.
    */
   async shutdown(): Promise<string> {
+    await this.engineServers?.stop();
     await this.poolTrainers?.shutdown();
     await this.main.shutdown();
     const exit = this.main.exit;

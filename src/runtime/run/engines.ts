@@ -1,0 +1,102 @@
+// The run's inference servers (resources.rollout.engine vllm or sglang; docs/engines.md): started
+// or connected at provision, synced to the trainer's weights before the first rollout and after
+// every update (or, under rollout.async, where the behaviour snapshot is taken), and given up
+// with a resumable error once none is left. `engine: trainer` runs have none of this.
+import path from "node:path";
+import type { Plan } from "../../plan/schema.js";
+import { EnginePolicy } from "../engine/engine-policy.js";
+import { EngineLaunchError, engineModel, LaunchedServers } from "../engine/launch.js";
+import { EnginePool } from "../engine/pool.js";
+import { RunEngine } from "../engine/run-engine.js";
+import { WeightSync, WeightSyncError } from "../engine/weight-sync.js";
+import { engineWire } from "../engine/wires.js";
+import type { TrainerPolicy, TrainerRequests } from "../policy.js";
+import { refusal, RunError, type RunContext, type RunOptions } from "./context.js";
+import type { RunTrainers } from "./trainers.js";
+
+/** Whether generations go to inference servers rather than the trainer. */
+export function usesEngine(plan: Plan): boolean {
+  return plan.resources.rollout.engine !== "trainer";
+}
+
+/**
+ * What the runtime refuses beyond the plan (plan/runnable.ts has the plan's own faults): launching
+ * vLLM or SGLang for builtin:tiny, which only ARL's trainers can build, unless --engine-command
+ * names a server that can (arl serve).
+ */
+export function checkEngineRunnable(plan: Plan, engineCommand: string | undefined): void {
+  const rollout = plan.resources.rollout;
+  if (rollout.engine === "trainer" || !rollout.launch || engineCommand) return;
+  if (plan.policy.model.startsWith("builtin:")) {
+    throw refusal(
+      `plan field resources.rollout.engine is ${rollout.engine} with launch: true, and ${rollout.engine} cannot serve '${plan.policy.model}' (ARL's embedded model exists in ARL's trainers only); ` +
+        `serve it with ARL's own engine-mode server: arl run --engine-command "arl serve {plan} --api ${rollout.engine} --port {port}", or sample with engine: trainer`,
+    );
+  }
+}
+
+/** The metrics and messages' one line about the servers. */
+function serverLine(engine: RunEngine, plan: Plan): string {
+  const rollout = plan.resources.rollout;
+  const how = engine.launched ? "launched" : "connected";
+  const servers = engine.pool.servers.map((s) => {
+    const launched = engine.launched?.servers[s.index];
+    return launched ? `${s.url} (pid ${launched.pid ?? "?"}, GPUs ${launched.devices || "none"}, log ${path.basename(launched.log)})` : s.url;
+  });
+  return `${rollout.engine}: ${how} ${servers.length} inference server${servers.length === 1 ? "" : "s"}: ${servers.join(", ")}`;
+}
+
+/**
+ * Starts (launch: true) or connects to (urls) the plan's servers and returns the run's engine;
+ * launched servers are handed to `trainers` at once, so that a later failure stops them. The
+ * first weight sync is the caller's (syncEngine), once the trainer's weights are final.
+ */
+export async function startEngine(options: RunOptions, trainer: TrainerRequests, tokenizer: TrainerPolicy, trainers: RunTrainers): Promise<RunEngine> {
+  const { plan, runDir, log } = options;
+  const rollout = plan.resources.rollout;
+  if (rollout.engine === "trainer") throw new Error("startEngine: the plan samples with its trainer");
+  const wire = engineWire(rollout.engine);
+  let launched: LaunchedServers | undefined;
+  if (rollout.launch) {
+    try {
+      launched = await LaunchedServers.start({ plan, wire, runDir: runDir.dir, engineCommand: options.engineCommand, planFile: path.join(runDir.dir, "plan.json"), halt: options.halt });
+    } catch (error) {
+      if (error instanceof EngineLaunchError) throw new RunError(`could not start the inference servers: ${error.message}`);
+      throw error;
+    }
+    trainers.adoptEngineServers(launched);
+  }
+  const urls = launched ? launched.servers.map((s) => s.url) : rollout.urls;
+  const pool = new EnginePool(wire, urls, { requestTimeoutS: rollout.request_timeout_s, maxRetries: rollout.max_retries, model: engineModel(plan), lora: plan.policy.lora !== null, log });
+  if (!launched) {
+    // Servers the user runs: one that does not answer now is out from the start.
+    await Promise.all(
+      pool.servers.map(async (server) => {
+        const health = await pool.healthy(server);
+        if (!health.ok) pool.markDead(server, `its health check failed at the start: ${health.error}`);
+      }),
+    );
+    if (pool.live().length === 0) throw new RunError(`none of the inference servers at resources.rollout.urls answers its health check: ${pool.deadSummary()}`);
+  }
+  const engine = new RunEngine(pool, new EnginePolicy(tokenizer, pool), new WeightSync(trainer, pool, runDir.dir, plan.policy.lora !== null), launched);
+  log(serverLine(engine, plan));
+  return engine;
+}
+
+/** Syncs the servers to the trainer's policy version `version`; a run with no server left stops, resumable. */
+export async function syncEngine(ctx: Pick<RunContext, "engine">, version: number): Promise<void> {
+  if (!ctx.engine) return;
+  try {
+    await ctx.engine.weights.sync(version);
+  } catch (error) {
+    if (error instanceof WeightSyncError) throw new RunError(`${error.message}; resume once the servers are back (arl run --resume starts or connects them again)`);
+    throw error;
+  }
+}
+
+/** After a phase that generated: with every server gone, the run stops (resumable) rather than play on in env errors. */
+export function requireServing(ctx: Pick<RunContext, "engine">): void {
+  const pool = ctx.engine?.pool;
+  if (!pool || pool.live().length > 0) return;
+  throw new RunError(`every inference server is out: ${pool.deadSummary()}; resume once they are back (arl run --resume starts or connects them again)`);
+}

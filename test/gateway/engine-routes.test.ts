@@ -1,0 +1,283 @@
+// The gateway in engine mode (docs/gateway.md#engine-mode) over builtin:tiny run in-process: vLLM's
+// token-in completions and SGLang's /generate answer the exact ids and log-probs the trainer
+// generated, concurrent generations share one generate request, weight sync (vLLM's pause,
+// collective_rpc reload_weights, update_weight_version, resume; SGLang's update_weights_from_disk)
+// loads a checkpoint saved after a train step, which changes the log-probs and the version every
+// later answer carries, and bad requests are refused with a 400 naming the field.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ragged, type ConfigureParams, type Method, type Methods, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
+import type { EngineName } from "../../src/runtime/engine/contract.js";
+import type { Gateway } from "../../src/runtime/gateway/contract.js";
+import { EngineModel } from "../../src/runtime/gateway/engine-model.js";
+import { engineRoutes } from "../../src/runtime/gateway/engine-routes.js";
+import { startGateway } from "../../src/runtime/gateway/server.js";
+import { TrainerPolicy, type TrainerRequests } from "../../src/runtime/policy.js";
+import { denominatorsOf } from "../../src/runtime/update.js";
+import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
+
+const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };
+const EOS = 2;
+const PROMPT = [5, 11, 12, 7];
+
+const configure: ConfigureParams = {
+  seed: 3,
+  policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 } },
+  algorithm: {
+    optimizer: { name: "adamw", lr: 5e-2, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
+    critic: null,
+    clip: { low: 0.2, high: 0.28, dual: null },
+    kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
+  },
+  vocabulary: ["take", "key", "go", "north", "south", "open", "box"],
+};
+
+/** A train step that pushes up a continuation of PROMPT. */
+function step(t: TinyTrainer): TrainStepParams {
+  const ids = [Int32Array.from([...PROMPT, 13, 14, EOS])];
+  const masks = ids.map((s) => Uint8Array.from(s, (_, k) => (k >= PROMPT.length ? 1 : 0)));
+  return {
+    ids: ragged(ids, Int32Array),
+    loss_mask: ragged(masks, Uint8Array),
+    advantages: ragged(masks.map((m) => Float32Array.from(m)), Float32Array),
+    old_logprobs: t.logprobs(ragged(ids, Int32Array), "current", null),
+    ref_logprobs: null,
+    groups: Int32Array.from([0]),
+    reduction: { mode: "token_mean" },
+    denominators: denominatorsOf(masks, ["g"]),
+    microbatches: 1,
+    clip: { low: 0.2, high: 0.28, dual: null },
+    kl: { coef: 0, estimator: "k3", placement: "loss" },
+    sampling: { temperature: 1, top_p: 1, top_k: 0 },
+    critic: null,
+  };
+}
+
+interface Served {
+  readonly tiny: TinyTrainer;
+  readonly gateway: Gateway;
+  readonly generateRequests: () => number;
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), "arl-engine-serve-"));
+/** The untrained weights (version 0) and those after one train step (version 1). */
+const before = path.join(dir, "before");
+const after = path.join(dir, "after");
+const servers: Gateway[] = [];
+
+/** `generateMs`: how long each generate request takes (a trainer busy with a batch), else at once. */
+async function serve(api: EngineName, generateMs = 0): Promise<Served> {
+  const tiny = new TinyTrainer(SMALL);
+  await tiny.init();
+  tiny.configure(configure);
+  let generates = 0;
+  const trainer: TrainerRequests = {
+    request: <M extends Method>(method: M, params: Methods[M][0]) => {
+      if (method !== "generate") return Promise.resolve(tiny.request(method, params));
+      generates++;
+      return new Promise((resolve) => setTimeout(() => resolve(tiny.request(method, params)), generateMs));
+    },
+  };
+  const model = new EngineModel({ policy: new TrainerPolicy(trainer), trainer, modelName: "builtin:tiny", stopIds: [EOS], weightVersion: "default" });
+  const gateway = await startGateway({ engine: engineRoutes(api, model), log: () => undefined });
+  servers.push(gateway);
+  return { tiny, gateway, generateRequests: () => generates };
+}
+
+beforeAll(async () => {
+  const tiny = new TinyTrainer(SMALL);
+  await tiny.init();
+  tiny.configure(configure);
+  tiny.save(before);
+  tiny.trainStep(step(tiny));
+  tiny.save(after);
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+async function call(origin: string, method: "GET" | "POST", route: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
+  const res = await fetch(`${origin}${route}`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) });
+  const text = await res.text();
+  return { status: res.status, json: parsed(text), text };
+}
+
+/** The answer as JSON; null for an empty or text one. */
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** What the runtime's vLLM client sends for one generation (src/runtime/engine/vllm-wire.ts). */
+function vllmBody(seed: number, temperature = 1): Record<string, unknown> {
+  return {
+    model: "builtin:tiny",
+    prompt: PROMPT,
+    max_tokens: 6,
+    temperature,
+    top_p: 1,
+    top_k: 0,
+    seed,
+    stop_token_ids: [EOS],
+    ignore_eos: true,
+    repetition_penalty: 1,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    min_p: 0,
+    n: 1,
+    stream: false,
+    logprobs: 0,
+    return_token_ids: true,
+    return_weight_versions: true,
+    skip_special_tokens: false,
+    include_stop_str_in_output: true,
+  };
+}
+
+/** What the runtime's SGLang client sends (src/runtime/engine/sglang-wire.ts). */
+function sglangBody(seed: number, temperature = 1): Record<string, unknown> {
+  return {
+    input_ids: PROMPT,
+    sampling_params: { max_new_tokens: 6, temperature, top_p: 1, top_k: -1, min_p: 0, repetition_penalty: 1, presence_penalty: 0, frequency_penalty: 0, stop_token_ids: [EOS], sampling_seed: seed, no_stop_trim: true, skip_special_tokens: false },
+    return_logprob: true,
+    stream: false,
+  };
+}
+
+interface Choice {
+  token_ids: number[];
+  prompt_token_ids: number[];
+  text: string;
+  finish_reason: string;
+  logprobs: { token_logprobs: number[]; tokens: string[] };
+  weight_versions: { version: string; start: number; end: number }[];
+}
+
+const choiceOf = (json: unknown): Choice => (json as { choices: Choice[] }).choices[0]!;
+
+/** What the tiny trainer generates from PROMPT with the weights saved in `weights` (the vLLM body's sampling). */
+function generatedBy(tiny: TinyTrainer, weights: string, seed: number): { token_ids: number[]; logprobs: { token_logprobs: number[] } } {
+  tiny.load(weights);
+  const g = tiny.generate({ prompts: ragged([Int32Array.from(PROMPT)], Int32Array), max_new_tokens: 6, temperature: 1, top_p: 1, top_k: 0, stop_ids: [EOS], seeds: Int32Array.of(seed), policy: "current" });
+  return { token_ids: Array.from(g.ids.values), logprobs: { token_logprobs: Array.from(g.logprobs.values) } };
+}
+
+describe("vLLM's token-in subset", () => {
+  it("answers the trainer's own generation: ids, log-probs, prompt ids, usage and the weight version", async () => {
+    const { tiny, gateway } = await serve("vllm");
+    const { status, json } = await call(gateway.origin, "POST", "/v1/completions", vllmBody(41));
+    expect(status).toBe(200);
+    const choice = choiceOf(json);
+    const direct = tiny.generate({ prompts: ragged([Int32Array.from(PROMPT)], Int32Array), max_new_tokens: 6, temperature: 1, top_p: 1, top_k: 0, stop_ids: [EOS], seeds: Int32Array.of(41), policy: "current" });
+    expect(choice.token_ids).toEqual(Array.from(direct.ids.values));
+    expect(choice.logprobs.token_logprobs).toEqual(Array.from(direct.logprobs.values));
+    expect(choice.logprobs.tokens).toHaveLength(choice.token_ids.length);
+    expect(choice.prompt_token_ids).toEqual(PROMPT);
+    expect(choice.text).toBe(tiny.decode(ragged([direct.ids.values], Int32Array)).at(0));
+    expect(choice.finish_reason).toBe(direct.finish[0]);
+    expect(choice.weight_versions).toEqual([{ version: "default", start: 0, end: choice.token_ids.length }]);
+    expect((json as { usage: unknown }).usage).toMatchObject({ prompt_tokens: PROMPT.length, completion_tokens: choice.token_ids.length });
+    expect((await call(gateway.origin, "GET", "/health")).status).toBe(200);
+    expect((await call(gateway.origin, "GET", "/v1/models")).json).toMatchObject({ data: [{ id: "builtin:tiny", object: "model" }] });
+  });
+
+  it("gathers the completions that arrive while the trainer generates into one generate request, each with its own seed", async () => {
+    const { gateway, generateRequests } = await serve("vllm", 150);
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((seed) => call(gateway.origin, "POST", "/v1/completions", vllmBody(seed))));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    // The first goes alone (or with the others if they arrive in the same tick); the rest wait for it and go together.
+    expect(generateRequests()).toBeLessThanOrEqual(2);
+    const again = await call(gateway.origin, "POST", "/v1/completions", vllmBody(3));
+    expect(choiceOf(again.json).token_ids).toEqual(choiceOf(answers[2]!.json).token_ids);
+  });
+
+  it("syncs weights: pause refuses new generations, reload_weights loads the checkpoint, the new version serves", async () => {
+    const { tiny, gateway } = await serve("vllm");
+    tiny.load(before);
+    const old = choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).json);
+    expect((await call(gateway.origin, "POST", "/pause?mode=wait")).json).toEqual({ status: "paused" });
+    expect(await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).toMatchObject({ status: 503, json: { error: { code: 503 } } });
+    expect(await call(gateway.origin, "POST", "/collective_rpc", { method: "reload_weights", kwargs: { weights_path: after } })).toMatchObject({ status: 200, json: { results: [null] } });
+    expect((await call(gateway.origin, "POST", "/update_weight_version", { new_version: "1" })).json).toEqual({ success: true, new_version: "1" });
+    expect((await call(gateway.origin, "POST", "/resume")).json).toEqual({ status: "resumed" });
+    expect((await call(gateway.origin, "GET", "/weight_info")).json).toEqual({ weight_version: "1" });
+    const synced = choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).json);
+    expect(old.weight_versions[0]?.version).toBe("default");
+    expect(synced.weight_versions[0]?.version).toBe("1");
+    // Same seed, other weights: other log-probs, exactly those of the trained checkpoint.
+    expect(synced.logprobs.token_logprobs).not.toEqual(old.logprobs.token_logprobs);
+    expect(synced).toMatchObject(generatedBy(tiny, after, 7));
+    expect(old).toMatchObject(generatedBy(tiny, before, 7));
+  });
+
+  it("lets generations in flight finish on the weights they started with, and holds new ones during a load", async () => {
+    const { gateway } = await serve("vllm");
+    const inFlight = call(gateway.origin, "POST", "/v1/completions", vllmBody(9));
+    await new Promise((r) => setTimeout(r, 5));
+    const load = call(gateway.origin, "POST", "/collective_rpc", { method: "reload_weights", kwargs: { weights_path: after } });
+    const [first, loaded] = await Promise.all([inFlight, load]);
+    expect(loaded.status).toBe(200);
+    expect(choiceOf(first.json).weight_versions[0]?.version).toBe("default");
+    expect(choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(9))).json).weight_versions[0]?.version).toBe("1");
+  });
+
+  it("refuses bad requests with a 400 naming the field", async () => {
+    const { gateway } = await serve("vllm");
+    const cases: [string, unknown, string][] = [
+      ["/v1/completions", { ...vllmBody(1), prompt: "hello" }, "prompt"],
+      ["/v1/completions", { ...vllmBody(1), stop: ["\n"] }, "stop"],
+      ["/v1/completions", { ...vllmBody(1), n: 2 }, "n"],
+      ["/v1/completions", { ...vllmBody(1), guided_json: {} }, "guided_json"],
+      ["/v1/completions", { ...vllmBody(1), model: "other" }, "model"],
+      ["/collective_rpc", { method: "sleep" }, "method"],
+      ["/collective_rpc", { method: "reload_weights", kwargs: { weights_path: path.join(dir, "missing") } }, "kwargs.weights_path"],
+      ["/update_weight_version", {}, "new_version"],
+    ];
+    for (const [route, body, param] of cases) {
+      const answer = await call(gateway.origin, "POST", route, body);
+      expect(answer.status, route).toBe(param === "model" ? 404 : 400);
+      expect(answer.json, JSON.stringify(body)).toMatchObject({ error: { param, code: answer.status } });
+    }
+    const abort = await call(gateway.origin, "POST", "/pause");
+    expect(abort).toMatchObject({ status: 400, json: { error: { param: "mode" } } });
+    expect((await call(gateway.origin, "POST", "/v1/completions", "{")).status).toBe(400);
+    expect((await call(gateway.origin, "GET", "/nope")).status).toBe(404);
+  });
+});
+
+interface SglangAnswer {
+  text: string;
+  output_ids: number[];
+  meta_info: { output_token_logprobs: [number, number, string | null][]; finish_reason: { type: string }; weight_version: string; prompt_tokens: number; completion_tokens: number };
+}
+
+describe("SGLang's native generate", () => {
+  it("answers ids, log-prob triples and the weight version; update_weights_from_disk changes both", async () => {
+    const { tiny, gateway } = await serve("sglang");
+    tiny.load(before);
+    const first = (await call(gateway.origin, "POST", "/generate", sglangBody(5))).json as SglangAnswer;
+    expect(first.meta_info).toMatchObject({ weight_version: "default", prompt_tokens: PROMPT.length, completion_tokens: first.output_ids.length });
+    expect(first.meta_info.output_token_logprobs.map((t) => t[1])).toEqual(first.output_ids);
+    expect(["stop", "length"]).toContain(first.meta_info.finish_reason.type);
+    expect((await call(gateway.origin, "GET", "/health_generate")).status).toBe(200);
+    const update = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: after, weight_version: "1", flush_cache: true });
+    expect(update).toMatchObject({ status: 200, json: { success: true } });
+    expect((await call(gateway.origin, "GET", "/get_model_info")).json).toMatchObject({ weight_version: "1" });
+    const second = (await call(gateway.origin, "POST", "/generate", sglangBody(5))).json as SglangAnswer;
+    expect(second.meta_info.weight_version).toBe("1");
+    const lps = (a: SglangAnswer) => a.meta_info.output_token_logprobs.map((t) => t[0]);
+    expect(lps(second)).not.toEqual(lps(first));
+    const direct = generatedBy(tiny, after, 5);
+    expect({ ids: second.output_ids, lps: lps(second) }).toEqual({ ids: direct.token_ids, lps: direct.logprobs.token_logprobs });
+    const missing = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: path.join(dir, "missing") });
+    expect(missing).toMatchObject({ status: 400, json: { success: false } });
+    const batch = await call(gateway.origin, "POST", "/generate", { ...sglangBody(1), input_ids: [PROMPT] });
+    expect(batch).toMatchObject({ status: 400, json: { error: { param: "input_ids[0]" } } });
+  });
+});
