@@ -6,6 +6,8 @@
 // both engines' LoRA loading) loads a checkpoint saved after a train step, which changes the
 // log-probs and the version every later answer carries; bad requests get a 400 naming the field.
 import { mkdtempSync } from "node:fs";
+import OpenAI, { BadRequestError } from "openai";
+import type { CompletionCreateParamsNonStreaming } from "openai/resources/completions";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -206,6 +208,17 @@ describe("vLLM's token-in subset", () => {
     expect(loaded.status).toBe(200);
     expect(choiceOf(first.json).weight_versions[0]?.version).toBe("default");
     expect(choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(9))).json).weight_versions[0]?.version).toBe("1");
+  });
+
+  it("serves the official openai SDK's completions.create with a token-id prompt and vLLM's return_token_ids", async () => {
+    const { gateway } = await serve("vllm");
+    const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: "unused", maxRetries: 0 });
+    const params = { model: "builtin:tiny", prompt: PROMPT, max_tokens: 4, seed: 3, logprobs: 0, return_token_ids: true };
+    const completion = await client.completions.create(params as CompletionCreateParamsNonStreaming);
+    const choice = completion.choices[0] as unknown as Choice;
+    expect(choice.prompt_token_ids).toEqual(PROMPT);
+    expect(choice.logprobs.token_logprobs).toHaveLength(choice.token_ids.length);
+    await expect(client.completions.create({ ...params, prompt: "hello" } as CompletionCreateParamsNonStreaming)).rejects.toBeInstanceOf(BadRequestError);
   });
 
   it("refuses bad requests with a 400 naming the field", async () => {
