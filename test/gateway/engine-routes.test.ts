@@ -1,15 +1,19 @@
-// The gateway in engine mode (docs/gateway.md#engine-mode) over builtin:tiny run in-process: vLLM's
-// token-in completions and SGLang's /generate answer the exact ids and log-probs the trainer
-// generated, concurrent generations share one generate request, weight sync (vLLM's pause,
-// collective_rpc reload_weights, update_weight_version, resume; SGLang's update_weights_from_disk)
-// loads a checkpoint saved after a train step, which changes the log-probs and the version every
-// later answer carries, and bad requests are refused with a 400 naming the field.
+// The gateway in engine mode (docs/gateway.md#engine-mode) over builtin:tiny run in-process, driven
+// by the runtime's own engine wires (src/runtime/engine/*-wire.ts): the requests they build are
+// accepted and the answers they parse are the exact ids and log-probs the trainer generated;
+// concurrent generations share one generate request; each wire's weight sync (vLLM's pause,
+// collective_rpc reload_weights, update_weight_version, resume; SGLang's update_weights_from_disk;
+// both engines' LoRA loading) loads a checkpoint saved after a train step, which changes the
+// log-probs and the version every later answer carries; bad requests get a 400 naming the field.
 import { mkdtempSync } from "node:fs";
+import OpenAI, { BadRequestError } from "openai";
+import type { CompletionCreateParamsNonStreaming } from "openai/resources/completions";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ragged, type ConfigureParams, type Method, type Methods, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
-import type { EngineName } from "../../src/runtime/engine/contract.js";
+import type { EngineGenerateArgs, EngineHttpCall, EngineName } from "../../src/runtime/engine/contract.js";
+import { engineWire } from "../../src/runtime/engine/wires.js";
 import type { Gateway } from "../../src/runtime/gateway/contract.js";
 import { EngineModel } from "../../src/runtime/gateway/engine-model.js";
 import { engineRoutes } from "../../src/runtime/gateway/engine-routes.js";
@@ -114,40 +118,19 @@ function parsed(text: string): unknown {
   }
 }
 
-/** What the runtime's vLLM client sends for one generation (src/runtime/engine/vllm-wire.ts). */
-function vllmBody(seed: number, temperature = 1): Record<string, unknown> {
-  return {
-    model: "builtin:tiny",
-    prompt: PROMPT,
-    max_tokens: 6,
-    temperature,
-    top_p: 1,
-    top_k: 0,
-    seed,
-    stop_token_ids: [EOS],
-    ignore_eos: true,
-    repetition_penalty: 1,
-    presence_penalty: 0,
-    frequency_penalty: 0,
-    min_p: 0,
-    n: 1,
-    stream: false,
-    logprobs: 0,
-    return_token_ids: true,
-    return_weight_versions: true,
-    skip_special_tokens: false,
-    include_stop_str_in_output: true,
-  };
+/** One generation as the run's engine client asks for it. */
+function args(seed: number, extra: Partial<EngineGenerateArgs> = {}): EngineGenerateArgs {
+  return { model: "builtin:tiny", prompt: Int32Array.from(PROMPT), maxNewTokens: 6, temperature: 1, topP: 1, topK: 0, stopIds: [EOS], seed, ...extra };
 }
 
-/** What the runtime's SGLang client sends (src/runtime/engine/sglang-wire.ts). */
-function sglangBody(seed: number, temperature = 1): Record<string, unknown> {
-  return {
-    input_ids: PROMPT,
-    sampling_params: { max_new_tokens: 6, temperature, top_p: 1, top_k: -1, min_p: 0, repetition_penalty: 1, presence_penalty: 0, frequency_penalty: 0, stop_token_ids: [EOS], sampling_seed: seed, no_stop_trim: true, skip_special_tokens: false },
-    return_logprob: true,
-    stream: false,
-  };
+/** The body the runtime's vLLM client sends for `args(seed)`. */
+function vllmBody(seed: number): Record<string, unknown> {
+  return engineWire("vllm").generate(args(seed)).body as Record<string, unknown>;
+}
+
+/** Sends one call a wire built (weight sync, health, a generation). */
+async function send(origin: string, built: EngineHttpCall): Promise<{ status: number; json: unknown; text: string }> {
+  return call(origin, built.method, built.path, built.body);
 }
 
 interface Choice {
@@ -162,9 +145,9 @@ interface Choice {
 const choiceOf = (json: unknown): Choice => (json as { choices: Choice[] }).choices[0]!;
 
 /** What the tiny trainer generates from PROMPT with the weights saved in `weights` (the vLLM body's sampling). */
-function generatedBy(tiny: TinyTrainer, weights: string, seed: number): { token_ids: number[]; logprobs: { token_logprobs: number[] } } {
+function generatedBy(tiny: TinyTrainer, weights: string, seed: number, topK = 0): { token_ids: number[]; logprobs: { token_logprobs: number[] } } {
   tiny.load(weights);
-  const g = tiny.generate({ prompts: ragged([Int32Array.from(PROMPT)], Int32Array), max_new_tokens: 6, temperature: 1, top_p: 1, top_k: 0, stop_ids: [EOS], seeds: Int32Array.of(seed), policy: "current" });
+  const g = tiny.generate({ prompts: ragged([Int32Array.from(PROMPT)], Int32Array), max_new_tokens: 6, temperature: 1, top_p: 1, top_k: topK, stop_ids: [EOS], seeds: Int32Array.of(seed), policy: "current" });
   return { token_ids: Array.from(g.ids.values), logprobs: { token_logprobs: Array.from(g.logprobs.values) } };
 }
 
@@ -197,15 +180,15 @@ describe("vLLM's token-in subset", () => {
     expect(choiceOf(again.json).token_ids).toEqual(choiceOf(answers[2]!.json).token_ids);
   });
 
-  it("syncs weights: pause refuses new generations, reload_weights loads the checkpoint, the new version serves", async () => {
+  it("syncs weights by the wire's calls: pause refuses new generations, reload_weights loads the checkpoint, the new version serves", async () => {
     const { tiny, gateway } = await serve("vllm");
     tiny.load(before);
     const old = choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).json);
-    expect((await call(gateway.origin, "POST", "/pause?mode=wait")).json).toEqual({ status: "paused" });
+    const [pause, ...rest] = engineWire("vllm").weightSync(after, 1, { lora: false });
+    expect(await send(gateway.origin, pause!)).toMatchObject({ status: 200, json: { status: "paused" } });
+    expect((await call(gateway.origin, "GET", "/is_paused")).json).toEqual({ is_paused: true });
     expect(await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).toMatchObject({ status: 503, json: { error: { code: 503 } } });
-    expect(await call(gateway.origin, "POST", "/collective_rpc", { method: "reload_weights", kwargs: { weights_path: after } })).toMatchObject({ status: 200, json: { results: [null] } });
-    expect((await call(gateway.origin, "POST", "/update_weight_version", { new_version: "1" })).json).toEqual({ success: true, new_version: "1" });
-    expect((await call(gateway.origin, "POST", "/resume")).json).toEqual({ status: "resumed" });
+    for (const step of rest) expect((await send(gateway.origin, step)).status, step.path).toBe(200);
     expect((await call(gateway.origin, "GET", "/weight_info")).json).toEqual({ weight_version: "1" });
     const synced = choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).json);
     expect(old.weight_versions[0]?.version).toBe("default");
@@ -225,6 +208,17 @@ describe("vLLM's token-in subset", () => {
     expect(loaded.status).toBe(200);
     expect(choiceOf(first.json).weight_versions[0]?.version).toBe("default");
     expect(choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(9))).json).weight_versions[0]?.version).toBe("1");
+  });
+
+  it("serves the official openai SDK's completions.create with a token-id prompt and vLLM's return_token_ids", async () => {
+    const { gateway } = await serve("vllm");
+    const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: "unused", maxRetries: 0 });
+    const params = { model: "builtin:tiny", prompt: PROMPT, max_tokens: 4, seed: 3, logprobs: 0, return_token_ids: true };
+    const completion = await client.completions.create(params as CompletionCreateParamsNonStreaming);
+    const choice = completion.choices[0] as unknown as Choice;
+    expect(choice.prompt_token_ids).toEqual(PROMPT);
+    expect(choice.logprobs.token_logprobs).toHaveLength(choice.token_ids.length);
+    await expect(client.completions.create({ ...params, prompt: "hello" } as CompletionCreateParamsNonStreaming)).rejects.toBeInstanceOf(BadRequestError);
   });
 
   it("refuses bad requests with a 400 naming the field", async () => {
@@ -251,6 +245,39 @@ describe("vLLM's token-in subset", () => {
   });
 });
 
+describe("the runtime's engine wires against the gateway", () => {
+  for (const api of ["vllm", "sglang"] as const) {
+    it(`${api}: the wire's requests are accepted and its parser reads the trainer's own ids, log-probs and version, through a sync and a LoRA load`, async () => {
+      const wire = engineWire(api);
+      const { tiny, gateway } = await serve(api);
+      tiny.load(before);
+      expect((await send(gateway.origin, wire.health())).status).toBe(200);
+      const generate = async (a: EngineGenerateArgs) => {
+        const answer = await send(gateway.origin, wire.generate(a));
+        expect(answer.status, answer.text).toBe(200);
+        return wire.parseGeneration(answer.json, a);
+      };
+      const first = await generate(args(5, { topK: 3 }));
+      const direct = generatedBy(tiny, before, 5, 3);
+      expect({ ids: Array.from(first.ids), lps: Array.from(first.logprobs) }).toEqual({ ids: direct.token_ids, lps: direct.logprobs.token_logprobs });
+      expect(first.weightVersion).toBeNull();
+      const greedy = await generate(args(5, { temperature: 0 }));
+      expect(Array.from(greedy.logprobs).every((lp) => lp === 0)).toBe(true);
+
+      for (const step of wire.weightSync(after, 1, { lora: false })) expect((await send(gateway.origin, step)).status, step.path).toBe(200);
+      const synced = await generate(args(5, { topK: 3 }));
+      expect(synced.weightVersion).toBe("1");
+      expect(Array.from(synced.logprobs)).toEqual(generatedBy(tiny, after, 5, 3).logprobs.token_logprobs);
+
+      // An adapter sync (policy.lora): the server serves the adapter under its name, and the generation reports its version.
+      for (const step of wire.weightSync(before, 2, { lora: true })) expect((await send(gateway.origin, step)).status, step.path).toBe(200);
+      const adapted = await generate(args(5, { topK: 3, model: wire.servedModel("builtin:tiny", 2, { lora: true }) }));
+      expect(adapted.weightVersion).toBe("2");
+      expect(Array.from(adapted.logprobs)).toEqual(direct.logprobs.token_logprobs);
+    });
+  }
+});
+
 interface SglangAnswer {
   text: string;
   output_ids: number[];
@@ -261,7 +288,7 @@ describe("SGLang's native generate", () => {
   it("answers ids, log-prob triples and the weight version; update_weights_from_disk changes both", async () => {
     const { tiny, gateway } = await serve("sglang");
     tiny.load(before);
-    const first = (await call(gateway.origin, "POST", "/generate", sglangBody(5))).json as SglangAnswer;
+    const first = (await call(gateway.origin, "POST", "/generate", engineWire("sglang").generate(args(5)).body)).json as SglangAnswer;
     expect(first.meta_info).toMatchObject({ weight_version: "default", prompt_tokens: PROMPT.length, completion_tokens: first.output_ids.length });
     expect(first.meta_info.output_token_logprobs.map((t) => t[1])).toEqual(first.output_ids);
     expect(["stop", "length"]).toContain(first.meta_info.finish_reason.type);
@@ -269,7 +296,7 @@ describe("SGLang's native generate", () => {
     const update = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: after, weight_version: "1", flush_cache: true });
     expect(update).toMatchObject({ status: 200, json: { success: true } });
     expect((await call(gateway.origin, "GET", "/get_model_info")).json).toMatchObject({ weight_version: "1" });
-    const second = (await call(gateway.origin, "POST", "/generate", sglangBody(5))).json as SglangAnswer;
+    const second = (await call(gateway.origin, "POST", "/generate", engineWire("sglang").generate(args(5)).body)).json as SglangAnswer;
     expect(second.meta_info.weight_version).toBe("1");
     const lps = (a: SglangAnswer) => a.meta_info.output_token_logprobs.map((t) => t[0]);
     expect(lps(second)).not.toEqual(lps(first));
@@ -277,7 +304,7 @@ describe("SGLang's native generate", () => {
     expect({ ids: second.output_ids, lps: lps(second) }).toEqual({ ids: direct.token_ids, lps: direct.logprobs.token_logprobs });
     const missing = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: path.join(dir, "missing") });
     expect(missing).toMatchObject({ status: 400, json: { success: false } });
-    const batch = await call(gateway.origin, "POST", "/generate", { ...sglangBody(1), input_ids: [PROMPT] });
+    const batch = await call(gateway.origin, "POST", "/generate", { ...(engineWire("sglang").generate(args(1)).body as Record<string, unknown>), input_ids: [PROMPT] });
     expect(batch).toMatchObject({ status: 400, json: { error: { param: "input_ids[0]" } } });
   });
 });

@@ -82,7 +82,7 @@ const vllmCompletionSchema = {
 };
 
 /** `POST /collective_rpc` (vLLM's development route): only `reload_weights` is served. */
-export interface VllmCollectiveRpcBody {
+interface VllmCollectiveRpcBody {
   readonly method: "reload_weights";
   readonly args?: readonly string[];
   readonly kwargs?: { readonly weights_path?: string; readonly is_checkpoint_format?: boolean | string };
@@ -110,7 +110,7 @@ const collectiveRpcSchema = {
 };
 
 /** `POST /update_weight_version` (vLLM). */
-export interface VllmWeightVersionBody {
+interface VllmWeightVersionBody {
   readonly new_version: string;
 }
 
@@ -122,7 +122,7 @@ const weightVersionSchema = {
 };
 
 /** `POST /v1/load_lora_adapter` (vLLM's LoadLoRAAdapterRequest) and SGLang's `/load_lora_adapter` (LoadLoRAAdapterReqInput). */
-export interface VllmLoadLoraBody {
+interface VllmLoadLoraBody {
   readonly lora_name: string;
   readonly lora_path: string;
   readonly load_inplace?: boolean;
@@ -153,7 +153,7 @@ export interface SglangSamplingParams {
 }
 
 /** A `POST /generate` body (SGLang's GenerateReqInput, one prompt of ids) that passed the schema. */
-export interface SglangGenerateBody {
+interface SglangGenerateBody {
   readonly input_ids: readonly number[];
   readonly sampling_params?: SglangSamplingParams | null;
   readonly return_logprob?: boolean | null;
@@ -213,7 +213,7 @@ const sglangGenerateSchema = {
 };
 
 /** `POST /update_weights_from_disk` (SGLang's UpdateWeightFromDiskReqInput). */
-export interface SglangUpdateWeightsBody {
+interface SglangUpdateWeightsBody {
   readonly model_path: string;
   readonly weight_version?: string | null;
 }
