@@ -56,6 +56,7 @@ def handshake(state: TrainerState, p: Any) -> dict:
             "value_head": True,
             "keep_sampling_mask": True,
             "step_lr": True,
+            "on_policy_step": True,
             "world_size": state.dist.world_size,
             "device": device.type,
             "parallel": state.dist.strategy,

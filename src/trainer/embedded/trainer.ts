@@ -85,6 +85,7 @@ export class TinyTrainer {
         value_head: true,
         keep_sampling_mask: true,
         step_lr: true,
+        on_policy_step: true,
         world_size: 1,
         device: "cpu",
         behaviour_policy: true,
