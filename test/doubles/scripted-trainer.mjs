@@ -10,7 +10,8 @@
 // generate, with a last word on stderr. DOUBLE_TRAIN_LOG=FILE appends each train_step's ids and loss
 // mask as a JSON line; DOUBLE_TRAIN_MS=N makes each train_step take N ms (accelerator time, for
 // the async benchmark). `logprobs` reproduces what `generate` reported (DOUBLE_SHIFTED_LOGPROBS=1:
-// one position early).
+// one position early). DOUBLE_ON_POLICY=1 announces on_policy_step: train_step takes
+// old_logprobs null and reports nll 0.25; the train log then also gets a line per logprobs request.
 import { appendFileSync } from "node:fs";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -23,6 +24,7 @@ let version = 0;
 let behaviour = null;
 let crashOnGenerate = false;
 const withBehaviour = process.env.DOUBLE_NO_BEHAVIOUR !== "1";
+const onPolicy = process.env.DOUBLE_ON_POLICY === "1";
 const EOS = 0;
 const enc = (s) => Array.from(s, (c) => c.codePointAt(0));
 const STEP = '<tool_call>{"name":"step","arguments":{}}</tool_call>';
@@ -52,6 +54,7 @@ await serve({
       world_size: 1,
       device: "cpu",
       ...(withBehaviour ? { behaviour_policy: true } : {}),
+      ...(onPolicy ? { on_policy_step: true } : {}),
     },
     versions: { node: process.version },
   }),
@@ -94,6 +97,7 @@ await serve({
     if (p.policy === "behaviour" && !behaviour) throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
     const s = p.policy === "behaviour" ? behaviour.skill : skill;
     const shift = process.env.DOUBLE_SHIFTED_LOGPROBS === "1" ? 1 : 0;
+    if (onPolicy && process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ logprobs: p.ids.offsets.length - 1 })}\n`);
     return {
       logprobs: pack(
         rows(p.ids).map((r) => {
@@ -112,7 +116,7 @@ await serve({
   values: (p) => ({ values: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
   train_step: async (p) => {
     const ids = rows(p.ids);
-    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)) })}\n`);
+    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)), old_logprobs: p.old_logprobs === null ? null : "sent" })}\n`);
     if (process.env.DOUBLE_TRAIN_MS) await new Promise((r) => setTimeout(r, Number(process.env.DOUBLE_TRAIN_MS)));
     const adv = rows(p.advantages);
     const mask = rows(p.loss_mask);
@@ -132,7 +136,7 @@ await serve({
     const delta = n ? (0.5 * sum) / n : 0;
     skill = Math.min(0.95, Math.max(0.05, skill + delta));
     version++;
-    return { loss: -delta, policy_loss: -delta, kl: 0, entropy: 0.5, clip_fraction: 0, ratio_mean: 1, ratio_min: 1, ratio_max: 1, grad_norm: Math.abs(delta), tokens: p.denominators.tokens, policy_version: version };
+    return { loss: -delta, policy_loss: -delta, kl: 0, entropy: 0.5, clip_fraction: 0, ratio_mean: 1, ratio_min: 1, ratio_max: 1, grad_norm: Math.abs(delta), ...(onPolicy ? { nll: 0.25 } : {}), tokens: p.denominators.tokens, policy_version: version };
   },
   save: (p) => {
     mkdirSync(path.dirname(p.path), { recursive: true });
