@@ -2,10 +2,11 @@
 
 Alignment (every ragged array is aligned with `ids`): loss_mask[k] = 1 makes token k a target;
 its log-prob comes from the logits at position k-1 (next-token shift); advantages[k],
-old_logprobs[k], ref_logprobs[k] belong to token k; loss_mask[0] must be 0. old_logprobs null is
-the on-policy step: the old log-probs are the current ones, detached (ratio 1, gradient of logp). The critic's
+old_logprobs[k], ref_logprobs[k] belong to token k; loss_mask[0] must be 0. The critic's
 returns[k] and old_values[k] belong to target token k: the value regressed is that of the state
 in which token k was chosen, V(h_{k-1}), i.e. what `values` reports at position k-1.
+old_logprobs null is the on-policy step: the old log-probs are the current ones, detached (ratio
+exactly 1, the gradient of logp).
 The loss terms are losses.py's; the statistics are pooled by stats.py.
 """
 from __future__ import annotations

@@ -110,7 +110,7 @@ function gather(batch: StepBatch, part: readonly number[]): Microbatch {
       mb.where.push({ j, t: k - 1 });
       mb.valueWhere.push(k * B + j);
       mb.targets.push(at(ids, k));
-      if (old) mb.oldLogp?.push(at(old, k));
+      if (old && mb.oldLogp) mb.oldLogp.push(at(old, k));
       mb.advantages.push(at(advantages, k));
       if (ref) mb.refLogp.push(at(ref, k));
       mb.weights.push(weight);
