@@ -22,6 +22,7 @@ class StepSums:
     surrogate_sum: float = 0.0  # sum of w * surrogate (policy_loss is its negative)
     kl_sum: float = 0.0  # sum of w * KL term, over the tokens that had reference log-probs
     entropy_sum: float = 0.0
+    logp_sum: float = 0.0  # the target tokens' log-probs under the weights before the step
     value_loss: float = 0.0  # sum of w * value term
     clipped: float = 0.0  # tokens whose ratio was clipped
     ratio_sum: float = 0.0
@@ -70,6 +71,7 @@ def step_result(sums: StepSums, kl_coef: float, kl_in_loss: bool, with_value: bo
         "policy_loss": policy_loss,
         "kl": kl_value,
         "entropy": float(sums.entropy_sum / count) if count else 0.0,
+        "nll": float(-sums.logp_sum / count) + 0.0 if count else 0.0,  # no -0.0
         "clip_fraction": float(sums.clipped / count) if count else 0.0,
         "ratio_mean": float(sums.ratio_sum / count) if count else 1.0,
         "ratio_min": sums.ratio_min if count else 1.0,

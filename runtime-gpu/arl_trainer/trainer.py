@@ -57,6 +57,7 @@ def handshake(state: TrainerState, p: Any) -> dict:
             "keep_sampling_mask": True,
             "step_lr": True,
             "is_weights": True,
+            "on_policy_step": True,
             "world_size": state.dist.world_size,
             "device": device.type,
             "parallel": state.dist.strategy,

@@ -5,6 +5,8 @@ its log-prob comes from the logits at position k-1 (next-token shift); advantage
 old_logprobs[k], ref_logprobs[k], is_weights[k] belong to token k; loss_mask[0] must be 0. The critic's
 returns[k] and old_values[k] belong to target token k: the value regressed is that of the state
 in which token k was chosen, V(h_{k-1}), i.e. what `values` reports at position k-1.
+old_logprobs null is the on-policy step: the old log-probs are the current ones, detached (ratio
+exactly 1, the gradient of logp).
 The loss terms are losses.py's; the statistics are pooled by stats.py.
 """
 from __future__ import annotations
@@ -38,7 +40,7 @@ class TrainBatch:
     ids: Ragged
     mask: Ragged
     adv: Ragged
-    old: Ragged
+    old: Ragged | None  # None: the on-policy step
     ref: Ragged | None
     is_w: Ragged | None  # importance weights (mask.tis); None: 1 everywhere
     returns: Ragged | None
@@ -99,7 +101,7 @@ def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:
     n = len(ids)
     mask = required_ragged(p, "loss_mask", "uint8", n, ids.offsets)
     adv = required_ragged(p, "advantages", "float32", n, ids.offsets)
-    old = required_ragged(p, "old_logprobs", "float32", n, ids.offsets)
+    old = ragged(p, "old_logprobs", "float32", n, ids.offsets, required=False)
     ref = ragged(p, "ref_logprobs", "float32", n, ids.offsets, required=False)
     is_w = is_weights(p, n, ids.offsets)
     for i in range(n):
@@ -223,7 +225,8 @@ def _prepare(state: TrainerState, batch: TrainBatch, mb: list[int]) -> Microbatc
         sel.append(r * T + ks - 1)
         tgt.append(batch.ids.row(i)[ks])
         parts["adv"].append(batch.adv.row(i)[ks])
-        parts["old"].append(batch.old.row(i)[ks])
+        if batch.old is not None:
+            parts["old"].append(batch.old.row(i)[ks])
         if batch.ref is not None:
             parts["ref"].append(batch.ref.row(i)[ks])
         if batch.is_w is not None:
@@ -261,12 +264,15 @@ def _microbatch(state: TrainerState, acc: StatsPool, batch: TrainBatch, m: Micro
                 dv = critic_train(x, sel).sum() * 0.0
             dv.backward()
         return
-    assert m.w is not None and m.tgt is not None and m.old is not None and m.adv is not None
+    assert m.w is not None and m.tgt is not None and m.adv is not None
     n, w, tgt = m.n, m.w, m.tgt
     with autocast(state):
         logits = w_slots.policy_train(x, sel)
     logp, ent = token_logprobs(logits, tgt, s.sampling, want_entropy=True)
-    u, rho, clipped = losses.surrogate(logp, m.old, m.adv, s.low, s.high, s.dual)
+    # On-policy (old_logprobs null): old = the current log-probs, detached, so the ratio is exactly
+    # 1 and its gradient is that of logp.
+    old = m.old if m.old is not None else logp.detach()
+    u, rho, clipped = losses.surrogate(logp, old, m.adv, s.low, s.high, s.dual)
     if m.is_w is not None:
         # Truncated importance sampling: a constant factor of each token's surrogate; the
         # statistics (ratios, clip fraction, entropy) and the KL term stay unweighted.
@@ -292,6 +298,7 @@ def _microbatch(state: TrainerState, acc: StatsPool, batch: TrainBatch, m: Micro
             acc.add("kl_tokens", n)
         if n:
             acc.add("entropy_sum", ent.sum())
+            acc.add("logp_sum", logp.sum())
             acc.add("clipped", clipped.sum())
             acc.add("ratio_sum", rho.sum())
             acc.add("tokens", n)

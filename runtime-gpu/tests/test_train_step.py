@@ -241,6 +241,33 @@ def test_is_weights_scale_each_targets_policy_term_only(t64):
         t.compute_gradients({**batch, "is_weights": Ragged.from_sequences([[1.0]] * 5, "float32")})
 
 
+def test_on_policy_step_equals_the_step_with_old_equal_to_the_current_logprobs():
+    """old_logprobs null: the ratio is exactly 1 and carries logp's gradient, so loss, gradient and
+    the weights after the step equal those of the step sent the current weights' log-probs; the
+    result's nll is the targets' mean -log p. (A float32 model: log-probs travel as float32.)"""
+    a = trainer(dtype="float32")
+    b = copy.deepcopy(a)
+    batch = make_batch(a.state.conf.weights.handle.vocab_size, seed=13, n=5)
+    batch.update(microbatches=2, sampling={"temperature": 0.9, "top_p": 0.95, "top_k": 12})
+    lp = a.logprobs({"ids": batch["ids"], "policy": "current", "sampling": batch["sampling"], "mask": batch["loss_mask"]})["logprobs"]
+    tol = 1e-5
+    with_old, g_old = run(a, {**batch, "old_logprobs": lp}, critic=False)
+    on_policy, g_on = run(a, {**batch, "old_logprobs": None}, critic=False)
+    for key in ("loss", "policy_loss", "kl", "entropy"):
+        assert on_policy[key] == pytest.approx(with_old[key], abs=tol), key
+    assert max_grad_diff(g_old, g_on) <= tol
+    assert (on_policy["ratio_min"], on_policy["ratio_max"], on_policy["clip_fraction"]) == (1.0, 1.0, 0.0)
+    targets = batch["loss_mask"].values == 1
+    assert on_policy["nll"] == pytest.approx(-float(lp.values[targets].astype(np.float64).mean()), abs=tol)
+    a.train_step({**batch, "old_logprobs": lp})
+    b.train_step({**batch, "old_logprobs": None})
+    after_a = dict(a.state.conf.weights.policy.named_parameters())
+    for name, w in b.state.conf.weights.policy.named_parameters():
+        assert float((w.detach() - after_a[name].detach()).abs().max()) <= tol, name
+    caps = a.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]
+    assert caps["on_policy_step"] is True
+
+
 def test_logprobs_mask_computes_only_the_asked_positions():
     t = trainer()
     batch = make_batch(t.state.conf.weights.handle.vocab_size, seed=12, n=3)

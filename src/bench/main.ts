@@ -10,6 +10,7 @@ import { protocolSection } from "./protocol.js";
 import { roomsSection, sqlSection, findmaxSection } from "./envs.js";
 import { asyncSection } from "./async.js";
 import { quickstartSection } from "./quickstart.js";
+import { sftStepSection } from "./sft-step.js";
 import { scalingSection } from "./scaling.js";
 import { gatewaySection } from "./gateway.js";
 import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
@@ -33,7 +34,7 @@ async function main(args: readonly string[]): Promise<void> {
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
-  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), quickstartSection()];
+  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection()];
   const sections = only === undefined ? all : all.filter((s) => s.name.includes(only));
 
   const environment = {

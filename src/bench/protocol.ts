@@ -53,7 +53,7 @@ function harnessPlan(): Plan {
   };
   return {
     policy: { model: "bench", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 64 } },
-    harness: { format: "function_call", system_prompt: null, max_turns: 100, max_response_tokens: 64, max_total_tokens: null, on_budget: "truncate", observation: { max_tokens: 64, overflow: "keep_head" }, tool_timeout_s: 30 },
+    harness: { format: "function_call", system_prompt: null, max_turns: 100, max_response_tokens: 64, max_total_tokens: null, on_budget: "truncate", observation: { max_tokens: 64, overflow: "keep_head" }, tool_timeout_s: 30, context: { history: "exact" } },
     constraints: {},
     tools: [tool],
   } as unknown as Plan;

@@ -32,6 +32,8 @@ export interface HandshakeResult {
     readonly step_lr?: boolean;
     /** train_step accepts `is_weights` (per-token importance weights, mask.tis). */
     readonly is_weights?: boolean;
+    /** train_step accepts `old_logprobs: null` (the on-policy step) and reports `nll`. */
+    readonly on_policy_step?: boolean;
     readonly world_size: number;
     readonly device: string;
     /** Keeps a behaviour-policy snapshot (method `snapshot`, `policy: "behaviour"`). */
@@ -140,7 +142,8 @@ export interface TrainStepParams {
   readonly ids: Ragged<Int32Array>;
   readonly loss_mask: Ragged<Uint8Array>;
   readonly advantages: Ragged<Float32Array>;
-  readonly old_logprobs: Ragged<Float32Array>;
+  /** The behaviour policy's log-probs; null: the current weights' own (ratio 1), where the trainer announces `on_policy_step`. */
+  readonly old_logprobs: Ragged<Float32Array> | null;
   readonly ref_logprobs: Ragged<Float32Array> | null;
   readonly groups: Int32Array;
   readonly reduction: { readonly mode: string; readonly constant?: number };
@@ -167,6 +170,8 @@ export interface TrainStepResult {
   readonly ratio_max: number;
   readonly grad_norm: number;
   readonly value_loss?: number;
+  /** Mean negative log-likelihood of the target tokens under the weights before the step (trainers announcing `on_policy_step`). */
+  readonly nll?: number;
   readonly tokens: number;
   readonly policy_version: number;
 }

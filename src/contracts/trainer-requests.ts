@@ -216,7 +216,7 @@ const trainStep = named(
     ids: raggedInt32,
     loss_mask: raggedUint8,
     advantages: raggedFloat32,
-    old_logprobs: raggedFloat32,
+    old_logprobs: raggedFloat32.nullable(),
     ref_logprobs: raggedFloat32.nullable(),
     groups: bulk.int32,
     reduction,

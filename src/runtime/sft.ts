@@ -3,11 +3,12 @@
 // (sft.data, sft-records.ts), then train on the generated (assistant) tokens only, measuring the
 // held-out records' loss after each epoch. The loss is the policy-gradient loss with advantage 1
 // at ratio 1 (old log-probs = current ones), whose gradient is that of the log-likelihood of the
-// demonstrated tokens.
+// demonstrated tokens. A trainer that announces `on_policy_step` takes the step with
+// `old_logprobs: null` and reports the demos' NLL itself, which saves a log-probs pass per step.
 import { at, defined } from "../contracts/checked.js";
 import type { EnvKind } from "../contracts/env.js";
 import type { Plan } from "../plan/schema.js";
-import type { TrainerClient } from "../trainer/protocol/client.js";
+import { TrainerError, type TrainerClient } from "../trainer/protocol/client.js";
 import { ragged, row, type ChatTemplateInfo } from "../contracts/trainer-protocol.js";
 import { runEpisode, toolsFor } from "./harness.js";
 import type { GenerateOptions, Generation, Message, Policy } from "./policy.js";
@@ -256,6 +257,16 @@ async function meanNll(ctx: SftContext, sftPlan: Plan, sequences: readonly Train
 
 /** One optimizer step on `demos`; returns their summed NLL before the step and the target-token count. */
 async function sftStep(ctx: SftContext, sftPlan: Plan, demos: readonly TrainSequence[]): Promise<{ nll: number; targets: number }> {
+  const lr = sftPlan.rollout.sft?.lr ?? null;
+  const handshake = ctx.trainer.handshakeResult;
+  if (handshake?.capabilities.on_policy_step === true) {
+    // old = current without asking for them: the trainer's ratio is exactly 1 (docs/protocol.md).
+    const batch = demos.map((s) => ({ ...s, advantages: Float32Array.from(lossMask(s.roles, "generated")) }));
+    const targets = batch.reduce((n, s) => s.advantages.reduce((m, a) => m + a, n), 0);
+    const result = await ctx.trainer.request("train_step", { ...trainStepParams(sftPlan, batch), old_logprobs: null, ...(lr !== null ? { lr } : {}) });
+    if (result.nll === undefined) throw new TrainerError(`trainer '${handshake.trainer.name}' announces capabilities.on_policy_step, but its train_step answer has no nll (docs/protocol.md, train_step)`, "protocol");
+    return { nll: result.nll * targets, targets };
+  }
   const { masks, logprobs } = await targetLogprobs(ctx, sftPlan, demos);
   const batch = demos.map((s, i) => ({
     ...s,
@@ -267,7 +278,6 @@ async function sftStep(ctx: SftContext, sftPlan: Plan, demos: readonly TrainSequ
   let nll = 0;
   let targets = 0;
   batch.forEach((s) => s.advantages.forEach((m, k) => m && ((nll -= at(s.oldLogprobs, k)), targets++)));
-  const lr = sftPlan.rollout.sft?.lr ?? null;
   await ctx.trainer.request("train_step", { ...trainStepParams(sftPlan, batch), ...(lr !== null ? { lr } : {}) });
   return { nll, targets };
 }

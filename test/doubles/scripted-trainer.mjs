@@ -14,6 +14,8 @@
 // reports each turn's choice token X nats less likely than `logprobs` recomputes it (the
 // train/inference mismatch, docs/semantics.md §12); the train log then records is_weights.
 // DOUBLE_NO_IS_WEIGHTS=1 leaves that capability out (the runtime must refuse mask.tis).
+// DOUBLE_ON_POLICY=1 announces on_policy_step: train_step takes
+// old_logprobs null and reports nll 0.25; the train log then also gets a line per logprobs request.
 import { appendFileSync } from "node:fs";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -26,6 +28,7 @@ let version = 0;
 let behaviour = null;
 let crashOnGenerate = false;
 const withBehaviour = process.env.DOUBLE_NO_BEHAVIOUR !== "1";
+const onPolicy = process.env.DOUBLE_ON_POLICY === "1";
 const EOS = 0;
 const enc = (s) => Array.from(s, (c) => c.codePointAt(0));
 const STEP = '<tool_call>{"name":"step","arguments":{}}</tool_call>';
@@ -56,6 +59,7 @@ await serve({
       device: "cpu",
       ...(withBehaviour ? { behaviour_policy: true } : {}),
       ...(process.env.DOUBLE_NO_IS_WEIGHTS === "1" ? {} : { is_weights: true }),
+      ...(onPolicy ? { on_policy_step: true } : {}),
     },
     versions: { node: process.version },
   }),
@@ -98,6 +102,7 @@ await serve({
     if (p.policy === "behaviour" && !behaviour) throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
     const s = p.policy === "behaviour" ? behaviour.skill : skill;
     const shift = process.env.DOUBLE_SHIFTED_LOGPROBS === "1" ? 1 : 0;
+    if (onPolicy && process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ logprobs: p.ids.offsets.length - 1 })}\n`);
     return {
       logprobs: pack(
         rows(p.ids).map((r) => {
@@ -116,7 +121,7 @@ await serve({
   values: (p) => ({ values: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
   train_step: async (p) => {
     const ids = rows(p.ids);
-    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)), ...(p.is_weights ? { is_weights: rows(p.is_weights).map((r) => Array.from(r)) } : {}) })}\n`);
+    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)), ...(p.is_weights ? { is_weights: rows(p.is_weights).map((r) => Array.from(r)) } : {}), old_logprobs: p.old_logprobs === null ? null : "sent" })}\n`);
     if (process.env.DOUBLE_TRAIN_MS) await new Promise((r) => setTimeout(r, Number(process.env.DOUBLE_TRAIN_MS)));
     const adv = rows(p.advantages);
     const mask = rows(p.loss_mask);
@@ -136,7 +141,7 @@ await serve({
     const delta = n ? (0.5 * sum) / n : 0;
     skill = Math.min(0.95, Math.max(0.05, skill + delta));
     version++;
-    return { loss: -delta, policy_loss: -delta, kl: 0, entropy: 0.5, clip_fraction: 0, ratio_mean: 1, ratio_min: 1, ratio_max: 1, grad_norm: Math.abs(delta), tokens: p.denominators.tokens, policy_version: version };
+    return { loss: -delta, policy_loss: -delta, kl: 0, entropy: 0.5, clip_fraction: 0, ratio_mean: 1, ratio_min: 1, ratio_max: 1, grad_norm: Math.abs(delta), ...(onPolicy ? { nll: 0.25 } : {}), tokens: p.denominators.tokens, policy_version: version };
   },
   save: (p) => {
     mkdirSync(path.dirname(p.path), { recursive: true });

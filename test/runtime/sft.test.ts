@@ -52,25 +52,25 @@ describe("SFT cold start", () => {
     expect(logs.findIndex((l) => l.startsWith("sft epoch 1/"))).toBeGreaterThan(-1);
   }, 120_000);
 
-  it("takes several optimizer steps per epoch with sft.batch, every demo once per epoch", async () => {
+  it("takes several optimizer steps per epoch with sft.batch, every demo once per epoch, without a log-probs pass when the trainer takes the on-policy step", async () => {
     const [plan] = compilePlans(spec.replace("sft { demos: 3, epochs: 2 }", "sft { demos: 5, epochs: 2, batch: 2 }"));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);
     const log = path.join(mkdtempSync(path.join(tmpdir(), "arl-sft-log-")), "train.jsonl");
     const logs: string[] = [];
-    const previous = process.env.DOUBLE_TRAIN_LOG;
-    process.env.DOUBLE_TRAIN_LOG = log;
-    try {
-      await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => logs.push(l) });
-    } finally {
-      if (previous === undefined) delete process.env.DOUBLE_TRAIN_LOG;
-      else process.env.DOUBLE_TRAIN_LOG = previous;
-    }
-    expect(logs.filter((l) => l.startsWith("sft epoch")).map((l) => l.replace(/[\d.]+ per token/, "X per token"))).toEqual([
-      "sft epoch 1/2: 5 demos in 3 steps, negative log-likelihood X per token",
-      "sft epoch 2/2: 5 demos in 3 steps, negative log-likelihood X per token",
+    const trainer = { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_TRAIN_LOG: log, DOUBLE_ON_POLICY: "1" } };
+    await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: (l) => logs.push(l) });
+    // The NLL the trainer reported with each step (the double's 0.25), not one of a logprobs pass.
+    expect(logs.filter((l) => l.startsWith("sft epoch"))).toEqual([
+      "sft epoch 1/2: 5 demos in 3 steps, negative log-likelihood 0.2500 per token",
+      "sft epoch 2/2: 5 demos in 3 steps, negative log-likelihood 0.2500 per token",
     ]);
+    const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { ids?: number[][]; old_logprobs?: string | null; logprobs?: number });
+    // No logprobs request before the RL iteration; its step sends the behaviour log-probs.
+    const firstLogprobs = lines.findIndex((l) => l.logprobs !== undefined);
+    expect(firstLogprobs === -1 || firstLogprobs >= 6).toBe(true);
+    const steps = lines.filter((l) => l.ids !== undefined) as { ids: number[][]; old_logprobs: string | null }[];
+    expect(steps.map((s) => s.old_logprobs)).toEqual([null, null, null, null, null, null, "sent"]);
     // 2 epochs x (2 + 2 + 1 demos), then the RL iteration's step.
-    const steps = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { ids: number[][] });
     expect(steps.slice(0, 6).map((s) => s.ids.length)).toEqual([2, 2, 1, 2, 2, 1]);
     // Each epoch sees every demo once.
     const key = (ids: number[]) => ids.join(",");

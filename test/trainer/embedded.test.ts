@@ -260,7 +260,7 @@ describe("builtin:tiny train_step", () => {
       const d = p.denominators;
       const weights = sequenceWeights(toReduction(p.reduction), { tokens: d.tokens, sequences: d.sequences, groups: d.groups, groupTokens: d.group_tokens, sequenceTokens: d.sequence_tokens, groupOf: p.groups });
       const f64 = microbatchLossF64(
-        { logp: rows(lp), logpOld: rows(p.old_logprobs), mask: rows(p.loss_mask), advantages: rows(p.advantages), ...(p.ref_logprobs ? { logpRef: rows(p.ref_logprobs) } : {}) },
+        { logp: rows(lp), logpOld: rows(p.old_logprobs!), mask: rows(p.loss_mask), advantages: rows(p.advantages), ...(p.ref_logprobs ? { logpRef: rows(p.ref_logprobs) } : {}) },
         [0, 1, 2, 3],
         weights,
         { low: p.clip.low, high: p.clip.high, dual: p.clip.dual },
@@ -309,7 +309,7 @@ describe("builtin:tiny train_step", () => {
     const weights = sequenceWeights(toReduction(p.reduction), { tokens: d.tokens, sequences: d.sequences, groups: d.groups, groupTokens: d.group_tokens, sequenceTokens: d.sequence_tokens, groupOf: p.groups });
     const lp = t.logprobs(p.ids, "current", p.sampling);
     const f64 = microbatchLossF64(
-      { logp: rows(lp), logpOld: rows(p.old_logprobs), mask: rows(p.loss_mask), advantages: rows(p.advantages), logpRef: rows(p.ref_logprobs!), isWeights: rows(isWeights) },
+      { logp: rows(lp), logpOld: rows(p.old_logprobs!), mask: rows(p.loss_mask), advantages: rows(p.advantages), logpRef: rows(p.ref_logprobs!), isWeights: rows(isWeights) },
       [0, 1, 2, 3],
       weights,
       p.clip,
@@ -323,6 +323,26 @@ describe("builtin:tiny train_step", () => {
     expect(ones.loss).toBe(plain.loss);
     expect(() => t.computeGradients({ ...p, is_weights: { values: isWeights.values.map((w, k) => (k === 3 ? -1 : w)), offsets: isWeights.offsets } })).toThrow(/is_weights\[3\].*finite and >= 0/);
     expect(t.handshake().capabilities.is_weights).toBe(true);
+  });
+
+  it("takes the on-policy step (old_logprobs null) as the step with old = the current log-probs: same loss, gradient and weights after it, and reports the NLL", async () => {
+    const [a, b] = [await trainer(8), await trainer(8)];
+    const p = batch(a, { kl: 0.1, microbatches: 2, sampling: { temperature: 0.9, top_p: 0.95, top_k: 12 } });
+    const current = a.logprobs(p.ids, "current", p.sampling, p.loss_mask);
+    const withOld = a.computeGradients({ ...p, old_logprobs: current });
+    const onPolicy = a.computeGradients({ ...p, old_logprobs: null });
+    expect(Math.abs(onPolicy.loss - withOld.loss)).toBeLessThan(1e-6);
+    expect(maxRelDiff(onPolicy.policy, withOld.policy)).toBeLessThan(1e-5);
+    // The ratio is exactly 1 and nothing is clipped; the NLL is the targets' mean -log p.
+    expect([onPolicy.stats.ratio_min, onPolicy.stats.ratio_max, onPolicy.stats.clip_fraction]).toEqual([1, 1, 0]);
+    let nll = 0;
+    p.loss_mask.values.forEach((m, k) => m && (nll -= current.values[k]!));
+    expect(onPolicy.stats.nll).toBeCloseTo(nll / p.denominators.tokens, 5);
+    a.trainStep({ ...p, old_logprobs: current });
+    b.trainStep({ ...p, old_logprobs: null });
+    expect(maxRelDiff(a.parameters(), b.parameters())).toBeLessThan(1e-6);
+    expect(a.handshake().capabilities.on_policy_step).toBe(true);
+    expect(() => a.trainStep({ ...p, old_logprobs: ragged([new Float32Array(2)], Float32Array) })).toThrow(/old_logprobs must have the same sequences and lengths as ids/);
   });
 
   it("computes log-probs only where the mask asks, equal to the unmasked ones there", async () => {
@@ -343,7 +363,7 @@ describe("builtin:tiny train_step", () => {
     const base = t.computeGradients(p);
     // Garbage wherever loss_mask is 0 changes nothing.
     const scramble = (r: { values: Float32Array; offsets: Int32Array }) => ({ values: r.values.map((v, k) => (p.loss_mask.values[k] ? v : 1e6 * (k % 2 ? 1 : -1))), offsets: r.offsets });
-    const noisy = t.computeGradients({ ...p, advantages: scramble(p.advantages), old_logprobs: scramble(p.old_logprobs), ref_logprobs: scramble(p.ref_logprobs!) });
+    const noisy = t.computeGradients({ ...p, advantages: scramble(p.advantages), old_logprobs: scramble(p.old_logprobs!), ref_logprobs: scramble(p.ref_logprobs!) });
     expect(noisy.loss).toBe(base.loss);
     expect(maxRelDiff(noisy.policy, base.policy)).toBe(0);
     // No targets at all: no gradient anywhere.

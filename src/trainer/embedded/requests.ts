@@ -61,7 +61,7 @@ export function checkTrainStep(p: TrainStepParams, vocab: number, hasCritic: boo
   checkIds(p.ids, vocab);
   sameLayout(p.ids, p.loss_mask, "loss_mask");
   sameLayout(p.ids, p.advantages, "advantages");
-  sameLayout(p.ids, p.old_logprobs, "old_logprobs");
+  if (p.old_logprobs) sameLayout(p.ids, p.old_logprobs, "old_logprobs");
   if (p.ref_logprobs) sameLayout(p.ids, p.ref_logprobs, "ref_logprobs");
   if (p.is_weights) {
     sameLayout(p.ids, p.is_weights, "is_weights");

@@ -15,6 +15,8 @@ export interface MicrobatchStats {
   /** Its target tokens (> 0: a part without targets contributes nothing). */
   readonly tokens: number;
   readonly entropySum: number;
+  /** The target tokens' log-probs under the weights before the step, summed. */
+  readonly logpSum: number;
   readonly clipped: number;
   readonly ratioSum: number;
   readonly ratioMin: number;
@@ -26,12 +28,14 @@ export type StepStats = Omit<TrainStepResult, "grad_norm" | "policy_version">;
 export class StatsPool {
   private readonly policy: PolicyLossResult[] = [];
   private entropySum = 0;
+  private logpSum = 0;
   private valueLoss = 0;
 
   addPolicy(part: MicrobatchStats): void {
     // The embedded graph does not count dual clips (the protocol reports none).
     this.policy.push({ loss: part.loss, policyLoss: part.policyLoss, kl: part.kl, stats: poolStats(part.tokens, part.clipped, 0, part.ratioSum, part.ratioMin, part.ratioMax) });
     this.entropySum += part.entropySum;
+    this.logpSum += part.logpSum;
   }
 
   addValueLoss(loss: number): void {
@@ -39,7 +43,7 @@ export class StatsPool {
   }
 
   /**
-   * The step's statistics: entropy, clip fraction and ratios are plain means/min/max over its
+   * The step's statistics: entropy, NLL, clip fraction and ratios are plain means/min/max over its
    * target tokens, 1 (ratios) or 0 without any (NaN is not JSON); `tokens` is the request's count.
    */
   result(withCritic: boolean, requestTokens: number): StepStats {
@@ -56,6 +60,7 @@ export class StatsPool {
       ratio_min: any ? pooled.stats.ratioMin : 1,
       ratio_max: any ? pooled.stats.ratioMax : 1,
       ...(withCritic ? { value_loss: this.valueLoss } : {}),
+      nll: any ? -this.logpSum / tokens + 0 : 0, // never -0
       tokens: requestTokens,
     };
   }

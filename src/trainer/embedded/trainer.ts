@@ -86,6 +86,7 @@ export class TinyTrainer {
         keep_sampling_mask: true,
         step_lr: true,
         is_weights: true,
+        on_policy_step: true,
         world_size: 1,
         device: "cpu",
         behaviour_policy: true,

@@ -31,7 +31,8 @@ interface StepBatch {
   readonly ids: Int32Array[];
   readonly masks: Uint8Array[];
   readonly advantages: Float32Array[];
-  readonly old: Float32Array[];
+  /** null: the on-policy step (old log-probs = the current weights' own). */
+  readonly old: Float32Array[] | null;
   readonly ref: Float32Array[] | null;
   /** Importance weight per token (is_weights), or null: 1 everywhere. */
   readonly isWeights: Float32Array[] | null;
@@ -51,7 +52,8 @@ interface Microbatch {
   /** Per target k, the flat row of the [T*B] states whose value `values[k]` reports (score.ts). */
   readonly valueWhere: number[];
   readonly targets: number[];
-  readonly oldLogp: number[];
+  /** null: the on-policy step. */
+  readonly oldLogp: number[] | null;
   readonly advantages: number[];
   readonly refLogp: number[];
   readonly isWeights: number[];
@@ -96,11 +98,11 @@ function microbatchParts(ids: readonly Int32Array[], microbatches: number, budge
 /** A part's sequences, padded, and its target tokens (loss_mask 1) with what the loss needs of each. */
 function gather(batch: StepBatch, part: readonly number[]): Microbatch {
   const { ids: tm, T, B } = timeMajor(part.map((i) => at(batch.ids, i)));
-  const mb: Microbatch = { tm, T, B, where: [], valueWhere: [], targets: [], oldLogp: [], advantages: [], refLogp: [], isWeights: [], weights: [], returns: [], oldValues: [] };
+  const mb: Microbatch = { tm, T, B, where: [], valueWhere: [], targets: [], oldLogp: batch.old ? [] : null, advantages: [], refLogp: [], isWeights: [], weights: [], returns: [], oldValues: [] };
   part.forEach((i, j) => {
     const mk = at(batch.masks, i);
     const ids = at(batch.ids, i);
-    const old = at(batch.old, i);
+    const old = batch.old && at(batch.old, i);
     const advantages = at(batch.advantages, i);
     const ref = batch.ref && at(batch.ref, i);
     const isWeights = batch.isWeights && at(batch.isWeights, i);
@@ -112,7 +114,7 @@ function gather(batch: StepBatch, part: readonly number[]): Microbatch {
       mb.where.push({ j, t: k - 1 });
       mb.valueWhere.push(k * B + j);
       mb.targets.push(at(ids, k));
-      mb.oldLogp.push(at(old, k));
+      if (old && mb.oldLogp) mb.oldLogp.push(at(old, k));
       mb.advantages.push(at(advantages, k));
       if (ref) mb.refLogp.push(at(ref, k));
       if (isWeights) mb.isWeights.push(at(isWeights, k));
@@ -158,6 +160,7 @@ function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings,
   const trunc = truncates(s.sampling, V);
   const vars = [...policy.vars.entries()];
   let stats: tf.Tensor[] = [];
+  let logpSum = 0;
   const { value, grads } = tf.variableGrads(
     () => {
       const hs = gruStates(policy, tf.tensor1d(mb.tm, "int32"), mb.T, mb.B, s.shape.hidden);
@@ -166,8 +169,12 @@ function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings,
       if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, nt, V, defined(s.sampling, "the sampling parameters (truncation is on)"), mb.targets), [nt, V]));
       const logpAll = tf.logSoftmax(scaled);
       const logp = tf.sum<tf.Tensor1D>(tf.mul(logpAll, tf.oneHot(tf.tensor1d(mb.targets, "int32"), V)), 1);
+      const current = logp.dataSync() as Float32Array;
+      logpSum = current.reduce((sum, x) => sum + x, 0);
+      // On-policy (old_logprobs null): the old log-probs are the current ones read out of the
+      // graph, a constant, so the ratio is exactly 1 and its gradient is that of logp.
       const terms = policyTerms(
-        { logp, logpAll, oldLogp: Float32Array.from(mb.oldLogp), advantages: Float32Array.from(mb.advantages), refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null, weights: Float32Array.from(mb.weights), isWeights: s.withIsWeights ? Float32Array.from(mb.isWeights) : null },
+        { logp, logpAll, oldLogp: mb.oldLogp ? Float32Array.from(mb.oldLogp) : current.slice(), advantages: Float32Array.from(mb.advantages), refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null, weights: Float32Array.from(mb.weights), isWeights: s.withIsWeights ? Float32Array.from(mb.isWeights) : null },
         s.clip,
         s.kl,
       );
@@ -181,7 +188,7 @@ function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings,
   const [policyLoss, kl, entropySum, clipped, ratioSum, ratioMin, ratioMax] = stats.map(scalarOf) as [number, number, number, number, number, number, number];
   for (const t of new Set([value, ...stats])) t.dispose();
   accumulate(sums, vars, grads);
-  return { loss, policyLoss, kl, tokens: nt, entropySum, clipped, ratioSum, ratioMin, ratioMax };
+  return { loss, policyLoss, kl, tokens: nt, entropySum, logpSum, clipped, ratioSum, ratioMin, ratioMax };
 }
 
 /** The critic's value loss on one microbatch, its gradient added into `sums`. */
@@ -213,7 +220,7 @@ export function computeGradients(state: TrainerState, p: TrainStepParams): Gradi
     ids: rows(p.ids),
     masks,
     advantages: rows(p.advantages),
-    old: rows(p.old_logprobs),
+    old: p.old_logprobs ? rows(p.old_logprobs) : null,
     ref: p.ref_logprobs ? rows(p.ref_logprobs) : null,
     isWeights: p.is_weights ? rows(p.is_weights) : null,
     returns: p.critic ? rows(p.critic.returns) : null,
