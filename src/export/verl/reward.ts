@@ -12,7 +12,7 @@ export function pythonExpr(e: PlanExpr): string {
     case "const":
       return typeof e.value === "boolean" ? (e.value ? "True" : "False") : JSON.stringify(e.value);
     case "signal":
-      return `_signal(s, ${JSON.stringify(e.namespace)}, ${JSON.stringify(e.env ?? null)}, ${JSON.stringify(e.name)})`;
+      return `_signal(s, ${JSON.stringify(e.namespace)}, ${e.env === undefined ? "None" : JSON.stringify(e.env)}, ${JSON.stringify(e.name)})`;
     case "/":
       return `_div(${pythonExpr(e.args[0])}, ${pythonExpr(e.args[1])})`;
     case "and":
@@ -40,7 +40,7 @@ export function pythonExpr(e: PlanExpr): string {
     default: {
       const op = BINARY[e.op];
       if (op === undefined) throw new Error(`reward expression operator ${e.op} has no Python form`);
-      const [a, b] = e.args as [PlanExpr, PlanExpr];
+      const [a, b] = e.args;
       const cmp = ["==", "!=", "<", "<=", ">", ">="].includes(e.op);
       return cmp ? `_num(${pythonExpr(a)} ${op} ${pythonExpr(b)})` : `(_num(${pythonExpr(a)}) ${op} _num(${pythonExpr(b)}))`;
     }

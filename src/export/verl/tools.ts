@@ -23,5 +23,5 @@ export function toolConfig(plan: Plan): { config: YamlMapping; findings: Finding
     }
     return { class_name: ENV_TOOL_CLASS, config: { type: "native", env: tool.env ?? "", url: env?.kind === "http" ? env.url : "", timeout_s: tool.timeout_s }, tool_schema: functionSchema(tool) };
   });
-  return { config: { tools: tools as unknown as YamlMapping[string] }, findings };
+  return { config: { tools: tools }, findings };
 }
