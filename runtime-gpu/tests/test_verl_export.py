@@ -62,12 +62,11 @@ def _load_verl_config_modules():
     importlib.import_module("verl.workers.config")
 
 
-def _export(spec, out):
+def _start_export(spec, out):
     """One variant of `spec`, exported config-only (the data files need no veRL check)."""
     target = f"{REPO / 'experiments' / spec}#{EXPERIMENTS[spec]}"
-    done = subprocess.run(["node", str(ARL), "export", "verl", target, "--out", str(out), "--allow-approximate", "--config-only"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return out
+    command = ["node", str(ARL), "export", "verl", target, "--out", str(out), "--allow-approximate", "--config-only"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _compose(folder, overrides=()):
@@ -110,8 +109,15 @@ def _validate(cfg):
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
+    """The six exports run at once, while veRL's config modules load."""
     base = tmp_path_factory.mktemp("verl")
-    return {spec: _export(spec, base / spec.removesuffix(".arl")) for spec in EXPERIMENTS}
+    folders = {spec: base / spec.removesuffix(".arl") for spec in EXPERIMENTS}
+    running = {spec: _start_export(spec, folder) for spec, folder in folders.items()}
+    _load_verl_config_modules()
+    for spec, process in running.items():
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, f"{spec}: {stderr}"
+    return folders
 
 
 @pytest.mark.parametrize("spec", sorted(EXPERIMENTS))
@@ -121,7 +127,21 @@ def test_export_loads_and_validates_in_verl(exports, spec, monkeypatch):
     cfg = _compose(folder)
     _validate(cfg)
     assert (folder / "SEMANTICS.md").read_text().startswith("# ")
-    compile(Path(folder / "reward.py").read_text(), "reward.py", "exec")
+    for program in ("reward.py", "prepare_data.py", "arl_env_tool.py"):
+        if (folder / program).exists():
+            compile((folder / program).read_text(), program, "exec")
+
+
+def test_reward_module_scores_the_plans_terms(exports):
+    """reward.py's compute_score, with veRL's keyword arguments, on recorded signals (agentrl: success - 0.2 if aborted)."""
+    namespace = {}
+    exec(compile((exports["agentrl-table6-ablation.arl"] / "reward.py").read_text(), "reward.py", "exec"), namespace)
+    score = namespace["compute_score"]
+    won = score(data_source="db", solution_str="", ground_truth="", extra_info={"arl_signals": {"env": {"success": True}, "episode": {"aborted": False}}})
+    cut = score(data_source="db", solution_str="", ground_truth="", extra_info={"arl_signals": {"env": {"success": False}, "episode": {"aborted": True}}})
+    assert (won["score"], cut["score"]) == (1.0, -0.2)
+    with pytest.raises(ValueError, match="no ARL env signals"):
+        score(data_source="db", solution_str="", ground_truth="", extra_info={})
 
 
 def test_unknown_key_is_rejected(exports, monkeypatch):

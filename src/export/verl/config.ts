@@ -298,7 +298,7 @@ export function verlConfig(plan: Plan, paths: ExportPaths): VerlConfig {
       ...advantage(plan, findings),
       ...klMap.algorithm,
       rollout_correction: tis(plan),
-      filter_groups: plan.algorithm.dynamic_sampling === null ? { enable: false } : { enable: true, metric: "seq_final_reward", max_num_gen_batches: plan.algorithm.dynamic_sampling.max_rounds ?? 0 },
+      filter_groups: plan.algorithm.dynamic_sampling === null ? { enable: false } : { enable: true, metric: "reward", max_num_gen_batches: plan.algorithm.dynamic_sampling.max_rounds ?? 0 },
     },
     reward: { custom_reward_function: { path: paths.rewardModule, name: "compute_score" } },
     trainer: {

@@ -29,6 +29,8 @@ export interface DataRow {
     readonly split: Split;
     readonly seed: number;
     readonly system: string | null;
+    /** The env's tools: prepare_data.py gives each the reset request (tools_kwargs). */
+    readonly tools: string[];
     /** The HTTP env's reset request, for prepare_data.py and the env tool. */
     readonly reset: { readonly url: string; readonly task: string | null; readonly index: number; readonly seed: number } | null;
   };
@@ -74,7 +76,7 @@ async function row(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, name: string
     prompt,
     reward_model: { style: "rule", ground_truth: "" },
     agent_name: plan.tools.length > 0 ? "tool_agent" : "single_turn_agent",
-    extra_info: { env: name, task, split, seed, system, reset },
+    extra_info: { env: name, task, split, seed, system, tools: toolsFor(plan, name).map((t) => t.name), reset },
   };
 }
 
