@@ -224,7 +224,6 @@ function unmapped(plan: Plan, findings: Finding[]): void {
   if (plan.algorithm.overlong !== null) push("algorithm.overlong", shown(plan.algorithm.overlong), "DAPO's overlong buffer lives in the dapo reward manager, not ppo_trainer's", "no overlong penalty", "refused");
   if (Object.keys(plan.constraints).length > 0) push("constraints", Object.keys(plan.constraints).join(", "), "tools cannot be blocked by a condition", "blocked calls execute", "refused");
   if (Object.values(plan.reward.terms).some((t) => t.kind === "potential")) push("reward.terms", "potential shaping", "compute_score sees the finished trajectory only", "no per-step shaping", "refused");
-  if (plan.reward.on_env_error === "exclude") push("reward.on_env_error", '"exclude"', "no exclusion: a failed env episode is scored by the reward function", "env failures train as low rewards", "differs");
   if (plan.policy.lora && plan.policy.lora.dropout > 0) push("policy.lora.dropout", String(plan.policy.lora.dropout), "veRL's LoRA has no dropout setting", "adapters train without dropout", "differs");
   if (plan.policy.chat_template !== null) push("policy.chat_template", "override", "the model's own chat template", "prompts are rendered with the model's template", "refused");
   if (plan.eval.k.some((k) => k > 1)) push("eval.k", shown(plan.eval.k), "validation reports mean@n, best@n and maj@n, not pass@k", "compare best@n with pass@k only at k = n", "differs");

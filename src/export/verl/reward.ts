@@ -3,6 +3,30 @@
 // extra_info). The signals are those the env tool (env-tool.ts) recorded in the trajectory's
 // extra fields; a trajectory without them is an error, never a silent 0.
 import type { Plan, PlanExpr } from "../../plan/schema.js";
+import type { Finding } from "./findings.js";
+
+/** Episode signals arl_env_tool.py counts itself; the others (turns, aborted, ...) are veRL's agent loop's and not recorded. */
+const RECORDED_EPISODE_SIGNALS = new Set(["tool_calls"]);
+
+function signalsOf(e: PlanExpr): Extract<PlanExpr, { op: "signal" }>[] {
+  if (e.op === "signal") return [e];
+  return "args" in e ? e.args.flatMap(signalsOf) : [];
+}
+
+/** Reward terms that read signals the export cannot record in a veRL trajectory. */
+export function rewardFindings(plan: Plan): Finding[] {
+  const findings: Finding[] = [];
+  for (const [name, term] of Object.entries(plan.reward.terms)) {
+    const missing = signalsOf(term.expr).filter((sig) => sig.namespace === "tool" || (sig.namespace === "episode" && !RECORDED_EPISODE_SIGNALS.has(sig.name)));
+    for (const sig of missing) {
+      findings.push({ setting: `reward.terms.${name}`, arl: `reads ${sig.namespace}.${sig.name}`, verl: "not recorded in the trajectory (veRL's agent loop keeps its own turn counts and cut-offs)", consequence: "reward.py reads it as its default: false / 0, so the term never fires", handling: "refused" });
+    }
+  }
+  if (plan.reward.on_env_error === "exclude") {
+    findings.push({ setting: "reward.on_env_error", arl: '"exclude"', verl: "no exclusion in veRL", consequence: "a trajectory whose env failed has no recorded signals: reward.py raises and the veRL run stops", handling: "differs" });
+  }
+  return findings;
+}
 
 const BINARY: Record<string, string> = { "+": "+", "-": "-", "*": "*", "%": "%", "==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=" };
 
@@ -56,6 +80,9 @@ export function rewardModule(plan: Plan): string {
 import re
 
 ENV_SIGNAL_NAMESPACES = ("env", "outcome", "state")
+# Episode signals veRL's agent loop does not report to the tool (see SEMANTICS.md).
+EPISODE_DEFAULTS = {"aborted": False, "truncated": False, "terminated": False}
+ON_ENV_ERROR = ${JSON.stringify(plan.reward.on_env_error)}
 
 
 def _num(v):
@@ -74,6 +101,8 @@ def _div(a, b):
 
 
 def _signal(s, namespace, env, name):
+    if namespace in ("episode", "tool") and name not in s.get(namespace, {}):
+        return EPISODE_DEFAULTS.get(name, 0)
     if namespace == "named_env":
         table = s.get("named_env", {}).get(env, {})
     elif namespace in ENV_SIGNAL_NAMESPACES:
@@ -94,6 +123,8 @@ ${terms.length > 0 ? terms.join("\n") : "    pass"}
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
     signals = (extra_info or {}).get("arl_signals") or kwargs.get("arl_signals")
+    if signals is None and ON_ENV_ERROR == "score_zero":
+        return {"score": 0.0, "arl/env_error": 1.0}
     if signals is None:
         raise ValueError(
             f"no ARL env signals for this {data_source} trajectory: the reward needs the env's outcome, "

@@ -6,7 +6,7 @@ import type { Plan } from "../../plan/schema.js";
 import { type Finding } from "./findings.js";
 import type { YamlMapping } from "./yaml.js";
 
-export const ENV_TOOL_CLASS = "arl_env_tool.ArlHttpEnvTool";
+const ENV_TOOL_CLASS = "arl_env_tool.ArlHttpEnvTool";
 
 /** The tool schema veRL validates (OpenAIFunctionToolSchema): no $schema key, which it does not know. */
 function functionSchema(tool: Plan["tools"][number]): YamlMapping {
