@@ -26,7 +26,7 @@ const get = (tree: unknown, dotted: string): unknown => dotted.split(".").reduce
 
 describe("verlConfig", () => {
   it("maps GRPO with k3 KL in the loss, group size, batches and GPUs", () => {
-    const { overrides, findings } = verlConfig(agentrl, paths);
+    const { overrides, findings } = verlConfig(agentrl, paths, 2048);
     expect(get(overrides, "algorithm.adv_estimator")).toBe("grpo");
     expect(get(overrides, "algorithm.norm_adv_by_std_in_grpo")).toBe(true);
     expect(get(overrides, "actor_rollout_ref.actor.use_kl_loss")).toBe(true);
@@ -52,7 +52,7 @@ describe("verlConfig", () => {
   });
 
   it("maps PPO: gae with a critic, k1 KL in the reward, dual clip", () => {
-    const { overrides, findings } = verlConfig(ppo, paths);
+    const { overrides, findings } = verlConfig(ppo, paths, 2048);
     expect(get(overrides, "algorithm.adv_estimator")).toBe("gae");
     expect(get(overrides, "algorithm.use_kl_in_reward")).toBe(true);
     expect(get(overrides, "algorithm.kl_penalty")).toBe("k1");
@@ -66,18 +66,18 @@ describe("verlConfig", () => {
   });
 
   it("maps constant(C) to seq-mean-token-sum-norm with loss_scale_factor C, and refuses group_token_mean", () => {
-    const constant = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "constant", constant: 4096 } } }, paths);
+    const constant = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "constant", constant: 4096 } } }, paths, 2048);
     expect(get(constant.overrides, "actor_rollout_ref.actor.loss_agg_mode")).toBe("seq-mean-token-sum-norm");
     expect(get(constant.overrides, "actor_rollout_ref.actor.loss_scale_factor")).toBe(4096);
-    const group = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "group_token_mean" } } }, paths);
+    const group = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "group_token_mean" } } }, paths, 2048);
     expect(refusals(group.findings).map((f) => f.setting)).toContain("algorithm.reduction");
   });
 
   it("maps leave-one-out to rloo, tis to rollout_correction, and refuses the builtin model", () => {
-    const rloo = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, advantage: { ...agentrl.algorithm.advantage, baseline: "leave_one_out", normalize: "none" } }, mask: { ...agentrl.mask, tis: { cap: 2, level: "token" } } }, paths);
+    const rloo = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, advantage: { ...agentrl.algorithm.advantage, baseline: "leave_one_out", normalize: "none" } }, mask: { ...agentrl.mask, tis: { cap: 2, level: "token" } } }, paths, 2048);
     expect(get(rloo.overrides, "algorithm.adv_estimator")).toBe("rloo");
     expect(get(rloo.overrides, "algorithm.rollout_correction")).toEqual({ rollout_is: "token", rollout_is_threshold: 2 });
-    const tiny = verlConfig({ ...agentrl, policy: { ...agentrl.policy, model: "builtin:tiny" } }, paths);
+    const tiny = verlConfig({ ...agentrl, policy: { ...agentrl.policy, model: "builtin:tiny" } }, paths, 2048);
     expect(refusals(tiny.findings).map((f) => f.setting)).toContain("policy.model");
   });
 });

@@ -231,7 +231,11 @@ function unmapped(plan: Plan, findings: Finding[]): void {
   push("algorithm (reduction, microbatches)", "global denominators (docs/semantics.md §5)", "veRL 0.9.1's engine workers (trainer.use_v1) normalise by the global mini-batch's tokens/sequences (workers/utils/losses.py)", "none; the legacy FSDP actor's per-microbatch token means under gradient accumulation (veRL #5625) are not used", "exact");
 }
 
-export function verlConfig(plan: Plan, paths: ExportPaths): VerlConfig {
+/**
+ * `promptLength`: a bound on the first prompt's tokens (data.ts: characters of the rendered
+ * prompt, which no tokenizer exceeds for text, plus the chat template's markers).
+ */
+export function verlConfig(plan: Plan, paths: ExportPaths, promptLength: number): VerlConfig {
   const findings: Finding[] = [];
   const gpus = plan.resources.gpus;
   if (gpus === 0) findings.push({ setting: "resources.gpus", arl: "0", verl: "veRL needs GPUs", consequence: "no CPU run", handling: "refused" });
@@ -283,6 +287,7 @@ export function verlConfig(plan: Plan, paths: ExportPaths): VerlConfig {
       train_files: paths.trainFile,
       val_files: paths.valFile ?? paths.trainFile,
       train_batch_size: size.data,
+      max_prompt_length: promptLength,
       max_response_length: response,
       return_raw_chat: true,
       seed: plan.seed,

@@ -112,6 +112,21 @@ export async function exportData(plan: Plan, kinds: ReadonlyMap<string, EnvKind>
   return { train, val, findings };
 }
 
+/** Tokens a chat template adds around one message, at most (role markers, separators). */
+const TEMPLATE_TOKENS_PER_MESSAGE = 16;
+
+/**
+ * A bound on the tokens of the rows' first prompts: their characters (no tokenizer gives a
+ * text more tokens than characters) plus the template's markers. Rows whose prompt the HTTP
+ * server gives at prepare time count their system text and the observation budget.
+ */
+export function promptTokenBound(plan: Plan, data: readonly DataRow[]): number {
+  const bound = (r: DataRow) =>
+    r.prompt === null ? (r.extra_info.system?.length ?? 0) + plan.harness.observation.max_tokens + 2 * TEMPLATE_TOKENS_PER_MESSAGE : r.prompt.reduce((n, m) => n + m.content.length + TEMPLATE_TOKENS_PER_MESSAGE, 0);
+  const envs = Object.keys(plan.envs).map((name) => (systemText(plan, name)?.length ?? 0) + plan.harness.observation.max_tokens + 2 * TEMPLATE_TOKENS_PER_MESSAGE);
+  return Math.max(...(data.length > 0 ? data.map(bound) : envs));
+}
+
 /** Rows as JSON lines: prepare_data.py turns them into parquet. */
 export function jsonLines(data: readonly DataRow[]): string {
   return data.map((r) => `${JSON.stringify(r)}\n`).join("");
