@@ -6,6 +6,7 @@ import { checkCommand } from "./commands/check.js";
 import { conformanceCommand } from "./commands/conformance.js";
 import { diffCommand } from "./commands/diff.js";
 import { explainCommand } from "./commands/explain.js";
+import { exportCommand } from "./commands/export.js";
 import { fmtCommand } from "./commands/fmt.js";
 import { lspCommand } from "./commands/lsp.js";
 import { lockCommand } from "./commands/lock.js";
@@ -16,7 +17,7 @@ import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
-const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, serveCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, serveCommand, exportCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

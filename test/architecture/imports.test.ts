@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["plan"],
   ["compiler", "envs", "trainer"],
   ["runtime"],
-  ["conformance", "report"],
+  ["conformance", "export", "report"],
   ["lsp"],
   ["cli", "bench", "grammar"],
 ];

@@ -22,8 +22,8 @@ const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclud
 /** Names of design documents that lived outside the repository; the code must cite docs/ instead. */
 const absentDocuments = /\b(RL-SEMANTICS|ARCHITECTURE\.md|LANGUAGE\.md|PROTOCOL\.md)\b/;
 
-/** Files the code names that are outputs, not documents (`arl report` writes report.md). */
-const generatedNames = new Set(["report.md"]);
+/** Files the code names that are outputs, not documents (`arl report` writes report.md, `arl export verl` SEMANTICS.md). */
+const generatedNames = new Set(["report.md", "SEMANTICS.md"]);
 
 const mdToken = /(https?:\/\/\S*?)?((?:\.{0,2}\/)?(?:[\w.-]+\/)*[\w-]+\.md)(#[\w-]+)?\b/g;
 const external = /RFC\s*\d+|RFC's|\bet al\.|\b(?:19|20)\d\d\b|\bGuide\b/g;
