@@ -4,9 +4,13 @@
 //
 // .venv is made from a Python 3 ($ARL_PYTHON, else /usr/bin/python3, else python3) without the
 // system's site-packages, so an old Debian python3-torch never leaks in; everything comes from
-// PyPI, pinned with hashes in runtime-gpu/requirements.txt (torch, transformers, peft, ...). It is
-// installed when .venv is missing or when that file changed since the last install
-// (.venv/arl-requirements.sha256 holds the hash of the file that was installed). A machine without
+// PyPI, pinned with hashes in runtime-gpu/requirements.txt (torch, transformers, peft, ...), then
+// runtime-gpu/requirements-engines.txt without their dependencies: vLLM, SGLang and veRL, whose
+// request classes and config loader the tests validate against, pin versions of transformers,
+// openai and CUDA kernels that conflict with ours and cannot run here; what their protocol and
+// config modules import is pinned in requirements.txt. Both are installed when .venv is missing
+// or when either file changed since the last install (.venv/arl-requirements.sha256 holds the
+// hash of the files that were installed). A machine without
 // a Python that has venv skips the trainer's lint and tests with a hint, except under CI, where it
 // fails.
 import { spawnSync } from "node:child_process";
@@ -20,6 +24,7 @@ const root = join(here, "..");
 const venv = join(root, ".venv");
 const venvPython = join(venv, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
 const requirements = join(here, "requirements.txt");
+const requirementsEngines = join(here, "requirements-engines.txt");
 const stamp = join(venv, "arl-requirements.sha256");
 
 function run(command, args, options = {}) {
@@ -39,7 +44,7 @@ function basePython() {
 }
 
 function ensureVenv() {
-  const wanted = createHash("sha256").update(readFileSync(requirements)).digest("hex");
+  const wanted = createHash("sha256").update(readFileSync(requirements)).update(readFileSync(requirementsEngines)).digest("hex");
   const installed = existsSync(stamp) ? readFileSync(stamp, "utf8").trim() : undefined;
   if (existsSync(venvPython) && installed === wanted) return;
   if (!existsSync(venvPython)) {
@@ -59,6 +64,8 @@ function ensureVenv() {
   console.log("runtime-gpu tests: installing runtime-gpu/requirements.txt into .venv (torch with its CUDA libraries: about 5.6 GB, a few minutes)");
   const pip = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "-r", requirements]);
   if (pip.status !== 0) fail("pip could not install runtime-gpu/requirements.txt into .venv");
+  const noDeps = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r", requirementsEngines]);
+  if (noDeps.status !== 0) fail("pip could not install runtime-gpu/requirements-engines.txt into .venv");
   writeFileSync(stamp, `${wanted}\n`);
 }
 
