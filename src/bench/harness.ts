@@ -54,7 +54,7 @@ export function median(values: readonly number[]): number {
 }
 
 /** The `p`-quantile (0..1) of `values`, linearly interpolated between the two nearest ranks. */
-export function quantile(values: readonly number[], p: number): number {
+function quantile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const pos = (sorted.length - 1) * p;
@@ -63,7 +63,7 @@ export function quantile(values: readonly number[], p: number): number {
   return at(sorted, lo) + (at(sorted, hi) - at(sorted, lo)) * (pos - lo);
 }
 
-export function spreadOf(values: readonly number[]): Spread {
+function spreadOf(values: readonly number[]): Spread {
   return { min: Math.min(...values), q1: quantile(values, 0.25), q3: quantile(values, 0.75), max: Math.max(...values) };
 }
 

@@ -12,8 +12,8 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const VALGRIND = "valgrind";
-export const NODE_FLAGS = ["--single-threaded", "--hash-seed=1", "--random-seed=1"] as const;
+const VALGRIND = "valgrind";
+const NODE_FLAGS = ["--single-threaded", "--hash-seed=1", "--random-seed=1"] as const;
 
 /** Whether valgrind can be started at all. */
 export function valgrindAvailable(): boolean {
@@ -22,13 +22,13 @@ export function valgrindAvailable(): boolean {
 }
 
 /** The "Collected : N" line callgrind prints when the process exits. */
-export function collectedInstructions(stderr: string): number | undefined {
+function collectedInstructions(stderr: string): number | undefined {
   const match = /==\d+== Collected : (\d+)/.exec(stderr);
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 
 /** Instructions the whole node process executes for `script` with `args`, under callgrind. */
-export function countProcess(script: URL, args: readonly string[]): number {
+function countProcess(script: URL, args: readonly string[]): number {
   const result = spawnSync(VALGRIND, ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, ...NODE_FLAGS, fileURLToPath(script), ...args], {
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
