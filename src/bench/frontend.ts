@@ -17,7 +17,9 @@ import { parser } from "../language/parser.js";
 import { arlEntries, arlFile, yamlFile } from "./frontend-print.js";
 import { yamlSchema } from "./frontend-schema.js";
 import { common, unit, type Entry } from "./frontend-spec.js";
-import { consume, defaultMeasureOptions, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { consume, defaultMeasureOptions, paired, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import type { FrontendJob } from "./frontend-instructions-child.js";
+import { instructionsPerRun, valgrindAvailable } from "./instructions.js";
 
 // --- the corpus -----------------------------------------------------------------------------------
 
@@ -98,7 +100,7 @@ function loadYaml(files: readonly string[], validate: ValidateFunction): unknown
 }
 
 /** experiments/findmax-ablations.arl with its experiments renamed, repeated to about `lines` lines. */
-function validSpec(lines: number): { file: string; lines: number; bytes: number; experiments: number; variants: number } {
+function validSpec(lines: number): { file: string; lines: number; bytes: number; experiments: number; variants: number; dispose(): void } {
   const source = readFileSync(fileURLToPath(new URL("../../experiments/findmax-ablations.arl", import.meta.url)), "utf8");
   const [head, ...rest] = source.split(/^(?=experiment )/m);
   const imports = defined(head, "the text before the first experiment").split("\n").filter((l) => l.startsWith("import ")).join("\n");
@@ -112,10 +114,30 @@ function validSpec(lines: number): { file: string; lines: number; bytes: number;
   const file = path.join(dir, "valid.arl");
   writeFileSync(file, text);
   const experiments = copies * (body.match(/^experiment /gm)?.length ?? 0);
-  return { file, lines: text.split("\n").length, bytes: Buffer.byteLength(text), experiments, variants: copies * 7 };
+  return { file, lines: text.split("\n").length, bytes: Buffer.byteLength(text), experiments, variants: copies * 7, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export function frontendSection(options: MeasureOptions = defaultMeasureOptions, targetLines = 10_000): BenchSection {
+const LOAD_GOAL = 1.0;
+const CHECK_GOAL = 1.5;
+
+/** Instruction counts of one warm run of each case (one warm-up first), and their ratios. */
+function instructionRows(arlEntry: string, yamlFiles: readonly string[], validFile: string): BenchResult[] {
+  const child = new URL("./frontend-instructions-child.js", import.meta.url);
+  const count = (kase: FrontendJob["case"], files: readonly string[]) => instructionsPerRun(child, (runs) => [JSON.stringify({ case: kase, runs, files } satisfies FrontendJob)], 1);
+  const load = count("arl-load", [arlEntry]);
+  const yaml = count("yaml-ajv", yamlFiles);
+  const check = count("arl-check", [validFile]);
+  const note = "callgrind Ir of one warm run (after one warm-up), node --single-threaded";
+  return [
+    { name: "instructions: ARL load", value: load, unit: " Ir", note },
+    { name: "instructions: YAML + ajv", value: yaml, unit: " Ir", note },
+    { name: "instructions: ARL full check", value: check, unit: " Ir", note },
+    { name: "instruction ratio ARL load / (YAML + ajv)", value: load / yaml, unit: "x", goal: `<= ${LOAD_GOAL.toFixed(1)}`, met: load / yaml <= LOAD_GOAL },
+    { name: "instruction ratio full check / (YAML + ajv)", value: check / yaml, unit: "x", goal: `<= ${CHECK_GOAL.toFixed(1)}`, met: check / yaml <= CHECK_GOAL },
+  ];
+}
+
+export function frontendSection(options: MeasureOptions = defaultMeasureOptions, targetLines = 10_000, instructions = false): BenchSection {
   let corpus: Corpus | undefined;
   const get = () => (corpus ??= writeCorpus(targetLines));
   return {
@@ -126,12 +148,17 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         `spec: ${c.arlLines.toLocaleString("en-US")} ARL lines (${(c.arlBytes / 1024).toFixed(0)} KiB, entry + 1 import); ` +
           `the same content as YAML: ${c.yamlLines.toLocaleString("en-US")} lines (${(c.yamlBytes / 1024).toFixed(0)} KiB, 2 files)`,
         `${options.warmup} warm-up + ${options.runs} measured runs per case; median shown. File reads are inside every timed run.`,
+        "The headline cases run interleaved with YAML + ajv (ARL, YAML, ARL, YAML, ...); each ratio is the median of the per-pair ratios, min and max in their columns, IQR in the note.",
+        instructions
+          ? "--instructions: each headline case also counted under valgrind --tool=callgrind (see src/bench/instructions.ts; minutes)."
+          : "(npm run bench -- --instructions adds instruction counts under valgrind, which do not move with the machine's load)",
         "ARL = new ModuleLoader().load(entry): read + lex + parse + CST->AST + import resolution, fresh loader per run.",
         "YAML + ajv = read + yaml.parse + validate, both files; the ajv schema is compiled once, outside the timed runs (its compile time is its own row).",
       ];
     },
     async run() {
       const c = get();
+      let disposeValid = (): void => undefined;
       try {
         // Both sides must accept their input before anything is timed.
         const program = new ModuleLoader().load(c.arlEntry);
@@ -150,24 +177,34 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         const yamlWork = { lines: c.yamlLines, bytes: c.yamlBytes };
 
         const results: BenchResult[] = [];
-        const arl = await timed("ARL: load (lex + parse + AST + imports)", () => new ModuleLoader().load(c.arlEntry), { ...arlWork, note: "headline" }, options);
-        const yaml = await timed("YAML + ajv: read + parse + validate", () => loadYaml(c.yamlFiles, validate), { ...yamlWork, note: "headline" }, options);
-        results.push(arl, yaml);
-        const yamlMs = defined(yaml.medianMs, "the YAML timing's median");
-        const ratio = defined(arl.medianMs, "the ARL timing's median") / yamlMs;
-        results.push({ name: "ratio ARL / (YAML + ajv)", value: ratio, unit: "x", goal: "<= 1.0", met: ratio <= 1.0 });
+        const yamlCase = { name: "YAML + ajv: read + parse + validate", fn: () => loadYaml(c.yamlFiles, validate), work: { ...yamlWork, note: "headline" } };
+        const load = await paired(
+          { name: "ARL: load (lex + parse + AST + imports)", fn: () => new ModuleLoader().load(c.arlEntry), work: { ...arlWork, note: "headline" } },
+          yamlCase,
+          { name: "ratio ARL / (YAML + ajv)", goal: `<= ${LOAD_GOAL.toFixed(1)}`, limit: LOAD_GOAL },
+          options,
+        );
+        results.push(load.a, load.b, load.ratio, load.cpuRatio);
 
         // The whole check a user runs: front end, semantic model (extends, variants, zod
         // schemas), lint rules and plan lowering with the lock check; diagnostics included.
         // On a spec that is valid all the way (the generated one above is valid syntax only):
         // the findMax experiments of experiments/ repeated under new names to the same size.
         const valid = validSpec(c.arlLines);
+        disposeValid = () => valid.dispose();
         const validErrors = new Compiler().check(valid.file).diagnostics.filter((d) => d.severity === "error");
         if (validErrors.length > 0) throw new Error(`the valid benchmark spec has errors, first: ${at(validErrors, 0).message}`);
-        const check = await timed("ARL: full arl check (types, lint, plans)", () => new Compiler().check(valid.file), { lines: valid.lines, bytes: valid.bytes, note: `${valid.experiments} experiments, ${valid.variants} variants` }, options);
-        results.push(check);
-        const checkRatio = defined(check.medianMs, "the check timing's median") / yamlMs;
-        results.push({ name: "ratio full check / (YAML + ajv)", value: checkRatio, unit: "x", note: "YAML + ajv checks types only; the check also lints and lowers every variant" });
+        const check = await paired(
+          { name: "ARL: full arl check (types, lint, plans)", fn: () => new Compiler().check(valid.file), work: { lines: valid.lines, bytes: valid.bytes, note: `${valid.experiments} experiments, ${valid.variants} variants` } },
+          { ...yamlCase, work: { ...yamlWork, note: "paired with the check" } },
+          { name: "ratio full check / (YAML + ajv)", goal: `<= ${CHECK_GOAL.toFixed(1)}`, limit: CHECK_GOAL, note: "YAML + ajv checks types only; the check also lints and lowers every variant" },
+          options,
+        );
+        results.push(check.a, check.b, check.ratio, check.cpuRatio);
+        if (instructions) {
+          if (!valgrindAvailable()) throw new Error("--instructions needs valgrind on the PATH (apt-get install valgrind)");
+          results.push(...instructionRows(c.arlEntry, c.yamlFiles, valid.file));
+        }
 
         // Breakdowns: where each side's time goes (texts already in memory).
         results.push(
@@ -190,6 +227,7 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         consume(results);
         return results;
       } finally {
+        disposeValid();
         c.dispose();
         corpus = undefined;
       }

@@ -20,7 +20,16 @@ export interface BenchResult {
   /** The target this row is judged against, and whether it was met. */
   readonly goal?: string;
   readonly met?: boolean;
+  /** The spread of a derived figure measured more than once (a per-pair ratio): quartiles and extremes. */
+  readonly spread?: Spread;
   readonly note?: string;
+}
+
+export interface Spread {
+  readonly min: number;
+  readonly q1: number;
+  readonly q3: number;
+  readonly max: number;
 }
 
 export interface BenchSection {
@@ -42,6 +51,20 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? at(sorted, mid) : (at(sorted, mid - 1) + at(sorted, mid)) / 2;
+}
+
+/** The `p`-quantile (0..1) of `values`, linearly interpolated between the two nearest ranks. */
+function quantile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = (sorted.length - 1) * p;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return at(sorted, lo) + (at(sorted, hi) - at(sorted, lo)) * (pos - lo);
+}
+
+function spreadOf(values: readonly number[]): Spread {
+  return { min: Math.min(...values), q1: quantile(values, 0.25), q3: quantile(values, 0.75), max: Math.max(...values) };
 }
 
 /** Keeps results reachable (on the global object, which any code could read) so the engine cannot drop the work that produced them. */
@@ -79,14 +102,80 @@ export async function timed(
   work: { lines?: number; bytes?: number; note?: string } = {},
   options: MeasureOptions = defaultMeasureOptions,
 ): Promise<BenchResult> {
-  const samples = await measure(fn, options);
+  return row(name, await measure(fn, options), work);
+}
+
+function row(name: string, samples: readonly number[], work: { lines?: number; bytes?: number; note?: string }): BenchResult {
+  return { name, medianMs: median(samples), minMs: Math.min(...samples), maxMs: Math.max(...samples), runs: samples.length, ...work };
+}
+
+function cpuMs(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
+}
+
+export interface PairCase {
+  readonly name: string;
+  readonly fn: () => unknown;
+  readonly work?: { lines?: number; bytes?: number; note?: string };
+}
+
+/**
+ * Times two cases run by run, interleaved (a, b, a, b, ...), and reports each case's row and the
+ * ratio a/b of every pair: on a shared machine the load shifts between two back-to-back blocks
+ * of runs, but much less between the two halves of one pair, so the per-pair ratios' median and
+ * spread can be trusted where a ratio of two separately taken medians cannot.
+ */
+export async function paired(
+  a: PairCase,
+  b: PairCase,
+  ratio: { name: string; goal?: string; limit?: number; note?: string },
+  options: MeasureOptions = defaultMeasureOptions,
+): Promise<{ a: BenchResult; b: BenchResult; ratio: BenchResult; cpuRatio: BenchResult }> {
+  for (let i = 0; i < options.warmup; i++) {
+    await timeOnce(a.fn);
+    await timeOnce(b.fn);
+  }
+  const as: number[] = [];
+  const bs: number[] = [];
+  const ratios: number[] = [];
+  const cpuRatios: number[] = [];
+  for (let i = 0; i < options.runs; i++) {
+    gc?.();
+    const ca = process.cpuUsage();
+    const ta = await timeOnce(a.fn);
+    const cpuA = cpuMs(process.cpuUsage(ca));
+    gc?.();
+    const cb = process.cpuUsage();
+    const tb = await timeOnce(b.fn);
+    const cpuB = cpuMs(process.cpuUsage(cb));
+    as.push(ta);
+    bs.push(tb);
+    ratios.push(ta / tb);
+    cpuRatios.push(cpuA / cpuB);
+  }
+  const value = median(ratios);
   return {
-    name,
-    medianMs: median(samples),
-    minMs: Math.min(...samples),
-    maxMs: Math.max(...samples),
-    runs: samples.length,
-    ...work,
+    a: row(a.name, as, a.work ?? {}),
+    b: row(b.name, bs, b.work ?? {}),
+    // The process's CPU time leaves out the time it waited for a core: on a loaded machine
+    // it moves less than the wall time (GC helper threads are in it, on both sides).
+    cpuRatio: {
+      name: `${ratio.name}, CPU time`,
+      value: median(cpuRatios),
+      unit: "x",
+      runs: cpuRatios.length,
+      spread: spreadOf(cpuRatios),
+    },
+    ratio: {
+      name: ratio.name,
+      value,
+      unit: "x",
+      runs: ratios.length,
+      spread: spreadOf(ratios),
+      ...(ratio.goal !== undefined ? { goal: ratio.goal } : {}),
+      ...(ratio.limit !== undefined ? { met: value <= ratio.limit } : {}),
+      ...(ratio.note !== undefined ? { note: ratio.note } : {}),
+    },
   };
 }
 
@@ -109,9 +198,12 @@ export function formatTable(results: readonly BenchResult[]): string {
   const header = ["case", "median ms", "min ms", "max ms", "lines/s", "MB/s", "note"];
   const rows = results.map((r) => {
     if (r.medianMs === undefined) {
-      const value = `${fixed(r.value, 3)}${r.unit ?? ""}`;
+      // Counts (instructions) read best grouped; ratios and small figures with three decimals.
+      const show = (n: number | undefined) => (n !== undefined && Number.isInteger(n) && Math.abs(n) >= 1000 ? grouped(n) : fixed(n, 3));
+      const value = `${show(r.value)}${r.unit ?? ""}`;
       const judged = r.goal ? `goal ${r.goal}: ${r.met ? "met" : "NOT met"}` : "";
-      return [r.name, value, "", "", "", "", [judged, r.note].filter(Boolean).join("; ")];
+      const iqr = r.spread ? `per-pair IQR ${show(r.spread.q1)}-${show(r.spread.q3)}x over ${r.runs ?? "?"} pairs` : "";
+      return [r.name, value, r.spread ? `${show(r.spread.min)}x` : "", r.spread ? `${show(r.spread.max)}x` : "", "", "", [judged, iqr, r.note].filter(Boolean).join("; ")];
     }
     const seconds = r.medianMs / 1000;
     return [

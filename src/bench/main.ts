@@ -1,7 +1,8 @@
 // `npm run bench`: runs the benchmark sections in order and prints one table per section
 // (`--json` prints the results as JSON instead). Timings are never asserted by unit tests.
 // Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size),
-// --only TEXT (just the sections whose name contains TEXT).
+// --only TEXT (just the sections whose name contains TEXT), --instructions (the front end's cases
+// also counted in instructions under valgrind: src/bench/instructions.ts).
 import os from "node:os";
 import { frontendSection } from "./frontend.js";
 import { planSection } from "./plan.js";
@@ -34,7 +35,7 @@ async function main(args: readonly string[]): Promise<void> {
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
-  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection()];
+  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection()];
   const sections = only === undefined ? all : all.filter((s) => s.name.includes(only));
 
   const environment = {

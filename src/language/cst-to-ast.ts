@@ -19,10 +19,29 @@ export interface AstBuildResult {
   readonly keySegments: ReadonlySet<number>;
 }
 
-export function buildAst(cst: CstNode, file: string, lines: LineIndex, comments: readonly IToken[], text: string): AstBuildResult {
-  const builder = new AstBuilder(file, lines, comments, text);
-  const document = builder.build(cst);
-  return { document, diagnostics: builder.diagnostics, keySegments: builder.keySegments };
+/**
+ * Builds one document's AST; `blockParsed` may be handed each top-level block while the parser
+ * is still running, and `finish` does the rest with the document's node. A block taken early
+ * has its CST children dropped once converted, so that the garbage collector can free them.
+ */
+export class DocumentAstBuilder {
+  private readonly builder: AstBuilder;
+  private readonly early = new Map<CstNode, ast.Block[]>();
+
+  constructor(file: string, lines: LineIndex, comments: readonly IToken[], text: string) {
+    this.builder = new AstBuilder(file, lines, comments, text, this.early);
+  }
+
+  blockParsed(n: CstNode): void {
+    this.early.set(n, this.builder.topLevelBlock(n));
+    // The node stays in the document's children (finish looks it up); its subtree goes.
+    (n as { children: CstNode["children"] }).children = {};
+  }
+
+  finish(cst: CstNode): AstBuildResult {
+    const document = this.builder.build(cst);
+    return { document, diagnostics: this.builder.diagnostics, keySegments: this.builder.keySegments };
+  }
 }
 
 class AstBuilder extends ExpressionAstBuilder {
@@ -37,6 +56,8 @@ class AstBuilder extends ExpressionAstBuilder {
     lines: LineIndex,
     comments: readonly IToken[],
     private readonly text: string,
+    /** Top-level blocks already converted while parsing, by their node. */
+    private readonly early: ReadonlyMap<CstNode, ast.Block[]> = new Map(),
   ) {
     super(file, lines);
     this.docs = indexDocComments(comments, text);
@@ -49,7 +70,7 @@ class AstBuilder extends ExpressionAstBuilder {
   build(cst: CstNode): ast.Document {
     const c = cst.children as Children;
     const imports = nodes(c, "importDecl").flatMap((n) => this.importDecl(n));
-    const blocks = nodes(c, "block").flatMap((n) => this.block(n));
+    const blocks = nodes(c, "block").flatMap((n) => this.early.get(n) ?? this.block(n));
     const closedEarly = this.misplacedBlocks(blocks, tokens(c, "strayBrace"));
     const strays = [...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]), ...tokens(c, "strayBrace").filter((tok) => tok !== closedEarly)];
     for (const tok of strays) if (tok) this.stray(tok, "a block such as 'experiment NAME { ... }'");
@@ -121,6 +142,10 @@ class AstBuilder extends ExpressionAstBuilder {
         range,
       },
     ];
+  }
+
+  topLevelBlock(n: CstNode): ast.Block[] {
+    return this.block(n);
   }
 
   private block(n: CstNode): ast.Block[] {

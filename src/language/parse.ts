@@ -1,9 +1,9 @@
 // The front end's entry point for one file: text -> AST + diagnostics. Never throws on input.
-import type { IToken } from "chevrotain";
+import type { CstNode, IToken } from "chevrotain";
 import type { LineIndex } from "../contracts/source-range.js";
 import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Document } from "./ast.js";
-import { buildAst } from "./cst-to-ast.js";
+import { DocumentAstBuilder } from "./cst-to-ast.js";
 import { lex, tokenEndOffset } from "./lexer.js";
 import { describeToken, parser } from "./parser.js";
 import * as t from "./tokens.js";
@@ -20,8 +20,15 @@ export interface ParseResult {
 
 export function parse(text: string, file: string): ParseResult {
   const lexed = lex(text, file);
+  const builder = new DocumentAstBuilder(file, lexed.lines, lexed.comments, text);
   parser.input = lexed.tokens;
-  const cst = parser.document();
+  parser.onBlock = (block) => builder.blockParsed(block);
+  let cst: CstNode;
+  try {
+    cst = parser.document();
+  } finally {
+    parser.onBlock = undefined;
+  }
   const diagnostics: Diagnostic[] = [];
   // One message per position: a mismatch and a no-viable-alternative at the same token are
   // the same mistake; the latter says more.
@@ -50,7 +57,7 @@ export function parse(text: string, file: string): ParseResult {
     seen.add(start);
     diagnostics.push({ code: "syntax-error", severity: "error", message, file, range: lexed.lines.range(start, end), ...hint });
   }
-  const built = buildAst(cst, file, lexed.lines, lexed.comments, text);
+  const built = builder.finish(cst);
   for (const d of lexed.diagnostics) if (!(d.code === "invalid-token" && built.keySegments.has(d.range.start.offset))) diagnostics.push(d);
   for (const d of built.diagnostics) {
     if (d.code === "syntax-error" && seen.has(d.range.start.offset)) continue;

@@ -101,23 +101,39 @@ export interface BoundViolation {
   readonly bound: Bound;
 }
 
+/** The bounded fields with their dotted patterns split once (boundViolations runs once per variant). */
+const BOUND_PATTERNS = (Object.keys(PLAN_BOUNDS) as BoundedField[]).map((field) => ({ field, bound: PLAN_BOUNDS[field], pattern: field.split(".") }));
+
 /** Every value of a plan (or plan-shaped object) above its bound. */
 export function boundViolations(plan: unknown): BoundViolation[] {
   const out: BoundViolation[] = [];
-  for (const field of Object.keys(PLAN_BOUNDS) as BoundedField[]) {
-    const bound = PLAN_BOUNDS[field];
-    for (const { path, value } of valuesAt(plan, field.split("."))) {
-      if (typeof value === "number" && value > bound.max) out.push({ path, field, value, bound });
-    }
+  const path: (string | number)[] = [];
+  for (const { field, bound, pattern } of BOUND_PATTERNS) {
+    visitAt(plan, pattern, 0, path, (value) => {
+      if (typeof value === "number" && value > bound.max) out.push({ path: [...path], field, value, bound });
+    });
   }
   return out;
 }
 
-/** The values at a dotted pattern (`*` matches every key or index). */
-function valuesAt(root: unknown, pattern: readonly string[], prefix: (string | number)[] = []): { path: (string | number)[]; value: unknown }[] {
-  const [head, ...rest] = pattern;
-  if (head === undefined) return [{ path: prefix, value: root }];
-  if (root === null || typeof root !== "object") return [];
-  const keys: (string | number)[] = head === "*" ? (Array.isArray(root) ? root.map((_, i) => i) : Object.keys(root)) : [head];
-  return keys.flatMap((k) => valuesAt((root as Record<string | number, unknown>)[k], rest, [...prefix, k]));
+/**
+ * Calls `found` with each value at a dotted pattern (`*` matches every key or index), `path`
+ * holding its concrete path meanwhile: one shared path, copied only for a value out of bounds.
+ */
+function visitAt(root: unknown, pattern: readonly string[], depth: number, path: (string | number)[], found: (value: unknown) => void): void {
+  const head = pattern[depth];
+  if (head === undefined) {
+    found(root);
+    return;
+  }
+  if (root === null || typeof root !== "object") return;
+  const record = root as Record<string | number, unknown>;
+  const step = (k: string | number) => {
+    path.push(k);
+    visitAt(record[k], pattern, depth + 1, path, found);
+    path.pop();
+  };
+  if (head !== "*") step(head);
+  else if (Array.isArray(root)) for (let i = 0; i < root.length; i++) step(i);
+  else for (const k of Object.keys(root)) step(k);
 }

@@ -64,8 +64,9 @@ function readLock(entry: string): ReadLock {
 export function planStage(model: SemanticModel): Diagnostic[] {
   const entry = model.program.entry;
   const lock = readLock(entry);
-  // Without a lock only lowering's own diagnostics matter: data files are looked for, not read.
-  if (lock === undefined) return lowerModel(model, { ...loweringContext(model.program), hashData: false }).diagnostics;
+  // Without a lock only lowering's own diagnostics matter: data files are looked for, not read,
+  // and no plan is built or hashed.
+  if (lock === undefined) return lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }).diagnostics;
   const lockName = path.basename(lockPath(entry));
   const hint = `run 'arl lock ${path.basename(entry)}' if the change is intended`;
   if ("error" in lock) {

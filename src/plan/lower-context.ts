@@ -14,6 +14,11 @@ export interface LoweringContext {
   readonly provenance: PlanProvenance;
   /** Read and hash data files (the default); false only checks that they exist (`arl check` without a lock). */
   readonly hashData?: boolean;
+  /**
+   * Build each variant's plan (its plain copy and hash; the default); false stops once the
+   * variant's diagnostics are known: `arl check` without a lock has no hash to compare.
+   */
+  readonly plans?: boolean;
   /** The entry's blocks, to show a refusal on the field the user wrote. */
   readonly blocks?: BlockIndex;
 }

@@ -103,7 +103,7 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
     stages,
   };
   if (!diagnostics.some((d) => d.severity === "error")) diagnostics.push(...refusalDiagnostics(body as Plan, experiment, variant, context));
-  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
+  if (diagnostics.some((d) => d.severity === "error") || context.plans === false) return { diagnostics };
   // Plain data only: the config carries zod outputs that may share objects between variants.
   const plain = JSON.parse(JSON.stringify(body)) as Omit<Plan, "hash" | "provenance">;
   const { format_version, ...rest } = plain;

@@ -14,32 +14,42 @@ export interface PlainResult {
   readonly valuesByPath: ReadonlyMap<PathKey, Value>;
 }
 
+/**
+ * The key of `parent`'s path extended by `segment`, built from `parent`'s key: the same string
+ * as pathKey([...path, segment]) without copying the path and stringifying it whole at every
+ * value (that was a tenth of checking a large spec).
+ */
+function childKey(parent: PathKey, segment: string | number): PathKey {
+  const part = typeof segment === "number" ? String(segment) : JSON.stringify(segment);
+  return parent === "[]" ? `[${part}]` : `${parent.slice(0, -1)},${part}]`;
+}
+
 export function toPlain(value: Value): PlainResult {
   const valuesByPath = new Map<PathKey, Value>();
-  const convert = (v: Value, path: (string | number)[]): unknown => {
-    valuesByPath.set(pathKey(path), v);
+  const convert = (v: Value, key: PathKey): unknown => {
+    valuesByPath.set(key, v);
     switch (v.kind) {
       case "scalar":
         return v.value;
       case "name":
         return { $name: v.path } satisfies PlainName;
       case "list":
-        return v.items.map((item, i) => convert(item, [...path, i]));
+        return v.items.map((item, i) => convert(item, childKey(key, i)));
       case "record": {
         const out: Record<string, unknown> = {};
-        for (const [key, field] of v.fields) out[key] = convert(field, [...path, key]);
+        for (const [name, field] of v.fields) out[name] = convert(field, childKey(key, name));
         return out;
       }
       case "call": {
         const named: Record<string, unknown> = {};
-        for (const [key, arg] of v.named) named[key] = convert(arg, [...path, key]);
-        return { $call: v.callee, args: v.args.map((a, i) => convert(a, [...path, i])), named } satisfies PlainCall;
+        for (const [name, arg] of v.named) named[name] = convert(arg, childKey(key, name));
+        return { $call: v.callee, args: v.args.map((a, i) => convert(a, childKey(key, i))), named } satisfies PlainCall;
       }
       case "expression":
         return { $expr: v } satisfies PlainExpression;
     }
   };
-  return { plain: convert(value, []), valuesByPath };
+  return { plain: convert(value, pathKey([])), valuesByPath };
 }
 
 /** The value written at `path`, or at the longest prefix of it that was written (`at`). */
