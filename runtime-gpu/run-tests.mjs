@@ -10,7 +10,8 @@
 // openai and CUDA kernels that conflict with ours and cannot run here; what their protocol and
 // config modules import is pinned in requirements.txt. Both are installed when .venv is missing
 // or when either file changed since the last install (.venv/arl-requirements.sha256 holds the
-// hash of the files that were installed). A machine without
+// hash of the files that were installed). pip is told not to warn that their declared
+// dependencies are unmet: that is the point of installing them without. A machine without
 // a Python that has venv skips the trainer's lint and tests with a hint, except under CI, where it
 // fails.
 import { spawnSync } from "node:child_process";
@@ -64,7 +65,7 @@ function ensureVenv() {
   console.log("runtime-gpu tests: installing runtime-gpu/requirements.txt into .venv (torch with its CUDA libraries: about 5.6 GB, a few minutes)");
   const pip = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "-r", requirements]);
   if (pip.status !== 0) fail("pip could not install runtime-gpu/requirements.txt into .venv");
-  const noDeps = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r", requirementsEngines]);
+  const noDeps = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "--no-warn-conflicts", "-r", requirementsEngines]);
   if (noDeps.status !== 0) fail("pip could not install runtime-gpu/requirements-engines.txt into .venv");
   writeFileSync(stamp, `${wanted}\n`);
 }
