@@ -33,6 +33,7 @@ export interface GenerateOptions {
   readonly maxNewTokens: number;
   readonly temperature: number;
   readonly topP: number;
+  /** 0: off. */
   readonly topK: number;
   readonly stopIds: readonly number[];
   readonly seed: number;

@@ -4,20 +4,15 @@
 // bodies and read answers, so that tests can validate every body against the engines' own
 // request classes; the pool and the policy do the I/O.
 
+import type { GenerateOptions } from "../policy.js";
+
 export type EngineName = "vllm" | "sglang";
 
-/** One generation, token in: the exact prompt ids and the plan's sampling with the request's seed. */
-export interface EngineGenerateArgs {
+/** One generation, token in: the exact prompt ids and the plan's sampling with the request's seed (the policy's GenerateOptions). */
+export interface EngineGenerateArgs extends GenerateOptions {
   /** The model name the server serves (vLLM's `model`; SGLang ignores it). */
   readonly model: string;
   readonly prompt: Int32Array;
-  readonly maxNewTokens: number;
-  readonly temperature: number;
-  readonly topP: number;
-  /** 0: off. */
-  readonly topK: number;
-  readonly stopIds: readonly number[];
-  readonly seed: number;
 }
 
 /** What the engine generated: ids and their log-probs under the distribution sampled from, as returned. */
