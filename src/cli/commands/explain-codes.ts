@@ -315,6 +315,14 @@ builtin:tiny?hidden=32&embed=16&heads=2&key=8) with its own chat template, train
 local checkpoints, LoRA adapters (policy.lora) and other weight dtypes (policy.dtype) need the
 PyTorch trainer: resources.backend: torch.`,
   },
+  "engine-servers": {
+    stage: "plan",
+    title: "Inference servers the plan cannot reach",
+    explanation: `With resources.rollout.engine vllm or sglang every generation goes to inference servers
+(docs/engines.md). Either the runtime starts them (launch: true, and then urls must be empty: it
+would never use them) or they are yours (launch: false): then urls lists each one's base URL, and
+servers must equal the number of urls, one server per URL.`,
+  },
   "lora-reference-refresh": {
     stage: "plan",
     title: "A refreshed KL reference with LoRA adapters",
