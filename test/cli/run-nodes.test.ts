@@ -141,6 +141,13 @@ describe.skipIf(!hasTorch)("two nodes on one machine (loopback)", () => {
     const two = trainingNumbers(dirOf(node0.stdout));
     expect(two.length).toBe(2);
     expect((two[1] as { grad_norm: number }).grad_norm).toBeGreaterThan(0);
-    expect(two).toEqual(trainingNumbers(dirOf(single.stdout)));
+    const one = trainingNumbers(dirOf(single.stdout));
+    // ratio_mean is a float32 sum of ratios that are 1 up to rounding: on some CPUs its last
+    // digits differ between the two layouts (measured 1 vs 1.0000000112); everything trained
+    // (losses, gradient norms, KL, the ratios' extremes) is compared exactly.
+    const ratioMean = (rows: unknown[]) => rows.map((r) => (r as { ratio_mean: number }).ratio_mean);
+    ratioMean(two).forEach((m, i) => expect(m).toBeCloseTo(ratioMean(one)[i]!, 6));
+    const withoutRatioMean = (rows: unknown[]) => rows.map((r) => ({ ...(r as Record<string, unknown>), ratio_mean: 0 }));
+    expect(withoutRatioMean(two)).toEqual(withoutRatioMean(one));
   }, 600_000);
 });
