@@ -30,6 +30,10 @@ const ALLOWED: Record<string, string> = {
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
   "runtime/run/agent-process.ts: (whole environment)":
     "an agent program inherits the environment, as any program a user starts does; what it computes is its own (its outcome), and its model calls go through the gateway",
+  "runtime/engine/launch.ts: (whole environment)":
+    "a launched inference server inherits the environment (PATH, CUDA and NCCL settings, HF caches), as torchrun's workers do; what it samples is checked against the trainer per batch (the mismatch metrics) and its weights are the trainer's, synced",
+  "runtime/engine/launch.ts: CUDA_VISIBLE_DEVICES":
+    "a scheduler's GPU allocation: the servers' devices are indices into it (docs/engines.md, Launch); which GPU computes does not change what the plan means",
   "runtime/run/agent-episode.ts: PATH": "the package's .venv/bin is put first on an agent program's PATH, so python3 finds the pinned openai SDK",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND": "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
 };
