@@ -83,7 +83,6 @@ def _validate(cfg):
     """What main_ppo checks before Ray starts, plus the dataclasses of every section it builds."""
     _load_verl_config_modules()
     from omegaconf import OmegaConf
-
     from verl.utils.config import omega_conf_to_dataclass, validate_config
 
     use_ref = cfg.algorithm.use_kl_in_reward or cfg.actor_rollout_ref.actor.use_kl_loss
@@ -98,8 +97,8 @@ def _validate(cfg):
     omega_conf_to_dataclass(cfg.actor_rollout_ref.actor.optim)
     assert rollout.n == cfg.actor_rollout_ref.rollout.n
     if cfg.actor_rollout_ref.rollout.multi_turn.enable:
-        from verl.tools.schemas import OpenAIFunctionToolSchema
         import yaml
+        from verl.tools.schemas import OpenAIFunctionToolSchema
 
         tools = yaml.safe_load(Path(cfg.actor_rollout_ref.rollout.multi_turn.tool_config_path).read_text())["tools"]
         for tool in tools:
