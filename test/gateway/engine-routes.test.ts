@@ -11,6 +11,7 @@ import type { CompletionCreateParamsNonStreaming } from "openai/resources/comple
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tinyConfigure } from "../helpers/tiny-policy.js";
 import { ragged, type ConfigureParams, type Method, type Methods, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
 import type { EngineGenerateArgs, EngineHttpCall, EngineName } from "../../src/runtime/engine/contract.js";
 import { engineWire } from "../../src/runtime/engine/wires.js";
@@ -26,17 +27,7 @@ const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 
 const EOS = 2;
 const PROMPT = [5, 11, 12, 7];
 
-const configure: ConfigureParams = {
-  seed: 3,
-  policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 } },
-  algorithm: {
-    optimizer: { name: "adamw", lr: 5e-2, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
-    critic: null,
-    clip: { low: 0.2, high: 0.28, dual: null },
-    kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
-  },
-  vocabulary: ["take", "key", "go", "north", "south", "open", "box"],
-};
+const configure: ConfigureParams = tinyConfigure(3, ["take", "key", "go", "north", "south", "open", "box"]);
 
 /** A train step that pushes up a continuation of PROMPT. */
 function step(t: TinyTrainer): TrainStepParams {

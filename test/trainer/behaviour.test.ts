@@ -11,23 +11,14 @@ import { denominatorsOf } from "../../src/runtime/update.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { ragged, type ConfigureParams, type GenerateParams, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
+import { tinyConfigure } from "../helpers/tiny-policy.js";
 
 const mainJs = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const VOCAB = ["take", "key", "go", "north", "south", "open", "box", "You", "see", "a"];
 const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };
 
 function configure(seed: number): ConfigureParams {
-  return {
-    seed,
-    policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 } },
-    algorithm: {
-      optimizer: { name: "adamw", lr: 5e-2, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
-      critic: null,
-      clip: { low: 0.2, high: 0.28, dual: null },
-      kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
-    },
-    vocabulary: VOCAB,
-  };
+  return tinyConfigure(seed, VOCAB);
 }
 
 async function tiny(seed = 3): Promise<TinyTrainer> {
