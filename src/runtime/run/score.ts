@@ -9,6 +9,7 @@ import { filterByLag, type LagFilterResult } from "../../rl/lag.js";
 import { ragged, row } from "../../contracts/trainer-protocol.js";
 import { computeAdvantages, computeStepwiseAdvantages, type AdvantageResult, type ScoredTrajectory, type StepwiseEpisode } from "../advantage.js";
 import type { Sample } from "../harness.js";
+import { takesOnPolicyStep } from "../on-policy-update.js";
 import { batchMismatch, measuresMismatch, recomputesOldLogprobs, type BatchMismatch } from "../mismatch-correction.js";
 import { offPolicyMasked } from "../off-policy-mask.js";
 import { lossMask } from "../update.js";
@@ -79,7 +80,9 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
   // starting at 1. Needed without the keep-sampling mask (the update's distribution is then the
   // full, temperature-only one) and wherever the sampled log-probs are an engine's or mask.tis
   // corrects them (docs/semantics.md §12: the trainer's own numerics are the ratio's denominator).
-  const recomputed = recomputesOldLogprobs(plan) && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
+  // A single on-policy step takes them from its own forward pass instead (on-policy-update.ts).
+  const recompute = recomputesOldLogprobs(plan) && !takesOnPolicyStep(plan, trainer.handshakeResult);
+  const recomputed = recompute && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
   const scored: ScoredTrajectory[] = owned.map(({ p, sample }, i) => ({
     group: `${iteration}:${p.group}`,
     env: p.task.env,

@@ -2,10 +2,12 @@
 // a seeded order; every minibatch is one train_step, one optimizer step whose reductions divide
 // by denominators over the whole step (update.ts). Off-policy-masked sequences train with
 // advantage 0; with mask.tis each sequence carries its importance weights. In a step-wise batch
-// (score.ts) each sample is a sequence of its own.
+// (score.ts) each sample is a sequence of its own. A single on-policy step goes without old
+// log-probs (on-policy-update.ts).
 import { at } from "../../contracts/checked.js";
 import { shuffled } from "../../contracts/random.js";
 import { trainStepParams, type TrainSequence } from "../update.js";
+import { takesOnPolicyStep } from "../on-policy-update.js";
 import type { RunContext } from "./context.js";
 import { sequenceAdvantages, type ScoredBatch } from "./score.js";
 
@@ -39,13 +41,15 @@ export async function updatePolicy(ctx: RunContext, iteration: number, scored: S
   const sequences = trainSequences(scored);
   const stepStats: Record<string, number>[] = [];
   let current = version;
+  const onPolicy = takesOnPolicyStep(plan, ctx.trainer.handshakeResult);
   for (let epoch = 0; epoch < plan.algorithm.epochs && sequences.length > 0; epoch++) {
     const order = shuffled(sequences.map((_, i) => i), ctx.streams.minibatches(iteration, epoch));
     const size = Math.ceil(order.length / plan.algorithm.minibatches);
     for (let m = 0; m < plan.algorithm.minibatches; m++) {
       const part = order.slice(m * size, (m + 1) * size).map((i) => at(sequences, i));
       if (part.length === 0) continue;
-      const result = await ctx.trainer.request("train_step", trainStepParams(plan, part));
+      const params = trainStepParams(plan, part);
+      const result = await ctx.trainer.request("train_step", onPolicy ? { ...params, old_logprobs: null } : params);
       current = result.policy_version;
       stepStats.push(result as unknown as Record<string, number>);
     }
