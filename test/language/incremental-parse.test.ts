@@ -7,6 +7,8 @@ import type { IToken } from "chevrotain";
 import { generatedSpec } from "../../src/bench/lsp.js";
 import { incrementalParseStats, reparse } from "../../src/language/incremental-parse.js";
 import { parse, type ParseResult } from "../../src/language/parse.js";
+import { TextDocument } from "vscode-languageserver-textdocument";
+import { Workspace } from "../../src/lsp/workspace.js";
 import { mutationSpellings } from "../helpers/mutations.js";
 import { shippedSpecs } from "../helpers/specs.js";
 
@@ -27,8 +29,8 @@ function token(c: IToken) {
   return { type: c.tokenType.name, image: c.image, start: [c.startOffset, c.startLine, c.startColumn], end: [c.endOffset, c.endLine, c.endColumn] };
 }
 
-function expectSameParse(actual: ParseResult, text: string): void {
-  const full = parse(text, FILE);
+function expectSameParse(actual: ParseResult, text: string, file = FILE): void {
+  const full = parse(text, file);
   expect(actual.text).toBe(text);
   expect(actual.document).toEqual(full.document);
   expect(actual.diagnostics).toEqual(full.diagnostics);
@@ -77,7 +79,7 @@ describe("incremental parsing", () => {
     let text = original;
     let parsed = parse(text, FILE);
     const before = { ...incrementalParseStats };
-    for (let step = 0; step < 40; step++) {
+    for (let step = 0; step < 30; step++) {
       const edit = randomEdit(text, next);
       const edited = apply(text, edit);
       parsed = reparse(parsed, edited, FILE);
@@ -120,5 +122,21 @@ describe("incremental parsing", () => {
       expectSameParse(reparse(first, edited, FILE), edited);
       expect(incrementalParseStats.full).toBe(before + 1);
     }
+  });
+
+  it("is how the language server's workspace parses an edited document", () => {
+    const workspace = new Workspace();
+    const uri = "file:///virtual/workspace-spec.arl";
+    const text = generatedSpec(120).text;
+    const file = workspace.opened(TextDocument.create(uri, "arl", 1, text));
+    workspace.program(file);
+    const before = { ...incrementalParseStats };
+    const edited = text.replace("  seed: 1\n", "  seed: 12\n");
+    workspace.changed(TextDocument.create(uri, "arl", 2, edited));
+    expectSameParse(workspace.program(file).modules.get(file)!.parsed, edited, file);
+    expect(incrementalParseStats.incremental).toBe(before.incremental + 1);
+    // The imported stdlib files, unchanged, are not parsed again.
+    expect(incrementalParseStats.full).toBe(before.full);
+    expect(incrementalParseStats.reused).toBeGreaterThan(before.reused);
   });
 });
