@@ -25,7 +25,10 @@ import { Compiler } from "../compiler.js";
 import { diskHost, ModuleLoader } from "../language/imports.js";
 import { IncrementalChecker } from "../lsp/incremental.js";
 import { adaptiveDebounceMs } from "../lsp/diagnostics.js";
-import { consume, defaultMeasureOptions, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { reparse } from "../language/incremental-parse.js";
+import { parse, type ParseResult } from "../language/parse.js";
+import { STDLIB_ROOT } from "../contracts/paths.js";
+import { consume, defaultMeasureOptions, paired, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 import { at, last } from "../contracts/checked.js";
 
 const BIN = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
@@ -183,6 +186,31 @@ export function lspSection(options: MeasureOptions = defaultMeasureOptions, edit
         const checker = new IncrementalChecker();
         let turn = 0;
         const recheck = await timed("incremental re-check of one edited experiment, in-process", () => checker.check(at(programs, turn++ % 2)), { note: "load excluded" }, options);
+        // The server's whole pipeline for one edit, in-process (load of the new text, then the
+        // incremental check), with the file parsed in full or from its previous parse; interleaved.
+        const texts = [spec.text, other];
+        const oneEdit = (incremental: boolean) => {
+          const checker = new IncrementalChecker();
+          const last = new Map<string, ParseResult>();
+          let k = 0;
+          const parseText = (text: string, f: string): ParseResult => {
+            const previous = incremental ? last.get(f) : undefined;
+            const parsed = previous ? reparse(previous, text, f) : parse(text, f);
+            last.set(f, parsed);
+            return parsed;
+          };
+          return () => {
+            const text = at(texts, k++ % 2);
+            const host = { readFile: (f: string) => (f === file ? text : diskHost.readFile(f)) };
+            return checker.check(new ModuleLoader(host, STDLIB_ROOT, parseText).load(file));
+          };
+        };
+        const edit = await paired(
+          { name: "one edit in-process: full parse + load + incremental check", fn: oneEdit(false), work: { lines: spec.lines } },
+          { name: "one edit in-process: incremental parse + load + incremental check", fn: oneEdit(true), work: { lines: spec.lines } },
+          { name: "one edit in-process, full parse / incremental parse" },
+          options,
+        );
         const run = await serverLatency(file, spec.text, edits, 5);
         const sorted = [...run.samples].sort((a, b) => a - b);
         const p50 = percentile(sorted, 50);
@@ -192,6 +220,9 @@ export function lspSection(options: MeasureOptions = defaultMeasureOptions, edit
           inProcess,
           load,
           recheck,
+          edit.a,
+          edit.b,
+          edit.ratio,
           { name: "didChange -> publishDiagnostics p50", value: p50, unit: " ms", note: `${run.samples.length} edits; ${run.diagnostics} diagnostics in the spec` },
           { name: "didChange -> publishDiagnostics p95", value: p95, unit: " ms", goal: `p95 <= ${goalMs} ms`, met: p95 <= goalMs },
           { name: "didChange -> publishDiagnostics max", value: last(sorted), unit: " ms" },

@@ -78,6 +78,8 @@ export class ModuleLoader {
   constructor(
     private readonly host: SourceHost = diskHost,
     private readonly stdlibRoot: string = STDLIB_ROOT,
+    /** How a file's text is parsed: the language server passes one that reuses its last parse (incremental-parse.ts). */
+    private readonly parseText: (text: string, file: string) => ParseResult = parse,
   ) {}
 
   /** Loads `entry` and everything it imports. `entry` must be absolute. */
@@ -158,7 +160,7 @@ export class ModuleLoader {
     if (!parsed) {
       const text = this.read(file);
       if (text === undefined) return undefined;
-      parsed = parse(text, file);
+      parsed = this.parseText(text, file);
       this.parses.set(file, parsed);
     }
     return parsed;

@@ -4,7 +4,7 @@ import type { LineIndex } from "../contracts/source-range.js";
 import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Document } from "./ast.js";
 import { DocumentAstBuilder } from "./cst-to-ast.js";
-import { lex, tokenEndOffset } from "./lexer.js";
+import { lex, tokenEndOffset, type LexResult } from "./lexer.js";
 import { describeToken, parser } from "./parser.js";
 import * as t from "./tokens.js";
 import { at } from "../contracts/checked.js";
@@ -19,7 +19,14 @@ export interface ParseResult {
 }
 
 export function parse(text: string, file: string): ParseResult {
-  const lexed = lex(text, file);
+  return parseTokens(lex(text, file), text, file);
+}
+
+/**
+ * Parses tokens lexed from `text` (or from a piece of it, with their positions in `text`: see
+ * incremental-parse.ts). `lexed.lines` indexes `text`, which AST locations are read from.
+ */
+export function parseTokens(lexed: LexResult, text: string, file: string): ParseResult {
   const builder = new DocumentAstBuilder(file, lexed.lines, lexed.comments, text);
   parser.input = lexed.tokens;
   parser.onBlock = (block) => builder.blockParsed(block);

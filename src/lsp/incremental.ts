@@ -15,20 +15,23 @@
 // The union over components equals `checkProgram` (the same stages on the whole program, as
 // `arl check` runs them): every per-experiment stage sees the same declarations, lint merges its
 // `allow` entries only within experiments that extend one another, and the plan stage runs only
-// when no component (nor the loader) reported an error. Where that equality could not be
-// promised, the whole program is checked instead: syntax errors (no analysis at all), a lock file
-// beside the entry (comparing it needs every experiment's plans), a name declared twice at the top
+// when no component (nor the loader) reported an error. A lock file beside the entry is read once
+// per check; each component compares its own experiments' plans with their entries in the lock
+// (which are part of its memo key), and what concerns the lock as a whole is done over the
+// components' results: the comparisons count only when no component's lowering failed (as
+// `planStage` skips them then), and the lock's experiments that the entry no longer declares are
+// reported from the layout's names. Where that equality could not be
+// promised, the whole program is checked instead: syntax errors (no analysis at all), a name declared twice at the top
 // level, an experiment extending a name that is not an experiment of the entry file ("did you
 // mean" would be drawn from the restricted program), or an entry without experiments.
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { checkProgram, syntaxBroken, type CheckResult } from "../compiler.js";
 import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Block } from "../language/ast.js";
 import type { Module, Program } from "../language/imports.js";
 import type { LineIndex, Range } from "../contracts/source-range.js";
 import { lint } from "../lint/index.js";
-import { lockPath, planStage } from "../plan/lock.js";
+import { lockedButUndeclared, planStageOf, readLock, type ReadLock } from "../plan/lock.js";
 import { analyze } from "../semantics/analyze.js";
 
 /** A piece of the entry file, by offsets in the text it was cut from. */
@@ -60,8 +63,17 @@ interface ComponentResult {
   readonly segments: readonly Segment[];
   /** Analysis and lint. */
   readonly earlier: readonly Diagnostic[];
-  /** The plan stage's; empty when `earlier` has errors (the stage does not run then). */
+  /** Lowering's (the plan stage's); empty when `earlier` has errors (the stage does not run then). */
   readonly plan: readonly Diagnostic[];
+  /** The comparison of the component's experiments with the lock file (none without one). */
+  readonly locked: readonly Diagnostic[];
+}
+
+/** A component's diagnostics, located in the current text. */
+interface Located {
+  earlier: Diagnostic[];
+  plan: Diagnostic[];
+  locked: Diagnostic[];
 }
 
 export class IncrementalChecker {
@@ -94,7 +106,7 @@ export class IncrementalChecker {
    * there (a newer edit arrived). Components checked before stopping stay memoised.
    */
   *steps(program: Program): Generator<void, CheckResult> {
-    const layout = syntaxBroken(program) || existsSync(lockPath(program.entry)) ? undefined : layoutOf(program);
+    const layout = syntaxBroken(program) ? undefined : layoutOf(program);
     if (!layout) {
       yield;
       return checkProgram(program);
@@ -102,56 +114,67 @@ export class IncrementalChecker {
     const memo = this.memo.get(program.entry) ?? new Map<string, ComponentResult>();
     this.memo.set(program.entry, memo);
     const used = new Map<string, ComponentResult>();
+    const lock = readLock(program.entry);
     const earlier: Diagnostic[] = [...program.diagnostics];
     const plan: Diagnostic[] = [];
+    const locked: Diagnostic[] = [];
     const lines = layout.entry.parsed.lines;
     const names = new Names(layout);
     const pieces: { key: string; component: readonly Span[] | undefined }[] = [
       { key: `base\0${layout.baseHash}`, component: undefined },
-      ...components(layout, names).map((component) => ({ key: componentKey(layout, component), component })),
+      ...components(layout, names).map((component) => ({ key: componentKey(layout, component, lock), component })),
     ];
     for (const { key, component } of pieces) {
       const segments = componentSegments(layout, component ?? []);
       const cached = memo.get(key);
       let result: ComponentResult | undefined;
-      let located: { earlier: Diagnostic[]; plan: Diagnostic[] } | undefined;
+      let located: Located | undefined;
       if (cached) {
         const move = mover(cached.segments, segments, program.entry, lines);
-        const moved = { earlier: cached.earlier.map(move), plan: cached.plan.map(move) };
+        const moved = { earlier: cached.earlier.map(move), plan: cached.plan.map(move), locked: cached.locked.map(move) };
         // A location outside every segment cannot be moved: check the component again.
-        if (!moved.earlier.includes(undefined) && !moved.plan.includes(undefined)) {
+        if (!moved.earlier.includes(undefined) && !moved.plan.includes(undefined) && !moved.locked.includes(undefined)) {
           result = cached;
-          located = moved as { earlier: Diagnostic[]; plan: Diagnostic[] };
+          located = moved as Located;
         }
       }
       if (!result || !located) {
         yield;
-        result = component ? this.checkComponent(program, layout, component, names, segments) : { segments, earlier: analyze(restrict(program, layout, new Set(layout.base.map((b) => b.block)))).diagnostics, plan: [] };
-        located = { earlier: [...result.earlier], plan: [...result.plan] };
+        result = component ? this.checkComponent(program, layout, component, names, segments, lock) : { segments, earlier: analyze(restrict(program, layout, new Set(layout.base.map((b) => b.block)))).diagnostics, plan: [], locked: [] };
+        located = { earlier: [...result.earlier], plan: [...result.plan], locked: [...result.locked] };
       }
       used.set(key, result);
       for (const d of located.earlier) earlier.push(d);
       for (const d of located.plan) plan.push(d);
+      for (const d of located.locked) locked.push(d);
     }
     // Results of components that no longer exist are dropped; the memo keeps what this text uses.
     this.memo.set(program.entry, used);
+    // As `planStage`: lowering's diagnostics alone when one is an error, else the lock's comparisons too.
+    if (!plan.some((d) => d.severity === "error")) {
+      for (const d of locked) plan.push(d);
+      if (lock && "lock" in lock) for (const d of lockedButUndeclared(program.entry, lock.lock, new Set(layout.experiments.map((s) => s.block.name?.name ?? "")))) plan.push(d);
+    }
     const diagnostics = earlier.some((d) => d.severity === "error") ? earlier : [...earlier, ...plan];
     return { entry: program.entry, program, diagnostics: unique(diagnostics).sort(compareDiagnostics) };
   }
 
-  private checkComponent(program: Program, layout: Layout, component: readonly Span[], names: Names, segments: readonly Segment[]): ComponentResult {
+  private checkComponent(program: Program, layout: Layout, component: readonly Span[], names: Names, segments: readonly Segment[], lock: ReadLock): ComponentResult {
     this.experimentsChecked += component.length;
     const own = component.map((s) => s.block);
-    const named = this.stages(restrict(program, layout, new Set([...names.baseNamedBy(component), ...own])));
+    const named = this.stages(restrict(program, layout, new Set([...names.baseNamedBy(component), ...own])), lock);
+    // A lock mismatch is an error, but draws on no other declaration: no second check for it.
     if (![...named.earlier, ...named.plan].some((d) => d.severity === "error")) return { segments, ...named };
-    return { segments, ...this.stages(restrict(program, layout, new Set([...layout.base.map((s) => s.block), ...own]))) };
+    return { segments, ...this.stages(restrict(program, layout, new Set([...layout.base.map((s) => s.block), ...own])), lock) };
   }
 
   /** Analysis, lint and (when they found no error) the plan stage, as `checkProgram` chains them. */
-  private stages(program: Program): { earlier: Diagnostic[]; plan: Diagnostic[] } {
+  private stages(program: Program, lock: ReadLock): Located {
     const model = analyze(program);
     const earlier = [...model.diagnostics, ...lint(model)];
-    return { earlier, plan: earlier.some((d) => d.severity === "error") ? [] : planStage(model) };
+    if (earlier.some((d) => d.severity === "error")) return { earlier, plan: [], locked: [] };
+    const stage = planStageOf(model, lock);
+    return { earlier, plan: stage.lowered, locked: stage.compared };
   }
 }
 
@@ -269,8 +292,11 @@ function components(layout: Layout, names: Names): Span[][] {
   return [...groups.values()];
 }
 
-function componentKey(layout: Layout, component: readonly Span[]): string {
+/** The component's texts, and what the lock says of its experiments (its plan stage reads that only). */
+function componentKey(layout: Layout, component: readonly Span[], lock: ReadLock): string {
   const hash = createHash("sha256").update(layout.baseHash);
+  const lockPart = lock === undefined ? "none" : "error" in lock ? `error:${lock.error}` : JSON.stringify([lock.lock.stdlib_version, component.map((s) => lock.lock.experiments[s.block.name?.name ?? ""] ?? null)]);
+  hash.update(`${lockPart.length}:`).update(lockPart);
   const text = layout.entry.parsed.text;
   for (const s of component) {
     const t = text.slice(s.start, s.end);

@@ -2,14 +2,18 @@
 // compiler), and a snapshot per document (its program, declarations and evaluated values)
 // answers hover, completion, definition and rename until any document changes. One module
 // loader serves each generation (the state between two changes), so a file is parsed once per
-// change: the snapshots and the diagnostics' checks share its parse.
+// change: the snapshots and the diagnostics' checks share its parse. That parse starts from the
+// file's previous one (src/language/incremental-parse.ts): an edit inside one top-level block
+// re-parses that block only, and an unchanged file (an import) is not parsed again.
 import { readdirSync, type Dirent } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { STDLIB_ROOT } from "../contracts/paths.js";
+import { parse, type ParseResult } from "../language/parse.js";
 import type { LineIndex } from "../contracts/source-range.js";
 import type { Block } from "../language/ast.js";
+import { reparse } from "../language/incremental-parse.js";
 import { diskHost, ModuleLoader, type Module, type Program, type SourceHost } from "../language/imports.js";
 import { DeclarationIndex, type Declaration } from "../semantics/declarations.js";
 import { Evaluator } from "../semantics/evaluate.js";
@@ -22,6 +26,14 @@ export class Workspace {
   private generation = 0;
   private readonly snapshots = new Map<string, { generation: number; snapshot: Snapshot }>();
   private loader: { generation: number; loader: ModuleLoader } | undefined;
+  /** Each file's latest parse, which the next parse of the file starts from. */
+  private readonly parses = new Map<string, ParseResult>();
+  private readonly parseText = (text: string, file: string): ParseResult => {
+    const previous = this.parses.get(file);
+    const parsed = previous ? reparse(previous, text, file) : parse(text, file);
+    this.parses.set(file, parsed);
+    return parsed;
+  };
   /** Workspace folders (absolute paths), searched for files that import a renamed declaration. */
   roots: string[] = [];
 
@@ -94,7 +106,7 @@ export class Workspace {
   snapshot(file: string): Snapshot {
     const cached = this.snapshots.get(file);
     if (cached && cached.generation === this.generation) return cached.snapshot;
-    if (this.loader?.generation !== this.generation) this.loader = { generation: this.generation, loader: new ModuleLoader(this.host) };
+    if (this.loader?.generation !== this.generation) this.loader = { generation: this.generation, loader: new ModuleLoader(this.host, STDLIB_ROOT, this.parseText) };
     const snapshot = new Snapshot(this.loader.loader.load(file), this);
     this.snapshots.set(file, { generation: this.generation, snapshot });
     return snapshot;

@@ -40,10 +40,10 @@ export function renderLock(lock: LockFile): string {
   return prettyJson(lock);
 }
 
-type ReadLock = { readonly lock: LockFile } | { readonly error: string } | undefined;
+export type ReadLock = { readonly lock: LockFile } | { readonly error: string } | undefined;
 
 /** The lock beside `entry`: undefined when there is none. */
-function readLock(entry: string): ReadLock {
+export function readLock(entry: string): ReadLock {
   const file = lockPath(entry);
   if (!existsSync(file)) return undefined;
   let json: unknown;
@@ -62,23 +62,39 @@ function readLock(entry: string): ReadLock {
  * files exist, resources split evenly), and an existing lock file must match the variants' hashes.
  */
 export function planStage(model: SemanticModel): Diagnostic[] {
-  const entry = model.program.entry;
-  const lock = readLock(entry);
-  // Without a lock only lowering's own diagnostics matter: data files are looked for, not read,
-  // and no plan is built or hashed.
-  if (lock === undefined) return lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }).diagnostics;
-  const lockName = path.basename(lockPath(entry));
-  const hint = `run 'arl lock ${path.basename(entry)}' if the change is intended`;
-  if ("error" in lock) {
-    const message = `the lock file '${lockName}' is unusable: ${lock.error}`;
-    return [{ code: "invalid-lock-file", severity: "error", message, file: entry, range: fileStart(), hint: `run 'arl lock ${path.basename(entry)}' to write it again` }];
-  }
-  const lowered = lowerModel(model, loweringContext(model.program));
-  if (lowered.diagnostics.some((d) => d.severity === "error")) return lowered.diagnostics;
-  return [...lowered.diagnostics, ...compareLock(model, lock.lock, lowered.plans, lockName, hint)];
+  const lock = readLock(model.program.entry);
+  const part = planStageOf(model, lock);
+  if (part.lowered.some((d) => d.severity === "error")) return part.lowered;
+  return [...part.lowered, ...part.compared, ...(lock && "lock" in lock ? lockedButUndeclared(model.program.entry, lock.lock, new Set(model.experiments.map((e) => e.name))) : [])];
 }
 
-function compareLock(model: SemanticModel, lock: LockFile, plans: readonly LoweredPlan[], lockName: string, hint: string): Diagnostic[] {
+/**
+ * The plan stage of the experiments in `model`, which may be some of the entry's (the language
+ * server checks them by groups): lowering's diagnostics, and the comparison of those experiments
+ * with their entries in the lock. The whole stage is `lowered` when it has an error, else both,
+ * plus `lockedButUndeclared` over every experiment of the entry.
+ */
+export function planStageOf(model: SemanticModel, lock: ReadLock): { lowered: Diagnostic[]; compared: Diagnostic[] } {
+  const entry = model.program.entry;
+  // Without a lock only lowering's own diagnostics matter: data files are looked for, not read,
+  // and no plan is built or hashed.
+  if (lock === undefined) return { lowered: lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }).diagnostics, compared: [] };
+  if ("error" in lock) {
+    const message = `the lock file '${path.basename(lockPath(entry))}' is unusable: ${lock.error}`;
+    return { lowered: [{ code: "invalid-lock-file", severity: "error", message, file: entry, range: fileStart(), hint: `run 'arl lock ${path.basename(entry)}' to write it again` }], compared: [] };
+  }
+  const lowered = lowerModel(model, loweringContext(model.program));
+  if (lowered.diagnostics.some((d) => d.severity === "error")) return { lowered: lowered.diagnostics, compared: [] };
+  return { lowered: lowered.diagnostics, compared: compareLock(model, lock.lock, lowered.plans) };
+}
+
+function mismatchHint(entry: string): string {
+  return `run 'arl lock ${path.basename(entry)}' if the change is intended`;
+}
+
+function compareLock(model: SemanticModel, lock: LockFile, plans: readonly LoweredPlan[]): Diagnostic[] {
+  const lockName = path.basename(lockPath(model.program.entry));
+  const hint = mismatchHint(model.program.entry);
   const out: Diagnostic[] = [];
   const current = new Map<string, Map<string, string>>();
   for (const p of plans) {
@@ -115,16 +131,22 @@ function compareLock(model: SemanticModel, lock: LockFile, plans: readonly Lower
       hint,
     });
   }
-  const known = new Set(model.experiments.map((e) => e.name));
+  return out;
+}
+
+/** The lock's experiments that the entry, declaring `declared`, no longer declares. */
+export function lockedButUndeclared(entry: string, lock: LockFile, declared: ReadonlySet<string>): Diagnostic[] {
+  const lockName = path.basename(lockPath(entry));
+  const out: Diagnostic[] = [];
   for (const [name, variants] of Object.entries(lock.experiments)) {
-    if (known.has(name)) continue;
+    if (declared.has(name)) continue;
     out.push({
       code: "lock-mismatch",
       severity: "error",
       message: `the lock file '${lockName}' has experiment '${name}', which the spec no longer declares: removed ${list(Object.keys(variants))}`,
-      file: model.program.entry,
+      file: entry,
       range: fileStart(),
-      hint,
+      hint: mismatchHint(entry),
     });
   }
   return out;

@@ -2,6 +2,8 @@
 // check that `arl check` runs: the same diagnostics, at exactly the same places, after edits
 // that re-check only the experiments they touch; and a check overtaken by a newer edit is
 // dropped, never published for the old text.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { TextDocument } from "vscode-languageserver-textdocument";
@@ -10,6 +12,9 @@ import { checkProgram } from "../../src/compiler.js";
 import { diskHost, ModuleLoader, type Program } from "../../src/language/imports.js";
 import { adaptiveDebounceMs, DiagnosticsManager } from "../../src/lsp/diagnostics.js";
 import { IncrementalChecker } from "../../src/lsp/incremental.js";
+import { buildLock, lockPath, renderLock } from "../../src/plan/lock.js";
+import { lowerModel } from "../../src/plan/lower.js";
+import { analyze } from "../../src/semantics/analyze.js";
 import { Workspace } from "../../src/lsp/workspace.js";
 import { REPO } from "./client.js";
 
@@ -24,8 +29,8 @@ function spec(): string {
   return `${warned}\nexperiment exp_child extends exp_0 {\n  seed: 99\n}\n`;
 }
 
-function load(text: string): Program {
-  return new ModuleLoader({ readFile: (f) => (f === FILE ? text : diskHost.readFile(f)) }).load(FILE);
+function load(text: string, file = FILE): Program {
+  return new ModuleLoader({ readFile: (f) => (f === file ? text : diskHost.readFile(f)) }).load(file);
 }
 
 describe("the incremental check", () => {
@@ -72,6 +77,49 @@ describe("the incremental check", () => {
     const result = checker.check(load(broken));
     expect(result.diagnostics.map((d) => d.code)).toContain("invalid-enum");
     expect(result.diagnostics).toEqual(checkProgram(load(broken)).diagnostics);
+  });
+});
+
+describe("the incremental check with a lock file beside the entry", () => {
+  it("compares the lock per component, with the diagnostics of arl check after each edit", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-incremental-lock-"));
+    try {
+      const file = path.join(dir, "spec.arl");
+      // The spec without exp_1's lint error (with one, the plan stage does not run).
+      const text = `${generatedSpec(150).text}\nexperiment exp_child extends exp_0 {\n  seed: 99\n}\n`;
+      writeFileSync(lockPath(file), renderLock(buildLock(file, lowerModel(analyze(load(text, file))).plans)));
+      const checker = new IncrementalChecker();
+      const expectSame = (t: string) => {
+        const got = checker.check(load(t, file)).diagnostics;
+        expect(got).toEqual(checkProgram(load(t, file)).diagnostics);
+        return got.filter((d) => d.code === "lock-mismatch").map((d) => d.message);
+      };
+      expect(expectSame(text)).toEqual([]);
+      expect(checker.experimentsChecked).toBe(4);
+      // A changed plan (the group size): a mismatch for exp_2 alone, found by checking exp_2 alone.
+      const exp2 = text.indexOf("experiment exp_2");
+      const regrouped = text.slice(0, exp2) + text.slice(exp2).replace("group_size: 4", "group_size: 8");
+      expect(expectSame(regrouped)).toEqual([expect.stringContaining("experiment 'exp_2' does not match the lock file")]);
+      expect(checker.experimentsChecked).toBe(5);
+      // Back to the locked text: exp_2's first result is gone from the memo, it is checked again, and matches.
+      expect(expectSame(text)).toEqual([]);
+      expect(checker.experimentsChecked).toBe(6);
+      // A comment does not change the plan; lines shift below it.
+      expect(expectSame(text.replace("  seed: 1\n", "  seed: 1\n  // note\n"))).toEqual([]);
+      expect(checker.experimentsChecked).toBe(7);
+      // A renamed experiment: not in the lock, and the lock's exp_2 no longer declared.
+      expect(expectSame(text.replace("experiment exp_2 {", "experiment exp_9 {"))).toEqual([
+        expect.stringContaining("has experiment 'exp_2', which the spec no longer declares"),
+        expect.stringContaining("experiment 'exp_9' is not in the lock file"),
+      ]);
+      // An unusable lock file: the same single diagnostic as arl check.
+      writeFileSync(lockPath(file), "{ not json");
+      checker.clear();
+      expectSame(regrouped);
+      expect(checker.check(load(regrouped, file)).diagnostics.map((d) => d.code)).toEqual(["invalid-lock-file"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
