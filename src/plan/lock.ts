@@ -8,7 +8,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { SemanticModel } from "../semantics/analyze.js";
 import { declarationNameRange } from "../semantics/declarations.js";
 import { prettyJson } from "./canonical.js";
-import { fileStart, loweringContext, lowerModel, type LoweredPlan } from "./lower.js";
+import { fileStart, loweringContext, lowerModel, type LoweredPlan, type LowerOptions } from "./lower.js";
 import { stdlibVersion } from "./version.js";
 
 const LOCK_FORMAT_VERSION = 1;
@@ -61,19 +61,19 @@ function readLock(entry: string): ReadLock {
  * The compiler's plan stage, run when the spec has no errors: every variant must lower (data
  * files exist, resources split evenly), and an existing lock file must match the variants' hashes.
  */
-export function planStage(model: SemanticModel): Diagnostic[] {
+export function planStage(model: SemanticModel, options: LowerOptions = {}): Diagnostic[] {
   const entry = model.program.entry;
   const lock = readLock(entry);
   // Without a lock only lowering's own diagnostics matter: data files are looked for, not read,
   // and no plan is built or hashed.
-  if (lock === undefined) return lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }).diagnostics;
+  if (lock === undefined) return lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }, options).diagnostics;
   const lockName = path.basename(lockPath(entry));
   const hint = `run 'arl lock ${path.basename(entry)}' if the change is intended`;
   if ("error" in lock) {
     const message = `the lock file '${lockName}' is unusable: ${lock.error}`;
     return [{ code: "invalid-lock-file", severity: "error", message, file: entry, range: fileStart(), hint: `run 'arl lock ${path.basename(entry)}' to write it again` }];
   }
-  const lowered = lowerModel(model, loweringContext(model.program));
+  const lowered = lowerModel(model, loweringContext(model.program), options);
   if (lowered.diagnostics.some((d) => d.severity === "error")) return lowered.diagnostics;
   return [...lowered.diagnostics, ...compareLock(model, lock.lock, lowered.plans, lockName, hint)];
 }
