@@ -3,7 +3,7 @@
 import type { LineIndex } from "./contracts/source-range.js";
 import { compareDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
 import { diskHost, ModuleLoader, type Program, type SourceHost } from "./language/imports.js";
-import { lint } from "./lint/index.js";
+import { lint, lintRules } from "./lint/index.js";
 import { planStage } from "./plan/lock.js";
 import { analyze, type SemanticModel } from "./semantics/analyze.js";
 
@@ -21,6 +21,11 @@ export interface CheckOptions {
    * `arl plan` and `arl lock` lower the spec themselves and turn it off.
    */
   readonly plan?: boolean;
+  /**
+   * Type, lint and lower each distinct variant content once (the default; docs/architecture.md,
+   * "Memoisation"). false does every variant afresh: the reference the memoised check is tested against.
+   */
+  readonly memoise?: boolean;
 }
 
 const lexicalOrSyntax: ReadonlySet<string> = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep", "expression-too-deep"]);
@@ -51,11 +56,12 @@ export function syntaxBroken(program: Program): boolean {
 /** The stages after loading, on a program already loaded. */
 export function checkProgram(program: Program, options: CheckOptions = {}): CheckResult {
   const entry = program.entry;
-  const model = syntaxBroken(program) ? undefined : analyze(program);
-  const lintDiagnostics = model ? lint(model) : [];
+  const memoise = { memoise: options.memoise !== false };
+  const model = syntaxBroken(program) ? undefined : analyze(program, memoise);
+  const lintDiagnostics = model ? lint(model, lintRules, memoise) : [];
   const earlier = [...program.diagnostics, ...(model?.diagnostics ?? []), ...lintDiagnostics];
   // Lowering needs a spec without errors; its stage compares the lock file (src/plan/lock.ts).
-  const planDiagnostics = model && options.plan !== false && !earlier.some((d) => d.severity === "error") ? planStage(model) : [];
+  const planDiagnostics = model && options.plan !== false && !earlier.some((d) => d.severity === "error") ? planStage(model, memoise) : [];
   const diagnostics = [...earlier, ...planDiagnostics].sort(compareDiagnostics);
   return { entry, program, ...(model ? { model } : {}), diagnostics };
 }

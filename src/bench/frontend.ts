@@ -11,6 +11,9 @@ import { Compiler } from "../compiler.js";
 import { at, defined } from "../contracts/checked.js";
 import { mulberry32 as rng } from "../contracts/random.js";
 import { ModuleLoader } from "../language/imports.js";
+import { buildLock, lockPath, renderLock } from "../plan/lock.js";
+import { loweringContext, lowerModel } from "../plan/lower.js";
+import { analyze } from "../semantics/analyze.js";
 import { lex } from "../language/lexer.js";
 import { parse } from "../language/parse.js";
 import { parser } from "../language/parser.js";
@@ -99,8 +102,12 @@ function loadYaml(files: readonly string[], validate: ValidateFunction): unknown
   });
 }
 
-/** experiments/findmax-ablations.arl with its experiments renamed, repeated to about `lines` lines. */
-function validSpec(lines: number): { file: string; lines: number; bytes: number; experiments: number; variants: number; dispose(): void } {
+/**
+ * experiments/findmax-ablations.arl with its experiments renamed, repeated to about `lines` lines;
+ * `lockedFile` is the same text with its lock file beside it (the check then builds and hashes
+ * every plan and compares them).
+ */
+function validSpec(lines: number): { file: string; lockedFile: string; lines: number; bytes: number; experiments: number; variants: number; dispose(): void } {
   const source = readFileSync(fileURLToPath(new URL("../../experiments/findmax-ablations.arl", import.meta.url)), "utf8");
   const [head, ...rest] = source.split(/^(?=experiment )/m);
   const imports = defined(head, "the text before the first experiment").split("\n").filter((l) => l.startsWith("import ")).join("\n");
@@ -113,27 +120,35 @@ function validSpec(lines: number): { file: string; lines: number; bytes: number;
   const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-valid-"));
   const file = path.join(dir, "valid.arl");
   writeFileSync(file, text);
+  const lockedFile = path.join(dir, "locked.arl");
+  writeFileSync(lockedFile, text);
+  const model = analyze(new ModuleLoader().load(lockedFile));
+  writeFileSync(lockPath(lockedFile), renderLock(buildLock(lockedFile, lowerModel(model, loweringContext(model.program)).plans)));
   const experiments = copies * (body.match(/^experiment /gm)?.length ?? 0);
-  return { file, lines: text.split("\n").length, bytes: Buffer.byteLength(text), experiments, variants: copies * 7, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  return { file, lockedFile, lines: text.split("\n").length, bytes: Buffer.byteLength(text), experiments, variants: copies * 7, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 const LOAD_GOAL = 1.0;
 const CHECK_GOAL = 1.5;
 
 /** Instruction counts of one warm run of each case (one warm-up first), and their ratios. */
-function instructionRows(arlEntry: string, yamlFiles: readonly string[], validFile: string): BenchResult[] {
+function instructionRows(arlEntry: string, yamlFiles: readonly string[], validFile: string, lockedFile: string): BenchResult[] {
   const child = new URL("./frontend-instructions-child.js", import.meta.url);
   const count = (kase: FrontendJob["case"], files: readonly string[]) => instructionsPerRun(child, (runs) => [JSON.stringify({ case: kase, runs, files } satisfies FrontendJob)], 1);
   const load = count("arl-load", [arlEntry]);
   const yaml = count("yaml-ajv", yamlFiles);
   const check = count("arl-check", [validFile]);
+  const locked = count("arl-check", [lockedFile]);
   const note = "callgrind Ir of one warm run (after one warm-up), node --single-threaded";
+  const ratio = (name: string, value: number, goal: number): BenchResult => ({ name, value, unit: "x", goal: `<= ${goal.toFixed(1)}`, met: value <= goal });
   return [
     { name: "instructions: ARL load", value: load, unit: " Ir", note },
     { name: "instructions: YAML + ajv", value: yaml, unit: " Ir", note },
     { name: "instructions: ARL full check", value: check, unit: " Ir", note },
-    { name: "instruction ratio ARL load / (YAML + ajv)", value: load / yaml, unit: "x", goal: `<= ${LOAD_GOAL.toFixed(1)}`, met: load / yaml <= LOAD_GOAL },
-    { name: "instruction ratio full check / (YAML + ajv)", value: check / yaml, unit: "x", goal: `<= ${CHECK_GOAL.toFixed(1)}`, met: check / yaml <= CHECK_GOAL },
+    { name: "instructions: ARL full check, lock file", value: locked, unit: " Ir", note: `${note}; every plan built, hashed and compared` },
+    ratio("instruction ratio ARL load / (YAML + ajv)", load / yaml, LOAD_GOAL),
+    ratio("instruction ratio full check / (YAML + ajv)", check / yaml, CHECK_GOAL),
+    ratio("instruction ratio full check with lock / (YAML + ajv)", locked / yaml, CHECK_GOAL),
   ];
 }
 
@@ -201,9 +216,18 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
           options,
         );
         results.push(check.a, check.b, check.ratio, check.cpuRatio);
+        const lockedErrors = new Compiler().check(valid.lockedFile).diagnostics.filter((d) => d.severity === "error");
+        if (lockedErrors.length > 0) throw new Error(`the locked benchmark spec has errors, first: ${at(lockedErrors, 0).message}`);
+        const locked = await paired(
+          { name: "ARL: full check with a lock file", fn: () => new Compiler().check(valid.lockedFile), work: { lines: valid.lines, bytes: valid.bytes, note: "every plan built, hashed and compared with the lock" } },
+          { ...yamlCase, work: { ...yamlWork, note: "paired with the locked check" } },
+          { name: "ratio full check with lock / (YAML + ajv)", goal: `<= ${CHECK_GOAL.toFixed(1)}`, limit: CHECK_GOAL },
+          options,
+        );
+        results.push(locked.a, locked.b, locked.ratio, locked.cpuRatio);
         if (instructions) {
           if (!valgrindAvailable()) throw new Error("--instructions needs valgrind on the PATH (apt-get install valgrind)");
-          results.push(...instructionRows(c.arlEntry, c.yamlFiles, valid.file));
+          results.push(...instructionRows(c.arlEntry, c.yamlFiles, valid.file, valid.lockedFile));
         }
 
         // Breakdowns: where each side's time goes (texts already in memory).

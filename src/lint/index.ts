@@ -20,22 +20,37 @@ export function lintRule(code: string): LintRule | undefined {
   return lintRules.find((r) => r.code === code);
 }
 
-export function lint(model: SemanticModel, rules: readonly LintRule[] = lintRules): Diagnostic[] {
+export interface LintOptions {
+  /** Run the rules once per distinct variant content (the default); false runs them on every variant (the tests' reference). */
+  readonly memoise?: boolean;
+}
+
+type Linted = VariantModel & { config: ExperimentConfig };
+
+/**
+ * Each rule's reports on one variant content, before they are located; null when a report
+ * names a source origin (located in that variant's own text, so not shared).
+ */
+type ReportMemo = Map<string, (readonly LintReport[])[] | null>;
+
+export function lint(model: SemanticModel, rules: readonly LintRule[] = lintRules, options: LintOptions = {}): Diagnostic[] {
   const entry = model.program.entry;
   const blocks = new BlockIndex(model.program.modules.get(entry));
   const out: Diagnostic[] = [];
   // Allow entries by where they are written: an entry inherited by several experiments is
   // "used" when its rule fired in any of them.
   const allows = new Map<string, { diagnostic: Diagnostic; used: boolean }>();
+  const memo: ReportMemo | undefined = options.memoise === false ? undefined : new Map();
 
   for (const experiment of model.experiments) {
-    const linted = experiment.variants.filter((v): v is VariantModel & { config: ExperimentConfig } => v.config !== undefined);
+    const linted = experiment.variants.filter((v): v is Linted => v.config !== undefined);
     if (linted.length === 0) continue;
     const found = new Map<string, { diagnostic: Diagnostic; variants: string[] }>();
     for (const variant of linted) {
       const allowed = variant.config.allow;
-      for (const rule of rules) {
-        for (const d of runRule(rule, experiment, variant, entry, blocks)) {
+      const reports = ruleReports(rules, experiment, variant, memo);
+      for (const [r, rule] of rules.entries()) {
+        for (const d of reports[r]?.map((report) => located(rule, report, experiment, variant, entry, blocks)) ?? []) {
           if (Object.hasOwn(allowed, rule.code)) {
             const key = allowKey(experiment, variant, rule.code, entry, blocks);
             const allow = allows.get(key.id);
@@ -73,30 +88,49 @@ export function lint(model: SemanticModel, rules: readonly LintRule[] = lintRule
   return unique(out);
 }
 
-function runRule(rule: LintRule, experiment: ExperimentModel, variant: VariantModel & { config: ExperimentConfig }, entry: string, blocks: BlockIndex): Diagnostic[] {
-  const out: Diagnostic[] = [];
+/**
+ * What each rule reports on `variant`, in rule order. Rules see the typed config, the written
+ * paths, and the typed reward terms, constraints and tools: equal content (the variant's content
+ * key) in the same module gives equal reports, so they are computed once and located per variant.
+ */
+function ruleReports(rules: readonly LintRule[], experiment: ExperimentModel, variant: Linted, memo: ReportMemo | undefined): (readonly LintReport[])[] {
+  // Tools resolve against the declarations of the experiment's module: within one check, the
+  // module and the content determine them.
+  const key = memo && variant.contentKey !== undefined ? `${experiment.declaration.module.path}\0${variant.contentKey}` : undefined;
+  const known = key === undefined ? undefined : memo?.get(key);
+  if (known) return known;
+  const reports = rules.map((rule) => runRule(rule, experiment, variant));
+  if (key !== undefined) memo?.set(key, reports.every((rs) => rs.every((r) => isPath(r.at) && r.related === undefined)) ? reports : null);
+  return reports;
+}
+
+function runRule(rule: LintRule, experiment: ExperimentModel, variant: Linted): LintReport[] {
+  const out: LintReport[] = [];
   const ctx: LintContext = {
     experiment,
     variant,
     config: variant.config,
     isWritten: (path) => variant.valuesByPath.has(pathKey(path)),
     written: (path) => variant.valuesByPath.get(pathKey(path)),
-    report: (r: LintReport) => {
-      const where = locate(r.at, experiment, variant, entry, blocks);
-      const related = [...where.related, ...(r.related ?? [])];
-      out.push({
-        code: rule.code,
-        severity: r.severity ?? rule.severity,
-        message: r.message,
-        file: where.origin.file,
-        range: where.origin.range,
-        ...(r.hint ? { hint: r.hint } : {}),
-        ...(related.length > 0 ? { related } : {}),
-      });
-    },
+    report: (r: LintReport) => out.push(r),
   };
   rule.check(ctx);
   return out;
+}
+
+/** A rule's report as a diagnostic, at its place in `variant`'s text. */
+function located(rule: LintRule, r: LintReport, experiment: ExperimentModel, variant: VariantModel, entry: string, blocks: BlockIndex): Diagnostic {
+  const where = locate(r.at, experiment, variant, entry, blocks);
+  const related = [...where.related, ...(r.related ?? [])];
+  return {
+    code: rule.code,
+    severity: r.severity ?? rule.severity,
+    message: r.message,
+    file: where.origin.file,
+    range: where.origin.range,
+    ...(r.hint ? { hint: r.hint } : {}),
+    ...(related.length > 0 ? { related } : {}),
+  };
 }
 
 function isPath(at: ConfigPath | Origin): at is ConfigPath {

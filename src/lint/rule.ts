@@ -20,6 +20,12 @@ export interface LintReport {
   readonly related?: readonly RelatedInformation[];
 }
 
+/**
+ * What a rule reads. Its reports must follow from the config, the written paths and the variant's
+ * typed reward terms, constraints and tools, not from names or source positions: lint computes
+ * them once per distinct content and locates them in each variant (docs/architecture.md,
+ * "Memoisation"). A report `at` a source origin, or with `related` places, is never shared.
+ */
 export interface LintContext {
   readonly experiment: ExperimentModel;
   readonly variant: VariantModel;

@@ -8,7 +8,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { SemanticModel } from "../semantics/analyze.js";
 import { declarationNameRange } from "../semantics/declarations.js";
 import { prettyJson } from "./canonical.js";
-import { fileStart, loweringContext, lowerModel, type LoweredPlan } from "./lower.js";
+import { fileStart, loweringContext, lowerModel, type LoweredPlan, type LowerOptions } from "./lower.js";
 import { stdlibVersion } from "./version.js";
 
 const LOCK_FORMAT_VERSION = 1;
@@ -61,9 +61,9 @@ export function readLock(entry: string): ReadLock {
  * The compiler's plan stage, run when the spec has no errors: every variant must lower (data
  * files exist, resources split evenly), and an existing lock file must match the variants' hashes.
  */
-export function planStage(model: SemanticModel): Diagnostic[] {
+export function planStage(model: SemanticModel, options: LowerOptions = {}): Diagnostic[] {
   const lock = readLock(model.program.entry);
-  const part = planStageOf(model, lock);
+  const part = planStageOf(model, lock, options);
   if (part.lowered.some((d) => d.severity === "error")) return part.lowered;
   return [...part.lowered, ...part.compared, ...(lock && "lock" in lock ? lockedButUndeclared(model.program.entry, lock.lock, new Set(model.experiments.map((e) => e.name))) : [])];
 }
@@ -74,16 +74,16 @@ export function planStage(model: SemanticModel): Diagnostic[] {
  * with their entries in the lock. The whole stage is `lowered` when it has an error, else both,
  * plus `lockedButUndeclared` over every experiment of the entry.
  */
-export function planStageOf(model: SemanticModel, lock: ReadLock): { lowered: Diagnostic[]; compared: Diagnostic[] } {
+export function planStageOf(model: SemanticModel, lock: ReadLock, options: LowerOptions = {}): { lowered: Diagnostic[]; compared: Diagnostic[] } {
   const entry = model.program.entry;
   // Without a lock only lowering's own diagnostics matter: data files are looked for, not read,
   // and no plan is built or hashed.
-  if (lock === undefined) return { lowered: lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }).diagnostics, compared: [] };
+  if (lock === undefined) return { lowered: lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }, options).diagnostics, compared: [] };
   if ("error" in lock) {
     const message = `the lock file '${path.basename(lockPath(entry))}' is unusable: ${lock.error}`;
     return { lowered: [{ code: "invalid-lock-file", severity: "error", message, file: entry, range: fileStart(), hint: `run 'arl lock ${path.basename(entry)}' to write it again` }], compared: [] };
   }
-  const lowered = lowerModel(model, loweringContext(model.program));
+  const lowered = lowerModel(model, loweringContext(model.program), options);
   if (lowered.diagnostics.some((d) => d.severity === "error")) return { lowered: lowered.diagnostics, compared: [] };
   return { lowered: lowered.diagnostics, compared: compareLock(model, lock.lock, lowered.plans) };
 }

@@ -39,14 +39,31 @@ export interface LoweringResult {
   readonly diagnostics: Diagnostic[];
 }
 
+type PlanBody = Omit<Plan, "hash" | "provenance">;
+
+export interface LowerOptions {
+  /** Lower each distinct variant content once (the default); false lowers every variant afresh (the tests' reference). */
+  readonly memoise?: boolean;
+}
+
 /** Every variant of every experiment of the entry file. Variants with type errors are skipped (they were reported). */
-export function lowerModel(model: SemanticModel, context: LoweringContext = loweringContext(model.program)): LoweringResult {
+export function lowerModel(model: SemanticModel, context: LoweringContext = loweringContext(model.program), options: LowerOptions = {}): LoweringResult {
   const plans: LoweredPlan[] = [];
   const diagnostics: Diagnostic[] = [];
+  // A variant content (in one module) that lowered without any diagnostic lowers so again: its
+  // plan body is reused under the next variant's names and overrides, and hashed for it.
+  const clean = options.memoise === false ? undefined : new Map<string, PlanBody | null>();
   for (const experiment of model.experiments) {
     for (const variant of experiment.variants) {
+      const key = clean && variant.config && variant.contentKey !== undefined ? `${experiment.declaration.module.path}\0${variant.contentKey}` : undefined;
+      const known = key === undefined ? undefined : clean?.get(key);
+      if (known !== undefined && variant.config) {
+        if (known && context.plans !== false) plans.push({ experiment: experiment.name, variant: variant.name, plan: finished({ ...known, experiment: experiment.name, variant: variant.name, overrides: lowerOverrides(variant, variant.config) }, context) });
+        continue;
+      }
       const lowered = lowerVariant(experiment, variant, context);
       diagnostics.push(...lowered.diagnostics);
+      if (key !== undefined && lowered.diagnostics.length === 0) clean?.set(key, lowered.body ?? null);
       if (lowered.plan) plans.push({ experiment: experiment.name, variant: variant.name, plan: lowered.plan });
     }
   }
@@ -59,7 +76,16 @@ export function lowerModel(model: SemanticModel, context: LoweringContext = lowe
   return { plans, diagnostics: unique };
 }
 
-function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; diagnostics: Diagnostic[] } {
+/** The plan of a lowered body: a plain copy, its hash, the program's provenance. */
+function finished(body: PlanBody, context: LoweringContext): Plan {
+  // Plain data only: the config carries zod outputs that may share objects between variants.
+  const plain = JSON.parse(JSON.stringify(body)) as PlanBody;
+  const { format_version, ...rest } = plain;
+  const provenance = { ...context.provenance, sources: context.provenance.sources.map((f) => ({ ...f })) };
+  return { format_version, hash: planHash(plain), ...rest, provenance };
+}
+
+function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; body?: PlanBody; diagnostics: Diagnostic[] } {
   const config = variant.config;
   const diagnostics: Diagnostic[] = [];
   if (!config) return { diagnostics };
@@ -71,7 +97,7 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
 
   const { tool_timeout_s, tools: _tools, ...harness } = config.harness;
   const k = [...new Set(config.eval.k)].sort((a, b) => a - b);
-  const body: Omit<Plan, "hash" | "provenance"> = {
+  const body: PlanBody = {
     format_version: PLAN_FORMAT_VERSION,
     experiment: experiment.name,
     variant: variant.name,
@@ -103,13 +129,9 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
     stages,
   };
   if (!diagnostics.some((d) => d.severity === "error")) diagnostics.push(...refusalDiagnostics(body as Plan, experiment, variant, context));
-  if (diagnostics.some((d) => d.severity === "error") || context.plans === false) return { diagnostics };
-  // Plain data only: the config carries zod outputs that may share objects between variants.
-  const plain = JSON.parse(JSON.stringify(body)) as Omit<Plan, "hash" | "provenance">;
-  const { format_version, ...rest } = plain;
-  const provenance = { ...context.provenance, sources: context.provenance.sources.map((f) => ({ ...f })) };
-  const plan: Plan = { format_version, hash: planHash(plain), ...rest, provenance };
-  return { plan, diagnostics };
+  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
+  if (context.plans === false) return { body, diagnostics };
+  return { plan: finished(body, context), body, diagnostics };
 }
 
 // --- success and refusals ------------------------------------------------------------------

@@ -11,7 +11,7 @@ import { declarationKinds, experimentSchema, type ExperimentConfig } from "./sch
 import { rewardSettingNames } from "./schema/reward.js";
 import { toolSchema, type Tool } from "./schema/tool.js";
 import { toFunctionTool, toolSchemaProblems, type FunctionTool } from "./tool-schema.js";
-import { validate } from "./validate.js";
+import { validate, type ParseMemo } from "./validate.js";
 import type { Origin, RecordValue, Value } from "./values.js";
 import { expandVariants, type Override } from "./variants.js";
 import { at, defined } from "../contracts/checked.js";
@@ -39,6 +39,11 @@ export interface VariantModel {
   /** `eval.success` as written, typed as a condition; undefined when not written (lowering picks the env's `success` signal). */
   readonly evalSuccess?: RewardExpr;
   readonly tools: readonly ResolvedTool[];
+  /**
+   * The variant's content (contentKey of its plain value) when the check memoises: variants with
+   * the same key typed the same; lint adds the resolved tools to it (docs/architecture.md, "Memoisation").
+   */
+  readonly contentKey?: string;
 }
 
 export interface ExperimentModel {
@@ -53,7 +58,12 @@ export interface SemanticModel {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-export function analyze(program: Program): SemanticModel {
+export interface AnalyzeOptions {
+  /** Type each distinct variant content once (the default); false types every variant afresh (the tests' reference). */
+  readonly memoise?: boolean;
+}
+
+export function analyze(program: Program, options: AnalyzeOptions = {}): SemanticModel {
   const index = new DeclarationIndex(program);
   const diagnostics: Diagnostic[] = [...index.diagnostics];
   reportUnknownKinds(program, diagnostics);
@@ -61,13 +71,15 @@ export function analyze(program: Program): SemanticModel {
   const tools = new ToolDeclarations(evaluator, diagnostics);
   const entry = program.modules.get(program.entry);
   const experiments: ExperimentModel[] = [];
+  // Sweeps, ablations and repeated experiments give many variants the same content.
+  const memo: ParseMemo | undefined = options.memoise === false ? undefined : new Map();
   if (entry) {
     for (const decl of index.declarationsOf(entry).values()) {
       // Every tool of the file is checked, used or not, and whatever else is wrong: its
       // problems are all reported in the same run as the experiments'.
       if (decl.type === "tool") tools.check(decl);
       if (decl.type !== "experiment") continue;
-      experiments.push(analyzeExperiment(decl, evaluator, index, tools, diagnostics));
+      experiments.push(analyzeExperiment(decl, evaluator, index, tools, diagnostics, memo));
     }
   }
   append(diagnostics, evaluator.diagnostics);
@@ -110,12 +122,12 @@ class ToolDeclarations {
   }
 }
 
-function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: DeclarationIndex, toolDeclarations: ToolDeclarations, diagnostics: Diagnostic[]): ExperimentModel {
+function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: DeclarationIndex, toolDeclarations: ToolDeclarations, diagnostics: Diagnostic[], memo: ParseMemo | undefined): ExperimentModel {
   const value = evaluator.declaration(decl);
   const subject = { label: `experiment '${decl.name}'`, origin: { file: decl.module.path, range: defined(decl.block.name, "the experiment's name").range } };
   const variants: VariantModel[] = [];
   for (const variant of expandVariants(value, diagnostics)) {
-    const result = validate(variant.value, experimentSchema, subject);
+    const result = validate(variant.value, experimentSchema, subject, memo);
     append(diagnostics, result.diagnostics);
     const config = result.data;
     const rewardTerms = new Map<string, RewardTerm>();
@@ -171,6 +183,7 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
       constraints,
       ...(evalSuccess ? { evalSuccess } : {}),
       tools,
+      ...(result.contentKey === undefined ? {} : { contentKey: result.contentKey }),
     });
   }
   return { name: decl.name, declaration: decl, variants };

@@ -13,7 +13,16 @@ export interface ValidationResult<T> {
   readonly diagnostics: Diagnostic[];
   readonly plain: unknown;
   readonly valuesByPath: ReadonlyMap<PathKey, Value>;
+  /** The value's content key (toPlain), when a memo was given: what later stages memoise by. */
+  readonly contentKey?: string;
 }
+
+/**
+ * Schema results by the content they were computed on (toPlain's content key), shared by
+ * the values one check validates against one schema: equal inputs are parsed once. Only the
+ * parse is shared; its issues are located per value, in that value's own text.
+ */
+export type ParseMemo = Map<string, z.ZodSafeParseResult<unknown>>;
 
 /** Where a diagnostic about the whole value (e.g. a missing top-level field) points. */
 export interface Subject {
@@ -50,10 +59,11 @@ function describeExpected(expected: string): string {
   }
 }
 
-export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject): ValidationResult<z.output<S>> {
-  const { plain, valuesByPath } = toPlain(value);
-  const result = schema.safeParse(plain);
-  if (result.success) return { data: result.data, diagnostics: [], plain, valuesByPath };
+export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject, memo?: ParseMemo): ValidationResult<z.output<S>> {
+  const { plain, valuesByPath, contentKey: key } = toPlain(value, memo !== undefined);
+  const result = memo && key !== undefined ? memoisedParse(schema, plain, key, memo) : schema.safeParse(plain);
+  const keyed = key === undefined ? {} : { contentKey: key };
+  if (result.success) return { data: result.data, diagnostics: [], plain, valuesByPath, ...keyed };
   const diagnostics: Diagnostic[] = [];
   const seen = new Set<string>();
   const push = (d: Diagnostic) => {
@@ -71,7 +81,15 @@ export function validate<S extends z.ZodType>(value: RecordValue, schema: S, sub
     if (d.code === "missing-field" && suggested.has(`did you mean '${/'([^']+)'/.exec(d.message)?.[1]}'?`)) continue;
     push(d);
   }
-  return { diagnostics, plain, valuesByPath };
+  return { diagnostics, plain, valuesByPath, ...keyed };
+}
+
+function memoisedParse<S extends z.ZodType>(schema: S, plain: unknown, key: string, memo: ParseMemo): z.ZodSafeParseResult<z.output<S>> {
+  const known = memo.get(key) as z.ZodSafeParseResult<z.output<S>> | undefined;
+  if (known) return known;
+  const result = schema.safeParse(plain);
+  memo.set(key, result);
+  return result;
 }
 
 /** A choice written as a call (`mean(2)`, `rooms(3)`): the bare name it may have meant. */
