@@ -1,12 +1,13 @@
-// The RL update's single on-policy step. Without the keep-sampling mask the update recomputes the
-// old log-probs under the full distribution (score.ts). When the update is one optimizer step on a
-// batch the current weights sampled themselves (synchronous rollout, one epoch of one minibatch,
-// sampled by the trainer, with nothing that reads the old log-probs before the step), those are
-// the current weights' own log-probs: the trainer can take them from the step's forward pass
-// (`old_logprobs: null`, docs/protocol.md "train_step"), and the `logprobs` pass is saved. The step
-// is the same one (ratio exactly 1, the gradient of log-probs); only the recompute's rounding
-// (about 1e-5 in the ratio) is gone. With the keep-sampling mask (the default) the sampled
-// log-probs are the old ones and there is no pass to save: the request stays as it was.
+// The RL update's single on-policy step. When the update is one optimizer step on a batch the
+// current weights sampled themselves (synchronous rollout, one epoch of one minibatch, sampled by
+// the trainer, with nothing that reads the old log-probs before the step), the old log-probs are
+// the current weights' own: the trainer takes them from the step's forward pass
+// (`old_logprobs: null`, docs/protocol.md "train_step"). The step is the same one (ratio exactly 1,
+// the gradient of log-probs), with two gains: without the keep-sampling mask the `logprobs` pass
+// that would recompute them is saved, and with it the update no longer reads the log-probs that
+// generation reported, whose last bits depend on which prompts shared a generate request (a
+// timing matter: episodes join requests as their turns come), so a seed's run does not drift with
+// the machine's load.
 import type { HandshakeResult } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
 import { measuresMismatch } from "./mismatch-correction.js";
@@ -16,7 +17,6 @@ export function takesOnPolicyStep(plan: Plan, trainer: HandshakeResult | undefin
   const a = plan.algorithm;
   return (
     trainer?.capabilities.on_policy_step === true &&
-    !plan.mask.keep_sampling_mask &&
     a.epochs === 1 &&
     a.minibatches === 1 &&
     plan.rollout.async === null &&

@@ -39,12 +39,12 @@ describe("takesOnPolicyStep", () => {
       ["", "iterations: 2", "mask { keep_sampling_mask: false, off_policy_sequence_threshold: 0.5 }"],
       ["kl { coef: 0.1, placement: reward, reference: initial }", "iterations: 2", KEEP_OFF],
       ["", "iterations: 2", "mask { keep_sampling_mask: false, tis { cap: 2.0 } }"],
-      // With the keep-sampling mask the sampled log-probs are the old ones: no pass to save.
-      ["", "iterations: 2", ""],
     ];
     for (const [algorithm, rollout, mask] of cases) expect(takesOnPolicyStep(plan(algorithm, rollout, mask), announcing), `${algorithm} ${rollout} ${mask}`).toBe(false);
     // A KL in the loss reads only the reference's log-probs.
     expect(takesOnPolicyStep(plan("kl { coef: 0.1, placement: loss, reference: initial }"), announcing)).toBe(true);
+    // With the keep-sampling mask too: the update then does not read generation's log-probs.
+    expect(takesOnPolicyStep(plan("", "iterations: 2", ""), announcing)).toBe(true);
   });
 });
 

@@ -65,11 +65,12 @@ describe("SFT cold start", () => {
       "sft epoch 2/2: 5 demos in 3 steps, negative log-likelihood 0.2500 per token",
     ]);
     const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { ids?: number[][]; old_logprobs?: string | null; logprobs?: number });
-    // No logprobs request before the RL iteration; its step sends the behaviour log-probs.
+    // No logprobs request before the RL iteration; its single on-policy step (one epoch of one
+    // minibatch) takes old_logprobs null too (src/runtime/on-policy-update.ts).
     const firstLogprobs = lines.findIndex((l) => l.logprobs !== undefined);
     expect(firstLogprobs === -1 || firstLogprobs >= 6).toBe(true);
     const steps = lines.filter((l) => l.ids !== undefined) as { ids: number[][]; old_logprobs: string | null }[];
-    expect(steps.map((s) => s.old_logprobs)).toEqual([null, null, null, null, null, null, "sent"]);
+    expect(steps.map((s) => s.old_logprobs)).toEqual([null, null, null, null, null, null, null]);
     // 2 epochs x (2 + 2 + 1 demos), then the RL iteration's step.
     expect(steps.slice(0, 6).map((s) => s.ids.length)).toEqual([2, 2, 1, 2, 2, 1]);
     // Each epoch sees every demo once.
