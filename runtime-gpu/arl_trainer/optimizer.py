@@ -69,6 +69,12 @@ def optimizer_step(opt: torch.optim.Optimizer, module: nn.Module, cfg: Optim, st
     return norm_f
 
 
+def reset_state(opt: torch.optim.Optimizer) -> None:
+    """Forgets every step taken: AdamW makes zeroed moments and a step count 0 at the next step, as
+    a freshly made optimizer over the same parameters does (the rate is set at every step)."""
+    opt.state.clear()
+
+
 def grad_norm(module: nn.Module) -> float:
     """The global L2 norm of the gradients in `module` (compute_gradients, which does not step)."""
     total = 0.0

@@ -23,7 +23,7 @@ from .generate import generate
 from .requests import parse_request
 from .score import logprobs, values
 from .state import TrainerState
-from .update import compute_gradients, train_step
+from .update import compute_gradients, reset_optimizer, train_step
 from .weights import snapshot
 
 PROTOCOL = "arl-trainer"
@@ -90,6 +90,7 @@ HANDLERS: dict[str, Callable[[TrainerState, dict], Any]] = {
     "values": values,
     "train_step": train_step,
     "snapshot": snapshot,
+    "reset_optimizer": reset_optimizer,
     "save": save,
     "load": load,
     "eval_op": eval_op,
@@ -143,6 +144,9 @@ class Trainer:
 
     def snapshot(self, p: dict) -> dict:
         return self.handle_request("snapshot", p)
+
+    def reset_optimizer(self, p: dict) -> dict:
+        return self.handle_request("reset_optimizer", p)
 
     def save(self, p: dict) -> dict:
         return self.handle_request("save", p)

@@ -23,7 +23,7 @@ from . import losses
 from .batching import padded
 from .errors import invalid
 from .framing import Ragged
-from .optimizer import grad_norm, optimizer_step
+from .optimizer import grad_norm, optimizer_step, reset_state
 from .requests import check_ids, is_weights, ragged, required_ragged, sampling_params, step_lr
 from .sampling import SamplingParams, token_logprobs
 from .state import Configured, TrainerState, autocast, configured
@@ -92,6 +92,18 @@ def compute_gradients(state: TrainerState, p: dict) -> dict:
 
 def train_step(state: TrainerState, p: dict) -> dict:
     return _step(state, p, apply=True)
+
+
+def reset_optimizer(state: TrainerState, p: dict) -> dict:
+    """Starts the policy's and the critic's optimizers afresh (the twin of resetOptimizers in
+    src/trainer/embedded/update.ts): the weights stay; the warm-up and the reference refresh count
+    from the next step. Under torchrun every rank runs it on its own (shard of the) state."""
+    opts = configured(state).optimizers
+    reset_state(opts.policy)
+    if opts.critic is not None:
+        reset_state(opts.critic)
+    state.step = 0
+    return {"step": state.step}
 
 
 def _read_request(conf: Configured, p: dict) -> tuple[TrainBatch, LossSettings]:

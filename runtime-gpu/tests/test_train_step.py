@@ -279,3 +279,32 @@ def test_logprobs_mask_computes_only_the_asked_positions():
     assert np.all(masked[~keep] == 0)
     with pytest.raises(RequestError):
         t.logprobs({"ids": batch["ids"], "policy": "current", "sampling": None, "mask": Ragged.from_sequences([[1, 0]], "uint8")})
+
+
+def test_reset_optimizer_makes_the_next_step_a_fresh_optimizers_first_step():
+    """reset_optimizer (rollout.sft.optimizer fresh): after some steps, the next step equals the
+    first step of a freshly configured trainer holding the same weights (policy and critic: moments
+    zeroed, the warm-up counting from step 0); the twin of the embedded trainer's test."""
+    params = configure_params(tiny_model("float64"), critic=True)
+    params["algorithm"]["optimizer"]["warmup_steps"] = 2
+    a = new_trainer()
+    a.configure(params)
+    batch = make_batch(a.state.conf.weights.handle.vocab_size, seed=21, n=4)
+    for _ in range(3):
+        a.train_step(batch)
+    fresh = new_trainer()
+    fresh.configure(copy.deepcopy(params))
+    with torch.no_grad():
+        for slot in ("policy", "critic"):
+            src = dict(getattr(a.state.conf.weights, slot).named_parameters())
+            for name, w in getattr(fresh.state.conf.weights, slot).named_parameters():
+                w.copy_(src[name])
+    assert a.reset_optimizer({}) == {"step": 0}
+    a.train_step(batch)
+    fresh.train_step(batch)
+    for slot in ("policy", "critic"):
+        after = dict(getattr(fresh.state.conf.weights, slot).named_parameters())
+        for name, w in getattr(a.state.conf.weights, slot).named_parameters():
+            assert torch.equal(w, after[name]), f"{slot}.{name}"
+    methods = a.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["methods"]
+    assert "reset_optimizer" in methods

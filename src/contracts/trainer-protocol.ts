@@ -188,6 +188,8 @@ export interface Methods {
   train_step: [TrainStepParams, TrainStepResult];
   /** Copies the current weights into the behaviour slot; answers the version they carry. */
   snapshot: [Record<string, unknown>, { policy_version: number }];
+  /** Starts the policy's (and critic's) optimizer afresh: moments zeroed, step count 0 (the warm-up restarts); answers the step count. */
+  reset_optimizer: [Record<string, unknown>, { step: number }];
   save: [{ path: string }, { files: string[]; policy_version: number }];
   load: [{ path: string }, { files: string[]; policy_version: number }];
   eval_op: [{ op: string; input: unknown }, { output: unknown }];

@@ -251,6 +251,7 @@ export const requestParams = {
   values,
   train_step: trainStep,
   snapshot: empty("snapshot", "Copies the current weights into the behaviour slot."),
+  reset_optimizer: empty("reset_optimizer", "Starts the optimizers afresh: moments zeroed, step count 0; the weights are kept."),
   save: path("save", "Writes a checkpoint directory (atomically)."),
   load: path("load", "Restores a checkpoint directory."),
   eval_op: named("eval_op", "A conformance op (test/conformance) computed by the trainer.", z.looseObject({ op: z.string(), input: z.unknown() })),

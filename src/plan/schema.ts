@@ -202,6 +202,7 @@ const rolloutSchema = z.strictObject({
         batch: d(bounded("rollout.sft.batch", positiveInt).nullable(), "Demos per optimizer step; null: all (one step per epoch)."),
         lr: d(z.number().positive().nullable(), "Peak learning rate of the SFT steps; null: algorithm.optimizer.lr."),
         checkpoint_every: d(bounded("rollout.sft.checkpoint_every", positiveInt).nullable(), "Optimizer steps between the cold start's resumable checkpoints; null: at the end of every epoch."),
+        optimizer: d(z.enum(["fresh", "continue"]), "After the cold start's last step: fresh resets the policy's (and critic's) optimizer (trainer method reset_optimizer: moments zeroed, step count 0); continue keeps its state for RL."),
       })
       .nullable(),
     "Supervised cold start; null: off.",

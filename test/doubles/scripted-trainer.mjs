@@ -16,6 +16,8 @@
 // DOUBLE_NO_IS_WEIGHTS=1 leaves that capability out (the runtime must refuse mask.tis).
 // DOUBLE_ON_POLICY=1 announces on_policy_step: train_step takes
 // old_logprobs null and reports nll 0.25; the train log then also gets a line per logprobs request.
+// The scripted policy has no optimizer state: reset_optimizer changes nothing;
+// DOUBLE_NO_RESET_OPTIMIZER=1 leaves the method out (the runtime must refuse rollout.sft.optimizer fresh).
 import { appendFileSync } from "node:fs";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -28,6 +30,7 @@ let version = 0;
 let behaviour = null;
 let crashOnGenerate = false;
 const withBehaviour = process.env.DOUBLE_NO_BEHAVIOUR !== "1";
+const withReset = process.env.DOUBLE_NO_RESET_OPTIMIZER !== "1";
 const onPolicy = process.env.DOUBLE_ON_POLICY === "1";
 const EOS = 0;
 const enc = (s) => Array.from(s, (c) => c.codePointAt(0));
@@ -50,7 +53,7 @@ await serve({
     version: 1,
     trainer: { name: "scripted-double", version: "0" },
     capabilities: {
-      methods: ["configure", "encode", "decode", "generate", "logprobs", "values", "train_step", ...(withBehaviour ? ["snapshot"] : []), "save", "load", "shutdown"],
+      methods: ["configure", "encode", "decode", "generate", "logprobs", "values", "train_step", ...(withBehaviour ? ["snapshot"] : []), ...(withReset ? ["reset_optimizer"] : []), "save", "load", "shutdown"],
       reductions: ["token_mean"],
       kl_estimators: [],
       value_head: true,
@@ -143,6 +146,7 @@ await serve({
     version++;
     return { loss: -delta, policy_loss: -delta, kl: 0, entropy: 0.5, clip_fraction: 0, ratio_mean: 1, ratio_min: 1, ratio_max: 1, grad_norm: Math.abs(delta), ...(onPolicy ? { nll: 0.25 } : {}), tokens: p.denominators.tokens, policy_version: version };
   },
+  ...(withReset ? { reset_optimizer: () => ({ step: 0 }) } : {}),
   save: (p) => {
     mkdirSync(path.dirname(p.path), { recursive: true });
     const tmp = `${p.path}.tmp`;

@@ -3,7 +3,8 @@
 // steps with a checkpoint after every step; the run is stopped at once (its trainer killed) as
 // epoch 1 ends, before step 2's checkpoint, so the resumed cold start continues mid-epoch from
 // step 1 with that step's summed loss carried over; that one is asked to stop (Ctrl-C) and stops
-// at its next checkpoint, and the last resume finishes the cold start and the run. Its metrics lines (timings
+// at its next checkpoint; the next resume finishes the cold start (its optimizer reset before
+// checkpoint 0, rollout.sft.optimizer fresh) and is killed right after, and the last one runs RL. Its metrics lines (timings
 // aside), the cold start's losses and the final checkpoint's bytes equal the uninterrupted run's.
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -73,12 +74,30 @@ describe("an interrupted cold start", () => {
     expect(runDir.readState()).toMatchObject({ sftDone: false, sftProgress: { step: 2, nll: 0, targets: 0 } });
     expect(runDir.readState().sftProgress!.epochs).toHaveLength(1);
 
+    // Resumed again, and stopped at once (trainer killed) as soon as checkpoint 0 is committed: the
+    // optimizer was reset before it (rollout.sft.optimizer fresh), so RL resumes from the reset state.
     const resumedLogs: string[] = [];
-    const summary = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: (l) => resumedLogs.push(l) });
-    expect(summary.iterations).toBe(1);
+    const afterSft = new AbortController();
+    const killed = await executePlan({
+      plan: plan!,
+      runDir,
+      trainer,
+      envs: envKinds,
+      log: (l) => {
+        resumedLogs.push(l);
+        if (l.startsWith("sft: trained on")) afterSft.abort();
+      },
+      halt: afterSft.signal,
+    }).catch((e: unknown) => e);
+    expect((killed as RunError).halted).toBe(true);
+    expect(runDir.readState()).toMatchObject({ sftDone: true, iteration: 0 });
+    expect(path.basename(runDir.readState().checkpoint!)).toBe("iteration-00000");
     expect(resumedLogs).toContain("sft: resuming after step 2 of 4 (epoch 2/2)");
     expect(resumedLogs.filter((l) => l.startsWith("sft epoch")).map((l) => l.slice(0, 12))).toEqual(["sft epoch 2/"]);
     expect(resumedLogs.some((l) => l.startsWith("base eval"))).toBe(false);
+
+    const summary = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: () => undefined });
+    expect(summary.iterations).toBe(1);
     expect(withoutTimes(runDir.readMetrics())).toEqual(withoutTimes(reference.readMetrics()));
     expect(runDir.readState().sft).toEqual(reference.readState().sft);
     for (const file of ["model.safetensors", "optimizer.safetensors"]) expect(bytes(runDir.dir, file).equals(bytes(reference.dir, file)), file).toBe(true);

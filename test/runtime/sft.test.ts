@@ -3,10 +3,11 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
 
 const spec = `
@@ -24,6 +25,45 @@ experiment cold_start {
 `;
 
 describe("SFT cold start", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** The methods the run sends that change the optimizer or save it, in order (train_step, reset_optimizer, save). */
+  async function optimizerRequests(sft: string): Promise<string[]> {
+    const sent: string[] = [];
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called back with .call(this) on the spied instance
+    const request = TrainerClient.prototype.request;
+    vi.spyOn(TrainerClient.prototype, "request").mockImplementation(function (this: TrainerClient, method, params) {
+      if (method === "train_step" || method === "reset_optimizer" || method === "save") sent.push(method);
+      return request.call(this, method, params);
+    });
+    const [plan] = compilePlans(spec.replace("sft { demos: 3, epochs: 2 }", sft));
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);
+    try {
+      await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    return sent;
+  }
+
+  it("resets the optimizer once (optimizer fresh, the default), after the last SFT step and before checkpoint 0 and the first RL step; never with continue", async () => {
+    // SFT step 1 and its end-of-epoch checkpoint, step 2, the reset, checkpoint 0 (the last epoch's), then RL's step and its checkpoint.
+    expect(await optimizerRequests("sft { demos: 3, epochs: 2 }")).toEqual(["train_step", "save", "train_step", "reset_optimizer", "save", "train_step", "save"]);
+    expect(await optimizerRequests("sft { demos: 3, epochs: 2, optimizer: continue }")).toEqual(["train_step", "save", "train_step", "save", "train_step", "save"]);
+  }, 120_000);
+
+  it("refuses optimizer fresh with a trainer without reset_optimizer, before training anything", async () => {
+    const [plan] = compilePlans(spec);
+    const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);
+    const logs: string[] = [];
+    const trainer = { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_NO_RESET_OPTIMIZER: "1" } };
+    await expect(executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: (l) => logs.push(l) })).rejects.toThrow(/rollout\.sft\.optimizer fresh .*reset_optimizer.*set rollout\.sft\.optimizer: continue/);
+    expect(logs.some((l) => l.startsWith("sft epoch"))).toBe(false);
+    const [continued] = compilePlans(spec.replace("sft { demos: 3, epochs: 2 }", "sft { demos: 3, epochs: 2, optimizer: continue }"));
+    const continuedDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), continued!);
+    expect((await executePlan({ plan: continued!, runDir: continuedDir, trainer, envs: envKinds, log: () => undefined })).iterations).toBe(1);
+  }, 120_000);
+
   it("replays walkthroughs, trains on them for each epoch, then runs RL from the saved policy", async () => {
     const [plan] = compilePlans(spec);
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-")), plan!);

@@ -1,7 +1,7 @@
 // The embedded CPU trainer (builtin:tiny): a protocol session through the real process, the
 // train_step semantics in-process (global denominators, microbatching, masking), checkpoints,
 // determinism, and the conformance vectors through `arl conformance --trainer local`.
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -398,6 +398,33 @@ describe("builtin:tiny train_step", () => {
     const c = await trainer(5, { kl });
     expect(sameBits(c.parameters(), (await trainer(5, { kl })).parameters())).toBe(true);
     expect(sameBits(c.parameters(), (await trainer(6, { kl })).parameters())).toBe(false);
+  });
+
+  it("reset_optimizer: the next step equals a freshly configured trainer's first step from the same weights (moments and warm-up start again)", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), "arl-tiny-reset-"));
+    const optimizer = { name: "adamw", lr: 3e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0.01, grad_clip: 1, warmup_steps: 2 };
+    const a = await trainer(5, { optimizer });
+    const p = batch(a);
+    for (let i = 0; i < 3; i++) a.trainStep(p);
+    a.save(path.join(root, "trained"));
+    // A fresh trainer holding a's weights: its own never-stepped checkpoint with a's model file.
+    const fresh = await trainer(5, { optimizer });
+    fresh.save(path.join(root, "fresh"));
+    copyFileSync(path.join(root, "trained", "model.safetensors"), path.join(root, "fresh", "model.safetensors"));
+    fresh.load(path.join(root, "fresh"));
+    expect(sameBits(fresh.parameters(), a.parameters())).toBe(true);
+
+    expect(a.resetOptimizer()).toEqual({ step: 0 });
+    const { policy_version: _a, ...afterReset } = a.trainStep(p);
+    const { policy_version: _f, ...freshStep } = fresh.trainStep(p);
+    expect(afterReset).toEqual(freshStep);
+    expect(sameBits(a.parameters(), fresh.parameters())).toBe(true);
+    // Without the reset the step differs (momentum and the step count carry on).
+    const carried = await trainer(5, { optimizer });
+    carried.load(path.join(root, "trained"));
+    carried.trainStep(p);
+    expect(sameBits(carried.parameters(), fresh.parameters())).toBe(false);
+    expect(a.handshake().capabilities.methods).toContain("reset_optimizer");
   });
 });
 

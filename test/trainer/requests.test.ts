@@ -65,6 +65,7 @@ function runtimeRequests(): [RequestMethod, unknown][] {
     ["train_step", { ...trainStepParams(plan, [sequence]), critic: { returns: ragged([sequence.advantages], Float32Array), old_values: ragged([sequence.oldLogprobs], Float32Array), value_clip: 0.2 } }],
     ["configure", { seed: 1, policy: plan.policy, algorithm: { optimizer: a.optimizer, critic: { optimizer: a.optimizer, value_clip: null, init: "random" }, clip: a.clip, kl: { ...a.kl, reference: { kind: "refresh", every: 4 } } }, vocabulary: null }],
     ["snapshot", {}],
+    ["reset_optimizer", {}],
     ["save", { path: "/tmp/ckpt" }],
     ["load", { path: "/tmp/ckpt" }],
     ["eval_op", { op: "kl", input: { logp: [0], logp_ref: [0], estimator: "k3" } }],

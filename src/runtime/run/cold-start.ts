@@ -4,7 +4,8 @@
 // the end of every epoch) its weights and optimizer state are saved and committed with how far
 // it got (state.sftProgress), so an interrupted cold start resumes from there to the same result;
 // at its end they are committed as checkpoint 0 with what it trained on and its losses (reported
-// with iteration 1), so that a resumed run never repeats it. See docs/architecture.md,
+// with iteration 1), so that a resumed run never repeats it. With rollout.sft.optimizer fresh
+// (the default) the trainer's optimizers are reset before checkpoint 0 (reset_optimizer). See docs/architecture.md,
 // "Interrupts and resume".
 import type { RunState } from "../run-dir.js";
 import { supervisedColdStart, type SftCheckpoints } from "../sft.js";
@@ -49,6 +50,8 @@ export async function coldStart(ctx: RunContext, state: RunState): Promise<ColdS
   const outcome = await supervisedColdStart(ctx, checkpoints);
   if ("stopped" in outcome) return { state: committed, stopped: `the cold start's step ${outcome.stopped.step}` };
   const sft = outcome.done;
+  // Before checkpoint 0, so that a run resumed from it starts RL from the same fresh state.
+  if (plan.rollout.sft.optimizer === "fresh") await ctx.trainer.request("reset_optimizer", {});
   const checkpoint = runDir.checkpointDir(0);
   const version = (await ctx.trainer.request("save", { path: checkpoint })).policy_version;
   const previous = committed.checkpoint;

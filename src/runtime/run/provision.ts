@@ -77,6 +77,16 @@ function requireImportanceWeights(trainer: TrainerClient): void {
   );
 }
 
+/** rollout.sft.optimizer fresh resets the optimizers after the cold start: a trainer without reset_optimizer would fail only then. */
+function requireOptimizerReset(trainer: TrainerClient): void {
+  const hello = trainer.handshakeResult;
+  if (hello?.capabilities.methods.includes("reset_optimizer") === true) return;
+  throw refusal(
+    `rollout.sft.optimizer fresh starts RL with a fresh optimizer after the cold start (trainer protocol method reset_optimizer), ` +
+      `and trainer '${hello?.trainer.name ?? "?"}' ${hello?.trainer.version ?? ""} does not announce it; set rollout.sft.optimizer: continue to keep the cold start's optimizer state, or use a trainer that has it (the embedded and PyTorch trainers do)`,
+  );
+}
+
 /**
  * Refuses what this runtime cannot run, before anything starts: what arl check reports
  * (plan/runnable.ts; a plan file skips the checker), env kinds it does not have, and a pipeline
@@ -182,6 +192,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const policy = new TrainerPolicy(trainer);
   if (asyncRollout) requireBehaviourPolicy(trainer);
   if (plan.mask.tis) requireImportanceWeights(trainer);
+  if (plan.rollout.sft?.optimizer === "fresh" && !state.sftDone) requireOptimizerReset(trainer);
   // Read and validated before anything trains; the embedded model's vocabulary sees its words.
   const sftData = loadColdStartData(plan, options.dataRoot);
   const vocabulary = planVocabulary(plan, options.envs, sftData);

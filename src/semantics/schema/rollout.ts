@@ -88,6 +88,10 @@ export const rolloutSchema = z.strictObject({
           positiveInt.nullable().default(null),
           "Optimizer steps between the cold start's checkpoints (weights, optimizer state and how far it got), from which `arl run --resume` continues an interrupted cold start to the same result; none: at the end of every epoch.",
         ),
+        optimizer: doc(
+          enumOf(["fresh", "continue"]).default("fresh"),
+          "What RL's optimizer starts from. fresh: the cold start's AdamW state is dropped after its last step (moments zeroed, step count 0, so algorithm.optimizer.warmup_steps counts RL's steps), as two-stage SFT-then-RL pipelines start RL with a new optimizer; continue: RL carries on the cold start's moments and step count (its second moments remember the larger SFT gradients for ~1/(1-beta2) steps and damp RL's first steps).",
+        ),
       })
       .nullable()
       .default(null),

@@ -36,6 +36,12 @@ export class AdamW {
     readonly decay: ReadonlySet<string>,
   ) {}
 
+  /** Forgets every step taken: moments zeroed and step count 0, as a freshly made optimizer (trainer protocol reset_optimizer). */
+  reset(): void {
+    this.step = 0;
+    this.slots.clear();
+  }
+
   /** Global L2 norm of the gradients (float64 accumulation, in a fixed order). */
   static norm(grads: ReadonlyMap<string, ArrayLike<number>>): number {
     let s = 0;

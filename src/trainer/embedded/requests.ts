@@ -21,6 +21,7 @@ const schemaFits: { [M in RequestMethod]: Fits<M> } & { [M in Method]: true } = 
   values: true,
   train_step: true,
   snapshot: true,
+  reset_optimizer: true,
   save: true,
   load: true,
   eval_op: true,

@@ -18,7 +18,7 @@ import type { SamplingParams } from "./sampling.js";
 import { logprobs, values } from "./score.js";
 import { TrainerState, type TinyOptions } from "./state.js";
 import type { ChatMessage, WordTokenizer } from "./tokenizer.js";
-import { computeGradients, trainStep, type Gradients } from "./update.js";
+import { computeGradients, resetOptimizers, trainStep, type Gradients } from "./update.js";
 import { slotParameters, snapshot } from "./weights.js";
 
 const TRAINER_NAME = "arl-embedded";
@@ -51,6 +51,7 @@ export class TinyTrainer {
       values: (p) => ({ values: values(state, p.ids) }),
       train_step: (p) => trainStep(state, p),
       snapshot: () => snapshot(state),
+      reset_optimizer: () => resetOptimizers(state),
       save: (p) => save(state, p.path),
       load: (p) => load(state, p.path),
       eval_op: (p) => ({ output: evalOp(p.op, p.input) }),
@@ -132,6 +133,10 @@ export class TinyTrainer {
 
   snapshot(): { policy_version: number } {
     return this.request("snapshot", {});
+  }
+
+  resetOptimizer(): { step: number } {
+    return this.request("reset_optimizer", {});
   }
 
   save(dir: string): CheckpointResult {

@@ -266,3 +266,11 @@ export function trainStep(state: TrainerState, p: TrainStepParams): TrainStepRes
 function scalarOf(t: tf.Tensor): number {
   return at(t.dataSync() as Float32Array, 0);
 }
+
+/** Starts the policy's and the critic's optimizers afresh (trainer protocol reset_optimizer): the weights stay, the next step is step 1. */
+export function resetOptimizers(state: TrainerState): { step: number } {
+  const c = state.conf;
+  c.policyOpt.reset();
+  c.criticOpt?.reset();
+  return { step: c.policyOpt.step };
+}
