@@ -1,7 +1,8 @@
 // `npm run bench`: runs the benchmark sections in order and prints one table per section
 // (`--json` prints the results as JSON instead). Timings are never asserted by unit tests.
 // Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size),
-// --only TEXT (just the sections whose name contains TEXT), --instructions (the front end's cases
+// --only TEXT (just the sections whose name contains TEXT; the experiments/mini/ sections run only
+// this way, e.g. --only mini), --instructions (the front end's cases
 // also counted in instructions under valgrind: src/bench/instructions.ts).
 import os from "node:os";
 import { frontendSection } from "./frontend.js";
@@ -11,6 +12,7 @@ import { protocolSection } from "./protocol.js";
 import { roomsSection, sqlSection, findmaxSection } from "./envs.js";
 import { asyncSection } from "./async.js";
 import { quickstartSection } from "./quickstart.js";
+import { miniSections } from "./mini.js";
 import { sftStepSection } from "./sft-step.js";
 import { scalingSection } from "./scaling.js";
 import { gatewaySection } from "./gateway.js";
@@ -36,7 +38,9 @@ async function main(args: readonly string[]): Promise<void> {
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
   const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection()];
-  const sections = only === undefined ? all : all.filter((s) => s.name.includes(only));
+  // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
+  const onRequest: BenchSection[] = miniSections();
+  const sections = only === undefined ? all : [...all, ...onRequest].filter((s) => s.name.includes(only));
 
   const environment = {
     node: process.version,
