@@ -40,7 +40,7 @@ def save(state: TrainerState, p: dict) -> dict:
     # every rank takes part in gathering sharded tensors; rank 0 writes them
     policy_sd = policy_tensors(state, w.policy) if w.adapters is None else lora.adapter_tensors(w.adapters)
     critic_sd = full_state(state, w.critic) if w.critic is not None else None
-    ref_sd = policy_tensors(state, w.reference) if w.reference is not None and w.adapters is None else None
+    ref_sd = policy_tensors(state, w.reference) if w.reference is not None and w.reference_taken and w.adapters is None else None
     behaviour_sd = None
     if w.behaviour is not None and w.behaviour_version is not None:
         behaviour_sd = w.behaviour.tensors() if isinstance(w.behaviour, lora.AdapterSnapshot) else policy_tensors(state, w.behaviour)
@@ -115,8 +115,11 @@ def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[s
         raise ValueError("the checkpoint holds LoRA adapters, not the policy's weights: configure the same policy.lora to load it")
     else:
         load_tensors(state, w.policy, safetensors_io.load_file(os.path.join(path, "model.safetensors")), "lm.")
+    # a checkpoint without the reference's file was saved before its first use: take it again then
+    w.reference_taken = w.adapters is not None
     if w.reference is not None and os.path.exists(os.path.join(path, "reference.safetensors")):
         load_tensors(state, w.reference, safetensors_io.load_file(os.path.join(path, "reference.safetensors")), "lm.")
+        w.reference_taken = True
     behaviour_file = os.path.join(path, "behaviour.safetensors")
     if meta.get("behaviour_version") is not None and os.path.exists(behaviour_file):
         if w.behaviour is None:

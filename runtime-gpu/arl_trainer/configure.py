@@ -171,6 +171,7 @@ def _allocate_slots(handle: LMHandle, algorithm: dict, behaviour_policy: bool, s
     kl = algorithm.get("kl") or {}
     if kl.get("reference") is not None or float(kl.get("coef", 0) or 0) > 0:
         weights.reference = AdapterDisabledForward(policy, adapters) if adapters is not None else frozen_copy(handle)
+        weights.reference_taken = adapters is not None
 
     # behaviour policy (asynchronous rollout): a frozen copy that `snapshot` refreshes and
     # `generate`/`logprobs` with policy "behaviour" read; allocated here when asked (sharded

@@ -26,7 +26,7 @@ def logprobs(state: TrainerState, p: dict) -> dict | None:
     check_ids(ids, conf.weights.handle.vocab_size)
     sampling = sampling_params(p["sampling"])
     mask = ragged(p, "mask", "uint8", len(ids), ids.offsets, required=False)
-    module = scoring_weights(conf, p["policy"])
+    module = scoring_weights(state, p["policy"])
     if not infers(state):
         return None
     was = module.training

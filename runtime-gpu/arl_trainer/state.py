@@ -25,6 +25,10 @@ class WeightSlots:
     policy: PolicyForward
     policy_train: nn.Module
     reference: nn.Module | None = None
+    # whether the reference holds the policy RL starts from: allocated at configure (sharded
+    # weights wrap it there), filled from the policy at its first use, i.e. after any SFT cold
+    # start (docs/semantics.md §6); under LoRA it is the base model and always taken
+    reference_taken: bool = False
     behaviour: PolicyForward | None = None
     # the policy version the behaviour slot holds; None until snapshot (or a load) fills it
     behaviour_version: int | None = None

@@ -28,7 +28,7 @@ from .requests import check_ids, is_weights, ragged, required_ragged, sampling_p
 from .sampling import SamplingParams, token_logprobs
 from .state import Configured, TrainerState, autocast, configured
 from .stats import StatsPool, step_result
-from .weights import refresh_reference
+from .weights import reference_slot, refresh_reference
 
 log = logging.getLogger("arl_trainer")
 
@@ -165,6 +165,8 @@ def _step(state: TrainerState, p: dict, apply: bool) -> dict:
     t0 = time.perf_counter()
     batch, settings = _read_request(conf, p)
     w, opts = conf.weights, conf.optimizers
+    if settings.kl_in_loss and batch.ref is None:
+        reference_slot(state)  # taken (at its first use) here on every rank, not in a microbatch: a rank may have none
     with_value = batch.returns is not None
     mine = state.dist.shard(batch.ids.lengths())
     mbs = split_balanced(mine, batch.ids.lengths(), settings.microbatches)
@@ -294,7 +296,7 @@ def _microbatch(state: TrainerState, acc: StatsPool, batch: TrainBatch, m: Micro
     kl_sum = None
     ref_lp = m.ref
     if ref_lp is None and s.kl_in_loss and n:
-        assert w_slots.reference is not None
+        assert w_slots.reference is not None and w_slots.reference_taken
         with torch.no_grad(), autocast(state):
             ref_logits = w_slots.reference(x, sel)
         ref_lp = token_logprobs(ref_logits, tgt, s.sampling)[0].to(w.dtype)

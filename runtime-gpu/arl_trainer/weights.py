@@ -50,13 +50,12 @@ def sampler_of(state: TrainerState, which: str) -> tuple[PolicyForward, int | No
     raise invalid("generate samples from the current or behaviour policy")
 
 
-def scoring_weights(conf: Configured, which: str) -> nn.Module:
+def scoring_weights(state: TrainerState, which: str) -> nn.Module:
     """The slot a logprobs request reads: current, reference or behaviour."""
+    conf = configured(state)
     w = conf.weights
     if which == "reference":
-        if w.reference is None:
-            raise invalid("no reference policy: configure algorithm.kl.reference (or a KL coefficient > 0)")
-        return w.reference
+        return reference_slot(state)
     if which == "current":
         return w.policy
     if which == "behaviour":
@@ -82,13 +81,26 @@ def snapshot(state: TrainerState, params: dict) -> dict:
     return {"policy_version": state.policy_version}
 
 
+def reference_slot(state: TrainerState) -> nn.Module:
+    """The reference policy, filled from the current policy at its first use (after any SFT cold
+    start, as the embedded trainer's referenceWeights does). Every rank reaches it on the same
+    request, so the copy of sharded weights stays in step."""
+    w = configured(state).weights
+    if w.reference is None:
+        raise invalid("no reference policy: configure algorithm.kl.reference (or a KL coefficient > 0)")
+    if not w.reference_taken:
+        refresh_reference(state)
+    return w.reference
+
+
 @torch.no_grad()
 def refresh_reference(state: TrainerState) -> None:
     w = configured(state).weights
     assert w.reference is not None
     for q_ref, q in zip(w.reference.parameters(), w.policy.parameters(), strict=True):
         q_ref.copy_(q)
-    log.info("reference policy refreshed at step %d", state.step)
+    w.reference_taken = True
+    log.info("reference policy taken from the policy at step %d", state.step)
 
 
 # --- the slots' tensors (checkpoints) --------------------------------------------------------------

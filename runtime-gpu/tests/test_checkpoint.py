@@ -73,7 +73,7 @@ LAYER_TENSORS = (
 @pytest.mark.parametrize("tie", [True, False], ids=["tied", "untied"])
 def test_save_writes_standard_safetensors(tmp_path, tie):
     t = make(tie=tie)
-    t.train_step(make_batch(t.state.conf.weights.handle.vocab_size, seed=1, n=3, critic=True))
+    t.train_step(make_batch(t.state.conf.weights.handle.vocab_size, seed=1, n=3, critic=True, ref=False))  # KL from the trainer's reference: taken, so saved
     res = t.save({"path": str(tmp_path / "ck")})
     files = set(res["files"])
     assert {"model.safetensors", "config.json", "trainer.json", "optimizer.pt", "vocab.json", "critic.safetensors", "reference.safetensors"} <= files

@@ -308,3 +308,30 @@ def test_reset_optimizer_makes_the_next_step_a_fresh_optimizers_first_step():
             assert torch.equal(w, after[name]), f"{slot}.{name}"
     methods = a.handshake({"protocol": "arl-trainer", "version": 1, "runtime": {"name": "arl", "version": "0"}})["capabilities"]["methods"]
     assert "reset_optimizer" in methods
+
+
+def test_reference_initial_is_the_policy_rl_starts_from(tmp_path):
+    """kl.reference initial is the policy at the reference's first use, i.e. after the SFT cold
+    start's steps (which carry no KL), as in the embedded trainer (docs/semantics.md §6): the
+    first KL step measures KL 0, and the reference equals the post-SFT weights, not the
+    configured ones."""
+    t = trainer(kl=KL_INITIAL)
+    vocab = t.state.conf.weights.handle.vocab_size
+    configured = [q.detach().clone() for q in t.state.conf.weights.policy.parameters()]
+    sft = make_batch(vocab, seed=31, n=4, ref=False)
+    sft["kl"] = {"coef": 0.0, "estimator": "k3", "placement": "loss"}
+    for _ in range(2):
+        t.train_step(sft)
+    t.save({"path": str(tmp_path / "ck0")})  # checkpoint 0: after the cold start, before RL
+    after_sft = [q.detach().clone() for q in t.state.conf.weights.policy.parameters()]
+    assert any(not torch.equal(a, b) for a, b in zip(configured, after_sft, strict=True))
+    assert not t.state.conf.weights.reference_taken
+    res = t.train_step(make_batch(vocab, seed=32, n=4, ref=False))
+    assert res["kl"] == pytest.approx(0.0, abs=1e-12)
+    for r, a in zip(t.state.conf.weights.reference.parameters(), after_sft, strict=True):
+        assert torch.equal(r, a)
+    # checkpoint 0 holds no reference: loading it (resume) takes the reference again at its next use
+    assert not (tmp_path / "ck0" / "reference.safetensors").exists()
+    t.load({"path": str(tmp_path / "ck0")})
+    assert not t.state.conf.weights.reference_taken
+    assert t.train_step(make_batch(vocab, seed=32, n=4, ref=False))["kl"] == pytest.approx(0.0, abs=1e-12)

@@ -25,10 +25,10 @@ const BUDGET_S = 600;
  * w2-o3-q4 (experiments/mini/README.md), so reaching it takes RL, and below the 0.47 that 40
  * GRPO iterations reached from there at a 2x turn budget.
  */
-export const MINI_TARGET = 0.4;
+const MINI_TARGET = 0.4;
 
 /** The mini specs in `dir` (experiments/mini/ by default), sorted by name. */
-export function miniSpecs(dir: string = MINI_DIR): string[] {
+function miniSpecs(dir: string = MINI_DIR): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((f) => f.endsWith(".arl"))
