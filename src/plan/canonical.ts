@@ -11,6 +11,29 @@ export function canonicalize(value: unknown): string {
   return out.join("");
 }
 
+/**
+ * The canonical text of each field of a plain object (absent optional fields left out), so that
+ * objects sharing most fields are canonicalised once; `joinCanonicalFields` puts them together.
+ */
+export function canonicalFields(record: Readonly<Record<string, unknown>>): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const key of Object.keys(record)) {
+    const out: string[] = [];
+    if (record[key] === undefined) continue;
+    write(record[key], out, `$.${key}`);
+    fields.set(key, out.join(""));
+  }
+  return fields;
+}
+
+/** The canonical text of the object whose fields' texts are `fields`: equal to `canonicalize` of it. */
+export function joinCanonicalFields(fields: ReadonlyMap<string, string>): string {
+  return `{${[...fields.keys()]
+    .sort()
+    .map((key) => `${canonicalString(key, `$.${key}`)}:${fields.get(key)}`)
+    .join(",")}}`;
+}
+
 /** ECMAScript Number::toString, which JSON.stringify uses; -0 is written as 0 (RFC 8785 §3.2.2.3). */
 export function canonicalNumber(n: number, at = "$"): string {
   if (!Number.isFinite(n)) throw new CanonicalizationError(`${at}: ${n} has no JSON form`);

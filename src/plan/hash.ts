@@ -2,7 +2,7 @@
 // `provenance`. Provenance records file hashes, which change with comments and formatting;
 // the plan hash must change with meaning only.
 import { createHash } from "node:crypto";
-import { canonicalize } from "./canonical.js";
+import { canonicalFields, joinCanonicalFields } from "./canonical.js";
 
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
@@ -11,5 +11,13 @@ export function sha256Hex(data: string | Uint8Array): string {
 /** `sha256:<hex>` of a plan's meaning. Accepts a plan with or without `hash`/`provenance`. */
 export function planHash(plan: object): string {
   const { hash: _hash, provenance: _provenance, ...meaning } = plan as Record<string, unknown>;
-  return `sha256:${sha256Hex(canonicalize(meaning))}`;
+  return planHashOfFields(canonicalFields(meaning));
+}
+
+/** planHash from the canonical texts of the plan's fields (canonicalFields); `hash` and `provenance` are left out. */
+export function planHashOfFields(fields: ReadonlyMap<string, string>): string {
+  const meaning = new Map(fields);
+  meaning.delete("hash");
+  meaning.delete("provenance");
+  return `sha256:${sha256Hex(joinCanonicalFields(meaning))}`;
 }

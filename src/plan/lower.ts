@@ -12,8 +12,8 @@ import { BlockIndex, locatePath } from "../lint/locate.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
-import { sortedKeys } from "./canonical.js";
-import { planHash } from "./hash.js";
+import { canonicalFields, sortedKeys } from "./canonical.js";
+import { planHash, planHashOfFields } from "./hash.js";
 import { type LoweringContext, loweringContext, sortedRecord } from "./lower-context.js";
 import { lowerEnv } from "./lower-envs.js";
 import { lowerExpr } from "./lower-expr.js";
@@ -52,18 +52,18 @@ export function lowerModel(model: SemanticModel, context: LoweringContext = lowe
   const diagnostics: Diagnostic[] = [];
   // A variant content (in one module) that lowered without any diagnostic lowers so again: its
   // plan body is reused under the next variant's names and overrides, and hashed for it.
-  const clean = options.memoise === false ? undefined : new Map<string, PlanBody | null>();
+  const clean = options.memoise === false ? undefined : new Map<string, MemoisedBody | null>();
   for (const experiment of model.experiments) {
     for (const variant of experiment.variants) {
       const key = clean && variant.config && variant.contentKey !== undefined ? `${experiment.declaration.module.path}\0${variant.contentKey}` : undefined;
       const known = key === undefined ? undefined : clean?.get(key);
       if (known !== undefined && variant.config) {
-        if (known && context.plans !== false) plans.push({ experiment: experiment.name, variant: variant.name, plan: finished({ ...known, experiment: experiment.name, variant: variant.name, overrides: lowerOverrides(variant, variant.config) }, context) });
+        if (known && context.plans !== false) plans.push({ experiment: experiment.name, variant: variant.name, plan: finishedAgain(known, experiment.name, variant.name, lowerOverrides(variant, variant.config), context) });
         continue;
       }
       const lowered = lowerVariant(experiment, variant, context);
       diagnostics.push(...lowered.diagnostics);
-      if (key !== undefined && lowered.diagnostics.length === 0) clean?.set(key, lowered.body ?? null);
+      if (key !== undefined && lowered.diagnostics.length === 0) clean?.set(key, lowered.body ? { body: lowered.body } : null);
       if (lowered.plan) plans.push({ experiment: experiment.name, variant: variant.name, plan: lowered.plan });
     }
   }
@@ -80,9 +80,43 @@ export function lowerModel(model: SemanticModel, context: LoweringContext = lowe
 function finished(body: PlanBody, context: LoweringContext): Plan {
   // Plain data only: the config carries zod outputs that may share objects between variants.
   const plain = JSON.parse(JSON.stringify(body)) as PlanBody;
+  return withHash(plain, planHash(plain), context);
+}
+
+/** A variant content lowered once: its body, and (at the first reuse) its JSON text and its fields' canonical texts. */
+interface MemoisedBody {
+  readonly body: PlanBody;
+  json?: string;
+  fields?: Map<string, string>;
+}
+
+/** The fields a reused body takes from its variant; the rest are the memoised body's. */
+const VARIANT_FIELDS = ["experiment", "variant", "overrides"] as const;
+
+/**
+ * The plan of a memoised body under another variant's names and overrides, equal to `finished`
+ * of that body: a fresh copy parsed from the body's JSON text, hashed from the body's
+ * canonical field texts with only the variant's own fields canonicalised again (on a 700-variant
+ * spec with a lock file, copying and canonicalising every plan whole was a third of the check).
+ */
+function finishedAgain(memo: MemoisedBody, experiment: string, variant: string, overrides: PlanBody["overrides"], context: LoweringContext): Plan {
+  memo.json ??= JSON.stringify(memo.body);
+  const plain = { ...(JSON.parse(memo.json) as PlanBody), experiment, variant, overrides: JSON.parse(JSON.stringify(overrides)) as PlanBody["overrides"] };
+  memo.fields ??= canonicalFields(plain);
+  const fields = new Map(memo.fields);
+  const own = canonicalFields(Object.fromEntries(VARIANT_FIELDS.map((k) => [k, plain[k]])));
+  for (const k of VARIANT_FIELDS) {
+    const text = own.get(k);
+    if (text === undefined) fields.delete(k);
+    else fields.set(k, text);
+  }
+  return withHash(plain, planHashOfFields(fields), context);
+}
+
+function withHash(plain: PlanBody, hash: string, context: LoweringContext): Plan {
   const { format_version, ...rest } = plain;
   const provenance = { ...context.provenance, sources: context.provenance.sources.map((f) => ({ ...f })) };
-  return { format_version, hash: planHash(plain), ...rest, provenance };
+  return { format_version, hash, ...rest, provenance };
 }
 
 function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; body?: PlanBody; diagnostics: Diagnostic[] } {
