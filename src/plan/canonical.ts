@@ -18,8 +18,8 @@ export function canonicalize(value: unknown): string {
 export function canonicalFields(record: Readonly<Record<string, unknown>>): Map<string, string> {
   const fields = new Map<string, string>();
   for (const key of Object.keys(record)) {
-    const out: string[] = [];
     if (record[key] === undefined) continue;
+    const out: string[] = [];
     write(record[key], out, `$.${key}`);
     fields.set(key, out.join(""));
   }

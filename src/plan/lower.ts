@@ -12,7 +12,7 @@ import { BlockIndex, locatePath } from "../lint/locate.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
-import { canonicalFields, sortedKeys } from "./canonical.js";
+import { canonicalFields, canonicalize, sortedKeys } from "./canonical.js";
 import { planHash, planHashOfFields } from "./hash.js";
 import { type LoweringContext, loweringContext, sortedRecord } from "./lower-context.js";
 import { lowerEnv } from "./lower-envs.js";
@@ -104,11 +104,9 @@ function finishedAgain(memo: MemoisedBody, experiment: string, variant: string, 
   const plain = { ...(JSON.parse(memo.json) as PlanBody), experiment, variant, overrides: JSON.parse(JSON.stringify(overrides)) as PlanBody["overrides"] };
   memo.fields ??= canonicalFields(plain);
   const fields = new Map(memo.fields);
-  const own = canonicalFields(Object.fromEntries(VARIANT_FIELDS.map((k) => [k, plain[k]])));
   for (const k of VARIANT_FIELDS) {
-    const text = own.get(k);
-    if (text === undefined) fields.delete(k);
-    else fields.set(k, text);
+    if (plain[k] === undefined) fields.delete(k);
+    else fields.set(k, canonicalize(plain[k]));
   }
   return withHash(plain, planHashOfFields(fields), context);
 }
