@@ -21,30 +21,48 @@ export function timeMajor(seqs: readonly ArrayLike<number>[]): { ids: Int32Array
   return { ids, T, B };
 }
 
-/** Consecutive chunks of indices whose padded size (max length x count) stays within `budget`. */
-export function chunksByTokens(indices: readonly number[], length: (i: number) => number, budget: number): number[][] {
+/**
+ * How much of a batch one chunk may hold (a memory bound only). `tokens`: padded tokens, the
+ * GRU's [T, B]. `scores`: the read-out's attention scores, B x Tq x T per head (Tq the most
+ * queries of one sequence): they grow with a sequence's length times its targets, so a batch
+ * of long generated sequences must be cut finer than its token count says.
+ */
+export interface ChunkBudget {
+  readonly tokens: number;
+  readonly scores: number;
+}
+
+/** Consecutive chunks of indices whose padded size (max length x count) and read-out size (max length x max queries x count) stay within `budget`; a sequence above it alone is a chunk. */
+export function chunksByCost(indices: readonly number[], length: (i: number) => number, queries: (i: number) => number, budget: ChunkBudget): number[][] {
   const out: number[][] = [];
   let cur: number[] = [];
   let maxLen = 0;
+  let maxQueries = 0;
   for (const i of indices) {
     const L = Math.max(1, length(i));
-    if (cur.length > 0 && Math.max(maxLen, L) * (cur.length + 1) > budget) {
+    const Q = Math.max(1, queries(i));
+    const len = Math.max(maxLen, L);
+    const q = Math.max(maxQueries, Q);
+    if (cur.length > 0 && (len * (cur.length + 1) > budget.tokens || len * q * (cur.length + 1) > budget.scores)) {
       out.push(cur);
       cur = [];
       maxLen = 0;
+      maxQueries = 0;
     }
     cur.push(i);
     maxLen = Math.max(maxLen, L);
+    maxQueries = Math.max(maxQueries, Q);
   }
   if (cur.length > 0) out.push(cur);
   return out;
 }
 
-/** The chunks of all of `seqs`, in order. */
-export function chunksOf(seqs: readonly ArrayLike<number>[], budget: number): number[][] {
-  return chunksByTokens(
+/** The chunks of all of `seqs`, in order; `queries(i)`: the read-out positions sequence i asks for (none: no read-out). */
+export function chunksOf(seqs: readonly ArrayLike<number>[], budget: ChunkBudget, queries: (i: number) => number = () => 0): number[][] {
+  return chunksByCost(
     seqs.map((_, i) => i),
     (i) => at(seqs, i).length,
+    queries,
     budget,
   );
 }

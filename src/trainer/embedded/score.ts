@@ -6,7 +6,7 @@ import { chunksOf, rows, timeMajor } from "./batching.js";
 import { criticValues, gruStates, readoutLogits, type Query } from "./model.js";
 import { checkIds, checkLogprobs } from "./requests.js";
 import { keepMask, temperatureOf, truncates } from "./sampling.js";
-import type { TrainerState } from "./state.js";
+import { chunkBudget, type TrainerState } from "./state.js";
 import { scoringWeights } from "./weights.js";
 import { invalid } from "./errors.js";
 import { at, defined } from "../../contracts/checked.js";
@@ -24,7 +24,15 @@ export function logprobs(state: TrainerState, p: Methods["logprobs"][0]): Ragged
   const V = shape.vocab;
   const tau = temperatureOf(sampling);
   const trunc = truncates(sampling, V);
-  for (const chunk of chunksOf(seqs, state.options.chunkTokens)) {
+  // Read-out queries per sequence: the masked positions, else every position after the first.
+  const queries = (i: number): number => {
+    const m = wanted?.[i];
+    if (!m) return at(seqs, i).length - 1;
+    let n = 0;
+    for (let k = 1; k < m.length; k++) if (m[k]) n++;
+    return n;
+  };
+  for (const chunk of chunksOf(seqs, chunkBudget(state.options), queries)) {
     const sub = chunk.map((i) => at(seqs, i));
     const { ids: tm, T, B } = timeMajor(sub);
     // Rows (position k-1 of sequence j) that predict token k >= 1.
@@ -64,7 +72,7 @@ export function values(state: TrainerState, ids: Ragged<Int32Array>): Ragged<Flo
   if (!critic) throw invalid("no critic: configure algorithm.critic to get values");
   const seqs = rows(ids);
   const out = seqs.map((s) => new Float32Array(s.length));
-  for (const chunk of chunksOf(seqs, state.options.chunkTokens)) {
+  for (const chunk of chunksOf(seqs, chunkBudget(state.options))) {
     const sub = chunk.map((i) => at(seqs, i));
     const { ids: tm, T, B } = timeMajor(sub);
     const v = tf.tidy(() => criticValues(critic, gruStates(critic, tf.tensor1d(tm, "int32"), T, B, shape.hidden)));

@@ -8,6 +8,7 @@ import type { ModelShape, ParamSet, ReadoutWeights } from "./model.js";
 import type { TinyShape } from "../../plan/model-name.js";
 import type { AdamW } from "./optimizer.js";
 import { PrefixCache } from "./prefix-cache.js";
+import type { ChunkBudget } from "./batching.js";
 import type { WordTokenizer } from "./tokenizer.js";
 
 /**
@@ -18,6 +19,21 @@ import type { WordTokenizer } from "./tokenizer.js";
 export interface TinyOptions extends TinyShape {
   /** Padded tokens (T x B) per forward/backward chunk; larger batches are split (same result). */
   readonly chunkTokens: number;
+  /** Read-out scores (B x Tq x T, per head) per chunk; default READOUT_SCORES_PER_CHUNK. */
+  readonly chunkScores?: number;
+}
+
+/**
+ * The read-out's attention keeps about a dozen [B, heads, Tq, T] tensors alive through a
+ * backward pass, and the wasm heap stops at 4 GB (past it, tfjs fails with "memory access out of
+ * bounds"): 2^21 scores per head keep a chunk's peak near 0.5 GB at the default 4 heads, while a
+ * quick-start batch (128 episodes of a few hundred tokens, a few dozen generated) is one chunk.
+ */
+export const READOUT_SCORES_PER_CHUNK = 2 ** 21;
+
+/** The chunk budget of these options (batching.ts). */
+export function chunkBudget(options: TinyOptions): ChunkBudget {
+  return { tokens: options.chunkTokens, scores: options.chunkScores ?? READOUT_SCORES_PER_CHUNK };
 }
 
 /** When the reference policy is (re)taken: once, or again every `every` optimizer steps. */

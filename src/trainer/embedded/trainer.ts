@@ -3,6 +3,7 @@
 // the dispatcher: each request's params are validated against the protocol's schema
 // (requests.ts), then the method runs as a function over the explicit state (state.ts) in the
 // module of its concern: configure, encode, generate, score, update, weights, checkpoint.
+import { outOfMemory } from "./errors.js";
 import type { Handlers } from "../protocol/server.js";
 import { PROTOCOL_NAME, PROTOCOL_VERSION, type ConfigureParams, type ConfigureResult, type GenerateParams, type GenerateResult, type HandshakeResult, type Method, type Methods, type PolicySlot, type Ragged, type TrainStepParams, type TrainStepResult } from "../../contracts/trainer-protocol.js";
 import { initBackend, tf } from "./backend.js";
@@ -66,7 +67,16 @@ export class TinyTrainer {
   /** One request: its params validated against the protocol's schema, then the method run. */
   request<M extends Method>(method: M, params: unknown): Methods[M][1] {
     const run = this.methods[method] as MethodHandler<M>;
-    return run(parseRequest(method, params));
+    const parsed = parseRequest(method, params);
+    const answer = (error: unknown): never => {
+      throw outOfMemory(method, error) ?? error;
+    };
+    try {
+      const result = run(parsed);
+      return (result instanceof Promise ? result.catch(answer) : result) as Methods[M][1];
+    } catch (error) {
+      return answer(error);
+    }
   }
 
   /** The handlers `serve` answers requests with (main.ts). */

@@ -5,13 +5,13 @@
 import type { KlEstimatorName } from "../../rl/kl.js";
 import type { TrainStepParams, TrainStepResult } from "../../contracts/trainer-protocol.js";
 import { tf } from "./backend.js";
-import { chunksByTokens, rows, timeMajor } from "./batching.js";
+import { chunksByCost, rows, timeMajor, type ChunkBudget } from "./batching.js";
 import { invalidOnInputError } from "./errors.js";
 import { LossInputError, policyTerms, sequenceWeights, toReduction, valueTerms } from "./losses.js";
 import { criticValues, gruStates, readoutLogits, type ModelShape, type ParamSet, type Query } from "./model.js";
 import { checkTargets, checkTrainStep } from "./requests.js";
 import { keepMask, temperatureOf, truncates, type SamplingParams } from "./sampling.js";
-import type { TrainerState } from "./state.js";
+import { chunkBudget, type TrainerState } from "./state.js";
 import { StatsPool, type MicrobatchStats, type StepStats } from "./stats.js";
 import { currentWeightsChanged } from "./weights.js";
 import { at, defined, InternalError } from "../../contracts/checked.js";
@@ -83,16 +83,23 @@ function stepWeights(p: TrainStepParams): Float64Array {
  * its padded size exceeds the chunk budget: every part divides by the same global denominators,
  * so neither split changes the loss or the gradient.
  */
-function microbatchParts(ids: readonly Int32Array[], microbatches: number, budget: number): number[][] {
+function microbatchParts(ids: readonly Int32Array[], masks: readonly Uint8Array[], microbatches: number, budget: ChunkBudget): number[][] {
   const n = ids.length;
   const m = Math.max(1, Math.min(n, microbatches));
   const parts: number[][] = [];
   for (let j = 0; j < m; j++) {
     const idx: number[] = [];
     for (let i = Math.floor((j * n) / m); i < Math.floor(((j + 1) * n) / m); i++) idx.push(i);
-    parts.push(...chunksByTokens(idx, (i) => at(ids, i).length, budget));
+    parts.push(...chunksByCost(idx, (i) => at(ids, i).length, (i) => targetCount(at(masks, i)), budget));
   }
   return parts;
+}
+
+/** The read-out queries of a sequence: its targets (loss_mask 1 after position 0), as gather() takes them. */
+function targetCount(mask: Uint8Array): number {
+  let n = 0;
+  for (let k = 1; k < mask.length; k++) if (mask[k] === 1) n++;
+  return n;
 }
 
 /** A part's sequences, padded, and its target tokens (loss_mask 1) with what the loss needs of each. */
@@ -233,7 +240,7 @@ export function computeGradients(state: TrainerState, p: TrainStepParams): Gradi
   const pool = new StatsPool();
   const started = performance.now();
   let padded = 0;
-  for (const part of microbatchParts(batch.ids, p.microbatches, state.options.chunkTokens)) {
+  for (const part of microbatchParts(batch.ids, batch.masks, p.microbatches, chunkBudget(state.options))) {
     const mb = gather(batch, part);
     padded += mb.T * mb.B;
     if (mb.where.length === 0) continue; // no targets: no contribution to the loss or the gradient
