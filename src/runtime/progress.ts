@@ -70,7 +70,11 @@ export function phaseWatch(log: (line: string) => void, label: string, unit: str
 /** Log lines interleave with the status line: the line is cleared, the log printed, the line redrawn. */
 export class Progress {
   private current = "";
-  constructor(private readonly out: ProgressOutput) {}
+  /** `prefix` starts every log line: the variant's name when several runs share one output. */
+  constructor(
+    private readonly out: ProgressOutput,
+    private readonly prefix = "",
+  ) {}
 
   update(p: ProgressStatus): void {
     this.current = statusLine(p);
@@ -78,8 +82,8 @@ export class Progress {
   }
 
   log(line: string): void {
-    if (this.out.isTTY) this.out.write(`\r\x1b[2K${line}\n${this.current}`);
-    else this.out.write(`${line}\n`);
+    if (this.out.isTTY) this.out.write(`\r\x1b[2K${this.prefix}${line}\n${this.current}`);
+    else this.out.write(`${this.prefix}${line}\n`);
   }
 
   done(): void {

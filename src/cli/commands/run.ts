@@ -30,7 +30,8 @@ import { at } from "../../contracts/checked.js";
 
 const usage = `Usage: arl run SPEC.arl[#experiment[/variant]] | PLAN.json [options]
 
-Compiles the spec (or reads the plan) and executes each selected variant in turn. Each run
+Compiles the spec (or reads the plan) and executes each selected variant in turn (or --jobs at
+once). Each run
 gets a directory OUT/<experiment>/<variant>/<hash12>-<time>/ with the plan, a manifest, the
 token buffer, metrics.jsonl, eval results and checkpoints.
 
@@ -48,6 +49,11 @@ Options:
   --trainer-timeout S     declare the trainer dead when a request takes longer than S seconds
                           (default: 15 min for model loads and saves, 5 min plus 1 s per
                           sequence of the training batch for other requests; not part of the plan)
+  --jobs N                run up to N variants at once, each with its own trainer process
+                          (default 1). For CPU plans: a run of the embedded trainer keeps about
+                          one core busy. Log lines then start with the variant's name; a failed
+                          run starts no further variant and lets the running ones finish.
+                          Refused for plans on GPUs, which the runs would share
   --data-root DIR         where the data files a plan names (relative paths) are found,
                           and the folder they must stay inside (default: the spec's
                           folder; for a plan file, its folder; with --resume, the one
@@ -142,7 +148,7 @@ export const runCommand = defineCommand({
   name: "run",
   summary: "execute a spec or plan (train, evaluate, checkpoint)",
   usage,
-  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "engine-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
+  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "engine-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, jobs: { type: "string", default: "1" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
   async run(parsed, io) {
     const v = parsed.values;
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
@@ -156,6 +162,9 @@ export const runCommand = defineCommand({
     const target = parsed.positionals[0]?.split("#")[0];
     const givenRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : undefined;
     let dataRoot = givenRoot ?? (target ? path.dirname(path.resolve(io.cwd, target)) : undefined);
+
+    const parallel = Number(v.jobs);
+    if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--jobs must be a whole number of runs at once, 1 or more, not '${v.jobs}'`);
 
     const ownTrainer = override === undefined || override.length === 0;
     const rendezvous = new Map<Plan, Rendezvous>();
@@ -198,6 +207,9 @@ export const runCommand = defineCommand({
       }
       const { plans, errors } = selected;
       if (errors) return ExitCode.errors;
+      // Runs at once share the machine: on GPUs they would contend for the same devices.
+      const onGpus = parallel > 1 && plans.length > 1 ? plans.find((plan) => plan.resources.gpus > 0 || plan.resources.nodes > 1 || (plan.resources.rollout.engine !== "trainer" && plan.resources.rollout.launch)) : undefined;
+      if (onGpus) throw new UsageError(`--jobs ${parallel}: ${onGpus.experiment}/${onGpus.variant} uses GPUs (resources.gpus ${onGpus.resources.gpus}, nodes ${onGpus.resources.nodes}), and runs at once would share them; run the variants one at a time (no --jobs), or each on its own machine (SPEC.arl#experiment/variant)`);
       // The override is part of the plan (and its hash) before any run directory is written.
       const backend = v.backend;
       const chosen: Plan[] = [];
@@ -263,58 +275,83 @@ export const runCommand = defineCommand({
     process.on("SIGINT", onSigint);
     process.on("SIGTERM", stopAtOnce);
     process.on("SIGHUP", stopAtOnce);
+    // One job's outcome: the exit status it asks for, and whether the command stops there
+    // (a stop on request or a failure ends the command; a watchdog stop lets the others run).
+    type JobEnd = { readonly status: number; readonly final: boolean };
+    const runJob = async (job: { plan: Plan; dir: RunDirectory }, progress: Progress): Promise<JobEnd> => {
+      progress.log(`run ${job.plan.experiment}/${job.plan.variant} (${job.plan.hash.slice(7, 19)}) in ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}`);
+      let command;
+      try {
+        const r = rendezvous.get(job.plan);
+        if (r) {
+          if (r.nodeRank > 0) throw new UsageError("--resume continues a run on node 0; on the other machines give the spec or plan file with their --node-rank");
+          progress.log(nodeLine(job.plan, r));
+        }
+        command = trainerCommand(job.plan, override, r);
+      } catch (error) {
+        if (error instanceof TrainerUnavailable) {
+          io.stderr(`arl run: ${error.message}\n`);
+          return { status: ExitCode.errors, final: true };
+        }
+        throw error;
+      }
+      const name = jobs.length > 1 ? `${job.plan.experiment}/${job.plan.variant}: ` : "";
+      try {
+        const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}), ...(engineCommand ? { engineCommand } : {}) });
+        progress.done();
+        // One write per finished run, so that parallel runs' summaries do not interleave.
+        const lines = [`\n${name ? `${name}\n` : ""}${runSummary(job.dir.readMetrics())}`];
+        if (summary.watchdogStop) {
+          lines.push(`stopped by the watchdog after ${summary.iterations} iterations: ${summary.watchdogStop}\n`);
+          lines.push(`the run directory is complete (every iteration it ran is committed; nothing to resume): ${job.dir.dir}\n`);
+          io.stdout(lines.join(""));
+          await writeRunReport(job.dir.dir, io);
+          // The spec's other variants still run; the exit status says one had no signal.
+          return { status: ExitCode.noSignal, final: false };
+        }
+        lines.push(`${name}${summary.stopped ? "stopped" : "finished"} after ${summary.stoppedAt ?? `${summary.iterations} iterations`}; run directory: ${job.dir.dir}\n`);
+        io.stdout(lines.join(""));
+        await writeRunReport(job.dir.dir, io);
+        if (summary.stopped) {
+          io.stdout(`resume with: arl run --resume ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}\n`);
+          return { status: ExitCode.ok, final: true };
+        }
+        return { status: ExitCode.ok, final: false };
+      } catch (error) {
+        progress.done();
+        if (error instanceof RunDirectoryError) return { status: userError(error, io), final: true };
+        if (!(error instanceof RunError)) throw error;
+        io.stderr(`arl run: ${name}${error.message}\n`);
+        // A failed preflight fails the same way again: nothing to resume.
+        if (error instanceof PreflightError) return { status: ExitCode.errors, final: true };
+        if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr${name ? ` (${name.slice(0, -2)})` : ""}:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
+        // Only a run interrupted or crashed mid-way is told to resume: a refusal would meet the same answer again.
+        if (error.resumable) io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
+        else io.stderr("not resumable: the same plan would fail the same way; fix the cause above and start a new run\n");
+        return { status: error.halted ? INTERRUPTED : ExitCode.errors, final: true };
+      }
+    };
+
     let status: number = ExitCode.ok;
     try {
-      for (const job of jobs) {
-        const progress = new Progress({ write: io.stdout, isTTY: io.isTTY && !io.env.NO_COLOR });
-        progress.log(`run ${job.plan.experiment}/${job.plan.variant} (${job.plan.hash.slice(7, 19)}) in ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}`);
-        let command;
-        try {
-          const r = rendezvous.get(job.plan);
-          if (r) {
-            if (r.nodeRank > 0) throw new UsageError("--resume continues a run on node 0; on the other machines give the spec or plan file with their --node-rank");
-            progress.log(nodeLine(job.plan, r));
-          }
-          command = trainerCommand(job.plan, override, r);
-        } catch (error) {
-          if (error instanceof TrainerUnavailable) {
-            io.stderr(`arl run: ${error.message}\n`);
-            return ExitCode.errors;
-          }
-          throw error;
+      // --jobs N: up to N variants at once, each with its own trainer process and run directory.
+      // A run that ends the command (a failure, a stop on request) starts no further variant;
+      // the ones already running finish, so that nothing they have computed is abandoned.
+      const ends: JobEnd[] = [];
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < jobs.length && !ends.some((e) => e.final)) {
+          const job = at(jobs, next++);
+          // Parallel runs share the terminal: plain log lines named by variant, no live status line.
+          const prefix = parallel > 1 && jobs.length > 1 ? `[${job.plan.variant}] ` : "";
+          const progress = new Progress({ write: io.stdout, isTTY: parallel === 1 && io.isTTY && !io.env.NO_COLOR }, prefix);
+          ends.push(await runJob(job, progress));
         }
-        try {
-          const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}), ...(engineCommand ? { engineCommand } : {}) });
-          progress.done();
-          io.stdout(`\n${runSummary(job.dir.readMetrics())}`);
-          if (summary.watchdogStop) {
-            io.stdout(`stopped by the watchdog after ${summary.iterations} iterations: ${summary.watchdogStop}\n`);
-            io.stdout(`the run directory is complete (every iteration it ran is committed; nothing to resume): ${job.dir.dir}\n`);
-            await writeRunReport(job.dir.dir, io);
-            // The spec's other variants still run; the exit status says one had no signal.
-            status = ExitCode.noSignal;
-            continue;
-          }
-          io.stdout(`${summary.stopped ? "stopped" : "finished"} after ${summary.stoppedAt ?? `${summary.iterations} iterations`}; run directory: ${job.dir.dir}\n`);
-          await writeRunReport(job.dir.dir, io);
-          if (summary.stopped) {
-            io.stdout(`resume with: arl run --resume ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}\n`);
-            return ExitCode.ok;
-          }
-        } catch (error) {
-          progress.done();
-          if (error instanceof RunDirectoryError) return userError(error, io);
-          if (!(error instanceof RunError)) throw error;
-          io.stderr(`arl run: ${error.message}\n`);
-          // A failed preflight fails the same way again: nothing to resume.
-          if (error instanceof PreflightError) return ExitCode.errors;
-          if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
-          // Only a run interrupted or crashed mid-way is told to resume: a refusal would meet the same answer again.
-          if (error.resumable) io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
-          else io.stderr("not resumable: the same plan would fail the same way; fix the cause above and start a new run\n");
-          return error.halted ? INTERRUPTED : ExitCode.errors;
-        }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(parallel, jobs.length) }, worker));
+      const final = ends.find((e) => e.final);
+      if (final) return final.status;
+      status = ends.find((e) => e.status !== ExitCode.ok)?.status ?? ExitCode.ok;
       if (jobs.length > 1) await writeSweepReport(jobs.map((j) => j.dir.dir), io);
     } finally {
       process.off("SIGINT", onSigint);
