@@ -21,6 +21,7 @@ import { loraLearningRate } from "./lora-learning-rate.js";
 import { multitaskRewardScale } from "./multitask-reward-scale.js";
 import { multitaskWithoutTaskNorm } from "./multitask-without-task-norm.js";
 import { nonPotentialShaping } from "./non-potential-shaping.js";
+import { potentialKeptAtTruncation } from "./potential-kept-at-truncation.js";
 import { observationInLoss } from "./observation-in-loss.js";
 import { passAtKExceedsSamples } from "./pass-at-k-exceeds-samples.js";
 import { penaltyAsConstraint } from "./penalty-as-constraint.js";
@@ -45,6 +46,7 @@ export const lintRules: readonly LintRule[] = [
   historyUnsetForRewritingTemplate,
   // Rewards.
   nonPotentialShaping,
+  potentialKeptAtTruncation,
   penaltyAsConstraint,
   blockAfterTheFact,
   envErrorAsFailure,
