@@ -13,12 +13,13 @@ import { microbatchLossF64, sequenceWeights, toReduction } from "../../src/train
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { addCopyLogits, recencySlopes } from "../../src/trainer/embedded/model.js";
 import { WordTokenizer } from "../../src/trainer/embedded/tokenizer.js";
+import type { TinyOptions } from "../../src/trainer/embedded/state.js";
 import { runArl } from "../helpers/cli.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const mainJs = path.join(repo, "dist", "trainer", "embedded", "main.js");
 const VOCAB = ["You", "are", "in", "the", "kitchen", "see", "a", "key", "box", "take", "go", "north", "south", "put", "open", "Your", "task", "Exits", "is", "empty"];
-const SMALL = { embed: 16, hidden: 32, heads: 2, keyDim: 8, chunkTokens: 65_536 };
+const SMALL: TinyOptions = { embed: 16, hidden: 32, heads: 2, keyDim: 8, chunkTokens: 65_536 };
 
 function configureParams(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = {}): ConfigureParams {
   return {
@@ -35,7 +36,7 @@ function configureParams(seed = 0, extra: Partial<ConfigureParams["algorithm"]> 
   };
 }
 
-async function trainer(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = {}, options = SMALL): Promise<TinyTrainer> {
+async function trainer(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = {}, options: TinyOptions = SMALL): Promise<TinyTrainer> {
   const t = new TinyTrainer(options);
   await t.init();
   t.configure(configureParams(seed, extra));

@@ -332,7 +332,6 @@ export const runCommand = defineCommand({
       }
     };
 
-    let status: number = ExitCode.ok;
     try {
       // --jobs N: up to N variants at once, each with its own trainer process and run directory.
       // A run that ends the command (a failure, a stop on request) starts no further variant;
@@ -351,13 +350,12 @@ export const runCommand = defineCommand({
       await Promise.all(Array.from({ length: Math.min(parallel, jobs.length) }, worker));
       const final = ends.find((e) => e.final);
       if (final) return final.status;
-      status = ends.find((e) => e.status !== ExitCode.ok)?.status ?? ExitCode.ok;
       if (jobs.length > 1) await writeSweepReport(jobs.map((j) => j.dir.dir), io);
+      return ends.find((e) => e.status !== ExitCode.ok)?.status ?? ExitCode.ok;
     } finally {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", stopAtOnce);
       process.off("SIGHUP", stopAtOnce);
     }
-    return status;
   },
 });
