@@ -8,6 +8,8 @@
 //   slice, so unstacking a [T, B, H] tensor costs O(T^2); these copy only the slice.
 // - UnsortedSegmentSum, which the wasm backend lacks and the gradient of `gather` (embedding
 //   lookups) needs.
+// - GatherV2 along the first axis: a row copy per index instead of an address per element.
+// - Identity (every clone, e.g. of each tensor a gradient saves): shared data, not a copy.
 import * as tf from "@tensorflow/tfjs";
 import "@tensorflow/tfjs-backend-wasm";
 import { at, defined, InternalError } from "../../contracts/checked.js";
@@ -79,6 +81,26 @@ function sliceCopy(backend: WasmBackend, x: TensorInfo, begin: readonly number[]
       if (next < (size[k] as number)) break;
       idx[k] = 0;
     }
+  }
+  return out;
+}
+
+/** x[indices] along axis 0: out [...indices.shape, ...x.shape[1:]]. */
+function gatherRows(backend: WasmBackend, x: TensorInfo, indices: TensorInfo): TensorInfo {
+  const rows = at(x.shape, 0);
+  const inner = x.shape.slice(1).reduce((a, b) => a * b, 1);
+  const out = backend.makeOutput([...indices.shape, ...x.shape.slice(1)], x.dtype);
+  const n = indices.shape.reduce((a, b) => a * b, 1);
+  if (n === 0 || inner === 0) return out;
+  // Views after makeOutput: allocation may grow (and detach) the heap.
+  const dst = backend.typedArrayFromHeap(out);
+  const src = backend.typedArrayFromHeap(x);
+  const idx = backend.typedArrayFromHeap(indices);
+  for (let i = 0; i < n; i++) {
+    const r = idx[i] as number;
+    // The stock kernel's check, with its message.
+    if (!(r >= 0 && r <= rows - 1)) throw new InternalError(`GatherV2: the index value ${r} is not in [0, ${rows - 1}]`);
+    dst.set(src.subarray(r * inner, (r + 1) * inner), i * inner);
   }
   return out;
 }
@@ -175,6 +197,38 @@ function registerWasmKernels(): void {
         const out = original({ inputs: { a, b: bb }, attrs: { ...attrs, transposeA: false, transposeB: false }, backend });
         for (const t of temps) b.disposeData(t.dataId);
         return out;
+      },
+    });
+  }
+  // A clone shares the data (as the cpu backend's does): tfjs clones every tensor a gradient
+  // saves for the backward pass, and the stock kernel copied each. Kernels never write into
+  // their inputs (a variable's assign takes a new buffer), so a shared buffer cannot change.
+  replace({
+    kernelName: "Identity",
+    backendName,
+    kernelFunc: ({ inputs, backend }) => {
+      const x = inputs.x as unknown as TensorInfo;
+      (backend as unknown as { incRef(dataId: object): void }).incRef(x.dataId);
+      return { dataId: x.dataId, shape: x.shape.slice(), dtype: x.dtype };
+    },
+  });
+  // Rows of a matrix by index (embedding lookups, the read-out's queries): the stock kernel
+  // computes every element's address; rows taken whole are one contiguous copy each.
+  const gather = tf.getKernel("GatherV2", backendName);
+  if (gather) {
+    const original = gather.kernelFunc;
+    replace({
+      kernelName: "GatherV2",
+      backendName,
+      ...(gather.setupFunc ? { setupFunc: gather.setupFunc } : {}),
+      kernelFunc: (args) => {
+        const { inputs, backend } = args;
+        const attrs = defined(args.attrs, "GatherV2's attributes");
+        const x = inputs.x as unknown as TensorInfo;
+        const indices = inputs.indices as unknown as TensorInfo;
+        const axis = at(tf.util.parseAxisParam(attrs.axis as number, x.shape), 0);
+        if (axis !== 0 || (attrs.batchDims as number) !== 0 || x.shape.length === 0) return original(args);
+        return gatherRows(backend as unknown as WasmBackend, x, indices);
       },
     });
   }
