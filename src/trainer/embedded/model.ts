@@ -214,10 +214,13 @@ export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, i
   const k = tf.matMul(hs, p.get("wk")).reshape([T, B, A, K]).transpose([1, 2, 0, 3]); // [B, A, T, K]
   const recency = tf.mul(tf.tensor4d(back, [B, 1, Tq, T]), tf.tensor4d(recencySlopes(A).map((m) => -m), [1, A, 1, 1]));
   const scores = tf.add(tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(K)), tf.tensor4d(mask, [B, 1, Tq, T])), recency);
-  const alpha = tf.mul(tf.softmax(scores), p.get("cs").reshape([1, A, 1, 1])).reshape([B, A * Tq, T]);
+  // The heads share their values (the embeddings), so their weights are summed before the
+  // product with them: sum_a cs_a sum_j a_tj^a emb_j = sum_j (sum_a cs_a a_tj^a) emb_j, a
+  // [Tq, T] x [T, E] product per sequence instead of one per head (most of a step's arithmetic).
+  const alpha = tf.sum(tf.mul(tf.softmax(scores), p.get("cs").reshape([1, A, 1, 1])), 1); // [B, Tq, T]
   const emb = p.get("emb");
   const values = tf.gather(emb, tf.tensor1d(ids, "int32")).reshape([T, B, E]).transpose([1, 0, 2]); // [B, T, E]
-  const c = tf.sum(tf.matMul(alpha, values).reshape([B, A, Tq, E]), 1).reshape([B * Tq, E]);
+  const c = tf.matMul(alpha, values).reshape([B * Tq, E]);
   const logits = tf.add<tf.Tensor2D>(gen, tf.matMul(c, emb, false, true)); // [B*Tq, V]
   void H;
   void V;
@@ -247,6 +250,9 @@ export function addCopyLogits(shape: ModelShape, w: ReadoutWeights, gen: Float32
     throw new InternalError(`addCopyLogits: inputs too short for ${A} heads x ${K}, ${L} positions, embedding ${E}, vocabulary ${V}`);
   }
   const { cs, emb } = w;
+  // Each position's weight summed over the heads first, then one pass over the embeddings (as
+  // readoutLogits does).
+  const weights = new Float64Array(L);
   for (let a = 0; a < A; a++) {
     let max = -Infinity;
     const slope = slopes[a] as number;
@@ -262,11 +268,12 @@ export function addCopyLogits(shape: ModelShape, w: ReadoutWeights, gen: Float32
     let z = 0;
     for (let j = 0; j < L; j++) z += scores[j] = Math.exp((scores[j] as number) - max);
     const weight = (cs[a] as number) / z;
-    for (let j = 0; j < L; j++) {
-      const f = (scores[j] as number) * weight;
-      const e = (ids[j] as number) * E;
-      for (let d = 0; d < E; d++) c[d] = (c[d] as number) + f * (emb[e + d] as number);
-    }
+    for (let j = 0; j < L; j++) weights[j] = (weights[j] as number) + (scores[j] as number) * weight;
+  }
+  for (let j = 0; j < L; j++) {
+    const f = weights[j] as number;
+    const e = (ids[j] as number) * E;
+    for (let d = 0; d < E; d++) c[d] = (c[d] as number) + f * (emb[e + d] as number);
   }
   for (let v = 0; v < V; v++) {
     let s = 0;
