@@ -16,6 +16,7 @@
 //
 // Everything runs in TensorFlow.js (gradients from its autograd); time-major batches [T, B].
 import { tf } from "./backend.js";
+import { gruNext, gruSequence } from "./gru.js";
 import { type Rng } from "./rng.js";
 import { at, InternalError } from "../../contracts/checked.js";
 
@@ -127,25 +128,8 @@ export class ParamSet {
 /** The GRU over a whole time-major batch: ids [T*B] -> states h_t, [T*B, H] (inside a tidy). */
 export function gruStates(p: ParamSet, ids: tf.Tensor1D, T: number, B: number, hidden: number): tf.Tensor2D {
   const table = tf.add(tf.matMul(p.get("emb"), p.get("wx")), p.get("bx"));
-  const x = tf.gather(table, ids).reshape([T, B, 3 * hidden]);
-  const [xr, xz, xn] = tf.split(x, 3, 2).map((t) => tf.unstack(t, 0)) as [tf.Tensor[], tf.Tensor[], tf.Tensor[]];
-  const wh = p.get("wh");
-  const bhn = p.get("bhn");
-  let h: tf.Tensor = tf.zeros([B, hidden]);
-  const hs: tf.Tensor[] = [];
-  for (let t = 0; t < T; t++) {
-    h = gruCell(h, at(xr, t), at(xz, t), at(xn, t), wh, bhn);
-    hs.push(h);
-  }
-  return tf.stack(hs).reshape<tf.Tensor2D>([T * B, hidden]);
-}
-
-function gruCell(h: tf.Tensor, xr: tf.Tensor, xz: tf.Tensor, xn: tf.Tensor, wh: tf.Tensor, bhn: tf.Tensor): tf.Tensor {
-  const [hr, hz, hn] = tf.split(tf.matMul(h, wh), 3, 1) as [tf.Tensor, tf.Tensor, tf.Tensor];
-  const r = tf.sigmoid(tf.add(xr, hr));
-  const z = tf.sigmoid(tf.add(xz, hz));
-  const n = tf.tanh(tf.add(xn, tf.mul(r, tf.add(hn, bhn))));
-  return tf.add(n, tf.mul(z, tf.sub(h, n)));
+  const x = tf.gather(table, ids).reshape<tf.Tensor3D>([T, B, 3 * hidden]);
+  return gruSequence(x, p.get("wh") as tf.Tensor2D, p.get("bhn") as tf.Tensor1D).reshape<tf.Tensor2D>([T * B, hidden]);
 }
 
 /** Input table [V, 3H] for stepping (compute once per policy version, keep, dispose later). */
@@ -155,21 +139,11 @@ export function inputTable(p: ParamSet): tf.Tensor2D {
 
 /**
  * One step for a batch: h [B, H], tokens [B] -> the next state. Rows with active = 0 keep their
- * state (prompts of different lengths advance in lockstep).
+ * state exactly (prompts of different lengths advance in lockstep); an active row's new state
+ * is the one it gets alone, whatever the other rows are (test/trainer/batch-independence.test.ts).
  */
 export function gruStep(p: ParamSet, table: tf.Tensor2D, h: tf.Tensor2D, tokens: Int32Array, active?: Float32Array): tf.Tensor2D {
-  return tf.tidy(() => {
-    const x = tf.gather(table, tf.tensor1d(tokens, "int32"));
-    const [xr, xz, xn] = tf.split(x, 3, 1) as [tf.Tensor, tf.Tensor, tf.Tensor];
-    const next = gruCell(h, xr, xz, xn, p.get("wh"), p.get("bhn"));
-    if (!active || active.every((a) => a === 1)) return next as tf.Tensor2D;
-    // A select, not h + m * (next - h): that rounds the active rows' new state differently
-    // from `next`, and only when another row of the batch is inactive, so a sequence's samples
-    // would depend on which other sequences share its generate request.
-    const [n, width] = h.shape;
-    const take = tf.tensor2d(Uint8Array.from({ length: n * width }, (_, k) => (active[Math.floor(k / width)] === 1 ? 1 : 0)), [n, width], "bool");
-    return tf.where(take, next, h) as tf.Tensor2D;
-  });
+  return tf.tidy(() => gruNext(h, tf.gather(table, tf.tensor1d(tokens, "int32")), p.get("wh"), p.get("bhn"), active) as tf.Tensor2D);
 }
 
 /** Critic values for states [N, H] -> [N]. */
