@@ -12,7 +12,8 @@ import type { Plan } from "../plan/schema.js";
 import { runEpisode } from "../runtime/harness.js";
 import type { Policy } from "../runtime/policy.js";
 import { ToolCallValidator } from "../contracts/tool-calls.js";
-import { measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { measure, median, paired, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import { defined } from "../contracts/checked.js";
 
 const SEQUENCES = 256;
 const TOKENS = 4096;
@@ -71,9 +72,6 @@ export function protocolSection(options: MeasureOptions): BenchSection {
       const frameBytes = encodeFrame({ id: 1, method: "train_step", params }).length;
       const sink = fileURLToPath(new URL("./sink-trainer.js", import.meta.url));
       const client = await TrainerClient.start({ file: process.execPath, args: [sink] }, "bench");
-      const viaProtocol = await measure(() => client.request("train_step", params), { warmup: 1, runs: Math.min(options.runs, 7) });
-      await client.shutdown();
-
       const payload = encodeFrame({ id: 1, method: "train_step", params });
       const raw = execa(process.execPath, ["-e", RAW_SINK, String(payload.length)], { stdin: "pipe", stdout: "pipe", buffer: false });
       const rawRound = () =>
@@ -81,13 +79,17 @@ export function protocolSection(options: MeasureOptions): BenchSection {
           raw.stdout.once("data", () => resolve());
           raw.stdin.write(payload);
         });
-      const viaPipe = await measure(rawRound, { warmup: 1, runs: Math.min(options.runs, 7) });
+      // Interleaved (pipe, protocol, pipe, ...): the ratio of each pair, then their median.
+      const pair = await paired(
+        { name: "raw pipe: same bytes", fn: rawRound, work: { bytes: frameBytes } },
+        { name: "protocol: train_step round trip", fn: () => client.request("train_step", params), work: { bytes: frameBytes } },
+        { name: "throughput ratio protocol / raw pipe", goal: ">= 0.5", note: "median of the per-pair ratios pipe ms / protocol ms (interleaved), spread in its column" },
+        { ...options, runs: Math.max(options.runs, 9) },
+      );
+      await client.shutdown();
       raw.stdin.end();
       await raw.catch(() => undefined);
-
-      const protocolMs = median(viaProtocol);
-      const pipeMs = median(viaPipe);
-      const ratio = pipeMs / protocolMs;
+      const ratio = defined(pair.ratio.value, "the paired ratio");
 
       // Harness overhead: an instant policy and env, 100 turns per episode.
       const plan = harnessPlan();
@@ -109,9 +111,9 @@ export function protocolSection(options: MeasureOptions): BenchSection {
       const perTurnUs = (median(episodes) * 1000) / turns;
 
       const rows: BenchResult[] = [
-        { name: "protocol: train_step round trip", medianMs: protocolMs, minMs: Math.min(...viaProtocol), maxMs: Math.max(...viaProtocol), runs: viaProtocol.length, bytes: frameBytes },
-        { name: "raw pipe: same bytes", medianMs: pipeMs, minMs: Math.min(...viaPipe), maxMs: Math.max(...viaPipe), runs: viaPipe.length, bytes: frameBytes },
-        { name: "throughput ratio protocol / raw pipe", value: ratio, unit: "x", goal: ">= 0.5", met: ratio >= 0.5 },
+        pair.b,
+        pair.a,
+        { ...pair.ratio, met: ratio >= 0.5 },
         { name: "harness overhead per turn", value: perTurnUs, unit: "us", note: "instant policy and env, 100 turns, prefix check and JSON call parsing included" },
       ];
       return rows;

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeFrame, encodeFrame, FrameDecoder, ProtocolError } from "../../src/trainer/protocol/framing.js";
+import { PassThrough } from "node:stream";
+import { decodeFrame, encodeFrame, FrameDecoder, ProtocolError, writeFrame } from "../../src/trainer/protocol/framing.js";
 
 describe("trainer protocol framing", () => {
   it("round-trips JSON with typed arrays of every dtype anywhere in the message", () => {
@@ -19,6 +20,21 @@ describe("trainer protocol framing", () => {
     expect(decoded.params.nested[1]).toEqual(Float64Array.from([Math.PI]));
     expect(decoded.params.nested[2]).toEqual(Uint8Array.from([0, 1, 255]));
     expect(decoded.params.plain).toEqual({ s: "text", n: 1.5, b: true, z: null });
+  });
+
+  it("writes to a stream, piece by piece from the arrays themselves, exactly the bytes of encodeFrame (alignment padding included)", async () => {
+    // Odd lengths and views into larger buffers put every later array off an 8-byte boundary.
+    const backing = new Float32Array(9).map((_, i) => i / 4);
+    const message = { id: 3, a: Uint8Array.from([1, 2, 3]), b: backing.subarray(1, 4), c: Float64Array.from([Math.E]), d: Int32Array.from([-7]), e: new Uint8Array(0) };
+    const stream = new PassThrough();
+    const chunks: Buffer[] = [];
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    writeFrame(stream, message);
+    stream.end();
+    await new Promise((resolve) => stream.on("end", resolve));
+    const written = Buffer.concat(chunks);
+    expect(written.equals(encodeFrame(message))).toBe(true);
+    expect(new FrameDecoder().push(written)).toEqual([message]);
   });
 
   it("carries bulk data as raw bytes: 256 x 4,096 int32 ids take 4 MiB plus a small header", () => {

@@ -4,7 +4,7 @@
 // dead and killed, never waited for forever.
 import { execa, type ResultPromise } from "execa";
 import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, type Method, type Methods } from "../../contracts/trainer-protocol.js";
-import { encodeFrame, FrameDecoder, type ProtocolError } from "./framing.js";
+import { FrameDecoder, writeFrame, type ProtocolError } from "./framing.js";
 import { defined } from "../../contracts/checked.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
 
@@ -169,7 +169,8 @@ export class TrainerClient {
         f(v);
       };
       this.pending.push({ id, resolve: settle(resolve as (v: unknown) => void), reject: settle(reject), method });
-      this.stdin.write(encodeFrame({ id, method, params }));
+      // The params' arrays are written from where they are: they must not change until answered.
+      writeFrame(this.stdin, { id, method, params });
     });
   }
 

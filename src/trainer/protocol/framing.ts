@@ -36,8 +36,12 @@ function isBulkArray(v: unknown): v is BulkArray {
 
 export class ProtocolError extends Error {}
 
-/** Encodes one message (any JSON value with typed arrays anywhere inside) as one frame. */
-export function encodeFrame(message: unknown): Buffer {
+/**
+ * One message's frame as the pieces it is written in: the prefix and header, then per array its
+ * alignment padding and a view of the array itself (no copy). A stream writes them in order
+ * (writeFrame); the arrays must not change until they are written.
+ */
+export function frameParts(message: unknown): Buffer[] {
   const arrays: BulkArray[] = [];
   const descriptors: ArrayDescriptor[] = [];
   let payloadLength = 0;
@@ -52,20 +56,38 @@ export function encodeFrame(message: unknown): Buffer {
     return value;
   });
   const headerBytes = Buffer.from(JSON.stringify({ message: JSON.parse(header) as unknown, arrays: descriptors }), "utf8");
-  const frame = Buffer.allocUnsafe(PREFIX + headerBytes.length + payloadLength);
-  MAGIC.copy(frame, 0);
-  frame.writeUInt32LE(headerBytes.length, 4);
-  frame.writeUInt32LE(payloadLength, 8);
-  headerBytes.copy(frame, PREFIX);
-  const payloadStart = PREFIX + headerBytes.length;
+  const head = Buffer.allocUnsafe(PREFIX + headerBytes.length);
+  MAGIC.copy(head, 0);
+  head.writeUInt32LE(headerBytes.length, 4);
+  head.writeUInt32LE(payloadLength, 8);
+  headerBytes.copy(head, PREFIX);
+  const parts: Buffer[] = [head];
   let written = 0;
   arrays.forEach((a, i) => {
     const offset = at(descriptors, i).offset;
-    if (offset > written) frame.fill(0, payloadStart + written, payloadStart + offset); // alignment padding
-    Buffer.from(a.buffer, a.byteOffset, a.byteLength).copy(frame, payloadStart + offset);
+    if (offset > written) parts.push(Buffer.alloc(offset - written)); // alignment padding
+    parts.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
     written = offset + a.byteLength;
   });
-  return frame;
+  return parts;
+}
+
+/** Encodes one message (any JSON value with typed arrays anywhere inside) as one frame (a copy of its parts). */
+export function encodeFrame(message: unknown): Buffer {
+  return Buffer.concat(frameParts(message));
+}
+
+/**
+ * Writes one message's frame to a stream without first copying its arrays into one buffer (for
+ * a batch of 256 x 4,096 tokens that copy was a third of a round trip); corked, so that the
+ * pieces go out as one vectored write where the stream allows it.
+ */
+export function writeFrame(stream: NodeJS.WritableStream, message: unknown): void {
+  const parts = frameParts(message);
+  const corkable = stream as NodeJS.WritableStream & { cork?(): void; uncork?(): void };
+  corkable.cork?.();
+  for (const part of parts) stream.write(part);
+  corkable.uncork?.();
 }
 
 function revive(value: unknown, arrays: readonly BulkArray[]): unknown {

@@ -1,7 +1,7 @@
 // The trainer's side of the protocol for trainers written in TypeScript (the embedded trainer,
 // test doubles): frames in on stdin, one handler per method, frames out on stdout.
 import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type Method, type Methods } from "../../contracts/trainer-protocol.js";
-import { encodeFrame, FrameDecoder } from "./framing.js";
+import { FrameDecoder, writeFrame } from "./framing.js";
 
 export type Handlers = { [M in Method]?: (params: Methods[M][0]) => Methods[M][1] | Promise<Methods[M][1]> };
 
@@ -34,7 +34,7 @@ export function serve(handlers: Handlers, input: NodeJS.ReadableStream = process
       for (const m of messages) {
         queue = queue.then(async () => {
           const { id, method, params } = m as { id: number; method: Method; params: unknown };
-          const reply = (body: object) => output.write(encodeFrame({ id, ...body }));
+          const reply = (body: object) => writeFrame(output, { id, ...body });
           if (method === "handshake") {
             const p = params as Methods["handshake"][0];
             if (p.protocol !== PROTOCOL_NAME || p.version !== PROTOCOL_VERSION) {
