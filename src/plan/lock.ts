@@ -8,7 +8,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { SemanticModel } from "../semantics/analyze.js";
 import { declarationNameRange } from "../semantics/declarations.js";
 import { prettyJson } from "./canonical.js";
-import { fileStart, loweringContext, lowerModel, type LoweredPlan, type LowerOptions } from "./lower.js";
+import { fileStart, loweringContext, lowerHashes, lowerModel, type LoweredHash, type LoweredPlan, type LowerOptions } from "./lower.js";
 import { stdlibVersion } from "./version.js";
 
 const LOCK_FORMAT_VERSION = 1;
@@ -83,24 +83,25 @@ export function planStageOf(model: SemanticModel, lock: ReadLock, options: Lower
     const message = `the lock file '${path.basename(lockPath(entry))}' is unusable: ${lock.error}`;
     return { lowered: [{ code: "invalid-lock-file", severity: "error", message, file: entry, range: fileStart(), hint: `run 'arl lock ${path.basename(entry)}' to write it again` }], compared: [] };
   }
-  const lowered = lowerModel(model, loweringContext(model.program), options);
+  // Only the hashes are compared: a reused variant content is hashed, not built into a plan.
+  const lowered = lowerHashes(model, loweringContext(model.program), options);
   if (lowered.diagnostics.some((d) => d.severity === "error")) return { lowered: lowered.diagnostics, compared: [] };
-  return { lowered: lowered.diagnostics, compared: compareLock(model, lock.lock, lowered.plans) };
+  return { lowered: lowered.diagnostics, compared: compareLock(model, lock.lock, lowered.hashes) };
 }
 
 function mismatchHint(entry: string): string {
   return `run 'arl lock ${path.basename(entry)}' if the change is intended`;
 }
 
-function compareLock(model: SemanticModel, lock: LockFile, plans: readonly LoweredPlan[]): Diagnostic[] {
+function compareLock(model: SemanticModel, lock: LockFile, hashes: readonly LoweredHash[]): Diagnostic[] {
   const lockName = path.basename(lockPath(model.program.entry));
   const hint = mismatchHint(model.program.entry);
   const out: Diagnostic[] = [];
   const current = new Map<string, Map<string, string>>();
-  for (const p of plans) {
+  for (const p of hashes) {
     let m = current.get(p.experiment);
     if (!m) current.set(p.experiment, (m = new Map<string, string>()));
-    m.set(p.variant, p.plan.hash);
+    m.set(p.variant, p.hash);
   }
   const stdlibNote = lock.stdlib_version !== stdlibVersion() ? ` (locked with stdlib ${lock.stdlib_version}, compiled with ${stdlibVersion()})` : "";
   for (const experiment of model.experiments) {

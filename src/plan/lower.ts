@@ -49,6 +49,45 @@ export interface LowerOptions {
 /** Every variant of every experiment of the entry file. Variants with type errors are skipped (they were reported). */
 export function lowerModel(model: SemanticModel, context: LoweringContext = loweringContext(model.program), options: LowerOptions = {}): LoweringResult {
   const plans: LoweredPlan[] = [];
+  const diagnostics = lowerEach(model, context, options, {
+    reused: (experiment, variant, memo, overrides) => {
+      if (context.plans !== false) plans.push({ experiment, variant, plan: finishedAgain(memo, experiment, variant, overrides, context) });
+    },
+    lowered: (experiment, variant, plan) => plans.push({ experiment, variant, plan }),
+  });
+  return { plans, diagnostics };
+}
+
+/** A variant's plan hash, the one its plan would carry. */
+export interface LoweredHash {
+  readonly experiment: string;
+  readonly variant: string;
+  readonly hash: string;
+}
+
+/**
+ * Every variant's plan hash (what a lock file records) and lowering's diagnostics, as
+ * lowerModel would give them, without building the plan of a variant whose content was
+ * lowered before: its hash comes from the memoised body's field texts and its own three
+ * fields (on a 700-variant spec with a lock, copying every plan was most of the lock's cost).
+ */
+export function lowerHashes(model: SemanticModel, context: LoweringContext = loweringContext(model.program), options: LowerOptions = {}): { hashes: LoweredHash[]; diagnostics: Diagnostic[] } {
+  const hashes: LoweredHash[] = [];
+  const diagnostics = lowerEach(model, { ...context, plans: true }, options, {
+    reused: (experiment, variant, memo, overrides) => hashes.push({ experiment, variant, hash: hashAgain(memo, { experiment, variant, overrides: plainCopy(overrides) }) }),
+    lowered: (experiment, variant, plan) => hashes.push({ experiment, variant, hash: plan.hash }),
+  });
+  return { hashes, diagnostics };
+}
+
+interface Emit {
+  /** A variant whose content lowered before without a diagnostic: its memoised body, its own overrides. */
+  reused(experiment: string, variant: string, memo: MemoisedBody, overrides: PlanBody["overrides"]): void;
+  lowered(experiment: string, variant: string, plan: Plan): void;
+}
+
+/** The lowering loop of lowerModel and lowerHashes: each variant lowered, or its memoised content reused. */
+function lowerEach(model: SemanticModel, context: LoweringContext, options: LowerOptions, emit: Emit): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   // A variant content (in one module) that lowered without any diagnostic lowers so again: its
   // plan body is reused under the next variant's names and overrides, and hashed for it.
@@ -58,28 +97,26 @@ export function lowerModel(model: SemanticModel, context: LoweringContext = lowe
       const key = clean && variant.config && variant.contentKey !== undefined ? `${experiment.declaration.module.path}\0${variant.contentKey}` : undefined;
       const known = key === undefined ? undefined : clean?.get(key);
       if (known !== undefined && variant.config) {
-        if (known && context.plans !== false) plans.push({ experiment: experiment.name, variant: variant.name, plan: finishedAgain(known, experiment.name, variant.name, lowerOverrides(variant, variant.config), context) });
+        if (known) emit.reused(experiment.name, variant.name, known, lowerOverrides(variant, variant.config));
         continue;
       }
       const lowered = lowerVariant(experiment, variant, context);
       diagnostics.push(...lowered.diagnostics);
       if (key !== undefined && lowered.diagnostics.length === 0) clean?.set(key, lowered.body ? { body: lowered.body } : null);
-      if (lowered.plan) plans.push({ experiment: experiment.name, variant: variant.name, plan: lowered.plan });
+      if (lowered.plan) emit.lowered(experiment.name, variant.name, lowered.plan);
     }
   }
   // Variants share most of their values: one problem is reported once.
   const seen = new Set<string>();
-  const unique = diagnostics.filter((d) => {
+  return diagnostics.filter((d) => {
     const key = `${d.file}\0${d.range.start.offset}\0${d.code}\0${d.message}`;
     return seen.has(key) ? false : (seen.add(key), true);
   });
-  return { plans, diagnostics: unique };
 }
 
 /** The plan of a lowered body: a plain copy, its hash, the program's provenance. */
 function finished(body: PlanBody, context: LoweringContext): Plan {
-  // Plain data only: the config carries zod outputs that may share objects between variants.
-  const plain = JSON.parse(JSON.stringify(body)) as PlanBody;
+  const plain = plainCopy(body);
   return withHash(plain, planHash(plain), context);
 }
 
@@ -100,15 +137,30 @@ const VARIANT_FIELDS = ["experiment", "variant", "overrides"] as const;
  * spec with a lock file, copying and canonicalising every plan whole was a third of the check).
  */
 function finishedAgain(memo: MemoisedBody, experiment: string, variant: string, overrides: PlanBody["overrides"], context: LoweringContext): Plan {
+  const own = { experiment, variant, overrides: plainCopy(overrides) };
+  const plain = { ...(JSON.parse(bodyJson(memo)) as PlanBody), ...own };
+  return withHash(plain, hashAgain(memo, own), context);
+}
+
+/** Plain data: the config carries zod outputs that may share objects between variants. */
+function plainCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function bodyJson(memo: MemoisedBody): string {
   memo.json ??= JSON.stringify(memo.body);
-  const plain = { ...(JSON.parse(memo.json) as PlanBody), experiment, variant, overrides: JSON.parse(JSON.stringify(overrides)) as PlanBody["overrides"] };
-  memo.fields ??= canonicalFields(plain);
+  return memo.json;
+}
+
+/** The hash of the memoised body under a variant's own fields (plain data): the body's field texts, those three canonicalised again. */
+function hashAgain(memo: MemoisedBody, own: Pick<PlanBody, (typeof VARIANT_FIELDS)[number]>): string {
+  memo.fields ??= canonicalFields(JSON.parse(bodyJson(memo)) as PlanBody);
   const fields = new Map(memo.fields);
   for (const k of VARIANT_FIELDS) {
-    if (plain[k] === undefined) fields.delete(k);
-    else fields.set(k, canonicalize(plain[k]));
+    if (own[k] === undefined) fields.delete(k);
+    else fields.set(k, canonicalize(own[k]));
   }
-  return withHash(plain, planHashOfFields(fields), context);
+  return planHashOfFields(fields);
 }
 
 function withHash(plain: PlanBody, hash: string, context: LoweringContext): Plan {

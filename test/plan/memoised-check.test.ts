@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { ModuleLoader } from "../../src/language/imports.js";
 import { buildLock, lockPath, renderLock } from "../../src/plan/lock.js";
-import { loweringContext, lowerModel } from "../../src/plan/lower.js";
+import { loweringContext, lowerHashes, lowerModel } from "../../src/plan/lower.js";
 import { analyze } from "../../src/semantics/analyze.js";
 import { shippedSpecs } from "../helpers/specs.js";
 
@@ -97,6 +97,10 @@ describe("the memoised check", () => {
     expect(memoised.diagnostics).toEqual(afresh.diagnostics);
     expect(memoised.plans.length).toBeGreaterThan(10);
     expect(memoised.plans).toEqual(afresh.plans);
+    // The lock's comparison takes the hashes alone, a reused content's without building its plan.
+    const hashes = lowerHashes(model, context);
+    expect(hashes.diagnostics).toEqual(afresh.diagnostics);
+    expect(hashes.hashes).toEqual(afresh.plans.map((p) => ({ experiment: p.experiment, variant: p.variant, hash: p.plan.hash })));
   });
 
   it("compares a lock file the same way: matching, then stale after an edit", () => {
