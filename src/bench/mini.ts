@@ -23,11 +23,11 @@ const MINI_DIR = fileURLToPath(new URL("../../experiments/mini/", import.meta.ur
 /** Each spec's budget for all its variants on 2 cores (issue 19). */
 const BUDGET_S = 600;
 /**
- * The fixed held-out pass@1 the samples are counted to: above the partial cold start's 0.125 on
- * w2-o3-q4 (the quickstart's, seed 0), so reaching it takes RL, and below the 0.45 that 25 GRPO
- * iterations reach from there at a 2x turn budget (README.md).
+ * The fixed held-out pass@1 the samples are counted to: above every cold start of the mini
+ * specs (0.015-0.260 on w2-o3-q4), so reaching it takes RL, and below the 0.385 that the quick
+ * start's 25 GRPO iterations reach at a 2x turn budget (README.md).
  */
-const MINI_TARGET = 0.4;
+const MINI_TARGET = 0.3;
 /** Variants at once, as the mini specs' headers run them (`arl run --jobs 2` on 2 cores). */
 const JOBS = 2;
 
