@@ -165,39 +165,38 @@ function registerWasmKernels(): void {
       return outs;
     },
   });
+  // A stock kernel replaced by one that handles some cases itself and hands the rest to it.
+  const wrap = (kernelName: string, kernelFunc: (args: Parameters<tf.KernelFunc>[0], stock: tf.KernelFunc) => ReturnType<tf.KernelFunc>) => {
+    const stock = tf.getKernel(kernelName, backendName);
+    if (!stock) return;
+    replace({ kernelName, backendName, ...(stock.setupFunc ? { setupFunc: stock.setupFunc } : {}), kernelFunc: (args) => kernelFunc(args, stock.kernelFunc) });
+  };
   // The stock kernel is ~12x slower when an operand is transposed (which every matmul gradient
   // asks for): transpose explicitly (a fast kernel), then multiply untransposed.
-  const matmul = tf.getKernel("BatchMatMul", backendName);
   const transpose = tf.getKernel("Transpose", backendName);
-  if (matmul && transpose) {
-    const original = matmul.kernelFunc;
+  if (transpose) {
     const transposeFunc = transpose.kernelFunc;
-    replace({
-      kernelName: "BatchMatMul",
-      backendName,
-      ...(matmul.setupFunc ? { setupFunc: matmul.setupFunc } : {}),
-      kernelFunc: (args) => {
-        const { inputs, backend } = args;
-        const attrs = defined(args.attrs, "BatchMatMul's attributes");
-        if (!attrs.transposeA && !attrs.transposeB) return original(args);
-        const b = backend as unknown as { disposeData(id: object): void };
-        const temps: tf.TensorInfo[] = [];
-        const flip = (t: tf.TensorInfo): tf.TensorInfo => {
-          const rank = t.shape.length;
-          const perm = [...Array(rank).keys()];
-          [perm[rank - 1], perm[rank - 2]] = [at(perm, rank - 2), at(perm, rank - 1)];
-          const out = transposeFunc({ inputs: { x: t }, attrs: { perm }, backend }) as tf.TensorInfo;
-          temps.push(out);
-          return out;
-        };
-        const inputA = defined(inputs.a, "BatchMatMul's input a");
-        const inputB = defined(inputs.b, "BatchMatMul's input b");
-        const a = attrs.transposeA ? flip(inputA) : inputA;
-        const bb = attrs.transposeB ? flip(inputB) : inputB;
-        const out = original({ inputs: { a, b: bb }, attrs: { ...attrs, transposeA: false, transposeB: false }, backend });
-        for (const t of temps) b.disposeData(t.dataId);
+    wrap("BatchMatMul", (args, original) => {
+      const { inputs, backend } = args;
+      const attrs = defined(args.attrs, "BatchMatMul's attributes");
+      if (!attrs.transposeA && !attrs.transposeB) return original(args);
+      const b = backend as unknown as { disposeData(id: object): void };
+      const temps: tf.TensorInfo[] = [];
+      const flip = (t: tf.TensorInfo): tf.TensorInfo => {
+        const rank = t.shape.length;
+        const perm = [...Array(rank).keys()];
+        [perm[rank - 1], perm[rank - 2]] = [at(perm, rank - 2), at(perm, rank - 1)];
+        const out = transposeFunc({ inputs: { x: t }, attrs: { perm }, backend }) as tf.TensorInfo;
+        temps.push(out);
         return out;
-      },
+      };
+      const inputA = defined(inputs.a, "BatchMatMul's input a");
+      const inputB = defined(inputs.b, "BatchMatMul's input b");
+      const a = attrs.transposeA ? flip(inputA) : inputA;
+      const bb = attrs.transposeB ? flip(inputB) : inputB;
+      const out = original({ inputs: { a, b: bb }, attrs: { ...attrs, transposeA: false, transposeB: false }, backend });
+      for (const t of temps) b.disposeData(t.dataId);
+      return out;
     });
   }
   // A clone shares the data (as the cpu backend's does): tfjs clones every tensor a gradient
@@ -214,24 +213,15 @@ function registerWasmKernels(): void {
   });
   // Rows of a matrix by index (embedding lookups, the read-out's queries): the stock kernel
   // computes every element's address; rows taken whole are one contiguous copy each.
-  const gather = tf.getKernel("GatherV2", backendName);
-  if (gather) {
-    const original = gather.kernelFunc;
-    replace({
-      kernelName: "GatherV2",
-      backendName,
-      ...(gather.setupFunc ? { setupFunc: gather.setupFunc } : {}),
-      kernelFunc: (args) => {
-        const { inputs, backend } = args;
-        const attrs = defined(args.attrs, "GatherV2's attributes");
-        const x = inputs.x as unknown as TensorInfo;
-        const indices = inputs.indices as unknown as TensorInfo;
-        const axis = at(tf.util.parseAxisParam(attrs.axis as number, x.shape), 0);
-        if (axis !== 0 || (attrs.batchDims as number) !== 0 || x.shape.length === 0) return original(args);
-        return gatherRows(backend as unknown as WasmBackend, x, indices);
-      },
-    });
-  }
+  wrap("GatherV2", (args, original) => {
+    const { inputs, backend } = args;
+    const attrs = defined(args.attrs, "GatherV2's attributes");
+    const x = inputs.x as unknown as TensorInfo;
+    const indices = inputs.indices as unknown as TensorInfo;
+    const axis = at(tf.util.parseAxisParam(attrs.axis as number, x.shape), 0);
+    if (axis !== 0 || (attrs.batchDims as number) !== 0 || x.shape.length === 0) return original(args);
+    return gatherRows(backend as unknown as WasmBackend, x, indices);
+  });
   replace({
     kernelName: "UnsortedSegmentSum",
     backendName,
