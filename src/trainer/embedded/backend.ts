@@ -14,8 +14,9 @@ import * as tf from "@tensorflow/tfjs";
 import "@tensorflow/tfjs-backend-wasm";
 import { at, defined, InternalError } from "../../contracts/checked.js";
 
-type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
-interface WasmBackend {
+export type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
+/** The wasm backend's heap access that the kernels written here use. */
+export interface WasmBackend {
   makeOutput(shape: number[], dtype: tf.DataType): TensorInfo;
   typedArrayFromHeap(t: TensorInfo): Float32Array | Int32Array | Uint8Array;
 }

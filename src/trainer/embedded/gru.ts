@@ -15,10 +15,8 @@
 //   over the sequence: dwh = sum_t h_{t-1}^T dhw_t, dbhn = sum_t sum_b (dn~ r) = the n part of dhw
 // The forward saves [r | z | n | u] per row for the backward. Values are computed in float64
 // and stored as float32, as the tensors are.
-import { tf } from "./backend.js";
+import { tf, type TensorInfo, type WasmBackend } from "./backend.js";
 import { InternalError } from "../../contracts/checked.js";
-
-type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
 
 /** A backend's tensors as typed arrays (wasm: views of its heap; cpu: its arrays), and its matMul. */
 interface Storage {
@@ -30,17 +28,26 @@ interface Storage {
   matMul(a: TensorInfo, b: TensorInfo): TensorInfo;
 }
 
+const storages = new WeakMap<object, Storage>();
+
+/** The storage of a backend instance, built once (the step kernel runs once per generated token). */
 function storageOf(backend: unknown, backendName: string): Storage {
+  const known = storages.get(backend as object);
+  if (known) return known;
   const kernel = tf.getKernel("BatchMatMul", backendName);
   if (!kernel) throw new InternalError(`GRU kernels: the ${backendName} backend has no BatchMatMul`);
   const matMul = (a: TensorInfo, b: TensorInfo) => kernel.kernelFunc({ inputs: { a, b }, attrs: { transposeA: false, transposeB: false }, backend: backend as tf.KernelBackend }) as TensorInfo;
   const dispose = (t: TensorInfo) => (backend as { disposeData(id: object): void }).disposeData(t.dataId);
+  let storage: Storage;
   if (backendName === "wasm") {
-    const wasm = backend as { makeOutput(shape: number[], dtype: tf.DataType): TensorInfo; typedArrayFromHeap(t: TensorInfo): Float32Array };
-    return { make: (shape) => wasm.makeOutput([...shape], "float32"), view: (t) => wasm.typedArrayFromHeap(t), dispose, matMul };
+    const wasm = backend as WasmBackend;
+    storage = { make: (shape) => wasm.makeOutput([...shape], "float32"), view: (t) => wasm.typedArrayFromHeap(t) as Float32Array, dispose, matMul };
+  } else {
+    const cpu = backend as { data: { get(id: object): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array): TensorInfo };
+    storage = { make: (shape) => cpu.makeTensorInfo([...shape], "float32", new Float32Array(shape.reduce((a, b) => a * b, 1))), view: (t) => cpu.data.get(t.dataId).values, dispose, matMul };
   }
-  const cpu = backend as { data: { get(id: object): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array): TensorInfo };
-  return { make: (shape) => cpu.makeTensorInfo([...shape], "float32", new Float32Array(shape.reduce((a, b) => a * b, 1))), view: (t) => cpu.data.get(t.dataId).values, dispose, matMul };
+  storages.set(backend as object, storage);
+  return storage;
 }
 
 function input(inputs: tf.NamedTensorInfoMap, name: string): TensorInfo {
