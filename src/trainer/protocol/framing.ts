@@ -41,7 +41,7 @@ export class ProtocolError extends Error {}
  * alignment padding and a view of the array itself (no copy). A stream writes them in order
  * (writeFrame); the arrays must not change until they are written.
  */
-export function frameParts(message: unknown): Buffer[] {
+function frameParts(message: unknown): Buffer[] {
   const arrays: BulkArray[] = [];
   const descriptors: ArrayDescriptor[] = [];
   let payloadLength = 0;
