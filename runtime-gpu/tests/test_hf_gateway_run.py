@@ -12,6 +12,7 @@ transformers' own template and tokenizer (docs/gateway.md#exact-tokens-and-rewri
   with a policy version and a log-prob each);
 - the tool calls the program made are those the template's format carries in the sampled text.
 """
+
 from __future__ import annotations
 
 import json
@@ -133,7 +134,11 @@ def _sft_record(order_id: str) -> dict:
         "messages": [
             {"role": "system", "content": PROMPT},
             {"role": "user", "content": _task(order_id)["message"]},
-            {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "lookup_order", "arguments": {"order_id": order_id}}}]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"type": "function", "function": {"name": "lookup_order", "arguments": {"order_id": order_id}}}],
+            },
             {"role": "tool", "content": json.dumps({"status": status})},
             {"role": "assistant", "content": f"Your order is {status}."},
         ],
@@ -282,7 +287,7 @@ def test_the_calls_served_are_those_in_the_sampled_text(agent_run):
             calls = [c for c in r["toolCalls"] if c["turn"] == t]
             bodies = re.findall(r"<tool_call>(.*?)</tool_call>", text, re.S)
             assert len(calls) <= max(1, len(bodies))
-            for call, body in zip(calls, bodies):
+            for call, body in zip(calls, bodies, strict=False):
                 if call["name"]:
                     # served (valid, or a name the request did not offer: served, and counted invalid)
                     written = json.loads(body)
