@@ -44,6 +44,10 @@ class SamplingParams:
     def is_identity(self) -> bool:
         return self.temperature == 1.0 and self.top_p >= 1.0 and self.top_k <= 0
 
+    def truncates(self, vocab_size: int) -> bool:
+        """Whether some tokens fall outside the kept set (greedy, top-k below the vocabulary, top-p below 1)."""
+        return self.temperature == 0 or 0 < self.top_k < vocab_size or self.top_p < 1.0
+
 
 def truncate(logits: torch.Tensor, params: SamplingParams | None, force: torch.Tensor | None = None) -> torch.Tensor:
     """Logits [n, V] of the truncated distribution: scaled, with -inf outside the kept set.
@@ -52,6 +56,9 @@ def truncate(logits: torch.Tensor, params: SamplingParams | None, force: torch.T
     if params is None or params.is_identity:
         return logits
     V = logits.shape[-1]
+    if not params.truncates(V):
+        # Temperature alone keeps every token: no mask to build (and none in the backward pass).
+        return logits / params.temperature
     if params.temperature == 0:
         scaled = logits
         with torch.no_grad():
@@ -91,7 +98,7 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, params: Sampling
     if want_entropy:
         with torch.no_grad():
             p = logp_all.exp()
-            if params is None or params.is_identity:
+            if params is None or not params.truncates(logits.shape[-1]):
                 ent = -(p * logp_all).sum(-1)  # no -inf entries: one pass fewer
             else:
                 ent = -torch.where(p > 0, p * logp_all, torch.zeros_like(p)).sum(-1)
