@@ -16,21 +16,13 @@ transformers' own template and tokenizer (docs/gateway.md#exact-tokens-and-rewri
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from hf_models import REPO, make_model_dir
-
-from arl_trainer.framing import read_frame
+from hf_models import make_model_dir
+from run_records import ROLE, arl_run, assert_spans_tokenized_once, buffer_records, role_spans
 
 pytest.importorskip("transformers")
 pytest.importorskip("openai")
-
-ROLE = {"system": 0, "prompt": 1, "generated": 2, "observation": 3, "padding": 4, "pool": 5}
 
 PROMPT = "Support assistant: look the order up, then answer."
 TOOLS = [
@@ -155,32 +147,6 @@ def _named_call(body: str) -> bool:
     return isinstance(parsed, dict) and isinstance(parsed.get("name"), str) and parsed["name"] != ""
 
 
-def _arl() -> list[str]:
-    cli = REPO / "dist" / "cli" / "main.js"
-    if not cli.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{cli} is missing: npm test builds it before the Python tests")
-        pytest.skip(f"{cli} is missing (run npm run build)")
-    return [shutil.which("node") or "node", str(REPO / "bin" / "arl.js")]
-
-
-def _records(buffer: Path) -> list[dict]:
-    out = []
-    with open(buffer, "rb") as f:
-        while (r := read_frame(f)) is not None:
-            out.append(r)
-    return out
-
-
-def _spans(roles: list[int]) -> list[tuple[int, int, int]]:
-    spans, start = [], 0
-    for k in range(1, len(roles) + 1):
-        if k == len(roles) or roles[k] != roles[start]:
-            spans.append((roles[start], start, k))
-            start = k
-    return spans
-
-
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory):
     model = make_model_dir(tmp_path_factory.mktemp("qwen3-model"), arch="qwen3", tokenizer="qwen3", layers=2, hidden=32, seed=0)
@@ -190,16 +156,8 @@ def agent_run(tmp_path_factory):
     (base / "sft.jsonl").write_text("".join(json.dumps(_sft_record(o)) + "\n" for o in ORDERS))
     spec = base / "agent.arl"
     spec.write_text(SPEC.replace("MODEL_DIR", str(model)))
-    # The agent's python3 is the one running these tests (it has openai): first on PATH.
-    env = {
-        **os.environ,
-        "ARL_PYTHON": sys.executable,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
-    }
-    done = subprocess.run([*_arl(), "run", str(spec), "--out", str(base / "runs")], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, f"arl run failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    (run_dir,) = [p.parent for p in (base / "runs").rglob("plan.json")]
+    # arl_run puts this Python first on PATH: the agent's python3 has openai.
+    run_dir = arl_run(spec, base / "runs")
     return model, run_dir
 
 
@@ -208,12 +166,12 @@ def test_the_agent_runs_train_and_continue_their_trajectories(agent_run):
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["iteration"] for m in metrics] == [1, 2]
     assert all(m["policy_version"] > 0 for m in metrics)
-    records = _records(run_dir / "buffer.arlbuf")
+    records = buffer_records(run_dir / "buffer.arlbuf")
     assert len(records) == 2 * 2 * 2  # iterations x tasks x group
     assert all(r.get("error") is None for r in records), [r.get("error") for r in records]
     assert sum(len(r["toolCalls"]) for r in records) > 0, "the cold start did not teach a tool call"
     # a multi-call episode that continued stays one sample: several generated turns in one record
-    assert max(sum(1 for role, _, _ in _spans([int(x) for x in r["roles"]]) if role == ROLE["generated"]) for r in records) > 1
+    assert max(sum(1 for role, _, _ in role_spans([int(x) for x in r["roles"]]) if role == ROLE["generated"]) for r in records) > 1
 
 
 def test_every_call_continues_the_templates_own_rendering(agent_run):
@@ -228,9 +186,9 @@ def test_every_call_continues_the_templates_own_rendering(agent_run):
     tok = AutoTokenizer.from_pretrained(str(model))
     eot = tok.convert_tokens_to_ids("<|im_end|>")
     continued = 0
-    for r in _records(run_dir / "buffer.arlbuf"):
+    for r in buffer_records(run_dir / "buffer.arlbuf"):
         ids = [int(i) for i in r["ids"]]
-        spans = _spans([int(x) for x in r["roles"]])
+        spans = role_spans([int(x) for x in r["roles"]])
         messages, tools = r["messages"], r["tools"]
         generated = [(a, b) for role, a, b in spans if role == ROLE["generated"]]
         assistants = [k for k, m in enumerate(messages) if m["role"] == "assistant"]
@@ -255,18 +213,7 @@ def test_spans_the_model_did_not_generate_are_tokenized_once(agent_run):
     from transformers import AutoTokenizer
 
     model, run_dir = agent_run
-    tok = AutoTokenizer.from_pretrained(str(model))
-    for r in _records(run_dir / "buffer.arlbuf"):
-        ids = [int(i) for i in r["ids"]]
-        versions = [int(v) for v in r["versions"]]
-        logprobs = [float(x) for x in r["logprobs"]]
-        for role, a, b in _spans([int(x) for x in r["roles"]]):
-            if role == ROLE["generated"]:
-                assert all(v >= 0 for v in versions[a:b])
-                assert all(lp <= 0 for lp in logprobs[a:b]) and any(lp < 0 for lp in logprobs[a:b])
-            else:
-                assert all(v == -1 for v in versions[a:b])
-                assert tok(tok.decode(ids[a:b]), add_special_tokens=False)["input_ids"] == ids[a:b]
+    assert_spans_tokenized_once(AutoTokenizer.from_pretrained(str(model)), buffer_records(run_dir / "buffer.arlbuf"))
 
 
 def test_the_calls_served_are_those_in_the_sampled_text(agent_run):
@@ -280,9 +227,9 @@ def test_the_calls_served_are_those_in_the_sampled_text(agent_run):
     model, run_dir = agent_run
     tok = AutoTokenizer.from_pretrained(str(model))
     valid = 0
-    for r in _records(run_dir / "buffer.arlbuf"):
+    for r in buffer_records(run_dir / "buffer.arlbuf"):
         ids = [int(i) for i in r["ids"]]
-        turns = [tok.decode(ids[a:b]) for role, a, b in _spans([int(x) for x in r["roles"]]) if role == ROLE["generated"]]
+        turns = [tok.decode(ids[a:b]) for role, a, b in role_spans([int(x) for x in r["roles"]]) if role == ROLE["generated"]]
         for t, text in enumerate(turns):
             calls = [c for c in r["toolCalls"] if c["turn"] == t]
             bodies = re.findall(r"<tool_call>(.*?)</tool_call>", text, re.S)

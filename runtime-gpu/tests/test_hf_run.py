@@ -11,23 +11,17 @@ tokenizer themselves (transformers), not against ARL's own code:
   tokenizer's own ids for its text;
 - generated spans are what was sampled (a policy version and a log-probability on every token).
 """
+
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from hf_models import REPO, make_model_dir
-
-from arl_trainer.framing import read_frame
+from hf_models import make_model_dir
+from run_records import ROLE, arl_run, assert_spans_tokenized_once, buffer_records, role_spans
 
 pytest.importorskip("transformers")
-
-ROLE = {"system": 0, "prompt": 1, "generated": 2, "observation": 3, "padding": 4, "pool": 5}
 
 SPEC = """
 import "std/algorithms" as algo
@@ -66,32 +60,6 @@ experiment qwen3_local {
 """
 
 
-def _arl() -> list[str]:
-    cli = REPO / "dist" / "cli" / "main.js"
-    if not cli.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{cli} is missing: npm test builds it before the Python tests")
-        pytest.skip(f"{cli} is missing (run npm run build)")
-    return [shutil.which("node") or "node", str(REPO / "bin" / "arl.js")]
-
-
-def _records(buffer: Path) -> list[dict]:
-    out = []
-    with open(buffer, "rb") as f:
-        while (r := read_frame(f)) is not None:
-            out.append(r)
-    return out
-
-
-def _spans(roles: list[int]) -> list[tuple[int, int, int]]:
-    spans, start = [], 0
-    for k in range(1, len(roles) + 1):
-        if k == len(roles) or roles[k] != roles[start]:
-            spans.append((roles[start], start, k))
-            start = k
-    return spans
-
-
 @pytest.fixture(scope="module")
 def qwen3_model(tmp_path_factory):
     return make_model_dir(tmp_path_factory.mktemp("qwen3-model"), arch="qwen3", tokenizer="qwen3", layers=2, hidden=32, seed=0)
@@ -100,11 +68,7 @@ def qwen3_model(tmp_path_factory):
 def _run(base: Path, model: Path, history: str) -> Path:
     spec = base / "qwen3.arl"
     spec.write_text(SPEC.replace("MODEL_DIR", str(model)).replace("history: exact", f"history: {history}"))
-    env = {**os.environ, "ARL_PYTHON": sys.executable, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
-    done = subprocess.run([*_arl(), "run", str(spec), "--out", str(base / "runs")], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, f"arl run failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    (run_dir,) = [p.parent for p in (base / "runs").rglob("plan.json")]
-    return run_dir
+    return arl_run(spec, base / "runs")
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +81,7 @@ def test_the_run_trains_multi_turn_episodes_with_tool_calls(qwen3_run):
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["iteration"] for m in metrics] == [1, 2]
     assert all(m["policy_version"] > 0 for m in metrics)
-    records = _records(run_dir / "buffer.arlbuf")
+    records = buffer_records(run_dir / "buffer.arlbuf")
     assert len(records) == 2 * 2 * 2  # iterations x tasks x group
     assert max(r["turns"] for r in records) > 1, "no episode had a second turn"
     assert sum(len(r["toolCalls"]) for r in records) > 0
@@ -137,9 +101,9 @@ def test_every_trajectory_is_the_templates_own_continuation(qwen3_run):
     tok = AutoTokenizer.from_pretrained(str(model))
     eot = tok.convert_tokens_to_ids("<|im_end|>")
     rewritten = 0
-    for r in _records(run_dir / "buffer.arlbuf"):
+    for r in buffer_records(run_dir / "buffer.arlbuf"):
         ids = [int(i) for i in r["ids"]]
-        spans = _spans([int(x) for x in r["roles"]])
+        spans = role_spans([int(x) for x in r["roles"]])
         messages, tools = r["messages"], r["tools"]
         first = next(k for k, m in enumerate(messages) if m["role"] == "assistant") if any(m["role"] == "assistant" for m in messages) else len(messages)
         generated = [(a, b) for role, a, b in spans if role == ROLE["generated"]]
@@ -169,19 +133,7 @@ def test_spans_the_model_did_not_generate_are_tokenized_once(qwen3_run):
     from transformers import AutoTokenizer
 
     model, run_dir = qwen3_run
-    tok = AutoTokenizer.from_pretrained(str(model))
-    for r in _records(run_dir / "buffer.arlbuf"):
-        ids = [int(i) for i in r["ids"]]
-        roles = [int(x) for x in r["roles"]]
-        versions = [int(v) for v in r["versions"]]
-        logprobs = [float(x) for x in r["logprobs"]]
-        for role, a, b in _spans(roles):
-            if role == ROLE["generated"]:
-                assert all(v >= 0 for v in versions[a:b])
-                assert all(lp <= 0 for lp in logprobs[a:b]) and any(lp < 0 for lp in logprobs[a:b])
-            else:
-                assert all(v == -1 for v in versions[a:b])
-                assert tok(tok.decode(ids[a:b]), add_special_tokens=False)["input_ids"] == ids[a:b]
+    assert_spans_tokenized_once(AutoTokenizer.from_pretrained(str(model)), buffer_records(run_dir / "buffer.arlbuf"))
 
 
 def test_rerender_trains_each_call_on_the_templates_rendering(tmp_path, qwen3_model):
@@ -191,13 +143,13 @@ def test_rerender_trains_each_call_on_the_templates_rendering(tmp_path, qwen3_mo
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(qwen3_model))
-    records = _records(_run(tmp_path, qwen3_model, "rerender") / "buffer.arlbuf")
+    records = buffer_records(_run(tmp_path, qwen3_model, "rerender") / "buffer.arlbuf")
     assert all("step" in r for r in records)
     assert max(r["step"] for r in records) > 0, "no episode had a second call"
     for r in records:
         roles = [int(x) for x in r["roles"]]
         ids = [int(i) for i in r["ids"]]
-        generated = [(a, b) for role, a, b in _spans(roles) if role == ROLE["generated"]]
+        generated = [(a, b) for role, a, b in role_spans(roles) if role == ROLE["generated"]]
         assert len(generated) == 1, "a step-wise sample trains exactly one call"
         a, b = generated[0]
         assert b == len(ids) and all(int(v) >= 0 for v in r["versions"][a:b])
