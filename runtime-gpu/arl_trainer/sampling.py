@@ -40,12 +40,9 @@ class SamplingParams:
             raise ValueError(f"sampling out of range: temperature {t} (>= 0), top_p {p} (0 < p <= 1), top_k {k} (>= 0)")
         return cls(t, p, k)
 
-    @property
-    def is_identity(self) -> bool:
-        return self.temperature == 1.0 and self.top_p >= 1.0 and self.top_k <= 0
-
     def truncates(self, vocab_size: int) -> bool:
-        """Whether some tokens fall outside the kept set (greedy, top-k below the vocabulary, top-p below 1)."""
+        """Whether some tokens fall outside the kept set: greedy, top-k below the vocabulary or
+        top-p below 1 (the embedded trainer's `truncates`, with greedy as a kept set of one)."""
         return self.temperature == 0 or 0 < self.top_k < vocab_size or self.top_p < 1.0
 
 
@@ -53,12 +50,10 @@ def truncate(logits: torch.Tensor, params: SamplingParams | None, force: torch.T
     """Logits [n, V] of the truncated distribution: scaled, with -inf outside the kept set.
     `force` (int64 [n]) names a token per row that is always kept. Differentiable in the kept
     entries; the kept set itself is a constant."""
-    if params is None or params.is_identity:
-        return logits
     V = logits.shape[-1]
-    if not params.truncates(V):
-        # Temperature alone keeps every token: no mask to build (and none in the backward pass).
-        return logits / params.temperature
+    if params is None or not params.truncates(V):
+        # Every token is kept: no mask to build (and none in the backward pass).
+        return logits if params is None or params.temperature == 1.0 else logits / params.temperature
     if params.temperature == 0:
         scaled = logits
         with torch.no_grad():
