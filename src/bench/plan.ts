@@ -1,8 +1,8 @@
 // Lowering benchmark: typed variants -> plans (defaults resolved, tools ordered, IR folded,
 // data files located, RFC 8785 canonical JSON + sha256 per plan). The spec is compiled once,
 // outside the timed runs; each timed run lowers every variant of the file. Rows report the
-// median per variant. Cases: the shared examples and a generated spec with many variants.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// median per variant. Cases: shipped experiments and a generated spec with many variants.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,9 +14,9 @@ import type { SemanticModel } from "../semantics/analyze.js";
 import { consume, defaultMeasureOptions, measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 import { at } from "../contracts/checked.js";
 
-/** `shared/examples` beside the repository (src/bench and dist/bench are both two levels down). */
-const examplesDir = fileURLToPath(new URL("../../../shared/examples/", import.meta.url));
-const examples = ["findmax.arl", "tw-max-steps.arl", "agentrl-ablation.arl", "shaping.arl"];
+/** The repository's experiments/ (src/bench and dist/bench are both two levels down). */
+const experimentsDir = fileURLToPath(new URL("../../experiments/", import.meta.url));
+const examples = ["quickstart.arl", "findmax-ablations.arl", "pg-table3-max-steps.arl", "agentrl-table6-ablation.arl"];
 
 /** A spec whose sweep (3 axes) and ablation (4 arms) give `arms * 8 * 8 * 4` variants. */
 function generatedSpec(): { text: string; variants: number } {
@@ -80,7 +80,7 @@ export function planSection(options: MeasureOptions = defaultMeasureOptions): Be
     name: "lowering: variants -> hashed plans",
     describe() {
       return [
-        `cases: the shared examples (${examples.join(", ")}) and a generated spec with ${generated.variants} variants (sweep 8 x 8 x 4, ablation of 4 arms, 2 envs, 10 tools).`,
+        `cases: shipped experiments (${examples.join(", ")}) and a generated spec with ${generated.variants} variants (sweep 8 x 8 x 4, ablation of 4 arms, 2 envs, 10 tools).`,
         `${options.warmup} warm-up + ${options.runs} measured runs per case; each run lowers every variant of the file (compiled once, outside the timed runs).`,
         "Timed: lowerModel = defaults resolved, tools ordered, IR folded, data files located, canonical JSON + sha256 per plan. Rows show the median per variant.",
       ];
@@ -91,9 +91,8 @@ export function planSection(options: MeasureOptions = defaultMeasureOptions): Be
         const generatedFile = path.join(dir, "many.arl");
         writeFileSync(generatedFile, generated.text);
         const cases: Case[] = [];
-        // The shared examples live beside the repository; a clone without them times the generated spec only.
-        for (const name of examples.filter((n) => existsSync(path.join(examplesDir, n)))) {
-          const model = compile(path.join(examplesDir, name));
+        for (const name of examples) {
+          const model = compile(path.join(experimentsDir, name));
           cases.push({ name, model, variants: model.experiments.reduce((n, e) => n + e.variants.length, 0) });
         }
         const many = compile(generatedFile);

@@ -80,7 +80,7 @@ describe("arl lock", () => {
     const renamed = await lockDiagnostics(cwd);
     expect(renamed.diagnostics.map((d) => d.message)).toEqual(["experiment 'findmax_reductions' does not match the lock file 'findmax.arl.lock': added 'seq_sum'; removed 'seq_mean'"]);
 
-    const withoutLoo = original.replace(/\/\/\/ Leave-one-out[^\n]*\nexperiment findmax_loo extends findmax_grpo \{\n[^}]*\}\n/, "");
+    const withoutLoo = original.replace(/\/\/\/[^\n]*\nexperiment findmax_loo extends findmax_grpo \{\n[^}]*\}\n/, "");
     expect(withoutLoo).not.toContain("findmax_loo");
     write(withoutLoo);
     const removed = await lockDiagnostics(cwd);

@@ -13,6 +13,7 @@ import type { Plan } from "../../src/plan/schema.js";
 import { runEpisode } from "../../src/runtime/harness.js";
 import { ToolCallValidator, type ToolCall } from "../../src/contracts/tool-calls.js";
 import { compilePlans } from "../helpers/plans.js";
+import { examplesDir } from "../plan/support.js";
 import { ScriptedPolicy } from "../helpers/scripted.js";
 
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
@@ -31,7 +32,7 @@ let plan: Plan;
 let bank: SqlEnv;
 
 beforeAll(() => {
-  [plan] = compilePlans(readFileSync("/work/shared/examples/shaping.arl", "utf8")) as [Plan];
+  [plan] = compilePlans(readFileSync(path.join(examplesDir, "shaping.arl"), "utf8")) as [Plan];
   bank = plan.envs.bank as SqlEnv;
 });
 

@@ -1,6 +1,6 @@
-// The .arl specs the repository ships (experiments/, stdlib/), and the shared examples where the
-// checkout has them (../shared/examples beside the main checkout; absent from a worktree).
-import { existsSync, readFileSync } from "node:fs";
+// The .arl specs the repository holds: the shipped experiments/ and stdlib/, and the example specs
+// of the test suites (test/fixtures/examples).
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { arlFilesBelow } from "../../src/language/arl-files.js";
@@ -15,8 +15,7 @@ export interface Spec {
 }
 
 export function shippedSpecs(): Spec[] {
-  return [path.join(repoRoot, "experiments"), path.join(repoRoot, "stdlib"), path.join(repoRoot, "shared", "examples"), path.join(repoRoot, "..", "shared", "examples")]
-    .filter((dir) => existsSync(dir))
+  return [path.join(repoRoot, "experiments"), path.join(repoRoot, "stdlib"), path.join(repoRoot, "test", "fixtures", "examples")]
     .flatMap((dir) => arlFilesBelow(dir, { skipDirs: new Set(["node_modules"]) }))
     .sort()
     .map((file) => ({ name: path.relative(repoRoot, file), file, text: readFileSync(file, "utf8") }));

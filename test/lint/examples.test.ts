@@ -1,11 +1,11 @@
-// What the lint stage says about the shared examples: no errors, and exactly these notes.
+// What the lint stage says about the example specs (test/fixtures/examples): no errors, and exactly these notes.
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { check, SHARED_EXAMPLES } from "./helpers.js";
+import { check, EXAMPLES } from "./helpers.js";
 
 const findings = (name: string) =>
-  check(path.join(SHARED_EXAMPLES, name)).map((d) => ({
+  check(path.join(EXAMPLES, name)).map((d) => ({
     file: path.basename(d.file),
     line: d.range.start.line,
     severity: d.severity,
@@ -13,9 +13,9 @@ const findings = (name: string) =>
     variants: /\((variants? [^)]*)\)$/.exec(d.message)?.[1] ?? "all",
   }));
 
-describe("the shared examples", () => {
+describe("the example specs", () => {
   it("are the four known files", () => {
-    expect(readdirSync(SHARED_EXAMPLES).filter((f) => f.endsWith(".arl")).sort()).toEqual(["agentrl-ablation.arl", "findmax.arl", "shaping.arl", "tw-max-steps.arl"]);
+    expect(readdirSync(EXAMPLES).filter((f) => f.endsWith(".arl")).sort()).toEqual(["agentrl-ablation.arl", "findmax.arl", "shaping.arl", "tw-max-steps.arl"]);
   });
 
   it("agentrl-ablation: GRPO's self-inclusive mean and 1/|o_i|; no task norm in one arm", () => {
@@ -32,7 +32,7 @@ describe("the shared examples", () => {
       { file: "findmax.arl", line: 34, severity: "warning", code: "self-inclusive-baseline", variants: "all" },
       { file: "findmax.arl", line: 51, severity: "info", code: "length-biased-reduction", variants: "variant seq_mean" },
     ]);
-    expect(check(path.join(SHARED_EXAMPLES, "findmax.arl"))[0]!.message).toContain("0.75 at G = 4");
+    expect(check(path.join(EXAMPLES, "findmax.arl"))[0]!.message).toContain("0.75 at G = 4");
   });
 
   it("shaping: clean (the cost term is negative, progress is a potential, writes are blocked)", () => {
@@ -46,8 +46,8 @@ describe("the shared examples", () => {
   });
 
   it("have no errors", () => {
-    for (const name of readdirSync(SHARED_EXAMPLES).filter((f) => f.endsWith(".arl"))) {
-      expect(check(path.join(SHARED_EXAMPLES, name)).filter((d) => d.severity === "error"), name).toEqual([]);
+    for (const name of readdirSync(EXAMPLES).filter((f) => f.endsWith(".arl"))) {
+      expect(check(path.join(EXAMPLES, name)).filter((d) => d.severity === "error"), name).toEqual([]);
     }
   });
 });

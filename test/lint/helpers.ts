@@ -8,7 +8,7 @@ import { Compiler } from "../../src/compiler.js";
 import type { Diagnostic } from "../../src/diagnostics/diagnostic.js";
 
 export const FIXTURES = fileURLToPath(new URL("../fixtures/lint/", import.meta.url));
-export const SHARED_EXAMPLES = fileURLToPath(new URL("../../../shared/examples/", import.meta.url));
+export const EXAMPLES = fileURLToPath(new URL("../fixtures/examples/", import.meta.url));
 
 export function check(file: string): readonly Diagnostic[] {
   return new Compiler().check(file).diagnostics;

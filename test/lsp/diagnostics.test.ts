@@ -1,7 +1,7 @@
 // Diagnostics over the protocol: on open and on change, equal to `arl check --format json` for
 // the same text (converted to 0-based LSP ranges; hints as related information); debounced;
 // re-published for open documents that import a changed file, and only for those.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,7 +29,9 @@ describe("diagnostics on open", () => {
     ...readdirSync(path.join(REPO, "experiments"))
       .filter((f) => f.endsWith(".arl"))
       .map((f) => path.join(REPO, "experiments", f)),
-    ...["agentrl-ablation.arl", "findmax.arl", "shaping.arl", "tw-max-steps.arl"].map((f) => path.join(REPO, "..", "shared", "examples", f)).filter((f) => existsSync(f)),
+    ...readdirSync(path.join(REPO, "test", "fixtures", "examples"))
+      .filter((f) => f.endsWith(".arl"))
+      .map((f) => path.join(REPO, "test", "fixtures", "examples", f)),
   ];
   beforeAll(async () => {
     specs = tempSpecs({ "lib.arl": LIB, ...broken });
@@ -54,7 +56,7 @@ describe("diagnostics on open", () => {
     }
   });
 
-  it.each(valid)("%s: the same diagnostics as arl check (the repository's experiments and the shared examples)", async (file) => {
+  it.each(valid)("%s: the same diagnostics as arl check (the repository's experiments and the test suites' example specs)", async (file) => {
     const text = readFileSync(file, "utf8");
     const published = await client.open(pathToFileURL(file).href, text);
     expect(published.diagnostics.map(comparable)).toEqual(expected.get(file));

@@ -67,7 +67,3 @@ export function lineOf(text: string, needle: string): number {
   if (i < 0) throw new Error(`'${needle}' not found`);
   return i;
 }
-
-export function example(name: string): string {
-  return readFileSync(path.join(REPO, "..", "shared", "examples", name), "utf8");
-}

@@ -10,8 +10,8 @@ import { hasErrors } from "../../src/diagnostics/diagnostic.js";
 import { lowerModel, type LoweredPlan } from "../../src/plan/lower.js";
 import { renderPlanSchema } from "../../src/plan/write-schema.js";
 
-/** /work/shared/examples, from test/plan/. */
-export const examplesDir = fileURLToPath(new URL("../../../shared/examples/", import.meta.url));
+/** The example specs the plan, CLI and env suites lower (test/fixtures/examples/README.md). */
+export const examplesDir = fileURLToPath(new URL("../fixtures/examples/", import.meta.url));
 
 export function workspace(files: Record<string, string | Buffer>, prefix = "arl-plan-"): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));

@@ -70,7 +70,7 @@ in the spec: please report it with the file.`,
   "import-not-found": {
     stage: "imports",
     title: "An import names a file that does not exist",
-    explanation: `Relative imports ("./lib", "../shared/envs") are resolved from the importing file, with or
+    explanation: `Relative imports ("./lib", "../common/envs") are resolved from the importing file, with or
 without the .arl extension; "std/..." imports come from the standard library (stdlib/std/).`,
   },
   "invalid-import-path": {
