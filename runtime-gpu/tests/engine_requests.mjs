@@ -48,7 +48,7 @@ function requests() {
   const out = {};
   for (const engine of ["vllm", "sglang"]) {
     const wire = engineWire(engine);
-    const launch = { model: "Qwen/Qwen2.5-0.5B-Instruct", host: "127.0.0.1", port: 8100, seed: 7, dtype: "bfloat16", gpus: 2, maxModelLen: 8192 };
+    const launch = { model: "Qwen/Qwen2.5-0.5B-Instruct", host: "127.0.0.1", port: 8100, seed: 7, dtype: "bfloat16", gpus: 2, maxModelLen: 8192, python: null };
     out[engine] = {
       generate: Object.entries(SAMPLINGS).map(([name, sampling]) => {
         const args = generateArgs(wire, name, sampling);
@@ -56,7 +56,11 @@ function requests() {
       }),
       weightSync: { full: wire.weightSync("/runs/r1/weights/v3", 3, { lora: false }), lora: wire.weightSync("/runs/r1/weights/v3", 3, { lora: true }) },
       health: wire.health(),
-      launch: { full: wire.launchCommand({ ...launch, loraRank: null }), lora: wire.launchCommand({ ...launch, maxModelLen: null, loraRank: 16 }) },
+      launch: {
+        full: wire.launchCommand({ ...launch, loraRank: null }),
+        lora: wire.launchCommand({ ...launch, maxModelLen: null, loraRank: 16 }),
+        module: wire.launchCommand({ ...launch, loraRank: null, python: "/opt/engine/bin/python" }),
+      },
     };
   }
   return out;

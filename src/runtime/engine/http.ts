@@ -34,7 +34,8 @@ function callUrl(base: string, call: EngineHttpCall): string {
 }
 
 /**
- * Makes `call` on the server at `base` and returns its JSON answer (null for an empty body).
+ * Makes `call` on the server at `base` and returns its JSON answer (null for an empty body), or
+ * its text for a call whose answer is text.
  * Node's fetch keeps connections alive between calls; the deadline covers the whole answer.
  */
 export async function callServer(base: string, call: EngineHttpCall, timeoutMs: number): Promise<unknown> {
@@ -55,6 +56,7 @@ export async function callServer(base: string, call: EngineHttpCall, timeoutMs: 
   }
   if (status >= 500) throw new EngineCallError(`${what} answered ${status}: ${bodyExcerpt(text)}`, true);
   if (status >= 400) throw new EngineCallError(`${what} answered ${status}: ${bodyExcerpt(text)}`, false);
+  if (call.answer === "text") return text;
   if (text.trim() === "") return null;
   try {
     return JSON.parse(text) as unknown;

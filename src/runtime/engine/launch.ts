@@ -120,6 +120,8 @@ export class LaunchedServers {
     readonly runDir: string;
     /** `arl run --engine-command`; absent: the wire's own command. */
     readonly engineCommand: string | undefined;
+    /** `arl run --engine-python`: the interpreter the wire's own command runs the engine with. */
+    readonly enginePython?: string | undefined;
     readonly planFile: string;
     readonly halt?: AbortSignal | undefined;
   }): Promise<LaunchedServers> {
@@ -133,9 +135,10 @@ export class LaunchedServers {
       const ready: Promise<void>[] = [];
       for (let index = 0; index < rollout.servers; index++) {
         const port = await freePort();
-        const command = options.engineCommand
-          ? engineCommandLine(options.engineCommand, { port, model, plan: options.planFile, seed: plan.seed, index })
-          : wire.launchCommand({ model, host: "127.0.0.1", port, seed: plan.seed, dtype: plan.policy.dtype, gpus: Math.max(1, rollout.gpus_per_server), maxModelLen: null, loraRank: plan.policy.lora?.rank ?? null });
+        const own = wire.launchCommand({ model, host: "127.0.0.1", port, seed: plan.seed, dtype: plan.policy.dtype, gpus: Math.max(1, rollout.gpus_per_server), maxModelLen: null, loraRank: plan.policy.lora?.rank ?? null, python: options.enginePython ?? null });
+        // A command of the user's own still gets the variables ARL's weight sync needs of the
+        // engine (vLLM's development-mode routes, runtime LoRA loading).
+        const command = options.engineCommand ? { ...engineCommandLine(options.engineCommand, { port, model, plan: options.planFile, seed: plan.seed, index }), env: own.env } : own;
         const log = path.join(dir, `server-${index}.log`);
         const devices = serverDevices(plan, index, process.env.CUDA_VISIBLE_DEVICES);
         const fd = openSync(log, "a");

@@ -136,7 +136,7 @@ function launchCommand(options: EngineLaunchOptions): EngineLaunchCommand {
     // No adapter is loaded at start, so the rank and target modules cannot be inferred.
     args.push("--enable-lora", "--max-lora-rank", String(options.loraRank), "--lora-target-modules", "all");
   }
-  return { command: "python", args, env: {} };
+  return { command: options.python ?? "python", args, env: {} };
 }
 
 export const sglangWire: EngineWire = {

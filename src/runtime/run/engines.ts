@@ -59,7 +59,7 @@ export async function startEngine(options: RunOptions, trainer: TrainerRequests,
   let launched: LaunchedServers | undefined;
   if (rollout.launch) {
     try {
-      launched = await LaunchedServers.start({ plan, wire, runDir: runDir.dir, engineCommand: options.engineCommand, planFile: path.join(runDir.dir, "plan.json"), halt: options.halt });
+      launched = await LaunchedServers.start({ plan, wire, runDir: runDir.dir, engineCommand: options.engineCommand, enginePython: options.enginePython, planFile: path.join(runDir.dir, "plan.json"), halt: options.halt });
     } catch (error) {
       if (error instanceof EngineLaunchError) throw new RunError(`could not start the inference servers: ${error.message}`);
       throw error;

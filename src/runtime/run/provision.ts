@@ -238,7 +238,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : e.kind === "agent" ? { task_file: e.task_file } : null }])),
     checkpoint: state.checkpoint,
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
-    run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null, engine_command: options.engineCommand ?? null },
+    run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null, engine_command: options.engineCommand ?? null, engine_python: options.enginePython ?? null },
     ...(engine ? { engine: { engine: plan.resources.rollout.engine, servers: engine.pool.servers.map((s) => ({ url: s.url, ...launchRecord(engine.launched?.servers[s.index]) })) } } : {}),
   });
   // Agent programs call the model through one gateway for the whole run; executePlan closes it.

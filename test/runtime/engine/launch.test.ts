@@ -6,19 +6,19 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { EngineWire } from "../../../src/runtime/engine/contract.js";
+import { vllmWire } from "../../../src/runtime/engine/vllm-wire.js";
 import { EngineLaunchError, engineCommandLine, LaunchedServers, serverDevices } from "../../../src/runtime/engine/launch.js";
 import type { Plan } from "../../../src/plan/schema.js";
 
 const serverScript = fileURLToPath(new URL("../../doubles/health-server.mjs", import.meta.url));
 
-const wire = { engine: "vllm", health: () => ({ method: "GET", path: "/health" }) } as unknown as EngineWire;
+const wire = vllmWire;
 
 /** The plan fields the launcher reads. */
-function plan(o: { backend?: "local" | "torch"; gpus?: number; servers?: number; perServer?: number }): Plan {
+function plan(o: { backend?: "local" | "torch"; gpus?: number; servers?: number; perServer?: number; loraRank?: number }): Plan {
   return {
     seed: 11,
-    policy: { model: "hf:Qwen/Qwen3-0.6B", dtype: "bfloat16", lora: null },
+    policy: { model: "hf:Qwen/Qwen3-0.6B", dtype: "bfloat16", lora: o.loraRank ? { rank: o.loraRank } : null },
     resources: { backend: o.backend ?? "torch", gpus: o.gpus ?? 2, nodes: 1, rollout: { engine: "vllm", servers: o.servers ?? 2, gpus_per_server: o.perServer ?? 1, launch: true, urls: [] } },
   } as unknown as Plan;
 }
@@ -50,6 +50,15 @@ describe("launched inference servers", () => {
     for (const s of servers.servers) {
       await expect(fetch(`${s.url}/health`)).rejects.toThrow();
       expect(readFileSync(path.join(runDir, "engines", `server-${s.index}.log`), "utf8")).toContain(`devices=${s.devices}`);
+    }
+  });
+
+  it("a command of the user's own gets what the weight sync needs of vLLM: development mode, and runtime LoRA loading under LoRA", async () => {
+    for (const [loraRank, expected] of [[undefined, "dev_mode=1 lora_updating="], [8, "dev_mode=1 lora_updating=True"]] as const) {
+      const runDir = mkdtempSync(path.join(tmpdir(), "arl-launch-"));
+      const servers = await LaunchedServers.start({ plan: plan({ servers: 1, ...(loraRank ? { loraRank } : {}) }), wire, runDir, engineCommand: `${process.execPath} ${serverScript} {port}`, planFile: "plan.json" });
+      await servers.stop();
+      expect(readFileSync(path.join(runDir, "engines", "server-0.log"), "utf8")).toContain(expected);
     }
   });
 

@@ -114,7 +114,7 @@ describe("vLLM wire", () => {
       { method: "POST", path: "/resume" },
     ]);
     expect(vllmWire.weightSync("/run/weights/v2", 2, { lora: true })).toEqual([
-      { method: "POST", path: "/v1/load_lora_adapter", body: { lora_name: "arl-policy-v2", lora_path: "/run/weights/v2" } },
+      { method: "POST", path: "/v1/load_lora_adapter", body: { lora_name: "arl-policy-v2", lora_path: "/run/weights/v2", load_inplace: true }, answer: "text" },
     ]);
     expect(vllmWire.servedModel("base", 2, { lora: true })).toBe("arl-policy-v2");
     expect(vllmWire.servedModel("base", 0, { lora: true })).toBe("base");
@@ -122,12 +122,16 @@ describe("vLLM wire", () => {
   });
 
   it("launches with processed log-probs, neutral generation defaults and development-mode routes", () => {
-    const launch = vllmWire.launchCommand({ model: "m", host: "127.0.0.1", port: 8001, seed: 3, dtype: "bfloat16", gpus: 2, maxModelLen: 4096, loraRank: 12 });
+    const options = { model: "m", host: "127.0.0.1", port: 8001, seed: 3, dtype: "bfloat16", gpus: 2, maxModelLen: 4096, loraRank: 12, python: null } as const;
+    const launch = vllmWire.launchCommand(options);
+    const flags = "--host 127.0.0.1 --port 8001 --seed 3 --dtype bfloat16 --tensor-parallel-size 2 --logprobs-mode processed_logprobs --generation-config vllm --max-model-len 4096 --enable-lora --max-lora-rank 16";
     expect(launch.command).toBe("vllm");
-    expect(launch.args.join(" ")).toBe(
-      "serve m --host 127.0.0.1 --port 8001 --seed 3 --dtype bfloat16 --tensor-parallel-size 2 --logprobs-mode processed_logprobs --generation-config vllm --max-model-len 4096 --enable-lora --max-lora-rank 16",
-    );
+    expect(launch.args.join(" ")).toBe(`serve m ${flags}`);
     expect(launch.env).toEqual({ VLLM_SERVER_DEV_MODE: "1", VLLM_ALLOW_RUNTIME_LORA_UPDATING: "True" });
+    // --engine-python: the module form, which also runs the CPU build (no `vllm` package metadata).
+    const module = vllmWire.launchCommand({ ...options, python: "/opt/vllm/bin/python" });
+    expect([module.command, ...module.args].join(" ")).toBe(`/opt/vllm/bin/python -m vllm.entrypoints.openai.api_server --model m ${flags}`);
+    expect(module.env).toEqual(launch.env);
     expect([vllmMaxLoraRank(1), vllmMaxLoraRank(8), vllmMaxLoraRank(300)]).toEqual([1, 8, 320]);
     expect(() => vllmMaxLoraRank(1024)).toThrow(/above vLLM's largest --max-lora-rank \(512\)/);
   });
@@ -179,10 +183,12 @@ describe("SGLang wire", () => {
     ]);
     expect(sglangWire.weightSync("/w", 3, { lora: true })).toEqual([{ method: "POST", path: "/load_lora_adapter", body: { lora_name: "arl-policy-v3", lora_path: "/w" } }]);
     expect(sglangWire.health()).toEqual({ method: "GET", path: "/health_generate" });
-    const launch = sglangWire.launchCommand({ model: "m", host: "0.0.0.0", port: 30000, seed: 1, dtype: "float32", gpus: 1, maxModelLen: null, loraRank: 8 });
-    expect([launch.command, ...launch.args].join(" ")).toBe(
-      "python -m sglang.launch_server --model-path m --host 0.0.0.0 --port 30000 --random-seed 1 --dtype float32 --tp-size 1 --enable-deterministic-inference --enable-lora --max-lora-rank 8 --lora-target-modules all",
-    );
+    const options = { model: "m", host: "0.0.0.0", port: 30000, seed: 1, dtype: "float32", gpus: 1, maxModelLen: null, loraRank: 8, python: null } as const;
+    const launch = sglangWire.launchCommand(options);
+    const args = "-m sglang.launch_server --model-path m --host 0.0.0.0 --port 30000 --random-seed 1 --dtype float32 --tp-size 1 --enable-deterministic-inference --enable-lora --max-lora-rank 8 --lora-target-modules all";
+    expect([launch.command, ...launch.args].join(" ")).toBe(`python ${args}`);
+    const own = sglangWire.launchCommand({ ...options, python: "/opt/sglang/bin/python" });
+    expect([own.command, ...own.args].join(" ")).toBe(`/opt/sglang/bin/python ${args}`);
   });
 });
 
