@@ -8,7 +8,12 @@ directory, optimizer.pt (AdamW and RNG states; optimizer.rankR.pt per rank under
 FSDP), critic / reference / behaviour .safetensors when those slots hold weights, trainer.json.
 Under LoRA (lora.py) the policy's file is the PEFT adapters (adapter_config.json +
 adapter_model.safetensors) instead of model.safetensors: the base weights are frozen and stay
-where configure loaded them from, and the reference is the base."""
+where configure loaded them from, and the reference is the base.
+
+`save` with `policy_only` writes the policy's own files alone (weights or adapters, config,
+tokenizer, trainer.json marked `"contents": "policy"`): the folder an inference server loads on a
+weight sync, which reads every *.safetensors beside the model's (docs/engines.md, "Weight sync");
+`load` of it sets the policy's weights and version and leaves everything else as it is."""
 from __future__ import annotations
 
 import json
@@ -31,6 +36,7 @@ CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
 def save(state: TrainerState, p: dict) -> dict:
     conf = configured(state)
     path = os.path.abspath(p["path"])
+    policy_only = p.get("policy_only") is True
     parent = os.path.dirname(path)
     dist = state.dist
     w = conf.weights
@@ -39,10 +45,10 @@ def save(state: TrainerState, p: dict) -> dict:
     old_dir = f"{path}.old-arl-{state.save_count}"
     # every rank takes part in gathering sharded tensors; rank 0 writes them
     policy_sd = policy_tensors(state, w.policy) if w.adapters is None else lora.adapter_tensors(w.adapters)
-    critic_sd = full_state(state, w.critic) if w.critic is not None else None
-    ref_sd = policy_tensors(state, w.reference) if w.reference is not None and w.reference_taken and w.adapters is None else None
+    critic_sd = full_state(state, w.critic) if w.critic is not None and not policy_only else None
+    ref_sd = policy_tensors(state, w.reference) if w.reference is not None and w.reference_taken and w.adapters is None and not policy_only else None
     behaviour_sd = None
-    if w.behaviour is not None and w.behaviour_version is not None:
+    if w.behaviour is not None and w.behaviour_version is not None and not policy_only:
         behaviour_sd = w.behaviour.tensors() if isinstance(w.behaviour, lora.AdapterSnapshot) else policy_tensors(state, w.behaviour)
     files: list[str] = []
     error: Exception | None = None
@@ -51,11 +57,11 @@ def save(state: TrainerState, p: dict) -> dict:
             os.makedirs(parent, exist_ok=True)
             shutil.rmtree(tmp, ignore_errors=True)
             os.makedirs(tmp)
-            files = _write_checkpoint(state, conf, tmp, policy_sd, critic_sd, ref_sd, behaviour_sd)
+            files = _write_checkpoint(state, conf, tmp, policy_sd, critic_sd, ref_sd, behaviour_sd, policy_only)
         except OSError as e:
             error = e
     error = _first_error(state, error)
-    if dist.strategy == "fsdp" and error is None:
+    if dist.strategy == "fsdp" and error is None and not policy_only:
         # sharded optimizer state: one file per rank
         try:
             torch.save(_optimizer_state(conf), os.path.join(tmp, f"optimizer.rank{dist.rank}.pt"))
@@ -90,6 +96,13 @@ def load(state: TrainerState, p: dict) -> dict:
         raise invalid(f"{path}: no readable trainer.json ({e})") from None
     if meta.get("format") != CHECKPOINT_FORMAT:
         raise invalid(f"{path}: not a checkpoint of this trainer (format {meta.get('format')!r})")
+    if meta.get("contents") == "policy":
+        try:
+            _load_policy(state, conf, path)
+        except (ValueError, KeyError) as e:
+            raise invalid(f"{path}: {e}") from None
+        state.policy_version = int(meta.get("policy_version", 0))
+        return {"files": sorted(os.listdir(path)), "policy_version": state.policy_version}
     try:
         _load_weights(state, conf, path, meta)
         opt_file = os.path.join(path, f"optimizer.rank{state.dist.rank}.pt" if state.dist.strategy == "fsdp" else "optimizer.pt")
@@ -107,7 +120,7 @@ def load(state: TrainerState, p: dict) -> dict:
     return {"files": sorted(os.listdir(path)), "policy_version": state.policy_version}
 
 
-def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[str, Any]) -> None:
+def _load_policy(state: TrainerState, conf: Configured, path: str) -> None:
     w = conf.weights
     if w.adapters is not None:
         lora.load_adapters(w.adapters, path)
@@ -115,6 +128,11 @@ def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[s
         raise ValueError("the checkpoint holds LoRA adapters, not the policy's weights: configure the same policy.lora to load it")
     else:
         load_tensors(state, w.policy, safetensors_io.load_file(os.path.join(path, "model.safetensors")), "lm.")
+
+
+def _load_weights(state: TrainerState, conf: Configured, path: str, meta: dict[str, Any]) -> None:
+    w = conf.weights
+    _load_policy(state, conf, path)
     # a checkpoint without the reference's file was saved before its first use: take it again then
     w.reference_taken = w.adapters is not None
     if w.reference is not None and os.path.exists(os.path.join(path, "reference.safetensors")):
@@ -151,8 +169,8 @@ def _optimizer_state(conf: Configured) -> dict[str, Any]:
     return {"policy": opts.policy.state_dict(), "critic": opts.critic.state_dict() if opts.critic else None, "rng": rng_state()}
 
 
-def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, critic_sd, ref_sd, behaviour_sd=None) -> list[str]:
-    meta = {"format": CHECKPOINT_FORMAT, "format_version": 1, "model": conf.spec}
+def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, critic_sd, ref_sd, behaviour_sd=None, policy_only=False) -> list[str]:
+    meta = {"format": CHECKPOINT_FORMAT, "format_version": 1, "model": conf.spec, "contents": "policy" if policy_only else "checkpoint"}
     # transformers insists on metadata format "pt"
     st_meta = {"format": "pt", "arl_format": CHECKPOINT_FORMAT, "model": conf.spec}
     if conf.weights.adapters is not None:
@@ -167,7 +185,7 @@ def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, 
         safetensors_io.save_file(ref_sd, os.path.join(d, "reference.safetensors"), st_meta)
     if behaviour_sd is not None:
         safetensors_io.save_file(behaviour_sd, os.path.join(d, "behaviour.safetensors"), st_meta)
-    if state.dist.strategy != "fsdp":
+    if state.dist.strategy != "fsdp" and not policy_only:
         torch.save(_optimizer_state(conf), os.path.join(d, "optimizer.pt"))
     trainer = {
         **meta,

@@ -111,3 +111,33 @@ def test_a_policy_model_naming_a_saved_directory_configures(tmp_path, model_dir)
 
 def batch_for_model(model_dir: str, seed: int):
     return make_batch(len(transformers.AutoTokenizer.from_pretrained(model_dir)), seed=seed, n=4, critic=True)
+
+
+def test_a_policy_only_save_holds_the_model_files_alone_and_loads_as_the_policy(tmp_path, model_dir):
+    """An inference server's weight sync (docs/engines.md): vLLM reads every *.safetensors in the
+    folder, so a reference or critic beside the model would be loaded as the model's weights."""
+    t = trainer_on(model_dir)
+    vocab = t.state.conf.weights.handle.vocab_size
+    t.train_step(make_batch(vocab, seed=1, n=4, critic=True, ref=False))  # takes the KL reference, moves the critic
+    assert t.state.conf.weights.reference_taken
+    full = set(t.save({"path": str(tmp_path / "ck")})["files"])
+    assert {"reference.safetensors", "critic.safetensors", "optimizer.pt"} <= full
+    saved = t.save({"path": str(tmp_path / "v1"), "policy_only": True})
+    files = set(saved["files"])
+    assert files == set(os.listdir(tmp_path / "v1"))
+    assert [f for f in files if f.endswith(".safetensors")] == ["model.safetensors"]
+    assert "optimizer.pt" not in files and {"config.json", "tokenizer.json", "trainer.json"} <= files
+    assert json.load(open(tmp_path / "v1" / "trainer.json"))["contents"] == "policy"
+    hf = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path / "v1")).eval()
+    np.testing.assert_allclose(logits_of(hf).numpy(), logits_of(t.state.conf.weights.handle.module).numpy(), atol=1e-5)
+
+    # Loading it sets the policy's weights and version; the reference and the step stay.
+    other = trainer_on(model_dir, seed=8)
+    other.train_step(make_batch(vocab, seed=2, n=4, critic=True, ref=False))
+    reference = [q.detach().clone() for q in other.state.conf.weights.reference.parameters()]
+    step = other.state.step
+    assert other.load({"path": str(tmp_path / "v1")})["policy_version"] == saved["policy_version"]
+    np.testing.assert_array_equal(logprobs_of(other), logprobs_of(t))
+    assert other.state.step == step
+    for r, before in zip(other.state.conf.weights.reference.parameters(), reference, strict=True):
+        assert torch.equal(r, before)

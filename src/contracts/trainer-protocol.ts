@@ -190,7 +190,7 @@ export interface Methods {
   snapshot: [Record<string, unknown>, { policy_version: number }];
   /** Starts the policy's (and critic's) optimizer afresh: moments zeroed, step count 0 (the warm-up restarts); answers the step count. */
   reset_optimizer: [Record<string, unknown>, { step: number }];
-  save: [{ path: string }, { files: string[]; policy_version: number }];
+  save: [{ path: string; policy_only?: boolean }, { files: string[]; policy_version: number }];
   load: [{ path: string }, { files: string[]; policy_version: number }];
   eval_op: [{ op: string; input: unknown }, { output: unknown }];
   shutdown: [Record<string, unknown>, Record<string, never>];

@@ -252,7 +252,11 @@ export const requestParams = {
   train_step: trainStep,
   snapshot: empty("snapshot", "Copies the current weights into the behaviour slot."),
   reset_optimizer: empty("reset_optimizer", "Starts the optimizers afresh: moments zeroed, step count 0; the weights are kept."),
-  save: path("save", "Writes a checkpoint directory (atomically)."),
+  save: named(
+    "save",
+    "Writes a checkpoint directory (atomically); with policy_only, the policy's own files alone (for an inference server's weight sync).",
+    z.looseObject({ path: z.string().min(1, { error: "save needs a path" }), policy_only: z.boolean().optional() }),
+  ),
   load: path("load", "Restores a checkpoint directory."),
   eval_op: named("eval_op", "A conformance op (test/conformance) computed by the trainer.", z.looseObject({ op: z.string(), input: z.unknown() })),
   shutdown: empty("shutdown", "Ends the session; the trainer exits with status 0."),

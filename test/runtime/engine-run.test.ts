@@ -124,6 +124,9 @@ describe("a run sampling through inference servers", () => {
     expect(logs.join("\n")).toMatch(/inference server 0 \(http:\/\/127\.0\.0\.1:\d+\) taken out: POST \/v1\/completions: .*; then its health check failed: GET \/health: fetch failed \(ECONNREFUSED\)/);
     // The two newest versions' weights stay; the servers' logs are in the run directory.
     expect(readdirSync(path.join(runDir.dir, "engine-weights")).sort()).toEqual([`v${synced}`, `v${lines[1]!.policy_version}`].sort());
+    // Each holds the policy's weights alone (save's policy_only): no optimizer, critic or
+    // reference file for an engine to read as the model's.
+    expect(readdirSync(path.join(runDir.dir, "engine-weights", `v${synced}`)).sort()).toEqual(["model.safetensors", "trainer.json"]);
     expect(readFileSync(path.join(runDir.dir, manifest.engine.servers[1]!.log), "utf8")).toContain("arl serve: listening on");
   }, E2E_TIMEOUT_MS);
 

@@ -220,6 +220,25 @@ describe("builtin:tiny through the protocol (real process)", () => {
     expect(Array.from(after.ids.values)).toEqual(Array.from(before.ids.values));
     expect(Array.from(after.logprobs.values)).toEqual(Array.from(before.logprobs.values));
   });
+
+  it("policy_only saves the policy's weights alone (an inference server's weight sync), and loading them sets the policy and its version", async () => {
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), "arl-tiny-")), "v3");
+    const prompts = ragged([Int32Array.from([5, 12, 13, 2, 7])], Int32Array);
+    const request = { prompts, max_new_tokens: 10, temperature: 1, top_p: 1, top_k: 0, stop_ids: [2], seeds: Int32Array.from([3]), policy: "current" as const };
+    const before = await client.request("generate", request);
+    const saved = await client.request("save", { path: dir, policy_only: true });
+    expect(saved.files.sort()).toEqual(["model.safetensors", "trainer.json"]);
+    expect(readdirSync(dir).sort()).toEqual(["model.safetensors", "trainer.json"]);
+    const header = readFileSync(path.join(dir, "model.safetensors"));
+    const names = Object.keys(JSON.parse(header.subarray(8, 8 + Number(header.readBigUInt64LE(0))).toString("utf8"))).filter((k) => k !== "__metadata__");
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter((k) => !k.startsWith("policy."))).toEqual([]);
+    await client.request("configure", small(8));
+    const loaded = await client.request("load", { path: dir });
+    expect(loaded.policy_version).toBe(saved.policy_version);
+    const after = await client.request("generate", request);
+    expect(Array.from(after.logprobs.values)).toEqual(Array.from(before.logprobs.values));
+  });
 });
 
 describe("builtin:tiny train_step", () => {

@@ -53,7 +53,10 @@ export class WeightSync {
     if (this.served === version) return;
     const begun = Date.now();
     const dir = path.join(this.root, `v${version}`);
-    const saved = await this.trainer.request("save", { path: dir });
+    // The policy's own files alone: an engine loads every *.safetensors in the folder, so a
+    // reference or critic beside the model would be read as the model's weights (vLLM answers
+    // 'Attempted to load weight ... into parameter (torch.Size([0]))'); no optimizer state either.
+    const saved = await this.trainer.request("save", { path: dir, policy_only: true });
     if (saved.policy_version !== version) throw new WeightSyncError(`the trainer saved policy version ${saved.policy_version} for the servers' version ${version}`);
     await this.pool.settle();
     const calls = this.pool.wire.weightSync(dir, version, { lora: this.lora });

@@ -2,6 +2,8 @@
 // weights), optimizer.safetensors (AdamW moments) and trainer.json (versions, step counts,
 // vocabulary, shape), written into a temporary directory, fsynced and renamed into place. Both
 // empty the prefix cache, so a run resumed from a checkpoint repeats what the uninterrupted run did.
+// `policy_only` writes the policy's weights and trainer.json alone (contents "policy"), as an
+// inference server loads them on a weight sync; loading that sets the policy and its version only.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 import { invalid } from "./errors.js";
@@ -16,6 +18,7 @@ import { defined } from "../../contracts/checked.js";
 // 2: the read-out's heads have recency slopes (model.ts), so a /1 checkpoint means another function.
 const CHECKPOINT_FORMAT = "arl-builtin-tiny/2";
 const FILES = ["model.safetensors", "optimizer.safetensors", "trainer.json"];
+const POLICY_FILES = ["model.safetensors", "trainer.json"];
 
 export interface CheckpointResult {
   readonly files: string[];
@@ -25,6 +28,8 @@ export interface CheckpointResult {
 /** trainer.json, as written by `save`. */
 interface CheckpointState {
   readonly format?: string;
+  /** "policy": the policy's weights alone (save's policy_only); absent or "checkpoint": everything. */
+  readonly contents?: string;
   readonly model?: string;
   readonly shape?: ModelShape;
   readonly vocabulary?: string[];
@@ -59,7 +64,7 @@ function renameIntoPlace(tmp: string, target: string): void {
   } else renameSync(tmp, target);
 }
 
-function weightTensors(state: TrainerState): Map<string, StTensor> {
+function weightTensors(state: TrainerState, policyOnly: boolean): Map<string, StTensor> {
   const c = state.conf;
   const model = new Map<string, StTensor>();
   const put = (prefix: string, set: ParamSet | null) => {
@@ -68,6 +73,7 @@ function weightTensors(state: TrainerState): Map<string, StTensor> {
     for (const s of set.specs) model.set(`${prefix}.${s.name}`, { dtype: "F32", shape: s.shape, data: defined(values.get(s.name), `parameter ${prefix}.${s.name}`) });
   };
   put("policy", c.policy);
+  if (policyOnly) return model;
   put("critic", c.critic);
   put("reference", state.reference?.params ?? null);
   put("behaviour", state.behaviour?.params ?? null);
@@ -91,17 +97,17 @@ function optimizerTensors(state: TrainerState): Map<string, StTensor> {
   return optimizer;
 }
 
-export function save(state: TrainerState, dir: string): CheckpointResult {
+export function save(state: TrainerState, dir: string, policyOnly = false): CheckpointResult {
   const c = state.conf;
   const target = path.resolve(dir);
   mkdirSync(path.dirname(target), { recursive: true });
   const tmp = `${target}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp);
-  const model = weightTensors(state);
-  const optimizer = optimizerTensors(state);
+  const model = weightTensors(state, policyOnly);
   const meta = {
     format: CHECKPOINT_FORMAT,
+    contents: policyOnly ? "policy" : "checkpoint",
     model: TINY_MODEL,
     shape: c.shape,
     seed: c.seed,
@@ -115,12 +121,12 @@ export function save(state: TrainerState, dir: string): CheckpointResult {
     rng: { init: [c.seed, 1], sampling: "per-request seed, stream 7" },
   };
   writeFileSynced(path.join(tmp, "model.safetensors"), encodeSafetensors(model, { format: CHECKPOINT_FORMAT }));
-  writeFileSynced(path.join(tmp, "optimizer.safetensors"), encodeSafetensors(optimizer, { format: CHECKPOINT_FORMAT }));
+  if (!policyOnly) writeFileSynced(path.join(tmp, "optimizer.safetensors"), encodeSafetensors(optimizerTensors(state), { format: CHECKPOINT_FORMAT }));
   writeFileSynced(path.join(tmp, "trainer.json"), `${JSON.stringify(meta, null, 2)}\n`);
   renameIntoPlace(tmp, target);
   // The next iteration starts from an empty prefix cache, as a resumed run does.
   state.cache.clear();
-  return { files: [...FILES], policy_version: state.policyVersion };
+  return { files: [...(policyOnly ? POLICY_FILES : FILES)], policy_version: state.policyVersion };
 }
 
 /** trainer.json of a checkpoint of this configuration, or an invalid_request saying why not. */
@@ -156,7 +162,6 @@ export function load(state: TrainerState, dir: string): CheckpointResult {
   const target = path.resolve(dir);
   const meta = readCheckpointState(state, target);
   const model = readSafetensors(path.join(target, "model.safetensors")).tensors;
-  const optimizer = readSafetensors(path.join(target, "optimizer.safetensors")).tensors;
   const take = (prefix: string, set: ParamSet) => {
     const values = new Map<string, Float32Array>();
     for (const s of set.specs) {
@@ -173,6 +178,14 @@ export function load(state: TrainerState, dir: string): CheckpointResult {
     return params;
   };
   c.policy.write(take("policy", c.policy));
+  if (meta.contents === "policy") {
+    // A weight sync's folder: the policy's weights and version; optimizer, critic, reference and
+    // behaviour stay as they are.
+    state.policyVersion = meta.policy_version ?? 0;
+    currentWeightsChanged(state);
+    return { files: [...POLICY_FILES], policy_version: state.policyVersion };
+  }
+  const optimizer = readSafetensors(path.join(target, "optimizer.safetensors")).tensors;
   if (c.critic) c.critic.write(take("critic", c.critic));
   setReference(state, null, -1);
   if (meta.reference) setReference(state, frozen("reference"), meta.reference.policy_version);

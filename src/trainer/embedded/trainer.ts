@@ -53,7 +53,7 @@ export class TinyTrainer {
       train_step: (p) => trainStep(state, p),
       snapshot: () => snapshot(state),
       reset_optimizer: () => resetOptimizers(state),
-      save: (p) => save(state, p.path),
+      save: (p) => save(state, p.path, p.policy_only === true),
       load: (p) => load(state, p.path),
       eval_op: (p) => ({ output: evalOp(p.op, p.input) }),
       shutdown: () => ({}),
