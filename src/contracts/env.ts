@@ -6,9 +6,20 @@ import type { ToolCall } from "./tool-calls.js";
 
 export type Signals = Readonly<Record<string, SignalValue>>;
 
+/** A chat message of a task's prompt (a dataset row written as messages). */
+export interface PromptMessage {
+  readonly role: "system" | "user" | "assistant";
+  readonly content: string;
+}
+
 export interface Observation {
   /** Text shown to the model: the task on reset, a tool's output on step. */
   readonly text: string;
+  /**
+   * On reset only: the task as chat messages instead of one user message (`text` then repeats
+   * their text, for logs). A system message among them replaces the harness's system prompt.
+   */
+  readonly messages?: readonly PromptMessage[];
   /** The env's state signals after this step (declared with scope: state). */
   readonly signals: Signals;
 }
@@ -21,6 +32,12 @@ export interface StepResult extends Observation {
 export interface EnvInstance {
   reset(): Promise<Observation>;
   step(call: ToolCall): Promise<StepResult>;
+  /**
+   * A turn without a tool call is the episode's final answer, for envs that score answers (a
+   * dataset task): the env scores `text` (the turn without its end-of-turn token) and the
+   * episode ends. Envs without it get "no tool call found" as an observation instead.
+   */
+  finalAnswer?(text: string): Promise<Signals>;
   /** Outcome signals (scope: outcome), read once when the episode ends. */
   outcome(): Promise<Signals>;
   close(): Promise<void>;
@@ -49,4 +66,19 @@ export interface EnvKind<E extends EnvConfig = EnvConfig> {
   vocabulary(env: E): readonly string[];
   /** An optimal action sequence for a task, for SFT cold start; undefined when unknown. */
   walkthrough?(env: E, task: number): Promise<readonly ToolCall[] | undefined>;
+  /**
+   * Before anything trains: read and check what the env needs (data, verifiers) and start its
+   * helper processes. An EnvError here refuses the run, its message naming the file or row.
+   */
+  provision?(env: E, context: EnvProvisionContext): Promise<void>;
+  /** After the run: stop the helper processes `provision` started (never throws). */
+  shutdown?(): Promise<void>;
+}
+
+export interface EnvProvisionContext {
+  /** The env's name in the plan. */
+  readonly name: string;
+  /** Where the env may keep files of the run (a failed verifier's traceback): the run directory. */
+  readonly runDir: string;
+  readonly log: (line: string) => void;
 }

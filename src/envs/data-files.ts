@@ -1,4 +1,5 @@
-// The data files a plan's envs name (sql's database and questions, an agent's task file;
+// The data files a plan's envs name (sql's database and questions, an agent's task file, a
+// dataset's rows and verifier;
 // {path, sha256}, the path relative to the run's data
 // root; `std/...` in the stdlib): where each one lies (confined to the data root), and the check
 // that its bytes still hash to the plan's sha256, before anything reads it.
@@ -88,6 +89,10 @@ export function verifyDataFile(file: DataFile, root: string | undefined, what: s
 export function verifyPlanDataFiles(envs: Readonly<Record<string, PlanEnv>>, root: string): void {
   for (const env of Object.values(envs)) {
     if (env.kind === "agent") verifyDataFile(env.task_file, root, "task", "agent");
+    if (env.kind === "dataset") {
+      verifyDataFile(env.data, root, "data", "dataset");
+      if (env.verifier) verifyDataFile(env.verifier, root, "verifier", "dataset");
+    }
     if (env.kind !== "sql") continue;
     if (env.database) verifyDataFile(env.database, root, "database");
     if (env.questions) verifyDataFile(env.questions, root, "questions");

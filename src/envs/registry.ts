@@ -1,6 +1,7 @@
 // Every environment kind this runtime can run, by the `kind` a plan names.
 import type { EnvKind } from "../contracts/env.js";
 import { agentEnv, createAgentEnv } from "./agent.js";
+import { createDatasetEnv, datasetEnv } from "./dataset/index.js";
 import { findmaxEnv } from "./findmax/index.js";
 import { httpEnv } from "./http.js";
 import { roomsEnv } from "./rooms/index.js";
@@ -9,6 +10,7 @@ import { subprocessEnv } from "./subprocess.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["agent", agentEnv],
+  ["dataset", datasetEnv],
   ["findmax", findmaxEnv],
   ["http", httpEnv],
   ["rooms", roomsEnv],
@@ -16,7 +18,7 @@ export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["subprocess", subprocessEnv],
 ]);
 
-/** The env kinds of one run: those that read data files find them below `dataRoot` and only there. */
+/** The env kinds of one run: those that read data files find them below `dataRoot` and only there (each call makes fresh ones: a dataset's env host is the run's own). */
 export function envKindsWithDataRoot(dataRoot: string): ReadonlyMap<string, EnvKind> {
-  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot })], ["agent", createAgentEnv({ root: dataRoot })]]);
+  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot })], ["agent", createAgentEnv({ root: dataRoot })], ["dataset", createDatasetEnv({ root: dataRoot })]]);
 }

@@ -2,8 +2,20 @@
 // and the fields of each kind, in their order, come from there; this file says only how each
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
-import { type EnvFieldName, type EnvKind, envKindShapes, findmaxFunctions, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { datasetScorers, type EnvFieldName, type EnvKind, envKindShapes, findmaxFunctions, signalScopes, signalTypes } from "../semantics/schema/env.js";
 import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
+
+/** Task ids as half-open ranges [from, to), ascending and disjoint. */
+const idRangesSchema = z.array(z.tuple([nonNegativeInt, nonNegativeInt]));
+
+const rowSplitsSchema = z
+  .strictObject({
+    column: z.string().min(1),
+    train: d(idRangesSchema, "The rows (task ids) of the train split, as [from, to) ranges."),
+    valid: idRangesSchema,
+    test: idRangesSchema,
+  })
+  .meta({ id: "RowSplits" });
 
 const signalSchema = z.strictObject({
   scope: d(z.enum(signalScopes), "outcome: known at the end of the episode; state: after every step."),
@@ -46,7 +58,7 @@ const planEnvFields = {
   read_only: z.boolean(),
   max_rows: bounded("envs.*.max_rows", positiveInt),
   // External task servers (http, subprocess).
-  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step (http, subprocess), of a whole episode (agent)."),
+  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step (http, subprocess), of a whole episode (agent), of one verifier call (dataset)."),
   retries: d(bounded("envs.*.retries", nonNegativeInt), "Retries of a failed call before the episode is an env error."),
   task: d(z.string().nullable(), "Task name on the server."),
   url: z.string().min(1),
@@ -55,6 +67,15 @@ const planEnvFields = {
   // agent
   task_file: d(dataFileSchema, "The tasks (JSON lines); `tasks` is its line count."),
   max_stderr_bytes: d(bounded("envs.*.max_stderr_bytes", positiveInt), "Bytes of a failed episode's stderr kept in the run directory."),
+  // dataset
+  data: d(dataFileSchema, "The rows (JSON lines); `tasks` is their count."),
+  prompt_column: d(z.string().min(1), "The column holding the prompt (text or chat messages)."),
+  answer_column: d(z.string().min(1), "The column holding the ground truth; dots read nested fields."),
+  split_column: d(rowSplitsSchema.nullable(), "The rows' own splits, read from a column at compile time; null: `split`'s fractions cut the rows."),
+  scorer: z.enum(datasetScorers),
+  pattern: d(z.string().min(1).nullable(), "The answer's extraction pattern (JavaScript regular expression); null: the scorer's default."),
+  verifier: d(dataFileSchema.nullable(), "The Python file defining the scoring function (scorer verl or trl)."),
+  function: d(z.string().min(1), "The scoring function's name in the verifier file."),
 } as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;
 
 type PlanEnvFields = typeof planEnvFields;
@@ -74,5 +95,5 @@ function planEnvKind<K extends EnvKind>(kind: K): z.ZodObject<PlanEnvShape<K>, z
 }
 
 export const planEnvSchema = z
-  .discriminatedUnion("kind", [planEnvKind("rooms"), planEnvKind("findmax"), planEnvKind("sql"), planEnvKind("http"), planEnvKind("subprocess"), planEnvKind("agent")])
+  .discriminatedUnion("kind", [planEnvKind("rooms"), planEnvKind("findmax"), planEnvKind("sql"), planEnvKind("http"), planEnvKind("subprocess"), planEnvKind("agent"), planEnvKind("dataset")])
   .meta({ id: "Env" });

@@ -8,7 +8,7 @@ import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import type { LoweringContext } from "./lower-context.js";
-import { dataFile } from "./lower-envs.js";
+import { dataFile } from "./lower-data-files.js";
 import type { Plan } from "./schema.js";
 
 /** The held-out fraction of a record file when the spec gives none. */

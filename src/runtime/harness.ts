@@ -189,9 +189,12 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   try {
     const start = await env.reset();
     envSignals = start.signals;
-    const system = systemWithTools(h.system_prompt, tools.length > 0 && !templateTools ? describeTools(tools, h.format) : "");
+    // A task written as chat messages brings its own turns; its system message replaces the harness's.
+    const taskMessages = start.messages ?? [{ role: "user" as const, content: start.text }];
+    const taskSystem = taskMessages.find((m) => m.role === "system")?.content;
+    const system = systemWithTools(taskSystem ?? h.system_prompt, tools.length > 0 && !templateTools ? describeTools(tools, h.format) : "");
     if (system) conversation.add({ role: "system", content: system });
-    conversation.add({ role: "user", content: start.text });
+    for (const m of taskMessages) if (m.role !== "system") conversation.add({ role: m.role, content: m.content });
     (await conversation.encodeFrom(0)).forEach((ids, i) => ctx.append(ids, messageRole(at(conversation.messages, i))));
     states.push(snapshot());
 
@@ -225,12 +228,21 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
       generators.push(generator?.name ?? "policy");
       if (turn.finish === "length" && turn.ids.length >= h.max_response_tokens) {
         budgetHit = true;
+        // A single-turn answer cut by the budget is still scored, as veRL and TRL score it.
+        if (env.finalAnswer && tools.length === 0) envSignals = { ...envSignals, ...(await env.finalAnswer(await turn.plainText())) };
         states.push(snapshot());
         break;
       }
       const text = await turn.text();
       const parsed: ParsedTurn = h.format === "text_action" ? parseTextAction(text, tools) : parseFunctionCall(text, template.tool_call_format);
       conversation.add(assistantMessage(parsed, await turn.plainText()));
+      // A turn without a call is the final answer of an env that scores answers (a dataset task).
+      if (env.finalAnswer && (tools.length === 0 || parsed.kind === "none")) {
+        envSignals = { ...envSignals, ...(await env.finalAnswer(await turn.plainText())) };
+        episode.terminated = true;
+        states.push(snapshot());
+        break;
+      }
       const observation = await act(parsed);
       if (observation.terminated) {
         episode.terminated = true;

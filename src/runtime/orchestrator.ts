@@ -24,7 +24,7 @@ import { commitIteration, recordEpisodes } from "./run/commit.js";
 import { haltedError, RunError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
 import { evaluatePolicy } from "./run/evaluate.js";
 import { preflight } from "./run/preflight.js";
-import { checkRunnable, openRun, provision } from "./run/provision.js";
+import { checkRunnable, openRun, provision, shutdownEnvs } from "./run/provision.js";
 import { reportIteration, type RunPace } from "./run/report.js";
 import { collectRollout, type Rollout } from "./run/rollout.js";
 import { advantagesByIds, scoreBatch } from "./run/score.js";
@@ -174,6 +174,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     // A failed or halted run's trackers keep what they were sent (closing them never throws).
     await tracking?.close(options.halt?.aborted ? 5_000 : undefined);
     await gateway?.close().catch(() => undefined);
+    await shutdownEnvs(options.envs);
   }
   return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(watchdogStop ? { watchdogStop } : {}), ...(lastEval ? { lastEval } : {}) };
 }

@@ -9,6 +9,7 @@ import type { Method } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
 import type { TrainerCommand } from "./protocol/client.js";
 import { at } from "../contracts/checked.js";
+import { pythonCandidates } from "../contracts/python.js";
 import type { Rendezvous } from "./rendezvous.js";
 
 const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -72,15 +73,6 @@ export function trainerDeadlines(plan: Plan, timeoutS?: number): (method: Method
 }
 
 let python: string | undefined;
-
-/** runtime-gpu/, the folder of the Python packages (arl_trainer, arl_tracking), for PYTHONPATH. */
-export const RUNTIME_GPU_DIR = `${packageRoot}runtime-gpu`;
-
-/** The Pythons arl may use, in order: $ARL_PYTHON, the repository's .venv, `python3` on the PATH, /usr/bin/python3. */
-export function pythonCandidates(): string[] {
-  const venv = `${packageRoot}.venv/bin/python`;
-  return [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
-}
 
 /**
  * The first Python that can import torch: $ARL_PYTHON, then the repository's .venv (what

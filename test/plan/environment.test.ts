@@ -24,7 +24,10 @@ const ALLOWED: Record<string, string> = {
   "runtime/run/tracking.ts: (whole environment)":
     "the trackers' sidecar inherits it: the trackers' own settings (WANDB_API_KEY for W&B online, never in a plan; proxies, HOME); they say where metrics are copied, never what the run computes",
   "runtime/run/tracking.ts: PYTHONPATH": "runtime-gpu is put first on it, so the sidecar's own arl_tracking is the one imported",
-  "trainer/launch.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer; its versions (python, torch) are recorded in the run manifest",
+  "contracts/python.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer, the trackers' sidecar and the env host; the trainer's versions (python, torch) are recorded in the run manifest",
+  "envs/env-host.ts: (whole environment)":
+    "the env host inherits it like any child (PATH, HOME, what user verifiers read); the verifier's file and the data are hashed into the plan",
+  "envs/env-host.ts: PYTHONPATH": "runtime-gpu is put first on it, so the host's own arl_envhost is the one imported",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
   "cli/commands/run-nodes.ts: (whole environment)":
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",

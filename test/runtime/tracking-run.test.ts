@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { RunTracking } from "../../src/runtime/run/tracking.js";
-import { pythonCandidates } from "../../src/trainer/launch.js";
+import { pythonCandidates } from "../../src/contracts/python.js";
 import { runArl } from "../helpers/cli.js";
 import { compilePlans, COUNTER_SIGNALS_AND_TOOLS, counterEnvScript } from "../helpers/plans.js";
 

@@ -2,6 +2,7 @@
 // run (before anything starts), recover the run directory's committed state, open the buffer,
 // start and configure the trainers (loading the checkpoint on resume) and write the manifest.
 import path from "node:path";
+import { EnvError } from "../../contracts/env.js";
 import type { Plan } from "../../plan/schema.js";
 import type { ConfigureResult } from "../../contracts/trainer-protocol.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
@@ -144,6 +145,27 @@ export async function configureTrainer(trainer: TrainerClient, plan: Plan, vocab
     });
 }
 
+/**
+ * Each env kind's own preparation (a dataset's rows checked, its verifier loaded in the env
+ * host), before the trainer is configured. Its failure names the file or row; a run with nothing
+ * committed is refused, a resumed one stays resumable (a missing Python package can be installed).
+ */
+async function provisionEnvs(plan: Plan, envs: EnvRegistry, runDir: string, log: (line: string) => void, state: RunState): Promise<void> {
+  for (const [name, env] of Object.entries(plan.envs)) {
+    try {
+      await envKindOf(envs, env).provision?.(env, { name, runDir, log });
+    } catch (error) {
+      if (!(error instanceof EnvError)) throw error;
+      throw hasProgress(state) ? new RunError(error.message) : refusal(error.message);
+    }
+  }
+}
+
+/** Stops what the env kinds' provision started (env hosts); never throws. */
+export async function shutdownEnvs(envs: EnvRegistry): Promise<void> {
+  await Promise.all([...envs.values()].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())));
+}
+
 /** A run directory recovered to its committed state, its buffer open and the policy's trainer started. */
 export interface OpenedRun {
   /** The committed state, its checkpoint as found in this directory (resume). */
@@ -195,6 +217,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   if (plan.rollout.sft?.optimizer === "fresh" && !state.sftDone) requireOptimizerReset(trainer);
   // Read and validated before anything trains; the embedded model's vocabulary sees its words.
   const sftData = loadColdStartData(plan, options.dataRoot);
+  await provisionEnvs(plan, options.envs, runDir.dir, log, state);
   const vocabulary = planVocabulary(plan, options.envs, sftData);
   const configured = await configureTrainer(trainer, plan, vocabulary, asyncRollout !== null && asyncRollout !== undefined);
   // The trainer's policy version, followed through load, SFT and every train step: the
@@ -235,7 +258,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     model: configured.model,
     ...(pool && cross ? { cross_policy: { probability: cross.probability, pool: pool.models } } : {}),
     seed: plan.seed,
-    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : e.kind === "agent" ? { task_file: e.task_file } : null }])),
+    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : e.kind === "agent" ? { task_file: e.task_file } : e.kind === "dataset" ? { data: e.data, verifier: e.verifier } : null }])),
     checkpoint: state.checkpoint,
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
     run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null, engine_command: options.engineCommand ?? null, engine_python: options.enginePython ?? null },

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import type { Plan } from "../../plan/schema.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
-import { pythonCandidates, RUNTIME_GPU_DIR } from "../../trainer/launch.js";
+import { pythonCandidates, RUNTIME_GPU_DIR } from "../../contracts/python.js";
 
 /** How long the first metrics line waits for the trackers to be open. */
 const READY_WAIT_MS = 30_000;

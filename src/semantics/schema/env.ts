@@ -113,11 +113,32 @@ const agent = z.strictObject({
   max_stderr_bytes: doc(positiveInt.default(65536), "Bytes of the program's stderr kept (its tail) in the run directory for a failed episode."),
 });
 
-export const envKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent"] as const;
+/** How a dataset task's answer is scored (docs/datasets.md). */
+export const datasetScorers = ["exact", "number", "boxed", "math_verify", "verl", "trl"] as const;
+
+/** A file of prompts with their answers: one model answer an episode, scored against its row. */
+const dataset = z.strictObject({
+  ...common,
+  kind: z.literal("dataset"),
+  data: doc(z.string().min(1), "Path of the rows (JSON lines, one object a line); `tasks` is their count."),
+  prompt_column: doc(z.string().min(1).default("prompt"), "The column holding the prompt: a string, or chat messages [{role, content}]."),
+  answer_column: doc(z.string().min(1).default("answer"), "The column holding the ground truth (a dotted path reads a nested field: reward_model.ground_truth)."),
+  split_column: doc(z.string().min(1).nullable().default(null), "A column naming each row's split (train, valid or test); none: `split`'s fractions cut the rows."),
+  scorer: doc(
+    enumOf(datasetScorers).default("exact"),
+    "exact: equal after normalisation; number: the numbers equal; boxed: the last \\boxed{} equals; math_verify: equivalent by math-verify; verl: the verifier file's compute_score; trl: the verifier file's reward function.",
+  ),
+  pattern: doc(z.string().min(1).nullable().default(null), "A regular expression (JavaScript syntax) extracting the answer from the text: its last match, first group; none: the whole text (exact), the last number (number)."),
+  verifier: doc(z.string().min(1).nullable().default(null), "Path of the Python file defining the scoring function (scorer verl or trl)."),
+  function: doc(z.string().min(1).default("compute_score"), "The scoring function's name in the verifier file."),
+  timeout_s: doc(z.number().positive().default(10), "Time limit of one verifier call (Python scorers); a call running longer is an env error."),
+});
+
+export const envKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent", "dataset"] as const;
 export type EnvKind = (typeof envKinds)[number];
 
 /** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
-export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agent: agent.shape } as const satisfies Record<EnvKind, z.ZodRawShape>;
+export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<EnvKind, z.ZodRawShape>;
 
 /** Every field name of some env kind, `kind` included. */
 export type EnvFieldName = { [K in EnvKind]: keyof (typeof envKindShapes)[K] }[EnvKind];
@@ -129,6 +150,6 @@ function normaliseKind(v: unknown): unknown {
   return isPlainName(kind) && kind.$name.length === 1 ? { ...v, kind: kind.$name[0] } : v;
 }
 
-export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agent]));
+export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agent, dataset]));
 
 export type Env = z.output<typeof envSchema>;
