@@ -2,61 +2,15 @@
 here wrote: chat, the function-calling round trip with a tool result, streaming (raw chunks and
 the SDK's stream helper), errors as APIStatusError, and completions from token ids.
 
-One Node process serves a scripted model for the whole module
-(test/gateway/fixtures/scripted-gateway.mjs, over dist/: `npm run build` first; docs/gateway.md).
+One Node process serves a scripted model for the whole module (the `gateway` fixture of
+conftest.py: test/gateway/fixtures/scripted-gateway.mjs, over dist/; `npm run build` first).
 """
 
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 openai = pytest.importorskip("openai")
-
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "test" / "gateway" / "fixtures" / "scripted-gateway.mjs"
-SERVER = REPO / "dist" / "runtime" / "gateway" / "server.js"
-
-
-class ScriptedGateway:
-    """The fixture script's line protocol: one command in, one JSON line out."""
-
-    def __init__(self, process):
-        self.process = process
-
-    def ask(self, command):
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise AssertionError(f"the scripted gateway exited: {self.process.stderr.read()}")
-        return json.loads(line)
-
-    def client(self):
-        session = self.ask("open")
-        return session["id"], openai.OpenAI(base_url=session["baseUrl"], api_key=session["apiKey"], max_retries=0)
-
-
-@pytest.fixture(scope="module")
-def gateway():
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not on PATH")
-    if not SERVER.exists():
-        pytest.skip(f"{SERVER} is missing (run npm run build)")
-    process = subprocess.Popen([node, str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        yield ScriptedGateway(process)
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
 
 def test_chat_returns_the_answer_with_exact_ids(gateway):
     _, client = gateway.client()
@@ -150,3 +104,38 @@ def test_completions_from_token_ids(gateway):
     with pytest.raises(openai.BadRequestError) as text_prompt:
         client.completions.create(model="arl-policy", prompt="What is 6 x 7?")
     assert text_prompt.value.body["param"] == "prompt"
+
+
+RESPONSES_WEATHER = {"type": "function", "name": "get_weather", "description": "The weather in a city", "parameters": WEATHER["function"]["parameters"]}
+
+
+def test_responses_round_trip_and_stream(gateway):
+    session, client = gateway.client()
+    first = client.responses.create(model="arl-policy", instructions="Use tools.", input="Weather in Paris?", tools=[RESPONSES_WEATHER])
+    [call] = first.output
+    assert (call.type, call.call_id, call.name, json.loads(call.arguments)) == ("function_call", "call_0", "get_weather", {"city": "Paris"})
+    # The loop the Agents SDK runs: the answer's items go back in the input, then the tool's output.
+    items = [{"role": "user", "content": "Weather in Paris?"}, *[item.model_dump(exclude_none=True) for item in first.output]]
+    items.append({"type": "function_call_output", "call_id": call.call_id, "output": "sunny"})
+    second = client.responses.create(model="arl-policy", instructions="Use tools.", input=items, tools=[RESPONSES_WEATHER])
+    assert second.output_text == "It is sunny."
+    assert second.usage.input_tokens == 9
+    seen = gateway.ask(f"seen {session}")["chats"][1]["messages"]
+    assert [m["role"] for m in seen] == ["system", "user", "assistant", "tool"]
+
+    output = {"type": "function_call_output", "call_id": "call_0", "output": "rainy"}
+    by_id = client.responses.create(model="arl-policy", previous_response_id=first.id, input=[output], tools=[RESPONSES_WEATHER])
+    assert by_id.output_text == "It is rainy."
+
+    with client.responses.stream(model="arl-policy", input="hi") as stream:
+        deltas = [event.delta for event in stream if event.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert deltas == ["Hello", ",", " world"]
+    assert final.output_text == "Hello, world"
+
+    with pytest.raises(openai.BadRequestError) as orphan:
+        client.responses.create(model="arl-policy", input=[{"type": "function_call_output", "call_id": "call_7", "output": "x"}])
+    assert orphan.value.body["param"] == "input[0].call_id"
+    with pytest.raises(openai.BadRequestError) as unknown:
+        client.responses.create(model="arl-policy", previous_response_id="resp_unknown", input="hi")
+    assert unknown.value.body["code"] == "previous_response_not_found"

@@ -188,14 +188,23 @@ export type CallCheck<T extends OfferedTool = OfferedTool> = { readonly ok: true
 /** Validates calls against the offered tools' JSON Schemas (compiled once per tool). */
 export class ToolCallValidator {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
-  private readonly compiled = new Map<OfferedTool, ValidateFunction>();
+  private readonly compiled = new WeakMap<OfferedTool, ValidateFunction>();
+  /** By the schema's JSON text: one run's validator compiles a schema once, whichever episode offers it. */
+  private readonly bySchema = new Map<string, ValidateFunction>();
+
+  /** How many distinct parameter schemas have been compiled. */
+  get compiledSchemas(): number {
+    return this.bySchema.size;
+  }
 
   check<T extends OfferedTool>(call: ToolCall, offered: readonly T[]): CallCheck<T> {
     const tool = offered.find((t) => t.name === call.name);
     if (!tool) return { ok: false, error: `there is no tool '${call.name}'; available: ${offered.map((t) => t.name).join(", ")}` };
     let validate = this.compiled.get(tool);
     if (!validate) {
-      validate = this.ajv.compile(tool.definition.function.parameters);
+      const key = JSON.stringify(tool.definition.function.parameters);
+      validate = this.bySchema.get(key) ?? this.ajv.compile(tool.definition.function.parameters);
+      this.bySchema.set(key, validate);
       this.compiled.set(tool, validate);
     }
     if (validate(call.arguments)) return { ok: true, tool };

@@ -18,10 +18,11 @@ import { GatewayError, type ChatRequest, type ChatResult, type GatewayMessage } 
 import { ModelSession, type BudgetCode, type ModelSessionOptions } from "../../src/runtime/gateway/model-session.js";
 import { startGateway } from "../../src/runtime/gateway/server.js";
 import { harnessVocabulary } from "../../src/runtime/harness.js";
-import type { EncodeOptions, GenerateOptions, Generation, Message, Policy, TrainerPolicy } from "../../src/runtime/policy.js";
+import type { GenerateOptions, Generation, TrainerPolicy } from "../../src/runtime/policy.js";
 import { EOS, ROLE_IDS } from "../../src/trainer/embedded/tokenizer.js";
 import type { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
+import { RecordingPolicy } from "./recording-policy.js";
 import { tinyPolicy } from "../helpers/tiny-policy.js";
 
 const WORDS = ["hello", "world", "again", "counter", "at", "edited"];
@@ -142,45 +143,23 @@ describe("a rewritten history", () => {
 });
 
 /** The tiny policy with its encode calls recorded; `texts`: replies it generates instead of sampling (encoded by the tiny tokenizer, then the end-of-turn token). */
-class RecordingPolicy implements Policy {
-  readonly encodes: { messages: Message[]; options: EncodeOptions }[] = [];
-  readonly generates: GenerateOptions[] = [];
-  private turn = 0;
-  constructor(private readonly texts: readonly string[] = []) {}
-
-  encode(messages: readonly Message[], addGenerationPrompt: boolean, options: EncodeOptions = {}): Promise<Int32Array[]> {
-    this.encodes.push({ messages: messages.map((m) => ({ ...m })), options });
-    return policy.encode(messages, addGenerationPrompt, options);
-  }
-
-  decode(x: Int32Array): Promise<string> {
-    return policy.decode(x);
-  }
-
-  async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
-    this.generates.push(options);
-    const text = this.texts[this.turn++];
-    if (text === undefined) return policy.generate(prompt, options);
-    const body = tiny.request("encode", { messages: [{ role: "assistant", content: text }], add_generation_prompt: false }).ids.values;
-    return { ids: body.slice(), logprobs: new Float32Array(body.length).fill(-0.5), finish: "stop", policyVersion: 0 };
-  }
-}
+const recording = (texts?: readonly string[]) => new RecordingPolicy({ policy, tiny }, texts);
 
 describe("tools", () => {
   it("go to encode as function definitions when the template renders them, else into the system message", async () => {
-    const renders = new RecordingPolicy();
+    const renders = recording();
     const template: ChatTemplateInfo = { ...DEFAULT_TEMPLATE, renders_tools: true };
     await session({ policy: renders, template }).chat(chat(FIRST, { tools: [STEP_TOOL] }));
     expect(renders.encodes[0]!.options.tools).toEqual([STEP_TOOL]);
     expect(renders.encodes[0]!.messages[0]!.content).toBe("Count.");
 
-    const describes = new RecordingPolicy();
+    const describes = recording();
     await session({ policy: describes }).chat(chat(FIRST, { tools: [STEP_TOOL] }));
     expect(describes.encodes[0]!.options.tools).toBeUndefined();
     expect(describes.encodes[0]!.messages[0]!.content).toBe(`Count.\n\nTools:\n{"type":"function","function":{"name":"step","description":"advance the counter","parameters":{"properties":{},"type":"object"}}}`);
 
     // tool_choice "none": nothing offered, nothing parsed.
-    const none = new RecordingPolicy(['<tool_call>{"name": "step", "arguments": {}}</tool_call>']);
+    const none = recording(['<tool_call>{"name": "step", "arguments": {}}</tool_call>']);
     const reply = await session({ policy: none, template }).chat(chat(FIRST, { tools: [STEP_TOOL], toolChoice: "none" }));
     expect(none.encodes[0]!.options.tools).toBeUndefined();
     expect(none.encodes[0]!.messages[0]!.content).toBe("Count.");
@@ -189,7 +168,7 @@ describe("tools", () => {
 
   it("a parsed call is served as a tool call, its result filled from the later tool message, and the history continues", async () => {
     const call = '<tool_call>{"name": "step", "arguments": {}}</tool_call>';
-    const scripted = new RecordingPolicy([call, '<tool_call>{"name": "write", "arguments": {"value": "c"}}</tool_call>', "<tool_call>{</tool_call>"]);
+    const scripted = recording([call, '<tool_call>{"name": "write", "arguments": {"value": "c"}}</tool_call>', "<tool_call>{</tool_call>"]);
     const s = session({ policy: scripted });
     const first = await s.chat(chat(FIRST, { tools: [STEP_TOOL] }));
     expect(first).toMatchObject({ content: null, finish: "tool_calls", toolCalls: [{ id: "call_0", name: "step", arguments: "{}" }] });
@@ -297,7 +276,7 @@ describe("completions", () => {
 
 describe("sampling", () => {
   it("is the plan's (or the eval temperature): request values are recorded, not applied; the seed is the session's function of the call", async () => {
-    const recorder = new RecordingPolicy(["hello", "world"]);
+    const recorder = recording(["hello", "world"]);
     const s = session({ policy: recorder, plan: harness({ max_response_tokens: 5 }), temperature: 0.25, seed: (call) => 40 + call });
     await s.chat(chat(FIRST, { temperature: 1.7, topP: 0.1, seed: 99, maxTokens: 50 }));
     await s.chat(chat([...FIRST, { role: "assistant", content: "hello" }, { role: "user", content: "again" }], { maxTokens: 3 }));
@@ -317,7 +296,7 @@ describe("through the gateway", () => {
   it("the openai SDK's function-calling round trip continues one trajectory with the exact ids", async () => {
     const gateway = await startGateway({ log: () => undefined });
     try {
-      const scripted = new RecordingPolicy(['<tool_call>{"name": "step", "arguments": {}}</tool_call>', "done"]);
+      const scripted = recording(['<tool_call>{"name": "step", "arguments": {}}</tool_call>', "done"]);
       const s = session({ policy: scripted });
       const handle = gateway.open(s);
       const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
@@ -357,7 +336,7 @@ describe("a failed call", () => {
         return super.generate(prompt, options);
       }
     }
-    const s = session({ policy: new FailingOnce(["hello"]) });
+    const s = session({ policy: new FailingOnce({ policy, tiny }, ["hello"]) });
     await expect(s.chat(chat(FIRST))).rejects.toThrow("the trainer died");
     const reply = await s.chat(chat(FIRST));
     expect(reply.content).toBe("hello");

@@ -1,6 +1,7 @@
 // A one-env experiment around an agent program, compiled in a folder of its own with its task
 // file (one JSON object a line), and the context its episodes are played in: the real gateway
 // and a policy over the embedded trainer in-process (the agent runner's and load test's).
+import { ToolCallValidator } from "../../src/contracts/tool-calls.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -57,5 +58,5 @@ export async function agentEpisodeContext(plan: Plan, dir: string, vocabulary: r
   const { policy } = await tinyPolicy(plan, vocabulary);
   const gateway = await startGateway({ log: () => undefined });
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-agent-run-")), plan);
-  return { plan, runDir, gateway, policy, rolloutPolicy: policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], streams: new RunStreams(0), dataRoot: dir, halt: undefined };
+  return { plan, runDir, gateway, policy, rolloutPolicy: policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], streams: new RunStreams(0), dataRoot: dir, halt: undefined, validator: new ToolCallValidator() };
 }

@@ -21,9 +21,18 @@ const call = (key) => fetch(process.env.OPENAI_BASE_URL + "/chat/completions", {
   headers: { "content-type": "application/json", authorization: "Bearer " + key },
   body: JSON.stringify({ model: "policy", messages: [{ role: "user", content: "hello " + input.task.word }], max_tokens: 4 }),
 });
+// Anthropic's SDKs read ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY and add /v1/messages.
+const anthropic = () => fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", {
+  method: "POST",
+  headers: { "content-type": "application/json", "x-api-key": process.env.ANTHROPIC_API_KEY },
+  body: JSON.stringify({ model: "policy", max_tokens: 4, messages: [{ role: "user", content: "hello " + input.task.word }] }),
+});
 (async () => {
   if (mode === "sleep") return setInterval(() => {}, 1000);
-  if (mode !== "nocall") {
+  if (mode === "anthropic") {
+    const r = await anthropic();
+    if (r.status !== 200 || (await r.json()).type !== "message") throw new Error("call failed " + r.status);
+  } else if (mode !== "nocall") {
     const r = await call(mode === "wrongkey" ? "sk-wrong" : process.env.OPENAI_API_KEY);
     if (mode !== "wrongkey" && r.status !== 200) throw new Error("call failed " + r.status);
   }
@@ -70,6 +79,9 @@ describe("agent episodes", () => {
     expect(posted.episode.samples).toHaveLength(1);
     expect(posted.episode.turnEnds).toHaveLength(1);
     expect(Array.from(posted.episode.roles)).toContain(Role.generated);
+    const viaAnthropic = await playAgentEpisode(ctx, slot(0, 2), agentEnv("anthropic"), 13);
+    expect(viaAnthropic.episode.end).toBe("finished");
+    expect(viaAnthropic.calls).toEqual({ calls: 1, rewrites: 0 });
     const printed = await playAgentEpisode(ctx, slot(1, 1), agentEnv("line"), 12);
     expect(printed.episode.end).toBe("finished");
     expect(printed.episode.final.env("ok")).toBe(false);

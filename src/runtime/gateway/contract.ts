@@ -49,6 +49,8 @@ export interface ChatResult {
   readonly content: string | null;
   readonly toolCalls: readonly ServedToolCall[];
   readonly finish: "stop" | "length" | "tool_calls";
+  /** The request's stop string that cut the text, when one did (Anthropic's `stop_sequence`). */
+  readonly stopString: string | null;
   /** Exactly the ids the model was given and the ids it generated, with their log-probs. */
   readonly promptIds: Int32Array;
   readonly ids: Int32Array;
@@ -115,6 +117,8 @@ export interface SessionHandle {
   readonly id: string;
   /** `http://127.0.0.1:PORT/s/<id>/v1`: what OPENAI_BASE_URL is set to. */
   readonly baseUrl: string;
+  /** `http://127.0.0.1:PORT/s/<id>`: what ANTHROPIC_BASE_URL is set to (Anthropic's SDKs add `/v1/messages`). */
+  readonly anthropicBaseUrl: string;
   /** `http://127.0.0.1:PORT/s/<id>/outcome`: where a program may POST {"signals": {...}}. */
   readonly outcomeUrl: string;
   /** The per-session secret (OPENAI_API_KEY); a request with another key is refused (401) and recorded as a fault. */

@@ -12,6 +12,7 @@
 //     seed,         // (call) => the sampling seed of the session's call `call` (0-based)
 //     temperature,  // optional: the eval temperature; absent: the plan's sampling temperature
 //     onBudget,     // optional: called once when a budget ends the episode (stop the program)
+//     validator,    // optional: the run's ToolCallValidator (else one made at the session's first call)
 //   })
 //
 // A chat request whose messages begin with exactly the messages of the previous request and the
@@ -45,6 +46,8 @@ export interface ModelSessionOptions {
   readonly seed: (call: number) => number;
   readonly temperature?: number;
   readonly onBudget?: (code: BudgetCode) => void;
+  /** The run's tool-call validator (RunContext.validator), shared by its sessions: each schema compiled once per run. */
+  readonly validator?: ToolCallValidator;
 }
 
 /** What one call generated, after stop strings. */
@@ -57,6 +60,8 @@ interface GeneratedTurn {
   readonly tokens: string[];
   readonly policyVersion: number;
   readonly call: number;
+  /** The stop string that cut the text, if one did. */
+  readonly stopString: string | null;
 }
 
 interface SamplingRequest {
@@ -99,13 +104,14 @@ export class ModelSession implements SessionModel {
   private ended: { code: BudgetCode; message: string } | undefined;
   /** Calls run one at a time: each one's context depends on what the previous one served. */
   private queue: Promise<unknown> = Promise.resolve();
-  /** Made at the first parsed call (ajv is slow to set up, and most sessions of a plain chat never need it). */
+  /** The run's, or made at the first parsed call (ajv is slow to set up, and most sessions of a plain chat never need it). */
   private validator: ToolCallValidator | undefined;
   /** The request's function definitions as offered tools, by their JSON (so the validator compiles each once). */
   private readonly offeredTools = new Map<string, OfferedTool>();
 
   constructor(private readonly options: ModelSessionOptions) {
     this.modelName = options.plan.policy.model;
+    this.validator = options.validator;
   }
 
   chat(request: ChatRequest): Promise<ChatResult> {
@@ -177,7 +183,7 @@ export class ModelSession implements SessionModel {
     this.served = [...messages, reply];
     const toolCalls = this.noteCall(parsed, offered, turn.call);
     const content = toolCalls.length > 0 ? reply.content || null : turn.text;
-    return { content, toolCalls, finish: toolCalls.length > 0 ? "tool_calls" : turn.finish, promptIds: prompt, ids: turn.ids, logprobs: turn.logprobs, tokens: turn.tokens, policyVersion: turn.policyVersion };
+    return { content, toolCalls, finish: toolCalls.length > 0 ? "tool_calls" : turn.finish, stopString: turn.stopString, promptIds: prompt, ids: turn.ids, logprobs: turn.logprobs, tokens: turn.tokens, policyVersion: turn.policyVersion };
   }
 
   /** A token-id prompt that begins with the served stream continues it (the rest is observation); any other starts a new sample. */
@@ -280,7 +286,7 @@ export class ModelSession implements SessionModel {
     this.signals.tokens += ids.length;
     // A turn that reaches the response budget is served, cut, and ends the episode (as in the harness).
     if (gen.finish === "length" && gen.ids.length >= h.max_response_tokens) this.endBy("max_response_tokens", `a response reached harness.max_response_tokens (${h.max_response_tokens})`);
-    return { ids, logprobs, finish, text, tokens, policyVersion: gen.policyVersion, call };
+    return { ids, logprobs, finish, text, tokens, policyVersion: gen.policyVersion, call, stopString: cut?.stop ?? null };
   }
 
   /** How many leading ids it takes for the text to hold `stop`: the ids after that token are dropped. */

@@ -2,7 +2,7 @@
 // 127.0.0.1, a session per episode under `/s/<id>`, a per-session key, bounded bodies, OpenAI
 // error objects for every refusal and server-sent events for `stream: true`. What a request
 // means is the model half's business (SessionModel); this file only routes, guards and encodes.
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
@@ -15,17 +15,34 @@ import {
   type SessionHandle,
   type SessionModel,
   type EngineEndpoints,
+  type GatewayMessage,
 } from "./contract.js";
-import { chatChunks, chatCompletionJson, completionChunks, completionJson, toChatRequest, toCompletionRequest, type ResponseHead } from "./wire.js";
-import { checkChatBody, checkCompletionBody } from "./wire-schema.js";
+import { anthropicMessagesEndpoint } from "./anthropic-wire.js";
+import { errorBody, type ErrorShape } from "./api-errors.js";
+import type { ServerEvent, WireEndpoint } from "./endpoints.js";
+import { responsesEndpoint } from "./responses-wire.js";
+import { chatEndpoint, completionEndpoint } from "./wire.js";
 
 /** Time a client has to send its headers, and its whole request (not the answer: generation may be slow). */
 const HEADERS_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 120_000;
 
+/** The model-calling routes of a session, each an API's wire format onto the same SessionModel. */
+const ENDPOINTS: Readonly<Record<string, WireEndpoint>> = {
+  "POST v1/chat/completions": chatEndpoint,
+  "POST v1/completions": completionEndpoint,
+  "POST v1/responses": responsesEndpoint,
+  "POST v1/messages": anthropicMessagesEndpoint,
+};
+
+/** The error shape a request's refusals take, once its route is known (OpenAI's otherwise). */
+const errorShapes = new WeakMap<ServerResponse, ErrorShape>();
+
 interface Session {
   readonly id: string;
   readonly key: Buffer;
+  /** Stored conversations by answer id (Responses' previous_response_id). */
+  readonly conversations: Map<string, readonly GatewayMessage[]>;
   /** Dropped once the session has closed and its calls settled (the model half may hold much). */
   model: SessionModel | null;
   readonly faults: SessionFault[];
@@ -42,6 +59,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const stats: GatewayStats = { requests: 0, errors: 0, unauthorized: 0, afterEnd: 0 };
   const sessions = new Map<string, Session>();
+  /** Sessions by the SHA-256 of their key, for routes at the root (the digest: no lookup keyed by the secret itself). */
+  const sessionsByKey = new Map<string, Session>();
   const created = Math.floor(Date.now() / 1000);
 
   const server = createServer((req, res) => {
@@ -59,7 +78,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   }
 
   function sendError(res: ServerResponse, error: GatewayError): void {
-    send(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } }, error instanceof TooLarge);
+    send(res, error.status, errorBody(error, errorShapes.get(res) ?? "openai"), error instanceof TooLarge);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -81,20 +100,22 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = pathOf(req);
     if (options.engine && !path.startsWith("/s/")) return engineRoute(options.engine, req, res, path);
-    const match = /^\/s\/([0-9a-f]+)\/(.+?)\/?$/.exec(path);
+    // A session's routes are under its own prefix, or at the root, where its key tells it apart.
+    const match = /^(?:\/s\/([0-9a-f]+))?\/(.+?)\/?$/.exec(path);
     const endpoint = match ? `${req.method ?? ""} ${match[2] ?? ""}` : "";
-    const known = ["GET v1/models", "POST v1/chat/completions", "POST v1/completions", "POST outcome"];
-    if (match === null || !(known.includes(endpoint) || endpoint.startsWith("GET v1/models/"))) {
-      throw new GatewayError(404, `no such endpoint: ${req.method ?? ""} ${path} (the gateway serves GET /s/<id>/v1/models, POST /s/<id>/v1/chat/completions, POST /s/<id>/v1/completions and POST /s/<id>/outcome)`, "not_found_error", null, "unknown_url");
+    const wire = ENDPOINTS[endpoint];
+    if (wire) errorShapes.set(res, wire.errors);
+    if (match === null || !(wire !== undefined || endpoint === "GET v1/models" || endpoint === "POST outcome" || endpoint.startsWith("GET v1/models/"))) {
+      throw new GatewayError(404, `no such endpoint: ${req.method ?? ""} ${path} (the gateway serves GET /s/<id>/v1/models, POST /s/<id>/v1/chat/completions, /v1/completions, /v1/responses, /v1/messages and POST /s/<id>/outcome)`, "not_found_error", null, "unknown_url");
     }
-    const session = sessions.get(match[1] ?? "");
+    const session = match[1] === undefined ? sessionOfKey(req, path) : sessions.get(match[1]);
     if (session === undefined) throw new GatewayError(404, `no session ${match[1] ?? ""} on this gateway: use the OPENAI_BASE_URL given to this episode`, "not_found_error", null, "unknown_session");
     authorize(session, req, path);
     const model = ensureOpen(session, path);
     if (endpoint.startsWith("GET v1/models")) return listModels(res, model, endpoint.slice("GET v1/models/".length));
     const body = await readJson(req);
     ensureOpen(session, path);
-    if (endpoint === "POST outcome") {
+    if (wire === undefined) {
       if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError(400, "the outcome must be a JSON object, for example {\"signals\": {...}}", "invalid_request_error", null, "invalid_value");
       session.postedOutcome = body;
       return send(res, 200, {});
@@ -103,22 +124,24 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     res.on("close", () => {
       if (!res.writableFinished) abort.abort();
     });
-    const head: ResponseHead = { id: `${endpoint === "POST v1/completions" ? "cmpl" : "chatcmpl"}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: model.modelName };
-    const wantsUsage = (b: { readonly stream_options?: { readonly include_usage?: boolean | null } | null }) => b.stream_options?.include_usage === true;
-    if (endpoint === "POST v1/chat/completions") {
-      const checked = checkChatBody(body);
-      const request = toChatRequest(checked);
-      const result = await track(session, model.chat(request));
-      if (abort.signal.aborted) return;
-      if (checked.stream === true) return stream(res, chatChunks(head, result, request.logprobs, wantsUsage(checked)));
-      return send(res, 200, chatCompletionJson(head, result, request.logprobs));
-    }
-    const checked = checkCompletionBody(body);
-    const request = toCompletionRequest(checked);
-    const result = await track(session, model.complete(request));
+    const answer = await wire.answer({
+      body,
+      head: { id: `${wire.idPrefix}${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: model.modelName },
+      chat: (request) => track(session, model.chat(request)),
+      complete: (request) => track(session, model.complete(request)),
+      conversations: session.conversations,
+    });
     if (abort.signal.aborted) return;
-    if (checked.stream === true) return stream(res, completionChunks(head, result, request.logprobs, wantsUsage(checked)));
-    return send(res, 200, completionJson(head, result, request.logprobs));
+    if ("json" in answer) return send(res, 200, answer.json);
+    return stream(res, answer.events, answer.done);
+  }
+
+  /** The session whose key a request at the root carries (several episodes of one process share a base URL). */
+  function sessionOfKey(req: IncomingMessage, path: string): Session {
+    const session = sessionsByKey.get(keyDigest(givenKey(req)));
+    if (session !== undefined) return session;
+    stats.unauthorized++;
+    throw new GatewayError(401, `wrong or missing API key for ${path}: at the gateway's root, the key given to an episode (OPENAI_API_KEY) chooses its session`, "authentication_error", null, "invalid_api_key");
   }
 
   /** Engine mode: a call outside the sessions goes to the engine's routes, with a body read as JSON (none: null). */
@@ -145,13 +168,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   }
 
   function authorize(session: Session, req: IncomingMessage, path: string): void {
-    const given = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1] ?? "";
+    const given = givenKey(req);
     const provided = Buffer.from(given, "utf8");
     // timingSafeEqual needs equal lengths; a key of another length is refused without comparing.
     if (provided.length === session.key.length && timingSafeEqual(provided, session.key)) return;
     stats.unauthorized++;
     session.faults.push({ kind: "wrong_key", message: `${req.method ?? ""} ${path} came with a ${given === "" ? "missing" : "wrong"} API key` });
-    throw new GatewayError(401, "wrong or missing API key: send the key given to this episode (OPENAI_API_KEY) as 'Authorization: Bearer <key>'", "authentication_error", null, "invalid_api_key");
+    throw new GatewayError(401, "wrong or missing API key: send the key given to this episode (OPENAI_API_KEY, ANTHROPIC_API_KEY) as 'Authorization: Bearer <key>' or 'x-api-key: <key>'", "authentication_error", null, "invalid_api_key");
   }
 
   function ensureOpen(session: Session, path: string): SessionModel {
@@ -199,11 +222,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     return call;
   }
 
-  function stream(res: ServerResponse, chunks: readonly object[]): void {
+  function stream(res: ServerResponse, events: readonly ServerEvent[], done: boolean): void {
     if (res.destroyed) return;
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
-    for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    res.end("data: [DONE]\n\n");
+    for (const { event, data } of events) res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
+    res.end(done ? "data: [DONE]\n\n" : undefined);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -220,6 +243,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     session.closed = true;
     while (session.inFlight.size > 0) await Promise.all([...session.inFlight]);
     session.model = null;
+    session.conversations.clear();
   }
 
   return {
@@ -228,11 +252,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     open(model: SessionModel): SessionHandle {
       const id = randomBytes(16).toString("hex");
       const key = randomBytes(32).toString("hex");
-      const session: Session = { id, key: Buffer.from(key, "utf8"), model, faults: [], postedOutcome: undefined, closed: false, inFlight: new Set() };
+      const session: Session = { id, key: Buffer.from(key, "utf8"), conversations: new Map(), model, faults: [], postedOutcome: undefined, closed: false, inFlight: new Set() };
       sessions.set(id, session);
+      sessionsByKey.set(keyDigest(key), session);
       return {
         id,
         baseUrl: `${origin}/s/${id}/v1`,
+        anthropicBaseUrl: `${origin}/s/${id}`,
         outcomeUrl: `${origin}/s/${id}/outcome`,
         apiKey: key,
         faults: session.faults,
@@ -251,6 +277,15 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     },
   };
 }
+
+/** The key a request carries: `Authorization: Bearer <key>` (OpenAI's SDKs) or `x-api-key` (Anthropic's). */
+function givenKey(req: IncomingMessage): string {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+  const header = req.headers["x-api-key"];
+  return bearer ?? (typeof header === "string" ? header.trim() : "");
+}
+
+const keyDigest = (key: string): string => createHash("sha256").update(key).digest("hex");
 
 function pathOf(req: IncomingMessage): string {
   return new URL(req.url ?? "/", "http://gateway").pathname;

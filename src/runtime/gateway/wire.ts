@@ -10,15 +10,16 @@ import {
   type CompletionResult,
   type GatewayMessage,
 } from "./contract.js";
-import type { ChatBody, CompletionBody, WireMessage } from "./wire-schema.js";
+import type { ResponseHead, WireEndpoint } from "./endpoints.js";
+import { checkChatBody, checkCompletionBody, type ChatBody, type CompletionBody, type WireMessage } from "./wire-schema.js";
 
 /** Text parts are joined with a newline (as vLLM does). */
-function textOf(content: string | readonly { readonly text: string }[] | null | undefined): string {
+export function textOf(content: string | readonly { readonly text: string }[] | null | undefined): string {
   if (content == null) return "";
   return typeof content === "string" ? content : content.map((part) => part.text).join("\n");
 }
 
-function parseArguments(text: string, param: string): Readonly<Record<string, unknown>> {
+export function parseArguments(text: string, param: string): Readonly<Record<string, unknown>> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -54,7 +55,7 @@ function toMessage(message: WireMessage, index: number): GatewayMessage {
 
 const stopList = (stop: string | readonly string[] | null | undefined): readonly string[] => (stop == null ? [] : typeof stop === "string" ? [stop] : stop);
 
-export function toChatRequest(body: ChatBody): ChatRequest {
+function toChatRequest(body: ChatBody): ChatRequest {
   return {
     messages: body.messages.map(toMessage),
     tools: body.tools ?? [],
@@ -68,7 +69,7 @@ export function toChatRequest(body: ChatBody): ChatRequest {
   };
 }
 
-export function toCompletionRequest(body: CompletionBody): CompletionRequest {
+function toCompletionRequest(body: CompletionBody): CompletionRequest {
   const [first] = body.prompt;
   const ids = typeof first === "number" ? (body.prompt as readonly number[]) : (first ?? []);
   return {
@@ -80,13 +81,6 @@ export function toCompletionRequest(body: CompletionBody): CompletionRequest {
     seed: body.seed ?? null,
     logprobs: body.logprobs != null,
   };
-}
-
-/** What every response of one call shares. */
-export interface ResponseHead {
-  readonly id: string;
-  readonly created: number;
-  readonly model: string;
 }
 
 interface Generated {
@@ -104,7 +98,7 @@ const usageOf = (result: Generated) => ({
 });
 
 /** OpenAI chat log-probs of tokens [from, to): no alternatives (top_logprobs is refused). */
-function chatLogprobs(result: Generated, from = 0, to = result.tokens.length) {
+export function chatLogprobs(result: Generated, from = 0, to = result.tokens.length) {
   const content = [];
   for (let i = from; i < to; i++) {
     const token = result.tokens[i] ?? "";
@@ -116,7 +110,7 @@ function chatLogprobs(result: Generated, from = 0, to = result.tokens.length) {
 const wireToolCalls = (result: ChatResult) =>
   result.toolCalls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } }));
 
-export function chatCompletionJson(head: ResponseHead, result: ChatResult, logprobs: boolean) {
+function chatCompletionJson(head: ResponseHead, result: ChatResult, logprobs: boolean) {
   const message = result.toolCalls.length > 0 ? { role: "assistant", content: result.content, tool_calls: wireToolCalls(result) } : { role: "assistant", content: result.content };
   return {
     id: head.id,
@@ -130,7 +124,7 @@ export function chatCompletionJson(head: ResponseHead, result: ChatResult, logpr
   };
 }
 
-export function completionJson(head: ResponseHead, result: CompletionResult, logprobs: boolean) {
+function completionJson(head: ResponseHead, result: CompletionResult, logprobs: boolean) {
   return {
     id: head.id,
     object: "text_completion",
@@ -163,7 +157,7 @@ interface Piece {
  * in one piece (a call's text, an end-of-turn token or a cut stop string is not in `text`).
  * `end`: the first token no piece covers (its log-probs go with the last chunk).
  */
-function pieces(text: string, tokens: readonly string[]): { readonly parts: Piece[]; readonly end: number } {
+export function pieces(text: string, tokens: readonly string[]): { readonly parts: Piece[]; readonly end: number } {
   const parts: Piece[] = [];
   let at = 0;
   let i = 0;
@@ -179,7 +173,7 @@ function pieces(text: string, tokens: readonly string[]): { readonly parts: Piec
 }
 
 /** The `chat.completion.chunk` events of one answer, in order (without the final `[DONE]`). */
-export function chatChunks(head: ResponseHead, result: ChatResult, logprobs: boolean, includeUsage: boolean): object[] {
+function chatChunks(head: ResponseHead, result: ChatResult, logprobs: boolean, includeUsage: boolean): object[] {
   const chunk = (delta: object, extra: object = {}, finish: string | null = null, lp: object | null = null) => ({
     id: head.id,
     object: "chat.completion.chunk",
@@ -198,7 +192,7 @@ export function chatChunks(head: ResponseHead, result: ChatResult, logprobs: boo
 }
 
 /** The streamed `text_completion` events of one completion (without the final `[DONE]`). */
-export function completionChunks(head: ResponseHead, result: CompletionResult, logprobs: boolean, includeUsage: boolean): object[] {
+function completionChunks(head: ResponseHead, result: CompletionResult, logprobs: boolean, includeUsage: boolean): object[] {
   const chunk = (text: string, extra: object, finish: string | null, lp: object | null) => ({
     id: head.id,
     object: "text_completion",
@@ -220,3 +214,31 @@ export function completionChunks(head: ResponseHead, result: CompletionResult, l
   if (includeUsage) chunks.push({ id: head.id, object: "text_completion", created: head.created, model: head.model, choices: [], usage: usageOf(result) });
   return chunks;
 }
+
+const wantsUsage = (body: { readonly stream_options?: { readonly include_usage?: boolean | null } | null }) => body.stream_options?.include_usage === true;
+
+/** `POST /v1/chat/completions`. */
+export const chatEndpoint: WireEndpoint = {
+  errors: "openai",
+  idPrefix: "chatcmpl-",
+  async answer({ body, head, chat }) {
+    const checked = checkChatBody(body);
+    const request = toChatRequest(checked);
+    const result = await chat(request);
+    if (checked.stream === true) return { events: chatChunks(head, result, request.logprobs, wantsUsage(checked)).map((data) => ({ data })), done: true };
+    return { json: chatCompletionJson(head, result, request.logprobs) };
+  },
+};
+
+/** `POST /v1/completions` with a prompt of token ids. */
+export const completionEndpoint: WireEndpoint = {
+  errors: "openai",
+  idPrefix: "cmpl-",
+  async answer({ body, head, complete }) {
+    const checked = checkCompletionBody(body);
+    const request = toCompletionRequest(checked);
+    const result = await complete(request);
+    if (checked.stream === true) return { events: completionChunks(head, result, request.logprobs, wantsUsage(checked)).map((data) => ({ data })), done: true };
+    return { json: completionJson(head, result, request.logprobs) };
+  },
+};

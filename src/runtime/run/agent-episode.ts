@@ -97,7 +97,7 @@ function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string
 }
 
 /** What an agent episode reads of the run's context. */
-export type AgentEpisodeContext = Pick<RunContext, "plan" | "runDir" | "gateway" | "policy" | "rolloutPolicy" | "template" | "stopIds" | "streams" | "dataRoot" | "halt">;
+export type AgentEpisodeContext = Pick<RunContext, "plan" | "runDir" | "gateway" | "policy" | "rolloutPolicy" | "template" | "stopIds" | "streams" | "dataRoot" | "halt" | "validator">;
 
 /** Plays one episode of agent env `env`; rejects only for a fault of ours. */
 export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot, env: AgentEnv, episodeSeed: number): Promise<{ episode: Episode; calls: AgentCalls }> {
@@ -113,6 +113,7 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     ...(slot.temperature !== undefined ? { temperature: slot.temperature } : {}),
     // A budget ends the episode: the program is stopped (what it served so far is the episode).
     onBudget: () => stop.abort(),
+    validator: ctx.validator,
   });
   const model = new WatchedModel(session, () => stop.abort());
   let task;
@@ -133,6 +134,8 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
       env: programEnvironment({
         OPENAI_BASE_URL: handle.baseUrl,
         OPENAI_API_KEY: handle.apiKey,
+        ANTHROPIC_BASE_URL: handle.anthropicBaseUrl,
+        ANTHROPIC_API_KEY: handle.apiKey,
         ARL_OUTCOME_URL: handle.outcomeUrl,
         ARL_TASK: JSON.stringify(task),
         ARL_TASK_ID: String(slot.task.id),
