@@ -90,7 +90,7 @@ export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
     : ['exec ' + `${arl} run --resume "$run"`];
   return [
     "#!/bin/bash",
-    `# Written by arl submit at ${job.submittedAt}: experiment ${job.experiment}, ${job.tasks.length} variant${job.tasks.length === 1 ? "" : "s"}, one array task each.`,
+    `# Written by arl submit at ${job.submittedAt}: experiment ${job.experiment}, ${job.tasks.length} variant${job.tasks.length === 1 ? "" : "s"}, one array task per variant.`,
     "# Each task resumes its run directory (a new one starts at iteration 1): submit this file again",
     "# with sbatch to rerun it by hand; a requeued task continues from its last committed iteration.",
     ...sbatch.map((o) => `#SBATCH ${o}`),
