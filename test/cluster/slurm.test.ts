@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import { countingExperiment } from "../helpers/plans.js";
+import { runResults, type RunResults } from "../helpers/run-results.js";
 
 // Two seeds of a small model; brevity gives every group differing rewards, so every update moves
 // the weights and a resume that lost them would not reproduce the metrics.
@@ -27,7 +28,7 @@ async function clusterAnswers(): Promise<{ up: boolean; why: string }> {
   const sinfo = await execa("sinfo", ["--noheader", "--format=%T"], { reject: false, timeout: 15_000 });
   if ((sinfo.cause as { code?: string } | undefined)?.code === "ENOENT") return { up: false, why: "SLURM is not installed (no sinfo on PATH)" };
   if (sinfo.timedOut) return { up: false, why: `sinfo did not answer in 15 s (${sinfo.stderr.trim().split("\n")[0] ?? ""})` };
-  if (sinfo.exitCode !== 0) return { up: false, why: sinfo.stderr.trim().split("\n").pop() ?? sinfo.shortMessage };
+  if (sinfo.exitCode !== 0) return { up: false, why: sinfo.stderr.trim().split("\n").pop() ?? "sinfo failed" };
   const states = sinfo.stdout.trim().split("\n");
   return states.some((s) => /^(idle|mixed|allocated)/.test(s)) ? { up: true, why: "" } : { up: false, why: `no node takes jobs (sinfo: ${states.join(", ")})` };
 }
@@ -73,22 +74,13 @@ function committed(root: string, variant: string): number {
   return run && existsSync(state) ? (JSON.parse(readFileSync(state, "utf8")) as { iteration: number }).iteration : 0;
 }
 
-/** Per variant: its metrics without the wall-clock fields, and its evaluation records (one run directory each). */
-function results(root: string): Record<string, { metrics: unknown[]; evals: Record<string, string> }> {
+/** Per variant: what its only run directory under `root` computed. */
+function results(root: string): Record<string, RunResults> {
   return Object.fromEntries(
     VARIANTS.map((variant) => {
       const runs = readdirSync(path.join(root, "counting", variant));
       expect(runs, variant).toHaveLength(1);
-      const dir = path.join(root, "counting", variant, runs[0]!);
-      const metrics = readFileSync(path.join(dir, "metrics.jsonl"), "utf8")
-        .trim()
-        .split("\n")
-        .map((line) => {
-          const { time: _time, tokens_per_second: _tps, ...rest } = JSON.parse(line) as Record<string, unknown>;
-          return rest;
-        });
-      const evals = Object.fromEntries(readdirSync(path.join(dir, "eval")).map((f) => [f, readFileSync(path.join(dir, "eval", f), "utf8")]));
-      return [variant, { metrics, evals }];
+      return [variant, runResults(path.join(root, "counting", variant, runs[0]!))];
     }),
   );
 }
@@ -117,6 +109,12 @@ describe.runIf(cluster.up || required)("arl submit on a SLURM cluster", () => {
     expect(script).toContain("#SBATCH --array=0-1");
     expect(script).toContain("#SBATCH --cpus-per-task=1");
     for (const task of submitted!.tasks) expect(script).toContain(task.run_dir);
+
+    // Submitted again at once: both jobs wait or run, so nothing is submitted.
+    const twice = await runArl(["submit", "spec.arl", "--out", "cluster"], { cwd, env });
+    expect(twice.code, twice.stderr).toBe(0);
+    expect(twice.stdout).toContain("nothing to submit");
+    expect(submissions(cwd)).toHaveLength(1);
 
     // Waiting or running, each under its own array task; then seed=4 is cancelled mid-run.
     const started = await status(cwd);
