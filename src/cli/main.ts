@@ -2,6 +2,7 @@
 // escape as a stack trace: internal failures are reported as such, with how to report them.
 import { arlVersion } from "../plan/version.js";
 import { asksForHelp, type Command } from "./command.js";
+import { cancelCommand } from "./commands/cancel.js";
 import { checkCommand } from "./commands/check.js";
 import { conformanceCommand } from "./commands/conformance.js";
 import { diffCommand } from "./commands/diff.js";
@@ -15,9 +16,11 @@ import { reportCommand } from "./commands/report.js";
 import { runCommand } from "./commands/run.js";
 import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
+import { statusCommand } from "./commands/status.js";
+import { submitCommand } from "./commands/submit.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
-const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, serveCommand, exportCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, submitCommand, statusCommand, cancelCommand, serveCommand, exportCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -86,6 +86,24 @@ export function reportInputs(given: readonly string[], cwd: string): ReportInput
 }
 
 /**
+ * The run directories below `root/<experiment>` for each of `experiments` (absolute), by the
+ * hash of the plan each holds; a plan run several times has them oldest first (named
+ * `<hash12>-<UTC time>[-n]`, so by name). `arl status` and `arl submit` read a sweep's state so.
+ */
+export function runsByPlanHash(experiments: readonly string[], root: string): Map<string, string[]> {
+  const byHash = new Map<string, string[]>();
+  for (const experiment of experiments) {
+    const dir = path.join(root, experiment);
+    for (const run of existsSync(dir) ? runDirsBelow(dir, SEARCH_DEPTH - 1, SEARCH_LIMIT) : []) {
+      const hash = planHash(run);
+      if (hash !== undefined) byHash.set(hash, [...(byHash.get(hash) ?? []), run]);
+    }
+  }
+  for (const runs of byHash.values()) runs.sort((a, b) => (path.basename(a) < path.basename(b) ? -1 : 1));
+  return byHash;
+}
+
+/**
  * The run directories of a spec's variants below `runsRoot` (the folder `arl run --out` wrote
  * to), in the spec's order; a variant never run is a note, and no run at all an error.
  */
@@ -93,16 +111,8 @@ export function specRuns(plans: readonly PlannedVariant[], runsRoot: string, spe
   const root = path.resolve(cwd, runsRoot);
   if (!existsSync(root)) throw new ReportInputError(`no runs of '${spec}': '${runsRoot}' does not exist; run 'arl run ${spec}' first, or give --runs DIR (the --out of that run)`, 1);
   const experiments = [...new Set(plans.map((p) => p.experiment))];
-  const found = experiments.flatMap((e) => {
-    const dir = path.join(root, e);
-    return existsSync(dir) ? runDirsBelow(dir, SEARCH_DEPTH - 1, SEARCH_LIMIT) : [];
-  });
+  const byHash = runsByPlanHash(experiments, root);
   const notes: string[] = [];
-  const byHash = new Map<string, string[]>();
-  for (const dir of found) {
-    const hash = planHash(dir);
-    if (hash !== undefined) byHash.set(hash, [...(byHash.get(hash) ?? []), dir]);
-  }
   const dirs: string[] = [];
   const missing: string[] = [];
   for (const p of plans) {

@@ -19,7 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["compiler", "envs", "trainer"],
   ["runtime"],
   ["conformance", "export", "report"],
-  ["lsp"],
+  ["lsp", "cluster"],
   ["cli", "bench", "grammar"],
 ];
 

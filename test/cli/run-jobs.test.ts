@@ -1,12 +1,13 @@
 // `arl run --jobs N`: a sweep's variants run N at once, each with its own trainer process, and
 // give the same results as one at a time (a run's batches and updates depend on its seed only).
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import { countingExperiment } from "../helpers/plans.js";
+import { runResults, type RunResults } from "../helpers/run-results.js";
 
 // A small model writing short turns, so that three runs take seconds.
 const spec = countingExperiment({ name: "counting", seed: 3, rollout: "iterations: 2", evaluation: "eval { every: 2, tasks: 3, k: [1] }", extra: "sweep { seed: [3, 4, 5] }" }).replace(
@@ -18,22 +19,13 @@ const spec = countingExperiment({ name: "counting", seed: 3, rollout: "iteration
 const embedded = ["--trainer-command", `${process.execPath} ${fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))}`];
 
 /** Per variant: its metrics without the wall-clock fields, and its evaluation records. */
-function results(out: string): Record<string, { metrics: unknown[]; evals: Record<string, string> }> {
-  const byVariant: Record<string, { metrics: unknown[]; evals: Record<string, string> }> = {};
+function results(out: string): Record<string, RunResults> {
+  const byVariant: Record<string, RunResults> = {};
   const root = path.join(out, "counting");
   for (const variant of readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)) {
     const runs = readdirSync(path.join(root, variant), { withFileTypes: true }).filter((e) => e.isDirectory());
     expect(runs).toHaveLength(1);
-    const dir = path.join(root, variant, runs[0]!.name);
-    const metrics = readFileSync(path.join(dir, "metrics.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => {
-        const { time: _time, tokens_per_second: _tps, ...rest } = JSON.parse(line) as Record<string, unknown>;
-        return rest;
-      });
-    const evals = Object.fromEntries(readdirSync(path.join(dir, "eval")).map((f) => [f, readFileSync(path.join(dir, "eval", f), "utf8")]));
-    byVariant[variant] = { metrics, evals };
+    byVariant[variant] = runResults(path.join(root, variant, runs[0]!.name));
   }
   return byVariant;
 }

@@ -98,6 +98,27 @@ export function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors:
   return { plans: plans.map((p) => p.plan), errors: false };
 }
 
+/**
+ * Data files are confined and checked before anything is written: a plan that names a file
+ * outside the data root, or a bad record file, leaves no run directory behind. False (the
+ * problem printed) when one is unreadable.
+ */
+export function dataFilesReadable(plans: readonly Plan[], dataRoot: string, io: CliIO, command: string): boolean {
+  try {
+    for (const plan of plans) {
+      verifyPlanDataFiles(plan.envs, dataRoot);
+      // The cold start's records are validated whole, so a bad line leaves no run directory either.
+      const records = plan.rollout.sft?.data ?? null;
+      if (records !== null) loadSftData(records, dataRoot);
+    }
+    return true;
+  } catch (error) {
+    if (!(error instanceof EnvError) && !(error instanceof SftDataError)) throw error;
+    io.stderr(`arl ${command}: ${error.message}\n`);
+    return false;
+  }
+}
+
 /** The run's report (HTML and markdown) in its directory; a failure here never fails the run. */
 async function writeRunReport(dir: string, io: CliIO): Promise<void> {
   try {
@@ -237,22 +258,7 @@ export const runCommand = defineCommand({
         if (workers.length !== chosen.length) throw new UsageError("--node-rank above 0 runs trainer workers only: select plans that all run on several nodes (SPEC.arl#experiment/variant)");
         return runWorkerNode(workers, io);
       }
-      // Data files are confined and checked before anything is written: a plan that names a
-      // file outside the data root, or a bad record file, leaves no run directory behind.
-      if (dataRoot) {
-        try {
-          for (const plan of chosen) {
-            verifyPlanDataFiles(plan.envs, dataRoot);
-            // The cold start's records are validated whole, so a bad line leaves no run directory either.
-            const records = plan.rollout.sft?.data ?? null;
-            if (records !== null) loadSftData(records, dataRoot);
-          }
-        } catch (error) {
-          if (!(error instanceof EnvError) && !(error instanceof SftDataError)) throw error;
-          io.stderr(`arl run: ${error.message}\n`);
-          return ExitCode.errors;
-        }
-      }
+      if (dataRoot && !dataFilesReadable(chosen, dataRoot, io, "run")) return ExitCode.errors;
       jobs = chosen.map((plan) => {
         const dir = RunDirectory.create(path.resolve(io.cwd, v.out), plan);
         if (dataRoot) recordDataRoot(dir, dataRoot);
