@@ -59,7 +59,7 @@ export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
 }
 
 /** Longer messages and hints are shown with their middle elided (they can quote a value megabytes long). */
-export const MAX_SHOWN_MESSAGE_CHARS = 1000;
+const MAX_SHOWN_MESSAGE_CHARS = 1000;
 
 /** `text` as printed: at most about MAX_SHOWN_MESSAGE_CHARS characters, its middle elided and counted. */
 export function shownText(text: string): string {
