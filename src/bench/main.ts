@@ -8,6 +8,7 @@ import os from "node:os";
 import { frontendSection } from "./frontend.js";
 import { planSection } from "./plan.js";
 import { lspSection } from "./lsp.js";
+import { lspFramingSection } from "./lsp-framing.js";
 import { protocolSection } from "./protocol.js";
 import { roomsSection, sqlSection, findmaxSection } from "./envs.js";
 import { asyncSection } from "./async.js";
@@ -37,7 +38,7 @@ async function main(args: readonly string[]): Promise<void> {
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
-  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection()];
+  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), lspFramingSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection()];
   // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
   const onRequest: BenchSection[] = miniSections();
   const sections = only === undefined ? all : [...all, ...onRequest].filter((s) => s.name.includes(only));

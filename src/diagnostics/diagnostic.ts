@@ -57,3 +57,13 @@ export function summarize(diagnostics: readonly Diagnostic[]): DiagnosticSummary
 export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
   return diagnostics.some((d) => d.severity === "error");
 }
+
+/** Longer messages and hints are shown with their middle elided (they can quote a value megabytes long). */
+const MAX_SHOWN_MESSAGE_CHARS = 1000;
+
+/** `text` as printed: at most about MAX_SHOWN_MESSAGE_CHARS characters, its middle elided and counted. */
+export function shownText(text: string): string {
+  if (text.length <= MAX_SHOWN_MESSAGE_CHARS) return text;
+  const keep = Math.floor(MAX_SHOWN_MESSAGE_CHARS / 2) - 20;
+  return `${text.slice(0, keep)}...(${text.length - 2 * keep} characters elided)...${text.slice(-keep)}`;
+}

@@ -2,7 +2,7 @@
 // `arl check --format json`). The language server converts the same values to LSP.
 import path from "node:path";
 import type { LineIndex } from "../contracts/source-range.js";
-import { summarize, type Diagnostic, type DiagnosticSummary } from "./diagnostic.js";
+import { shownText, summarize, type Diagnostic, type DiagnosticSummary } from "./diagnostic.js";
 
 type JsonRange = { start: { line: number; column: number }; end: { line: number; column: number } };
 
@@ -48,11 +48,11 @@ export function toJsonReport(diagnostics: readonly Diagnostic[], cwd: string): J
       file: displayPath(d.file, cwd),
       code: d.code,
       severity: d.severity,
-      message: d.message,
+      message: shownText(d.message),
       range: jsonRange(d.range),
-      ...(d.hint ? { hint: d.hint } : {}),
+      ...(d.hint ? { hint: shownText(d.hint) } : {}),
       ...(d.related && d.related.length > 0
-        ? { related: d.related.map((r) => ({ file: displayPath(r.file, cwd), range: jsonRange(r.range), message: r.message })) }
+        ? { related: d.related.map((r) => ({ file: displayPath(r.file, cwd), range: jsonRange(r.range), message: shownText(r.message) })) }
         : {}),
     })),
     summary: summarize(diagnostics),
@@ -84,17 +84,21 @@ const severityColor = { error: ansi.red, warning: ansi.yellow, info: ansi.cyan }
  */
 export function renderText(d: Diagnostic, lines: LineIndex | undefined, cwd: string, style: TextStyle): string {
   const where = `${displayPath(d.file, cwd)}:${d.range.start.line}:${d.range.start.column}`;
-  const head = `${paint(style, ansi.bold, where)}: ${paint(style, ansi.bold + severityColor[d.severity], `${d.severity}[${d.code}]`)}: ${paint(style, ansi.bold, d.message)}`;
+  const head = `${paint(style, ansi.bold, where)}: ${paint(style, ansi.bold + severityColor[d.severity], `${d.severity}[${d.code}]`)}: ${paint(style, ansi.bold, shownText(d.message))}`;
   const out = [head];
   if (lines) out.push(...codeFrame(d.range, lines, style, severityColor[d.severity]));
-  if (d.hint) out.push(`${paint(style, ansi.blue, "  = hint:")} ${d.hint}`);
+  if (d.hint) out.push(`${paint(style, ansi.blue, "  = hint:")} ${shownText(d.hint)}`);
   for (const r of d.related ?? []) {
-    out.push(`${paint(style, ansi.blue, "  = note:")} ${r.message} at ${displayPath(r.file, cwd)}:${r.range.start.line}:${r.range.start.column}`);
+    out.push(`${paint(style, ansi.blue, "  = note:")} ${shownText(r.message)} at ${displayPath(r.file, cwd)}:${r.range.start.line}:${r.range.start.column}`);
   }
   return `${out.join("\n")}\n`;
 }
 
 const MAX_FRAME_LINES = 4;
+/** A longer source line is shown as a window of this many columns around the range's start. */
+const MAX_FRAME_COLUMNS = 160;
+/** Columns shown before the range's start when a line is windowed. */
+const FRAME_LEAD_COLUMNS = 40;
 
 function codeFrame(range: Diagnostic["range"], lines: LineIndex, style: TextStyle, color: string): string[] {
   const first = range.start.line;
@@ -103,12 +107,18 @@ function codeFrame(range: Diagnostic["range"], lines: LineIndex, style: TextStyl
   const bar = paint(style, ansi.blue, `${" ".repeat(gutter + 1)}|`);
   const out = [bar];
   for (let line = first; line <= last; line++) {
-    const text = lines.lineText(line).replace(/\t/g, " ");
-    out.push(`${paint(style, ansi.blue, `${String(line).padStart(gutter)} |`)} ${text}`);
+    const full = lines.lineText(line);
     const from = line === first ? range.start.column : 1;
-    const to = line === range.end.line ? range.end.column : text.length + 1;
-    const width = Math.max(1, to - from);
-    if (from <= text.length + 1) out.push(`${bar} ${" ".repeat(from - 1)}${paint(style, color, "^".repeat(width))}`);
+    const to = line === range.end.line ? range.end.column : full.length + 1;
+    // A line of megabytes (a huge literal) is shown as a window that starts shortly before the range.
+    const start = full.length > MAX_FRAME_COLUMNS ? Math.min(Math.max(0, from - 1 - FRAME_LEAD_COLUMNS), full.length - MAX_FRAME_COLUMNS) : 0;
+    const end = Math.min(full.length, start + MAX_FRAME_COLUMNS);
+    const lead = start > 0 ? "..." : "";
+    const text = `${lead}${full.slice(start, end).replace(/\t/g, " ")}${end < full.length ? "..." : ""}`;
+    out.push(`${paint(style, ansi.blue, `${String(line).padStart(gutter)} |`)} ${text}`);
+    const shownFrom = from - start + lead.length;
+    const width = Math.max(1, Math.min(to, end + 1) - Math.max(from, start + 1));
+    if (from <= full.length + 1) out.push(`${bar} ${" ".repeat(shownFrom - 1)}${paint(style, color, "^".repeat(width))}`);
   }
   if (range.end.line > last) out.push(`${bar} ...`);
   return out;

@@ -11,7 +11,7 @@ import {
   type Range as LspRange,
 } from "vscode-languageserver/node";
 import type { LineIndex, Range } from "../contracts/source-range.js";
-import type { Diagnostic, Severity } from "../diagnostics/diagnostic.js";
+import { shownText, type Diagnostic, type Severity } from "../diagnostics/diagnostic.js";
 
 /** The `source` of every diagnostic the server publishes. */
 const DIAGNOSTIC_SOURCE = "arl";
@@ -43,17 +43,17 @@ interface DiagnosticData {
 export function toLspDiagnostic(d: Diagnostic, uriOf: (file: string) => string): LspDiagnostic {
   const related: DiagnosticRelatedInformation[] = (d.related ?? []).map((r) => ({
     location: { uri: uriOf(r.file), range: toLspRange(r.range) },
-    message: r.message,
+    message: shownText(r.message),
   }));
   // The message is exactly arl check's; the hint (the CLI's `= hint:` line) rides along as
   // related information at the diagnostic's own place, and as data for code actions.
-  if (d.hint) related.push({ location: { uri: uriOf(d.file), range: toLspRange(d.range) }, message: `hint: ${d.hint}` });
+  if (d.hint) related.push({ location: { uri: uriOf(d.file), range: toLspRange(d.range) }, message: `hint: ${shownText(d.hint)}` });
   return {
     range: toLspRange(d.range),
     severity: severities[d.severity],
     code: d.code,
     source: DIAGNOSTIC_SOURCE,
-    message: d.message,
+    message: shownText(d.message),
     ...(related.length > 0 ? { relatedInformation: related } : {}),
     data: (d.hint ? { hint: d.hint } : {}) satisfies DiagnosticData,
   };

@@ -6,7 +6,10 @@
 import {
   CodeActionKind,
   DidChangeWatchedFilesNotification,
+  ErrorCodes,
+  MessageType,
   ResponseError,
+  ShowMessageNotification,
   TextDocuments,
   TextDocumentSyncKind,
   type Connection,
@@ -18,6 +21,7 @@ import { completions } from "./completion.js";
 import { uriToPath } from "./convert.js";
 import { definition } from "./definition.js";
 import { DiagnosticsManager } from "./diagnostics.js";
+import { MESSAGE_TOO_LARGE, messageTooLargeText, type MessageTooLargeParams } from "./framing.js";
 import { formatDocument } from "./formatting.js";
 import { hover } from "./hover.js";
 import { prepareRename, rename } from "./rename.js";
@@ -135,6 +139,11 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   );
   connection.onPrepareRename((p) => withDocument(p.textDocument.uri, null, (file, doc) => prepareRename(workspace.snapshot(file), doc.offsetAt(p.position))));
   connection.onRenameRequest((p) => withDocument(p.textDocument.uri, null, (file, doc) => rename(workspace.snapshot(file), doc.offsetAt(p.position), p.newName)));
+
+  // What the framing guard passes on in place of a message over its limit (src/lsp/framing.ts):
+  // a request is answered with the error, a notification (nobody waits for an answer) is shown.
+  connection.onRequest(MESSAGE_TOO_LARGE, (p: MessageTooLargeParams) => new ResponseError(ErrorCodes.InvalidRequest, messageTooLargeText(p)));
+  connection.onNotification(MESSAGE_TOO_LARGE, (p: MessageTooLargeParams) => void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Error, message: messageTooLargeText(p) }));
 
   documents.listen(connection);
   connection.listen();

@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
+import { counterSpec } from "../helpers/plans.js";
 
 function workspace(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-check-"));
@@ -82,6 +83,23 @@ describe("arl check", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("prints a diagnostic on a literal megabytes long with its message elided and its line windowed at the range", async () => {
+    const big = "x".repeat(2_000_000);
+    // The literal starts 1,000 columns into its line: the frame shows a window that starts shortly before it.
+    const cwd = workspace({ "x.arl": counterSpec(`constraints { c: block(${" ".repeat(1000)}call.tool == "${big}") }`) });
+    const run = await runArl(["check", "x.arl"], { cwd });
+    expect(run.code).toBe(1);
+    const lines = run.stdout.split("\n");
+    expect(Math.max(...lines.map((l) => l.length)), "the longest printed line").toBeLessThan(1100);
+    expect(lines[0]).toMatch(/^x\.arl:18:\d+: error\[unknown-tool\]: the experiment has no tool 'x+\.\.\.\(1999\d+ characters elided\)\.\.\.x+'$/);
+    const [source, carets] = [lines[2]!, lines[3]!];
+    expect(source).toMatch(/^18 \| \.\.\. +call\.tool == "x+\.\.\.$/);
+    expect(carets).toMatch(/^ +\| +\^+$/);
+    expect(source[carets.indexOf("^")], "the carets start under the literal's quote").toBe('"');
+    const json = await runArl(["check", "x.arl", "--format", "json"], { cwd });
+    expect(json.stdout.length).toBeLessThan(2000);
   });
 
   it("colours on a TTY unless NO_COLOR is set", async () => {

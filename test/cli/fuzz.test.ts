@@ -3,6 +3,7 @@
 // regular files, through the real `node bin/arl.js check` and `fmt` (needs `npm run build`).
 // Whatever the input: an exit status the usage text documents, no stack trace or internal error,
 // no hang, and `fmt --write` leaves every file it refuses byte for byte as it was.
+// Also literals megabytes long where diagnostics quote them and suggest names (bounded work).
 // ARL_FUZZ_CLI_FILES=2000 writes that many mutated files instead of the CI's few dozen.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { execa } from "execa";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mutate, mutationOf } from "../helpers/mutations.js";
+import { counterSpec } from "../helpers/plans.js";
 import { shippedSpecs } from "../helpers/specs.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
@@ -36,6 +38,9 @@ beforeAll(() => {
   writeFileSync(path.join(dir, "empty.arl"), "");
   writeFileSync(path.join(dir, "chain.arl"), `experiment e { reward { r: ${Array(5000).fill("outcome.success").join(" and ")} } }\n`);
   writeFileSync(path.join(dir, "escapes.arl"), `experiment e { description: "${"\\q".repeat(150_000)}" }\n`);
+  // Megabyte literals where a diagnostic quotes them and looks for the closest name (once 17 s each).
+  writeFileSync(path.join(dir, "huge-tool.arl"), counterSpec(`constraints { c: block(call.tool == "${"x".repeat(2_000_000)}") }`));
+  writeFileSync(path.join(dir, "huge-arg.arl"), counterSpec(`constraints { c: block(call.args.value == "${"ab".repeat(1_000_000)}") }`));
   originals = new Map(readdirSync(dir).map((f) => [f, readFileSync(path.join(dir, f))]));
 });
 
@@ -54,6 +59,9 @@ describe("CLI fuzzing", () => {
   it("arl check on every mutated file: diagnostics (exit 0 or 1), no crash", async () => {
     const r = await run(["check", "."]);
     expect([0, 1]).toContain(r.exitCode);
+    // A diagnostic quoting a huge literal is elided, its code frame windowed.
+    expect(Math.max(...r.stdout.split("\n").map((l) => l.length)), "the longest printed line").toBeLessThan(1500);
+    expect(r.stdout).toContain("huge-tool.arl:");
   }, 120_000);
 
   it("arl fmt --check, then --write: exit 0, 1 or 3; refused files unchanged; written ones are fixed points", async () => {

@@ -1,7 +1,7 @@
 // A raw byte channel to `node bin/arl.js lsp --stdio`, for the framing tests: the test writes
 // whatever bytes it likes to the server's stdin and reads its well-framed answers back.
 import { spawn, type ChildProcess } from "node:child_process";
-import { StreamMessageReader, type Message, type ResponseMessage } from "vscode-languageserver-protocol/node";
+import { StreamMessageReader, type Message, type NotificationMessage, type ResponseMessage } from "vscode-languageserver-protocol/node";
 import { BIN, REPO } from "./client.js";
 
 /** One JSON-RPC message framed as the protocol wants it. */
@@ -21,6 +21,8 @@ export function probe(id: number): Buffer {
 
 export class RawServer {
   readonly responses = new Map<number, ResponseMessage>();
+  /** The notifications the server sent (window/showMessage, publishDiagnostics, ...). */
+  readonly notifications: NotificationMessage[] = [];
   readonly stderr: string[] = [];
   private waiters = new Map<number, () => void>();
   readonly exited: Promise<number | null>;
@@ -29,6 +31,7 @@ export class RawServer {
     child.stderr!.on("data", (chunk: Buffer) => this.stderr.push(chunk.toString()));
     child.stdin!.on("error", () => {}); // writes after an exit: the test looks at `exited`
     new StreamMessageReader(child.stdout!).listen((m: Message) => {
+      if ("method" in m && !("id" in m)) this.notifications.push(m as NotificationMessage);
       const r = m as ResponseMessage;
       if (typeof r.id !== "number") return;
       this.responses.set(r.id, r);
@@ -37,9 +40,9 @@ export class RawServer {
     this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
   }
 
-  /** A server, initialized. */
-  static async start(): Promise<RawServer> {
-    const server = new RawServer(spawn(process.execPath, [BIN, "lsp", "--stdio"], { cwd: REPO, stdio: ["pipe", "pipe", "pipe"] }));
+  /** A server, initialized; `env` adds to its environment. */
+  static async start(env: Record<string, string> = {}): Promise<RawServer> {
+    const server = new RawServer(spawn(process.execPath, [BIN, "lsp", "--stdio"], { cwd: REPO, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } }));
     server.write(request(0, "initialize", { processId: null, rootUri: null, capabilities: {} }));
     // A loaded machine can take many seconds to start node.
     if (!(await server.answer(0, 60_000))) throw new Error(`the server did not answer initialize; stderr: ${server.stderr.join("")}`);

@@ -143,3 +143,26 @@ describe.skipIf(!hasTrackers)("tracking in arl run (builtin:tiny)", () => {
     expect(logs).toEqual([expect.stringMatching(/^warning: tracking: could not start the trackers' sidecar \(.*no-such-python -m arl_tracking\): .*ENOENT.*; the run goes on$/)]);
   });
 });
+
+const hasPython = spawnSync(python, ["-c", "pass"], { stdio: "ignore" }).status === 0;
+
+describe.skipIf(!hasPython)("a trackers' sidecar that reports its failure", () => {
+  it("is not waited for: its report ends the first metrics line's wait (RUN/tracking a regular file)", async () => {
+    const [plan] = compilePlans(spec("tensorboard: true", 1));
+    const runDir = mkdtempSync(path.join(tmpdir(), "arl-tracking-file-"));
+    writeFileSync(path.join(runDir, "tracking"), "a file where the trackers' folder goes");
+    const logs: string[] = [];
+    const tracking = RunTracking.start({ plan: plan!, runDir, resumeAfter: 0, dataRoot: undefined, log: (l) => logs.push(l) });
+    let counted: { tracker_errors?: number } | undefined;
+    const counting = tracking.counts().then((c) => (counted = c));
+    // The sidecar is a Python process: on a loaded machine its report can take seconds to come.
+    for (let i = 0; i < 500 && logs.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(logs).toEqual([expect.stringMatching(/^warning: tracking: sidecar: FileExistsError: .*; the run goes on$/)]);
+    // Within the same turn of the event loop, not at the wait's 30 s timeout.
+    await new Promise((r) => setImmediate(r));
+    expect(counted).toEqual({ tracker_errors: 1 });
+    await counting;
+    await tracking.finish(runDir, 1);
+    expect(logs).toHaveLength(1);
+  });
+});

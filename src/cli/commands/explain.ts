@@ -52,7 +52,7 @@ function closestCodes(word: string): string[] {
   const scored = allCodes()
     .map((code) => {
       const partOf = lower.length >= 2 && `-${code}-`.includes(`-${lower}-`);
-      return { code, distance: partOf ? 0 : editDistance(lower, code) };
+      return { code, distance: partOf ? 0 : editDistance(lower, code, limit) };
     })
     .filter((s) => s.distance <= limit)
     .sort((a, b) => a.distance - b.distance || (a.code < b.code ? -1 : 1));

@@ -4,7 +4,8 @@
 // they never hold up or stop a run: writes are queued on the sidecar's stdin and never awaited,
 // and a sidecar that cannot start, reports a failing tracker or dies is a warning in the run log,
 // counted in metrics.jsonl as `tracker_errors`. Only the first metrics line waits (at most
-// READY_WAIT_MS) for the trackers to be open, so that one that cannot start is counted from it.
+// READY_WAIT_MS) for the trackers to be open, so that one that cannot start is counted from it;
+// a sidecar that has reported its failure is not waited for.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -156,6 +157,9 @@ export class RunTracking {
     } else if (event.event === "error") {
       const hint = /ModuleNotFoundError|ImportError/.test(event.message ?? "") ? " (install runtime-gpu/requirements.txt into the Python arl uses: $ARL_PYTHON or .venv)" : "";
       this.fail(`${event.tracker ?? "?"}: ${event.message ?? "failed"}${hint}`);
+      // The sidecar's own error before `ready` is its config failing (RUN/tracking not a folder):
+      // no tracker will open, so nothing waits for one.
+      if (event.tracker === "sidecar") readyNow();
     }
   }
 
