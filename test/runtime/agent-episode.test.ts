@@ -14,6 +14,7 @@ import { Role } from "../../src/runtime/buffer.js";
 import { playAgentEpisode, type AgentEpisodeContext } from "../../src/runtime/run/agent-episode.js";
 import { TrainerPolicy } from "../../src/runtime/policy.js";
 import { agentEpisodeContext, agentPlan } from "../helpers/agent-plans.js";
+import { killIfRunning, running } from "../helpers/processes.js";
 
 const PROGRAM = `
 const mode = process.argv[2];
@@ -25,6 +26,13 @@ const call = (key) => fetch(process.env.OPENAI_BASE_URL + "/chat/completions", {
 });
 (async () => {
   if (mode === "sleep") return setInterval(() => {}, 1000);
+  if (mode === "detach") {
+    // Ten children in sessions of their own (node's detached is setsid), stdio closed: out of the group.
+    const { spawn } = require("node:child_process");
+    const pids = Array.from({ length: 10 }, () => spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" }));
+    pids.forEach((c) => c.unref());
+    require("node:fs").writeFileSync("detached.pids", pids.map((c) => c.pid).join(" "));
+  }
   if (mode !== "nocall") {
     const r = await call(mode === "wrongkey" ? "sk-wrong" : process.env.OPENAI_API_KEY);
     if (mode !== "wrongkey" && r.status !== 200) throw new Error("call failed " + r.status);
@@ -130,6 +138,20 @@ describe("agent episodes", () => {
       if (saved.VIRTUAL_ENV === undefined) delete process.env.VIRTUAL_ENV;
       else process.env.VIRTUAL_ENV = saved.VIRTUAL_ENV;
       rmSync(venv, { recursive: true, force: true });
+    }
+  });
+
+  it("children that called setsid do not outlive the episode", async () => {
+    let pids: number[] = [];
+    try {
+      const played = await playAgentEpisode(ctx, slot(0, 50), agentEnv("detach"), 16);
+      expect(played.episode.end).toBe("finished");
+      pids = readFileSync(path.join(dir, "detached.pids"), "utf8").split(" ").map(Number);
+      expect(pids).toHaveLength(10);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(pids.filter(running)).toEqual([]);
+    } finally {
+      pids.forEach(killIfRunning);
     }
   });
 
