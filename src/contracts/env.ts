@@ -49,4 +49,15 @@ export interface EnvKind<E extends EnvConfig = EnvConfig> {
   vocabulary(env: E): readonly string[];
   /** An optimal action sequence for a task, for SFT cold start; undefined when unknown. */
   walkthrough?(env: E, task: number): Promise<readonly ToolCall[] | undefined>;
+  /**
+   * What this machine lacks to run `env` as its plan asks, checked at run start before anything
+   * else: a refusal stops the run, a warning is printed. Absent: nothing to check.
+   */
+  hostCheck?(env: E): Promise<HostCheck>;
+}
+
+/** A kind's verdict on this machine (EnvKind.hostCheck): each a message with its fix, or absent. */
+export interface HostCheck {
+  readonly refusal?: string;
+  readonly warning?: string;
 }

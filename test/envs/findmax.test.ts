@@ -33,6 +33,7 @@ function makeEnv(overrides: Partial<FindmaxEnv> = {}): FindmaxEnv {
     hidden_tests: 8,
     time_limit_ms: 2000,
     memory_limit_mb: 128,
+    require_namespaces: true,
     ...overrides,
   };
 }
