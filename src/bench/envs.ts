@@ -180,6 +180,7 @@ function findmaxPlanEnv(): FindmaxEnv {
     hidden_tests: 8,
     time_limit_ms: 2000,
     memory_limit_mb: 128,
+    require_namespaces: true,
   };
 }
 

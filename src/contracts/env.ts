@@ -73,6 +73,11 @@ export interface EnvKind<E extends EnvConfig = EnvConfig> {
   provision?(env: E, context: EnvProvisionContext): Promise<void>;
   /** After the run: stop the helper processes `provision` started (never throws). */
   shutdown?(): Promise<void>;
+  /**
+   * What this machine lacks to run `env` as its plan asks, checked at run start before anything
+   * else: a refusal stops the run, a warning is printed. Absent: nothing to check.
+   */
+  hostCheck?(env: E): Promise<HostCheck>;
 }
 
 export interface EnvProvisionContext {
@@ -81,4 +86,10 @@ export interface EnvProvisionContext {
   /** Where the env may keep files of the run (a failed verifier's traceback): the run directory. */
   readonly runDir: string;
   readonly log: (line: string) => void;
+}
+
+/** A kind's verdict on this machine (EnvKind.hostCheck): each a message with its fix, or absent. */
+export interface HostCheck {
+  readonly refusal?: string;
+  readonly warning?: string;
 }

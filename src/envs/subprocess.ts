@@ -2,14 +2,17 @@
 // episode (isolated). Requests: {"op":"reset","task","seed"}, {"op":"step","call":{name,
 // arguments}}, {"op":"outcome"}, {"op":"close"}; each answered by one line: {"observation",
 // "signals", "terminated"} / {"signals"} / {} or {"error": "..."}. Timeouts, crashes and
-// malformed answers are env errors (not policy failures); reset is retried.
+// malformed answers are env errors (not policy failures); reset is retried. When the process
+// ends, so does everything it started: its process group and every process carrying its mark
+// (children that called setsid; src/contracts/process-mark.ts).
 import { execa, type ResultPromise } from "execa";
 import { createInterface } from "node:readline";
 import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../contracts/env.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
 import type { PlanEnv } from "../plan/schema.js";
 import { defined } from "../contracts/checked.js";
-import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../contracts/process-group.js";
+import { killGroup, OWN_PROCESS_GROUP, trackGroup, type TrackedGroup } from "../contracts/process-group.js";
+import { newProcessMark } from "../contracts/process-mark.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
@@ -18,6 +21,8 @@ export const MAX_ANSWER_LINE_BYTES = 8 * 1024 * 1024;
 
 class SubprocessInstance implements EnvInstance {
   private child: ResultPromise | undefined;
+  /** The running process's group and mark, cleared once it exited. */
+  private tracked: TrackedGroup | undefined;
   private lines: AsyncIterator<string> | undefined;
   private stderr = "";
   /** Set when the process wrote an answer line past MAX_ANSWER_LINE_BYTES (it was killed). */
@@ -32,8 +37,9 @@ class SubprocessInstance implements EnvInstance {
   private start(): { child: ResultPromise; lines: AsyncIterator<string> } {
     const [file, ...args] = this.env.command;
     // Its own process group: a terminal's Ctrl-C reaches the runtime alone, which closes the episode.
-    const child = execa(defined(file, "the env's command"), args, { stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
-    trackGroup(child);
+    const mark = newProcessMark();
+    const child = execa(defined(file, "the env's command"), args, { env: mark.env, stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
+    this.tracked = trackGroup(child, mark);
     child.stderr.on("data", (c: Buffer) => {
       this.stderr = (this.stderr + c.toString("utf8")).slice(-2000);
     });
@@ -126,6 +132,7 @@ class SubprocessInstance implements EnvInstance {
     const timer = setTimeout(() => killGroup(child.pid), 2000);
     await this.child;
     clearTimeout(timer);
+    await this.tracked?.cleared;
     this.child = undefined;
   }
 
@@ -133,6 +140,7 @@ class SubprocessInstance implements EnvInstance {
     if (!this.child) return;
     killGroup(this.child.pid);
     await this.child;
+    await this.tracked?.cleared;
     this.child = undefined;
     this.lines = undefined;
   }

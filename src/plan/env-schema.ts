@@ -52,6 +52,7 @@ const planEnvFields = {
   hidden_tests: bounded("envs.*.hidden_tests", positiveInt),
   time_limit_ms: bounded("envs.*.time_limit_ms", positiveInt),
   memory_limit_mb: bounded("envs.*.memory_limit_mb", positiveInt),
+  require_namespaces: d(z.boolean(), "Refuse to run where the sandbox has no mount and PID namespaces; false: run without them, warned."),
   // sql
   database: d(dataFileSchema.nullable(), "The SQLite database; null: the generated demo database."),
   questions: d(dataFileSchema.nullable(), "The questions (JSON lines); null: the generated demo questions."),

@@ -24,7 +24,7 @@ import { commitIteration, recordEpisodes } from "./run/commit.js";
 import { haltedError, RunError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
 import { evaluatePolicy } from "./run/evaluate.js";
 import { preflight } from "./run/preflight.js";
-import { checkRunnable, openRun, provision, shutdownEnvs } from "./run/provision.js";
+import { checkHost, checkRunnable, openRun, provision, shutdownEnvs } from "./run/provision.js";
 import { reportIteration, type RunPace } from "./run/report.js";
 import { collectRollout, type Rollout } from "./run/rollout.js";
 import { advantagesByIds, scoreBatch } from "./run/score.js";
@@ -49,6 +49,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   const { plan } = options;
   const asyncRollout = plan.rollout.async;
   checkRunnable(plan, options.envs, options.engineCommand);
+  await checkHost(plan, options.envs, options.log);
   const opened = await openRun(options);
   const { buffer, trainers } = opened;
   let state: RunState = opened.state;

@@ -1,9 +1,14 @@
 // The subprocess env kind's protocol limits: an answer line past MAX_ANSWER_LINE_BYTES and a
-// signal that is not a finite number are protocol errors, never buffered or passed on.
+// signal that is not a finite number are protocol errors, never buffered or passed on; children
+// an env process started out of its group die with it.
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EnvError } from "../../src/contracts/env.js";
 import { MAX_ANSWER_LINE_BYTES, subprocessEnv } from "../../src/envs/subprocess.js";
 import type { PlanEnv } from "../../src/plan/schema.js";
+import { killIfRunning, running } from "../helpers/processes.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
@@ -50,5 +55,34 @@ describe("subprocess env limits", () => {
     const e = await resetFailure(`process.stdin.once("data", () => process.stdout.write('{"observation": "o", "signals": {"progress": 1e400}}\\n')); setInterval(() => undefined, 1000);`);
     expect(e.kind).toBe("protocol");
     expect(e.message).toContain('signal "progress" = Infinity');
+  });
+});
+
+describe("subprocess env processes", () => {
+  it("children that called setsid do not outlive the env process's close", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-subprocess-setsid-"));
+    const pidFile = path.join(dir, "children.pids");
+    // Five children in sessions of their own (detached is setsid), out of the env's process group.
+    const script = `
+      const { spawn } = require("node:child_process");
+      const kids = Array.from({ length: 5 }, () => spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" }));
+      kids.forEach((k) => k.unref());
+      require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, kids.map((k) => k.pid).join(" "));
+      require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+        if (JSON.parse(line).op === "close") process.exit(0);
+        process.stdout.write('{"observation": "ready", "signals": {}}\\n');
+      });`;
+    const instance = await subprocessEnv.create(env(script), 0, 1);
+    let pids: number[] = [];
+    try {
+      expect((await instance.reset()).text).toBe("ready");
+      pids = readFileSync(pidFile, "utf8").split(" ").map(Number);
+      expect(pids.filter(running)).toHaveLength(5);
+      await instance.close();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(pids.filter(running)).toEqual([]);
+    } finally {
+      pids.forEach(killIfRunning);
+    }
   });
 });

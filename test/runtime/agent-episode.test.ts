@@ -3,7 +3,9 @@
 // POSTed or printed, a crash, a time-out, no outcome, a bad outcome, a call with a wrong key, no
 // call at all, and a Python program without its module. Every fault is an env error with a
 // one-line reason and its stderr tail in agent-logs/; a good episode trains on the ids served.
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEnv } from "../../src/envs/agent.js";
@@ -12,6 +14,7 @@ import { Role } from "../../src/runtime/buffer.js";
 import { playAgentEpisode, type AgentEpisodeContext } from "../../src/runtime/run/agent-episode.js";
 import { TrainerPolicy } from "../../src/runtime/policy.js";
 import { agentEpisodeContext, agentPlan } from "../helpers/agent-plans.js";
+import { killIfRunning, running } from "../helpers/processes.js";
 
 const PROGRAM = `
 const mode = process.argv[2];
@@ -29,6 +32,13 @@ const anthropic = () => fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", {
 });
 (async () => {
   if (mode === "sleep") return setInterval(() => {}, 1000);
+  if (mode === "detach") {
+    // Ten children in sessions of their own (node's detached is setsid), stdio closed: out of the group.
+    const { spawn } = require("node:child_process");
+    const pids = Array.from({ length: 10 }, () => spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" }));
+    pids.forEach((c) => c.unref());
+    require("node:fs").writeFileSync("detached.pids", pids.map((c) => c.pid).join(" "));
+  }
   if (mode === "anthropic") {
     const r = await anthropic();
     if (r.status !== 200 || (await r.json()).type !== "message") throw new Error("call failed " + r.status);
@@ -67,6 +77,17 @@ function agentEnv(mode: string, o: Partial<AgentEnv> = {}): AgentEnv {
   const env = plan.envs.helper as AgentEnv;
   return { ...env, command: mode === "python" ? ["python3", "-c", "import arl_no_such_module"] : ["node", "agent.cjs", mode], ...o };
 }
+
+/** A Python agent that imports the marker module only the user's own venv has, then calls the model once with the standard library. */
+const VENV_PROGRAM = `
+import json, os, sys, urllib.request
+import arl_user_venv_marker
+task = json.loads(sys.stdin.readline())["task"]
+body = json.dumps({"model": "policy", "messages": [{"role": "user", "content": "hello " + task["word"]}], "max_tokens": 4}).encode()
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body, headers={"content-type": "application/json", "authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+urllib.request.urlopen(request).read()
+print(json.dumps({"signals": {"ok": arl_user_venv_marker.FROM_USER_VENV, "steps": 1}}))
+`;
 
 const slot = (task: number, sample: number) => ({ task: { env: "helper", id: task }, group: 0, sample, split: "train" as const, iteration: 1 });
 
@@ -107,6 +128,43 @@ describe("agent episodes", () => {
       const log = path.join(ctx.runDir.dir, "agent-logs", `train-1-helper-0-0-${10 + i}.log`);
       expect(readFileSync(log, "utf8"), mode).toContain(mode === "crash" ? "Traceback: the agent fell over" : "--- stderr");
     });
+  });
+
+  it("a program started from the user's own activated venv runs that venv's python3 and imports its packages (the user's PATH wins)", async () => {
+    const venv = mkdtempSync(path.join(tmpdir(), "arl-user-venv-"));
+    execFileSync("python3", ["-m", "venv", "--without-pip", venv]);
+    const site = execFileSync(path.join(venv, "bin", "python3"), ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], { encoding: "utf8" }).trim();
+    writeFileSync(path.join(site, "arl_user_venv_marker.py"), "FROM_USER_VENV = True\n");
+    writeFileSync(path.join(dir, "venv_agent.py"), VENV_PROGRAM);
+    // What `source VENV/bin/activate` does to the environment arl is started from.
+    const saved = { PATH: process.env.PATH, VIRTUAL_ENV: process.env.VIRTUAL_ENV };
+    process.env.PATH = [path.join(venv, "bin"), saved.PATH].join(path.delimiter);
+    process.env.VIRTUAL_ENV = venv;
+    try {
+      const played = await playAgentEpisode(ctx, slot(0, 40), agentEnv("venv", { command: ["python3", "venv_agent.py"] }), 15);
+      expect(played.episode.error).toBeUndefined();
+      expect(played.episode.end).toBe("finished");
+      expect(played.episode.final.env("ok")).toBe(true);
+    } finally {
+      process.env.PATH = saved.PATH;
+      if (saved.VIRTUAL_ENV === undefined) delete process.env.VIRTUAL_ENV;
+      else process.env.VIRTUAL_ENV = saved.VIRTUAL_ENV;
+      rmSync(venv, { recursive: true, force: true });
+    }
+  });
+
+  it("children that called setsid do not outlive the episode", async () => {
+    let pids: number[] = [];
+    try {
+      const played = await playAgentEpisode(ctx, slot(0, 50), agentEnv("detach"), 16);
+      expect(played.episode.end).toBe("finished");
+      pids = readFileSync(path.join(dir, "detached.pids"), "utf8").split(" ").map(Number);
+      expect(pids).toHaveLength(10);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(pids.filter(running)).toEqual([]);
+    } finally {
+      pids.forEach(killIfRunning);
+    }
   });
 
   it("a failure of ours (the trainer died while serving a call) stops the program and propagates", async () => {

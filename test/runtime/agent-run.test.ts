@@ -16,6 +16,8 @@ const examples = fileURLToPath(new URL("../../experiments/agents/", import.meta.
 // The embedded trainer as built (dist/), as the other `arl run` tests use it.
 const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const trainerFlag = ["--trainer-command", `${process.execPath} ${embedded}`];
+// The repository's Python, which has the openai SDK, named explicitly as a user names theirs.
+const python = fileURLToPath(new URL("../../.venv/bin/python", import.meta.url));
 
 /** The examples' programs and task files in a folder of their own, with `spec` beside them. */
 function workspace(spec: string): string {
@@ -40,7 +42,7 @@ experiment agents {
     }
   }
   env rivers extends agent.program {
-    command: ["python3", "summarizing.py"]
+    command: ["${python}", "summarizing.py"]
     task_file: "./data/summarizing-tasks.jsonl"
     signals {
       correct { scope: outcome, type: bool }
@@ -58,7 +60,7 @@ experiment agents {
 
 describe("arl run of the agent examples", () => {
   it("trains both agents through the gateway; the rewriting one step-wise, with its rewrites counted", async () => {
-    const dir = workspace(spec('["python3", "support.py"]'));
+    const dir = workspace(spec(`["${python}", "support.py"]`));
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const runDir = path.join(dir, "runs", "agents", "default", readdirSync(path.join(dir, "runs", "agents", "default"))[0]!);
@@ -82,7 +84,7 @@ describe("arl run of the agent examples", () => {
   }, 120_000);
 
   it("a program whose Python lacks a module stops the run at the first batch, naming the module and the fix", async () => {
-    const dir = workspace(spec('["python3", "-c", "import arl_missing_agent_module"]').replace('["python3", "summarizing.py"]', '["python3", "-c", "import arl_missing_agent_module"]'));
+    const dir = workspace(spec('["python3", "-c", "import arl_missing_agent_module"]').replace(`["${python}", "summarizing.py"]`, '["python3", "-c", "import arl_missing_agent_module"]'));
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("every agent episode of the first batch (4) ended in an env error");

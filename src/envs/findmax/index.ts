@@ -7,7 +7,7 @@
 import type { EnvInstance, EnvKind, Observation, Signals, StepResult } from "../../contracts/env.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../plan/schema.js";
-import { maxSourceChars, Sandbox, type RunResult } from "./sandbox.js";
+import { maxSourceChars, Sandbox, sandboxLayers, type RunResult } from "./sandbox.js";
 import { allSources, FUNCTION_IDS, functionSpec, generateTask, type Expected, type FunctionId, type Task, type TestCase } from "./tasks.js";
 
 export type FindmaxEnv = Extract<PlanEnv, { kind: "findmax" }>;
@@ -221,6 +221,15 @@ export const findmaxEnv: EnvKind<FindmaxEnv> = {
     const words = new Set<string>();
     for (const text of texts) for (const m of text.matchAll(TOKEN)) words.add(m[0]);
     return [...words].sort();
+  },
+
+  async hostCheck(env) {
+    if ((await sandboxLayers()).namespaces) return {};
+    const risk =
+      "the sandbox for the policy's code has no mount and PID namespaces on this machine (bubblewrap is missing or cannot run, and unshare cannot make user namespaces): code that escaped the vm could connect to unix sockets by path and signal your processes";
+    const install = "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap; none exists for macOS)";
+    if (env.require_namespaces) return { refusal: `${risk}; ${install}, or set require_namespaces: false in the env to run it with the other layers only` };
+    return { warning: `${risk} (require_namespaces: false); ${install} to close this` };
   },
 
   async walkthrough(env, task) {

@@ -7,7 +7,8 @@
 //     Where bubblewrap (`bwrap`) works, it replaces unshare and adds mount, PID and IPC
 //     namespaces: the process sees only /usr (read-only) and its scratch folder, so it cannot
 //     reach a unix socket by path (neither the network namespace nor Node 20's permission model
-//     covers those), and it sees no process outside it to signal.
+//     covers those), and it sees no process outside it to signal. Without bubblewrap, unshare
+//     makes the same namespaces and root where user namespaces work (isolation.ts ROOT_SCRIPT).
 //  3. Node's permission model where available (--experimental-permission on Node 20,
 //     --permission later): reads only inside the scratch folder (which holds the runner), no
 //     writes, no child processes, no worker threads, no native addons.
@@ -19,12 +20,12 @@
 // EnvError. Expected values never enter the sandbox: it returns what the code computed.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { rmSync } from "node:fs";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { EnvError } from "../../contracts/env.js";
-import { detect, isolatedCommand, type Capabilities, type SandboxLayers } from "./isolation.js";
+import { detect, isolatedCommand, ROOT_MOUNT, withoutLayers, type Capabilities, type SandboxSwitch } from "./isolation.js";
 import { RUNNER_SOURCE } from "./runner.js";
 
 export { sandboxLayers } from "./isolation.js";
@@ -81,22 +82,13 @@ export class Sandbox {
    * A fresh scratch folder holding the runner script. `without` switches layers off (to check the
    * fallback where a machine lacks them); it never adds one the machine does not have.
    */
-  static async create(limits: SandboxLimits, without: readonly (keyof SandboxLayers)[] = []): Promise<Sandbox> {
-    const found = await detect();
-    // bubblewrap gives the network namespace too: switching that off switches it off.
-    const noBwrap = without.includes("namespaces") || without.includes("networkNamespace");
-    const caps: Capabilities = {
-      permission: without.includes("permission") ? null : found.permission,
-      networkNamespace: without.includes("networkNamespace") ? false : found.networkNamespace,
-      unshare: without.includes("networkNamespace") ? null : found.unshare,
-      dataLimit: without.includes("dataLimit") ? false : found.dataLimit,
-      namespaces: noBwrap ? false : found.namespaces,
-      bwrap: noBwrap ? null : found.bwrap,
-    };
+  static async create(limits: SandboxLimits, without: readonly SandboxSwitch[] = []): Promise<Sandbox> {
+    const caps = withoutLayers(await detect(), without);
     let dir: string;
     try {
       dir = await realpath(await mkdtemp(path.join(os.tmpdir(), "arl-findmax-")));
       await writeFile(path.join(dir, "runner.mjs"), RUNNER_SOURCE, { mode: 0o444 });
+      await mkdir(path.join(dir, ROOT_MOUNT));
     } catch (error) {
       throw new EnvError(`could not prepare the sandbox's scratch folder: ${(error as Error).message}`, "unavailable");
     }

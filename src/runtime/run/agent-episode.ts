@@ -6,12 +6,11 @@
 // stderr tail kept in <run dir>/agent-logs/; a fault of ours (the trainer failed while serving a
 // call) propagates. A budget (harness.max_turns, max_total_tokens) ends the episode as the
 // harness would, truncated or aborted, and stops the program.
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { at } from "../../contracts/checked.js";
 import type { Signals } from "../../contracts/env.js";
 import { EnvError } from "../../contracts/env.js";
-import { PACKAGE_ROOT } from "../../contracts/paths.js";
 import { agentTasks, type AgentEnv } from "../../envs/agent.js";
 import { GatewayError, type ChatRequest, type CompletionRequest, type SessionModel } from "../gateway/contract.js";
 import { ModelSession } from "../gateway/model-session.js";
@@ -66,12 +65,6 @@ class WatchedModel implements SessionModel {
   }
 }
 
-/** The environment the program gets besides the inherited one; the package's `.venv` first on PATH when there is one. */
-function programEnvironment(base: Record<string, string>): Record<string, string> {
-  const venv = path.join(PACKAGE_ROOT, ".venv", "bin");
-  return existsSync(venv) ? { ...base, PATH: [venv, process.env.PATH ?? ""].filter(Boolean).join(path.delimiter), VIRTUAL_ENV: path.dirname(venv) } : base;
-}
-
 /** Why the program's run makes the episode an env error, from its exit and stderr; undefined: it exited 0. */
 function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessResult): string | undefined {
   const program = `'${command.join(" ")}'`;
@@ -80,7 +73,7 @@ function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessR
   if (run.code === 0) return undefined;
   const missing = /No module named '([^']+)'/.exec(run.stderrTail)?.[1];
   if (missing) {
-    return `${program} failed: Python has no module '${missing}'; install it where the command's python3 finds it (pip install ${missing.split(".")[0] ?? missing}), or make the repository's environment (npm run setup:python), which arl puts first on PATH`;
+    return `${program} failed: Python has no module '${missing}'; install it into the Python the command starts (pip install ${missing.split(".")[0] ?? missing}), or name the interpreter that has it in command (e.g. a venv's bin/python)`;
   }
   const lastLine = run.stderrTail.trimEnd().split("\n").pop()?.trim() ?? "";
   const how = run.code === null ? `was killed by ${run.signal ?? "a signal"}` : `exited with code ${run.code}`;
@@ -131,7 +124,9 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     run = await runAgentProcess({
       command: env.command,
       cwd: ctx.dataRoot ?? process.cwd(),
-      env: programEnvironment({
+      // Added to the inherited environment, PATH untouched: the user's own (activated) Python
+      // environment is the one `python3` finds (docs/gateway.md#agent-programs).
+      env: {
         OPENAI_BASE_URL: handle.baseUrl,
         OPENAI_API_KEY: handle.apiKey,
         ANTHROPIC_BASE_URL: handle.anthropicBaseUrl,
@@ -140,7 +135,7 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
         ARL_TASK: JSON.stringify(task),
         ARL_TASK_ID: String(slot.task.id),
         ARL_SEED: String(episodeSeed),
-      }),
+      },
       stdin: `${JSON.stringify({ task, task_id: slot.task.id, seed: episodeSeed })}\n`,
       timeoutS: env.timeout_s,
       maxStderrBytes: env.max_stderr_bytes,

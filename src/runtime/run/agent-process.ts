@@ -1,10 +1,11 @@
 // One run of an agent program (docs/gateway.md#agent-programs): started in its own process
 // group, given its task on stdin, its stdout's last line and its stderr's tail kept, stopped
-// after its time limit, and its whole group killed when it ends, so that no child it started
-// outlives the episode. What the program did is returned, never thrown: its faults are the
+// after its time limit, and its whole group killed when it ends, with every process that carries
+// its mark (children that left the group), so that no child it started outlives the episode. What the program did is returned, never thrown: its faults are the
 // episode's env errors, decided by the caller.
 import { spawn } from "node:child_process";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
+import { newProcessMark } from "../../contracts/process-mark.js";
 
 export interface AgentProcessOptions {
   readonly command: readonly string[];
@@ -81,8 +82,9 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
     let stopped = false;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(file ?? "", args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
-    trackGroup(child);
+    const mark = newProcessMark();
+    const child = spawn(file ?? "", args, { cwd: options.cwd, env: { ...process.env, ...options.env, ...mark.env }, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
+    const tracked = trackGroup(child, mark);
     const stop = () => {
       if (child.pid === undefined) return;
       killGroup(child.pid, "SIGTERM");
@@ -106,14 +108,16 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
       clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", onAbort);
       if (child.pid !== undefined) killGroup(child.pid, "SIGKILL");
-      resolve({ ...result, timedOut, stopped, lastLine: stdout.value(), stderrTail: stderr.text() });
+      const run = { ...result, timedOut, stopped, lastLine: stdout.value(), stderrTail: stderr.text() };
+      // The episode ends once nothing the program started is left (trackGroup, on its exit).
+      void tracked.cleared.then(() => resolve(run));
     };
     child.stdout.on("data", (c: Buffer) => stdout.push(c));
     child.stderr.on("data", (c: Buffer) => stderr.push(c));
     child.on("error", (error) => finish({ code: null, signal: null, spawnError: error.message }));
-    // Once the program exits, what it left behind (a server it started, a stuck tool) is killed
-    // with its group (trackGroup), which also closes the pipes a child still held, so that
-    // 'close' comes.
+    // Once the program exits, what it left behind (a server it started, a stuck tool, a daemon)
+    // is killed with its group and its mark (trackGroup), which also closes the pipes a child
+    // still held, so that 'close' comes.
     child.on("close", (code, signal) => finish({ code, signal }));
     // A program that does not read its stdin closes it early: that is not a fault.
     child.stdin.on("error", () => undefined);

@@ -104,6 +104,19 @@ export function checkRunnable(plan: Plan, envs: EnvRegistry, engineCommand?: str
   checkEngineRunnable(plan, engineCommand);
 }
 
+/**
+ * What this machine lacks for the plan's envs (EnvKind.hostCheck), at run start: a refusal stops
+ * the run before anything is written, a warning goes to the run log.
+ */
+export async function checkHost(plan: Plan, envs: EnvRegistry, log: (line: string) => void): Promise<void> {
+  for (const name of envNames(plan)) {
+    const env = planEnv(plan, name);
+    const check = await envKindOf(envs, env).hostCheck?.(env);
+    if (check?.refusal !== undefined) throw refusal(`env '${name}' (${env.kind}): ${check.refusal}`);
+    if (check?.warning !== undefined) log(`WARNING: env '${name}' (${env.kind}): ${check.warning}`);
+  }
+}
+
 /** rollout.sft.data's records, or undefined without one; a bad file is a RunError naming file:line. */
 export function loadColdStartData(plan: Plan, root: string | undefined): SftData | undefined {
   const file = plan.rollout.sft?.data ?? null;

@@ -68,6 +68,10 @@ const findmax = z.strictObject({
   hidden_tests: doc(positiveInt.default(8), "Tests that decide the outcome, with inputs unlike the visible ones."),
   time_limit_ms: doc(positiveInt.default(2000), "Time limit of one test run of the candidate code."),
   memory_limit_mb: doc(positiveInt.default(128), "Memory limit of the candidate code's process."),
+  require_namespaces: doc(
+    z.boolean().default(true),
+    "Refuse to run where the sandbox has no mount and PID namespaces (bubblewrap, or unshare with user namespaces): without them, code that escaped the vm could connect to unix sockets by path and signal your processes. false: run with the other layers, warned at run start.",
+  ),
 });
 
 const sql = z.strictObject({
