@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A test double that speaks the trainer protocol (never a backend users can select). Its
 // behaviour is chosen by ARL_DOUBLE_MODE: "ok" answers; "crash-on-generate" writes to stderr
-// and exits mid-request; "garbage" prints text on stdout instead of frames.
+// and exits mid-request; "garbage" prints text on stdout instead of frames; "slow-exit" closes
+// its stdout after the shutdown reply and exits 2.5 s later (as Python's teardown of torch can).
 // Runs from the compiled protocol code: `npm test` builds dist/ first.
 import { serve, RequestError } from "../../dist/trainer/protocol/server.js";
 
@@ -40,3 +41,7 @@ await serve({
   },
   shutdown: () => ({}),
 });
+if (mode === "slow-exit") {
+  process.stdout.end();
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+}

@@ -43,6 +43,12 @@ describe("trainer client", () => {
     await client.shutdown();
   });
 
+  it("lets a trainer that answered shutdown take its time to exit: its stdout closing first is no fault", async () => {
+    const client = await start("slow-exit");
+    await client.shutdown();
+    expect(client.exit).toEqual({ code: 0, signal: null });
+  });
+
   it("turns an error response into a TrainerError with its code", async () => {
     const client = await start("ok");
     await expect(client.request("eval_op", { op: "nope", input: [] })).rejects.toMatchObject({ code: "unsupported" });

@@ -57,6 +57,8 @@ export class TrainerClient {
   private firstFault: { line: string; number: number } | undefined;
   private stderrCount = 0;
   private exited: { code: number | undefined; signal: string | undefined } | undefined;
+  /** Set once `shutdown` is sent: the trainer then closes its stdout and exits in its own time. */
+  private shuttingDown = false;
   private failure: TrainerError | undefined;
   handshakeResult: HandshakeResult | undefined;
 
@@ -72,10 +74,12 @@ export class TrainerClient {
     const stderr = defined(child.stderr, "the trainer's stderr pipe");
     stdout.on("data", (chunk: Buffer) => this.onData(chunk));
     // A trainer that closes its stdout can never answer again, even if it stays alive. A dying
-    // one closes it too, just before its exit is seen: that is reported as the exit it is.
+    // one closes it too, just before its exit is seen: that is reported as the exit it is. After
+    // `shutdown` it is expected (Python's teardown of torch can take seconds after that): the
+    // shutdown's own deadline covers a trainer that never exits.
     stdout.on("end", () => {
       const timer = setTimeout(() => {
-        if (this.exited) return;
+        if (this.exited || this.shuttingDown) return;
         this.fail(new TrainerError("the trainer closed its stdout while still running (it can no longer answer requests); it was killed", "died", this.stderrTail()));
         this.killProcesses();
       }, 1000);
@@ -185,6 +189,7 @@ export class TrainerClient {
     if (this.exited) return;
     const timer = setTimeout(() => this.killProcesses(), timeoutMs);
     try {
+      this.shuttingDown = true;
       await this.request("shutdown", {});
       this.stdin.end();
       await this.child.catch(() => undefined);
