@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
+import { sha256File } from "../../src/plan/hash.js";
 import { lowerModel } from "../../src/plan/lower.js";
 import { fileLines } from "../../src/runtime/line-reader.js";
 import { loadSftData, SftDataError, sftDataSource, type SftDataSource } from "../../src/runtime/sft-data.js";
@@ -65,6 +66,14 @@ describe("the line reader", () => {
     // A file that ends in "\n" has no empty line after it.
     writeFileSync(file, "a\nb\n");
     expect([...fileLines(file, { maxLineBytes: 10, chunkBytes: 1 })].map((l) => l.line)).toEqual([1, 2]);
+  });
+
+  it("hashes a file in chunks to the sha256 of its bytes (how arl check and arl plan hash data files)", () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "arl-hash-")), "data.bin");
+    const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 31) % 256));
+    writeFileSync(file, bytes);
+    expect(sha256File(file, 64)).toBe(createHash("sha256").update(bytes).digest("hex"));
+    expect(sha256File(file, 7)).toBe(sha256File(file));
   });
 
   it("reads the records the same with any chunk size", () => {
