@@ -58,7 +58,7 @@ describe("arl run with rollout.sft.data", () => {
     expect(check.code).not.toBe(0);
     const output = check.stdout + check.stderr;
     expect(output).toMatch(/spec\.arl:10:\d+.*'rollout\.sft\.data': the data file '\.\/data\/records\.jsonl' holds \d+ bytes, more than rollout\.sft\.max_data_bytes \(100\); it was not read/);
-    expect(output).toMatch(/raise rollout\.sft\.max_data_bytes to at least \d+ \(at most 2147483648\), or cut the file/);
+    expect(output).toMatch(/raise rollout\.sft\.max_data_bytes to at least \d+ \(at most 1073741824\), or cut the file/);
     expect(output).not.toMatch(/internal error|\n\s+at /);
   }, 60_000);
 

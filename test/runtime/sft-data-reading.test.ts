@@ -91,7 +91,7 @@ describe("rollout.sft.max_data_bytes", () => {
     const { diagnostics } = compileIn("max_data_bytes: 100", records);
     const tooLarge = diagnostics.find((d) => d.code === "data-file-too-large");
     expect(tooLarge?.message).toBe(`'rollout.sft.data': the data file './records.jsonl' holds ${Buffer.byteLength(records)} bytes, more than rollout.sft.max_data_bytes (100); it was not read`);
-    expect(tooLarge?.hint).toBe(`raise rollout.sft.max_data_bytes to at least ${Buffer.byteLength(records)} (at most 2147483648), or cut the file`);
+    expect(tooLarge?.hint).toBe(`raise rollout.sft.max_data_bytes to at least ${Buffer.byteLength(records)} (at most 1073741824), or cut the file`);
     expect(tooLarge?.range.start.line).toBe(spec("").split("\n").findIndex((l) => l.includes("sft {")) + 1);
     expect(compileIn(`max_data_bytes: ${Buffer.byteLength(records)}`, records).diagnostics.filter((d) => d.severity === "error")).toEqual([]);
   });

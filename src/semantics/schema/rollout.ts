@@ -73,7 +73,7 @@ export const rolloutSchema = z.strictObject({
         ),
         max_data_bytes: doc(
           positiveInt.default(256 * 1024 ** 2),
-          "The most bytes data's file may hold (256 MiB); a larger file is an error at `arl check`. Its records and their tokens are held in memory through the cold start: raise it for a larger file (at most 2 GiB), or cut the file.",
+          "The most bytes data's file may hold (256 MiB); a larger file is an error at `arl check`. Its records and their tokens are held in memory through the cold start: raise it for a larger file (at most 1 GiB: the records take about 2.5 times the file in memory), or cut the file.",
         ),
         max_record_bytes: doc(
           positiveInt.default(4 * 1024 ** 2),
