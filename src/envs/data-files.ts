@@ -3,11 +3,11 @@
 // {path, sha256}, the path relative to the run's data
 // root; `std/...` in the stdlib): where each one lies (confined to the data root), and the check
 // that its bytes still hash to the plan's sha256, before anything reads it.
-import { createHash } from "node:crypto";
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { refusalReason, resolveConfined } from "../language/confine.js";
 import { STDLIB_ROOT } from "../contracts/paths.js";
+import { sha256File } from "../plan/hash.js";
 import type { PlanEnv } from "../plan/schema.js";
 import { EnvError } from "../contracts/env.js";
 
@@ -39,22 +39,6 @@ function resolveDataPath(file: DataFile, root: string, what: string, kind: strin
     throw new EnvError(`${kind} env: the plan's ${what} file '${file.path}' is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`, "unavailable");
   }
   return confined.real;
-}
-
-function sha256File(absolute: string): string {
-  const hash = createHash("sha256");
-  const fd = openSync(absolute, "r");
-  try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
-    for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, null);
-      if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest("hex");
 }
 
 const verified = new Map<string, { mtimeMs: number; size: number; sha256: string }>();

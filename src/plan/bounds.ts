@@ -60,6 +60,8 @@ export const PLAN_BOUNDS = {
   "rollout.sft.epochs": { max: 1000, why: "passes over the demonstrations" },
   "rollout.sft.batch": { max: 10_000_000, why: "demonstrations per step" },
   "rollout.sft.checkpoint_every": { max: 100_000_000, why: "optimizer steps" },
+  "rollout.sft.max_data_bytes": { max: 1024 ** 3, why: "the records are held in memory, about 2.5 times the file in the heap" },
+  "rollout.sft.max_record_bytes": { max: 256 * 1024 ** 2, why: "a record is read as one string" },
   "rollout.watchdog.no_signal_iterations": { max: 10_000_000, why: "iterations of one run" },
   "eval.every": { max: 10_000_000, why: "iterations of one run" },
   "eval.samples_per_task": { max: 4096, why: "episodes per evaluated task" },

@@ -9,7 +9,7 @@ import { STDLIB_ROOT } from "../contracts/paths.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { Origin } from "../semantics/values.js";
-import { sha256Hex } from "./hash.js";
+import { sha256File } from "./hash.js";
 import { displayPath, type LoweringContext } from "./lower-context.js";
 
 /** The origin of the value at `at` (the env's block when that field was not written). */
@@ -52,8 +52,33 @@ function dataFileOutsideRoot(written: string, at: readonly string[], reason: "ab
   };
 }
 
-/** A data file named in the spec, hashed (a file seen before with the same size and mtime is not read again). */
-export function dataFile(written: string, at: string[], variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): { path: string; sha256: string } {
+/** The largest a data file may be, and the field that declares it (named in the hint). */
+export interface DataFileLimit {
+  readonly maxBytes: number;
+  readonly field: string;
+  /** The field's own bound: how far it may be raised. */
+  readonly ceiling: number;
+}
+
+function dataFileTooLarge(written: string, at: readonly string[], size: number, limit: DataFileLimit, origin: Origin): Diagnostic {
+  return {
+    code: "data-file-too-large",
+    severity: "error",
+    message: `'${at.join(".")}': the data file '${written}' holds ${size} bytes, more than ${limit.field} (${limit.maxBytes}); it was not read`,
+    file: origin.file,
+    range: origin.range,
+    hint:
+      size <= limit.ceiling
+        ? `raise ${limit.field} to at least ${size} (at most ${limit.ceiling}), or cut the file`
+        : `the file is larger than ${limit.field} may be raised to (${limit.ceiling}): cut or split it`,
+  };
+}
+
+/**
+ * A data file named in the spec, hashed as it is read in chunks (a file seen before with the same
+ * size and mtime is not read again); one larger than `limit` is reported and not read.
+ */
+export function dataFile(written: string, at: string[], variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[], limit?: DataFileLimit): { path: string; sha256: string } {
   const { confined, root, origin } = locateDataFile(written, at, variant, context);
   const absolute = confined.path;
   let sha256 = "0".repeat(64);
@@ -65,11 +90,15 @@ export function dataFile(written: string, at: string[], variant: VariantModel, c
   try {
     const stat = statSync(confined.real);
     if (!stat.isFile()) throw new Error("not a file");
+    if (limit && stat.size > limit.maxBytes) {
+      diagnostics.push(dataFileTooLarge(written, at, stat.size, limit, origin));
+      return { path: displayPath(absolute, context.entryDir), sha256 };
+    }
     if (context.hashData === false) return { path: displayPath(absolute, context.entryDir), sha256 };
     const cached = fileHashes.get(confined.real);
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) sha256 = cached.sha256;
     else {
-      sha256 = sha256Hex(readFileSync(confined.real));
+      sha256 = sha256File(confined.real);
       fileHashes.set(confined.real, { mtimeMs: stat.mtimeMs, size: stat.size, sha256 });
     }
   } catch {

@@ -1,5 +1,5 @@
 // Lowering rollout: the cold start's record file (rollout.sft.data) is located and hashed like an
-// env's data file, and the held-out fraction resolved (0.1 of the records when the spec names a
+// env's data file (a file above rollout.sft.max_data_bytes is an error at the field), and the held-out fraction resolved (0.1 of the records when the spec names a
 // file and says nothing, 0 without one), so the runtime decides nothing. A cold start with
 // neither walkthroughs (demos) nor records (data) is an error at its block. The preflight's
 // log-prob tolerance is resolved from the policy's dtype.
@@ -8,7 +8,8 @@ import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import type { LoweringContext } from "./lower-context.js";
-import { dataFile } from "./lower-data-files.js";
+import { boundOf } from "./bounds.js";
+import { dataFile, type DataFileLimit } from "./lower-data-files.js";
 import type { Plan } from "./schema.js";
 
 /** The held-out fraction of a record file when the spec gives none. */
@@ -37,10 +38,15 @@ export function lowerRollout(config: ExperimentConfig, variant: VariantModel, co
     ...rollout,
     sft: {
       ...rest,
-      data: data === null ? null : dataFile(data, ["rollout", "sft", "data"], variant, context, diagnostics),
+      data: data === null ? null : dataFile(data, ["rollout", "sft", "data"], variant, context, diagnostics, dataLimit(rest.max_data_bytes)),
       heldout: heldout ?? (data === null ? 0 : DEFAULT_HELDOUT),
     },
   };
+}
+
+/** rollout.sft.data's size bound, declared by rollout.sft.max_data_bytes: the file is read whole into records before the cold start. */
+function dataLimit(maxBytes: number): DataFileLimit {
+  return { maxBytes, field: "rollout.sft.max_data_bytes", ceiling: boundOf("rollout.sft.max_data_bytes").max };
 }
 
 /** A cold start that names neither walkthroughs nor records, reported at its block. */

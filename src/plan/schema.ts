@@ -197,6 +197,8 @@ const rolloutSchema = z.strictObject({
       .strictObject({
         demos: d(bounded("rollout.sft.demos", positiveInt).nullable(), "Walkthroughs replayed; null: none (records only)."),
         data: d(dataFileSchema.nullable(), "Chat-format record file (JSON lines) relative to the spec's folder, with its sha256; null: walkthroughs only."),
+        max_data_bytes: d(bounded("rollout.sft.max_data_bytes", positiveInt), "The most bytes data's file may hold (checked when compiling and when the run reads it)."),
+        max_record_bytes: d(bounded("rollout.sft.max_record_bytes", positiveInt), "The most bytes one record (line) of data may hold; a longer one stops the run before it trains."),
         heldout: d(z.number().min(0).lt(1), "Fraction of data's records held out for the held-out loss (seeded split); 0 without data."),
         epochs: bounded("rollout.sft.epochs", positiveInt),
         batch: d(bounded("rollout.sft.batch", positiveInt).nullable(), "Demos per optimizer step; null: all (one step per epoch)."),

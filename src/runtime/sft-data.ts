@@ -1,16 +1,28 @@
 // Your own cold-start data (rollout.sft.data): chat records, one JSON object a line, in the
 // OpenAI chat shape ({"messages": [{role, content, tool_calls?}], "tools"?: [...]}). The file is
-// found below the run's data root (confined to it, like an env's data files), checked against
-// the plan's sha256 and validated whole before the trainer sees a record, so that a bad line is
+// found below the run's data root (confined to it, like an env's data files), read line by line
+// (line-reader.ts: no size of file makes one string of it), hashed in the same pass and checked
+// against the plan's sha256, and validated whole before the trainer sees a record, so that a bad
+// line (not UTF-8, not JSON, longer than rollout.sft.max_record_bytes, not a chat record) is
 // reported with its file:line before any weight changes.
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { statSync } from "node:fs";
 import type { ChatMessage, ToolCallMessage } from "../contracts/trainer-protocol.js";
 import { refusalReason, resolveConfined } from "../language/confine.js";
-import { sha256Hex } from "../plan/hash.js";
+import { boundOf } from "../plan/bounds.js";
 import type { Plan } from "../plan/schema.js";
+import { fileLines } from "./line-reader.js";
 
-/** The plan's reference to the record file ({path, sha256}, the path relative to the data root). */
-export type SftDataFile = NonNullable<NonNullable<Plan["rollout"]["sft"]>["data"]>;
+/** The plan's cold start with a record file: its reference ({path, sha256}, the path relative to the data root) and size bounds. */
+export type SftDataSource = Pick<NonNullable<Plan["rollout"]["sft"]>, "max_data_bytes" | "max_record_bytes"> & {
+  readonly data: NonNullable<NonNullable<Plan["rollout"]["sft"]>["data"]>;
+};
+
+/** The plan's record file with its bounds, or null without one. */
+export function sftDataSource(plan: Plan): SftDataSource | null {
+  const sft = plan.rollout.sft;
+  return sft && sft.data !== null ? { data: sft.data, max_data_bytes: sft.max_data_bytes, max_record_bytes: sft.max_record_bytes } : null;
+}
 
 /** One valid record, in the shape of an encode request. */
 export interface SftRecord {
@@ -34,28 +46,60 @@ const ROLES = new Set(["system", "user", "assistant", "tool"]);
 /** At most this many problems are listed; the rest are counted. */
 const LISTED = 20;
 
-/** Reads, checks (confinement, sha256) and validates the plan's record file below `root`. */
-export function loadSftData(file: SftDataFile, root: string | undefined): SftData {
+/** Reads, checks (confinement, size, sha256) and validates the plan's record file below `root`; `chunkBytes`: the reader's chunk size. */
+export function loadSftData(source: SftDataSource, root: string | undefined, chunkBytes?: number): SftData {
+  const file = source.data;
   const what = `rollout.sft.data '${file.path}'`;
   if (root === undefined) throw new SftDataError(`${what} cannot be located: this run was started without a data root ('arl run' passes the spec's folder or --data-root)`);
   const confined = resolveConfined(file.path, root, [root]);
   if (!confined.ok) throw new SftDataError(`${what} is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`);
-  let bytes: Buffer;
+  const unreadable = () => new SftDataError(`${what} does not exist or cannot be read (looked for ${confined.path}; data paths are relative to ${root})`);
+  let size: number;
   try {
-    bytes = readFileSync(confined.real);
-  } catch {
-    throw new SftDataError(`${what} does not exist or cannot be read (looked for ${confined.path}; data paths are relative to ${root})`);
+    const stat = statSync(confined.real);
+    if (!stat.isFile()) throw new SftDataError(`${what} is not a regular file (${confined.real}); it was not read`);
+    size = stat.size;
+  } catch (error) {
+    throw error instanceof SftDataError ? error : unreadable();
   }
-  const sha256 = sha256Hex(bytes);
+  const tooLarge = (bytes: number) =>
+    new SftDataError(`${what} holds ${bytes} bytes, more than rollout.sft.max_data_bytes (${source.max_data_bytes}); it was not read (raise max_data_bytes, at most ${boundOf("rollout.sft.max_data_bytes").max}, or cut the file)`);
+  if (size > source.max_data_bytes) throw tooLarge(size);
+  const hash = createHash("sha256");
+  let read = 0;
+  const records: SftRecord[] = [];
+  const problems = new ProblemList();
+  try {
+    const lines = fileLines(confined.real, {
+      maxLineBytes: source.max_record_bytes,
+      ...(chunkBytes !== undefined ? { chunkBytes } : {}),
+      onChunk: (chunk) => {
+        // A file that grows while it is read is not the one compiled against.
+        read += chunk.length;
+        if (read > source.max_data_bytes) throw tooLarge(read);
+        hash.update(chunk);
+      },
+    });
+    for (const line of lines) {
+      const parsed = "tooLong" in line ? recordTooLong(line.tooLong, source.max_record_bytes) : parseSftLine(line.bytes);
+      if (parsed === null) continue;
+      if (typeof parsed === "string") problems.add(line.line, parsed);
+      else records.push({ line: line.line, ...parsed });
+    }
+  } catch (error) {
+    if (error instanceof SftDataError) throw error;
+    if (typeof (error as NodeJS.ErrnoException).code === "string") throw unreadable();
+    throw error;
+  }
+  const sha256 = hash.digest("hex");
   if (sha256 !== file.sha256) {
     throw new SftDataError(`${what} has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to train on different data (recompile the spec if the change is intended)`);
   }
-  const { records, problems } = parseSftRecords(bytes.toString("utf8"));
-  if (problems.length > 0) {
-    const listed = problems.slice(0, LISTED).map((p) => `\n  ${file.path}:${p.line}: ${p.message}`).join("");
-    const more = problems.length > LISTED ? `\n  ... and ${problems.length - LISTED} more` : "";
+  if (problems.count > 0) {
+    const listed = problems.listed.map((p) => `\n  ${file.path}:${p.line}: ${p.message}`).join("");
+    const more = problems.count > LISTED ? `\n  ... and ${problems.count - LISTED} more` : "";
     throw new SftDataError(
-      `${what}: ${problems.length} invalid record${problems.length === 1 ? "" : "s"}; nothing was trained:${listed}${more}\n` +
+      `${what}: ${problems.count} invalid record${problems.count === 1 ? "" : "s"}; nothing was trained:${listed}${more}\n` +
         `each line is one JSON object {"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": "..."}], "tools"?: [...]} with at least one assistant turn`,
     );
   }
@@ -68,23 +112,49 @@ interface Problem {
   readonly message: string;
 }
 
+/** The first LISTED problems and a count of all: a file of a million bad lines is not a million messages. */
+class ProblemList {
+  readonly listed: Problem[] = [];
+  count = 0;
+  add(line: number, message: string): void {
+    if (this.count++ < LISTED) this.listed.push({ line, message });
+  }
+}
+
+function recordTooLong(bytes: number, max: number): string {
+  return `a record of ${bytes} bytes, more than rollout.sft.max_record_bytes (${max}): shorten or drop it, or raise max_record_bytes (at most ${boundOf("rollout.sft.max_record_bytes").max})`;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** One line's record, what is wrong with it, or null for a blank line. */
+function parseSftLine(bytes: Uint8Array): Omit<SftRecord, "line"> | string | null {
+  let raw: string;
+  try {
+    raw = utf8.decode(bytes);
+  } catch {
+    // Replaced bytes would be trained on as U+FFFD: the file is damaged or in another encoding.
+    return "not UTF-8 text (an invalid byte sequence); save the file as UTF-8";
+  }
+  if (raw.trim() === "") return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    return `not a JSON line (${(error as Error).message})`;
+  }
+  return parseRecord(value);
+}
+
 /** Every record of `text` (blank lines skipped) and every problem, by line. */
 export function parseSftRecords(text: string): { records: SftRecord[]; problems: Problem[] } {
   const records: SftRecord[] = [];
   const problems: Problem[] = [];
+  const encoder = new TextEncoder();
   text.split("\n").forEach((raw, i) => {
-    if (raw.trim() === "") return;
-    const line = i + 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      problems.push({ line, message: `not a JSON line (${(error as Error).message})` });
-      return;
-    }
-    const parsed = parseRecord(value);
-    if (typeof parsed === "string") problems.push({ line, message: parsed });
-    else records.push({ line, ...parsed });
+    const parsed = parseSftLine(encoder.encode(raw));
+    if (typeof parsed === "string") problems.push({ line: i + 1, message: parsed });
+    else if (parsed !== null) records.push({ line: i + 1, ...parsed });
   });
   return { records, problems };
 }

@@ -163,7 +163,7 @@ const table: readonly Row[] = [
     spec: subprocessSpec("  rollout { sft { demos: 4 } }"),
     at: "sft { demos",
     code: "sft-without-walkthroughs",
-    plan: () => faultyPlan(subprocessSpec(""), (p) => (p.rollout.sft = { demos: 4, data: null, heldout: 0, epochs: 1, batch: null, lr: null, checkpoint_every: null, optimizer: "fresh" })),
+    plan: () => faultyPlan(subprocessSpec(""), (p) => (p.rollout.sft = { demos: 4, data: null, max_data_bytes: 256 * 1024 ** 2, max_record_bytes: 4 * 1024 ** 2, heldout: 0, epochs: 1, batch: null, lr: null, checkpoint_every: null, optimizer: "fresh" })),
     runtimeSays: ["plan field rollout.sft", "env 'w' is of kind 'subprocess'", "sft-without-walkthroughs"],
   },
   {

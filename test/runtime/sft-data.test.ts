@@ -12,7 +12,7 @@ import { lowerModel } from "../../src/plan/lower.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { loadSftData, parseSftRecords, SftDataError } from "../../src/runtime/sft-data.js";
+import { loadSftData, parseSftRecords, SftDataError, sftDataSource } from "../../src/runtime/sft-data.js";
 import { heldoutCount } from "../../src/runtime/sft-records.js";
 import { scriptedTrainerScript } from "../helpers/plans.js";
 
@@ -126,13 +126,13 @@ describe("record validation", () => {
 
   it("refuses a file whose bytes changed since compiling, and lists bad lines with file:line", () => {
     const { dir, plan } = compiled('data: "./records.jsonl"', arithmetic(4));
-    const file = plan.rollout.sft!.data!;
+    const file = sftDataSource(plan)!;
     expect(loadSftData(file, dir).records).toHaveLength(4);
     writeFileSync(path.join(dir, "records.jsonl"), `${arithmetic(4)}{"messages": []}\n`);
     expect(() => loadSftData(file, dir)).toThrow(/has sha256 [0-9a-f]{64}, but the plan was compiled against/);
     const bad = compiled('data: "./records.jsonl"', `${arithmetic(2)}{"messages": []}\n`);
-    expect(() => loadSftData(bad.plan.rollout.sft!.data!, bad.dir)).toThrow(SftDataError);
-    expect(() => loadSftData(bad.plan.rollout.sft!.data!, bad.dir)).toThrow(/1 invalid record; nothing was trained:\n {2}records\.jsonl:3: "messages" must be a non-empty array/);
+    expect(() => loadSftData(sftDataSource(bad.plan)!, bad.dir)).toThrow(SftDataError);
+    expect(() => loadSftData(sftDataSource(bad.plan)!, bad.dir)).toThrow(/1 invalid record; nothing was trained:\n {2}records\.jsonl:3: "messages" must be a non-empty array/);
   });
 
   it("holds out at least one record when asked, never all", () => {

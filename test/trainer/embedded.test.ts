@@ -254,10 +254,11 @@ describe("builtin:tiny train_step", () => {
     for (const k of ["loss", "policy_loss", "kl", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max", "grad_norm"] as const) expect(Number.isFinite(first[k]), k).toBe(true);
   });
 
-  it("gives the same loss and gradients with 1, 2 or 4 microbatches (and forced chunking by tokens or by read-out size), for every reduction", async () => {
+  it("gives the same loss and gradients with 1, 2 or 4 microbatches (and forced chunking by tokens, read-out size or read-out rows), for every reduction", async () => {
     const t = await trainer(2);
     const tiny = await trainer(2, {}, { ...SMALL, chunkTokens: 40 });
     const scoresCut = await trainer(2, {}, { ...SMALL, chunkScores: 1 }); // every sequence a chunk of its own
+    const logitsCut = await trainer(2, {}, { ...SMALL, chunkLogits: 1 }); // the same, by read-out rows
     for (const reduction of [{ mode: "token_mean" }, { mode: "seq_mean_token_mean" }, { mode: "seq_mean_token_sum" }, { mode: "constant", constant: 16 }, { mode: "group_token_mean" }]) {
       const whole = t.computeGradients(batch(t, { reduction, kl: 0.1, dual: 3 }));
       for (const microbatches of [2, 4]) {
@@ -269,9 +270,11 @@ describe("builtin:tiny train_step", () => {
       expect(Math.abs(chunked.loss - whole.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(whole.loss)));
       expect(maxRelDiff(chunked.policy, whole.policy)).toBeLessThan(1e-4);
       // Cut by the read-out's attention size instead (long sequences with many targets).
-      const readout = scoresCut.computeGradients(batch(scoresCut, { reduction, kl: 0.1, dual: 3 }));
-      expect(Math.abs(readout.loss - whole.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(whole.loss)));
-      expect(maxRelDiff(readout.policy, whole.policy)).toBeLessThan(1e-4);
+      for (const cut of [scoresCut, logitsCut]) {
+        const readout = cut.computeGradients(batch(cut, { reduction, kl: 0.1, dual: 3 }));
+        expect(Math.abs(readout.loss - whole.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(whole.loss)));
+        expect(maxRelDiff(readout.policy, whole.policy)).toBeLessThan(1e-4);
+      }
     }
   });
 

@@ -265,6 +265,14 @@ does not compile. The message names the problem.`,
     explanation: `Data files (task lists, questions) are resolved relative to the spec file that names them, and
 the plan records each file's sha256, so the file must exist when the spec is compiled.`,
   },
+  "data-file-too-large": {
+    stage: "plan",
+    title: "A data file larger than its declared bound",
+    explanation: `A cold start's record file (rollout.sft.data) is read whole into records, held in memory with
+their tokens through the cold start, so its size is bounded by rollout.sft.max_data_bytes
+(256 MiB unless the spec says more). A larger file is neither hashed nor read. Raise the bound
+(the message says how far it may go) or cut the file.`,
+  },
   "agent-task-file-invalid": {
     stage: "plan",
     title: "An agent env's task file is not one JSON object a line",

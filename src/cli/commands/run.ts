@@ -20,7 +20,7 @@ import { runSummary } from "../../runtime/summary.js";
 import { arlVersion } from "../../plan/version.js";
 import { DataRootError, recordDataRoot, resumeDataRoot } from "../../runtime/data-root.js";
 import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
-import { loadSftData, SftDataError } from "../../runtime/sft-data.js";
+import { loadSftData, SftDataError, sftDataSource } from "../../runtime/sft-data.js";
 import { trainerCommand, TrainerUnavailable } from "../../trainer/launch.js";
 import { defineCommand } from "../command.js";
 import { nodeLine, planRendezvous, runWorkerNode } from "./run-nodes.js";
@@ -108,7 +108,7 @@ export function dataFilesReadable(plans: readonly Plan[], dataRoot: string, io: 
     for (const plan of plans) {
       verifyPlanDataFiles(plan.envs, dataRoot);
       // The cold start's records are validated whole, so a bad line leaves no run directory either.
-      const records = plan.rollout.sft?.data ?? null;
+      const records = sftDataSource(plan);
       if (records !== null) loadSftData(records, dataRoot);
     }
     return true;

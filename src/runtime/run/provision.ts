@@ -17,7 +17,7 @@ import { harnessVocabulary } from "../harness.js";
 import { TrainerPolicy } from "../policy.js";
 import { ENGINES_DIR, type LaunchedServer } from "../engine/launch.js";
 import type { RunState } from "../run-dir.js";
-import { loadSftData, SftDataError, sftVocabulary, type SftData } from "../sft-data.js";
+import { loadSftData, SftDataError, sftDataSource, sftVocabulary, type SftData } from "../sft-data.js";
 import { ToolCallValidator } from "../../contracts/tool-calls.js";
 import { trainerDeadlines } from "../../trainer/launch.js";
 import { envKindOf, envNames, haltedError, planEnv, refusal, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
@@ -119,10 +119,10 @@ export async function checkHost(plan: Plan, envs: EnvRegistry, log: (line: strin
 
 /** rollout.sft.data's records, or undefined without one; a bad file is a RunError naming file:line. */
 export function loadColdStartData(plan: Plan, root: string | undefined): SftData | undefined {
-  const file = plan.rollout.sft?.data ?? null;
-  if (file === null) return undefined;
+  const source = sftDataSource(plan);
+  if (source === null) return undefined;
   try {
-    return loadSftData(file, root);
+    return loadSftData(source, root);
   } catch (error) {
     if (error instanceof SftDataError) throw refusal(error.message);
     throw error;

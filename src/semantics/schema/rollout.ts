@@ -71,6 +71,14 @@ export const rolloutSchema = z.strictObject({
           z.string().min(1).nullable().default(null),
           "A file of chat-format records (JSON lines: {\"messages\": [{role, content, tool_calls?}], \"tools\"?: [...]}), relative to the spec, trained on besides the walkthroughs: assistant turns are the targets, everything else context; none: walkthroughs only.",
         ),
+        max_data_bytes: doc(
+          positiveInt.default(256 * 1024 ** 2),
+          "The most bytes data's file may hold (256 MiB); a larger file is an error at `arl check`. Its records and their tokens are held in memory through the cold start: raise it for a larger file (at most 1 GiB: the records take about 2.5 times the file in memory), or cut the file.",
+        ),
+        max_record_bytes: doc(
+          positiveInt.default(4 * 1024 ** 2),
+          "The most bytes one record (line) of data may hold (4 MiB, about a million tokens of text); a longer record stops the run before it trains, named by file:line. Raise it for longer records (at most 256 MiB).",
+        ),
         heldout: doc(
           z.number().min(0).lt(1).nullable().default(null),
           "Fraction of data's records kept out of training (a seeded split) for the held-out loss measured after each epoch; none: 0.1 with data, 0 without.",

@@ -25,14 +25,18 @@ export function timeMajor(seqs: readonly ArrayLike<number>[]): { ids: Int32Array
  * How much of a batch one chunk may hold (a memory bound only). `tokens`: padded tokens, the
  * GRU's [T, B]. `scores`: the read-out's attention scores, B x Tq x T per head (Tq the most
  * queries of one sequence): they grow with a sequence's length times its targets, so a batch
- * of long generated sequences must be cut finer than its token count says.
+ * of long generated sequences must be cut finer than its token count says. `rows`: the
+ * read-out's rows, B x Tq, each a row of logits over the whole vocabulary: many short
+ * sequences over a large vocabulary (200,000 records of a few words, each word a token) are
+ * few tokens and scores but [B x Tq, V] logits past the heap.
  */
 export interface ChunkBudget {
   readonly tokens: number;
   readonly scores: number;
+  readonly rows: number;
 }
 
-/** Consecutive chunks of indices whose padded size (max length x count) and read-out size (max length x max queries x count) stay within `budget`; a sequence above it alone is a chunk. */
+/** Consecutive chunks of indices whose padded size (max length x count), read-out size (max length x max queries x count) and read-out rows (max queries x count) stay within `budget`; a sequence above it alone is a chunk. */
 export function chunksByCost(indices: readonly number[], length: (i: number) => number, queries: (i: number) => number, budget: ChunkBudget): number[][] {
   const out: number[][] = [];
   let cur: number[] = [];
@@ -43,7 +47,8 @@ export function chunksByCost(indices: readonly number[], length: (i: number) => 
     const Q = Math.max(1, queries(i));
     const len = Math.max(maxLen, L);
     const q = Math.max(maxQueries, Q);
-    if (cur.length > 0 && (len * (cur.length + 1) > budget.tokens || len * q * (cur.length + 1) > budget.scores)) {
+    const count = cur.length + 1;
+    if (cur.length > 0 && (len * count > budget.tokens || len * q * count > budget.scores || q * count > budget.rows)) {
       out.push(cur);
       cur = [];
       maxLen = 0;

@@ -32,7 +32,7 @@ export function logprobs(state: TrainerState, p: Methods["logprobs"][0]): Ragged
     for (let k = 1; k < m.length; k++) if (m[k]) n++;
     return n;
   };
-  for (const chunk of chunksOf(seqs, chunkBudget(state.options), queries)) {
+  for (const chunk of chunksOf(seqs, chunkBudget(state.options, V), queries)) {
     const sub = chunk.map((i) => at(seqs, i));
     const { ids: tm, T, B } = timeMajor(sub);
     // Rows (position k-1 of sequence j) that predict token k >= 1.
@@ -72,7 +72,7 @@ export function values(state: TrainerState, ids: Ragged<Int32Array>): Ragged<Flo
   if (!critic) throw invalid("no critic: configure algorithm.critic to get values");
   const seqs = rows(ids);
   const out = seqs.map((s) => new Float32Array(s.length));
-  for (const chunk of chunksOf(seqs, chunkBudget(state.options))) {
+  for (const chunk of chunksOf(seqs, chunkBudget(state.options, shape.vocab))) {
     const sub = chunk.map((i) => at(seqs, i));
     const { ids: tm, T, B } = timeMajor(sub);
     const v = tf.tidy(() => criticValues(critic, gruStates(critic, tf.tensor1d(tm, "int32"), T, B, shape.hidden)));

@@ -21,6 +21,8 @@ export interface TinyOptions extends TinyShape {
   readonly chunkTokens: number;
   /** Read-out scores (B x Tq x T, per head) per chunk; default READOUT_SCORES_PER_CHUNK. */
   readonly chunkScores?: number;
+  /** Read-out logits (B x Tq x vocabulary) per chunk; default READOUT_LOGITS_PER_CHUNK. */
+  readonly chunkLogits?: number;
 }
 
 /**
@@ -31,9 +33,18 @@ export interface TinyOptions extends TinyShape {
  */
 export const READOUT_SCORES_PER_CHUNK = 2 ** 21;
 
-/** The chunk budget of these options (batching.ts). */
-export function chunkBudget(options: TinyOptions): ChunkBudget {
-  return { tokens: options.chunkTokens, scores: options.chunkScores ?? READOUT_SCORES_PER_CHUNK };
+/**
+ * The read-out's logits [B x Tq, V] have about 27 copies alive through a backward pass (logits,
+ * softmax, log-softmax, the targets' one-hot, their gradients; measured in
+ * test/trainer/embedded-batching.test.ts): 2^22 values (16 MB each) keep a chunk's peak near
+ * 0.5 GB, while a quick-start batch (a few thousand targets over a few hundred words) is one chunk.
+ */
+export const READOUT_LOGITS_PER_CHUNK = 2 ** 22;
+
+/** The chunk budget of these options over a vocabulary of `vocab` tokens (batching.ts). */
+export function chunkBudget(options: TinyOptions, vocab: number): ChunkBudget {
+  const rows = Math.max(1, Math.floor((options.chunkLogits ?? READOUT_LOGITS_PER_CHUNK) / Math.max(1, vocab)));
+  return { tokens: options.chunkTokens, scores: options.chunkScores ?? READOUT_SCORES_PER_CHUNK, rows };
 }
 
 /** When the reference policy is (re)taken: once, or again every `every` optimizer steps. */

@@ -240,7 +240,7 @@ export function computeGradients(state: TrainerState, p: TrainStepParams): Gradi
   const pool = new StatsPool();
   const started = performance.now();
   let padded = 0;
-  for (const part of microbatchParts(batch.ids, batch.masks, p.microbatches, chunkBudget(state.options))) {
+  for (const part of microbatchParts(batch.ids, batch.masks, p.microbatches, chunkBudget(state.options, c.shape.vocab))) {
     const mb = gather(batch, part);
     padded += mb.T * mb.B;
     if (mb.where.length === 0) continue; // no targets: no contribution to the loss or the gradient
