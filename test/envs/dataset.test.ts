@@ -13,6 +13,8 @@ import { EnvError, type EnvKind } from "../../src/contracts/env.js";
 import { pythonCandidates } from "../../src/contracts/python.js";
 import { createDatasetEnv, type DatasetEnv } from "../../src/envs/dataset/index.js";
 import { lastBoxed, normaliseAnswer, scoreText } from "../../src/envs/dataset/scorers.js";
+import { verifyPlanDataFiles } from "../../src/envs/data-files.js";
+import { Compiler } from "../../src/compiler.js";
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const python = process.env.ARL_PYTHON ?? pythonCandidates()[0] ?? "python3";
@@ -213,3 +215,39 @@ describe.skipIf(skipHost)("Python scorers in the env host", () => {
     await expect(provision(broken.kind, broken.env, broken.dir)).rejects.toThrow(/cannot load the verifier 'compute_score' from 'reward.py': ModuleNotFoundError: No module named 'not_a_module_arl'/);
   }, 60_000);
 });
+
+describe("dataset data files", () => {
+  const spec = (fields: string) => `import "std/envs/dataset" as dataset
+experiment e {
+  policy { model: "builtin:tiny" }
+  rollout { iterations: 1, tasks_per_batch: 1 }
+  algorithm { group_size: 2 }
+  env q extends dataset.task {
+${fields}
+  }
+}
+`;
+
+  it("confines the rows and the verifier to the experiment's folder: refused at lowering and, in a plan, at run time, never read", async () => {
+    const outside = mkdtempSync(path.join(tmpdir(), "arl-dataset-outside-"));
+    writeFileSync(path.join(outside, "secret.jsonl"), '{"prompt": "secret", "answer": "do not read"}\n');
+    writeFileSync(path.join(outside, "secret.py"), "def compute_score(*a):\n    return 1.0\n");
+    const { env, dir } = datasetEnv([{ prompt: "1+1?", answer: "2" }]);
+    writeFileSync(path.join(dir, "reward.py"), "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 1.0\n");
+    const rel = (name: string) => JSON.stringify(path.relative(dir, path.join(outside, name)));
+    const cases = [
+      { fields: `    data: ${rel("secret.jsonl")}`, line: 7 },
+      { fields: `    data: "./rows.jsonl"\n    scorer: verl\n    verifier: ${rel("secret.py")}`, line: 9 },
+    ];
+    for (const { fields, line } of cases) {
+      writeFileSync(path.join(dir, "spec.arl"), spec(fields));
+      const result = new Compiler().check(path.join(dir, "spec.arl"));
+      expect(result.diagnostics.filter((d) => d.severity === "error").map((d) => [d.code, d.range.start.line])).toEqual([["data-file-outside-root", line]]);
+    }
+    // A plan naming them (written by hand, or lowered elsewhere) is refused at run time.
+    const rows = { ...env, data: { path: path.relative(dir, path.join(outside, "secret.jsonl")), sha256: "0".repeat(64) } };
+    await expect(createDatasetEnv({ root: dir, python }).create(rows, 0, 0)).rejects.toThrow(/is refused: .* it was not read/);
+    expect(() => verifyPlanDataFiles({ q: { ...env, verifier: { path: path.relative(dir, path.join(outside, "secret.py")), sha256: "0".repeat(64) } } }, dir)).toThrow(/verifier file .* is refused: .* it was not read/);
+  });
+});
+
