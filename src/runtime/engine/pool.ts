@@ -25,6 +25,8 @@ export class EngineServer {
   version: number | null = null;
   /** The health check of a suspect server. */
   checking: Promise<void> | undefined;
+  /** Said once in the run log: its answers name no weight version, so none is checked. */
+  unconfirmed = false;
 
   constructor(
     readonly index: number,
@@ -162,6 +164,12 @@ export class EnginePool {
       // Never train on weights other than those the sample is recorded with.
       if (generation.weightVersion !== null && generation.weightVersion !== String(version)) {
         return { error: `it served weight version '${generation.weightVersion}' after being synced to version ${version}`, retryable: true };
+      }
+      if (generation.weightVersion === null && !server.unconfirmed) {
+        server.unconfirmed = true;
+        this.options.log?.(
+          `inference ${server.name} does not say which weights served its generations (no weight version in its answers; vLLM reports them from 0.33.0): they are recorded with the version ARL synced it to (${version}), unconfirmed by the engine`,
+        );
       }
       return { generation: { ...generation, version, server: server.index } };
     } catch (error) {

@@ -35,7 +35,7 @@ interface TestServer {
   /** Generations it received, in order. */
   seen: number[];
   version: string | null;
-  behaviour: "ok" | "500" | "garbage" | "hang" | "400" | "stale";
+  behaviour: "ok" | "500" | "garbage" | "hang" | "400" | "stale" | "unversioned";
   healthy: boolean;
   loadFails: boolean;
   /** Answers held back until released (to keep requests outstanding). */
@@ -75,7 +75,7 @@ async function testServer(index: number): Promise<TestServer> {
         if (t.behaviour === "400") return reply(res, 400, '{"error":"prompt too long"}');
         if (t.behaviour === "garbage") return reply(res, 200, "<html>oops</html>");
         if (t.behaviour === "hang") return;
-        const v = t.behaviour === "stale" ? "0" : t.version;
+        const v = t.behaviour === "stale" ? "0" : t.behaviour === "unversioned" ? null : t.version;
         reply(res, 200, JSON.stringify({ ids: [index, seed], lps: [-0.5, -0.25], v }));
       };
       if (t.hold) t.held.push(answer);
@@ -106,6 +106,14 @@ async function poolOf(n: number, options: { maxRetries?: number; timeoutS?: numb
 }
 
 describe("the pool of inference servers", () => {
+  it("says once in the run log when a server's answers name no weight version (vLLM before 0.33.0)", async () => {
+    const { servers, pool, log } = await poolOf(1);
+    servers[0]!.behaviour = "unversioned";
+    for (const seed of [1, 2, 3]) expect((await pool.generate(request(seed))).version).toBe(3);
+    expect(log.filter((l) => l.includes("does not say which weights served its generations"))).toHaveLength(1);
+    expect(log.join("\n")).toMatch(/recorded with the version ARL synced it to \(3\), unconfirmed by the engine/);
+  });
+
   it("sends each request to the server with the fewest outstanding, the lowest index on ties", async () => {
     const { servers, pool } = await poolOf(3);
     for (const s of servers) s.hold = true;
