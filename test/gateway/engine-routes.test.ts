@@ -22,6 +22,7 @@ import { startGateway } from "../../src/runtime/gateway/server.js";
 import { TrainerPolicy, type TrainerRequests } from "../../src/runtime/policy.js";
 import { denominatorsOf } from "../../src/runtime/update.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
+import { keepAliveExchange, rawExchange } from "../helpers/raw-http.js";
 
 const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };
 const EOS = 2;
@@ -234,6 +235,26 @@ describe("vLLM's token-in subset", () => {
     expect((await call(gateway.origin, "POST", "/v1/completions", "{")).status).toBe(400);
     expect((await call(gateway.origin, "GET", "/nope")).status).toBe(404);
   });
+});
+
+describe("the HTTP edges of engine mode", () => {
+  for (const api of ["vllm", "sglang"] as const) {
+    it(`${api}: a request target that is no URL gets a 400 in the engine's shape, and the server keeps serving`, async () => {
+      const { gateway } = await serve(api);
+      const exchange = await rawExchange(gateway.origin, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n");
+      expect(exchange.statuses).toEqual([400]);
+      expect(JSON.parse(exchange.data.toString("utf8").split("\r\n\r\n")[1] ?? "")).toMatchObject({ error: { code: 400, message: expect.stringMatching(/not a URL/) as unknown } });
+      expect((await call(gateway.origin, "GET", "/health")).status).toBe(200);
+    });
+
+    it(`${api}: a 413 says Connection: close and the server closes, so a kept-alive client sends nothing into a dropped socket`, async () => {
+      const { gateway } = await serve(api);
+      const route = api === "vllm" ? "/v1/completions" : "/generate";
+      const big = `POST ${route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${64 * 1024 * 1024}\r\nConnection: keep-alive\r\n\r\n`;
+      const answers = await keepAliveExchange(gateway.origin, [big, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"]);
+      expect(answers).toEqual([{ status: 413, headers: expect.stringMatching(/\r\nconnection: close/i) as unknown }]);
+    });
+  }
 });
 
 describe("the runtime's engine wires against the gateway", () => {
