@@ -27,6 +27,8 @@ import { keepAliveExchange, rawExchange } from "../helpers/raw-http.js";
 const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };
 const EOS = 2;
 const PROMPT = [5, 11, 12, 7];
+/** The plan's max_new_tokens and the model's context, as arl serve passes them. */
+const LIMITS = { maxNewTokens: 32, maxContext: 64 };
 
 const configure: ConfigureParams = tinyConfigure(3, ["take", "key", "go", "north", "south", "open", "box"]);
 
@@ -76,7 +78,7 @@ async function serve(api: EngineName, generateMs = 0): Promise<Served> {
       return new Promise((resolve) => setTimeout(() => resolve(tiny.request(method, params)), generateMs));
     },
   };
-  const model = new EngineModel({ policy: new TrainerPolicy(trainer), trainer, modelName: "builtin:tiny", stopIds: [EOS], weightVersion: "default" });
+  const model = new EngineModel({ policy: new TrainerPolicy(trainer), trainer, modelName: "builtin:tiny", stopIds: [EOS], weightVersion: "default", limits: LIMITS });
   const gateway = await startGateway({ engine: engineRoutes(api, model), log: () => undefined });
   servers.push(gateway);
   return { tiny, gateway, generateRequests: () => generates };
@@ -234,6 +236,46 @@ describe("vLLM's token-in subset", () => {
     expect(abort).toMatchObject({ status: 400, json: { error: { param: "mode" } } });
     expect((await call(gateway.origin, "POST", "/v1/completions", "{")).status).toBe(400);
     expect((await call(gateway.origin, "GET", "/nope")).status).toBe(404);
+  });
+});
+
+describe("bounded generation", () => {
+  it("vllm: refuses max_tokens past the plan's cap and a prompt past the context with a 400 naming the field, as vLLM does", async () => {
+    const { gateway, generateRequests } = await serve("vllm");
+    const body = (extra: Record<string, unknown>) => ({ ...vllmBody(1), ...extra });
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ max_tokens: 1e9, ignore_eos: true }, "max_tokens", /max_tokens is 1000000000, more than this server generates for one request \(32/],
+      [{ prompt: Array.from({ length: 1_000_000 }, () => 5) }, "prompt", /maximum context length is 64 tokens, and the prompt has 1000000/],
+      [{ prompt: Array.from({ length: 40 }, () => 5), max_tokens: 30 }, "max_tokens", /ask for at most 24 or shorten the prompt/],
+    ];
+    for (const [extra, param, message] of cases) {
+      const answer = await call(gateway.origin, "POST", "/v1/completions", body(extra));
+      expect(answer.status, param).toBe(400);
+      expect(answer.json).toMatchObject({ error: { param, code: 400, message: expect.stringMatching(message) as unknown } });
+    }
+    expect(generateRequests()).toBe(0);
+    // Without max_tokens, the default (16) is cut to what the context leaves.
+    const cut = await call(gateway.origin, "POST", "/v1/completions", { prompt: Array.from({ length: 60 }, () => 5), ignore_eos: true, return_token_ids: true });
+    expect(cut.status).toBe(200);
+    expect(choiceOf(cut.json).token_ids.length).toBeLessThanOrEqual(4);
+  });
+
+  it("sglang: the same bounds on sampling_params.max_new_tokens and input_ids", async () => {
+    const { gateway } = await serve("sglang");
+    const long = await call(gateway.origin, "POST", "/generate", { input_ids: PROMPT, sampling_params: { max_new_tokens: 1e9, ignore_eos: true } });
+    expect(long).toMatchObject({ status: 400, json: { error: { param: "sampling_params.max_new_tokens" } } });
+    const huge = await call(gateway.origin, "POST", "/generate", { input_ids: Array.from({ length: 1_000_000 }, () => 5) });
+    expect(huge).toMatchObject({ status: 400, json: { error: { param: "input_ids" } } });
+  });
+
+  it("a generation at the cap does not hold back another client's: both are answered", async () => {
+    const { gateway } = await serve("vllm", 20);
+    const [long, short] = await Promise.all([
+      call(gateway.origin, "POST", "/v1/completions", { ...vllmBody(1), max_tokens: LIMITS.maxNewTokens, ignore_eos: true, stop_token_ids: [], return_token_ids: true }),
+      call(gateway.origin, "POST", "/v1/completions", { ...vllmBody(2), max_tokens: 4, return_token_ids: true }),
+    ]);
+    expect([long.status, short.status]).toEqual([200, 200]);
+    expect(choiceOf(long.json).token_ids).toHaveLength(LIMITS.maxNewTokens);
   });
 });
 
