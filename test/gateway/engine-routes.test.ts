@@ -5,7 +5,7 @@
 // collective_rpc reload_weights, update_weight_version, resume; SGLang's update_weights_from_disk;
 // both engines' LoRA loading) loads a checkpoint saved after a train step, which changes the
 // log-probs and the version every later answer carries; bad requests get a 400 naming the field.
-import { mkdtempSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import OpenAI, { BadRequestError } from "openai";
 import type { CompletionCreateParamsNonStreaming } from "openai/resources/completions";
 import { tmpdir } from "node:os";
@@ -73,7 +73,8 @@ async function serve(api: EngineName, generateMs = 0): Promise<Served> {
   let generates = 0;
   const trainer: TrainerRequests = {
     request: <M extends Method>(method: M, params: Methods[M][0]) => {
-      if (method !== "generate") return Promise.resolve(tiny.request(method, params));
+      // A refusal rejects, as the process client's does.
+      if (method !== "generate") return new Promise((resolve) => resolve(tiny.request(method, params)));
       generates++;
       return new Promise((resolve) => setTimeout(() => resolve(tiny.request(method, params)), generateMs));
     },
@@ -276,6 +277,45 @@ describe("bounded generation", () => {
     ]);
     expect([long.status, short.status]).toEqual([200, 200]);
     expect(choiceOf(long.json).token_ids).toHaveLength(LIMITS.maxNewTokens);
+  });
+});
+
+describe("loading a damaged checkpoint", () => {
+  /** `before` with model.safetensors replaced by what `make` puts there. */
+  function damaged(name: string, make: (at: string) => void): string {
+    const target = path.join(dir, name);
+    mkdirSync(target);
+    for (const f of ["optimizer.safetensors", "trainer.json"]) copyFileSync(path.join(before, f), path.join(target, f));
+    make(path.join(target, "model.safetensors"));
+    return target;
+  }
+  const lengthOnly = (n: bigint) => {
+    const b = Buffer.alloc(10);
+    b.writeBigUInt64LE(n);
+    return b;
+  };
+
+  it("vllm: reload_weights of /dev/zero, garbage or a 2^62 header length is a 400 naming the file, and the old weights keep serving", async () => {
+    const { gateway } = await serve("vllm");
+    for (const [name, make] of [
+      ["zero", (at: string) => symlinkSync("/dev/zero", at)],
+      ["garbage", (at: string) => writeFileSync(at, "garbage")],
+      ["huge", (at: string) => writeFileSync(at, lengthOnly(2n ** 62n))],
+    ] as const) {
+      const target = damaged(name, make);
+      const answer = await call(gateway.origin, "POST", "/collective_rpc", { method: "reload_weights", kwargs: { weights_path: target } });
+      expect(answer.status, name).toBe(400);
+      expect((answer.json as { error: { message: string } }).error.message).toContain(path.join(target, "model.safetensors"));
+    }
+    const served = await send(gateway.origin, engineWire("vllm").generate(args(5)));
+    expect(served.status).toBe(200);
+  });
+
+  it("sglang: update_weights_from_disk of a damaged checkpoint is a 400 with success false naming the file", async () => {
+    const { gateway } = await serve("sglang");
+    const target = damaged("sglang-garbage", (at) => writeFileSync(at, "garbage"));
+    const answer = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: target });
+    expect(answer).toMatchObject({ status: 400, json: { success: false, message: expect.stringContaining(path.join(target, "model.safetensors")) as unknown } });
   });
 });
 

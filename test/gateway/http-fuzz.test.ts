@@ -103,7 +103,7 @@ describe(`raw-socket HTTP fuzzing (${caseCount} cases a server, seed ${seed})`, 
       tiny.configure(tinyConfigure(3, ["take", "key", "go", "north", "south"]));
       const checkpoint = path.join(mkdtempSync(path.join(tmpdir(), "arl-http-fuzz-")), "ckpt");
       tiny.save(checkpoint);
-      const trainer = { request: <M extends Parameters<TinyTrainer["request"]>[0]>(method: M, params: Parameters<TinyTrainer["request"]>[1]) => Promise.resolve(tiny.request(method, params)) };
+      const trainer = { request: <M extends Parameters<TinyTrainer["request"]>[0]>(method: M, params: Parameters<TinyTrainer["request"]>[1]) => new Promise<Awaited<ReturnType<TinyTrainer["request"]>>>((resolve) => resolve(tiny.request(method, params))) };
       const model = new EngineModel({ policy: new TrainerPolicy(trainer), trainer, modelName: "builtin:tiny", stopIds: [EOS], weightVersion: "default", limits: { maxNewTokens: 16, maxContext: 256 } });
       const logged: string[] = [];
       const gateway = await startGateway({ maxBodyBytes: 64 * 1024, engine: engineRoutes(api, model), log: (line) => logged.push(line) });
