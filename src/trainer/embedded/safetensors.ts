@@ -54,7 +54,7 @@ const MAX_HEADER_BYTES = 100 * 1024 * 1024;
  * FIFO is refused before a byte is read: /dev/zero never ends, and a FIFO blocks (it is opened
  * non-blocking, so that the open itself cannot wait for a writer).
  */
-export function openRegularFile(file: string): { fd: number; size: number } {
+function openRegularFile(file: string): { fd: number; size: number } {
   let fd;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
