@@ -48,7 +48,7 @@ describe("arl serve", () => {
       void exited.then((code) => reject(new Error(`arl serve exited (${code}) before listening: ${stderr}`)));
     });
     // A request target that is no URL used to end the process: now a 400, and it keeps serving.
-    expect((await rawExchange(url, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n")).statuses).toEqual([400]);
+    expect((await rawExchange(url, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n", { halfClose: false })).statuses).toEqual([400]);
     // A 413 says Connection: close and closes, so a kept-alive client sends nothing more into it.
     const big = `POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: ${64 * 1024 * 1024}\r\nConnection: keep-alive\r\n\r\n`;
     expect(await keepAliveExchange(url, [big, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"])).toEqual([{ status: 413, headers: expect.stringMatching(/\r\nconnection: close/i) as unknown }]);

@@ -323,7 +323,7 @@ describe("the HTTP edges of engine mode", () => {
   for (const api of ["vllm", "sglang"] as const) {
     it(`${api}: a request target that is no URL gets a 400 in the engine's shape, and the server keeps serving`, async () => {
       const { gateway } = await serve(api);
-      const exchange = await rawExchange(gateway.origin, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n");
+      const exchange = await rawExchange(gateway.origin, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n", { halfClose: false });
       expect(exchange.statuses).toEqual([400]);
       expect(JSON.parse(exchange.data.toString("utf8").split("\r\n\r\n")[1] ?? "")).toMatchObject({ error: { code: 400, message: expect.stringMatching(/not a URL/) as unknown } });
       expect((await call(gateway.origin, "GET", "/health")).status).toBe(200);

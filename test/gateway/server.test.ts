@@ -82,7 +82,7 @@ describe("the gateway's HTTP edges", () => {
   it("answers a request target that is no URL with a 400 and keeps serving (it used to end the process)", async () => {
     const handle = gateway.open(new ScriptedModel());
     for (const target of ["http://[", "http://[::1", "http://x:99999/", "//[/v1"]) {
-      const exchange = await rawExchange(gateway.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const exchange = await rawExchange(gateway.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`, { halfClose: false });
       expect(exchange.statuses, target).toEqual([400]);
       const body = exchange.data.toString("utf8").split("\r\n\r\n")[1] ?? "";
       expect(JSON.parse(body), target).toMatchObject({ error: { type: "invalid_request_error", code: "invalid_url" } });

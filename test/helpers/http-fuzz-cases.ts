@@ -17,6 +17,8 @@ export interface FuzzCase {
   readonly cut: boolean;
   /** What the case is, for the failure message. */
   readonly label: string;
+  /** The (first) request is a HEAD. */
+  readonly head: boolean;
 }
 
 const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "TRACE", "CONNECT", "get", "POST POST", "G\u0000ET", "", "PROPFIND", "X".repeat(300)];
@@ -148,13 +150,13 @@ function framed(random: Random, body: Buffer): { headers: string[]; payload: Buf
 }
 
 /** One raw request for `target`, and whether the server can be expected to read it whole. */
-function request(random: Random, target: FuzzTarget): { bytes: Buffer; complete: boolean; label: string } {
+function request(random: Random, target: FuzzTarget): { bytes: Buffer; complete: boolean; label: string; head: boolean } {
   const route = pick(random, target.routes);
   // A quarter of the requests are well formed, so that the handlers behind the parser are reached.
   if (chance(random, 0.25)) {
     const body = route.method === "GET" ? Buffer.alloc(0) : Buffer.from(JSON.stringify(route.body()));
     const head = `${route.method} ${route.path} HTTP/1.1\r\n${["Host: 127.0.0.1", ...target.goodHeaders, `Content-Length: ${body.length}`].join("\r\n")}\r\n\r\n`;
-    return { bytes: Buffer.concat([Buffer.from(head, "latin1"), body]), complete: true, label: `${route.method} ${route.path} (well formed)` };
+    return { bytes: Buffer.concat([Buffer.from(head, "latin1"), body]), complete: true, label: `${route.method} ${route.path} (well formed)`, head: route.method === "HEAD" };
   }
   const method = chance(random, 0.75) ? route.method : pick(random, METHODS);
   const path = chance(random, 0.7) ? route.path : chance(random, 0.5) ? pick(random, BAD_TARGETS) : mutated(random, Buffer.from(route.path)).toString("latin1");
@@ -163,7 +165,7 @@ function request(random: Random, target: FuzzTarget): { bytes: Buffer; complete:
   for (let n = randomInt(random, 3); n > 0; n--) headers.push(pick(random, NOISE_HEADERS));
   const { headers: framing, payload, complete } = framed(random, bodyOf(random, route.body()));
   const head = `${method} ${path} ${version}\r\n${[...headers, ...framing].join("\r\n")}\r\n\r\n`;
-  return { bytes: Buffer.concat([Buffer.from(head, "latin1"), payload]), complete, label: `${JSON.stringify(method)} ${JSON.stringify(path.slice(0, 60))} ${version} [${[...headers.slice(1), ...framing].map((h) => h.slice(0, 40)).join(" | ")}]` };
+  return { bytes: Buffer.concat([Buffer.from(head, "latin1"), payload]), complete, head: method === "HEAD", label: `${JSON.stringify(method)} ${JSON.stringify(path.slice(0, 60))} ${version} [${[...headers.slice(1), ...framing].map((h) => h.slice(0, 40)).join(" | ")}]` };
 }
 
 /** `count` cases from `seed`: one request each, sometimes two pipelined, sometimes cut short. */
@@ -173,9 +175,9 @@ export function fuzzCases(seed: number, count: number, target: FuzzTarget): Fuzz
     const first = request(random, target);
     if (chance(random, 0.1)) {
       const second = request(random, target);
-      return { bytes: Buffer.concat([first.bytes, second.bytes]), cut: !first.complete || !second.complete, label: `${first.label} + ${second.label}` };
+      return { bytes: Buffer.concat([first.bytes, second.bytes]), cut: !first.complete || !second.complete, label: `${first.label} + ${second.label}`, head: first.head };
     }
-    if (chance(random, 0.1)) return { bytes: first.bytes.subarray(0, randomInt(random, first.bytes.length)), cut: true, label: `${first.label} (cut)` };
-    return { bytes: first.bytes, cut: !first.complete, label: first.label };
+    if (chance(random, 0.1)) return { bytes: first.bytes.subarray(0, randomInt(random, first.bytes.length)), cut: true, label: `${first.label} (cut)`, head: first.head };
+    return { bytes: first.bytes, cut: !first.complete, label: first.label, head: first.head };
   });
 }

@@ -13,11 +13,25 @@ export interface RawExchange {
   readonly error: string | null;
 }
 
+export interface RawOptions {
+  /**
+   * Half-close after sending (no more bytes will come), and collect until the server closes: for
+   * bytes that stop inside a request. Otherwise the connection stays open, as a client's does
+   * (Node's server drops a request whose client half-closed before it was answered), and the
+   * exchange ends with the first whole response. Default: true.
+   */
+  readonly halfClose?: boolean;
+  /** The request is a HEAD: its answer's head is the whole answer. */
+  readonly head?: boolean;
+  readonly waitMs?: number;
+}
+
 /**
- * Sends `bytes` on a new connection to `origin` and half-closes it (no more bytes will come),
- * then collects what the server sends until it closes the connection or `waitMs` passes.
+ * Sends `bytes` on a new connection to `origin`, then collects what the server sends until it
+ * closes the connection, or (without halfClose) until the first whole response, or `waitMs` passes.
  */
-export function rawExchange(origin: string, bytes: Buffer | string, waitMs = 20_000): Promise<RawExchange> {
+export function rawExchange(origin: string, bytes: Buffer | string, options: RawOptions = {}): Promise<RawExchange> {
+  const { halfClose = true, head = false, waitMs = 20_000 } = options;
   const { hostname, port } = new URL(origin);
   return new Promise((resolve) => {
     const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
@@ -30,13 +44,16 @@ export function rawExchange(origin: string, bytes: Buffer | string, waitMs = 20_
       resolve({ data, statuses: statusesOf(data), closed, error });
     };
     const timer = setTimeout(() => finish(false), waitMs);
-    socket.on("data", (part: Buffer) => parts.push(part));
+    socket.on("data", (part: Buffer) => {
+      parts.push(part);
+      if (!halfClose && wholeFirstResponse(Buffer.concat(parts), head)) finish(true);
+    });
     socket.on("error", (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
     socket.on("close", () => finish(true));
     socket.on("end", () => socket.end());
     socket.on("connect", () => {
       socket.write(bytes);
-      socket.end();
+      if (halfClose) socket.end();
     });
   });
 }
@@ -86,6 +103,23 @@ export function keepAliveExchange(origin: string, requests: readonly string[], w
     });
     socket.on("connect", next);
   });
+}
+
+/** Whether `data` holds a whole final (not 1xx) response: its head, and its body by Content-Length or chunked framing. */
+function wholeFirstResponse(data: Buffer, head: boolean): boolean {
+  let rest = data;
+  for (;;) {
+    const end = rest.indexOf("\r\n\r\n");
+    if (end < 0) return false;
+    const headers = rest.subarray(0, end).toString("latin1");
+    if (/^HTTP\/1\.[01] 1\d\d /.test(headers)) {
+      rest = rest.subarray(end + 4);
+      continue;
+    }
+    if (head) return true;
+    if (/\r\ntransfer-encoding:\s*chunked/i.test(headers)) return rest.includes("\r\n0\r\n\r\n", end);
+    return rest.length >= end + 4 + Number(/\r\ncontent-length:\s*(\d+)/i.exec(headers)?.[1] ?? "0");
+  }
 }
 
 /** The first whole response in `data` (a Content-Length body), or null while it is incomplete. */
