@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import time
 from typing import Any
@@ -90,7 +91,7 @@ def load(state: TrainerState, p: dict) -> dict:
     if not isinstance(path, str) or not os.path.isdir(path):
         raise invalid(f"load needs the path of a checkpoint directory (got {path!r})")
     try:
-        with open(os.path.join(path, "trainer.json")) as f:
+        with open(safetensors_io.regular_file(os.path.join(path, "trainer.json"))) as f:
             meta = json.load(f)
     except (OSError, ValueError) as e:
         raise invalid(f"{path}: no readable trainer.json ({e})") from None
@@ -210,11 +211,15 @@ def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, 
 
 def _torch_load(path: str, device: torch.device) -> Any:
     """Our own optimizer/RNG state (numpy and Python objects inside): torch >= 2.6 defaults to
-    weights_only=True, which refuses them."""
+    weights_only=True, which refuses them. A file that is not one is a ValueError naming it."""
+    safetensors_io.regular_file(path)
     try:
-        return torch.load(path, map_location=device, weights_only=False)
-    except TypeError:  # torch without the weights_only argument
-        return torch.load(path, map_location=device)
+        try:
+            return torch.load(path, map_location=device, weights_only=False)
+        except TypeError:  # torch without the weights_only argument
+            return torch.load(path, map_location=device)
+    except (pickle.UnpicklingError, RuntimeError, EOFError) as e:
+        raise ValueError(f"{path} is not the optimizer state this trainer saves ({e})") from None
 
 
 def fsync_dir(path: str) -> None:

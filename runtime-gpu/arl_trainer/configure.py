@@ -80,8 +80,10 @@ def configure(state: TrainerState, p: dict) -> dict:
     state.step = 0
     n_params = count_parameters(handle.module)
     log.info("configured %s: %d parameters, dtype %s, device %s, autocast bf16 %s", spec, n_params, dtype, device, state.conf.autocast)
+    # the model's context (prompt and generated tokens): what engine mode bounds a request by
+    max_context = getattr(getattr(handle.module, "config", None), "max_position_embeddings", None)
     return {
-        "model": {"name": spec, "parameters": n_params},
+        "model": {"name": spec, "parameters": n_params, **({"max_context": int(max_context)} if isinstance(max_context, int) and max_context > 0 else {})},
         "tokenizer": tokenizer_result,
         "policy_version": state.policy_version,
     }

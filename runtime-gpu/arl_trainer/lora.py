@@ -126,7 +126,7 @@ def load_adapters(peft_model: Any, directory: str) -> None:
     path = os.path.join(directory, ADAPTER_WEIGHTS)
     if not os.path.exists(path):
         raise ValueError(f"no {ADAPTER_WEIGHTS}: the checkpoint holds no LoRA adapters, but policy.lora is configured")
-    with open(os.path.join(directory, ADAPTER_CONFIG)) as f:
+    with open(safetensors_io.regular_file(os.path.join(directory, ADAPTER_CONFIG))) as f:
         saved = json.load(f)
     ours = peft_model.peft_config["default"]
     if int(saved.get("r", -1)) != int(ours.r) or sorted(saved.get("target_modules") or []) != sorted(ours.target_modules):

@@ -9,7 +9,9 @@ a multiple of 8 bytes, as the reference implementation does, so that the data is
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import struct
 from collections.abc import Mapping
 
@@ -86,9 +88,26 @@ def save_file(tensors: Mapping[str, torch.Tensor], path: str, metadata: Mapping[
         os.fsync(f.fileno())
 
 
+def regular_file(path: str) -> str:
+    """`path` if it is a regular file (after links). A device or FIFO is refused before it is
+    opened: /dev/zero never ends, and opening a FIFO waits for a writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise SafetensorsError(f"cannot open {path}: {e.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise SafetensorsError(f"{path} is not a regular file (a device, FIFO or socket): a checkpoint's files are the ones the trainer's save wrote")
+    return path
+
+
+def _is_count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
 def read_header(path: str) -> tuple[dict, int]:
-    """Returns (header, data_start) after validating the header's structure."""
-    size = os.path.getsize(path)
+    """Returns (header, data_start) after validating the header's structure: every tensor's
+    declared bytes lie inside the file and hold exactly its shape, before anything is read."""
+    size = os.path.getsize(regular_file(path))
     with open(path, "rb") as f:
         prefix = f.read(8)
         if len(prefix) != 8:
@@ -106,11 +125,16 @@ def read_header(path: str) -> tuple[dict, int]:
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        if info.get("dtype") not in _FROM_CODE:
-            raise SafetensorsError(f"{path}: tensor {name} has unknown dtype {info.get('dtype')}")
-        begin, end = info["data_offsets"]
-        count = int(np.prod(info["shape"])) if info["shape"] else 1
-        if not (0 <= begin <= end <= data_len) or end - begin != count * _NUMPY[info["dtype"]].itemsize:
+        if not isinstance(info, dict) or info.get("dtype") not in _FROM_CODE:
+            raise SafetensorsError(f"{path}: tensor {name} has unknown dtype {info.get('dtype') if isinstance(info, dict) else info!r}")
+        shape, offsets = info.get("shape"), info.get("data_offsets")
+        if not isinstance(shape, list) or not all(_is_count(d) for d in shape):
+            raise SafetensorsError(f"{path}: tensor {name} has shape {shape!r}, not a list of sizes")
+        if not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_count(o) for o in offsets):
+            raise SafetensorsError(f"{path}: tensor {name} has data_offsets {offsets!r}, not [begin, end]")
+        begin, end = offsets
+        count = math.prod(shape)  # Python integers: a lying shape cannot overflow into a match
+        if not (begin <= end <= data_len) or end - begin != count * _NUMPY[info["dtype"]].itemsize:
             raise SafetensorsError(f"{path}: tensor {name} has inconsistent data_offsets {info['data_offsets']}")
     return header, 8 + n
 

@@ -157,6 +157,50 @@ def test_load_refuses_a_mismatched_model(tmp_path):
         other.load({"path": str(tmp_path / "ck")})
 
 
+def _lengths(n):
+    return struct.pack("<Q", n)
+
+
+# 2^80 elements: a product in 64-bit integers wraps to 0 and matches the empty data_offsets
+OVERFLOWING_SHAPE = {"x": {"dtype": "F32", "shape": [2**40, 2**40], "data_offsets": [0, 0]}}
+
+
+def _header(header):
+    raw = json.dumps(header).encode()
+    return _lengths(len(raw)) + raw
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "message"),
+    [
+        ("model.safetensors", lambda p: os.symlink("/dev/zero", p), "model.safetensors is not a regular file"),
+        ("model.safetensors", lambda p: os.mkfifo(p), "model.safetensors is not a regular file"),
+        ("trainer.json", lambda p: os.symlink("/dev/zero", p), "trainer.json is not a regular file"),
+        ("optimizer.pt", lambda p: os.symlink("/dev/zero", p), "optimizer.pt is not a regular file"),
+        ("model.safetensors", lambda p: open(p, "wb").write(b"garbage"), "too short for a safetensors file"),
+        ("model.safetensors", lambda p: open(p, "wb").write(_lengths(2**62) + b"{}"), "header length 4611686018427387904 is impossible"),
+        ("model.safetensors", lambda p: open(p, "wb").write(_header(OVERFLOWING_SHAPE)), "inconsistent data_offsets"),
+        ("optimizer.pt", lambda p: open(p, "wb").write(b"garbage"), "is not the optimizer state this trainer saves"),
+    ],
+)
+def test_load_refuses_damaged_files_naming_them(tmp_path, name, damage, message):
+    """A device, a FIFO, garbage or sizes that lie: invalid_request naming the file, read no
+    further than the file's real size, and the weights held stay."""
+    from arl_trainer.errors import RequestError
+
+    t = make()
+    path = str(tmp_path / "ck")
+    t.save({"path": path})
+    os.remove(os.path.join(path, name))
+    damage(os.path.join(path, name))
+    before = logits_of(t, IDS)
+    with pytest.raises(RequestError) as refused:
+        t.load({"path": path})
+    assert refused.value.code == "invalid_request"
+    assert message in str(refused.value) and os.path.join(path, name) in str(refused.value)
+    assert np.array_equal(logits_of(t, IDS), before)
+
+
 def test_the_safetensors_library_reads_it(tmp_path):
     st = pytest.importorskip("safetensors.torch", reason="the safetensors package is not installed")
     t = make()

@@ -34,6 +34,7 @@ def test_full_session(tmp_path):
         conf = c.call("configure", configure_params(tiny_model("float32"), critic=True, kl=kl))
         tok = conf["tokenizer"]
         assert conf["model"]["parameters"] > 0 and conf["policy_version"] == 0
+        assert conf["model"]["max_context"] == 32768  # the builtin Qwen2 config's max_position_embeddings
         assert tok["vocab_size"] > 30 and tok["eos_id"] != tok["pad_id"]
 
         messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "the cat sat on a mat"}]

@@ -74,7 +74,8 @@ export interface ChatTemplateInfo {
 }
 
 export interface ConfigureResult {
-  readonly model: { readonly name: string; readonly parameters: number };
+  /** `max_context`: the most tokens, prompt and generated together, one sequence may hold; absent: no known limit. */
+  readonly model: { readonly name: string; readonly parameters: number; readonly max_context?: number };
   readonly tokenizer: {
     readonly vocab_size: number;
     readonly bos_id: number;

@@ -31,7 +31,8 @@
 // reset, outcome and close are idempotent and are tried up to 1 + `retries` times, waiting
 // 100 ms, 200 ms, 400 ms, ... (at most 2 s) between tries, after any failure except a protocol
 // one (connection failures, timeouts, 408/429/5xx statuses, server-reported errors); an
-// unusable URL fails at once. step may have side effects and is tried once: a failed step is an
+// unusable URL (src/plan/http-url.ts: not http(s), credentials, a port fetch blocks) fails at
+// once, and `arl check` reports it first. step may have side effects and is tried once: a failed step is an
 // env error. A reset retried after a timeout may leave the server a session it never hears of
 // again (its answer was lost): servers should expire idle sessions.
 //
@@ -45,6 +46,7 @@
 //                or the connection closed mid-call
 import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../contracts/env.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
+import { httpEnvUrlProblem } from "../plan/http-url.js";
 import type { PlanEnv } from "../plan/schema.js";
 import { defined } from "../contracts/checked.js";
 
@@ -113,14 +115,9 @@ export function classifyStatus(status: number): ErrorKind {
 const retryable = (kind: ErrorKind) => kind !== "protocol";
 
 function endpoint(url: string, op: Op): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new EnvError(`env server URL '${url}' is not a valid URL`, "unavailable");
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new EnvError(`env server URL '${url}' is not http(s)`, "unavailable");
-  if (u.username || u.password) throw new EnvError(`env server URL '${u.host}' holds credentials; they are not sent`, "unavailable");
+  const problem = httpEnvUrlProblem(url);
+  if (problem) throw new EnvError(`env server URL: ${problem.message}; ${problem.hint}`, "unavailable");
+  const u = new URL(url);
   u.pathname = `${u.pathname.replace(/\/+$/, "")}/${op}`;
   u.hash = "";
   return u;

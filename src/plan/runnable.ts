@@ -5,6 +5,7 @@
 // on more than the plan (the trainer's capabilities, the data, the machine):
 // test/plan/refusals.test.ts keeps the table of both.
 import { boundMessage, boundViolations } from "./bounds.js";
+import { httpEnvUrlProblem } from "./http-url.js";
 import { parseTinyModel } from "./model-name.js";
 import type { Plan } from "./schema.js";
 import { splitSizes, type Split } from "./splits.js";
@@ -55,7 +56,17 @@ export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefu
     ...loraReferenceRefresh(plan),
     ...crossPolicyAgents(plan),
     ...engineServerList(plan),
+    ...httpEnvUrls(plan),
   ];
+}
+
+/** An http env's server URL that no request can reach (not a URL, credentials, a port fetch refuses). */
+function httpEnvUrls(plan: Plan): PlanRefusal[] {
+  return Object.entries(plan.envs).flatMap(([name, env]) => {
+    if (env.kind !== "http") return [];
+    const problem = httpEnvUrlProblem(env.url);
+    return problem ? [{ code: "http-env-url", path: ["envs", name, "url"], message: `env '${name}': ${problem.message}`, hint: problem.hint }] : [];
+  });
 }
 
 /** The runtime's wording of a refusal: the plan field, what is wrong, what to do, and the check code. */

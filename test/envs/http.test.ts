@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readBuffer } from "../../src/runtime/buffer.js";
 import { classifyFetchError, classifyStatus, httpEnv, type HttpEnv, type HttpInstance } from "../../src/envs/http.js";
+import { FETCH_BLOCKED_PORTS } from "../../src/plan/http-url.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { EnvError, type EnvInstance } from "../../src/contracts/env.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
@@ -360,6 +361,29 @@ describe("http env: failures are classified EnvErrors", () => {
     }
   });
 
+  it("a port fetch refuses (6000: 'bad port') is unavailable at once, naming the port, never a crash after retries", async () => {
+    for (const url of ["http://127.0.0.1:6000", "http://127.0.0.1:6666/api", "https://127.0.0.1:995"]) {
+      const env = await instance(0, { url, retries: 3 });
+      const e = await failure(env.reset());
+      expect(e.kind, url).toBe("unavailable");
+      expect(e.message, url).toMatch(/port \d+ of .* is one that fetch refuses to call/);
+      expect(e.message, url).not.toContain("tries");
+    }
+  });
+
+  it("the blocked ports are exactly those the running Node's fetch refuses (checked on each and on its neighbours)", async () => {
+    const refused = async (port: number) => {
+      const error = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) }).then(
+        async (r) => void (await r.body?.cancel()),
+        (e: unknown) => e,
+      );
+      return /bad port/.test(String((error as { cause?: unknown } | undefined)?.cause ?? ""));
+    };
+    const ports = [...new Set([...FETCH_BLOCKED_PORTS].flatMap((p) => [p - 1, p, p + 1]).filter((p) => p > 0))];
+    const answers = await Promise.all(ports.map(async (p) => [p, await refused(p)] as const));
+    expect(answers.filter(([p, r]) => r !== FETCH_BLOCKED_PORTS.has(p))).toEqual([]);
+  });
+
   it("does not follow redirects: a 3xx is a protocol error", async () => {
     const redirector = createHttpServer((req, res) => {
       res.writeHead(307, { location: `${server.url}${req.url}` });
@@ -509,7 +533,7 @@ ${COUNTER_SIGNALS_AND_TOOLS}
 
   it("trains through the orchestrator, writes metrics and counts env errors of an injected step failure", async () => {
     // The task ids of the train split do not depend on the URL: pick one of them to fail.
-    const [probe] = compilePlans(spec("http://127.0.0.1:1"));
+    const [probe] = compilePlans(spec("http://127.0.0.1:8000"));
     const train = splitTasks("counter", probe!.envs.counter!, "train");
     expect(train.length).toBe(2);
     const failing = train[0]!;

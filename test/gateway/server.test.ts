@@ -4,6 +4,7 @@ import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayError, type ChatResult } from "../../src/runtime/gateway/contract.js";
 import { startGateway } from "../../src/runtime/gateway/server.js";
+import { keepAliveExchange, rawExchange } from "../helpers/raw-http.js";
 import { plainAnswer, ScriptedModel } from "./scripted-model.js";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
@@ -76,6 +77,27 @@ describe("the gateway's HTTP edges", () => {
     expect(gateway.stats.unauthorized - before.unauthorized).toBe(1);
     // Every refusal left the session usable.
     expect((await post(chat, handle.apiKey, chatBody())).status).toBe(200);
+  });
+
+  it("answers a request target that is no URL with a 400 and keeps serving (it used to end the process)", async () => {
+    const handle = gateway.open(new ScriptedModel());
+    for (const target of ["http://[", "http://[::1", "http://x:99999/", "//[/v1"]) {
+      const exchange = await rawExchange(gateway.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`, { halfClose: false });
+      expect(exchange.statuses, target).toEqual([400]);
+      const body = exchange.data.toString("utf8").split("\r\n\r\n")[1] ?? "";
+      expect(JSON.parse(body), target).toMatchObject({ error: { type: "invalid_request_error", code: "invalid_url" } });
+    }
+    expect(logged.filter((line) => line.includes("failed"))).toEqual([]);
+    expect((await post(`${handle.baseUrl}/chat/completions`, handle.apiKey, chatBody())).status).toBe(200);
+  });
+
+  it("says Connection: close on a 413 and closes the connection, so a kept-alive client does not write into a dropped socket", async () => {
+    const handle = gateway.open(new ScriptedModel());
+    const url = new URL(`${handle.baseUrl}/chat/completions`);
+    const big = `POST ${url.pathname} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${handle.apiKey}\r\nContent-Length: 5000\r\nConnection: keep-alive\r\n\r\n`;
+    // The answer says close and the server closes: the client sends nothing more on it.
+    const answers = await keepAliveExchange(gateway.origin, [big, `GET /s/${handle.id}/v1/models HTTP/1.1\r\nHost: x\r\n\r\n`]);
+    expect(answers).toEqual([{ status: 413, headers: expect.stringMatching(/\r\nconnection: close/i) as unknown }]);
   });
 
   it("keeps the posted outcome, refusing one that is not an object", async () => {

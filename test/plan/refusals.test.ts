@@ -23,7 +23,7 @@ import { planSchema, type Plan } from "../../src/plan/schema.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { runArl } from "../helpers/cli.js";
-import { scriptedTrainerScript } from "../helpers/plans.js";
+import { COUNTER_SIGNALS_AND_TOOLS, scriptedTrainerScript } from "../helpers/plans.js";
 import { lower, workspace } from "./support.js";
 
 /** A findmax experiment that checks clean; `body` goes inside it, `env` replaces its env. */
@@ -93,6 +93,10 @@ interface Row {
 }
 
 const cleanSmall = spec("  eval { split: test }");
+
+/** A spec around an http env at `url`, rewarded by its success signal. */
+const httpSpec = (url: string) =>
+  spec("", `env counter {\n    kind: http\n    url: "${url}"\n    tasks: 4\n    split { train: 0.5, test: 0.5 }${COUNTER_SIGNALS_AND_TOOLS}\n  }`).replace("outcome.tests_passed", "outcome.success");
 
 /** A spec around an agent env (its tasks: the lines of data/tasks.jsonl). */
 const agentFiles = { "data/tasks.jsonl": Array.from({ length: 10 }, (_, i) => `{"n": ${i}}\n`).join("") };
@@ -241,6 +245,21 @@ const table: readonly Row[] = [
     code: "engine-servers",
     plan: () => faultyPlan(cleanSmall, (p) => Object.assign(p.resources.rollout, { engine: "vllm", launch: false, servers: 2, urls: ["http://10.0.0.5:8000"] })),
     runtimeSays: ["plan field resources.rollout.servers", "servers is 2, and urls names 1 server", "engine-servers"],
+  },
+  {
+    // Was a crash after 1 + retries tries of fetch's "bad port" at the first reset.
+    refusal: "an http env on a port fetch refuses (6000)",
+    spec: httpSpec("http://127.0.0.1:6000"),
+    at: "url:",
+    code: "http-env-url",
+    plan: () => faultyPlan(httpSpec("http://127.0.0.1:8000"), (p) => ((p.envs.counter as { url: string }).url = "http://127.0.0.1:6000")),
+    runtimeSays: ["plan field envs.counter.url", "port 6000", "http-env-url"],
+  },
+  {
+    refusal: "an http env URL that is no URL, or holds credentials",
+    spec: httpSpec("http://user:pw@127.0.0.1:8000"),
+    at: "url:",
+    code: "http-env-url",
   },
   {
     // The plan schema requires eval.success: a plan file without one is refused when it is loaded (below).

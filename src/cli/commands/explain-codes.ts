@@ -331,6 +331,15 @@ PyTorch trainer: resources.backend: torch.`,
 would never use them) or they are yours (launch: false): then urls lists each one's base URL, and
 servers must equal the number of urls, one server per URL.`,
   },
+  "http-env-url": {
+    stage: "plan",
+    title: "An http env's URL that no request can reach",
+    explanation: `The http env calls its task server at url with Node's fetch. A url that is not an http(s) URL,
+that holds credentials (they are never sent), or whose port is one of the Fetch standard's blocked
+ports (6000, 6665-6669, 5060, 10080, ...: ports of other protocols, which fetch refuses before
+connecting, "bad port") would fail every request of every episode. Serve the task server on
+another port, such as 8000.`,
+  },
   "lora-reference-refresh": {
     stage: "plan",
     title: "A refreshed KL reference with LoRA adapters",

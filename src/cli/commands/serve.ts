@@ -150,6 +150,7 @@ export const serveCommand = defineCommand({
         stopIds: tokenizer.stop_ids && tokenizer.stop_ids.length > 0 ? [...tokenizer.stop_ids] : [tokenizer.eos_id],
         // Both engines label the weights they were launched with "default" until a sync names them.
         weightVersion: "default",
+        limits: { maxNewTokens: plan.policy.sampling.max_new_tokens, maxContext: plan.harness.max_total_tokens ?? configured.model.max_context ?? null },
       });
       const gateway = await startGateway({ host: v.host, port, engine: engineRoutes(api, model), log: (line) => io.stderr(`${line}\n`) });
       closeGateway = () => gateway.close();

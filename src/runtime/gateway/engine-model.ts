@@ -31,6 +31,23 @@ export class EngineModelError extends Error {
   }
 }
 
+/**
+ * What one generation may ask for, so that no request holds the trainer unboundedly (generation
+ * runs whole in the trainer, and concurrent requests wait for it): `maxNewTokens`, the plan's
+ * policy.sampling.max_new_tokens; `maxContext`, the most tokens of a sequence, prompt and
+ * generated (harness.max_total_tokens, else the model's context from configure; null: none known).
+ */
+export interface ServingLimits {
+  readonly maxNewTokens: number;
+  readonly maxContext: number | null;
+}
+
+/** The request fields a refusal of `bound` names, in the engine's wire. */
+export interface LengthFields {
+  readonly prompt: string;
+  readonly maxTokens: string;
+}
+
 export interface EngineModelOptions {
   readonly policy: Policy;
   /** The trainer behind `policy`: weight loads go to it. */
@@ -41,11 +58,13 @@ export interface EngineModelOptions {
   readonly stopIds: readonly number[];
   /** The label of the weights the trainer holds at the start (its policy version as text). */
   readonly weightVersion: string;
+  readonly limits: ServingLimits;
 }
 
 export class EngineModel {
   readonly modelName: string;
   readonly stopIds: readonly number[];
+  readonly limits: ServingLimits;
   private version: string;
   /** The adapter loaded last (vLLM's `lora_name`), whose name generations then give. */
   private adapter: string | null = null;
@@ -65,6 +84,7 @@ export class EngineModel {
     this.modelName = options.modelName;
     this.stopIds = options.stopIds;
     this.version = options.weightVersion;
+    this.limits = options.limits;
   }
 
   get weightVersion(): string {
@@ -85,6 +105,28 @@ export class EngineModel {
     if (name === null || name === undefined || this.servedNames.includes(name)) return;
     const why = this.adapter !== null && name === this.modelName ? `: adapter '${this.adapter}' replaced its weights (this server holds one set of weights; name the adapter)` : "";
     throw new EngineModelError(404, `The model \`${name}\` does not exist${why}; this server serves ${this.servedNames.join(", ")}`, "model");
+  }
+
+  /**
+   * The tokens to generate for a prompt of `promptLength` asking for `requested` (absent: the
+   * engine's default `fallback`, cut to what the limits leave). A request past the limits is
+   * refused with a 400 naming the field, as vLLM refuses one past its max_model_len.
+   */
+  bound(promptLength: number, requested: number | null | undefined, fallback: number, fields: LengthFields): number {
+    const { maxNewTokens, maxContext } = this.limits;
+    if (requested !== null && requested !== undefined && requested > maxNewTokens) {
+      throw new EngineModelError(400, `${fields.maxTokens} is ${requested}, more than this server generates for one request (${maxNewTokens}, the plan's policy.sampling.max_new_tokens): ask for at most ${maxNewTokens}`, fields.maxTokens);
+    }
+    if (maxContext === null) return requested ?? Math.min(fallback, maxNewTokens);
+    if (promptLength >= maxContext) {
+      throw new EngineModelError(400, `This model's maximum context length is ${maxContext} tokens, and the prompt has ${promptLength}, which leaves none to generate: shorten the prompt`, fields.prompt);
+    }
+    const room = maxContext - promptLength;
+    if (requested === null || requested === undefined) return Math.min(fallback, maxNewTokens, room);
+    if (requested > room) {
+      throw new EngineModelError(400, `This model's maximum context length is ${maxContext} tokens; the request has ${promptLength} prompt tokens and asks for ${requested} more (${fields.maxTokens}): ask for at most ${room} or shorten the prompt`, fields.maxTokens);
+    }
+    return requested;
   }
 
   /** One generation from the weights held now: refused (503) while paused with `wait`, held while paused with `keep` or while a load runs. */

@@ -143,7 +143,7 @@ async function vllmCompletion(model: EngineModel, body: VllmCompletionBody): Pro
   const first = body.prompt[0];
   const prompt = Int32Array.from((Array.isArray(first) ? first : body.prompt) as readonly number[]);
   const options: GenerateOptions = {
-    maxNewTokens: body.max_tokens ?? VLLM_MAX_TOKENS,
+    maxNewTokens: model.bound(prompt.length, body.max_tokens, VLLM_MAX_TOKENS, { prompt: "prompt", maxTokens: "max_tokens" }),
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
     topK: topKOf(body.top_k),
@@ -230,7 +230,7 @@ async function sglangGenerate(model: EngineModel, raw: unknown): Promise<EngineA
   const s: SglangSamplingParams = body.sampling_params ?? {};
   const prompt = Int32Array.from(body.input_ids);
   const g: ServedGeneration = await model.generate(prompt, {
-    maxNewTokens: s.max_new_tokens ?? SGLANG_MAX_NEW_TOKENS,
+    maxNewTokens: model.bound(prompt.length, s.max_new_tokens, SGLANG_MAX_NEW_TOKENS, { prompt: "input_ids", maxTokens: "sampling_params.max_new_tokens" }),
     temperature: s.temperature ?? 1,
     topP: s.top_p ?? 1,
     topK: topKOf(s.top_k),

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import {
   DEFAULT_MAX_BODY_BYTES,
   GatewayError,
@@ -64,21 +65,50 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const created = Math.floor(Date.now() / 1000);
 
   const server = createServer((req, res) => {
-    void handle(req, res);
+    // handle() answers every failure itself; should that ever throw, the connection goes, never the process.
+    handle(req, res).catch((error: unknown) => {
+      log(`gateway: could not answer a request: ${String(error)}`);
+      res.destroy();
+    });
+  });
+  // Node hands CONNECT to a listener and, without one, drops the connection unanswered.
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    stats.requests++;
+    stats.errors++;
+    socket.on("error", () => undefined);
+    socket.end("HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   });
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
 
-  function send(res: ServerResponse, status: number, body: unknown, closeAfter = false): void {
+  function send(res: ServerResponse, status: number, body: unknown): void {
+    answer(res, status, body, false);
+  }
+
+  /**
+   * Writes one answer (`body` JSON, a string as text, null: no body). `closeAfter`: the request's
+   * body was left unread (413), so the answer says `Connection: close` and the connection ends
+   * once it is sent; a client told keep-alive would send its next request into a closed socket.
+   */
+  function answer(res: ServerResponse, status: number, body: unknown, closeAfter: boolean): void {
     if (status >= 400) stats.errors++;
     if (res.destroyed || res.headersSent) return;
-    const text = JSON.stringify(body);
-    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...(closeAfter ? { connection: "close" } : {}) });
+    const connection = closeAfter ? { connection: "close" } : {};
+    if (closeAfter) res.on("finish", () => res.req.destroy());
+    if (body === null) {
+      res.writeHead(status, { "content-length": 0, ...connection });
+      res.end();
+      return;
+    }
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    res.writeHead(status, { "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json", "content-length": Buffer.byteLength(text), ...connection });
     res.end(text);
   }
 
-  function sendError(res: ServerResponse, error: GatewayError): void {
-    send(res, error.status, errorBody(error, errorShapes.get(res) ?? "openai"), error instanceof TooLarge);
+  /** A refusal in its API's error shape (OpenAI's unless the route said otherwise), or the engine's (`engine`: an engine-mode route). */
+  function sendError(res: ServerResponse, error: GatewayError, engine?: EngineEndpoints): void {
+    const reply = engine ? engine.refusal(error) : { status: error.status, body: errorBody(error, errorShapes.get(res) ?? "openai") };
+    answer(res, reply.status, reply.body, error instanceof TooLarge);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -87,19 +117,18 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     try {
       await route(req, res);
     } catch (error) {
-      if (error instanceof GatewayError) {
-        sendError(res, error);
-        if (error instanceof TooLarge) res.on("finish", () => req.destroy());
-        return;
-      }
-      log(`gateway: ${req.method ?? "?"} ${pathOf(req)} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (error instanceof GatewayError) return sendError(res, error);
+      // Only the raw method and target are logged: nothing derived from the request may throw here.
+      log(`gateway: ${req.method ?? "?"} ${JSON.stringify(req.url ?? "")} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       sendError(res, new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log)", "server_error"));
     }
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = pathOf(req);
-    if (options.engine && !path.startsWith("/s/")) return engineRoute(options.engine, req, res, path);
+    const target = targetOf(req);
+    if (target === null) return sendError(res, new GatewayError(400, `the request target ${JSON.stringify((req.url ?? "").slice(0, 200))} is not a URL: send a path such as /v1/models`, "invalid_request_error", null, "invalid_url"), options.engine);
+    const path = target.pathname;
+    if (options.engine && !path.startsWith("/s/")) return engineRoute(options.engine, req, res, target);
     // A session's routes are under its own prefix, or at the root, where its key tells it apart.
     const match = /^(?:\/s\/([0-9a-f]+))?\/(.+?)\/?$/.exec(path);
     const endpoint = match ? `${req.method ?? ""} ${match[2] ?? ""}` : "";
@@ -124,7 +153,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     res.on("close", () => {
       if (!res.writableFinished) abort.abort();
     });
-    const answer = await wire.answer({
+    const served = await wire.answer({
       body,
       head: { id: `${wire.idPrefix}${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: model.modelName },
       chat: (request) => track(session, model.chat(request)),
@@ -132,8 +161,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       conversations: session.conversations,
     });
     if (abort.signal.aborted) return;
-    if ("json" in answer) return send(res, 200, answer.json);
-    return stream(res, answer.events, answer.done);
+    if ("json" in served) return send(res, 200, served.json);
+    return stream(res, served.events, served.done);
   }
 
   /** The session whose key a request at the root carries (several episodes of one process share a base URL). */
@@ -145,26 +174,16 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   }
 
   /** Engine mode: a call outside the sessions goes to the engine's routes, with a body read as JSON (none: null). */
-  async function engineRoute(engine: EngineEndpoints, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    let answer;
+  async function engineRoute(engine: EngineEndpoints, req: IncomingMessage, res: ServerResponse, target: URL): Promise<void> {
+    let reply;
     try {
       const body = req.method === "GET" || req.method === "HEAD" ? null : await readJson(req, true);
-      answer = await engine.answer({ method: req.method ?? "", path: path.replace(/(.)\/$/, "$1"), query: new URL(req.url ?? "/", "http://gateway").searchParams, body });
+      reply = await engine.answer({ method: req.method ?? "", path: target.pathname.replace(/(.)\/$/, "$1"), query: target.searchParams, body });
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
-      answer = engine.refusal(error);
-      if (error instanceof TooLarge) res.on("finish", () => req.destroy());
+      return sendError(res, error, engine);
     }
-    if (answer.status >= 400) stats.errors++;
-    if (res.destroyed || res.headersSent) return;
-    if (answer.body === null) {
-      res.writeHead(answer.status, { "content-length": 0 });
-      res.end();
-      return;
-    }
-    const text = typeof answer.body === "string" ? answer.body : JSON.stringify(answer.body);
-    res.writeHead(answer.status, { "content-type": typeof answer.body === "string" ? "text/plain; charset=utf-8" : "application/json", "content-length": Buffer.byteLength(text) });
-    res.end(text);
+    answer(res, reply.status, reply.body, false);
   }
 
   function authorize(session: Session, req: IncomingMessage, path: string): void {
@@ -197,10 +216,16 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) throw tooLarge();
     const parts: Buffer[] = [];
     let size = 0;
-    for await (const part of req as AsyncIterable<Buffer>) {
-      size += part.length;
-      if (size > maxBodyBytes) throw tooLarge();
-      parts.push(part);
+    try {
+      for await (const part of req as AsyncIterable<Buffer>) {
+        size += part.length;
+        if (size > maxBodyBytes) throw tooLarge();
+        parts.push(part);
+      }
+    } catch (error) {
+      if (error instanceof GatewayError) throw error;
+      // The client closed the connection (or broke its chunked framing) before the body ended: its fault, not the gateway's.
+      throw new GatewayError(400, `the request body ended early (${(error as Error).message})`, "invalid_request_error", null, "incomplete_body");
     }
     const text = Buffer.concat(parts).toString("utf8");
     if (emptyIsNull && text.trim() === "") return null;
@@ -287,6 +312,8 @@ function givenKey(req: IncomingMessage): string {
 
 const keyDigest = (key: string): string => createHash("sha256").update(key).digest("hex");
 
-function pathOf(req: IncomingMessage): string {
-  return new URL(req.url ?? "/", "http://gateway").pathname;
+/** The request target as a URL; null for one that is none (`http://[`), which Node passes on. */
+function targetOf(req: IncomingMessage): URL | null {
+  const target = req.url ?? "/";
+  return URL.canParse(target, "http://gateway") ? new URL(target, "http://gateway") : null;
 }

@@ -4,13 +4,13 @@
 // empty the prefix cache, so a run resumed from a checkpoint repeats what the uninterrupted run did.
 // `policy_only` writes the policy's weights and trainer.json alone (contents "policy"), as an
 // inference server loads them on a weight sync; loading that sets the policy and its version only.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 import { invalid } from "./errors.js";
 import type { ModelShape, ParamSet } from "./model.js";
 import { TINY_MODEL } from "../../plan/model-name.js";
 import type { AdamW } from "./optimizer.js";
-import { encodeSafetensors, readSafetensors, type StTensor } from "./safetensors.js";
+import { encodeSafetensors, readRegularFile, readSafetensors, SafetensorsError, type StTensor } from "./safetensors.js";
 import type { TrainerState } from "./state.js";
 import { currentWeightsChanged, setBehaviour, setReference } from "./weights.js";
 import { defined } from "../../contracts/checked.js";
@@ -19,6 +19,8 @@ import { defined } from "../../contracts/checked.js";
 const CHECKPOINT_FORMAT = "arl-builtin-tiny/2";
 const FILES = ["model.safetensors", "optimizer.safetensors", "trainer.json"];
 const POLICY_FILES = ["model.safetensors", "trainer.json"];
+/** trainer.json holds versions, counts and the vocabulary: far below this, which bounds what is read. */
+const MAX_TRAINER_JSON_BYTES = 256 * 1024 * 1024;
 
 export interface CheckpointResult {
   readonly files: string[];
@@ -134,7 +136,7 @@ function readCheckpointState(state: TrainerState, target: string): CheckpointSta
   const c = state.conf;
   let meta: CheckpointState;
   try {
-    meta = JSON.parse(readFileSync(path.join(target, "trainer.json"), "utf8")) as CheckpointState;
+    meta = JSON.parse(readRegularFile(path.join(target, "trainer.json"), MAX_TRAINER_JSON_BYTES).toString("utf8")) as CheckpointState;
   } catch (error) {
     throw invalid(`cannot read a checkpoint at ${target}: ${(error as Error).message}`);
   }
@@ -153,7 +155,21 @@ function restoreOptimizer(optimizer: Map<string, StTensor>, prefix: string, opt:
   for (const s of set.specs) {
     const m = optimizer.get(`${prefix}.${s.name}.m`);
     const v = optimizer.get(`${prefix}.${s.name}.v`);
-    if (m && v) opt.slots.set(s.name, { m: Float32Array.from(m.data), v: Float32Array.from(v.data) });
+    const size = s.shape.reduce((a, b) => a * b, 1);
+    if (m && v) {
+      if (m.data.length !== size || v.data.length !== size) throw invalid(`optimizer.safetensors: ${prefix}.${s.name}'s moments have ${m.data.length} and ${v.data.length} values, not the parameter's ${size}`);
+      opt.slots.set(s.name, { m: Float32Array.from(m.data), v: Float32Array.from(v.data) });
+    }
+  }
+}
+
+/** A checkpoint's safetensors file, its faults (not a regular file, not safetensors, sizes that lie) answered as invalid_request naming it. */
+function checkpointTensors(file: string): Map<string, StTensor> {
+  try {
+    return readSafetensors(file).tensors;
+  } catch (error) {
+    if (error instanceof SafetensorsError) throw invalid(`cannot load the checkpoint: ${error.message}`);
+    throw error;
   }
 }
 
@@ -161,12 +177,16 @@ export function load(state: TrainerState, dir: string): CheckpointResult {
   const c = state.conf;
   const target = path.resolve(dir);
   const meta = readCheckpointState(state, target);
-  const model = readSafetensors(path.join(target, "model.safetensors")).tensors;
+  const model = checkpointTensors(path.join(target, "model.safetensors"));
+  // Read whole before anything is written: a damaged file leaves the loaded weights as they were.
+  const optimizer = meta.contents === "policy" ? null : checkpointTensors(path.join(target, "optimizer.safetensors"));
   const take = (prefix: string, set: ParamSet) => {
     const values = new Map<string, Float32Array>();
     for (const s of set.specs) {
       const t = model.get(`${prefix}.${s.name}`);
       if (!t || !(t.data instanceof Float32Array)) throw invalid(`${target}: model.safetensors lacks ${prefix}.${s.name}`);
+      const size = s.shape.reduce((a, b) => a * b, 1);
+      if (t.data.length !== size) throw invalid(`${target}: model.safetensors holds ${t.data.length} values for ${prefix}.${s.name}, whose shape [${s.shape.join(", ")}] has ${size}`);
       values.set(s.name, t.data);
     }
     return values;
@@ -178,14 +198,13 @@ export function load(state: TrainerState, dir: string): CheckpointResult {
     return params;
   };
   c.policy.write(take("policy", c.policy));
-  if (meta.contents === "policy") {
+  if (optimizer === null) {
     // A weight sync's folder: the policy's weights and version; optimizer, critic, reference and
     // behaviour stay as they are.
     state.policyVersion = meta.policy_version ?? 0;
     currentWeightsChanged(state);
     return { files: [...POLICY_FILES], policy_version: state.policyVersion };
   }
-  const optimizer = readSafetensors(path.join(target, "optimizer.safetensors")).tensors;
   if (c.critic) c.critic.write(take("critic", c.critic));
   setReference(state, null, -1);
   if (meta.reference) setReference(state, frozen("reference"), meta.reference.policy_version);

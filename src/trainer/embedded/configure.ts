@@ -12,6 +12,14 @@ import type { ReferenceMode, TrainerState } from "./state.js";
 import { BOS, EOS, PAD, WordTokenizer } from "./tokenizer.js";
 import { releaseAll } from "./weights.js";
 
+/**
+ * The context builtin:tiny declares (configure's `model.max_context`). The GRU has no position
+ * table, but its prefill runs one token after another (about 60 us a token on one core), so
+ * 32,768 tokens are about 2 s of prefill: engine mode refuses longer requests instead of holding
+ * the trainer for a minute per million ids.
+ */
+const TINY_MAX_CONTEXT = 32_768;
+
 type Algorithm = ConfigureParams["algorithm"];
 type OptimizerRequest = { readonly name?: string; readonly lr?: number; readonly betas?: readonly [number, number]; readonly eps?: number; readonly weight_decay?: number; readonly grad_clip?: number | null; readonly warmup_steps?: number };
 type CriticRequest = { readonly optimizer?: OptimizerRequest; readonly init?: "policy" | "random" };
@@ -70,7 +78,7 @@ export function configure(state: TrainerState, p: ConfigureParams): ConfigureRes
   };
   state.policyVersion = 0;
   return {
-    model: { name: TINY_MODEL, parameters: policy.count },
+    model: { name: TINY_MODEL, parameters: policy.count, max_context: TINY_MAX_CONTEXT },
     tokenizer: { vocab_size: tokenizer.size, bos_id: BOS, eos_id: EOS, pad_id: PAD, stop_ids: [EOS], template: TEMPLATE },
     policy_version: state.policyVersion,
   };
