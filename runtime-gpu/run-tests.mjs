@@ -15,62 +15,33 @@
 // a Python that has venv skips the trainer's lint and tests with a hint, except under CI, where it
 // fails.
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { ensureVenv, here, root, run, venvPythonOf } from "./venvs.mjs";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
-const root = join(here, "..");
 const venv = join(root, ".venv");
-const venvPython = join(venv, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
-const requirements = join(here, "requirements.txt");
-const requirementsEngines = join(here, "requirements-engines.txt");
-const stamp = join(venv, "arl-requirements.sha256");
-
-function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: here, stdio: "inherit", ...options });
-  if (result.error) return { status: 1, error: result.error };
-  return { status: result.status ?? 1 };
-}
+const venvPython = venvPythonOf(venv);
 
 function fail(message) {
   console.error(`runtime-gpu tests: ${message}`);
   process.exit(1);
 }
 
-function basePython() {
-  const candidates = [process.env.ARL_PYTHON, "/usr/bin/python3", "python3"].filter(Boolean);
-  return candidates.find((c) => spawnSync(c, ["-c", "import venv"], { stdio: "ignore" }).status === 0);
+const problem = ensureVenv({
+  venv,
+  files: [
+    { file: join(here, "requirements.txt"), noDeps: false },
+    { file: join(here, "requirements-engines.txt"), noDeps: true },
+  ],
+  label: "runtime-gpu tests",
+  size: "torch with its CUDA libraries: about 5.6 GB, a few minutes",
+});
+if (problem?.noPython) {
+  // Like a missing torch below: a machine without Python skips the trainer's lint and tests, CI fails.
+  if (process.env.CI) fail(`${problem.message}; CI must run the trainer's tests`);
+  console.log(`runtime-gpu tests: ${problem.message}; ruff and pytest skipped`);
+  process.exit(0);
 }
-
-function ensureVenv() {
-  const wanted = createHash("sha256").update(readFileSync(requirements)).update(readFileSync(requirementsEngines)).digest("hex");
-  const installed = existsSync(stamp) ? readFileSync(stamp, "utf8").trim() : undefined;
-  if (existsSync(venvPython) && installed === wanted) return;
-  if (!existsSync(venvPython)) {
-    const python = basePython();
-    if (!python) {
-      // Like a missing torch below: a machine without Python skips the trainer's lint and tests, CI fails.
-      const message = "no Python 3 with the venv module found (Debian: apt-get install python3 python3-venv)";
-      if (process.env.CI) fail(`${message}; CI must run the trainer's tests`);
-      console.log(`runtime-gpu tests: ${message}; ruff and pytest skipped`);
-      process.exit(0);
-    }
-    // A half-made .venv (interrupted, or made without pip) is replaced, not repaired.
-    rmSync(venv, { recursive: true, force: true });
-    console.log(`runtime-gpu tests: creating ${venv} from ${python}`);
-    if (run(python, ["-m", "venv", venv]).status !== 0) fail(`could not create ${venv} (Debian: apt-get install python3-venv)`);
-  }
-  console.log("runtime-gpu tests: installing runtime-gpu/requirements.txt into .venv (torch with its CUDA libraries: about 5.6 GB, a few minutes)");
-  const pip = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "-r", requirements]);
-  if (pip.status !== 0) fail("pip could not install runtime-gpu/requirements.txt into .venv");
-  const noDeps = run(venvPython, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "--no-warn-conflicts", "-r", requirementsEngines]);
-  if (noDeps.status !== 0) fail("pip could not install runtime-gpu/requirements-engines.txt into .venv");
-  writeFileSync(stamp, `${wanted}\n`);
-}
-
-ensureVenv();
+if (problem) fail(problem.message);
 // `--setup`: only make .venv (npm test runs this before vitest, whose suites start the PyTorch trainer).
 if (process.argv.includes("--setup")) process.exit(0);
 

@@ -46,7 +46,7 @@ def copy_tokenizer(family: str, directory: Path) -> None:
         shutil.copyfile(source / name, directory / name)
 
 
-def _config(arch: str, vocab_size: int, layers: int, hidden: int, heads: int, kv_heads: int, special: dict):
+def _config(arch: str, vocab_size: int, layers: int, hidden: int, heads: int, kv_heads: int, special: dict, tied: bool = True):
     from transformers import LlamaConfig, Qwen2Config, Qwen3Config
 
     common = dict(
@@ -57,7 +57,7 @@ def _config(arch: str, vocab_size: int, layers: int, hidden: int, heads: int, kv
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,
         max_position_embeddings=4096,
-        tie_word_embeddings=True,
+        tie_word_embeddings=tied,
         **special,
     )
     if arch == "qwen2":
@@ -79,6 +79,7 @@ def make_model_dir(
     kv_heads: int = 2,
     seed: int = 0,
     dtype: str = "float32",
+    tied: bool = True,
 ) -> Path:
     """A checkpoint directory: config.json, model.safetensors, generation_config.json and the real
     tokenizer of `tokenizer`'s family, the vocabulary sized to that tokenizer."""
@@ -93,13 +94,14 @@ def make_model_dir(
         "eos_token_id": tok.eos_token_id,
         "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
     }
-    config = _config(arch, len(tok), layers, hidden, heads, kv_heads, special)
+    config = _config(arch, len(tok), layers, hidden, heads, kv_heads, special, tied)
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
     model.save_pretrained(str(directory))
     tok.save_pretrained(str(directory))
     with open(directory / "arl-test-model.json", "w") as f:
-        json.dump({"arch": arch, "tokenizer": tokenizer, "layers": layers, "hidden": hidden, "seed": seed}, f)
+        shape = {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads, "tied": tied}
+        json.dump({"arch": arch, "tokenizer": tokenizer, **shape, "seed": seed}, f)
     return directory
 
 
@@ -110,9 +112,13 @@ def main() -> None:
     parser.add_argument("--tokenizer", default="qwen3", choices=sorted(TOKENIZER_PACKAGES))
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=32)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--kv-heads", type=int, default=2)
+    parser.add_argument("--untied", action="store_true", help="an lm_head of its own (vLLM's reload_weights keeps a tied head: docs/engines.md)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    make_model_dir(args.directory, args.arch, args.tokenizer, layers=args.layers, hidden=args.hidden, seed=args.seed)
+    shape = {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "kv_heads": args.kv_heads, "tied": not args.untied}
+    make_model_dir(args.directory, args.arch, args.tokenizer, seed=args.seed, **shape)
     print(args.directory)
 
 

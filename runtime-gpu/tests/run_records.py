@@ -30,6 +30,11 @@ def arl_command() -> list[str]:
 def arl_run(spec: Path, out: Path) -> Path:
     """Runs `arl run spec --out out` on this Python (its torch, transformers and openai: first on
     PATH too, for agent programs) and returns the run directory."""
+    return arl_run_printing(spec, out)[0]
+
+
+def arl_run_printing(spec: Path, out: Path) -> tuple[Path, str]:
+    """arl_run, and what the run printed on its standard output."""
     env = {
         **os.environ,
         "ARL_PYTHON": sys.executable,
@@ -39,7 +44,7 @@ def arl_run(spec: Path, out: Path) -> Path:
     done = subprocess.run([*arl_command(), "run", str(spec), "--out", str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, f"arl run failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     (run_dir,) = [p.parent for p in out.rglob("plan.json")]
-    return run_dir
+    return run_dir, done.stdout
 
 
 def buffer_records(buffer: Path) -> list[dict]:

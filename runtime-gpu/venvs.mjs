@@ -1,0 +1,56 @@
+// The virtual environments the Python side runs in, each made from a Python 3 ($ARL_PYTHON, else
+// /usr/bin/python3, else python3) without the system's site-packages, and filled from hashed
+// requirement files in order (some with --no-deps). Each is installed when missing or when any of
+// its files changed since the last install (VENV/arl-requirements.sha256 holds their hash); a
+// half-made one is replaced, not repaired.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const here = fileURLToPath(new URL(".", import.meta.url));
+export const root = join(here, "..");
+
+/** The interpreter inside a venv folder. */
+export const venvPythonOf = (venv) => join(venv, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
+
+export function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: here, stdio: "inherit", ...options });
+  if (result.error) return { status: 1, error: result.error };
+  return { status: result.status ?? 1 };
+}
+
+function basePython() {
+  const candidates = [process.env.ARL_PYTHON, "/usr/bin/python3", "python3"].filter(Boolean);
+  return candidates.find((c) => spawnSync(c, ["-c", "import venv"], { stdio: "ignore" }).status === 0);
+}
+
+/**
+ * Makes `venv` hold exactly `files` ([{ file, noDeps }], installed in order). Returns null when it
+ * does, or a message saying why not; `noPython` when no Python with venv exists here.
+ */
+export function ensureVenv({ venv, files, label, size }) {
+  const python = venvPythonOf(venv);
+  const stamp = join(venv, "arl-requirements.sha256");
+  const hash = createHash("sha256");
+  for (const { file } of files) hash.update(readFileSync(file));
+  const wanted = hash.digest("hex");
+  const installed = existsSync(stamp) ? readFileSync(stamp, "utf8").trim() : undefined;
+  if (existsSync(python) && installed === wanted) return null;
+  if (!existsSync(python)) {
+    const base = basePython();
+    if (!base) return { noPython: true, message: "no Python 3 with the venv module found (Debian: apt-get install python3 python3-venv)" };
+    rmSync(venv, { recursive: true, force: true });
+    console.log(`${label}: creating ${venv} from ${base}`);
+    if (run(base, ["-m", "venv", venv]).status !== 0) return { message: `could not create ${venv} (Debian: apt-get install python3-venv)` };
+  }
+  for (const [i, { file, noDeps }] of files.entries()) {
+    const name = relative(root, file);
+    if (i === 0) console.log(`${label}: installing ${name} into ${relative(root, venv)}${size ? ` (${size})` : ""}`);
+    const args = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", ...(noDeps ? ["--no-deps", "--no-warn-conflicts"] : []), "-r", file];
+    if (run(python, args).status !== 0) return { message: `pip could not install ${name} into ${relative(root, venv)}` };
+  }
+  writeFileSync(stamp, `${wanted}\n`);
+  return null;
+}
