@@ -2,14 +2,10 @@
 // as a string and as items, instructions, the function-tool round trip, the event stream (raw and
 // through the SDK's stream helper), previous_response_id, and refusals as OpenAI errors that
 // leave the session's record untouched.
-import OpenAI, { BadRequestError } from "openai";
+import { BadRequestError } from "openai";
 import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChatRequest } from "../../src/runtime/gateway/contract.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
-import { plainAnswer, ScriptedModel, toolCallAnswer } from "./scripted-model.js";
-
-type Gateway = Awaited<ReturnType<typeof startGateway>>;
+import { describe, expect, it } from "vitest";
+import { sdkSessions } from "./sdk-sessions.js";
 
 const weatherTool: FunctionTool = {
   type: "function",
@@ -19,26 +15,8 @@ const weatherTool: FunctionTool = {
   strict: false,
 };
 
-function weatherAgent(request: ChatRequest) {
-  if (request.messages.at(-1)?.role === "tool") return plainAnswer(["It", " is", " sunny", "."]);
-  if (request.tools.length > 0 && request.toolChoice === "auto") return toolCallAnswer({ id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' });
-  return plainAnswer(["Hello", ",", " world"]);
-}
-
-let gateway: Gateway;
-beforeAll(async () => {
-  gateway = await startGateway({ log: () => undefined });
-});
-afterAll(async () => {
-  await gateway.close();
-});
-
-function session() {
-  const model = new ScriptedModel(weatherAgent);
-  const handle = gateway.open(model);
-  const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
-  return { model, handle, client };
-}
+const sessions = sdkSessions();
+const session = () => sessions.session();
 
 describe("the Responses API with the OpenAI Node SDK", () => {
   it("answers a string input with a message item, the exact ids and usage; instructions are the system message", async () => {

@@ -3,39 +3,16 @@
 // token-id completions.
 import OpenAI, { APIError, AuthenticationError, BadRequestError } from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChatRequest } from "../../src/runtime/gateway/contract.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
-import { plainAnswer, ScriptedModel, toolCallAnswer } from "./scripted-model.js";
-
-type Gateway = Awaited<ReturnType<typeof startGateway>>;
+import { describe, expect, it } from "vitest";
+import { sdkSessions } from "./sdk-sessions.js";
 
 const weatherTool: ChatCompletionTool = {
   type: "function",
   function: { name: "get_weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
 };
 
-/** Calls the tool when tools are offered, answers once the tool's result is back. */
-function weatherAgent(request: ChatRequest) {
-  if (request.messages.at(-1)?.role === "tool") return plainAnswer(["It", " is", " sunny", "."]);
-  if (request.tools.length > 0 && request.toolChoice === "auto") return toolCallAnswer({ id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' });
-  return plainAnswer(["Hello", ",", " world"]);
-}
-
-let gateway: Gateway;
-beforeAll(async () => {
-  gateway = await startGateway({ log: () => undefined });
-});
-afterAll(async () => {
-  await gateway.close();
-});
-
-function session() {
-  const model = new ScriptedModel(weatherAgent);
-  const handle = gateway.open(model);
-  const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
-  return { model, handle, client };
-}
+const sessions = sdkSessions();
+const session = () => sessions.session();
 
 describe("the gateway with the OpenAI Node SDK", () => {
   it("lists the session's model and answers a chat with the exact ids and log-probs", async () => {
