@@ -7,7 +7,7 @@ import { hashesOf, lower, workspace } from "./support.js";
 const envs = `// Two local envs.
 env shop {
   kind: http
-  url: "http://localhost:1/shop"
+  url: "http://localhost:8080/shop"
   signals {
     success { scope: outcome, type: bool }
     cart { scope: state, type: count }
@@ -104,7 +104,7 @@ env shop {
     cart { type: count, scope: state }
     success { scope: outcome, type: bool }
   }
-  url: "http://localhost:1/shop"
+  url: "http://localhost:8080/shop"
   kind: http
 }
 `;
