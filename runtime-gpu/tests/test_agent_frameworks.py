@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,10 @@ def test_the_framework_runs_two_iterations_without_env_errors(arm, tmp_path):
     pytest.importorskip("langchain_openai" if arm == "langgraph" else ARMS[arm])
     base = tmp_path / "agents"
     shutil.copytree(EXAMPLES, base, ignore=shutil.ignore_patterns("*.lock"))
+    # The spec names the repository's .venv Python relative to its folder; copied elsewhere, the
+    # programs run on this Python (the one with the frameworks), as a user names their own.
+    spec = base / "frameworks.arl"
+    spec.write_text(spec.read_text().replace('"../../.venv/bin/python"', json.dumps(sys.executable)))
     run_dir = arl_run(Path(f"{base / 'frameworks.arl'}#frameworks/{arm}"), tmp_path / "runs")
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["iteration"] for m in metrics] == [1, 2]
