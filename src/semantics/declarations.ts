@@ -99,7 +99,10 @@ export class DeclarationIndex {
     if (close) return close;
     const name = last(parts);
     const alias = parts.length === 2 ? at(parts, 0) : undefined;
-    const files = stdlibDeclaring(type, name);
+    const declaring = stdlibDeclaring(type, name);
+    // The alias names one of them (`findmax.task`: std/envs/findmax, not std/envs/dataset): that one alone.
+    const named = declaring.filter((f) => alias !== undefined && defaultImportName(f) === alias);
+    const files = named.length > 0 ? named : declaring;
     if (files.length > 0 && parts.length <= 2) {
       const imported = alias === undefined ? undefined : module.imports.find((i) => i.name === alias);
       const imports = files.map((f) => (alias === undefined ? `import "${f}"` : `import "${f}" as ${alias}`));

@@ -19,6 +19,7 @@ const ALLOWED: Record<string, string> = {
   "cli/commands/run.ts: NO_COLOR": "colour of the progress line",
   "cli/commands/show.ts: NO_COLOR": "colour of the trajectories it prints",
   "cli/commands/lsp.ts: ARL_LSP_DEBOUNCE_MS": "how long the editor server waits before checking; no run reads it",
+  "cli/commands/lsp.ts: ARL_LSP_MAX_MESSAGE_BYTES": "the largest message the editor server reads; no run reads it",
   "trainer/launch.ts: PYTHONPATH": "runtime-gpu is put first on it, so the trainer's own code is always the one imported",
   "conformance/process-backend.ts: PYTHONPATH": "the same, for the conformance check of a process trainer",
   "runtime/run/tracking.ts: (whole environment)":
