@@ -2,7 +2,8 @@
 // call through the real gateway (HTTP on 127.0.0.1, body validation, the session's exactness
 // logic, the per-token texts) against the same call made on the trainer protocol directly
 // (encode, generate, decode), both on one builtin:tiny trainer process, interleaved in one run.
-// The two generate the same tokens (same prompt, same seed), so the difference is the gateway's.
+// The same call is also made through the Responses API and the Anthropic Messages API. All
+// generate the same tokens (same prompt, same seed), so the difference is the gateway's.
 import OpenAI from "openai";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -61,7 +62,7 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
     name: "agent gateway",
     describe: () => [
       `One chat call (a system and a user message, up to ${MAX_NEW_TOKENS} new tokens) on a builtin:tiny trainer process: direct = encode + generate + decode on the protocol;`,
-      "gateway = the same call over HTTP to a fresh session of the real gateway (fetch, or the official openai npm SDK), same prompt and seed, runs interleaved.",
+      "gateway = the same call over HTTP to a fresh session of the real gateway (chat completions by fetch or the official openai npm SDK, the Responses API, the Messages API), same prompt and seed, runs interleaved.",
     ],
     async run() {
       const main = fileURLToPath(new URL("../trainer/embedded/main.js", import.meta.url));
@@ -88,6 +89,32 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
           });
           const body: unknown = await response.json();
           await handle.close();
+          if (!response.ok) throw new Error(`the gateway refused the bench's call (${response.status}): ${JSON.stringify(body)}`);
+          return body;
+        };
+        const [system, user] = MESSAGES;
+        const viaResponses = async () => {
+          const handle = open();
+          const response = await fetch(`${handle.baseUrl}/responses`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${handle.apiKey}` },
+            body: JSON.stringify({ model: plan.policy.model, instructions: system.content, input: user.content }),
+          });
+          const body: unknown = await response.json();
+          await handle.close();
+          if (!response.ok) throw new Error(`the gateway refused the bench's call (${response.status}): ${JSON.stringify(body)}`);
+          return body;
+        };
+        const viaMessages = async () => {
+          const handle = open();
+          const response = await fetch(`${handle.baseUrl}/messages`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-api-key": handle.apiKey, "anthropic-version": "2023-06-01" },
+            body: JSON.stringify({ model: plan.policy.model, system: system.content, messages: [user], max_tokens: MAX_NEW_TOKENS }),
+          });
+          const body: unknown = await response.json();
+          await handle.close();
+          if (!response.ok) throw new Error(`the gateway refused the bench's call (${response.status}): ${JSON.stringify(body)}`);
           return body;
         };
         const viaSdk = async () => {
@@ -107,8 +134,8 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
           return session.chat({ messages: MESSAGES, tools: [], toolChoice: "auto", maxTokens: null, stop: [], temperature: null, topP: null, seed: null, logprobs: false });
         };
         const runs = Math.max(options.runs, 25);
-        const cases = { direct, inProcess, viaFetch, viaSdk, roundTrip };
-        const samples = { direct: [] as number[], inProcess: [] as number[], viaFetch: [] as number[], viaSdk: [] as number[], roundTrip: [] as number[] };
+        const cases = { direct, inProcess, viaFetch, viaResponses, viaMessages, viaSdk, roundTrip };
+        const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, [] as number[]])) as Record<keyof typeof cases, number[]>;
         for (let i = 0; i < options.warmup + runs; i++) {
           for (const [name, fn] of Object.entries(cases) as [keyof typeof cases, () => Promise<unknown>][]) {
             const start = performance.now();
@@ -121,15 +148,23 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
         const extra = (s: number[]) => median(s.map((v, i) => v - (samples.direct[i] ?? 0)));
         const overhead = extra(samples.viaFetch);
         const share = overhead / median(samples.direct);
+        const perApi = (name: string, s: number[]): BenchResult => {
+          const value = extra(s);
+          return { name: `gateway overhead per call, ${name} (paired median)`, value, unit: "ms", goal: "< 1 ms", met: value < 1 };
+        };
         return [
           row("direct: encode + generate + decode", samples.direct),
           row("session: ModelSession.chat, no HTTP", samples.inProcess),
           row("gateway: fetch", samples.viaFetch),
+          row("gateway: Responses API, fetch", samples.viaResponses),
+          row("gateway: Anthropic Messages API, fetch", samples.viaMessages),
           row("gateway: openai npm SDK", samples.viaSdk),
           row("HTTP round trip alone: fetch to an empty local server", samples.roundTrip),
           { name: "session logic per call (paired median)", value: extra(samples.inProcess), unit: "ms" },
           { name: "gateway overhead less the bare round trip (paired median)", value: median(samples.viaFetch.map((v, i) => v - (samples.direct[i] ?? 0) - (samples.roundTrip[i] ?? 0))), unit: "ms" },
-          { name: "gateway overhead per call (fetch, paired median)", value: overhead, unit: "ms", goal: "< 1 ms", met: overhead < 1 },
+          perApi("chat completions", samples.viaFetch),
+          perApi("Responses", samples.viaResponses),
+          perApi("Messages", samples.viaMessages),
           { name: "overhead / generation call", value: share * 100, unit: "%", goal: "< 5%", met: share < 0.05 },
         ];
       } finally {
