@@ -80,43 +80,21 @@ export function gatewaySection(options: MeasureOptions): BenchSection {
           return policy.decode(gen.ids);
         };
         const open = () => gateway.open(new ModelSession({ policy, template: configured.tokenizer.template ?? DEFAULT_TEMPLATE, stopIds, plan, seed: () => SEED }));
-        const viaFetch = async () => {
+        /** One call to a fresh session's `route`, its key in the header the API reads; a refusal fails the bench. */
+        const viaGateway = async (route: string, auth: (key: string) => Record<string, string>, body: object) => {
           const handle = open();
-          const response = await fetch(`${handle.baseUrl}/chat/completions`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${handle.apiKey}` },
-            body: JSON.stringify({ model: plan.policy.model, messages: [...MESSAGES] }),
-          });
-          const body: unknown = await response.json();
+          const response = await fetch(`${handle.baseUrl}/${route}`, { method: "POST", headers: { "content-type": "application/json", ...auth(handle.apiKey) }, body: JSON.stringify(body) });
+          const answer: unknown = await response.json();
           await handle.close();
-          if (!response.ok) throw new Error(`the gateway refused the bench's call (${response.status}): ${JSON.stringify(body)}`);
-          return body;
+          if (!response.ok) throw new Error(`the gateway refused the bench's ${route} call (${response.status}): ${JSON.stringify(answer)}`);
+          return answer;
         };
+        const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
         const [system, user] = MESSAGES;
-        const viaResponses = async () => {
-          const handle = open();
-          const response = await fetch(`${handle.baseUrl}/responses`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${handle.apiKey}` },
-            body: JSON.stringify({ model: plan.policy.model, instructions: system.content, input: user.content }),
-          });
-          const body: unknown = await response.json();
-          await handle.close();
-          if (!response.ok) throw new Error(`the gateway refused the bench's call (${response.status}): ${JSON.stringify(body)}`);
-          return body;
-        };
-        const viaMessages = async () => {
-          const handle = open();
-          const response = await fetch(`${handle.baseUrl}/messages`, {
-            method: "POST",
-            headers: { "content-type": "application/json", "x-api-key": handle.apiKey, "anthropic-version": "2023-06-01" },
-            body: JSON.stringify({ model: plan.policy.model, system: system.content, messages: [user], max_tokens: MAX_NEW_TOKENS }),
-          });
-          const body: unknown = await response.json();
-          await handle.close();
-          if (!response.ok) throw new Error(`the gateway refused the bench's call (${response.status}): ${JSON.stringify(body)}`);
-          return body;
-        };
+        const viaFetch = () => viaGateway("chat/completions", bearer, { model: plan.policy.model, messages: [...MESSAGES] });
+        const viaResponses = () => viaGateway("responses", bearer, { model: plan.policy.model, instructions: system.content, input: user.content });
+        const viaMessages = () =>
+          viaGateway("messages", (key) => ({ "x-api-key": key, "anthropic-version": "2023-06-01" }), { model: plan.policy.model, system: system.content, messages: [user], max_tokens: MAX_NEW_TOKENS });
         const viaSdk = async () => {
           const handle = open();
           const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
