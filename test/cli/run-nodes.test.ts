@@ -123,7 +123,10 @@ describe.skipIf(!hasTorch)("two nodes on one machine (loopback)", () => {
     writeFileSync(path.join(cwd, "two.arl"), spec("backend: torch, gpus: 2, nodes: 2"));
     writeFileSync(path.join(cwd, "one.arl"), spec("backend: torch, gpus: 2"));
     const endpoint = `127.0.0.1:${await freePort()}`;
-    const env = { ARL_TRAINER_PARALLEL: "ddp" };
+    // torchrun sets OMP_NUM_THREADS=1 only where a node has more than one process; the two layouts
+    // must use the same number of threads per process to round alike (a CI machine's 2-thread
+    // matmuls gave the two-node run a KL of 7.5e-15 at step 1, which Adam grew into a real step).
+    const env = { ARL_TRAINER_PARALLEL: "ddp", OMP_NUM_THREADS: "1" };
     const [node0, node1] = await Promise.all([
       runArl(["run", "two.arl", "--out", "runs", "--node-rank", "0", "--rdzv-endpoint", endpoint], { cwd, env }),
       runArl(["run", "two.arl", "--out", "runs-node1", "--node-rank", "1", "--rdzv-endpoint", endpoint], { cwd, env }),
