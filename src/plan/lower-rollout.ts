@@ -23,6 +23,12 @@ const DEFAULT_HELDOUT = 0.1;
  */
 const DEFAULT_LOGPROB_TOLERANCE = { float32: 1e-3, bfloat16: 0.05, float16: 0.05 } as const;
 
+/** resources with the sync probe's tolerance resolved from the policy's dtype, as the preflight's is. */
+export function lowerResources(config: ExperimentConfig): Plan["resources"] {
+  const { sync_probe, ...rollout } = config.resources.rollout;
+  return { ...config.resources, rollout: { ...rollout, sync_probe: { tokens: sync_probe.tokens, tolerance: sync_probe.tolerance ?? DEFAULT_LOGPROB_TOLERANCE[config.policy.dtype] } } };
+}
+
 function lowerPreflight(config: ExperimentConfig): Plan["rollout"]["preflight"] {
   const { logprob_tolerance, ...checks } = config.rollout.preflight;
   return { ...checks, logprob_tolerance: logprob_tolerance ?? DEFAULT_LOGPROB_TOLERANCE[config.policy.dtype] };

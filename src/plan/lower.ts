@@ -18,7 +18,7 @@ import { type LoweringContext, loweringContext, sortedRecord } from "./lower-con
 import { lowerEnv } from "./lower-envs.js";
 import { lowerExpr } from "./lower-expr.js";
 import { lowerOverrides } from "./lower-overrides.js";
-import { lowerRollout } from "./lower-rollout.js";
+import { lowerResources, lowerRollout } from "./lower-rollout.js";
 import { lowerTool, orderTools } from "./lower-tools.js";
 import { planRefusals } from "./runnable.js";
 import { PLAN_FORMAT_VERSION, type Plan, type PlanEnv, type PlanExpr } from "./schema.js";
@@ -207,7 +207,7 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
       temperature: config.eval.temperature ?? config.policy.sampling.temperature,
       success: successCriterion(config, variant, experiment, context, diagnostics),
     },
-    resources: config.resources,
+    resources: lowerResources(config),
     tracking: config.tracking,
     silenced: sortedKeys(config.allow).map((rule) => ({ rule, reason: defined(config.allow[rule], `the reason of allow ${rule}`) })),
     stages,

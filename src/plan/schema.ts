@@ -258,6 +258,13 @@ const resourcesSchema = z.strictObject({
       request_timeout_s: d(z.number().positive(), "A generation answered later than this fails and is retried elsewhere."),
       max_retries: d(nonNegativeInt, "Retries of a failed generation on other servers before the episode is an env error."),
       mismatch_threshold: d(z.number().positive(), "Nats: the metrics count generated tokens whose engine and trainer log-probs differ by more than this."),
+      sync_probe: d(
+        z.strictObject({
+          tokens: d(nonNegativeInt, "Tokens each server samples from the probe prompt after every weight sync; 0: no probe."),
+          tolerance: d(z.number().positive(), "Nats: the most the mean |engine - trainer| log-prob over the probe's tokens may be (resolved from policy.dtype when the spec sets none)."),
+        }),
+        "The check after every weight sync that each server serves the trainer's weights (docs/engines.md, \"The sync probe\").",
+      ),
     }),
     "Where rollouts are sampled.",
   ),

@@ -36,7 +36,7 @@ export function lowerStages(config: ExperimentConfig, variant: VariantModel, exp
 }
 
 /** What each stage runs on, from the resources; undefined when the GPUs do not split evenly across the nodes. */
-function planStages(r: Plan["resources"], estimator: Plan["algorithm"]["advantage"]["estimator"], reduction: PlanReduction): Plan["stages"] | undefined {
+function planStages(r: Pick<Plan["resources"], "backend" | "gpus" | "nodes" | "launcher">, estimator: Plan["algorithm"]["advantage"]["estimator"], reduction: PlanReduction): Plan["stages"] | undefined {
   const torch = r.backend === "torch";
   const nodes = torch ? r.nodes : 1;
   const processes = torch ? Math.max(r.gpus, nodes) : 1;

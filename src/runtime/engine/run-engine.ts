@@ -18,6 +18,8 @@ export interface EngineMetrics {
   readonly sync_s: number;
   /** The policy version the servers serve when the line is written. */
   readonly version: number | null;
+  /** The largest mean |engine - trainer| log-prob of the sync probes since the previous line; null: no probe ran. */
+  readonly probe_gap: number | null;
 }
 
 export class RunEngine {
@@ -35,6 +37,6 @@ export class RunEngine {
     const now = this.pool.counts;
     const before = this.reported;
     this.reported = now;
-    return { requests: now.requests - before.requests, retries: now.retries - before.retries, failed_servers: now.failedServers, sync_s: this.weights.takeSeconds(), version: this.weights.version };
+    return { requests: now.requests - before.requests, retries: now.retries - before.retries, failed_servers: now.failedServers, sync_s: this.weights.takeSeconds(), version: this.weights.version, probe_gap: this.weights.takeProbeGap() };
   }
 }

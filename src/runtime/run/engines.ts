@@ -8,6 +8,7 @@ import { EnginePolicy } from "../engine/engine-policy.js";
 import { EngineLaunchError, engineModel, LaunchedServers } from "../engine/launch.js";
 import { EnginePool } from "../engine/pool.js";
 import { RunEngine } from "../engine/run-engine.js";
+import { SYNC_PROBE_TEXT, type SyncProbeSettings } from "../engine/sync-probe.js";
 import { WeightSync, WeightSyncError } from "../engine/weight-sync.js";
 import { engineWire } from "../engine/wires.js";
 import type { TrainerPolicy, TrainerRequests } from "../policy.js";
@@ -78,9 +79,21 @@ export async function startEngine(options: RunOptions, trainer: TrainerRequests,
     );
     if (pool.live().length === 0) throw new RunError(`none of the inference servers at resources.rollout.urls answers its health check: ${pool.deadSummary()}`);
   }
-  const engine = new RunEngine(pool, new EnginePolicy(tokenizer, pool), new WeightSync(trainer, pool, runDir.dir, plan.policy.lora !== null), launched);
+  const engine = new RunEngine(pool, new EnginePolicy(tokenizer, pool), new WeightSync(trainer, pool, runDir.dir, plan.policy.lora !== null, await syncProbe(plan, tokenizer)), launched);
   log(serverLine(engine, plan));
   return engine;
+}
+
+/** The plan's sync probe with its prompt in the trainer's tokens; null when the plan turns it off. */
+async function syncProbe(plan: Plan, tokenizer: TrainerPolicy): Promise<SyncProbeSettings | null> {
+  const { tolerance } = plan.resources.rollout.sync_probe;
+  // No more than a rollout generation: a server may refuse longer ones (arl serve does).
+  const tokens = Math.min(plan.resources.rollout.sync_probe.tokens, plan.policy.sampling.max_new_tokens);
+  if (tokens === 0) return null;
+  const parts = await tokenizer.encode([{ role: "user", content: SYNC_PROBE_TEXT }], true);
+  const prompt = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
+  parts.reduce((at, p) => (prompt.set(p, at), at + p.length), 0);
+  return { tokens, tolerance, prompt, seed: plan.seed, model: engineModel(plan), lora: plan.policy.lora !== null, dtype: plan.policy.dtype };
 }
 
 /** Syncs the servers to the trainer's policy version `version`; a run with no server left stops, resumable. */

@@ -18,6 +18,18 @@ const rolloutEngineSchema = z.strictObject({
     z.number().positive().default(0.1),
     "Nats: the metrics count the fraction of generated tokens whose engine and trainer log-probs differ by more than this.",
   ),
+  sync_probe: doc(
+    z
+      .strictObject({
+        tokens: doc(nonNegativeInt.default(16), "Tokens each server generates for the probe after every weight sync (at most policy.sampling.max_new_tokens); 0 turns the probe off."),
+        tolerance: doc(
+          z.number().positive().nullable().default(null),
+          "Nats: the most the mean |engine - trainer| log-prob over the probe's tokens may be (null: by policy.dtype, 1e-3 float32, 0.05 bfloat16/float16).",
+        ),
+      })
+      .default({ tokens: 16, tolerance: null }),
+    "After every weight sync each server samples a fixed prompt and the trainer scores the same tokens: a server whose log-probs differ by more than the tolerance serves other weights than the trainer's, and is taken out.",
+  ),
 });
 
 export const resourcesSchema = z.strictObject({

@@ -3,7 +3,7 @@
 // that gives each server its version. The wire is a small test format of our own (the engines'
 // wire formats have their tests in wire.test.ts): POST /gen {prompt, seed} answers {ids, lps, v}.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { mkdirSync, mkdtempSync, readdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -100,7 +100,7 @@ async function poolOf(n: number, options: { maxRetries?: number; timeoutS?: numb
   const saves: string[] = [];
   // The trainer's save: the folder it names, at the version it is named after.
   const trainer = { request: async (_method: "save", params: { path: string }) => (saves.push(params.path), mkdirSync(params.path, { recursive: true }), { files: [], policy_version: Number(path.basename(params.path).slice(1)) }) };
-  const sync = new WeightSync(trainer as never, pool, dir, false);
+  const sync = new WeightSync(trainer as never, pool, dir, false, null);
   await sync.sync(3);
   return { servers, pool, log, sync, dir, saves };
 }
@@ -234,5 +234,78 @@ describe("the pool of inference servers", () => {
     expect(readdirSync(path.join(dir, "engine-weights")).sort()).toEqual(["v4", "v5"]);
     servers[0]!.loadFails = true;
     await expect(sync.sync(6)).rejects.toThrow(WeightSyncError);
+  });
+});
+
+describe("the sync probe after each weight load", () => {
+  /**
+   * Two servers and a trainer that scores their tokens as they sampled them, until `drift()`:
+   * from then on the servers serve other weights than the trainer's (log-probs off by `drift`).
+   */
+  async function probedPool(options: { tied: boolean; drift: number }) {
+    const servers = await Promise.all([0, 1].map((i) => testServer(i)));
+    const log: string[] = [];
+    const pool = new EnginePool(testWire, servers.map((s) => s.url), { requestTimeoutS: 5, maxRetries: 2, model: "m", lora: false, log: (l) => log.push(l) });
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-probe-"));
+    const scored: { ids: number[]; mask: number[] }[] = [];
+    let drifting = false;
+    const trainer = {
+      request: async (method: string, params: Record<string, unknown>) => {
+        if (method === "save") {
+          const folder = params.path as string;
+          mkdirSync(folder, { recursive: true });
+          writeFileSync(path.join(folder, "config.json"), JSON.stringify({ model_type: "qwen3", tie_word_embeddings: options.tied }));
+          return { files: [], policy_version: Number(path.basename(folder).slice(1)) };
+        }
+        // logprobs: one sequence, the probe prompt then the server's two tokens (the test wire answers lps -0.5, -0.25).
+        const ids = params.ids as { values: Int32Array };
+        const mask = params.mask as { values: Uint8Array };
+        scored.push({ ids: Array.from(ids.values), mask: Array.from(mask.values) });
+        const shift = drifting ? options.drift : 0;
+        const lps = Float32Array.from([0, 0, -0.5 + shift, -0.25 + shift]);
+        return { logprobs: { values: lps, offsets: Int32Array.of(0, 4) } };
+      },
+    };
+    const probe = { tokens: 2, tolerance: 1e-3, prompt: Int32Array.of(7, 8), seed: 11, model: "m", lora: false, dtype: "float32" };
+    const sync = new WeightSync(trainer as never, pool, dir, false, probe);
+    return { servers, pool, log, sync, scored, drift: () => (drifting = true) };
+  }
+
+  it("keeps a server whose log-probs of the probe are the trainer's, scoring exactly the prompt and the tokens it sampled", async () => {
+    const { pool, sync, scored } = await probedPool({ tied: false, drift: 0 });
+    await sync.sync(1);
+    expect(pool.servers.map((s) => [s.state, s.version])).toEqual([["live", 1], ["live", 1]]);
+    // Each server's own generation (ids [server index, seed]) after the probe prompt; the mask reads the generated tokens only.
+    expect(scored).toEqual([
+      { ids: [7, 8, 0, 11], mask: [0, 0, 1, 1] },
+      { ids: [7, 8, 1, 11], mask: [0, 0, 1, 1] },
+    ]);
+    expect(sync.takeProbeGap()).toBe(0);
+    // The probe is no rollout request: the pool's counts stay at zero.
+    expect(pool.counts.requests).toBe(0);
+  });
+
+  it("takes out a server that loaded the weights but serves others, naming tied embeddings first when the model ties them", async () => {
+    const { pool, sync, log, drift } = await probedPool({ tied: true, drift: 0.48 });
+    await sync.sync(1);
+    drift();
+    // Both servers now differ from the trainer by 0.48 nats: the sync has no server left.
+    await expect(sync.sync(2)).rejects.toThrow(WeightSyncError);
+    expect(pool.servers.every((s) => s.state === "dead")).toBe(true);
+    const reason = pool.servers[0]!.lastError ?? "";
+    expect(reason).toMatch(/^after loading policy version 2, its log-probs of the sync probe's 2 tokens differ from the trainer's by 0\.480 nats on average \(largest 0\.480\), above resources\.rollout\.sync_probe\.tolerance 0\.001/);
+    expect(reason).toMatch(/likely causes: \(1\) the model ties its embeddings \(tie_word_embeddings in config\.json\)/);
+    expect(log.join("\n")).toContain("inference server 0");
+  });
+
+  it("names no tied embeddings for an untied model, and a gap within the tolerance passes", async () => {
+    const small = await probedPool({ tied: false, drift: 5e-4 });
+    small.drift();
+    await small.sync.sync(1);
+    expect(small.pool.live()).toHaveLength(2);
+    expect(small.sync.takeProbeGap()).toBeCloseTo(5e-4, 6);
+    const large = await probedPool({ tied: false, drift: 0.1 });
+    large.drift();
+    await expect(large.sync.sync(1)).rejects.toThrow(/likely causes: \(1\) the server serves another model/);
   });
 });
