@@ -11,12 +11,14 @@ tokenizer, untied embeddings, float32, served by vLLM's own OpenAI server.
 
 One server serves every test (its start takes minutes here). Without .venv-vllm the tests skip,
 except under CI, where they fail."""
+
 from __future__ import annotations
 
 import json
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -27,7 +29,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from hf_models import REPO, make_model_dir  # noqa: E402
-from run_records import arl_run_printing  # noqa: E402
+from run_records import arl_command, arl_run_printing  # noqa: E402
 
 VLLM_PYTHON = Path(os.environ.get("ARL_VLLM_PYTHON") or REPO / ".venv-vllm" / "bin" / "python")
 START_TIMEOUT_S = 900
@@ -82,15 +84,14 @@ def model_dir(tmp_path_factory) -> Path:
     return make_model_dir(tmp_path_factory.mktemp("live") / "qwen3", arch="qwen3", tokenizer="qwen3", hidden=64, heads=2, kv_heads=1, tied=False, seed=0)
 
 
-@pytest.fixture(scope="module")
-def server(model_dir, tmp_path_factory):
+def _serve(model_dir: Path, log: Path):
+    """vLLM's OpenAI server on `model_dir` with ARL's launch flags; yields its URL, stops it after."""
     if not VLLM_PYTHON.exists():
         message = f"no vLLM here ({VLLM_PYTHON}): npm run setup:vllm makes it"
         if os.environ.get("CI"):
             pytest.fail(f"{message}; CI must run the live engine tests")
         pytest.skip(message)
     port = _free_port()
-    log = tmp_path_factory.mktemp("vllm") / "server.log"
     env = {**os.environ, "VLLM_SERVER_DEV_MODE": "1", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPACE": "1"}
     # The flags ARL's own launch command gives (src/runtime/engine/vllm-wire.ts), plus LoRA.
     args = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir), "--host", "127.0.0.1", "--port", str(port)]
@@ -121,6 +122,11 @@ def server(model_dir, tmp_path_factory):
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, 9)
+
+
+@pytest.fixture(scope="module")
+def server(model_dir, tmp_path_factory):
+    yield from _serve(model_dir, tmp_path_factory.mktemp("vllm") / "server.log")
 
 
 def test_vllm_logprobs_are_the_models_own(server, model_dir):
@@ -156,6 +162,8 @@ def test_arl_run_syncs_full_weights_with_a_kl_reference(tmp_path, server, model_
         assert line["env_errors"] == 0
         # vLLM's log-probs against the trainer's, in float32.
         assert line["mismatch"]["tokens"] > 0 and line["mismatch"]["mean_abs"] < 1e-4
+        # Every sync was probed: the server's log-probs of the probe are the trainer's.
+        assert line["engine"]["probe_gap"] is not None and line["engine"]["probe_gap"] < 1e-4
     # The weights the server loaded are not the launched ones: the cold start moved them.
     served = transformers.AutoModelForCausalLM.from_pretrained(str(max((run_dir / "engine-weights").iterdir())), dtype=torch.float32)
     launched = transformers.AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
@@ -178,3 +186,32 @@ def test_arl_run_loads_each_versions_lora_adapter(tmp_path, server, model_dir):
     assert all(line["mismatch"]["mean_abs"] < 1e-4 for line in lines)
     for version in (run_dir / "engine-weights").iterdir():
         assert "adapter_model.safetensors" in os.listdir(version)
+
+
+def test_a_tied_model_is_taken_out_by_the_sync_probe(tmp_path, tmp_path_factory):
+    """vLLM 0.32's reload_weights keeps a tied lm_head as launched: after the cold start moves the
+    weights, the server serves the new body under the old head. The probe after that sync sees
+    it, takes the server out naming tied embeddings, and the run stops resumable before any RL
+    step samples from it."""
+    tied = make_model_dir(tmp_path_factory.mktemp("tied") / "qwen3", arch="qwen3", tokenizer="qwen3", hidden=64, heads=2, kv_heads=1, tied=True, seed=0)
+    serving = _serve(tied, tmp_path / "server.log")
+    url = next(serving)
+    try:
+        spec = tmp_path / "tied.arl"
+        spec.write_text(SPEC.replace("MODEL_DIR", str(tied)).replace("SERVER_URL", url))
+        env = {**os.environ, "ARL_PYTHON": sys.executable, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        done = subprocess.run(
+            [*arl_command(), "run", f"{spec}#live_vllm", "--out", str(tmp_path / "runs")], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200
+        )
+    finally:
+        serving.close()
+    printed = done.stdout + done.stderr
+    assert done.returncode != 0, printed[-3000:]
+    # The launched weights pass; the cold-started ones do not.
+    assert "its log-probs of the sync probe's 16 tokens differ from the trainer's" in printed, printed[-3000:]
+    assert "(1) the model ties its embeddings (tie_word_embeddings in config.json)" in printed
+    assert "resume once the servers are back" in printed
+    (run_dir,) = [p.parent for p in (tmp_path / "runs").rglob("plan.json")]
+    # Nothing trained on the mixed engine: no RL iteration was committed.
+    metrics = run_dir / "metrics.jsonl"
+    assert not metrics.exists() or metrics.read_text().strip() == ""
