@@ -5,7 +5,9 @@
 // .venv is made from a Python 3 ($ARL_PYTHON, else /usr/bin/python3, else python3) without the
 // system's site-packages, so an old Debian python3-torch never leaks in; everything comes from
 // PyPI, pinned with hashes in runtime-gpu/requirements.txt (torch, transformers, peft, ...), then
-// runtime-gpu/requirements-engines.txt without their dependencies: vLLM, SGLang and veRL, whose
+// runtime-gpu/requirements-envs.txt (the env host's Python env libraries: reasoning-gym, textarena,
+// skyrl-gym, gymnasium, textworld-express; compiled under requirements.txt's pins, so they share
+// .venv; docs/env-libraries.md), then runtime-gpu/requirements-engines.txt without their dependencies: vLLM, SGLang and veRL, whose
 // request classes and config loader the tests validate against, pin versions of transformers,
 // openai and CUDA kernels that conflict with ours and cannot run here; what their protocol and
 // config modules import is pinned in requirements.txt. Both are installed when .venv is missing
@@ -30,6 +32,7 @@ const problem = ensureVenv({
   venv,
   files: [
     { file: join(here, "requirements.txt"), noDeps: false },
+    { file: join(here, "requirements-envs.txt"), noDeps: false },
     { file: join(here, "requirements-engines.txt"), noDeps: true },
   ],
   label: "runtime-gpu tests",
@@ -42,7 +45,7 @@ if (problem?.noPython) {
   process.exit(0);
 }
 if (problem) fail(problem.message);
-// `--setup`: only make .venv (npm test runs this before vitest, whose suites start the PyTorch trainer).
+// `--setup` (npm run setup:python, and setup:envs for the env libraries): only make .venv (npm test runs this before vitest, whose suites start the PyTorch trainer).
 if (process.argv.includes("--setup")) process.exit(0);
 
 // ruff reads its settings from runtime-gpu/pyproject.toml.
