@@ -12,3 +12,13 @@ export function pythonCandidates(): string[] {
   const venv = path.join(PACKAGE_ROOT, ".venv/bin/python");
   return [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
 }
+
+/**
+ * The Pythons the env libraries' host may use, in order: $ARL_ENVS_PYTHON, the venv
+ * `npm run setup:envs` makes (.venv-envs: the libraries' pins need not agree with the trainer's),
+ * then pythonCandidates().
+ */
+export function envLibraryPythonCandidates(): string[] {
+  const venv = path.join(PACKAGE_ROOT, ".venv-envs/bin/python");
+  return [process.env.ARL_ENVS_PYTHON, existsSync(venv) ? venv : undefined, ...pythonCandidates()].filter((c): c is string => Boolean(c));
+}
