@@ -9,6 +9,7 @@ requests (``BackendMissing``). Adding a library is one line here.
 from __future__ import annotations
 
 import importlib
+import os
 
 from arl_envhost.backends.base import Backend, BackendMissing
 
@@ -16,6 +17,12 @@ from arl_envhost.backends.base import Backend, BackendMissing
 REGISTRY: dict[str, str] = {
     "textworld": "arl_envhost.backends.textworld:TextWorldBackend",
 }
+
+# Your own backends, without editing this file: ARL_ENVHOST_BACKENDS="name=module:Class,..." (the
+# module importable from the host's PYTHONPATH). The tests register their fault-injecting backend so.
+for _entry in filter(None, os.environ.get("ARL_ENVHOST_BACKENDS", "").split(",")):
+    _name, _, _target = _entry.partition("=")
+    REGISTRY[_name.strip()] = _target.strip()
 
 _made: dict[str, Backend] = {}
 

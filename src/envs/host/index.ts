@@ -88,10 +88,11 @@ export function createHostEnvKinds(libraries: readonly Pick<HostLibrary, "kind" 
         for (const file of games?.files ?? []) verifyDataFile(file, root, "game", kind);
         const prepared = (await hostOf()
           .requestReplayed(`prepare:${configKey(env)}`, "backend.prepare", { library: kind, config: config(env), context: { data_root: root, cache_dir: cacheDir, recorded }, timeout_s: env.prepare_timeout_s }, env.prepare_timeout_s)
-          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): preparing its tasks`))) as { task_count: number; files?: PreparedFile[]; version?: string };
-        if (prepared.task_count < env.tasks) throw new EnvError(`env '${context.name}' (${kind}): the library has ${prepared.task_count} tasks, and the plan declares tasks: ${env.tasks}`, "protocol");
+          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): preparing its tasks`))) as { task_count: number | null; files?: PreparedFile[]; version?: string };
+        // null: the library's tasks are unbounded (seeded).
+        if (prepared.task_count !== null && prepared.task_count < env.tasks) throw new EnvError(`env '${context.name}' (${kind}): the library has ${prepared.task_count} tasks, and the plan declares tasks: ${env.tasks}`, "protocol");
         if (prepared.files && !recorded) writeFileSync(record, `${JSON.stringify({ library: kind, version: prepared.version ?? null, files: prepared.files }, null, 1)}\n`);
-        context.log(`env '${context.name}': ${kind} ${prepared.version ?? ""} prepared ${prepared.task_count} tasks${recorded ? " (the recorded files' sha256 checked)" : ""}`);
+        context.log(`env '${context.name}': ${kind} ${prepared.version ?? ""} prepared ${prepared.task_count ?? env.tasks} tasks${recorded ? " (the recorded files' sha256 checked)" : ""}`);
         const tasks = Array.from({ length: env.tasks }, (_, i) => i);
         const vocabulary = (await hostOf()
           .request("backend.vocabulary", { library: kind, config: config(env), tasks, data_root: root, timeout_s: env.prepare_timeout_s }, env.prepare_timeout_s)
