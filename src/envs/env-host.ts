@@ -48,7 +48,7 @@ interface Pending {
 }
 
 /** The env host protocol this client speaks (docs/env-host.md, "Protocol"). */
-export const ENV_HOST_PROTOCOL = 2;
+const ENV_HOST_PROTOCOL = 2;
 
 /** Added to a call's own limit before the host is declared stuck and ended. */
 const GRACE_S = 5;

@@ -98,7 +98,7 @@ function planEnvKind<K extends EnvKind>(kind: K): z.ZodObject<PlanEnvShape<K>, z
 }
 
 /** A folder of the user's data files (a host library's `folders` knob): each file by its path and sha256, in name order. */
-export const dataFolderSchema = z
+const dataFolderSchema = z
   .strictObject({
     path: d(z.string().min(1), "POSIX path of the folder relative to the directory of the entry spec."),
     files: d(z.array(dataFileSchema), "The folder's files the library reads, in name order, each with its sha256."),

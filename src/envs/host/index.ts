@@ -48,7 +48,7 @@ export interface HostEnvOptions {
 export const preparedFileName = (env: string): string => `env-${env}-files.json`;
 
 /** The free-text action of a call: the action tool's one argument, or a text-action verb with its arguments. */
-export function actionText(call: ToolCall, actionTool: string): string {
+function actionText(call: ToolCall, actionTool: string): string {
   const values = Object.values(call.arguments).map((v) => (typeof v === "string" ? v : JSON.stringify(v)));
   return call.name === actionTool ? values.join(" ") : [call.name, ...values].join(" ");
 }

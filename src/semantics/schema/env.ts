@@ -151,7 +151,6 @@ const textworld = hostLibraryEnv(textworldLibrary);
 export const builtinEnvKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent", "dataset"] as const;
 export type BuiltinEnvKind = (typeof builtinEnvKinds)[number];
 export const envKinds = [...builtinEnvKinds, textworldLibrary.kind] as const;
-export type EnvKind = (typeof envKinds)[number];
 
 /** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
 export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;

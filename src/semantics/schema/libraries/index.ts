@@ -4,7 +4,3 @@
 import { textworldLibrary } from "./textworld.js";
 
 export const hostLibraries = [textworldLibrary] as const;
-
-export type HostLibraryKind = (typeof hostLibraries)[number]["kind"];
-
-export const hostLibraryKinds = hostLibraries.map((l) => l.kind) as readonly HostLibraryKind[];
