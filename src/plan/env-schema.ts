@@ -3,7 +3,6 @@
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
 import { type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
-import { hostCommonKnobs } from "../semantics/schema/libraries/library.js";
 import { textworldLibrary } from "../semantics/schema/libraries/textworld.js";
 import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
 
@@ -131,7 +130,7 @@ function planLibraryKind<K extends keyof typeof hostLibraryShapes>(library: { re
     if (field === "kind") continue;
     const common = planEnvFields[field as Exclude<EnvFieldName, "kind">] as z.ZodType | null | undefined;
     if (common === null) continue;
-    shape[field] = field in hostCommonKnobs || common === undefined ? planKnob(schema as z.ZodType, library.folders?.[field] !== undefined) : common;
+    shape[field] = common === undefined ? planKnob(schema as z.ZodType, library.folders?.[field] !== undefined) : common;
   }
   // The knobs are plain JSON values the runtime hands to the library as they are.
   return z.strictObject(shape) as unknown as z.ZodObject<PlanLibraryShape<K>, z.core.$strict>;
