@@ -2,9 +2,11 @@
 
 The runtime starts it (``python -m arl_envhost``) in a process group of its own, speaks JSON lines
 over its stdin and stdout (docs/env-host.md), health-checks it and stops it. It serves dataset
-verifiers today: a veRL-style ``compute_score``, a TRL-style reward function and math-verify, each
-call under a time limit. A call that raises or runs out of time is an error answer for that call
-only; the host goes on serving the others.
+verifiers (a veRL-style ``compute_score``, a TRL-style reward function, math-verify) and episodes
+of the Python env libraries (TextWorld, ...) as sessions: many isolated episodes at once, each its
+own game. Every call runs under a time limit. A call that raises or runs out of time is an error
+answer for that call only (and ends that call's episode); the host goes on serving the others.
 """
 
-PROTOCOL_VERSION = 1
+# 2: env library sessions (backend.*, episode.*) and the error kinds missing and config.
+PROTOCOL_VERSION = 2

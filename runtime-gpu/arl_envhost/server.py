@@ -13,7 +13,9 @@ import traceback
 from typing import Any, TextIO
 
 from arl_envhost import PROTOCOL_VERSION, verifiers
+from arl_envhost.backends.base import ConfigError
 from arl_envhost.limits import CallTimeout, call_with_limit
+from arl_envhost.sessions import LibraryMissing, SessionError, Sessions
 
 
 class RequestError(Exception):
@@ -34,9 +36,67 @@ def _limit(params: dict[str, Any]) -> float:
     return float(value)
 
 
-def _dispatch(method: str, params: dict[str, Any]) -> Any:
+def _int(params: dict[str, Any], key: str) -> int:
+    value = params.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RequestError(f"params.{key} must be an integer")
+    return value
+
+
+def _obj(params: dict[str, Any], key: str) -> dict[str, Any]:
+    value = params.get(key)
+    if not isinstance(value, dict):
+        raise RequestError(f"params.{key} must be an object")
+    return value
+
+
+def _episode_call(sessions: Sessions, method: str, params: dict[str, Any]) -> Any:
+    """The env library methods (docs/env-host.md, "Env library sessions"), each under its timeout_s."""
+    limit = _limit(params)
+    if method == "episode.step":
+        eid, action = _str(params, "episode"), _str(params, "action")
+        return call_with_limit(lambda: sessions.step(eid, action), limit)
+    if method == "episode.answer":
+        eid, text = _str(params, "episode"), _str(params, "text")
+        return call_with_limit(lambda: sessions.answer(eid, text), limit)
+    if method == "episode.outcome":
+        eid = _str(params, "episode")
+        return call_with_limit(lambda: sessions.outcome(eid), limit)
+    if method == "episode.close":
+        eid = _str(params, "episode")
+        return call_with_limit(lambda: sessions.close(eid), limit)
+    library, config = _str(params, "library"), _obj(params, "config")
+    if method == "backend.check":
+        return call_with_limit(lambda: sessions.check(library, config), limit)
+    if method == "backend.prepare":
+        context = _obj(params, "context")
+        return call_with_limit(lambda: sessions.prepare(library, config, context), limit)
+    data_root = _str(params, "data_root")
+    if method == "episode.open":
+        task, seed = _int(params, "task"), _int(params, "seed")
+        return call_with_limit(lambda: sessions.open(library, config, task, seed, data_root), limit)
+    if method == "backend.walkthrough":
+        task = _int(params, "task")
+        return call_with_limit(lambda: sessions.walkthrough(library, config, task, data_root), limit)
+    if method == "backend.vocabulary":
+        tasks = params.get("tasks")
+        if not isinstance(tasks, list) or not all(isinstance(t, int) for t in tasks):
+            raise RequestError("params.tasks must be a list of integers")
+        return call_with_limit(lambda: sessions.vocabulary(library, config, tasks, data_root), limit)
+    raise RequestError(f"unknown method {method!r}")
+
+
+_SESSION_METHODS = {
+    *("backend.check", "backend.prepare", "backend.walkthrough", "backend.vocabulary"),
+    *("episode.open", "episode.step", "episode.answer", "episode.outcome", "episode.close"),
+}
+
+
+def _dispatch(method: str, params: dict[str, Any], sessions: Sessions) -> Any:
     if method == "ping":
-        return {"pid": os.getpid()}
+        return {"pid": os.getpid(), "episodes": len(sessions)}
+    if method in _SESSION_METHODS:
+        return _episode_call(sessions, method, params)
     if method == "verifier.load":
         path, function = _str(params, "path"), _str(params, "function")
         return {"handle": call_with_limit(lambda: verifiers.load(path, function), _limit(params))}
@@ -69,6 +129,7 @@ def serve(requests: TextIO, out: TextIO) -> None:
         out.write(json.dumps(message, allow_nan=False) + "\n")
         out.flush()
 
+    sessions = Sessions()
     send({"ready": {"protocol": PROTOCOL_VERSION, "python": sys.version.split()[0], "pid": os.getpid()}})
     for line in requests:
         if not line.strip():
@@ -87,9 +148,13 @@ def serve(requests: TextIO, out: TextIO) -> None:
         try:
             if not isinstance(method, str) or not isinstance(params, dict):
                 raise RequestError('a request is {"id": N, "method": "...", "params": {...}}')
-            send({"id": rid, "result": _dispatch(method, params)})
-        except RequestError as e:
+            send({"id": rid, "result": _dispatch(method, params, sessions)})
+        except (RequestError, SessionError) as e:
             send({"id": rid, "error": _error("request", str(e))})
+        except LibraryMissing as e:
+            send({"id": rid, "error": _error("missing", str(e))})
+        except ConfigError as e:
+            send({"id": rid, "error": {**_error("config", str(e)), "field": e.field, "hint": e.hint}})
         except verifiers.VerifierError as e:
             send({"id": rid, "error": _error("result", str(e))})
         except CallTimeout:

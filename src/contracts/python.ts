@@ -12,3 +12,12 @@ export function pythonCandidates(): string[] {
   const venv = path.join(PACKAGE_ROOT, ".venv/bin/python");
   return [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
 }
+
+/**
+ * The Pythons the env libraries' host may use, in order: $ARL_ENVS_PYTHON (a Python that has the
+ * user's own env libraries), then pythonCandidates(): the repository's .venv holds the pinned ones
+ * (`npm run setup:envs`).
+ */
+export function envLibraryPythonCandidates(): string[] {
+  return [process.env.ARL_ENVS_PYTHON, ...pythonCandidates()].filter((c): c is string => Boolean(c));
+}

@@ -4,7 +4,9 @@
 // counted from when it is sent (never while it waits its turn): the host's own limit stops
 // runaway Python code, and the deadline here, a little longer, ends a host stuck in C code. A
 // host that died or was ended is started again on the next request, with the verifiers it had
-// loaded loaded again, so one bad call costs its own episode and nothing else.
+// loaded loaded again and the env libraries' tasks prepared again, so one bad call costs its own
+// episode and nothing else. Episodes live in one host: those opened on a host that has since
+// died are gone, and their next request fails as an env error (`generation` tells them apart).
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -14,7 +16,7 @@ import { pythonCandidates, RUNTIME_GPU_DIR } from "../contracts/python.js";
 
 /** An error answer of the host: what kind of failure, its last line, and the Python traceback. */
 export interface HostFailure {
-  readonly kind: "raised" | "timeout" | "result" | "request" | "load";
+  readonly kind: "raised" | "timeout" | "result" | "request" | "load" | "missing" | "config";
   readonly message: string;
   readonly traceback: string | null;
 }
@@ -25,7 +27,7 @@ export class EnvHostError extends EnvError {
     message: string,
     readonly failure: HostFailure,
   ) {
-    super(message, failure.kind === "timeout" ? "timeout" : failure.kind === "request" ? "protocol" : "crash");
+    super(message, failure.kind === "timeout" ? "timeout" : failure.kind === "request" ? "protocol" : failure.kind === "missing" ? "unavailable" : "crash");
   }
 }
 
@@ -36,12 +38,17 @@ export interface EnvHostOptions {
   readonly cwd?: string;
   /** Seconds the host may take to start and say it is ready. */
   readonly startTimeoutS?: number;
+  /** What to do when the Python cannot be started (which variable or setup command). */
+  readonly setupHint?: string;
 }
 
 interface Pending {
   readonly resolve: (result: unknown) => void;
   readonly reject: (error: Error) => void;
 }
+
+/** The env host protocol this client speaks (docs/env-host.md, "Protocol"). */
+const ENV_HOST_PROTOCOL = 2;
 
 /** Added to a call's own limit before the host is declared stuck and ended. */
 const GRACE_S = 5;
@@ -54,12 +61,14 @@ export class EnvHost {
   private nextId = 1;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly stderr: string[] = [];
-  /** Loads to replay on a fresh host: request params by the handle they returned. */
-  private readonly loads = new Map<string, Record<string, unknown>>();
+  /** Requests to replay on a fresh host, in order: verifier loads by the handle they returned, library preparations by their key. */
+  private readonly replays = new Map<string, { readonly method: string; readonly params: Record<string, unknown> }>();
   private closed = false;
   private startedOnce = false;
   /** Fresh hosts started after the first (a crash or a stuck call ended the previous one). */
   restarts = 0;
+  /** Which host is running: 1 for the first, one more for each fresh one (an episode belongs to the host it was opened on). */
+  generation = 0;
 
   constructor(private readonly options: EnvHostOptions = {}) {}
 
@@ -79,8 +88,27 @@ export class EnvHost {
   async load(file: string, fn: string, limitS: number): Promise<string> {
     const params = { path: file, function: fn, timeout_s: limitS };
     const result = (await this.request("verifier.load", params, limitS)) as { handle: string };
-    this.loads.set(result.handle, params);
+    this.replays.set(`verifier:${result.handle}`, { method: "verifier.load", params });
     return result.handle;
+  }
+
+  /** Sends a request that a fresh host needs again before anything else (a library's prepare); `key` names it. */
+  async requestReplayed(key: string, method: string, params: Record<string, unknown>, limitS: number): Promise<unknown> {
+    const result = await this.request(method, params, limitS);
+    this.replays.set(key, { method, params });
+    return result;
+  }
+
+  /** Sends `method` only while the host that answers is host `generation`; otherwise fails with `gone` (an episode of a host that died). */
+  requestOn(generation: number, method: string, params: Record<string, unknown>, limitS: number, gone: () => Error): Promise<unknown> {
+    const run = this.queue.then(async () => {
+      if (this.generation !== generation || !this.ready) throw gone();
+      await this.ready;
+      if (this.generation !== generation) throw gone();
+      return this.write(method, params, limitS);
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   /** Asks the host to end; ends its process group if it does not within a few seconds. */
@@ -139,8 +167,9 @@ export class EnvHost {
     if (this.ready) return this.ready;
     if (this.startedOnce) this.restarts++;
     this.startedOnce = true;
+    this.generation++;
     this.ready = this.start().then(async () => {
-      for (const params of this.loads.values()) await this.write("verifier.load", params, Number(params.timeout_s));
+      for (const { method, params } of this.replays.values()) await this.write(method, params, Number(params.timeout_s));
     });
     this.ready.catch(() => {
       this.ready = undefined;
@@ -173,6 +202,11 @@ export class EnvHost {
         }
         if (message.ready) {
           clearTimeout(timer);
+          const protocol = (message.ready as { protocol?: unknown }).protocol;
+          if (protocol !== ENV_HOST_PROTOCOL) {
+            this.stop(child);
+            return reject(new EnvError(`the env host (${python} -m arl_envhost) speaks protocol ${String(protocol)}, and this runtime speaks ${ENV_HOST_PROTOCOL}: runtime-gpu/arl_envhost does not match this arl`, "unavailable"));
+          }
           return resolve();
         }
         const waiting = typeof message.id === "number" ? this.pending.get(message.id) : undefined;
@@ -184,7 +218,7 @@ export class EnvHost {
       child.once("error", (error) => {
         clearTimeout(timer);
         this.stop(child);
-        reject(new EnvError(`cannot start the env host with '${python}': ${error.message} (set ARL_PYTHON, or run 'npm run setup:python' to make .venv)`, "unavailable"));
+        reject(new EnvError(`cannot start the env host with '${python}': ${error.message} (${this.options.setupHint ?? "set ARL_PYTHON, or run 'npm run setup:python' to make .venv"})`, "unavailable"));
       });
       child.once("exit", (code, signal) => {
         clearTimeout(timer);

@@ -3,6 +3,8 @@ import type { EnvKind } from "../contracts/env.js";
 import { agentEnv, createAgentEnv } from "./agent.js";
 import { createDatasetEnv, datasetEnv } from "./dataset/index.js";
 import { findmaxEnv } from "./findmax/index.js";
+import { createHostEnvKinds } from "./host/index.js";
+import { hostLibraries } from "../semantics/schema/libraries/index.js";
 import { httpEnv } from "./http.js";
 import { roomsEnv } from "./rooms/index.js";
 import { createSqlEnv, sqlEnv } from "./sql/index.js";
@@ -16,9 +18,16 @@ export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["rooms", roomsEnv],
   ["sql", sqlEnv],
   ["subprocess", subprocessEnv],
+  ...(createHostEnvKinds(hostLibraries) as Map<string, EnvKind>),
 ]);
 
 /** The env kinds of one run: those that read data files find them below `dataRoot` and only there (each call makes fresh ones: a dataset's env host is the run's own). */
 export function envKindsWithDataRoot(dataRoot: string): ReadonlyMap<string, EnvKind> {
-  return new Map<string, EnvKind>([...envKinds, ["sql", createSqlEnv({ root: dataRoot })], ["agent", createAgentEnv({ root: dataRoot })], ["dataset", createDatasetEnv({ root: dataRoot })]]);
+  return new Map<string, EnvKind>([
+    ...envKinds,
+    ["sql", createSqlEnv({ root: dataRoot })],
+    ["agent", createAgentEnv({ root: dataRoot })],
+    ["dataset", createDatasetEnv({ root: dataRoot })],
+    ...(createHostEnvKinds(hostLibraries, { root: dataRoot }) as Map<string, EnvKind>),
+  ]);
 }

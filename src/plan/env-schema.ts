@@ -2,7 +2,8 @@
 // and the fields of each kind, in their order, come from there; this file says only how each
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
-import { datasetScorers, type EnvFieldName, type EnvKind, envKindShapes, findmaxFunctions, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { textworldLibrary } from "../semantics/schema/libraries/textworld.js";
 import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
 
 /** Task ids as half-open ranges [from, to), ascending and disjoint. */
@@ -95,6 +96,55 @@ function planEnvKind<K extends EnvKind>(kind: K): z.ZodObject<PlanEnvShape<K>, z
   return z.strictObject(shape) as unknown as z.ZodObject<PlanEnvShape<K>, z.core.$strict>;
 }
 
+/** A folder of the user's data files (a host library's `folders` knob): each file by its path and sha256, in name order. */
+const dataFolderSchema = z
+  .strictObject({
+    path: d(z.string().min(1), "POSIX path of the folder relative to the directory of the entry spec."),
+    files: d(z.array(dataFileSchema), "The folder's files the library reads, in name order, each with its sha256."),
+  })
+  .meta({ id: "DataFolder" });
+
+/** A knob's plan form: its semantic schema without the default (the plan holds every value); a folder knob, the folder's hashed files. */
+function planKnob(schema: z.ZodType, folder: boolean): z.ZodType {
+  if (folder) return dataFolderSchema.nullable();
+  return schema instanceof z.ZodDefault ? (schema.unwrap() as z.ZodType) : schema;
+}
+
+/**
+ * A host library kind in the plan: the common fields as every kind has them, then the host's
+ * knobs and the library's own, each as its semantic schema without its default.
+ */
+type WithoutDefault<T> = T extends z.ZodDefault<infer U> ? U : T;
+/** The plan's shape of a host library kind, typed: every field as written without its default (a folder knob: its hashed files). */
+type PlanLibraryShape<K extends keyof typeof hostLibraryShapes> = { kind: z.ZodLiteral<K> } & {
+  [F in Exclude<keyof (typeof hostLibraryShapes)[K], "kind" | "tool">]: F extends "games"
+    ? z.ZodNullable<typeof dataFolderSchema>
+    : F extends keyof PlanEnvFields
+      ? Exclude<PlanEnvFields[F], null>
+      : WithoutDefault<(typeof hostLibraryShapes)[K][F]>;
+};
+
+function planLibraryKind<K extends keyof typeof hostLibraryShapes>(library: { readonly kind: K; readonly folders?: Readonly<Record<string, readonly string[]>> }): z.ZodObject<PlanLibraryShape<K>, z.core.$strict> {
+  const shape: Record<string, z.ZodType> = { kind: z.literal(library.kind) };
+  for (const [field, schema] of Object.entries(hostLibraryShapes[library.kind])) {
+    if (field === "kind") continue;
+    const common = planEnvFields[field as Exclude<EnvFieldName, "kind">] as z.ZodType | null | undefined;
+    if (common === null) continue;
+    shape[field] = common === undefined ? planKnob(schema as z.ZodType, library.folders?.[field] !== undefined) : common;
+  }
+  // The knobs are plain JSON values the runtime hands to the library as they are.
+  return z.strictObject(shape) as unknown as z.ZodObject<PlanLibraryShape<K>, z.core.$strict>;
+}
+
 export const planEnvSchema = z
-  .discriminatedUnion("kind", [planEnvKind("rooms"), planEnvKind("findmax"), planEnvKind("sql"), planEnvKind("http"), planEnvKind("subprocess"), planEnvKind("agent"), planEnvKind("dataset")])
+  .discriminatedUnion("kind", [
+    planEnvKind("rooms"),
+    planEnvKind("findmax"),
+    planEnvKind("sql"),
+    planEnvKind("http"),
+    planEnvKind("subprocess"),
+    planEnvKind("agent"),
+    planEnvKind("dataset"),
+    planLibraryKind(textworldLibrary),
+  ])
   .meta({ id: "Env" });

@@ -10,6 +10,7 @@ import { jsonObjectLines } from "../contracts/json-lines.js";
 import { dataFile, originOf, readDataText } from "./lower-data-files.js";
 import { type LoweringContext, sortedRecord } from "./lower-context.js";
 import { lowerDatasetEnv } from "./lower-dataset.js";
+import { hostLibraryOf, lowerHostEnv } from "./lower-host-env.js";
 import type { PlanEnv } from "./schema.js";
 
 export function lowerEnv(name: string, env: Env, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
@@ -22,6 +23,8 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
   };
   if (common.kind === "agent") return lowerAgentEnv(name, env, common, variant, context, diagnostics);
   if (env.kind === "dataset") return lowerDatasetEnv(name, env, common, variant, context, diagnostics);
+  const library = hostLibraryOf(env.kind);
+  if (library) return lowerHostEnv(name, env, library, common, variant, context, diagnostics);
   if (common.kind !== "sql") return common as PlanEnv;
   const sql = common as typeof common & { kind: "sql"; database: string | null; questions: string | null };
   return {

@@ -27,7 +27,7 @@ export interface PlanRefusal {
  * rollout.sft replays. Kept here so that checking a spec does not load every env's code; a test
  * compares it with the registry.
  */
-export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql"];
+export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", "textworld"];
 
 export interface RefusalOptions {
   /**

@@ -81,6 +81,17 @@ class Backend:
         """What is wrong with ``config`` for this library (an unknown game, a size it cannot generate)."""
         return []
 
+    def prepare(self, config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        """Before the run's first episode (and again on a restarted host): make or find what the tasks need.
+
+        ``context`` holds ``data_root`` (the spec's folder), ``cache_dir`` (where generated tasks are
+        kept across runs) and ``recorded`` (what an earlier prepare of this run returned as ``files``,
+        to be checked, or null). The answer is JSON: ``task_count``, and optionally ``files``
+        (``[{"task", "path", "sha256"}]``, recorded in the run directory) and ``notes`` (lines for
+        the run log). The default has nothing to prepare.
+        """
+        return {"task_count": self.task_count(config)}
+
     def open(self, config: dict[str, Any], task: int, seed: int, data_root: str) -> Episode:
         """A fresh, isolated episode of task ``task`` (an index into the backend's task list) with ``seed``."""
         raise NotImplementedError

@@ -5,6 +5,8 @@
 import * as z from "zod";
 import { doc, enumOf, isPlainName, nonNegativeInt, positiveInt, probability } from "./common.js";
 import { toolSchema } from "./tool.js";
+import { hostCommonKnobs } from "./libraries/library.js";
+import { textworldLibrary } from "./libraries/textworld.js";
 
 export const signalScopes = ["outcome", "state"] as const;
 export const signalTypes = ["bool", "number", "count"] as const;
@@ -138,14 +140,26 @@ const dataset = z.strictObject({
   timeout_s: doc(z.number().positive().default(10), "Time limit of one verifier call (Python scorers); a call running longer is an env error."),
 });
 
-export const envKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent", "dataset"] as const;
-export type EnvKind = (typeof envKinds)[number];
+/** An env library the env host serves (libraries/): the common fields, the host's own, then the library's knobs. */
+function hostLibraryEnv<const K extends string, const S extends z.ZodRawShape>(library: { readonly kind: K; readonly knobs: S }) {
+  return z.strictObject({ ...common, ...hostCommonKnobs, kind: z.literal(library.kind), ...library.knobs });
+}
+
+const textworld = hostLibraryEnv(textworldLibrary);
+
+/** The built-in kinds, whose fields the plan's env schema lists one by one. */
+export const builtinEnvKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent", "dataset"] as const;
+export type BuiltinEnvKind = (typeof builtinEnvKinds)[number];
+export const envKinds = [...builtinEnvKinds, textworldLibrary.kind] as const;
 
 /** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
-export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<EnvKind, z.ZodRawShape>;
+export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;
 
-/** Every field name of some env kind, `kind` included. */
-export type EnvFieldName = { [K in EnvKind]: keyof (typeof envKindShapes)[K] }[EnvKind];
+/** The fields of each host library kind, in declaration order. */
+export const hostLibraryShapes = { textworld: textworld.shape } as const;
+
+/** Every field name of some built-in env kind, `kind` included. */
+export type EnvFieldName = { [K in BuiltinEnvKind]: keyof (typeof envKindShapes)[K] }[BuiltinEnvKind];
 
 /** `kind` is written as a name (`kind: rooms`); the union needs it as a string. */
 function normaliseKind(v: unknown): unknown {
@@ -154,6 +168,6 @@ function normaliseKind(v: unknown): unknown {
   return isPlainName(kind) && kind.$name.length === 1 ? { ...v, kind: kind.$name[0] } : v;
 }
 
-export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agent, dataset]));
+export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agent, dataset, textworld]));
 
 export type Env = z.output<typeof envSchema>;

@@ -1,0 +1,237 @@
+"""TextWorld (docs/env-host.md, "TextWorld"): games made by TextWorld's own generator, or the user's own game files.
+
+Generated games come from the plan's knobs (world size, objects, quest length, quest breadth) and
+one seed a task, and are cached on disk under a key of the textworld version, the knobs and the
+seed: ``<cache_dir>/textworld/<key>/game.z8`` with TextWorld's ``game.json`` and a ``sha256``
+file written after the game compiled. A cached game is used only when its bytes still hash to
+what was recorded, by the cache and by the run (``recorded``): anything else is a refusal that
+names the file, and nothing is regenerated over it.
+
+Signals: ``won``, ``lost``, ``score``, ``max_score``, ``moves`` (TextWorld's own), TextWorld's
+``intermediate_reward`` of the last command (1 closer to winning, 0, -1 further), and
+``progress``, a potential for shaping: 1 - (commands left in TextWorld's winning policy) / (its
+length at the start), clipped to [0, 1].
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from typing import Any
+
+from arl_envhost.backends.base import Backend, BackendMissing, ConfigError, Episode, SignalValue, Step
+
+try:
+    import textworld
+    import textworld.text_utils
+    from textworld.generator import compile_game, make_game
+except ImportError as _missing:  # one line naming the setup command, never a traceback
+    raise BackendMissing(
+        f"TextWorld is not installed in this Python ({_missing.msg}); install it with 'npm run setup:envs' (into .venv)"
+    ) from None
+
+GAME_EXTENSIONS = (".z8", ".ulx")
+# Lines of the ASCII-art banner TextWorld prints on reset: nothing but these characters.
+_BANNER = re.compile(r"^[\s_|\\/$<>]*[_|\\/$][\s_|\\/$<>]*$")
+_RESTART = "Would you like to RESTART"
+_INFOS = {
+    name: True
+    for name in ("admissible_commands", "policy_commands", "won", "lost", "score", "max_score", "moves", "objective", "intermediate_reward")
+}
+
+
+def clean_observation(text: str) -> str:
+    """TextWorld's feedback without its banner, its prompt and status line, the restart question and the padding."""
+    lines = [line.strip() for line in text.replace("\r", "").split("\n")]
+    kept = [line for line in lines if not (_BANNER.match(line) or line.startswith(">") or line.startswith(_RESTART))]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _seeds(config: dict[str, Any]) -> list[int]:
+    seeds = config.get("seeds")
+    if seeds:
+        return [int(s) for s in seeds]
+    return [int(config.get("first_seed", 0)) + i for i in range(int(config["tasks"]))]
+
+
+def _cache_key(config: dict[str, Any], seed: int) -> str:
+    knobs = f"w{config['world_size']}-o{config['objects']}-q{config['quest_length']}-b{config['quest_breadth']}"
+    return f"textworld-{textworld.__version__}/{knobs}/seed-{seed}"
+
+
+class TextWorldEpisode(Episode):
+    def __init__(self, game_file: str, show_admissible: bool) -> None:
+        self._env = textworld.start(game_file, request_infos=textworld.EnvInfos(**_INFOS))
+        self._show_admissible = show_admissible
+        self._state: Any = None
+        self._plan_length = 1
+
+    def _signals(self, reward: float | None = None) -> dict[str, SignalValue]:
+        s = self._state
+        left = len(s.policy_commands or [])
+        progress = 1.0 if s.won else max(0.0, min(1.0, 1 - left / self._plan_length))
+        signals: dict[str, SignalValue] = {
+            "won": bool(s.won),
+            "lost": bool(s.lost),
+            "score": float(s.score),
+            "max_score": float(s.max_score),
+            "moves": int(s.moves),
+            "intermediate_reward": float(s.intermediate_reward or 0),
+            "progress": progress,
+        }
+        return signals
+
+    def _step(self) -> Step:
+        text = clean_observation(self._state.feedback or "")
+        if self._show_admissible and not (self._state.won or self._state.lost):
+            text += "\n\nAdmissible commands: " + ", ".join(self._state.admissible_commands or [])
+        return Step(observation=text, signals=self._signals(), done=bool(self._state.won or self._state.lost))
+
+    def reset(self) -> Step:
+        self._state = self._env.reset()
+        self._plan_length = max(1, len(self._state.policy_commands or []))
+        return self._step()
+
+    def step(self, action: str) -> Step:
+        self._state, _score, _done = self._env.step(action)
+        return self._step()
+
+    def outcome(self) -> dict[str, SignalValue]:
+        signals = self._signals()
+        return {**signals, "success": signals["won"]}
+
+    def close(self) -> None:
+        self._env.close()
+
+
+class TextWorldBackend(Backend):
+    name = "textworld"
+    version = textworld.__version__
+
+    def __init__(self) -> None:
+        # The prepared games of each config: task -> game file.
+        self._games: dict[str, list[str]] = {}
+
+    @staticmethod
+    def _key(config: dict[str, Any]) -> str:
+        return json.dumps(config, sort_keys=True)
+
+    def check(self, config: dict[str, Any]) -> list[ConfigError]:
+        if config.get("games"):
+            return []
+        problems = []
+        for knob, least in (("world_size", 1), ("objects", 0), ("quest_length", 1), ("quest_breadth", 1)):
+            value = config.get(knob)
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                problems.append(ConfigError(knob, f"must be an integer of at least {least}, not {value!r}"))
+        if problems:
+            return problems
+        # The generator itself says whether the size can be made: the first seed's game, not compiled.
+        try:
+            make_game(self._options(config, _seeds(config)[0], None))
+        except Exception as e:  # noqa: BLE001 - the generator's own refusal, whatever its type
+            last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+            size = f"{config['world_size']} rooms with {config['objects']} objects and a quest of {config['quest_length']} commands"
+            problems.append(ConfigError("quest_length", f"TextWorld cannot generate a world of {size} ({last})", "shorten the quest or add rooms and objects"))
+        return problems
+
+    @staticmethod
+    def _options(config: dict[str, Any], seed: int, path: str | None) -> Any:
+        options = textworld.GameOptions()
+        options.nb_rooms = config["world_size"]
+        options.nb_objects = config["objects"]
+        options.quest_length = config["quest_length"]
+        options.quest_breadth = config["quest_breadth"]
+        options.seeds = seed
+        if path is not None:
+            options.path = path
+        return options
+
+    def _generate(self, config: dict[str, Any], seed: int, cache_dir: str) -> str:
+        folder = os.path.join(cache_dir, _cache_key(config, seed))
+        game_file, stamp = os.path.join(folder, "game.z8"), os.path.join(folder, "sha256")
+        if os.path.isfile(stamp):
+            with open(stamp, encoding="utf-8") as f:
+                expected = f.read().strip()
+            actual = _sha256(game_file) if os.path.isfile(game_file) else "(missing)"
+            if actual != expected:
+                raise ValueError(
+                    f"the cached game {game_file} has sha256 {actual}, but the cache recorded {expected} when it was generated: "
+                    f"it was changed; delete {folder} to generate it again"
+                )
+            return game_file
+        # Made in a fresh folder beside it and moved in whole, so a half-made game is never cached.
+        os.makedirs(os.path.dirname(folder), exist_ok=True)
+        scratch = tempfile.mkdtemp(prefix=".making-", dir=os.path.dirname(folder))
+        try:
+            options = self._options(config, seed, os.path.join(scratch, "game.z8"))
+            made = compile_game(make_game(options), options)
+            with open(os.path.join(scratch, "sha256"), "w", encoding="utf-8") as f:
+                f.write(_sha256(made) + "\n")
+            os.replace(scratch, folder)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return game_file
+
+    def prepare(self, config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        data_root, cache_dir = str(context.get("data_root", ".")), str(context.get("cache_dir", ""))
+        if config.get("games"):
+            folder = config["games"]
+            files = [os.path.join(data_root, f["path"]) for f in folder["files"] if f["path"].endswith(GAME_EXTENSIONS)]
+            expected = {os.path.join(data_root, f["path"]): f["sha256"] for f in folder["files"]}
+            seeds: list[int | None] = [None] * len(files)
+        else:
+            if not cache_dir:
+                raise ValueError("no cache folder for generated games (context.cache_dir)")
+            seeds = list(_seeds(config))
+            files = [self._generate(config, seed, cache_dir) for seed in seeds]
+            expected = {}
+        recorded = {r["task"]: r["sha256"] for r in (context.get("recorded") or [])}
+        out = []
+        for task, (seed, path) in enumerate(zip(seeds, files, strict=True)):
+            digest = _sha256(path)
+            want = expected.get(path) or recorded.get(task)
+            if want is not None and digest != want:
+                who = "the plan" if path in expected else "this run"
+                raise ValueError(f"game {task} ({path}) has sha256 {digest}, but {who} recorded {want}: the file changed since; restore it, or start a new run")
+            out.append({"task": task, "seed": seed, "path": path, "sha256": digest})
+        self._games[self._key(config)] = files
+        return {"task_count": len(files), "files": out, "version": self.version}
+
+    def _game(self, config: dict[str, Any], task: int) -> str:
+        files = self._games.get(self._key(config))
+        if files is None:
+            raise ValueError("the games of this env were not prepared (backend.prepare) in this host")
+        if not 0 <= task < len(files):
+            raise ValueError(f"task {task} is beyond the env's {len(files)} games")
+        return files[task]
+
+    def task_count(self, config: dict[str, Any]) -> int | None:
+        return len(_seeds(config)) if not config.get("games") else None
+
+    def open(self, config: dict[str, Any], task: int, seed: int, data_root: str) -> Episode:
+        # A TextWorld game is deterministic: the seed chose the game (the task), not the play.
+        return TextWorldEpisode(self._game(config, task), bool(config.get("admissible_commands")))
+
+    def walkthrough(self, config: dict[str, Any], task: int, data_root: str) -> list[str] | None:
+        env = textworld.start(self._game(config, task), request_infos=textworld.EnvInfos(extras=["walkthrough"]))
+        try:
+            walkthrough = env.reset().get("extra.walkthrough")
+        finally:
+            env.close()
+        return list(walkthrough) if walkthrough else None
+
+    def vocabulary(self, config: dict[str, Any], tasks: list[int], data_root: str) -> list[str]:
+        return list(textworld.text_utils.extract_vocab_from_gamefiles([self._game(config, t) for t in tasks]))

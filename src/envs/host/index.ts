@@ -1,0 +1,152 @@
+// The env kinds of the Python env libraries (docs/env-host.md, "Env library sessions"): one
+// EnvKind over the env host for every library (src/semantics/schema/libraries/), so a library
+// needs no TypeScript of its own beyond its declaration. At provision the host starts (from the
+// Python that has the libraries, envLibraryPythonCandidates), the library prepares the env's tasks
+// (TextWorld: generates or finds its cached games; their sha256 go to the run directory and are
+// checked again on resume), and the words of the tasks are read for the embedded model's
+// vocabulary, which `vocabulary` then returns synchronously. Each episode is a session of the
+// host; a failure of one (the library raised, a step ran past timeout_s, the host died) is that
+// episode's env error, with the traceback appended to env-host.log in the run directory.
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { EnvError, type EnvInstance, type EnvKind, type EnvProvisionContext, type Signals } from "../../contracts/env.js";
+import { envLibraryPythonCandidates } from "../../contracts/python.js";
+import type { ToolCall } from "../../contracts/tool-calls.js";
+import type { PlanEnv } from "../../plan/schema.js";
+import type { HostLibrary } from "../../semantics/schema/libraries/library.js";
+import { verifyDataFile } from "../data-files.js";
+import { EnvHost, EnvHostError } from "../env-host.js";
+
+export type HostLibraryEnv = Extract<PlanEnv, { kind: "textworld" }>;
+
+/** What the host answers to episode.open and episode.step (docs/env-host.md). */
+interface HostStep {
+  readonly episode?: string;
+  readonly observation: string;
+  readonly signals: Signals;
+  readonly done: boolean;
+  readonly messages?: readonly { role: "system" | "user" | "assistant"; content: string }[];
+}
+
+/** A prepared task file, as recorded in the run directory. */
+interface PreparedFile {
+  readonly task: number;
+  readonly path: string;
+  readonly sha256: string;
+}
+
+export interface HostEnvOptions {
+  /** The spec's folder: relative data paths are read from there. */
+  readonly root?: string;
+  readonly python?: string;
+  /** Where generated tasks are cached across runs; default $ARL_ENV_CACHE, else ~/.cache/arl/envs. */
+  readonly cacheDir?: string;
+}
+
+/** The run directory's record of an env's prepared files (checked on resume). */
+export const preparedFileName = (env: string): string => `env-${env}-files.json`;
+
+/** The free-text action of a call: the action tool's one argument, or a text-action verb with its arguments. */
+function actionText(call: ToolCall, actionTool: string): string {
+  const values = Object.values(call.arguments).map((v) => (typeof v === "string" ? v : JSON.stringify(v)));
+  return call.name === actionTool ? values.join(" ") : [call.name, ...values].join(" ");
+}
+
+/** The host library env kinds of one run, sharing one env host. */
+export function createHostEnvKinds(libraries: readonly Pick<HostLibrary, "kind" | "answers">[], options: HostEnvOptions = {}): Map<string, EnvKind<HostLibraryEnv>> {
+  let host: EnvHost | undefined;
+  let logFile: string | undefined;
+  const words = new Map<string, readonly string[]>();
+  const root = options.root ?? process.cwd();
+  const cacheDir = options.cacheDir ?? process.env.ARL_ENV_CACHE ?? path.join(os.homedir(), ".cache", "arl", "envs");
+
+  const hostOf = (): EnvHost => {
+    host ??= new EnvHost({ cwd: root, python: options.python ?? envLibraryPythonCandidates()[0] ?? "python3", setupHint: "run 'npm run setup:envs' (installs them into .venv), or set ARL_ENVS_PYTHON to a Python that has them" });
+    return host;
+  };
+  const config = (env: HostLibraryEnv): Record<string, unknown> => env;
+  const configKey = (env: HostLibraryEnv): string => JSON.stringify(env);
+
+  /** A host failure as the episode's env error: the Python traceback goes to env-host.log. */
+  function envError(error: unknown, what: string): never {
+    if (!(error instanceof EnvError)) throw error;
+    const failure = error instanceof EnvHostError ? error.failure : undefined;
+    if (failure?.traceback && logFile) appendFileSync(logFile, `--- ${what}\n${failure.traceback}\n`);
+    const logged = failure?.traceback && logFile ? ` (traceback in ${path.basename(logFile)})` : "";
+    throw new EnvError(`${what}: ${error.message}${logged}`, error.kind);
+  }
+
+  function kindFor({ kind, answers }: Pick<HostLibrary, "kind" | "answers">): EnvKind<HostLibraryEnv> {
+    return {
+      kind: kind as HostLibraryEnv["kind"],
+      async provision(env, context: EnvProvisionContext) {
+        logFile = path.join(context.runDir, "env-host.log");
+        const record = path.join(context.runDir, preparedFileName(context.name));
+        const recorded = existsSync(record) ? (JSON.parse(readFileSync(record, "utf8")) as { files: PreparedFile[] }).files : null;
+        const games = (env as { games?: { files: { path: string; sha256: string }[] } | null }).games;
+        for (const file of games?.files ?? []) verifyDataFile(file, root, "game", kind);
+        const prepared = (await hostOf()
+          .requestReplayed(`prepare:${configKey(env)}`, "backend.prepare", { library: kind, config: config(env), context: { data_root: root, cache_dir: cacheDir, recorded }, timeout_s: env.prepare_timeout_s }, env.prepare_timeout_s)
+          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): preparing its tasks`))) as { task_count: number | null; files?: PreparedFile[]; version?: string };
+        // null: the library's tasks are unbounded (seeded).
+        if (prepared.task_count !== null && prepared.task_count < env.tasks) throw new EnvError(`env '${context.name}' (${kind}): the library has ${prepared.task_count} tasks, and the plan declares tasks: ${env.tasks}`, "protocol");
+        if (prepared.files && !recorded) writeFileSync(record, `${JSON.stringify({ library: kind, version: prepared.version ?? null, files: prepared.files }, null, 1)}\n`);
+        context.log(`env '${context.name}': ${kind} ${prepared.version ?? ""} prepared ${prepared.task_count ?? env.tasks} tasks${recorded ? " (the recorded files' sha256 checked)" : ""}`);
+        const tasks = Array.from({ length: env.tasks }, (_, i) => i);
+        const vocabulary = (await hostOf()
+          .request("backend.vocabulary", { library: kind, config: config(env), tasks, data_root: root, timeout_s: env.prepare_timeout_s }, env.prepare_timeout_s)
+          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): reading its words`))) as { words: string[] };
+        words.set(configKey(env), vocabulary.words);
+      },
+      vocabulary(env) {
+        // Filled by provision (which runs before the model is built); the harness's words cover the rest.
+        return words.get(configKey(env)) ?? [];
+      },
+      async walkthrough(env, task) {
+        const answer = (await hostOf()
+          .request("backend.walkthrough", { library: kind, config: config(env), task, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
+          .catch((e: unknown) => envError(e, `${kind} task ${task}: its walkthrough`))) as { actions: string[] | null };
+        return answer.actions?.map((command) => ({ name: env.action_tool, arguments: { command } }));
+      },
+      async create(env, task, seed) {
+        const h = hostOf();
+        const opened = (await h
+          .request("episode.open", { library: kind, config: config(env), task, seed, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
+          .catch((e: unknown) => envError(e, `${kind} task ${task}: opening its episode`))) as HostStep;
+        const generation = h.generation;
+        const id = opened.episode ?? "";
+        const gone = () => new EnvError(`${kind} task ${task}: the env host restarted (it died or was stopped), and this episode's game was lost with it`, "crash");
+        const call = (method: string, params: Record<string, unknown>) =>
+          h.requestOn(generation, method, { episode: id, ...params, timeout_s: env.timeout_s }, env.timeout_s, gone).catch((e: unknown) => envError(e, `${kind} task ${task}: ${method}`));
+        const instance: EnvInstance = {
+          reset: () => Promise.resolve({ text: opened.observation, ...(opened.messages ? { messages: opened.messages } : {}), signals: opened.signals }),
+          async step(toolCall) {
+            const step = (await call("episode.step", { action: actionText(toolCall, env.action_tool) })) as HostStep;
+            return { text: step.observation, signals: step.signals, terminated: step.done };
+          },
+          ...(answers
+            ? {
+                async finalAnswer(text: string) {
+                  return ((await call("episode.answer", { text })) as { signals: Signals | null }).signals ?? {};
+                },
+              }
+            : {}),
+          async outcome() {
+            return ((await call("episode.outcome", {})) as { signals: Signals }).signals;
+          },
+          async close() {
+            // A host that restarted has no such episode any more: nothing to close.
+            await h.requestOn(generation, "episode.close", { episode: id, timeout_s: env.timeout_s }, env.timeout_s, gone).catch(() => undefined);
+          },
+        };
+        return instance;
+      },
+      async shutdown() {
+        await host?.close().catch(() => undefined);
+        host = undefined;
+      },
+    };
+  }
+  return new Map(libraries.map((l) => [l.kind, kindFor(l)]));
+}

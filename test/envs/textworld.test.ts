@@ -1,0 +1,214 @@
+// TextWorld through the env host, against the real library (docs/env-host.md, "TextWorld"): two
+// w2-o3-q4 games generated here from seeds (shared by the file's tests), their walkthroughs won,
+// a wrong command sequence not, every signal equal to what TextWorld's own API reports for the same
+// commands; the same seeds generate byte-identical games; a changed cached game is refused; and the
+// host's faults (a backend that raises, a hung step, a killed host, a missing library) end only
+// their own episodes. Needs TextWorld in .venv (npm run setup:envs); CI installs it, so there it must run.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EnvError, type EnvKind, type Signals } from "../../src/contracts/env.js";
+import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
+import { createHostEnvKinds, preparedFileName, type HostLibraryEnv } from "../../src/envs/host/index.js";
+
+const python = envLibraryPythonCandidates()[0] ?? "python3";
+const hasTextWorld = spawnSync(python, ["-c", "import textworld"], { stdio: "ignore" }).status === 0;
+const skip = !hasTextWorld && !process.env.CI;
+const FIXTURES = path.join(import.meta.dirname, "fixtures");
+
+/** A textworld env as the plan holds it: w2-o3-q4, seeds 1 and 2. */
+function textworldEnv(overrides: Partial<Record<string, unknown>> = {}): HostLibraryEnv {
+  return {
+    kind: "textworld",
+    description: null,
+    version: "1",
+    tasks: 2,
+    split: { train: 0.5, valid: 0, test: 0.5 },
+    weight: 1,
+    signals: {},
+    optimal_steps: 4,
+    budget_is_task_rule: false,
+    reward_range: [0, 1],
+    timeout_s: 30,
+    action_tool: "act",
+    prepare_timeout_s: 600,
+    world_size: 2,
+    objects: 3,
+    quest_length: 4,
+    quest_breadth: 1,
+    seeds: [1, 2],
+    first_seed: 0,
+    games: null,
+    admissible_commands: false,
+    ...overrides,
+  };
+}
+
+const act = (command: string) => ({ name: "act", arguments: { command } });
+
+async function play(kind: EnvKind<HostLibraryEnv>, env: HostLibraryEnv, task: number, commands: readonly string[]): Promise<{ states: Signals[]; outcome: Signals; text: string }> {
+  const instance = await kind.create(env, task, 0);
+  const first = await instance.reset();
+  const states = [first.signals];
+  let text = first.text;
+  for (const command of commands) {
+    const step = await instance.step(act(command));
+    states.push(step.signals);
+    text = step.text;
+    if (step.terminated) break;
+  }
+  const outcome = await instance.outcome();
+  await instance.close();
+  return { states, outcome, text };
+}
+
+describe.skipIf(skip)("TextWorld through the env host", () => {
+  let cache: string;
+  let runDir: string;
+  let kind: EnvKind<HostLibraryEnv>;
+  const env = textworldEnv();
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    cache = mkdtempSync(path.join(tmpdir(), "arl-tw-cache-"));
+    runDir = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
+    kind = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, cacheDir: cache, python }).get("textworld")!;
+    await kind.provision!(env, { name: "games", runDir, log: (l) => logs.push(l) });
+  }, 120_000);
+  afterAll(async () => {
+    await kind.shutdown?.();
+  });
+
+  it("records each generated game's sha256 in the run directory, and the vocabulary holds the games' words", () => {
+    const record = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as { files: { task: number; seed: number; sha256: string }[] };
+    expect(record.files.map((f) => [f.task, f.seed])).toEqual([[0, 1], [1, 2]]);
+    expect(record.files.every((f) => /^[0-9a-f]{64}$/.test(f.sha256))).toBe(true);
+    expect(logs.join("\n")).toMatch(/textworld 1\.7\.0 prepared 2 tasks/);
+    const words = kind.vocabulary(env);
+    expect(words).toContain("north");
+    expect(words.length).toBeGreaterThan(100);
+  });
+
+  it("plays the walkthrough to a win, with the signals TextWorld's own API reports for the same commands; a wrong sequence does not win", async () => {
+    const walkthrough = (await kind.walkthrough!(env, 0))!.map((c) => String(c.arguments.command));
+    expect(walkthrough.length).toBeGreaterThanOrEqual(4);
+    const won = await play(kind, env, 0, walkthrough);
+    expect(won.outcome).toMatchObject({ won: true, lost: false, success: true });
+    const wrong = ["look", "inventory", "examine floor", "go west", "wait"];
+    const lost = await play(kind, env, 0, wrong);
+    expect(lost.outcome).toMatchObject({ won: false, success: false });
+    // TextWorld's own API on the same game file and the same commands.
+    const record = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as { files: { path: string }[] };
+    const script = [
+      "import json, sys, textworld",
+      "infos = textworld.EnvInfos(won=True, lost=True, score=True, max_score=True, moves=True, intermediate_reward=True)",
+      "env = textworld.start(sys.argv[1], request_infos=infos)",
+      "s = env.reset(); out = [s]",
+      "for c in json.loads(sys.argv[2]):",
+      "    s, _, done = env.step(c); out.append(s)",
+      "    if done: break",
+      "print(json.dumps([{'won': bool(x.won), 'lost': bool(x.lost), 'score': float(x.score), 'max_score': float(x.max_score), 'moves': int(x.moves), 'intermediate_reward': float(x.intermediate_reward or 0)} for x in out]))",
+    ].join("\n");
+    for (const [commands, played] of [[walkthrough, won], [wrong, lost]] as const) {
+      const own = spawnSync(python, ["-c", script, record.files[0]!.path, JSON.stringify(commands)], { encoding: "utf8" });
+      expect(own.status, own.stderr).toBe(0);
+      const theirs = JSON.parse(own.stdout) as Record<string, unknown>[];
+      expect(played.states.map(({ progress: _p, ...rest }) => rest)).toEqual(theirs);
+    }
+    expect(won.states.at(-1)!.progress).toBe(1);
+    expect(won.text).not.toMatch(/\$\$|Would you like to RESTART|^>/m);
+  }, 60_000);
+
+  it("generates byte-identical games from the same seeds", async () => {
+    const again = mkdtempSync(path.join(tmpdir(), "arl-tw-cache-"));
+    const otherRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
+    const other = createHostEnvKinds([{ kind: "textworld" }], { root: otherRun, cacheDir: again, python }).get("textworld")!;
+    try {
+      await other.provision!(textworldEnv({ seeds: [1], tasks: 1 }), { name: "games", runDir: otherRun, log: () => undefined });
+    } finally {
+      await other.shutdown?.();
+    }
+    const first = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as { files: { sha256: string }[] };
+    const second = JSON.parse(readFileSync(path.join(otherRun, preparedFileName("games")), "utf8")) as { files: { sha256: string }[] };
+    expect(second.files[0]!.sha256).toBe(first.files[0]!.sha256);
+  }, 120_000);
+
+  it("refuses a cached game whose bytes changed since the run recorded them, and writes nothing over it", async () => {
+    const recordPath = path.join(runDir, preparedFileName("games"));
+    const saved = readFileSync(recordPath, "utf8");
+    const record = JSON.parse(saved) as { files: { sha256: string }[] };
+    record.files[1]!.sha256 = "0".repeat(64);
+    writeFileSync(recordPath, JSON.stringify(record));
+    const resumed = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, cacheDir: cache, python }).get("textworld")!;
+    try {
+      await expect(resumed.provision!(env, { name: "games", runDir, log: () => undefined })).rejects.toThrow(/game 1 .* has sha256 [0-9a-f]{64}, but this run recorded 0{64}/);
+      expect(readFileSync(recordPath, "utf8")).toBe(JSON.stringify(record));
+    } finally {
+      writeFileSync(recordPath, saved);
+      await resumed.shutdown?.();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(skip)("env host faults, on a backend registered for the tests", () => {
+  let kind: EnvKind<HostLibraryEnv>;
+  let runDir: string;
+  const faulty = { ...textworldEnv(), kind: "faulty", timeout_s: 2 } as unknown as HostLibraryEnv;
+
+  beforeAll(async () => {
+    process.env.ARL_ENVHOST_BACKENDS = "faulty=faulty_backend:FaultyBackend";
+    process.env.PYTHONPATH = [FIXTURES, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+    runDir = mkdtempSync(path.join(tmpdir(), "arl-faulty-"));
+    kind = createHostEnvKinds([{ kind: "faulty" }], { root: runDir, python }).get("faulty")!;
+    await kind.provision!(faulty, { name: "f", runDir, log: () => undefined });
+  }, 60_000);
+  afterAll(async () => {
+    await kind.shutdown?.();
+  });
+
+  it("a backend that raises ends that episode as an env error (its last line in the message, the traceback in env-host.log); the other episode goes on", async () => {
+    const [a, b] = [await kind.create(faulty, 0, 0), await kind.create(faulty, 1, 0)];
+    await a.reset();
+    await b.reset();
+    await expect(a.step(act("raise"))).rejects.toThrow(/ValueError: the library broke on task 0 \(traceback in env-host.log\)/);
+    await expect(a.step(act("again"))).rejects.toThrow(/no open episode/);
+    expect((await b.step(act("hello"))).text).toBe("you said hello");
+    expect(readFileSync(path.join(runDir, "env-host.log"), "utf8")).toMatch(/Traceback[\s\S]*faulty_backend\.py[\s\S]*ValueError/);
+  });
+
+  it("a hung step runs into the env's timeout_s: an env error of kind timeout, and the next episode is served", async () => {
+    const hung = await kind.create(faulty, 0, 0);
+    const error = await hung.step(act("hang")).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EnvError);
+    expect((error as EnvError).kind).toBe("timeout");
+    const next = await kind.create(faulty, 1, 0);
+    expect((await next.step(act("go"))).signals).toEqual({ moves: 1 });
+  }, 30_000);
+
+  it("a host killed mid-episode: that episode is an env error saying so, and a new episode runs on a fresh host", async () => {
+    const open = await kind.create(faulty, 0, 0);
+    const pids = spawnSync("pgrep", ["-f", "arl_envhost"], { encoding: "utf8" }).stdout.trim().split("\n").map(Number);
+    // Our host is the newest arl_envhost process started by this test process.
+    const ours = pids.filter((pid) => spawnSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim() === String(process.pid));
+    expect(ours.length).toBe(1);
+    process.kill(ours[0]!, "SIGKILL");
+    await expect(open.step(act("go"))).rejects.toThrow(/env host (was killed|restarted)/);
+    const fresh = await kind.create(faulty, 1, 0);
+    expect((await fresh.step(act("go"))).text).toBe("you said go");
+  }, 30_000);
+
+  it("a library that is not installed is one line naming the setup command", async () => {
+    const missing = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, python: "/usr/bin/python3" }).get("textworld")!;
+    try {
+      const error = await missing.provision!(textworldEnv(), { name: "games", runDir, log: () => undefined }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EnvError);
+      const message = (error as Error).message.split(" (traceback")[0]!;
+      expect(message).toMatch(/TextWorld is not installed in this Python .*'npm run setup:envs'/);
+      expect(message).not.toMatch(/\n|Traceback/);
+    } finally {
+      await missing.shutdown?.();
+    }
+  }, 30_000);
+});
