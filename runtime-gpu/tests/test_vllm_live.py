@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -62,6 +63,16 @@ experiment live_vllm {
 experiment live_vllm_lora extends live_vllm {
   policy.lora: { rank: 8, alpha: 16 }
   algorithm.optimizer.lr: 1e-4
+}
+
+// One batch ahead: the server keeps serving version t while update t runs.
+experiment live_vllm_async extends live_vllm {
+  rollout.async: { max_policy_lag: 1 }
+}
+
+experiment live_vllm_long extends live_vllm {
+  rollout.iterations: 3
+  eval.every: 3
 }
 """
 
@@ -115,7 +126,7 @@ def _serve(model_dir: Path, log: Path):
                 pytest.fail(f"vLLM was not ready within {START_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
             time.sleep(1)
         print(f"vLLM ready in {time.monotonic() - begun:.0f} s")
-        yield url
+        yield url, process
     finally:
         os.killpg(process.pid, 15)
         try:
@@ -125,8 +136,14 @@ def _serve(model_dir: Path, log: Path):
 
 
 @pytest.fixture(scope="module")
-def server(model_dir, tmp_path_factory):
+def served(model_dir, tmp_path_factory):
+    """The module's server: its URL and its process (the last test kills it)."""
     yield from _serve(model_dir, tmp_path_factory.mktemp("vllm") / "server.log")
+
+
+@pytest.fixture(scope="module")
+def server(served):
+    return served[0]
 
 
 def test_vllm_logprobs_are_the_models_own(server, model_dir):
@@ -195,7 +212,7 @@ def test_a_tied_model_is_taken_out_by_the_sync_probe(tmp_path, tmp_path_factory)
     step samples from it."""
     tied = make_model_dir(tmp_path_factory.mktemp("tied") / "qwen3", arch="qwen3", tokenizer="qwen3", hidden=64, heads=2, kv_heads=1, tied=True, seed=0)
     serving = _serve(tied, tmp_path / "server.log")
-    url = next(serving)
+    url, _ = next(serving)
     try:
         spec = tmp_path / "tied.arl"
         spec.write_text(SPEC.replace("MODEL_DIR", str(tied)).replace("SERVER_URL", url))
@@ -215,3 +232,68 @@ def test_a_tied_model_is_taken_out_by_the_sync_probe(tmp_path, tmp_path_factory)
     # Nothing trained on the mixed engine: no RL iteration was committed.
     metrics = run_dir / "metrics.jsonl"
     assert not metrics.exists() or metrics.read_text().strip() == ""
+
+
+def _spawn_run(*args: str) -> subprocess.Popen:
+    """`arl run ARGS` in a process group of its own (a test kills it whole), its output piped."""
+    env = {**os.environ, "ARL_PYTHON": sys.executable, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.Popen(
+        [*arl_command(), "run", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+
+
+def _wait_for_iteration(out: Path, iteration: int, process: subprocess.Popen, limit_s: float = 900) -> Path:
+    """The run directory, once its metrics.jsonl holds `iteration` (the run still going)."""
+    begun = time.monotonic()
+    while time.monotonic() - begun < limit_s:
+        for metrics in out.rglob("metrics.jsonl"):
+            if any(json.loads(line)["iteration"] >= iteration for line in metrics.read_text().splitlines() if line.strip()):
+                return metrics.parent
+        assert process.poll() is None, f"the run ended before iteration {iteration}:\n{process.stdout.read()[-3000:] if process.stdout else ''}"
+        time.sleep(0.2)
+    pytest.fail(f"no iteration {iteration} within {limit_s} s")
+
+
+def test_arl_run_one_batch_ahead_against_vllm(tmp_path, server, model_dir):
+    _, lines = _run(tmp_path, model_dir, server, "live_vllm_async")
+    assert [line["iteration"] for line in lines] == [1, 2]
+    # Iteration 2's batch was sampled by version 1 while update 1 ran, and the server was synced after.
+    assert all(line["env_errors"] == 0 and line["engine"]["failed_servers"] == 0 for line in lines)
+    assert max(line["policy_lag"] for line in lines) <= 1
+    assert all(line["mismatch"]["mean_abs"] < 1e-4 for line in lines)
+
+
+def test_a_run_killed_mid_run_resumes_against_vllm(tmp_path, server, model_dir):
+    spec = tmp_path / "live.arl"
+    spec.write_text(SPEC.replace("MODEL_DIR", str(model_dir)).replace("SERVER_URL", server))
+    out = tmp_path / "runs"
+    first = _spawn_run(f"{spec}#live_vllm_long", "--out", str(out))
+    run_dir = _wait_for_iteration(out, 1, first)
+    os.killpg(first.pid, 9)
+    first.wait(timeout=60)
+    resumed = _spawn_run("--resume", str(run_dir))
+    printed, _ = resumed.communicate(timeout=1200)
+    assert resumed.returncode == 0, printed[-3000:]
+    lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    # The resumed run reconnects, syncs the committed weights, probes them, and goes on to the end.
+    assert [line["iteration"] for line in lines] == [1, 2, 3]
+    assert all(line["engine"]["version"] == line["policy_version"] and line["env_errors"] == 0 for line in lines)
+    assert all(line["engine"]["probe_gap"] < 1e-4 for line in lines[1:])
+
+
+def test_the_server_killed_mid_run_stops_the_run_resumable(tmp_path, served, model_dir):
+    """Last in the file: it kills the module's server. With no server left, the run stops with a
+    resumable error and keeps what it committed."""
+    url, process = served
+    spec = tmp_path / "live.arl"
+    spec.write_text(SPEC.replace("MODEL_DIR", str(model_dir)).replace("SERVER_URL", url))
+    out = tmp_path / "runs"
+    run = _spawn_run(f"{spec}#live_vllm_long", "--out", str(out))
+    run_dir = _wait_for_iteration(out, 1, run)
+    os.killpg(process.pid, 9)
+    printed, _ = run.communicate(timeout=900)
+    assert run.returncode != 0, printed[-3000:]
+    assert "resume once" in printed, printed[-3000:]
+    assert re.search(r"every inference server is out|no inference server (is left|took the weights)", printed), printed[-3000:]
+    committed = [json.loads(line)["iteration"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert committed[0] == 1 and committed == list(range(1, len(committed) + 1))
