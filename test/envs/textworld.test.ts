@@ -42,6 +42,8 @@ function textworldEnv(overrides: Partial<Record<string, unknown>> = {}): HostLib
     first_seed: 0,
     games: null,
     admissible_commands: false,
+    challenge: null,
+    challenge_settings: {},
     ...overrides,
   };
 }
@@ -109,7 +111,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
       "for c in json.loads(sys.argv[2]):",
       "    s, _, done = env.step(c); out.append(s)",
       "    if done: break",
-      "print(json.dumps([{'won': bool(x.won), 'lost': bool(x.lost), 'score': float(x.score), 'max_score': float(x.max_score), 'moves': int(x.moves), 'intermediate_reward': float(x.intermediate_reward or 0)} for x in out]))",
+      "print(json.dumps([{'won': bool(x.won), 'lost': bool(x.lost), 'score': float(x.score), 'max_score': float(x.max_score), 'moves': int(x.moves), 'score_fraction': float(x.score) / float(x.max_score) if x.max_score else 0.0, 'intermediate_reward': float(x.intermediate_reward or 0)} for x in out]))",
     ].join("\n");
     for (const [commands, played] of [[walkthrough, won], [wrong, lost]] as const) {
       const own = spawnSync(python, ["-c", script, record.files[0]!.path, JSON.stringify(commands)], { encoding: "utf8" });
@@ -120,6 +122,31 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     expect(won.states.at(-1)!.progress).toBe(1);
     expect(won.text).not.toMatch(/\$\$|Would you like to RESTART|^>/m);
   }, 60_000);
+
+  it("makes games with a TextWorld challenge's own generator: tw-simple's dense rewards pay subgoals on the way, its sparse ones only the win", async () => {
+    const fractions: Record<string, number[]> = {};
+    for (const rewards of ["dense", "sparse"]) {
+      const challengeEnv = textworldEnv({ seeds: [1], tasks: 1, challenge: "tw-simple", challenge_settings: { rewards, goal: "detailed" } });
+      const challengeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
+      const simple = createHostEnvKinds([{ kind: "textworld" }], { root: challengeRun, cacheDir: cache, python }).get("textworld")!;
+      try {
+        await simple.provision!(challengeEnv, { name: "games", runDir: challengeRun, log: () => undefined });
+        const walkthrough = (await simple.walkthrough!(challengeEnv, 0))!.map((c) => String(c.arguments.command));
+        const played = await play(simple, challengeEnv, 0, walkthrough);
+        expect(played.outcome).toMatchObject({ won: true, success: true });
+        fractions[rewards] = played.states.map((s) => Number(s.score_fraction));
+      } finally {
+        await simple.shutdown?.();
+      }
+    }
+    const dense = fractions.dense!;
+    const sparse = fractions.sparse!;
+    expect(dense.at(-1)).toBe(1);
+    expect(sparse.at(-1)).toBe(1);
+    // Dense: points before the winning command; sparse: none until it.
+    expect(dense.slice(0, -1).some((f) => f > 0 && f < 1)).toBe(true);
+    expect(sparse.slice(0, -1).every((f) => f === 0)).toBe(true);
+  }, 120_000);
 
   it("generates byte-identical games from the same seeds", async () => {
     const again = mkdtempSync(path.join(tmpdir(), "arl-tw-cache-"));

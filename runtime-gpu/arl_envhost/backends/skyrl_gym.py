@@ -28,6 +28,7 @@ OFFLINE = ("gsm8k", "aime", "gsm8k_multi_turn", "text2sql")
 def _messages(prompt: Any, line: int) -> list[dict[str, str]]:
     if isinstance(prompt, str):
         return [{"role": "user", "content": prompt}]
+
     def is_message(m: Any) -> bool:
         return isinstance(m, dict) and isinstance(m.get("content"), str) and isinstance(m.get("role"), str)
 

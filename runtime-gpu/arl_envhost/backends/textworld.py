@@ -7,7 +7,13 @@ file written after the game compiled. A cached game is used only when its bytes 
 what was recorded, by the cache and by the run (``recorded``): anything else is a refusal that
 names the file, and nothing is regenerated over it.
 
-Signals: ``won``, ``lost``, ``score``, ``max_score``, ``moves`` (TextWorld's own), TextWorld's
+With ``challenge`` set, the games come from that TextWorld challenge's own generator instead
+(``tw-simple``, ``tw-cooking``, ...: ``textworld.challenges.CHALLENGES``) with its settings
+(tw-simple's ``rewards``: dense, balanced or sparse; ``goal``: detailed, brief or none), one seed a
+task; the size knobs do not apply there (the challenge fixes its layout).
+
+Signals: ``won``, ``lost``, ``score``, ``max_score``, ``moves`` (TextWorld's own), ``score_fraction``
+(score / max_score: the game's own reward density, normalised to 1 on a win), TextWorld's
 ``intermediate_reward`` of the last command (1 closer to winning, 0, -1 further), and
 ``progress``, a potential for shaping: 1 - (commands left in TextWorld's winning policy) / (its
 length at the start), clipped to [0, 1].
@@ -15,6 +21,7 @@ length at the start), clipped to [0, 1].
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -27,21 +34,17 @@ from arl_envhost.backends.base import Backend, BackendMissing, ConfigError, Epis
 
 try:
     import textworld
+    import textworld.challenges
     import textworld.text_utils
     from textworld.generator import compile_game, make_game
 except ImportError as _missing:  # one line naming the setup command, never a traceback
-    raise BackendMissing(
-        f"TextWorld is not installed in this Python ({_missing.msg}); install it with 'npm run setup:envs' (into .venv)"
-    ) from None
+    raise BackendMissing(f"TextWorld is not installed in this Python ({_missing.msg}); install it with 'npm run setup:envs' (into .venv)") from None
 
 GAME_EXTENSIONS = (".z8", ".ulx")
 # Lines of the ASCII-art banner TextWorld prints on reset: nothing but these characters.
 _BANNER = re.compile(r"^[\s_|\\/$<>]*[_|\\/$][\s_|\\/$<>]*$")
 _RESTART = "Would you like to RESTART"
-_INFOS = {
-    name: True
-    for name in ("admissible_commands", "policy_commands", "won", "lost", "score", "max_score", "moves", "objective", "intermediate_reward")
-}
+_INFOS = {name: True for name in ("admissible_commands", "policy_commands", "won", "lost", "score", "max_score", "moves", "objective", "intermediate_reward")}
 
 
 def clean_observation(text: str) -> str:
@@ -67,7 +70,12 @@ def _seeds(config: dict[str, Any]) -> list[int]:
 
 
 def _cache_key(config: dict[str, Any], seed: int) -> str:
-    knobs = f"w{config['world_size']}-o{config['objects']}-q{config['quest_length']}-b{config['quest_breadth']}"
+    challenge = config.get("challenge")
+    if challenge:
+        settings = "-".join(f"{k}={v}" for k, v in sorted((config.get("challenge_settings") or {}).items()))
+        knobs = f"{challenge}-{settings}" if settings else challenge
+    else:
+        knobs = f"w{config['world_size']}-o{config['objects']}-q{config['quest_length']}-b{config['quest_breadth']}"
     return f"textworld-{textworld.__version__}/{knobs}/seed-{seed}"
 
 
@@ -88,6 +96,7 @@ class TextWorldEpisode(Episode):
             "score": float(s.score),
             "max_score": float(s.max_score),
             "moves": int(s.moves),
+            "score_fraction": float(s.score) / float(s.max_score) if s.max_score else 0.0,
             "intermediate_reward": float(s.intermediate_reward or 0),
             "progress": progress,
         }
@@ -131,6 +140,18 @@ class TextWorldBackend(Backend):
     def check(self, config: dict[str, Any]) -> list[ConfigError]:
         if config.get("games"):
             return []
+        challenge = config.get("challenge")
+        if challenge:
+            if challenge not in textworld.challenges.CHALLENGES:
+                return [ConfigError("challenge", f"TextWorld has no challenge {challenge!r}", f"one of {', '.join(sorted(textworld.challenges.CHALLENGES))}")]
+            try:
+                self._make(config, _seeds(config)[0], None)
+            except Exception as e:  # noqa: BLE001 - the challenge's own refusal of its settings
+                last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+                settings = config.get("challenge_settings") or {}
+                message = f"TextWorld's {challenge} cannot make a game with {settings} ({last})"
+                return [ConfigError("challenge_settings", message, "see its settings in docs/env-host.md")]
+            return []
         problems = []
         for knob, least in (("world_size", 1), ("objects", 0), ("quest_length", 1), ("quest_breadth", 1)):
             value = config.get(knob)
@@ -159,6 +180,20 @@ class TextWorldBackend(Backend):
             options.path = path
         return options
 
+    def _make(self, config: dict[str, Any], seed: int, path: str | None) -> Any:
+        """The game of ``seed``: from the challenge's generator when the config names one, else from the size knobs."""
+        options = self._options(config, seed, path)
+        challenge = config.get("challenge")
+        if not challenge:
+            return make_game(options)
+        _description, make, add_arguments = textworld.challenges.CHALLENGES[challenge]
+        # The challenge's own defaults (what tw-make would use: tw-simple's test=False), then the plan's settings.
+        parser = argparse.ArgumentParser(add_help=False)
+        add_arguments(parser)
+        defaults = {action.dest: action.default for action in parser._actions if not action.required and action.dest != "help"}
+        settings = {**defaults, **(config.get("challenge_settings") or {})}
+        return make(settings, options)
+
     def _generate(self, config: dict[str, Any], seed: int, cache_dir: str) -> str:
         folder = os.path.join(cache_dir, _cache_key(config, seed))
         game_file, stamp = os.path.join(folder, "game.z8"), os.path.join(folder, "sha256")
@@ -177,7 +212,7 @@ class TextWorldBackend(Backend):
         scratch = tempfile.mkdtemp(prefix=".making-", dir=os.path.dirname(folder))
         try:
             options = self._options(config, seed, os.path.join(scratch, "game.z8"))
-            made = compile_game(make_game(options), options)
+            made = compile_game(self._make(config, seed, os.path.join(scratch, "game.z8")), options)
             with open(os.path.join(scratch, "sha256"), "w", encoding="utf-8") as f:
                 f.write(_sha256(made) + "\n")
             os.replace(scratch, folder)

@@ -15,6 +15,14 @@ export const textworldLibrary = hostLibrary({
     first_seed: doc(nonNegativeInt.default(0), "The first seed of the range used when `seeds` is none."),
     games: doc(z.string().min(1).nullable().default(null), "A folder of your own TextWorld games (.z8 or .ulx, each with its .json), one task a game in name order; none: generate them."),
     admissible_commands: doc(z.boolean().default(false), "Show TextWorld's admissible commands after each observation."),
+    challenge: doc(
+      z.enum(["tw-simple", "tw-cooking", "tw-coin_collector", "tw-treasure_hunter"]).nullable().default(null),
+      "A TextWorld challenge whose own generator makes the games (one seed a task), instead of the size knobs, which it ignores; none: generate wW-oO-qQ games.",
+    ),
+    challenge_settings: doc(
+      z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
+      "The challenge's settings, as its generator takes them (tw-simple: rewards dense | balanced | sparse, goal detailed | brief | none, test).",
+    ),
   },
   folders: { games: [".z8", ".ulx", ".json"] },
   check(config) {
