@@ -12,6 +12,13 @@ import { parquetObjects } from "./parquet-rows.js";
 
 export type DatasetSplit = "train" | "valid" | "test";
 
+/** The tools a dataset env serves itself (envs/dataset/tools.ts), each with the string argument it reads. */
+export const DATASET_TOOLS = { calculator: "expression", lookup: "key" } as const;
+
+export function isDatasetTool(name: string): name is keyof typeof DATASET_TOOLS {
+  return Object.hasOwn(DATASET_TOOLS, name);
+}
+
 /** One row: its 1-based line in the file and its object as written. */
 export interface DatasetRow {
   readonly line: number;
@@ -27,6 +34,8 @@ export interface DatasetColumns {
   readonly split: string | null;
   /** The built-in scorers compare text: their ground truth must be a string or a number. */
   readonly answerIsText: boolean;
+  /** The column the lookup tool reads (an object of entries), when the env offers it. */
+  readonly lookup?: string | null;
 }
 
 export interface RowProblem {
@@ -73,6 +82,10 @@ function readRow(object: Readonly<Record<string, unknown>>, line: number, column
     const value = columnValue(object, columns.split);
     if (typeof value !== "string" || !SPLITS.has(value)) return { line, problem: `column '${columns.split}' is ${value === undefined ? "missing" : JSON.stringify(value)}, not "train", "valid" or "test"` };
     split = value as DatasetSplit;
+  }
+  if (columns.lookup) {
+    const entries = columnValue(object, columns.lookup);
+    if (typeof entries !== "object" || entries === null || Array.isArray(entries)) return { line, problem: `column '${columns.lookup}' is ${entries === undefined ? "missing" : `a ${entries === null ? "null" : Array.isArray(entries) ? "list" : typeof entries}`}, not an object of entries (the lookup tool reads it)` };
   }
   return { line, prompt: prompt.prompt, answer, split, columns: object };
 }

@@ -77,6 +77,7 @@ const planEnvFields = {
   pattern: d(z.string().min(1).nullable(), "The answer's extraction pattern (JavaScript regular expression); null: the scorer's default."),
   verifier: d(dataFileSchema.nullable(), "The Python file defining the scoring function (scorer verl or trl)."),
   function: d(z.string().min(1), "The scoring function's name in the verifier file."),
+  lookup_column: d(z.string().min(1).nullable(), "The column of entries the lookup tool reads; null: none."),
   max_data_bytes: d(bounded("envs.*.max_data_bytes", positiveInt), "The most bytes the rows file may hold (checked when compiling and when the run reads it)."),
   max_row_bytes: d(bounded("envs.*.max_row_bytes", positiveInt), "The most bytes one row may hold; a longer one is a bad row, named by file:line."),
 } as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;

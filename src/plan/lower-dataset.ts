@@ -3,7 +3,7 @@
 // splits read from their column into task-id ranges, the pattern compiled and the verifier's
 // function looked for, all before anything runs (docs/datasets.md).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { DatasetFileError, describeRowProblems, readDatasetFile, type DatasetRow, type DatasetRowsRead, type DatasetSplit } from "../contracts/dataset-rows.js";
+import { DATASET_TOOLS, DatasetFileError, describeRowProblems, isDatasetTool, readDatasetFile, type DatasetRow, type DatasetRowsRead, type DatasetSplit } from "../contracts/dataset-rows.js";
 import { boundOf } from "./bounds.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
@@ -56,7 +56,7 @@ function definesFunction(source: string, name: string): boolean {
 function readRows(env: DatasetEnv, python: boolean, file: string | undefined): DatasetRowsRead | undefined {
   if (file === undefined) return undefined;
   try {
-    return readDatasetFile(file, { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column, answerIsText: !python }, { maxDataBytes: env.max_data_bytes, maxRowBytes: env.max_row_bytes }).read;
+    return readDatasetFile(file, { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column, answerIsText: !python, lookup: Object.hasOwn(env.tool, "lookup") ? env.lookup_column : null }, { maxDataBytes: env.max_data_bytes, maxRowBytes: env.max_row_bytes }).read;
   } catch (error) {
     if (error instanceof DatasetFileError || typeof (error as NodeJS.ErrnoException).code === "string") return undefined;
     // hyparquet could not decode it: a bad file, said as one.
@@ -64,8 +64,28 @@ function readRows(env: DatasetEnv, python: boolean, file: string | undefined): D
   }
 }
 
+type Report = (code: string, at: string[], message: string, hint: string) => void;
+
+/** The env's tools are its built-in ones, each declaring the argument it reads; lookup needs its column. */
+function checkTools(name: string, env: DatasetEnv, report: Report): void {
+  const at = (...field: string[]) => ["env", name, ...field];
+  for (const [tool, declared] of Object.entries(env.tool)) {
+    if (!isDatasetTool(tool)) {
+      report("dataset-tool-unknown", at("tool", tool), `env '${name}': a dataset env serves the tools calculator and lookup, not '${tool}'`, "rename the tool to calculator or lookup (std/envs/dataset declares both), or serve it from an env of its own (kind http or subprocess)");
+      continue;
+    }
+    const argument = DATASET_TOOLS[tool];
+    if (declared.parameters[argument]?.type !== "string") {
+      report("dataset-tool-parameters", at("tool", tool), `env '${name}': the ${tool} tool reads a string argument '${argument}', which its declaration does not give`, `declare parameters { ${argument} { type: string } } (or extend dataset.${tool === "calculator" ? "calculator_task" : "lookup_task"})`);
+    }
+  }
+  const lookup = Object.hasOwn(env.tool, "lookup");
+  if (lookup && env.lookup_column === null) report("dataset-lookup-column-missing", at("tool", "lookup"), `env '${name}': the lookup tool reads a column of entries, and the env names none`, 'name it: lookup_column: "facts" (each row\'s {"key": "text"} object)');
+  if (!lookup && env.lookup_column !== null) report("dataset-lookup-column-unused", at("lookup_column"), `env '${name}': lookup_column is set, but the env offers no lookup tool to read it`, "declare tool lookup (or extend dataset.lookup_task), or remove lookup_column");
+}
+
 export function lowerDatasetEnv(name: string, env: DatasetEnv, common: Record<string, unknown>, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
-  const report = (code: string, at: string[], message: string, hint: string) => {
+  const report: Report = (code, at, message, hint) => {
     const origin = originOf(at, variant);
     diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, hint });
   };
@@ -97,6 +117,7 @@ export function lowerDatasetEnv(name: string, env: DatasetEnv, common: Record<st
       }
     }
   }
+  checkTools(name, env, report);
   let tasks = env.tasks;
   let splits = null;
   const read = readRows(env, python, dataFilePath(env.data, at("data"), variant, context));

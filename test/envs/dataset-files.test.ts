@@ -11,35 +11,12 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readDatasetFile } from "../../src/contracts/dataset-rows.js";
 import { EnvError } from "../../src/contracts/env.js";
-import { Compiler } from "../../src/compiler.js";
-import { lowerModel } from "../../src/plan/lower.js";
-import { createDatasetEnv, type DatasetEnv } from "../../src/envs/dataset/index.js";
+import { createDatasetEnv } from "../../src/envs/dataset/index.js";
 import { verifyPlanDataFiles } from "../../src/envs/data-files.js";
+import { compileDatasetSpec as compileIn } from "../helpers/dataset.js";
 
 const fixtures = fileURLToPath(new URL("../fixtures/parquet/", import.meta.url));
 const sha = (bytes: string | Buffer) => createHash("sha256").update(bytes).digest("hex");
-
-const spec = (fields: string) => `import "std/envs/dataset" as dataset
-experiment e {
-  policy { model: "builtin:tiny" }
-  rollout { iterations: 1, tasks_per_batch: 1 }
-  algorithm { group_size: 2 }
-  env q extends dataset.task {
-${fields}
-  }
-}
-`;
-
-/** `files` and spec.arl with the env's `fields` in a folder of their own, checked and (when clean) compiled to a plan. */
-function compileIn(fields: string, files: Record<string, string | Buffer>) {
-  const dir = mkdtempSync(path.join(tmpdir(), "arl-dataset-files-"));
-  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content);
-  writeFileSync(path.join(dir, "spec.arl"), spec(fields));
-  const result = new Compiler().check(path.join(dir, "spec.arl"));
-  const errors = result.diagnostics.filter((d) => d.severity === "error");
-  const env = errors.length === 0 && result.model ? (lowerModel(result.model).plans[0]?.plan.envs.q as DatasetEnv | undefined) : undefined;
-  return { dir, errors, env };
-}
 
 const rowLine = (i: number) => JSON.stringify({ prompt: `What is ${i} + 1?`, answer: String(i + 1) });
 

@@ -13,6 +13,7 @@ import type { PlanEnv } from "../../plan/schema.js";
 import { dataFileChanged, locateDataFile, verifyDataFile } from "../data-files.js";
 import { EnvHost, EnvHostError } from "../env-host.js";
 import { scoreText } from "./scorers.js";
+import { runDatasetTool } from "./tools.js";
 
 export type DatasetEnv = Extract<PlanEnv, { kind: "dataset" }>;
 
@@ -43,10 +44,10 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
    */
   function rowsOf(env: DatasetEnv): readonly DatasetRow[] {
     const { absolute } = locateDataFile(env.data, options.root, "data", "dataset");
-    const key = `${absolute}@${env.data.sha256}:${env.prompt_column}:${env.answer_column}:${env.split_column?.column ?? ""}:${env.scorer}:${env.max_data_bytes}:${env.max_row_bytes}`;
+    const key = `${absolute}@${env.data.sha256}:${env.prompt_column}:${env.answer_column}:${env.split_column?.column ?? ""}:${env.scorer}:${env.max_data_bytes}:${env.max_row_bytes}:${env.lookup_column ?? ""}`;
     const known = runtime.rows.get(key);
     if (known) return known;
-    const columns = { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column?.column ?? null, answerIsText: !PYTHON_SCORERS.has(env.scorer) };
+    const columns = { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column?.column ?? null, answerIsText: !PYTHON_SCORERS.has(env.scorer), lookup: env.lookup_column };
     let read: DatasetRowsRead;
     let sha256: string;
     try {
@@ -111,7 +112,8 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
       const pattern = env.pattern === null ? null : new RegExp(env.pattern, "g");
       const instance: EnvInstance = {
         reset: () => Promise.resolve({ text: promptText(row), ...(typeof row.prompt === "string" ? {} : { messages: row.prompt }), signals: {} }),
-        step: () => Promise.reject(new EnvError("dataset env: a dataset task has no tools; its episode is one answer", "protocol")),
+        // The built-in tools (tools.ts); the episode goes on until a turn without a call, the answer.
+        step: (call) => Promise.resolve({ text: runDatasetTool(call, row, env.lookup_column), signals: {}, terminated: false }),
         async finalAnswer(text) {
           const scored = HOST_SCORERS.has(env.scorer) ? await scoreOnHost(env, task, row, text) : scoreText(env.scorer as "exact" | "number" | "boxed", text, row.answer as string | number, pattern);
           // `success`, the name eval.success reads by default, is the answer's correctness.

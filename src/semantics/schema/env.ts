@@ -136,6 +136,10 @@ const dataset = z.strictObject({
   verifier: doc(z.string().min(1).nullable().default(null), "Path of the Python file defining the scoring function (scorer verl or trl)."),
   function: doc(z.string().min(1).default("compute_score"), "The scoring function's name in the verifier file."),
   timeout_s: doc(z.number().positive().default(10), "Time limit of one verifier call (Python scorers); a call running longer is an env error."),
+  lookup_column: doc(
+    z.string().min(1).nullable().default(null),
+    "The column of entries ({key: text}) the built-in `lookup` tool reads, in every row; none: no lookup tool. The env's tools (`calculator`, `lookup`) make an episode several turns, ending with the answer.",
+  ),
   max_data_bytes: doc(
     positiveInt.default(256 * 1024 ** 2),
     "The most bytes data's file may hold (256 MiB); a larger file is an error at `arl check` and is never read. Its rows are held in memory through the run: raise it for a larger file (at most 1 GiB), or cut the file.",
