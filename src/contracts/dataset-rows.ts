@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import type { PromptMessage } from "./env.js";
-import { fileLines, type FileLine } from "./line-reader.js";
+import { fileLines, lineText, type FileLine } from "./line-reader.js";
 import { parquetObjects } from "./parquet-rows.js";
 
 export type DatasetSplit = "train" | "valid" | "test";
@@ -122,16 +122,10 @@ class RowCollector {
   }
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 /** One line's object, what is wrong with it (a string), or undefined for a blank line. */
 function parseLine(bytes: Uint8Array): unknown {
-  let raw: string;
-  try {
-    raw = utf8.decode(bytes);
-  } catch {
-    return "the line is not UTF-8 text (an invalid byte sequence); save the file as UTF-8";
-  }
+  const raw = lineText(bytes);
+  if (raw === null) return "the line is not UTF-8 text (an invalid byte sequence); save the file as UTF-8";
   if (raw.trim() === "") return undefined;
   try {
     const value: unknown = JSON.parse(raw);
