@@ -57,6 +57,9 @@ def _number(value: Any, what: str) -> float:
     if isinstance(value, int | float):
         if math.isnan(value):
             raise VerifierError(f"{what} is NaN")
+        # An infinite score cannot go out as JSON: said as the verifier's fault, not the host's error.
+        if math.isinf(value):
+            raise VerifierError(f"{what} is {value}, not a finite number")
         return float(value)
     # numpy and torch scalars
     item = getattr(value, "item", None)

@@ -3,7 +3,7 @@
 // {path, sha256}, the path relative to the run's data
 // root; `std/...` in the stdlib): where each one lies (confined to the data root), and the check
 // that its bytes still hash to the plan's sha256, before anything reads it.
-import { existsSync, statSync } from "node:fs";
+import { existsSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { refusalReason, resolveConfined } from "../language/confine.js";
 import { STDLIB_ROOT } from "../contracts/paths.js";
@@ -43,8 +43,8 @@ function resolveDataPath(file: DataFile, root: string, what: string, kind: strin
 
 const verified = new Map<string, { mtimeMs: number; size: number; sha256: string }>();
 
-/** Checks the file's sha256 against the plan's (re-hashing only when size or mtime changed). */
-export function verifyDataFile(file: DataFile, root: string | undefined, what: string, kind = "sql"): string {
+/** Where a plan's data file lies below `root` (confined), checked to be a file, not yet read. */
+export function locateDataFile(file: DataFile, root: string | undefined, what: string, kind: string): { absolute: string; stat: Stats } {
   const base = dataRoot(root, file, what, kind);
   const absolute = resolveDataPath(file, base, what, kind);
   let stat;
@@ -54,18 +54,27 @@ export function verifyDataFile(file: DataFile, root: string | undefined, what: s
     throw new EnvError(`${kind} env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${base})`, "unavailable");
   }
   if (!stat.isFile()) throw new EnvError(`${kind} env: the ${what} '${absolute}' is not a file`, "unavailable");
+  return { absolute, stat };
+}
+
+/** The refusal of a data file whose bytes hash to `sha256`, not to the plan's. */
+export function dataFileChanged(file: DataFile, absolute: string, sha256: string, kind: string, what: string): EnvError {
+  return new EnvError(
+    `${kind} env: the ${what} file '${absolute}' has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to run on different data (recompile the spec if the change is intended)`,
+    "unavailable",
+  );
+}
+
+/** Checks the file's sha256 against the plan's (re-hashing only when size or mtime changed). */
+export function verifyDataFile(file: DataFile, root: string | undefined, what: string, kind = "sql"): string {
+  const { absolute, stat } = locateDataFile(file, root, what, kind);
   const known = verified.get(absolute);
   let sha256 = known && known.mtimeMs === stat.mtimeMs && known.size === stat.size ? known.sha256 : undefined;
   if (sha256 === undefined) {
     sha256 = sha256File(absolute);
     verified.set(absolute, { mtimeMs: stat.mtimeMs, size: stat.size, sha256 });
   }
-  if (sha256 !== file.sha256) {
-    throw new EnvError(
-      `${kind} env: the ${what} file '${absolute}' has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to run on different data (recompile the spec if the change is intended)`,
-      "unavailable",
-    );
-  }
+  if (sha256 !== file.sha256) throw dataFileChanged(file, absolute, sha256, kind, what);
   return absolute;
 }
 
@@ -74,6 +83,9 @@ export function verifyPlanDataFiles(envs: Readonly<Record<string, PlanEnv>>, roo
   for (const env of Object.values(envs)) {
     if (env.kind === "agent") verifyDataFile(env.task_file, root, "task", "agent");
     if (env.kind === "dataset") {
+      // Not even hashed when larger than its bound: the env refuses to read it (dataset/index.ts).
+      const { stat } = locateDataFile(env.data, root, "data", "dataset");
+      if (stat.size > env.max_data_bytes) throw new EnvError(`dataset env: the data file '${env.data.path}' holds ${stat.size} bytes, more than max_data_bytes (${env.max_data_bytes}); it was not read (raise the env's max_data_bytes, or cut the file)`, "unavailable");
       verifyDataFile(env.data, root, "data", "dataset");
       if (env.verifier) verifyDataFile(env.verifier, root, "verifier", "dataset");
     }

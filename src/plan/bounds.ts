@@ -35,6 +35,8 @@ export const PLAN_BOUNDS = {
   "envs.*.retries": { max: 100, why: "retrying more only delays the env error" },
   "envs.*.max_response_bytes": { max: 1024 ** 3, why: "an answer is read into memory whole" },
   "envs.*.max_stderr_bytes": { max: 1024 ** 3, why: "the tail is kept in memory" },
+  "envs.*.max_data_bytes": { max: 1024 ** 3, why: "a dataset's rows are held in memory through the run" },
+  "envs.*.max_row_bytes": { max: 256 * 1024 ** 2, why: "a row is read as one string" },
   "tools.*.timeout_s": { max: SECONDS_A_DAY, why: "a day" },
   "harness.max_turns": { max: 100_000, why: "turns run one after another in one episode" },
   "harness.max_response_tokens": { max: TOKENS, why: "a context of 1M tokens" },

@@ -70,7 +70,7 @@ const planEnvFields = {
   task_file: d(dataFileSchema, "The tasks (JSON lines); `tasks` is its line count."),
   max_stderr_bytes: d(bounded("envs.*.max_stderr_bytes", positiveInt), "Bytes of a failed episode's stderr kept in the run directory."),
   // dataset
-  data: d(dataFileSchema, "The rows (JSON lines); `tasks` is their count."),
+  data: d(dataFileSchema, "The rows (JSON lines or Parquet); `tasks` is their count."),
   prompt_column: d(z.string().min(1), "The column holding the prompt (text or chat messages)."),
   answer_column: d(z.string().min(1), "The column holding the ground truth; dots read nested fields."),
   split_column: d(rowSplitsSchema.nullable(), "The rows' own splits, read from a column at compile time; null: `split`'s fractions cut the rows."),
@@ -78,6 +78,9 @@ const planEnvFields = {
   pattern: d(z.string().min(1).nullable(), "The answer's extraction pattern (JavaScript regular expression); null: the scorer's default."),
   verifier: d(dataFileSchema.nullable(), "The Python file defining the scoring function (scorer verl or trl)."),
   function: d(z.string().min(1), "The scoring function's name in the verifier file."),
+  lookup_column: d(z.string().min(1).nullable(), "The column of entries the lookup tool reads; null: none."),
+  max_data_bytes: d(bounded("envs.*.max_data_bytes", positiveInt), "The most bytes the rows file may hold (checked when compiling and when the run reads it)."),
+  max_row_bytes: d(bounded("envs.*.max_row_bytes", positiveInt), "The most bytes one row may hold; a longer one is a bad row, named by file:line."),
 } as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;
 
 type PlanEnvFields = typeof planEnvFields;

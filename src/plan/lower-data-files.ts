@@ -107,12 +107,18 @@ export function dataFile(written: string, at: string[], variant: VariantModel, c
   return { path: displayPath(absolute, context.entryDir), sha256 };
 }
 
+/** Where a data file lies, on its real path; undefined when it is refused (dataFile reports why). */
+export function dataFilePath(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): string | undefined {
+  const { confined } = locateDataFile(written, at, variant, context);
+  return confined.ok ? confined.real : undefined;
+}
+
 /** A data file's text; undefined when it cannot be read (dataFile reports why). */
 export function readDataText(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): string | undefined {
-  const { confined } = locateDataFile(written, at, variant, context);
-  if (!confined.ok) return undefined;
+  const file = dataFilePath(written, at, variant, context);
+  if (file === undefined) return undefined;
   try {
-    return readFileSync(confined.real, "utf8");
+    return readFileSync(file, "utf8");
   } catch {
     return undefined;
   }

@@ -3,11 +3,12 @@
 // splits read from their column into task-id ranges, the pattern compiled and the verifier's
 // function looked for, all before anything runs (docs/datasets.md).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { datasetRows, describeRowProblems, type DatasetRow, type DatasetSplit } from "../contracts/dataset-rows.js";
+import { DATASET_TOOLS, DatasetFileError, describeRowProblems, isDatasetTool, readDatasetFile, type DatasetRow, type DatasetRowsRead, type DatasetSplit } from "../contracts/dataset-rows.js";
+import { boundOf } from "./bounds.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
-import { dataFile, originOf, readDataText } from "./lower-data-files.js";
+import { dataFile, dataFilePath, originOf, readDataText } from "./lower-data-files.js";
 import type { LoweringContext } from "./lower-context.js";
 import type { PlanEnv } from "./schema.js";
 
@@ -51,13 +52,46 @@ function definesFunction(source: string, name: string): boolean {
   return patterns.some((p) => p.test(source));
 }
 
+/** The rows of the env's file, read under its bounds; undefined when dataFile has reported why it cannot be (missing, refused, too large). */
+function readRows(env: DatasetEnv, python: boolean, file: string | undefined): DatasetRowsRead | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return readDatasetFile(file, { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column, answerIsText: !python, lookup: Object.hasOwn(env.tool, "lookup") ? env.lookup_column : null }, { maxDataBytes: env.max_data_bytes, maxRowBytes: env.max_row_bytes }).read;
+  } catch (error) {
+    if (error instanceof DatasetFileError || typeof (error as NodeJS.ErrnoException).code === "string") return undefined;
+    // hyparquet could not decode it: a bad file, said as one.
+    return { problems: [{ line: 0, problem: (error as Error).message }] };
+  }
+}
+
+type Report = (code: string, at: string[], message: string, hint: string) => void;
+
+/** The env's tools are its built-in ones, each declaring the argument it reads; lookup needs its column. */
+function checkTools(name: string, env: DatasetEnv, report: Report): void {
+  const at = (...field: string[]) => ["env", name, ...field];
+  for (const [tool, declared] of Object.entries(env.tool)) {
+    if (!isDatasetTool(tool)) {
+      report("dataset-tool-unknown", at("tool", tool), `env '${name}': a dataset env serves the tools calculator and lookup, not '${tool}'`, "rename the tool to calculator or lookup (std/envs/dataset declares both), or serve it from an env of its own (kind http or subprocess)");
+      continue;
+    }
+    const argument = DATASET_TOOLS[tool];
+    if (declared.parameters[argument]?.type !== "string") {
+      report("dataset-tool-parameters", at("tool", tool), `env '${name}': the ${tool} tool reads a string argument '${argument}', which its declaration does not give`, `declare parameters { ${argument} { type: string } } (or extend dataset.${tool === "calculator" ? "calculator_task" : "lookup_task"})`);
+    }
+  }
+  const lookup = Object.hasOwn(env.tool, "lookup");
+  if (lookup && env.lookup_column === null) report("dataset-lookup-column-missing", at("tool", "lookup"), `env '${name}': the lookup tool reads a column of entries, and the env names none`, 'name it: lookup_column: "facts" (each row\'s {"key": "text"} object)');
+  if (!lookup && env.lookup_column !== null) report("dataset-lookup-column-unused", at("lookup_column"), `env '${name}': lookup_column is set, but the env offers no lookup tool to read it`, "declare tool lookup (or extend dataset.lookup_task), or remove lookup_column");
+}
+
 export function lowerDatasetEnv(name: string, env: DatasetEnv, common: Record<string, unknown>, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
-  const report = (code: string, at: string[], message: string, hint: string) => {
+  const report: Report = (code, at, message, hint) => {
     const origin = originOf(at, variant);
     diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, hint });
   };
   const at = (field: string) => ["env", name, field];
-  const data = dataFile(env.data, at("data"), variant, context, diagnostics);
+  const dataLimit = { maxBytes: env.max_data_bytes, field: `env.${name}.max_data_bytes`, ceiling: boundOf("envs.*.max_data_bytes").max };
+  const data = dataFile(env.data, at("data"), variant, context, diagnostics, dataLimit);
   const python = PYTHON_SCORERS.has(env.scorer);
   const verifier = env.verifier === null ? null : dataFile(env.verifier, at("verifier"), variant, context, diagnostics);
   if (python && env.verifier === null) {
@@ -83,13 +117,13 @@ export function lowerDatasetEnv(name: string, env: DatasetEnv, common: Record<st
       }
     }
   }
+  checkTools(name, env, report);
   let tasks = env.tasks;
   let splits = null;
-  const text = readDataText(env.data, at("data"), variant, context);
-  if (text !== undefined) {
-    const read = datasetRows(text, { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column, answerIsText: !python });
+  const read = readRows(env, python, dataFilePath(env.data, at("data"), variant, context));
+  if (read !== undefined) {
     if ("problems" in read) {
-      report("dataset-row-invalid", at("data"), `env '${name}': bad rows in the data file:\n${describeRowProblems(data.path, read.problems)}`, `each line is one JSON object with a prompt in '${env.prompt_column}' (text or chat messages) and the ground truth in '${env.answer_column}'${env.split_column ? `, and '${env.split_column}' one of train, valid, test` : ""}`);
+      report("dataset-row-invalid", at("data"), `env '${name}': bad rows in the data file:\n${describeRowProblems(data.path, read.problems)}`, `each row (a JSON line, or a Parquet row) is one object with a prompt in '${env.prompt_column}' (text or chat messages) and the ground truth in '${env.answer_column}'${env.split_column ? `, and '${env.split_column}' one of train, valid, test` : ""}`);
     } else {
       const written = variant.valuesByPath.has(pathKey(at("tasks")));
       if (written && env.tasks > read.rows.length) {

@@ -1,7 +1,7 @@
 // Your own cold-start data (rollout.sft.data): chat records, one JSON object a line, in the
 // OpenAI chat shape ({"messages": [{role, content, tool_calls?}], "tools"?: [...]}). The file is
 // found below the run's data root (confined to it, like an env's data files), read line by line
-// (line-reader.ts: no size of file makes one string of it), hashed in the same pass and checked
+// (contracts/line-reader.ts: no size of file makes one string of it), hashed in the same pass and checked
 // against the plan's sha256, and validated whole before the trainer sees a record, so that a bad
 // line (not UTF-8, not JSON, longer than rollout.sft.max_record_bytes, not a chat record) is
 // reported with its file:line before any weight changes.
@@ -11,7 +11,7 @@ import type { ChatMessage, ToolCallMessage } from "../contracts/trainer-protocol
 import { refusalReason, resolveConfined } from "../language/confine.js";
 import { boundOf } from "../plan/bounds.js";
 import type { Plan } from "../plan/schema.js";
-import { fileLines } from "./line-reader.js";
+import { fileLines, lineText } from "../contracts/line-reader.js";
 
 /** The plan's cold start with a record file: its reference ({path, sha256}, the path relative to the data root) and size bounds. */
 export type SftDataSource = Pick<NonNullable<Plan["rollout"]["sft"]>, "max_data_bytes" | "max_record_bytes"> & {
@@ -125,17 +125,11 @@ function recordTooLong(bytes: number, max: number): string {
   return `a record of ${bytes} bytes, more than rollout.sft.max_record_bytes (${max}): shorten or drop it, or raise max_record_bytes (at most ${boundOf("rollout.sft.max_record_bytes").max})`;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 /** One line's record, what is wrong with it, or null for a blank line. */
 function parseSftLine(bytes: Uint8Array): Omit<SftRecord, "line"> | string | null {
-  let raw: string;
-  try {
-    raw = utf8.decode(bytes);
-  } catch {
-    // Replaced bytes would be trained on as U+FFFD: the file is damaged or in another encoding.
-    return "not UTF-8 text (an invalid byte sequence); save the file as UTF-8";
-  }
+  const raw = lineText(bytes);
+  // Replaced bytes would be trained on as U+FFFD.
+  if (raw === null) return "not UTF-8 text (an invalid byte sequence); save the file as UTF-8";
   if (raw.trim() === "") return null;
   let value: unknown;
   try {

@@ -102,6 +102,9 @@ function datasetEnv(rows: readonly object[], fields: Partial<DatasetEnv> = {}, f
     verifier,
     function: "compute_score",
     timeout_s: 10,
+    lookup_column: null,
+    max_data_bytes: 1 << 20,
+    max_row_bytes: 4096,
     ...fields,
   };
   return { kind: createDatasetEnv({ root: dir, python }), env, dir };

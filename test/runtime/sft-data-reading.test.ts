@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { sha256File } from "../../src/plan/hash.js";
 import { lowerModel } from "../../src/plan/lower.js";
-import { fileLines } from "../../src/runtime/line-reader.js";
+import { fileLines } from "../../src/contracts/line-reader.js";
 import { loadSftData, SftDataError, sftDataSource, type SftDataSource } from "../../src/runtime/sft-data.js";
 
 const spec = (sft: string) => `

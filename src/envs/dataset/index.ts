@@ -5,14 +5,15 @@
 // run naming the file. A verifier that raises, returns something that is not a score or runs out
 // of time is an env error for that episode (its traceback appended to env-host.log in the run
 // directory), never a silent zero.
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import path from "node:path";
-import { columnValue, datasetRows, describeRowProblems, type DatasetRow } from "../../contracts/dataset-rows.js";
+import { columnValue, DatasetFileError, describeRowProblems, readDatasetFile, rowLocation, type DatasetRow, type DatasetRowsRead } from "../../contracts/dataset-rows.js";
 import { EnvError, type EnvInstance, type EnvKind, type EnvProvisionContext, type Signals } from "../../contracts/env.js";
 import type { PlanEnv } from "../../plan/schema.js";
-import { verifyDataFile } from "../data-files.js";
+import { dataFileChanged, locateDataFile, verifyDataFile } from "../data-files.js";
 import { EnvHost, EnvHostError } from "../env-host.js";
 import { scoreText } from "./scorers.js";
+import { runDatasetTool } from "./tools.js";
 
 export type DatasetEnv = Extract<PlanEnv, { kind: "dataset" }>;
 
@@ -37,14 +38,28 @@ function promptText(row: DatasetRow): string {
 export function createDatasetEnv(options: { readonly root?: string; readonly python?: string } = {}): EnvKind<DatasetEnv> {
   const runtime: DatasetRuntime = { rows: new Map(), host: undefined, handles: new Map(), logFile: undefined };
 
-  /** The env's rows, the data file checked against the plan's sha256; a bad row is an EnvError naming file:line. */
+  /**
+   * The env's rows, read under its max_data_bytes and max_row_bytes and hashed in the same pass
+   * against the plan's sha256; a bad row is an EnvError naming file:line.
+   */
   function rowsOf(env: DatasetEnv): readonly DatasetRow[] {
-    const absolute = verifyDataFile(env.data, options.root, "data", "dataset");
-    const key = `${absolute}@${env.data.sha256}:${env.prompt_column}:${env.answer_column}:${env.split_column?.column ?? ""}:${env.scorer}`;
+    const { absolute } = locateDataFile(env.data, options.root, "data", "dataset");
+    const key = `${absolute}@${env.data.sha256}:${env.prompt_column}:${env.answer_column}:${env.split_column?.column ?? ""}:${env.scorer}:${env.max_data_bytes}:${env.max_row_bytes}:${env.lookup_column ?? ""}`;
     const known = runtime.rows.get(key);
     if (known) return known;
-    const read = datasetRows(readFileSync(absolute, "utf8"), { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column?.column ?? null, answerIsText: !PYTHON_SCORERS.has(env.scorer) });
+    const columns = { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column?.column ?? null, answerIsText: !PYTHON_SCORERS.has(env.scorer), lookup: env.lookup_column };
+    let read: DatasetRowsRead;
+    let sha256: string;
+    try {
+      ({ read, sha256 } = readDatasetFile(absolute, columns, { maxDataBytes: env.max_data_bytes, maxRowBytes: env.max_row_bytes }));
+    } catch (error) {
+      if (error instanceof DatasetFileError) throw new EnvError(`dataset env: the data file '${env.data.path}' ${error.message} (raise the env's max_data_bytes, or cut the file)`, "unavailable");
+      if (typeof (error as NodeJS.ErrnoException).code === "string") throw new EnvError(`dataset env: the data file '${env.data.path}' cannot be read: ${(error as Error).message}`, "unavailable");
+      throw new EnvError(`dataset env: the data file '${env.data.path}' ${(error as Error).message}`, "protocol");
+    }
+    // Bad rows first: a file cut short by them was not hashed to its end.
     if ("problems" in read) throw new EnvError(`dataset env: bad rows in the data file:\n${describeRowProblems(env.data.path, read.problems)}`, "protocol");
+    if (sha256 !== env.data.sha256) throw dataFileChanged(env.data, absolute, sha256, "dataset", "data");
     if (read.rows.length < env.tasks) throw new EnvError(`dataset env: the data file '${env.data.path}' has ${read.rows.length} rows, but the plan declares tasks: ${env.tasks}`, "protocol");
     runtime.rows.set(key, read.rows);
     return read.rows;
@@ -61,7 +76,7 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
 
   /** Calls the env's Python scorer on the host; its failures become the episode's env error. */
   async function scoreOnHost(env: DatasetEnv, task: number, row: DatasetRow, text: string): Promise<Signals> {
-    const where = `row ${task} (${env.data.path}:${row.line})`;
+    const where = `row ${task} (${rowLocation(env.data.path, row.line)})`;
     const truth = row.answer;
     let params: Record<string, unknown>;
     if (env.scorer === "math_verify") params = { style: "math_verify", solution_str: text, ground_truth: String(truth) };
@@ -97,7 +112,8 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
       const pattern = env.pattern === null ? null : new RegExp(env.pattern, "g");
       const instance: EnvInstance = {
         reset: () => Promise.resolve({ text: promptText(row), ...(typeof row.prompt === "string" ? {} : { messages: row.prompt }), signals: {} }),
-        step: () => Promise.reject(new EnvError("dataset env: a dataset task has no tools; its episode is one answer", "protocol")),
+        // The built-in tools (tools.ts); the episode goes on until a turn without a call, the answer.
+        step: (call) => Promise.resolve({ text: runDatasetTool(call, row, env.lookup_column), signals: {}, terminated: false }),
         async finalAnswer(text) {
           const scored = HOST_SCORERS.has(env.scorer) ? await scoreOnHost(env, task, row, text) : scoreText(env.scorer as "exact" | "number" | "boxed", text, row.answer as string | number, pattern);
           // `success`, the name eval.success reads by default, is the answer's correctness.

@@ -126,7 +126,7 @@ export const datasetScorers = ["exact", "number", "boxed", "math_verify", "verl"
 const dataset = z.strictObject({
   ...common,
   kind: z.literal("dataset"),
-  data: doc(z.string().min(1), "Path of the rows (JSON lines, one object a line); `tasks` is their count."),
+  data: doc(z.string().min(1), "Path of the rows: JSON lines (one object a line) or a Parquet file (`.parquet`); `tasks` is their count."),
   prompt_column: doc(z.string().min(1).default("prompt"), "The column holding the prompt: a string, or chat messages [{role, content}]."),
   answer_column: doc(z.string().min(1).default("answer"), "The column holding the ground truth (a dotted path reads a nested field: reward_model.ground_truth)."),
   split_column: doc(z.string().min(1).nullable().default(null), "A column naming each row's split (train, valid or test); none: `split`'s fractions cut the rows."),
@@ -138,6 +138,18 @@ const dataset = z.strictObject({
   verifier: doc(z.string().min(1).nullable().default(null), "Path of the Python file defining the scoring function (scorer verl or trl)."),
   function: doc(z.string().min(1).default("compute_score"), "The scoring function's name in the verifier file."),
   timeout_s: doc(z.number().positive().default(10), "Time limit of one verifier call (Python scorers); a call running longer is an env error."),
+  lookup_column: doc(
+    z.string().min(1).nullable().default(null),
+    "The column of entries ({key: text}) the built-in `lookup` tool reads, in every row; none: no lookup tool. The env's tools (`calculator`, `lookup`) make an episode several turns, ending with the answer.",
+  ),
+  max_data_bytes: doc(
+    positiveInt.default(256 * 1024 ** 2),
+    "The most bytes data's file may hold (256 MiB); a larger file is an error at `arl check` and is never read. Its rows are held in memory through the run: raise it for a larger file (at most 1 GiB), or cut the file.",
+  ),
+  max_row_bytes: doc(
+    positiveInt.default(4 * 1024 ** 2),
+    "The most bytes one row may hold (4 MiB; a JSON line, or a Parquet row written as JSON); a longer row is reported as file:line at `arl check`, never held whole. Raise it for longer rows (at most 256 MiB).",
+  ),
 });
 
 /** An env library the env host serves (libraries/): the common fields, the host's own, then the library's knobs. */

@@ -17,6 +17,17 @@ export interface LineReading {
 
 const NEWLINE = 0x0a;
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The line's text, or null when its bytes are not UTF-8 (a damaged file, or one in another encoding): replacement characters would be read as text. */
+export function lineText(bytes: Uint8Array): string | null {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
 /** The lines of `file`, the last one too when it does not end in "\n"; each line's bytes are its own. */
 export function* fileLines(file: string, options: LineReading): Generator<FileLine> {
   const fd = openSync(file, "r");
