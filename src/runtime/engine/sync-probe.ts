@@ -38,7 +38,7 @@ export interface ProbeGap {
 export const SYNC_PROBE_TEXT = "Describe the room you are in, then choose your next action.";
 
 /** Mean and largest |engine - trainer| over the generated tokens (engine[k] against trainer[offset + k]). */
-export function probeGap(engine: Float32Array, trainer: Float32Array, offset: number): ProbeGap {
+function probeGap(engine: Float32Array, trainer: Float32Array, offset: number): ProbeGap {
   let sum = 0;
   let max = 0;
   for (let k = 0; k < engine.length; k++) {
@@ -81,7 +81,7 @@ function tiedEmbeddings(weightsDir: string): boolean {
 }
 
 /** A probe that cannot be made (the server fails the generation, the answer is unreadable): the server is out like one that fails a sync call. */
-export class SyncProbeError extends Error {}
+class SyncProbeError extends Error {}
 
 /**
  * Samples the probe on `server` (synced to `version`) and scores the same tokens on the trainer's
