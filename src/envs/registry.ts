@@ -1,6 +1,7 @@
 // Every environment kind this runtime can run, by the `kind` a plan names.
 import type { EnvKind } from "../contracts/env.js";
 import { agentEnv, createAgentEnv } from "./agent.js";
+import { agentrlEnv } from "./agentrl.js";
 import { createDatasetEnv, datasetEnv } from "./dataset/index.js";
 import { findmaxEnv } from "./findmax/index.js";
 import { httpEnv } from "./http.js";
@@ -10,6 +11,7 @@ import { subprocessEnv } from "./subprocess.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["agent", agentEnv],
+  ["agentrl", agentrlEnv],
   ["dataset", datasetEnv],
   ["findmax", findmaxEnv],
   ["http", httpEnv],
