@@ -5,6 +5,7 @@ import { agentrlEnv } from "./agentrl.js";
 import { createDatasetEnv, datasetEnv } from "./dataset/index.js";
 import { findmaxEnv } from "./findmax/index.js";
 import { httpEnv } from "./http.js";
+import { openenvEnv } from "./openenv.js";
 import { roomsEnv } from "./rooms/index.js";
 import { createSqlEnv, sqlEnv } from "./sql/index.js";
 import { subprocessEnv } from "./subprocess.js";
@@ -15,6 +16,7 @@ export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["dataset", datasetEnv],
   ["findmax", findmaxEnv],
   ["http", httpEnv],
+  ["openenv", openenvEnv],
   ["rooms", roomsEnv],
   ["sql", sqlEnv],
   ["subprocess", subprocessEnv],
