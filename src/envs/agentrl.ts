@@ -121,7 +121,7 @@ function envOut(v: unknown, where: string): EnvOut {
   Object.assign(signals, { reward, success: reward, status, completed: status === "completed" });
   if (status === "task error") throw new EnvError(`the AgentRL task failed on its side (status 'task error') at ${where}`, "crash");
   if (status === "cancelled") throw new EnvError(`the AgentRL server cancelled the session at ${where}`, "crash");
-  return { messages: messages as Record<string, unknown>[], tools: Array.isArray(v.tools) ? v.tools : undefined, status, finish: finish || status !== "running", signals };
+  return { messages, tools: Array.isArray(v.tools) ? v.tools : undefined, status, finish: finish || status !== "running", signals };
 }
 
 /** The tools a server sent, by name: OpenAI function tools, or Anthropic tools (input_schema). */

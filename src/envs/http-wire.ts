@@ -1,6 +1,6 @@
 // The HTTP plumbing the env adapters that call servers share (http.ts, agentrl.ts, openenv.ts):
 // one request with a time limit and a capped answer body, and the classification of what failed
-// into the env fault kinds (docs/envs.md "External task servers"). Every failure is an EnvError.
+// into the env fault kinds (docs/envs.md#faults). Every failure is an EnvError.
 import { EnvError } from "../contracts/env.js";
 
 type ErrorKind = EnvError["kind"];

@@ -1,4 +1,4 @@
-// External environments as HTTP task servers (AgentBench / AgentRL style), one server session
+// External environments as HTTP task servers speaking ARL's own protocol, one server session
 // per episode (isolated). The adapter speaks only to the URL the plan gives (no proxies, no
 // redirects followed) with Node's global fetch.
 //

@@ -106,7 +106,7 @@ class Session {
     if (answer instanceof EnvError) throw answer;
     if (!isObject(answer) || typeof answer.type !== "string") throw new EnvError(`OpenEnv server answered '${what}' at ${this.where} with something other than a {type, data} object`, "protocol");
     const data = isObject(answer.data) ? answer.data : {};
-    if (answer.type === "error") throw new EnvError(`OpenEnv server answered '${what}' at ${this.where} with error ${String(data.code ?? "?")}: ${String(data.message ?? "")}`, errorKind(data.code));
+    if (answer.type === "error") throw new EnvError(`OpenEnv server answered '${what}' at ${this.where} with error ${typeof data.code === "string" ? data.code : JSON.stringify(data.code ?? "?")}: ${typeof data.message === "string" ? data.message : JSON.stringify(data.message ?? "")}`, errorKind(data.code));
     return answer;
   }
 

@@ -1,6 +1,6 @@
 // The plan's tools against the tools a server sends (AgentRL's tool list, OpenEnv's action
 // schema), compared at provision: the plan is the contract, so a server whose calls would not
-// fit it refuses the run, with both schemas shown (docs/envs.md "Declared tools and the server's").
+// fit it refuses the run, with both schemas shown (docs/envs.md#declared-tools-and-the-servers).
 //
 // Compared: each declared tool's name and its parameters' JSON Schema, with what only documents
 // a schema left out (description, title, examples, default, $schema) and `required` as a set.
