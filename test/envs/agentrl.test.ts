@@ -10,7 +10,7 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EnvError, type DeclaredTool, type EnvInstance } from "../../src/contracts/env.js";
+import type { DeclaredTool, EnvInstance } from "../../src/contracts/env.js";
 import { agentrlEnv, type AgentRlEnv } from "../../src/envs/agentrl.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
@@ -18,7 +18,7 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { readBuffer } from "../../src/runtime/buffer.js";
 import { splitTasks } from "../../src/plan/splits.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
-import { envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
+import { COMMON_ENV_FIELDS, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
 
 const TASK = `
 import asyncio
@@ -125,15 +125,8 @@ async function startWorker(hangIndex = -2): Promise<ServerProcess & { url: strin
 function makeEnv(url: string, overrides: Partial<AgentRlEnv> = {}): AgentRlEnv {
   return {
     kind: "agentrl",
-    description: null,
-    version: "1",
+    ...COMMON_ENV_FIELDS,
     tasks: 4,
-    split: { train: 0.5, valid: 0, test: 0.5 },
-    weight: 1,
-    signals: {},
-    optimal_steps: null,
-    budget_is_task_rule: false,
-    reward_range: [0, 1],
     timeout_s: 10,
     retries: 1,
     task: "counter",
@@ -145,15 +138,6 @@ function makeEnv(url: string, overrides: Partial<AgentRlEnv> = {}): AgentRlEnv {
 }
 
 const call = (name: string) => ({ name, arguments: {} });
-const failure = (p: Promise<unknown>) => p.then(
-  () => {
-    throw new Error("expected an EnvError");
-  },
-  (e: unknown) => {
-    if (!(e instanceof EnvError)) throw e;
-    return e;
-  },
-);
 const running = async (url: string) => ((await (await fetch(`${url}/worker_status`)).json()) as { current: number }).current;
 const provision = (env: AgentRlEnv, tools = TOOLS, log: string[] = []) => agentrlEnv.provision!(env, { name: "counter", tools, runDir: dir, log: (l) => log.push(l) });
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
-import { EnvError, type DeclaredTool } from "../../src/contracts/env.js";
+import type { DeclaredTool } from "../../src/contracts/env.js";
 import { openenvEnv, type OpenEnvEnv } from "../../src/envs/openenv.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
@@ -16,7 +16,7 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { readBuffer } from "../../src/runtime/buffer.js";
 import { splitTasks } from "../../src/plan/splits.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
-import { envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
+import { COMMON_ENV_FIELDS, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
 
 // guess: the secret is seed % 4 + 1, a guess of 99 hangs. counter: `step` twice wins; the task
 // whose seed is HANG hangs on its first step.
@@ -87,15 +87,8 @@ async function startServer(game: "guess" | "counter", maxEnvs: number, hang = -1
 function makeEnv(url: string, overrides: Partial<OpenEnvEnv> = {}): OpenEnvEnv {
   return {
     kind: "openenv",
-    description: null,
-    version: "1",
+    ...COMMON_ENV_FIELDS,
     tasks: 8,
-    split: { train: 0.5, valid: 0, test: 0.5 },
-    weight: 1,
-    signals: {},
-    optimal_steps: null,
-    budget_is_task_rule: false,
-    reward_range: [0, 1],
     timeout_s: 10,
     retries: 1,
     url,
@@ -106,16 +99,6 @@ function makeEnv(url: string, overrides: Partial<OpenEnvEnv> = {}): OpenEnvEnv {
   };
 }
 
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => {
-      throw new Error("expected an EnvError");
-    },
-    (e: unknown) => {
-      if (!(e instanceof EnvError)) throw e;
-      return e;
-    },
-  );
 const guess = (n: number) => ({ name: "guess", arguments: { guess: n } });
 const provision = (env: OpenEnvEnv, tools: DeclaredTool[] = [GUESS], log: string[] = []) => openenvEnv.provision!(env, { name: "game", tools, runDir: dir, log: (l) => log.push(l) });
 

@@ -3,6 +3,7 @@
 // ARL_ENVSERVERS_PYTHON names another interpreter). Without it the tests that need them skip,
 // except under CI, where a missing venv fails them.
 import { spawn, type ChildProcess } from "node:child_process";
+import { EnvError } from "../../src/contracts/env.js";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -66,4 +67,29 @@ export async function startPython(args: readonly string[], cwd: string, port: nu
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** The fields every env kind has, as a plan holds them (tasks aside), the tasks split in halves. */
+export const COMMON_ENV_FIELDS = {
+  description: null,
+  version: "1",
+  split: { train: 0.5, valid: 0, test: 0.5 },
+  weight: 1,
+  signals: {},
+  optimal_steps: null,
+  budget_is_task_rule: false,
+  reward_range: [0, 1] as [number, number],
+} as const;
+
+/** The EnvError `p` rejects with (anything else fails the test). */
+export function envFailure(p: Promise<unknown>): Promise<EnvError> {
+  return p.then(
+    () => {
+      throw new Error("expected an EnvError");
+    },
+    (e: unknown) => {
+      if (!(e instanceof EnvError)) throw e;
+      return e;
+    },
+  );
 }
