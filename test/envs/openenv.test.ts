@@ -79,8 +79,7 @@ async function startServer(game: "guess" | "counter", maxEnvs: number, hang = -1
   writeFileSync(path.join(dir, "game_server.py"), SERVER);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  process.env.HANG = String(hang);
-  const server = await startPython(["game_server.py", game, String(port), String(maxEnvs)], dir, port, `${url}/health`);
+  const server = await startPython(["game_server.py", game, String(port), String(maxEnvs)], dir, port, `${url}/health`, { HANG: String(hang) });
   return Object.assign(server, { url });
 }
 
