@@ -3,7 +3,7 @@
 // published (requirements-envservers.in: AgentRL's task worker, OpenEnv's server under uvicorn,
 // verifiers), which test/envs/agentrl.test.ts and test/envs/openenv.test.ts serve their small
 // tasks from on loopback (docs/envs.md). Its own venv: their pins (openai 2.x, mcp 2.0, antlr4
-// 4.13) conflict with requirements.txt's. About 0.9 GB, under 3 minutes here; `.ci/run` makes it
+// 4.13) conflict with requirements.txt's. About 0.9 GB, 3 to 4 minutes here; `.ci/run` makes it
 // beside .venv, in parallel. Without it those tests skip locally and fail under CI.
 import { join } from "node:path";
 import { ensureVenv, here, root } from "./venvs.mjs";
