@@ -150,7 +150,7 @@ describe.skipIf(!available)("agentrl env against agentrl-worker 0.4.0", () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/api`;
     controller = Object.assign(await startPython(["controller.py", worker.url, String(port)], dir, port, `${url}/get_indices?name=counter`), { url });
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => {
     await controller?.kill();
     await worker?.kill();
@@ -232,7 +232,7 @@ describe.skipIf(!available)("agentrl env against agentrl-worker 0.4.0", () => {
     } finally {
       await own.kill();
     }
-  }, 60_000);
+  }, 240_000);
 
   it("a run end to end: two iterations, the hanging task's episodes env errors, the others played, every session ended", async () => {
     const spec = (url: string) => `
@@ -282,7 +282,7 @@ experiment agentrl_counting {
     } finally {
       await own.kill();
     }
-  }, 120_000);
+  }, 240_000);
 });
 
 describe("agentrl env: malformed answers are protocol errors", () => {

@@ -105,7 +105,7 @@ describe.skipIf(!available)("openenv env against openenv-core 0.3.0", () => {
   let server: ServerProcess & { url: string };
   beforeAll(async () => {
     server = await startServer("guess", 2);
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => server?.kill());
 
   it("an episode over /ws: the observation field as text, its scalars and the reward as signals, done as the end", async () => {
@@ -214,7 +214,7 @@ experiment openenv_counting {
     } finally {
       await own.kill();
     }
-  }, 120_000);
+  }, 240_000);
 
   // Last: it kills the shared server.
   it("a server killed mid-episode is an env error; a refused connection is unavailable", async () => {

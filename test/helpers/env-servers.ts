@@ -38,7 +38,7 @@ export interface ServerProcess {
 }
 
 /** Starts `args` under the env servers' Python in `cwd` (with `env` added to the environment) and waits until `ready` (a URL) answers 200. */
-export async function startPython(args: readonly string[], cwd: string, port: number, ready: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<ServerProcess> {
+export async function startPython(args: readonly string[], cwd: string, port: number, ready: string, env: Record<string, string> = {}, timeoutMs = 150_000): Promise<ServerProcess> {
   const child = spawn(envServersPython, [...args], { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1", ...env } });
   let output = "";
   child.stdout?.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
