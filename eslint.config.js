@@ -9,7 +9,7 @@ import tseslint from "typescript-eslint";
 export default defineConfig(
   {
     // editors/vscode is its own package; grammar/diagrams is generated browser code.
-    ignores: ["dist/**", "coverage/**", "runs/**", "node_modules/**", ".venv/**", ".venv-vllm/**", "editors/**", "grammar/diagrams/**", "test/fixtures/**"],
+    ignores: ["dist/**", "coverage/**", "runs/**", "node_modules/**", ".venv/**", ".venv-vllm/**", ".venv-envservers/**", "editors/**", "grammar/diagrams/**", "test/fixtures/**"],
   },
   js.configs.recommended,
   {

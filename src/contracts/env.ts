@@ -80,9 +80,18 @@ export interface EnvKind<E extends EnvConfig = EnvConfig> {
   hostCheck?(env: E): Promise<HostCheck>;
 }
 
+/** A tool the plan offers the model for an env: an OpenAI function definition's inside. */
+export interface DeclaredTool {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
 export interface EnvProvisionContext {
   /** The env's name in the plan. */
   readonly name: string;
+  /** The plan's tools of this env (the contract a server's own tool list is compared with). */
+  readonly tools: readonly DeclaredTool[];
   /** Where the env may keep files of the run (a failed verifier's traceback): the run directory. */
   readonly runDir: string;
   readonly log: (line: string) => void;

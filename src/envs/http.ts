@@ -1,4 +1,4 @@
-// External environments as HTTP task servers (AgentBench / AgentRL style), one server session
+// External environments as HTTP task servers speaking ARL's own protocol, one server session
 // per episode (isolated). The adapter speaks only to the URL the plan gives (no proxies, no
 // redirects followed) with Node's global fetch.
 //
@@ -49,67 +49,13 @@ import type { ToolCall } from "../contracts/tool-calls.js";
 import { httpEnvUrlProblem } from "../plan/http-url.js";
 import type { PlanEnv } from "../plan/schema.js";
 import { defined } from "../contracts/checked.js";
+import { backoffMs, classifyStatus, errorText, exchange, parseJson, sleep } from "./http-wire.js";
 
 export type HttpEnv = Extract<PlanEnv, { kind: "http" }>;
 
 type Op = "reset" | "step" | "outcome" | "close";
 type ErrorKind = EnvError["kind"];
 type Session = string | number;
-
-const BACKOFF_BASE_MS = 100;
-const BACKOFF_MAX_MS = 2000;
-
-/** Error codes (Node's and undici's) meaning no connection to the server could be made. */
-const UNAVAILABLE_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EAI_NONAME",
-  "EAI_FAIL",
-  "EAI_NODATA",
-  "EHOSTUNREACH",
-  "EHOSTDOWN",
-  "ENETUNREACH",
-  "ENETDOWN",
-  "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-const TIMEOUT_CODES = new Set(["ETIMEDOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
-
-/** The error code of a fetch failure: on the error, its cause, or the first of an AggregateError. */
-function errorCode(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
-    const o = e as { code?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof o.code === "string") return o.code;
-    if (Array.isArray(o.errors) && o.errors.length > 0) e = o.errors[0];
-    else e = o.cause;
-  }
-  return undefined;
-}
-
-function errorText(error: unknown): string {
-  const code = errorCode(error);
-  const cause = (error as { cause?: unknown } | undefined)?.cause;
-  const message = cause instanceof Error && cause.message ? cause.message : error instanceof Error ? error.message : String(error);
-  return code && !message.includes(code) ? `${code}: ${message}` : message;
-}
-
-/** The kind of a failure thrown by fetch (or by reading a body) that was not our timeout. */
-export function classifyFetchError(error: unknown): ErrorKind {
-  const code = errorCode(error);
-  if (code && UNAVAILABLE_CODES.has(code)) return "unavailable";
-  if (code && TIMEOUT_CODES.has(code)) return "timeout";
-  if (error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")) return "timeout";
-  return "crash";
-}
-
-/** The kind of a non-2xx status. */
-export function classifyStatus(status: number): ErrorKind {
-  if (status === 408) return "timeout";
-  if (status === 429) return "unavailable";
-  if (status >= 500) return "crash";
-  return "protocol";
-}
 
 /** Retried for idempotent calls: anything but a protocol failure, which would only repeat. */
 const retryable = (kind: ErrorKind) => kind !== "protocol";
@@ -123,8 +69,6 @@ function endpoint(url: string, op: Op): URL {
   return u;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 function signals(v: unknown, where: string): Signals {
   if (v === undefined || v === null) return {};
   if (typeof v !== "object" || Array.isArray(v)) throw new EnvError(`env server's ${where} answer has "signals" that is not a JSON object`, "protocol");
@@ -134,31 +78,6 @@ function signals(v: unknown, where: string): Signals {
     if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
   }
   return out;
-}
-
-/** The body as text, refused as soon as it grows past `cap` bytes (the rest is not read). */
-async function cappedText(response: Response, cap: number, where: string): Promise<string> {
-  const tooLarge = (bytes: string) => new EnvError(`env server's answer to ${where} is ${bytes} bytes, above the env's max_response_bytes (${cap})`, "protocol");
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > cap) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge(String(declared));
-  }
-  if (!response.body) return "";
-  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > cap) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(`more than ${cap}`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 function observation(r: Record<string, unknown>, where: string): string {
@@ -189,41 +108,12 @@ export class HttpInstance implements EnvInstance {
     } catch (error) {
       throw new EnvError(`could not encode the ${op} request as JSON: ${(error as Error).message}`, "protocol");
     }
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, Math.min(this.env.timeout_s * 1000, 2 ** 31 - 1)); // setTimeout's largest delay
-    let status: number;
-    let text: string;
-    try {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: payload,
-        redirect: "manual",
-        signal: controller.signal,
-      });
-      status = response.status;
-      text = await cappedText(response, this.env.max_response_bytes, where);
-    } catch (error) {
-      if (error instanceof EnvError) throw error;
-      if (timedOut) throw new EnvError(`env server did not answer ${where} within ${this.env.timeout_s} s`, "timeout");
-      const kind = classifyFetchError(error);
-      const what = kind === "unavailable" ? "could not reach env server for" : kind === "timeout" ? "timed out on" : "connection failed during";
-      throw new EnvError(`${what} ${where}: ${errorText(error)}`, kind);
-    } finally {
-      clearTimeout(timer);
-    }
+    const answer = await exchange(url, { method: "POST", headers: { "content-type": "application/json" }, body: payload }, { timeoutS: this.env.timeout_s, maxBytes: this.env.max_response_bytes }, where);
+    const { status, text } = answer;
 
-    let parsed: unknown;
-    let isJson = true;
-    try {
-      parsed = text.length > 0 ? JSON.parse(text) : undefined;
-    } catch {
-      isJson = false;
-    }
+    const json = parseJson(text);
+    const isJson = json.ok;
+    const parsed = json.ok ? json.value : undefined;
     const reported = isJson && parsed && typeof parsed === "object" && typeof (parsed as { error?: unknown }).error === "string" ? (parsed as { error: string }).error : undefined;
 
     if (status < 200 || status > 299) {
@@ -245,7 +135,7 @@ export class HttpInstance implements EnvInstance {
     const tries = op === "step" ? 1 : 1 + this.env.retries;
     let last: EnvError | undefined;
     for (let attempt = 0; attempt < tries; attempt++) {
-      if (attempt > 0) await sleep(Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1)));
+      if (attempt > 0) await sleep(backoffMs(attempt));
       try {
         return await this.once(op, url, body);
       } catch (error) {

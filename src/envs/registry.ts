@@ -1,20 +1,24 @@
 // Every environment kind this runtime can run, by the `kind` a plan names.
 import type { EnvKind } from "../contracts/env.js";
 import { agentEnv, createAgentEnv } from "./agent.js";
+import { agentrlEnv } from "./agentrl.js";
 import { createDatasetEnv, datasetEnv } from "./dataset/index.js";
 import { findmaxEnv } from "./findmax/index.js";
 import { createHostEnvKinds } from "./host/index.js";
 import { hostLibraries } from "../semantics/schema/libraries/index.js";
 import { httpEnv } from "./http.js";
+import { openenvEnv } from "./openenv.js";
 import { roomsEnv } from "./rooms/index.js";
 import { createSqlEnv, sqlEnv } from "./sql/index.js";
 import { subprocessEnv } from "./subprocess.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["agent", agentEnv],
+  ["agentrl", agentrlEnv],
   ["dataset", datasetEnv],
   ["findmax", findmaxEnv],
   ["http", httpEnv],
+  ["openenv", openenvEnv],
   ["rooms", roomsEnv],
   ["sql", sqlEnv],
   ["subprocess", subprocessEnv],

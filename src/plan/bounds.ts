@@ -34,6 +34,7 @@ export const PLAN_BOUNDS = {
   "envs.*.timeout_s": { max: SECONDS_A_DAY, why: "a day" },
   "envs.*.retries": { max: 100, why: "retrying more only delays the env error" },
   "envs.*.max_response_bytes": { max: 1024 ** 3, why: "an answer is read into memory whole" },
+  "envs.*.max_sessions": { max: 4096, why: "each open episode holds a connection and a server env" },
   "envs.*.max_stderr_bytes": { max: 1024 ** 3, why: "the tail is kept in memory" },
   "envs.*.max_data_bytes": { max: 1024 ** 3, why: "a dataset's rows are held in memory through the run" },
   "envs.*.max_row_bytes": { max: 256 * 1024 ** 2, why: "a row is read as one string" },

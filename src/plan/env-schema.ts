@@ -2,7 +2,7 @@
 // and the fields of each kind, in their order, come from there; this file says only how each
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
-import { type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { agentrlModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
 import { textworldLibrary } from "../semantics/schema/libraries/textworld.js";
 import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
 
@@ -60,12 +60,16 @@ const planEnvFields = {
   read_only: z.boolean(),
   max_rows: bounded("envs.*.max_rows", positiveInt),
   // External task servers (http, subprocess).
-  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step (http, subprocess), of a whole episode (agent), of one verifier call (dataset)."),
+  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step (http, subprocess, agentrl, openenv), of a whole episode (agent), of one verifier call (dataset)."),
   retries: d(bounded("envs.*.retries", nonNegativeInt), "Retries of a failed call before the episode is an env error."),
   task: d(z.string().nullable(), "Task name on the server."),
   url: z.string().min(1),
   max_response_bytes: d(bounded("envs.*.max_response_bytes", positiveInt), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error."),
   command: z.array(z.string()).min(1),
+  // agentrl, openenv
+  mode: d(z.enum(agentrlModes), "worker: a task worker's API; controller: AgentRL's controller."),
+  max_sessions: d(bounded("envs.*.max_sessions", positiveInt), "Episodes open at once on the server; more wait for a free one."),
+  observation_field: d(z.string().min(1).nullable(), "The observation field the model sees; null: the whole observation as JSON."),
   // agent
   task_file: d(dataFileSchema, "The tasks (JSON lines); `tasks` is its line count."),
   max_stderr_bytes: d(bounded("envs.*.max_stderr_bytes", positiveInt), "Bytes of a failed episode's stderr kept in the run directory."),
@@ -146,6 +150,8 @@ export const planEnvSchema = z
     planEnvKind("sql"),
     planEnvKind("http"),
     planEnvKind("subprocess"),
+    planEnvKind("agentrl"),
+    planEnvKind("openenv"),
     planEnvKind("agent"),
     planEnvKind("dataset"),
     planLibraryKind(textworldLibrary),

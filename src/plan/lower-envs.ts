@@ -23,6 +23,7 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
   };
   if (common.kind === "agent") return lowerAgentEnv(name, env, common, variant, context, diagnostics);
   if (env.kind === "dataset") return lowerDatasetEnv(name, env, common, variant, context, diagnostics);
+  if (env.kind === "agentrl" || env.kind === "openenv") checkServerEnv(name, env, variant, diagnostics);
   const library = hostLibraryOf(env.kind);
   if (library) return lowerHostEnv(name, env, library, common, variant, context, diagnostics);
   if (common.kind !== "sql") return common as PlanEnv;
@@ -65,6 +66,29 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
     } else if (!written) tasks = lines;
   }
   return { ...common, tasks, task_file: taskFile } as PlanEnv;
+}
+
+/**
+ * What an AgentRL or OpenEnv env needs to be runnable, known without its server: a controller
+ * routes by task name; an OpenEnv action is one tool (its parameters the action's fields).
+ */
+function checkServerEnv(name: string, env: Extract<Env, { kind: "agentrl" | "openenv" }>, variant: VariantModel, diagnostics: Diagnostic[]): void {
+  const report = (code: string, at: string[], message: string, hint: string) => {
+    const origin = originOf(at, variant);
+    diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, hint });
+  };
+  if (env.kind === "agentrl" && env.mode === "controller" && env.task === null) {
+    report("agentrl-controller-task", ["env", name, "mode"], `env '${name}' talks to an AgentRL controller, which serves many tasks, but names none`, 'write the task\'s name as the controller knows it, e.g. task: "os-std"');
+  }
+  const tools = Object.keys(env.tool);
+  if (env.kind === "openenv" && tools.length !== 1) {
+    report(
+      "openenv-tools",
+      tools.length === 0 ? ["env", name, "kind"] : ["env", name, "tool", tools[1] ?? ""],
+      `env '${name}' is of kind openenv and declares ${tools.length === 0 ? "no tool" : `${tools.length} tools (${tools.map((t) => `'${t}'`).join(", ")})`}: an OpenEnv server takes one kind of action`,
+      "declare one tool whose parameters are the action's fields, as the server's /schema gives them (docs/envs.md#kind-openenv)",
+    );
+  }
 }
 
 /** The task file's count of non-blank lines; a string says what is wrong with it; undefined: unreadable (dataFile reported it). */

@@ -63,7 +63,7 @@ export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefu
 /** An http env's server URL that no request can reach (not a URL, credentials, a port fetch refuses). */
 function httpEnvUrls(plan: Plan): PlanRefusal[] {
   return Object.entries(plan.envs).flatMap(([name, env]) => {
-    if (env.kind !== "http") return [];
+    if (env.kind !== "http" && env.kind !== "agentrl" && env.kind !== "openenv") return [];
     const problem = httpEnvUrlProblem(env.url);
     return problem ? [{ code: "http-env-url", path: ["envs", name, "url"], message: `env '${name}': ${problem.message}`, hint: problem.hint }] : [];
   });

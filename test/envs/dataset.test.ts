@@ -143,14 +143,14 @@ describe("the dataset env", () => {
     const { kind, env } = datasetEnv([{ prompt: "q", answer: "1" }]);
     await expect(kind.create({ ...env, data: { ...env.data, sha256: "0".repeat(64) } }, 0, 0)).rejects.toThrow(/sha256/);
     const bad = datasetEnv([{ prompt: "q", answer: "1" }, { prompt: "q" }]);
-    await expect(bad.kind.provision!(bad.env, { name: "t", runDir: bad.dir, log: () => undefined })).rejects.toThrow("rows.jsonl:2: column 'answer' is missing");
+    await expect(bad.kind.provision!(bad.env, { name: "t", tools: [], runDir: bad.dir, log: () => undefined })).rejects.toThrow("rows.jsonl:2: column 'answer' is missing");
   });
 });
 
 describe.skipIf(skipHost)("Python scorers in the env host", () => {
   const provision = (kind: EnvKind<DatasetEnv>, env: DatasetEnv, dir: string) => {
     kinds.push(kind);
-    return kind.provision!(env, { name: "t", runDir: dir, log: () => undefined });
+    return kind.provision!(env, { name: "t", tools: [], runDir: dir, log: () => undefined });
   };
 
   it("math_verify agrees with math-verify itself: fractions, \\boxed{}, units, and close wrong answers", async () => {

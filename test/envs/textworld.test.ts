@@ -77,7 +77,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     cache = mkdtempSync(path.join(tmpdir(), "arl-tw-cache-"));
     runDir = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
     kind = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, cacheDir: cache, python }).get("textworld")!;
-    await kind.provision!(env, { name: "games", runDir, log: (l) => logs.push(l) });
+    await kind.provision!(env, { name: "games", runDir, log: (l) => logs.push(l), tools: [] });
   }, 120_000);
   afterAll(async () => {
     await kind.shutdown?.();
@@ -130,7 +130,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
       const challengeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
       const simple = createHostEnvKinds([{ kind: "textworld" }], { root: challengeRun, cacheDir: cache, python }).get("textworld")!;
       try {
-        await simple.provision!(challengeEnv, { name: "games", runDir: challengeRun, log: () => undefined });
+        await simple.provision!(challengeEnv, { name: "games", runDir: challengeRun, log: () => undefined, tools: [] });
         const walkthrough = (await simple.walkthrough!(challengeEnv, 0))!.map((c) => String(c.arguments.command));
         const played = await play(simple, challengeEnv, 0, walkthrough);
         expect(played.outcome).toMatchObject({ won: true, success: true });
@@ -153,7 +153,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     const otherRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
     const other = createHostEnvKinds([{ kind: "textworld" }], { root: otherRun, cacheDir: again, python }).get("textworld")!;
     try {
-      await other.provision!(textworldEnv({ seeds: [1], tasks: 1 }), { name: "games", runDir: otherRun, log: () => undefined });
+      await other.provision!(textworldEnv({ seeds: [1], tasks: 1 }), { name: "games", runDir: otherRun, log: () => undefined, tools: [] });
     } finally {
       await other.shutdown?.();
     }
@@ -170,7 +170,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     writeFileSync(recordPath, JSON.stringify(record));
     const resumed = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, cacheDir: cache, python }).get("textworld")!;
     try {
-      await expect(resumed.provision!(env, { name: "games", runDir, log: () => undefined })).rejects.toThrow(/game 1 .* has sha256 [0-9a-f]{64}, but this run recorded 0{64}/);
+      await expect(resumed.provision!(env, { name: "games", runDir, log: () => undefined, tools: [] })).rejects.toThrow(/game 1 .* has sha256 [0-9a-f]{64}, but this run recorded 0{64}/);
       expect(readFileSync(recordPath, "utf8")).toBe(JSON.stringify(record));
     } finally {
       writeFileSync(recordPath, saved);
@@ -189,7 +189,7 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
     process.env.PYTHONPATH = [FIXTURES, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
     runDir = mkdtempSync(path.join(tmpdir(), "arl-faulty-"));
     kind = createHostEnvKinds([{ kind: "faulty" }], { root: runDir, python }).get("faulty")!;
-    await kind.provision!(faulty, { name: "f", runDir, log: () => undefined });
+    await kind.provision!(faulty, { name: "f", runDir, log: () => undefined, tools: [] });
   }, 60_000);
   afterAll(async () => {
     await kind.shutdown?.();
@@ -229,7 +229,7 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
   it("a library that is not installed is one line naming the setup command", async () => {
     const missing = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, python: "/usr/bin/python3" }).get("textworld")!;
     try {
-      const error = await missing.provision!(textworldEnv(), { name: "games", runDir, log: () => undefined }).catch((e: unknown) => e);
+      const error = await missing.provision!(textworldEnv(), { name: "games", runDir, log: () => undefined, tools: [] }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EnvError);
       const message = (error as Error).message.split(" (traceback")[0]!;
       expect(message).toMatch(/TextWorld is not installed in this Python .*'npm run setup:envs'/);

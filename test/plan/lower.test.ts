@@ -103,7 +103,8 @@ describe("lowering the shared examples", () => {
     expect(plans["agentrl_multitask/no_cross_policy"]!.rollout.cross_policy).toBeNull();
     expect(plans["agentrl_multitask/no_task_norm"]!.algorithm.advantage.task_norm).toBe(false);
     expect(full.stages.update).toMatchObject({ backend: "torch", processes: 64, launcher: "torchrun" });
-    expect(full.tools.map((t) => `${t.env}.${t.name}`)).toContain("webshop.search");
+    expect(full.tools.map((t) => `${t.env}.${t.name}`)).toContain("webshop.search_action");
+    expect(full.envs.os).toMatchObject({ kind: "agentrl", mode: "controller", url: "http://localhost:5020/api", task: "os-std" });
     expect(full.reward.terms.abnormal!.expr).toEqual({
       op: "when",
       args: [{ op: "const", value: -0.2 }, { op: "signal", namespace: "episode", name: "aborted", type: "bool", timing: "outcome" }],

@@ -287,6 +287,21 @@ be a JSON object, and there must be at least one; the message names the first li
 smaller tasks uses the first lines only; a larger one would name tasks that do not exist. Remove
 tasks or lower it.`,
   },
+  "agentrl-controller-task": {
+    stage: "plan",
+    title: "An AgentRL env in controller mode names no task",
+    explanation: `An AgentRL controller serves many tasks (os-std, dbbench-std, ...) and routes each episode to
+a worker of the task it is asked for, by name. An env with mode: controller must say which
+with \`task\`; a task worker (mode: worker) serves one task and needs none.`,
+  },
+  "openenv-tools": {
+    stage: "plan",
+    title: "An OpenEnv env declares no tool or several",
+    explanation: `An OpenEnv server takes one kind of action, a JSON object whose schema is the server's /schema
+"action". The env declares it as exactly one tool: the model calls that tool, and its arguments
+are sent as the action. At provision the tool's parameters are compared with the server's
+action schema.`,
+  },
   "agent-env-tools": {
     stage: "plan",
     title: "An agent env declares tool blocks",

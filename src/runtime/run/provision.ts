@@ -166,7 +166,8 @@ export async function configureTrainer(trainer: TrainerClient, plan: Plan, vocab
 async function provisionEnvs(plan: Plan, envs: EnvRegistry, runDir: string, log: (line: string) => void, state: RunState): Promise<void> {
   for (const [name, env] of Object.entries(plan.envs)) {
     try {
-      await envKindOf(envs, env).provision?.(env, { name, runDir, log });
+      const tools = plan.tools.filter((t) => t.env === name).map((t) => t.definition.function);
+      await envKindOf(envs, env).provision?.(env, { name, tools, runDir, log });
     } catch (error) {
       if (!(error instanceof EnvError)) throw error;
       throw hasProgress(state) ? new RunError(error.message) : refusal(error.message);

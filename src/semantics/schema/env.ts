@@ -106,6 +106,37 @@ const subprocess = z.strictObject({
   command: doc(z.array(z.string()).min(1), "Program and arguments; the env speaks JSON lines on stdin/stdout."),
 });
 
+/** The two servers of the AgentRL protocol (docs/envs.md#kind-agentrl). */
+export const agentrlModes = ["worker", "controller"] as const;
+
+/** An AgentRL task worker or controller (AgentBench FC): OpenAI messages and tool calls in and out. */
+const agentrl = z.strictObject({
+  ...common,
+  ...external,
+  kind: z.literal("agentrl"),
+  url: doc(z.string().min(1), "Base URL of the API: a task worker's (http://host:5021/api) or a controller's (http://host:5020/api)."),
+  mode: doc(
+    enumOf(agentrlModes).default("worker"),
+    "worker: a task worker's own API (the client picks session ids); controller: AgentRL's controller, which routes `task` to its workers and picks the session ids.",
+  ),
+  max_response_bytes: doc(positiveInt.default(8 * 1024 * 1024), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error (read no further than this)."),
+});
+
+/** An OpenEnv server (create_fastapi_app): episodes over its /ws WebSocket, the action one declared tool. */
+const openenv = z.strictObject({
+  ...common,
+  kind: z.literal("openenv"),
+  url: doc(z.string().min(1), "Base URL of the OpenEnv server (http://host:8000); episodes go over ws://host:8000/ws."),
+  timeout_s: doc(z.number().positive().default(60), "Time limit of one connect, reset or step."),
+  retries: doc(nonNegativeInt.default(2), "Retries of a refused connection or a full server (CAPACITY_REACHED) before the episode is an env error."),
+  max_sessions: doc(positiveInt.default(1), "Episodes open at once on the server: its max_concurrent_envs (OpenEnv's default is 1); more episodes wait for a free one."),
+  observation_field: doc(
+    z.string().min(1).nullable().default(null),
+    "The observation field whose text the model sees; none: the whole observation object as JSON.",
+  ),
+  max_response_bytes: doc(positiveInt.default(8 * 1024 * 1024), "Largest message accepted from the server, in bytes; a larger one is a protocol error."),
+});
+
 /** An agent program that owns its loop and calls the model through the run's gateway (docs/gateway.md#agent-programs). */
 const agent = z.strictObject({
   ...common,
@@ -160,12 +191,12 @@ function hostLibraryEnv<const K extends string, const S extends z.ZodRawShape>(l
 const textworld = hostLibraryEnv(textworldLibrary);
 
 /** The built-in kinds, whose fields the plan's env schema lists one by one. */
-export const builtinEnvKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent", "dataset"] as const;
+export const builtinEnvKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agentrl", "openenv", "agent", "dataset"] as const;
 export type BuiltinEnvKind = (typeof builtinEnvKinds)[number];
 export const envKinds = [...builtinEnvKinds, textworldLibrary.kind] as const;
 
 /** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
-export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;
+export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agentrl: agentrl.shape, openenv: openenv.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;
 
 /** The fields of each host library kind, in declaration order. */
 export const hostLibraryShapes = { textworld: textworld.shape } as const;
@@ -180,6 +211,6 @@ function normaliseKind(v: unknown): unknown {
   return isPlainName(kind) && kind.$name.length === 1 ? { ...v, kind: kind.$name[0] } : v;
 }
 
-export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agent, dataset, textworld]));
+export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agentrl, openenv, agent, dataset, textworld]));
 
 export type Env = z.output<typeof envSchema>;
