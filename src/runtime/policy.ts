@@ -45,6 +45,8 @@ export interface Policy {
   decode(ids: Int32Array): Promise<string>;
   /** The text of each token on its own, in one request where the policy can (OpenAI logprobs' `token`); absent: one decode per token. */
   decodeEach?(ids: Int32Array): Promise<string[]>;
+  /** Plain text to ids without the template (the gateway's forced tool-call openings); absent: the policy cannot. */
+  tokenize?(text: string): Promise<Int32Array>;
   generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation>;
 }
 
@@ -89,6 +91,11 @@ export class TrainerPolicy implements Policy {
     if (ids.length === 0) return [];
     const { texts } = await this.trainer.request("decode", { ids: ragged(Array.from(ids, (id) => Int32Array.of(id)), Int32Array) });
     return texts;
+  }
+
+  async tokenize(text: string): Promise<Int32Array> {
+    const { ids } = await this.trainer.request("tokenize", { texts: [text] });
+    return row(ids, 0).slice();
   }
 
   generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
