@@ -1,4 +1,5 @@
-"""encode / decode: chat messages to token ids and back, over the configured tokenizer."""
+"""encode / decode / tokenize: chat messages to token ids and back, and plain text to ids, over the
+configured tokenizer."""
 from __future__ import annotations
 
 from .errors import invalid, unsupported
@@ -23,3 +24,13 @@ def decode(state: TrainerState, p: dict) -> dict:
     ids = required_ragged(p, "ids", "int32")
     skip = bool(p.get("skip_special_tokens", False))
     return {"texts": [conf.tokenizer.decode(r, skip_special=skip) for r in ids.rows()]}
+
+
+def tokenize(state: TrainerState, p: dict) -> dict:
+    """Plain texts to ids without the template; special-token text is its token (the agent
+    gateway's forced tool-call openings, docs/gateway.md)."""
+    conf = configured(state)
+    texts = p["texts"]
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise invalid("tokenize: texts must be a list of strings")
+    return {"ids": Ragged.from_sequences([conf.tokenizer.encode_text(t) for t in texts], "int32")}

@@ -17,7 +17,7 @@ from . import __version__, conformance, losses
 from .checkpoint import load, save
 from .configure import configure
 from .distributed import Dist
-from .encode import decode, encode
+from .encode import decode, encode, tokenize
 from .errors import invalid, unsupported
 from .generate import generate
 from .requests import parse_request
@@ -85,6 +85,7 @@ HANDLERS: dict[str, Callable[[TrainerState, dict], Any]] = {
     "configure": configure,
     "encode": encode,
     "decode": decode,
+    "tokenize": tokenize,
     "generate": generate,
     "logprobs": logprobs,
     "values": values,
@@ -125,6 +126,9 @@ class Trainer:
 
     def decode(self, p: dict) -> dict:
         return self.handle_request("decode", p)
+
+    def tokenize(self, p: dict) -> dict:
+        return self.handle_request("tokenize", p)
 
     def generate(self, p: dict) -> dict | None:
         return self.handle_request("generate", p)

@@ -15,7 +15,7 @@ from hf_models import REPO
 from arl_trainer.framing import read_frame
 
 # src/runtime/buffer.ts, Role
-ROLE = {"system": 0, "prompt": 1, "generated": 2, "observation": 3, "padding": 4, "pool": 5}
+ROLE = {"system": 0, "prompt": 1, "generated": 2, "observation": 3, "padding": 4, "pool": 5, "rendered": 6}
 
 
 def arl_command() -> list[str]:

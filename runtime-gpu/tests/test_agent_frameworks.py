@@ -1,9 +1,12 @@
 """Real agent frameworks as agent programs, unmodified: `arl run` of each arm of
 experiments/agents/frameworks.arl (the OpenAI Agents SDK on the Responses API, LangGraph's
-prebuilt ReAct agent on chat completions, a plain Anthropic SDK loop on the Messages API) for two
-iterations on builtin:tiny. Every episode must reach the gateway without an env error, and every
-record must hold what the session served: generated tokens with their policy version and
-log-prob, and no call that rewrote the served history.
+prebuilt ReAct agent and smolagents' ToolCallingAgent on chat completions, a plain Anthropic SDK
+loop on the Messages API) for two iterations on builtin:tiny. Every episode must reach the
+gateway without an env error, and every record must hold what the session served: generated
+tokens with their policy version and log-prob, and no call that rewrote the served history.
+smolagents asks for every step's call with tool_choice "required": its records must hold the
+forced call opening as rendered context (no version, log-prob 0) right before the sampled ids,
+and the served reply must begin with it (docs/gateway.md#forced-tool-calls).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pytest
 from run_records import ROLE, arl_run, buffer_records
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "experiments" / "agents"
-ARMS = {"openai_agents": "agents", "langgraph": "langgraph.prebuilt", "anthropic": "anthropic"}
+ARMS = {"openai_agents": "agents", "langgraph": "langgraph.prebuilt", "smolagents": "smolagents", "anthropic": "anthropic"}
 
 
 @pytest.mark.parametrize("arm", list(ARMS))
@@ -44,3 +47,10 @@ def test_the_framework_runs_two_iterations_without_env_errors(arm, tmp_path):
         generated = [k for k, role in enumerate(r["roles"]) if int(role) == ROLE["generated"]]
         assert generated, "a record without a generated token"
         assert all(int(r["versions"][k]) >= 0 and math.isfinite(float(r["logprobs"][k])) for k in generated)
+        if arm == "smolagents":
+            first = generated[0]
+            forced = [k for k in range(first) if int(r["roles"][k]) == ROLE["rendered"]]
+            assert forced and forced == list(range(forced[0], first)), "the forced opening is not right before the first sampled token"
+            assert all(int(r["versions"][k]) == -1 and float(r["logprobs"][k]) == 0.0 for k in forced)
+            replies = [m for m in r["messages"] if m["role"] == "assistant"]
+            assert replies and replies[0]["content"].startswith("<tool_call>\n"), replies[:1]

@@ -71,8 +71,8 @@ def test_refusals_are_the_sdk_errors(gateway):
     assert orphan.value.body["type"] == "error"
     assert orphan.value.body["error"]["type"] == "invalid_request_error"
     assert "tool_use_id" in orphan.value.message
-    with pytest.raises(anthropic.BadRequestError, match="forcing a call"):
-        client.messages.create(model="arl-policy", max_tokens=8, messages=[{"role": "user", "content": "hi"}], tools=[WEATHER], tool_choice={"type": "any"})
+    with pytest.raises(anthropic.BadRequestError, match='missing required field "tool_choice.name"'):
+        client.messages.create(model="arl-policy", max_tokens=8, messages=[{"role": "user", "content": "hi"}], tools=[WEATHER], tool_choice={"type": "tool"})
     with pytest.raises(anthropic.AuthenticationError):
         client_of(session, api_key="sk-ant-wrong").messages.create(model="arl-policy", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
     assert [f["kind"] for f in gateway.ask(f"seen {session['id']}")["faults"]] == ["wrong_key"]

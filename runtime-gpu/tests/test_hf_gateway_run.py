@@ -1,8 +1,10 @@
 """The agent gateway on a real model stack: `arl run` of an agent-program spec whose policy is a
 local random Qwen3 (transformers, the real Qwen3 tokenizer and chat template) on the PyTorch
-trainer. The agent is a plain Python program on the official `openai` SDK with its own tools; a
-supervised cold start on chat records teaches the model Qwen3's tool-call format first, so that
-its episodes make several calls. Every trajectory in the token buffer is then checked against
+trainer. The agent is, in turn, a plain Python program on the official `openai` SDK with its own
+tools (chat completions), and the Anthropic SDK agent of experiments/agents/anthropic_support.py,
+unmodified (the Messages API, its tool_use/tool_result round trip); a supervised cold start on
+chat records teaches the model Qwen3's tool-call format first, so that its episodes make several
+calls. Every trajectory in the token buffer is then checked against
 transformers' own template and tokenizer (docs/gateway.md#exact-tokens-and-rewrites):
 
 - each call after the first continued the trajectory: the ids between two generated turns are
@@ -16,6 +18,7 @@ transformers' own template and tokenizer (docs/gateway.md#exact-tokens-and-rewri
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hf_models import make_model_dir
@@ -24,6 +27,8 @@ from run_records import ROLE, arl_run, assert_spans_tokenized_once, buffer_recor
 pytest.importorskip("transformers")
 pytest.importorskip("openai")
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "experiments" / "agents"
+# The prompt and tool of experiments/agents/anthropic_support.py too (its tool's description apart).
 PROMPT = "Support assistant: look the order up, then answer."
 TOOLS = [
     {
@@ -35,6 +40,8 @@ TOOLS = [
         },
     }
 ]
+# The tool as the Anthropic agent declares it, in the chat shape the gateway gives the template.
+ANTHROPIC_TOOLS = [{**TOOLS[0], "function": {**TOOLS[0]["function"], "description": "The status of an order, by its id."}}]
 ORDERS = {f"A{100 + k}": ("shipped", "delayed", "delivered")[k % 3] for k in range(36)}
 
 # The agent: its own loop, prompt and tool, the SDK reading OPENAI_BASE_URL/OPENAI_API_KEY. It
@@ -119,7 +126,7 @@ def _task(order_id: str) -> dict:
     return {"order_id": order_id, "message": f"Where is my order {order_id}?", "status": ORDERS[order_id]}
 
 
-def _sft_record(order_id: str) -> dict:
+def _sft_record(order_id: str, tools: list[dict]) -> dict:
     """The conversation the agent should have: one lookup, then the status in a few words."""
     status = ORDERS[order_id]
     return {
@@ -134,7 +141,7 @@ def _sft_record(order_id: str) -> dict:
             {"role": "tool", "content": json.dumps({"status": status})},
             {"role": "assistant", "content": f"Your order is {status}."},
         ],
-        "tools": TOOLS,
+        "tools": tools,
     }
 
 
@@ -164,13 +171,16 @@ def _as_call(value: dict | None) -> tuple[str, dict] | None:
     return (value["name"], args) if isinstance(args, dict) else None
 
 
-@pytest.fixture(scope="module")
-def agent_run(tmp_path_factory):
+@pytest.fixture(scope="module", params=["openai", "anthropic"])
+def agent_run(request, tmp_path_factory):
+    if request.param == "anthropic":
+        pytest.importorskip("anthropic")
     model = make_model_dir(tmp_path_factory.mktemp("qwen3-model"), arch="qwen3", tokenizer="qwen3", layers=2, hidden=32, seed=0)
-    base = tmp_path_factory.mktemp("qwen3-agent")
-    (base / "agent.py").write_text(AGENT)
+    base = tmp_path_factory.mktemp(f"qwen3-agent-{request.param}")
+    (base / "agent.py").write_text(AGENT if request.param == "openai" else (EXAMPLES / "anthropic_support.py").read_text())
     (base / "tasks.jsonl").write_text("".join(json.dumps(_task(o)) + "\n" for o in ORDERS))
-    (base / "sft.jsonl").write_text("".join(json.dumps(_sft_record(o)) + "\n" for o in ORDERS))
+    tools = TOOLS if request.param == "openai" else ANTHROPIC_TOOLS
+    (base / "sft.jsonl").write_text("".join(json.dumps(_sft_record(o, tools)) + "\n" for o in ORDERS))
     spec = base / "agent.arl"
     spec.write_text(SPEC.replace("MODEL_DIR", str(model)))
     # arl_run puts this Python first on PATH: the agent's python3 has openai.

@@ -23,7 +23,8 @@ def test_full_session(tmp_path):
         hello = c.call("handshake", HELLO)
         assert hello["protocol"] == "arl-trainer" and hello["version"] == 1
         caps = hello["capabilities"]
-        methods = {"handshake", "configure", "encode", "decode", "generate", "logprobs", "values", "train_step", "save", "load", "eval_op", "shutdown"}
+        methods = {"handshake", "configure", "encode", "decode", "tokenize", "generate", "logprobs", "values"}
+        methods |= {"train_step", "save", "load", "eval_op", "shutdown"}
         assert set(caps["methods"]) >= methods
         assert caps["reductions"] == ["token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "constant", "group_token_mean"]
         assert caps["kl_estimators"] == ["k1", "k2", "k3"] and caps["value_head"] and caps["keep_sampling_mask"]
@@ -43,6 +44,8 @@ def test_full_session(tmp_path):
         assert len(ids) == 2 and ids.values.dtype == np.int32
         texts = c.call("decode", {"ids": enc["ids"]})["texts"]
         assert "the cat sat on a mat" in texts[1] and texts[1].endswith("assistant")
+        plain = Ragged.from_message(c.call("tokenize", {"texts": ["the cat sat", ""]})["ids"])
+        assert [c.call("decode", {"ids": Ragged.from_sequences([row], "int32")})["texts"][0] for row in plain.rows()] == ["the cat sat", ""]
 
         prompt = Ragged.from_sequences([ids.values, ids.values[-6:]], "int32")
         limits = {"max_new_tokens": 6, "temperature": 0.8, "top_p": 0.9, "top_k": 10, "stop_ids": [tok["eos_id"]]}

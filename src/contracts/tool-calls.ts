@@ -93,6 +93,23 @@ function parseDeepSeekV3(text: string): ParsedTurn {
   return { kind: "call", call: { name, arguments: args.value }, content: text.slice(0, block >= 0 && block < begin ? block : begin) };
 }
 
+/**
+ * The text a call in `format` begins with, up to the call's name (`name` undefined) or through the
+ * name and the key its arguments follow: what the agent gateway forces for `tool_choice`
+ * "required" or a named function (docs/gateway.md#forced-tool-calls). Each is a prefix of what
+ * the parser above reads as a call and of the template's own rendering of one (sft.ts callText).
+ */
+export function callOpening(format: ToolCallFormat, name?: string): string {
+  switch (format) {
+    case "hermes":
+      return name === undefined ? "<tool_call>\n" : `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments":`;
+    case "llama3_json":
+      return name === undefined ? '{"name": "' : `{"name": ${JSON.stringify(name)}, "parameters":`;
+    case "deepseek_v3":
+      return `${DS_CALLS_BEGIN}${DS_CALL_BEGIN}function${DS_SEP}${name === undefined ? "" : `${name}\n\`\`\`json\n`}`;
+  }
+}
+
 /** A call from its JSON text: `name` and the arguments under `key` (or the other of "arguments"/"parameters"). */
 function callFromJson(json: string, key: "arguments" | "parameters", content: string): ParsedTurn {
   let value: unknown;

@@ -183,6 +183,7 @@ export interface Methods {
   configure: [ConfigureParams, ConfigureResult];
   encode: [EncodeParams, { ids: Ragged<Int32Array> }];
   decode: [{ ids: Ragged<Int32Array> }, { texts: string[] }];
+  tokenize: [{ texts: readonly string[] }, { ids: Ragged<Int32Array> }];
   generate: [GenerateParams, GenerateResult];
   logprobs: [{ ids: Ragged<Int32Array>; policy: PolicySlot | "reference"; sampling: SamplingParams | null; mask?: Ragged<Uint8Array> | null }, { logprobs: Ragged<Float32Array> }];
   values: [{ ids: Ragged<Int32Array> }, { values: Ragged<Float32Array> }];

@@ -163,6 +163,8 @@ const encode = named(
 
 const decode = named("decode", "Token ids to texts.", z.looseObject({ ids: raggedInt32 }));
 
+const tokenize = named("tokenize", "Plain texts to token ids, without the chat template; special-token text is its token.", z.looseObject({ texts: z.array(z.string()) }));
+
 const generate = named(
   "generate",
   "Samples continuations of the prompts; prompt i draws from its own stream seeded by seeds[i].",
@@ -246,6 +248,7 @@ export const requestParams = {
   configure,
   encode,
   decode,
+  tokenize,
   generate,
   logprobs,
   values,

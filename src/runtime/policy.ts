@@ -45,6 +45,8 @@ export interface Policy {
   decode(ids: Int32Array): Promise<string>;
   /** The text of each token on its own, in one request where the policy can (OpenAI logprobs' `token`); absent: one decode per token. */
   decodeEach?(ids: Int32Array): Promise<string[]>;
+  /** Plain text to ids without the template (the gateway's forced tool-call openings); absent: the policy cannot. */
+  tokenize?(text: string): Promise<Int32Array>;
   generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation>;
 }
 
@@ -63,6 +65,8 @@ function batchKey(o: GenerateOptions): string {
 export class TrainerPolicy implements Policy {
   private queue: PendingGeneration[] = [];
   private running = false;
+  /** The decode request being gathered, until it is sent. */
+  private decodes: { readonly rows: Int32Array[]; readonly texts: Promise<string[]> } | undefined;
 
   /** `slot` "behaviour": generate from the trainer's behaviour snapshot (asynchronous rollout). */
   constructor(
@@ -81,14 +85,36 @@ export class TrainerPolicy implements Policy {
   }
 
   async decode(ids: Int32Array): Promise<string> {
-    const { texts } = await this.trainer.request("decode", { ids: ragged([ids], Int32Array) });
-    return texts[0] ?? "";
+    return (await this.decodeRows([ids]))[0] ?? "";
   }
 
-  async decodeEach(ids: Int32Array): Promise<string[]> {
-    if (ids.length === 0) return [];
-    const { texts } = await this.trainer.request("decode", { ids: ragged(Array.from(ids, (id) => Int32Array.of(id)), Int32Array) });
-    return texts;
+  decodeEach(ids: Int32Array): Promise<string[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.decodeRows(Array.from(ids, (id) => Int32Array.of(id)));
+  }
+
+  /**
+   * The texts of `rows`: the decodes asked for in one synchronous stretch (a reply's text and its
+   * tokens' texts) go as one request, each one's rows a slice of it (a trainer round trip saved).
+   */
+  private decodeRows(rows: Int32Array[]): Promise<string[]> {
+    let batch = this.decodes;
+    if (!batch) {
+      const gathered: Int32Array[] = [];
+      const texts = new Promise<void>((resolve) => queueMicrotask(resolve)).then(async () => {
+        this.decodes = undefined;
+        return (await this.trainer.request("decode", { ids: ragged(gathered, Int32Array) })).texts;
+      });
+      batch = this.decodes = { rows: gathered, texts };
+    }
+    const from = batch.rows.length;
+    batch.rows.push(...rows);
+    return batch.texts.then((texts) => texts.slice(from, from + rows.length));
+  }
+
+  async tokenize(text: string): Promise<Int32Array> {
+    const { ids } = await this.trainer.request("tokenize", { texts: [text] });
+    return row(ids, 0).slice();
   }
 
   generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {

@@ -67,6 +67,13 @@ describe("the Anthropic Messages API", () => {
     ]);
   });
 
+  it("reads tool_choice any as a required call and tool as the named one", async () => {
+    const { model, messages } = session();
+    expect((await messages(ask({ tools: [WEATHER], tool_choice: { type: "any", disable_parallel_tool_use: true } }))).status).toBe(200);
+    expect((await messages(ask({ tools: [WEATHER], tool_choice: { type: "tool", name: "get_weather" } }))).status).toBe(200);
+    expect(model.chats.map((c) => c.toolChoice)).toEqual(["required", { name: "get_weather" }]);
+  });
+
   it("streams message_start, the blocks' deltas and stops, message_delta and message_stop", async () => {
     const { messages } = session();
     const events = (text: string) =>
@@ -102,7 +109,8 @@ describe("the Anthropic Messages API", () => {
     expect((await refused(ask({ messages: [{ role: "assistant", content: [{ type: "thinking", thinking: "hm", signature: "s" }] }] }))).message).toMatch(/thinking blocks are not served/);
     const orphan = await refused(ask({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "ok" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "x" }] }] }));
     expect(orphan.message).toMatch(/^messages\[2\]\.content\[0\]\.tool_use_id: tool_result block with tool_use_id "toolu_1" has no tool_use/);
-    expect((await refused(ask({ tool_choice: { type: "any" } }))).message).toMatch(/forcing a call/);
+    expect((await refused(ask({ tool_choice: { type: "tool" } }))).message).toMatch(/missing required field "tool_choice.name"/);
+    expect((await refused(ask({ tool_choice: { type: "web" } }))).message).toMatch(/must be auto, none, any or tool/);
     expect((await refused('{"model": ', 400)).message).toMatch(/not valid JSON/);
     expect(await refused(ask({ system: "x".repeat(5000) }), 413)).toMatchObject({ type: "request_too_large" });
     expect(handle.faults).toEqual([]);

@@ -51,6 +51,14 @@ describe("the Responses API with the OpenAI Node SDK", () => {
     });
   });
 
+  it("reads tool_choice required and a named function, and echoes them on the response", async () => {
+    const { model, client } = session();
+    const required = await client.responses.create({ model: "arl-policy", input: "Weather?", tools: [weatherTool], tool_choice: "required" });
+    const named = await client.responses.create({ model: "arl-policy", input: "Weather?", tools: [weatherTool], tool_choice: { type: "function", name: "get_weather" } });
+    expect([required.tool_choice, named.tool_choice]).toEqual(["required", { type: "function", name: "get_weather" }]);
+    expect(model.chats.map((c) => c.toolChoice)).toEqual(["required", { name: "get_weather" }]);
+  });
+
   it("carries a function-tool round trip: a function_call item, then its function_call_output", async () => {
     const { model, client } = session();
     const input: ResponseInputItem[] = [{ role: "developer", content: "Use tools." }, { role: "user", content: [{ type: "input_text", text: "Weather in Paris?" }] }];
@@ -121,7 +129,7 @@ describe("the Responses API with the OpenAI Node SDK", () => {
     expect((await refused({ input: 42 })).param).toBe("input");
     expect((await refused({ input: [{ role: "user", content: [{ type: "input_image", image_url: "data:," }] }] })).param).toBe("input[0].content[0].type");
     expect((await refused({ input: "hi", tools: [{ type: "web_search" }] })).param).toBe("tools[0].type");
-    expect((await refused({ input: "hi", tool_choice: "required" })).message).toMatch(/forcing a call/);
+    expect((await refused({ input: "hi", tool_choice: { type: "web_search_preview" } })).param).toBe("tool_choice");
     expect((await refused({ input: "hi", max_output_tokens: "many" })).param).toBe("max_output_tokens");
     const orphan = await refused({ input: [{ role: "user", content: "hi" }, { type: "function_call_output", call_id: "call_9", output: "x" }] });
     expect(orphan.param).toBe("input[1].call_id");

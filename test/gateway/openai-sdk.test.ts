@@ -138,9 +138,15 @@ describe("the gateway with the OpenAI Node SDK", () => {
     expect(twoChoices).toBeInstanceOf(BadRequestError);
     expect((twoChoices as BadRequestError).param).toBe("n");
     expect((twoChoices as BadRequestError).message).toMatch(/one choice per call/);
-    const forced = await client.chat.completions.create({ model: "arl-policy", messages: [{ role: "user", content: "hi" }], tools: [weatherTool], tool_choice: "required" }).catch((e: unknown) => e);
-    expect((forced as BadRequestError).param).toBe("tool_choice");
+    const allowed = { type: "allowed_tools" as const, allowed_tools: { mode: "required" as const, tools: [] } };
+    const restricted = await client.chat.completions.create({ model: "arl-policy", messages: [{ role: "user", content: "hi" }], tools: [weatherTool], tool_choice: allowed }).catch((e: unknown) => e);
+    expect((restricted as BadRequestError).param).toBe("tool_choice");
+    expect((restricted as BadRequestError).message).toMatch(/allowed_tools and custom tools are not supported/);
     expect(model.chats).toHaveLength(0);
+    // A forced call reaches the model half, which forces it (tool-choice.test.ts).
+    await client.chat.completions.create({ model: "arl-policy", messages: [{ role: "user", content: "hi" }], tools: [weatherTool], tool_choice: "required" });
+    await client.chat.completions.create({ model: "arl-policy", messages: [{ role: "user", content: "hi" }], tools: [weatherTool], tool_choice: { type: "function", function: { name: "get_weather" } } });
+    expect(model.chats.map((c) => c.toolChoice)).toEqual(["required", { name: "get_weather" }]);
 
     await handle.close();
     const late = await client.chat.completions.create({ model: "arl-policy", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);

@@ -22,6 +22,10 @@ export class RecordingPolicy implements Policy {
     return this.base.policy.decode(x);
   }
 
+  tokenize(text: string): Promise<Int32Array> {
+    return this.base.policy.tokenize(text);
+  }
+
   async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
     this.generates.push(options);
     const text = this.texts[this.turn++];

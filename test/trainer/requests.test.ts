@@ -57,6 +57,7 @@ function runtimeRequests(): [RequestMethod, unknown][] {
     ["configure", { seed: plan.seed, policy: plan.policy, algorithm: { optimizer: a.optimizer, critic: a.critic, clip: a.clip, kl: a.kl }, vocabulary: ["take", "key"], behaviour_policy: true }],
     ["encode", { messages: [{ role: "user", content: "take key" }], add_generation_prompt: true }],
     ["decode", { ids: ragged([ids], Int32Array) }],
+    ["tokenize", { texts: ["<tool_call>\n", ""] }],
     ["generate", { prompts: ragged([ids], Int32Array), max_new_tokens: 8, temperature: 1, top_p: 1, top_k: 0, stop_ids: [2], seeds: Int32Array.from([3]), policy: "behaviour" }],
     ["logprobs", { ids: ragged([ids], Int32Array), policy: "reference", sampling: { temperature: 1, top_p: 1, top_k: 0 }, mask: ragged([new Uint8Array(ids.length)], Uint8Array) }],
     ["values", { ids: ragged([ids], Int32Array) }],

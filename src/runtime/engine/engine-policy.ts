@@ -8,7 +8,7 @@ import type { EnginePool } from "./pool.js";
 export class EnginePolicy implements Policy {
   constructor(
     /** The trainer's policy, for its tokenizer. */
-    private readonly tokenizer: Required<Pick<Policy, "encode" | "decode" | "decodeEach">>,
+    private readonly tokenizer: Required<Pick<Policy, "encode" | "decode" | "decodeEach" | "tokenize">>,
     private readonly pool: EnginePool,
   ) {}
 
@@ -22,6 +22,10 @@ export class EnginePolicy implements Policy {
 
   decodeEach(ids: Int32Array): Promise<string[]> {
     return this.tokenizer.decodeEach(ids);
+  }
+
+  tokenize(text: string): Promise<Int32Array> {
+    return this.tokenizer.tokenize(text);
   }
 
   async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {

@@ -31,7 +31,7 @@ export interface AnthropicBody {
   readonly messages: readonly AnthropicMessage[];
   readonly system?: string | readonly TextBlock[];
   readonly tools?: readonly AnthropicTool[];
-  readonly tool_choice?: { readonly type: "auto" | "none" };
+  readonly tool_choice?: { readonly type: "auto" | "none" | "any" } | { readonly type: "tool"; readonly name: string };
   readonly stop_sequences?: readonly string[];
   readonly temperature?: number;
   readonly top_p?: number;
@@ -138,9 +138,12 @@ const anthropicSchema = {
       type: "object",
       required: ["type"],
       properties: {
-        type: { enum: ["auto", "none"], hint: "must be auto or none: forcing a call (any, or a named tool) is not supported; the model decides, as it will while training" },
+        type: { enum: ["auto", "none", "any", "tool"], hint: "must be auto, none, any or tool" },
+        name: { type: "string", minLength: 1 },
         disable_parallel_tool_use: { type: "boolean" },
       },
+      if: { properties: { type: { const: "tool" } } },
+      then: { required: ["name"], properties: { name: { type: "string" } } },
       additionalProperties: false,
     },
     stop_sequences: { type: "array", items: { type: "string", minLength: 1 }, hint: "must be a list of non-empty strings" },

@@ -3,7 +3,7 @@
 // assistant message's calls, tool_result blocks tool messages), so the session alone decides
 // continuation or rewrite; the result becomes a `message` with text and tool_use blocks, or
 // Anthropic's event stream.
-import { GatewayError, type ChatRequest, type ChatResult, type GatewayMessage } from "./contract.js";
+import { GatewayError, type ChatRequest, type ChatResult, type GatewayMessage, type ToolChoice } from "./contract.js";
 import type { ResponseHead, ServerEvent, WireEndpoint } from "./endpoints.js";
 import { checkAnthropicBody, type AnthropicBody, type AnthropicMessage } from "./anthropic-wire-schema.js";
 import { pieces, textOf } from "./wire.js";
@@ -36,12 +36,19 @@ function toMessages(message: AnthropicMessage, index: number, previous: Anthropi
   return out;
 }
 
+/** Anthropic's `any` is OpenAI's "required"; `{"type": "tool", name}` names the call. */
+function anthropicToolChoice(choice: AnthropicBody["tool_choice"]): ToolChoice {
+  if (choice === undefined) return "auto";
+  if (choice.type === "tool") return { name: choice.name };
+  return choice.type === "any" ? "required" : choice.type;
+}
+
 function toChatRequest(body: AnthropicBody): ChatRequest {
   const system = body.system === undefined ? "" : textOf(body.system);
   return {
     messages: [...(system === "" ? [] : [{ role: "system" as const, content: system }]), ...body.messages.flatMap((m, i) => toMessages(m, i, body.messages[i - 1]))],
     tools: (body.tools ?? []).map((t) => ({ type: "function", function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.input_schema } })),
-    toolChoice: body.tool_choice?.type ?? "auto",
+    toolChoice: anthropicToolChoice(body.tool_choice),
     maxTokens: body.max_tokens,
     stop: body.stop_sequences ?? [],
     temperature: body.temperature ?? null,

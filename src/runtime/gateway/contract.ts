@@ -13,6 +13,13 @@ export interface ServedToolCall {
   readonly arguments: string;
 }
 
+/**
+ * What a request lets the model do with its tools: "auto" (it decides), "none" (not offered),
+ * "required" (a call of any of them), or a call of the one named (OpenAI's named function,
+ * Anthropic's `{"type": "tool"}`).
+ */
+export type ToolChoice = "auto" | "none" | "required" | { readonly name: string };
+
 /** A chat completion request, validated and converted from the OpenAI body. */
 export interface ChatRequest {
   /**
@@ -23,8 +30,8 @@ export interface ChatRequest {
   readonly messages: readonly GatewayMessage[];
   /** OpenAI function definitions as sent ({type: "function", function: {name, description, parameters}}); empty: none. */
   readonly tools: readonly unknown[];
-  /** "none": the tools are not offered on this call and no call is parsed. */
-  readonly toolChoice: "auto" | "none";
+  /** "none": the tools are not offered on this call and no call is parsed; "required" or a name: a call is forced (docs/gateway.md#forced-tool-calls). */
+  readonly toolChoice: ToolChoice;
   /** max_completion_tokens, else max_tokens; null: the plan's limit alone. */
   readonly maxTokens: number | null;
   /** Stop strings: the text is cut before the first one, and the tokens after it are dropped. */

@@ -24,14 +24,14 @@
 // for (temperature, top_p, seed) is recorded, never applied, since the trained log-probs must be
 // those of the distribution the tokens were sampled from.
 import { at } from "../../contracts/checked.js";
-import { parseFunctionCall, ToolCallValidator, type OfferedTool, type ParsedTurn, type ToolCall } from "../../contracts/tool-calls.js";
+import { callOpening, parseFunctionCall, ToolCallValidator, type OfferedTool, type ParsedTurn, type ToolCall } from "../../contracts/tool-calls.js";
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { Plan } from "../../plan/schema.js";
 import { Role } from "../buffer.js";
 import { Conversation, messageRole, withoutStop } from "../conversation.js";
 import type { EpisodeSignals } from "../harness.js";
 import type { Message, Policy } from "../policy.js";
-import { GatewayError, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type ServedToolCall, type SessionModel } from "./contract.js";
+import { GatewayError, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type ServedToolCall, type SessionModel, type ToolChoice } from "./contract.js";
 import { continuesFrom, renderable, renderedMessages, servedAssistant } from "./session-messages.js";
 import { assembleSamples, SessionSample, toolCallRecords, type RequestedSampling, type SampleStart, type SessionRecord, type SessionToolCall } from "./session-trajectory.js";
 
@@ -62,6 +62,12 @@ interface GeneratedTurn {
   readonly call: number;
   /** The stop string that cut the text, if one did. */
   readonly stopString: string | null;
+}
+
+/** A forced call opening as the model is given it: its ids, and their text as the tokenizer decodes them. */
+interface ForcedOpening {
+  readonly ids: Int32Array;
+  readonly text: string;
 }
 
 interface SamplingRequest {
@@ -108,6 +114,8 @@ export class ModelSession implements SessionModel {
   private validator: ToolCallValidator | undefined;
   /** The request's function definitions as offered tools, by their JSON (so the validator compiles each once). */
   private readonly offeredTools = new Map<string, OfferedTool>();
+  /** Forced call openings by their text, tokenized and decoded once per session. */
+  private readonly openings = new Map<string, Promise<ForcedOpening>>();
 
   constructor(private readonly options: ModelSessionOptions) {
     this.modelName = options.plan.policy.model;
@@ -168,22 +176,59 @@ export class ModelSession implements SessionModel {
       const call = m.role === "tool" && m.toolCallId !== undefined ? this.toolCalls.find((c) => c.id === m.toolCallId) : undefined;
       if (call) call.result = m.content;
     }
+    const offered = r.toolChoice === "none" ? [] : r.tools;
+    const forced = this.forcedOpening(r.toolChoice, offered);
     this.admit(r);
     // A call that fails half-way (the trainer's error) leaves no history to continue from.
     const served = this.served;
     this.served = undefined;
-    const offered = r.toolChoice === "none" ? [] : r.tools;
     const messages = r.messages.map(renderable);
     const sample = await this.chatContext(messages, offered, served);
+    // A forced opening is context the model is given, not a token it sampled: never a target.
+    const opening = forced === undefined ? undefined : await this.opening(forced);
+    if (opening) sample.ctx.append(opening.ids, Role.rendered);
     const prompt = sample.ctx.prompt(sample.lastPrompt);
     const turn = await this.generate(sample, prompt, r);
-    const parsed = offered.length > 0 ? parseFunctionCall(turn.text, this.options.template.tool_call_format) : undefined;
-    const reply = servedAssistant(parsed, turn.text);
+    const text = (opening?.text ?? "") + turn.text;
+    const parsed = offered.length > 0 ? parseFunctionCall(text, this.options.template.tool_call_format) : undefined;
+    const reply = servedAssistant(parsed, text);
     sample.conversation?.add(reply);
     this.served = [...messages, reply];
     const toolCalls = this.noteCall(parsed, offered, turn.call);
-    const content = toolCalls.length > 0 ? reply.content || null : turn.text;
+    const content = toolCalls.length > 0 ? reply.content || null : text;
     return { content, toolCalls, finish: toolCalls.length > 0 ? "tool_calls" : turn.finish, stopString: turn.stopString, promptIds: prompt, ids: turn.ids, logprobs: turn.logprobs, tokens: turn.tokens, policyVersion: turn.policyVersion };
+  }
+
+  /**
+   * The text a forced call begins with (docs/gateway.md#forced-tool-calls): none for "auto" and
+   * "none"; the format's opening for "required"; through the name for a named function. A choice
+   * that cannot be honoured is refused before the call counts.
+   */
+  private forcedOpening(choice: ToolChoice, offered: readonly unknown[]): string | undefined {
+    if (choice === "auto" || choice === "none") return undefined;
+    const names = offered.map((t) => (t as { function?: { name?: unknown } }).function?.name);
+    if (names.length === 0) throw new GatewayError(400, "tool_choice forces a tool call, but the request offers no tools: send tools, or tool_choice \"auto\"", "invalid_request_error", "tool_choice", "invalid_value");
+    if (typeof choice === "object" && !names.includes(choice.name)) {
+      throw new GatewayError(400, `tool_choice names the tool ${JSON.stringify(choice.name)}, which the request does not offer (offered: ${names.map((n) => JSON.stringify(n)).join(", ")})`, "invalid_request_error", "tool_choice", "invalid_value");
+    }
+    if (!this.options.policy.tokenize) throw new GatewayError(400, "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening", "invalid_request_error", "tool_choice", "unsupported_value");
+    return callOpening(this.options.template.tool_call_format, typeof choice === "object" ? choice.name : undefined);
+  }
+
+  private opening(text: string): Promise<ForcedOpening> {
+    let opening = this.openings.get(text);
+    if (!opening) {
+      const { policy } = this.options;
+      opening = (async () => {
+        const ids = await policy.tokenize?.(text);
+        if (!ids) throw new GatewayError(400, "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening", "invalid_request_error", "tool_choice", "unsupported_value");
+        return { ids, text: await policy.decode(ids) };
+      })();
+      // A failed tokenize is the call's error, not the session's for good.
+      opening.catch(() => this.openings.delete(text));
+      this.openings.set(text, opening);
+    }
+    return opening;
   }
 
   /** A token-id prompt that begins with the served stream continues it (the rest is observation); any other starts a new sample. */

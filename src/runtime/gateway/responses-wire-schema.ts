@@ -28,7 +28,7 @@ export interface ResponsesBody {
   readonly input: string | readonly ResponsesInputItem[];
   readonly instructions?: string | null;
   readonly tools?: readonly ResponsesFunctionTool[] | null;
-  readonly tool_choice?: "auto" | "none" | null;
+  readonly tool_choice?: "auto" | "none" | "required" | { readonly type: "function"; readonly name: string } | null;
   readonly max_output_tokens?: number | null;
   readonly temperature?: number | null;
   readonly top_p?: number | null;
@@ -122,8 +122,11 @@ const responsesSchema = {
     instructions: nullable({ type: "string" }),
     tools: nullable({ type: "array", items: functionTool }),
     tool_choice: {
-      enum: ["auto", "none", null],
-      hint: "must be \"auto\" or \"none\": forcing a call (\"required\" or a named function) is not supported; the model decides, as it will while training",
+      anyOf: [
+        { enum: ["auto", "none", "required", null] },
+        { type: "object", required: ["type", "name"], properties: { type: { const: "function" }, name: { type: "string", minLength: 1 } }, additionalProperties: false },
+      ],
+      hint: 'must be "auto", "none", "required" or {"type": "function", "name": ...}: allowed_tools, hosted and custom tools are not supported',
     },
     parallel_tool_calls: nullable({ type: "boolean" }),
     max_output_tokens: nullable({ type: "integer", minimum: 1 }),

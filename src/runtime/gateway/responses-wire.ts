@@ -57,7 +57,7 @@ function toChatRequest(body: ResponsesBody, messages: readonly GatewayMessage[])
   return {
     messages: [...system, ...messages],
     tools: chatTools(body),
-    toolChoice: body.tool_choice ?? "auto",
+    toolChoice: typeof body.tool_choice === "object" && body.tool_choice !== null ? { name: body.tool_choice.name } : (body.tool_choice ?? "auto"),
     maxTokens: body.max_output_tokens ?? null,
     stop: [],
     temperature: body.temperature ?? null,

@@ -39,7 +39,7 @@ interface SamplingFields {
 export interface ChatBody extends SamplingFields {
   readonly messages: readonly WireMessage[];
   readonly tools?: readonly unknown[] | null;
-  readonly tool_choice?: "auto" | "none" | null;
+  readonly tool_choice?: "auto" | "none" | "required" | { readonly type: "function"; readonly function: { readonly name: string } } | null;
   readonly max_completion_tokens?: number | null;
   readonly logprobs?: boolean | null;
 }
@@ -179,8 +179,16 @@ const chatSchema = {
     messages: { type: "array", minItems: 1, items: message },
     tools: nullable({ type: "array", items: tool }),
     tool_choice: {
-      enum: ["auto", "none", null],
-      hint: "must be \"auto\" or \"none\": forcing a call (\"required\" or a named function) is not supported; the model decides, as it will while training",
+      anyOf: [
+        { enum: ["auto", "none", "required", null] },
+        {
+          type: "object",
+          required: ["type", "function"],
+          properties: { type: { const: "function" }, function: { type: "object", required: ["name"], properties: { name: { type: "string", minLength: 1 } }, additionalProperties: false } },
+          additionalProperties: false,
+        },
+      ],
+      hint: 'must be "auto", "none", "required" or {"type": "function", "function": {"name": ...}}: allowed_tools and custom tools are not supported',
     },
     parallel_tool_calls: nullable({ type: "boolean" }),
     max_completion_tokens: nullable({ type: "integer", minimum: 1 }),

@@ -59,7 +59,7 @@ function toChatRequest(body: ChatBody): ChatRequest {
   return {
     messages: body.messages.map(toMessage),
     tools: body.tools ?? [],
-    toolChoice: body.tool_choice ?? "auto",
+    toolChoice: typeof body.tool_choice === "object" && body.tool_choice !== null ? { name: body.tool_choice.function.name } : (body.tool_choice ?? "auto"),
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
     stop: stopList(body.stop),
     temperature: body.temperature ?? null,

@@ -1,4 +1,4 @@
-// encode / decode (docs/protocol.md): chat messages to token ids through the chat template, and ids
+// encode / decode / tokenize (docs/protocol.md): chat messages to token ids through the chat template, and ids
 // back to text, over the word tokenizer (tokenizer.ts).
 import { ragged, type EncodeParams, type Ragged } from "../../contracts/trainer-protocol.js";
 import { rows } from "./batching.js";
@@ -25,4 +25,10 @@ export function encode(state: TrainerState, p: EncodeParams): Ragged<Int32Array>
 export function decode(state: TrainerState, ids: Ragged<Int32Array>): string[] {
   const { tokenizer } = state.conf;
   return rows(ids).map((r) => tokenizer.decode(r));
+}
+
+/** Plain text to ids, no template (the agent gateway's forced tool-call openings, docs/gateway.md#forced-tool-calls). */
+export function tokenize(state: TrainerState, texts: readonly string[]): Ragged<Int32Array> {
+  const { tokenizer } = state.conf;
+  return ragged(texts.map((t) => tokenizer.encodeText(t)), Int32Array);
 }

@@ -16,6 +16,7 @@ const schemaFits: { [M in RequestMethod]: Fits<M> } & { [M in Method]: true } = 
   configure: true,
   encode: true,
   decode: true,
+  tokenize: true,
   generate: true,
   logprobs: true,
   values: true,

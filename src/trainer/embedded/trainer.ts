@@ -10,7 +10,7 @@ import { initBackend, tf } from "./backend.js";
 import { load, save, type CheckpointResult } from "./checkpoint.js";
 import { configure } from "./configure.js";
 import { evalOp } from "./conformance.js";
-import { decode, encode } from "./encode.js";
+import { decode, encode, tokenize } from "./encode.js";
 import { generate } from "./generate.js";
 import { klEstimatorNames, reductionModes } from "./losses.js";
 import { TINY_DEFAULT_SHAPE } from "../../plan/model-name.js";
@@ -47,6 +47,7 @@ export class TinyTrainer {
       configure: (p) => configure(state, p),
       encode: (p) => ({ ids: encode(state, p) }),
       decode: (p) => ({ texts: decode(state, p.ids) }),
+      tokenize: (p) => ({ ids: tokenize(state, p.texts) }),
       generate: (p) => generate(state, p),
       logprobs: (p) => ({ logprobs: logprobs(state, p) }),
       values: (p) => ({ values: values(state, p.ids) }),
