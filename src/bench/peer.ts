@@ -102,7 +102,7 @@ interface Steps {
   readonly label?: string;
 }
 
-/** ARL's steps: the plan run in this process (the orchestrator) with the PyTorch trainer; wall from metrics time.total_s. */
+/** ARL's steps: the plan run in this process (the orchestrator) with the PyTorch trainer. */
 async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
   const file = path.join(dir, "peer.arl");
   writeFileSync(file, peerSpec(modelDir, STEPS));
@@ -110,12 +110,12 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
   if (hasErrors(result.diagnostics) || !result.model) throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
   const plan = at(lowerModel(result.model).plans, 0).plan;
   const runDir = RunDirectory.create(path.join(dir, "runs"), plan);
-  const cpuAt: number[] = [];
+  const [wallAt, cpuAt]: number[][] = [[], []];
   const cpuNow = () => {
     const children = childrenCpuSeconds();
     return children === undefined ? Number.NaN : children + selfCpuSeconds();
   };
-  let before = cpuNow();
+  let [before, started] = [cpuNow(), performance.now()];
   await executePlan({
     plan,
     runDir,
@@ -123,15 +123,16 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
     envs: envKindsWithDataRoot(dir),
     dataRoot: dir,
     log: () => undefined,
-    // Called as each iteration is committed: the CPU used since the one before.
+    // Called as each iteration is committed (its checkpoint saved, the one before removed): the
+    // wall and CPU time since the one before, all that the run loop does for a step.
     progress: () => {
-      const now = cpuNow();
-      cpuAt.push(now - before);
-      before = now;
+      const [now, cpu] = [performance.now(), cpuNow()];
+      wallAt.push((now - started) / 1000);
+      cpuAt.push(cpu - before);
+      [before, started] = [cpu, now];
     },
   });
-  const seconds = runDir.readMetrics().map((m) => (m.time as { total_s: number }).total_s);
-  return { seconds, ...(cpuAt.every(Number.isFinite) ? { cpuSeconds: cpuAt } : {}) };
+  return { seconds: wallAt, ...(cpuAt.every(Number.isFinite) ? { cpuSeconds: cpuAt } : {}) };
 }
 
 /** TRL's or the floor's steps, from grpo_side_by_side.py on `python`. */
