@@ -100,6 +100,8 @@ interface Steps {
   readonly seconds: readonly number[];
   readonly cpuSeconds?: readonly number[];
   readonly label?: string;
+  /** ARL's: each iteration's seconds outside rollout, rewards and update (its commit: the checkpoint saved and fsynced, metrics, state). */
+  readonly commitSeconds?: readonly number[];
 }
 
 /** ARL's steps: the plan run in this process (the orchestrator) with the PyTorch trainer. */
@@ -132,7 +134,11 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
       [before, started] = [cpu, now];
     },
   });
-  return { seconds: wallAt, ...(cpuAt.every(Number.isFinite) ? { cpuSeconds: cpuAt } : {}) };
+  const commitSeconds = runDir.readMetrics().map((m) => {
+    const t = m.time as { rollout_s: number; reward_s: number; update_s: number; total_s: number };
+    return t.total_s - t.rollout_s - t.reward_s - t.update_s;
+  });
+  return { seconds: wallAt, commitSeconds, ...(cpuAt.every(Number.isFinite) ? { cpuSeconds: cpuAt } : {}) };
 }
 
 /** TRL's or the floor's steps, from grpo_side_by_side.py on `python`. */
@@ -166,7 +172,8 @@ export function peerRows(arl: Steps, trl: Steps | string, floor: Steps): BenchRe
     const cpu = a.cpu !== undefined && b.cpu !== undefined ? `; in CPU time ${(a.cpu / b.cpu).toFixed(2)}x` : "";
     return { name, value, unit: "x", goal: `<= ${goal}`, met: value <= goal, note: `wall time a step${cpu}` };
   };
-  const rows = [row("ARL: arl run, PyTorch trainer", arl, "orchestrator and trainer")];
+  const commit = arl.commitSeconds ? `; of it the commit (checkpoint saved and fsynced, metrics, state) ${(median(arl.commitSeconds.slice(1)) * 1000).toFixed(0)} ms` : "";
+  const rows = [row("ARL: arl run, PyTorch trainer", arl, `orchestrator and trainer${commit}`)];
   if (typeof trl === "string") rows.push({ name: "TRL GRPOTrainer", note: trl });
   else rows.push(row(`TRL ${trl.label ?? ""} GRPOTrainer`.replace("  ", " "), trl, "transformers generate, use_vllm=False"));
   rows.push(row("compute floor: plain PyTorch loop", floor, "generate, score, one step; no framework"));
@@ -182,6 +189,7 @@ export function peerSection(): BenchSection {
     describe: () => [
       `random tiny Qwen3 (2 layers, hidden 32, the real Qwen3 tokenizer and template); ${w.prompts} prompts x G ${w.group} a step, up to ${w.maxNew} new tokens at temperature ${w.temperature};`,
       `AdamW lr ${w.lr}, no weight decay, grad clip ${w.gradClip}, clip ${w.clip}, no KL, token-mean loss, one optimizer step a generation; ${STEPS} steps each, median of steps 2..${STEPS}.`,
+      "ARL's step is commit to commit: it includes the resumable checkpoint every iteration commits (weights, AdamW state, tokenizer, fsynced); TRL (save_strategy no) and the floor save nothing.",
     ],
     async run() {
       if (!existsSync(SIDE_BY_SIDE) || !existsSync(MODEL_MAKER)) return [{ name: "peer", note: "skipped: runtime-gpu/ is not here (run from a repository checkout)" }];

@@ -41,12 +41,14 @@ describe("peer benchmark", () => {
   });
 
   it("compares the medians of steps 2..N (the first warms up) against the goals", () => {
-    const arl = { seconds: [9, 1.2, 1.0, 1.4], cpuSeconds: [9, 2, 2, 2] };
+    const arl = { seconds: [9, 1.2, 1.0, 1.4], cpuSeconds: [9, 2, 2, 2], commitSeconds: [5, 0.25, 0.5, 0.75] };
     const trl = { seconds: [9, 2, 2, 3], cpuSeconds: [9, 4, 4, 4], label: "1.16.0" };
     const floor = { seconds: [9, 1, 1, 1], cpuSeconds: [9, 1, 1, 1] };
     const rows = peerRows(arl, trl, floor);
     expect(rows.map((r) => r.name)).toEqual(["ARL: arl run, PyTorch trainer", "TRL 1.16.0 GRPOTrainer", "compute floor: plain PyTorch loop", "ARL / TRL", "ARL / floor"]);
     expect(rows[0]).toMatchObject({ medianMs: 1200, minMs: 1000, maxMs: 1400, runs: 3 });
+    expect(rows[0]!.note).toContain("CPU 2000 ms a step");
+    expect(rows[0]!.note).toContain("commit (checkpoint saved and fsynced, metrics, state) 500 ms");
     expect(rows[3]).toMatchObject({ value: 0.6, met: true, goal: "<= 1" });
     expect(rows[3]!.note).toContain("in CPU time 0.50x");
     expect(rows[4]).toMatchObject({ met: true, goal: "<= 1.25" });
