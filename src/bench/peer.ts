@@ -112,7 +112,8 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
   if (hasErrors(result.diagnostics) || !result.model) throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
   const plan = at(lowerModel(result.model).plans, 0).plan;
   const runDir = RunDirectory.create(path.join(dir, "runs"), plan);
-  const [wallAt, cpuAt]: number[][] = [[], []];
+  const wallAt: number[] = [];
+  const cpuAt: number[] = [];
   const cpuNow = () => {
     const children = childrenCpuSeconds();
     return children === undefined ? Number.NaN : children + selfCpuSeconds();
