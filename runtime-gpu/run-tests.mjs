@@ -36,7 +36,7 @@ const problem = ensureVenv({
     { file: join(here, "requirements-engines.txt"), noDeps: true },
   ],
   label: "runtime-gpu tests",
-  size: "torch with its CUDA libraries: about 5.6 GB, a few minutes",
+  size: "torch with its CUDA libraries: about 5.9 GB, a few minutes",
 });
 if (problem?.noPython) {
   // Like a missing torch below: a machine without Python skips the trainer's lint and tests, CI fails.

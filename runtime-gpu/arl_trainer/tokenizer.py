@@ -163,6 +163,8 @@ class HFTokenizer:
         self.bos_id = self.tok.bos_token_id if self.tok.bos_token_id is not None else -1
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else (self.eos_id if self.eos_id >= 0 else 0)
         self._templates: dict[str | None, ChatTemplate] = {}
+        # The files of the first save, name -> bytes (save).
+        self._saved: dict[str, bytes] | None = None
 
     @property
     def vocab_size(self) -> int:
@@ -207,7 +209,22 @@ class HFTokenizer:
         return [self.encode_text(piece) for piece in pieces]
 
     def save(self, directory: str) -> list[str]:
-        return [p.split("/")[-1] for p in self.tok.save_pretrained(directory)]
+        """The tokenizer's files into `directory`. The tokenizer never changes after configure, so
+        the files of the first save are kept and written again as they are: a run saves a
+        checkpoint every iteration, and serialising a large vocabulary (Qwen3's tokenizer.json is
+        11 MB) took a third of each save."""
+        if self._saved is None:
+            names = [p.split("/")[-1] for p in self.tok.save_pretrained(directory)]
+            saved = {}
+            for name in names:
+                with open(os.path.join(directory, name), "rb") as f:
+                    saved[name] = f.read()
+            self._saved = saved
+            return names
+        for name, data in self._saved.items():
+            with open(os.path.join(directory, name), "wb") as f:
+                f.write(data)
+        return list(self._saved)
 
 
 def _generation_config_eos(source: str) -> list[int]:

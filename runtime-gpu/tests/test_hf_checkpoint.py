@@ -73,6 +73,22 @@ def test_a_saved_policy_is_a_hugging_face_model_directory(tmp_path, model_dir, d
     assert tok("Name a colour.")["input_ids"] == original("Name a colour.")["input_ids"]
 
 
+def test_every_checkpoint_holds_the_tokenizer_files_that_save_pretrained_writes(tmp_path, model_dir):
+    # The trainer writes the first save's tokenizer files again in later saves (tokenizer.py):
+    # each checkpoint must still hold exactly what the tokenizer's own save_pretrained writes.
+    t = trainer_on(model_dir)
+    first = set(t.save({"path": str(tmp_path / "ck1")})["files"])
+    t.train_step(batch_for(t, 1))
+    second = set(t.save({"path": str(tmp_path / "ck2")})["files"])
+    reference = {os.path.basename(p) for p in t.state.conf.tokenizer.tok.save_pretrained(str(tmp_path / "tok"))}
+    assert reference <= first and first == second
+    for name in reference:
+        want = open(tmp_path / "tok" / name, "rb").read()
+        assert open(tmp_path / "ck1" / name, "rb").read() == want and open(tmp_path / "ck2" / name, "rb").read() == want, name
+    tok, original = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "ck2")), transformers.AutoTokenizer.from_pretrained(model_dir)
+    assert tok.apply_chat_template(CONVERSATION, tokenize=False) == original.apply_chat_template(CONVERSATION, tokenize=False)
+
+
 def test_load_resumes_exactly(tmp_path, model_dir):
     first, second = batch_for_model(model_dir, 1), batch_for_model(model_dir, 2)
     a = trainer_on(model_dir)

@@ -17,6 +17,7 @@ import { miniSections } from "./mini.js";
 import { sftStepSection } from "./sft-step.js";
 import { scalingSection } from "./scaling.js";
 import { gatewaySection } from "./gateway.js";
+import { peerSection } from "./peer.js";
 import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 import { at } from "../contracts/checked.js";
 
@@ -38,7 +39,7 @@ async function main(args: readonly string[]): Promise<void> {
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
-  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), lspFramingSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection()];
+  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), lspFramingSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection(), peerSection()];
   // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
   const onRequest: BenchSection[] = miniSections();
   const sections = only === undefined ? all : [...all, ...onRequest].filter((s) => s.name.includes(only));

@@ -67,6 +67,9 @@ export class TrainerPolicy implements Policy {
   private running = false;
   /** The decode request being gathered, until it is sent. */
   private decodes: { readonly rows: Int32Array[]; readonly texts: Promise<string[]> } | undefined;
+  /** encode requests sent and not yet answered, and their answers' joint promise. */
+  private encoding = 0;
+  private encoded: Promise<unknown> = Promise.resolve();
 
   /** `slot` "behaviour": generate from the trainer's behaviour snapshot (asynchronous rollout). */
   constructor(
@@ -75,13 +78,24 @@ export class TrainerPolicy implements Policy {
   ) {}
 
   async encode(messages: readonly Message[], addGenerationPrompt: boolean, options: EncodeOptions = {}): Promise<Int32Array[]> {
-    const { ids } = await this.trainer.request("encode", {
+    const answer = this.trainer.request("encode", {
       messages,
       add_generation_prompt: addGenerationPrompt,
       ...(options.tools ? { tools: options.tools } : {}),
       ...(options.context ? { context: options.context } : {}),
     });
-    return Array.from({ length: rowCount(ids) }, (_, i) => row(ids, i).slice());
+    this.encoding++;
+    const settled = answer.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.encoded = Promise.all([this.encoded, settled]);
+    try {
+      const { ids } = await answer;
+      return Array.from({ length: rowCount(ids) }, (_, i) => row(ids, i).slice());
+    } finally {
+      if (--this.encoding === 0) this.encoded = Promise.resolve();
+    }
   }
 
   async decode(ids: Int32Array): Promise<string> {
@@ -127,8 +141,14 @@ export class TrainerPolicy implements Policy {
   /** Sends everything queued (grouped by sampling settings), repeatedly, until the queue is empty. */
   private async drain(): Promise<void> {
     this.running = true;
-    // Let the other episodes of this tick queue their requests first.
+    // Let the other episodes of this tick queue their requests first, and those whose prompt is
+    // being encoded: the trainer answers in order, so a generate sent now would wait behind those
+    // encodes anyway, and their episodes would make a second, smaller batch after it.
     await new Promise((r) => setImmediate(r));
+    while (this.encoding > 0) {
+      await this.encoded;
+      await new Promise((r) => setImmediate(r));
+    }
     while (this.queue.length > 0) {
       const key = batchKey(at(this.queue, 0).options);
       const batch = this.queue.filter((p) => batchKey(p.options) === key);
