@@ -5,8 +5,6 @@ that run offline), ``rows`` (a JSON-lines file under the data root; the runtime 
 ``env_config`` (the env's config; text2sql's ``db_path`` is a folder under the data root). A row is
 ``{"prompt": [chat messages] | "text", ...}``: the rest of it is the env's ``extras`` (``reward_spec``,
 ``extra_info``, text2sql's ``db_id`` and ``data``), as SkyRL's own dataset rows. Task ``i`` is row ``i``.
-``check`` and ``task_count`` take no data root: they read paths from the host's working directory,
-which is the run's data root.
 An episode is ``skyrl_gym.make(env_id, env_config, extras=row)``, ``init(prompt)``, then ``step(text)``
 until done: each action is the model's whole reply, which the env parses itself.
 """
@@ -143,10 +141,8 @@ class SkyRLGymBackend(Backend):
             raise ConfigError("rows", f"line {line}: {env_id} cannot take this row: {why}", f"see docs/env-libraries.md for {env_id}'s row fields") from None
         return env, _messages(row["prompt"], line)
 
-    def check(self, config: dict[str, Any]) -> list[ConfigError]:
-        """The rows file is read and every row made into its env once. check() is given no data root: the
-        host's working directory is the run's data root (docs/env-host.md, "Process")."""
-        data_root = os.getcwd()
+    def check(self, config: dict[str, Any], data_root: str = ".") -> list[ConfigError]:
+        """The rows file (under ``data_root``) is read and every row made into its env once."""
         self._library()
         errors = unknown_knobs(config, KNOBS)
         errors += collect(lambda: self._env_id(config))
@@ -168,8 +164,8 @@ class SkyRLGymBackend(Backend):
         env, prompt = self._make(config, rows[task], self._env_config(config, data_root))
         return SkyRLEpisode(env, prompt)
 
-    def task_count(self, config: dict[str, Any]) -> int | None:
-        return len(self._read_rows(config, os.getcwd()))
+    def task_count(self, config: dict[str, Any], data_root: str = ".") -> int | None:
+        return len(self._read_rows(config, data_root))
 
     def vocabulary(self, config: dict[str, Any], tasks: list[int], data_root: str) -> list[str]:
         rows = self._read_rows(config, data_root)
