@@ -16,7 +16,8 @@ export const textworldLibrary = hostLibrary({
     games: doc(z.string().min(1).nullable().default(null), "A folder of your own TextWorld games (.z8 or .ulx, each with its .json), one task a game in name order; none: generate them."),
     admissible_commands: doc(z.boolean().default(false), "Show TextWorld's admissible commands after each observation."),
   },
-  folders: { games: [".z8", ".ulx", ".json"] },
+  folders: { games: { extensions: [".z8", ".ulx", ".json"], taskExtensions: [".z8", ".ulx"] } },
+  walkthroughs: true,
   check(config) {
     const seeds = config.seeds;
     if (Array.isArray(seeds) && new Set(seeds).size !== seeds.length) {
