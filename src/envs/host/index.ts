@@ -169,8 +169,10 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
         return instance;
       },
       async shutdown() {
-        await host?.close().catch(() => undefined);
+        // Every kind of the run shares the host, and the run shuts the kinds down at once.
+        const running = host;
         host = undefined;
+        await running?.close().catch(() => undefined);
       },
     };
   }
