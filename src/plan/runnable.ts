@@ -11,6 +11,7 @@ import type { Plan } from "./schema.js";
 import { splitSizes, type Split } from "./splits.js";
 import { at, defined } from "../contracts/checked.js";
 import { hostLibraries } from "../semantics/schema/libraries/index.js";
+import type { HostLibrary } from "../semantics/schema/libraries/library.js";
 
 export interface PlanRefusal {
   /** The check diagnostic's code. */
@@ -28,7 +29,7 @@ export interface PlanRefusal {
  * rollout.sft replays. Kept here so that checking a spec does not load every env's code; a test
  * compares it with the registry.
  */
-export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", ...hostLibraries.filter((l) => l.walkthroughs).map((l) => l.kind)];
+export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", ...hostLibraries.filter((l: HostLibrary) => l.walkthroughs).map((l) => l.kind)];
 
 export interface RefusalOptions {
   /**

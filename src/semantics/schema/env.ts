@@ -6,7 +6,7 @@ import * as z from "zod";
 import { doc, enumOf, isPlainName, nonNegativeInt, positiveInt, probability } from "./common.js";
 import { toolSchema } from "./tool.js";
 import { hostLibraries } from "./libraries/index.js";
-import { hostCommonKnobs } from "./libraries/library.js";
+import { hostCommonKnobs, type HostLibrary } from "./libraries/library.js";
 
 export const signalScopes = ["outcome", "state"] as const;
 export const signalTypes = ["bool", "number", "count"] as const;
@@ -151,7 +151,7 @@ export type HostLibraryKind = HostLibraries[number]["kind"];
 /** The semantic schema of each host library's env, in the order of `hostLibraries`. */
 type SchemasOf<T extends readonly { readonly kind: string; readonly knobs: z.ZodRawShape }[]> = { -readonly [I in keyof T]: ReturnType<typeof hostLibraryEnv<T[I]["kind"], T[I]["knobs"]>> };
 type HostLibrarySchemas = SchemasOf<HostLibraries>;
-const hostLibrarySchemas = hostLibraries.map((library) => hostLibraryEnv(library)) as unknown as HostLibrarySchemas;
+const hostLibrarySchemas = hostLibraries.map((library: HostLibrary) => hostLibraryEnv(library)) as unknown as HostLibrarySchemas;
 
 /** The built-in kinds, whose fields the plan's env schema lists one by one. */
 export const builtinEnvKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agent", "dataset"] as const;
