@@ -2,14 +2,14 @@
 // (spaces.Text), by registered id or entry point; the episode's seed is its reset seed.
 import * as z from "zod";
 import { doc, positiveInt } from "../common.js";
-import { hostLibrary } from "./library.js";
+import { hostLibrary, libraryObject } from "./library.js";
 
 export const gymnasiumLibrary = hostLibrary({
   kind: "gymnasium",
   knobs: {
     id: doc(z.string().min(1).nullable().default(null), 'A registered env id, or Gymnasium\'s "module:EnvId" (imports the module that registers it); or write entry_point.'),
     entry_point: doc(z.string().regex(/^[\w.]+:\w+$/, 'an entry point is "module:Class"').nullable().default(null), 'The env\'s class as "module:Class" (importable from the env host\'s Python), instead of id.'),
-    kwargs: doc(z.record(z.string(), z.json()).default({}), "The env's constructor arguments."),
+    kwargs: doc(libraryObject.default({}), "The env's constructor arguments."),
     max_episode_steps: doc(positiveInt.nullable().default(null), "Gymnasium's time limit (the episode is truncated after this many steps); none: the env's own."),
   },
   check(config) {

@@ -48,6 +48,9 @@ export interface HostLibrary<K extends string = string, S extends z.ZodRawShape 
   readonly taskCount?: (config: Readonly<Record<string, unknown>>) => number | undefined;
 }
 
+/** A knob that is the library's own object (a dataset's config, an env's constructor arguments): written as a block, handed over as JSON. */
+export const libraryObject = z.record(z.string(), z.json());
+
 /** The knobs every host library has. */
 export const hostCommonKnobs = {
   timeout_s: doc(z.number().positive().default(30), "Time limit of one call to the library (an episode's open, step or outcome); a call running longer ends its episode as an env error."),
