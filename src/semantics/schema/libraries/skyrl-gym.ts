@@ -5,7 +5,7 @@ import { doc, enumOf } from "../common.js";
 import { hostLibrary, libraryObject } from "./library.js";
 
 /** The skyrl-gym envs that need no server (search, searchcode and lcb do). */
-export const skyrlOfflineEnvs = ["gsm8k", "aime", "gsm8k_multi_turn", "text2sql"] as const;
+const skyrlOfflineEnvs = ["gsm8k", "aime", "gsm8k_multi_turn", "text2sql"] as const;
 
 export const skyrlGymLibrary = hostLibrary({
   kind: "skyrl_gym",

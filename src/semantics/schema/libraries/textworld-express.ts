@@ -5,7 +5,7 @@ import { doc, enumOf, positiveInt } from "../common.js";
 import { hostLibrary } from "./library.js";
 
 /** TextWorldExpress's games (textworld_express.constants.GAME_NAMES). */
-export const textworldExpressGames = ["twc", "cookingworld", "coin", "mapreader", "arithmetic", "sorting", "simonsays", "peckingorder"] as const;
+const textworldExpressGames = ["twc", "cookingworld", "coin", "mapreader", "arithmetic", "sorting", "simonsays", "peckingorder"] as const;
 
 export const textworldExpressLibrary = hostLibrary({
   kind: "textworld_express",
