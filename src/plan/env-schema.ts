@@ -4,8 +4,8 @@
 import * as z from "zod";
 import { type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
 import { hostLibraries } from "../semantics/schema/libraries/index.js";
-import type { HostLibrary } from "../semantics/schema/libraries/library.js";
-import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
+import { type HostLibrary, libraryObject } from "../semantics/schema/libraries/library.js";
+import { bounded, d, dataFileSchema, jsonValueSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
 
 /** Task ids as half-open ranges [from, to), ascending and disjoint. */
 const idRangesSchema = z.array(z.tuple([nonNegativeInt, nonNegativeInt]));
@@ -110,6 +110,8 @@ function planKnob(schema: z.ZodType, data: "folder" | "file" | undefined): z.Zod
   const written = schema instanceof z.ZodDefault ? (schema.unwrap() as z.ZodType) : schema;
   if (data === "folder") return dataFolderSchema.nullable();
   if (data === "file") return written instanceof z.ZodNullable ? dataFileSchema.nullable() : dataFileSchema;
+  // The plan's one JSON value schema, so that the published schema names it once.
+  if (written === libraryObject) return z.record(z.string(), jsonValueSchema);
   return written;
 }
 

@@ -42,7 +42,7 @@ describe.skipIf(skipWithout("textarena"))("TextArena through the env host", () =
     }
     const outcome = await episode.outcome();
     await episode.close();
-    expect(last.terminated).toBe(true);
+    expect(last?.terminated).toBe(true);
     expect(outcome).toEqual({ reward: 1, invalid_move: false, turns: moves.length, finished: true });
     const own = pythonJson(
       [

@@ -23,7 +23,7 @@ import { EnvHost, EnvHostError } from "../env-host.js";
 export type HostLibraryEnv = Extract<PlanEnv, { kind: HostLibraryKind }>;
 
 /** What a kind needs of its library's declaration: its knobs' names, its data knobs, whether a turn without a tool call is an answer. */
-export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers">;
+export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs">;
 
 interface HashedFile {
   readonly path: string;
@@ -103,7 +103,7 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
   }
 
   function kindFor(library: HostLibraryKindSpec): EnvKind<HostLibraryEnv> {
-    const { kind, answers } = library;
+    const { kind, answers, walkthroughs } = library;
     const config = (env: HostLibraryEnv) => configOf(env, library);
     return {
       kind: kind as HostLibraryEnv["kind"],
@@ -129,12 +129,17 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
         // Filled by provision (which runs before the model is built); the harness's words cover the rest.
         return words.get(configKey(env)) ?? [];
       },
-      async walkthrough(env, task) {
-        const answer = (await hostOf()
-          .request("backend.walkthrough", { library: kind, config: config(env), task, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
-          .catch((e: unknown) => envError(e, `${kind} task ${task}: its walkthrough`))) as { actions: string[] | null };
-        return answer.actions?.map((command) => ({ name: env.action_tool, arguments: { command } }));
-      },
+      // Only a library with walkthroughs offers them (KINDS_WITH_WALKTHROUGHS: rollout.sft is refused at check for the others).
+      ...(walkthroughs
+        ? {
+            async walkthrough(env: HostLibraryEnv, task: number) {
+              const answer = (await hostOf()
+                .request("backend.walkthrough", { library: kind, config: config(env), task, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
+                .catch((e: unknown) => envError(e, `${kind} task ${task}: its walkthrough`))) as { actions: string[] | null };
+              return answer.actions?.map((command) => ({ name: env.action_tool, arguments: { command } }));
+            },
+          }
+        : {}),
       async create(env, task, seed) {
         const h = hostOf();
         const opened = (await h
