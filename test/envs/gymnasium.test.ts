@@ -1,36 +1,25 @@
 // Gymnasium through the env host, against the real library (docs/env-libraries.md, "Gymnasium"): a
 // Text-space env by entry point (runtime-gpu/tests/text_gym_envs.py), stepped until it terminates;
 // the same seed and actions through gymnasium.make give the same observations, rewards and ends.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EnvKind } from "../../src/contracts/env.js";
-import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { describe, expect, it } from "vitest";
 import { gymnasiumLibrary } from "../../src/semantics/schema/libraries/gymnasium.js";
-import { planEnv, play, python, pythonJson, skipWithout } from "./host-library-support.js";
+import { planEnv, play, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const ENVS = fileURLToPath(new URL("../../runtime-gpu/tests", import.meta.url));
 const WORDS = ["apple", "brick", "cloud", "dune", "ember", "frost", "grove", "harbor"];
 
 describe.skipIf(skipWithout("gymnasium"))("Gymnasium through the env host", () => {
-  let kind: EnvKind<HostLibraryEnv>;
   const env = planEnv(gymnasiumLibrary, { entry_point: "text_gym_envs:GuessWordEnv", kwargs: { max_guesses: 8 } });
   const pythonPath = [ENVS, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
 
-  beforeAll(async () => {
+  const provisioned = provisionedKind(gymnasiumLibrary, env, () => {
     process.env.PYTHONPATH = pythonPath;
-    const runDir = mkdtempSync(path.join(tmpdir(), "arl-gym-"));
-    kind = createHostEnvKinds([gymnasiumLibrary], { root: runDir, python }).get("gymnasium")!;
-    await kind.provision!(env, { name: "guess", runDir, log: () => undefined });
-  }, 120_000);
-  afterAll(async () => {
-    await kind.shutdown?.();
   });
 
   it("guesses until the env terminates, with the observations, rewards and ends gymnasium.make gives for the same seed", async () => {
-    const played = await play(kind, env, 0, 11, WORDS);
+    const played = await play(provisioned().kind, env, 0, 11, WORDS);
     const last = played.steps.at(-1)!;
     expect(last.terminated).toBe(true);
     expect(last.signals).toMatchObject({ reward: 1, terminated: true, truncated: false });

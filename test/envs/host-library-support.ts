@@ -1,14 +1,17 @@
 // Shared by the tests of the host library kinds (test/envs/<library>.test.ts): the Python that has
 // the env libraries, whether one is installed (the tests skip without it, except under CI, where
-// they must run), an env entry as the plan holds it, and playing an episode through the host.
+// they must run), an env entry as the plan holds it, a kind provisioned for a describe block, and
+// playing an episode through the host.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import * as z from "zod";
 import type { EnvKind, Signals } from "../../src/contracts/env.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
-import type { HostLibraryEnv } from "../../src/envs/host/index.js";
+import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
 import type { HostLibrary } from "../../src/semantics/schema/libraries/library.js";
 
 export const python = envLibraryPythonCandidates()[0] ?? "python3";
@@ -65,4 +68,24 @@ export function pythonJson(script: string, args: readonly string[] = [], env: No
   const run = spawnSync(python, ["-c", script, ...args], { encoding: "utf8", env, timeout: 120_000 });
   if (run.status !== 0) throw new Error(`python failed: ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+}
+
+/**
+ * The kind of `library` for the enclosing describe block: made on a fresh data root and `env`
+ * provisioned before its tests (`before` runs first), its host stopped after them; the getter
+ * gives the kind and the lines provision logged.
+ */
+export function provisionedKind(library: HostLibrary, env: HostLibraryEnv, before: () => void = () => undefined): () => { kind: EnvKind<HostLibraryEnv>; logs: readonly string[] } {
+  let kind: EnvKind<HostLibraryEnv> | undefined;
+  const logs: string[] = [];
+  beforeAll(async () => {
+    before();
+    const runDir = mkdtempSync(path.join(tmpdir(), `arl-${library.kind}-`));
+    kind = createHostEnvKinds([library], { root: runDir, python }).get(library.kind)!;
+    await kind.provision!(env, { name: "env", runDir, log: (l) => logs.push(l) });
+  }, 180_000);
+  afterAll(async () => {
+    await kind?.shutdown?.();
+  });
+  return () => ({ kind: kind!, logs });
 }

@@ -2,32 +2,18 @@
 // "reasoning-gym"): a chain_sum entry is the episode's question, its reply scored by the dataset's
 // own score_answer (right 1, wrong 0, the same numbers the library gives for the same texts), its
 // answer the walkthrough; the words of the questions are the vocabulary.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EnvKind } from "../../src/contracts/env.js";
-import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { describe, expect, it } from "vitest";
 import { reasoningGymLibrary } from "../../src/semantics/schema/libraries/reasoning-gym.js";
-import { planEnv, python, pythonJson, skipWithout } from "./host-library-support.js";
+import { planEnv, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const KNOBS = { dataset: "chain_sum", size: 4, seed: 7, config: { min_terms: 2, max_terms: 2 } };
 
 describe.skipIf(skipWithout("reasoning_gym"))("reasoning-gym through the env host", () => {
-  let kind: EnvKind<HostLibraryEnv>;
   const env = planEnv(reasoningGymLibrary, KNOBS);
-  const logs: string[] = [];
-
-  beforeAll(async () => {
-    const runDir = mkdtempSync(path.join(tmpdir(), "arl-rg-"));
-    kind = createHostEnvKinds([reasoningGymLibrary], { root: runDir, python }).get("reasoning_gym")!;
-    await kind.provision!(env, { name: "sums", runDir, log: (l) => logs.push(l) });
-  }, 120_000);
-  afterAll(async () => {
-    await kind.shutdown?.();
-  });
+  const provisioned = provisionedKind(reasoningGymLibrary, env);
 
   it("a reply is scored by the dataset's score_answer: the right answer 1, a wrong one 0, as the library scores them", async () => {
+    const { kind } = provisioned();
     const [answer] = (await kind.walkthrough!(env, 1))!.map((c) => String(c.arguments.command));
     expect(answer).toMatch(/^<answer>-?\d+<\/answer>$/);
     const right = `Adding them up: ${answer}`;
@@ -60,6 +46,7 @@ describe.skipIf(skipWithout("reasoning_gym"))("reasoning-gym through the env hos
   });
 
   it("prepares the dataset's entries as its tasks, and their words are the vocabulary", () => {
+    const { kind, logs } = provisioned();
     expect(logs.join("\n")).toMatch(/reasoning_gym .*prepared 4 tasks/);
     expect(kind.vocabulary(env)).toEqual(expect.arrayContaining(["answer", "State", "the"]));
   });

@@ -1,32 +1,18 @@
 // TextArena through the env host, against the real library (docs/env-libraries.md, "TextArena"):
 // GuessTheNumber stepped end to end by a binary search that reads the game's hints, to a win; the
 // same seed and moves through TextArena's own API give the same observations and the same reward.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EnvKind } from "../../src/contracts/env.js";
-import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { describe, expect, it } from "vitest";
 import { textarenaLibrary } from "../../src/semantics/schema/libraries/textarena.js";
-import { act, planEnv, python, pythonJson, skipWithout } from "./host-library-support.js";
+import { act, planEnv, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const SEED = 3;
 
 describe.skipIf(skipWithout("textarena"))("TextArena through the env host", () => {
-  let kind: EnvKind<HostLibraryEnv>;
   const env = planEnv(textarenaLibrary, { env_id: "GuessTheNumber-v0-raw" });
-
-  beforeAll(async () => {
-    const runDir = mkdtempSync(path.join(tmpdir(), "arl-ta-"));
-    kind = createHostEnvKinds([textarenaLibrary], { root: runDir, python }).get("textarena")!;
-    await kind.provision!(env, { name: "guess", runDir, log: () => undefined });
-  }, 120_000);
-  afterAll(async () => {
-    await kind.shutdown?.();
-  });
+  const provisioned = provisionedKind(textarenaLibrary, env);
 
   it("a binary search on the game's hints wins, with the observations and reward TextArena's own API gives for the same seed and moves", async () => {
-    const episode = await kind.create(env, 0, SEED);
+    const episode = await provisioned().kind.create(env, 0, SEED);
     const texts = [(await episode.reset()).text];
     const moves: string[] = [];
     let [low, high] = [1, 20];

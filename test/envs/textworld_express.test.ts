@@ -1,31 +1,18 @@
 // TextWorldExpress through the env host, against the real library (docs/env-libraries.md,
 // "TextWorldExpress"): a CoinCollector game's gold path (the walkthrough) wins it, with the
 // signals the library's own env reports for the same seed and actions; a wrong sequence does not.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EnvKind } from "../../src/contracts/env.js";
-import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { describe, expect, it } from "vitest";
 import { textworldExpressLibrary } from "../../src/semantics/schema/libraries/textworld-express.js";
-import { planEnv, play, python, pythonJson, skipWithout } from "./host-library-support.js";
+import { planEnv, play, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const PARAMS = { numLocations: 3, numDistractorItems: 0, includeDoors: 0 };
 
 describe.skipIf(skipWithout("textworld_express"))("TextWorldExpress through the env host", () => {
-  let kind: EnvKind<HostLibraryEnv>;
   const env = planEnv(textworldExpressLibrary, { game: "coin", game_params: PARAMS, step_limit: 30 }, { tasks: 2 });
-
-  beforeAll(async () => {
-    const runDir = mkdtempSync(path.join(tmpdir(), "arl-twx-"));
-    kind = createHostEnvKinds([textworldExpressLibrary], { root: runDir, python }).get("textworld_express")!;
-    await kind.provision!(env, { name: "coin", runDir, log: () => undefined });
-  }, 180_000);
-  afterAll(async () => {
-    await kind.shutdown?.();
-  });
+  const provisioned = provisionedKind(textworldExpressLibrary, env);
 
   it("the gold path wins, with the signals TextWorldExpress's own env reports for the same actions; looking around does not", async () => {
+    const { kind } = provisioned();
     const gold = (await kind.walkthrough!(env, 1))!.map((c) => String(c.arguments.command));
     expect(gold.at(-1)).toMatch(/take coin/);
     const won = await play(kind, env, 1, 0, gold);
