@@ -67,7 +67,10 @@ def _episode_call(sessions: Sessions, method: str, params: dict[str, Any]) -> An
         return call_with_limit(lambda: sessions.close(eid), limit)
     library, config = _str(params, "library"), _obj(params, "config")
     if method == "backend.check":
-        return call_with_limit(lambda: sessions.check(library, config), limit)
+        root = params.get("data_root", ".")
+        if not isinstance(root, str):
+            raise RequestError("params.data_root must be a string")
+        return call_with_limit(lambda: sessions.check(library, config, root), limit)
     if method == "backend.prepare":
         context = _obj(params, "context")
         return call_with_limit(lambda: sessions.prepare(library, config, context), limit)
@@ -130,6 +133,14 @@ def serve(requests: TextIO, out: TextIO) -> None:
         out.flush()
 
     sessions = Sessions()
+    try:
+        _serve(requests, send, sessions)
+    finally:
+        # On shutdown and when stdin closes alike: episodes and backends release what they hold (JVMs).
+        sessions.shutdown()
+
+
+def _serve(requests: TextIO, send: Any, sessions: Sessions) -> None:
     send({"ready": {"protocol": PROTOCOL_VERSION, "python": sys.version.split()[0], "pid": os.getpid()}})
     for line in requests:
         if not line.strip():
@@ -143,6 +154,8 @@ def serve(requests: TextIO, out: TextIO) -> None:
         method = request.get("method") if isinstance(request, dict) else None
         params = request.get("params", {}) if isinstance(request, dict) else None
         if method == "shutdown":
+            # Closed before answering: the runtime may stop the process group once it has the answer.
+            sessions.shutdown()
             send({"id": rid, "result": {}})
             return
         try:

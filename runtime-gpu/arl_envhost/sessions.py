@@ -10,11 +10,12 @@ command, never a traceback.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from typing import Any
 
 from arl_envhost import backends
-from arl_envhost.backends.base import Backend, BackendMissing, ConfigError, Episode, Step
+from arl_envhost.backends.base import Backend, BackendMissing, ConfigError, Episode, Step, call_with_root
 
 
 class SessionError(Exception):
@@ -47,14 +48,14 @@ class Sessions:
     def __len__(self) -> int:
         return len(self._episodes)
 
-    def check(self, library: str, config: dict[str, Any]) -> dict[str, Any]:
+    def check(self, library: str, config: dict[str, Any], data_root: str = ".") -> dict[str, Any]:
         backend = _backend(library)
-        problems = backend.check(config)
+        problems = call_with_root(backend.check, config, data_root)
         return {"problems": [{"field": p.field, "message": str(p), "hint": p.hint} for p in problems], "version": getattr(backend, "version", None)}
 
     def prepare(self, library: str, config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
         backend = _backend(library)
-        self._refuse_bad_config(backend, config)
+        self._refuse_bad_config(backend, config, str(context.get("data_root", ".")))
         return backend.prepare(config, context)
 
     def open(self, library: str, config: dict[str, Any], task: int, seed: int, data_root: str) -> dict[str, Any]:
@@ -112,9 +113,16 @@ class Sessions:
         except Exception:  # noqa: BLE001 - closing a broken episode may fail too; the episode is gone either way
             traceback.print_exc()
 
+    def shutdown(self) -> None:
+        """Closes every open episode, then every backend (TextWorldExpress's JVMs): the host is about to exit."""
+        for eid in list(self._episodes):
+            self._drop(eid)
+        for line in backends.close_all():
+            print(f"env host: closing a backend failed: {line}", file=sys.stderr)
+
     @staticmethod
-    def _refuse_bad_config(backend: Backend, config: dict[str, Any]) -> None:
-        problems = backend.check(config)
+    def _refuse_bad_config(backend: Backend, config: dict[str, Any], data_root: str) -> None:
+        problems = call_with_root(backend.check, config, data_root)
         if problems:
             raise ConfigError(problems[0].field, "; ".join(str(p) for p in problems), problems[0].hint)
 

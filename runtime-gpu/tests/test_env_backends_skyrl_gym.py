@@ -28,12 +28,11 @@ def _gsm8k_row(answer="72"):
             "env_class": "gsm8k", "reward_spec": {"method": "rule", "ground_truth": answer}}
 
 
-def test_a_gsm8k_row_answered_right_scores_1_and_wrong_0(skyrl, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the host's working directory is the data root
+def test_a_gsm8k_row_answered_right_scores_1_and_wrong_0(skyrl, tmp_path):
     config = {"env_id": "gsm8k", "rows": _rows(tmp_path, [_gsm8k_row()])}
     backend = SkyRLGymBackend()
-    assert backend.check(config) == []
-    assert backend.task_count(config) == 1
+    assert backend.check(config, str(tmp_path)) == []
+    assert backend.task_count(config, str(tmp_path)) == 1
     episode = backend.open(config, 0, seed=0, data_root=str(tmp_path))
     first = episode.reset()
     assert first.observation == QUESTION and first.messages[0]["role"] == "system"
@@ -46,12 +45,11 @@ def test_a_gsm8k_row_answered_right_scores_1_and_wrong_0(skyrl, tmp_path, monkey
     assert wrong.answer("#### 71") == {"reward": 0.0, "return": 0.0, "turns": 1, "done": True}
 
 
-def test_multi_turn_gsm8k_steps_until_right_and_episodes_share_no_state(skyrl, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_multi_turn_gsm8k_steps_until_right_and_episodes_share_no_state(skyrl, tmp_path):
     row = {**_gsm8k_row(), "env_class": "gsm8k_multi_turn", "extra_info": {"max_turns": 3}}
     config = {"env_id": "gsm8k_multi_turn", "rows": _rows(tmp_path, [row])}
     backend = SkyRLGymBackend()
-    assert backend.check(config) == []
+    assert backend.check(config, str(tmp_path)) == []
     first = backend.open(config, 0, seed=1, data_root=str(tmp_path))
     second = backend.open(config, 0, seed=2, data_root=str(tmp_path))
     first.reset()
@@ -67,8 +65,7 @@ def test_multi_turn_gsm8k_steps_until_right_and_episodes_share_no_state(skyrl, t
     assert not second.step("#### 1").done  # its own turn count: the first episode's two turns are not its
 
 
-def test_text2sql_runs_on_a_local_sqlite_file(skyrl, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_text2sql_runs_on_a_local_sqlite_file(skyrl, tmp_path):
     db = tmp_path / "sql" / "spider" / "database" / "shop" / "shop.sqlite"
     db.parent.mkdir(parents=True)
     with sqlite3.connect(db) as connection:
@@ -78,7 +75,7 @@ def test_text2sql_runs_on_a_local_sqlite_file(skyrl, tmp_path, monkeypatch):
     row = {"prompt": "Which items cost more than 10?", "db_id": "shop", "data": "spider", "reward_spec": {"ground_truth": gold}}
     config = {"env_id": "text2sql", "rows": _rows(tmp_path, [row]), "env_config": {"db_path": "sql"}}
     backend = SkyRLGymBackend()
-    assert backend.check(config) == []
+    assert backend.check(config, str(tmp_path)) == []
     episode = backend.open(config, 0, seed=0, data_root=str(tmp_path))
     episode.reset()
     explored = episode.step("<think>Look at the prices.</think><sql>SELECT name, price FROM items</sql>")
@@ -105,11 +102,10 @@ def test_text2sql_runs_on_a_local_sqlite_file(skyrl, tmp_path, monkeypatch):
         ({"env_id": "text2sql", "rows": "rows.jsonl", "env_config": {"db_path": "/srv/sql"}}, "env_config.db_path", "is absolute"),
     ],
 )
-def test_check_refuses_bad_knobs_and_rows(skyrl, tmp_path, monkeypatch, config, field, words):
-    monkeypatch.chdir(tmp_path)
+def test_check_refuses_bad_knobs_and_rows(skyrl, tmp_path, config, field, words):
     _rows(tmp_path, [{k: v for k, v in _gsm8k_row().items() if k != "env_class"}])
     _rows(tmp_path, [_gsm8k_row(), {"prompt": "no reward spec"}], "bad.jsonl")
-    errors = SkyRLGymBackend().check(config)
+    errors = SkyRLGymBackend().check(config, str(tmp_path))
     assert [e.field for e in errors] == [field], errors
     assert words in str(errors[0])
 

@@ -69,6 +69,7 @@ export class EnvHost {
   restarts = 0;
   /** Which host is running: 1 for the first, one more for each fresh one (an episode belongs to the host it was opened on). */
   generation = 0;
+  private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: EnvHostOptions = {}) {}
 
@@ -112,8 +113,14 @@ export class EnvHost {
   }
 
   /** Asks the host to end; ends its process group if it does not within a few seconds. */
-  async close(): Promise<void> {
+  /** Stops the host; every caller of a concurrent or later close waits for the same stop (the host library kinds share one host). */
+  close(): Promise<void> {
     this.closed = true;
+    this.stopping ??= this.shutdownChild();
+    return this.stopping;
+  }
+
+  private async shutdownChild(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));

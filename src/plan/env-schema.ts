@@ -2,9 +2,10 @@
 // and the fields of each kind, in their order, come from there; this file says only how each
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
-import { agentrlModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
-import { textworldLibrary } from "../semantics/schema/libraries/textworld.js";
-import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
+import { agentrlModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { hostLibraries } from "../semantics/schema/libraries/index.js";
+import { type HostLibrary, libraryObject } from "../semantics/schema/libraries/library.js";
+import { bounded, d, dataFileSchema, jsonValueSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
 
 /** Task ids as half-open ranges [from, to), ascending and disjoint. */
 const idRangesSchema = z.array(z.tuple([nonNegativeInt, nonNegativeInt]));
@@ -111,37 +112,54 @@ const dataFolderSchema = z
   })
   .meta({ id: "DataFolder" });
 
-/** A knob's plan form: its semantic schema without the default (the plan holds every value); a folder knob, the folder's hashed files. */
-function planKnob(schema: z.ZodType, folder: boolean): z.ZodType {
-  if (folder) return dataFolderSchema.nullable();
-  return schema instanceof z.ZodDefault ? (schema.unwrap() as z.ZodType) : schema;
+/** A knob's plan form: its semantic schema without the default (the plan holds every value); a folder or file knob, its hashed files. */
+function planKnob(schema: z.ZodType, data: "folder" | "file" | undefined): z.ZodType {
+  const written = schema instanceof z.ZodDefault ? (schema.unwrap() as z.ZodType) : schema;
+  if (data === "folder") return dataFolderSchema.nullable();
+  if (data === "file") return written instanceof z.ZodNullable ? dataFileSchema.nullable() : dataFileSchema;
+  // The plan's one JSON value schema, so that the published schema names it once.
+  if (written === libraryObject) return z.record(z.string(), jsonValueSchema);
+  return written;
 }
 
-/**
- * A host library kind in the plan: the common fields as every kind has them, then the host's
- * knobs and the library's own, each as its semantic schema without its default.
- */
 type WithoutDefault<T> = T extends z.ZodDefault<infer U> ? U : T;
-/** The plan's shape of a host library kind, typed: every field as written without its default (a folder knob: its hashed files). */
-type PlanLibraryShape<K extends keyof typeof hostLibraryShapes> = { kind: z.ZodLiteral<K> } & {
-  [F in Exclude<keyof (typeof hostLibraryShapes)[K], "kind" | "tool">]: F extends "games"
-    ? z.ZodNullable<typeof dataFolderSchema>
-    : F extends keyof PlanEnvFields
-      ? Exclude<PlanEnvFields[F], null>
-      : WithoutDefault<(typeof hostLibraryShapes)[K][F]>;
+type HostLibraries = typeof hostLibraries;
+/** The declaration of the host library of kind K. */
+type LibraryOf<K extends HostLibraryKind> = Extract<HostLibraries[number], { kind: K }>;
+/** The names of L's knobs that are listed under L[P] (folders, files). */
+type DataKnobs<L, P extends "folders" | "files"> = L extends { readonly [Q in P]: infer D } ? keyof D : never;
+/** The plan form of knob F of library kind K (its semantic schema S): a folder's or a file's hashed files, else S without its default. */
+type PlanKnob<K extends HostLibraryKind, F, S> = F extends DataKnobs<LibraryOf<K>, "folders">
+  ? z.ZodNullable<typeof dataFolderSchema>
+  : F extends DataKnobs<LibraryOf<K>, "files">
+    ? WithoutDefault<S> extends z.ZodNullable<z.ZodType>
+      ? z.ZodNullable<typeof dataFileSchema>
+      : typeof dataFileSchema
+    : WithoutDefault<S>;
+/**
+ * The plan's shape of a host library kind, typed: the common fields as every kind has them, then
+ * the host's knobs and the library's own, each as its semantic schema without its default.
+ */
+type PlanLibraryShape<K extends HostLibraryKind> = { kind: z.ZodLiteral<K> } & {
+  [F in Exclude<keyof (typeof hostLibraryShapes)[K], "kind" | "tool">]: F extends keyof PlanEnvFields ? Exclude<PlanEnvFields[F], null> : PlanKnob<K, F, (typeof hostLibraryShapes)[K][F]>;
 };
 
-function planLibraryKind<K extends keyof typeof hostLibraryShapes>(library: { readonly kind: K; readonly folders?: Readonly<Record<string, readonly string[]>> }): z.ZodObject<PlanLibraryShape<K>, z.core.$strict> {
+function planLibraryKind<K extends HostLibraryKind>(library: HostLibrary<K>): z.ZodObject<PlanLibraryShape<K>, z.core.$strict> {
   const shape: Record<string, z.ZodType> = { kind: z.literal(library.kind) };
-  for (const [field, schema] of Object.entries(hostLibraryShapes[library.kind])) {
+  for (const [field, schema] of Object.entries(hostLibraryShapes[library.kind] as z.ZodRawShape)) {
     if (field === "kind") continue;
     const common = planEnvFields[field as Exclude<EnvFieldName, "kind">] as z.ZodType | null | undefined;
     if (common === null) continue;
-    shape[field] = common === undefined ? planKnob(schema as z.ZodType, library.folders?.[field] !== undefined) : common;
+    const data = library.folders?.[field] ? "folder" : library.files?.[field] ? "file" : undefined;
+    shape[field] = common === undefined ? planKnob(schema as z.ZodType, data) : common;
   }
   // The knobs are plain JSON values the runtime hands to the library as they are.
   return z.strictObject(shape) as unknown as z.ZodObject<PlanLibraryShape<K>, z.core.$strict>;
 }
+
+/** Each host library's plan schema, in the order of `hostLibraries`. */
+type PlanSchemasOf<T extends readonly { readonly kind: HostLibraryKind }[]> = { -readonly [I in keyof T]: z.ZodObject<PlanLibraryShape<T[I]["kind"]>, z.core.$strict> };
+type PlanLibrarySchemas = PlanSchemasOf<HostLibraries>;
 
 export const planEnvSchema = z
   .discriminatedUnion("kind", [
@@ -154,6 +172,6 @@ export const planEnvSchema = z
     planEnvKind("openenv"),
     planEnvKind("agent"),
     planEnvKind("dataset"),
-    planLibraryKind(textworldLibrary),
+    ...(hostLibraries.map((library) => planLibraryKind(library)) as unknown as PlanLibrarySchemas),
   ])
   .meta({ id: "Env" });

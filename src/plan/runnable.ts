@@ -10,6 +10,8 @@ import { parseTinyModel } from "./model-name.js";
 import type { Plan } from "./schema.js";
 import { splitSizes, type Split } from "./splits.js";
 import { at, defined } from "../contracts/checked.js";
+import { hostLibraries } from "../semantics/schema/libraries/index.js";
+import type { HostLibrary } from "../semantics/schema/libraries/library.js";
 
 export interface PlanRefusal {
   /** The check diagnostic's code. */
@@ -27,7 +29,7 @@ export interface PlanRefusal {
  * rollout.sft replays. Kept here so that checking a spec does not load every env's code; a test
  * compares it with the registry.
  */
-export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", "textworld"];
+export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", ...hostLibraries.filter((l: HostLibrary) => l.walkthroughs).map((l) => l.kind)];
 
 export interface RefusalOptions {
   /**

@@ -6,7 +6,7 @@ import * as z from "zod";
 import type { BoundedField } from "./bounds.js";
 import { planEnvSchema } from "./env-schema.js";
 import { exprSchema } from "./expr-schema.js";
-import { bounded, d, dataFileSchema, nonNegativeInt, positiveInt, probability, sha256Hex } from "./schema-parts.js";
+import { bounded, d, dataFileSchema, jsonValueSchema, nonNegativeInt, positiveInt, probability, sha256Hex } from "./schema-parts.js";
 
 export { type PlanExpr } from "./expr-schema.js";
 
@@ -16,11 +16,7 @@ const PLAN_SCHEMA_ID = "urn:arl:plan:1";
 
 // --- JSON values ------------------------------------------------------------------------------
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-
-const jsonValueSchema: z.ZodType<JsonValue> = z
-  .lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]))
-  .meta({ id: "JsonValue", description: "Any JSON value." });
+export type { JsonValue } from "./schema-parts.js";
 
 // --- blocks --------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import type * as z from "zod";
 import { algorithmSchema } from "../../src/semantics/schema/algorithm.js";
 import { reference, rewardExpression } from "../../src/semantics/schema/common.js";
 import { envSchema } from "../../src/semantics/schema/env.js";
+import { libraryObject } from "../../src/semantics/schema/libraries/library.js";
 import { evalSchema } from "../../src/semantics/schema/eval.js";
 import { experimentSchema } from "../../src/semantics/schema/experiment.js";
 import { harnessSchema } from "../../src/semantics/schema/harness.js";
@@ -59,6 +60,7 @@ export interface BlockTable {
 
 /** Schemas whose zod form says little (custom checks, recursion): named by what they accept. */
 const named = new Map<Schema, string>([
+  [libraryObject, "block of the library's own fields (any JSON values)"],
   [reference, "tool reference"],
   [rewardExpression, "expression"],
   [constraintSchema, "block(condition)"],

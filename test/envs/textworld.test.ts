@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnvError, type EnvKind, type Signals } from "../../src/contracts/env.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
 import { createHostEnvKinds, preparedFileName, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { textworldLibrary } from "../../src/semantics/schema/libraries/textworld.js";
 
 const python = envLibraryPythonCandidates()[0] ?? "python3";
 const hasTextWorld = spawnSync(python, ["-c", "import textworld"], { stdio: "ignore" }).status === 0;
@@ -76,7 +77,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
   beforeAll(async () => {
     cache = mkdtempSync(path.join(tmpdir(), "arl-tw-cache-"));
     runDir = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
-    kind = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, cacheDir: cache, python }).get("textworld")!;
+    kind = createHostEnvKinds([textworldLibrary], { root: runDir, cacheDir: cache, python }).get("textworld")!;
     await kind.provision!(env, { name: "games", runDir, log: (l) => logs.push(l), tools: [] });
   }, 120_000);
   afterAll(async () => {
@@ -128,7 +129,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     for (const rewards of ["dense", "sparse"]) {
       const challengeEnv = textworldEnv({ seeds: [1], tasks: 1, challenge: "tw-simple", challenge_settings: { rewards, goal: "detailed" } });
       const challengeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
-      const simple = createHostEnvKinds([{ kind: "textworld" }], { root: challengeRun, cacheDir: cache, python }).get("textworld")!;
+      const simple = createHostEnvKinds([textworldLibrary], { root: challengeRun, cacheDir: cache, python }).get("textworld")!;
       try {
         await simple.provision!(challengeEnv, { name: "games", runDir: challengeRun, log: () => undefined, tools: [] });
         const walkthrough = (await simple.walkthrough!(challengeEnv, 0))!.map((c) => String(c.arguments.command));
@@ -151,7 +152,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
   it("generates byte-identical games from the same seeds", async () => {
     const again = mkdtempSync(path.join(tmpdir(), "arl-tw-cache-"));
     const otherRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
-    const other = createHostEnvKinds([{ kind: "textworld" }], { root: otherRun, cacheDir: again, python }).get("textworld")!;
+    const other = createHostEnvKinds([textworldLibrary], { root: otherRun, cacheDir: again, python }).get("textworld")!;
     try {
       await other.provision!(textworldEnv({ seeds: [1], tasks: 1 }), { name: "games", runDir: otherRun, log: () => undefined, tools: [] });
     } finally {
@@ -168,7 +169,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     const record = JSON.parse(saved) as { files: { sha256: string }[] };
     record.files[1]!.sha256 = "0".repeat(64);
     writeFileSync(recordPath, JSON.stringify(record));
-    const resumed = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, cacheDir: cache, python }).get("textworld")!;
+    const resumed = createHostEnvKinds([textworldLibrary], { root: runDir, cacheDir: cache, python }).get("textworld")!;
     try {
       await expect(resumed.provision!(env, { name: "games", runDir, log: () => undefined, tools: [] })).rejects.toThrow(/game 1 .* has sha256 [0-9a-f]{64}, but this run recorded 0{64}/);
       expect(readFileSync(recordPath, "utf8")).toBe(JSON.stringify(record));
@@ -188,7 +189,7 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
     process.env.ARL_ENVHOST_BACKENDS = "faulty=faulty_backend:FaultyBackend";
     process.env.PYTHONPATH = [FIXTURES, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
     runDir = mkdtempSync(path.join(tmpdir(), "arl-faulty-"));
-    kind = createHostEnvKinds([{ kind: "faulty" }], { root: runDir, python }).get("faulty")!;
+    kind = createHostEnvKinds([{ ...textworldLibrary, kind: "faulty" }], { root: runDir, python }).get("faulty")!;
     await kind.provision!(faulty, { name: "f", runDir, log: () => undefined, tools: [] });
   }, 60_000);
   afterAll(async () => {
@@ -227,7 +228,7 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
   }, 30_000);
 
   it("a library that is not installed is one line naming the setup command", async () => {
-    const missing = createHostEnvKinds([{ kind: "textworld" }], { root: runDir, python: "/usr/bin/python3" }).get("textworld")!;
+    const missing = createHostEnvKinds([textworldLibrary], { root: runDir, python: "/usr/bin/python3" }).get("textworld")!;
     try {
       const error = await missing.provision!(textworldEnv(), { name: "games", runDir, log: () => undefined, tools: [] }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EnvError);

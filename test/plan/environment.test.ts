@@ -36,6 +36,7 @@ const ALLOWED: Record<string, string> = {
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
   "runtime/run/agent-process.ts: (whole environment)":
     "an agent program inherits the environment, as any program a user starts does; what it computes is its own (its outcome), and its model calls go through the gateway",
+  "bench/peer.ts: (whole environment)": "the side-by-side bench's Python (TRL and the plain PyTorch floor) inherits it; a benchmark, not a run, and ARL's own run in it reads the plan",
   "runtime/engine/launch.ts: (whole environment)":
     "a launched inference server inherits the environment (PATH, CUDA and NCCL settings, HF caches), as torchrun's workers do; what it samples is checked against the trainer per batch (the mismatch metrics) and its weights are the trainer's, synced",
   "runtime/engine/launch.ts: CUDA_VISIBLE_DEVICES":

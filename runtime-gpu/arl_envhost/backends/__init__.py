@@ -49,4 +49,16 @@ def backend(library: str) -> Backend:
     return made
 
 
-__all__ = ["REGISTRY", "Backend", "BackendMissing", "backend"]
+def close_all() -> list[str]:
+    """Closes every backend made in this host (``Backend.close``); the last lines of those that raised."""
+    failed = []
+    for library, made in list(_made.items()):
+        try:
+            made.close()
+        except Exception as e:  # noqa: BLE001 - one backend failing to close must not keep the others open
+            failed.append(f"{library}: {type(e).__name__}: {e}")
+    _made.clear()
+    return failed
+
+
+__all__ = ["REGISTRY", "Backend", "BackendMissing", "backend", "close_all"]

@@ -10,6 +10,7 @@ for the model plus numeric or boolean signals, named as the backend's stdlib dec
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,8 +78,11 @@ class Backend:
     #: The command that installs the library, named when it is missing.
     setup_hint: str = "npm run setup:envs"
 
-    def check(self, config: dict[str, Any]) -> list[ConfigError]:
-        """What is wrong with ``config`` for this library (an unknown game, a size it cannot generate)."""
+    def check(self, config: dict[str, Any], data_root: str = ".") -> list[ConfigError]:
+        """What is wrong with ``config`` for this library (an unknown game, a size it cannot generate).
+
+        ``data_root`` is the spec's folder, where the config's data files are (a backend written
+        before it was passed may leave it out of its signature: ``call_with_root``)."""
         return []
 
     def prepare(self, config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
@@ -90,13 +94,13 @@ class Backend:
         (``[{"task", "path", "sha256"}]``, recorded in the run directory) and ``notes`` (lines for
         the run log). The default has nothing to prepare.
         """
-        return {"task_count": self.task_count(config)}
+        return {"task_count": call_with_root(self.task_count, config, str(context.get("data_root", ".")))}
 
     def open(self, config: dict[str, Any], task: int, seed: int, data_root: str) -> Episode:
         """A fresh, isolated episode of task ``task`` (an index into the backend's task list) with ``seed``."""
         raise NotImplementedError
 
-    def task_count(self, config: dict[str, Any]) -> int | None:
+    def task_count(self, config: dict[str, Any], data_root: str = ".") -> int | None:
         """How many distinct tasks ``config`` has (games, dataset rows); None: unbounded (seeded)."""
         return None
 
@@ -107,3 +111,15 @@ class Backend:
     def vocabulary(self, config: dict[str, Any], tasks: list[int], data_root: str) -> list[str]:
         """The words of these tasks (observations, commands), for the embedded model's word tokenizer."""
         return []
+
+    def close(self) -> None:
+        """Release what the backend holds across episodes (a pool of JVMs); called once when the host shuts down."""
+
+
+def call_with_root(method: Any, config: dict[str, Any], data_root: str) -> Any:
+    """``method(config, data_root)`` for ``check`` and ``task_count``; ``method(config)`` for a backend
+    whose override predates the ``data_root`` argument (registered with ARL_ENVHOST_BACKENDS)."""
+    parameters = inspect.signature(method).parameters
+    if "data_root" in parameters or len(parameters) >= 2:
+        return method(config, data_root)
+    return method(config)

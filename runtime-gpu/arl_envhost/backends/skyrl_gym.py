@@ -2,11 +2,10 @@
 
 Knobs (docs/env-libraries.md, "skyrl-gym"): ``env_id`` (gsm8k, aime, gsm8k_multi_turn, text2sql: the ids
 that run offline), ``rows`` (a JSON-lines file under the data root; the runtime hashes it) and
-``env_config`` (the env's config; text2sql's ``db_path`` is a folder under the data root). A row is
+``env_config`` (the env's config) and ``db_path`` (text2sql's databases: a folder under the data root, a
+path or the plan's hashed folder ``{path, files}``; it is the env config's ``db_path``). A row is
 ``{"prompt": [chat messages] | "text", ...}``: the rest of it is the env's ``extras`` (``reward_spec``,
 ``extra_info``, text2sql's ``db_id`` and ``data``), as SkyRL's own dataset rows. Task ``i`` is row ``i``.
-``check`` and ``task_count`` take no data root: they read paths from the host's working directory,
-which is the run's data root.
 An episode is ``skyrl_gym.make(env_id, env_config, extras=row)``, ``init(prompt)``, then ``step(text)``
 until done: each action is the model's whole reply, which the env parses itself.
 """
@@ -20,7 +19,7 @@ from typing import Any
 from arl_envhost.backends.base import Backend, ConfigError, Episode, SignalValue, Step
 from arl_envhost.backends.knobs import collect, confined, import_library, knob, unknown_knobs, words
 
-KNOBS = ("env_id", "rows", "env_config")
+KNOBS = ("env_id", "rows", "env_config", "db_path")
 # The envs that run offline here; search, searchcode and lcb call a retrieval server or run the model's code.
 OFFLINE = ("gsm8k", "aime", "gsm8k_multi_turn", "text2sql")
 
@@ -98,6 +97,9 @@ class SkyRLGymBackend(Backend):
 
     def _env_config(self, config: dict[str, Any], data_root: str) -> Any:
         env_config = dict(knob(config, "env_config", dict, {}))
+        folder = config.get("db_path")
+        if folder is not None:
+            env_config["db_path"] = folder["path"] if isinstance(folder, dict) else folder
         if self._env_id(config) == "text2sql":
             db_path = knob(env_config, "db_path", str, required=True, hint="a folder under the data root holding spider/, bird/ or SynSQL-2.5M/")
             env_config["db_path"] = confined(data_root, db_path, "env_config.db_path")
@@ -144,10 +146,8 @@ class SkyRLGymBackend(Backend):
             raise ConfigError("rows", f"line {line}: {env_id} cannot take this row: {why}", f"see docs/env-libraries.md for {env_id}'s row fields") from None
         return env, _messages(row["prompt"], line)
 
-    def check(self, config: dict[str, Any]) -> list[ConfigError]:
-        """The rows file is read and every row made into its env once. check() is given no data root: the
-        host's working directory is the run's data root (docs/env-host.md, "Process")."""
-        data_root = os.getcwd()
+    def check(self, config: dict[str, Any], data_root: str = ".") -> list[ConfigError]:
+        """The rows file (under ``data_root``) is read and every row made into its env once."""
         self._library()
         errors = unknown_knobs(config, KNOBS)
         errors += collect(lambda: self._env_id(config))
@@ -169,8 +169,8 @@ class SkyRLGymBackend(Backend):
         env, prompt = self._make(config, rows[task], self._env_config(config, data_root))
         return SkyRLEpisode(env, prompt)
 
-    def task_count(self, config: dict[str, Any]) -> int | None:
-        return len(self._read_rows(config, os.getcwd()))
+    def task_count(self, config: dict[str, Any], data_root: str = ".") -> int | None:
+        return len(self._read_rows(config, data_root))
 
     def vocabulary(self, config: dict[str, Any], tasks: list[int], data_root: str) -> list[str]:
         rows = self._read_rows(config, data_root)

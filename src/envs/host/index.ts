@@ -14,11 +14,21 @@ import { EnvError, type EnvInstance, type EnvKind, type EnvProvisionContext, typ
 import { envLibraryPythonCandidates } from "../../contracts/python.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../plan/schema.js";
+import type { HostLibraryKind } from "../../semantics/schema/env.js";
 import type { HostLibrary } from "../../semantics/schema/libraries/library.js";
 import { verifyDataFile } from "../data-files.js";
 import { EnvHost, EnvHostError } from "../env-host.js";
 
-export type HostLibraryEnv = Extract<PlanEnv, { kind: "textworld" }>;
+/** An env of some host library, as the plan holds it. */
+export type HostLibraryEnv = Extract<PlanEnv, { kind: HostLibraryKind }>;
+
+/** What a kind needs of its library's declaration: its knobs' names, its data knobs, whether a turn without a tool call is an answer. */
+export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs">;
+
+interface HashedFile {
+  readonly path: string;
+  readonly sha256: string;
+}
 
 /** What the host answers to episode.open and episode.step (docs/env-host.md). */
 interface HostStep {
@@ -54,7 +64,7 @@ function actionText(call: ToolCall, actionTool: string): string {
 }
 
 /** The host library env kinds of one run, sharing one env host. */
-export function createHostEnvKinds(libraries: readonly Pick<HostLibrary, "kind" | "answers">[], options: HostEnvOptions = {}): Map<string, EnvKind<HostLibraryEnv>> {
+export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], options: HostEnvOptions = {}): Map<string, EnvKind<HostLibraryEnv>> {
   let host: EnvHost | undefined;
   let logFile: string | undefined;
   const words = new Map<string, readonly string[]>();
@@ -65,7 +75,22 @@ export function createHostEnvKinds(libraries: readonly Pick<HostLibrary, "kind" 
     host ??= new EnvHost({ cwd: root, python: options.python ?? envLibraryPythonCandidates()[0] ?? "python3", setupHint: "run 'npm run setup:envs' (installs them into .venv), or set ARL_ENVS_PYTHON to a Python that has them" });
     return host;
   };
-  const config = (env: HostLibraryEnv): Record<string, unknown> => env;
+  const plain = (env: HostLibraryEnv): Readonly<Record<string, unknown>> => env;
+  /** The env's data files (its file knobs' and folder knobs'), each with its sha256 in the plan. */
+  function dataFiles(env: HostLibraryEnv, library: HostLibraryKindSpec): HashedFile[] {
+    const knobs = plain(env);
+    const files = Object.keys(library.files ?? {}).map((k) => knobs[k] as HashedFile | null);
+    const folders = Object.keys(library.folders ?? {}).flatMap((k) => (knobs[k] as { files: HashedFile[] } | null)?.files ?? []);
+    return [...files.filter((f): f is HashedFile => f !== null), ...folders];
+  }
+  /**
+   * What the library is given (docs/env-host.md, "Env library sessions"): its own knobs only, a
+   * file knob as its path relative to the data root, a folder knob as its hashed files.
+   */
+  function configOf(env: HostLibraryEnv, library: HostLibraryKindSpec): Record<string, unknown> {
+    const knobs = plain(env);
+    return Object.fromEntries(Object.keys(library.knobs).map((k) => [k, library.files?.[k] ? ((knobs[k] as HashedFile | null)?.path ?? null) : knobs[k]]));
+  }
   const configKey = (env: HostLibraryEnv): string => JSON.stringify(env);
 
   /** A host failure as the episode's env error: the Python traceback goes to env-host.log. */
@@ -77,15 +102,16 @@ export function createHostEnvKinds(libraries: readonly Pick<HostLibrary, "kind" 
     throw new EnvError(`${what}: ${error.message}${logged}`, error.kind);
   }
 
-  function kindFor({ kind, answers }: Pick<HostLibrary, "kind" | "answers">): EnvKind<HostLibraryEnv> {
+  function kindFor(library: HostLibraryKindSpec): EnvKind<HostLibraryEnv> {
+    const { kind, answers, walkthroughs } = library;
+    const config = (env: HostLibraryEnv) => configOf(env, library);
     return {
       kind: kind as HostLibraryEnv["kind"],
       async provision(env, context: EnvProvisionContext) {
         logFile = path.join(context.runDir, "env-host.log");
         const record = path.join(context.runDir, preparedFileName(context.name));
         const recorded = existsSync(record) ? (JSON.parse(readFileSync(record, "utf8")) as { files: PreparedFile[] }).files : null;
-        const games = (env as { games?: { files: { path: string; sha256: string }[] } | null }).games;
-        for (const file of games?.files ?? []) verifyDataFile(file, root, "game", kind);
+        for (const file of dataFiles(env, library)) verifyDataFile(file, root, "data", kind);
         const prepared = (await hostOf()
           .requestReplayed(`prepare:${configKey(env)}`, "backend.prepare", { library: kind, config: config(env), context: { data_root: root, cache_dir: cacheDir, recorded }, timeout_s: env.prepare_timeout_s }, env.prepare_timeout_s)
           .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): preparing its tasks`))) as { task_count: number | null; files?: PreparedFile[]; version?: string };
@@ -103,12 +129,17 @@ export function createHostEnvKinds(libraries: readonly Pick<HostLibrary, "kind" 
         // Filled by provision (which runs before the model is built); the harness's words cover the rest.
         return words.get(configKey(env)) ?? [];
       },
-      async walkthrough(env, task) {
-        const answer = (await hostOf()
-          .request("backend.walkthrough", { library: kind, config: config(env), task, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
-          .catch((e: unknown) => envError(e, `${kind} task ${task}: its walkthrough`))) as { actions: string[] | null };
-        return answer.actions?.map((command) => ({ name: env.action_tool, arguments: { command } }));
-      },
+      // Only a library with walkthroughs offers them (KINDS_WITH_WALKTHROUGHS: rollout.sft is refused at check for the others).
+      ...(walkthroughs
+        ? {
+            async walkthrough(env: HostLibraryEnv, task: number) {
+              const answer = (await hostOf()
+                .request("backend.walkthrough", { library: kind, config: config(env), task, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
+                .catch((e: unknown) => envError(e, `${kind} task ${task}: its walkthrough`))) as { actions: string[] | null };
+              return answer.actions?.map((command) => ({ name: env.action_tool, arguments: { command } }));
+            },
+          }
+        : {}),
       async create(env, task, seed) {
         const h = hostOf();
         const opened = (await h
@@ -143,8 +174,10 @@ export function createHostEnvKinds(libraries: readonly Pick<HostLibrary, "kind" 
         return instance;
       },
       async shutdown() {
-        await host?.close().catch(() => undefined);
+        // Every kind of the run shares the host, and the run shuts the kinds down at once.
+        const running = host;
         host = undefined;
+        await running?.close().catch(() => undefined);
       },
     };
   }

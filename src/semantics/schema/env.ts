@@ -5,8 +5,8 @@
 import * as z from "zod";
 import { doc, enumOf, isPlainName, nonNegativeInt, positiveInt, probability } from "./common.js";
 import { toolSchema } from "./tool.js";
-import { hostCommonKnobs } from "./libraries/library.js";
-import { textworldLibrary } from "./libraries/textworld.js";
+import { hostLibraries } from "./libraries/index.js";
+import { hostCommonKnobs, type HostLibrary } from "./libraries/library.js";
 
 export const signalScopes = ["outcome", "state"] as const;
 export const signalTypes = ["bool", "number", "count"] as const;
@@ -188,18 +188,26 @@ function hostLibraryEnv<const K extends string, const S extends z.ZodRawShape>(l
   return z.strictObject({ ...common, ...hostCommonKnobs, kind: z.literal(library.kind), ...library.knobs });
 }
 
-const textworld = hostLibraryEnv(textworldLibrary);
+type HostLibraries = typeof hostLibraries;
+/** The kinds of the host libraries (libraries/index.ts). */
+export type HostLibraryKind = HostLibraries[number]["kind"];
+/** The semantic schema of each host library's env, in the order of `hostLibraries`. */
+type SchemasOf<T extends readonly { readonly kind: string; readonly knobs: z.ZodRawShape }[]> = { -readonly [I in keyof T]: ReturnType<typeof hostLibraryEnv<T[I]["kind"], T[I]["knobs"]>> };
+type HostLibrarySchemas = SchemasOf<HostLibraries>;
+const hostLibrarySchemas = hostLibraries.map((library: HostLibrary) => hostLibraryEnv(library)) as unknown as HostLibrarySchemas;
 
 /** The built-in kinds, whose fields the plan's env schema lists one by one. */
 export const builtinEnvKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agentrl", "openenv", "agent", "dataset"] as const;
 export type BuiltinEnvKind = (typeof builtinEnvKinds)[number];
-export const envKinds = [...builtinEnvKinds, textworldLibrary.kind] as const;
+export const envKinds: readonly (BuiltinEnvKind | HostLibraryKind)[] = [...builtinEnvKinds, ...hostLibraries.map((l) => l.kind)];
 
 /** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
 export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agentrl: agentrl.shape, openenv: openenv.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;
 
 /** The fields of each host library kind, in declaration order. */
-export const hostLibraryShapes = { textworld: textworld.shape } as const;
+export const hostLibraryShapes = Object.fromEntries(hostLibrarySchemas.map((schema) => [schema.shape.kind.value, schema.shape])) as {
+  readonly [L in HostLibrarySchemas[number] as L["shape"]["kind"]["value"]]: L["shape"];
+};
 
 /** Every field name of some built-in env kind, `kind` included. */
 export type EnvFieldName = { [K in BuiltinEnvKind]: keyof (typeof envKindShapes)[K] }[BuiltinEnvKind];
@@ -211,6 +219,6 @@ function normaliseKind(v: unknown): unknown {
   return isPlainName(kind) && kind.$name.length === 1 ? { ...v, kind: kind.$name[0] } : v;
 }
 
-export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agentrl, openenv, agent, dataset, textworld]));
+export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agentrl, openenv, agent, dataset, ...hostLibrarySchemas]));
 
 export type Env = z.output<typeof envSchema>;

@@ -24,7 +24,8 @@ export const textworldLibrary = hostLibrary({
       "The challenge's settings, as its generator takes them (tw-simple: rewards dense | balanced | sparse, goal detailed | brief | none, test).",
     ),
   },
-  folders: { games: [".z8", ".ulx", ".json"] },
+  folders: { games: { extensions: [".z8", ".ulx", ".json"], taskExtensions: [".z8", ".ulx"] } },
+  walkthroughs: true,
   check(config) {
     const seeds = config.seeds;
     if (Array.isArray(seeds) && new Set(seeds).size !== seeds.length) {
