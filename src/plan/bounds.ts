@@ -59,6 +59,7 @@ export const PLAN_BOUNDS = {
   "rollout.iterations": { max: 10_000_000, why: "iterations of one run" },
   "rollout.concurrency": { max: 65_536, why: "episodes (env processes, connections) at once" },
   "rollout.async.max_policy_lag": { max: 100_000_000, why: "optimizer steps" },
+  "rollout.async.max_staleness": { max: 64, why: "batches rolling out at once, each held in memory until its update" },
   "rollout.sft.demos": { max: 10_000_000, why: "demonstrations held in memory" },
   "rollout.sft.epochs": { max: 1000, why: "passes over the demonstrations" },
   "rollout.sft.batch": { max: 10_000_000, why: "demonstrations per step" },

@@ -59,6 +59,7 @@ export function planRefusals(plan: Plan, options: RefusalOptions = {}): PlanRefu
     ...crossPolicyAgents(plan),
     ...engineServerList(plan),
     ...httpEnvUrls(plan),
+    ...asyncRefusals(plan),
   ];
 }
 
@@ -256,4 +257,50 @@ function multiNodeWithoutRendezvous(plan: Plan, rendezvous: boolean | undefined)
       hint: "run arl run on every machine with --node-rank R --rdzv-endpoint NODE0_HOST:PORT (or under srun in a SLURM job; docs/distributed.md), or use resources.nodes: 1",
     },
   ];
+}
+
+/**
+ * What asynchronous rollout beyond one batch ahead cannot run with (docs/semantics.md §7): an
+ * engine, a recompute under in-flight updates, a correction without its cap.
+ */
+function asyncRefusals(plan: Plan): PlanRefusal[] {
+  const a = plan.rollout.async;
+  if (a === null) return [];
+  const out: PlanRefusal[] = [];
+  const at = (field: string) => ["rollout", "async", field];
+  const beyondOne = a.max_staleness > 1 || a.in_flight_updates;
+  // An engine's servers hold one version, synced where the snapshot is taken; batches from
+  // several snapshots at once, or an episode that changes weights mid-flight, would need them to
+  // serve several versions or to be synced under a generation.
+  if (beyondOne && plan.resources.rollout.engine !== "trainer") {
+    out.push({
+      code: "async-engine",
+      path: a.in_flight_updates ? at("in_flight_updates") : at("max_staleness"),
+      from: [["resources", "rollout", "engine"]],
+      message: `rollout.async beyond one batch ahead (max_staleness ${a.max_staleness}${a.in_flight_updates ? ", in_flight_updates" : ""}) with engine ${plan.resources.rollout.engine}: its servers serve one policy version at a time`,
+      hint: "use max_staleness: 1 without in_flight_updates with an engine, or let the trainer generate (resources.rollout.engine: trainer)",
+    });
+  }
+  // In flight, the snapshot moves on under an episode, so no one set of weights can recompute its
+  // behaviour log-probs: each token's sampled log-prob is the ratio's denominator, which is the
+  // update's distribution only with the keep-sampling mask.
+  if (a.in_flight_updates && !plan.mask.keep_sampling_mask) {
+    out.push({
+      code: "async-in-flight-recompute",
+      path: at("in_flight_updates"),
+      from: [["mask", "keep_sampling_mask"]],
+      message: "rollout.async.in_flight_updates with mask.keep_sampling_mask false: the behaviour log-probs would have to be recomputed under the full distribution by the weights that sampled each token, and the snapshot has moved on since",
+      hint: "keep the sampling mask on (mask.keep_sampling_mask: true), or remove in_flight_updates",
+    });
+  }
+  if (a.past_max_lag === "correct" && plan.mask.tis === null) {
+    out.push({
+      code: "async-correct-without-tis",
+      path: at("past_max_lag"),
+      from: [["mask", "tis"]],
+      message: "rollout.async.past_max_lag correct weights each token of a stale group by a truncated importance weight, and mask.tis (its cap) is none",
+      hint: "set mask { tis { cap: 2, level: token } }, or drop stale groups (past_max_lag: drop)",
+    });
+  }
+  return out;
 }

@@ -181,8 +181,15 @@ const rolloutSchema = z.strictObject({
   iterations: bounded("rollout.iterations", positiveInt),
   concurrency: bounded("rollout.concurrency", positiveInt),
   async: d(
-    z.strictObject({ max_policy_lag: d(bounded("rollout.async.max_policy_lag", nonNegativeInt).nullable(), "Samples (whole groups) more versions old at their update are dropped and counted; null: no limit.") }).nullable(),
-    "One batch ahead: iteration t+1 is generated from the behaviour snapshot taken before update t (trainer protocol, behaviour policy); null: synchronous.",
+    z
+      .strictObject({
+        max_staleness: d(bounded("rollout.async.max_staleness", positiveInt), "k: batches roll out up to k updates ahead of their own update (docs/semantics.md §7); 1: one batch ahead."),
+        in_flight_updates: d(z.boolean(), "Partial rollouts: the snapshot is refreshed before every update and episodes in flight continue with it at their next generate request (timing decides which turn gets which weights); false: one snapshot per batch, by request order."),
+        max_policy_lag: d(bounded("rollout.async.max_policy_lag", nonNegativeInt).nullable(), "Samples (whole groups) more versions old at their update are past the bound; null: no limit."),
+        past_max_lag: d(z.enum(["drop", "correct"]), "A group past max_policy_lag: drop it whole (counted), or correct it (proximal ratio, truncated importance weight to each token's sampling version; needs mask.tis)."),
+      })
+      .nullable(),
+    "Batches generated from the behaviour snapshot while updates run (trainer protocol, behaviour policy), up to max_staleness ahead; null: synchronous.",
   ),
   cross_policy: d(
     z.strictObject({ pool: z.array(z.string().min(1)).min(1), probability }).nullable(),

@@ -26,11 +26,15 @@ export function sampleLag(versions: ArrayLike<number>, currentVersion: number): 
 export interface LagFilterResult<T> {
   /** The groups whose every sample is within the limit, in their order. */
   readonly kept: T[][];
+  /** The groups with a sample older than the limit, in their order (dropped, or kept to be corrected). */
+  readonly past: T[][];
   /** Samples dropped (every sample of a dropped group, the fresh ones included). */
   readonly droppedSamples: number;
   readonly droppedGroups: number;
   /** Largest lag seen in the batch (kept or dropped); 0 for an empty batch. */
   readonly maxLag: number;
+  /** Mean lag over the batch's samples (kept or dropped); 0 for an empty batch. */
+  readonly meanLag: number;
 }
 
 /**
@@ -42,19 +46,23 @@ export interface LagFilterResult<T> {
  */
 export function filterByLag<T>(groups: readonly (readonly T[])[], versionsOf: (sample: T) => ArrayLike<number>, currentVersion: number, maxLag: number | null): LagFilterResult<T> {
   const kept: T[][] = [];
+  const past: T[][] = [];
   let droppedSamples = 0;
-  let droppedGroups = 0;
   let worst = 0;
+  let total = 0;
+  let samples = 0;
   for (const group of groups) {
     const lags = group.map((s) => sampleLag(versionsOf(s), currentVersion));
     const groupMax = Math.max(0, ...lags);
     worst = Math.max(worst, groupMax);
+    for (const lag of lags) total += lag;
+    samples += lags.length;
     if (maxLag !== null && groupMax > maxLag) {
       droppedSamples += group.length;
-      droppedGroups++;
+      past.push([...group]);
     } else kept.push([...group]);
   }
-  return { kept, droppedSamples, droppedGroups, maxLag: worst };
+  return { kept, past, droppedSamples, droppedGroups: past.length, maxLag: worst, meanLag: samples ? total / samples : 0 };
 }
 
 /**

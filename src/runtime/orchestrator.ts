@@ -4,13 +4,16 @@
 // evaluate, and commit (buffer, checkpoint, metrics, state). The plan is the only input; a run
 // can always be repeated or resumed from its directory.
 //
-// Asynchronous rollout (rollout.async) pipelines one batch ahead: just before the update of
-// iteration t the trainer snapshots its weights into the behaviour slot, and the episodes of
-// iteration t+1 are generated from that snapshot while the update runs (env steps, tool calls
-// and generation overlap the train steps). Which weights generate a turn is fixed by request
-// order, not timing, so a run stays reproducible, and a resumed run redoes the rollout that was
-// in flight from the snapshot its checkpoint keeps. Samples older than max_policy_lag versions
-// at their update are dropped by group (rl/lag.ts, in the score phase).
+// Asynchronous rollout (rollout.async) pipelines up to max_staleness (k) batches ahead: just
+// before some updates the trainer snapshots its weights into the behaviour slot, and the batches
+// after it are generated from that snapshot while the updates run (env steps, tool calls and
+// generation overlap the train steps; run/pipeline.ts says which batches start at which
+// snapshot). One batch ahead (k 1) the snapshot is taken before every update and iteration t+1
+// is generated from the one before update t. Which weights generate a turn is fixed by request
+// order, not timing (except under in_flight_updates, docs/semantics.md §7), so a run stays
+// reproducible, and a resumed run redoes the rollouts that were in flight from the snapshot its
+// checkpoint keeps. Samples older than max_policy_lag versions at their update are dropped or
+// corrected by group (rl/lag.ts, in the score phase).
 //
 // With an inference engine (resources.rollout.engine vllm or sglang; run/engines.ts) the servers
 // generate, and they serve exactly the trainer's weights of one policy version: synced at
@@ -26,7 +29,8 @@ import { evaluatePolicy } from "./run/evaluate.js";
 import { preflight } from "./run/preflight.js";
 import { checkHost, checkRunnable, openRun, provision, shutdownEnvs } from "./run/provision.js";
 import { reportIteration, type RunPace } from "./run/report.js";
-import { collectRollout, type Rollout } from "./run/rollout.js";
+import { collectRollout } from "./run/rollout.js";
+import { launchedThrough, refreshesBefore, RolloutPipeline } from "./run/pipeline.js";
 import { advantagesByIds, scoreBatch } from "./run/score.js";
 import { updatePolicy } from "./run/update.js";
 import { syncEngine } from "./run/engines.js";
@@ -79,8 +83,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     const pace: RunPace = { started: Date.now(), firstIteration: state.iteration + 1 };
     // The watchdog's no-signal streak continues across a resume from the committed lines.
     const signals = signalsOfMetrics(options.runDir.readMetrics());
-    // The rollout of the next iteration, running while this one updates (asynchronous rollout).
-    let pending: Promise<Rollout> | undefined;
+    // The rollouts of the next iterations, running while this one updates (asynchronous rollout).
+    const pipeline = new RolloutPipeline(ctx, state.iteration);
     // The preflight waits for the first batch with a target; a run resumed past iteration 1 has
     // taken its first steps already.
     let preflightPending = state.iteration === 0;
@@ -98,9 +102,11 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         // The first batch of an asynchronous run samples from the starting weights; a resumed
         // run's behaviour slot comes back with its checkpoint, except with an engine: its servers
         // were synced to the committed weights, and the behaviour slot is made to match them.
-        if (asyncRollout && !pending && (iteration === 1 || ctx.engine)) await snapshotBehaviour(ctx, version);
-        const rollout = await (pending ?? collectRollout(ctx, iteration));
-        pending = undefined;
+        if (asyncRollout && pipeline.size === 0 && (iteration === 1 || ctx.engine)) await snapshotBehaviour(ctx, version);
+        // A resumed run restarts the rollouts the uninterrupted run had in flight at this point,
+        // from the snapshot its checkpoint keeps.
+        if (asyncRollout && iteration > 1 && pipeline.size === 0) pipeline.startThrough(launchedThrough(asyncRollout, iteration - 1, plan.rollout.iterations));
+        const rollout = await (pipeline.take(iteration) ?? collectRollout(ctx, iteration));
         const rolledOut = Date.now();
 
         const scored = await scoreBatch(ctx, iteration, rollout.accepted, version);
@@ -109,14 +115,10 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         if (preflightPending) preflightPending = !(await preflight(ctx, iteration, scored));
         const scoredAt = Date.now();
 
-        // Asynchronous rollout: the next batch samples from the weights before this update.
+        // Asynchronous rollout: the next batches sample from the weights before this update.
         if (asyncRollout) {
-          await snapshotBehaviour(ctx, version);
-          if (iteration < plan.rollout.iterations && !options.stop?.aborted) {
-            pending = collectRollout(ctx, iteration + 1);
-            // Awaited next iteration; until then a failure must not count as unhandled.
-            pending.catch(() => undefined);
-          }
+          if (refreshesBefore(asyncRollout, iteration)) await snapshotBehaviour(ctx, version);
+          if (!options.stop?.aborted) pipeline.startThrough(launchedThrough(asyncRollout, iteration, plan.rollout.iterations));
         }
 
         const update = await updatePolicy(ctx, iteration, scored, version);
@@ -130,7 +132,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         // An evaluation is of the updated weights: an engine's servers take them once the
         // rollout in flight, sampled by the version before, is done.
         if (isEval && asyncRollout && ctx.engine) {
-          await pending;
+          await pipeline.settle();
           await syncEngine(ctx, version);
         }
         const evaluation = isEval ? await evaluatePolicy(ctx, iteration) : undefined;
@@ -156,12 +158,12 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
       // Failing with a rollout in flight: stop the trainers first so that it fails fast, then
       // let it end (its envs close) before reporting.
       await trainers.kill();
-      await pending?.catch(() => undefined);
+      await pipeline.settle();
       throw error;
     }
     // Stopped with a rollout in flight: it ends (and closes its envs) before the trainers do.
     // What it played is not committed; a resumed run redoes it from the checkpoint's snapshot.
-    await pending?.catch(() => undefined);
+    await pipeline.settle();
     options.log(await trainers.shutdown());
     await tracking.finish(options.runDir.dir, state.iteration);
   } catch (error) {

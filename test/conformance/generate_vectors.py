@@ -420,6 +420,31 @@ mmc += [
     case("policy_loss with unit importance weights equals the unweighted loss", "policy_loss",
          {**batch, "clip": sym, "reduction": {"mode": "token_mean"}, "is_weights": [[1.0] * 6 for _ in range(5)]}, {"loss": policy_loss({**batch, "clip": sym, "reduction": {"mode": "token_mean"}})}),
 ]
+
+# Per-token behaviour versions (docs/semantics.md §7). Sequence 0 is an episode that spanned a
+# weight update: its first turn (targets 1-2) was sampled by version 3, its second (targets 4-5,
+# after an observation at 3) by version 5; sequence 1 was sampled by version 5 throughout. The
+# update starts at version 6, whose log-probs are the proximal logp_old of a corrected group.
+mu = [[0.0, -0.9, -1.4, -2.0, -0.6, -1.1], [0.0, -0.5, -0.8, -1.6]]
+prox = [[0.0, -0.5, -1.6, -2.0, -0.55, -0.2], [0.0, -0.45, -1.3, -0.2]]
+vmask = [[0, 1, 1, 0, 1, 1], [0, 1, 1, 1]]
+vw = tis(prox, mu, vmask, 2, "token")
+vb = {"logp": [[0.0, -0.4, -1.5, -2.0, -0.5, -0.3], [0.0, -0.3, -1.4, -0.1]], "logp_old": prox, "mask": vmask,
+      "advantages": [0.8, -0.6], "clip": sym, "reduction": {"mode": "token_mean"}, "is_weights": vw}
+mmc += [
+    # exp(0.4), exp(-0.2) from version 3's tokens; exp(0.05), exp(0.9) = 2.46 -> 2 from version 5's; sequence 1: exp(0.05), exp(-0.5), exp(1.4) -> 2.
+    case("per-token versions: truncated weights of a sequence sampled by two versions, each token to its own sampler", "tis_weights",
+         {"logp_old": prox, "logp_engine": mu, "mask": vmask, "cap": 2, "level": "token"},
+         [[0.0, math.exp(0.4), math.exp(-0.2), 0.0, math.exp(0.05), 2.0], [0.0, math.exp(0.05), math.exp(-0.5), 2.0]]),
+    case("per-token versions: sequence-level weight over the tokens of both versions", "tis_weights",
+         {"logp_old": prox, "logp_engine": mu, "mask": vmask, "cap": 10, "level": "sequence"}, tis(prox, mu, vmask, 10, "sequence")),
+    case("per-token versions: decoupled loss, ratio to the proximal policy, weights to each token's sampler", "policy_loss", vb, {"loss": weighted_policy_loss(vb)}),
+    case("per-token versions: decoupled loss over microbatches", "policy_loss", {**vb, "microbatches": [[1], [0]]}, {"loss": weighted_policy_loss(vb)}),
+    # Uncorrected (in-flight updates, no group past the bound): logp_old is each token's sampled log-prob, so
+    # the ratio of one sequence is taken to version 3 on its first turn and to version 5 on its second.
+    case("per-token versions: uncorrected loss, each token's ratio to the version that sampled it", "policy_loss",
+         {**{k: v for k, v in vb.items() if k != "is_weights"}, "logp_old": mu}, {"loss": policy_loss({**{k: v for k, v in vb.items() if k != "is_weights"}, "logp_old": mu})}),
+]
 write("mismatch.json", mmc)
 
 # ---------- evaluation and sampling arithmetic ----------

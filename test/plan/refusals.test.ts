@@ -200,7 +200,7 @@ const table: readonly Row[] = [
     spec: spec("  algorithm.epochs: 2\n  rollout { async { max_policy_lag: 1 } }"),
     at: "max_policy_lag",
     code: "policy-lag-below-update-steps",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.algorithm.epochs = 2), (p.rollout.async = { max_policy_lag: 1 }))),
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.algorithm.epochs = 2), (p.rollout.async = { max_staleness: 1, in_flight_updates: false, max_policy_lag: 1, past_max_lag: "drop" }))),
     runtimeSays: ["plan field rollout.async.max_policy_lag", "policy-lag-below-update-steps"],
   },
   {
@@ -245,6 +245,38 @@ const table: readonly Row[] = [
     code: "engine-servers",
     plan: () => faultyPlan(cleanSmall, (p) => Object.assign(p.resources.rollout, { engine: "vllm", launch: false, servers: 2, urls: ["http://10.0.0.5:8000"] })),
     runtimeSays: ["plan field resources.rollout.servers", "servers is 2, and urls names 1 server", "engine-servers"],
+  },
+  {
+    refusal: "asynchronous rollout beyond one batch ahead with an inference engine (its servers serve one version)",
+    spec: spec('  resources {\n    rollout {\n      engine: vllm\n    }\n  }\n  mask { tis { cap: 2, level: token } }\n  rollout {\n    async {\n      max_staleness: 2\n      max_policy_lag: 2\n    }\n  }'),
+    at: "max_staleness: 2",
+    code: "async-engine",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.rollout.async = { max_staleness: 2, in_flight_updates: false, max_policy_lag: 2, past_max_lag: "drop" }))),
+    runtimeSays: ["plan field rollout.async.max_staleness", "engine vllm", "async-engine"],
+  },
+  {
+    refusal: "in-flight weight updates without the keep-sampling mask (no one set of weights can recompute the behaviour log-probs)",
+    spec: spec("  mask { keep_sampling_mask: false }\n  rollout {\n    async {\n      in_flight_updates: true\n      max_policy_lag: 1\n    }\n  }"),
+    at: "in_flight_updates: true",
+    code: "async-in-flight-recompute",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.mask.keep_sampling_mask = false), (p.rollout.async = { max_staleness: 1, in_flight_updates: true, max_policy_lag: 1, past_max_lag: "drop" }))),
+    runtimeSays: ["plan field rollout.async.in_flight_updates", "keep_sampling_mask false", "async-in-flight-recompute"],
+  },
+  {
+    refusal: "stale groups corrected without a truncated importance weight's cap (mask.tis none)",
+    spec: spec("  rollout {\n    async {\n      max_policy_lag: 1\n      past_max_lag: correct\n    }\n  }"),
+    at: "past_max_lag: correct",
+    code: "async-correct-without-tis",
+    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 1, in_flight_updates: false, max_policy_lag: 1, past_max_lag: "correct" })),
+    runtimeSays: ["plan field rollout.async.past_max_lag", "mask.tis", "async-correct-without-tis"],
+  },
+  {
+    refusal: "asynchronous rollout k batches ahead whose lag limit drops whole batches (lint rule)",
+    spec: spec("  rollout {\n    async {\n      max_staleness: 3\n      max_policy_lag: 1\n    }\n  }"),
+    at: "max_staleness: 3",
+    code: "staleness-beyond-policy-lag",
+    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 3, in_flight_updates: false, max_policy_lag: 1, past_max_lag: "drop" })),
+    runtimeSays: ["plan field rollout.async.max_policy_lag", "max_staleness 3", "staleness-beyond-policy-lag"],
   },
   {
     // Was a crash after 1 + retries tries of fetch's "bad port" at the first reset.

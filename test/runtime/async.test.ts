@@ -124,7 +124,7 @@ describe("asynchronous rollout", () => {
     // linter, so the limit is lowered in the plan itself.
     const [compiled] = compilePlans(spec(3, "async { max_policy_lag: 2 }", "algorithm.minibatches: 2"));
     const dir = mkdtempSync(path.join(tmpdir(), "arl-async-"));
-    const edited = { ...compiled!, rollout: { ...compiled!.rollout, async: { max_policy_lag: 1 } }, hash: "" };
+    const edited = { ...compiled!, rollout: { ...compiled!.rollout, async: { ...compiled!.rollout.async!, max_policy_lag: 1 } }, hash: "" };
     const file = path.join(dir, "plan.json");
     writeFileSync(file, JSON.stringify({ ...edited, hash: planHash(edited) }));
     const cli = await execa(process.execPath, [path.join(repo, "bin/arl.js"), "run", file, "--out", path.join(dir, "runs"), "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`], { reject: false });

@@ -118,7 +118,7 @@ describe("iteration metrics", () => {
       {
         iteration: 1,
         rollout: { accepted: [allPlayed.slice(0, 2)], allPlayed, rejectedGroups: 1, rejectedTokens: 4, playedGroups: 2, seconds: 2 },
-        scored: { batch: allPlayed.slice(0, 2), ids: [], scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], owners: [], sampledLogprobs: [], lagged: { kept: [allPlayed.slice(0, 2)], droppedSamples: 0, droppedGroups: 0, maxLag: 1 } },
+        scored: { batch: allPlayed.slice(0, 2), ids: [], scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], owners: [], sampledLogprobs: [], lagged: { kept: [allPlayed.slice(0, 2)], past: [], droppedSamples: 0, droppedGroups: 0, maxLag: 1, meanLag: 1 }, lagCorrected: 0 },
         update: {
           stepStats: [
             { loss: 1, policy_loss: 0.5, entropy: 2, ratio_min: 0.5, ratio_max: 1.5, policy_version: 4 },

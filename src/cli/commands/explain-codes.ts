@@ -355,6 +355,33 @@ ports (6000, 6665-6669, 5060, 10080, ...: ports of other protocols, which fetch 
 connecting, "bad port") would fail every request of every episode. Serve the task server on
 another port, such as 8000.`,
   },
+  "async-engine": {
+    stage: "plan",
+    title: "Asynchronous rollout beyond one batch ahead with an inference engine",
+    explanation: `An inference engine's servers serve one policy version at a time, synced where the trainer takes
+its behaviour snapshot. rollout.async with max_staleness above 1 has batches of several snapshots
+rolling out at once, and in_flight_updates changes the weights under an episode in flight; neither
+can be served by servers holding one version. Use max_staleness: 1 without in_flight_updates with
+an engine, or let the trainer generate (resources.rollout.engine: trainer). docs/semantics.md §7.`,
+  },
+  "async-in-flight-recompute": {
+    stage: "plan",
+    title: "In-flight weight updates without the keep-sampling mask",
+    explanation: `Under rollout.async.in_flight_updates an episode's tokens may be sampled by several policy
+versions, and the behaviour snapshot has moved on by the time the batch is scored, so no one set
+of weights can recompute their behaviour log-probs: each token's sampled log-prob is the ratio's
+denominator. Without the keep-sampling mask the update uses the full distribution, which the
+sampled log-probs are not; keep the mask on (mask.keep_sampling_mask: true) or remove
+in_flight_updates. docs/semantics.md §7.`,
+  },
+  "async-correct-without-tis": {
+    stage: "plan",
+    title: "Stale groups corrected without a truncated importance weight",
+    explanation: `rollout.async.past_max_lag: correct keeps a group past max_policy_lag and weights each of its
+tokens by min(pi_start / mu_t, C), the truncated importance weight from the version that sampled
+the token to the weights that start the update; C is mask.tis.cap. Set mask { tis { cap: 2,
+level: token } }, or drop stale groups (past_max_lag: drop). docs/semantics.md §7.`,
+  },
   "lora-reference-refresh": {
     stage: "plan",
     title: "A refreshed KL reference with LoRA adapters",

@@ -18,6 +18,7 @@ import { klWithoutReference } from "./kl-without-reference.js";
 import { largePolicyLag } from "./large-policy-lag.js";
 import { lengthBiasedReduction } from "./length-biased-reduction.js";
 import { loraLearningRate } from "./lora-learning-rate.js";
+import { mixedVersionGroups } from "./mixed-version-groups.js";
 import { multitaskRewardScale } from "./multitask-reward-scale.js";
 import { multitaskWithoutTaskNorm } from "./multitask-without-task-norm.js";
 import { nonPotentialShaping } from "./non-potential-shaping.js";
@@ -28,6 +29,7 @@ import { penaltyAsConstraint } from "./penalty-as-constraint.js";
 import { policyLagBelowUpdateSteps } from "./policy-lag-below-update-steps.js";
 import { reductionConstantOffBudget } from "./reduction-constant-off-budget.js";
 import { selfInclusiveBaseline } from "./self-inclusive-baseline.js";
+import { stalenessBeyondPolicyLag } from "./staleness-beyond-policy-lag.js";
 import { topPWithoutKeepMask } from "./top-p-without-keep-mask.js";
 import { truncationAsTerminal } from "./truncation-as-terminal.js";
 import { turnBudgetBelow2xOptimal } from "./turn-budget-below-2x-optimal.js";
@@ -63,6 +65,8 @@ export const lintRules: readonly LintRule[] = [
   unboundedPolicyLag,
   largePolicyLag,
   policyLagBelowUpdateSteps,
+  stalenessBeyondPolicyLag,
+  mixedVersionGroups,
   dynamicSamplingUnbounded,
   filteredBatchLengthBias,
   warmupBeyondRun,

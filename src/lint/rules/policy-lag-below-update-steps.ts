@@ -11,12 +11,14 @@ their own update starts the policy has moved by every optimizer step of update t
 epochs x minibatches steps (docs/semantics.md §7: a sample's lag is the current version minus the
 version that generated it). Samples older than \`max_policy_lag\` versions are dropped. If one
 update alone takes more steps than the limit, every sample after the first iteration is dropped
-and nothing is ever trained on: the runtime refuses such a plan. AgentRL's asynchronous pipeline
+and nothing is ever trained on: the runtime refuses such a plan (unless \`past_max_lag: correct\`
+keeps and corrects them instead). AgentRL's asynchronous pipeline
 takes one optimizer step per batch, so a lag of 1 suffices.`,
   check(ctx) {
     const { rollout, algorithm } = ctx.config;
     const lag = rollout.async?.max_policy_lag;
-    if (lag === undefined || lag === null) return;
+    // Groups past the limit are kept and corrected, not dropped (past_max_lag correct).
+    if (lag === undefined || lag === null || rollout.async?.past_max_lag === "correct") return;
     const steps = updateSteps(algorithm.epochs, algorithm.minibatches, rollout.tasks_per_batch * algorithm.group_size);
     if (steps <= lag) return;
     ctx.report({

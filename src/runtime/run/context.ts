@@ -2,6 +2,7 @@
 // The context is built once by the provision phase; the phases read it and never replace it.
 // What changes from iteration to iteration (the committed state, the trainer's policy version,
 // the latest evaluation) is not in it: each phase takes those as inputs and returns them.
+import type { EpisodeLanes } from "./lanes.js";
 import { defined } from "../../contracts/checked.js";
 import type { EnvKind } from "../../contracts/env.js";
 import type { Plan, PlanEnv } from "../../plan/schema.js";
@@ -117,6 +118,8 @@ export interface RunContext {
   readonly policy: Policy;
   /** What training episodes sample from: the behaviour snapshot under asynchronous rollout, else `policy` (with an engine: the servers, which serve the behaviour weights). */
   readonly rolloutPolicy: Policy;
+  /** rollout.concurrency's lanes, shared by every batch in flight (asynchronous rollout may have several). */
+  readonly lanes: EpisodeLanes;
   /** The inference servers that sample (resources.rollout.engine vllm or sglang); undefined: the trainer samples. */
   readonly engine: RunEngine | undefined;
   /** The pool models' trainers when cross-policy sampling is on. */

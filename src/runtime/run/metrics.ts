@@ -73,6 +73,9 @@ export interface IterationMetrics {
   /** mask.tis: the importance weights' mean over the targets and the fraction the cap bound. */
   readonly tis?: { readonly mean_weight: number; readonly frac_capped: number };
   readonly policy_lag: number;
+  /** Asynchronous rollout: the batch's mean lag (versions), and the samples kept past max_policy_lag to be corrected. */
+  readonly policy_lag_mean?: number;
+  readonly lag_corrected?: number;
   readonly cross_policy_turns: number;
   readonly tokens: number;
   readonly tool_calls: number;
@@ -169,6 +172,7 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     off_policy_masked: masked.filter(Boolean).length,
     ...mismatchMetrics(scored),
     policy_lag: lagged.maxLag,
+    ...(plan.rollout.async ? { policy_lag_mean: lagged.meanLag, lag_corrected: scored.lagCorrected } : {}),
     cross_policy_turns: allPlayed.reduce((s, p) => s + p.episode.generators.filter((g) => g !== "policy").length, 0),
     tokens: allPlayed.reduce((s, p) => s + p.episode.episode.tokens, 0),
     tool_calls: allPlayed.reduce((s, p) => s + p.episode.episode.tool_calls, 0),

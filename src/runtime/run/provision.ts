@@ -21,27 +21,38 @@ import { loadSftData, SftDataError, sftDataSource, sftVocabulary, type SftData }
 import { ToolCallValidator } from "../../contracts/tool-calls.js";
 import { trainerDeadlines } from "../../trainer/launch.js";
 import { envKindOf, envNames, haltedError, planEnv, refusal, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
+import { EpisodeLanes } from "./lanes.js";
 import { RunStreams } from "./streams.js";
 import { RunTracking } from "./tracking.js";
 import { RunTrainers } from "./trainers.js";
 import { checkEngineRunnable, startEngine, syncEngine, usesEngine } from "./engines.js";
 
 /**
- * Asynchronous rollout pipelined one batch ahead makes every sample as old, at its update, as
- * the optimizer steps of the update before it. When that exceeds max_policy_lag every sample
- * after the first iteration would be dropped: refuse the plan (lint rule
- * policy-lag-below-update-steps says the same at compile time; a plan file skips the linter).
+ * Asynchronous rollout pipelined k batches ahead (rollout.async.max_staleness) makes the oldest
+ * batch of each snapshot as old, at its update, as the optimizer steps of the k updates before it
+ * (k = 1: one batch ahead). When that exceeds max_policy_lag and stale groups are dropped, those
+ * batches would lose every sample: refuse the plan (lint rules policy-lag-below-update-steps and
+ * staleness-beyond-policy-lag say the same at compile time; a plan file skips the linter).
  */
 function checkPipelineLag(plan: Plan): void {
-  const lag = plan.rollout.async?.max_policy_lag;
-  if (lag === undefined || lag === null) return;
+  const async = plan.rollout.async;
+  const lag = async?.max_policy_lag;
+  if (!async || lag === undefined || lag === null || async.past_max_lag === "correct") return;
   const a = plan.algorithm;
   const steps = updateSteps(a.epochs, a.minibatches, plan.rollout.tasks_per_batch * a.group_size);
-  if (steps <= lag) return;
+  const k = async.max_staleness;
+  if (k * steps <= lag) return;
+  if (k === 1) {
+    throw refusal(
+      `plan field rollout.async.max_policy_lag is ${lag}, but with rollout pipelined one batch ahead every sample is ${steps} policy versions old when its update starts ` +
+        `(algorithm.epochs ${a.epochs} x ${steps / a.epochs} minibatch steps of the update before it): every sample after the first iteration would be dropped and nothing trained. ` +
+        `Raise max_policy_lag to ${steps}, or take fewer optimizer steps per update (arl check reports this as policy-lag-below-update-steps)`,
+    );
+  }
   throw refusal(
-    `plan field rollout.async.max_policy_lag is ${lag}, but with rollout pipelined one batch ahead every sample is ${steps} policy versions old when its update starts ` +
-      `(algorithm.epochs ${a.epochs} x ${steps / a.epochs} minibatch steps of the update before it): every sample after the first iteration would be dropped and nothing trained. ` +
-      `Raise max_policy_lag to ${steps}, or take fewer optimizer steps per update (arl check reports this as policy-lag-below-update-steps)`,
+    `plan field rollout.async.max_policy_lag is ${lag}, but with rollout.async.max_staleness ${k} the oldest batch of each snapshot is ${k} updates of ${steps} optimizer steps (${k * steps} policy versions) old when its update starts: ` +
+      `those batches would be dropped whole and nothing trained on them. Raise max_policy_lag to ${k * steps}, lower max_staleness to ${Math.max(1, Math.floor(lag / steps))}, or keep and correct them (past_max_lag: correct) ` +
+      `(arl check reports this as staleness-beyond-policy-lag)`,
   );
 }
 
@@ -294,6 +305,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     // Training episodes sample from the behaviour snapshot when the rollout is asynchronous; the
     // servers of an engine are synced where that snapshot is taken, so they serve it.
     rolloutPolicy: engine ? engine.policy : asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
+    lanes: new EpisodeLanes(plan.rollout.concurrency),
     engine,
     pool,
     validator: new ToolCallValidator(),

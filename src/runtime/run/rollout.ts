@@ -67,8 +67,9 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
       });
       const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
       watch.planned(jobs.length);
+      // The lanes are shared with the other batches in flight (asynchronous rollout, run/lanes.ts).
       const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
-        const episode = await playEpisode(ctx, { ...j, split: "train", iteration });
+        const episode = await ctx.lanes.run(() => playEpisode(ctx, { ...j, split: "train", iteration }));
         watch.done();
         return episode;
       });

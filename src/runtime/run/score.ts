@@ -1,5 +1,5 @@
-// Score: turn an iteration's accepted groups into what the update trains on. Drop groups older
-// than rollout.async.max_policy_lag, read reference log-probs, values and recomputed behaviour
+// Score: turn an iteration's accepted groups into what the update trains on. Drop (or mark for
+// correction) groups older than rollout.async.max_policy_lag, read reference log-probs, values and recomputed behaviour
 // log-probs where the plan needs them, compute advantages, mask off-policy sequences, and measure
 // (and with mask.tis correct) the gap between the sampler's log-probs and the trainer's. A
 // sequence is an episode, or in a step-wise batch one sample of it (history: rerender, or an
@@ -29,6 +29,8 @@ export interface ScoredBatch {
   readonly owners: readonly Played[];
   readonly sampledLogprobs: readonly Float32Array[];
   readonly lagged: LagFilterResult<Played>;
+  /** Groups past max_policy_lag kept and corrected (rollout.async.past_max_lag correct): their samples. */
+  readonly lagCorrected: number;
   /** The sampler/trainer gap (docs/semantics.md §12) and, with mask.tis, each sequence's importance weights; absent when the plan measures none. */
   readonly mismatch?: BatchMismatch;
 }
@@ -52,9 +54,15 @@ export function advantagesByIds(scored: ScoredBatch): Map<Int32Array, Float32Arr
 export async function scoreBatch(ctx: RunContext, iteration: number, accepted: readonly Played[][], version: number): Promise<ScoredBatch> {
   const { plan, trainer } = ctx;
   const asyncRollout = plan.rollout.async;
-  // Policy lag: whole groups older than max_policy_lag versions are dropped and counted.
-  const lagged = filterByLag(accepted, (p) => p.episode.versions, version, asyncRollout?.max_policy_lag ?? null);
-  if (lagged.kept.length === 0 && accepted.length > 0) {
+  // Policy lag: whole groups older than max_policy_lag versions are dropped and counted, or under
+  // past_max_lag correct kept, with their ratio taken around the weights that start this update
+  // and each token weighted by min(pi_start / mu_t, cap) to the version mu_t that sampled it
+  // (decoupled PPO; docs/semantics.md §7): the TIS weights below, with logp_old the start's.
+  const correcting = asyncRollout?.past_max_lag === "correct";
+  const filtered = filterByLag(accepted, (p) => p.episode.versions, version, asyncRollout?.max_policy_lag ?? null);
+  const lagged = correcting ? { ...filtered, kept: accepted.map((g) => [...g]), droppedSamples: 0, droppedGroups: 0 } : filtered;
+  const past = new Set(correcting ? filtered.past.flat() : []);
+  if (lagged.kept.length === 0 && accepted.length > 0 && !correcting) {
     throw new RunError(
       `iteration ${iteration}: every sample is up to ${lagged.maxLag} policy versions old, above rollout.async.max_policy_lag ${asyncRollout?.max_policy_lag}; ` +
         "stopping rather than updating on nothing (raise max_policy_lag, or take fewer optimizer steps per update)",
@@ -81,8 +89,15 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
   // full, temperature-only one) and wherever the sampled log-probs are an engine's or mask.tis
   // corrects them (docs/semantics.md §12: the trainer's own numerics are the ratio's denominator).
   // A single on-policy step takes them from its own forward pass instead (on-policy-update.ts).
-  const recompute = recomputesOldLogprobs(plan) && !takesOnPolicyStep(plan, trainer.handshakeResult);
+  // Under in_flight_updates the snapshot has moved on since some tokens were sampled: each token's
+  // sampled log-prob is its own version's (the plan refuses what would need a recompute then).
+  const recompute = recomputesOldLogprobs(plan) && !takesOnPolicyStep(plan, trainer.handshakeResult) && !asyncRollout?.in_flight_updates;
   const recomputed = recompute && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: asyncRollout ? "behaviour" : "current", sampling, mask: lossMasks })).logprobs : undefined;
+  // The weights that take the update's first step: the off-policy mask's measure, and the
+  // proximal policy of the groups corrected past max_policy_lag.
+  const threshold = plan.mask.off_policy_sequence_threshold;
+  const correctedAny = owned.some((o) => past.has(o.p));
+  const current = (threshold !== null || correctedAny) && any ? (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: lossMasks })).logprobs : undefined;
   const scored: ScoredTrajectory[] = owned.map(({ p, sample }, i) => ({
     group: `${iteration}:${p.group}`,
     env: p.task.env,
@@ -91,7 +106,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
     perTurn: p.rewards.perTurn,
     turnEnds: sample.turnEnds,
     end: p.episode.end,
-    oldLogprobs: recomputed ? row(recomputed, i).slice() : sample.logprobs,
+    oldLogprobs: current && past.has(p) ? row(current, i).slice() : recomputed ? row(recomputed, i).slice() : sample.logprobs,
     ...(refLogprobs ? { refLogprobs: row(refLogprobs, i).slice() } : {}),
     ...(values ? { values: row(values, i).slice() } : {}),
   }));
@@ -100,10 +115,8 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
   // Off-policy sequence masking (mask.off_policy_sequence_threshold): measured against the
   // weights that take the update's first step; a masked sequence keeps its place in the
   // reduction's denominators but gets no policy-gradient term (advantage 0).
-  const threshold = plan.mask.off_policy_sequence_threshold;
   let masked = owned.map(() => false);
-  if (threshold !== null && any) {
-    const current = (await trainer.request("logprobs", { ids: idsBatch, policy: "current", sampling, mask: lossMasks })).logprobs;
+  if (threshold !== null && current) {
     masked = offPolicyMasked(
       scored.map((s, i) => ({ mask: at(masks, i), advantages: at(advantages.advantages, i), oldLogprobs: s.oldLogprobs, currentLogprobs: row(current, i) })),
       threshold,
@@ -111,7 +124,7 @@ export async function scoreBatch(ctx: RunContext, iteration: number, accepted: r
   }
   const sampledLogprobs = owned.map((o) => o.sample.logprobs);
   const mismatch = measuresMismatch(plan) ? batchMismatch(plan, masks, scored.map((s) => s.roles), scored.map((s) => s.oldLogprobs), sampledLogprobs) : undefined;
-  return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged, owners: owned.map((o) => o.p), sampledLogprobs, ...(mismatch ? { mismatch } : {}) };
+  return { batch, ids: owned.map((o) => o.sample.ids), scored, advantages, masked, lagged, lagCorrected: past.size, owners: owned.map((o) => o.p), sampledLogprobs, ...(mismatch ? { mismatch } : {}) };
 }
 
 /** The scored calls of each episode, with the turn each call is, for computeStepwiseAdvantages. */

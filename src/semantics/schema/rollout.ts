@@ -44,14 +44,26 @@ export const rolloutSchema = z.strictObject({
   async: doc(
     z
       .strictObject({
+        max_staleness: doc(
+          positiveInt.default(1),
+          "How many updates a batch may be generated ahead of its own (k; AReaL's max_head_offpolicyness, prime-rl's max_off_policy_steps, counted in updates): up to k batches roll out at once, sharing rollout.concurrency, while the updates run; a batch's samples are 1 to k updates old at their update. 1: one batch ahead.",
+        ),
+        in_flight_updates: doc(
+          z.boolean().default(false),
+          "Partial rollouts: the behaviour snapshot is refreshed before every update and an episode in flight continues with the new weights at its next generate request, each token recording the version that sampled it. Which turn gets which weights then depends on timing (docs/semantics.md §7); false: each batch is sampled by one snapshot, decided by request order, and a seeded run repeats exactly.",
+        ),
         max_policy_lag: doc(
           nonNegativeInt.nullable().default(null),
-          "Drop samples (whole groups) more than this many policy versions old at their update; one batch ahead they are epochs x minibatches versions old. none: unbounded.",
+          "Samples (whole groups) more than this many policy versions old at their update are past the bound; one batch ahead they are epochs x minibatches versions old. none: unbounded.",
+        ),
+        past_max_lag: doc(
+          enumOf(["drop", "correct"]).default("drop"),
+          "What happens to a group past max_policy_lag: `drop` it whole (counted, metrics lag_drops); `correct` keeps it, its ratio clipped around the weights that start the update and each token weighted by the truncated importance weight to the version that sampled it (needs mask.tis; docs/semantics.md §7).",
         ),
       })
       .nullable()
       .default(null),
-    "Asynchronous rollout, one batch ahead: iteration t+1's episodes are generated from a snapshot of the policy taken just before update t, while that update runs; none: synchronous (every sample from the current policy).",
+    "Asynchronous rollout: batches are generated from a behaviour snapshot of the policy while the updates run, up to max_staleness batches ahead (one batch ahead by default: iteration t+1's episodes come from the snapshot taken just before update t); none: synchronous (every sample from the current policy).",
   ),
   cross_policy: doc(
     z
