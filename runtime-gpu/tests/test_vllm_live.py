@@ -263,12 +263,17 @@ def test_arl_run_one_batch_ahead_against_vllm(tmp_path, server, model_dir):
     assert all(line["mismatch"]["mean_abs"] < 1e-4 for line in lines)
 
 
-def test_a_run_killed_mid_run_resumes_against_vllm(tmp_path, server, model_dir):
+def _long_run_past_its_first_iteration(tmp_path: Path, model_dir: Path, url: str) -> tuple[subprocess.Popen, Path]:
+    """A three-iteration run against `url`, once it has committed iteration 1 (still running), and its directory."""
     spec = tmp_path / "live.arl"
-    spec.write_text(SPEC.replace("MODEL_DIR", str(model_dir)).replace("SERVER_URL", server))
+    spec.write_text(SPEC.replace("MODEL_DIR", str(model_dir)).replace("SERVER_URL", url))
     out = tmp_path / "runs"
-    first = _spawn_run(f"{spec}#live_vllm_long", "--out", str(out))
-    run_dir = _wait_for_iteration(out, 1, first)
+    run = _spawn_run(f"{spec}#live_vllm_long", "--out", str(out))
+    return run, _wait_for_iteration(out, 1, run)
+
+
+def test_a_run_killed_mid_run_resumes_against_vllm(tmp_path, server, model_dir):
+    first, run_dir = _long_run_past_its_first_iteration(tmp_path, model_dir, server)
     os.killpg(first.pid, 9)
     first.wait(timeout=60)
     resumed = _spawn_run("--resume", str(run_dir))
@@ -285,11 +290,7 @@ def test_the_server_killed_mid_run_stops_the_run_resumable(tmp_path, served, mod
     """Last in the file: it kills the module's server. With no server left, the run stops with a
     resumable error and keeps what it committed."""
     url, process = served
-    spec = tmp_path / "live.arl"
-    spec.write_text(SPEC.replace("MODEL_DIR", str(model_dir)).replace("SERVER_URL", url))
-    out = tmp_path / "runs"
-    run = _spawn_run(f"{spec}#live_vllm_long", "--out", str(out))
-    run_dir = _wait_for_iteration(out, 1, run)
+    run, run_dir = _long_run_past_its_first_iteration(tmp_path, model_dir, url)
     os.killpg(process.pid, 9)
     printed, _ = run.communicate(timeout=900)
     assert run.returncode != 0, printed[-3000:]
