@@ -1,5 +1,6 @@
-// `arl export verl` driven in-process through runCli on the shipped AgentRL experiment (HTTP
-// envs: its rows need no env reset), in a temporary directory.
+// `arl export verl` driven in-process through runCli on AgentRL's Table 6 recipe over HTTP task
+// servers (test/fixtures/export/http-multitask.arl: its rows need no env reset), in a temporary
+// directory.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -9,7 +10,7 @@ import { runCli } from "../../src/cli/main.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "arl-export-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const SPEC = `${path.resolve("experiments/agentrl-table6-ablation.arl")}#agentrl_table6/full`;
+const SPEC = `${path.resolve("test/fixtures/export/http-multitask.arl")}#agentrl_table6/full`;
 
 async function exportVerl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";

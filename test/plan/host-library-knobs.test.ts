@@ -2,6 +2,7 @@
 // knob of the wrong type is a diagnostic at the knob with a hint, before any Python; a rows file is
 // hashed in the plan and bounds `tasks`; the libraries' own Python-free checks are diagnostics too.
 import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
@@ -57,6 +58,21 @@ describe("host library knobs at check time", () => {
     expect(validatePlan(plan!.plan)).toEqual([]);
     const tooMany = errors({ "spec.arl": spec('import "std/envs/skyrl_gym" as sky', env.replace("gsm8k", "gsm8k\n    tasks: 5"), "reward"), "rows.jsonl": ROWS });
     expect(tooMany.map((e) => e.message)).toEqual([expect.stringMatching(/tasks is 5, but its file has 3 tasks/)]);
+  });
+
+  it("skyrl-gym's rows file is confined to the experiment's folder: a path above it or an absolute one is refused unread", () => {
+    const dir = workspace({ "spec.arl": "", "rows.jsonl": ROWS });
+    const outside = path.join(path.dirname(dir), `rows-outside-${path.basename(dir)}.jsonl`);
+    writeFileSync(outside, ROWS);
+    for (const written of [`../${path.basename(outside)}`, outside]) {
+      const env = `env t extends sky.single_step {\n    env_id: gsm8k\n    rows: "${written}"\n  }`;
+      const text = spec('import "std/envs/skyrl_gym" as sky', env, "reward");
+      writeFileSync(path.join(dir, "spec.arl"), text);
+      const found = new Compiler().check(path.join(dir, "spec.arl")).diagnostics.filter((d) => d.severity === "error");
+      // At the rows knob's line (1-based, as the compiler's ranges count lines).
+      expect(found.map((d) => [d.code, d.range.start.line]), written).toEqual([["data-file-outside-root", text.split("\n").findIndex((l) => l.includes("rows:")) + 1]]);
+      expect(found[0]!.message).toContain("'env.t.rows'");
+    }
   });
 
   it("the libraries' own checks: text2sql without its databases, gymnasium with both id and entry_point", () => {

@@ -273,6 +273,24 @@ their tokens through the cold start, so its size is bounded by rollout.sft.max_d
 (256 MiB unless the spec says more). A larger file is neither hashed nor read. Raise the bound
 (the message says how far it may go) or cut the file.`,
   },
+  "env-knob-invalid": {
+    stage: "plan",
+    title: "A knob of an env library that the library could not use",
+    explanation: `An env served by the env host (kind textworld, reasoning_gym, textarena, skyrl_gym, gymnasium,
+textworld_express; docs/env-host.md) is checked at lowering without starting Python: a seed list
+that repeats a seed, \`tasks\` that contradicts what the knobs give (a seed list, a folder of games,
+a rows file's line count), a rows file whose line is not a JSON object, or a combination the
+library cannot take (skyrl-gym's text2sql without its databases, Gymnasium with both or neither
+of id and entry_point). The message names the knob and the hint what would work. What only the
+library can judge (an unknown game or dataset, a size it cannot generate) is refused at provision.`,
+  },
+  "data-folder-invalid": {
+    stage: "plan",
+    title: "A folder of data files that cannot be used",
+    explanation: `A knob naming a folder of your own files (TextWorld's \`games\`, skyrl-gym's databases) is confined
+like a data file: it must lie inside the experiment's folder, be a folder, and hold files of the
+kinds the library reads; each one is hashed into the plan. The message says which of these failed.`,
+  },
   "agent-task-file-invalid": {
     stage: "plan",
     title: "An agent env's task file is not one JSON object a line",
