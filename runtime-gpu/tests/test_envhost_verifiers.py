@@ -249,7 +249,8 @@ def test_host_says_ready_and_answers_bad_requests_as_request_errors(host):
     assert host.request("no.such.method")["error"] == {"kind": "request", "message": "unknown method 'no.such.method'", "traceback": None}
     assert host.request("verifier.load", path="x.py", function="f", timeout_s=-1)["error"]["message"] == "params.timeout_s must be a positive number"
     assert host.request("verifier.score", style="other", timeout_s=1)["error"]["message"] == "unknown verifier style 'other' (verl, trl, math_verify)"
-    assert host.request("ping")["result"] == {"pid": host.process.pid}
+    # The host serves episodes too (docs/env-host.md): a fresh one has none open.
+    assert host.request("ping")["result"] == {"pid": host.process.pid, "episodes": 0}
 
 
 def test_host_serves_each_failure_as_that_calls_error_and_goes_on(host, tmp_path):
