@@ -36,7 +36,8 @@ const problem = ensureVenv({
     { file: join(here, "requirements-engines.txt"), noDeps: true },
   ],
   label: "runtime-gpu tests",
-  size: "torch with its CUDA libraries: about 5.9 GB, a few minutes",
+  size: "torch with its CUDA libraries and the env libraries: about 7.6 GB, a few minutes",
+  needGB: 11,
 });
 if (problem?.noPython) {
   // Like a missing torch below: a machine without Python skips the trainer's lint and tests, CI fails.

@@ -13,6 +13,7 @@ const problem = ensureVenv({
   files: [{ file: join(here, "requirements-envservers.txt"), noDeps: false }],
   label: "env servers (AgentRL, OpenEnv, verifiers) for the env adapters' tests",
   size: "about 0.9 GB, no torch",
+  needGB: 1.5,
 });
 if (problem) {
   console.error(`setup:envservers: ${problem.message}`);

@@ -15,6 +15,7 @@ const problem = ensureVenv({
   ],
   label: "vLLM (CPU) for the live engine tests",
   size: "torch 2.13 and vLLM's dependencies: about 6.3 GB, some minutes",
+  needGB: 10,
 });
 if (problem) {
   console.error(`setup:vllm: ${problem.message}`);
