@@ -14,7 +14,12 @@ import { displayPath, type LoweringContext } from "./lower-context.js";
 
 /** The origin of the value at `at` (the env's block when that field was not written). */
 export function originOf(at: readonly string[], variant: VariantModel): Origin {
-  return variant.valuesByPath.get(pathKey(at))?.origin ?? variant.valuesByPath.get(pathKey(at.slice(0, 2)))?.origin ?? variant.value.origin;
+  // The value itself, else the closest written value above it (a block's field, then the block).
+  for (let n = at.length; n >= 2; n--) {
+    const origin = variant.valuesByPath.get(pathKey(at.slice(0, n)))?.origin;
+    if (origin) return origin;
+  }
+  return variant.value.origin;
 }
 
 const fileHashes = new Map<string, { mtimeMs: number; size: number; sha256: string }>();

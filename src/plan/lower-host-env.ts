@@ -51,7 +51,7 @@ export function lowerHostEnv(name: string, env: Env, library: HostLibrary, commo
     else if (read && read.objects.length === 0) report(at, `env '${name}': the file '${written}' has no task (no non-blank line)`, "write one task a line as a JSON object");
     else if (read) bound = read.objects.length;
   }
-  for (const problem of library.check?.(config) ?? []) report(["env", name, problem.knob], `env '${name}' (${library.kind}): ${problem.knob}: ${problem.message}`, problem.hint);
+  for (const problem of library.check?.(config) ?? []) report(["env", name, ...problem.knob.split(".")], `env '${name}' (${library.kind}): ${problem.knob}: ${problem.message}`, problem.hint);
   const written = variant.valuesByPath.has(pathKey(["env", name, "tasks"]));
   if (counted !== undefined) {
     if (written && env.tasks !== counted) report(["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but its knobs give ${counted} task${counted === 1 ? "" : "s"}`, `remove tasks (it is ${counted}), or change the knobs that give it`);

@@ -81,4 +81,17 @@ describe("host library knobs at check time", () => {
     const gym = errors({ "spec.arl": spec('import "std/envs/gymnasium" as gym', 'env t extends gym.text_env {\n    id: "Guess-v0"\n    entry_point: "guess:GuessEnv"\n  }', "reward") });
     expect(gym).toEqual([expect.objectContaining({ code: "env-knob-invalid", message: expect.stringMatching(/write exactly one of id and entry_point/) })]);
   });
+
+  it("an unknown reasoning-gym dataset or config field, or an unknown TextArena env id, is refused at that knob with the close names (the pinned libraries' names, no Python)", () => {
+    const rg = (body: string) => errors({ "spec.arl": spec('import "std/envs/reasoning_gym" as rg', `env t extends rg.task {\n${body}\n  }`) });
+    expect(rg('    dataset: "chain_sun"')).toEqual([
+      { code: "env-knob-invalid", line: 6, message: expect.stringMatching(/dataset: reasoning-gym 0\.1\.25 has no dataset 'chain_sun'/), hint: "did you mean 'chain_sum'?" },
+    ]);
+    const field = rg('    dataset: "chain_sum"\n    config {\n      min_terms: 2\n      max_termz: 3\n    }');
+    expect(field).toEqual([{ code: "env-knob-invalid", line: 9, message: expect.stringMatching(/config\.max_termz: 'max_termz' is not a field of chain_sum's config/), hint: "did you mean 'max_terms'?" }]);
+    expect(rg('    dataset: "chain_sum"\n    config {\n      min_terms: 2\n    }')).toEqual([]);
+    const ta = errors({ "spec.arl": spec('import "std/envs/textarena" as ta', 'env t extends ta.game {\n    env_id: "Sudoku-v9"\n  }', "reward") });
+    expect(ta).toEqual([{ code: "env-knob-invalid", line: 6, message: expect.stringMatching(/TextArena 0\.7\.4 has no env 'Sudoku-v9'/), hint: expect.stringMatching(/Sudoku-v0/) }]);
+    expect(errors({ "spec.arl": spec('import "std/envs/textarena" as ta', 'env t extends ta.game {\n    env_id: "Sudoku-v0"\n  }', "reward") })).toEqual([]);
+  });
 });

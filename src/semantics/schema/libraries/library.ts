@@ -8,7 +8,7 @@ import { doc, positiveInt } from "../common.js";
 
 /** A knob's check that needs no Python: a message and a hint, or undefined when the value is fine. */
 export interface KnobProblem {
-  /** The knob's name, where the diagnostic points. */
+  /** The knob's name, where the diagnostic points; a dotted path for a field of an object knob (config.min_terms). */
   readonly knob: string;
   readonly message: string;
   readonly hint: string;

@@ -2,14 +2,28 @@
 // seed makes the game (the tasks are seeds).
 import * as z from "zod";
 import { doc } from "../common.js";
+import { didYouMean } from "../../../diagnostics/suggest.js";
+import { libraryCatalog } from "./catalog.js";
 import { hostLibrary } from "./library.js";
+
+const { env_ids: envIds } = libraryCatalog.textarena;
+
+/** An id's game: its name before the first dash, any case. */
+const gameOf = (id: string) => id.replace(/-.*$/, "").toLowerCase();
 
 export const textarenaLibrary = hostLibrary({
   kind: "textarena",
   knobs: {
     env_id: doc(
       z.string().regex(/^[A-Za-z0-9]+-v\d+(-[A-Za-z0-9-]+)?$/, "a TextArena env id looks like Sudoku-v0 or Minesweeper-v0-small"),
-      "A single-player TextArena env id (Sudoku-v0, Minesweeper-v0-small, GuessTheNumber-v0-raw); a game for several players, or one that cannot run offline, is refused at provision.",
+      "A single-player TextArena env id (Sudoku-v0, Minesweeper-v0-small, GuessTheNumber-v0-raw); an unknown id is refused at check time; a game for several players, or one that cannot run offline, at provision.",
     ),
+  },
+  check(config) {
+    const id = config.env_id;
+    if (typeof id !== "string" || envIds.includes(id)) return [];
+    const game = envIds.filter((e) => gameOf(e) === gameOf(id));
+    const hint = didYouMean(id, envIds) ?? (game.length > 0 ? `its ids for ${id.replace(/-.*$/, "")}: ${game.slice(0, 6).join(", ")}` : "see TextArena's env ids in docs/env-libraries.md");
+    return [{ knob: "env_id", message: `TextArena ${libraryCatalog.textarena.version} has no env '${id}'`, hint }];
   },
 });
