@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -41,6 +42,8 @@ except ImportError as _missing:  # one line naming the setup command, never a tr
     raise BackendMissing(f"TextWorld is not installed in this Python ({_missing.msg}); install it with 'npm run setup:envs' (into .venv)") from None
 
 GAME_EXTENSIONS = (".z8", ".ulx")
+# The fewest games still to make per extra worker process (generate_games).
+GAMES_PER_WORKER = 8
 # Lines of the ASCII-art banner TextWorld prints on reset: nothing but these characters.
 _BANNER = re.compile(r"^[\s_|\\/$<>]*[_|\\/$][\s_|\\/$<>]*$")
 _RESTART = "Would you like to RESTART"
@@ -231,7 +234,7 @@ class TextWorldBackend(Backend):
             if not cache_dir:
                 raise ValueError("no cache folder for generated games (context.cache_dir)")
             seeds = list(_seeds(config))
-            files = [self._generate(config, seed, cache_dir) for seed in seeds]
+            files = generate_games(config, seeds, cache_dir)
             expected = {}
         recorded = {r["task"]: r["sha256"] for r in (context.get("recorded") or [])}
         out = []
@@ -270,3 +273,38 @@ class TextWorldBackend(Backend):
 
     def vocabulary(self, config: dict[str, Any], tasks: list[int], data_root: str) -> list[str]:
         return list(textworld.text_utils.extract_vocab_from_gamefiles([self._game(config, t) for t in tasks]))
+
+
+def _generate_one(job: tuple[dict[str, Any], int, str]) -> str:
+    """One game in a worker process (module-level, so a spawned worker can unpickle it)."""
+    config, seed, cache_dir = job
+    return TextWorldBackend()._generate(config, seed, cache_dir)
+
+
+def generate_games(config: dict[str, Any], seeds: list[int], cache_dir: str, workers: int | None = None, per_worker: int = GAMES_PER_WORKER) -> list[str]:
+    """The game file of each seed, in seed order: from the cache, else generated and cached.
+
+    The games still missing are made by up to ``workers`` processes at once (default: one a CPU
+    this process may use, and one per ``per_worker`` games still to make), since a game takes seconds of one
+    core and the paper's sizes ask for thousands. Each game depends on its seed alone and is moved into the cache whole, so the files
+    and their sha256 are those of making them one at a time. Workers are spawned, not forked: the
+    host has threads. A time limit (SIGALRM) or any failure terminates them.
+    """
+    missing = [seed for seed in seeds if not os.path.isfile(os.path.join(cache_dir, _cache_key(config, seed), "sha256"))]
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    # A spawned worker first imports TextWorld (seconds), so it pays only over several games each.
+    workers = max(1, min(workers, len(missing) // per_worker))
+    if workers > 1:
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+        try:
+            pool.map(_generate_one, [(config, seed, cache_dir) for seed in missing], chunksize=1)
+            pool.close()
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
+    backend = TextWorldBackend()
+    # Every game again in order: cached ones are found (and their recorded sha256 checked), any left are made here.
+    return [backend._generate(config, seed, cache_dir) for seed in seeds]

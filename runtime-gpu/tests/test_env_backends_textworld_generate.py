@@ -1,0 +1,49 @@
+"""TextWorld's games made in parallel (arl_envhost/backends/textworld.py, generate_games) against the
+real generator: worker processes give the same files, byte for byte, as making them one at a time,
+a game in the cache is not made again, and a changed cached game stops the workers with the file named."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+from env_libraries import library
+
+CONFIG = {"world_size": 2, "objects": 3, "quest_length": 4, "quest_breadth": 1, "challenge": None}
+SEEDS = [3, 4, 5]
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def textworld_backend():
+    library("textworld")
+    from arl_envhost.backends import textworld
+
+    return textworld
+
+
+def test_parallel_workers_make_the_same_games_as_one_at_a_time(textworld_backend, tmp_path):
+    one = textworld_backend.generate_games(CONFIG, SEEDS, str(tmp_path / "one"), workers=1)
+    two = textworld_backend.generate_games(CONFIG, SEEDS, str(tmp_path / "two"), workers=2, per_worker=1)
+    assert [os.path.relpath(p, tmp_path / "one") for p in one] == [os.path.relpath(p, tmp_path / "two") for p in two]
+    assert [_digest(p) for p in one] == [_digest(p) for p in two]
+    # Three different seeds: three different games.
+    assert len({_digest(p) for p in two}) == 3
+
+
+def test_a_cached_game_is_reused_and_a_changed_one_is_refused_by_name(textworld_backend, tmp_path):
+    cache = str(tmp_path / "cache")
+    first = textworld_backend.generate_games(CONFIG, SEEDS[:2], cache, workers=2, per_worker=1)
+    made = [os.stat(p).st_mtime_ns for p in first]
+    again = textworld_backend.generate_games(CONFIG, SEEDS[:2], cache, workers=2, per_worker=1)
+    assert again == first and [os.stat(p).st_mtime_ns for p in again] == made
+    with open(first[1], "ab") as f:
+        f.write(b"\0")
+    # The changed game is refused by name, while the game still missing is made.
+    with pytest.raises(ValueError, match=r"seed-4/game\.z8 has sha256 .* it was changed"):
+        textworld_backend.generate_games(CONFIG, SEEDS, cache, workers=2, per_worker=1)
