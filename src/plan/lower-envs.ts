@@ -6,6 +6,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
+import { agentCommandProblem } from "../contracts/agent-command.js";
 import { jsonObjectLines } from "../contracts/json-lines.js";
 import { dataFile, originOf, readDataText } from "./lower-data-files.js";
 import { type LoweringContext, sortedRecord } from "./lower-context.js";
@@ -54,6 +55,10 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
       "remove the tool blocks; the program's tools are whatever it sends in its chat requests (docs/gateway.md#agent-programs)",
     );
   }
+  env.command.forEach((word, i) => {
+    const problem = agentCommandProblem(word, i === 0);
+    if (problem) report("agent-command-word", ["env", name, "command"], `env '${name}': the command's word ${problem.message}`, problem.hint);
+  });
   const at = ["env", name, "task_file"];
   const taskFile = dataFile(env.task_file, at, variant, context, diagnostics);
   const lines = taskLines(env.task_file, at, variant, context);

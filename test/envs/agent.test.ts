@@ -2,13 +2,15 @@
 // (hashed into the plan, confined to the data root, checked against the plan's sha256), the
 // vocabulary is their words, reset/step is refused (the runtime plays agent episodes through
 // the gateway), and the spec's faults are diagnostics at the field: tool blocks, more tasks than
-// lines, a line that is not a JSON object. Episodes themselves: test/runtime/agent-episode.test.ts.
-import { mkdtempSync, writeFileSync } from "node:fs";
+// lines, a line that is not a JSON object, a command word the runtime cannot resolve (std:, python:). Episodes themselves: test/runtime/agent-episode.test.ts.
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
+import { resolveAgentCommand } from "../../src/contracts/agent-command.js";
 import { EnvError } from "../../src/contracts/env.js";
+import { PACKAGE_ROOT, STDLIB_ROOT } from "../../src/contracts/paths.js";
 import { agentTasks, createAgentEnv, type AgentEnv } from "../../src/envs/agent.js";
 import { agentPlan } from "../helpers/agent-plans.js";
 
@@ -61,6 +63,20 @@ describe("env kind agent", () => {
     writeFileSync(path.join(dir, "bad.jsonl"), '{"a": 1}\n[1, 2]\n');
     expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./bad.jsonl"')).toEqual([{ code: "agent-task-file-invalid", line: 6 }]);
     expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./missing.jsonl"').map((d) => d.code)).toEqual(["data-file-not-found"]);
+  });
+
+  it("resolves std: and python: words on this machine and reports those it cannot at the command", () => {
+    const { dir } = agentPlan(["x"], Array.from({ length: 10 }, (_, i) => ({ n: i })));
+    const file = '\n    task_file: "./tasks.jsonl"';
+    expect(checked(dir, `    command: ["python:envservers", "std:agents/verifiers_taskset.py"]${file}`)).toEqual([]);
+    for (const command of ['["python:conda", "a.py"]', '["python3", "std:agents/missing.py"]', '["python3", "std:../envs/agent.arl"]', '["python3", "std:/etc/passwd"]']) {
+      expect(checked(dir, `    command: ${command}${file}`), command).toEqual([{ code: "agent-command-word", line: 5 }]);
+    }
+    // Only a first word names a Python; elsewhere python:... is an argument like any other.
+    expect(checked(dir, `    command: ["python3", "python:conda"]${file}`)).toEqual([]);
+    const resolved = resolveAgentCommand(["python:envservers", "std:agents/verifiers_taskset.py", "--x", "std:"]);
+    expect(resolved[0]).toBe(process.env.ARL_ENVSERVERS_PYTHON ?? (existsSync(path.join(PACKAGE_ROOT, ".venv-envservers/bin/python")) ? path.join(PACKAGE_ROOT, ".venv-envservers/bin/python") : "python3"));
+    expect(resolved.slice(1)).toEqual([path.join(STDLIB_ROOT, "std/agents/verifiers_taskset.py"), "--x", "std:"]);
   });
 
   it("confines the task file to the experiment's folder: refused at lowering and, in a plan, at run time, never read", () => {

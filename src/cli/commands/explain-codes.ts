@@ -298,6 +298,16 @@ kinds the library reads; each one is hashed into the plan. The message says whic
 skipped) is task N, given to the program as JSON on stdin and in ARL_TASK. Every non-blank line must
 be a JSON object, and there must be at least one; the message names the first line that is not.`,
   },
+  "agent-command-word": {
+    stage: "plan",
+    title: "An agent command names a stdlib program or a Python arl does not have",
+    explanation: `Two kinds of words in an agent env's command are resolved on the machine that runs it, so that a
+stdlib env can name what ships with arl without a path in the plan: \`std:PATH\` is the file PATH
+below the stdlib's std/ folder (std:agents/verifiers_taskset.py), and a first word
+\`python:envservers\` is the env servers' Python ($ARL_ENVSERVERS_PYTHON, else the package's
+.venv-envservers, else python3). A \`std:\` path that leaves std/ or names no file, or another
+\`python:\` name, is reported here rather than failing every episode.`,
+  },
   "agent-tasks-beyond-file": {
     stage: "plan",
     title: "An agent env asks for more tasks than its task file has",
