@@ -11,22 +11,8 @@ import { envServersPython } from "./python.js";
 /** The Pythons a first word `python:NAME` may name, and where each is found. */
 const PYTHONS: Readonly<Record<string, () => string>> = { envservers: envServersPython };
 
-/**
- * What is wrong with a word the runtime would resolve (a `std:` path outside the stdlib or not
- * there, an unknown `python:` name), for `arl check`; undefined when the word is fine.
- */
-export function agentCommandProblem(word: string, first: boolean): { message: string; hint: string } | undefined {
-  if (first && word.startsWith("python:") && !(word.slice("python:".length) in PYTHONS)) {
-    return { message: `'${word}' names no Python arl knows`, hint: `write ${Object.keys(PYTHONS).map((n) => `python:${n}`).join(" or ")}, or the interpreter's path` };
-  }
-  if (!word.startsWith("std:")) return undefined;
-  const file = stdlibProgram(word);
-  if (file === undefined || !existsSync(file)) return { message: `'${word}' names no file of the stdlib's std/ folder`, hint: "write the path below std/, e.g. std:agents/verifiers_taskset.py" };
-  return undefined;
-}
-
 /** The stdlib file `std:PATH` names, or undefined when the word is not one (or leaves `std/`). */
-export function stdlibProgram(word: string): string | undefined {
+function stdlibProgram(word: string): string | undefined {
   if (!word.startsWith("std:")) return undefined;
   const relative = word.slice("std:".length);
   const root = path.join(STDLIB_ROOT, "std");
@@ -35,8 +21,23 @@ export function stdlibProgram(word: string): string | undefined {
 }
 
 /** The Python a first word `python:NAME` names; undefined for any other word. */
-export function namedPython(word: string): string | undefined {
-  return word.startsWith("python:") ? PYTHONS[word.slice("python:".length)]?.() : undefined;
+function namedPython(word: string): string | undefined {
+  const name = word.slice("python:".length);
+  return word.startsWith("python:") && Object.hasOwn(PYTHONS, name) ? PYTHONS[name]?.() : undefined;
+}
+
+/**
+ * What is wrong with a word the runtime would resolve (a `std:` path outside the stdlib or not
+ * there, an unknown `python:` name), for `arl check`; undefined when the word is fine.
+ */
+export function agentCommandProblem(word: string, first: boolean): { message: string; hint: string } | undefined {
+  if (first && word.startsWith("python:") && !Object.hasOwn(PYTHONS, word.slice("python:".length))) {
+    return { message: `'${word}' names no Python arl knows`, hint: `write ${Object.keys(PYTHONS).map((n) => `python:${n}`).join(" or ")}, or the interpreter's path` };
+  }
+  if (!word.startsWith("std:")) return undefined;
+  const file = stdlibProgram(word);
+  if (file === undefined || !existsSync(file)) return { message: `'${word}' names no file of the stdlib's std/ folder`, hint: "write the path below std/, e.g. std:agents/verifiers_taskset.py" };
+  return undefined;
 }
 
 /** The command as it is started here. */

@@ -69,7 +69,7 @@ describe("env kind agent", () => {
     const { dir } = agentPlan(["x"], Array.from({ length: 10 }, (_, i) => ({ n: i })));
     const file = '\n    task_file: "./tasks.jsonl"';
     expect(checked(dir, `    command: ["python:envservers", "std:agents/verifiers_taskset.py"]${file}`)).toEqual([]);
-    for (const command of ['["python:conda", "a.py"]', '["python3", "std:agents/missing.py"]', '["python3", "std:../envs/agent.arl"]', '["python3", "std:/etc/passwd"]']) {
+    for (const command of ['["python:conda", "a.py"]', '["python:toString", "a.py"]', '["python3", "std:agents/missing.py"]', '["python3", "std:../envs/agent.arl"]', '["python3", "std:/etc/passwd"]']) {
       expect(checked(dir, `    command: ${command}${file}`), command).toEqual([{ code: "agent-command-word", line: 5 }]);
     }
     // Only a first word names a Python; elsewhere python:... is an argument like any other.
