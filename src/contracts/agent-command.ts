@@ -3,7 +3,7 @@
 // path the plan would have to hold: `std:PATH` is the file PATH below the stdlib's `std/`
 // (`std:agents/verifiers_taskset.py`), and a first word `python:envservers` is the env servers'
 // Python. Every other word is passed as written.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { STDLIB_ROOT } from "./paths.js";
 import { envServersPython } from "./python.js";
@@ -43,4 +43,18 @@ export function agentCommandProblem(word: string, first: boolean): { message: st
 /** The command as it is started here. */
 export function resolveAgentCommand(command: readonly string[]): string[] {
   return command.map((word, i) => (i === 0 ? namedPython(word) : undefined) ?? stdlibProgram(word) ?? word);
+}
+
+/**
+ * The JSON Schema of the task lines a stdlib program reads, when it ships one beside it
+ * (`std:agents/X.py` and `agents/X.task.schema.json`), so that `arl check` types a task file
+ * against its program; undefined for a command without such a program.
+ */
+export function stdlibTaskSchema(command: readonly string[]): { readonly program: string; readonly schema: Record<string, unknown> } | undefined {
+  for (const word of command) {
+    const file = stdlibProgram(word);
+    const schema = file?.replace(/\.[^./]+$/, ".task.schema.json");
+    if (schema !== undefined && schema !== file && existsSync(schema)) return { program: word, schema: JSON.parse(readFileSync(schema, "utf8")) as Record<string, unknown> };
+  }
+  return undefined;
 }

@@ -308,6 +308,16 @@ below the stdlib's std/ folder (std:agents/verifiers_taskset.py), and a first wo
 .venv-envservers, else python3). A \`std:\` path that leaves std/ or names no file, or another
 \`python:\` name, is reported here rather than failing every episode.`,
   },
+  "agent-task-invalid": {
+    stage: "plan",
+    title: "A task line does not fit the stdlib program that reads it",
+    explanation: `A program shipped in the stdlib may declare the shape of its task lines in a JSON Schema beside it
+(std/agents/X.py and std/agents/X.task.schema.json). When an agent env's command names such a
+program (std:agents/X.py), every line of its task_file is checked against that schema, and the
+first line that does not fit is reported with its line number: a missing field, a field of the
+wrong type, a field the program does not read. std/envs/verifiers's lines are
+{"taskset": "./my_tasks.py", "index": 0}, with an optional "name" and "config".`,
+  },
   "agent-tasks-beyond-file": {
     stage: "plan",
     title: "An agent env asks for more tasks than its task file has",
