@@ -4,7 +4,9 @@
 // run's gateway; every trained record's rewards equal what verifiers' own Task.score computes for
 // the reply the gateway served (scored again here, in the env servers' Python). The taskset's
 // faults (a reward that raises, a taskset that cannot be imported, a task it does not have) are
-// env errors with one line each, never scored as the policy's. Needs the env servers' venv
+// env errors with one line each, never scored as the policy's; what the program cannot play
+// faithfully (tool servers, a container, a runtime, judges, no prompt) and bad task lines are
+// refused before any model call, the program run directly. Needs the env servers' venv
 // (verifiers 0.4.0): skipped without it, failed under CI.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -61,6 +63,66 @@ class RaisingTask(vf.Task):
 class RaisingTaskset(vf.Taskset[RaisingTask]):
     def load(self):
         yield RaisingTask(vf.TaskData(prompt="Give a number."))
+`;
+
+// Tasksets the program must refuse before any model call, each for one reason.
+const REFUSED = `
+import verifiers.v1 as vf
+
+__all__ = ["Sized", "Runtimes", "Boxed", "Silent", "Tooled", "Judged"]
+
+
+class Plain(vf.Task):
+    @vf.reward
+    async def said(self, trace) -> float:
+        return 1.0
+
+
+class Counted(vf.TasksetConfig):
+    words: int = 2
+
+
+class Sized(vf.Taskset[Plain, Counted]):
+    def load(self):
+        for i in range(self.config.words):
+            yield Plain(vf.TaskData(prompt=f"Say {i}."))
+
+
+class NeedsRuntime(vf.Task):
+    @vf.reward
+    async def ran(self, trace, runtime) -> float:
+        return 1.0
+
+
+class Runtimes(vf.Taskset[NeedsRuntime]):
+    def load(self):
+        yield NeedsRuntime(vf.TaskData(prompt="Run it."))
+
+
+class Boxed(vf.Taskset[Plain]):
+    def load(self):
+        task = Plain(vf.TaskData(prompt="In a box."))
+        task.NEEDS_CONTAINER = True
+        yield task
+
+
+class Silent(vf.Taskset[Plain]):
+    def load(self):
+        yield Plain(vf.TaskData())
+
+
+class Tooled(vf.Taskset[Plain]):
+    @classmethod
+    def toolsets(cls, config):
+        return [object()]
+
+    def load(self):
+        yield Plain(vf.TaskData(prompt="Search it."))
+
+
+class Judged(vf.Taskset[Plain]):
+    def load(self):
+        yield Plain(vf.TaskData(prompt="Judge it."), vf.TaskConfig(judges=[{"id": "decision"}]))
 `;
 
 // verifiers' own scoring of a reply, independently of the program: the task's prompt and the
@@ -199,6 +261,48 @@ describe.skipIf(!envServersAvailable())("std/envs/verifiers: v1 tasksets as agen
     // The fingerprint tells replies apart: the run did not score one text over and over.
     expect(new Set(records.map((r) => r.rewards.fingerprint)).size).toBeGreaterThan(1);
   }, 420_000);
+
+  it("refuses, before any model call, what it cannot play faithfully or the task line gets wrong (exit 3, one line)", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-refused-"));
+    writeFileSync(path.join(dir, "refused.py"), REFUSED);
+    writeFileSync(path.join(dir, "broken.py"), 'raise RuntimeError("boom\\nthe taskset cannot start")\n');
+    const cases: [object, string][] = [
+      [{ taskset: "./refused.py", index: 0 }, "taskset './refused.py' must export exactly one Taskset class (found: Sized, Runtimes, Boxed, Silent, Tooled, Judged); name one with \"name\""],
+      [{ taskset: "./refused.py", name: "Nope", index: 0 }, "taskset './refused.py' has no Taskset class 'Nope'"],
+      [{ taskset: "./refused.py", name: "Sized", index: 0, config: { words: "many" } }, "taskset './refused.py': config.words: Input should be a valid integer, unable to parse string as an integer (1 error(s))"],
+      // The config reaches the taskset: one word, so one task.
+      [{ taskset: "./refused.py", name: "Sized", index: 1, config: { words: 1 } }, "taskset './refused.py' has no task 1 (it has 1)"],
+      [{ taskset: "./refused.py", name: "Runtimes", index: 0 }, "task 0 of taskset './refused.py': reward 'ran' needs a runtime (a sandbox), which ARL's verifiers program does not provide"],
+      [{ taskset: "./refused.py", name: "Boxed", index: 0 }, "task 0 of taskset './refused.py' needs a container (NEEDS_CONTAINER), which ARL's verifiers program does not run"],
+      [{ taskset: "./refused.py", name: "Silent", index: 0 }, "task 0 of taskset './refused.py' has no prompt (a conversation the user opens needs verifiers' user simulator)"],
+      [{ taskset: "./refused.py", name: "Tooled", index: 0 }, "task 0 of taskset './refused.py' offers tools from MCP tool servers (toolsets), which ARL's verifiers program does not run"],
+      [{ taskset: "./refused.py", name: "Judged", index: 0 }, "task 0 of taskset './refused.py' is scored by judges, which call a model: at OPENAI_BASE_URL they would be the policy's own turns"],
+      [{ taskset: "./broken.py", index: 0 }, "taskset './broken.py' failed to import: RuntimeError: the taskset cannot start"],
+      [{ taskset: "./missing.py", index: 0 }, `taskset file './missing.py' does not exist (it is read relative to the spec's folder, ${dir})`],
+      [{ index: 0 }, 'the task line names no taskset (write {"taskset": "./my_tasks.py", "index": 0})'],
+    ];
+    const program = path.join(fileURLToPath(new URL("../../stdlib/std/agents/verifiers_taskset.py", import.meta.url)));
+    // No model to call: a call would fail to connect, and none of these gets that far.
+    const env = { ...process.env, OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "none" };
+    const runs = await Promise.all(
+      cases.map(
+        ([task]) =>
+          new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+            const child = spawn(envServersPython, [program], { cwd: dir, env });
+            let stdout = "";
+            let stderr = "";
+            child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+            child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+            child.on("close", (code) => resolve({ code, stdout, stderr }));
+            child.stdin.end(`${JSON.stringify({ task, task_id: 0, seed: 0 })}\n`);
+          }),
+      ),
+    );
+    runs.forEach((run, i) => {
+      const [task, reason] = cases[i]!;
+      expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }, JSON.stringify(task)).toEqual({ code: 3, stdout: "", stderr: `verifiers taskset: ${reason}\n` });
+    });
+  }, 300_000);
 
   it("makes a raising reward, an unimportable taskset and a missing task env errors, one line each", async () => {
     const faults = [
