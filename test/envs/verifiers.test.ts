@@ -125,6 +125,25 @@ class Judged(vf.Taskset[Plain]):
         yield Plain(vf.TaskData(prompt="Judge it."), vf.TaskConfig(judges=[{"id": "decision"}]))
 `;
 
+// The program's main() for each task line read from stdin (a JSON list), in one interpreter.
+const DRIVE_MAIN = `
+import contextlib, importlib.util, io, json, sys
+spec = importlib.util.spec_from_file_location("verifiers_taskset", sys.argv[1])
+program = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(program)
+results = []
+for line in json.load(sys.stdin):
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    sys.stdin = io.StringIO(line)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            program.main()
+        except SystemExit as exit:
+            code = exit.code
+    results.append({"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
+print(json.dumps(results))
+`;
+
 // verifiers' own scoring of a reply, independently of the program: the task's prompt and the
 // reply as an assistant turn in a Trace (its message graph), then Task.score without a runtime.
 const RESCORE = `
@@ -205,25 +224,28 @@ experiment echo {
   return path.join(dir, "spec.arl");
 }
 
-function arlRun(spec: string, out: string) {
-  const run = spawnSync(process.execPath, [arl, "run", spec, "--out", out], { env: { ...process.env, ARL_ENVSERVERS_PYTHON: envServersPython }, encoding: "utf8", timeout: 420_000 });
-  return { status: run.status, output: run.stdout + run.stderr };
-}
-
-function arlRunAsync(spec: string, out: string): Promise<{ status: number | null; output: string }> {
+/** A program run to its end, `stdin` written: its exit code and what it wrote. */
+function finished(file: string, args: readonly string[], options: { cwd?: string; env: NodeJS.ProcessEnv; stdin?: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [arl, "run", spec, "--out", out], { env: { ...process.env, ARL_ENVSERVERS_PYTHON: envServersPython } });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-    child.on("close", (status) => resolve({ status, output }));
+    const child = spawn(file, [...args], { cwd: options.cwd, env: options.env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? "");
   });
 }
 
-const runDirOf = (output: string): string => path.resolve(/run directory: (\S+)/.exec(output)?.[1] ?? /in (\S+)\n/.exec(output)?.[1] ?? "");
+async function arlRun(spec: string, out: string): Promise<{ status: number | null; output: string }> {
+  const run = await finished(process.execPath, [arl, "run", spec, "--out", out], { env: { ...process.env, ARL_ENVSERVERS_PYTHON: envServersPython } });
+  return { status: run.code, output: run.stdout + run.stderr };
+}
+
+const runDirOf = (output: string): string => path.resolve(/run directory: (\S+)/.exec(output)?.[1] ?? "no run directory printed");
 
 describe.skipIf(!envServersAvailable())("std/envs/verifiers: v1 tasksets as agent episodes", () => {
-  it("trains two iterations through the gateway, each record's rewards those of verifiers' own Task.score for the served reply", () => {
+  it("trains two iterations through the gateway, each record's rewards those of verifiers' own Task.score for the served reply", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-"));
     writeFileSync(path.join(dir, "echo_tasks.py"), TASKSET);
     // Line i plays the taskset's task 3 - i: the line's index, not its position, picks the task.
@@ -234,7 +256,7 @@ describe.skipIf(!envServersAvailable())("std/envs/verifiers: v1 tasksets as agen
       signals: "fingerprint { scope: outcome, type: number }\n      brief { scope: outcome, type: number }\n      chars { scope: outcome, type: number }",
       reward: "total: outcome.reward\n    fingerprint: outcome.fingerprint\n    brief: outcome.brief\n    chars: 0.01 * outcome.chars",
     });
-    const { status, output } = arlRun(spec, path.join(dir, "out"));
+    const { status, output } = await arlRun(spec, path.join(dir, "out"));
     expect(status, output).toBe(0);
     const runDir = runDirOf(output);
     const metrics = readFileSync(path.join(runDir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { iteration: number; env_errors: number; gateway_calls: number });
@@ -281,23 +303,15 @@ describe.skipIf(!envServersAvailable())("std/envs/verifiers: v1 tasksets as agen
       [{ taskset: "./missing.py", index: 0 }, `taskset file './missing.py' does not exist (it is read relative to the spec's folder, ${dir})`],
       [{ index: 0 }, 'the task line names no taskset (write {"taskset": "./my_tasks.py", "index": 0})'],
     ];
-    const program = path.join(fileURLToPath(new URL("../../stdlib/std/agents/verifiers_taskset.py", import.meta.url)));
+    // The program's main() once per case in one interpreter (verifiers imported once, not twelve
+    // times on a busy machine), stdin and the streams its own, exit codes read from SystemExit.
+    const program = fileURLToPath(new URL("../../stdlib/std/agents/verifiers_taskset.py", import.meta.url));
     // No model to call: a call would fail to connect, and none of these gets that far.
     const env = { ...process.env, OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "none" };
-    const runs = await Promise.all(
-      cases.map(
-        ([task]) =>
-          new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-            const child = spawn(envServersPython, [program], { cwd: dir, env });
-            let stdout = "";
-            let stderr = "";
-            child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-            child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-            child.on("close", (code) => resolve({ code, stdout, stderr }));
-            child.stdin.end(`${JSON.stringify({ task, task_id: 0, seed: 0 })}\n`);
-          }),
-      ),
-    );
+    const stdin = JSON.stringify(cases.map(([task]) => `${JSON.stringify({ task, task_id: 0, seed: 0 })}\n`));
+    const driven = await finished(envServersPython, ["-c", DRIVE_MAIN, program], { cwd: dir, env, stdin });
+    expect(driven.code, driven.stderr).toBe(0);
+    const runs = JSON.parse(driven.stdout) as { code: number | null; stdout: string; stderr: string }[];
     runs.forEach((run, i) => {
       const [task, reason] = cases[i]!;
       expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }, JSON.stringify(task)).toEqual({ code: 3, stdout: "", stderr: `verifiers taskset: ${reason}\n` });
@@ -317,7 +331,7 @@ describe.skipIf(!envServersAvailable())("std/envs/verifiers: v1 tasksets as agen
         writeFileSync(path.join(dir, "raising_tasks.py"), RAISING);
         writeFileSync(path.join(dir, "echo_tasks.py"), TASKSET);
         const spec = writeSpec(dir, { lines: [line], iterations: 1, signals: "judged { scope: outcome, type: number }", reward: "judged: outcome.judged", allTrain: true });
-        return { dir, ...(await arlRunAsync(spec, path.join(dir, "out"))) };
+        return { dir, ...(await arlRun(spec, path.join(dir, "out"))) };
       }),
     );
     runs.forEach(({ dir, status, output }, i) => {
