@@ -21,3 +21,13 @@ export function pythonCandidates(): string[] {
 export function envLibraryPythonCandidates(): string[] {
   return [process.env.ARL_ENVS_PYTHON, ...pythonCandidates()].filter((c): c is string => Boolean(c));
 }
+
+/**
+ * The Python of the field's env servers (`npm run setup:envservers`: verifiers, AgentRL's worker,
+ * OpenEnv), which `python:envservers` in an agent command names: $ARL_ENVSERVERS_PYTHON, else
+ * the package's .venv-envservers, else `python3` on the PATH.
+ */
+export function envServersPython(): string {
+  const venv = path.join(PACKAGE_ROOT, ".venv-envservers/bin/python");
+  return process.env.ARL_ENVSERVERS_PYTHON ?? (existsSync(venv) ? venv : "python3");
+}

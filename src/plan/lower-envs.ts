@@ -6,7 +6,9 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
+import { agentCommandProblem, stdlibTaskSchema } from "../contracts/agent-command.js";
 import { jsonObjectLines } from "../contracts/json-lines.js";
+import { taskLineProblem } from "./agent-task-lines.js";
 import { dataFile, originOf, readDataText } from "./lower-data-files.js";
 import { type LoweringContext, sortedRecord } from "./lower-context.js";
 import { lowerDatasetEnv } from "./lower-dataset.js";
@@ -54,12 +56,24 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
       "remove the tool blocks; the program's tools are whatever it sends in its chat requests (docs/gateway.md#agent-programs)",
     );
   }
+  env.command.forEach((word, i) => {
+    const problem = agentCommandProblem(word, i === 0);
+    if (problem) report("agent-command-word", ["env", name, "command"], `env '${name}': the command's word ${problem.message}`, problem.hint);
+  });
   const at = ["env", name, "task_file"];
   const taskFile = dataFile(env.task_file, at, variant, context, diagnostics);
-  const lines = taskLines(env.task_file, at, variant, context);
+  const read = taskLines(env.task_file, at, variant, context);
   let tasks = env.tasks;
-  if (typeof lines === "string") report("agent-task-file-invalid", at, `env '${name}': the task file '${env.task_file}' ${lines}`, "write one task a line as a JSON object, e.g. {\"question\": \"...\"}");
-  else if (lines !== undefined) {
+  if (typeof read === "string") report("agent-task-file-invalid", at, `env '${name}': the task file '${env.task_file}' ${read}`, "write one task a line as a JSON object, e.g. {\"question\": \"...\"}");
+  else if (read !== undefined) {
+    const lines = read.objects.length;
+    const typed = stdlibTaskSchema(env.command);
+    const misfit = typed && taskLineProblem(typed.schema, read.objects, read.lines);
+    if (typed && misfit) {
+      const properties = typed.schema.properties;
+      const fields = typeof properties === "object" && properties !== null ? Object.keys(properties).join(", ") : "";
+      report("agent-task-invalid", at, `env '${name}': line ${misfit.line} of the task file '${env.task_file}' is not a task ${typed.program} reads: ${misfit.problem}`, `its task lines have the fields ${fields} (the program's .task.schema.json, beside it in the stdlib)`);
+    }
     const written = variant.valuesByPath.has(pathKey(["env", name, "tasks"]));
     if (written && env.tasks > lines) {
       report("agent-tasks-beyond-file", ["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but the task file '${env.task_file}' has ${lines} task${lines === 1 ? "" : "s"}`, `remove tasks (it is the file's line count, ${lines}), or write at most ${lines}`);
@@ -91,11 +105,11 @@ function checkServerEnv(name: string, env: Extract<Env, { kind: "agentrl" | "ope
   }
 }
 
-/** The task file's count of non-blank lines; a string says what is wrong with it; undefined: unreadable (dataFile reported it). */
-function taskLines(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): number | string | undefined {
+/** The task file's objects (one a non-blank line) and their file lines; a string says what is wrong with it; undefined: unreadable (dataFile reported it). */
+function taskLines(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): { objects: readonly unknown[]; lines: readonly number[] } | string | undefined {
   const text = readDataText(written, at, variant, context);
   if (text === undefined) return undefined;
   const read = jsonObjectLines(text);
   if ("problem" in read) return `has a line that is ${read.problem} (line ${read.line})`;
-  return read.objects.length === 0 ? "has no task (no non-blank line)" : read.objects.length;
+  return read.objects.length === 0 ? "has no task (no non-blank line)" : read;
 }

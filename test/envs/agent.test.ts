@@ -2,13 +2,16 @@
 // (hashed into the plan, confined to the data root, checked against the plan's sha256), the
 // vocabulary is their words, reset/step is refused (the runtime plays agent episodes through
 // the gateway), and the spec's faults are diagnostics at the field: tool blocks, more tasks than
-// lines, a line that is not a JSON object. Episodes themselves: test/runtime/agent-episode.test.ts.
-import { mkdtempSync, writeFileSync } from "node:fs";
+// lines, a line that is not a JSON object, a command word the runtime cannot resolve (std:, python:), a task line that does not fit the
+// schema of the stdlib program that reads it. Episodes themselves: test/runtime/agent-episode.test.ts.
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
+import { resolveAgentCommand } from "../../src/contracts/agent-command.js";
 import { EnvError } from "../../src/contracts/env.js";
+import { PACKAGE_ROOT, STDLIB_ROOT } from "../../src/contracts/paths.js";
 import { agentTasks, createAgentEnv, type AgentEnv } from "../../src/envs/agent.js";
 import { agentPlan } from "../helpers/agent-plans.js";
 
@@ -61,6 +64,47 @@ describe("env kind agent", () => {
     writeFileSync(path.join(dir, "bad.jsonl"), '{"a": 1}\n[1, 2]\n');
     expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./bad.jsonl"')).toEqual([{ code: "agent-task-file-invalid", line: 6 }]);
     expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./missing.jsonl"').map((d) => d.code)).toEqual(["data-file-not-found"]);
+  });
+
+  it("resolves std: and python: words on this machine and reports those it cannot at the command", () => {
+    const { dir } = agentPlan(["x"], Array.from({ length: 10 }, (_, i) => ({ taskset: "./t.py", index: i })));
+    const file = '\n    task_file: "./tasks.jsonl"';
+    expect(checked(dir, `    command: ["python:envservers", "std:agents/verifiers_taskset.py"]${file}`)).toEqual([]);
+    for (const command of ['["python:conda", "a.py"]', '["python:toString", "a.py"]', '["python3", "std:agents/missing.py"]', '["python3", "std:../envs/agent.arl"]', '["python3", "std:/etc/passwd"]']) {
+      expect(checked(dir, `    command: ${command}${file}`), command).toEqual([{ code: "agent-command-word", line: 5 }]);
+    }
+    // Only a first word names a Python; elsewhere python:... is an argument like any other.
+    expect(checked(dir, `    command: ["python3", "python:conda"]${file}`)).toEqual([]);
+    const resolved = resolveAgentCommand(["python:envservers", "std:agents/verifiers_taskset.py", "--x", "std:"]);
+    expect(resolved[0]).toBe(process.env.ARL_ENVSERVERS_PYTHON ?? (existsSync(path.join(PACKAGE_ROOT, ".venv-envservers/bin/python")) ? path.join(PACKAGE_ROOT, ".venv-envservers/bin/python") : "python3"));
+    expect(resolved.slice(1)).toEqual([path.join(STDLIB_ROOT, "std/agents/verifiers_taskset.py"), "--x", "std:"]);
+  });
+
+  it("types the task lines of a stdlib program that ships their schema (std/envs/verifiers's), reporting the file line", () => {
+    const { dir } = agentPlan(["x"], TASKS);
+    const env = '    command: ["python:envservers", "std:agents/verifiers_taskset.py"]\n    task_file: "./vf.jsonl"';
+    const write = (lines: readonly object[]) => writeFileSync(path.join(dir, "vf.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n\n")}\n`);
+    const fine = Array.from({ length: 10 }, (_, i) => ({ taskset: "./t.py", index: i, ...(i === 1 ? { name: "T", config: { task: {} } } : {}) }));
+    write(fine);
+    expect(checked(dir, env)).toEqual([]);
+    const misfits: [object, RegExp][] = [
+      [{ taskset: "./t.py" }, /the line has no 'index'$/],
+      [{ taskset: "./t.py", index: -1 }, /'index' must be >= 0$/],
+      [{ taskset: "./t.py", index: 1.5 }, /'index' must be integer$/],
+      [{ taskset: 3, index: 0 }, /'taskset' must be string$/],
+      [{ taskset: "./t.py", index: 0, taskst: "x" }, /'taskst' is not a field the program reads$/],
+    ];
+    for (const [misfit, problem] of misfits) {
+      // The tenth task, on line 19 (a blank line between tasks).
+      write([...fine.slice(0, 9), misfit]);
+      const found = new Compiler().check(path.join(dir, "s.arl")).diagnostics.filter((d) => d.severity === "error");
+      expect(found.map((d) => [d.code, d.range.start.line]), JSON.stringify(misfit)).toEqual([["agent-task-invalid", 6]]);
+      expect(found[0]?.message).toMatch(/^env 'a': line 19 of the task file '.\/vf.jsonl' is not a task std:agents\/verifiers_taskset.py reads: /);
+      expect(found[0]?.message).toMatch(problem);
+    }
+    // Another program's lines are its own business.
+    write([{ anything: true }, ...fine.slice(1)]);
+    expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./vf.jsonl"')).toEqual([]);
   });
 
   it("confines the task file to the experiment's folder: refused at lowering and, in a plan, at run time, never read", () => {

@@ -27,6 +27,8 @@ const ALLOWED: Record<string, string> = {
   "runtime/run/tracking.ts: PYTHONPATH": "runtime-gpu is put first on it, so the sidecar's own arl_tracking is the one imported",
   "contracts/python.ts: ARL_ENVS_PYTHON": "which Python runs the env libraries' host (the one that has them installed); the library's version is recorded in the run directory (env-NAME-files.json) and a library that is missing refuses the run",
   "envs/host/index.ts: ARL_ENV_CACHE": "where generated games are cached across runs; the games are the seeds' (same seed, same bytes) and each one's sha256 is recorded in the run directory and checked on reuse",
+  "contracts/python.ts: ARL_ENVSERVERS_PYTHON":
+    "which Python runs an agent command's python:envservers (std/envs/verifiers's program; the one that has verifiers); the taskset and its tasks are the task file's, hashed into the plan, and a Python without verifiers fails the episode as an env error",
   "contracts/python.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer, the trackers' sidecar and the env host; the trainer's versions (python, torch) are recorded in the run manifest",
   "envs/env-host.ts: (whole environment)":
     "the env host inherits it like any child (PATH, HOME, what user verifiers read); the verifier's file and the data are hashed into the plan",

@@ -298,6 +298,26 @@ kinds the library reads; each one is hashed into the plan. The message says whic
 skipped) is task N, given to the program as JSON on stdin and in ARL_TASK. Every non-blank line must
 be a JSON object, and there must be at least one; the message names the first line that is not.`,
   },
+  "agent-command-word": {
+    stage: "plan",
+    title: "An agent command names a stdlib program or a Python arl does not have",
+    explanation: `Two kinds of words in an agent env's command are resolved on the machine that runs it, so that a
+stdlib env can name what ships with arl without a path in the plan: \`std:PATH\` is the file PATH
+below the stdlib's std/ folder (std:agents/verifiers_taskset.py), and a first word
+\`python:envservers\` is the env servers' Python ($ARL_ENVSERVERS_PYTHON, else the package's
+.venv-envservers, else python3). A \`std:\` path that leaves std/ or names no file, or another
+\`python:\` name, is reported here rather than failing every episode.`,
+  },
+  "agent-task-invalid": {
+    stage: "plan",
+    title: "A task line does not fit the stdlib program that reads it",
+    explanation: `A program shipped in the stdlib may declare the shape of its task lines in a JSON Schema beside it
+(std/agents/X.py and std/agents/X.task.schema.json). When an agent env's command names such a
+program (std:agents/X.py), every line of its task_file is checked against that schema, and the
+first line that does not fit is reported with its line number: a missing field, a field of the
+wrong type, a field the program does not read. std/envs/verifiers's lines are
+{"taskset": "./my_tasks.py", "index": 0}, with an optional "name" and "config".`,
+  },
   "agent-tasks-beyond-file": {
     stage: "plan",
     title: "An agent env asks for more tasks than its task file has",

@@ -8,6 +8,7 @@
 // harness would, truncated or aborted, and stops the program.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { resolveAgentCommand } from "../../contracts/agent-command.js";
 import { at } from "../../contracts/checked.js";
 import type { Signals } from "../../contracts/env.js";
 import { EnvError } from "../../contracts/env.js";
@@ -116,13 +117,14 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     if (!(error instanceof EnvError)) throw error;
     return failed(error.message, "");
   }
+  const command = resolveAgentCommand(env.command);
   const handle = gateway.open(model);
   let run: AgentProcessResult;
   const onHalt = () => stop.abort();
   ctx.halt?.addEventListener("abort", onHalt, { once: true });
   try {
     run = await runAgentProcess({
-      command: env.command,
+      command,
       cwd: ctx.dataRoot ?? process.cwd(),
       // Added to the inherited environment, PATH untouched: the user's own (activated) Python
       // environment is the one `python3` finds (docs/gateway.md#agent-programs).
@@ -154,7 +156,7 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
   if (session.budgetEnd !== undefined) return assembled(record, typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
   const fault = handle.faults[0];
   const reason =
-    exitFault(env.command, env, run) ??
+    exitFault(command, env, run) ??
     (fault ? `the program's gateway session saw a fault: ${fault.message}` : undefined) ??
     (typeof outcome === "string" ? `the program ${outcome}` : undefined) ??
     (record.episode.turns === 0 ? "the program made no model call (nothing to train on); it must call the model at OPENAI_BASE_URL" : undefined);

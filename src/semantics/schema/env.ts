@@ -143,7 +143,7 @@ const agent = z.strictObject({
   kind: z.literal("agent"),
   command: doc(
     z.array(z.string()).min(1),
-    "Program and arguments, run from the spec's folder, one process (group) per episode; it calls the model at OPENAI_BASE_URL and prints or POSTs its outcome.",
+    "Program and arguments, run from the spec's folder, one process (group) per episode; it calls the model at OPENAI_BASE_URL and prints or POSTs its outcome. A word std:PATH is the stdlib's std/PATH, a first word python:envservers the env servers' Python.",
   ),
   task_file: doc(z.string().min(1), "Path of the tasks (JSON lines, one task object a line); `tasks` is its line count."),
   timeout_s: doc(z.number().positive().default(120), "Time limit of a whole episode; the program's process group is then stopped and the episode is an env error."),
