@@ -7,7 +7,6 @@ import type * as ast from "../language/ast.js";
 import type { Module } from "../language/imports.js";
 import type { ExperimentModel, VariantModel } from "../semantics/analyze.js";
 import { declarationNameRange } from "../semantics/declarations.js";
-import { pathKey } from "../semantics/plain.js";
 import type { Origin, Value } from "../semantics/values.js";
 import type { ConfigPath } from "./rule.js";
 
@@ -52,7 +51,7 @@ function dottedPath(path: ConfigPath): string {
 
 export function locatePath(path: ConfigPath, experiment: ExperimentModel, variant: VariantModel, entry: string, blocks: BlockIndex): Location {
   const values = variant.valuesByPath;
-  const at = (n: number): Value | undefined => values.get(pathKey(path.slice(0, n)));
+  const at = (n: number): Value | undefined => values.get(path.slice(0, n));
   let k = path.length;
   while (k > 0 && !at(k)) k--;
   const written = at(k);

@@ -4,7 +4,6 @@
 // dataset's its row count (lower-dataset.ts).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
 import { jsonObjectLines } from "../contracts/json-lines.js";
 import { dataFile, originOf, readDataText } from "./lower-data-files.js";
@@ -60,7 +59,7 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
   let tasks = env.tasks;
   if (typeof lines === "string") report("agent-task-file-invalid", at, `env '${name}': the task file '${env.task_file}' ${lines}`, "write one task a line as a JSON object, e.g. {\"question\": \"...\"}");
   else if (lines !== undefined) {
-    const written = variant.valuesByPath.has(pathKey(["env", name, "tasks"]));
+    const written = variant.valuesByPath.has(["env", name, "tasks"]);
     if (written && env.tasks > lines) {
       report("agent-tasks-beyond-file", ["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but the task file '${env.task_file}' has ${lines} task${lines === 1 ? "" : "s"}`, `remove tasks (it is the file's line count, ${lines}), or write at most ${lines}`);
     } else if (!written) tasks = lines;

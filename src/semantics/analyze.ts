@@ -6,13 +6,13 @@ import type { Module, Program } from "../language/imports.js";
 import { DeclarationIndex, type Declaration } from "./declarations.js";
 import { Evaluator } from "./evaluate.js";
 import { ExpressionChecker, type RewardExpr, type RewardTerm } from "./expressions.js";
-import type { PathKey } from "./plain.js";
+import type { WrittenValues } from "./plain.js";
 import { declarationKinds, experimentSchema, type ExperimentConfig } from "./schema/experiment.js";
 import { rewardSettingNames } from "./schema/reward.js";
 import { toolSchema, type Tool } from "./schema/tool.js";
 import { toFunctionTool, toolSchemaProblems, type FunctionTool } from "./tool-schema.js";
 import { validate, type ParseMemo } from "./validate.js";
-import type { Origin, RecordValue, Value } from "./values.js";
+import type { Origin, RecordValue } from "./values.js";
 import { expandVariants, type Override } from "./variants.js";
 import { at, defined } from "../contracts/checked.js";
 
@@ -31,7 +31,8 @@ export interface VariantModel {
   readonly overrides: readonly Override[];
   /** The variant as written (with origins), for the editor and for lint locations. */
   readonly value: RecordValue;
-  readonly valuesByPath: ReadonlyMap<PathKey, Value>;
+  /** The values written in `value`, by config path. */
+  readonly valuesByPath: WrittenValues;
   /** Typed, every default filled in. Undefined when the variant has type errors. */
   readonly config?: ExperimentConfig;
   readonly rewardTerms: ReadonlyMap<string, RewardTerm>;

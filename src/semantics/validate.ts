@@ -3,7 +3,7 @@
 import type * as z from "zod";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { didYouMean } from "../diagnostics/suggest.js";
-import { pathKey, toPlain, valueAt, type PathKey } from "./plain.js";
+import { toPlain, valueAt, WrittenValues } from "./plain.js";
 import { isSchemaDiagnostic } from "./schema/common.js";
 import { acceptsNone, fieldDoc, fieldNames } from "./schema/introspect.js";
 import { describeValue, type Origin, type RecordValue, type Value } from "./values.js";
@@ -12,7 +12,8 @@ export interface ValidationResult<T> {
   readonly data?: T;
   readonly diagnostics: Diagnostic[];
   readonly plain: unknown;
-  readonly valuesByPath: ReadonlyMap<PathKey, Value>;
+  /** The values written, by their path in `plain` (zod's issue paths). */
+  readonly valuesByPath: WrittenValues;
   /** The value's content key (toPlain), when a memo was given: what later stages memoise by. */
   readonly contentKey?: string;
 }
@@ -60,7 +61,8 @@ function describeExpected(expected: string): string {
 }
 
 export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject, memo?: ParseMemo): ValidationResult<z.output<S>> {
-  const { plain, valuesByPath, contentKey: key } = toPlain(value, memo !== undefined);
+  const { plain, contentKey: key } = toPlain(value, memo !== undefined);
+  const valuesByPath = new WrittenValues(value);
   const result = memo && key !== undefined ? memoisedParse(schema, plain, key, memo) : schema.safeParse(plain);
   const keyed = key === undefined ? {} : { contentKey: key };
   if (result.success) return { data: result.data, diagnostics: [], plain, valuesByPath, ...keyed };
@@ -99,9 +101,9 @@ function calledChoiceHint(v: Value, choices: readonly string[]): string | undefi
 }
 
 /** Where the key `path[-1]` was written in its parent record, or the parent block's own name. */
-function keyOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[], subject: Subject): Origin {
+function keyOrigin(valuesByPath: WrittenValues, path: readonly PropertyKey[], subject: Subject): Origin {
   for (let n = path.length; n > 0; n--) {
-    const parent = valuesByPath.get(pathKey(path.slice(0, n - 1) as (string | number)[]));
+    const parent = valuesByPath.get(path.slice(0, n - 1));
     if (parent?.kind === "record") {
       const o = parent.keyOrigins.get(String(path[n - 1]));
       if (o) return o;
@@ -110,16 +112,16 @@ function keyOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly Pro
   return subject.origin;
 }
 
-function extendsFailedAbove(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[]): boolean {
+function extendsFailedAbove(valuesByPath: WrittenValues, path: readonly PropertyKey[]): boolean {
   for (let n = path.length; n >= 0; n--) {
-    const v = valuesByPath.get(pathKey(path.slice(0, n) as (string | number)[]));
+    const v = valuesByPath.get(path.slice(0, n));
     if (v?.kind === "record" && v.extendsFailed) return true;
   }
   return false;
 }
 
 /** The name under which a missing field's parent block was written (e.g. the `policy` keyword). */
-function blockOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, parentPath: readonly PropertyKey[], subject: Subject): Origin {
+function blockOrigin(valuesByPath: WrittenValues, parentPath: readonly PropertyKey[], subject: Subject): Origin {
   return parentPath.length === 0 ? subject.origin : keyOrigin(valuesByPath, parentPath, subject);
 }
 
@@ -127,7 +129,7 @@ function issueDiagnostics(
   issue: z.core.$ZodIssue,
   schema: z.ZodType,
   plain: unknown,
-  valuesByPath: ReadonlyMap<PathKey, Value>,
+  valuesByPath: WrittenValues,
   subject: Subject,
 ): Diagnostic[] {
   const path = issue.path;
