@@ -14,16 +14,33 @@ export interface ValidationResult<T> {
   readonly plain: unknown;
   /** The values written, by their path in `plain` (zod's issue paths). */
   readonly valuesByPath: WrittenValues;
-  /** The value's content key (toPlain), when a memo was given: what later stages memoise by. */
+  /**
+   * When a memo was given: a short id of the value's content (toPlain's content key), the same
+   * for every value of that content within the memo; what later stages memoise by.
+   */
   readonly contentKey?: string;
 }
 
 /**
  * Schema results by the content they were computed on (toPlain's content key), shared by
  * the values one check validates against one schema: equal inputs are parsed once. Only the
- * parse is shared; its issues are located per value, in that value's own text.
+ * parse is shared; its issues are located per value, in that value's own text. Each distinct
+ * content also gets a short id: a content key is a variant's whole text, and the lint and plan
+ * memos hashing it again for every variant cost more than the lookups they saved.
  */
-export type ParseMemo = Map<string, z.ZodSafeParseResult<unknown>>;
+export class ParseMemo {
+  private readonly byContent = new Map<string, { readonly id: string; readonly result: z.ZodSafeParseResult<unknown> }>();
+
+  /** `schema`'s result on `plain`, whose content key is `content`, parsed once per content; and that content's id. */
+  parse<S extends z.ZodType>(schema: S, plain: unknown, content: string): { id: string; result: z.ZodSafeParseResult<z.output<S>> } {
+    let known = this.byContent.get(content);
+    if (!known) {
+      known = { id: String(this.byContent.size), result: schema.safeParse(plain) };
+      this.byContent.set(content, known);
+    }
+    return known as { id: string; result: z.ZodSafeParseResult<z.output<S>> };
+  }
+}
 
 /** Where a diagnostic about the whole value (e.g. a missing top-level field) points. */
 export interface Subject {
@@ -63,8 +80,9 @@ function describeExpected(expected: string): string {
 export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject, memo?: ParseMemo): ValidationResult<z.output<S>> {
   const { plain, contentKey: key } = toPlain(value, memo !== undefined);
   const valuesByPath = new WrittenValues(value);
-  const result = memo && key !== undefined ? memoisedParse(schema, plain, key, memo) : schema.safeParse(plain);
-  const keyed = key === undefined ? {} : { contentKey: key };
+  const memoised = memo && key !== undefined ? memo.parse(schema, plain, key) : undefined;
+  const result = memoised?.result ?? schema.safeParse(plain);
+  const keyed = memoised === undefined ? {} : { contentKey: memoised.id };
   if (result.success) return { data: result.data, diagnostics: [], plain, valuesByPath, ...keyed };
   const diagnostics: Diagnostic[] = [];
   const seen = new Set<string>();
@@ -84,14 +102,6 @@ export function validate<S extends z.ZodType>(value: RecordValue, schema: S, sub
     push(d);
   }
   return { diagnostics, plain, valuesByPath, ...keyed };
-}
-
-function memoisedParse<S extends z.ZodType>(schema: S, plain: unknown, key: string, memo: ParseMemo): z.ZodSafeParseResult<z.output<S>> {
-  const known = memo.get(key) as z.ZodSafeParseResult<z.output<S>> | undefined;
-  if (known) return known;
-  const result = schema.safeParse(plain);
-  memo.set(key, result);
-  return result;
 }
 
 /** A choice written as a call (`mean(2)`, `rooms(3)`): the bare name it may have meant. */
