@@ -3,12 +3,6 @@
 import type { PlainCall, PlainExpression, PlainName } from "./schema/common.js";
 import type { ScalarValue, Value } from "./values.js";
 
-export interface PlainResult {
-  readonly plain: unknown;
-  /** With `keyed`: a string equal for two values exactly when they convert to the same plain value (contentKey). */
-  readonly contentKey?: string;
-}
-
 /**
  * The values written in one value, by their path in its plain form: a record's fields by name,
  * a list's items by index, a call's arguments by index and its named arguments by name. Looked
@@ -55,22 +49,11 @@ function scalarKey(x: ScalarValue["value"]): string {
   return JSON.stringify(x);
 }
 
-/**
- * `value` as the plain JSON-like form zod checks; with `keyed`, also its content key: what the
- * check's memos are keyed by (docs/architecture.md, "Memoisation"). Usually the plain value's JSON
- * (native, so cheap); when JSON could not tell two values apart (an expression, -0 or a
- * non-finite number, a field named like the plain form's `$name`) a walk that spells each kind
- * apart (spelledKey).
- */
-export function toPlain(value: Value, keyed = false): PlainResult {
-  let exotic = false;
-  const dollar = (name: string) => {
-    if (name.charCodeAt(0) === 36) exotic = true;
-  };
+/** `value` as the plain JSON-like form zod checks. */
+export function toPlain(value: Value): unknown {
   const convert = (v: Value): unknown => {
     switch (v.kind) {
       case "scalar":
-        if (typeof v.value === "number" && (Object.is(v.value, -0) || !Number.isFinite(v.value))) exotic = true;
         return v.value;
       case "name":
         return { $name: v.path } satisfies PlainName;
@@ -78,49 +61,51 @@ export function toPlain(value: Value, keyed = false): PlainResult {
         return v.items.map(convert);
       case "record": {
         const out: Record<string, unknown> = {};
-        for (const [name, field] of v.fields) {
-          dollar(name);
-          out[name] = convert(field);
-        }
+        for (const [name, field] of v.fields) out[name] = convert(field);
         return out;
       }
       case "call": {
         const named: Record<string, unknown> = {};
-        for (const [name, arg] of v.named) {
-          dollar(name);
-          named[name] = convert(arg);
-        }
+        for (const [name, arg] of v.named) named[name] = convert(arg);
         return { $call: v.callee, args: v.args.map(convert), named } satisfies PlainCall;
       }
       case "expression":
-        exotic = true;
         return { $expr: v } satisfies PlainExpression;
     }
   };
-  const plain = convert(value);
-  if (!keyed) return { plain };
-  return { plain, contentKey: exotic ? `w${spelledKey(value)}` : `j${JSON.stringify(plain)}` };
+  return convert(value);
 }
 
 /**
- * A key that spells each kind of value apart. An expression is keyed by its syntax tree and the
+ * Content keys of the blocks, lists and calls already spelled. A value is never changed once
+ * built (RecordBuilder copies what it changes), and the variants of an experiment share most of
+ * their blocks with it and with each other, so each shared block is spelled once, not once per
+ * variant (spelling every variant whole was a fifth of the semantic stage on a large spec).
+ */
+const spelledByValue = new WeakMap<Value, string>();
+
+/**
+ * The content key of `value`: what the check's memos are keyed by (docs/architecture.md,
+ * "Memoisation"). It spells each kind of value apart, so two values have the same key only
+ * when they convert to the same plain value. An expression is keyed by its syntax tree and the
  * place it is written, which within one load identifies its text.
  */
-function spelledKey(v: Value): string {
-  const fields = (m: ReadonlyMap<string, Value>) => [...m].map(([name, field]) => `${JSON.stringify(name)}:${spelledKey(field)}`).join(",");
+export function contentKey(v: Value): string {
   switch (v.kind) {
     case "scalar":
       return scalarKey(v.value);
     case "name":
       return `n${JSON.stringify(v.path)}`;
-    case "list":
-      return `[${v.items.map(spelledKey).join(",")}]`;
-    case "record":
-      return `{${fields(v.fields)}}`;
-    case "call":
-      return `c${JSON.stringify(v.callee)}(${v.args.map(spelledKey).join(",")};${fields(v.named)})`;
     case "expression":
       return `e${JSON.stringify(v.expression)}@${JSON.stringify(v.origin)}`;
+    default: {
+      const known = spelledByValue.get(v);
+      if (known !== undefined) return known;
+      const fields = (m: ReadonlyMap<string, Value>) => [...m].map(([name, field]) => `${JSON.stringify(name)}:${contentKey(field)}`).join(",");
+      const key = v.kind === "list" ? `[${v.items.map(contentKey).join(",")}]` : v.kind === "record" ? `{${fields(v.fields)}}` : `c${JSON.stringify(v.callee)}(${v.args.map(contentKey).join(",")};${fields(v.named)})`;
+      spelledByValue.set(v, key);
+      return key;
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 import type * as z from "zod";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { didYouMean } from "../diagnostics/suggest.js";
-import { toPlain, valueAt, WrittenValues } from "./plain.js";
+import { contentKey, toPlain, valueAt, WrittenValues } from "./plain.js";
 import { isSchemaDiagnostic } from "./schema/common.js";
 import { acceptsNone, fieldDoc, fieldNames } from "./schema/introspect.js";
 import { describeValue, type Origin, type RecordValue, type Value } from "./values.js";
@@ -11,18 +11,17 @@ import { describeValue, type Origin, type RecordValue, type Value } from "./valu
 export interface ValidationResult<T> {
   readonly data?: T;
   readonly diagnostics: Diagnostic[];
-  readonly plain: unknown;
   /** The values written, by their path in `plain` (zod's issue paths). */
   readonly valuesByPath: WrittenValues;
   /**
-   * When a memo was given: a short id of the value's content (toPlain's content key), the same
+   * When a memo was given: a short id of the value's content (its contentKey), the same
    * for every value of that content within the memo; what later stages memoise by.
    */
   readonly contentKey?: string;
 }
 
 /**
- * Schema results by the content they were computed on (toPlain's content key), shared by
+ * Schema results by the content they were computed on (contentKey), shared by
  * the values one check validates against one schema: equal inputs are parsed once. Only the
  * parse is shared; its issues are located per value, in that value's own text. Each distinct
  * content also gets a short id: a content key is a variant's whole text, and the lint and plan
@@ -31,11 +30,12 @@ export interface ValidationResult<T> {
 export class ParseMemo {
   private readonly byContent = new Map<string, { readonly id: string; readonly result: z.ZodSafeParseResult<unknown> }>();
 
-  /** `schema`'s result on `plain`, whose content key is `content`, parsed once per content; and that content's id. */
-  parse<S extends z.ZodType>(schema: S, plain: unknown, content: string): { id: string; result: z.ZodSafeParseResult<z.output<S>> } {
+  /** `schema`'s result on `value`, parsed once per content; and that content's id. */
+  parse<S extends z.ZodType>(schema: S, value: Value): { id: string; result: z.ZodSafeParseResult<z.output<S>> } {
+    const content = contentKey(value);
     let known = this.byContent.get(content);
     if (!known) {
-      known = { id: String(this.byContent.size), result: schema.safeParse(plain) };
+      known = { id: String(this.byContent.size), result: schema.safeParse(toPlain(value)) };
       this.byContent.set(content, known);
     }
     return known as { id: string; result: z.ZodSafeParseResult<z.output<S>> };
@@ -78,12 +78,13 @@ function describeExpected(expected: string): string {
 }
 
 export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject, memo?: ParseMemo): ValidationResult<z.output<S>> {
-  const { plain, contentKey: key } = toPlain(value, memo !== undefined);
   const valuesByPath = new WrittenValues(value);
-  const memoised = memo && key !== undefined ? memo.parse(schema, plain, key) : undefined;
-  const result = memoised?.result ?? schema.safeParse(plain);
+  // With a memo, the plain form is built only for a content not parsed before (and for issues).
+  const memoised = memo?.parse(schema, value);
+  const result = memoised?.result ?? schema.safeParse(toPlain(value));
   const keyed = memoised === undefined ? {} : { contentKey: memoised.id };
-  if (result.success) return { data: result.data, diagnostics: [], plain, valuesByPath, ...keyed };
+  if (result.success) return { data: result.data, diagnostics: [], valuesByPath, ...keyed };
+  const plain = toPlain(value);
   const diagnostics: Diagnostic[] = [];
   const seen = new Set<string>();
   const push = (d: Diagnostic) => {
@@ -101,7 +102,7 @@ export function validate<S extends z.ZodType>(value: RecordValue, schema: S, sub
     if (d.code === "missing-field" && suggested.has(`did you mean '${/'([^']+)'/.exec(d.message)?.[1]}'?`)) continue;
     push(d);
   }
-  return { diagnostics, plain, valuesByPath, ...keyed };
+  return { diagnostics, valuesByPath, ...keyed };
 }
 
 /** A choice written as a call (`mean(2)`, `rooms(3)`): the bare name it may have meant. */
