@@ -6,7 +6,6 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { didYouMean } from "../diagnostics/suggest.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
 import { declarationNameRange } from "../semantics/declarations.js";
-import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import type { Origin } from "../semantics/values.js";
 import { BlockIndex, locatePath, type Location } from "./locate.js";
@@ -110,8 +109,8 @@ function runRule(rule: LintRule, experiment: ExperimentModel, variant: Linted): 
     experiment,
     variant,
     config: variant.config,
-    isWritten: (path) => variant.valuesByPath.has(pathKey(path)),
-    written: (path) => variant.valuesByPath.get(pathKey(path)),
+    isWritten: (path) => variant.valuesByPath.has(path),
+    written: (path) => variant.valuesByPath.get(path),
     report: (r: LintReport) => out.push(r),
   };
   rule.check(ctx);
@@ -146,7 +145,7 @@ function locate(at: ConfigPath | Origin, experiment: ExperimentModel, variant: V
 
 /** Where an allow entry is written (its key), identified by that place. */
 function allowKey(experiment: ExperimentModel, variant: VariantModel, code: string, entry: string, blocks: BlockIndex): { id: string; location: Location; written: boolean } {
-  const record = variant.valuesByPath.get(pathKey(["allow"]));
+  const record = variant.valuesByPath.get(["allow"]);
   const keyOrigin = record?.kind === "record" ? record.keyOrigins.get(code) : undefined;
   const written = keyOrigin?.file === entry;
   const location = written ? { origin: keyOrigin, related: [] } : locatePath(["allow", code], experiment, variant, entry, blocks);

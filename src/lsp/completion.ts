@@ -90,7 +90,7 @@ function scopeData(snapshot: Snapshot, scope: Scope): unknown {
   if (!scope.topType) return undefined;
   const found = snapshot.entryDeclarationValue(scope.topName);
   if (!found) return undefined;
-  let data = toPlain(found.value).plain;
+  let data = toPlain(found.value);
   const base = declarationPath(scope.topType, scope.topName) ?? [];
   for (const key of [...base].reverse()) data = { [key]: data };
   return data;

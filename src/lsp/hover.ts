@@ -69,7 +69,7 @@ function dataOf(snapshot: Snapshot, module: Module, top: ast.Block): { data: unk
   const decl = snapshot.declarationOf(module, top);
   const value = decl ? snapshot.value(decl) : undefined;
   if (!value) return { data: undefined, value: undefined };
-  let data = toPlain(value).plain;
+  let data = toPlain(value);
   const base = declarationPath(top.type.name, top.name?.name) ?? [];
   for (const key of [...base].reverse()) data = { [key]: data };
   return { data, value };

@@ -7,7 +7,6 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { isInside, refusalReason, resolveConfined, type Confined } from "../language/confine.js";
 import { STDLIB_ROOT } from "../contracts/paths.js";
 import type { VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { Origin } from "../semantics/values.js";
 import { sha256File } from "./hash.js";
 import { displayPath, type LoweringContext } from "./lower-context.js";
@@ -16,7 +15,7 @@ import { displayPath, type LoweringContext } from "./lower-context.js";
 export function originOf(at: readonly string[], variant: VariantModel): Origin {
   // The value itself, else the closest written value above it (a block's field, then the block).
   for (let n = at.length; n >= 2; n--) {
-    const origin = variant.valuesByPath.get(pathKey(at.slice(0, n)))?.origin;
+    const origin = variant.valuesByPath.get(at.slice(0, n))?.origin;
     if (origin) return origin;
   }
   return variant.value.origin;
@@ -29,7 +28,7 @@ const fileHashes = new Map<string, { mtimeMs: number; size: number; sha256: stri
  * the entry's folder (the root imports are confined to) and the stdlib, on real paths.
  */
 function locateDataFile(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): { confined: Confined; root: string; origin: Origin } {
-  const origin: Origin = variant.valuesByPath.get(pathKey(at))?.origin ?? variant.value.origin;
+  const origin: Origin = variant.valuesByPath.get(at)?.origin ?? variant.value.origin;
   const fromStdlib = isInside(origin.file, STDLIB_ROOT);
   const root = fromStdlib ? STDLIB_ROOT : context.entryDir;
   return { confined: resolveConfined(written, path.dirname(origin.file), fromStdlib ? [STDLIB_ROOT] : [context.entryDir, STDLIB_ROOT]), root, origin };

@@ -6,7 +6,6 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { DATASET_TOOLS, DatasetFileError, describeRowProblems, isDatasetTool, readDatasetFile, type DatasetRow, type DatasetRowsRead, type DatasetSplit } from "../contracts/dataset-rows.js";
 import { boundOf } from "./bounds.js";
 import type { VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
 import { dataFile, dataFilePath, originOf, readDataText } from "./lower-data-files.js";
 import type { LoweringContext } from "./lower-context.js";
@@ -103,7 +102,7 @@ export function lowerDatasetEnv(name: string, env: DatasetEnv, common: Record<st
   if (python && env.verifier !== null) {
     const source = readDataText(env.verifier, at("verifier"), variant, context);
     if (source !== undefined && !definesFunction(source, env.function)) {
-      report("dataset-verifier-function-missing", at(variant.valuesByPath.has(pathKey(at("function"))) ? "function" : "verifier"), `env '${name}': the verifier file '${env.verifier}' does not define '${env.function}' at its top level`, `define def ${env.function}(...) in '${env.verifier}', or name the function it defines with function: NAME`);
+      report("dataset-verifier-function-missing", at(variant.valuesByPath.has(at("function")) ? "function" : "verifier"), `env '${name}': the verifier file '${env.verifier}' does not define '${env.function}' at its top level`, `define def ${env.function}(...) in '${env.verifier}', or name the function it defines with function: NAME`);
     }
   }
   if (env.pattern !== null) {
@@ -125,7 +124,7 @@ export function lowerDatasetEnv(name: string, env: DatasetEnv, common: Record<st
     if ("problems" in read) {
       report("dataset-row-invalid", at("data"), `env '${name}': bad rows in the data file:\n${describeRowProblems(data.path, read.problems)}`, `each row (a JSON line, or a Parquet row) is one object with a prompt in '${env.prompt_column}' (text or chat messages) and the ground truth in '${env.answer_column}'${env.split_column ? `, and '${env.split_column}' one of train, valid, test` : ""}`);
     } else {
-      const written = variant.valuesByPath.has(pathKey(at("tasks")));
+      const written = variant.valuesByPath.has(at("tasks"));
       if (written && env.tasks > read.rows.length) {
         report("dataset-tasks-beyond-file", at("tasks"), `env '${name}': tasks is ${env.tasks}, but the data file '${env.data}' has ${read.rows.length} rows`, `remove tasks (it is the row count, ${read.rows.length}), or write at most ${read.rows.length}`);
       } else if (!written) tasks = read.rows.length;

@@ -4,7 +4,6 @@
 // dataset's its row count (lower-dataset.ts).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
 import { agentCommandProblem, stdlibTaskSchema } from "../contracts/agent-command.js";
 import { jsonObjectLines } from "../contracts/json-lines.js";
@@ -74,7 +73,7 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
       const fields = typeof properties === "object" && properties !== null ? Object.keys(properties).join(", ") : "";
       report("agent-task-invalid", at, `env '${name}': line ${misfit.line} of the task file '${env.task_file}' is not a task ${typed.program} reads: ${misfit.problem}`, `its task lines have the fields ${fields} (the program's .task.schema.json, beside it in the stdlib)`);
     }
-    const written = variant.valuesByPath.has(pathKey(["env", name, "tasks"]));
+    const written = variant.valuesByPath.has(["env", name, "tasks"]);
     if (written && env.tasks > lines) {
       report("agent-tasks-beyond-file", ["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but the task file '${env.task_file}' has ${lines} task${lines === 1 ? "" : "s"}`, `remove tasks (it is the file's line count, ${lines}), or write at most ${lines}`);
     } else if (!written) tasks = lines;

@@ -7,7 +7,6 @@ import path from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { resolveConfined } from "../language/confine.js";
 import type { VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { Env } from "../semantics/schema/env.js";
 import { hostLibraries } from "../semantics/schema/libraries/index.js";
 import type { DataFolderKnob, HostLibrary } from "../semantics/schema/libraries/library.js";
@@ -52,7 +51,7 @@ export function lowerHostEnv(name: string, env: Env, library: HostLibrary, commo
     else if (read) bound = read.objects.length;
   }
   for (const problem of library.check?.(config) ?? []) report(["env", name, ...problem.knob.split(".")], `env '${name}' (${library.kind}): ${problem.knob}: ${problem.message}`, problem.hint);
-  const written = variant.valuesByPath.has(pathKey(["env", name, "tasks"]));
+  const written = variant.valuesByPath.has(["env", name, "tasks"]);
   if (counted !== undefined) {
     if (written && env.tasks !== counted) report(["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but its knobs give ${counted} task${counted === 1 ? "" : "s"}`, `remove tasks (it is ${counted}), or change the knobs that give it`);
     lowered.tasks = counted;

@@ -5,7 +5,6 @@
 // log-prob tolerance is resolved from the policy's dtype.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import type { LoweringContext } from "./lower-context.js";
 import { boundOf } from "./bounds.js";
@@ -57,7 +56,7 @@ function dataLimit(maxBytes: number): DataFileLimit {
 
 /** A cold start that names neither walkthroughs nor records, reported at its block. */
 function nothingToTrainOn(variant: VariantModel): Diagnostic {
-  const origin = variant.valuesByPath.get(pathKey(["rollout", "sft"]))?.origin ?? variant.value.origin;
+  const origin = variant.valuesByPath.get(["rollout", "sft"])?.origin ?? variant.value.origin;
   return {
     code: "invalid-value",
     severity: "error",

@@ -10,7 +10,6 @@ import { at, defined, last } from "../contracts/checked.js";
 import type { Range } from "../contracts/source-range.js";
 import { BlockIndex, locatePath } from "../lint/locate.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import { canonicalFields, canonicalize, sortedKeys } from "./canonical.js";
 import { planHash, planHashOfFields } from "./hash.js";
@@ -265,7 +264,7 @@ function refusalDiagnostics(plan: Plan, experiment: ExperimentModel, variant: Va
   return planRefusals(plan).map((r) => {
     // On the field when the spec writes it, else on the first written field it is computed from.
     const candidates = [r.path, ...(r.from ?? [])].map(specPath);
-    const written = candidates.find((p) => variant.valuesByPath.has(pathKey(p))) ?? at(candidates, 0);
+    const written = candidates.find((p) => variant.valuesByPath.has(p)) ?? at(candidates, 0);
     const where = locate(written, experiment, variant, context);
     return {
       code: r.code,

@@ -3,7 +3,6 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { defined } from "../contracts/checked.js";
 import type { ExperimentModel, VariantModel } from "../semantics/analyze.js";
-import { pathKey } from "../semantics/plain.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";
 import { planHash } from "./hash.js";
 import type { Plan, PlanReduction, PlanStage } from "./schema.js";
@@ -21,7 +20,7 @@ export function lowerStages(config: ExperimentConfig, variant: VariantModel, exp
   const stages = planStages(r, config.algorithm.advantage.estimator, config.algorithm.reduction);
   if (!stages) {
     const nodes = r.backend === "torch" ? r.nodes : 1;
-    const origin = variant.valuesByPath.get(pathKey(["resources", "gpus"]))?.origin ?? { file: experiment.declaration.module.path, range: defined(experiment.declaration.block.name, "the experiment's name").range };
+    const origin = variant.valuesByPath.get(["resources", "gpus"])?.origin ?? { file: experiment.declaration.module.path, range: defined(experiment.declaration.block.name, "the experiment's name").range };
     diagnostics.push({
       code: "uneven-gpus",
       severity: "error",

@@ -6,13 +6,13 @@ import type { Module, Program } from "../language/imports.js";
 import { DeclarationIndex, type Declaration } from "./declarations.js";
 import { Evaluator } from "./evaluate.js";
 import { ExpressionChecker, type RewardExpr, type RewardTerm } from "./expressions.js";
-import type { PathKey } from "./plain.js";
+import type { WrittenValues } from "./plain.js";
 import { declarationKinds, experimentSchema, type ExperimentConfig } from "./schema/experiment.js";
 import { rewardSettingNames } from "./schema/reward.js";
 import { toolSchema, type Tool } from "./schema/tool.js";
 import { toFunctionTool, toolSchemaProblems, type FunctionTool } from "./tool-schema.js";
-import { validate, type ParseMemo } from "./validate.js";
-import type { Origin, RecordValue, Value } from "./values.js";
+import { ParseMemo, validate } from "./validate.js";
+import type { Origin, RecordValue } from "./values.js";
 import { expandVariants, type Override } from "./variants.js";
 import { at, defined } from "../contracts/checked.js";
 
@@ -31,7 +31,8 @@ export interface VariantModel {
   readonly overrides: readonly Override[];
   /** The variant as written (with origins), for the editor and for lint locations. */
   readonly value: RecordValue;
-  readonly valuesByPath: ReadonlyMap<PathKey, Value>;
+  /** The values written in `value`, by config path. */
+  readonly valuesByPath: WrittenValues;
   /** Typed, every default filled in. Undefined when the variant has type errors. */
   readonly config?: ExperimentConfig;
   readonly rewardTerms: ReadonlyMap<string, RewardTerm>;
@@ -40,8 +41,8 @@ export interface VariantModel {
   readonly evalSuccess?: RewardExpr;
   readonly tools: readonly ResolvedTool[];
   /**
-   * The variant's content (contentKey of its plain value) when the check memoises: variants with
-   * the same key typed the same; lint adds the resolved tools to it (docs/architecture.md, "Memoisation").
+   * The variant's content (an id of its plain value's content key, validate.ts's ParseMemo) when
+   * the check memoises: variants with the same key typed the same; lint adds the resolved tools to it (docs/architecture.md, "Memoisation").
    */
   readonly contentKey?: string;
 }
@@ -72,7 +73,7 @@ export function analyze(program: Program, options: AnalyzeOptions = {}): Semanti
   const entry = program.modules.get(program.entry);
   const experiments: ExperimentModel[] = [];
   // Sweeps, ablations and repeated experiments give many variants the same content.
-  const memo: ParseMemo | undefined = options.memoise === false ? undefined : new Map();
+  const memo: ParseMemo | undefined = options.memoise === false ? undefined : new ParseMemo();
   if (entry) {
     for (const decl of index.declarationsOf(entry).values()) {
       // Every tool of the file is checked, used or not, and whatever else is wrong: its

@@ -46,12 +46,16 @@ export function toFunctionTool(name: string, tool: Tool): FunctionTool {
 }
 
 const problemsCache = new Map<string, readonly string[]>();
+/** The same answers by the typed tool itself: variants of one content share their typed config, so their tools are the same objects. */
+const problemsByTool = new WeakMap<Tool, readonly string[]>();
 
 /**
  * Problems ajv or our own consistency checks find in a tool's parameter schema. Memoised by the
  * schema's content: the same tool is checked once per process, not once per variant and edit.
  */
 export function toolSchemaProblems(tool: Tool): readonly string[] {
+  const known = problemsByTool.get(tool);
+  if (known) return known;
   const key = JSON.stringify(tool);
   let problems = problemsCache.get(key);
   if (!problems) {
@@ -59,6 +63,7 @@ export function toolSchemaProblems(tool: Tool): readonly string[] {
     if (problemsCache.size > 10_000) problemsCache.clear();
     problemsCache.set(key, problems);
   }
+  problemsByTool.set(tool, problems);
   return problems;
 }
 

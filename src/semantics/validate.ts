@@ -3,7 +3,7 @@
 import type * as z from "zod";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { didYouMean } from "../diagnostics/suggest.js";
-import { pathKey, toPlain, valueAt, type PathKey } from "./plain.js";
+import { contentKey, toPlain, valueAt, WrittenValues } from "./plain.js";
 import { isSchemaDiagnostic } from "./schema/common.js";
 import { acceptsNone, fieldDoc, fieldNames } from "./schema/introspect.js";
 import { describeValue, type Origin, type RecordValue, type Value } from "./values.js";
@@ -11,18 +11,36 @@ import { describeValue, type Origin, type RecordValue, type Value } from "./valu
 export interface ValidationResult<T> {
   readonly data?: T;
   readonly diagnostics: Diagnostic[];
-  readonly plain: unknown;
-  readonly valuesByPath: ReadonlyMap<PathKey, Value>;
-  /** The value's content key (toPlain), when a memo was given: what later stages memoise by. */
+  /** The values written, by their path in `plain` (zod's issue paths). */
+  readonly valuesByPath: WrittenValues;
+  /**
+   * When a memo was given: a short id of the value's content (its contentKey), the same
+   * for every value of that content within the memo; what later stages memoise by.
+   */
   readonly contentKey?: string;
 }
 
 /**
- * Schema results by the content they were computed on (toPlain's content key), shared by
+ * Schema results by the content they were computed on (contentKey), shared by
  * the values one check validates against one schema: equal inputs are parsed once. Only the
- * parse is shared; its issues are located per value, in that value's own text.
+ * parse is shared; its issues are located per value, in that value's own text. Each distinct
+ * content also gets a short id: a content key is a variant's whole text, and the lint and plan
+ * memos hashing it again for every variant cost more than the lookups they saved.
  */
-export type ParseMemo = Map<string, z.ZodSafeParseResult<unknown>>;
+export class ParseMemo {
+  private readonly byContent = new Map<string, { readonly id: string; readonly result: z.ZodSafeParseResult<unknown> }>();
+
+  /** `schema`'s result on `value`, parsed once per content; and that content's id. */
+  parse<S extends z.ZodType>(schema: S, value: Value): { id: string; result: z.ZodSafeParseResult<z.output<S>> } {
+    const content = contentKey(value);
+    let known = this.byContent.get(content);
+    if (!known) {
+      known = { id: String(this.byContent.size), result: schema.safeParse(toPlain(value)) };
+      this.byContent.set(content, known);
+    }
+    return known as { id: string; result: z.ZodSafeParseResult<z.output<S>> };
+  }
+}
 
 /** Where a diagnostic about the whole value (e.g. a missing top-level field) points. */
 export interface Subject {
@@ -60,10 +78,13 @@ function describeExpected(expected: string): string {
 }
 
 export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject, memo?: ParseMemo): ValidationResult<z.output<S>> {
-  const { plain, valuesByPath, contentKey: key } = toPlain(value, memo !== undefined);
-  const result = memo && key !== undefined ? memoisedParse(schema, plain, key, memo) : schema.safeParse(plain);
-  const keyed = key === undefined ? {} : { contentKey: key };
-  if (result.success) return { data: result.data, diagnostics: [], plain, valuesByPath, ...keyed };
+  const valuesByPath = new WrittenValues(value);
+  // With a memo, the plain form is built only for a content not parsed before (and for issues).
+  const memoised = memo?.parse(schema, value);
+  const result = memoised?.result ?? schema.safeParse(toPlain(value));
+  const keyed = memoised === undefined ? {} : { contentKey: memoised.id };
+  if (result.success) return { data: result.data, diagnostics: [], valuesByPath, ...keyed };
+  const plain = toPlain(value);
   const diagnostics: Diagnostic[] = [];
   const seen = new Set<string>();
   const push = (d: Diagnostic) => {
@@ -81,15 +102,7 @@ export function validate<S extends z.ZodType>(value: RecordValue, schema: S, sub
     if (d.code === "missing-field" && suggested.has(`did you mean '${/'([^']+)'/.exec(d.message)?.[1]}'?`)) continue;
     push(d);
   }
-  return { diagnostics, plain, valuesByPath, ...keyed };
-}
-
-function memoisedParse<S extends z.ZodType>(schema: S, plain: unknown, key: string, memo: ParseMemo): z.ZodSafeParseResult<z.output<S>> {
-  const known = memo.get(key) as z.ZodSafeParseResult<z.output<S>> | undefined;
-  if (known) return known;
-  const result = schema.safeParse(plain);
-  memo.set(key, result);
-  return result;
+  return { diagnostics, valuesByPath, ...keyed };
 }
 
 /** A choice written as a call (`mean(2)`, `rooms(3)`): the bare name it may have meant. */
@@ -99,9 +112,9 @@ function calledChoiceHint(v: Value, choices: readonly string[]): string | undefi
 }
 
 /** Where the key `path[-1]` was written in its parent record, or the parent block's own name. */
-function keyOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[], subject: Subject): Origin {
+function keyOrigin(valuesByPath: WrittenValues, path: readonly PropertyKey[], subject: Subject): Origin {
   for (let n = path.length; n > 0; n--) {
-    const parent = valuesByPath.get(pathKey(path.slice(0, n - 1) as (string | number)[]));
+    const parent = valuesByPath.get(path.slice(0, n - 1));
     if (parent?.kind === "record") {
       const o = parent.keyOrigins.get(String(path[n - 1]));
       if (o) return o;
@@ -110,16 +123,16 @@ function keyOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly Pro
   return subject.origin;
 }
 
-function extendsFailedAbove(valuesByPath: ReadonlyMap<PathKey, Value>, path: readonly PropertyKey[]): boolean {
+function extendsFailedAbove(valuesByPath: WrittenValues, path: readonly PropertyKey[]): boolean {
   for (let n = path.length; n >= 0; n--) {
-    const v = valuesByPath.get(pathKey(path.slice(0, n) as (string | number)[]));
+    const v = valuesByPath.get(path.slice(0, n));
     if (v?.kind === "record" && v.extendsFailed) return true;
   }
   return false;
 }
 
 /** The name under which a missing field's parent block was written (e.g. the `policy` keyword). */
-function blockOrigin(valuesByPath: ReadonlyMap<PathKey, Value>, parentPath: readonly PropertyKey[], subject: Subject): Origin {
+function blockOrigin(valuesByPath: WrittenValues, parentPath: readonly PropertyKey[], subject: Subject): Origin {
   return parentPath.length === 0 ? subject.origin : keyOrigin(valuesByPath, parentPath, subject);
 }
 
@@ -127,7 +140,7 @@ function issueDiagnostics(
   issue: z.core.$ZodIssue,
   schema: z.ZodType,
   plain: unknown,
-  valuesByPath: ReadonlyMap<PathKey, Value>,
+  valuesByPath: WrittenValues,
   subject: Subject,
 ): Diagnostic[] {
   const path = issue.path;

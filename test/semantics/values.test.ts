@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
+import { WrittenValues } from "../../src/semantics/plain.js";
 import { expandVariants } from "../../src/semantics/variants.js";
 import { emptyRecord, getPath, RecordBuilder, type Origin, type RecordValue, type Value } from "../../src/semantics/values.js";
 
@@ -68,4 +69,39 @@ describe("large blocks", () => {
     expect(errors).toHaveLength(n);
     expect(errors[n - 1]).toMatchObject({ code: "invalid-value", range: { start: { line: 5 + n } } });
   }, 120_000);
+});
+
+describe("WrittenValues", () => {
+  // The paths are those of the plain form zod reports issues at: a call's arguments sit right
+  // under the call (by index, named ones by name), not under `args`/`named`.
+  const str = (value: string, offset = 0): Value => ({ kind: "scalar", value, origin: at(offset) });
+  const item = num(7, 3);
+  const positional = str("p", 5);
+  const named = str("n", 6);
+  const call: Value = { kind: "call", callee: "f", args: [positional], named: new Map([["k", named]]), origin: at(4) };
+  const root = new RecordBuilder(emptyRecord(at(0)))
+    .set(assign("a.list", { kind: "list", items: [num(6, 2), item], origin: at(1) }))
+    .set(assign("a.call", call))
+    .build();
+  const written = new WrittenValues(root);
+
+  it("finds the record itself, its fields, list items by index and call arguments by index or name", () => {
+    expect(written.get([])).toBe(root);
+    expect(written.get(["a", "list", 1])).toBe(item);
+    expect(written.get(["a", "call"])).toBe(call);
+    expect(written.get(["a", "call", 0])).toBe(positional);
+    expect(written.get(["a", "call", "k"])).toBe(named);
+    expect(written.has(["a", "list"])).toBe(true);
+  });
+
+  it("finds nothing where the path does not lead: a missing field, an index as a string, a name into a list, past a scalar, a symbol", () => {
+    expect(written.has(["a", "missing"])).toBe(false);
+    expect(written.get(["a", "list", "1"])).toBeUndefined();
+    expect(written.get(["a", "list", 2])).toBeUndefined();
+    expect(written.get(["a", "list", -1])).toBeUndefined();
+    expect(written.get(["a", "list", 0, "x"])).toBeUndefined();
+    expect(written.get(["a", "call", "args", 0])).toBeUndefined();
+    expect(written.get(["a", 0])).toBeUndefined();
+    expect(written.get(["a", Symbol("a")])).toBeUndefined();
+  });
 });
