@@ -124,6 +124,19 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     expect(won.text).not.toMatch(/\$\$|Would you like to RESTART|^>/m);
   }, 60_000);
 
+  it("makes the games of a seed range when no seed list is given: tasks: 2 from first_seed 3 are seeds 3 and 4", async () => {
+    const rangeEnv = textworldEnv({ seeds: null, first_seed: 3, tasks: 2 });
+    const rangeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
+    const ranged = createHostEnvKinds([textworldLibrary], { root: rangeRun, cacheDir: cache, python }).get("textworld")!;
+    try {
+      await ranged.provision!(rangeEnv, { name: "games", runDir: rangeRun, log: () => undefined, tools: [] });
+      const record = JSON.parse(readFileSync(path.join(rangeRun, preparedFileName("games")), "utf8")) as { files: { task: number; seed: number }[] };
+      expect(record.files.map((f) => [f.task, f.seed])).toEqual([[0, 3], [1, 4]]);
+    } finally {
+      await ranged.shutdown?.();
+    }
+  }, 120_000);
+
   it("makes games with a TextWorld challenge's own generator: tw-simple's dense rewards pay subgoals on the way, its sparse ones only the win", async () => {
     const fractions: Record<string, number[]> = {};
     for (const rewards of ["dense", "sparse"]) {

@@ -23,7 +23,7 @@ import { EnvHost, EnvHostError } from "../env-host.js";
 export type HostLibraryEnv = Extract<PlanEnv, { kind: HostLibraryKind }>;
 
 /** What a kind needs of its library's declaration: its knobs' names, its data knobs, whether a turn without a tool call is an answer. */
-export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs">;
+export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs" | "seededTasks">;
 
 interface HashedFile {
   readonly path: string;
@@ -85,11 +85,13 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
   }
   /**
    * What the library is given (docs/env-host.md, "Env library sessions"): its own knobs only, a
-   * file knob as its path relative to the data root, a folder knob as its hashed files.
+   * file knob as its path relative to the data root, a folder knob as its hashed files; and the
+   * env's `tasks` where the library makes its tasks from a range of seeds of that length.
    */
   function configOf(env: HostLibraryEnv, library: HostLibraryKindSpec): Record<string, unknown> {
     const knobs = plain(env);
-    return Object.fromEntries(Object.keys(library.knobs).map((k) => [k, library.files?.[k] ? ((knobs[k] as HashedFile | null)?.path ?? null) : knobs[k]]));
+    const own = Object.fromEntries(Object.keys(library.knobs).map((k) => [k, library.files?.[k] ? ((knobs[k] as HashedFile | null)?.path ?? null) : knobs[k]]));
+    return library.seededTasks ? { ...own, tasks: env.tasks } : own;
   }
   const configKey = (env: HostLibraryEnv): string => JSON.stringify(env);
 
