@@ -124,6 +124,12 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     expect(won.text).not.toMatch(/\$\$|Would you like to RESTART|^>/m);
   }, 60_000);
 
+  it("plays a command with a backslash or a line break as one plain line: dumb-frotz's escape '\\help' does not hang the episode, and the walkthrough after it still wins", async () => {
+    const walkthrough = (await kind.walkthrough!(env, 0))!.map((c) => String(c.arguments.command));
+    const played = await play(kind, env, 0, ["\\help", "look\nlook", ...walkthrough]);
+    expect(played.outcome).toMatchObject({ won: true, success: true });
+  }, 60_000);
+
   it("makes the games of a seed range when no seed list is given: tasks: 2 from first_seed 3 are seeds 3 and 4", async () => {
     const rangeEnv = textworldEnv({ seeds: null, first_seed: 3, tasks: 2 });
     const rangeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));

@@ -54,6 +54,13 @@ def clean_observation(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 
+def typed_command(action: str) -> str:
+    """The action as one line a player types: a backslash is dumb-frotz's escape character (its
+    ``\\help`` loops printing help forever, hanging the episode and with it the host) and a line
+    break would send a second command, so both become spaces; no game command uses either."""
+    return re.sub(r"[\\\r\n]+", " ", action).strip()
+
+
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -114,7 +121,7 @@ class TextWorldEpisode(Episode):
         return self._step()
 
     def step(self, action: str) -> Step:
-        self._state, _score, _done = self._env.step(action)
+        self._state, _score, _done = self._env.step(typed_command(action))
         return self._step()
 
     def outcome(self) -> dict[str, SignalValue]:
