@@ -124,9 +124,9 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     expect(won.text).not.toMatch(/\$\$|Would you like to RESTART|^>/m);
   }, 60_000);
 
-  it("plays a command with a backslash or a line break as one plain line: dumb-frotz's escape '\\help' does not hang the episode, and the walkthrough after it still wins", async () => {
+  it("plays a command with a backslash, a control character or a line break as one plain line: dumb-frotz's escape '\\help' and a Ctrl-S do not hang the episode, and the walkthrough after them still wins", async () => {
     const walkthrough = (await kind.walkthrough!(env, 0))!.map((c) => String(c.arguments.command));
-    const played = await play(kind, env, 0, ["\\help", "look\nlook", ...walkthrough]);
+    const played = await play(kind, env, 0, ["\\help", "\x13 look", "look\nlook", ...walkthrough]);
     expect(played.outcome).toMatchObject({ won: true, success: true });
   }, 60_000);
 

@@ -55,10 +55,11 @@ def clean_observation(text: str) -> str:
 
 
 def typed_command(action: str) -> str:
-    """The action as one line a player types: a backslash is dumb-frotz's escape character (its
-    ``\\help`` loops printing help forever, hanging the episode and with it the host) and a line
-    break would send a second command, so both become spaces; no game command uses either."""
-    return re.sub(r"[\\\r\n]+", " ", action).strip()
+    """The action as one line of printable text, as a player types it: a backslash is dumb-frotz's
+    escape character (``\\help`` loops printing its help forever), a control character can hang
+    frotz too (a sampled Ctrl-S, ``\\x13``, spins without returning), and a line break would send a
+    second command; each run of them becomes a space. No game command uses any of them."""
+    return re.sub(r"[\\\x00-\x1f\x7f-\x9f]+", " ", action).strip()
 
 
 def _sha256(path: str) -> str:
