@@ -225,6 +225,16 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
     expect(readFileSync(path.join(runDir, "env-host.log"), "utf8")).toMatch(/Traceback[\s\S]*faulty_backend\.py[\s\S]*ValueError/);
   });
 
+  it("an open that fails ends that episode only: create still answers, and the episode's reset is the env error (the harness records env_error); the next episode opens", async () => {
+    const failed = await kind.create(faulty, 13, 0);
+    const error = await failed.reset().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EnvError);
+    expect((error as EnvError).message).toMatch(/faulty task 13: opening its episode: .*ValueError: task 13 cannot be opened/);
+    await failed.close();
+    const next = await kind.create(faulty, 1, 0);
+    expect((await next.step(act("go"))).text).toBe("you said go");
+  });
+
   it("a hung step runs into the env's timeout_s: an env error of kind timeout, and the next episode is served", async () => {
     const hung = await kind.create(faulty, 0, 0);
     const error = await hung.step(act("hang")).catch((e: unknown) => e);
@@ -242,6 +252,19 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
     expect(ours.length).toBe(1);
     process.kill(ours[0]!, "SIGKILL");
     await expect(open.step(act("go"))).rejects.toThrow(/env host (was killed|restarted)/);
+    const fresh = await kind.create(faulty, 1, 0);
+    expect((await fresh.step(act("go"))).text).toBe("you said go");
+  }, 30_000);
+
+  it("a host that died before the runtime saw it exit: the request written to it fails as that episode's env error, and the broken pipe is not an unhandled error", async () => {
+    const open = await kind.create(faulty, 0, 0);
+    const pids = spawnSync("pgrep", ["-f", "arl_envhost"], { encoding: "utf8" }).stdout.trim().split("\n").map(Number);
+    const ours = pids.filter((pid) => spawnSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim() === String(process.pid));
+    expect(ours.length).toBe(1);
+    process.kill(ours[0]!, "SIGKILL");
+    // Blocks this event loop while the host dies, so the next write goes to its closed pipe before its exit is seen.
+    spawnSync("sleep", ["0.3"]);
+    await expect(open.step(act("go"))).rejects.toThrow(/env host (was killed|restarted|exited)/);
     const fresh = await kind.create(faulty, 1, 0);
     expect((await fresh.step(act("go"))).text).toBe("you said go");
   }, 30_000);

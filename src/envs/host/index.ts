@@ -63,6 +63,12 @@ function actionText(call: ToolCall, actionTool: string): string {
   return call.name === actionTool ? values.join(" ") : [call.name, ...values].join(" ");
 }
 
+/** The episode of an open that failed: its reset (and anything after) is that env error, so the harness records the episode as `env_error`. */
+function unopened(error: EnvError): EnvInstance {
+  const fail = () => Promise.reject(error);
+  return { reset: fail, step: fail, outcome: fail, close: () => Promise.resolve() };
+}
+
 /** The host library env kinds of one run, sharing one env host. */
 export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], options: HostEnvOptions = {}): Map<string, EnvKind<HostLibraryEnv>> {
   let host: EnvHost | undefined;
@@ -144,9 +150,19 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
         : {}),
       async create(env, task, seed) {
         const h = hostOf();
-        const opened = (await h
+        const opening = await h
           .request("episode.open", { library: kind, config: config(env), task, seed, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
-          .catch((e: unknown) => envError(e, `${kind} task ${task}: opening its episode`))) as HostStep;
+          .catch((e: unknown) => {
+            try {
+              return envError(e, `${kind} task ${task}: opening its episode`);
+            } catch (failure) {
+              if (failure instanceof EnvError) return failure;
+              throw failure;
+            }
+          });
+        // An open that failed (the backend raised, ran out of time, or its host died meanwhile) ends this episode only.
+        if (opening instanceof EnvError) return unopened(opening);
+        const opened = opening as HostStep;
         const generation = h.generation;
         const id = opened.episode ?? "";
         const gone = () => new EnvError(`${kind} task ${task}: the env host restarted (it died or was stopped), and this episode's game was lost with it`, "crash");
