@@ -244,13 +244,17 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
     expect((await next.step(act("go"))).signals).toEqual({ moves: 1 });
   }, 30_000);
 
-  it("a host killed mid-episode: that episode is an env error saying so, and a new episode runs on a fresh host", async () => {
-    const open = await kind.create(faulty, 0, 0);
+  /** Kills this test process's own env host (the arl_envhost process whose parent it is). */
+  function killOurHost(): void {
     const pids = spawnSync("pgrep", ["-f", "arl_envhost"], { encoding: "utf8" }).stdout.trim().split("\n").map(Number);
-    // Our host is the newest arl_envhost process started by this test process.
     const ours = pids.filter((pid) => spawnSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim() === String(process.pid));
     expect(ours.length).toBe(1);
     process.kill(ours[0]!, "SIGKILL");
+  }
+
+  it("a host killed mid-episode: that episode is an env error saying so, and a new episode runs on a fresh host", async () => {
+    const open = await kind.create(faulty, 0, 0);
+    killOurHost();
     await expect(open.step(act("go"))).rejects.toThrow(/env host (was killed|restarted)/);
     const fresh = await kind.create(faulty, 1, 0);
     expect((await fresh.step(act("go"))).text).toBe("you said go");
@@ -258,10 +262,7 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
 
   it("a host that died before the runtime saw it exit: the request written to it fails as that episode's env error, and the broken pipe is not an unhandled error", async () => {
     const open = await kind.create(faulty, 0, 0);
-    const pids = spawnSync("pgrep", ["-f", "arl_envhost"], { encoding: "utf8" }).stdout.trim().split("\n").map(Number);
-    const ours = pids.filter((pid) => spawnSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim() === String(process.pid));
-    expect(ours.length).toBe(1);
-    process.kill(ours[0]!, "SIGKILL");
+    killOurHost();
     // Blocks this event loop while the host dies, so the next write goes to its closed pipe before its exit is seen.
     spawnSync("sleep", ["0.3"]);
     await expect(open.step(act("go"))).rejects.toThrow(/env host (was killed|restarted|exited)/);
