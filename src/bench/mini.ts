@@ -22,6 +22,13 @@ import { evalCurve } from "./quickstart.js";
 const MINI_DIR = fileURLToPath(new URL("../../experiments/mini/", import.meta.url));
 /** Each spec's budget for all its variants on 2 cores (issue 19). */
 const BUDGET_S = 600;
+/** Specs sized to a longer budget: the real-TextWorld table 3 (issue 29) was sized to about 45 minutes. */
+const LONGER_BUDGET_S: Readonly<Record<string, number>> = { "textworld-table3-turn-budget.arl": 2700 };
+
+/** The wall-time budget of all of a spec's variants. */
+export function miniBudgetS(spec: string): number {
+  return LONGER_BUDGET_S[path.basename(spec)] ?? BUDGET_S;
+}
 /**
  * The fixed held-out pass@1 the samples are counted to: above every cold start of the mini
  * specs (0.015-0.260 on w2-o3-q4), so reaching it takes RL, and below the 0.385 that the quick
@@ -97,8 +104,8 @@ export function summarizeMini(runs: readonly MiniRun[], target: number): MiniVar
 }
 
 /** The bench rows of one spec: total wall time against the budget, then per variant its time, final pass@1 and samples to the target. */
-export function miniRows(runs: readonly MiniRun[], target: number, wallS: number, jobs: number): BenchResult[] {
-  const rows: BenchResult[] = [{ name: "wall time, all variants (compile excluded)", value: wallS, unit: " s", goal: `<= ${BUDGET_S} s`, met: wallS <= BUDGET_S, note: `${runs.length} runs, ${jobs} at once` }];
+export function miniRows(runs: readonly MiniRun[], target: number, wallS: number, jobs: number, budgetS: number = BUDGET_S): BenchResult[] {
+  const rows: BenchResult[] = [{ name: "wall time, all variants (compile excluded)", value: wallS, unit: " s", goal: `<= ${budgetS} s`, met: wallS <= budgetS, note: `${runs.length} runs, ${jobs} at once` }];
   for (const v of summarizeMini(runs, target)) {
     rows.push({ name: `${v.variant}: wall time per seed`, value: v.meanWallS, unit: " s", note: `mean of ${v.seeds} seeds; final held-out pass@1 ${v.meanFinalPass1.toFixed(3)} (mean)` });
     const mean = v.samplesToTarget.length > 0 ? v.samplesToTarget.reduce((s, x) => s + x, 0) / v.samplesToTarget.length : undefined;
@@ -149,12 +156,12 @@ export function miniSections(): BenchSection[] {
   return specs.map((spec) => ({
     name: `mini: experiments/mini/${path.basename(spec)}`,
     describe: () => [
-      `every variant of the spec run in-process as \`arl run --jobs ${JOBS}\` does (cold start, RL, evaluations), ${JOBS} at once; budget ${BUDGET_S} s of wall time for all of them on 2 CPU cores;`,
+      `every variant of the spec run in-process as \`arl run --jobs ${JOBS}\` does (cold start, RL, evaluations), ${JOBS} at once; budget ${miniBudgetS(spec)} s of wall time for all of them on 2 CPU cores;`,
       `samples to ${MINI_TARGET}: walkthrough demos + RL episodes played before the first held-out evaluation at or above ${MINI_TARGET}, per seed.`,
     ],
     run: async () => {
       const { runs, wallS } = await runSpec(spec, JOBS);
-      return miniRows(runs, MINI_TARGET, wallS, JOBS);
+      return miniRows(runs, MINI_TARGET, wallS, JOBS, miniBudgetS(spec));
     },
   }));
 }

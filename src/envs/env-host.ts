@@ -190,6 +190,8 @@ export class EnvHost {
     const child = spawn(python, ["-m", "arl_envhost"], { cwd: this.options.cwd ?? process.cwd(), env, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
     trackGroup(child);
     this.child = child;
+    // A write to a host that has just died fails with EPIPE; its exit (below) fails the requests, so the pipe's error adds nothing (unhandled, it would crash the run).
+    child.stdin.on("error", () => undefined);
     createInterface({ input: child.stderr }).on("line", (line) => {
       this.stderr.push(line);
       if (this.stderr.length > STDERR_LINES) this.stderr.shift();

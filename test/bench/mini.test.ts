@@ -1,7 +1,7 @@
 // The miniature-reproduction benchmark's reading of its runs: seeds grouped per variant, and the
 // samples (demos + RL episodes) each seed took to reach the fixed held-out level.
 import { describe, expect, it } from "vitest";
-import { miniRows, samplesToTarget, summarizeMini, variantWithoutSeed, type MiniRun } from "../../src/bench/mini.js";
+import { miniBudgetS, miniRows, samplesToTarget, summarizeMini, variantWithoutSeed, type MiniRun } from "../../src/bench/mini.js";
 
 const run = (variant: string, wallS: number, pass: readonly number[]): MiniRun => ({
   variant,
@@ -40,5 +40,12 @@ describe("mini benchmark", () => {
     expect(miniRows([run("x=6,seed=0", 400, [0.1, 0.3]), run("x=6,seed=1", 300, [0.1, 0.1])], 0.2, 410, 2)[0]).toMatchObject({ value: 410, met: true, note: "2 runs, 2 at once" });
     expect(rows[1]).toMatchObject({ name: "x=6: wall time per seed", value: 350 });
     expect(rows[2]).toMatchObject({ name: "x=6: samples to 0.2 held-out pass@1", value: 912, met: false, note: "1 of 2 seeds reached it (mean over those; demos + RL episodes)" });
+  });
+
+  it("gives the real-TextWorld table 3 its 45-minute budget and every other spec the 10-minute one", () => {
+    expect(miniBudgetS("/x/experiments/mini/textworld-table3-turn-budget.arl")).toBe(2700);
+    expect(miniBudgetS("/x/experiments/mini/table3-turn-budget.arl")).toBe(600);
+    const rows = miniRows([run("x=6,seed=0", 400, [0.1, 0.3])], 0.2, 2000, 2, miniBudgetS("textworld-table3-turn-budget.arl"));
+    expect(rows[0]).toMatchObject({ value: 2000, goal: "<= 2700 s", met: true });
   });
 });

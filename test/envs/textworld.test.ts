@@ -124,6 +124,25 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
     expect(won.text).not.toMatch(/\$\$|Would you like to RESTART|^>/m);
   }, 60_000);
 
+  it("plays a command with a backslash, a control character or a line break as one plain line: dumb-frotz's escape '\\help' and a Ctrl-S do not hang the episode, and the walkthrough after them still wins", async () => {
+    const walkthrough = (await kind.walkthrough!(env, 0))!.map((c) => String(c.arguments.command));
+    const played = await play(kind, env, 0, ["\\help", "\x13 look", "look\nlook", ...walkthrough]);
+    expect(played.outcome).toMatchObject({ won: true, success: true });
+  }, 60_000);
+
+  it("makes the games of a seed range when no seed list is given: tasks: 2 from first_seed 3 are seeds 3 and 4", async () => {
+    const rangeEnv = textworldEnv({ seeds: null, first_seed: 3, tasks: 2 });
+    const rangeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
+    const ranged = createHostEnvKinds([textworldLibrary], { root: rangeRun, cacheDir: cache, python }).get("textworld")!;
+    try {
+      await ranged.provision!(rangeEnv, { name: "games", runDir: rangeRun, log: () => undefined, tools: [] });
+      const record = JSON.parse(readFileSync(path.join(rangeRun, preparedFileName("games")), "utf8")) as { files: { task: number; seed: number }[] };
+      expect(record.files.map((f) => [f.task, f.seed])).toEqual([[0, 3], [1, 4]]);
+    } finally {
+      await ranged.shutdown?.();
+    }
+  }, 120_000);
+
   it("makes games with a TextWorld challenge's own generator: tw-simple's dense rewards pay subgoals on the way, its sparse ones only the win", async () => {
     const fractions: Record<string, number[]> = {};
     for (const rewards of ["dense", "sparse"]) {
@@ -206,6 +225,16 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
     expect(readFileSync(path.join(runDir, "env-host.log"), "utf8")).toMatch(/Traceback[\s\S]*faulty_backend\.py[\s\S]*ValueError/);
   });
 
+  it("an open that fails ends that episode only: create still answers, and the episode's reset is the env error (the harness records env_error); the next episode opens", async () => {
+    const failed = await kind.create(faulty, 13, 0);
+    const error = await failed.reset().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EnvError);
+    expect((error as EnvError).message).toMatch(/faulty task 13: opening its episode: .*ValueError: task 13 cannot be opened/);
+    await failed.close();
+    const next = await kind.create(faulty, 1, 0);
+    expect((await next.step(act("go"))).text).toBe("you said go");
+  });
+
   it("a hung step runs into the env's timeout_s: an env error of kind timeout, and the next episode is served", async () => {
     const hung = await kind.create(faulty, 0, 0);
     const error = await hung.step(act("hang")).catch((e: unknown) => e);
@@ -215,14 +244,28 @@ describe.skipIf(skip)("env host faults, on a backend registered for the tests", 
     expect((await next.step(act("go"))).signals).toEqual({ moves: 1 });
   }, 30_000);
 
-  it("a host killed mid-episode: that episode is an env error saying so, and a new episode runs on a fresh host", async () => {
-    const open = await kind.create(faulty, 0, 0);
+  /** Kills this test process's own env host (the arl_envhost process whose parent it is). */
+  function killOurHost(): void {
     const pids = spawnSync("pgrep", ["-f", "arl_envhost"], { encoding: "utf8" }).stdout.trim().split("\n").map(Number);
-    // Our host is the newest arl_envhost process started by this test process.
     const ours = pids.filter((pid) => spawnSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim() === String(process.pid));
     expect(ours.length).toBe(1);
     process.kill(ours[0]!, "SIGKILL");
+  }
+
+  it("a host killed mid-episode: that episode is an env error saying so, and a new episode runs on a fresh host", async () => {
+    const open = await kind.create(faulty, 0, 0);
+    killOurHost();
     await expect(open.step(act("go"))).rejects.toThrow(/env host (was killed|restarted)/);
+    const fresh = await kind.create(faulty, 1, 0);
+    expect((await fresh.step(act("go"))).text).toBe("you said go");
+  }, 30_000);
+
+  it("a host that died before the runtime saw it exit: the request written to it fails as that episode's env error, and the broken pipe is not an unhandled error", async () => {
+    const open = await kind.create(faulty, 0, 0);
+    killOurHost();
+    // Blocks this event loop while the host dies, so the next write goes to its closed pipe before its exit is seen.
+    spawnSync("sleep", ["0.3"]);
+    await expect(open.step(act("go"))).rejects.toThrow(/env host (was killed|restarted|exited)/);
     const fresh = await kind.create(faulty, 1, 0);
     expect((await fresh.step(act("go"))).text).toBe("you said go");
   }, 30_000);

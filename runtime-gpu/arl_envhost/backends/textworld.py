@@ -57,6 +57,14 @@ def clean_observation(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 
+def typed_command(action: str) -> str:
+    """The action as one line of printable text, as a player types it: a backslash is dumb-frotz's
+    escape character (``\\help`` loops printing its help forever), a control character can hang
+    frotz too (a sampled Ctrl-S, ``\\x13``, spins without returning), and a line break would send a
+    second command; each run of them becomes a space. No game command uses any of them."""
+    return re.sub(r"[\\\x00-\x1f\x7f-\x9f]+", " ", action).strip()
+
+
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -117,7 +125,7 @@ class TextWorldEpisode(Episode):
         return self._step()
 
     def step(self, action: str) -> Step:
-        self._state, _score, _done = self._env.step(action)
+        self._state, _score, _done = self._env.step(typed_command(action))
         return self._step()
 
     def outcome(self) -> dict[str, SignalValue]:

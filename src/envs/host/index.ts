@@ -23,7 +23,7 @@ import { EnvHost, EnvHostError } from "../env-host.js";
 export type HostLibraryEnv = Extract<PlanEnv, { kind: HostLibraryKind }>;
 
 /** What a kind needs of its library's declaration: its knobs' names, its data knobs, whether a turn without a tool call is an answer. */
-export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs">;
+export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs" | "seededTasks">;
 
 interface HashedFile {
   readonly path: string;
@@ -63,6 +63,12 @@ function actionText(call: ToolCall, actionTool: string): string {
   return call.name === actionTool ? values.join(" ") : [call.name, ...values].join(" ");
 }
 
+/** The episode of an open that failed: its reset (and anything after) is that env error, so the harness records the episode as `env_error`. */
+function unopened(error: EnvError): EnvInstance {
+  const fail = () => Promise.reject(error);
+  return { reset: fail, step: fail, outcome: fail, close: () => Promise.resolve() };
+}
+
 /** The host library env kinds of one run, sharing one env host. */
 export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], options: HostEnvOptions = {}): Map<string, EnvKind<HostLibraryEnv>> {
   let host: EnvHost | undefined;
@@ -85,11 +91,13 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
   }
   /**
    * What the library is given (docs/env-host.md, "Env library sessions"): its own knobs only, a
-   * file knob as its path relative to the data root, a folder knob as its hashed files.
+   * file knob as its path relative to the data root, a folder knob as its hashed files; and the
+   * env's `tasks` where the library makes its tasks from a range of seeds of that length.
    */
   function configOf(env: HostLibraryEnv, library: HostLibraryKindSpec): Record<string, unknown> {
     const knobs = plain(env);
-    return Object.fromEntries(Object.keys(library.knobs).map((k) => [k, library.files?.[k] ? ((knobs[k] as HashedFile | null)?.path ?? null) : knobs[k]]));
+    const own = Object.fromEntries(Object.keys(library.knobs).map((k) => [k, library.files?.[k] ? ((knobs[k] as HashedFile | null)?.path ?? null) : knobs[k]]));
+    return library.seededTasks ? { ...own, tasks: env.tasks } : own;
   }
   const configKey = (env: HostLibraryEnv): string => JSON.stringify(env);
 
@@ -142,9 +150,19 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
         : {}),
       async create(env, task, seed) {
         const h = hostOf();
-        const opened = (await h
+        const opening = await h
           .request("episode.open", { library: kind, config: config(env), task, seed, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
-          .catch((e: unknown) => envError(e, `${kind} task ${task}: opening its episode`))) as HostStep;
+          .catch((e: unknown) => {
+            try {
+              return envError(e, `${kind} task ${task}: opening its episode`);
+            } catch (failure) {
+              if (failure instanceof EnvError) return failure;
+              throw failure;
+            }
+          });
+        // An open that failed (the backend raised, ran out of time, or its host died meanwhile) ends this episode only.
+        if (opening instanceof EnvError) return unopened(opening);
+        const opened = opening as HostStep;
         const generation = h.generation;
         const id = opened.episode ?? "";
         const gone = () => new EnvError(`${kind} task ${task}: the env host restarted (it died or was stopped), and this episode's game was lost with it`, "crash");

@@ -46,6 +46,8 @@ export interface HostLibrary<K extends string = string, S extends z.ZodRawShape 
   readonly walkthroughs?: boolean;
   /** How many tasks a config has when its knobs say so (a seed list, a dataset size); undefined: the env's `tasks`. */
   readonly taskCount?: (config: Readonly<Record<string, unknown>>) => number | undefined;
+  /** The library makes its tasks from a range of seeds when no list is given, so its config carries the env's `tasks` (their count). */
+  readonly seededTasks?: boolean;
 }
 
 /** A knob that is the library's own object (a dataset's config, an env's constructor arguments): written as a block, handed over as JSON. */

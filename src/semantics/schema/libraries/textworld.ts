@@ -34,4 +34,5 @@ export const textworldLibrary = hostLibrary({
     return [];
   },
   taskCount: (config) => (Array.isArray(config.seeds) ? config.seeds.length : undefined),
+  seededTasks: true,
 });
