@@ -124,7 +124,7 @@ class Sessions:
     def _refuse_bad_config(backend: Backend, config: dict[str, Any], data_root: str) -> None:
         problems = call_with_root(backend.check, config, data_root)
         if problems:
-            raise ConfigError(problems[0].field, "; ".join(str(p) for p in problems), problems[0].hint)
+            raise ConfigError.of_all(problems)
 
 
 def _step_json(step: Step) -> dict[str, Any]:

@@ -60,3 +60,21 @@ def test_a_host_closes_its_backends_at_shutdown_and_when_its_input_ends(monkeypa
     assert RootedBackend.closed == 1
     _serve([check])  # stdin closed without a shutdown request
     assert RootedBackend.closed == 2
+
+
+class TwoProblemsBackend(Backend):
+    def check(self, config: dict[str, Any], data_root: str = ".") -> list[ConfigError]:
+        problems = [ConfigError("quest_length", "cannot be made", "shorten the quest")]
+        return problems + [ConfigError("objects", "too few", "add objects")] if config.get("both") else problems
+
+
+def test_a_refused_config_says_each_knob_and_hint_once(monkeypatch):
+    monkeypatch.setitem(backends.REGISTRY, "two", f"{__name__}:TwoProblemsBackend")
+    answers = _serve([
+        {"id": 1, "method": "backend.prepare", "params": {"library": "two", "config": {}, "context": {"data_root": "."}, "timeout_s": 5}},
+        {"id": 2, "method": "backend.prepare", "params": {"library": "two", "config": {"both": True}, "context": {"data_root": "."}, "timeout_s": 5}},
+    ])
+    assert answers[0]["error"]["message"].endswith("quest_length: cannot be made (shorten the quest)")
+    assert answers[0]["error"]["message"].count("quest_length") == 1
+    assert answers[1]["error"]["message"].endswith("quest_length: cannot be made (shorten the quest); objects: too few (add objects)")
+    assert answers[1]["error"]["message"].count("shorten the quest") == 1

@@ -29,6 +29,16 @@ class ConfigError(Exception):
         self.field = field_name
         self.hint = hint
 
+    @classmethod
+    def of_all(cls, problems: list[ConfigError]) -> ConfigError:
+        """One error saying every problem, each with its own knob and hint once; the first's knob and hint as its own."""
+        if len(problems) == 1:
+            return problems[0]
+        error = cls.__new__(cls)
+        Exception.__init__(error, "; ".join(str(p) for p in problems))
+        error.field, error.hint = problems[0].field, problems[0].hint
+        return error
+
 
 @dataclass
 class Step:
