@@ -30,19 +30,21 @@ def textworld_backend():
 def test_parallel_workers_make_the_same_games_as_one_at_a_time(textworld_backend, tmp_path):
     one = textworld_backend.generate_games(CONFIG, SEEDS, str(tmp_path / "one"), workers=1)
     two = textworld_backend.generate_games(CONFIG, SEEDS, str(tmp_path / "two"), workers=2, per_worker=1)
-    assert [os.path.relpath(p, tmp_path / "one") for p in one] == [os.path.relpath(p, tmp_path / "two") for p in two]
-    assert [_digest(p) for p in one] == [_digest(p) for p in two]
+    assert [os.path.relpath(p, tmp_path / "one") for p, _ in one] == [os.path.relpath(p, tmp_path / "two") for p, _ in two]
+    assert [_digest(p) for p, _ in one] == [_digest(p) for p, _ in two]
+    # The sha256 each game comes with is its file's.
+    assert [d for _, d in two] == [_digest(p) for p, _ in two]
     # Three different seeds: three different games.
-    assert len({_digest(p) for p in two}) == 3
+    assert len({d for _, d in two}) == 3
 
 
 def test_a_cached_game_is_reused_and_a_changed_one_is_refused_by_name(textworld_backend, tmp_path):
     cache = str(tmp_path / "cache")
     first = textworld_backend.generate_games(CONFIG, SEEDS[:2], cache, workers=2, per_worker=1)
-    made = [os.stat(p).st_mtime_ns for p in first]
+    made = [os.stat(p).st_mtime_ns for p, _ in first]
     again = textworld_backend.generate_games(CONFIG, SEEDS[:2], cache, workers=2, per_worker=1)
-    assert again == first and [os.stat(p).st_mtime_ns for p in again] == made
-    with open(first[1], "ab") as f:
+    assert again == first and [os.stat(p).st_mtime_ns for p, _ in again] == made
+    with open(first[1][0], "ab") as f:
         f.write(b"\0")
     # The changed game is refused by name, while the game still missing is made.
     with pytest.raises(ValueError, match=r"seed-4/game\.z8 has sha256 .* it was changed"):

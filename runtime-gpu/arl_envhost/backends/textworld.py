@@ -205,7 +205,8 @@ class TextWorldBackend(Backend):
         settings = {**defaults, **(config.get("challenge_settings") or {})}
         return make(settings, options)
 
-    def _generate(self, config: dict[str, Any], seed: int, cache_dir: str) -> str:
+    def _generate(self, config: dict[str, Any], seed: int, cache_dir: str) -> tuple[str, str]:
+        """The game of ``seed`` in the cache, made there when missing, with its sha256 (a cached game's checked against its stamp)."""
         folder = os.path.join(cache_dir, _cache_key(config, seed))
         game_file, stamp = os.path.join(folder, "game.z8"), os.path.join(folder, "sha256")
         if os.path.isfile(stamp):
@@ -217,19 +218,20 @@ class TextWorldBackend(Backend):
                     f"the cached game {game_file} has sha256 {actual}, but the cache recorded {expected} when it was generated: "
                     f"it was changed; delete {folder} to generate it again"
                 )
-            return game_file
+            return game_file, actual
         # Made in a fresh folder beside it and moved in whole, so a half-made game is never cached.
         os.makedirs(os.path.dirname(folder), exist_ok=True)
         scratch = tempfile.mkdtemp(prefix=".making-", dir=os.path.dirname(folder))
         try:
             options = self._options(config, seed, os.path.join(scratch, "game.z8"))
             made = compile_game(self._make(config, seed, os.path.join(scratch, "game.z8")), options)
+            digest = _sha256(made)
             with open(os.path.join(scratch, "sha256"), "w", encoding="utf-8") as f:
-                f.write(_sha256(made) + "\n")
+                f.write(digest + "\n")
             os.replace(scratch, folder)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return game_file
+        return game_file, digest
 
     def prepare(self, config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
         data_root, cache_dir = str(context.get("data_root", ".")), str(context.get("cache_dir", ""))
@@ -238,16 +240,19 @@ class TextWorldBackend(Backend):
             files = [os.path.join(data_root, f["path"]) for f in folder["files"] if f["path"].endswith(GAME_EXTENSIONS)]
             expected = {os.path.join(data_root, f["path"]): f["sha256"] for f in folder["files"]}
             seeds: list[int | None] = [None] * len(files)
+            digests = {path: _sha256(path) for path in files}
         else:
             if not cache_dir:
                 raise ValueError("no cache folder for generated games (context.cache_dir)")
             seeds = list(_seeds(config))
-            files = generate_games(config, seeds, cache_dir)
+            games = generate_games(config, seeds, cache_dir)
+            files = [path for path, _ in games]
+            digests = dict(games)
             expected = {}
         recorded = {r["task"]: r["sha256"] for r in (context.get("recorded") or [])}
         out = []
         for task, (seed, path) in enumerate(zip(seeds, files, strict=True)):
-            digest = _sha256(path)
+            digest = digests[path]
             want = expected.get(path) or recorded.get(task)
             if want is not None and digest != want:
                 who = "the plan" if path in expected else "this run"
@@ -286,17 +291,21 @@ class TextWorldBackend(Backend):
 def _generate_one(job: tuple[dict[str, Any], int, str]) -> str:
     """One game in a worker process (module-level, so a spawned worker can unpickle it)."""
     config, seed, cache_dir = job
-    return TextWorldBackend()._generate(config, seed, cache_dir)
+    return TextWorldBackend()._generate(config, seed, cache_dir)[0]
 
 
-def generate_games(config: dict[str, Any], seeds: list[int], cache_dir: str, workers: int | None = None, per_worker: int = GAMES_PER_WORKER) -> list[str]:
-    """The game file of each seed, in seed order: from the cache, else generated and cached.
+def generate_games(
+    config: dict[str, Any], seeds: list[int], cache_dir: str, workers: int | None = None, per_worker: int = GAMES_PER_WORKER
+) -> list[tuple[str, str]]:
+    """The game file of each seed with its sha256, in seed order: from the cache (checked), else generated and cached.
 
     The games still missing are made by up to ``workers`` processes at once (default: one a CPU
-    this process may use, and one per ``per_worker`` games still to make), since a game takes seconds of one
-    core and the paper's sizes ask for thousands. Each game depends on its seed alone and is moved into the cache whole, so the files
-    and their sha256 are those of making them one at a time. Workers are spawned, not forked: the
-    host has threads. A time limit (SIGALRM) or any failure terminates them.
+    this process may use, and one per ``per_worker`` games still to make), since a game takes
+    seconds of one core and the paper's sizes ask for thousands. Each game depends on its seed
+    alone and is moved into the cache whole, so the files and their sha256 are those of making
+    them one at a time. Workers are spawned, not forked: a host serving other libraries may hold
+    their threads (TextWorldExpress's JVM gateway), which a fork would copy half-way. A time limit
+    (SIGALRM) or any failure terminates them.
     """
     missing = [seed for seed in seeds if not os.path.isfile(os.path.join(cache_dir, _cache_key(config, seed), "sha256"))]
     if workers is None:
