@@ -102,12 +102,15 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
   const configKey = (env: HostLibraryEnv): string => JSON.stringify(env);
 
   /** A host failure as the episode's env error: the Python traceback goes to env-host.log. */
-  function envError(error: unknown, what: string): never {
+  function hostFailure(error: unknown, what: string): EnvError {
     if (!(error instanceof EnvError)) throw error;
     const failure = error instanceof EnvHostError ? error.failure : undefined;
     if (failure?.traceback && logFile) appendFileSync(logFile, `--- ${what}\n${failure.traceback}\n`);
     const logged = failure?.traceback && logFile ? ` (traceback in ${path.basename(logFile)})` : "";
-    throw new EnvError(`${what}: ${error.message}${logged}`, error.kind);
+    return new EnvError(`${what}: ${error.message}${logged}`, error.kind);
+  }
+  function envError(error: unknown, what: string): never {
+    throw hostFailure(error, what);
   }
 
   function kindFor(library: HostLibraryKindSpec): EnvKind<HostLibraryEnv> {
@@ -152,14 +155,7 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
         const h = hostOf();
         const opening = await h
           .request("episode.open", { library: kind, config: config(env), task, seed, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
-          .catch((e: unknown) => {
-            try {
-              return envError(e, `${kind} task ${task}: opening its episode`);
-            } catch (failure) {
-              if (failure instanceof EnvError) return failure;
-              throw failure;
-            }
-          });
+          .catch((e: unknown) => hostFailure(e, `${kind} task ${task}: opening its episode`));
         // An open that failed (the backend raised, ran out of time, or its host died meanwhile) ends this episode only.
         if (opening instanceof EnvError) return unopened(opening);
         const opened = opening as HostStep;

@@ -8,8 +8,8 @@ import { hostLibrary } from "./library.js";
 
 const { env_ids: envIds } = libraryCatalog.textarena;
 
-/** An id's game: its name before the first dash, any case. */
-const gameOf = (id: string) => id.replace(/-.*$/, "").toLowerCase();
+/** An id's game: its name before the first dash. */
+const gameOf = (id: string) => id.replace(/-.*$/, "");
 
 export const textarenaLibrary = hostLibrary({
   kind: "textarena",
@@ -22,8 +22,8 @@ export const textarenaLibrary = hostLibrary({
   check(config) {
     const id = config.env_id;
     if (typeof id !== "string" || envIds.includes(id)) return [];
-    const game = envIds.filter((e) => gameOf(e) === gameOf(id));
-    const hint = didYouMean(id, envIds) ?? (game.length > 0 ? `its ids for ${id.replace(/-.*$/, "")}: ${game.slice(0, 6).join(", ")}` : "see TextArena's env ids in docs/env-libraries.md");
+    const game = envIds.filter((e) => gameOf(e).toLowerCase() === gameOf(id).toLowerCase());
+    const hint = didYouMean(id, envIds) ?? (game.length > 0 ? `its ids for ${gameOf(id)}: ${game.slice(0, 6).join(", ")}` : "see TextArena's env ids in docs/env-libraries.md");
     return [{ knob: "env_id", message: `TextArena ${libraryCatalog.textarena.version} has no env '${id}'`, hint }];
   },
 });
