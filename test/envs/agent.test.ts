@@ -4,14 +4,14 @@
 // the gateway), and the spec's faults are diagnostics at the field: tool blocks, more tasks than
 // lines, a line that is not a JSON object, a command word the runtime cannot resolve (std:, python:), a task line that does not fit the
 // schema of the stdlib program that reads it. Episodes themselves: test/runtime/agent-episode.test.ts.
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { resolveAgentCommand } from "../../src/contracts/agent-command.js";
 import { EnvError } from "../../src/contracts/env.js";
-import { PACKAGE_ROOT, STDLIB_ROOT } from "../../src/contracts/paths.js";
+import { STDLIB_ROOT } from "../../src/contracts/paths.js";
 import { agentTasks, createAgentEnv, type AgentEnv } from "../../src/envs/agent.js";
 import { agentPlan } from "../helpers/agent-plans.js";
 
@@ -75,9 +75,11 @@ describe("env kind agent", () => {
     }
     // Only a first word names a Python; elsewhere python:... is an argument like any other.
     expect(checked(dir, `    command: ["python3", "python:conda"]${file}`)).toEqual([]);
+    // python:envservers is $ARL_ENVSERVERS_PYTHON when set (else the package's .venv-envservers).
+    vi.stubEnv("ARL_ENVSERVERS_PYTHON", "/opt/servers/bin/python");
     const resolved = resolveAgentCommand(["python:envservers", "std:agents/verifiers_taskset.py", "--x", "std:"]);
-    expect(resolved[0]).toBe(process.env.ARL_ENVSERVERS_PYTHON ?? (existsSync(path.join(PACKAGE_ROOT, ".venv-envservers/bin/python")) ? path.join(PACKAGE_ROOT, ".venv-envservers/bin/python") : "python3"));
-    expect(resolved.slice(1)).toEqual([path.join(STDLIB_ROOT, "std/agents/verifiers_taskset.py"), "--x", "std:"]);
+    expect(resolved).toEqual(["/opt/servers/bin/python", path.join(STDLIB_ROOT, "std/agents/verifiers_taskset.py"), "--x", "std:"]);
+    vi.unstubAllEnvs();
   });
 
   it("types the task lines of a stdlib program that ships their schema (std/envs/verifiers's), reporting the file line", () => {
