@@ -302,5 +302,25 @@ function asyncRefusals(plan: Plan): PlanRefusal[] {
       hint: "set mask { tis { cap: 2, level: token } }, or drop stale groups (past_max_lag: drop)",
     });
   }
+  // The replica is one more process of the trainer's own command: with servers, they already
+  // generate apart from the trainer; a sharded trainer's command is a torchrun group, not one process.
+  if (a.generation === "replica" && plan.resources.rollout.engine !== "trainer") {
+    out.push({
+      code: "async-replica-engine",
+      path: at("generation"),
+      from: [["resources", "rollout", "engine"]],
+      message: `rollout.async.generation replica with engine ${plan.resources.rollout.engine}: the servers already generate apart from the trainer`,
+      hint: "remove generation: replica (the servers are the behaviour policy), or let a replica generate (resources.rollout.engine: trainer)",
+    });
+  }
+  if (a.generation === "replica" && plan.stages.update.processes > 1) {
+    out.push({
+      code: "async-replica-processes",
+      path: at("generation"),
+      from: [["resources", "gpus"]],
+      message: `rollout.async.generation replica with a trainer of ${plan.stages.update.processes} processes: the replica is one process holding the whole policy, started by the trainer's own command`,
+      hint: "generate on inference servers (resources.rollout.engine: vllm or sglang), or train in one process (resources.gpus: 1)",
+    });
+  }
   return out;
 }

@@ -185,6 +185,7 @@ const rolloutSchema = z.strictObject({
       .strictObject({
         max_staleness: d(bounded("rollout.async.max_staleness", positiveInt), "k: batches roll out up to k updates ahead of their own update (docs/semantics.md §7); 1: one batch ahead."),
         in_flight_updates: d(z.boolean(), "Partial rollouts: the snapshot is refreshed before every update and episodes in flight continue with it at their next generate request (timing decides which turn gets which weights); false: one snapshot per batch, by request order."),
+        generation: d(z.enum(["trainer", "replica"]), "trainer: the trainer generates between its train steps; replica: a second trainer process holds the behaviour weights and generates while the trainer trains (synced by a policy-only save and load at every snapshot)."),
         max_policy_lag: d(bounded("rollout.async.max_policy_lag", nonNegativeInt).nullable(), "Samples (whole groups) more versions old at their update are past the bound; null: no limit."),
         past_max_lag: d(z.enum(["drop", "correct"]), "A group past max_policy_lag: drop it whole (counted), or correct it (proximal ratio, truncated importance weight to each token's sampling version; needs mask.tis)."),
       })

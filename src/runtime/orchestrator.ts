@@ -15,6 +15,10 @@
 // checkpoint keeps. Samples older than max_policy_lag versions at their update are dropped or
 // corrected by group (rl/lag.ts, in the score phase).
 //
+// With a generation replica (rollout.async.generation: replica; run/replica.ts) a second trainer
+// process generates the batches while the trainer trains, given the weights wherever the
+// snapshot is taken.
+//
 // With an inference engine (resources.rollout.engine vllm or sglang; run/engines.ts) the servers
 // generate, and they serve exactly the trainer's weights of one policy version: synced at
 // provision, after the cold start and after every update; under asynchronous rollout where the
@@ -34,6 +38,7 @@ import { launchedThrough, refreshesBefore, RolloutPipeline } from "./run/pipelin
 import { advantagesByIds, scoreBatch } from "./run/score.js";
 import { updatePolicy } from "./run/update.js";
 import { syncEngine } from "./run/engines.js";
+import type { GenerationReplica } from "./run/replica.js";
 import type { RunTracking } from "./run/tracking.js";
 import { signalsOfMetrics } from "./run/watchdog.js";
 
@@ -44,8 +49,9 @@ export { PreflightError } from "./run/preflight.js";
  * Asynchronous rollout: the trainer copies its current weights (policy version `version`) into
  * the behaviour slot the next rollout samples from; an engine's servers take the same weights.
  */
-async function snapshotBehaviour(ctx: RunContext, version: number): Promise<void> {
+async function snapshotBehaviour(ctx: RunContext, replica: GenerationReplica | undefined, version: number): Promise<void> {
   await ctx.trainer.request("snapshot", {});
+  await replica?.sync(ctx.trainer);
   await syncEngine(ctx, version);
 }
 
@@ -102,7 +108,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         // The first batch of an asynchronous run samples from the starting weights; a resumed
         // run's behaviour slot comes back with its checkpoint, except with an engine: its servers
         // were synced to the committed weights, and the behaviour slot is made to match them.
-        if (asyncRollout && pipeline.size === 0 && (iteration === 1 || ctx.engine)) await snapshotBehaviour(ctx, version);
+        if (asyncRollout && pipeline.size === 0 && (iteration === 1 || ctx.engine)) await snapshotBehaviour(ctx, trainers.replica, version);
         // A resumed run restarts the rollouts the uninterrupted run had in flight at this point,
         // from the snapshot its checkpoint keeps.
         if (asyncRollout && iteration > 1 && pipeline.size === 0) pipeline.startThrough(launchedThrough(asyncRollout, iteration - 1, plan.rollout.iterations));
@@ -117,7 +123,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
 
         // Asynchronous rollout: the next batches sample from the weights before this update.
         if (asyncRollout) {
-          if (refreshesBefore(asyncRollout, iteration)) await snapshotBehaviour(ctx, version);
+          if (refreshesBefore(asyncRollout, iteration)) await snapshotBehaviour(ctx, trainers.replica, version);
           if (!options.stop?.aborted) pipeline.startThrough(launchedThrough(asyncRollout, iteration, plan.rollout.iterations));
         }
 
@@ -164,6 +170,7 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     // Stopped with a rollout in flight: it ends (and closes its envs) before the trainers do.
     // What it played is not committed; a resumed run redoes it from the checkpoint's snapshot.
     await pipeline.settle();
+    await trainers.replica?.settle();
     options.log(await trainers.shutdown());
     await tracking.finish(options.runDir.dir, state.iteration);
   } catch (error) {

@@ -200,7 +200,7 @@ const table: readonly Row[] = [
     spec: spec("  algorithm.epochs: 2\n  rollout { async { max_policy_lag: 1 } }"),
     at: "max_policy_lag",
     code: "policy-lag-below-update-steps",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.algorithm.epochs = 2), (p.rollout.async = { max_staleness: 1, in_flight_updates: false, max_policy_lag: 1, past_max_lag: "drop" }))),
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.algorithm.epochs = 2), (p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "trainer", max_policy_lag: 1, past_max_lag: "drop" }))),
     runtimeSays: ["plan field rollout.async.max_policy_lag", "policy-lag-below-update-steps"],
   },
   {
@@ -251,15 +251,35 @@ const table: readonly Row[] = [
     spec: spec('  resources {\n    rollout {\n      engine: vllm\n    }\n  }\n  mask { tis { cap: 2, level: token } }\n  rollout {\n    async {\n      max_staleness: 2\n      max_policy_lag: 2\n    }\n  }'),
     at: "max_staleness: 2",
     code: "async-engine",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.rollout.async = { max_staleness: 2, in_flight_updates: false, max_policy_lag: 2, past_max_lag: "drop" }))),
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.rollout.async = { max_staleness: 2, in_flight_updates: false, generation: "trainer", max_policy_lag: 2, past_max_lag: "drop" }))),
     runtimeSays: ["plan field rollout.async.max_staleness", "engine vllm", "async-engine"],
+  },
+  {
+    refusal: "a generation replica beside inference servers (they already generate apart from the trainer)",
+    spec: spec("  resources {\n    rollout {\n      engine: vllm\n    }\n  }\n  rollout {\n    async {\n      generation: replica\n      max_policy_lag: 1\n    }\n  }"),
+    at: "generation: replica",
+    code: "async-replica-engine",
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "replica", max_policy_lag: 1, past_max_lag: "drop" }))),
+    runtimeSays: ["plan field rollout.async.generation", "engine vllm", "async-replica-engine"],
+  },
+  {
+    refusal: "a generation replica of a trainer that runs as several processes",
+    spec: spec("  resources {\n    backend: torch\n    gpus: 2\n  }\n  rollout {\n    async {\n      generation: replica\n      max_policy_lag: 1\n    }\n  }"),
+    at: "generation: replica",
+    code: "async-replica-processes",
+    plan: () =>
+      faultyPlan(cleanSmall, (p) => {
+        p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "replica", max_policy_lag: 1, past_max_lag: "drop" };
+        Object.assign(p.stages.update, { processes: 2, processes_per_node: 2 });
+      }),
+    runtimeSays: ["plan field rollout.async.generation", "a trainer of 2 processes", "async-replica-processes"],
   },
   {
     refusal: "in-flight weight updates without the keep-sampling mask (no one set of weights can recompute the behaviour log-probs)",
     spec: spec("  mask { keep_sampling_mask: false }\n  rollout {\n    async {\n      in_flight_updates: true\n      max_policy_lag: 1\n    }\n  }"),
     at: "in_flight_updates: true",
     code: "async-in-flight-recompute",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.mask.keep_sampling_mask = false), (p.rollout.async = { max_staleness: 1, in_flight_updates: true, max_policy_lag: 1, past_max_lag: "drop" }))),
+    plan: () => faultyPlan(cleanSmall, (p) => ((p.mask.keep_sampling_mask = false), (p.rollout.async = { max_staleness: 1, in_flight_updates: true, generation: "trainer", max_policy_lag: 1, past_max_lag: "drop" }))),
     runtimeSays: ["plan field rollout.async.in_flight_updates", "keep_sampling_mask false", "async-in-flight-recompute"],
   },
   {
@@ -267,7 +287,7 @@ const table: readonly Row[] = [
     spec: spec("  rollout {\n    async {\n      max_policy_lag: 1\n      past_max_lag: correct\n    }\n  }"),
     at: "past_max_lag: correct",
     code: "async-correct-without-tis",
-    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 1, in_flight_updates: false, max_policy_lag: 1, past_max_lag: "correct" })),
+    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "trainer", max_policy_lag: 1, past_max_lag: "correct" })),
     runtimeSays: ["plan field rollout.async.past_max_lag", "mask.tis", "async-correct-without-tis"],
   },
   {
@@ -275,7 +295,7 @@ const table: readonly Row[] = [
     spec: spec("  rollout {\n    async {\n      max_staleness: 3\n      max_policy_lag: 1\n    }\n  }"),
     at: "max_staleness: 3",
     code: "staleness-beyond-policy-lag",
-    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 3, in_flight_updates: false, max_policy_lag: 1, past_max_lag: "drop" })),
+    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 3, in_flight_updates: false, generation: "trainer", max_policy_lag: 1, past_max_lag: "drop" })),
     runtimeSays: ["plan field rollout.async.max_policy_lag", "max_staleness 3", "staleness-beyond-policy-lag"],
   },
   {

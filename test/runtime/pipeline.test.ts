@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { EpisodeLanes } from "../../src/runtime/run/lanes.js";
 import { launchedThrough, refreshesBefore } from "../../src/runtime/run/pipeline.js";
 
-const plan = (max_staleness: number, in_flight_updates = false) => ({ max_staleness, in_flight_updates, max_policy_lag: null, past_max_lag: "drop" as const });
+const plan = (max_staleness: number, in_flight_updates = false) => ({ max_staleness, in_flight_updates, generation: "trainer" as const, max_policy_lag: null, past_max_lag: "drop" as const });
 
 describe("the asynchronous pipeline's schedule", () => {
   it("one batch ahead: a snapshot before every update, the next batch started from it", () => {

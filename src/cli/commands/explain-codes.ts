@@ -420,6 +420,23 @@ tokens by min(pi_start / mu_t, C), the truncated importance weight from the vers
 the token to the weights that start the update; C is mask.tis.cap. Set mask { tis { cap: 2,
 level: token } }, or drop stale groups (past_max_lag: drop). docs/semantics.md §7.`,
   },
+  "async-replica-engine": {
+    stage: "plan",
+    title: "A generation replica beside inference servers",
+    explanation: `rollout.async.generation: replica starts a second process of the trainer that holds the behaviour
+weights and generates while the trainer trains. With resources.rollout.engine vllm or sglang the
+servers already generate apart from the trainer and are synced where the snapshot is taken, so a
+replica would never be asked for a token. Remove generation: replica, or let the replica generate
+(resources.rollout.engine: trainer). docs/semantics.md §7.`,
+  },
+  "async-replica-processes": {
+    stage: "plan",
+    title: "A generation replica of a trainer that runs as several processes",
+    explanation: `The replica is started by the trainer's own command as one process holding the whole policy, and
+is given the weights by a policy-only save and load. A trainer of several processes (resources.gpus
+above 1: torchrun, FSDP) has no one-process form of itself to start. Generate on inference servers
+(resources.rollout.engine: vllm or sglang), or train in one process. docs/semantics.md §7.`,
+  },
   "lora-reference-refresh": {
     stage: "plan",
     title: "A refreshed KL reference with LoRA adapters",

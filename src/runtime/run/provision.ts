@@ -25,6 +25,7 @@ import { EpisodeLanes } from "./lanes.js";
 import { RunStreams } from "./streams.js";
 import { RunTracking } from "./tracking.js";
 import { RunTrainers } from "./trainers.js";
+import { GenerationReplica } from "./replica.js";
 import { checkEngineRunnable, startEngine, syncEngine, usesEngine } from "./engines.js";
 
 /**
@@ -268,6 +269,13 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     log(`cross-policy: ${pool.models.length} pool model trainer${pool.models.length === 1 ? "" : "s"} started (${pool.models.map((m) => m.model).join(", ")}), p = ${cross.probability}`);
   }
   const pool = trainers.pool;
+  // The generation replica: configured as the trainer was, and on resume given the committed
+  // checkpoint, whose behaviour slot is the snapshot the batches in flight started from.
+  if (asyncRollout && GenerationReplica.wanted(plan)) {
+    const replica = await GenerationReplica.start(opened.trainerCommand, arlVersion(), runDir.dir, (client) => configureTrainer(client, plan, vocabulary, true), state.checkpoint, options.halt);
+    trainers.adoptReplica(replica);
+    log(`generation replica started (pid ${replica.client.pid ?? "?"}): it generates the training batches while the trainer trains`);
+  }
   // Inference servers: started or connected, then given the trainer's weights (on resume, the
   // committed checkpoint's), so that they serve exactly policy version `version`.
   const engine = usesEngine(plan) ? await startEngine(options, trainer, policy, trainers) : undefined;
@@ -302,9 +310,10 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     stop: options.stop,
     trainer,
     policy: engine ? engine.policy : policy,
-    // Training episodes sample from the behaviour snapshot when the rollout is asynchronous; the
-    // servers of an engine are synced where that snapshot is taken, so they serve it.
-    rolloutPolicy: engine ? engine.policy : asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
+    // Training episodes sample from the behaviour snapshot when the rollout is asynchronous (the
+    // replica's copy of it, with one); the servers of an engine are synced where that snapshot is
+    // taken, so they serve it.
+    rolloutPolicy: engine ? engine.policy : trainers.replica ? trainers.replica.policy : asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
     lanes: new EpisodeLanes(plan.rollout.concurrency),
     engine,
     pool,

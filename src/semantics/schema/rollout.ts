@@ -52,6 +52,10 @@ export const rolloutSchema = z.strictObject({
           z.boolean().default(false),
           "Partial rollouts: the behaviour snapshot is refreshed before every update and an episode in flight continues with the new weights at its next generate request, each token recording the version that sampled it. Which turn gets which weights then depends on timing (docs/semantics.md §7); false: each batch is sampled by one snapshot, decided by request order, and a seeded run repeats exactly.",
         ),
+        generation: doc(
+          enumOf(["trainer", "replica"]).default("trainer"),
+          "Which process samples the batches: `trainer`, between its train steps (generation waits while it trains); `replica`, a second process of the same trainer that holds the behaviour weights and generates while the trainer trains, given the trainer's weights by a policy-only save and load at every snapshot (docs/semantics.md §7). Needs one trainer process and resources.rollout.engine trainer.",
+        ),
         max_policy_lag: doc(
           nonNegativeInt.nullable().default(null),
           "Samples (whole groups) more than this many policy versions old at their update are past the bound; one batch ahead they are epochs x minibatches versions old. none: unbounded.",
