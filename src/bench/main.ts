@@ -1,6 +1,7 @@
 // `npm run bench`: runs the benchmark sections in order and prints one table per section
 // (`--json` prints the results as JSON instead). Timings are never asserted by unit tests.
 // Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size),
+// --seeds N (the asynchronous rollout section's seeds per row, default 1),
 // --only TEXT (just the sections whose name contains TEXT; the experiments/mini/ sections run only
 // this way, e.g. --only mini), --instructions (the front end's cases
 // also counted in instructions under valgrind: src/bench/instructions.ts).
@@ -39,7 +40,7 @@ async function main(args: readonly string[]): Promise<void> {
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
-  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), lspFramingSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(), gatewaySection(measure), sftStepSection(measure), quickstartSection(), peerSection()];
+  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), lspFramingSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(option(args, "--seeds") ?? 1), gatewaySection(measure), sftStepSection(measure), quickstartSection(), peerSection()];
   // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
   const onRequest: BenchSection[] = miniSections();
   const sections = only === undefined ? all : [...all, ...onRequest].filter((s) => s.name.includes(only));

@@ -64,6 +64,26 @@ describe.skipIf(!hasTorch)("arl run --backend torch", () => {
     expect(records.some((r) => r.generators.includes("builtin:tiny"))).toBe(true);
   }, 300_000);
 
+  it("generates the batches on a PyTorch generation replica, given the trainer's weights at each snapshot: the run's buffer is the one without it", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-torch-"));
+    const pipelined = (generation: string) =>
+      spec.replace("iterations: 1, concurrency: 4", `iterations: 4, concurrency: 4, async { max_staleness: 2, max_policy_lag: 2, generation: ${generation} }`).replace("eval { every: 1,", "eval { every: 4,");
+    writeFileSync(path.join(dir, "trainer.arl"), pipelined("trainer"));
+    writeFileSync(path.join(dir, "replica.arl"), pipelined("replica"));
+    const [alone, replica] = await Promise.all([runArl(["run", "trainer.arl", "--out", "runs"], { cwd: dir }), runArl(["run", "replica.arl", "--out", "runs"], { cwd: dir })]);
+    for (const run of [alone, replica]) {
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+    }
+    expect(replica.stdout).toMatch(/generation replica started \(pid \d+\)/);
+    const records = (run: { stdout: string }) =>
+      readBuffer(path.join(run.stdout.match(/run directory: (.*)$/m)![1]!, "buffer.arlbuf")).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.versions)]);
+    const sampled = records(replica);
+    // Batches 1-3 from the snapshot of version 0, batch 4 from version 2's.
+    expect(new Set(sampled.filter((r) => r[0] === 4).flatMap((r) => (r[4] as number[]).filter((v) => v >= 0)))).toEqual(new Set([2]));
+    expect(sampled).toEqual(records(alone));
+  }, 300_000);
+
   it("passes the conformance suite through the PyTorch trainer: arl conformance --trainer torch", async () => {
     const repo = fileURLToPath(new URL("../..", import.meta.url));
     const run = await runArl(["conformance", "--trainer", "torch", "test/conformance"], { cwd: repo });
