@@ -17,6 +17,8 @@ import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { killThenResume } from "../helpers/kill-resume.js";
 import { compilePlans, countingExperiment } from "../helpers/plans.js";
+import { shareCpuThreads } from "../../src/runtime/run/replica.js";
+import { availableParallelism } from "node:os";
 
 const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const trainer = { file: process.execPath, args: [embedded] };
@@ -33,6 +35,24 @@ async function run(plan: Plan, log: string[] = []): Promise<RunDirectory> {
 }
 
 describe("asynchronous rollout with a generation replica", () => {
+  it("gives the trainer and the replica half the CPU threads each, unless the user set a count", () => {
+    const [alone] = compilePlans(spec(2, "max_staleness: 2, max_policy_lag: 2"));
+    const [withReplica] = compilePlans(spec(2, "max_staleness: 2, max_policy_lag: 2, generation: replica"));
+    expect(shareCpuThreads(alone!, trainer)).toEqual(trainer);
+    const half = String(Math.max(1, Math.floor(availableParallelism() / 2)));
+    const saved = process.env.OMP_NUM_THREADS;
+    try {
+      delete process.env.OMP_NUM_THREADS;
+      expect(shareCpuThreads(withReplica!, trainer)).toEqual({ ...trainer, env: { OMP_NUM_THREADS: half } });
+      expect(shareCpuThreads(withReplica!, { ...trainer, env: { OMP_NUM_THREADS: "3" } }).env).toEqual({ OMP_NUM_THREADS: "3" });
+      process.env.OMP_NUM_THREADS = "5";
+      expect(shareCpuThreads(withReplica!, trainer)).toEqual(trainer);
+    } finally {
+      if (saved === undefined) delete process.env.OMP_NUM_THREADS;
+      else process.env.OMP_NUM_THREADS = saved;
+    }
+  });
+
   it("without in-flight updates, samples every batch as the trainer's own snapshot would: same buffer, same metrics", async () => {
     const [alone] = compilePlans(spec(6, "max_staleness: 2, max_policy_lag: 2"));
     const [withReplica] = compilePlans(spec(6, "max_staleness: 2, max_policy_lag: 2, generation: replica"));

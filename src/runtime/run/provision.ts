@@ -25,7 +25,7 @@ import { EpisodeLanes } from "./lanes.js";
 import { RunStreams } from "./streams.js";
 import { RunTracking } from "./tracking.js";
 import { RunTrainers } from "./trainers.js";
-import { GenerationReplica } from "./replica.js";
+import { GenerationReplica, shareCpuThreads } from "./replica.js";
 import { checkEngineRunnable, startEngine, syncEngine, usesEngine } from "./engines.js";
 
 /**
@@ -208,7 +208,7 @@ export async function openRun(options: RunOptions): Promise<OpenedRun> {
   const committed = runDir.readState();
   const recovered = runDir.recover(committed, log);
   const state: RunState = { ...committed, checkpoint: recovered.checkpoint };
-  const trainerCommand: TrainerCommand = { ...options.trainer, deadlineMs: options.trainer.deadlineMs ?? trainerDeadlines(plan, options.trainerTimeoutS) };
+  const trainerCommand: TrainerCommand = shareCpuThreads(plan, { ...options.trainer, deadlineMs: options.trainer.deadlineMs ?? trainerDeadlines(plan, options.trainerTimeoutS) });
   if (options.halt?.aborted) throw haltedError(state);
   const buffer = new TokenBuffer(runDir.bufferPath, recovered.buffer.bytes, recovered.buffer);
   const trainer = await TrainerClient.start(trainerCommand, arlVersion(), options.halt).catch((e: Error & { stderrTail?: string[] }) => {

@@ -13,10 +13,22 @@
 // been trained before the next one is taken, so each batch is sampled by one snapshot as before.
 // On resume the replica loads the committed checkpoint, whose behaviour slot is the snapshot the
 // batches in flight were started from.
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { Plan } from "../../plan/schema.js";
 import { TrainerClient, TrainerError, type TrainerCommand } from "../../trainer/protocol/client.js";
 import { TrainerPolicy } from "../policy.js";
+
+/**
+ * The trainer's command with half this machine's CPU threads when a replica shares the machine:
+ * two processes that each spin a thread per core (PyTorch's OpenMP pool) slow each other's steps
+ * many times over. A thread count the user set (OMP_NUM_THREADS) is kept; a trainer on one thread
+ * (the embedded one) is not changed by it; the tokens sampled are the same either way.
+ */
+export function shareCpuThreads(plan: Plan, command: TrainerCommand): TrainerCommand {
+  if (!GenerationReplica.wanted(plan) || process.env.OMP_NUM_THREADS !== undefined || command.env?.OMP_NUM_THREADS !== undefined) return command;
+  return { ...command, env: { ...command.env, OMP_NUM_THREADS: String(Math.max(1, Math.floor(availableParallelism() / 2))) } };
+}
 
 export class GenerationReplica {
   /** The replica's load of the latest snapshot, until it has answered, and of the one before. */
