@@ -3,7 +3,8 @@
 // with in-flight updates (k 4, 8), and on the CPU trainers with a generation replica, same plan
 // otherwise, all measured in this run. Two env paces:
 // env time comparable to the CPU trainers' own work, and env-bound (5x slower steps and resets,
-// as agentic envs behind containers or tools are), where the pipeline has env time to hide. The env is a subprocess whose reset and steps sleep (paced-env.ts),
+// as agentic envs behind containers or tools are), where the pipeline has env time to hide. The
+// env is an http env server whose reset and steps sleep (paced-env.ts, a session per episode),
 // each episode's times multiplied by a pace drawn from a heavy-tailed Pareto distribution, so
 // that a synchronous batch waits for its slowest episode while the pipeline fills the lanes
 // short episodes free with the next batches' episodes. Three trainers:
@@ -20,7 +21,8 @@
 // iterations' episodes with its 95% Wilson interval; staleness is the mean lag (versions, one
 // optimizer step per update) over the batches trained.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -73,16 +75,28 @@ const REPLICA_MODES: readonly Mode[] = [{ k: 4, inFlight: false, replica: true }
 const ENV_BOUND_MODES: readonly Mode[] = [deterministic(null), deterministic(4), inFlight(4), inFlight(4, true)];
 
 const pacedEnv = fileURLToPath(new URL("./paced-env.js", import.meta.url));
+
+/** Starts the paced env server with `times`; resolves with its URL and a way to stop it. */
+async function startPacedEnv(times: EnvTimes): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [pacedEnv, String(times.stepMs), String(times.resetMs), String(TAIL_ALPHA), String(TAIL_CAP)], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`async bench: the paced env server exited (status ${code}) before it listened`)));
+    createInterface({ input: child.stdout }).once("line", (line) => resolve(Number(line.replace(/^port /, ""))));
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
+}
 const scriptedDouble = fileURLToPath(new URL("../../test/doubles/scripted-trainer.mjs", import.meta.url));
 
-function spec({ k, inFlight, replica }: Mode, backend: "local" | "torch", times: EnvTimes, seed: number): string {
+/** The spec of `mode` over the paced env server at `url`. */
+function spec({ k, inFlight, replica }: Mode, backend: "local" | "torch", url: string, seed: number): string {
   return `
 experiment paced {
   seed: ${seed}
   policy { model: "builtin:tiny", sampling { max_new_tokens: 16 } }
   env counter {
-    kind: subprocess
-    command: ["${process.execPath}", "${pacedEnv}", "${times.stepMs}", "${times.resetMs}", "${TAIL_ALPHA}", "${TAIL_CAP}"]
+    kind: http
+    url: "${url}"
     tasks: 30
     signals {
       progress { scope: state, type: number, min: 0, max: 1 }
@@ -167,7 +181,7 @@ export function asyncSection(seeds = 1): BenchSection {
   return {
     name: "asynchronous rollout: wall time per iteration, synchronous vs one batch ahead vs k = 2, 4, 8",
     describe: () => [
-      `4 tasks x G 4 (16 episodes a batch), up to 4 turns, ${LANES} episode lanes (env instances at once: a synchronous batch fills 16 of them, a pipeline's batches share them all); env = a subprocess per episode, reset ${COMPARABLE.resetMs} ms and steps ${COMPARABLE.stepMs} ms (env-bound rows: ${ENV_BOUND.resetMs} and ${ENV_BOUND.stepMs} ms), both times a per-episode pace ~ Pareto(${TAIL_ALPHA}) capped at ${TAIL_CAP} (heavy-tailed episode durations); one optimizer step per update; ${ITERATIONS} iterations, mean of iterations 2..${ITERATIONS}.`,
+      `4 tasks x G 4 (16 episodes a batch), up to 4 turns, ${LANES} episode lanes (env instances at once: a synchronous batch fills 16 of them, a pipeline's batches share them all); env = an HTTP env server (one process, a session per episode), reset ${COMPARABLE.resetMs} ms and steps ${COMPARABLE.stepMs} ms (env-bound rows: ${ENV_BOUND.resetMs} and ${ENV_BOUND.stepMs} ms), both times a per-episode pace ~ Pareto(${TAIL_ALPHA}) capped at ${TAIL_CAP} (heavy-tailed episode durations); one optimizer step per update; ${ITERATIONS} iterations, mean of iterations 2..${ITERATIONS}.`,
       `scripted double: train_step ${TRAIN_MS} ms (accelerator time), learns; embedded and PyTorch: builtin:tiny on the CPU (a random policy: its success stays near 0, so its comparison says little). ${seeds === 1 ? "One seed per row" : `Seeds 1..${seeds} per row (their iterations pooled; a speed-up is the mean of each seed's over its own synchronous run)`}; success over the last ${ITERATIONS / 2} iterations with its 95% Wilson interval.`,
     ],
     async run() {
@@ -188,13 +202,18 @@ export function asyncSection(seeds = 1): BenchSection {
           // Seeds outermost, so that each seed's modes run close together in time (a shared
           // machine's load drifts) and each seed's speed-up is over its own synchronous run.
           const bySeed: Measured[][] = [];
-          for (let seed = 1; seed <= seeds; seed++) {
-            const measured: Measured[] = [];
-            for (const mode of modes) {
-              const plan = compile(spec(mode, backend, times, seed), dir);
-              measured.push(await measure(plan, trainerOf(plan), dir));
+          const env = await startPacedEnv(times);
+          try {
+            for (let seed = 1; seed <= seeds; seed++) {
+              const measured: Measured[] = [];
+              for (const mode of modes) {
+                const plan = compile(spec(mode, backend, env.url, seed), dir);
+                measured.push(await measure(plan, trainerOf(plan), dir));
+              }
+              bySeed.push(measured);
             }
-            bySeed.push(measured);
+          } finally {
+            env.stop();
           }
           modes.forEach((mode, i) => {
             const runs = bySeed.map((measured) => at(measured, i));

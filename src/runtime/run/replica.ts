@@ -23,7 +23,8 @@ import { TrainerPolicy } from "../policy.js";
  * The trainer's command with half this machine's CPU threads when a replica shares the machine:
  * two processes that each spin a thread per core (PyTorch's OpenMP pool) slow each other's steps
  * many times over. A thread count the user set (OMP_NUM_THREADS) is kept; a trainer on one thread
- * (the embedded one) is not changed by it; the tokens sampled are the same either way.
+ * (the embedded one) is not changed by it. Like any run's thread count it is outside the plan: it
+ * can move the last bits of a float sum, not what the plan means.
  */
 export function shareCpuThreads(plan: Plan, command: TrainerCommand): TrainerCommand {
   if (!GenerationReplica.wanted(plan) || process.env.OMP_NUM_THREADS !== undefined || command.env?.OMP_NUM_THREADS !== undefined) return command;
