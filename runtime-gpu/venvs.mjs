@@ -39,6 +39,9 @@ function freeBytesAt(folder) {
   }
 }
 
+/** The pinned pip every venv is given before its requirements (runtime-gpu/requirements-pip.in says why). */
+const PIP_REQUIREMENTS = join(root, "runtime-gpu", "requirements-pip.txt");
+
 const gigabytes = (bytes) => `${(bytes / GB).toFixed(1)} GB`;
 
 /**
@@ -47,9 +50,12 @@ const gigabytes = (bytes) => `${(bytes / GB).toFixed(1)} GB`;
  * the disk it takes while installing (the venv plus pip's downloaded wheels, which pip holds until
  * the install ends), checked against the free space first.
  */
-export function ensureVenv({ venv, files, label, size, needGB }) {
+export function ensureVenv({ venv, files: requested, label, size, needGB }) {
   const python = venvPythonOf(venv);
   const stamp = join(venv, "arl-requirements.sha256");
+  // pip itself first, pinned: the pip a venv starts with (Debian 12: 23.0.1) refuses an extra of a
+  // pinned requirement (redis[hiredis]) as unpinned once its project publishes a newer release.
+  const files = [{ file: PIP_REQUIREMENTS, noDeps: true }, ...requested];
   const hash = createHash("sha256");
   for (const { file } of files) hash.update(readFileSync(file));
   const wanted = hash.digest("hex");
@@ -71,7 +77,7 @@ export function ensureVenv({ venv, files, label, size, needGB }) {
   }
   for (const [i, { file, noDeps }] of files.entries()) {
     const name = relative(root, file);
-    if (i === 0) console.log(`${label}: installing ${name} into ${relative(root, venv)}${size ? ` (${size})` : ""}`);
+    if (i === 1) console.log(`${label}: installing ${name} into ${relative(root, venv)}${size ? ` (${size})` : ""}`);
     const args = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", ...(noDeps ? ["--no-deps", "--no-warn-conflicts"] : []), "-r", file];
     if (run(python, args).status !== 0) {
       const left = freeBytesAt(dirname(venv));
