@@ -1,6 +1,7 @@
-// The processes of one run: the policy's trainer, its generation replica (rollout.async.generation:
-// replica), the pool models' trainers once cross-policy sampling has started them, and the inference servers the runtime launched (engine vllm or
-// sglang with launch: true). Whatever phase fails, every process that was started is stopped.
+// The processes of one run: the policy's trainer, its generation replica
+// (rollout.async.generation: replica), the pool models' trainers once cross-policy sampling has
+// started them, and the inference servers the runtime launched (engine vllm or sglang with
+// launch: true). Whatever phase fails, every process that was started is stopped.
 import type { TrainerClient } from "../../trainer/protocol/client.js";
 import type { PoolTrainers } from "../cross-policy.js";
 import type { LaunchedServers } from "../engine/launch.js";
