@@ -33,6 +33,7 @@ const ALLOWED: Record<string, string> = {
   "envs/env-host.ts: (whole environment)":
     "the env host inherits it like any child (PATH, HOME, what user verifiers read); the verifier's file and the data are hashed into the plan",
   "envs/env-host.ts: PYTHONPATH": "runtime-gpu is put first on it, so the host's own arl_envhost is the one imported",
+  "runtime/run/replica.ts: OMP_NUM_THREADS": "a thread count the user set is kept rather than halved for the trainer beside its generation replica; threads change speed, not what the plan means (test/runtime/async-replica.test.ts)",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
   "cli/commands/run-nodes.ts: (whole environment)":
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
