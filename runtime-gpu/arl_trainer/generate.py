@@ -15,7 +15,7 @@ from .errors import invalid
 from .framing import Ragged
 from .model import PolicyForward
 from .requests import check_ids, required_ragged, sampling_params, seeds
-from .sampling import SamplingParams, sample
+from .sampling import SampleScratch, SamplingParams, sample
 from .state import TrainerState, autocast, configured, infers
 from .weights import sampler_of
 
@@ -91,8 +91,9 @@ def _generate_chunk(
         logits, past = module(x, last, attention_mask=mask, position_ids=pos, use_cache=True)
     next_pos = pos[:, -1] + 1
     active = [True] * b
+    scratch = SampleScratch()
     for _ in range(max_new):
-        tokens, lps = sample(logits, sampling, gens)
+        tokens, lps = sample(logits, sampling, gens, scratch)
         t_list, lp_list = tokens.tolist(), lps.float().tolist()
         for r in range(b):
             if not active[r]:

@@ -92,18 +92,55 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, params: Sampling
     ent = None
     if want_entropy:
         with torch.no_grad():
-            p = logp_all.exp()
-            if params is None or not params.truncates(logits.shape[-1]):
-                ent = -(p * logp_all).sum(-1)  # no -inf entries: one pass fewer
-            else:
-                ent = -torch.where(p > 0, p * logp_all, torch.zeros_like(p)).sum(-1)
+            ent = _entropy(logp_all.detach(), truncated=params is not None and params.truncates(logits.shape[-1]))
     return logp, ent
 
 
-def sample(logits: torch.Tensor, params: SamplingParams, generators: Sequence[torch.Generator]):
+# Rows of [n, V] worked on at a time by the entropy statistic: a block small enough to be reused
+# from the cache, rather than two [n, V] temporaries a call (at a 151k vocabulary, hundreds of MB,
+# which the allocator maps and faults in afresh each time).
+_ENTROPY_ROWS = 16
+
+
+def _entropy(logp_all: torch.Tensor, truncated: bool) -> torch.Tensor:
+    """-sum p log p of each row of log-probabilities [n, V]; entries outside a truncated kept set
+    (-inf) count 0. Each row's sum is the same reduction as over the whole matrix at once."""
+    n = logp_all.shape[0]
+    out = torch.empty(n, dtype=logp_all.dtype, device=logp_all.device)
+    work = torch.empty((min(n, _ENTROPY_ROWS), logp_all.shape[-1]), dtype=logp_all.dtype, device=logp_all.device)
+    for s in range(0, n, _ENTROPY_ROWS):
+        rows = logp_all[s : s + _ENTROPY_ROWS]
+        w = work[: rows.shape[0]]
+        torch.exp(rows, out=w)
+        if truncated:
+            # p log p is 0 * -inf = nan outside the kept set, where p is 0
+            w.copy_(torch.where(w > 0, w * rows, torch.zeros_like(w)))
+        else:
+            w.mul_(rows)  # no -inf entries: no mask to build
+        torch.sum(w, dim=-1, out=out[s : s + _ENTROPY_ROWS])
+    return out.neg_()
+
+
+class SampleScratch:
+    """Buffers that `sample` reuses from one decoding step to the next (the CDF over the
+    vocabulary, in float64): allocated once per generation, not once per token."""
+
+    def __init__(self) -> None:
+        self.probs: torch.Tensor | None = None
+        self.cdf: torch.Tensor | None = None
+
+    def buffers(self, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.probs is None or self.cdf is None or self.probs.shape != like.shape or self.probs.device != like.device:
+            self.probs = torch.empty(like.shape, dtype=torch.float64, device=like.device)
+            self.cdf = torch.empty(like.shape, dtype=torch.float64, device=like.device)
+        return self.probs, self.cdf
+
+
+def sample(logits: torch.Tensor, params: SamplingParams, generators: Sequence[torch.Generator], scratch: SampleScratch | None = None):
     """Draws one token per row; returns (tokens int64 [n], logp [n] float under the sampled
     distribution). Each row uses its own generator (one per prompt seed), so a prompt's sample does
-    not depend on the rest of the batch: u ~ U(0, 1] per row, inverse CDF."""
+    not depend on the rest of the batch: u ~ U(0, 1] per row, inverse CDF. `scratch` keeps the
+    CDF's buffers between the calls of one generation."""
     work = logits if logits.dtype == torch.float64 else logits.float()
     masked = truncate(work, params)
     logp_all = torch.log_softmax(masked, dim=-1)
@@ -111,7 +148,10 @@ def sample(logits: torch.Tensor, params: SamplingParams, generators: Sequence[to
         tokens = logp_all.argmax(-1)
     else:
         u = torch.tensor([1.0 - torch.rand((), generator=g, dtype=torch.float64).item() for g in generators], dtype=torch.float64, device=logits.device)
-        cdf = torch.cumsum(logp_all.double().exp(), dim=-1)
+        probs, cdf = (scratch or SampleScratch()).buffers(logp_all)
+        probs.copy_(logp_all)
+        probs.exp_()
+        torch.cumsum(probs, dim=-1, out=cdf)
         target = (u * cdf[:, -1]).unsqueeze(-1)
         tokens = torch.searchsorted(cdf, target).squeeze(-1).clamp_(max=logits.shape[-1] - 1)
     logp = logp_all.gather(-1, tokens[:, None]).squeeze(-1)

@@ -113,3 +113,30 @@ def test_sampling_frequencies_follow_the_truncated_distribution():
     freq = np.bincount(tok.numpy(), minlength=5) / 4000
     assert freq[3] == 0 and freq[4] == 0
     assert np.allclose(freq[:3], np.array([0.5, 0.2, 0.15]) / 0.85, atol=0.03)
+
+
+@pytest.mark.parametrize("s", SETTINGS, ids=lambda s: f"T{s['temperature']}-p{s['top_p']}-k{s['top_k']}")
+def test_entropy_in_row_blocks_equals_the_whole_matrix_reduction(s):
+    # 37 rows: two full blocks of the statistic and a partial one, in both dtypes
+    params = SamplingParams.from_message(s)
+    for dtype in (torch.float32, torch.float64):
+        logits = torch.randn(37, 301, generator=torch.Generator().manual_seed(1), dtype=dtype) * 4
+        targets = torch.randint(0, 301, (37,), generator=torch.Generator().manual_seed(2))
+        _, ent = token_logprobs(logits, targets, params, want_entropy=True)
+        logp_all = torch.log_softmax(truncate(logits, params, force=targets), dim=-1)
+        p = logp_all.exp()
+        whole = -torch.where(p > 0, p * logp_all, torch.zeros_like(p)).sum(-1)
+        assert ent.dtype == dtype and torch.equal(ent, whole)
+
+
+def test_sample_with_reused_buffers_draws_what_fresh_buffers_draw():
+    # one scratch over calls of different batch sizes and dtypes: the buffers follow the logits
+    from arl_trainer.sampling import SampleScratch
+
+    scratch = SampleScratch()
+    params = SamplingParams(0.9, 0.95, 0)
+    for rows, dtype in ((4, torch.float32), (4, torch.float32), (2, torch.float32), (3, torch.float64)):
+        logits = torch.randn(rows, 997, generator=torch.Generator().manual_seed(rows), dtype=dtype) * 3
+        fresh = sample(logits, params, [torch.Generator().manual_seed(i) for i in range(rows)])
+        reused = sample(logits, params, [torch.Generator().manual_seed(i) for i in range(rows)], scratch)
+        assert torch.equal(fresh[0], reused[0]) and torch.equal(fresh[1], reused[1])
