@@ -13,14 +13,21 @@ where configure loaded them from, and the reference is the base.
 `save` with `policy_only` writes the policy's own files alone (weights or adapters, config,
 tokenizer, trainer.json marked `"contents": "policy"`): the folder an inference server loads on a
 weight sync, which reads every *.safetensors beside the model's (docs/engines.md, "Weight sync");
-`load` of it sets the policy's weights and version and leaves everything else as it is."""
+`load` of it sets the policy's weights and version and leaves everything else as it is.
+
+`save` with `background` copies what the checkpoint holds into host memory and writes it on a
+thread while the trainer answers the next requests (docs/protocol.md, "save / load"); `saved`
+waits for it and answers how it went. At most one such save is outstanding: any other save, a
+load or the end of the process first waits for its thread."""
 from __future__ import annotations
 
 import json
 import os
 import pickle
 import shutil
+import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -34,16 +41,32 @@ from .weights import empty_behaviour_slot, full_state, load_tensors, policy_tens
 CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
 
 
+@dataclass
+class BackgroundSave:
+    """A checkpoint being written on a thread: its path, version, and once done its files or error."""
+
+    path: str
+    policy_version: int
+    thread: threading.Thread | None = None
+    files: list[str] = field(default_factory=list)
+    error: BaseException | None = None
+
+
 def save(state: TrainerState, p: dict) -> dict:
     conf = configured(state)
     path = os.path.abspath(p["path"])
     policy_only = p.get("policy_only") is True
+    background = p.get("background") is True and not policy_only
+    pending = state.background_save
+    if pending is not None:
+        if background:
+            raise invalid(f"the background save of {pending.path} is not collected yet: send saved before the next background save")
+        _join(pending)
     parent = os.path.dirname(path)
     dist = state.dist
     w = conf.weights
     state.save_count += 1
     tmp = f"{path}.tmp-arl-{state.save_count}"
-    old_dir = f"{path}.old-arl-{state.save_count}"
     # every rank takes part in gathering sharded tensors; rank 0 writes them
     policy_sd = policy_tensors(state, w.policy) if w.adapters is None else lora.adapter_tensors(w.adapters)
     critic_sd = full_state(state, w.critic) if w.critic is not None and not policy_only else None
@@ -51,6 +74,29 @@ def save(state: TrainerState, p: dict) -> dict:
     behaviour_sd = None
     if w.behaviour is not None and w.behaviour_version is not None and not policy_only:
         behaviour_sd = w.behaviour.tensors() if isinstance(w.behaviour, lora.AdapterSnapshot) else policy_tensors(state, w.behaviour)
+    optimizer = _optimizer_state(conf) if dist.strategy != "fsdp" and not policy_only else None
+    contents = _Contents(policy_sd, critic_sd, ref_sd, behaviour_sd, optimizer, _trainer_meta(state, conf, policy_only, behaviour_sd is not None))
+    # One process only: a sharded save's ranks agree on its outcome at once (_first_error).
+    if background and dist.world_size == 1 and _fits_in_host_memory(contents):
+        job = BackgroundSave(path, state.policy_version)
+        copy = contents.host_copy()
+
+        def write() -> None:
+            try:
+                os.makedirs(parent, exist_ok=True)
+                shutil.rmtree(tmp, ignore_errors=True)
+                os.makedirs(tmp)
+                _write_checkpoint(conf, tmp, copy)
+                job.files = _put_in_place(tmp, path, parent, state.save_count)
+            except BaseException as e:  # noqa: BLE001 - answered by `saved`
+                job.error = e
+                shutil.rmtree(tmp, ignore_errors=True)
+
+        # Not a daemon: a trainer told to exit finishes the checkpoint it is writing.
+        job.thread = threading.Thread(target=write, name=f"save {os.path.basename(path)}")
+        state.background_save = job
+        job.thread.start()
+        return {"files": [], "policy_version": job.policy_version, "pending": True}
     files: list[str] = []
     error: Exception | None = None
     if dist.is_main:
@@ -58,7 +104,7 @@ def save(state: TrainerState, p: dict) -> dict:
             os.makedirs(parent, exist_ok=True)
             shutil.rmtree(tmp, ignore_errors=True)
             os.makedirs(tmp)
-            files = _write_checkpoint(state, conf, tmp, policy_sd, critic_sd, ref_sd, behaviour_sd, policy_only)
+            files = _write_checkpoint(conf, tmp, contents)
         except OSError as e:
             error = e
     error = _first_error(state, error)
@@ -71,12 +117,7 @@ def save(state: TrainerState, p: dict) -> dict:
         error = _first_error(state, error)
     if error is None and dist.is_main:
         try:
-            if os.path.exists(path):
-                os.rename(path, old_dir)
-            os.rename(tmp, path)
-            shutil.rmtree(old_dir, ignore_errors=True)
-            fsync_dir(parent)
-            files = sorted(os.listdir(path))
+            files = _put_in_place(tmp, path, parent, state.save_count)
         except OSError as e:
             error = e
     error = _first_error(state, error)
@@ -85,8 +126,99 @@ def save(state: TrainerState, p: dict) -> dict:
     return {"files": files, "policy_version": state.policy_version}
 
 
+def saved(state: TrainerState, p: dict) -> dict:
+    """Waits for the background save and answers its files, or its failure; with none outstanding,
+    `path` null."""
+    job = state.background_save
+    if job is None:
+        return {"path": None, "files": [], "policy_version": state.policy_version}
+    _join(job)
+    state.background_save = None
+    if job.error is not None:
+        raise invalid(f"cannot save to {job.path}: {job.error}")
+    return {"path": job.path, "files": job.files, "policy_version": job.policy_version}
+
+
+def finish_background_save(state: TrainerState) -> None:
+    """Waits for the background save's thread, if one runs; its outcome stays for `saved`."""
+    if state.background_save is not None:
+        _join(state.background_save)
+
+
+def _join(job: BackgroundSave) -> None:
+    if job.thread is not None:
+        job.thread.join()
+
+
+def _put_in_place(tmp: str, path: str, parent: str, save_count: int) -> list[str]:
+    """Renames the written `tmp` to `path` (replacing a folder there) and syncs the rename."""
+    old_dir = f"{path}.old-arl-{save_count}"
+    if os.path.exists(path):
+        os.rename(path, old_dir)
+    os.rename(tmp, path)
+    shutil.rmtree(old_dir, ignore_errors=True)
+    fsync_dir(parent)
+    return sorted(os.listdir(path))
+
+
+@dataclass
+class _Contents:
+    """Everything one checkpoint writes, as tensors and values taken at the save."""
+
+    policy: dict[str, torch.Tensor]
+    critic: dict[str, torch.Tensor] | None
+    reference: dict[str, torch.Tensor] | None
+    behaviour: dict[str, torch.Tensor] | None
+    optimizer: dict[str, Any] | None
+    trainer: dict[str, Any]
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in _tensors(self.__dict__))
+
+    def host_copy(self) -> _Contents:
+        """A copy in host memory that later steps cannot change (the weights and the optimizer's
+        moments are updated in place)."""
+        own = lambda x: _map_tensors(x, lambda t: t.detach().to("cpu", copy=True))  # noqa: E731
+        return _Contents(own(self.policy), own(self.critic), own(self.reference), own(self.behaviour), own(self.optimizer), dict(self.trainer))
+
+
+def _map_tensors(x: Any, fn) -> Any:
+    if isinstance(x, torch.Tensor):
+        return fn(x)
+    if isinstance(x, dict):
+        return {k: _map_tensors(v, fn) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_map_tensors(v, fn) for v in x)
+    return x
+
+
+def _tensors(x: Any):
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _tensors(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _tensors(v)
+
+
+def _fits_in_host_memory(contents: _Contents) -> bool:
+    """Whether a host copy of the checkpoint takes at most half the memory available now: a larger
+    one is written synchronously rather than risk the process (Linux's MemAvailable; elsewhere,
+    synchronously)."""
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        available = int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return False
+    return 2 * contents.nbytes() <= available
+
+
 def load(state: TrainerState, p: dict) -> dict:
     conf = configured(state)
+    finish_background_save(state)
     path = p.get("path")
     if not isinstance(path, str) or not os.path.isdir(path):
         raise invalid(f"load needs the path of a checkpoint directory (got {path!r})")
@@ -170,28 +302,15 @@ def _optimizer_state(conf: Configured) -> dict[str, Any]:
     return {"policy": opts.policy.state_dict(), "critic": opts.critic.state_dict() if opts.critic else None, "rng": rng_state()}
 
 
-def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, critic_sd, ref_sd, behaviour_sd=None, policy_only=False) -> list[str]:
-    meta = {"format": CHECKPOINT_FORMAT, "format_version": 1, "model": conf.spec, "contents": "policy" if policy_only else "checkpoint"}
-    # transformers insists on metadata format "pt"
-    st_meta = {"format": "pt", "arl_format": CHECKPOINT_FORMAT, "model": conf.spec}
-    if conf.weights.adapters is not None:
-        lora.write_adapters(conf.weights.adapters, policy_sd, d, conf.spec)
-    else:
-        safetensors_io.save_file(policy_sd, os.path.join(d, "model.safetensors"), st_meta)
-    conf.weights.handle.write_config(d, conf.dtype)
-    conf.tokenizer.save(d)
-    if critic_sd is not None:
-        safetensors_io.save_file(critic_sd, os.path.join(d, "critic.safetensors"), st_meta)
-    if ref_sd is not None:
-        safetensors_io.save_file(ref_sd, os.path.join(d, "reference.safetensors"), st_meta)
-    if behaviour_sd is not None:
-        safetensors_io.save_file(behaviour_sd, os.path.join(d, "behaviour.safetensors"), st_meta)
-    if state.dist.strategy != "fsdp" and not policy_only:
-        torch.save(_optimizer_state(conf), os.path.join(d, "optimizer.pt"))
-    trainer = {
-        **meta,
+def _trainer_meta(state: TrainerState, conf: Configured, policy_only: bool, with_behaviour: bool) -> dict[str, Any]:
+    """trainer.json, as of the save."""
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "format_version": 1,
+        "model": conf.spec,
+        "contents": "policy" if policy_only else "checkpoint",
         "policy_version": state.policy_version,
-        "behaviour_version": conf.weights.behaviour_version if behaviour_sd is not None else None,
+        "behaviour_version": conf.weights.behaviour_version if with_behaviour else None,
         "step": state.step,
         "seed": conf.seed,
         "world_size": state.dist.world_size,
@@ -201,8 +320,27 @@ def _write_checkpoint(state: TrainerState, conf: Configured, d: str, policy_sd, 
         "trainer_version": __version__,
         "saved_at": time.time(),
     }
+
+
+def _write_checkpoint(conf: Configured, d: str, c: _Contents) -> list[str]:
+    # transformers insists on metadata format "pt"
+    st_meta = {"format": "pt", "arl_format": CHECKPOINT_FORMAT, "model": conf.spec}
+    if conf.weights.adapters is not None:
+        lora.write_adapters(conf.weights.adapters, c.policy, d, conf.spec)
+    else:
+        safetensors_io.save_file(c.policy, os.path.join(d, "model.safetensors"), st_meta)
+    conf.weights.handle.write_config(d, conf.dtype)
+    conf.tokenizer.save(d)
+    if c.critic is not None:
+        safetensors_io.save_file(c.critic, os.path.join(d, "critic.safetensors"), st_meta)
+    if c.reference is not None:
+        safetensors_io.save_file(c.reference, os.path.join(d, "reference.safetensors"), st_meta)
+    if c.behaviour is not None:
+        safetensors_io.save_file(c.behaviour, os.path.join(d, "behaviour.safetensors"), st_meta)
+    if c.optimizer is not None:
+        torch.save(c.optimizer, os.path.join(d, "optimizer.pt"))
     with open(os.path.join(d, "trainer.json"), "w") as f:
-        json.dump(trainer, f, indent=2)
+        json.dump(c.trainer, f, indent=2)
     for name in os.listdir(d):
         with open(os.path.join(d, name), "rb") as f:
             os.fsync(f.fileno())

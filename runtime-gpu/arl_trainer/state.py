@@ -75,6 +75,8 @@ class TrainerState:
     step: int = 0
     # saves made by this process: each save's temporary directory has its own name
     save_count: int = 0
+    # the checkpoint being written on a thread (checkpoint.BackgroundSave), until `saved` collects it
+    background_save: Any = None
 
     @property
     def device(self) -> torch.device:

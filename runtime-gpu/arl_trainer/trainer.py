@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from . import __version__, conformance, losses
-from .checkpoint import load, save
+from .checkpoint import finish_background_save, load, save, saved
 from .configure import configure
 from .distributed import Dist
 from .encode import decode, encode, tokenize
@@ -77,6 +77,8 @@ def eval_op(state: TrainerState, p: dict) -> dict:
 
 
 def shutdown(state: TrainerState, p: dict) -> dict:
+    # the checkpoint being written is finished before the answer: the process exits after it
+    finish_background_save(state)
     return {}
 
 
@@ -93,6 +95,7 @@ HANDLERS: dict[str, Callable[[TrainerState, dict], Any]] = {
     "snapshot": snapshot,
     "reset_optimizer": reset_optimizer,
     "save": save,
+    "saved": saved,
     "load": load,
     "eval_op": eval_op,
     "shutdown": shutdown,
@@ -154,6 +157,9 @@ class Trainer:
 
     def save(self, p: dict) -> dict:
         return self.handle_request("save", p)
+
+    def saved(self, p: dict) -> dict:
+        return self.handle_request("saved", p)
 
     def load(self, p: dict) -> dict:
         return self.handle_request("load", p)

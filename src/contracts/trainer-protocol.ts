@@ -192,7 +192,13 @@ export interface Methods {
   snapshot: [Record<string, unknown>, { policy_version: number }];
   /** Starts the policy's (and critic's) optimizer afresh: moments zeroed, step count 0 (the warm-up restarts); answers the step count. */
   reset_optimizer: [Record<string, unknown>, { step: number }];
-  save: [{ path: string; policy_only?: boolean }, { files: string[]; policy_version: number }];
+  /**
+   * Writes a checkpoint. With `background`, a trainer may answer `pending` before the files are
+   * durable (what it writes is taken at the request); `saved` then says how it went.
+   */
+  save: [{ path: string; policy_only?: boolean; background?: boolean }, { files: string[]; policy_version: number; pending?: boolean }];
+  /** Waits for the background save still outstanding and answers its folder (null when none was) and files. */
+  saved: [Record<string, unknown>, { path: string | null; files: string[]; policy_version: number }];
   load: [{ path: string }, { files: string[]; policy_version: number }];
   eval_op: [{ op: string; input: unknown }, { output: unknown }];
   shutdown: [Record<string, unknown>, Record<string, never>];

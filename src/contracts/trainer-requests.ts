@@ -257,9 +257,10 @@ export const requestParams = {
   reset_optimizer: empty("reset_optimizer", "Starts the optimizers afresh: moments zeroed, step count 0; the weights are kept."),
   save: named(
     "save",
-    "Writes a checkpoint directory (atomically); with policy_only, the policy's own files alone (for an inference server's weight sync).",
-    z.looseObject({ path: z.string().min(1, { error: "save needs a path" }), policy_only: z.boolean().optional() }),
+    "Writes a checkpoint directory (atomically); with policy_only, the policy's own files alone (for an inference server's weight sync); with background, the trainer may answer before the files are durable (then `saved` says how it went).",
+    z.looseObject({ path: z.string().min(1, { error: "save needs a path" }), policy_only: z.boolean().optional(), background: z.boolean().optional() }),
   ),
+  saved: empty("saved", "Waits for the background save still outstanding and answers its folder and files, or its failure."),
   load: path("load", "Restores a checkpoint directory."),
   eval_op: named("eval_op", "A conformance op (test/conformance) computed by the trainer.", z.looseObject({ op: z.string(), input: z.unknown() })),
   shutdown: empty("shutdown", "Ends the session; the trainer exits with status 0."),

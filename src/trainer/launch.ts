@@ -53,7 +53,7 @@ export function trainerCommand(plan: Plan, override?: readonly string[], rendezv
 }
 
 /** Requests that load or write a whole model (a large checkpoint from a slow disk). */
-const MODEL_METHODS: ReadonlySet<Method> = new Set<Method>(["handshake", "configure", "load", "save", "shutdown"]);
+const MODEL_METHODS: ReadonlySet<Method> = new Set<Method>(["handshake", "configure", "load", "save", "saved", "shutdown"]);
 const MODEL_DEADLINE_S = 900;
 const REQUEST_DEADLINE_S = 300;
 /** Added per sequence of the plan's training batch: a batch request's work grows with it. */

@@ -68,6 +68,8 @@ function runtimeRequests(): [RequestMethod, unknown][] {
     ["snapshot", {}],
     ["reset_optimizer", {}],
     ["save", { path: "/tmp/ckpt" }],
+    ["save", { path: "/tmp/ckpt", background: true }],
+    ["saved", {}],
     ["load", { path: "/tmp/ckpt" }],
     ["eval_op", { op: "kl", input: { logp: [0], logp_ref: [0], estimator: "k3" } }],
     ["shutdown", {}],

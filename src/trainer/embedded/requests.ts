@@ -24,6 +24,7 @@ const schemaFits: { [M in RequestMethod]: Fits<M> } & { [M in Method]: true } = 
   snapshot: true,
   reset_optimizer: true,
   save: true,
+  saved: true,
   load: true,
   eval_op: true,
   shutdown: true,

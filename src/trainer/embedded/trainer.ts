@@ -54,7 +54,10 @@ export class TinyTrainer {
       train_step: (p) => trainStep(state, p),
       snapshot: () => snapshot(state),
       reset_optimizer: () => resetOptimizers(state),
+      // Its checkpoints are small: every save is written before it is answered, never in the
+      // background, so `saved` never has one outstanding.
       save: (p) => save(state, p.path, p.policy_only === true),
+      saved: () => ({ path: null, files: [], policy_version: state.policyVersion }),
       load: (p) => load(state, p.path),
       eval_op: (p) => ({ output: evalOp(p.op, p.input) }),
       shutdown: () => ({}),
