@@ -135,6 +135,8 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
       [before, started] = [cpu, now];
     },
   });
+  // What of an iteration is neither rollout, rewards nor update: its commit in the step's path
+  // (the checkpoint's copy, the wait for the one before to be durable, metrics, state).
   const commitSeconds = runDir.readMetrics().map((m) => {
     const t = m.time as { rollout_s: number; reward_s: number; update_s: number; total_s: number };
     return t.total_s - t.rollout_s - t.reward_s - t.update_s;
@@ -173,7 +175,9 @@ export function peerRows(arl: Steps, trl: Steps | string, floor: Steps): BenchRe
     const cpu = a.cpu !== undefined && b.cpu !== undefined ? `; in CPU time ${(a.cpu / b.cpu).toFixed(2)}x` : "";
     return { name, value, unit: "x", goal: `<= ${goal}`, met: value <= goal, note: `wall time a step${cpu}` };
   };
-  const commit = arl.commitSeconds ? `; of it the commit (checkpoint saved and fsynced, metrics, state) ${(median(arl.commitSeconds.slice(1)) * 1000).toFixed(0)} ms` : "";
+  const commit = arl.commitSeconds
+    ? `; of it the commit in the step's path (the checkpoint copied, the one before awaited, metrics, state) ${(median(arl.commitSeconds.slice(1)) * 1000).toFixed(0)} ms`
+    : "";
   const rows = [row("ARL: arl run, PyTorch trainer", arl, `orchestrator and trainer${commit}`)];
   if (typeof trl === "string") rows.push({ name: "TRL GRPOTrainer", note: trl });
   else rows.push(row(`TRL ${trl.label ?? ""} GRPOTrainer`.replace("  ", " "), trl, "transformers generate, use_vllm=False"));
@@ -190,7 +194,7 @@ export function peerSection(): BenchSection {
     describe: () => [
       `random tiny Qwen3 (2 layers, hidden 32, the real Qwen3 tokenizer and template); ${w.prompts} prompts x G ${w.group} a step, up to ${w.maxNew} new tokens at temperature ${w.temperature};`,
       `AdamW lr ${w.lr}, no weight decay, grad clip ${w.gradClip}, clip ${w.clip}, no KL, token-mean loss, one optimizer step a generation; ${STEPS} steps each, median of steps 2..${STEPS}.`,
-      "ARL's step is commit to commit: it includes the resumable checkpoint every iteration commits (weights, AdamW state, tokenizer, fsynced); TRL (save_strategy no) and the floor save nothing.",
+      "ARL's step is commit to commit: it includes the resumable checkpoint every iteration commits (weights, AdamW state, tokenizer, fsynced; the trainer writes it while the next rollout generates); TRL (save_strategy no) and the floor save nothing.",
     ],
     async run() {
       if (!existsSync(SIDE_BY_SIDE) || !existsSync(MODEL_MAKER)) return [{ name: "peer", note: "skipped: runtime-gpu/ is not here (run from a repository checkout)" }];

@@ -4,6 +4,10 @@
 // evaluate, and commit (buffer, checkpoint, metrics, state). The plan is the only input; a run
 // can always be repeated or resumed from its directory.
 //
+// The trainer writes an iteration's checkpoint in the background where it can (run/commit.ts):
+// the iteration is committed once the checkpoint is durable, just after the next rollout, which
+// generated meanwhile; a stop, the run's end or a failure commits it first.
+//
 // Asynchronous rollout (rollout.async) pipelines up to max_staleness (k) batches ahead: just
 // before some updates the trainer snapshots its weights into the behaviour slot, and the batches
 // after it are generated from that snapshot while the updates run (env steps, tool calls and
@@ -27,7 +31,7 @@
 // and before an evaluation, which waits for the rollout in flight first.
 import type { RunState } from "./run-dir.js";
 import { coldStart } from "./run/cold-start.js";
-import { commitIteration, recordEpisodes } from "./run/commit.js";
+import { commitIteration, recordEpisodes, saveIteration, type SavedIteration } from "./run/commit.js";
 import { haltedError, RunError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
 import { evaluatePolicy } from "./run/evaluate.js";
 import { preflight } from "./run/preflight.js";
@@ -94,9 +98,26 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     // The preflight waits for the first batch with a target; a run resumed past iteration 1 has
     // taken its first steps already.
     let preflightPending = state.iteration === 0;
+    // The iteration whose checkpoint the trainer is writing in the background while the next
+    // rollout generates: committed once it is durable, before anything else is (run/commit.ts).
+    let saving: { saved: SavedIteration; rolloutSeconds: number; evaluation: EvalSummary | undefined; firstEnvError: string | undefined } | undefined;
+    /** Commits the iteration being saved, if any; whether its watchdog stops the run. */
+    const commitSaving = async (): Promise<boolean> => {
+      if (!saving) return false;
+      const { saved, rolloutSeconds, evaluation, firstEnvError } = saving;
+      saving = undefined;
+      const committed = await commitIteration(ctx, state, saved, signals);
+      state = committed.state;
+      signals.push(committed.metrics);
+      reportIteration(ctx, committed.metrics, rolloutSeconds, pace, evaluation, firstEnvError);
+      if (!committed.watchdog.stop) return false;
+      watchdogStop = committed.watchdog.warnings.find((w) => w.code === "no-signal")?.message ?? "no learning signal";
+      return true;
+    };
     try {
       for (let iteration = state.iteration + 1; iteration <= plan.rollout.iterations; iteration++) {
         if (options.stop?.aborted) {
+          await commitSaving();
           stopped = true;
           break;
         }
@@ -114,6 +135,11 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         if (asyncRollout && iteration > 1 && pipeline.size === 0) pipeline.startThrough(launchedThrough(asyncRollout, iteration - 1, plan.rollout.iterations));
         const rollout = await (pipeline.take(iteration) ?? collectRollout(ctx, iteration));
         const rolledOut = Date.now();
+        // The iteration before is committed now that its checkpoint has had this rollout's time to
+        // be written; a watchdog stop there leaves this rollout uncommitted.
+        const commitBefore = saving ? Date.now() : undefined;
+        if (await commitSaving()) break;
+        const commitBeforeSeconds = commitBefore === undefined ? undefined : (Date.now() - commitBefore) / 1000;
 
         const scored = await scoreBatch(ctx, iteration, rollout.accepted, version);
         // Before the first optimizer step (and before the next rollout starts): a failed check
@@ -143,24 +169,32 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         }
         const evaluation = isEval ? await evaluatePolicy(ctx, iteration) : undefined;
         if (evaluation) lastEval = evaluation;
-        const committed = await commitIteration(ctx, state, {
+        const saved = await saveIteration(ctx, state, {
           iteration,
           rollout,
           scored,
           update,
           ...(evalBefore ? { evalBefore } : {}),
           ...(evaluation ? { evaluation } : {}),
-          times: { begun, rolledOut, scored: scoredAt, updated, ...(evalBefore ? { evalBeforeSeconds: (begun - evalBegun) / 1000 } : {}) },
-        }, signals);
-        state = committed.state;
-        signals.push(committed.metrics);
-        reportIteration(ctx, committed.metrics, rollout.seconds, pace, evaluation, rollout.allPlayed.find((p) => p.episode.end === "env_error")?.episode.error);
-        if (committed.watchdog.stop) {
-          watchdogStop = committed.watchdog.warnings.find((w) => w.code === "no-signal")?.message ?? "no learning signal";
-          break;
-        }
+          times: {
+            begun,
+            rolledOut,
+            scored: scoredAt,
+            updated,
+            ...(evalBefore ? { evalBeforeSeconds: (begun - evalBegun) / 1000 } : {}),
+            ...(commitBeforeSeconds !== undefined ? { commitBeforeSeconds } : {}),
+          },
+        });
+        saving = { saved, rolloutSeconds: rollout.seconds, evaluation, firstEnvError: rollout.allPlayed.find((p) => p.episode.end === "env_error")?.episode.error };
+        // Written already (a trainer that saves before it answers): committed at once.
+        if (!saved.pending && (await commitSaving())) break;
       }
+      // The last iteration (or the one before a stop) is committed before the run ends.
+      await commitSaving();
     } catch (error) {
+      // A failure after an iteration was saved (a rollout's, say) still commits it when its
+      // checkpoint can be confirmed: the work is kept, not redone on resume. A halt does not wait.
+      if (!options.halt?.aborted) await commitSaving().catch(() => undefined);
       // Failing with a rollout in flight: stop the trainers first so that it fails fast, then
       // let it end (its envs close) before reporting.
       await trainers.kill();

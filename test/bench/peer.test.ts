@@ -48,7 +48,7 @@ describe("peer benchmark", () => {
     expect(rows.map((r) => r.name)).toEqual(["ARL: arl run, PyTorch trainer", "TRL 1.16.0 GRPOTrainer", "compute floor: plain PyTorch loop", "ARL / TRL", "ARL / floor"]);
     expect(rows[0]).toMatchObject({ medianMs: 1200, minMs: 1000, maxMs: 1400, runs: 3 });
     expect(rows[0]!.note).toContain("CPU 2000 ms a step");
-    expect(rows[0]!.note).toContain("commit (checkpoint saved and fsynced, metrics, state) 500 ms");
+    expect(rows[0]!.note).toContain("commit in the step's path (the checkpoint copied, the one before awaited, metrics, state) 500 ms");
     expect(rows[3]).toMatchObject({ value: 0.6, met: true, goal: "<= 1" });
     expect(rows[3]!.note).toContain("in CPU time 0.50x");
     expect(rows[4]).toMatchObject({ met: true, goal: "<= 1.25" });

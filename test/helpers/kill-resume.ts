@@ -16,9 +16,13 @@ export interface KilledAndResumed {
   readonly resumed: { readonly exitCode?: number; readonly stdout: string; readonly stderr: string };
 }
 
-/** Runs `file` (experiment `experiment`, variant default) under `out`, kills it after `killAfter` committed iterations, resumes it. */
-export async function killThenResume(file: string, out: string, experiment: string, trainerCommand: string, killAfter: number): Promise<KilledAndResumed> {
-  const child = execa(process.execPath, [arl, "run", file, "--out", out, "--trainer-command", trainerCommand], { reject: false, detached: true });
+/**
+ * Runs `file` (experiment `experiment`, variant default) under `out`, kills it after `killAfter`
+ * committed iterations, resumes it; with the plan's own trainer when `trainerCommand` is undefined.
+ */
+export async function killThenResume(file: string, out: string, experiment: string, trainerCommand: string | undefined, killAfter: number): Promise<KilledAndResumed> {
+  const trainerArgs = trainerCommand === undefined ? [] : ["--trainer-command", trainerCommand];
+  const child = execa(process.execPath, [arl, "run", file, "--out", out, ...trainerArgs], { reject: false, detached: true });
   const stateFile = () => {
     const base = path.join(out, experiment, "default");
     if (!existsSync(base)) return undefined;
@@ -37,6 +41,6 @@ export async function killThenResume(file: string, out: string, experiment: stri
   await child;
   const runDir = path.dirname(stateFile()!);
   const killedAt = (JSON.parse(readFileSync(path.join(runDir, "state.json"), "utf8")) as { iteration: number }).iteration;
-  const resumed = await execa(process.execPath, [arl, "run", "--resume", runDir, "--trainer-command", trainerCommand], { reject: false });
+  const resumed = await execa(process.execPath, [arl, "run", "--resume", runDir, ...trainerArgs], { reject: false });
   return { runDir, killedAt, resumed };
 }

@@ -1,15 +1,19 @@
 // `arl run --backend torch` on a small spec: the runtime drives the PyTorch trainer
 // (runtime-gpu, on CPU here) through the protocol for a whole iteration.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import { counterSubprocessEnv } from "../helpers/plans.js";
+import { killThenResume } from "../helpers/kill-resume.js";
 import { readBuffer } from "../../src/runtime/buffer.js";
+import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { pythonWithTorch } from "../../src/trainer/launch.js";
+
+const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
 
 const hasTorch = spawnSync(pythonWithTorch(), ["-c", "import torch"], { stdio: "ignore" }).status === 0;
 
@@ -83,6 +87,33 @@ describe.skipIf(!hasTorch)("arl run --backend torch", () => {
     expect(new Set(sampled.filter((r) => r[0] === 4).flatMap((r) => (r[4] as number[]).filter((v) => v >= 0)))).toEqual(new Set([2]));
     expect(sampled).toEqual(records(alone));
   }, 300_000);
+
+  it("writes each checkpoint while the next rollout generates, and after kill -9 --resume ends with the uninterrupted run's buffer and metrics", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-torch-"));
+    const text = spec.replace("iterations: 1, concurrency: 4", "iterations: 5, concurrency: 4").replace("eval { every: 1,", "eval { every: 5,");
+    writeFileSync(path.join(dir, "smoke.arl"), text);
+    const reference = await runArl(["run", "smoke.arl", "--out", "reference"], { cwd: dir });
+    expect(reference.stderr).toBe("");
+    expect(reference.code).toBe(0);
+    const referenceDir = RunDirectory.open(reference.stdout.match(/run directory: (.*)$/m)![1]!);
+    const metrics = referenceDir.readMetrics();
+    // Each iteration after the first waited, after its rollout, for the one before's checkpoint,
+    // which the trainer wrote in the background: the line says how long.
+    expect(metrics.map((m) => (m.time as { commit_before_s?: number }).commit_before_s === undefined)).toEqual([true, false, false, false, false]);
+    expect(readdirSync(path.join(referenceDir.dir, "checkpoints"))).toEqual([path.basename(referenceDir.checkpointDir(5))]);
+    // Killed once iteration 2 is committed: iteration 3's checkpoint may be being written.
+    const { runDir, killedAt, resumed } = await killThenResume(path.join(dir, "smoke.arl"), path.join(dir, "runs"), "torch_smoke", undefined, 2);
+    expect(killedAt).toBeGreaterThanOrEqual(2);
+    expect(resumed.stderr).toBe("");
+    expect(resumed.exitCode).toBe(0);
+    const after = RunDirectory.open(runDir);
+    expect(withoutTimes(after.readMetrics())).toEqual(withoutTimes(metrics));
+    // Ids and versions, not the sampled log-probs: which episodes' turns share a generate batch
+    // follows when their envs answer, and PyTorch's CPU kernels round a batch of another shape
+    // differently (about 1e-7), in two uninterrupted runs alike.
+    const records = (d: RunDirectory) => readBuffer(d.bufferPath).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.versions)]);
+    expect(records(after)).toEqual(records(referenceDir));
+  }, 600_000);
 
   it("passes the conformance suite through the PyTorch trainer: arl conformance --trainer torch", async () => {
     const repo = fileURLToPath(new URL("../..", import.meta.url));

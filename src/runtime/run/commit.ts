@@ -1,14 +1,19 @@
 // Commit: an iteration becomes part of the run. Its episodes are appended to the buffer (all of
 // them, rejected groups included) before its evaluation; then the trainer saves a checkpoint,
 // the metrics line is appended, and state.json names the iteration, the checkpoint and every
-// committed file's length and checksum. Until state.json is replaced, a kill loses only this
-// iteration: a resume cuts what it appended.
+// committed file's length and checksum. Until state.json is replaced, a kill loses only the
+// iterations not committed: a resume cuts what they appended.
+//
+// The save is asked for in the background (saveIteration): a trainer may answer before the files
+// are durable and write them while the next rollout generates. The iteration is committed
+// (commitIteration) once the trainer says they are (`saved`), and not before.
+import path from "node:path";
 import type { TrajectoryRecord } from "../buffer.js";
 import type { RunState } from "../run-dir.js";
 import type { RunContext } from "./context.js";
 import { stepwiseBatch, type Played } from "./episodes.js";
 import { iterationMetrics, type IterationMetrics, type IterationOutcome } from "./metrics.js";
-import { watchIteration, type SignalOfIteration, type WatchdogVerdict } from "./watchdog.js";
+import { watchIteration, type SignalOfIteration, type WatchdogVerdict, type WatchedEpisode } from "./watchdog.js";
 
 /** Lets signal handlers and timers run between slices of long synchronous work. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -62,24 +67,51 @@ export interface CommittedIteration {
   readonly watchdog: WatchdogVerdict;
 }
 
+/** An iteration whose checkpoint the trainer has taken, and may still be writing: not committed yet. */
+export interface SavedIteration {
+  readonly iteration: number;
+  readonly checkpoint: string;
+  /** The trainer answered before the checkpoint was durable: `saved` collects it. */
+  readonly pending: boolean;
+  /** Its metrics line, measured when the save was answered (its total_s ends there). */
+  readonly measured: IterationMetrics;
+  readonly episodes: readonly WatchedEpisode[];
+}
+
 /**
- * Saves the checkpoint of `outcome`'s iteration, appends its metrics (with the watchdog's
- * warnings, given the signal of the iterations committed before it, `earlier`) and commits it
- * over `state`, the state committed before it; the previous checkpoint is removed once the new
- * state names its own.
+ * Asks the trainer to save the checkpoint of `outcome`'s iteration, in the background where it
+ * can, and measures the iteration's metrics (over `state`, the state committed before it).
  */
-export async function commitIteration(ctx: RunContext, state: RunState, outcome: IterationOutcome, earlier: readonly SignalOfIteration[]): Promise<CommittedIteration> {
+export async function saveIteration(ctx: RunContext, state: RunState, outcome: IterationOutcome): Promise<SavedIteration> {
   const { plan, runDir } = ctx;
   const { iteration } = outcome;
   const checkpoint = runDir.checkpointDir(iteration);
-  const saved = await ctx.trainer.request("save", { path: checkpoint });
+  const saved = await ctx.trainer.request("save", { path: checkpoint, background: true });
   const evalBase = iteration === 1 ? state.baseEval : undefined;
   const sft = iteration === 1 ? state.sft : undefined;
   const coldStartTime = iteration === 1 ? state.coldStartTime : undefined;
   const engine = ctx.engine?.takeMetrics();
   const measured = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}), ...(coldStartTime ? { coldStartTime } : {}), ...(engine ? { engine } : {}) }, saved.policy_version);
   const episodes = outcome.rollout.allPlayed.map((p) => ({ reward: p.rewards.total, success: p.success, end: p.episode.end, turns: p.episode.episode.turns, ...(p.episode.error ? { error: p.episode.error } : {}) }));
-  const watchdog = watchIteration(plan.rollout.watchdog, earlier, measured, episodes);
+  return { iteration, checkpoint, pending: saved.pending === true, measured, episodes };
+}
+
+/**
+ * Commits `saved` over `state`, the state committed before it: waits until its checkpoint is
+ * durable, appends its metrics (with the watchdog's warnings, given the signal of the iterations
+ * committed before it, `earlier`) and writes the state; the previous checkpoint is removed once
+ * the new state names its own.
+ */
+export async function commitIteration(ctx: RunContext, state: RunState, saved: SavedIteration, earlier: readonly SignalOfIteration[]): Promise<CommittedIteration> {
+  const { plan, runDir } = ctx;
+  const { iteration, checkpoint, measured } = saved;
+  if (saved.pending) {
+    const written = await ctx.trainer.request("saved", {});
+    if (written.path === null || path.resolve(written.path) !== path.resolve(checkpoint)) {
+      throw new Error(`the trainer answered 'saved' with ${written.path === null ? "no save outstanding" : `the folder ${written.path}`} while iteration ${iteration}'s checkpoint ${checkpoint} was being written`);
+    }
+  }
+  const watchdog = watchIteration(plan.rollout.watchdog, earlier, measured, saved.episodes);
   const metrics: IterationMetrics = { ...(watchdog.warnings.length > 0 ? { ...measured, warnings: watchdog.warnings } : measured), ...(await ctx.tracking.counts()) };
   runDir.appendMetrics(metrics);
   const previous = state.checkpoint;

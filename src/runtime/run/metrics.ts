@@ -20,6 +20,8 @@ export interface IterationTimes {
   readonly updated: number;
   /** Seconds of the evaluation before training (iteration 1 with eval.before_training), which ran before `begun`. */
   readonly evalBeforeSeconds?: number;
+  /** Seconds between `rolledOut` and `scored` spent committing the iteration before (its background checkpoint awaited). */
+  readonly commitBeforeSeconds?: number;
 }
 
 /** What the phases of one iteration produced, up to its checkpoint. */
@@ -96,7 +98,9 @@ export interface IterationMetrics {
    * rollout_s: the rollout's own wall time; wait_s: how long this iteration waited for it (less
    * than rollout_s when it overlapped the previous update). Iteration 1 also carries the phases
    * before it (base_eval_s, sft_s, eval_before_s), counted in its total_s: the run's wall time
-   * is the sum of total_s over its lines.
+   * is the sum of total_s over its lines. commit_before_s: how long this iteration waited, after
+   * its rollout, for the iteration before to be committed (its checkpoint, written in the
+   * background during this rollout, made durable); present when it waited; not in reward_s.
    */
   readonly time: {
     readonly rollout_s: number;
@@ -106,6 +110,7 @@ export interface IterationMetrics {
     readonly base_eval_s?: number;
     readonly sft_s?: number;
     readonly eval_before_s?: number;
+    readonly commit_before_s?: number;
     readonly total_s: number;
   };
   /** The watchdog's warnings about this iteration (run/watchdog.ts); absent when it had none. */
@@ -188,10 +193,11 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     time: {
       rollout_s: rollout.seconds,
       wait_s: (times.rolledOut - times.begun) / 1000,
-      reward_s: (times.scored - times.rolledOut) / 1000,
+      reward_s: (times.scored - times.rolledOut) / 1000 - (times.commitBeforeSeconds ?? 0),
       update_s: (times.updated - times.scored) / 1000,
       ...(cold ? { base_eval_s: cold.base_eval_s, sft_s: cold.sft_s } : {}),
       ...(times.evalBeforeSeconds !== undefined ? { eval_before_s: times.evalBeforeSeconds } : {}),
+      ...(times.commitBeforeSeconds !== undefined ? { commit_before_s: times.commitBeforeSeconds } : {}),
       total_s: (Date.now() - times.begun) / 1000 + (cold ? cold.base_eval_s + cold.sft_s : 0) + (times.evalBeforeSeconds ?? 0),
     },
   };
