@@ -25,6 +25,7 @@ import json
 import os
 import pickle
 import shutil
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -39,6 +40,21 @@ from .state import Configured, TrainerState, configured
 from .weights import empty_behaviour_slot, full_state, load_tensors, policy_tensors
 
 CHECKPOINT_FORMAT = "arl-trainer-checkpoint"
+
+
+def _skip_zip_checksums() -> None:
+    """torch.save's zip records carry CRC-32s that torch.load never checks; computing them took
+    two thirds of writing the optimizer state (20 ms of CPU for 39 MB). Off where this torch has
+    the setting (2.6 on)."""
+    try:
+        import torch.utils.serialization
+
+        torch.utils.serialization.config.save.compute_crc32 = False
+    except (ImportError, AttributeError):
+        pass
+
+
+_skip_zip_checksums()
 
 
 @dataclass
@@ -82,6 +98,7 @@ def save(state: TrainerState, p: dict) -> dict:
         copy = contents.host_copy()
 
         def write() -> None:
+            _lower_priority_of_this_thread()
             try:
                 os.makedirs(parent, exist_ok=True)
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -148,6 +165,18 @@ def finish_background_save(state: TrainerState) -> None:
 def _join(job: BackgroundSave) -> None:
     if job.thread is not None:
         job.thread.join()
+
+
+def _lower_priority_of_this_thread() -> None:
+    """The writing thread yields the CPU to the requests being answered meanwhile (10 nicer than
+    the trainer, at most 19; Linux, where a thread has its own priority)."""
+    if sys.platform != "linux":
+        return
+    try:
+        me = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, me, min(19, os.getpriority(os.PRIO_PROCESS, me) + 10))
+    except OSError:
+        pass
 
 
 def _put_in_place(tmp: str, path: str, parent: str, save_count: int) -> list[str]:

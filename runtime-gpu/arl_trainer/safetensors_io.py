@@ -49,11 +49,13 @@ class SafetensorsError(ValueError):
     pass
 
 
-def _tensor_bytes(t: torch.Tensor) -> bytes:
+def _tensor_bytes(t: torch.Tensor) -> np.ndarray:
+    """The tensor's bytes, little-endian as stored, as a flat uint8 view of its (host, contiguous)
+    memory: written without a copy of their own."""
     t = t.detach().to("cpu").contiguous()
     if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().tobytes()
-    return t.numpy().tobytes()
+        t = t.view(torch.int16)
+    return t.numpy().reshape(-1).view(np.uint8)
 
 
 def save_file(tensors: Mapping[str, torch.Tensor], path: str, metadata: Mapping[str, str] | None = None) -> None:
@@ -61,7 +63,7 @@ def save_file(tensors: Mapping[str, torch.Tensor], path: str, metadata: Mapping[
     header: dict[str, object] = {}
     if metadata:
         header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
-    blobs: list[bytes] = []
+    blobs: list[np.ndarray] = []
     offset = 0
     seen_storage: dict[tuple[int, int], str] = {}
     for name in tensors:
@@ -74,9 +76,9 @@ def save_file(tensors: Mapping[str, torch.Tensor], path: str, metadata: Mapping[
         if key is not None:
             seen_storage[key] = name
         blob = _tensor_bytes(t)
-        header[name] = {"dtype": _TO_CODE[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
+        header[name] = {"dtype": _TO_CODE[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + blob.nbytes]}
         blobs.append(blob)
-        offset += len(blob)
+        offset += blob.nbytes
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     raw += b" " * ((8 - len(raw) % 8) % 8)
     with open(path, "wb") as f:

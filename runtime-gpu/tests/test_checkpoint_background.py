@@ -3,6 +3,7 @@ that request, whatever the trainer does meanwhile; `saved` reports it, or its fa
 import filecmp
 import json
 import os
+import sys
 import threading
 
 import numpy as np
@@ -113,3 +114,20 @@ def test_a_checkpoint_too_large_for_host_memory_is_written_before_the_answer(tmp
     assert "pending" not in answer and "model.safetensors" in answer["files"]
     assert sorted(os.listdir(tmp_path / "ck")) == answer["files"]
     assert t.saved({})["path"] is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="per-thread priorities are Linux's")
+def test_the_writing_thread_yields_the_cpu_to_the_requests(tmp_path, monkeypatch):
+    seen = {}
+    write = checkpoint._write_checkpoint
+
+    def noting_its_priority(*args):
+        seen["writer"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return write(*args)
+
+    monkeypatch.setattr(checkpoint, "_write_checkpoint", noting_its_priority)
+    t = make()
+    t.save({"path": str(tmp_path / "ck"), "background": True})
+    t.saved({})
+    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert seen["writer"] == min(19, main + 10) and os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main
