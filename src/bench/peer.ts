@@ -23,7 +23,7 @@ import { RunDirectory } from "../runtime/run-dir.js";
 import { pythonWithTorch, trainerCommand } from "../trainer/launch.js";
 import { median, type BenchResult, type BenchSection } from "./harness.js";
 
-const STEPS = 6;
+const STEPS = 11;
 /** The work of one step: PROMPTS prompts x GROUP samples, each up to MAX_NEW tokens. */
 export const PEER_WORK = { group: 4, prompts: 4, maxNew: 16, lr: 1e-5, clip: 0.2, gradClip: 1, temperature: 1 } as const;
 const SIDE_BY_SIDE = path.join(RUNTIME_GPU_DIR, "bench/grpo_side_by_side.py");
