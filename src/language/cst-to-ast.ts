@@ -28,8 +28,8 @@ export class DocumentAstBuilder {
   private readonly builder: AstBuilder;
   private readonly early = new Map<CstNode, ast.Block[]>();
 
-  constructor(file: string, lines: LineIndex, comments: readonly IToken[], text: string) {
-    this.builder = new AstBuilder(file, lines, comments, text, this.early);
+  constructor(file: string, lines: LineIndex, docComments: readonly IToken[], text: string) {
+    this.builder = new AstBuilder(file, lines, docComments, text, this.early);
   }
 
   blockParsed(n: CstNode): void {
@@ -54,13 +54,13 @@ class AstBuilder extends ExpressionAstBuilder {
   constructor(
     file: string,
     lines: LineIndex,
-    comments: readonly IToken[],
+    docComments: readonly IToken[],
     private readonly text: string,
     /** Top-level blocks already converted while parsing, by their node. */
     private readonly early: ReadonlyMap<CstNode, ast.Block[]> = new Map(),
   ) {
     super(file, lines);
-    this.docs = indexDocComments(comments, text);
+    this.docs = indexDocComments(docComments, text);
   }
 
   private docAt(offset: number): string | undefined {

@@ -3,7 +3,11 @@ import type { IToken } from "chevrotain";
 import { tokenEndOffset } from "./lexer.js";
 import * as t from "./tokens.js";
 
-/** Maps the offset of the first character after each run of `///` lines to the run's text. */
+/**
+ * Maps the offset of the first character after each run of `///` lines to the run's text.
+ * `comments` may hold the doc comments alone: another comment between two of them is text
+ * that is not white space, which ends the run just the same.
+ */
 export function indexDocComments(comments: readonly IToken[], text: string): Map<number, string> {
   const docs = new Map<number, string>();
   let run: string[] = [];

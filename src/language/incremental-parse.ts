@@ -21,7 +21,7 @@
 import type { IToken } from "chevrotain";
 import { LineIndex, type Position } from "../contracts/source-range.js";
 import type { Block, Document } from "./ast.js";
-import { lex } from "./lexer.js";
+import { lex, lexComments } from "./lexer.js";
 import { parse, parseTokens, type ParseResult } from "./parse.js";
 
 /** Counts of how texts were parsed (for tests and the benchmark). */
@@ -78,23 +78,30 @@ function spliced(previous: ParseResult, text: string, file: string): ParseResult
   if (lexed.diagnostics.length > 0) return undefined;
   const origin = lines.position(start);
   for (const tok of lexed.tokens) moveToken(tok, start, origin);
-  for (const tok of lexed.comments) moveToken(tok, start, origin);
-  const piece = parseTokens({ ...lexed, lines }, text, file);
+  for (const tok of lexed.docComments) moveToken(tok, start, origin);
+  const piece = parseTokens({ tokens: lexed.tokens, docComments: lexed.docComments, diagnostics: lexed.diagnostics, lines, comments: [] }, text, file);
   const block = piece.document.blocks[0];
   if (piece.diagnostics.length > 0 || piece.document.blocks.length !== 1 || piece.document.imports.length > 0 || !block) return undefined;
   if (block.type.name !== oldBlock.type.name || (block.name === undefined) !== (oldBlock.name === undefined) || block.range.end.offset !== newEnd) return undefined;
 
   const shift = shifter(previous.lines.position(oldEnd), lines.position(newEnd), delta);
-  const comments: IToken[] = [];
-  for (const c of previous.comments) if (c.startOffset < start) comments.push(c);
-  for (const c of lexed.comments) comments.push(c);
-  for (const c of previous.comments) if (c.startOffset >= oldEnd) comments.push(shiftToken(c, shift));
   const document: Document = {
     ...previous.document,
     blocks: [...blocks.slice(0, index), block, ...blocks.slice(index + 1).map((b) => shiftNode(b, shift))],
     range: lines.range(0, text.length),
   };
-  return { document, diagnostics: [], comments, lines, text };
+  // Comments are lexed from the new text when asked for, as `parse` does (never from
+  // `previous`: a chain of edits would keep every earlier parse alive).
+  let comments: IToken[] | undefined;
+  return {
+    document,
+    diagnostics: [],
+    get comments() {
+      return (comments ??= lexComments(text));
+    },
+    lines,
+    text,
+  };
 }
 
 /** A token lexed from a piece of text that starts at `origin` in the whole, moved to where it lies in the whole. */
@@ -119,18 +126,6 @@ function shifter(oldEnd: Position, newEnd: Position, delta: number): Shift {
   const columnDelta = newEnd.column - oldEnd.column;
   if (delta === 0 && lineDelta === 0 && columnDelta === 0) return (p) => p;
   return (p) => ({ line: p.line + lineDelta, column: p.line === oldEnd.line ? p.column + columnDelta : p.column, offset: p.offset + delta });
-}
-
-function shiftToken(tok: IToken, shift: Shift): IToken {
-  const start = shift({ line: tok.startLine ?? 0, column: tok.startColumn ?? 0, offset: tok.startOffset });
-  const end = shift({ line: tok.endLine ?? 0, column: tok.endColumn ?? 0, offset: tok.endOffset ?? tok.startOffset });
-  return {
-    ...tok,
-    startOffset: start.offset,
-    ...(tok.endOffset !== undefined ? { endOffset: end.offset } : {}),
-    ...(tok.startLine !== undefined ? { startLine: start.line, startColumn: start.column } : {}),
-    ...(tok.endLine !== undefined ? { endLine: end.line, endColumn: end.column } : {}),
-  };
 }
 
 /**

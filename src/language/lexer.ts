@@ -1,6 +1,6 @@
-// Lexing: text -> tokens for the parser, comment tokens for the formatter and hover, and the
-// lexical diagnostics (invalid characters, malformed numbers, unterminated strings/comments).
-import { Lexer, type IToken } from "chevrotain";
+// Lexing: text -> tokens for the parser, doc comments for hover, all comment tokens for the
+// formatter (on request, or lexed again on first use), and the lexical diagnostics (invalid characters, malformed numbers, unterminated strings/comments).
+import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
 import { LineIndex } from "../contracts/source-range.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import * as t from "./tokens.js";
@@ -8,17 +8,39 @@ import * as t from "./tokens.js";
 /** Brackets nested deeper than this are cut out and reported (keeps parsing linear and stack-safe). */
 const MAX_NESTING = 64;
 
-const arlLexer = new Lexer([...t.allTokens], {
-  positionTracking: "full",
-  ensureOptimizations: false,
-  recoveryEnabled: true,
-});
+const lexerConfig = { positionTracking: "full", ensureOptimizations: false, recoveryEnabled: true } as const;
+
+/** Keeps every comment as a token (the formatter, the editor's cursor context). */
+const commentsLexer = new Lexer([...t.allTokens], lexerConfig);
+
+/**
+ * Matches what `commentsLexer` matches, but keeps of the comments only the doc comments (what a
+ * check reads) and an unterminated block comment (a diagnostic). A kept token lives as long as
+ * the parse: a file of 400k comment lines kept them all, and the garbage collector's copying of
+ * them made `check` grow faster than its input.
+ */
+const codeLexer = new Lexer(
+  t.allTokens.map((tok) => (tok === t.LineComment || tok === t.BlockComment ? skippedTwin(tok) : tok)),
+  lexerConfig,
+);
+
+/** The same pattern in the skipped group: matched and dropped, never a token the parser sees. */
+function skippedTwin(tok: TokenType): TokenType {
+  return createToken({ name: `Skipped${tok.name}`, pattern: tok.PATTERN, group: Lexer.SKIPPED, line_breaks: tok.LINE_BREAKS === true });
+}
+
+export interface LexOptions {
+  /** Keep every comment as a token at once (else `comments` lexes the text again on first use). */
+  readonly keepComments?: boolean;
+}
 
 export interface LexResult {
   /** Tokens the parser consumes (trivia and comments removed, over-deep nesting cut out). */
   readonly tokens: IToken[];
-  /** Comment tokens (line, doc and block comments), in source order. */
+  /** Comment tokens (line, doc and block comments), in source order; see `LexOptions`. */
   readonly comments: IToken[];
+  /** The doc comments (`///`) alone, in source order: all that the AST reads of comments. */
+  readonly docComments: IToken[];
   readonly diagnostics: Diagnostic[];
   readonly lines: LineIndex;
 }
@@ -30,12 +52,12 @@ export function tokenEndOffset(token: IToken): number {
 /** Of one kind of mistake repeated many times in one place, the first this many are reported one by one. */
 export const MAX_REPEATED_REPORTS = 10;
 
-export function lex(source: string, file: string): LexResult {
+export function lex(source: string, file: string, options: LexOptions = {}): LexResult {
   const lines = new LineIndex(source);
   const diagnostics: Diagnostic[] = [];
   const at = (start: number, end: number) => lines.range(start, end);
   const text = withoutLoneSurrogates(source, file, lines, diagnostics);
-  const result = arlLexer.tokenize(text);
+  const result = (options.keepComments ? commentsLexer : codeLexer).tokenize(text);
 
   for (const error of result.errors) {
     const bad = text.slice(error.offset, error.offset + error.length);
@@ -50,8 +72,8 @@ export function lex(source: string, file: string): LexResult {
     });
   }
 
-  const comments = result.groups[t.COMMENT_GROUP] ?? [];
-  for (const c of comments) {
+  const kept = result.groups[t.COMMENT_GROUP] ?? [];
+  for (const c of kept) {
     if (c.tokenType === t.UnterminatedBlockComment) {
       diagnostics.push({
         code: "unterminated-comment",
@@ -88,7 +110,22 @@ export function lex(source: string, file: string): LexResult {
   }
 
   const tokens = cutDeepNesting(result.tokens, file, lines, diagnostics);
-  return { tokens, comments, diagnostics, lines };
+  const docComments = kept.filter((c) => c.tokenType === t.DocComment);
+  let comments = options.keepComments ? kept : undefined;
+  return {
+    tokens,
+    docComments,
+    diagnostics,
+    lines,
+    get comments() {
+      return (comments ??= commentsLexer.tokenize(text).groups[t.COMMENT_GROUP] ?? []);
+    },
+  };
+}
+
+/** The comment tokens of `source`, in source order (what `lex(source).comments` holds). */
+export function lexComments(source: string): IToken[] {
+  return lex(source, "", { keepComments: true }).comments;
 }
 
 const REPLACEMENT = "\ufffd";

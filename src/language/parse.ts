@@ -4,7 +4,7 @@ import type { LineIndex } from "../contracts/source-range.js";
 import { compareDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Document } from "./ast.js";
 import { DocumentAstBuilder } from "./cst-to-ast.js";
-import { lex, tokenEndOffset, type LexResult } from "./lexer.js";
+import { lex, tokenEndOffset, type LexOptions, type LexResult } from "./lexer.js";
 import { describeToken, parser } from "./parser.js";
 import * as t from "./tokens.js";
 import { at } from "../contracts/checked.js";
@@ -12,14 +12,14 @@ import { at } from "../contracts/checked.js";
 export interface ParseResult {
   readonly document: Document;
   readonly diagnostics: readonly Diagnostic[];
-  /** Comment tokens in source order, for the formatter and hover. */
+  /** Comment tokens in source order, for the formatter (lexed on first use unless `keepComments`). */
   readonly comments: readonly IToken[];
   readonly lines: LineIndex;
   readonly text: string;
 }
 
-export function parse(text: string, file: string): ParseResult {
-  return parseTokens(lex(text, file), text, file);
+export function parse(text: string, file: string, options: LexOptions = {}): ParseResult {
+  return parseTokens(lex(text, file, options), text, file);
 }
 
 /**
@@ -27,7 +27,7 @@ export function parse(text: string, file: string): ParseResult {
  * incremental-parse.ts). `lexed.lines` indexes `text`, which AST locations are read from.
  */
 export function parseTokens(lexed: LexResult, text: string, file: string): ParseResult {
-  const builder = new DocumentAstBuilder(file, lexed.lines, lexed.comments, text);
+  const builder = new DocumentAstBuilder(file, lexed.lines, lexed.docComments, text);
   parser.input = lexed.tokens;
   parser.onBlock = (block) => builder.blockParsed(block);
   let cst: CstNode;
@@ -75,7 +75,9 @@ export function parseTokens(lexed: LexResult, text: string, file: string): Parse
   return {
     document: built.document,
     diagnostics: withoutCascades(diagnostics, lexed.tokens, text.length),
-    comments: lexed.comments,
+    get comments() {
+      return lexed.comments;
+    },
     lines: lexed.lines,
     text,
   };

@@ -52,7 +52,7 @@ export type FormatResult = { readonly output: string } | { readonly diagnostics:
  * when the formatter could not keep the input's meaning (a bug, reported as such).
  */
 export function format(text: string, file: string): FormatResult {
-  const parsed = parse(text, file);
+  const parsed = parse(text, file, { keepComments: true });
   if (hasErrors(parsed.diagnostics)) return { diagnostics: [...parsed.diagnostics] };
   let output: string;
   try {

@@ -65,7 +65,7 @@ function isWord(tok: IToken): boolean {
 }
 
 export function cursorContext(text: string, offset: number): CursorContext {
-  const lexed = lex(text, "");
+  const lexed = lex(text, "", { keepComments: true });
   // Inside a comment: nothing to complete.
   for (const c of lexed.comments) {
     const cEnd = tokenEndOffset(c);

@@ -12,7 +12,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { diskHost } from "../../src/language/imports.js";
+import { lex } from "../../src/language/lexer.js";
 import { parse } from "../../src/language/parse.js";
+import { DocComment } from "../../src/language/tokens.js";
 import { commentText, format, stripRanges } from "../../src/language/printer.js";
 import { mutate, mutationOf, mutationSpellings } from "../helpers/mutations.js";
 import { shippedSpecs } from "../helpers/specs.js";
@@ -348,6 +350,33 @@ describe.runIf(longRuns > 0)(`long hunt (ARL_FUZZ_RUNS=${longRuns})`, () => {
     writeFileSync(path.join(out, "summary.txt"), `${done} inputs, ${crashes.length} crashes (seed ${seed})\n${crashes.join("\n")}\n`);
     expect(crashes, `${done} inputs; crashing inputs in ${out}`).toEqual([]);
   }, 24 * 3600_000);
+});
+
+/**
+ * The check's lexer drops line and block comments as it goes; what it hands the parser, and its
+ * doc comments and diagnostics, are those of the lexer that keeps every comment, and the comments
+ * it lexes again on first use are that lexer's, token for token.
+ */
+function checkLexersAgree(text: string): void {
+  const code = lex(text, "f.arl");
+  const kept = lex(text, "f.arl", { keepComments: true });
+  expect(code.tokens).toEqual(kept.tokens);
+  expect(code.diagnostics).toEqual(kept.diagnostics);
+  expect(code.docComments).toEqual(kept.comments.filter((c) => c.tokenType === DocComment));
+  expect(code.comments).toEqual(kept.comments);
+}
+
+describe("the check's lexer and the comment-keeping lexer", () => {
+  it("agree on generated specs with comments of every kind between tokens", () => {
+    fc.assert(fc.property(validSpec, (text) => checkLexersAgree(text)), runs(200));
+  });
+
+  it("agree on random token streams, mutated examples and arbitrary bytes", () => {
+    fc.assert(fc.property(tokenStream, (text) => checkLexersAgree(text)), runs(200));
+    fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 200 }).map((s) => `${s}/* ${s}`), (text) => checkLexersAgree(text)), runs(100));
+    const arb = fc.tuple(fc.constantFrom(...examples), fc.array(mutation, { minLength: 1, maxLength: 4 }));
+    fc.assert(fc.property(arb, ([example, mutations]) => checkLexersAgree(mutate(example.text, mutations))), runs(100));
+  });
 });
 
 describe("formatter properties", () => {

@@ -7,7 +7,7 @@ import { commentText } from "./comments.js";
 
 /** Why `output` is not a faithful rewrite of the parsed input, as a diagnostic; or undefined. */
 export function checkRoundTrip(parsed: ParseResult, output: string, file: string): Diagnostic | undefined {
-  const again = parse(output, file);
+  const again = parse(output, file, { keepComments: true });
   if (hasErrors(again.diagnostics)) return internalError(file, "the formatted text does not parse");
   if (!sameAst(parsed.document, again.document)) return internalError(file, "the formatted text has a different syntax tree");
   const before = parsed.comments.map(commentText);
