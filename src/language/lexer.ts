@@ -1,5 +1,6 @@
 // Lexing: text -> tokens for the parser, doc comments for hover, all comment tokens for the
-// formatter (on request, or lexed again on first use), and the lexical diagnostics (invalid characters, malformed numbers, unterminated strings/comments).
+// formatter (on request, or lexed again on first use), and the lexical diagnostics (invalid
+// characters, malformed numbers, unterminated strings/comments).
 import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
 import { LineIndex } from "../contracts/source-range.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
