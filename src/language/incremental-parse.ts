@@ -21,7 +21,7 @@
 import type { IToken } from "chevrotain";
 import { LineIndex, type Position } from "../contracts/source-range.js";
 import type { Block, Document } from "./ast.js";
-import { lex, lexComments } from "./lexer.js";
+import { CommentTokens, lex } from "./lexer.js";
 import { parse, parseTokens, type ParseResult } from "./parse.js";
 
 /** Counts of how texts were parsed (for tests and the benchmark). */
@@ -79,7 +79,8 @@ function spliced(previous: ParseResult, text: string, file: string): ParseResult
   const origin = lines.position(start);
   for (const tok of lexed.tokens) moveToken(tok, start, origin);
   for (const tok of lexed.docComments) moveToken(tok, start, origin);
-  const piece = parseTokens({ tokens: lexed.tokens, docComments: lexed.docComments, diagnostics: lexed.diagnostics, lines, comments: [] }, text, file);
+  // Fields named, not spread: a spread would lex the piece's comments, which no one reads.
+  const piece = parseTokens({ tokens: lexed.tokens, docComments: lexed.docComments, commentTokens: lexed.commentTokens, diagnostics: lexed.diagnostics, lines }, text, file);
   const block = piece.document.blocks[0];
   if (piece.diagnostics.length > 0 || piece.document.blocks.length !== 1 || piece.document.imports.length > 0 || !block) return undefined;
   if (block.type.name !== oldBlock.type.name || (block.name === undefined) !== (oldBlock.name === undefined) || block.range.end.offset !== newEnd) return undefined;
@@ -92,12 +93,12 @@ function spliced(previous: ParseResult, text: string, file: string): ParseResult
   };
   // Comments are lexed from the new text when asked for, as `parse` does (never from
   // `previous`: a chain of edits would keep every earlier parse alive).
-  let comments: IToken[] | undefined;
+  const commentTokens = new CommentTokens(text);
   return {
     document,
     diagnostics: [],
     get comments() {
-      return (comments ??= lexComments(text));
+      return commentTokens.all;
     },
     lines,
     text,

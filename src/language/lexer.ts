@@ -40,6 +40,8 @@ export interface LexResult {
   readonly tokens: IToken[];
   /** Comment tokens (line, doc and block comments), in source order; see `LexOptions`. */
   readonly comments: IToken[];
+  /** The same comments, as a holder that keeps only the text until they are asked for. */
+  readonly commentTokens: CommentTokens;
   /** The doc comments (`///`) alone, in source order: all that the AST reads of comments. */
   readonly docComments: IToken[];
   readonly diagnostics: Diagnostic[];
@@ -112,21 +114,32 @@ export function lex(source: string, file: string, options: LexOptions = {}): Lex
 
   const tokens = cutDeepNesting(result.tokens, file, lines, diagnostics);
   const docComments = kept.filter((c) => c.tokenType === t.DocComment);
-  let comments = options.keepComments ? kept : undefined;
+  const commentTokens = new CommentTokens(text, options.keepComments ? kept : undefined);
   return {
     tokens,
     docComments,
     diagnostics,
     lines,
+    commentTokens,
     get comments() {
-      return (comments ??= commentsLexer.tokenize(text).groups[t.COMMENT_GROUP] ?? []);
+      return commentTokens.all;
     },
   };
 }
 
-/** The comment tokens of `source`, in source order (what `lex(source).comments` holds). */
-export function lexComments(source: string): IToken[] {
-  return lex(source, "", { keepComments: true }).comments;
+/**
+ * A text's comment tokens, in source order: given, or lexed from the text on first use. It holds
+ * the text alone, so that a parse kept for its comments does not keep its parser tokens too.
+ */
+export class CommentTokens {
+  constructor(
+    private readonly text: string,
+    private tokens?: IToken[],
+  ) {}
+
+  get all(): IToken[] {
+    return (this.tokens ??= lex(this.text, "", { keepComments: true }).comments);
+  }
 }
 
 const REPLACEMENT = "\ufffd";

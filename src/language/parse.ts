@@ -26,7 +26,9 @@ export function parse(text: string, file: string, options: LexOptions = {}): Par
  * Parses tokens lexed from `text` (or from a piece of it, with their positions in `text`: see
  * incremental-parse.ts). `lexed.lines` indexes `text`, which AST locations are read from.
  */
-export function parseTokens(lexed: LexResult, text: string, file: string): ParseResult {
+export function parseTokens(lexed: Omit<LexResult, "comments">, text: string, file: string): ParseResult {
+  // Not `lexed` itself: the result would keep every parser token alive with it.
+  const commentTokens = lexed.commentTokens;
   const builder = new DocumentAstBuilder(file, lexed.lines, lexed.docComments, text);
   parser.input = lexed.tokens;
   parser.onBlock = (block) => builder.blockParsed(block);
@@ -76,7 +78,7 @@ export function parseTokens(lexed: LexResult, text: string, file: string): Parse
     document: built.document,
     diagnostics: withoutCascades(diagnostics, lexed.tokens, text.length),
     get comments() {
-      return lexed.comments;
+      return commentTokens.all;
     },
     lines: lexed.lines,
     text,
