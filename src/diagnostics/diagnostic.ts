@@ -1,6 +1,7 @@
 // Diagnostics are data: every stage reports problems through this one shape, and the CLI and
 // the language server print the same values.
 import type { Range } from "../contracts/source-range.js";
+import type { DiagnosticCode } from "./codes/index.js";
 
 export type Severity = "error" | "warning" | "info";
 
@@ -11,8 +12,8 @@ export interface RelatedInformation {
 }
 
 export interface Diagnostic {
-  /** Stable kebab-case code, e.g. `syntax-error`, `group-size-one`. */
-  readonly code: string;
+  /** Stable kebab-case code, e.g. `syntax-error`, `group-size-one`: one of src/diagnostics/codes/ or a lint rule's. */
+  readonly code: DiagnosticCode;
   readonly severity: Severity;
   readonly message: string;
   readonly file: string;

@@ -11,6 +11,7 @@ import type { Origin } from "../semantics/values.js";
 import { BlockIndex, locatePath, type Location } from "./locate.js";
 import type { ConfigPath, LintContext, LintReport, LintRule } from "./rule.js";
 import { lintRules } from "./rules/index.js";
+import type { LintRuleCode } from "../diagnostics/codes/index.js";
 
 export { lintRules } from "./rules/index.js";
 
@@ -122,7 +123,7 @@ function located(rule: LintRule, r: LintReport, experiment: ExperimentModel, var
   const where = locate(r.at, experiment, variant, entry, blocks);
   const related = [...where.related, ...(r.related ?? [])];
   return {
-    code: rule.code,
+    code: rule.code as LintRuleCode,
     severity: r.severity ?? rule.severity,
     message: r.message,
     file: where.origin.file,

@@ -10,6 +10,7 @@ import type { Env } from "../semantics/schema/env.js";
 import { dataFile, dataFilePath, originOf, readDataText } from "./lower-data-files.js";
 import type { LoweringContext } from "./lower-context.js";
 import type { PlanEnv } from "./schema.js";
+import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 type DatasetEnv = Extract<Env, { kind: "dataset" }>;
 
@@ -63,7 +64,7 @@ function readRows(env: DatasetEnv, python: boolean, file: string | undefined): D
   }
 }
 
-type Report = (code: string, at: string[], message: string, hint: string) => void;
+type Report = (code: CompilerCode, at: string[], message: string, hint: string) => void;
 
 /** The env's tools are its built-in ones, each declaring the argument it reads; lookup needs its column. */
 function checkTools(name: string, env: DatasetEnv, report: Report): void {

@@ -13,6 +13,7 @@ import { type LoweringContext, sortedRecord } from "./lower-context.js";
 import { lowerDatasetEnv } from "./lower-dataset.js";
 import { hostLibraryOf, lowerHostEnv } from "./lower-host-env.js";
 import type { PlanEnv } from "./schema.js";
+import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 export function lowerEnv(name: string, env: Env, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
   const { tool: _tool, signals, description, kind, ...rest } = env;
@@ -43,7 +44,7 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
  */
 function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
   if (env.kind !== "agent") throw new Error("not an agent env");
-  const report = (code: string, at: string[], message: string, hint: string) => {
+  const report = (code: CompilerCode, at: string[], message: string, hint: string) => {
     const origin = originOf(at, variant);
     diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, hint });
   };
@@ -86,7 +87,7 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
  * routes by task name; an OpenEnv action is one tool (its parameters the action's fields).
  */
 function checkServerEnv(name: string, env: Extract<Env, { kind: "agentrl" | "openenv" }>, variant: VariantModel, diagnostics: Diagnostic[]): void {
-  const report = (code: string, at: string[], message: string, hint: string) => {
+  const report = (code: CompilerCode, at: string[], message: string, hint: string) => {
     const origin = originOf(at, variant);
     diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, hint });
   };

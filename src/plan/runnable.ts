@@ -12,10 +12,11 @@ import { splitSizes, type Split } from "./splits.js";
 import { at, defined } from "../contracts/checked.js";
 import { hostLibraries } from "../semantics/schema/libraries/index.js";
 import type { HostLibrary } from "../semantics/schema/libraries/library.js";
+import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 export interface PlanRefusal {
   /** The check diagnostic's code. */
-  readonly code: string;
+  readonly code: CompilerCode;
   /** The plan field that causes it, e.g. ["envs", "code", "split", "test"]. */
   readonly path: readonly (string | number)[];
   /** Fields it is computed from, where the spec may have written the cause instead (a default split, a resolved batch size). */

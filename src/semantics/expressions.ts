@@ -9,6 +9,7 @@ import { dottedName } from "../language/ast.js";
 import { type ExprType, expressionFunctions, type RewardExpr, type RewardTerm, type StringTest, stringTests } from "./expression-ir.js";
 import { expressionError, type SignalScope, SignalResolver, toolsAsserted } from "./signal-resolver.js";
 import type { Origin, Value } from "./values.js";
+import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 // The IR and the signal vocabulary live in expression-ir.ts; these names stay importable from here.
 export { callSignals, episodeSignals, expressionFunctions, type RewardExpr, type RewardTerm, signalsOf } from "./expression-ir.js";
@@ -237,7 +238,7 @@ export class ExpressionChecker {
     }
     return { expr: { op: callee, args } as RewardExpr, type: "number" };
   }
-  private at(origin: Origin, code: string, message: string, hint?: string): undefined {
+  private at(origin: Origin, code: CompilerCode, message: string, hint?: string): undefined {
     this.error(origin, code, message, hint);
     return undefined;
   }
@@ -246,7 +247,7 @@ export class ExpressionChecker {
     this.error({ file, range: e.range }, "type-mismatch", message, hint);
     return undefined;
   }
-  private error(origin: Origin, code: string, message: string, hint?: string): void {
+  private error(origin: Origin, code: CompilerCode, message: string, hint?: string): void {
     expressionError(this.diagnostics, origin, code, message, hint);
   }
 }

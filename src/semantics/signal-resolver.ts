@@ -9,6 +9,7 @@ import { callSignals, episodeSignals, type RewardExpr } from "./expression-ir.js
 import type { Signal } from "./schema/env.js";
 import type { Tool } from "./schema/tool.js";
 import type { Origin } from "./values.js";
+import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 const toolAliasSignals: Readonly<Record<string, string>> = { name: "tool", env: "env", args: "args" };
 
@@ -29,7 +30,7 @@ export interface SignalScope {
 }
 
 /** Reports one error of an expression. */
-export function expressionError(diagnostics: Diagnostic[], origin: Origin, code: string, message: string, hint?: string): void {
+export function expressionError(diagnostics: Diagnostic[], origin: Origin, code: CompilerCode, message: string, hint?: string): void {
   diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, ...(hint ? { hint } : {}) });
 }
 
@@ -179,7 +180,7 @@ export class SignalResolver {
     return { op: "signal", namespace: "tool", name: `args.${name}`, type: at([...exprTypes], 0), timing: "state" };
   }
 
-  private error(origin: Origin, code: string, message: string, hint?: string): void {
+  private error(origin: Origin, code: CompilerCode, message: string, hint?: string): void {
     expressionError(this.diagnostics, origin, code, message, hint);
   }
 }

@@ -7,6 +7,7 @@ import { contentKey, toPlain, valueAt, WrittenValues } from "./plain.js";
 import { isSchemaDiagnostic } from "./schema/common.js";
 import { acceptsNone, fieldDoc, fieldNames } from "./schema/introspect.js";
 import { describeValue, type Origin, type RecordValue, type Value } from "./values.js";
+import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 export interface ValidationResult<T> {
   readonly data?: T;
@@ -146,7 +147,7 @@ function issueDiagnostics(
   const path = issue.path;
   const where = path.length > 0 ? `'${dotted(path)}'` : subject.label;
   const found = valueAt(valuesByPath, path);
-  const at = (o: Origin, code: string, message: string, hint?: string): Diagnostic => ({
+  const at = (o: Origin, code: CompilerCode, message: string, hint?: string): Diagnostic => ({
     code,
     severity: "error",
     message,

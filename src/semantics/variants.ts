@@ -3,6 +3,7 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { describeValue, RecordBuilder, type Origin, type RecordValue, type Value } from "./values.js";
 import { at, last } from "../contracts/checked.js";
+import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 export interface Override {
   readonly path: readonly string[];
@@ -62,7 +63,7 @@ export function expandVariants(experiment: RecordValue, diagnostics: Diagnostic[
     ...experiment,
     fields: new Map([...experiment.fields].filter(([k]) => k !== "sweep" && k !== "ablation")),
   };
-  const error = (origin: Origin, code: string, message: string, hint?: string) =>
+  const error = (origin: Origin, code: CompilerCode, message: string, hint?: string) =>
     diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, ...(hint ? { hint } : {}) });
 
   // Sweep axes: each leaf must be a non-empty list of values.

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { compilerCodes } from "../../src/cli/commands/explain.js";
+import { compilerCodes } from "../../src/diagnostics/codes/index.js";
 import { lintRules } from "../../src/lint/index.js";
 import { runArl } from "../helpers/cli.js";
 

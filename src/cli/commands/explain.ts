@@ -1,15 +1,12 @@
 // `arl explain CODE` and `arl explain --list`: what a diagnostic code means. Lint rules carry
 // their own explanation (the practice or paper behind them, the same text the editor shows on
-// hover); the compiler's other codes are described in explain-codes.ts, one paragraph each.
+// hover); the compiler's other codes are explained beside their definitions in src/diagnostics/codes/.
 import { editDistance } from "../../diagnostics/suggest.js";
 import { lintRule, lintRules } from "../../lint/index.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError } from "../io.js";
-import { compilerCodes } from "./explain-codes.js";
+import { compilerCodeExplanation, compilerCodes } from "../../diagnostics/codes/index.js";
 import { at } from "../../contracts/checked.js";
-
-// test/cli/explain.test.ts reads the table from here, beside the command that prints it.
-export { compilerCodes };
 
 const usage = `Usage: arl explain CODE
        arl explain --list
@@ -34,7 +31,7 @@ export function explain(code: string): Explanation | undefined {
       text: `${code} (lint rule, ${rule.severity}): ${rule.title}\n\n${rule.explanation}\n\nSilence it for one experiment with allow { ${code}: "why it does not apply" }.\n`,
     };
   }
-  const known = Object.hasOwn(compilerCodes, code) ? compilerCodes[code] : undefined;
+  const known = compilerCodeExplanation(code);
   if (!known) return undefined;
   return { code, title: known.title, text: `${code} (${known.stage}, not a lint rule): ${known.title}\n\n${known.explanation}\n` };
 }

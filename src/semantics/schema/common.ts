@@ -3,6 +3,7 @@
 // `{ $call, args, named }`, expressions over signals are `{ $expr }`.
 import * as z from "zod";
 import { closest } from "../../diagnostics/suggest.js";
+import type { CompilerCode } from "../../diagnostics/codes/index.js";
 
 export interface PlainName {
   readonly $name: readonly string[];
@@ -75,7 +76,7 @@ export const rewardExpression = z.custom<number | PlainName | PlainCall | PlainE
  * of the value written there.
  */
 export interface SchemaDiagnostic {
-  readonly code: string;
+  readonly code: CompilerCode;
   readonly message: string;
   readonly hint?: string;
 }

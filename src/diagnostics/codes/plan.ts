@@ -1,92 +1,8 @@
-// The compiler's diagnostic codes outside the lint rules, one paragraph each, for `arl explain`.
-// Data only: the lookup, suggestions and listing are explain.ts's.
+// The plan stage's codes: lowering, bounds, what the runtime would refuse, lock files (src/plan/).
+// Each code with the paragraph `arl explain CODE` prints.
+import type { CodeExplanation } from "./explanation.js";
 
-export interface CompilerCode {
-  /** The stage that reports it. */
-  readonly stage: string;
-  /** One line, for the list. */
-  readonly title: string;
-  /** What triggers it and what to do about it. */
-  readonly explanation: string;
-}
-
-/** Every diagnostic code the compiler reports outside the lint rules (test/cli/explain.test.ts keeps this complete). */
-export const compilerCodes: Readonly<Record<string, CompilerCode>> = {
-  "syntax-error": {
-    stage: "parser",
-    title: "The text does not follow the grammar",
-    explanation: `The parser expected something else at this point (a value after ':', a closing bracket, a
-block name). It recovers and keeps going, so every independent syntax error of a file is reported
-in one run; fix the first one of a cluster first, later ones may follow from it. The normative
-grammar is grammar/arl.ebnf.`,
-  },
-  "invalid-token": {
-    stage: "lexer",
-    title: "Characters that are not an ARL token",
-    explanation: `The lexer found characters that start no token, or a malformed one (a number such as 1_ or
-1e, a stray symbol). Numbers look like 8, 1_000, 0.2 or 5e-7, with underscores only between
-digits; names are letters, digits and '_', not starting with a digit.`,
-  },
-  "unterminated-string": {
-    stage: "lexer",
-    title: "A string without its closing quote",
-    explanation: `A "..." string must close on the same line; a """...""" string may span lines and closes
-with three quotes. Everything after the opening quote up to the end of the line (or file) was
-taken as the string.`,
-  },
-  "unterminated-comment": {
-    stage: "lexer",
-    title: "A /* comment without its closing */",
-    explanation: `A block comment runs to the matching '*/'. Without one, the rest of the file is a comment.`,
-  },
-  "invalid-escape": {
-    stage: "lexer",
-    title: "An unknown escape sequence in a string",
-    explanation: `Strings accept \\n \\t \\r \\0 \\" \\\\ \\uXXXX and \\u{X...} (a Unicode code point, not a surrogate).
-Write a literal backslash as \\\\.`,
-  },
-  "nesting-too-deep": {
-    stage: "lexer",
-    title: "Brackets nested too deeply",
-    explanation: `Blocks, lists and parentheses may nest 64 levels deep. Deeper nesting is refused rather than
-risking the parser's stack; flatten the value or move parts into their own declarations.`,
-  },
-  "expression-too-deep": {
-    stage: "parser",
-    title: "An expression or dotted name nested too deeply",
-    explanation: `A field's value may be at most 256 levels deep: each operator of a chain (a + b + c is two),
-each prefix (- or !), each .name, call, list, record or block is one level, and so is each dot of a
-field's name. Deeper values are refused where the limit is passed, so that no later stage (types,
-lowering, printing, the editor) can run out of stack. Split a long sum or condition into named
-terms or declarations.`,
-  },
-  "format-internal-error": {
-    stage: "formatter",
-    title: "arl fmt could not format a file without changing its meaning",
-    explanation: `arl fmt parses what it prints and refuses to write a result whose syntax tree or comments
-differ from the input's. The file is left exactly as it was; this is a bug in the formatter, not
-in the spec: please report it with the file.`,
-  },
-  "import-not-found": {
-    stage: "imports",
-    title: "An import names a file that does not exist",
-    explanation: `Relative imports ("./lib", "../common/envs") are resolved from the importing file, with or
-without the .arl extension; "std/..." imports come from the standard library (stdlib/std/).`,
-  },
-  "invalid-import-path": {
-    stage: "imports",
-    title: "An import path of the wrong form",
-    explanation: `Import paths start with "std/" (the standard library), "./" or "../" (a file relative to the
-importing one). Bare names and absolute paths are refused so that a spec means the same on every
-machine.`,
-  },
-  "import-outside-root": {
-    stage: "imports",
-    title: "An import leaves the entry file's folder",
-    explanation: `A spec may import files below its own folder and the standard library, nothing else: a plan's
-hash covers every imported file, and a checkout must contain all of them. Move the shared file
-into the experiment's folder or use "std/...".`,
-  },
+export const planCodes = {
   "data-file-outside-root": {
     stage: "plan",
     title: "A data file outside the spec's folder",
@@ -94,170 +10,6 @@ into the experiment's folder or use "std/...".`,
 the standard library, like imports: no absolute paths, no '..' out of the folder, and no symbolic
 link that leads outside it (links are resolved before the check). The file is neither read nor
 hashed. Copy the data into the experiment's folder and name it by a relative path.`,
-  },
-  "import-cycle": {
-    stage: "imports",
-    title: "Files that import each other",
-    explanation: `An import cycle (a -> b -> a) has no order in which the files can be read. Move what both files
-need into a third file that both import.`,
-  },
-  "duplicate-import": {
-    stage: "imports",
-    title: "Two imports under the same name",
-    explanation: `Each import binds a name (the file's name, or the one after 'as'); two imports cannot bind the
-same one. Give one of them another name with 'as'.`,
-  },
-  "missing-name": {
-    stage: "declarations",
-    title: "A top-level block without a name",
-    explanation: `Top-level blocks are declarations that other blocks refer to and extend, so they need a name:
-'env NAME { ... }', 'experiment NAME { ... }'.`,
-  },
-  "duplicate-declaration": {
-    stage: "declarations",
-    title: "Two declarations with the same name in one file",
-    explanation: `Names of top-level declarations are unique within a file, whatever their kind; the related
-location shows the first one. Rename one of them.`,
-  },
-  "unresolved-reference": {
-    stage: "declarations",
-    title: "An extends target that no declaration or import provides",
-    explanation: `'extends NAME' names a declaration of the same kind, in this file or through an import
-('alias.name'); none was found. Check the spelling (the hint suggests the closest name), declare
-it, or import the file that does.`,
-  },
-  "extends-cycle": {
-    stage: "declarations",
-    title: "Declarations that extend each other",
-    explanation: `'a extends b' takes b's values and overrides some; when b (directly or not) extends a, there is
-no base to start from. Break the cycle.`,
-  },
-  "extends-kind-mismatch": {
-    stage: "declarations",
-    title: "A block extending a declaration of another kind",
-    explanation: `A block can extend only a declaration of its own kind ('env x extends some_env', 'algorithm
-extends algo.grpo'): the fields of one kind mean nothing in another. The related location shows
-what the target is.`,
-  },
-  "duplicate-field": {
-    stage: "semantics",
-    title: "A field set twice in one block",
-    explanation: `Within one block each field (or dotted path) is set once; the related location shows the first
-one. Overriding belongs in a block that extends this one, a variant or an ablation arm.`,
-  },
-  "unknown-block": {
-    stage: "semantics",
-    title: "A top-level block of an unknown kind",
-    explanation: `Top-level blocks are declarations of one of the kinds experiment, env, tool, policy, harness,
-reward, algorithm, mask, rollout, eval and resources; the hint names the closest kind.`,
-  },
-  "unknown-field": {
-    stage: "schema",
-    title: "A field the block's schema does not have",
-    explanation: `Every block is checked against its schema, and an unknown field is an error rather than being
-ignored, so a misspelt setting never silently takes its default. The hint suggests the closest
-field; editor hover and completion list the block's fields.`,
-  },
-  "missing-field": {
-    stage: "schema",
-    title: "A required field is not set",
-    explanation: `The block's schema requires this field and has no default for it (for example an env's 'kind'
-or a policy's 'model'). Set it, or extend a declaration that does.`,
-  },
-  "type-mismatch": {
-    stage: "schema",
-    title: "A value of the wrong type",
-    explanation: `The field expects another kind of value (a number, a string, a list, a block, a reward
-expression over signals). The message says what was expected and what was found.`,
-  },
-  "invalid-enum": {
-    stage: "schema",
-    title: "A name that is not one of the field's choices",
-    explanation: `The field takes one of a fixed set of names (for example a baseline: mean, leave_one_out,
-none); the message lists them and the hint suggests the closest.`,
-  },
-  "invalid-value": {
-    stage: "schema",
-    title: "A value of the right type that the field does not accept",
-    explanation: `The value has the right type but is out of range or inconsistent (a negative count, a
-probability above 1, an empty sweep). The message says what the field accepts.`,
-  },
-  "unknown-function": {
-    stage: "reward expressions",
-    title: "A function that reward expressions do not have",
-    explanation: `Reward expressions may call min, max, abs and clip; potential(...) is allowed as a whole reward
-term (potential-based shaping).`,
-  },
-  "invalid-call": {
-    stage: "reward expressions",
-    title: "A function called with the wrong number of arguments",
-    explanation: `Each reward-expression function takes a fixed number of positional arguments; the message says
-how many.`,
-  },
-  "unknown-tool": {
-    stage: "types",
-    title: "A condition names a tool no env or declaration offers",
-    explanation: `call.tool == "NAME" compares with the tool the model is calling; NAME must be a tool of one of
-the experiment's envs or a tool declaration (one that an ablation arm leaves out is fine). A typo
-would make the test never hold and the constraint never fire.`,
-  },
-  "unknown-env": {
-    stage: "types",
-    title: "A condition names an env the experiment does not have",
-    explanation: `call.env == "NAME" compares with the env whose tool is being called; NAME must be one of the
-experiment's env names.`,
-  },
-  "unknown-argument": {
-    stage: "types",
-    title: "call.args.NAME is not a parameter of the tool",
-    explanation: `call.args.NAME reads an argument of the call being judged, so NAME must be a parameter in the
-tool's schema (of the tool the condition narrows to with call.tool == "X", or of any tool).`,
-  },
-  "impossible-argument-value": {
-    stage: "types",
-    title: "An argument compared with a value its enum never takes",
-    explanation: `The tool's schema lists the values this argument may take (an enum); the value compared with is
-not one of them, so the test never holds and the constraint never fires. Use one of the listed
-values.`,
-  },
-  "invalid-regex": {
-    stage: "types",
-    title: "matches(s, PATTERN) with a pattern that is not a regular expression",
-    explanation: `The pattern of matches() must be a string literal that is a valid JavaScript regular expression;
-it is compiled at check time so that a run never meets a broken gate.`,
-  },
-  "outcome-in-constraint": {
-    stage: "types",
-    title: "A constraint reads an outcome signal",
-    explanation: `Constraints judge each call while the episode runs, and outcome signals are known only when it
-ends. Judge the call itself (call.tool, call.args.NAME) or the env's state signals; put what
-depends on the outcome in the reward.`,
-  },
-  "unknown-signal": {
-    stage: "reward expressions",
-    title: "A name in a reward expression that is not a signal",
-    explanation: `Reward expressions are written over signals, namespace.name: outcome.*, state.*, episode.*,
-env.*, tool.* where a tool's result is in scope, and each env's own signals under its name
-(docs/semantics.md §2). The hint suggests the closest signal or lists the namespaces.`,
-  },
-  "potential-not-top-level": {
-    stage: "reward expressions",
-    title: "potential(...) inside a larger expression",
-    explanation: `Potential-based shaping adds gamma * Phi(s') - Phi(s) per step, which keeps the optimal policy
-only when the term stands alone (Ng et al. 1999). Write it as its own reward term:
-'progress: potential(...)'.`,
-  },
-  "duplicate-tool": {
-    stage: "semantics",
-    title: "Two tools with the same name offered to the model",
-    explanation: `The model calls tools by name, so the tools one episode sees must have distinct names; the
-related location shows the other one. Rename one, or offer only one of them.`,
-  },
-  "invalid-tool-schema": {
-    stage: "semantics",
-    title: "A tool's parameter schema is not valid JSON Schema",
-    explanation: `A tool's parameters are given to the model (and checked on each call) as a JSON Schema; this one
-does not compile. The message names the problem.`,
   },
   "data-file-not-found": {
     stage: "plan",
@@ -503,17 +255,75 @@ the variant means changes (a setting, a default of the stdlib, an imported file,
 not when only comments or layout do. The message lists the changed fields; if the change is
 intended, run 'arl lock FILE' to record the new hashes.`,
   },
-  "unknown-rule": {
-    stage: "lint",
-    title: "An allow entry names no lint rule",
-    explanation: `'allow { CODE: "reason" }' silences an RL lint rule for one experiment; the code must be one of
-the lint rules ('arl explain --list'). Syntax and schema errors cannot be allowed: they must be
-fixed.`,
+  "dataset-tool-unknown": {
+    stage: "plan",
+    title: "A dataset env declares a tool it does not serve",
+    explanation: `A dataset env (std/envs/dataset) serves two tools of its own, calculator and lookup, and
+no other. Rename the tool to one of them, or serve the tool from an env of its own (kind http or
+subprocess) and list both envs in the experiment.`,
   },
-  "unused-allow": {
-    stage: "lint",
-    title: "An allow entry for a rule that does not fire",
-    explanation: `The allowed rule reports nothing in any variant of this experiment. Remove the entry, so the
-rule speaks up if the problem appears later.`,
+  "dataset-tool-parameters": {
+    stage: "plan",
+    title: "A dataset tool's declaration lacks the argument it reads",
+    explanation: `The calculator tool reads a string argument 'expression' and the lookup tool a string
+argument 'key'. The declaration must give that argument with type string (extending
+dataset.calculator_task or dataset.lookup_task does), or the model would be told to call the tool
+with arguments the env cannot read.`,
   },
-};
+  "dataset-lookup-column-missing": {
+    stage: "plan",
+    title: "A lookup tool without the column it reads",
+    explanation: `The lookup tool answers from a column of the data file in which each row holds an object of
+entries ({"key": "text"}). Name that column with lookup_column.`,
+  },
+  "dataset-lookup-column-unused": {
+    stage: "plan",
+    title: "lookup_column set, but no lookup tool",
+    explanation: `lookup_column names the column the lookup tool reads; without the tool nothing reads it.
+Declare the lookup tool, or remove lookup_column.`,
+  },
+  "dataset-verifier-missing": {
+    stage: "plan",
+    title: "A Python scorer without its verifier file",
+    explanation: `Scorers verl and trl call a Python function of the user's (veRL's compute_score, a TRL
+reward function) from the file that verifier names. Name the file (verifier: "./reward.py"); the
+function is 'function' (compute_score unless written).`,
+  },
+  "dataset-verifier-unused": {
+    stage: "plan",
+    title: "A verifier file that the scorer never calls",
+    explanation: `The built-in scorers (exact, number, ...) compute the reward themselves; a verifier file is
+only called by scorer verl or trl. Choose one of those, or remove verifier.`,
+  },
+  "dataset-verifier-function-missing": {
+    stage: "plan",
+    title: "The verifier file does not define the function",
+    explanation: `The checker reads the verifier file and finds no top-level 'def NAME' for the function the
+env calls. Define it there, or name the function the file defines with function: NAME.`,
+  },
+  "dataset-pattern-unused": {
+    stage: "plan",
+    title: "A pattern that the scorer ignores",
+    explanation: `pattern extracts the answer from the completion for the scorers exact and number; the other
+scorers extract it themselves. Remove pattern, or use one of those scorers with it.`,
+  },
+  "dataset-pattern-invalid": {
+    stage: "plan",
+    title: "The answer pattern is not a regular expression",
+    explanation: `pattern is a JavaScript regular expression; its first group (or the whole match) is the
+answer. The message quotes the parser's complaint.`,
+  },
+  "dataset-row-invalid": {
+    stage: "plan",
+    title: "Rows of the data file that a task cannot be made from",
+    explanation: `Each row (a JSON line, or a Parquet row) must be one object with the prompt in prompt_column
+(text or chat messages) and the ground truth in answer_column, and, where split_column is set, a
+split of train, valid or test. The message lists the first bad rows with their line numbers.`,
+  },
+  "dataset-tasks-beyond-file": {
+    stage: "plan",
+    title: "More tasks than the data file has rows",
+    explanation: `tasks defaults to the data file's row count; a written value may be smaller (the first rows),
+never larger. Remove it or write at most the row count.`,
+  },
+} as const satisfies Record<string, CodeExplanation>;
