@@ -5,7 +5,7 @@
 // that its bytes still hash to the plan's sha256, before anything reads it.
 import { existsSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
-import { refusalReason, resolveConfined } from "../language/confine.js";
+import { refusalReason, resolveConfined } from "../contracts/confine.js";
 import { STDLIB_ROOT } from "../contracts/paths.js";
 import { sha256File } from "../plan/hash.js";
 import type { PlanEnv } from "../plan/schema.js";

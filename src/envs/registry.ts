@@ -5,7 +5,7 @@ import { agentrlEnv } from "./agentrl.js";
 import { createDatasetEnv, datasetEnv } from "./dataset/index.js";
 import { findmaxEnv } from "./findmax/index.js";
 import { createHostEnvKinds } from "./host/index.js";
-import { hostLibraries } from "../semantics/schema/libraries/index.js";
+import { hostLibraries } from "../contracts/libraries/index.js";
 import { httpEnv } from "./http.js";
 import { openenvEnv } from "./openenv.js";
 import { roomsEnv } from "./rooms/index.js";

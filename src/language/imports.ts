@@ -9,7 +9,7 @@ import { STDLIB_ROOT } from "../contracts/paths.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { arlFilesBelow, importPathBelow } from "./arl-files.js";
 import type { ImportDecl } from "./ast.js";
-import { confine, isInside } from "./confine.js";
+import { confine, isInside } from "../contracts/confine.js";
 import { parse, type ParseResult } from "./parse.js";
 
 /** How files are read: the disk by default; the language server overlays open documents. */

@@ -3,7 +3,7 @@
 // `allow { CODE: "reason" }`, and merged across variants (naming the variants when only some
 // of them have the finding).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/suggest.js";
+import { didYouMean } from "../contracts/suggest.js";
 import type { ExperimentModel, SemanticModel, VariantModel } from "../semantics/analyze.js";
 import { declarationNameRange } from "../semantics/declarations.js";
 import type { ExperimentConfig } from "../semantics/schema/experiment.js";

@@ -3,8 +3,8 @@
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
 import { agentrlModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
-import { hostLibraries } from "../semantics/schema/libraries/index.js";
-import { type HostLibrary, libraryObject } from "../semantics/schema/libraries/library.js";
+import { hostLibraries } from "../contracts/libraries/index.js";
+import { type HostLibrary, libraryObject } from "../contracts/libraries/library.js";
 import { bounded, d, dataFileSchema, jsonValueSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
 
 /** Task ids as half-open ranges [from, to), ascending and disjoint. */

@@ -4,7 +4,7 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { isInside, refusalReason, resolveConfined, type Confined } from "../language/confine.js";
+import { isInside, refusalReason, resolveConfined, type Confined } from "../contracts/confine.js";
 import { STDLIB_ROOT } from "../contracts/paths.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import type { Origin } from "../semantics/values.js";

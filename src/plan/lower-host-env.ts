@@ -5,11 +5,11 @@
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { resolveConfined } from "../language/confine.js";
+import { resolveConfined } from "../contracts/confine.js";
 import type { VariantModel } from "../semantics/analyze.js";
 import type { Env } from "../semantics/schema/env.js";
-import { hostLibraries } from "../semantics/schema/libraries/index.js";
-import type { DataFolderKnob, HostLibrary } from "../semantics/schema/libraries/library.js";
+import { hostLibraries } from "../contracts/libraries/index.js";
+import type { DataFolderKnob, HostLibrary } from "../contracts/libraries/library.js";
 import { jsonObjectLines } from "../contracts/json-lines.js";
 import { dataFile, originOf, readDataText } from "./lower-data-files.js";
 import { displayPath, type LoweringContext } from "./lower-context.js";

@@ -10,8 +10,8 @@ import { parseTinyModel } from "./model-name.js";
 import type { Plan } from "./schema.js";
 import { splitSizes, type Split } from "./splits.js";
 import { at, defined } from "../contracts/checked.js";
-import { hostLibraries } from "../semantics/schema/libraries/index.js";
-import type { HostLibrary } from "../semantics/schema/libraries/library.js";
+import { hostLibraries } from "../contracts/libraries/index.js";
+import type { HostLibrary } from "../contracts/libraries/library.js";
 import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 export interface PlanRefusal {

@@ -3,7 +3,7 @@
 // reader reports and drops; resume truncates the file back to the checkpoint's offset.
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { encodeFrame, FrameDecoder } from "../trainer/protocol/framing.js";
-import { RunningDigest, type FileCommit } from "./file-digest.js";
+import { RunningDigest, type FileCommit } from "../contracts/file-digest.js";
 
 /**
  * Role of each token: what produced it and whether it can be a training target. `pool`: a turn

@@ -10,7 +10,7 @@ import * as z from "zod";
 import { parsePlanFile, PlanFileError, variantFileName, writeFileAtomic } from "../plan/files.js";
 import { planHash, sha256Hex } from "../plan/hash.js";
 import type { Plan } from "../plan/schema.js";
-import { RunningDigest, type FileCommit } from "./file-digest.js";
+import { RunningDigest, type FileCommit } from "../contracts/file-digest.js";
 import type { PreflightReport } from "./preflight/batch.js";
 
 export interface RunState {

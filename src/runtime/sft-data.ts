@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ChatMessage, ToolCallMessage } from "../contracts/trainer-protocol.js";
-import { refusalReason, resolveConfined } from "../language/confine.js";
+import { refusalReason, resolveConfined } from "../contracts/confine.js";
 import { boundOf } from "../plan/bounds.js";
 import type { Plan } from "../plan/schema.js";
 import { fileLines, lineText } from "../contracts/line-reader.js";

@@ -1,7 +1,7 @@
 // The semantic stage: a loaded program -> typed experiments, one per variant, with every
 // problem as a diagnostic. Lint rules and lowering read the model this builds.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/suggest.js";
+import { didYouMean } from "../contracts/suggest.js";
 import type { Module, Program } from "../language/imports.js";
 import { DeclarationIndex, type Declaration } from "./declarations.js";
 import { Evaluator } from "./evaluate.js";

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { STDLIB_ROOT } from "../contracts/paths.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/suggest.js";
+import { didYouMean } from "../contracts/suggest.js";
 import { arlFilesBelow, importPathBelow } from "../language/arl-files.js";
 import type { Block, Reference } from "../language/ast.js";
 import type { Module, Program } from "../language/imports.js";

@@ -3,7 +3,7 @@
 // signal some env declares (`unknown-signal` otherwise; resolved in signal-resolver.ts).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { at } from "../contracts/checked.js";
-import { didYouMean } from "../diagnostics/suggest.js";
+import { didYouMean } from "../contracts/suggest.js";
 import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
 import { type ExprType, expressionFunctions, type RewardExpr, type RewardTerm, type StringTest, stringTests } from "./expression-ir.js";

@@ -2,7 +2,7 @@
 // its type and timing, and whether a name or value a condition compares with exists at all.
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { at, defined } from "../contracts/checked.js";
-import { didYouMean } from "../diagnostics/suggest.js";
+import { didYouMean } from "../contracts/suggest.js";
 import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
 import { callSignals, episodeSignals, type RewardExpr } from "./expression-ir.js";

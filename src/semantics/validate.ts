@@ -2,7 +2,7 @@
 // caused it: unknown-field, type-mismatch, invalid-enum, missing-field, invalid-value.
 import type * as z from "zod";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
-import { didYouMean } from "../diagnostics/suggest.js";
+import { didYouMean } from "../contracts/suggest.js";
 import { contentKey, toPlain, valueAt, WrittenValues } from "./plain.js";
 import { isSchemaDiagnostic } from "./schema/common.js";
 import { acceptsNone, fieldDoc, fieldNames } from "./schema/introspect.js";

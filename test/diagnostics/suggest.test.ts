@@ -2,7 +2,7 @@
 // than MAX_SUGGESTED_LENGTH gets no suggestion, so that a value megabytes long costs nothing.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { closest, editDistance, MAX_SUGGESTED_LENGTH } from "../../src/diagnostics/suggest.js";
+import { closest, editDistance, MAX_SUGGESTED_LENGTH } from "../../src/contracts/suggest.js";
 
 /** The whole-matrix distance with adjacent transpositions (optimal string alignment), as written in textbooks. */
 function reference(a: string, b: string): number {

@@ -6,7 +6,7 @@ import type * as z from "zod";
 import { algorithmSchema } from "../../src/semantics/schema/algorithm.js";
 import { reference, rewardExpression } from "../../src/semantics/schema/common.js";
 import { envSchema } from "../../src/semantics/schema/env.js";
-import { libraryObject } from "../../src/semantics/schema/libraries/library.js";
+import { libraryObject } from "../../src/contracts/libraries/library.js";
 import { evalSchema } from "../../src/semantics/schema/eval.js";
 import { experimentSchema } from "../../src/semantics/schema/experiment.js";
 import { harnessSchema } from "../../src/semantics/schema/harness.js";

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { gymnasiumLibrary } from "../../src/semantics/schema/libraries/gymnasium.js";
+import { gymnasiumLibrary } from "../../src/contracts/libraries/gymnasium.js";
 import { planEnv, play, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const ENVS = fileURLToPath(new URL("../../runtime-gpu/tests", import.meta.url));

@@ -1,4 +1,4 @@
-// The names the checker knows of each env library (src/semantics/schema/libraries/catalog.ts) are
+// The names the checker knows of each env library (src/contracts/libraries/catalog.ts) are
 // the installed, pinned libraries' own: read off them by runtime-gpu/arl_envhost/catalog.py and
 // compared here, so an unknown dataset or env id is refused at check time for exactly the names
 // the library refuses at provision. `ARL_WRITE_CATALOG=1` rewrites the checked-in copy from the
@@ -7,12 +7,12 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { libraryCatalog, type LibraryCatalog } from "../../src/semantics/schema/libraries/catalog.js";
-import { textworldExpressLibrary } from "../../src/semantics/schema/libraries/textworld-express.js";
-import { textworldLibrary } from "../../src/semantics/schema/libraries/textworld.js";
+import { libraryCatalog, type LibraryCatalog } from "../../src/contracts/libraries/catalog.js";
+import { textworldExpressLibrary } from "../../src/contracts/libraries/textworld-express.js";
+import { textworldLibrary } from "../../src/contracts/libraries/textworld.js";
 import { python, skipWithout } from "./host-library-support.js";
 
-const catalogFile = path.join(import.meta.dirname, "../../src/semantics/schema/libraries/catalog.ts");
+const catalogFile = path.join(import.meta.dirname, "../../src/contracts/libraries/catalog.ts");
 const BEGIN = "// BEGIN generated";
 const END = "// END generated";
 

@@ -3,7 +3,7 @@
 // own score_answer (right 1, wrong 0, the same numbers the library gives for the same texts), its
 // answer the walkthrough; the words of the questions are the vocabulary.
 import { describe, expect, it } from "vitest";
-import { reasoningGymLibrary } from "../../src/semantics/schema/libraries/reasoning-gym.js";
+import { reasoningGymLibrary } from "../../src/contracts/libraries/reasoning-gym.js";
 import { planEnv, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const KNOBS = { dataset: "chain_sum", size: 4, seed: 7, config: { min_terms: 2, max_terms: 2 } };

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnvError, type EnvKind } from "../../src/contracts/env.js";
 import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
-import { skyrlGymLibrary } from "../../src/semantics/schema/libraries/skyrl-gym.js";
+import { skyrlGymLibrary } from "../../src/contracts/libraries/skyrl-gym.js";
 import { act, planEnv, python, pythonJson, skipWithout } from "./host-library-support.js";
 
 const QUESTION = "A baker makes 12 loaves each hour for 6 hours. How many loaves is that?";

@@ -2,7 +2,7 @@
 // GuessTheNumber stepped end to end by a binary search that reads the game's hints, to a win; the
 // same seed and moves through TextArena's own API give the same observations and the same reward.
 import { describe, expect, it } from "vitest";
-import { textarenaLibrary } from "../../src/semantics/schema/libraries/textarena.js";
+import { textarenaLibrary } from "../../src/contracts/libraries/textarena.js";
 import { act, planEnv, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const SEED = 3;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnvError, type EnvKind, type Signals } from "../../src/contracts/env.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
 import { createHostEnvKinds, preparedFileName, type HostLibraryEnv } from "../../src/envs/host/index.js";
-import { textworldLibrary } from "../../src/semantics/schema/libraries/textworld.js";
+import { textworldLibrary } from "../../src/contracts/libraries/textworld.js";
 
 const python = envLibraryPythonCandidates()[0] ?? "python3";
 const hasTextWorld = spawnSync(python, ["-c", "import textworld"], { stdio: "ignore" }).status === 0;

@@ -2,7 +2,7 @@
 // "TextWorldExpress"): a CoinCollector game's gold path (the walkthrough) wins it, with the
 // signals the library's own env reports for the same seed and actions; a wrong sequence does not.
 import { describe, expect, it } from "vitest";
-import { textworldExpressLibrary } from "../../src/semantics/schema/libraries/textworld-express.js";
+import { textworldExpressLibrary } from "../../src/contracts/libraries/textworld-express.js";
 import { planEnv, play, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const PARAMS = { numLocations: 3, numDistractorItems: 0, includeDoors: 0 };

@@ -1,7 +1,7 @@
 // `arl explain CODE` and `arl explain --list`: what a diagnostic code means. Lint rules carry
 // their own explanation (the practice or paper behind them, the same text the editor shows on
 // hover); the compiler's other codes are explained beside their definitions in src/diagnostics/codes/.
-import { editDistance } from "../../diagnostics/suggest.js";
+import { editDistance } from "../../contracts/suggest.js";
 import { lintRule, lintRules } from "../../lint/index.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError } from "../io.js";

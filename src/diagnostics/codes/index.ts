@@ -7,8 +7,6 @@ import { lintDriverCodes } from "./lint.js";
 import { planCodes } from "./plan.js";
 import { semanticsCodes } from "./semantics.js";
 
-export type { CodeExplanation } from "./explanation.js";
-
 /** The compiler's codes outside the lint rules, for `arl explain` (test/cli/explain.test.ts keeps this complete). */
 export const compilerCodes = { ...frontEndCodes, ...semanticsCodes, ...planCodes, ...lintDriverCodes } as const satisfies Record<string, CodeExplanation>;
 

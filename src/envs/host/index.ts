@@ -1,5 +1,5 @@
 // The env kinds of the Python env libraries (docs/env-host.md, "Env library sessions"): one
-// EnvKind over the env host for every library (src/semantics/schema/libraries/), so a library
+// EnvKind over the env host for every library (src/contracts/libraries/), so a library
 // needs no TypeScript of its own beyond its declaration. At provision the host starts (from the
 // Python that has the libraries, envLibraryPythonCandidates), the library prepares the env's tasks
 // (TextWorld: generates or finds its cached games; their sha256 go to the run directory and are
@@ -15,7 +15,7 @@ import { envLibraryPythonCandidates } from "../../contracts/python.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../plan/schema.js";
 import type { HostLibraryKind } from "../../semantics/schema/env.js";
-import type { HostLibrary } from "../../semantics/schema/libraries/library.js";
+import type { HostLibrary } from "../../contracts/libraries/library.js";
 import { verifyDataFile } from "../data-files.js";
 import { EnvHost, EnvHostError } from "../env-host.js";
 

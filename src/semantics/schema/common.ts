@@ -1,62 +1,24 @@
-// Building blocks of the block schemas. Values reach zod in a "plain" form made by
-// semantics/plain.ts: names are `{ $name: [...] }`, typed constructor calls are
-// `{ $call, args, named }`, expressions over signals are `{ $expr }`.
+// Building blocks of the block schemas, over the primitives of src/contracts/schema-primitives.ts
+// (the plain form of values, enums, documented fields), which the env libraries share.
 import * as z from "zod";
-import { closest } from "../../diagnostics/suggest.js";
-import type { CompilerCode } from "../../diagnostics/codes/index.js";
+import { closest } from "../../contracts/suggest.js";
+import { isPlainCall, isPlainExpression, isPlainName, reportDiagnostic as reportAny, type PlainCall, type PlainExpression, type PlainName, type SchemaDiagnostic as AnySchemaDiagnostic } from "../../contracts/schema-primitives.js";
+import { isCompilerCode, type CompilerCode } from "../../diagnostics/codes/index.js";
 
-export interface PlainName {
-  readonly $name: readonly string[];
+export { doc, enumOf, isPlainCall, isPlainExpression, isPlainName, nonNegativeInt, positiveInt, probability, type PlainCall, type PlainExpression, type PlainName } from "../../contracts/schema-primitives.js";
+
+/** A schema's problem as a diagnostic of the compiler (a code of src/diagnostics/codes/). */
+export type SchemaDiagnostic = AnySchemaDiagnostic<CompilerCode>;
+
+export function isSchemaDiagnostic(v: unknown): v is SchemaDiagnostic {
+  return typeof v === "object" && v !== null && typeof (v as SchemaDiagnostic).code === "string" && isCompilerCode((v as SchemaDiagnostic).code) && typeof (v as SchemaDiagnostic).message === "string";
 }
 
-export interface PlainCall {
-  readonly $call: string;
-  readonly args: readonly unknown[];
-  readonly named: Readonly<Record<string, unknown>>;
+/** Reports `d` at the value being parsed, or at `path` below it (e.g. [0]: a call's first argument). */
+export function reportDiagnostic(ctx: z.core.$RefinementCtx, d: SchemaDiagnostic, path: PropertyKey[] = []): void {
+  reportAny(ctx, d, path);
 }
 
-export interface PlainExpression {
-  readonly $expr: unknown;
-}
-
-export function isPlainName(v: unknown): v is PlainName {
-  return typeof v === "object" && v !== null && Array.isArray((v as PlainName).$name);
-}
-
-export function isPlainCall(v: unknown): v is PlainCall {
-  return typeof v === "object" && v !== null && typeof (v as PlainCall).$call === "string";
-}
-
-export function isPlainExpression(v: unknown): v is PlainExpression {
-  return typeof v === "object" && v !== null && "$expr" in v;
-}
-
-/** A single-segment name used as an enum value (`leave_one_out`); strings are accepted too. */
-function nameToString(v: unknown): unknown {
-  return isPlainName(v) && v.$name.length === 1 ? v.$name[0] : v;
-}
-
-/**
- * An enum; where it has a member `none`, the keyword `none` selects it. `aliases` are names people
- * write for a member in other languages (`int` for `integer`): still errors, with that member
- * suggested where edit distance would not find it.
- */
-export function enumOf<const T extends readonly [string, ...string[]]>(values: T, aliases: Readonly<Record<string, T[number]>> = {}) {
-  const hasNone = values.includes("none");
-  return z.preprocess((v, ctx) => {
-    const s = v === null && hasNone ? "none" : nameToString(v);
-    if (typeof s === "string" && Object.hasOwn(aliases, s)) {
-      reportDiagnostic(ctx, { code: "invalid-enum", message: `'${s}' is not a valid value for {where}; expected one of ${values.join(", ")}`, hint: `did you mean '${aliases[s]}'?` });
-    }
-    return s;
-  }, z.enum(values));
-}
-
-export const positiveInt = z.number().int().positive();
-export const nonNegativeInt = z.number().int().nonnegative();
-export const probability = z.number().min(0).max(1);
-
-/** A reference to a tool (`code.run_tests`, `bank.tools`, `my_tool`). */
 export const reference = z.preprocess((v, ctx) => {
   if (isPlainName(v)) return v;
   const message = "{where} expects the name of a tool (env.tool, env.tools or a declared tool), found {found}";
@@ -69,26 +31,6 @@ export const rewardExpression = z.custom<number | PlainName | PlainCall | PlainE
   (v) => typeof v === "number" || isPlainName(v) || isPlainCall(v) || isPlainExpression(v),
   { message: "expected a reward expression (a number, a signal such as outcome.success, or an expression over signals)" },
 );
-
-/**
- * A problem a schema reports as the diagnostic it should be (semantics/validate.ts renders it):
- * in `message` and `hint`, `{where}` becomes the field's dotted path and `{found}` a description
- * of the value written there.
- */
-export interface SchemaDiagnostic {
-  readonly code: CompilerCode;
-  readonly message: string;
-  readonly hint?: string;
-}
-
-export function isSchemaDiagnostic(v: unknown): v is SchemaDiagnostic {
-  return typeof v === "object" && v !== null && typeof (v as SchemaDiagnostic).code === "string" && typeof (v as SchemaDiagnostic).message === "string";
-}
-
-/** Reports `d` at the value being parsed, or at `path` below it (e.g. [0]: a call's first argument). */
-export function reportDiagnostic(ctx: z.core.$RefinementCtx, d: SchemaDiagnostic, path: PropertyKey[] = []): void {
-  ctx.addIssue({ code: "custom", message: d.message, path, params: { diagnostic: d } });
-}
 
 /** A call form of a shorthand field: `constant(N)`, `refresh(N)`. */
 export interface ShorthandCall {
@@ -159,7 +101,3 @@ export function shorthand<T extends z.ZodType>(
   }, block);
 }
 
-/** Adds the field's documentation (shown on hover and in the published plan schema). */
-export function doc<T extends z.ZodType>(schema: T, text: string): T {
-  return schema.describe(text);
-}

@@ -5,8 +5,8 @@
 import * as z from "zod";
 import { doc, enumOf, isPlainName, nonNegativeInt, positiveInt, probability } from "./common.js";
 import { toolSchema } from "./tool.js";
-import { hostLibraries } from "./libraries/index.js";
-import { hostCommonKnobs, type HostLibrary } from "./libraries/library.js";
+import { hostLibraries } from "../../contracts/libraries/index.js";
+import { hostCommonKnobs, type HostLibrary } from "../../contracts/libraries/library.js";
 
 export const signalScopes = ["outcome", "state"] as const;
 export const signalTypes = ["bool", "number", "count"] as const;

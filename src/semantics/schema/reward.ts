@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { didYouMean } from "../../diagnostics/suggest.js";
+import { didYouMean } from "../../contracts/suggest.js";
 import { doc, enumOf, isPlainCall, reportDiagnostic, rewardExpression, type PlainCall } from "./common.js";
 
 /** Entries of `reward` other than these are named terms. */

@@ -2,7 +2,7 @@
 // The search is bounded (a written value may be megabytes long): a word longer than
 // MAX_SUGGESTED_LENGTH gets no suggestion, a candidate whose length differs by more than the
 // allowed distance is skipped, and the distance itself stops past that bound.
-import { at } from "../contracts/checked.js";
+import { at } from "./checked.js";
 
 /** Longer words get no suggestion: nobody misspells a name this long, and a distance costs length x length. */
 export const MAX_SUGGESTED_LENGTH = 128;

@@ -1,7 +1,7 @@
 // TextWorldExpress (docs/env-libraries.md, "TextWorldExpress"): its eight procedural games in a JVM;
 // task i is the fold's i-th seed, its gold path the walkthrough.
 import * as z from "zod";
-import { doc, enumOf, positiveInt } from "../common.js";
+import { doc, enumOf, positiveInt } from "../schema-primitives.js";
 import { hostLibrary } from "./library.js";
 
 /** TextWorldExpress's games (textworld_express.constants.GAME_NAMES). */

@@ -1,7 +1,7 @@
 // TextWorld (docs/env-host.md, "TextWorld"): games made by TextWorld's own generator from the
 // knobs and a seed a task, or a folder of the user's own game files.
 import * as z from "zod";
-import { doc, nonNegativeInt, positiveInt } from "../common.js";
+import { doc, nonNegativeInt, positiveInt } from "../schema-primitives.js";
 import { hostLibrary } from "./library.js";
 
 export const textworldLibrary = hostLibrary({

@@ -2,8 +2,8 @@
 // entry i, scored by the dataset's own score_answer; a single-turn task (the reply is the answer)
 // or an answer tool.
 import * as z from "zod";
-import { doc, enumOf, nonNegativeInt, positiveInt } from "../common.js";
-import { didYouMean } from "../../../diagnostics/suggest.js";
+import { doc, enumOf, nonNegativeInt, positiveInt } from "../schema-primitives.js";
+import { didYouMean } from "../suggest.js";
 import { libraryCatalog } from "./catalog.js";
 import { hostLibrary, libraryObject, type KnobProblem } from "./library.js";
 

@@ -1,7 +1,7 @@
 // skyrl-gym (docs/env-libraries.md, "skyrl-gym"): SkyRL's text envs that run offline, one task a
 // row of a JSON-lines file (hashed in the plan); text2sql's databases a folder (hashed too).
 import * as z from "zod";
-import { doc, enumOf } from "../common.js";
+import { doc, enumOf } from "../schema-primitives.js";
 import { hostLibrary, libraryObject } from "./library.js";
 
 /** The skyrl-gym envs that need no server (search, searchcode and lcb do). */

@@ -1,7 +1,7 @@
 // Gymnasium (docs/env-libraries.md, "Gymnasium"): any env whose actions and observations are text
 // (spaces.Text), by registered id or entry point; the episode's seed is its reset seed.
 import * as z from "zod";
-import { doc, positiveInt } from "../common.js";
+import { doc, positiveInt } from "../schema-primitives.js";
 import { hostLibrary, libraryObject } from "./library.js";
 
 export const gymnasiumLibrary = hostLibrary({

@@ -1,8 +1,8 @@
 // TextArena (docs/env-libraries.md, "TextArena"): its single-player games by env id; the episode's
 // seed makes the game (the tasks are seeds).
 import * as z from "zod";
-import { doc } from "../common.js";
-import { didYouMean } from "../../../diagnostics/suggest.js";
+import { doc } from "../schema-primitives.js";
+import { didYouMean } from "../suggest.js";
 import { libraryCatalog } from "./catalog.js";
 import { hostLibrary } from "./library.js";
 

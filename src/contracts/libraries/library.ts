@@ -4,7 +4,7 @@
 // folders, and the checks of its knobs that need no Python. Everything else (the plan's form of
 // the knobs, lowering, the episodes over the host, walkthroughs, vocabulary) is shared.
 import * as z from "zod";
-import { doc, positiveInt } from "../common.js";
+import { doc, positiveInt } from "../schema-primitives.js";
 
 /** A knob's check that needs no Python: a message and a hint, or undefined when the value is fine. */
 export interface KnobProblem {
