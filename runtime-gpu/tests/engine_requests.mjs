@@ -55,6 +55,7 @@ function requests() {
         return { name, args: jsonArgs(args), call: wire.generate(args) };
       }),
       weightSync: { full: wire.weightSync("/runs/r1/weights/v3", 3, { lora: false }), lora: wire.weightSync("/runs/r1/weights/v3", 3, { lora: true }) },
+      unloadAdapter: wire.unloadAdapter(3),
       health: wire.health(),
       launch: {
         full: wire.launchCommand({ ...launch, loraRank: null }),

@@ -179,6 +179,17 @@ def test_vllm_lora_adapter_request(calls):
     assert ("POST", "/v1/load_lora_adapter") in router
 
 
+def test_vllm_lora_unload_request(calls):
+    lora = pytest.importorskip("vllm.entrypoints.serve.lora.protocol")
+
+    call = calls["vllm"]["unloadAdapter"]
+    assert (call["method"], call["path"], call["answer"]) == ("POST", "/v1/unload_lora_adapter", "text")
+    assert unknown_keys(call["body"], lora.UnloadLoRAAdapterRequest.model_fields) == []
+    assert lora.UnloadLoRAAdapterRequest.model_validate(call["body"]).lora_name == "arl-policy-v3"
+    router = routes(installed_source("vllm", "entrypoints/serve/lora/api_router.py"))
+    assert ("POST", "/v1/unload_lora_adapter") in router
+
+
 def embedded_body_params(function):
     """Names of a route's `Annotated[..., Body(embed=True)]` parameters, and its `Query` ones."""
     body, query = set(), {}

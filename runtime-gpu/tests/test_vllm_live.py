@@ -203,6 +203,10 @@ def test_arl_run_loads_each_versions_lora_adapter(tmp_path, server, model_dir):
     assert all(line["mismatch"]["mean_abs"] < 1e-4 for line in lines)
     for version in (run_dir / "engine-weights").iterdir():
         assert "adapter_model.safetensors" in os.listdir(version)
+    # Each older version's adapter was unloaded once no generation named it: the server keeps the last one only.
+    with urllib.request.urlopen(f"{server}/v1/models", timeout=30) as answer:
+        models = [m["id"] for m in json.loads(answer.read())["data"]]
+    assert [m for m in models if m.startswith("arl-policy-v")] == [f"arl-policy-v{lines[-1]['policy_version']}"], models
 
 
 def test_a_tied_model_is_taken_out_by_the_sync_probe(tmp_path, tmp_path_factory):
@@ -227,7 +231,9 @@ def test_a_tied_model_is_taken_out_by_the_sync_probe(tmp_path, tmp_path_factory)
     # The launched weights pass; the cold-started ones do not.
     assert "its log-probs of the sync probe's 16 tokens differ from the trainer's" in printed, printed[-3000:]
     assert "(1) the model ties its embeddings (tie_word_embeddings in config.json)" in printed
-    assert "resume once the servers are back" in printed
+    # A resume would meet the same server: the run says what would help instead.
+    assert "start a new run from an untied copy of the model" in printed and "resume once" not in printed
+    assert "not resumable" in printed
     (run_dir,) = [p.parent for p in (tmp_path / "runs").rglob("plan.json")]
     # Nothing trained on the mixed engine: no RL iteration was committed.
     metrics = run_dir / "metrics.jsonl"

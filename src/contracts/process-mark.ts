@@ -39,8 +39,13 @@ function markIn(environ: Buffer): string | undefined {
   return environ.subarray(at + key.length, end < 0 ? environ.length : end).toString("latin1");
 }
 
-/** Whether `mark` is the one sought, or (sought undefined) any mark of this process's. */
-const matches = (mark: string | undefined, sought: string | undefined) => mark !== undefined && (sought === undefined ? mark.startsWith(`${TOKEN}.`) : mark === sought);
+/** This process's token: what the orphan reaper (orphan-reaper.ts) is given to find this process's marks after it is gone. */
+export function processMarkToken(): string {
+  return TOKEN;
+}
+
+/** Whether `mark` is the one sought, or (sought undefined) any mark of the token's. */
+const matches = (mark: string | undefined, sought: string | undefined, token: string) => mark !== undefined && (sought === undefined ? mark.startsWith(`${token}.`) : mark === sought);
 
 const pidsOf = (names: readonly string[]) => names.filter((n) => /^\d+$/.test(n)).map(Number).filter((pid) => pid !== process.pid);
 
@@ -52,10 +57,10 @@ const pidsOf = (names: readonly string[]) => names.filter((n) => /^\d+$/.test(n)
 const MAX_ROUNDS = 20;
 
 /** One round over what was read of /proc: kills (SIGKILL) the marked processes not killed yet; how many it found. */
-function killFound(read: readonly { readonly pid: number; readonly environ: Buffer }[], sought: string | undefined, killed: Set<number>): number {
+function killFound(read: readonly { readonly pid: number; readonly environ: Buffer }[], sought: string | undefined, killed: Set<number>, token = TOKEN): number {
   let found = 0;
   for (const { pid, environ } of read) {
-    if (killed.has(pid) || !matches(markIn(environ), sought)) continue;
+    if (killed.has(pid) || !matches(markIn(environ), sought, token)) continue;
     try {
       process.kill(pid, "SIGKILL");
     } catch {
@@ -72,9 +77,9 @@ const NOTHING = Buffer.alloc(0);
 
 /**
  * Kills (SIGKILL) every process carrying `mark`, or with no mark, every process carrying any mark
- * of this process's; returns how many. Synchronous: for an exit hook.
+ * of `token`'s (by default this process's); returns how many. Synchronous: for an exit hook.
  */
-export function killMarkedSync(mark?: ProcessMark): number {
+export function killMarkedSync(mark?: ProcessMark, token = TOKEN): number {
   const killed = new Set<number>();
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let names: string[];
@@ -90,7 +95,7 @@ export function killMarkedSync(mark?: ProcessMark): number {
         return { pid, environ: NOTHING };
       }
     });
-    if (killFound(read, mark?.value, killed) === 0) break;
+    if (killFound(read, mark?.value, killed, token) === 0) break;
   }
   return killed.size;
 }

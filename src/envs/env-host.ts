@@ -12,6 +12,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { EnvError } from "../contracts/env.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../contracts/process-group.js";
+import { newProcessMark } from "../contracts/process-mark.js";
 import { pythonCandidates, RUNTIME_GPU_DIR } from "../contracts/python.js";
 
 /** An error answer of the host: what kind of failure, its last line, and the Python traceback. */
@@ -186,9 +187,11 @@ export class EnvHost {
 
   private start(): Promise<void> {
     const python = this.options.python ?? pythonCandidates()[0] ?? "python3";
-    const env = { ...process.env, PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter), PYTHONUNBUFFERED: "1" };
+    // Marked: what an env library starts outside the host's group is found too.
+    const mark = newProcessMark();
+    const env = { ...process.env, PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter), PYTHONUNBUFFERED: "1", ...mark.env };
     const child = spawn(python, ["-m", "arl_envhost"], { cwd: this.options.cwd ?? process.cwd(), env, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
-    trackGroup(child);
+    trackGroup(child, mark);
     this.child = child;
     // A write to a host that has just died fails with EPIPE; its exit (below) fails the requests, so the pipe's error adds nothing (unhandled, it would crash the run).
     child.stdin.on("error", () => undefined);

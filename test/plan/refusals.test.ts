@@ -7,7 +7,7 @@
 // (rollout.async needs behaviour_policy, rollout.sft.lr needs step_lr, mask.tis needs is_weights;
 // orchestrator.ts, run/provision.ts,
 // sft.ts), inference servers the embedded model cannot be served by (engine vllm or sglang
-// launched for builtin:tiny without --engine-command; below), a trainer that is not built (trainer/launch.ts), a plan on several nodes without a
+// launched for builtin:tiny without --engine-command, vLLM launched for a model folder that ties its embeddings; below), a trainer that is not built (trainer/launch.ts), a plan on several nodes without a
 // rendezvous (flags or the cluster's environment; test/cli/run-nodes.test.ts), cross-policy pool models (served by
 // whatever trainer command runs), and data (walkthroughs that all fail, env errors).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -378,6 +378,22 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
     const message = await runtimeRefusal(faultyPlan(cleanSmall, (p) => (p.resources.rollout.engine = "vllm")));
     expect(message).toContain("plan field resources.rollout.engine is vllm with launch: true");
     expect(message).toContain('arl run --engine-command "arl serve {plan} --api vllm --port {port}"');
+  });
+
+  it("refused at run time: vLLM launched for full-weight sync of a model folder whose config.json ties its embeddings", async () => {
+    const model = (tied: boolean) => {
+      const dir = mkdtempSync(path.join(tmpdir(), "arl-tied-"));
+      writeFileSync(path.join(dir, "config.json"), JSON.stringify({ model_type: "qwen3", tie_word_embeddings: tied }));
+      return dir;
+    };
+    const tied = model(true);
+    const message = await runtimeRefusal(faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.policy.model = tied))));
+    expect(message).toContain(`plan field policy.model is the folder '${tied}', whose config.json says tie_word_embeddings: true`);
+    expect(message).toContain("start a new run from an untied copy of the model");
+    expect(message).not.toContain("resume");
+    // An untied folder goes on to the launch (no vLLM here), as does a LoRA run of the tied one.
+    const untied = await runtimeRefusal(faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.policy.model = model(false)))));
+    expect(untied).not.toContain("tie_word_embeddings");
   });
 
   it("unreachable from a valid plan: an env kind this runtime cannot run", () => {

@@ -93,6 +93,8 @@ export interface EngineWire {
    * `save`: `model.safetensors`, or the PEFT adapter with `lora`) as policy version `version`.
    */
   weightSync(dir: string, version: number, options: { readonly lora: boolean }): readonly EngineHttpCall[];
+  /** The call that unloads policy version `version`'s LoRA adapter from a server (one loaded by weightSync with `lora`). */
+  unloadAdapter(version: number): EngineHttpCall;
   /** The `model` a generation names once `version` is synced (an adapter's name under LoRA, else `base`). */
   servedModel(base: string, version: number, options: { readonly lora: boolean }): string;
   launchCommand(options: EngineLaunchOptions): EngineLaunchCommand;

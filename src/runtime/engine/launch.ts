@@ -10,6 +10,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
+import { newProcessMark } from "../../contracts/process-mark.js";
 import type { Plan } from "../../plan/schema.js";
 import type { EngineLaunchCommand, EngineWire } from "./contract.js";
 import { callServer } from "./http.js";
@@ -142,13 +143,15 @@ export class LaunchedServers {
         const log = path.join(dir, `server-${index}.log`);
         const devices = serverDevices(plan, index, process.env.CUDA_VISIBLE_DEVICES);
         const fd = openSync(log, "a");
+        // Marked: an engine's workers may leave its group.
+        const mark = newProcessMark();
         let child: ChildProcess;
         try {
-          child = spawn(command.command, [...command.args], { ...OWN_PROCESS_GROUP, stdio: ["ignore", fd, fd], env: { ...process.env, ...command.env, CUDA_VISIBLE_DEVICES: devices } });
+          child = spawn(command.command, [...command.args], { ...OWN_PROCESS_GROUP, stdio: ["ignore", fd, fd], env: { ...process.env, ...command.env, CUDA_VISIBLE_DEVICES: devices, ...mark.env } });
         } finally {
           closeSync(fd);
         }
-        trackGroup(child);
+        trackGroup(child, mark);
         launched.children.push(child);
         const server: LaunchedServer = { index, url: `http://127.0.0.1:${port}`, pid: child.pid, log, command: [command.command, ...command.args], devices };
         launched.servers.push(server);

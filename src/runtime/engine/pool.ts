@@ -27,6 +27,10 @@ export class EngineServer {
   checking: Promise<void> | undefined;
   /** Said once in the run log: its answers name no weight version, so none is checked. */
   unconfirmed = false;
+  /** Under LoRA: the versions whose adapters this run loaded into it and has not unloaded. */
+  readonly adapters = new Set<number>();
+  /** Generations in flight per version of the weights they name. */
+  readonly inFlight = new Map<number, number>();
 
   constructor(
     readonly index: number,
@@ -149,8 +153,30 @@ export class EnginePool {
     }
   }
 
+  /**
+   * Under LoRA, unloads every adapter of `server` that no generation needs any more: all but the
+   * one it serves now and those that generations in flight name (asynchronous rollout: they keep
+   * the version they started with). A server keeps each adapter it loaded until told otherwise.
+   * A failed unload is logged; the server still serves the right version, so it stays in.
+   */
+  async retireAdapters(server: EngineServer): Promise<void> {
+    if (!this.options.lora || server.state === "dead") return;
+    const idle = [...server.adapters].filter((v) => v !== server.version && (server.inFlight.get(v) ?? 0) === 0);
+    await Promise.all(
+      idle.map(async (version) => {
+        server.adapters.delete(version);
+        try {
+          await this.call(server, this.wire.unloadAdapter(version));
+        } catch (error) {
+          this.options.log?.(`inference ${server.name} did not unload the LoRA adapter of policy version ${version} (it stays loaded there): ${(error as Error).message}`);
+        }
+      }),
+    );
+  }
+
   private async attempt(server: EngineServer, request: GenerateRequest): Promise<{ generation: PooledGeneration } | { error: string; retryable: boolean }> {
     const version = server.version;
+    if (version !== null) server.inFlight.set(version, (server.inFlight.get(version) ?? 0) + 1);
     try {
       if (version === null) return { error: "it has not been synced to the trainer's weights", retryable: true };
       const model = this.wire.servedModel(this.options.model, version, { lora: this.options.lora });
@@ -178,7 +204,16 @@ export class EnginePool {
       throw error;
     } finally {
       server.outstanding--;
+      if (version !== null) this.release(server, version);
     }
+  }
+
+  /** A generation naming `version` is done: the last one of a version no longer served lets its adapter go. */
+  private release(server: EngineServer, version: number): void {
+    const left = (server.inFlight.get(version) ?? 1) - 1;
+    if (left > 0) server.inFlight.set(version, left);
+    else server.inFlight.delete(version);
+    if (left <= 0 && version !== server.version && server.adapters.has(version)) void this.retireAdapters(server);
   }
 
   /**

@@ -114,6 +114,10 @@ function weightSync(dir: string, version: number, options: { readonly lora: bool
   return [{ method: "POST", path: "/update_weights_from_disk", body: { model_path: dir, weight_version: String(version), flush_cache: true } }];
 }
 
+function unloadAdapter(version: number): EngineHttpCall {
+  return { method: "POST", path: "/unload_lora_adapter", body: { lora_name: adapterName(version) } };
+}
+
 function servedModel(base: string, version: number, options: { readonly lora: boolean }): string {
   return options.lora ? servedAdapterModel(base, version) : base;
 }
@@ -145,6 +149,7 @@ export const sglangWire: EngineWire = {
   parseGeneration,
   health: () => ({ method: "GET", path: "/health_generate" }),
   weightSync,
+  unloadAdapter,
   servedModel,
   launchCommand,
 };

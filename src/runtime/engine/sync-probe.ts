@@ -55,7 +55,7 @@ function probeGap(engine: Float32Array, trainer: Float32Array, offset: number): 
  */
 export function probeFailure(gap: ProbeGap, settings: Pick<SyncProbeSettings, "tolerance" | "dtype" | "lora">, weightsDir: string, version: number): string {
   const causes: string[] = [];
-  if (!settings.lora && tiedEmbeddings(weightsDir)) {
+  if (!settings.lora && tiesEmbeddings(weightsDir)) {
     causes.push("the model ties its embeddings (tie_word_embeddings in config.json) and vLLM's weight reload keeps a tied lm_head as launched; serve an untied copy of the model (its lm_head.weight written out, tie_word_embeddings: false)");
   }
   causes.push(
@@ -69,8 +69,9 @@ export function probeFailure(gap: ProbeGap, settings: Pick<SyncProbeSettings, "t
   );
 }
 
-function tiedEmbeddings(weightsDir: string): boolean {
-  const file = path.join(weightsDir, "config.json");
+/** Whether the model folder's config.json says it ties its embeddings (false without one, or one that cannot be read). */
+export function tiesEmbeddings(modelDir: string): boolean {
+  const file = path.join(modelDir, "config.json");
   if (!existsSync(file)) return false;
   try {
     const config = JSON.parse(readFileSync(file, "utf8")) as { tie_word_embeddings?: unknown; text_config?: { tie_word_embeddings?: unknown } };

@@ -115,6 +115,11 @@ function weightSync(dir: string, version: number, options: { readonly lora: bool
   ];
 }
 
+// Runtime adapter unloading (VLLM_ALLOW_RUNTIME_LORA_UPDATING); answers plain text like the load.
+function unloadAdapter(version: number): EngineHttpCall {
+  return { method: "POST", path: "/v1/unload_lora_adapter", body: { lora_name: adapterName(version) }, answer: "text" };
+}
+
 function servedModel(base: string, version: number, options: { readonly lora: boolean }): string {
   return options.lora ? servedAdapterModel(base, version) : base;
 }
@@ -157,6 +162,7 @@ export const vllmWire: EngineWire = {
   parseGeneration,
   health: () => ({ method: "GET", path: "/health" }),
   weightSync,
+  unloadAdapter,
   servedModel,
   launchCommand,
 };

@@ -2,13 +2,14 @@
 // or connected at provision, synced to the trainer's weights before the first rollout and after
 // every update (or, under rollout.async, where the behaviour snapshot is taken), and given up
 // with a resumable error once none is left. `engine: trainer` runs have none of this.
+import { existsSync } from "node:fs";
 import path from "node:path";
 import type { Plan } from "../../plan/schema.js";
 import { EnginePolicy } from "../engine/engine-policy.js";
 import { EngineLaunchError, engineModel, LaunchedServers } from "../engine/launch.js";
 import { EnginePool } from "../engine/pool.js";
 import { RunEngine } from "../engine/run-engine.js";
-import { SYNC_PROBE_TEXT, type SyncProbeSettings } from "../engine/sync-probe.js";
+import { SYNC_PROBE_TEXT, tiesEmbeddings, type SyncProbeSettings } from "../engine/sync-probe.js";
 import { WeightSync, WeightSyncError } from "../engine/weight-sync.js";
 import { engineWire } from "../engine/wires.js";
 import type { TrainerPolicy, TrainerRequests } from "../policy.js";
@@ -20,14 +21,29 @@ export function usesEngine(plan: Plan): boolean {
   return plan.resources.rollout.engine !== "trainer";
 }
 
+/** What to do about a model with tied embeddings on vLLM: a resume would meet the same server. */
+const TIED_HINT =
+  "start a new run from an untied copy of the model (its lm_head.weight written out, tie_word_embeddings: false in config.json), " +
+  "or serve it with an engine whose weight reload updates a tied lm_head (ARL's own engine mode: --engine-command \"arl serve {plan} --api vllm --port {port}\")";
+
 /**
- * What the runtime refuses beyond the plan (plan/runnable.ts has the plan's own faults): launching
- * vLLM or SGLang for builtin:tiny, which only ARL's trainers can build, unless --engine-command
- * names a server that can (arl serve).
+ * What the runtime refuses beyond the plan (plan/runnable.ts has the plan's own faults, from the
+ * plan alone; these read the machine): launching vLLM or SGLang for builtin:tiny, which only
+ * ARL's trainers can build, unless --engine-command names a server that can (arl serve); and
+ * launching vLLM for full-weight sync of a model folder whose config.json ties its embeddings:
+ * vLLM's reload keeps the launched lm_head (docs/engines.md, "The sync probe"), and in bfloat16 a
+ * small update can stay under the probe's tolerance, so the run would train on a mixed model.
  */
 export function checkEngineRunnable(plan: Plan, engineCommand: string | undefined): void {
   const rollout = plan.resources.rollout;
   if (rollout.engine === "trainer" || !rollout.launch || engineCommand) return;
+  const model = engineModel(plan);
+  if (rollout.engine === "vllm" && plan.policy.lora === null && existsSync(model) && tiesEmbeddings(model)) {
+    throw refusal(
+      `plan field policy.model is the folder '${model}', whose config.json says tie_word_embeddings: true, and resources.rollout.engine is vllm with full-weight sync: ` +
+        `vLLM's weight reload keeps a tied lm_head as launched, so the servers would serve the new body under the old head; ${TIED_HINT}; or train a LoRA adapter (policy.lora), which leaves the head alone`,
+    );
+  }
   if (plan.policy.model.startsWith("builtin:")) {
     throw refusal(
       `plan field resources.rollout.engine is ${rollout.engine} with launch: true, and ${rollout.engine} cannot serve '${plan.policy.model}' (ARL's embedded model exists in ARL's trainers only); ` +
@@ -102,6 +118,7 @@ export async function syncEngine(ctx: Pick<RunContext, "engine">, version: numbe
   try {
     await ctx.engine.weights.sync(version);
   } catch (error) {
+    if (error instanceof WeightSyncError && error.tied) throw refusal(`${error.message}; ${TIED_HINT}`);
     if (error instanceof WeightSyncError) throw new RunError(`${error.message}; resume once the servers are back (arl run --resume starts or connects them again)`);
     throw error;
   }

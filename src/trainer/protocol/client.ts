@@ -7,6 +7,7 @@ import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, 
 import { FrameDecoder, writeFrame, type ProtocolError } from "./framing.js";
 import { defined } from "../../contracts/checked.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
+import { newProcessMark } from "../../contracts/process-mark.js";
 
 export interface TrainerCommand {
   readonly file: string;
@@ -99,9 +100,11 @@ export class TrainerClient {
 
   /** Starts the trainer and performs the handshake. */
   static async start(command: TrainerCommand, runtimeVersion: string, stop?: AbortSignal): Promise<TrainerClient> {
+    // Marked, so that what leaves its group (torchrun's workers start sessions of their own) is found too.
+    const mark = newProcessMark();
     const child = execa(command.file, [...command.args], {
       cwd: command.cwd,
-      env: command.env,
+      env: { ...command.env, ...mark.env },
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",
@@ -111,7 +114,7 @@ export class TrainerClient {
       // Its own process group: a terminal's Ctrl-C reaches the runtime alone, which shuts it down.
       ...OWN_PROCESS_GROUP,
     });
-    trackGroup(child);
+    trackGroup(child, mark);
     const client = new TrainerClient(child, command.deadlineMs);
     if (stop) {
       const halt = () => client.halt();

@@ -13,7 +13,7 @@ import { EnginePool, type GenerateRequest } from "../../../src/runtime/engine/po
 import { WeightSync, WeightSyncError } from "../../../src/runtime/engine/weight-sync.js";
 import type { RunEngine } from "../../../src/runtime/engine/run-engine.js";
 import { RunError } from "../../../src/runtime/run/context.js";
-import { requireServing } from "../../../src/runtime/run/engines.js";
+import { requireServing, syncEngine } from "../../../src/runtime/run/engines.js";
 
 const testWire: EngineWire = {
   engine: "vllm",
@@ -25,7 +25,9 @@ const testWire: EngineWire = {
   },
   health: () => ({ method: "GET", path: "/health" }),
   weightSync: (dir, version) => [{ method: "POST", path: "/load", body: { dir, version: String(version) } }],
-  servedModel: (base) => base,
+  unloadAdapter: (version) => ({ method: "POST", path: "/unload", body: { version: String(version) } }),
+  // Under LoRA a generation names its version's adapter, and the test server answers with that version.
+  servedModel: (base, version, { lora }) => (lora ? `adapter-${version}` : base),
   launchCommand: () => ({ command: "true", args: [], env: {} }),
 };
 
@@ -36,6 +38,8 @@ interface TestServer {
   seen: number[];
   version: string | null;
   behaviour: "ok" | "500" | "garbage" | "hang" | "400" | "stale" | "unversioned";
+  /** The versions it holds loaded (LoRA adapters are loaded one per version and unloaded by name). */
+  loaded: Set<string>;
   healthy: boolean;
   loadFails: boolean;
   /** Answers held back until released (to keep requests outstanding). */
@@ -58,7 +62,7 @@ function body(req: IncomingMessage): Promise<Record<string, unknown>> {
 }
 
 async function testServer(index: number): Promise<TestServer> {
-  const t = { seen: [], version: null, behaviour: "ok", healthy: true, loadFails: false, held: [], hold: false } as unknown as TestServer;
+  const t = { seen: [], version: null, behaviour: "ok", loaded: new Set(), healthy: true, loadFails: false, held: [], hold: false } as unknown as TestServer;
   const reply = (res: ServerResponse, status: number, payload: string) => res.writeHead(status, { "content-type": "application/json" }).end(payload);
   t.server = createServer((req, res) => {
     void body(req).then((b) => {
@@ -66,6 +70,11 @@ async function testServer(index: number): Promise<TestServer> {
       if (req.url === "/load") {
         if (t.loadFails) return reply(res, 500, '{"error":"cannot read the weights"}');
         t.version = b.version as string;
+        t.loaded.add(t.version);
+        return reply(res, 200, "{}");
+      }
+      if (req.url === "/unload") {
+        t.loaded.delete(b.version as string);
         return reply(res, 200, "{}");
       }
       const seed = b.seed as number;
@@ -75,7 +84,8 @@ async function testServer(index: number): Promise<TestServer> {
         if (t.behaviour === "400") return reply(res, 400, '{"error":"prompt too long"}');
         if (t.behaviour === "garbage") return reply(res, 200, "<html>oops</html>");
         if (t.behaviour === "hang") return;
-        const v = t.behaviour === "stale" ? "0" : t.behaviour === "unversioned" ? null : t.version;
+        const adapter = typeof b.model === "string" && b.model.startsWith("adapter-") ? b.model.slice("adapter-".length) : null;
+        const v = t.behaviour === "stale" ? "0" : t.behaviour === "unversioned" ? null : (adapter ?? t.version);
         reply(res, 200, JSON.stringify({ ids: [index, seed], lps: [-0.5, -0.25], v }));
       };
       if (t.hold) t.held.push(answer);
@@ -234,6 +244,31 @@ describe("the pool of inference servers", () => {
     expect(readdirSync(path.join(dir, "engine-weights")).sort()).toEqual(["v4", "v5"]);
     servers[0]!.loadFails = true;
     await expect(sync.sync(6)).rejects.toThrow(WeightSyncError);
+    // No server took version 6: its folder goes, and so does v4, which nothing is in flight on.
+    expect(readdirSync(path.join(dir, "engine-weights")).sort()).toEqual(["v5"]);
+  });
+
+  it("under LoRA, unloads every adapter no generation needs: the served one stays, and one a generation in flight names until it is answered", async () => {
+    const server = await testServer(0);
+    const pool = new EnginePool(testWire, [server.url], { requestTimeoutS: 5, maxRetries: 2, model: "m", lora: true });
+    const dir = mkdtempSync(path.join(tmpdir(), "arl-lora-"));
+    const trainer = { request: async (_method: "save", params: { path: string }) => (mkdirSync(params.path, { recursive: true }), { files: [], policy_version: Number(path.basename(params.path).slice(1)) }) };
+    const sync = new WeightSync(trainer as never, pool, dir, true, null);
+    await sync.sync(1);
+    await sync.sync(2);
+    expect([...server.loaded]).toEqual(["2"]);
+    // A generation in flight on version 2 (asynchronous rollout) while version 3 is loaded.
+    server.hold = true;
+    const inFlight = pool.generate(request(7));
+    await new Promise((r) => setTimeout(r, 100));
+    await sync.sync(3);
+    expect([...server.loaded].sort()).toEqual(["2", "3"]);
+    server.held.splice(0).forEach((f) => f());
+    expect((await inFlight).version).toBe(2);
+    for (let i = 0; i < 50 && server.loaded.size > 1; i++) await new Promise((r) => setTimeout(r, 20));
+    expect([...server.loaded]).toEqual(["3"]);
+    server.hold = false;
+    expect((await pool.generate(request(8))).version).toBe(3);
   });
 });
 
@@ -290,7 +325,13 @@ describe("the sync probe after each weight load", () => {
     await sync.sync(1);
     drift();
     // Both servers now differ from the trainer by 0.48 nats: the sync has no server left.
-    await expect(sync.sync(2)).rejects.toThrow(WeightSyncError);
+    const failed = (await sync.sync(2).catch((e: unknown) => e)) as WeightSyncError;
+    expect(failed).toBeInstanceOf(WeightSyncError);
+    // A resume would meet the same servers: the run is refused with what would help instead.
+    const stopped = (await syncEngine({ engine: { weights: { sync: () => Promise.reject(failed) } } as unknown as RunEngine }, 2).catch((e: unknown) => e)) as RunError;
+    expect(stopped.resumable).toBe(false);
+    expect(stopped.message).toContain("start a new run from an untied copy of the model");
+    expect(stopped.message).not.toContain("resume once");
     expect(pool.servers.every((s) => s.state === "dead")).toBe(true);
     const reason = pool.servers[0]!.lastError ?? "";
     expect(reason).toMatch(/^after loading policy version 2, its log-probs of the sync probe's 2 tokens differ from the trainer's by 0\.480 nats on average \(largest 0\.480\), above resources\.rollout\.sync_probe\.tolerance 0\.001/);

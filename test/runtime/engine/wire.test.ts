@@ -116,6 +116,7 @@ describe("vLLM wire", () => {
     expect(vllmWire.weightSync("/run/weights/v2", 2, { lora: true })).toEqual([
       { method: "POST", path: "/v1/load_lora_adapter", body: { lora_name: "arl-policy-v2", lora_path: "/run/weights/v2", load_inplace: true }, answer: "text" },
     ]);
+    expect(vllmWire.unloadAdapter(2)).toEqual({ method: "POST", path: "/v1/unload_lora_adapter", body: { lora_name: "arl-policy-v2" }, answer: "text" });
     expect(vllmWire.servedModel("base", 2, { lora: true })).toBe("arl-policy-v2");
     expect(vllmWire.servedModel("base", 0, { lora: true })).toBe("base");
     expect(vllmWire.servedModel("base", 2, { lora: false })).toBe("base");
