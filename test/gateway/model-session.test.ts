@@ -20,6 +20,7 @@ import { startGateway } from "../../src/runtime/gateway/server.js";
 import { harnessVocabulary } from "../../src/runtime/harness.js";
 import type { GenerateOptions, Generation, TrainerPolicy } from "../../src/runtime/policy.js";
 import { EOS, ROLE_IDS } from "../../src/trainer/embedded/tokenizer.js";
+import { TrainerError } from "../../src/trainer/protocol/client.js";
 import type { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { RecordingPolicy } from "./recording-policy.js";
@@ -331,18 +332,41 @@ describe("a failed call", () => {
       override async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
         if (!this.failed) {
           this.failed = true;
-          throw new Error("the trainer died");
+          throw new TrainerError("the trainer died", "died");
         }
         return super.generate(prompt, options);
       }
     }
     const s = session({ policy: new FailingOnce({ policy, tiny }, ["hello"]) });
-    await expect(s.chat(chat(FIRST))).rejects.toThrow("the trainer died");
+    const died = await s.chat(chat(FIRST)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(died).toBeInstanceOf(TrainerError);
+    expect((died as Error).message).toBe("the trainer died");
     const reply = await s.chat(chat(FIRST));
     expect(reply.content).toBe("hello");
     const r = s.record();
     expect(r.samples).toHaveLength(1);
     expect(r.episode.turns).toBe(1);
     expect(r.requested.map((q) => q.call)).toEqual([0, 0]);
+  });
+
+  it("is that request's error when the trainer, alive, refuses it or the session cannot handle it: a GatewayError with the cause, the session serving on", async () => {
+    const failures = [new TrainerError("trainer encode failed (invalid_request): bad template input", "invalid_request"), new TrainerError("trainer generate failed (internal): oops", "internal"), new TypeError("a bug")];
+    class Failing extends RecordingPolicy {
+      override async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
+        const failure = failures.shift();
+        if (failure) throw failure;
+        return super.generate(prompt, options);
+      }
+    }
+    const s = session({ policy: new Failing({ policy, tiny }, ["hello"]) });
+    for (const status of [400, 500, 500]) {
+      const error = await rejection(s.chat(chat(FIRST)));
+      expect(error.status).toBe(status);
+      expect(error.cause).toBeInstanceOf(Error);
+    }
+    expect((await s.chat(chat(FIRST))).content).toBe("hello");
   });
 });

@@ -24,9 +24,11 @@
 // for (temperature, top_p, seed) is recorded, never applied, since the trained log-probs must be
 // those of the distribution the tokens were sampled from.
 import { at } from "../../contracts/checked.js";
+import { EnvError } from "../../contracts/env.js";
 import { callOpening, parseFunctionCall, ToolCallValidator, type OfferedTool, type ParsedTurn, type ToolCall } from "../../contracts/tool-calls.js";
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { Plan } from "../../plan/schema.js";
+import { TrainerError } from "../../trainer/protocol/client.js";
 import { Role } from "../buffer.js";
 import { Conversation, messageRole, withoutStop } from "../conversation.js";
 import type { EpisodeSignals } from "../harness.js";
@@ -94,6 +96,27 @@ function startsWith(ids: Int32Array, prefix: Int32Array): boolean {
   return true;
 }
 
+/** How a trainer fails when it can no longer serve anyone: the run's failure, never one request's. */
+const TRAINER_GONE: ReadonlySet<TrainerError["code"]> = new Set(["died", "protocol", "timeout", "stopped"]);
+
+/**
+ * What an exception while handling one request is: a GatewayError as it is; the trainer's error
+ * answer to this request (it is alive, and serves the next one) and any failure of the session's
+ * own handling (a value it cannot render, a bug) that request's error, answered 400 or 500 with
+ * the original as its cause (the gateway logs it). Only a trainer that is gone (died, hung,
+ * broke the protocol) and an engine without a server (EnvError) end more than the request.
+ */
+function requestError(error: unknown): never {
+  if (error instanceof GatewayError || error instanceof EnvError) throw error;
+  if (error instanceof TrainerError && TRAINER_GONE.has(error.code)) throw error;
+  const refused = error instanceof TrainerError && (error.code === "invalid_request" || error.code === "unsupported");
+  const answer = refused
+    ? new GatewayError(400, `the model cannot take this request: ${error.message}`, "invalid_request_error", null, "invalid_value")
+    : new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log); the session serves the next one", "server_error");
+  answer.cause = error;
+  throw answer;
+}
+
 export class ModelSession implements SessionModel {
   readonly modelName: string;
   private readonly samples: SessionSample[] = [];
@@ -123,11 +146,11 @@ export class ModelSession implements SessionModel {
   }
 
   chat(request: ChatRequest): Promise<ChatResult> {
-    return this.serialized(() => this.chatNow(request));
+    return this.serialized(() => this.chatNow(request)).catch(requestError);
   }
 
   complete(request: CompletionRequest): Promise<CompletionResult> {
-    return this.serialized(() => this.completeNow(request));
+    return this.serialized(() => this.completeNow(request)).catch(requestError);
   }
 
   /** The budget that ended the episode, if one did. */

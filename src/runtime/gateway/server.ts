@@ -20,6 +20,7 @@ import {
 } from "./contract.js";
 import { anthropicMessagesEndpoint } from "./anthropic-wire.js";
 import { errorBody, type ErrorShape } from "./api-errors.js";
+import { tooDeepError } from "./json-depth.js";
 import type { ServerEvent, WireEndpoint } from "./endpoints.js";
 import { responsesEndpoint } from "./responses-wire.js";
 import { chatEndpoint, completionEndpoint } from "./wire.js";
@@ -117,9 +118,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     try {
       await route(req, res);
     } catch (error) {
-      if (error instanceof GatewayError) return sendError(res, error);
+      // The model half answers its own failures as 500s with the original as the cause: logged, as any other.
+      const failure = error instanceof GatewayError ? (error.status >= 500 ? error.cause : undefined) : error;
       // Only the raw method and target are logged: nothing derived from the request may throw here.
-      log(`gateway: ${req.method ?? "?"} ${JSON.stringify(req.url ?? "")} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (failure !== undefined) log(`gateway: ${req.method ?? "?"} ${JSON.stringify(req.url ?? "")} failed: ${failure instanceof Error ? (failure.stack ?? failure.message) : typeof failure === "string" ? failure : Object.prototype.toString.call(failure)}`);
+      if (error instanceof GatewayError) return sendError(res, error);
       sendError(res, new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log)", "server_error"));
     }
   }
@@ -229,6 +232,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     }
     const text = Buffer.concat(parts).toString("utf8");
     if (emptyIsNull && text.trim() === "") return null;
+    const deep = tooDeepError(text, "the request body");
+    if (deep) throw deep;
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
