@@ -3,7 +3,10 @@
 // requests (test/helpers/http-fuzz-cases.ts) each on a connection of its own. Whatever arrives:
 // the server never dies, a request it could read whole gets an answer with a status line (2xx
 // with a body that parses, or a 4xx/5xx), nothing is answered as an internal failure (no
-// "failed" line in the log), and the server answers a good request after every batch.
+// "failed" line in the log), and the server answers a good request after every batch. Then
+// hostile bodies on chat, Responses and Messages over a real model session (builtin:tiny): a
+// value at any JSON path (tool schemas, metadata, messages) nested past the depth limit, or a
+// prompt text far past the model's context, each answered 400 while the server keeps serving.
 // ARL_FUZZ_HTTP_CASES=20000 runs that many cases per server instead of CI's slice;
 // ARL_FUZZ_HTTP_SEED picks another corpus.
 import { mkdtempSync } from "node:fs";
@@ -14,11 +17,17 @@ import type { Gateway } from "../../src/runtime/gateway/contract.js";
 import { EngineModel } from "../../src/runtime/gateway/engine-model.js";
 import { engineRoutes } from "../../src/runtime/gateway/engine-routes.js";
 import { startGateway } from "../../src/runtime/gateway/server.js";
+import { MAX_JSON_DEPTH } from "../../src/runtime/gateway/json-depth.js";
+import { ModelSession } from "../../src/runtime/gateway/model-session.js";
+import { maxTokenBytes } from "../../src/runtime/gateway/prompt-bound.js";
+import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
+import { harnessVocabulary } from "../../src/runtime/harness.js";
 import { TrainerPolicy } from "../../src/runtime/policy.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
-import { fuzzCases, type FuzzTarget } from "../helpers/http-fuzz-cases.js";
+import { fuzzCases, hostileBodies, type FuzzTarget } from "../helpers/http-fuzz-cases.js";
+import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { rawExchange } from "../helpers/raw-http.js";
-import { tinyConfigure } from "../helpers/tiny-policy.js";
+import { tinyConfigure, tinyPolicy } from "../helpers/tiny-policy.js";
 import { ScriptedModel } from "./scripted-model.js";
 
 const caseCount = Number(process.env.ARL_FUZZ_HTTP_CASES ?? "300") || 300;
@@ -86,6 +95,8 @@ describe(`raw-socket HTTP fuzzing (${caseCount} cases a server, seed ${seed})`, 
         { method: "POST", path: `${prefix}/v1/chat/completions`, body: chat },
         { method: "POST", path: `${prefix}/v1/chat/completions`, body: () => ({ ...chat(), stream: true, stream_options: { include_usage: true } }) },
         { method: "POST", path: `${prefix}/v1/completions`, body: () => ({ prompt: [1, 2, 3], max_tokens: 4 }) },
+        { method: "POST", path: `${prefix}/v1/responses`, body: () => ({ model: "arl-policy", input: "hi", max_output_tokens: 8, tools: [{ type: "function", name: "f", parameters: { type: "object" } }] }) },
+        { method: "POST", path: `${prefix}/v1/messages`, body: () => ({ model: "arl-policy", max_tokens: 8, messages: [{ role: "user", content: "hi" }], tools: [{ name: "f", input_schema: { type: "object" } }] }) },
         { method: "POST", path: `${prefix}/outcome`, body: () => ({ signals: { resolved: true } }) },
       ],
       goodHeaders: [`Authorization: Bearer ${handle.apiKey}`],
@@ -95,6 +106,42 @@ describe(`raw-socket HTTP fuzzing (${caseCount} cases a server, seed ${seed})`, 
     // The corpus reaches the handlers, not only the parser.
     expect(answered).toBeGreaterThan(caseCount / 2);
     expect(ok).toBeGreaterThan(caseCount / 10);
+  }, 600_000);
+
+  it("the agent gateway over a real model session: deep nesting in any JSON field and oversized prompts are 4xx on chat, Responses and Messages, and the server keeps answering", async () => {
+    const plan = compilePlans(counterSpec(`harness { max_turns: 100000 }`))[0]!;
+    const { tiny, policy } = await tinyPolicy(plan, harnessVocabulary(plan));
+    const model = { maxContext: 2_048, maxTokenBytes: await maxTokenBytes(policy, tiny.tokenizer.size) };
+    const logged: string[] = [];
+    const gateway = await startGateway({ log: (line) => logged.push(line) });
+    servers.push(gateway);
+    const handle = gateway.open(new ModelSession({ policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], plan, seed: (call) => call, model }));
+    const schema = { type: "object", properties: { city: { type: "string" }, days: { type: "array", items: { type: "integer" } } }, required: ["city"] };
+    const apis = [
+      { name: "chat", url: `${handle.baseUrl}/chat/completions`, good: { model: "m", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "hello" }] }], max_tokens: 2, stop: ["\n\n"], metadata: { a: "b" }, tools: [{ type: "function", function: { name: "weather", description: "The weather", parameters: schema } }] } },
+      { name: "responses", url: `${handle.baseUrl}/responses`, good: { model: "m", instructions: "Be brief.", input: [{ role: "user", content: "hello" }], max_output_tokens: 2, metadata: { a: "b" }, tools: [{ type: "function", name: "weather", parameters: schema }] } },
+      { name: "messages", url: `${handle.anthropicBaseUrl}/v1/messages`, good: { model: "m", system: "Be brief.", messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }], max_tokens: 2, metadata: { user_id: "u" }, tools: [{ name: "weather", input_schema: schema }] } },
+    ];
+    const post = async (url: string, body: string) => {
+      const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${handle.apiKey}`, "x-api-key": handle.apiKey, "content-type": "application/json" }, body });
+      return { status: response.status, text: await response.text() };
+    };
+    const hostileCount = Math.max(30, Math.round(caseCount / 5));
+    for (const api of apis) {
+      expect((await post(api.url, JSON.stringify(api.good))).status, `${api.name}: the good body`).toBe(200);
+      const cases = hostileBodies(seed + api.name.length, hostileCount, api.good, MAX_JSON_DEPTH, 100_000);
+      for (let start = 0; start < cases.length; start += BATCH) {
+        const batch = cases.slice(start, start + BATCH);
+        const answers = await Promise.all(batch.map((c) => post(api.url, c.text)));
+        answers.forEach((answer, i) => {
+          const label = `${api.name} case ${start + i}: ${batch[i]!.label}`;
+          expect(answer.status, `${label}: ${answer.text.slice(0, 300)}`).toBe(400);
+          expect(answer.text, label).toMatch(api.name === "messages" ? /"type":"error"/ : /"code":"(json_too_deep|context_length_exceeded)"/);
+        });
+        expect(logged.filter((line) => /failed|could not answer/.test(line)), `${api.name} after case ${start + batch.length - 1}`).toEqual([]);
+        expect((await post(api.url, JSON.stringify(api.good))).status, `${api.name}: the server after case ${start + batch.length - 1}`).toBe(200);
+      }
+    }
   }, 600_000);
 
   for (const api of ["vllm", "sglang"] as const) {

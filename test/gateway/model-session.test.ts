@@ -16,10 +16,12 @@ import { Role } from "../../src/runtime/buffer.js";
 import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
 import { GatewayError, type ChatRequest, type ChatResult, type GatewayMessage } from "../../src/runtime/gateway/contract.js";
 import { ModelSession, type BudgetCode, type ModelSessionOptions } from "../../src/runtime/gateway/model-session.js";
+import { maxTokenBytes, nonSpaceBytes } from "../../src/runtime/gateway/prompt-bound.js";
 import { startGateway } from "../../src/runtime/gateway/server.js";
 import { harnessVocabulary } from "../../src/runtime/harness.js";
 import type { GenerateOptions, Generation, TrainerPolicy } from "../../src/runtime/policy.js";
 import { EOS, ROLE_IDS } from "../../src/trainer/embedded/tokenizer.js";
+import { TrainerError } from "../../src/trainer/protocol/client.js";
 import type { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { RecordingPolicy } from "./recording-policy.js";
@@ -238,6 +240,47 @@ describe("budgets", () => {
     expect(s.record()).toMatchObject({ end: "aborted", episode: { aborted: true, terminated: true } });
   });
 
+  it("without harness.max_total_tokens, the model's context bounds every prompt: past it a 400 for that request alone, the episode going on", async () => {
+    const recording = new RecordingPolicy({ policy, tiny });
+    const s = session({ policy: recording, model: { maxContext: 40, maxTokenBytes: 64 } });
+    const long: GatewayMessage[] = [...FIRST, { role: "user", content: Array.from({ length: 40 }, () => "hello").join(" ") }];
+    const error = await rejection(s.chat(chat(long)));
+    expect(error).toMatchObject({ status: 400, code: "context_length_exceeded", param: "messages" });
+    expect(error.message).toContain("maximum context length is 40 tokens");
+    expect(s.budgetEnd).toBeUndefined();
+    // Room left under the context caps the generation.
+    const reply = await s.chat(chat(FIRST));
+    expect(reply.promptIds.length + reply.ids.length).toBeLessThanOrEqual(40);
+    const completion = await rejection(s.complete({ prompt: new Int32Array(40).fill(11), maxTokens: 4, stop: [], temperature: null, topP: null, seed: null, logprobs: false }));
+    expect(completion.code).toBe("context_length_exceeded");
+    expect(s.record()).toMatchObject({ end: "finished", episode: { aborted: false, turns: 1 } });
+  });
+
+  it("a prompt whose text cannot fit the context is refused before anything is tokenized", async () => {
+    const recording = new RecordingPolicy({ policy, tiny });
+    const s = session({ policy: recording, model: { maxContext: 32_768, maxTokenBytes: 16 } });
+    const huge: GatewayMessage[] = [{ role: "user", content: "x".repeat(2 * 1024 * 1024) }];
+    const error = await rejection(s.chat(chat(huge)));
+    expect(error).toMatchObject({ status: 400, code: "context_length_exceeded" });
+    expect(error.message).toContain("32768 tokens");
+    expect(recording.encodes).toHaveLength(0);
+    // Whitespace is not counted (a tokenizer may fold it): a megabyte of spaces around a word is tokenized and served.
+    const spaced = await s.chat(chat([{ role: "user", content: `${" ".repeat(1024 * 1024)}hello` }], { maxTokens: 2 }));
+    expect(spaced.promptIds.length).toBeLessThan(10);
+    // Under harness.max_total_tokens the same bound ends the episode, as the budget does.
+    const budget = session({ policy: recording, plan: harness({ max_total_tokens: 100 }), model: { maxContext: 32_768, maxTokenBytes: 16 } });
+    expect((await rejection(budget.chat(chat(huge)))).message).toContain("harness.max_total_tokens is 100");
+    expect(budget.budgetEnd).toBe("max_total_tokens");
+  });
+
+  it("the vocabulary's longest token bounds the text per token; text bytes are counted without whitespace", async () => {
+    // builtin:tiny: its longest word (special tokens decode to nothing).
+    const longest = Math.max(...tiny.tokenizer.tokens.filter((t) => !/^<.+>$/.test(t)).map((t) => Buffer.byteLength(t)));
+    expect(longest).toBeGreaterThanOrEqual("characters".length);
+    expect(await maxTokenBytes(policy, tiny.tokenizer.size)).toBe(longest);
+    expect(nonSpaceBytes(" a\tb\n\u00e9\u3000\u4e2d\ud83d\ude00 ")).toBe(1 + 1 + 2 + 3 + 4);
+  });
+
   it("a response that reaches harness.max_response_tokens is served, then the episode is over", async () => {
     for (let base = 0; ; base++) {
       const s = session({ plan: harness({ max_response_tokens: 2 }), base });
@@ -331,18 +374,41 @@ describe("a failed call", () => {
       override async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
         if (!this.failed) {
           this.failed = true;
-          throw new Error("the trainer died");
+          throw new TrainerError("the trainer died", "died");
         }
         return super.generate(prompt, options);
       }
     }
     const s = session({ policy: new FailingOnce({ policy, tiny }, ["hello"]) });
-    await expect(s.chat(chat(FIRST))).rejects.toThrow("the trainer died");
+    const died = await s.chat(chat(FIRST)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(died).toBeInstanceOf(TrainerError);
+    expect((died as Error).message).toBe("the trainer died");
     const reply = await s.chat(chat(FIRST));
     expect(reply.content).toBe("hello");
     const r = s.record();
     expect(r.samples).toHaveLength(1);
     expect(r.episode.turns).toBe(1);
     expect(r.requested.map((q) => q.call)).toEqual([0, 0]);
+  });
+
+  it("is that request's error when the trainer, alive, refuses it or the session cannot handle it: a GatewayError with the cause, the session serving on", async () => {
+    const failures = [new TrainerError("trainer encode failed (invalid_request): bad template input", "invalid_request"), new TrainerError("trainer generate failed (internal): oops", "internal"), new TypeError("a bug")];
+    class Failing extends RecordingPolicy {
+      override async generate(prompt: Int32Array, options: GenerateOptions): Promise<Generation> {
+        const failure = failures.shift();
+        if (failure) throw failure;
+        return super.generate(prompt, options);
+      }
+    }
+    const s = session({ policy: new Failing({ policy, tiny }, ["hello"]) });
+    for (const status of [400, 500, 500]) {
+      const error = await rejection(s.chat(chat(FIRST)));
+      expect(error.status).toBe(status);
+      expect(error.cause).toBeInstanceOf(Error);
+    }
+    expect((await s.chat(chat(FIRST))).content).toBe("hello");
   });
 });

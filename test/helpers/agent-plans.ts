@@ -58,5 +58,5 @@ export async function agentEpisodeContext(plan: Plan, dir: string, vocabulary: r
   const { policy } = await tinyPolicy(plan, vocabulary);
   const gateway = await startGateway({ log: () => undefined });
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-agent-run-")), plan);
-  return { plan, runDir, gateway, policy, rolloutPolicy: policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], streams: new RunStreams(0), dataRoot: dir, halt: undefined, validator: new ToolCallValidator() };
+  return { plan, runDir, gateway, policy, rolloutPolicy: policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], streams: new RunStreams(0), dataRoot: dir, halt: undefined, validator: new ToolCallValidator(), modelContext: { maxContext: null, maxTokenBytes: null } };
 }

@@ -181,3 +181,51 @@ export function fuzzCases(seed: number, count: number, target: FuzzTarget): Fuzz
     return { bytes: first.bytes, cut: !first.complete, label: first.label, head: first.head };
   });
 }
+
+/** A hostile body: the route's JSON with one value replaced, and what was put there. */
+export interface HostileBody {
+  readonly text: string;
+  readonly label: string;
+}
+
+/** Every path to a value inside `value` (the root excluded), objects' keys and arrays' indices. */
+function valuePaths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
+  if (value === null || typeof value !== "object") return [];
+  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  return entries.flatMap(([k, v]) => [[...prefix, k], ...valuePaths(v, [...prefix, k])]);
+}
+
+const PLACEHOLDER = "\u0000hostile\u0000";
+
+/** `good` as JSON text with the value at `path` replaced by the raw JSON text `raw` (built as text: a deep value would overflow JSON.stringify). */
+function replacedAt(good: unknown, path: readonly (string | number)[], raw: string): string {
+  const copy = JSON.parse(JSON.stringify(good)) as Record<string | number, unknown>;
+  let parent: Record<string | number, unknown> = copy;
+  for (const k of path.slice(0, -1)) parent = parent[k] as Record<string | number, unknown>;
+  parent[path[path.length - 1]!] = PLACEHOLDER;
+  return JSON.stringify(copy).replace(JSON.stringify(PLACEHOLDER), () => raw);
+}
+
+/**
+ * `count` hostile bodies from `seed` for a route whose good body is `good`: a value at a random
+ * path (tool schemas, metadata, messages, any field) replaced by an array or object nested past
+ * `depthLimit` (up to 200,000 deep), or a string at a random text path by one of `hugeChars`
+ * characters (an oversized prompt).
+ */
+export function hostileBodies(seed: number, count: number, good: unknown, depthLimit: number, hugeChars: number): HostileBody[] {
+  const random = mulberry32(seed);
+  const paths = valuePaths(good);
+  // The prompt's texts: message contents, Responses' input and instructions, Anthropic's system (a tool's strings are not prompt text).
+  const textPaths = paths.filter((p) => !p.includes("tools") && ["content", "input", "text", "instructions", "system"].includes(String(p[p.length - 1])) && typeof p.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], good) === "string");
+  return Array.from({ length: count }, () => {
+    if (textPaths.length > 0 && chance(random, 0.25)) {
+      const path = pick(random, textPaths);
+      return { text: replacedAt(good, path, JSON.stringify(pick(random, ["x", "word ", "\u00e9", "{["]).repeat(hugeChars))), label: `${path.join(".")}: a string of ${hugeChars} characters` };
+    }
+    const path = pick(random, paths);
+    const depth = depthLimit + 1 + (chance(random, 0.5) ? randomInt(random, 8) : randomInt(random, 200_000));
+    const array = chance(random, 0.5);
+    const raw = array ? `${"[".repeat(depth)}${"]".repeat(depth)}` : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+    return { text: replacedAt(good, path, raw), label: `${path.join(".")}: ${array ? "arrays" : "objects"} nested ${depth} deep` };
+  });
+}

@@ -56,6 +56,18 @@ describe("trainer client", () => {
     await client.shutdown();
   });
 
+  it("rejects a request whose params cannot be framed, leaving nothing pending: the next request is answered and no deadline fires", async () => {
+    const client = await start("ok", 1_500);
+    let input: unknown = 1;
+    for (let i = 0; i < 20_000; i++) input = [input];
+    await expect(client.request("eval_op", { op: "sum", input })).rejects.toThrow(/call stack/);
+    expect(await client.request("eval_op", { op: "sum", input: [1, 2] })).toEqual({ output: 3 });
+    // The refused request's deadline would have declared the trainer dead by now.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(await client.request("eval_op", { op: "sum", input: [4] })).toEqual({ output: 4 });
+    await client.shutdown();
+  });
+
   it("reports a trainer that dies mid-request with its exit status and the last lines of its stderr", async () => {
     const client = await start("crash-on-generate");
     const error = (await client

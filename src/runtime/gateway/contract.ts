@@ -147,6 +147,9 @@ export interface GatewayOptions {
   readonly port?: number;
   /** Engine mode: these routes answer every path outside `/s/<id>` (engine-routes.ts). */
   readonly engine?: EngineEndpoints;
+  /** How long a client has to send its headers, and its whole request, in ms (defaults: 30 s and 120 s). */
+  readonly headersTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
 }
 
 /** A request to an engine-mode route; `body` is the parsed JSON, null when there is none. */

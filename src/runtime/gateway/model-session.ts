@@ -24,14 +24,17 @@
 // for (temperature, top_p, seed) is recorded, never applied, since the trained log-probs must be
 // those of the distribution the tokens were sampled from.
 import { at } from "../../contracts/checked.js";
+import { EnvError } from "../../contracts/env.js";
 import { callOpening, parseFunctionCall, ToolCallValidator, type OfferedTool, type ParsedTurn, type ToolCall } from "../../contracts/tool-calls.js";
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { Plan } from "../../plan/schema.js";
+import { TrainerError } from "../../trainer/protocol/client.js";
 import { Role } from "../buffer.js";
 import { Conversation, messageRole, withoutStop } from "../conversation.js";
 import type { EpisodeSignals } from "../harness.js";
 import type { Message, Policy } from "../policy.js";
-import { GatewayError, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type ServedToolCall, type SessionModel, type ToolChoice } from "./contract.js";
+import { GatewayError, type ChatRequest, type ChatResult, type CompletionRequest, type GatewayMessage, type CompletionResult, type ServedToolCall, type SessionModel, type ToolChoice } from "./contract.js";
+import { nonSpaceBytes, type ModelContext } from "./prompt-bound.js";
 import { continuesFrom, renderable, renderedMessages, servedAssistant } from "./session-messages.js";
 import { assembleSamples, SessionSample, toolCallRecords, type RequestedSampling, type SampleStart, type SessionRecord, type SessionToolCall } from "./session-trajectory.js";
 
@@ -48,6 +51,8 @@ export interface ModelSessionOptions {
   readonly onBudget?: (code: BudgetCode) => void;
   /** The run's tool-call validator (RunContext.validator), shared by its sessions: each schema compiled once per run. */
   readonly validator?: ToolCallValidator;
+  /** The model's context (configure's max_context) and its tokens' longest text: every prompt must fit it. */
+  readonly model?: ModelContext;
 }
 
 /** What one call generated, after stop strings. */
@@ -94,6 +99,27 @@ function startsWith(ids: Int32Array, prefix: Int32Array): boolean {
   return true;
 }
 
+/** How a trainer fails when it can no longer serve anyone: the run's failure, never one request's. */
+const TRAINER_GONE: ReadonlySet<TrainerError["code"]> = new Set(["died", "protocol", "timeout", "stopped"]);
+
+/**
+ * What an exception while handling one request is: a GatewayError as it is; the trainer's error
+ * answer to this request (it is alive, and serves the next one) and any failure of the session's
+ * own handling (a value it cannot render, a bug) that request's error, answered 400 or 500 with
+ * the original as its cause (the gateway logs it). Only a trainer that is gone (died, hung,
+ * broke the protocol) and an engine without a server (EnvError) end more than the request.
+ */
+function requestError(error: unknown): never {
+  if (error instanceof GatewayError || error instanceof EnvError) throw error;
+  if (error instanceof TrainerError && TRAINER_GONE.has(error.code)) throw error;
+  const refused = error instanceof TrainerError && (error.code === "invalid_request" || error.code === "unsupported");
+  const answer = refused
+    ? new GatewayError(400, `the model cannot take this request: ${error.message}`, "invalid_request_error", null, "invalid_value")
+    : new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log); the session serves the next one", "server_error");
+  answer.cause = error;
+  throw answer;
+}
+
 export class ModelSession implements SessionModel {
   readonly modelName: string;
   private readonly samples: SessionSample[] = [];
@@ -123,11 +149,11 @@ export class ModelSession implements SessionModel {
   }
 
   chat(request: ChatRequest): Promise<ChatResult> {
-    return this.serialized(() => this.chatNow(request));
+    return this.serialized(() => this.chatNow(request)).catch(requestError);
   }
 
   complete(request: CompletionRequest): Promise<CompletionResult> {
-    return this.serialized(() => this.completeNow(request));
+    return this.serialized(() => this.completeNow(request)).catch(requestError);
   }
 
   /** The budget that ended the episode, if one did. */
@@ -179,6 +205,7 @@ export class ModelSession implements SessionModel {
     const offered = r.toolChoice === "none" ? [] : r.tools;
     const forced = this.forcedOpening(r.toolChoice, offered);
     this.admit(r);
+    this.boundText(r.messages);
     // A call that fails half-way (the trainer's error) leaves no history to continue from.
     const served = this.served;
     this.served = undefined;
@@ -303,8 +330,9 @@ export class ModelSession implements SessionModel {
     const { policy, stopIds, plan } = this.options;
     const h = plan.harness;
     const s = plan.policy.sampling;
-    const room = h.max_total_tokens === null ? Number.POSITIVE_INFINITY : h.max_total_tokens - prompt.length;
-    if (room <= 0) throw this.endBy("max_total_tokens", `the prompt has ${prompt.length} tokens and harness.max_total_tokens is ${h.max_total_tokens ?? "unlimited"}, which leaves none to generate`);
+    const limit = this.contextLimit();
+    const room = limit === undefined ? Number.POSITIVE_INFINITY : limit.tokens - prompt.length;
+    if (limit !== undefined && room <= 0) throw this.tooLong(limit, `the prompt has ${prompt.length} tokens`);
     const maxNewTokens = Math.min(r.maxTokens ?? Number.POSITIVE_INFINITY, s.max_new_tokens, h.max_response_tokens, room);
     const call = this.calls;
     const temperature = this.options.temperature ?? s.temperature;
@@ -387,6 +415,36 @@ export class ModelSession implements SessionModel {
       // A parameter schema ajv cannot compile: the harness's to judge, not counted against the model.
       return tools.some((t) => t.name === call.name);
     }
+  }
+
+  /** The most tokens a context may hold: harness.max_total_tokens or the model's context, the smaller (`harness`: the budget's). */
+  private contextLimit(): { tokens: number; harness: boolean } | undefined {
+    const budget = this.options.plan.harness.max_total_tokens;
+    const model = this.options.model?.maxContext ?? null;
+    if (budget !== null && (model === null || budget <= model)) return { tokens: budget, harness: true };
+    return model === null ? undefined : { tokens: model, harness: false };
+  }
+
+  /**
+   * Refuses, before anything is tokenized, messages whose text cannot fit the context: more
+   * non-whitespace bytes than the context's tokens can stand for.
+   */
+  private boundText(messages: readonly GatewayMessage[]): void {
+    const limit = this.contextLimit();
+    const perToken = this.options.model?.maxTokenBytes ?? null;
+    if (limit === undefined || perToken === null) return;
+    const most = limit.tokens * perToken;
+    let bytes = 0;
+    for (const m of messages) {
+      bytes += nonSpaceBytes(m.content);
+      if (bytes > most) throw this.tooLong(limit, `the messages' text has more than ${most} bytes besides whitespace (a token of this model stands for at most ${perToken})`);
+    }
+  }
+
+  /** A prompt past the context: the harness's budget ends the episode; the model's context refuses this request alone. */
+  private tooLong(limit: { tokens: number; harness: boolean }, what: string): GatewayError {
+    if (limit.harness) return this.endBy("max_total_tokens", `${what} and harness.max_total_tokens is ${limit.tokens}, which leaves none to generate`);
+    return new GatewayError(400, `This model's maximum context length is ${limit.tokens} tokens, and ${what}, which leaves none to generate: shorten the conversation`, "invalid_request_error", "messages", "context_length_exceeded");
   }
 
   /** Ends the episode by a budget (once) and returns the error the call is answered with. */

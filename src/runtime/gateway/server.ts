@@ -20,6 +20,7 @@ import {
 } from "./contract.js";
 import { anthropicMessagesEndpoint } from "./anthropic-wire.js";
 import { errorBody, type ErrorShape } from "./api-errors.js";
+import { tooDeepError } from "./json-depth.js";
 import type { ServerEvent, WireEndpoint } from "./endpoints.js";
 import { responsesEndpoint } from "./responses-wire.js";
 import { chatEndpoint, completionEndpoint } from "./wire.js";
@@ -27,6 +28,8 @@ import { chatEndpoint, completionEndpoint } from "./wire.js";
 /** Time a client has to send its headers, and its whole request (not the answer: generation may be slow). */
 const HEADERS_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 120_000;
+/** How often the server checks every connection against those two limits. */
+const CHECK_INTERVAL_MS = 1_000;
 
 /** The model-calling routes of a session, each an API's wire format onto the same SessionModel. */
 const ENDPOINTS: Readonly<Record<string, WireEndpoint>> = {
@@ -64,7 +67,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const sessionsByKey = new Map<string, Session>();
   const created = Math.floor(Date.now() / 1000);
 
-  const server = createServer((req, res) => {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS, requestTimeout);
+  // Node checks those limits only every connectionsCheckingInterval (30 s by default), so a slow
+  // client would keep its connection up to 30 s past them; a check every second keeps them.
+  const server = createServer({ connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, headersTimeout), headersTimeout, requestTimeout }, (req, res) => {
     // handle() answers every failure itself; should that ever throw, the connection goes, never the process.
     handle(req, res).catch((error: unknown) => {
       log(`gateway: could not answer a request: ${String(error)}`);
@@ -78,8 +85,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     socket.on("error", () => undefined);
     socket.end("HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   });
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
 
   function send(res: ServerResponse, status: number, body: unknown): void {
     answer(res, status, body, false);
@@ -117,9 +122,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     try {
       await route(req, res);
     } catch (error) {
-      if (error instanceof GatewayError) return sendError(res, error);
+      // The model half answers its own failures as 500s with the original as the cause: logged, as any other.
+      const failure = error instanceof GatewayError ? (error.status >= 500 ? error.cause : undefined) : error;
       // Only the raw method and target are logged: nothing derived from the request may throw here.
-      log(`gateway: ${req.method ?? "?"} ${JSON.stringify(req.url ?? "")} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (failure !== undefined) log(`gateway: ${req.method ?? "?"} ${JSON.stringify(req.url ?? "")} failed: ${failure instanceof Error ? (failure.stack ?? failure.message) : typeof failure === "string" ? failure : Object.prototype.toString.call(failure)}`);
+      if (error instanceof GatewayError) return sendError(res, error);
       sendError(res, new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log)", "server_error"));
     }
   }
@@ -229,6 +236,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     }
     const text = Buffer.concat(parts).toString("utf8");
     if (emptyIsNull && text.trim() === "") return null;
+    const deep = tooDeepError(text, "the request body");
+    if (deep) throw deep;
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {

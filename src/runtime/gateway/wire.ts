@@ -11,6 +11,7 @@ import {
   type GatewayMessage,
 } from "./contract.js";
 import type { ResponseHead, WireEndpoint } from "./endpoints.js";
+import { tooDeepError } from "./json-depth.js";
 import { checkChatBody, checkCompletionBody, type ChatBody, type CompletionBody, type WireMessage } from "./wire-schema.js";
 
 /** Text parts are joined with a newline (as vLLM does). */
@@ -20,6 +21,8 @@ export function textOf(content: string | readonly { readonly text: string }[] | 
 }
 
 export function parseArguments(text: string, param: string): Readonly<Record<string, unknown>> {
+  const deep = tooDeepError(text, `"${param}"`, param);
+  if (deep) throw deep;
   let value: unknown;
   try {
     value = JSON.parse(text);

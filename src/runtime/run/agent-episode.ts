@@ -91,7 +91,7 @@ function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string
 }
 
 /** What an agent episode reads of the run's context. */
-export type AgentEpisodeContext = Pick<RunContext, "plan" | "runDir" | "gateway" | "policy" | "rolloutPolicy" | "template" | "stopIds" | "streams" | "dataRoot" | "halt" | "validator">;
+export type AgentEpisodeContext = Pick<RunContext, "plan" | "runDir" | "gateway" | "policy" | "rolloutPolicy" | "template" | "stopIds" | "streams" | "dataRoot" | "halt" | "validator" | "modelContext">;
 
 /** Plays one episode of agent env `env`; rejects only for a fault of ours. */
 export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot, env: AgentEnv, episodeSeed: number): Promise<{ episode: Episode; calls: AgentCalls }> {
@@ -108,6 +108,7 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     // A budget ends the episode: the program is stopped (what it served so far is the episode).
     onBudget: () => stop.abort(),
     validator: ctx.validator,
+    model: ctx.modelContext,
   });
   const model = new WatchedModel(session, () => stop.abort());
   let task;

@@ -11,6 +11,7 @@ import type { TrainerClient, TrainerCommand } from "../../trainer/protocol/clien
 import type { TokenBuffer } from "../buffer.js";
 import type { RunEngine } from "../engine/run-engine.js";
 import type { Gateway } from "../gateway/contract.js";
+import type { ModelContext } from "../gateway/prompt-bound.js";
 import type { PoolTrainers } from "../cross-policy.js";
 import type { Policy } from "../policy.js";
 import type { RunDirectory, RunState } from "../run-dir.js";
@@ -138,6 +139,8 @@ export interface RunContext {
   readonly tracking: RunTracking;
   /** The run's agent gateway (docs/gateway.md), started when the plan has agent envs. */
   readonly gateway: Gateway | undefined;
+  /** What bounds an agent request's prompt: the model's context and its tokens' longest text (measured when the plan has agent envs). */
+  readonly modelContext: ModelContext;
   /** The run's data root: where the plan's data files lie and agent programs run. */
   readonly dataRoot: string | undefined;
   /** The user's request to stop at once: agent programs in flight are stopped. */

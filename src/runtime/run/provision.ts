@@ -12,6 +12,7 @@ import { TrainerClient, TrainerError, type TrainerCommand } from "../../trainer/
 import { TokenBuffer } from "../buffer.js";
 import { PoolTrainers } from "../cross-policy.js";
 import { DEFAULT_TEMPLATE } from "../conversation.js";
+import { maxTokenBytes } from "../gateway/prompt-bound.js";
 import { startGateway } from "../gateway/server.js";
 import { harnessVocabulary } from "../harness.js";
 import { TrainerPolicy } from "../policy.js";
@@ -301,6 +302,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const hasAgents = Object.values(plan.envs).some((e) => e.kind === "agent");
   const gateway = hasAgents ? await startGateway({ log }) : undefined;
   if (gateway) log(`agent gateway listening on ${gateway.origin}`);
+  // Agent requests are bounded by the model's context; the vocabulary's longest token bounds their text before it is tokenized.
+  const modelContext = { maxContext: configured.model.max_context ?? null, maxTokenBytes: hasAgents ? await maxTokenBytes(policy, configured.tokenizer.vocab_size) : null };
   const ctx: RunContext = {
     plan,
     runDir,
@@ -325,6 +328,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     sftData,
     tracking: RunTracking.start({ plan, runDir: runDir.dir, resumeAfter: state.iteration, dataRoot: options.dataRoot, log }),
     gateway,
+    modelContext,
     dataRoot: options.dataRoot,
     halt: options.halt,
   };

@@ -28,7 +28,7 @@ export const harnessSchema = z.strictObject({
     positiveInt.default(1024),
     "Token budget of one turn: a turn that reaches it is cut and the episode counts as aborted (episode.aborted).",
   ),
-  max_total_tokens: doc(positiveInt.nullable().default(null), "Most tokens in the whole context; none: no limit beyond the model's."),
+  max_total_tokens: doc(positiveInt.nullable().default(null), "Most tokens in the whole context; none: no limit beyond the model's context (which bounds every agent request too)."),
   on_budget: doc(
     enumOf(["truncate", "terminate"]).default("truncate"),
     "When a budget runs out: `truncate` stops collection (values bootstrap), `terminate` treats it as the task's end.",

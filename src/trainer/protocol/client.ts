@@ -175,9 +175,16 @@ export class TrainerClient {
         clearTimeout(timer);
         f(v);
       };
-      this.pending.push({ id, resolve: settle(resolve as (v: unknown) => void), reject: settle(reject), method });
-      // The params' arrays are written from where they are: they must not change until answered.
-      writeFrame(this.stdin, { id, method, params });
+      const entry = { id, resolve: settle(resolve as (v: unknown) => void), reject: settle(reject), method };
+      this.pending.push(entry);
+      try {
+        // The params' arrays are written from where they are: they must not change until answered.
+        writeFrame(this.stdin, { id, method, params });
+      } catch (error) {
+        // Params that cannot be framed (a value nested past the stack) were never sent: this request fails, the trainer serves on.
+        this.pending.splice(this.pending.indexOf(entry), 1);
+        entry.reject(error);
+      }
     });
   }
 
