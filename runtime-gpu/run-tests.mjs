@@ -58,4 +58,5 @@ if (spawnSync(venvPython, ["-c", "import torch"], { stdio: "ignore" }).status !=
   console.log(`runtime-gpu tests: ${message}; pytest skipped`);
   process.exit(0);
 }
-process.exit(run(venvPython, ["-m", "pytest", "-q", "tests"]).status);
+// -rs: each skipped test's reason (a missing system package, venv or library) in the summary.
+process.exit(run(venvPython, ["-m", "pytest", "-q", "-rs", "tests"]).status);

@@ -39,6 +39,11 @@ export interface ChartSpec {
   readonly xTitle?: string;
   /** Exponential moving average weight in [0, 1) (0: none); the raw line stays, faint. */
   readonly smooth?: number;
+  /** A line under the title: what the chart leaves out, or how to read it. */
+  readonly subtitle?: string;
+  /** The plot's size in pixels (default 290 x 140, a panel of the grid). */
+  readonly width?: number;
+  readonly height?: number;
 }
 
 /** Colour-blind-friendly categorical colours (Tableau 10). */
@@ -153,11 +158,11 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
   if (markers) layers.push(points);
   if (values.some((v) => v.base)) layers.push({ transform: [{ filter: "datum.base === true" }], mark: { type: "point" as const, shape: "diamond", size: 90, filled: false, strokeWidth: 1.75 }, encoding: { x, y, color } });
   return {
-    width: 290,
-    height: 140,
+    width: chart.width ?? 290,
+    height: chart.height ?? 140,
     padding: 6,
     background: "white",
-    title: { text: chart.title, anchor: "start", fontSize: 13, fontWeight: 600, color: "#1f2933", offset: 8 },
+    title: { text: chart.title, anchor: "start", fontSize: 13, fontWeight: 600, color: "#1f2933", offset: 8, ...(chart.subtitle ? { subtitle: chart.subtitle, subtitleFontSize: 10.5, subtitleColor: "#616e7c" } : {}) },
     data: { values },
     layer: layers as TopLevelSpec extends { layer: infer L } ? L : never,
     config: {

@@ -4,7 +4,9 @@
 import type { ChartPoint, ChartSeries, ChartSpec } from "./charts.js";
 import { spread } from "./groups.js";
 import { finiteNumber, type MetricsRow } from "./load.js";
-import type { RunReport, VariantGroup } from "./types.js";
+import { klOff, oneUpdatePerBatch } from "./settings.js";
+import { iterationSeconds, secondsBeforeTraining } from "./stats.js";
+import type { OmittedCurve, RunReport, VariantGroup } from "./types.js";
 import { at } from "../contracts/checked.js";
 
 type Value = (m: MetricsRow) => number | undefined;
@@ -42,8 +44,19 @@ const afterReward: readonly Curve[] = [
   { id: "policy-loss", title: "Policy loss", yTitle: "policy-gradient loss", value: metric("policy_loss") },
   { id: "grad-norm", title: "Gradient norm", yTitle: "norm before clipping", value: metric("grad_norm") },
   { id: "tokens-per-second", title: "Rollout throughput", yTitle: "generated tokens / s", value: tokensPerSecond },
-  { id: "iteration-time", title: "Time per iteration", yTitle: "seconds", value: objectField("time", "total_s") },
+  // The iteration's own time: iteration 1's total_s also counts the base eval, the cold start and
+  // the eval before training, which would stand ten times above the other points.
+  { id: "iteration-time", title: "Time per iteration", yTitle: "seconds", value: iterationSeconds },
 ];
+
+/** Why a curve that is 0 at every point of every run is 0: the plans that make it so. */
+const zeroReasons: Readonly<Record<string, { readonly holds: (runs: readonly RunReport[]) => boolean; readonly reason: string }>> = {
+  kl: { holds: (runs) => runs.every((r) => klOff(r.run.plan)), reason: "0 by construction: kl.coef is 0, so nothing is measured against a reference policy" },
+  "clip-fraction": {
+    holds: (runs) => runs.every((r) => oneUpdatePerBatch(r.run.plan)),
+    reason: "0 by construction: one update per batch, on-policy, so the probability ratio is 1 and nothing is clipped",
+  },
+};
 
 /** The train/inference mismatch (docs/semantics.md §12), drawn only where a run measured it (an engine sampled, or mask.tis). */
 const mismatchCurves: readonly Curve[] = [
@@ -83,28 +96,61 @@ export interface CurveOptions {
   readonly seedsAggregated: boolean;
 }
 
-/** The learning curves with data, and the titles of those no run recorded. */
-export function learningCurves(groups: readonly VariantGroup[], options: CurveOptions): { charts: ChartSpec[]; missing: string[] } {
+const everyY = (chart: ChartSpec, test: (y: number) => boolean) => chart.series.every((s) => s.points.every((p) => test(p.y)));
+const sameAs = (a: readonly ChartPoint[], b: readonly ChartPoint[]) => a.length === b.length && a.every((p, i) => p.x === b[i]?.x && Math.abs(p.y - (b[i]?.y ?? Number.NaN)) < 1e-12);
+
+/** The iteration-time chart's line under its title: what its first point leaves out. */
+function timeSubtitle(groups: readonly VariantGroup[]): string | undefined {
+  const firsts = groups.flatMap((g) => g.members.flatMap((m) => m.run.metrics.slice(0, 1)));
+  const before = firsts.map(secondsBeforeTraining).filter((s) => s > 0);
+  if (before.length === 0) return undefined;
+  const amount = before.length === 1 ? `${(before[0] ?? 0).toFixed(1)} s` : `${Math.min(...before).toFixed(1)}-${Math.max(...before).toFixed(1)} s`;
+  return `iteration 1 without the ${amount} before training (see Wall time)`;
+}
+
+/** The learning curves with data, the titles of those no run recorded, and those left out with why. */
+export function learningCurves(groups: readonly VariantGroup[], options: CurveOptions): { charts: ChartSpec[]; missing: string[]; omitted: OmittedCurve[] } {
   const runs = groups.flatMap((g) => g.members);
   const terms = [...new Set(runs.flatMap((r) => [...r.run.rewardTerms, ...r.run.metrics.flatMap((m) => (typeof m.raw.reward_terms === "object" && m.raw.reward_terms !== null && !Array.isArray(m.raw.reward_terms) ? Object.keys(m.raw.reward_terms) : []))]))];
   const band = options.seedsAggregated ? { intervals: "band" as const } : {};
   const common = { smooth: options.smooth, ...band };
-  const specs: ChartSpec[] = [{ id: "success", title: "Success rate (train)", yTitle: "success", yDomain: [0, 1], series: variantSeries(groups, metric("success")), ...common }];
+  const success = variantSeries(groups, metric("success"));
+  const specs: ChartSpec[] = [{ id: "success", title: "Success rate (train)", yTitle: "success", yDomain: [0, 1], series: success, ...common }];
+  const omitted: OmittedCurve[] = [];
   const only = groups.length === 1 ? at(groups, 0) : undefined;
+  let rewardCharts: ChartSpec[];
   if (only) {
     // One variant: its total reward and each term on one chart, each line with its own dash,
     // width and marker, so that a term equal to the total does not hide under it.
     const lines: ChartSeries[] = [{ name: "total", value: metric("reward") }, ...terms.map((t) => ({ name: t, value: rewardTerm(t) }))].map((l, i) => ({ name: l.name, colorIndex: i, points: aggregate(only.members.map((m) => points(m, l.value))) }));
-    specs.push({ id: "reward", title: terms.length > 0 ? "Reward per term" : "Reward", yTitle: "mean reward / episode", series: lines.filter((l) => l.points.length > 0), ...common });
+    rewardCharts = [{ id: "reward", title: terms.length > 0 ? "Reward per term" : "Reward", yTitle: "mean reward / episode", series: lines.filter((l) => l.points.length > 0), ...common }];
   } else {
-    specs.push({ id: "reward", title: "Reward (total)", yTitle: "mean reward / episode", series: variantSeries(groups, metric("reward")), ...common });
-    terms.forEach((t, i) => specs.push({ id: `reward-term-${i + 1}`, title: `Reward term: ${t}`, yTitle: "mean term / episode", series: variantSeries(groups, rewardTerm(t)), ...common }));
+    rewardCharts = [
+      { id: "reward", title: "Reward (total)", yTitle: "mean reward / episode", series: variantSeries(groups, metric("reward")), ...common },
+      ...terms.map((t, i) => ({ id: `reward-term-${i + 1}`, title: `Reward term: ${t}`, yTitle: "mean term / episode", series: variantSeries(groups, rewardTerm(t)), ...common })),
+    ];
+  }
+  for (const chart of rewardCharts) {
+    // A reward that is the success rate (its one term) would draw the success chart again.
+    const successOf = (s: ChartSeries) => (only ? success[0] : success.find((x) => x.name === s.name))?.points ?? [];
+    if (hasData(chart) && chart.series.every((s) => sameAs(s.points, successOf(s)))) omitted.push({ title: chart.title, reason: `the same as the success rate at every iteration (the reward is its one term${terms.length === 1 ? `, ${terms[0] ?? ""}` : ""})` });
+    // Rewards within [0, 1] are rates: drawn on the success chart's scale.
+    else specs.push(everyY(chart, (y) => y >= 0 && y <= 1) ? { ...chart, yDomain: [0, 1] } : chart);
   }
   const measuredMismatch = runs.some((r) => r.run.metrics.some((m) => m.raw.mismatch !== undefined));
-  for (const c of [...afterReward, ...(measuredMismatch ? mismatchCurves : [])]) specs.push({ id: c.id, title: c.title, yTitle: c.yTitle, series: variantSeries(groups, c.value), ...(c.yDomain ? { yDomain: c.yDomain } : {}), ...common });
+  for (const c of [...afterReward, ...(measuredMismatch ? mismatchCurves : [])]) {
+    const spec: ChartSpec = { id: c.id, title: c.title, yTitle: c.yTitle, series: variantSeries(groups, c.value), ...(c.yDomain ? { yDomain: c.yDomain } : {}), ...common };
+    if (hasData(spec) && everyY(spec, (y) => y === 0)) {
+      const known = zeroReasons[c.id];
+      omitted.push({ title: c.title, reason: known?.holds(runs) ? known.reason : "0 at every iteration of every run" });
+      continue;
+    }
+    const subtitle = c.id === "iteration-time" ? timeSubtitle(groups) : undefined;
+    specs.push(subtitle ? { ...spec, subtitle } : spec);
+  }
   const sft = sftChart(groups, options.seedsAggregated);
   if (sft) specs.push(sft);
-  return { charts: specs.filter(hasData), missing: specs.filter((s) => !hasData(s)).map((s) => s.title) };
+  return { charts: specs.filter(hasData), missing: specs.filter((s) => !hasData(s)).map((s) => s.title), omitted };
 }
 
 /** The cold start's NLL per target token by epoch: training records (solid) and held-out ones (dashed). */

@@ -3,11 +3,12 @@
 import { palette } from "./charts.js";
 import { duration, escapeHtml as h, fixed, interval, jsonValue, percent, signed, signedInterval, verdict } from "./format.js";
 import { finalSpread } from "./groups.js";
+import { headlineCss, headlineSection } from "./headline.js";
 import type { RenderedChart, ReportModel, RunReport } from "./types.js";
 import type { JsonObject } from "./load.js";
 import { shortHash } from "./load.js";
 import { preflightCells } from "./preflight.js";
-import type { PairedRow } from "./stats.js";
+import { beforeTrainingPhases, type PairedRow } from "./stats.js";
 import { at } from "../contracts/checked.js";
 
 const css = `
@@ -53,10 +54,11 @@ details { margin: 4px 0 12px; }
 pre.trajectory { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; max-height: 480px; overflow: auto; }
 summary { cursor: pointer; color: var(--accent); }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px solid var(--line); padding-top: 8px; }
+${headlineCss}
 @media print { .charts, .cards { grid-template-columns: repeat(2, 1fr); } figure.chart, .card { break-inside: avoid; } }
 `;
 
-const phaseColors = { rollout: "#4c78a8", reward: "#f58518", update: "#54a24b", other: "#bab0ac" } as const;
+const phaseColors = { before: "#9d755d", rollout: "#4c78a8", reward: "#f58518", update: "#54a24b", other: "#bab0ac" } as const;
 
 function colorOf(index: number): string {
   return at(palette, index % palette.length);
@@ -239,19 +241,28 @@ function warningsSection(model: ReportModel): string {
   return `<p class="muted">Raised by the run's watchdog (rollout.watchdog) during training; each is also in that iteration's metrics line.</p>${table(["Run", "Iteration", "Code", "Warning"], rows, [false, true, false, false])}`;
 }
 
+/** The phases before iteration 1 of a run, named with their seconds: "base eval 2.0 s, cold start (SFT) 15.2 s". */
+function phasesBefore(r: RunReport): string {
+  const t = r.run.metrics[0]?.raw.time;
+  const time = typeof t === "object" && t !== null && !Array.isArray(t) ? t : {};
+  return beforeTrainingPhases.flatMap(([key, name]) => (typeof time[key] === "number" ? [`${name} ${duration(time[key])}`] : [])).join(", ");
+}
+
 function wallTable(model: ReportModel): string {
-  const head = ["Run", "Rollout", "Reward", "Update", "Other (eval, checkpoints)", "Total", "Split"];
+  const before = model.runs.some((r) => (r.wall?.before ?? 0) > 0);
+  const head = ["Run", ...(before ? ["Before training"] : []), "Rollout", "Reward", "Update", "Other (eval, checkpoints)", "Total", "Split"];
+  const phases = ["before", "rollout", "reward", "update", "other"] as const;
   const body = model.runs.map((r) => {
     const w = r.wall;
-    if (!w) return `<tr><td>${h(r.label)}</td><td colspan="6" class="muted">no timings recorded</td></tr>`;
+    if (!w) return `<tr><td>${h(r.label)}</td><td colspan="${head.length - 1}" class="muted">no timings recorded</td></tr>`;
     const cell = (x: number) => `<td class="num">${duration(x)} <span class="muted">(${percent(x, w.total)})</span></td>`;
-    const bar = (["rollout", "reward", "update", "other"] as const)
-      .map((p) => (w.total > 0 && w[p] > 0 ? `<span title="${p} ${percent(w[p], w.total)}" style="width:${((100 * w[p]) / w.total).toFixed(2)}%;background:${phaseColors[p]}"></span>` : ""))
-      .join("");
-    return `<tr><td>${h(r.label)}</td>${cell(w.rollout)}${cell(w.reward)}${cell(w.update)}${cell(w.other)}<td class="num">${duration(w.total)}</td><td><div class="bar">${bar}</div></td></tr>`;
+    const bar = phases.map((p) => (w.total > 0 && w[p] > 0 ? `<span title="${p} ${percent(w[p], w.total)}" style="width:${((100 * w[p]) / w.total).toFixed(2)}%;background:${phaseColors[p]}"></span>` : "")).join("");
+    return `<tr><td>${h(r.label)}</td>${before ? cell(w.before) : ""}${cell(w.rollout)}${cell(w.reward)}${cell(w.update)}${cell(w.other)}<td class="num">${duration(w.total)}</td><td><div class="bar">${bar}</div></td></tr>`;
   });
-  const key = `<div class="legend">${(Object.keys(phaseColors) as (keyof typeof phaseColors)[]).map((p) => `<span><span class="swatch" style="background:${phaseColors[p]}"></span>${p}</span>`).join("")}</div>`;
-  return table(head, body, [false, true, true, true, true, true, false]) + key;
+  const key = `<div class="legend">${phases.filter((p) => before || p !== "before").map((p) => `<span><span class="swatch" style="background:${phaseColors[p]}"></span>${p === "before" ? "before training" : p}</span>`).join("")}</div>`;
+  const apart = model.runs.filter((r) => phasesBefore(r) !== "").map((r) => `<li>${model.runs.length > 1 ? `${h(r.label)}: ` : ""}${h(phasesBefore(r))}</li>`);
+  const beforeList = apart.length > 0 ? `<p class="muted">Before iteration 1 (counted in its metrics line's total_s, left out of the time-per-iteration chart):</p><ul>${apart.join("")}</ul>` : "";
+  return table(head, body, head.map((_, i) => i > 0 && i < head.length - 1)) + key + beforeList;
 }
 
 /**
@@ -301,7 +312,8 @@ export function renderHtml(model: ReportModel): string {
   }
   if (model.runs.some((r) => r.run.preflight)) sections.push(["preflight", "Preflight", preflightSection(model)]);
   if (model.seedsAggregated && !model.comparison) sections.push(["seeds", "Seeds", `<h3>Final pass@k over the seeds</h3>${seedTable(model)}`]);
-  sections.push(["curves", "Learning curves", `${legend(model)}${curvesIntro(model)}${chartGrid(model.curves)}`]);
+  const omitted = model.omittedCurves.length > 0 ? `<p class="muted" id="curves-left-out">Not drawn: ${model.omittedCurves.map((c) => `${h(c.title)}, ${h(c.reason)}`).join("; ")}.</p>` : "";
+  sections.push(["curves", "Learning curves", `${legend(model)}${curvesIntro(model)}${chartGrid(model.curves)}${omitted}`]);
   sections.push([
     "eval",
     "Evaluation",
@@ -328,8 +340,9 @@ export function renderHtml(model: ReportModel): string {
 <header class="page">
 <h1>${h(model.title)}</h1>
 <p class="sub">${subtitle}</p>
-<nav class="toc">${sections.map(([id, title]) => `<a href="#${id}">${h(title)}</a>`).join("")}</nav>
+<nav class="toc"><a href="#result">Result</a>${sections.map(([id, title]) => `<a href="#${id}">${h(title)}</a>`).join("")}</nav>
 </header>
+${headlineSection(model)}
 ${sections.map(([id, title, body]) => `<section id="${id}">\n<h2>${h(title)}</h2>\n${body}\n</section>`).join("\n")}
 <footer>Generated by arl ${h(model.arlVersion)} from ${model.runs.length} run director${model.runs.length === 1 ? "y" : "ies"}. Self-contained: no scripts, no network resources.</footer>
 </main>

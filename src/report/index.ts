@@ -10,7 +10,7 @@ import { renderHtml } from "./html.js";
 import { loadRun, ReportInputError, runLabels } from "./load.js";
 import { renderMarkdown } from "./markdown.js";
 import { sampleTrajectories } from "./samples.js";
-import { evalSummaries, finalEval, pairedAgainst, runKs, wallTime } from "./stats.js";
+import { evalSummaries, finalEval, pairedAgainst, rlGain, runKs, wallTime } from "./stats.js";
 import type { RenderedChart, Report, ReportModel, RunReport } from "./types.js";
 import { at, last } from "../contracts/checked.js";
 
@@ -70,7 +70,9 @@ export async function buildReport(dirs: readonly string[], options: ReportOption
     }
   }
   const smooth = options.smooth ?? 0;
-  const { charts, missing } = learningCurves(groups, { smooth, seedsAggregated });
+  const { charts, missing, omitted } = learningCurves(groups, { smooth, seedsAggregated });
+  const headlineK = ks[0];
+  const headlineSpec = headlineK === undefined ? undefined : evalCharts(groups, [headlineK], seedsAggregated)[0];
   const count = seedsAggregated ? `${groups.length} variant${groups.length === 1 ? "" : "s"}, ${runs.length} runs` : `${runs.length} runs`;
   const title = experiments.length === 1 ? (runs.length === 1 ? `${at(runs, 0).experiment} / ${at(runs, 0).variant}` : `${at(experiments, 0)}: ${count}`) : count;
   const model: ReportModel = {
@@ -83,6 +85,15 @@ export async function buildReport(dirs: readonly string[], options: ReportOption
     ks,
     curves: await render(charts),
     missingCurves: missing,
+    omittedCurves: omitted,
+    headline:
+      headlineK === undefined
+        ? null
+        : {
+            k: headlineK,
+            gains: groups.map((group) => ({ group, gain: rlGain(group.members.map((m) => m.run), headlineK) })),
+            chart: headlineSpec ? at(await render([{ ...headlineSpec, id: "headline", title: `Held-out pass@${headlineK} per eval`, subtitle: `${seedsAggregated ? "mean over seeds, band from the lowest to the highest seed" : "95% interval over tasks"}${runs.some((r) => r.evals.some((e) => e.iteration < 0)) ? "; hollow diamond: before the cold start" : ""}`, width: 600, height: 150 }]), 0) : null,
+          },
     evalCharts: await render(evalCharts(groups, ks, seedsAggregated)),
     comparison,
     notes,

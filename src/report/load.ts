@@ -61,6 +61,8 @@ export interface RunInfo {
   readonly experiment: string;
   readonly variant: string;
   readonly hash: string;
+  /** plan.json as read: the settings the report shows (report/settings.ts). */
+  readonly plan: JsonObject;
   readonly description: string | null;
   readonly overrides: readonly { path: string; value: Json }[];
   readonly seed: number | null;
@@ -291,6 +293,7 @@ export function loadRun(given: string, cwd: string): RunInfo {
     experiment: typeof plan.experiment === "string" ? plan.experiment : "(unknown experiment)",
     variant: typeof plan.variant === "string" ? plan.variant : "(unknown variant)",
     hash: typeof plan.hash === "string" ? plan.hash : "(no hash)",
+    plan,
     description: typeof plan.description === "string" ? plan.description : null,
     overrides,
     seed: finiteNumber(plan.seed) ?? finiteNumber(manifest?.seed) ?? null,

@@ -2,6 +2,7 @@
 // for pull requests, notebooks and terminals.
 import { duration, escapeMarkdown as e, fixed, interval, jsonValue, percent, signedInterval, verdict } from "./format.js";
 import { finalSpread } from "./groups.js";
+import { headlineMarkdown } from "./headline.js";
 import type { ReportModel, RunReport } from "./types.js";
 import { shortHash, type JsonObject } from "./load.js";
 import { preflightCells } from "./preflight.js";
@@ -37,7 +38,7 @@ function header(r: RunReport): string {
   if (r.run.overrides.length > 0) lines.push(`- overrides: ${r.run.overrides.map((o) => `\`${o.path} = ${JSON.stringify(o.value)}\``).join(", ")}`);
   if (r.wall) {
     const w = r.wall;
-    lines.push(`- wall time: ${duration(w.total)} — rollout ${duration(w.rollout)} (${percent(w.rollout, w.total)}), reward ${duration(w.reward)} (${percent(w.reward, w.total)}), update ${duration(w.update)} (${percent(w.update, w.total)}), other ${duration(w.other)} (${percent(w.other, w.total)})`);
+    lines.push(`- wall time: ${duration(w.total)} — ${w.before > 0 ? `before training ${duration(w.before)} (${percent(w.before, w.total)}), ` : ""}rollout ${duration(w.rollout)} (${percent(w.rollout, w.total)}), reward ${duration(w.reward)} (${percent(w.reward, w.total)}), update ${duration(w.update)} (${percent(w.update, w.total)}), other ${duration(w.other)} (${percent(w.other, w.total)})`);
   }
   lines.push(`- directory: \`${r.run.given}\``);
   return lines.join("\n");
@@ -45,7 +46,7 @@ function header(r: RunReport): string {
 
 export function renderMarkdown(model: ReportModel): string {
   const several = model.runs.length > 1;
-  const out: string[] = [`# arl report: ${e(model.title)}`, ""];
+  const out: string[] = [`# arl report: ${e(model.title)}`, "", ...headlineMarkdown(model, e)];
   for (const r of model.runs) {
     if (several) out.push(`## Run ${e(r.label)}`, "");
     out.push(header(r), "");

@@ -2,7 +2,7 @@
 // over tasks), wall-time splits, and paired per-task comparisons of runs against a baseline.
 import { deriveSeed } from "../contracts/random.js";
 import { bootstrapMeanInterval, pairedDifferences, type Interval, type PairedComparison } from "../rl/eval.js";
-import { finiteNumber, type EvalFile, type JsonObject, type RunInfo } from "./load.js";
+import { finiteNumber, type EvalFile, type JsonObject, type MetricsRow, type RunInfo } from "./load.js";
 import { defined } from "../contracts/checked.js";
 
 export interface EvalSummary {
@@ -81,31 +81,60 @@ export interface WallTime {
   readonly rollout: number;
   readonly reward: number;
   readonly update: number;
-  /** Eval, checkpointing and bookkeeping: total minus the three phases. */
+  /** The phases before iteration 1 (base eval, cold start, eval before training), which its total_s counts. */
+  readonly before: number;
+  /** Eval, checkpointing and bookkeeping: total minus the phases above. */
   readonly other: number;
   readonly total: number;
+}
+
+/** The phases before iteration 1 that its metrics line carries and counts in its total_s (runtime/run/metrics.ts). */
+export const beforeTrainingPhases = [
+  ["base_eval_s", "base eval"],
+  ["sft_s", "cold start (SFT)"],
+  ["eval_before_s", "eval before training"],
+] as const;
+
+function timeOf(m: MetricsRow): JsonObject | undefined {
+  const t = m.raw.time;
+  return typeof t === "object" && t !== null && !Array.isArray(t) ? t : undefined;
+}
+
+/** Seconds of an iteration's line spent before training began (non-zero for iteration 1 only). */
+export function secondsBeforeTraining(m: MetricsRow): number {
+  const t = timeOf(m);
+  return beforeTrainingPhases.reduce((s, [key]) => s + (finiteNumber(t?.[key]) ?? 0), 0);
+}
+
+/** The iteration's own wall time: total_s less the phases before training it carries. */
+export function iterationSeconds(m: MetricsRow): number | undefined {
+  const total = finiteNumber(timeOf(m)?.total_s);
+  return total === undefined ? undefined : Math.max(0, total - secondsBeforeTraining(m));
 }
 
 export function wallTime(run: RunInfo): WallTime | null {
   let rollout = 0;
   let reward = 0;
   let update = 0;
+  let before = 0;
   let total = 0;
   let any = false;
   for (const m of run.metrics) {
-    const t = m.raw.time;
-    if (typeof t !== "object" || t === null || Array.isArray(t)) continue;
+    const t = timeOf(m);
+    if (!t) continue;
     any = true;
     const r = finiteNumber(t.rollout_s) ?? 0;
     const w = finiteNumber(t.reward_s) ?? 0;
     const u = finiteNumber(t.update_s) ?? 0;
+    const b = secondsBeforeTraining(m);
     rollout += r;
     reward += w;
     update += u;
-    total += finiteNumber(t.total_s) ?? r + w + u;
+    before += b;
+    total += finiteNumber(t.total_s) ?? r + w + u + b;
   }
   if (!any) return null;
-  return { rollout, reward, update, other: Math.max(0, total - rollout - reward - update), total };
+  return { rollout, reward, update, before, other: Math.max(0, total - rollout - reward - update - before), total };
 }
 
 export interface PairedRow {
@@ -136,12 +165,17 @@ function compareTaskKeys(a: string, b: string): number {
   return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
-/** Each task's pass@k at the runs' last evals, averaged over the runs (the seeds) that scored it. */
-function taskScores(runs: readonly RunInfo[], k: number): Map<string, number> {
+/** Which of a run's eval files a comparison reads. */
+type EvalPick = (run: RunInfo) => EvalFile | undefined;
+const lastEval: EvalPick = (run) => run.evals[run.evals.length - 1];
+/** The eval before training: iteration 0, the policy RL starts from (after the cold start, if any). */
+const startEval: EvalPick = (run) => run.evals.find((e) => e.iteration === 0);
+
+/** Each task's pass@k in the picked eval of each run, averaged over the runs (the seeds) that scored it. */
+function taskScores(runs: readonly RunInfo[], k: number, pick: EvalPick): Map<string, number> {
   const sums = new Map<string, { sum: number; n: number }>();
   for (const run of runs) {
-    const file = run.evals[run.evals.length - 1];
-    for (const r of file?.rows ?? []) {
+    for (const r of pick(run)?.rows ?? []) {
       const v = r.pass.get(k);
       if (typeof v !== "number") continue;
       const key = taskKey(r.env, r.task);
@@ -150,6 +184,22 @@ function taskScores(runs: readonly RunInfo[], k: number): Map<string, number> {
     }
   }
   return new Map([...sums].map(([key, { sum, n }]) => [key, sum / n]));
+}
+
+/**
+ * The paired per-task comparison every difference on the page is: after - before over the tasks
+ * both scored, with its 95% paired bootstrap interval over tasks (10,000 resamples). Null when
+ * no task was scored by both.
+ */
+function pairedOverTasks(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, seed: number, what: string): { tasks: number; result: PairedComparison | null } {
+  const keys = [...before.keys()].filter((key) => after.has(key)).sort(compareTaskKeys);
+  if (keys.length === 0) return { tasks: 0, result: null };
+  const result = pairedDifferences(
+    keys.map((key) => defined(before.get(key), `${what}: the first score of task ${key}`)),
+    keys.map((key) => defined(after.get(key), `${what}: the second score of task ${key}`)),
+    { seed, resamples: 10_000 },
+  );
+  return { tasks: keys.length, result };
 }
 
 const lastEvalIteration = (runs: readonly RunInfo[]): number | null => {
@@ -171,22 +221,46 @@ export function pairedAgainst(baseline: readonly RunInfo[], variant: readonly Ru
       rows.push({ ...common, k, tasks: 0, result: null, reason: `${common.baselineIteration === null ? "the baseline" : "this run"} has no per-task eval results (eval/*.jsonl)` });
       continue;
     }
-    const scoresA = taskScores(baseline, k);
-    const scoresB = taskScores(variant, k);
-    const keys = [...scoresA.keys()].filter((key) => scoresB.has(key)).sort(compareTaskKeys);
-    if (keys.length === 0) {
-      rows.push({ ...common, k, tasks: 0, result: null, reason: "no task was evaluated by both runs" });
-      continue;
-    }
-    const result = pairedDifferences(
-      keys.map((key) => defined(scoresA.get(key), `the baseline's score of task ${key}`)),
-      keys.map((key) => defined(scoresB.get(key), `${label}'s score of task ${key}`)),
-      { seed: deriveSeed(baseline[0]?.seed ?? 0, "report-paired", k), resamples: 10_000 },
-    );
-    rows.push({ ...common, k, tasks: keys.length, result });
+    const paired = pairedOverTasks(taskScores(baseline, k, lastEval), taskScores(variant, k, lastEval), deriveSeed(baseline[0]?.seed ?? 0, "report-paired", k), label);
+    rows.push({ ...common, k, ...paired, ...(paired.result ? {} : { reason: "no task was evaluated by both runs" }) });
   }
   if (shared.length === 0) rows.push({ ...common, k: 0, tasks: 0, result: null, reason: "the runs share no k of pass@k" });
   return rows;
+}
+
+/** RL's own gain: pass@k at the last eval less pass@k before training (iteration 0), paired per task. */
+export interface RlGain {
+  readonly k: number;
+  /** The last eval iteration (the latest over the seeds); null without eval files. */
+  readonly iteration: number | null;
+  /** Tasks scored both before training and at the last eval. */
+  readonly tasks: number;
+  /** Mean pass@k over the paired tasks before training and at the last eval (each task its mean over the seeds). */
+  readonly before: number | null;
+  readonly after: number | null;
+  readonly result: PairedComparison | null;
+  /** Why there is no result. */
+  readonly reason?: string;
+}
+
+/**
+ * What RL itself added to a variant: each task's pass@k at the runs' last evals against the same
+ * task before training (after the cold start: the policy RL started from), over the seeds' mean
+ * per task, with the paired bootstrap interval of pairedAgainst. The README's headline gain and
+ * the quick-start benchmark's are this number.
+ */
+export function rlGain(runs: readonly RunInfo[], k: number): RlGain {
+  const iteration = lastEvalIteration(runs);
+  const none = (reason: string): RlGain => ({ k, iteration, tasks: 0, before: null, after: null, result: null, reason });
+  if (!runs.some((r) => startEval(r))) return none("no eval before training (eval.before_training), so RL's own gain cannot be told apart");
+  if (iteration === null || iteration <= 0) return none("no eval after training yet");
+  const before = taskScores(runs, k, startEval);
+  const after = taskScores(runs, k, lastEval);
+  const paired = pairedOverTasks(before, after, deriveSeed(runs[0]?.seed ?? 0, "report-rl-gain", k), "RL's gain");
+  if (!paired.result) return none(`no task has a pass@${k} both before training and at the last eval`);
+  const keys = [...before.keys()].filter((key) => after.has(key));
+  const beforeMean = keys.reduce((s, key) => s + (before.get(key) ?? 0), 0) / keys.length;
+  return { k, iteration, tasks: paired.tasks, before: beforeMean, after: beforeMean + paired.result.meanDifference, result: paired.result };
 }
 
 /** The last eval summary of a run that has pass@k numbers. */

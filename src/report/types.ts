@@ -4,7 +4,7 @@
 import type { ChartSpec } from "./charts.js";
 import type { MetricsRow, RunInfo } from "./load.js";
 import type { SampleTrajectory } from "./samples.js";
-import type { EvalSummary, PairedRow, WallTime } from "./stats.js";
+import type { EvalSummary, PairedRow, RlGain, WallTime } from "./stats.js";
 
 export interface RunReport {
   readonly run: RunInfo;
@@ -24,6 +24,12 @@ export interface VariantGroup {
   readonly index: number;
   /** Its runs, by seed. */
   readonly members: readonly RunReport[];
+}
+
+/** A curve the page leaves out though runs recorded it, and why. */
+export interface OmittedCurve {
+  readonly title: string;
+  readonly reason: string;
 }
 
 export interface RenderedChart {
@@ -46,6 +52,10 @@ export interface ReportModel {
   readonly curves: readonly RenderedChart[];
   /** Learning curves with no data in any run. */
   readonly missingCurves: readonly string[];
+  /** Learning curves left out though recorded (0 by construction, or a repeat of another), with why. */
+  readonly omittedCurves: readonly OmittedCurve[];
+  /** The page's headline: RL's own gain in pass@k (the smallest k) of each variant, and its eval chart, drawn large. */
+  readonly headline: { readonly k: number; readonly gains: readonly { readonly group: VariantGroup; readonly gain: RlGain }[]; readonly chart: RenderedChart | null } | null;
   readonly evalCharts: readonly RenderedChart[];
   /** Several variants: paired per-task differences of each variant against the baseline (--baseline, else the first). */
   readonly comparison: { readonly baseline: VariantGroup; readonly rows: readonly PairedRow[] } | null;

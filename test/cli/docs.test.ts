@@ -21,8 +21,8 @@ function arlCommands(markdown: string): string[][] {
 }
 
 describe("docs", () => {
-  it("the READMEs' arl commands are commands arl has", async () => {
-    for (const file of ["README.md", "experiments/README.md"]) {
+  it("the READMEs' and the user guide's arl commands are commands arl has", async () => {
+    for (const file of ["README.md", "docs/guide.md", "experiments/README.md"]) {
       const commands = arlCommands(readFileSync(`${repo}/${file}`, "utf8"));
       expect(commands.length, file).toBeGreaterThan(0);
       for (const [name] of commands) {

@@ -117,7 +117,7 @@ function trainingNumbers(runDir: string): unknown[] {
   return rows.map(keep);
 }
 
-describe.skipIf(!hasTorch)("two nodes on one machine (loopback)", () => {
+describe.skipIf(!hasTorch)(hasTorch ? "two nodes on one machine (loopback)" : "two nodes on one machine (skipped: no Python with torch; npm run setup:python makes .venv)", () => {
   it("node 0 runs the runtime, node 1 only its trainer worker; both exit 0 and train exactly like one node with two processes", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-nodes-e2e-"));
     writeFileSync(path.join(cwd, "two.arl"), spec("backend: torch, gpus: 2, nodes: 2"));

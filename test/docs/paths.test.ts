@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 
-const documents = ["README.md", "CONTRIBUTING.md", "docs/architecture.md", "docs/semantics.md", "docs/language.md", "docs/protocol.md", "docs/distributed.md", "runtime-gpu/README.md", "src/trainer/embedded/README.md", "experiments/README.md"];
+const documents = ["README.md", "CONTRIBUTING.md", "docs/architecture.md", "docs/semantics.md", "docs/language.md", "docs/protocol.md", "docs/distributed.md", "docs/guide.md", "docs/commands.md", "docs/benchmarks.md", "runtime-gpu/README.md", "src/trainer/embedded/README.md", "experiments/README.md"];
 
 /** A backquoted path that starts with one of the repository's own folders. */
 const quotedPath = /`((?:src|runtime-gpu|docs|test|experiments|stdlib|editors|scripts|grammar|bin)\/[\w./-]*)`/g;

@@ -72,7 +72,7 @@ describe("which server the extension starts", () => {
 const canPackage = existsSync(path.join(EXT, "node_modules", "@vscode", "vsce")) && existsSync(path.join(EXT, "node_modules", "esbuild"));
 if (!canPackage) console.warn("test/lsp/vscode-extension.test.ts: packaging skipped: run `npm ci --prefix editors/vscode` first (it needs the npm registry)");
 
-describe.skipIf(!canPackage)("packaging", () => {
+describe.skipIf(!canPackage)(canPackage ? "packaging" : "packaging (skipped: the extension's dependencies are not installed; npm ci --prefix editors/vscode)", () => {
   const specs = tempSpecs({ "main.arl": MAIN, "lib.arl": LIB });
   afterAll(() => specs.dispose());
 

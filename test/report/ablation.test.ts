@@ -30,7 +30,11 @@ describe("arl report on runs of an ablation", () => {
     expect(html).toContain(`node ${process.version}`);
 
     // Learning curves of both runs, as SVG.
-    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+    // One on-policy update per batch and no KL term: those two panels are 0 by construction, left out with why.
+    for (const id of ["clip-fraction", "kl"]) expect(html, id).not.toContain(`id="fig-${id}"`);
+    expect(html).toContain("Clip fraction, 0 by construction: one update per batch, on-policy, so the probability ratio is 1 and nothing is clipped");
+    expect(html).toContain("KL, 0 by construction: kl.coef is 0");
 
     // The eval table has each run's recorded numbers (iteration 2), and iteration 0 recomputed.
     for (const dir of [g4!, g2!]) {

@@ -53,7 +53,8 @@ describe("arl report, one run", () => {
     expect(html).toContain('aria-label="Reward per term"');
     expect(html).toContain('id="fig-eval-pass-1"');
     expect(html).toContain('id="fig-eval-pass-2"');
-    expect((html.match(/<svg\b/g) ?? []).length).toBe(curveIds.length + 2);
+    // The curves, the two pass@k charts, and pass@1 again, large, in the result at the top.
+    expect((html.match(/<svg\b/g) ?? []).length).toBe(curveIds.length + 3);
     // The reward chart names its terms (legend text in the SVG).
     const rewardSvg = /<figure class="chart" id="fig-reward">([\s\S]*?)<\/figure>/.exec(html)![1]!;
     expect(rewardSvg).toContain(">progress<");

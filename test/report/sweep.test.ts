@@ -102,7 +102,10 @@ describe("arl report on a sweep", () => {
     expect(at1("grad-norm")).toBeCloseTo(bothSeeds((m) => m.grad_norm as number), 12);
     expect(at1("tokens-per-second")).toBeCloseTo((first.tokens as number) / time.rollout_s!, 12);
     expect(at1("iteration-time")).toBeCloseTo(time.total_s!, 12);
-    for (const id of ["success", "reward", "reward-term-1", "reward-term-2", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time", "sft-loss"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+    // The success term repeats the success chart: left out, and the page says why.
+    expect(html).not.toContain('id="fig-reward-term-2"');
+    expect(html).toContain("Reward term: success, the same as the success rate at every iteration");
+    for (const id of ["success", "reward", "reward-term-1", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time", "sft-loss"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
     // SFT loss per epoch (x: epoch), train and held-out lines of the variant that had a cold start.
     const sft = chart("sft-loss");
     expect(sft.xTitle).toBe("epoch");

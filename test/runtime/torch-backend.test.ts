@@ -34,7 +34,7 @@ experiment torch_smoke {
 }
 `;
 
-describe.skipIf(!hasTorch)("arl run --backend torch", () => {
+describe.skipIf(!hasTorch)(hasTorch ? "arl run --backend torch" : "arl run --backend torch (skipped: no Python with torch; npm run setup:python makes .venv)", () => {
   it("finishes an iteration on CPU through the PyTorch trainer", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-torch-"));
     writeFileSync(path.join(dir, "smoke.arl"), spec);
