@@ -37,6 +37,11 @@ export interface RunState {
    * cuts an append-only one that is longer back to its committed length.
    */
   readonly files?: Readonly<Record<string, FileCommit>>;
+  /**
+   * Why the run failed with nothing to train on (its first batch all env errors); absent while it
+   * has not failed so. A resume that plays that batch again drops it with its next commit.
+   */
+  readonly failed?: string;
 }
 
 const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
@@ -89,6 +94,7 @@ const runStateSchema = z.object({
   coldStartTime: coldStartTimeSchema.optional(),
   planHash: z.string().optional(),
   files: z.record(z.string(), fileCommitSchema).optional(),
+  failed: z.string().optional(),
 });
 
 /** A run directory that cannot be resumed as it is: the message names the file and what is wrong. */
