@@ -254,7 +254,7 @@ experiment openenv_judged {
     advantage { baseline: leave_one_out }
   }
   rollout { tasks_per_batch: 6, iterations: 2, concurrency: 6 }
-  eval { every: 2, tasks: 2, k: [1], success: outcome.verdict }
+  eval { every: 2, tasks: 2, k: [1], success: outcome.verdict, before_training: true }
 }
 `);
       const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-openenv-judged-")), plan!);
@@ -273,6 +273,8 @@ experiment openenv_judged {
       const lines = log.filter((l) => /^iteration \d+\/2:/.test(l) && l.includes("env error"));
       expect(lines.length).toBe(2);
       for (const line of lines) expect([missing, mistyped].some((m) => line.includes(`(first: ${m})`)), line).toBe(true);
+      // The evaluation before training, which no iteration line reports, says its env errors itself.
+      expect(log).toContain(`eval before training: 1 of 2 episodes ended in an env error (first: ${mistyped})`);
       expect(runDir.readMetrics().reduce((s, m) => s + (m.env_errors as number), 0)).toBe(errors.length);
     } finally {
       await own.kill();
