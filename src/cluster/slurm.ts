@@ -2,6 +2,8 @@
 // cluster"): the batch script of one array job, `sbatch` to submit it, `squeue` (and `sacct`
 // where the cluster keeps accounting) to read where its tasks are, `scancel` to end them.
 import { execa } from "execa";
+import { accessSync, constants, statSync } from "node:fs";
+import path from "node:path";
 import type { Plan } from "../plan/schema.js";
 import { SchedulerRefused, SchedulerUnavailable, type JobPhase, type JobStatus } from "./jobs.js";
 
@@ -103,6 +105,28 @@ export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
     ...launch,
     "",
   ].join("\n");
+}
+
+/** A program's file on the PATH of `env`, or undefined. */
+function onPath(program: string, env: Env): string | undefined {
+  for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    const file = path.join(dir, program);
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) return file;
+    } catch {
+      // not in this folder
+    }
+  }
+  return undefined;
+}
+
+/** Refuses, before anything is written, a machine that lacks one of the SLURM commands `programs`. */
+export function requireSlurmCommands(programs: readonly string[], env: Env): void {
+  const missing = programs.find((p) => onPath(p, env) === undefined);
+  if (missing !== undefined) {
+    throw new SchedulerUnavailable(`SLURM is not installed here ('${missing}' is not on PATH); submit from a machine of the cluster (its login node), or run the sweep on this machine with 'arl run SPEC --jobs N'`);
+  }
 }
 
 /** Runs one of SLURM's commands; a missing command or a controller that does not answer is SchedulerUnavailable. */

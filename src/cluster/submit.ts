@@ -3,15 +3,14 @@
 // and set of resources, each recorded as soon as the scheduler accepted it, so that a refused
 // array leaves an exact account and nothing is ever submitted twice (docs/distributed.md,
 // "Sweeps on a cluster").
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "../plan/files.js";
 import type { Plan } from "../plan/schema.js";
 import { recordDataRoot } from "../runtime/data-root.js";
-import { RunDirectory } from "../runtime/run-dir.js";
+import { makeFolders, RunDirectory } from "../runtime/run-dir.js";
 import { SchedulerRefused } from "./jobs.js";
 import { appendSubmission, jobsFolder, newScriptPath, type Submission } from "./records.js";
-import { resourceKey, sbatch, slurmJobs, slurmScript, type SlurmOptions } from "./slurm.js";
+import { requireSlurmCommands, resourceKey, sbatch, slurmJobs, slurmScript, type SlurmOptions } from "./slurm.js";
 import { sweepState, type VariantState } from "./state.js";
 
 export interface SubmitRequest {
@@ -55,6 +54,7 @@ export class PartialSubmission extends Error {
 export async function submitSweep(request: SubmitRequest): Promise<SubmitOutcome> {
   const now = request.now ?? new Date();
   // The scheduler is asked before anything is written: one that is missing or does not answer leaves nothing behind.
+  requireSlurmCommands(["squeue", "sbatch"], request.env);
   const before = await sweepState(request.plans, request.runsRoot, (ids) => slurmJobs(ids, request.env));
   const byHash = new Map(request.plans.map((p) => [p.hash, p]));
   const groups = new Map<string, { plan: Plan; state: VariantState }[]>();
@@ -71,7 +71,9 @@ export async function submitSweep(request: SubmitRequest): Promise<SubmitOutcome
     if (first === undefined) continue;
     const experiment = first.plan.experiment;
     const folder = jobsFolder(request.runsRoot, experiment);
-    mkdirSync(folder, { recursive: true });
+    // The runs' folder first, so that a problem with it names it rather than a folder below.
+    makeFolders(request.runsRoot);
+    makeFolders(folder);
     const tasks = members.map(({ plan, state }, task) => {
       let runDir = state.runDir;
       if (runDir === undefined) {

@@ -232,3 +232,10 @@ export function row<T extends Int32Array | Float32Array | Uint8Array>(r: Ragged<
 export function rowCount(r: Ragged<Int32Array | Float32Array | Uint8Array>): number {
   return r.offsets.length - 1;
 }
+
+/**
+ * Most words of a `configure` vocabulary that builtin:tiny's tokenizer takes, in the order given
+ * (its harness words come besides): the words past it are spelled as bytes, like any word outside
+ * the vocabulary, so memory stays bounded whatever a data file holds (docs/protocol.md, "configure").
+ */
+export const EMBEDDED_VOCABULARY_LIMIT = 32_768;

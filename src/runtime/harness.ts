@@ -16,7 +16,7 @@ import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
 import { Conversation, DEFAULT_TEMPLATE, messageRole, TokenContext, withoutStop, type TokenSequence } from "./conversation.js";
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
-import { constraintBlocks, type SignalSource } from "./rewards.js";
+import { constraintBlocks, SignalError, type SignalSource } from "./rewards.js";
 import { describeTools, systemWithTools, toolDefinitions } from "./tool-descriptions.js";
 
 export interface EpisodeInput {
@@ -161,6 +161,7 @@ export function episodeSignalSource(envName: string, signals: Signals, episode: 
     namedEnv: (e, n) => (e === envName ? signals[n] : undefined),
     episode: (n) => episode[n as keyof EpisodeSignals],
     tool: (n) => tool?.[n],
+    reported: () => Object.keys(signals).sort(),
   };
 }
 
@@ -344,6 +345,16 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     return { ids, finish, text: async () => text, plainText: async () => text };
   }
 
+  /** Whether constraint `name` refuses the call; a signal the env owes it and did not give is the env's error. */
+  function blocks(name: string, condition: Plan["constraints"][string]["condition"], signals: SignalSource): boolean {
+    try {
+      return constraintBlocks(condition, signals);
+    } catch (e) {
+      if (e instanceof SignalError) throw new EnvError(`env '${input.envName}' ${e.message}, which the constraint '${name}' reads`, "protocol");
+      throw e;
+    }
+  }
+
   /** Parses, validates, checks constraints and executes one turn's call; returns the observation. */
   async function act(parsed: ParsedTurn): Promise<{ text: string; terminated: boolean }> {
     const turn = episode.turns - 1;
@@ -366,7 +377,7 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     const toolSignals: Record<string, SignalValue> = { name: call.name, env: checked.tool.env ?? "" };
     for (const [k, v] of Object.entries(call.arguments)) if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") toolSignals[`args.${k}`] = v;
     for (const [name, constraint] of Object.entries(plan.constraints)) {
-      if (constraintBlocks(constraint.condition, source(envSignals, episode, toolSignals))) {
+      if (blocks(name, constraint.condition, source(envSignals, episode, toolSignals))) {
         const refusal = `Refused: the call '${call.name}' is blocked by the constraint '${name}'.`;
         toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: true, result: refusal });
         return { text: refusal, terminated: false };

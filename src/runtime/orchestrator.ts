@@ -32,7 +32,7 @@
 import type { RunState } from "./run-dir.js";
 import { coldStart } from "./run/cold-start.js";
 import { commitIteration, recordEpisodes, saveIteration, type SavedIteration } from "./run/commit.js";
-import { haltedError, RunError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
+import { haltedError, RunError, TrainedOnNothingError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
 import { evaluatePolicy } from "./run/evaluate.js";
 import { preflight } from "./run/preflight.js";
 import { checkHost, checkRunnable, openRun, provision, shutdownEnvs } from "./run/provision.js";
@@ -210,6 +210,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
   } catch (error) {
     await trainers.kill();
     if (options.halt?.aborted) throw haltedError(state);
+    // The run directory says the run failed, and why, beside what it committed.
+    if (error instanceof TrainedOnNothingError) options.runDir.writeState({ ...state, failed: error.message });
     if (error instanceof RunError) throw error;
     const tail = (error as { stderrTail?: string[] }).stderrTail ?? trainers.main.stderrTail();
     throw new RunError((error as Error).message, tail);

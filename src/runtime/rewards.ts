@@ -15,9 +15,18 @@ export interface SignalSource {
   episode(name: string): number | boolean | undefined;
   /** call.tool / call.env / call.args.X (plan names `name`, `env`, `args.X`): the call being checked (constraints only). */
   tool(name: string): SignalValue | undefined;
+  /** The names of the env signals reported, for the message of one that is missing. */
+  reported?(): readonly string[];
 }
 
 export class RewardEvaluationError extends Error {}
+
+/**
+ * The env did not report a signal a reward, constraint or eval.success reads, or reported it with
+ * another type than declared: the env's fault, so that episode's env error, never the run's end.
+ * The message says which signal and what the env reported instead.
+ */
+export class SignalError extends RewardEvaluationError {}
 
 /** A condition read an argument the call being checked does not carry. */
 class MissingCallArgumentError extends RewardEvaluationError {}
@@ -50,6 +59,20 @@ function toNumber(v: SignalValue): number {
   throw new RewardEvaluationError(`expected a number, found the string ${JSON.stringify(v)}`);
 }
 
+/** What is wrong with `v` as a value of a signal declared `type` (as agent outcomes are checked), or undefined. */
+function typeProblem(v: SignalValue, type: Extract<PlanExpr, { op: "signal" }>["type"]): string | undefined {
+  switch (type) {
+    case "bool":
+      return typeof v === "boolean" ? undefined : "a bool is true or false";
+    case "number":
+      return typeof v === "number" && Number.isFinite(v) ? undefined : "a number is a finite number";
+    case "count":
+      return typeof v === "number" && Number.isInteger(v) && v >= 0 ? undefined : "a count is a non-negative integer";
+    case "string":
+      return typeof v === "string" ? undefined : "a string is text";
+  }
+}
+
 function truthy(v: SignalValue): boolean {
   return typeof v === "boolean" ? v : typeof v === "number" ? v !== 0 : v.length > 0;
 }
@@ -67,7 +90,15 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
       if (v === undefined) {
         if (e.namespace === "named_env") return 0;
         if (e.namespace === "tool") throw new MissingCallArgumentError(`the call has no ${e.name.startsWith("args.") ? `argument '${e.name.slice(5)}'` : `'${e.name}'`}`);
-        throw new RewardEvaluationError(`the env did not report the signal '${e.namespace === "env" ? "env" : e.namespace}.${e.name}'`);
+        if (e.namespace === "episode") throw new RewardEvaluationError(`the harness has no episode signal '${e.name}'`);
+        const reported = source.reported?.();
+        const received = reported === undefined ? "" : ` (it reported ${reported.length > 0 ? reported.map((n) => `'${n}'`).join(", ") : "no signal"})`;
+        throw new SignalError(`did not report the signal '${e.namespace}.${e.name}'${received}`);
+      }
+      if (e.namespace !== "episode" && e.namespace !== "tool") {
+        const problem = typeProblem(v, e.type);
+        const name = e.namespace === "named_env" ? `${e.env ?? "?"}.${e.name}` : `${e.namespace}.${e.name}`;
+        if (problem) throw new SignalError(`reported the signal '${name}' as ${JSON.stringify(v)}, but it is declared ${e.type} (${problem})`);
       }
       return v;
     }

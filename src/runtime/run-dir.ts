@@ -37,6 +37,11 @@ export interface RunState {
    * cuts an append-only one that is longer back to its committed length.
    */
   readonly files?: Readonly<Record<string, FileCommit>>;
+  /**
+   * Why the run failed with nothing to train on (its first batch all env errors); absent while it
+   * has not failed so. A resume that plays that batch again drops it with its next commit.
+   */
+  readonly failed?: string;
 }
 
 const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
@@ -89,10 +94,35 @@ const runStateSchema = z.object({
   coldStartTime: coldStartTimeSchema.optional(),
   planHash: z.string().optional(),
   files: z.record(z.string(), fileCommitSchema).optional(),
+  failed: z.string().optional(),
 });
 
-/** A run directory that cannot be resumed as it is: the message names the file and what is wrong. */
+/** A run directory that cannot be resumed (or made) as it is: the message names the file and what is wrong. */
 export class RunDirectoryError extends Error {}
+
+/**
+ * Makes folder `dir` and the missing ones above it, one at a time. Node's recursive mkdir never
+ * returns below a folder that answers ENOENT to every new entry (/proc), and a file in the way
+ * deserves its name in the message rather than ENOTDIR.
+ */
+export function makeFolders(dir: string): void {
+  const missing: string[] = [];
+  let at = path.resolve(dir);
+  while (!existsSync(at) && path.dirname(at) !== at) {
+    missing.push(at);
+    at = path.dirname(at);
+  }
+  if (!statSync(at).isDirectory()) throw new RunDirectoryError(`cannot make the folder '${dir}': '${at}' is a file, not a folder; give a path below a folder`);
+  for (const folder of missing.reverse()) {
+    try {
+      mkdirSync(folder);
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (code === "EEXIST" && statSync(folder).isDirectory()) continue;
+      throw new RunDirectoryError(`cannot make the folder '${folder}' (${code ?? message}): ${path.dirname(folder)} does not take new folders; give a path on a file system arl can write to`);
+    }
+  }
+}
 
 const METRICS = "metrics.jsonl";
 const BUFFER = "buffer.arlbuf";
@@ -123,8 +153,9 @@ export class RunDirectory {
     const base = path.join(outDir, variantFileName(plan.experiment), variantFileName(plan.variant));
     let dir = path.join(base, `${plan.hash.slice("sha256:".length, "sha256:".length + 12)}-${stamp}`);
     for (let n = 2; existsSync(dir); n++) dir = path.join(base, `${plan.hash.slice(7, 19)}-${stamp}-${n}`);
-    mkdirSync(path.join(dir, "checkpoints"), { recursive: true });
-    mkdirSync(path.join(dir, "eval"), { recursive: true });
+    makeFolders(outDir);
+    makeFolders(path.join(dir, "checkpoints"));
+    mkdirSync(path.join(dir, "eval"));
     const run = new RunDirectory(dir);
     writeFileAtomic(run.planPath, `${JSON.stringify(plan, null, 2)}\n`);
     // The commit record exists from the start, so that a missing one always means damage.

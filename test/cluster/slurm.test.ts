@@ -4,7 +4,7 @@
 // ends with an uninterrupted run's metrics; a second submit submits nothing. Without a cluster
 // the suite is skipped with a hint, except under CI, where it fails.
 import { execa } from "execa";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -165,6 +165,34 @@ describe.runIf(cluster.up || required)("arl submit on a SLURM cluster", () => {
     expect(report.code, report.stderr).toBe(0);
     expect(report.stdout).toContain("cluster/counting/report.html");
   });
+
+  it("refuses a machine without sbatch (squeue there) before writing anything", async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "arl-submit-"));
+    writeFileSync(path.join(cwd, "spec.arl"), spec);
+    // Every command of the PATH's folders but sbatch, as links in a folder of their own.
+    const bin = path.join(cwd, "bin");
+    mkdirSync(bin);
+    for (const dir of (env.PATH ?? "").split(path.delimiter).filter((d) => existsSync(d))) {
+      for (const name of readdirSync(dir)) if (name !== "sbatch" && !existsSync(path.join(bin, name))) symlinkSync(path.join(dir, name), path.join(bin, name));
+    }
+    const r = await runArl(["submit", "spec.arl", "--out", "cluster"], { cwd, env: { ...env, PATH: bin } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^arl submit: SLURM is not installed here \('sbatch' is not on PATH\); [^\n]*\n$/);
+    expect(readdirSync(cwd).sort()).toEqual(["bin", "spec.arl"]);
+  });
+
+  it("names a file in the way of --out, writing nothing; --out /proc/x fails at once", async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "arl-submit-"));
+    writeFileSync(path.join(cwd, "spec.arl"), spec);
+    writeFileSync(path.join(cwd, "FILE"), "a file\n");
+    const r = await runArl(["submit", "spec.arl", "--out", "FILE/runs"], { cwd, env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`arl submit: --out FILE/runs: cannot make the folder '${path.join(cwd, "FILE/runs")}': '${path.join(cwd, "FILE")}' is a file, not a folder; give a path below a folder\n`);
+    expect(readdirSync(cwd).sort()).toEqual(["FILE", "spec.arl"]);
+    const proc = await runArl(["submit", "spec.arl", "--out", "/proc/x"], { cwd, env });
+    expect(proc.code).toBe(2);
+    expect(proc.stderr).toMatch(/^arl submit: --out \/proc\/x: cannot make the folder '\/proc\/x' \(ENOENT\)/);
+  }, 30_000);
 
   it("names the variants of an array job the scheduler refuses, with its message, and submits nothing", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-submit-"));

@@ -533,11 +533,13 @@ ${COUNTER_SIGNALS_AND_TOOLS}
 `;
 
   it("trains through the orchestrator, writes metrics and counts env errors of an injected step failure", async () => {
-    // The task ids of the train split do not depend on the URL: pick one of them to fail.
+    // The task ids of the train split do not depend on the URL: pick one of them to fail (the
+    // second: the first batch draws the first alone, and a first batch of nothing but env errors
+    // would fail the run).
     const [probe] = compilePlans(spec("http://127.0.0.1:8000"));
     const train = splitTasks("counter", probe!.envs.counter!, "train");
     expect(train.length).toBe(2);
-    const failing = train[0]!;
+    const failing = train[1]!;
     const own = await startServer(["--fault", `${failing}=step_500`]);
     try {
       const [plan] = compilePlans(spec(own.url));

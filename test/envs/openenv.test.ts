@@ -19,9 +19,11 @@ import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
 import { COMMON_ENV_FIELDS, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
 
 // guess: the secret is seed % 4 + 1, a guess of 99 hangs. counter: `step` twice wins; the task
-// whose seed is HANG hangs on its first step.
+// whose seed is HANG hangs on its first step. judge: its verdict, from reset on, is missing
+// (seed % 3 == 0: None, which is no signal), a string (1) or true (2); one `step` ends it.
 const SERVER = `
 import os, sys, time
+from typing import Optional, Union
 import uvicorn
 from openenv.core.env_server import Action, Environment, Observation, State, create_fastapi_app
 
@@ -35,6 +37,10 @@ class GameObservation(Observation):
     message: str
     tries: int
 
+class JudgeObservation(Observation):
+    message: str
+    verdict: Optional[Union[bool, str]] = None
+
 class Game(Environment):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -46,11 +52,15 @@ class Game(Environment):
     def reset(self, seed=None, episode_id=None, **kwargs):
         self.seed = seed or 0
         self._state = State(episode_id=episode_id, step_count=0)
+        if GAME == "judge":
+            return JudgeObservation(message="Call step once.", verdict=[None, "yes", True][self.seed % 3], reward=0.0, done=False)
         return GameObservation(message="Guess a number from 1 to 4." if GAME == "guess" else "Call step twice.", tries=0, reward=0.0, done=False)
 
     def step(self, action, **kwargs):
         self._state.step_count += 1
         tries = self._state.step_count
+        if GAME == "judge":
+            return JudgeObservation(message="judged", verdict=[None, "yes", True][self.seed % 3], reward=1.0, done=True)
         if GAME == "counter":
             if self.seed == int(os.environ.get("HANG", "-1")):
                 time.sleep(3600)
@@ -67,7 +77,7 @@ class Game(Environment):
         return self._state
 
 GAME = sys.argv[1]
-app = create_fastapi_app(Game, GuessAction if GAME == "guess" else CounterAction, GameObservation, max_concurrent_envs=int(sys.argv[3]))
+app = create_fastapi_app(Game, GuessAction if GAME == "guess" else CounterAction, JudgeObservation if GAME == "judge" else GameObservation, max_concurrent_envs=int(sys.argv[3]))
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 `;
 
@@ -75,7 +85,7 @@ const available = envServersAvailable();
 const dir = mkdtempSync(path.join(tmpdir(), "arl-openenv-"));
 const GUESS: DeclaredTool = { name: "guess", description: "Guess the number.", parameters: { type: "object", properties: { guess: { type: "integer", description: "The guess." } }, required: ["guess"], additionalProperties: false } };
 
-async function startServer(game: "guess" | "counter", maxEnvs: number, hang = -1): Promise<ServerProcess & { url: string }> {
+async function startServer(game: "guess" | "counter" | "judge", maxEnvs: number, hang = -1): Promise<ServerProcess & { url: string }> {
   writeFileSync(path.join(dir, "game_server.py"), SERVER);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -211,6 +221,61 @@ experiment openenv_counting {
       expect(errored.every((r) => r.task === hang)).toBe(true);
       expect(records.some((r) => r.task !== hang && r.end === "finished")).toBe(true);
       expect(runDir.readMetrics().reduce((s, m) => s + (m.env_errors as number), 0)).toBe(errored.length);
+    } finally {
+      await own.kill();
+    }
+  }, 240_000);
+
+  it("a run whose env leaves out a signal the reward reads, or reports it mistyped: those episodes are env errors, the run goes on", async () => {
+    const own = await startServer("judge", 16);
+    try {
+      const [plan] = compilePlans(`
+experiment openenv_judged {
+  seed: 3
+  policy { model: "builtin:tiny" }
+  env judge {
+    kind: openenv
+    url: "${own.url}"
+    tasks: 12
+    split { train: 0.5, test: 0.5 }
+    timeout_s: 10
+    retries: 0
+    max_sessions: 16
+    observation_field: "message"
+    signals {
+      verdict { scope: outcome, type: bool }
+    }
+    tool step { description: "ask for the verdict" }
+  }
+  harness { max_turns: 2 }
+  reward { success: outcome.verdict }
+  algorithm {
+    group_size: 2
+    advantage { baseline: leave_one_out }
+  }
+  rollout { tasks_per_batch: 6, iterations: 2, concurrency: 6 }
+  eval { every: 2, tasks: 2, k: [1], success: outcome.verdict, before_training: true }
+}
+`);
+      const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-openenv-judged-")), plan!);
+      const log: string[] = [];
+      const summary = await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => log.push(l) });
+      expect(summary.iterations).toBe(2);
+      const { records } = readBuffer(runDir.bufferPath);
+      const played = records.filter((r) => r.end !== "env_error");
+      expect(played.length).toBeGreaterThan(0);
+      // Only the judge's missing and mistyped verdicts are env errors, each named with what came instead.
+      for (const r of played) expect(r.task % 3).toBe(2);
+      const errors = records.filter((r) => r.end === "env_error");
+      expect(new Set(errors.map((r) => r.task % 3))).toEqual(new Set([0, 1]));
+      const missing = "env 'judge' did not report the signal 'outcome.verdict' (it reported 'done', 'message', 'reward', 'return')";
+      const mistyped = 'env \'judge\' reported the signal \'outcome.verdict\' as "yes", but it is declared bool (a bool is true or false)';
+      const lines = log.filter((l) => /^iteration \d+\/2:/.test(l) && l.includes("env error"));
+      expect(lines.length).toBe(2);
+      for (const line of lines) expect([missing, mistyped].some((m) => line.includes(`(first: ${m})`)), line).toBe(true);
+      // The evaluation before training, which no iteration line reports, says its env errors itself.
+      expect(log).toContain(`eval before training: 1 of 2 episodes ended in an env error (first: ${mistyped})`);
+      expect(runDir.readMetrics().reduce((s, m) => s + (m.env_errors as number), 0)).toBe(errors.length);
     } finally {
       await own.kill();
     }

@@ -337,7 +337,7 @@ describe.skipIf(!envServersAvailable())("std/envs/verifiers: v1 tasksets as agen
     runs.forEach(({ dir, status, output }, i) => {
       // Every episode of the first batch failed: the run stops with the reason rather than train on nothing.
       expect(status, output).not.toBe(0);
-      expect(output).toMatch(/every agent episode of the first batch \(2\) ended in an env error/);
+      expect(output).toMatch(/every episode of the first batch \(2\) ended in an env error, so the run stops rather than train on nothing/);
       const logs = path.join(dir, "out", "echo", "default");
       const agentLogs = path.join(logs, readdirSync(logs)[0]!, "agent-logs");
       const reasons = readdirSync(agentLogs).map((f) => readFileSync(path.join(agentLogs, f), "utf8").split("\n")[0]!);

@@ -87,7 +87,7 @@ describe("arl run of the agent examples", () => {
     const dir = workspace(spec('["python3", "-c", "import arl_missing_agent_module"]').replace(`["${python}", "summarizing.py"]`, '["python3", "-c", "import arl_missing_agent_module"]'));
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain("every agent episode of the first batch (4) ended in an env error");
+    expect(run.stderr).toContain("every episode of the first batch (4) ended in an env error, so the run stops rather than train on nothing");
     expect(run.stderr).toContain("pip install arl_missing_agent_module");
   }, 60_000);
 });

@@ -123,6 +123,22 @@ describe("harness", () => {
     }
   });
 
+  it("makes a state signal a constraint reads and the env left out, or reported mistyped, the episode's env error", async () => {
+    const [plan] = compilePlans(counterSpec("harness { max_turns: 3 }\n  constraints { stuck: block(state.progress >= 1) }"));
+    /** The counter env, reporting `progress` from reset as the given value (undefined: not at all). */
+    const reporting = (progress: unknown): CounterEnv => {
+      const env = new CounterEnv({ goal: 5 });
+      env.reset = async () => ({ text: "count", signals: (progress === undefined ? { other: 1 } : { progress }) as unknown as { progress: number } });
+      return env;
+    };
+    const missing = await runEpisode(input(plan!, new ScriptedPolicy([call("step")]), reporting(undefined)));
+    expect(missing.end).toBe("env_error");
+    expect(missing.error).toBe("env 'counter' did not report the signal 'state.progress' (it reported 'other'), which the constraint 'stuck' reads");
+    const mistyped = await runEpisode(input(plan!, new ScriptedPolicy([call("step")]), reporting("0.5")));
+    expect(mistyped.end).toBe("env_error");
+    expect(mistyped.error).toBe('env \'counter\' reported the signal \'state.progress\' as "0.5", but it is declared number (a number is a finite number), which the constraint \'stuck\' reads');
+  });
+
   it("refuses by regular expression on an argument", async () => {
     const [plan] = compilePlans(counterSpec('harness { max_turns: 2 }\n  constraints { no_b: block(matches(call.args.value, "^[b-z]$")) }'));
     const env = new RecordingCounterEnv({ goal: 5 });

@@ -113,12 +113,30 @@ describe("the watchdog in arl run (builtin:tiny)", () => {
   });
 
   it("warns, with counts and the env's own error, when env errors pass the threshold", async () => {
-    const crashing = [process.execPath, "-e", "process.exit(3)"];
-    const r = await run({ iterations: 2, command: crashing, watchdog: "no_signal_iterations: 2, max_env_error_fraction: 0.5" });
-    expect(r.code).toBe(0);
-    expect(r.codes).toEqual([["env-errors"], ["no-signal", "env-errors"]]);
-    const [noSignal, envErrors] = r.lines[1]!.warnings!;
-    expect(envErrors!.message).toMatch(/^8 of 8 episodes ended in an env error \(100%, above rollout\.watchdog\.max_env_error_fraction 0\.5\): .*; the first error: "/);
-    expect(noSignal!.message).toMatch(/every episode ended 'env_error' \(8\): the env fails every episode; the first error: "/);
+    // Most episodes crash, never a whole batch (a first batch of nothing but env errors fails the run).
+    const crashing = ["/usr/bin/env", "CRASH_UNLESS_SEED_MOD=2", process.execPath, counterEnvScript];
+    const r = await run({ iterations: 2, command: crashing, watchdog: "no_signal_iterations: 5, max_env_error_fraction: 0.25" });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.codes).toEqual([["env-errors"], ["env-errors"]]);
+    for (const line of r.lines) {
+      const errors = line.end_reasons.env_error!;
+      expect(errors).toBeGreaterThan(2);
+      expect(errors).toBeLessThan(8);
+      expect(line.warnings![0]!.message).toMatch(new RegExp(`^${errors} of 8 episodes ended in an env error \\(\\d+%, above rollout\\.watchdog\\.max_env_error_fraction 0\\.25\\): .*; the first error: "`));
+    }
+  });
+
+  it("fails a run whose first batch is nothing but env errors: exit 1, the error quoted, the state says failed, resumable", async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "arl-watchdog-"));
+    writeFileSync(path.join(cwd, "flat.arl"), spec({ iterations: 2, command: [process.execPath, "-e", "process.exit(3)"], watchdog: "no_signal_iterations: 2" }));
+    const r = await runArl(["run", "flat.arl", "--out", "runs", ...trainerFlag], { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("arl run: every episode of the first batch (8) ended in an env error, so the run stops rather than train on nothing; the error:\n    env process exited");
+    const dir = /resume with: arl run --resume (\S+)/.exec(r.stderr)?.[1];
+    expect(dir, r.stderr).toBeDefined();
+    const state = JSON.parse(readFileSync(path.join(dir!, "state.json"), "utf8")) as { iteration: number; failed?: string };
+    expect(state.iteration).toBe(0);
+    expect(state.failed).toMatch(/^every episode of the first batch \(8\) ended in an env error/);
+    expect(r.stdout).not.toContain("finished");
   });
 });

@@ -13,6 +13,7 @@ import { microbatchLossF64, sequenceWeights, toReduction } from "../../src/train
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { addCopyLogits, recencySlopes } from "../../src/trainer/embedded/model.js";
 import { WordTokenizer } from "../../src/trainer/embedded/tokenizer.js";
+import { EMBEDDED_VOCABULARY_LIMIT } from "../../src/contracts/trainer-protocol.js";
 import type { TinyOptions } from "../../src/trainer/embedded/state.js";
 import { runArl } from "../helpers/cli.js";
 
@@ -150,6 +151,19 @@ describe("builtin:tiny tokenizer", () => {
     expect(user![0]).toBe(5); // <user>
     expect(user!.slice(-2)).toEqual([2, 7]); // <eos>, then the <assistant> generation prompt
     expect(assistant).toEqual([...tok.encodeText("take key"), 2]); // exactly what the model generates
+  });
+});
+
+describe("builtin:tiny's vocabulary is bounded", () => {
+  it("takes at most EMBEDDED_VOCABULARY_LIMIT words of a vocabulary; the rest are spelled in bytes and still round-trip", () => {
+    const base = new WordTokenizer([]).words.length;
+    const words = Array.from({ length: EMBEDDED_VOCABULARY_LIMIT + 500 }, (_, i) => `w${i}`);
+    const tok = new WordTokenizer(words);
+    expect(tok.words.length).toBe(base + EMBEDDED_VOCABULARY_LIMIT);
+    expect(tok.encodeText(`w${EMBEDDED_VOCABULARY_LIMIT - 1}`)).toHaveLength(1);
+    const past = `w${EMBEDDED_VOCABULARY_LIMIT + 10}`;
+    expect(tok.encodeText(past).length).toBeGreaterThan(1);
+    expect(tok.decode(tok.encodeText(`say ${past} now`))).toBe(`say ${past} now`);
   });
 });
 

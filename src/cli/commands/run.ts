@@ -259,11 +259,17 @@ export const runCommand = defineCommand({
         return runWorkerNode(workers, io);
       }
       if (dataRoot && !dataFilesReadable(chosen, dataRoot, io, "run")) return ExitCode.errors;
-      jobs = chosen.map((plan) => {
-        const dir = RunDirectory.create(path.resolve(io.cwd, v.out), plan);
-        if (dataRoot) recordDataRoot(dir, dataRoot);
-        return { plan, dir };
-      });
+      try {
+        jobs = chosen.map((plan) => {
+          const dir = RunDirectory.create(path.resolve(io.cwd, v.out), plan);
+          if (dataRoot) recordDataRoot(dir, dataRoot);
+          return { plan, dir };
+        });
+      } catch (error) {
+        if (!(error instanceof RunDirectoryError)) throw error;
+        io.stderr(`arl run: --out ${v.out}: ${error.message}\n`);
+        return ExitCode.usage;
+      }
     }
 
     // Ctrl-C: stop after the iteration in progress is committed. A second Ctrl-C, or SIGTERM:

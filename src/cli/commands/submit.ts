@@ -8,6 +8,7 @@ import { jobsFolder } from "../../cluster/records.js";
 import { STOP_BEFORE_TIME_LIMIT_S } from "../../cluster/slurm.js";
 import { PartialSubmission, submitSweep, type SubmittedArray } from "../../cluster/submit.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
+import { RunDirectoryError } from "../../runtime/run-dir.js";
 import { displayPath } from "../../diagnostics/render.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
@@ -105,6 +106,10 @@ export const submitCommand = defineCommand({
       if (error instanceof SchedulerUnavailable) {
         io.stderr(`arl submit: ${error.message}\n`);
         return ExitCode.errors;
+      }
+      if (error instanceof RunDirectoryError) {
+        io.stderr(`arl submit: --out ${v.out}: ${error.message}\n`);
+        return ExitCode.usage;
       }
       if (!(error instanceof PartialSubmission)) throw error;
       printSubmitted(error.submitted, runsRoot, io);

@@ -9,6 +9,7 @@ import { appendFileSync } from "node:fs";
 import path from "node:path";
 import { columnValue, DatasetFileError, describeRowProblems, readDatasetFile, rowLocation, type DatasetRow, type DatasetRowsRead } from "../../contracts/dataset-rows.js";
 import { EnvError, type EnvInstance, type EnvKind, type EnvProvisionContext, type Signals } from "../../contracts/env.js";
+import { EMBEDDED_VOCABULARY_LIMIT } from "../../contracts/trainer-protocol.js";
 import type { PlanEnv } from "../../plan/schema.js";
 import { dataFileChanged, locateDataFile, verifyDataFile } from "../data-files.js";
 import { EnvHost, EnvHostError } from "../env-host.js";
@@ -126,9 +127,14 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
       return instance;
     },
     vocabulary(env) {
-      const words = new Set<string>("0123456789".split(""));
-      for (const row of rowsOf(env)) for (const text of [promptText(row), String(row.answer)]) for (const w of text.match(WORDS) ?? []) words.add(w);
-      return [...words].sort();
+      // The rows' most frequent words (ties in code-unit order), up to what builtin:tiny takes: a
+      // large data file's rare words are spelled as bytes rather than grow the model.
+      const counts = new Map<string, number>();
+      for (const row of rowsOf(env)) for (const text of [promptText(row), String(row.answer)]) for (const w of text.match(WORDS) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1);
+      const digits = "0123456789".split("");
+      if (counts.size + digits.length <= EMBEDDED_VOCABULARY_LIMIT) return [...new Set([...digits, ...counts.keys()])].sort();
+      const frequent = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([w]) => w);
+      return [...new Set([...digits, ...frequent])].slice(0, EMBEDDED_VOCABULARY_LIMIT).sort();
     },
     async provision(env, context: EnvProvisionContext) {
       rowsOf(env);

@@ -88,6 +88,12 @@ export class RunError extends Error {
   }
 }
 
+/**
+ * The run's first batch had nothing to train on (an env failed every episode of it): the run
+ * fails, and its state says why. Resumable: a fixed env (a server started again) plays it again.
+ */
+export class TrainedOnNothingError extends RunError {}
+
 /** A failure no resume can get past (the plan, or the trainer's refusal of it): fix the cause and start a new run. */
 export function refusal(message: string, stderrTail: readonly string[] = []): RunError {
   return new RunError(message, stderrTail, false, false);

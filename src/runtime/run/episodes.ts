@@ -3,7 +3,7 @@
 import { at } from "../../contracts/checked.js";
 import { poolChoice } from "../cross-policy.js";
 import { runEpisode, toolsFor, type Episode } from "../harness.js";
-import { episodeRewards, holds } from "../rewards.js";
+import { episodeRewards, holds, SignalError } from "../rewards.js";
 import type { Split } from "../../plan/splits.js";
 import { playAgentEpisode, type AgentCalls } from "./agent-episode.js";
 import { envKindOf, planEnv, type RunContext } from "./context.js";
@@ -84,14 +84,24 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
   return scored(plan, task, group, sample, episode);
 }
 
-/** An episode with its rewards and whether it meets eval.success; an env error gets none. */
+/**
+ * An episode with its rewards and whether it meets eval.success; an env error gets none. A signal
+ * the env owed the rewards or eval.success and did not give (or gave with another type) makes the
+ * episode an env error, as any other fault of the env.
+ */
 function scored(plan: RunContext["plan"], task: Task, group: number, sample: number, episode: Episode): Played {
-  const rewards =
-    episode.end === "env_error"
-      ? { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 }
-      : episodeRewards(plan.reward.terms, episode.states, episode.final, episode.end !== "truncated", plan.algorithm.advantage.gamma);
-  // The plan's success criterion (eval.success) on the episode's final signals.
-  return { task, group, sample, episode, rewards, success: episode.end !== "env_error" && holds(plan.eval.success, episode.final) };
+  if (episode.end !== "env_error") {
+    try {
+      const rewards = episodeRewards(plan.reward.terms, episode.states, episode.final, episode.end !== "truncated", plan.algorithm.advantage.gamma);
+      // The plan's success criterion (eval.success) on the episode's final signals.
+      return { task, group, sample, episode, rewards, success: holds(plan.eval.success, episode.final) };
+    } catch (error) {
+      if (!(error instanceof SignalError)) throw error;
+      episode = { ...episode, end: "env_error", error: `env '${task.env}' ${error.message}` };
+    }
+  }
+  const rewards = { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 };
+  return { task, group, sample, episode, rewards, success: false };
 }
 
 /**

@@ -35,7 +35,8 @@ export async function evaluatePolicy(ctx: RunContext, at: number | "base"): Prom
   const ev = plan.eval;
   const tasks = evalTasks(ctx);
   const jobs = tasks.flatMap((task, group) => Array.from({ length: ev.samples_per_task }, (_, sample) => ({ task, group, sample })));
-  const watch = phaseWatch(ctx.log, at === "base" ? "base eval:" : at === 0 ? "eval before training:" : `eval at iteration ${at}:`, "episodes played");
+  const label = at === "base" ? "base eval:" : at === 0 ? "eval before training:" : `eval at iteration ${at}:`;
+  const watch = phaseWatch(ctx.log, label, "episodes played");
   watch.planned(jobs.length);
   const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
     const episode = await playEpisode(ctx, { ...j, split: ev.split, iteration, temperature: ev.temperature });
@@ -43,6 +44,9 @@ export async function evaluatePolicy(ctx: RunContext, at: number | "base"): Prom
     return episode;
   }).finally(() => watch.end());
   requireServing(ctx);
+  // Said here: no iteration line reports the evaluation before training or the base one.
+  const failed = played.filter((p) => p.episode.end === "env_error");
+  if (failed.length > 0) ctx.log(`${label} ${failed.length} of ${played.length} episodes ended in an env error (first: ${failed[0]?.episode.error ?? "?"})`);
   const byGroup = groupBy(played);
   const rows = tasks.map((t, g) => {
     const mine = (byGroup.get(g) ?? []).filter((p) => p.episode.end !== "env_error");

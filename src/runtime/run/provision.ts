@@ -206,8 +206,10 @@ export interface OpenedRun {
 /** Recovers the run directory, opens the buffer and starts the policy's trainer; on failure, nothing is left open. */
 export async function openRun(options: RunOptions): Promise<OpenedRun> {
   const { plan, runDir, log } = options;
-  const committed = runDir.readState();
+  const { failed, ...committed } = runDir.readState();
   const recovered = runDir.recover(committed, log);
+  // A failure recorded by the last attempt is that attempt's: this one plays its batch again.
+  if (failed !== undefined) log(`the last attempt failed: ${failed.split("\n")[0] ?? ""}; playing its batch again`);
   const state: RunState = { ...committed, checkpoint: recovered.checkpoint };
   const trainerCommand: TrainerCommand = shareCpuThreads(plan, { ...options.trainer, deadlineMs: options.trainer.deadlineMs ?? trainerDeadlines(plan, options.trainerTimeoutS) });
   if (options.halt?.aborted) throw haltedError(state);

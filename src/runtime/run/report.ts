@@ -30,7 +30,13 @@ export function reportIteration(ctx: RunContext, metrics: IterationMetrics, roll
     `iteration ${iteration}/${plan.rollout.iterations}: success ${metrics.success.toFixed(3)}, reward ${metrics.reward.toFixed(3)}, ${metrics.tokens} tokens` +
       (metrics.lag_drops ? `, ${metrics.lag_drops} samples dropped for policy lag` : "") +
       (metrics.env_errors ? `, ${metrics.env_errors} env error${metrics.env_errors === 1 ? "" : "s"}${firstEnvError ? ` (first: ${firstEnvError})` : ""}` : "") +
-      (evaluation ? `, eval ${Object.entries(evaluation).filter(([k]) => !k.includes("_")).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" ")}` : ""),
+      (evaluation ? `, eval ${evalText(evaluation)}` : ""),
   );
   for (const w of metrics.warnings ?? []) ctx.log(`WARNING [${w.code}] iteration ${iteration}: ${w.message}`);
+}
+
+/** pass@k of an evaluation; none when no task had k episodes its env played (every one an env error). */
+function evalText(evaluation: EvalSummary): string {
+  const shown = Object.entries(evaluation).filter(([k]) => !k.includes("_"));
+  return shown.length > 0 ? shown.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" ") : "none (its episodes ended in env errors)";
 }

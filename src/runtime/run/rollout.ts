@@ -3,7 +3,7 @@
 // rewards are all equal. Under asynchronous rollout this runs while the previous update does.
 import { at, defined, last } from "../../contracts/checked.js";
 import { splitTasks } from "../../plan/splits.js";
-import { envNames, planEnv, refusal, RunError, type RunContext } from "./context.js";
+import { envNames, planEnv, refusal, TrainedOnNothingError, type RunContext } from "./context.js";
 import { phaseWatch } from "../progress.js";
 import { requireServing } from "./engines.js";
 import { groupBy, mapConcurrently, playEpisode, type Played, type Task } from "./episodes.js";
@@ -21,14 +21,32 @@ export interface Rollout {
   readonly seconds: number;
 }
 
+/** How many distinct first env errors a stop quotes. */
+const QUOTED_ERRORS = 3;
+
+/** The first distinct errors of `played` (env errors), quoted for a message. */
+export function firstEnvErrors(played: readonly Played[]): string {
+  const errors = [...new Set(played.flatMap((p) => (p.episode.end === "env_error" ? [p.episode.error ?? "?"] : [])))];
+  const shown = errors.slice(0, QUOTED_ERRORS).map((e) => `\n    ${e}`).join("");
+  return `${errors.length > QUOTED_ERRORS ? `the first ${QUOTED_ERRORS} of ${errors.length} distinct errors` : errors.length === 1 ? "the error" : "the errors"}:${shown}`;
+}
+
 /**
- * Every agent episode of the run's first batch failed: the program is broken (a missing module,
- * a wrong command), not unlucky. Stop with its reason rather than train on nothing.
+ * The run's first training batch: an env none of whose episodes it could play is broken (a server
+ * down, a signal it never reports, a program that cannot start), not unlucky. The run stops before
+ * its first update rather than train on nothing, or on the other envs alone (docs/envs.md, "Faults").
  */
-function refuseBrokenAgents(played: readonly Played[]): void {
-  const agents = played.filter((p) => p.agent !== undefined);
-  if (agents.length === 0 || agents.some((p) => p.episode.end !== "env_error")) return;
-  throw new RunError(`every agent episode of the first batch (${agents.length}) ended in an env error, so the run stops rather than train on nothing; the first: ${agents[0]?.episode.error ?? "?"}`);
+function refuseBrokenEnvs(played: readonly Played[]): void {
+  const byEnv = new Map<string, Played[]>();
+  for (const p of played) byEnv.set(p.task.env, [...(byEnv.get(p.task.env) ?? []), p]);
+  const broken = [...byEnv].filter(([, episodes]) => episodes.every((p) => p.episode.end === "env_error"));
+  if (broken.length === 0) return;
+  const failed = broken.flatMap(([, episodes]) => episodes);
+  const message =
+    broken.length === byEnv.size
+      ? `every episode of the first batch (${played.length}) ended in an env error, so the run stops rather than train on nothing; ${firstEnvErrors(failed)}`
+      : `every episode of env${broken.length > 1 ? "s" : ""} ${broken.map(([env, e]) => `'${env}' (${e.length})`).join(", ")} in the first batch ended in an env error, so the run stops rather than train without ${broken.length > 1 ? "them" : "it"}; ${firstEnvErrors(failed)}`;
+  throw new TrainedOnNothingError(message);
 }
 
 /** Samples B tasks of `iteration` and plays their groups (resampling all-equal groups under dynamic sampling). */
@@ -74,7 +92,7 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
         return episode;
       });
       for (const p of played) allPlayed.push(p); // a spread of a huge batch would overflow the stack
-      if (iteration === 1 && round === 0) refuseBrokenAgents(played);
+      if (iteration === 1 && round === 0) refuseBrokenEnvs(played);
       playedGroups += tasks.length;
       const byGroup = groupBy(played);
       for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
@@ -88,7 +106,8 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
         }
         if (usable.length > 0) accepted.push(usable);
       }
-      if (!dynamic) break;
+      // Another round of an env that failed every episode of this one would only fail again.
+      if (!dynamic || played.every((p) => p.episode.end === "env_error")) break;
     }
   } finally {
     watch.end();

@@ -10,7 +10,8 @@
 //   byte is two of them, high then low: 16 tokens instead of 256 keep the output layer small),
 //   then the words of the runtime harness's own messages (HARNESS_WORDS: "No tool call found",
 //   "Error: invalid arguments for ...", refusals), then the vocabulary's words in the order given
-//   (duplicates and base tokens skipped).
+//   (duplicates and base tokens skipped), at most EMBEDDED_VOCABULARY_LIMIT of them: a word past
+//   it is spelled as bytes like any other word outside the vocabulary.
 //
 // Text is split into units: runs of word characters (\w: ASCII letters, digits, `_`), single
 // other non-space characters, and newlines. A unit in the vocabulary is one token (or <cap> and
@@ -33,6 +34,7 @@
 // by turn: <user> ... <eos> <assistant> take key <eos> <tool> ... <eos> <assistant> ...
 // No <bos> is added (the model's initial state plays its part).
 import { at } from "../../contracts/checked.js";
+import { EMBEDDED_VOCABULARY_LIMIT } from "../../contracts/trainer-protocol.js";
 
 export const PAD = 0;
 export const BOS = 1;
@@ -82,11 +84,16 @@ export class WordTokenizer {
       // Byte tokens and specials are not words: only "\n" and punctuation are matched as text.
       if (i >= SPECIAL_NAMES.length && i < BYTE_BASE) this.index.set(t, i);
     });
-    for (const w of [...HARNESS_WORDS, ...vocabulary]) {
-      if (typeof w !== "string" || w === "" || this.index.has(w) || SPECIAL_NAMES.includes(w)) continue;
+    const add = (w: unknown): boolean => {
+      if (typeof w !== "string" || w === "" || this.index.has(w) || SPECIAL_NAMES.includes(w)) return false;
       this.index.set(w, tokens.length);
       tokens.push(w);
-    }
+      return true;
+    };
+    for (const w of HARNESS_WORDS) add(w);
+    // Past the limit a word is spelled as bytes: the model's size stays bounded.
+    let taken = 0;
+    for (const w of vocabulary) if (taken < EMBEDDED_VOCABULARY_LIMIT && add(w)) taken++;
     this.tokens = tokens;
   }
 
