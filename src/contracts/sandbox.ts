@@ -34,7 +34,7 @@ export interface SandboxOptions {
   readonly bind?: readonly (readonly [string, string])[];
   /** Keep the host's network namespace (false: only loopback, the sandbox's own). */
   readonly network: boolean;
-  /** The whole environment of the command (nothing is inherited). */
+  /** The whole environment of the command: the caller spawns bubblewrap with it, and nothing else. */
   readonly env: Readonly<Record<string, string>>;
   readonly limits: SandboxLimits;
 }
@@ -180,8 +180,8 @@ export function sandboxCommand(options: SandboxOptions, argv: readonly string[])
   for (const p of kept) args.push("--ro-bind", p, p);
   for (const p of options.hidden ?? []) if (kept.some((q) => within(p, q))) args.push("--tmpfs", p);
   for (const [host, inside] of options.bind ?? []) args.push("--bind", host, inside);
-  args.push("--clearenv");
-  for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
+  // The environment goes in bwrap's own (spawn it with options.env alone), never on its command
+  // line, which every user can read in /proc/PID/cmdline.
   args.push("--chdir", options.cwd, "--");
   return [options.bwrap, ...args, ...argv];
 }

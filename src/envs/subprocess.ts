@@ -54,7 +54,7 @@ class SubprocessInstance implements EnvInstance {
           )
         : this.env.command;
     const [file, ...args] = argv;
-    const child = execa(defined(file, "the env's command"), args, { env: mark.env, extendEnv: !this.sandboxed, stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
+    const child = execa(defined(file, "the env's command"), args, { env: this.sandboxed ? sandboxEnv(mark.env) : mark.env, extendEnv: !this.sandboxed, stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
     this.tracked = trackGroup(child, mark);
     let written = 0;
     const count = (c: Buffer) => {

@@ -20,7 +20,7 @@ import { episodeSignalSource, type Episode } from "../harness.js";
 import { checkOutcome, parseOutcomeLine, zeroOutcome } from "./agent-outcome.js";
 import { runAgentProcess, type AgentProcessResult } from "./agent-process.js";
 import { agentSandbox } from "./agent-sandbox.js";
-import { limitHit, limitsOf, sandboxFor } from "../../contracts/sandbox.js";
+import { limitHit, limitsOf, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
 import type { Split } from "../../plan/splits.js";
 import type { RunContext } from "./context.js";
 
@@ -86,6 +86,12 @@ function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessR
   return `${program} ${how}${lastLine ? `: ${lastLine.length > 200 ? `${lastLine.slice(0, 200)}...` : lastLine}` : ""}`;
 }
 
+/** What the sandbox hides of the runs: the folder below the spec's folder that holds the run directory (`--out`), else the run directory. */
+function runsFolder(runDir: string, specFolder: string): string {
+  const first = path.relative(specFolder, runDir).split(path.sep)[0];
+  return first === undefined || first === "" || first === ".." || path.isAbsolute(first) ? runDir : path.join(specFolder, first);
+}
+
 /** Writes a failed episode's reason and stderr tail; returns the file (relative to the run directory). */
 function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string, stderrTail: string): string {
   const dir = path.join(ctx.runDir.dir, "agent-logs");
@@ -125,12 +131,12 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
   const command = resolveAgentCommand(env.command);
   const where = sandboxFor(env.sandbox);
   if ("refusal" in where) return failed(where.refusal, "");
-  const sandbox = "bwrap" in where ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [ctx.runDir.dir]) : undefined;
+  const cwd = ctx.dataRoot ?? process.cwd();
+  const sandbox = "bwrap" in where ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [runsFolder(ctx.runDir.dir, cwd)]) : undefined;
   const handle = gateway.open(model, sandbox?.socket !== undefined ? { socket: sandbox.socket } : {});
   let run: AgentProcessResult;
   const onHalt = () => stop.abort();
   ctx.halt?.addEventListener("abort", onHalt, { once: true });
-  const cwd = ctx.dataRoot ?? process.cwd();
   try {
     await handle.ready;
     // Unsandboxed: added to the inherited environment, PATH untouched, so the user's own
@@ -149,7 +155,7 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     run = await runAgentProcess({
       command: sandbox ? sandbox.command(command, cwd, variables) : command,
       cwd,
-      env: sandbox ? {} : variables,
+      env: sandbox ? sandboxEnv(variables) : variables,
       ownEnv: sandbox !== undefined,
       maxOutputBytes: env.sandbox.output_bytes,
       stdin: `${JSON.stringify({ task, task_id: slot.task.id, seed: episodeSeed })}\n`,

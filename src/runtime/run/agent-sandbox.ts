@@ -32,7 +32,7 @@ server.listen(Number(port), "127.0.0.1", () => {
 export interface AgentSandbox {
   /** The host path of the socket the episode's session is served on; undefined with the host's network. */
   readonly socket: string | undefined;
-  /** The command that runs the program in the sandbox (spawned with an empty environment). */
+  /** The command that runs the program in the sandbox (spawned with `env`'s sandboxEnv as its whole environment). */
   command(program: readonly string[], cwd: string, env: Readonly<Record<string, string>>): [string, ...string[]];
   /** Removes the socket's folder. */
   dispose(): void;
