@@ -189,7 +189,7 @@ export function sandboxCommand(options: SandboxOptions, argv: readonly string[])
 /** The words that run a command under the limits' rlimits (inside the sandbox, where prlimit is the system's). */
 export function rlimitPrefix(limits: SandboxLimits): string[] {
   const mb = 1024 * 1024;
-  return [PRLIMIT, `--cpu=${limits.cpuS}`, `--as=${limits.memoryMb * mb}`, `--nproc=${limits.processes}`, `--fsize=${limits.diskMb * mb}`, "--core=0", "--"];
+  return [PRLIMIT, `--cpu=${limits.cpuS}:${limits.cpuS + 1}`, `--as=${limits.memoryMb * mb}`, `--nproc=${limits.processes}`, `--fsize=${limits.diskMb * mb}`, "--core=0", "--"];
 }
 
 /** A spec's sandbox settings (the plan's `sandbox` of an agent or subprocess env). */

@@ -44,7 +44,7 @@ function checkSandbox(name: string, env: Extract<Env, { kind: "agent" | "subproc
   const support = sandboxSupport();
   if ("bwrap" in support) return;
   const written = variant.valuesByPath.has(["env", name, "sandbox"]);
-  const origin = originOf(written ? ["env", name, "sandbox"] : ["env", name, "kind"], variant);
+  const origin = originOf(written ? ["env", name, "sandbox"] : ["env", name], variant);
   const then = env.sandbox.mode === "required" ? "`arl run` refuses to run it here (sandbox { mode: required })" : "its episodes run unisolated: each can read the others' processes and keys, your files and the network";
   diagnostics.push({
     code: "sandbox-unavailable",
