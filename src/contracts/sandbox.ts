@@ -13,7 +13,7 @@ import path from "node:path";
 export interface SandboxLimits {
   /** CPU seconds of each process (RLIMIT_CPU). */
   readonly cpuS: number;
-  /** Address space of each process, in MiB (RLIMIT_AS). */
+  /** Data (heap and private writable mappings) of each process, in MiB (RLIMIT_DATA: unlike RLIMIT_AS, it leaves the address space V8 and JVMs reserve). */
   readonly memoryMb: number;
   /** Processes of the episode's user namespace (RLIMIT_NPROC; the kernel does not apply it to root). */
   readonly processes: number;
@@ -67,7 +67,7 @@ export function systemRootArgs(options: { readonly etc: boolean }): string[] {
 }
 
 /** The file `name` is found at on `pathEnv`, or null. */
-export function onPath(name: string, pathEnv: string | undefined): string | null {
+function onPath(name: string, pathEnv: string | undefined): string | null {
   for (const dir of (pathEnv ?? "").split(":")) {
     if (dir === "") continue;
     const file = path.join(dir, name);
@@ -189,7 +189,7 @@ export function sandboxCommand(options: SandboxOptions, argv: readonly string[])
 /** The words that run a command under the limits' rlimits (inside the sandbox, where prlimit is the system's). */
 export function rlimitPrefix(limits: SandboxLimits): string[] {
   const mb = 1024 * 1024;
-  return [PRLIMIT, `--cpu=${limits.cpuS}:${limits.cpuS + 1}`, `--as=${limits.memoryMb * mb}`, `--nproc=${limits.processes}`, `--fsize=${limits.diskMb * mb}`, "--core=0", "--"];
+  return [PRLIMIT, `--cpu=${limits.cpuS}:${limits.cpuS + 1}`, `--data=${limits.memoryMb * mb}`, `--nproc=${limits.processes}`, `--fsize=${limits.diskMb * mb}`, "--core=0", "--"];
 }
 
 /** A spec's sandbox settings (the plan's `sandbox` of an agent or subprocess env). */
@@ -213,7 +213,7 @@ export function sandboxFor(settings: SandboxSettings): { readonly bwrap: string 
   return settings.mode === "required" ? { refusal: `${support.problem}, and the env's sandbox is required: ${INSTALL_HINT}` } : { none: true };
 }
 
-export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap) where user namespaces are allowed, or set sandbox { mode: off } to run unisolated";
+const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap) where user namespaces are allowed, or set sandbox { mode: off } to run unisolated";
 
 /** The variables of the host's environment a sandboxed program keeps (besides its episode's). */
 const KEPT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "VIRTUAL_ENV", "PYTHONPATH", "NODE_PATH"];

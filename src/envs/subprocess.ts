@@ -112,7 +112,7 @@ class SubprocessInstance implements EnvInstance {
       const tail = this.stderr.trim().split("\n").slice(-3).join(" | ");
       // The process has closed its stdout; its status says whether a limit ended it.
       const result = await Promise.race([child, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000))]);
-      const limit = this.sandboxed ? limitHit(result?.exitCode ?? null, (result?.signal as NodeJS.Signals | undefined) ?? null, this.stderr, limitsOf(this.env.sandbox)) : undefined;
+      const limit = this.sandboxed ? limitHit(result?.exitCode ?? null, result?.signal ?? null, this.stderr, limitsOf(this.env.sandbox)) : undefined;
       if (limit !== undefined) throw new EnvError(`env process ${limit} and was stopped${tail ? `: ${tail}` : ""}`, "crash");
       throw new EnvError(`env process exited${tail ? `: ${tail}` : ""}`, "crash");
     }

@@ -5,7 +5,7 @@
 // outcomes; in the sandbox it finds nothing and forges nothing. Programs that loop, fork without
 // bound, fill the disk or memory, or flood their output end as their episode's env error while
 // the run goes on.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

@@ -110,13 +110,11 @@ const sandboxSchema = z.strictObject({
   ),
   network: doc(z.boolean().default(false), "Keep the host's network (false: only the run's gateway is reachable, through the sandbox's own loopback)."),
   cpu_s: doc(positiveInt.default(600), "CPU seconds each process of the episode may use (RLIMIT_CPU); past it the process is killed and the episode is an env error."),
-  memory_mb: doc(positiveInt.default(8192), "Address space of each process of the episode, in MiB (RLIMIT_AS)."),
+  memory_mb: doc(positiveInt.default(8192), "Heap and private writable memory of each process of the episode, in MiB (RLIMIT_DATA)."),
   processes: doc(positiveInt.default(512), "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; the kernel does not apply it to root)."),
   disk_mb: doc(positiveInt.default(1024), "Size of the episode's writable /tmp (its workspace and HOME), in MiB; also the largest file it may write."),
   output_bytes: doc(positiveInt.default(64 * 1024 * 1024), "Bytes the program may write to stdout and stderr together; past it the episode is stopped as an env error."),
 });
-
-export type SandboxConfig = z.output<typeof sandboxSchema>;
 
 const subprocess = z.strictObject({
   ...common,
