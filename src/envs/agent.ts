@@ -8,6 +8,7 @@ import { EnvError, type EnvKind } from "../contracts/env.js";
 import { jsonObjectLines } from "../contracts/json-lines.js";
 import type { PlanEnv } from "../plan/schema.js";
 import { verifyDataFile } from "./data-files.js";
+import { sandboxHostCheck } from "../contracts/sandbox.js";
 
 export type AgentEnv = Extract<PlanEnv, { kind: "agent" }>;
 
@@ -48,6 +49,9 @@ export function createAgentEnv(options: { readonly root?: string } = {}): EnvKin
     kind: "agent",
     create(env) {
       return Promise.reject(new EnvError(`agent env: the episodes of an agent program are played by the runtime (its gateway), not through reset/step; '${env.command.join(" ")}' cannot be stepped`, "protocol"));
+    },
+    hostCheck(env) {
+      return Promise.resolve(sandboxHostCheck(env.sandbox));
     },
     // The embedded model spells a word it lacks as bytes, so this is a head start, not a limit.
     vocabulary(env) {

@@ -13,6 +13,7 @@ import type { PlanEnv } from "../plan/schema.js";
 import { defined } from "../contracts/checked.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup, type TrackedGroup } from "../contracts/process-group.js";
 import { newProcessMark } from "../contracts/process-mark.js";
+import { limitHit, limitsOf, sandboxHostCheck, programPaths, rlimitPrefix, sandboxCommand, sandboxEnv, sandboxFor } from "../contracts/sandbox.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
@@ -27,6 +28,10 @@ class SubprocessInstance implements EnvInstance {
   private stderr = "";
   /** Set when the process wrote an answer line past MAX_ANSWER_LINE_BYTES (it was killed). */
   private overflowed = false;
+  /** Set when the process wrote more than sandbox.output_bytes (it was killed). */
+  private tooMuchOutput = false;
+  /** The process runs in the episode sandbox (docs/envs.md#what-an-episode-can-reach). */
+  private sandboxed = false;
 
   constructor(
     private readonly env: SubprocessEnv,
@@ -35,16 +40,38 @@ class SubprocessInstance implements EnvInstance {
   ) {}
 
   private start(): { child: ResultPromise; lines: AsyncIterator<string> } {
-    const [file, ...args] = this.env.command;
+    const where = sandboxFor(this.env.sandbox);
+    if ("refusal" in where) throw new EnvError(where.refusal, "unavailable");
     // Its own process group: a terminal's Ctrl-C reaches the runtime alone, which closes the episode.
     const mark = newProcessMark();
-    const child = execa(defined(file, "the env's command"), args, { env: mark.env, stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
+    this.sandboxed = "bwrap" in where;
+    const cwd = process.cwd();
+    const argv =
+      "bwrap" in where
+        ? sandboxCommand(
+            { bwrap: where.bwrap, cwd, readOnly: programPaths(this.env.command, cwd, process.env.PATH), network: this.env.sandbox.network, env: sandboxEnv(mark.env), limits: limitsOf(this.env.sandbox) },
+            [...rlimitPrefix(limitsOf(this.env.sandbox)), ...this.env.command],
+          )
+        : this.env.command;
+    const [file, ...args] = argv;
+    const child = execa(defined(file, "the env's command"), args, { env: this.sandboxed ? sandboxEnv(mark.env) : mark.env, extendEnv: !this.sandboxed, stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
     this.tracked = trackGroup(child, mark);
+    let written = 0;
+    const count = (c: Buffer) => {
+      written += c.length;
+      if (written > this.env.sandbox.output_bytes && !this.tooMuchOutput) {
+        this.tooMuchOutput = true;
+        killGroup(child.pid);
+      }
+    };
     child.stderr.on("data", (c: Buffer) => {
+      count(c);
       this.stderr = (this.stderr + c.toString("utf8")).slice(-2000);
     });
     let sinceNewline = 0;
+    this.tooMuchOutput = false;
     child.stdout.on("data", (c: Buffer) => {
+      count(c);
       const newline = c.lastIndexOf(0x0a);
       sinceNewline = newline < 0 ? sinceNewline + c.length : c.length - newline - 1;
       if (sinceNewline > MAX_ANSWER_LINE_BYTES && !this.overflowed) {
@@ -77,8 +104,16 @@ class SubprocessInstance implements EnvInstance {
       await this.kill();
       throw new EnvError(`env process answered '${(message as { op: string }).op}' with a line longer than ${MAX_ANSWER_LINE_BYTES} bytes; it was stopped`, "protocol");
     }
+    if (this.tooMuchOutput) {
+      await this.kill();
+      throw new EnvError(`env process wrote more than sandbox.output_bytes ${this.env.sandbox.output_bytes} bytes to stdout and stderr; it was stopped`, "protocol");
+    }
     if (answer.done) {
       const tail = this.stderr.trim().split("\n").slice(-3).join(" | ");
+      // The process has closed its stdout; its status says whether a limit ended it.
+      const result = await Promise.race([child, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000))]);
+      const limit = this.sandboxed ? limitHit(result?.exitCode ?? null, result?.signal ?? null, this.stderr, limitsOf(this.env.sandbox)) : undefined;
+      if (limit !== undefined) throw new EnvError(`env process ${limit} and was stopped${tail ? `: ${tail}` : ""}`, "crash");
       throw new EnvError(`env process exited${tail ? `: ${tail}` : ""}`, "crash");
     }
     let parsed: unknown;
@@ -164,5 +199,8 @@ export const subprocessEnv: EnvKind<SubprocessEnv> = {
   },
   vocabulary() {
     return [];
+  },
+  hostCheck(env) {
+    return Promise.resolve(sandboxHostCheck(env.sandbox));
   },
 };

@@ -2,7 +2,7 @@
 // and the fields of each kind, in their order, come from there; this file says only how each
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
-import { agentrlModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { agentrlModes, sandboxModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
 import { hostLibraries } from "../contracts/libraries/index.js";
 import { type HostLibrary, libraryObject } from "../contracts/libraries/library.js";
 import { bounded, d, dataFileSchema, jsonValueSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
@@ -74,6 +74,21 @@ const planEnvFields = {
   // agent
   task_file: d(dataFileSchema, "The tasks (JSON lines); `tasks` is its line count."),
   max_stderr_bytes: d(bounded("envs.*.max_stderr_bytes", positiveInt), "Bytes of a failed episode's stderr kept in the run directory."),
+  // agent, subprocess
+  sandbox: d(
+    z
+      .strictObject({
+        mode: d(z.enum(sandboxModes), "auto: sandboxed where bubblewrap works, else warned; required: refuse without it; off: unsandboxed."),
+        network: d(z.boolean(), "Keep the host's network; false: only the gateway, over the sandbox's own loopback."),
+        cpu_s: bounded("envs.*.sandbox.cpu_s", positiveInt),
+        memory_mb: bounded("envs.*.sandbox.memory_mb", positiveInt),
+        processes: bounded("envs.*.sandbox.processes", positiveInt),
+        disk_mb: bounded("envs.*.sandbox.disk_mb", positiveInt),
+        output_bytes: bounded("envs.*.sandbox.output_bytes", positiveInt),
+      })
+      .meta({ id: "EpisodeSandbox" }),
+    "The episode's bubblewrap sandbox and limits (docs/envs.md#what-an-episode-can-reach).",
+  ),
   // dataset
   data: d(dataFileSchema, "The rows (JSON lines or Parquet); `tasks` is their count."),
   prompt_column: d(z.string().min(1), "The column holding the prompt (text or chat messages)."),

@@ -7,6 +7,7 @@ import type { VariantModel } from "../semantics/analyze.js";
 import type { Env } from "../semantics/schema/env.js";
 import { agentCommandProblem, stdlibTaskSchema } from "../contracts/agent-command.js";
 import { jsonObjectLines } from "../contracts/json-lines.js";
+import { sandboxSupport } from "../contracts/sandbox.js";
 import { taskLineProblem } from "./agent-task-lines.js";
 import { dataFile, originOf, readDataText } from "./lower-data-files.js";
 import { type LoweringContext, sortedRecord } from "./lower-context.js";
@@ -23,6 +24,7 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
     ...rest,
     signals: sortedRecord(new Map(Object.entries(signals)), (s) => ({ scope: s.scope, type: s.type, min: s.min ?? null, max: s.max ?? null, violation: s.violation })),
   };
+  if (env.kind === "agent" || env.kind === "subprocess") checkSandbox(name, env, variant, diagnostics);
   if (common.kind === "agent") return lowerAgentEnv(name, env, common, variant, context, diagnostics);
   if (env.kind === "dataset") return lowerDatasetEnv(name, env, common, variant, context, diagnostics);
   if (env.kind === "agentrl" || env.kind === "openenv") checkServerEnv(name, env, variant, diagnostics);
@@ -35,6 +37,24 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
     database: sql.database === null ? null : dataFile(sql.database, ["env", name, "database"], variant, context, diagnostics),
     questions: sql.questions === null ? null : dataFile(sql.questions, ["env", name, "questions"], variant, context, diagnostics),
   } as PlanEnv;
+}
+
+/** Warns where this machine cannot sandbox the env's episodes (docs/envs.md#what-an-episode-can-reach). */
+function checkSandbox(name: string, env: Extract<Env, { kind: "agent" | "subprocess" }>, variant: VariantModel, diagnostics: Diagnostic[]): void {
+  if (env.sandbox.mode === "off") return;
+  const support = sandboxSupport();
+  if ("bwrap" in support) return;
+  const written = variant.valuesByPath.has(["env", name, "sandbox"]);
+  const origin = originOf(written ? ["env", name, "sandbox"] : ["env", name], variant);
+  const then = env.sandbox.mode === "required" ? "`arl run` refuses to run it here (sandbox { mode: required })" : "its episodes run unisolated: each can read the others' processes and keys, your files and the network";
+  diagnostics.push({
+    code: "sandbox-unavailable",
+    severity: "warning",
+    message: `env '${name}' is not isolated on this machine: ${support.problem}; ${then}`,
+    file: origin.file,
+    range: origin.range,
+    hint: "install bubblewrap (Debian/Ubuntu: apt install bubblewrap) where user namespaces are allowed; or write sandbox { mode: off } to accept running unisolated",
+  });
 }
 
 /**

@@ -12,8 +12,10 @@ import { killIfRunning, running } from "../helpers/processes.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
+const SANDBOX: SubprocessEnv["sandbox"] = { mode: "auto", network: false, cpu_s: 600, memory_mb: 8192, processes: 512, disk_mb: 1024, output_bytes: 64 * 1024 * 1024 };
+
 /** An env process running `script` with node; one try per reset. */
-function env(script: string): SubprocessEnv {
+function env(script: string, sandbox: Partial<SubprocessEnv["sandbox"]> = {}): SubprocessEnv {
   return {
     kind: "subprocess",
     description: null,
@@ -29,6 +31,7 @@ function env(script: string): SubprocessEnv {
     retries: 0,
     task: null,
     command: [process.execPath, "-e", script],
+    sandbox: { ...SANDBOX, ...sandbox },
   };
 }
 
@@ -72,7 +75,8 @@ describe("subprocess env processes", () => {
         if (JSON.parse(line).op === "close") process.exit(0);
         process.stdout.write('{"observation": "ready", "signals": {}}\\n');
       });`;
-    const instance = await subprocessEnv.create(env(script), 0, 1);
+    // Unsandboxed: the children are found by their mark (in the sandbox, its pid namespace ends them).
+    const instance = await subprocessEnv.create(env(script, { mode: "off" }), 0, 1);
     let pids: number[] = [];
     try {
       expect((await instance.reset()).text).toBe("ready");

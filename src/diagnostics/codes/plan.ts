@@ -50,6 +50,18 @@ kinds the library reads; each one is hashed into the plan. The message says whic
 skipped) is task N, given to the program as JSON on stdin and in ARL_TASK. Every non-blank line must
 be a JSON object, and there must be at least one; the message names the first line that is not.`,
   },
+  "sandbox-unavailable": {
+    stage: "plan",
+    title: "An agent or subprocess env's episodes cannot be sandboxed on this machine",
+    explanation: `Each episode of an agent or subprocess env runs in its own bubblewrap sandbox (its own
+processes, a private /tmp, the system read-only, no network but the run's gateway, and its limits:
+docs/envs.md#what-an-episode-can-reach). Where bubblewrap is not on PATH or cannot create
+namespaces (a container that refuses user namespaces, macOS), \`sandbox { mode: auto }\` runs the
+episodes unisolated: a program, or code the policy writes that the program runs, can then read the
+other episodes' keys in /proc/*/environ and post their outcomes, read your files and reach the
+network. \`mode: required\` refuses to run instead; \`mode: off\` accepts running unisolated and is
+not reported.`,
+  },
   "agent-command-word": {
     stage: "plan",
     title: "An agent command names a stdlib program or a Python arl does not have",

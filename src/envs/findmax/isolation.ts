@@ -5,10 +5,11 @@
 // them off as on a machine that lacks them, to check the fallbacks and the refusal without the
 // namespaces (docs/language.md, "kind: findmax").
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readlinkSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { systemRootArgs } from "../../contracts/sandbox.js";
 
 /** Which isolation layers this machine gives the sandbox process. */
 export interface SandboxLayers {
@@ -93,21 +94,7 @@ function unshareRootArgs(unshare: string, dir: string, argv: readonly string[]):
  * the scratch folder read-only as the working folder.
  */
 function bwrapArgs(dir: string): string[] {
-  const args = ["--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"];
-  for (const top of ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
-    let target: string | undefined;
-    try {
-      target = readlinkSync(top);
-    } catch {
-      if (existsSync(top)) args.push("--ro-bind", top, top);
-      continue;
-    }
-    args.push("--symlink", target, top);
-  }
-  const node = process.execPath;
-  if (!node.startsWith("/usr/")) args.push("--ro-bind", node, node);
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", dir, dir, "--chdir", dir);
-  return args;
+  return ["--unshare-all", "--die-with-parent", ...systemRootArgs({ etc: false }), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", dir, dir, "--chdir", dir];
 }
 
 let capabilities: Promise<Capabilities> | undefined;

@@ -133,8 +133,20 @@ export interface SessionHandle {
   readonly faults: readonly SessionFault[];
   /** The body of the last accepted outcome POST, if any (validated as a JSON object, not interpreted). */
   readonly postedOutcome: unknown;
+  /** Resolves once the session's own socket listens (at once for a session without one). */
+  readonly ready: Promise<void>;
   /** Ends the session: later requests get a 410 error (recorded as an `after_end` fault); waits for calls in flight. */
   close(): Promise<void>;
+}
+
+/** How a session is reached. */
+export interface SessionOptions {
+  /**
+   * A unix socket path this session alone is served on (a sandboxed episode's way in,
+   * docs/envs.md#what-an-episode-can-reach): its requests then come through that socket only,
+   * and the socket serves no other session.
+   */
+  readonly socket?: string;
 }
 
 export interface GatewayOptions {
@@ -178,7 +190,7 @@ export interface EngineEndpoints {
 export interface Gateway {
   /** `http://127.0.0.1:PORT`. */
   readonly origin: string;
-  open(model: SessionModel): SessionHandle;
+  open(model: SessionModel, options?: SessionOptions): SessionHandle;
   /** Counters for the run's metrics. */
   readonly stats: GatewayStats;
   close(): Promise<void>;

@@ -4,7 +4,7 @@
 // means is the model half's business (SessionModel); this file only routes, guards and encodes.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createSocketServer, type AddressInfo, type Server as SocketServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -15,6 +15,7 @@ import {
   type SessionFault,
   type SessionHandle,
   type SessionModel,
+  type SessionOptions,
   type EngineEndpoints,
   type GatewayMessage,
 } from "./contract.js";
@@ -53,6 +54,8 @@ interface Session {
   postedOutcome: unknown;
   closed: boolean;
   readonly inFlight: Set<Promise<unknown>>;
+  /** The unix socket this session alone is served on; its requests come through it only. */
+  socketServer: SocketServer | null;
 }
 
 /** A refusal that also ends the connection (the rest of the body is not read). */
@@ -65,6 +68,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const sessions = new Map<string, Session>();
   /** Sessions by the SHA-256 of their key, for routes at the root (the digest: no lookup keyed by the secret itself). */
   const sessionsByKey = new Map<string, Session>();
+  /** The session a connection came in for, when it came through a session's own socket. */
+  const socketSessions = new WeakMap<Socket, Session>();
   const created = Math.floor(Date.now() / 1000);
 
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
@@ -145,6 +150,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       throw new GatewayError(404, `no such endpoint: ${req.method ?? ""} ${path} (the gateway serves GET /s/<id>/v1/models, POST /s/<id>/v1/chat/completions, /v1/completions, /v1/responses, /v1/messages and POST /s/<id>/outcome)`, "not_found_error", null, "unknown_url");
     }
     const session = match[1] === undefined ? sessionOfKey(req, path) : sessions.get(match[1]);
+    // A session's own socket serves it alone, and such a session is served through it alone.
+    const via = socketSessions.get(req.socket);
+    if (session !== undefined && (via !== undefined || session.socketServer !== null) && via !== session) {
+      stats.unauthorized++;
+      throw new GatewayError(403, `this connection may not reach session ${match[1] ?? ""}: each sandboxed episode reaches its own session only, through its own socket`, "authentication_error", null, "wrong_channel");
+    }
     if (session === undefined) throw new GatewayError(404, `no session ${match[1] ?? ""} on this gateway: use the OPENAI_BASE_URL given to this episode`, "not_found_error", null, "unknown_session");
     authorize(session, req, path);
     const model = ensureOpen(session, path);
@@ -275,6 +286,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
 
   async function closeSession(session: Session): Promise<void> {
     session.closed = true;
+    const own = session.socketServer;
+    if (own !== null) await new Promise<void>((resolve) => own.close(() => resolve()));
     while (session.inFlight.size > 0) await Promise.all([...session.inFlight]);
     session.model = null;
     session.conversations.clear();
@@ -283,10 +296,26 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   return {
     origin,
     stats,
-    open(model: SessionModel): SessionHandle {
+    open(model: SessionModel, sessionOptions: SessionOptions = {}): SessionHandle {
       const id = randomBytes(16).toString("hex");
       const key = randomBytes(32).toString("hex");
-      const session: Session = { id, key: Buffer.from(key, "utf8"), conversations: new Map(), model, faults: [], postedOutcome: undefined, closed: false, inFlight: new Set() };
+      const session: Session = { id, key: Buffer.from(key, "utf8"), conversations: new Map(), model, faults: [], postedOutcome: undefined, closed: false, inFlight: new Set(), socketServer: null };
+      let ready = Promise.resolve();
+      if (sessionOptions.socket !== undefined) {
+        const own = createSocketServer((socket) => {
+          socketSessions.set(socket, session);
+          server.emit("connection", socket);
+        });
+        session.socketServer = own;
+        const socket = sessionOptions.socket;
+        ready = new Promise<void>((resolve, reject) => {
+          own.once("error", reject);
+          own.listen(socket, () => {
+            own.off("error", reject);
+            resolve();
+          });
+        });
+      }
       sessions.set(id, session);
       sessionsByKey.set(keyDigest(key), session);
       return {
@@ -299,6 +328,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
         get postedOutcome() {
           return session.postedOutcome;
         },
+        ready,
         close: () => closeSession(session),
       };
     },

@@ -19,6 +19,8 @@ import type { SessionRecord } from "../gateway/session-trajectory.js";
 import { episodeSignalSource, type Episode } from "../harness.js";
 import { checkOutcome, parseOutcomeLine, zeroOutcome } from "./agent-outcome.js";
 import { runAgentProcess, type AgentProcessResult } from "./agent-process.js";
+import { agentSandbox } from "./agent-sandbox.js";
+import { limitHit, limitsOf, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
 import type { Split } from "../../plan/splits.js";
 import type { RunContext } from "./context.js";
 
@@ -67,11 +69,14 @@ class WatchedModel implements SessionModel {
 }
 
 /** Why the program's run makes the episode an env error, from its exit and stderr; undefined: it exited 0. */
-function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessResult): string | undefined {
+function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessResult, sandboxed: boolean): string | undefined {
   const program = `'${command.join(" ")}'`;
   if (run.spawnError) return `could not start ${program}: ${run.spawnError} (the command runs from the spec's folder; is the program on PATH?)`;
   if (run.timedOut) return `${program} did not finish within timeout_s ${env.timeout_s} s and was stopped`;
+  if (run.outputExceeded) return `${program} wrote more than sandbox.output_bytes ${env.sandbox.output_bytes} bytes to stdout and stderr and was stopped`;
   if (run.code === 0) return undefined;
+  const limit = sandboxed ? limitHit(run.code, run.signal, run.stderrTail, limitsOf(env.sandbox)) : undefined;
+  if (limit !== undefined) return `${program} ${limit} and was stopped`;
   const missing = /No module named '([^']+)'/.exec(run.stderrTail)?.[1];
   if (missing) {
     return `${program} failed: Python has no module '${missing}'; install it into the Python the command starts (pip install ${missing.split(".")[0] ?? missing}), or name the interpreter that has it in command (e.g. a venv's bin/python)`;
@@ -79,6 +84,12 @@ function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessR
   const lastLine = run.stderrTail.trimEnd().split("\n").pop()?.trim() ?? "";
   const how = run.code === null ? `was killed by ${run.signal ?? "a signal"}` : `exited with code ${run.code}`;
   return `${program} ${how}${lastLine ? `: ${lastLine.length > 200 ? `${lastLine.slice(0, 200)}...` : lastLine}` : ""}`;
+}
+
+/** What the sandbox hides of the runs: the folder below the spec's folder that holds the run directory (`--out`), else the run directory. */
+function runsFolder(runDir: string, specFolder: string): string {
+  const first = path.relative(specFolder, runDir).split(path.sep)[0];
+  return first === undefined || first === "" || first === ".." || path.isAbsolute(first) ? runDir : path.join(specFolder, first);
 }
 
 /** Writes a failed episode's reason and stderr tail; returns the file (relative to the run directory). */
@@ -119,17 +130,20 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     return failed(error.message, "");
   }
   const command = resolveAgentCommand(env.command);
-  const handle = gateway.open(model);
+  const where = sandboxFor(env.sandbox);
+  if ("refusal" in where) return failed(where.refusal, "");
+  const cwd = ctx.dataRoot ?? process.cwd();
+  const sandbox = "bwrap" in where ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [runsFolder(ctx.runDir.dir, cwd)]) : undefined;
+  const handle = gateway.open(model, sandbox?.socket !== undefined ? { socket: sandbox.socket } : {});
   let run: AgentProcessResult;
   const onHalt = () => stop.abort();
   ctx.halt?.addEventListener("abort", onHalt, { once: true });
   try {
-    run = await runAgentProcess({
-      command,
-      cwd: ctx.dataRoot ?? process.cwd(),
-      // Added to the inherited environment, PATH untouched: the user's own (activated) Python
-      // environment is the one `python3` finds (docs/gateway.md#agent-programs).
-      env: {
+    await handle.ready;
+    // Unsandboxed: added to the inherited environment, PATH untouched, so the user's own
+    // (activated) Python environment is the one `python3` finds (docs/gateway.md#agent-programs).
+    // Sandboxed: the whole environment, with PATH kept.
+    const variables = {
         OPENAI_BASE_URL: handle.baseUrl,
         OPENAI_API_KEY: handle.apiKey,
         ANTHROPIC_BASE_URL: handle.anthropicBaseUrl,
@@ -138,7 +152,13 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
         ARL_TASK: JSON.stringify(task),
         ARL_TASK_ID: String(slot.task.id),
         ARL_SEED: String(episodeSeed),
-      },
+    };
+    run = await runAgentProcess({
+      command: sandbox ? sandbox.command(command, cwd, variables) : command,
+      cwd,
+      env: sandbox ? sandboxEnv(variables) : variables,
+      ownEnv: sandbox !== undefined,
+      maxOutputBytes: env.sandbox.output_bytes,
       stdin: `${JSON.stringify({ task, task_id: slot.task.id, seed: episodeSeed })}\n`,
       timeoutS: env.timeout_s,
       maxStderrBytes: env.max_stderr_bytes,
@@ -147,6 +167,7 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
   } finally {
     ctx.halt?.removeEventListener("abort", onHalt);
     await handle.close();
+    sandbox?.dispose();
   }
   if (model.internal !== undefined) throw model.internal;
   const record = session.record();
@@ -157,7 +178,7 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
   if (session.budgetEnd !== undefined) return assembled(record, typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
   const fault = handle.faults[0];
   const reason =
-    exitFault(command, env, run) ??
+    exitFault(command, env, run, sandbox !== undefined) ??
     (fault ? `the program's gateway session saw a fault: ${fault.message}` : undefined) ??
     (typeof outcome === "string" ? `the program ${outcome}` : undefined) ??
     (record.episode.turns === 0 ? "the program made no model call (nothing to train on); it must call the model at OPENAI_BASE_URL" : undefined);

@@ -10,8 +10,12 @@ import { newProcessMark } from "../../contracts/process-mark.js";
 export interface AgentProcessOptions {
   readonly command: readonly string[];
   readonly cwd: string;
-  /** Added to the inherited environment. */
+  /** Added to the inherited environment; with `ownEnv`, the whole environment. */
   readonly env: Readonly<Record<string, string>>;
+  /** `env` is the whole environment (a sandboxed program inherits nothing). */
+  readonly ownEnv?: boolean;
+  /** Bytes of stdout and stderr together past which the program is stopped. */
+  readonly maxOutputBytes?: number;
   /** Written to stdin, which is then closed. */
   readonly stdin: string;
   readonly timeoutS: number;
@@ -29,6 +33,8 @@ export interface AgentProcessResult {
   readonly timedOut: boolean;
   /** It was stopped through options.signal. */
   readonly stopped: boolean;
+  /** It wrote more than maxOutputBytes and was stopped. */
+  readonly outputExceeded: boolean;
   /** It could not be started (no such program): the reason. */
   readonly spawnError?: string;
   /** The last non-empty line of stdout (at most LAST_LINE_BYTES of it). */
@@ -80,10 +86,12 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
   return new Promise((resolve) => {
     let timedOut = false;
     let stopped = false;
+    let outputExceeded = false;
+    let written = 0;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
     const mark = newProcessMark();
-    const child = spawn(file ?? "", args, { cwd: options.cwd, env: { ...process.env, ...options.env, ...mark.env }, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
+    const child = spawn(file ?? "", args, { cwd: options.cwd, env: { ...(options.ownEnv === true ? {} : process.env), ...options.env, ...mark.env }, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
     const tracked = trackGroup(child, mark);
     const stop = () => {
       if (child.pid === undefined) return;
@@ -101,19 +109,32 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
     };
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
-    const finish = (result: Omit<AgentProcessResult, "timedOut" | "stopped" | "lastLine" | "stderrTail">) => {
+    const counted = (chunk: Buffer) => {
+      written += chunk.length;
+      if (options.maxOutputBytes !== undefined && written > options.maxOutputBytes && !outputExceeded) {
+        outputExceeded = true;
+        if (child.pid !== undefined) killGroup(child.pid, "SIGKILL");
+      }
+    };
+    const finish = (result: Omit<AgentProcessResult, "timedOut" | "stopped" | "outputExceeded" | "lastLine" | "stderrTail">) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", onAbort);
       if (child.pid !== undefined) killGroup(child.pid, "SIGKILL");
-      const run = { ...result, timedOut, stopped, lastLine: stdout.value(), stderrTail: stderr.text() };
+      const run = { ...result, timedOut, stopped, outputExceeded, lastLine: stdout.value(), stderrTail: stderr.text() };
       // The episode ends once nothing the program started is left (trackGroup, on its exit).
       void tracked.cleared.then(() => resolve(run));
     };
-    child.stdout.on("data", (c: Buffer) => stdout.push(c));
-    child.stderr.on("data", (c: Buffer) => stderr.push(c));
+    child.stdout.on("data", (c: Buffer) => {
+      counted(c);
+      stdout.push(c);
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      counted(c);
+      stderr.push(c);
+    });
     child.on("error", (error) => finish({ code: null, signal: null, spawnError: error.message }));
     // Once the program exits, what it left behind (a server it started, a stuck tool, a daemon)
     // is killed with its group and its mark (trackGroup), which also closes the pipes a child

@@ -99,11 +99,29 @@ const http = z.strictObject({
   max_response_bytes: doc(positiveInt.default(8 * 1024 * 1024), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error (read no further than this)."),
 });
 
+/** Whether an episode runs in the sandbox (docs/envs.md#what-an-episode-can-reach). */
+export const sandboxModes = ["auto", "required", "off"] as const;
+
+/** The per-episode sandbox of a program the runtime starts (agent, subprocess): bubblewrap and its limits. */
+const sandboxSchema = z.strictObject({
+  mode: doc(
+    enumOf(sandboxModes).default("auto"),
+    "auto: each episode in its own bubblewrap sandbox where bubblewrap works, else unisolated and warned; required: refuse to run without it; off: no sandbox (the program sees what you see).",
+  ),
+  network: doc(z.boolean().default(false), "Keep the host's network (false: only the run's gateway is reachable, through the sandbox's own loopback)."),
+  cpu_s: doc(positiveInt.default(600), "CPU seconds each process of the episode may use (RLIMIT_CPU); past it the process is killed and the episode is an env error."),
+  memory_mb: doc(positiveInt.default(8192), "Heap and private writable memory of each process of the episode, in MiB (RLIMIT_DATA)."),
+  processes: doc(positiveInt.default(512), "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; the kernel does not apply it to root)."),
+  disk_mb: doc(positiveInt.default(1024), "Size of the episode's writable /tmp (its workspace and HOME), in MiB; also the largest file it may write."),
+  output_bytes: doc(positiveInt.default(64 * 1024 * 1024), "Bytes the program may write to stdout and stderr together; past it the episode is stopped as an env error."),
+});
+
 const subprocess = z.strictObject({
   ...common,
   ...external,
   kind: z.literal("subprocess"),
   command: doc(z.array(z.string()).min(1), "Program and arguments; the env speaks JSON lines on stdin/stdout."),
+  sandbox: doc(sandboxSchema.default(sandboxSchema.parse({})), "The episode's sandbox and limits (docs/envs.md#what-an-episode-can-reach)."),
 });
 
 /** The two servers of the AgentRL protocol (docs/envs.md#kind-agentrl). */
@@ -148,6 +166,7 @@ const agent = z.strictObject({
   task_file: doc(z.string().min(1), "Path of the tasks (JSON lines, one task object a line); `tasks` is its line count."),
   timeout_s: doc(z.number().positive().default(120), "Time limit of a whole episode; the program's process group is then stopped and the episode is an env error."),
   max_stderr_bytes: doc(positiveInt.default(65536), "Bytes of the program's stderr kept (its tail) in the run directory for a failed episode."),
+  sandbox: doc(sandboxSchema.default(sandboxSchema.parse({})), "The episode's sandbox and limits (docs/envs.md#what-an-episode-can-reach)."),
 });
 
 /** How a dataset task's answer is scored (docs/datasets.md). */

@@ -1,0 +1,112 @@
+// The episode sandbox's limits (docs/envs.md#what-an-episode-can-reach), through a real `arl run`:
+// one env whose programs loop, fork without bound, or fill their disk or memory, one task
+// each. Every such episode ends as its own env error naming the limit,
+// and the run goes on to its end. And `arl check` warns where bubblewrap is not on PATH.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { sandboxSupport } from "../../src/contracts/sandbox.js";
+import { runArl } from "../helpers/cli.js";
+import { spawnSync } from "node:child_process";
+
+const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
+const trainerFlag = ["--trainer-command", `${process.execPath} ${embedded}`];
+const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
+const sandboxed = "bwrap" in sandboxSupport();
+
+// Each calls the model once (an episode must), then breaks one limit.
+const PROGRAM = `import json, os, sys, urllib.request
+task = json.loads(sys.stdin.readline())["task"]
+req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}).encode(), headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"], "Content-Type": "application/json"})
+urllib.request.urlopen(req).read()
+what = task["what"]
+if what == "cpu":
+    while True: pass
+elif what == "fork":
+    import time
+    while True:
+        if os.fork() == 0:
+            time.sleep(30); os._exit(0)
+elif what == "disk":
+    with open("/tmp/big", "wb") as f:
+        while True: f.write(b"x" * (1 << 20))
+elif what == "memory":
+    hoard = []
+    while True: hoard.append(bytearray(1 << 24))
+elif what == "output":
+    while True: sys.stderr.write("y" * 65536)
+print(json.dumps({"signals": {"ok": True}}))
+`;
+
+const spec = (sandbox: string) => `import "std/algorithms" as algo
+import "std/envs/agent" as agent
+experiment limits {
+  seed: 4
+  policy { model: "builtin:tiny?hidden=24&embed=16&heads=2&key=8", sampling { max_new_tokens: 2 } }
+  env hog extends agent.program {
+    command: ["python3", "hog.py"]
+    task_file: "./data/tasks.jsonl"
+    split { train: 0.9, test: 0.1 }
+    timeout_s: 60
+    sandbox { ${sandbox} }
+    signals { ok { scope: outcome, type: bool } }
+  }
+  harness { max_turns: 2, max_response_tokens: 8 }
+  reward { ok: hog.ok }
+  algorithm extends algo.rloo { group_size: 2 }
+  rollout { tasks_per_batch: 9, iterations: 1, concurrency: 6 }
+  eval { split: test, success: hog.ok, every: 100, before_training: false, tasks: 1, k: [1] }
+  resources { backend: local }
+}
+`;
+
+function workspace(text: string, whats: readonly string[]): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "arl-sandbox-limits-"));
+  mkdirSync(path.join(dir, "data"));
+  writeFileSync(path.join(dir, "hog.py"), PROGRAM);
+  writeFileSync(path.join(dir, "data", "tasks.jsonl"), whats.map((what) => `${JSON.stringify({ what })}\n`).join(""));
+  writeFileSync(path.join(dir, "spec.arl"), text);
+  return dir;
+}
+
+const logsOf = (dir: string): string[] => {
+  const variants = path.join(dir, "runs", "limits", "default");
+  const logs = path.join(variants, readdirSync(variants)[0] ?? "", "agent-logs");
+  return readdirSync(logs).map((f) => readFileSync(path.join(logs, f), "utf8").split("\n")[0] ?? "");
+};
+
+describe.skipIf(!sandboxed)("the sandbox's limits", () => {
+  it("a program that loops or fills its disk or memory ends as its episode's env error; the run goes on", async () => {
+    // 9 of the 10 tasks train: at least 3 of the 4 hogs and 5 that behave.
+    const dir = workspace(spec("cpu_s: 2, memory_mb: 256, disk_mb: 8, output_bytes: 1000000, processes: 64"), ["cpu", "disk", "memory", "cpu", "ok", "ok", "ok", "ok", "ok", "ok"]);
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    const reasons = logsOf(dir);
+    expect(reasons.length, run.stderr).toBeGreaterThanOrEqual(6);
+    for (const r of reasons) expect(r).toMatch(/CPU time limit \(cpu_s 2\)|disk limit \(disk_mb 8|memory limit \(memory_mb 256|output_bytes 1000000/);
+  }, 180_000);
+
+  it.skipIf(process.getuid?.() === 0)("a program that forks without bound ends at its process limit", async () => {
+    const dir = workspace(spec("processes: 32, cpu_s: 20"), ["fork", "fork", "fork", "fork", "fork", "fork", "fork", "fork", "fork", "fork"]);
+    await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+    const reasons = logsOf(dir);
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const r of reasons) expect(r).toMatch(/process limit \(processes 32\)/);
+  }, 180_000);
+});
+
+describe("arl check without bubblewrap", () => {
+  it("warns sandbox-unavailable where bwrap is not on PATH, at the env", async () => {
+    const dir = workspace(spec("mode: auto"), ["cpu", "cpu"]);
+    const bin = mkdtempSync(path.join(tmpdir(), "arl-no-bwrap-"));
+    // A real process: detection reads the PATH arl was started with.
+    const check = (cwd: string) => spawnSync(process.execPath, [arl, "check", "spec.arl"], { cwd, env: { PATH: bin }, encoding: "utf8" });
+    const run = check(dir);
+    expect(run.stdout + run.stderr).toContain("spec.arl:11:5: warning[sandbox-unavailable]");
+    expect(run.stdout + run.stderr).toContain("bubblewrap (bwrap) is not on PATH");
+    const quiet = check(workspace(spec("mode: off"), ["cpu", "cpu"]));
+    expect(quiet.stdout + quiet.stderr).not.toContain("sandbox-unavailable");
+  }, 60_000);
+});
