@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A reference task server for arl's `http` env kind (src/envs/http.ts holds the wire format).
+"""A reference task server for arl's `http` env kind (src/envs/adapters/http.ts holds the wire format).
 
 Standard library only (http.server + json). It binds to 127.0.0.1 only, serves every endpoint
 under any path prefix (so `url: "http://127.0.0.1:PORT/anything"` works), and keeps one

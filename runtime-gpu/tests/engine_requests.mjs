@@ -1,4 +1,4 @@
-// The HTTP calls ARL's engine wires build (dist/runtime/engine/wires.js, `npm run build` first),
+// The HTTP calls ARL's engine wires build (dist/inference/engine/wires.js, `npm run build` first),
 // printed for test_engine_requests.py to parse with vLLM's and SGLang's own request classes.
 //
 //   node engine_requests.mjs requests   one JSON object: per engine, the generate calls for a
@@ -8,7 +8,7 @@
 //                                        engines' response classes wrote) and prints, per item,
 //                                        the generation the wire read or the error it raised
 import { readFileSync } from "node:fs";
-import { engineWire } from "../../dist/runtime/engine/wires.js";
+import { engineWire } from "../../dist/inference/engine/wires.js";
 
 const PROMPT = [151644, 872, 198, 9707, 151645, 198, 151644, 77091, 198];
 const STOP_IDS = [151645, 151643];

@@ -14,7 +14,7 @@ from hf_models import REPO
 
 from arl_trainer.framing import read_frame
 
-# src/runtime/buffer.ts, Role
+# src/episode/buffer.ts, Role
 ROLE = {"system": 0, "prompt": 1, "generated": 2, "observation": 3, "padding": 4, "pool": 5, "rendered": 6}
 
 

@@ -104,7 +104,7 @@ def _serve(model_dir: Path, log: Path):
         pytest.skip(message)
     port = _free_port()
     env = {**os.environ, "VLLM_SERVER_DEV_MODE": "1", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPACE": "1"}
-    # The flags ARL's own launch command gives (src/runtime/engine/vllm-wire.ts), plus LoRA.
+    # The flags ARL's own launch command gives (src/inference/engine/vllm-wire.ts), plus LoRA.
     args = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir), "--host", "127.0.0.1", "--port", str(port)]
     args += ["--seed", "0", "--dtype", "float32", "--max-model-len", "4096", "--logprobs-mode", "processed_logprobs", "--generation-config", "vllm"]
     args += ["--enable-lora", "--max-lora-rank", "8"]

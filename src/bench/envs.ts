@@ -5,12 +5,12 @@
 // timed region). Two rows per world size: whole episodes (create = world generation and quest
 // search, reset, every step, outcome, close), and steps alone (worlds generated beforehand, a
 // fresh instance per episode, so the per-step solver search behind `progress` is still timed).
-import { generateWorld } from "../envs/rooms/generate.js";
-import { RoomsGame, roomsEnv, type RoomsEnv } from "../envs/rooms/index.js";
-import { solve } from "../envs/rooms/solver.js";
-import { findmaxEnv, findmaxTask, type FindmaxEnv } from "../envs/findmax/index.js";
-import { sandboxLayers } from "../envs/findmax/sandbox.js";
-import { sqlEnv, type SqlEnv } from "../envs/sql/index.js";
+import { generateWorld } from "../envs/worlds/rooms/generate.js";
+import { RoomsGame, roomsEnv, type RoomsEnv } from "../envs/worlds/rooms/index.js";
+import { solve } from "../envs/worlds/rooms/solver.js";
+import { findmaxEnv, findmaxTask, type FindmaxEnv } from "../envs/worlds/findmax/index.js";
+import { sandboxLayers } from "../envs/worlds/findmax/sandbox.js";
+import { sqlEnv, type SqlEnv } from "../envs/worlds/sql/index.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
 import { defaultMeasureOptions, measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 import { at, defined } from "../contracts/checked.js";

@@ -12,10 +12,10 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { ConfigureParams } from "../contracts/trainer-protocol.js";
 import type { Plan } from "../plan/schema.js";
-import { DEFAULT_TEMPLATE } from "../runtime/conversation.js";
-import { ModelSession } from "../runtime/gateway/model-session.js";
-import { startGateway } from "../runtime/gateway/server.js";
-import { TrainerPolicy, type Message } from "../runtime/policy.js";
+import { DEFAULT_TEMPLATE } from "../episode/conversation.js";
+import { ModelSession } from "../inference/gateway/model-session.js";
+import { startGateway } from "../inference/gateway/server.js";
+import { TrainerPolicy, type Message } from "../episode/policy.js";
 import { TrainerClient } from "../trainer/protocol/client.js";
 import { consume, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 

@@ -1,6 +1,6 @@
 // An env server for the asynchronous-rollout benchmark whose reset and steps take real time
 // (argv: step ms, reset ms), like an env behind a container or a remote tool: one process, one
-// session per episode, speaking the http env kind's wire format (src/envs/http.ts). It prints
+// session per episode, speaking the http env kind's wire format (src/envs/adapters/http.ts). It prints
 // `port N` on stdout once it listens on 127.0.0.1. Task t asks for `step` called 1 + t % 3
 // times; `noop` does nothing. Bench infrastructure, not a user env.
 // With a third argument (a Pareto shape alpha) and a fourth (a cap), each episode's times are

@@ -15,9 +15,9 @@ import { hasErrors } from "../diagnostics/diagnostic.js";
 import { envKinds } from "../envs/registry.js";
 import { lowerModel } from "../plan/lower.js";
 import type { Plan } from "../plan/schema.js";
-import { harnessVocabulary } from "../runtime/harness.js";
+import { harnessVocabulary } from "../episode/harness.js";
 import { envKindOf, envNames, planEnv } from "../runtime/run/context.js";
-import { denominatorsOf } from "../runtime/update.js";
+import { denominatorsOf } from "../runtime/update/train-batches.js";
 import { TinyTrainer } from "../trainer/embedded/trainer.js";
 import { median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 

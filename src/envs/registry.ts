@@ -1,16 +1,16 @@
 // Every environment kind this runtime can run, by the `kind` a plan names.
 import type { EnvKind } from "../contracts/env.js";
-import { agentEnv, createAgentEnv } from "./agent.js";
-import { agentrlEnv } from "./agentrl.js";
-import { createDatasetEnv, datasetEnv } from "./dataset/index.js";
-import { findmaxEnv } from "./findmax/index.js";
-import { createHostEnvKinds } from "./host/index.js";
+import { agentEnv, createAgentEnv } from "./adapters/agent.js";
+import { agentrlEnv } from "./adapters/agentrl.js";
+import { createDatasetEnv, datasetEnv } from "./adapters/dataset/index.js";
+import { findmaxEnv } from "./worlds/findmax/index.js";
+import { createHostEnvKinds } from "./adapters/env-host/libraries.js";
 import { hostLibraries } from "../contracts/libraries/index.js";
-import { httpEnv } from "./http.js";
-import { openenvEnv } from "./openenv.js";
-import { roomsEnv } from "./rooms/index.js";
-import { createSqlEnv, sqlEnv } from "./sql/index.js";
-import { subprocessEnv } from "./subprocess.js";
+import { httpEnv } from "./adapters/http.js";
+import { openenvEnv } from "./adapters/openenv.js";
+import { roomsEnv } from "./worlds/rooms/index.js";
+import { createSqlEnv, sqlEnv } from "./worlds/sql/index.js";
+import { subprocessEnv } from "./adapters/subprocess.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["agent", agentEnv],

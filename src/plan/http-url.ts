@@ -1,4 +1,4 @@
-// What makes an http env's `url` one the runtime can call (src/envs/http.ts), written once: the
+// What makes an http env's `url` one the runtime can call (src/envs/adapters/http.ts), written once: the
 // check refuses it at the spec's field (runnable.ts) and the adapter refuses it before its first
 // request, never retrying a request that cannot succeed.
 //

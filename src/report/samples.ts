@@ -3,7 +3,7 @@
 // reader sees what the numbers were made of. A run without a readable buffer has none.
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
-import { readBuffer } from "../runtime/buffer.js";
+import { readBuffer } from "../episode/buffer.js";
 import { selectTrajectories, type ShownTrajectory } from "./trajectories.js";
 import { trajectoryText } from "./trajectory-text.js";
 

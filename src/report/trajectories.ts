@@ -3,7 +3,7 @@
 // role produced) matched to the conversation's messages. The text of a span comes from the
 // record's messages; decoding ids needs the run's tokenizer (see token-text.ts), used only for
 // records without messages and for per-token views.
-import { Role, type EndReason, type ToolCallRecord, type TrajectoryRecord } from "../runtime/buffer.js";
+import { Role, type EndReason, type ToolCallRecord, type TrajectoryRecord } from "../episode/buffer.js";
 import type { TokenText } from "./token-text.js";
 
 export type RoleName = Exclude<keyof typeof Role, "padding">;

@@ -7,8 +7,8 @@ import { maskedGae } from "../rl/gae.js";
 import { klEstimators } from "../rl/kl.js";
 import { at, last } from "../contracts/checked.js";
 import { STD_EPS } from "../rl/stats.js";
-import { Role, type EndReason } from "./buffer.js";
-import { lossMask } from "./update.js";
+import { Role, type EndReason } from "../episode/buffer.js";
+import { lossMask } from "./update/train-batches.js";
 
 export interface ScoredTrajectory {
   readonly group: string;

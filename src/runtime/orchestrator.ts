@@ -30,7 +30,7 @@
 // version t while update t runs and the rollout in flight is sampled by one version throughout),
 // and before an evaluation, which waits for the rollout in flight first.
 import type { RunState } from "./run-dir.js";
-import { coldStart } from "./run/cold-start.js";
+import { coldStart } from "./run/cold-start/phase.js";
 import { commitIteration, recordEpisodes, saveIteration, type SavedIteration } from "./run/commit.js";
 import { haltedError, RunError, TrainedOnNothingError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
 import { evaluatePolicy } from "./run/evaluate.js";

@@ -17,6 +17,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["lint"],
   ["plan"],
   ["compiler", "envs", "trainer"],
+  ["episode"],
+  ["inference"],
   ["runtime"],
   ["conformance", "export", "report"],
   ["lsp", "cluster"],

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpEnv, type HttpEnv } from "../../src/envs/http.js";
+import { httpEnv, type HttpEnv } from "../../src/envs/adapters/http.js";
 
 const server = fileURLToPath(new URL("../../dist/bench/paced-env.js", import.meta.url));
 let child: ChildProcess;

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { readBuffer, TokenBuffer } from "../../src/runtime/buffer.js";
+import { readBuffer, TokenBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { ModuleLoader } from "../../src/language/imports.js";
 import { Workspace } from "../../src/lsp/workspace.js";
-import { createSqlEnv, type SqlEnv } from "../../src/envs/sql/index.js";
+import { createSqlEnv, type SqlEnv } from "../../src/envs/worlds/sql/index.js";
 import { EnvError } from "../../src/contracts/env.js";
 import { planHash } from "../../src/plan/hash.js";
 import { loweringContext, lowerModel } from "../../src/plan/lower.js";

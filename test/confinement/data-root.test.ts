@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSqlEnv, type SqlEnv } from "../../src/envs/sql/index.js";
+import { createSqlEnv, type SqlEnv } from "../../src/envs/worlds/sql/index.js";
 import { DATA_ROOT_FILE } from "../../src/runtime/data-root.js";
 import { runArl } from "../helpers/cli.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";

@@ -1,4 +1,4 @@
-// The `agent` env kind (src/envs/agent.ts) and its lowering: tasks are the task file's lines
+// The `agent` env kind (src/envs/adapters/agent.ts) and its lowering: tasks are the task file's lines
 // (hashed into the plan, confined to the data root, checked against the plan's sha256), the
 // vocabulary is their words, reset/step is refused (the runtime plays agent episodes through
 // the gateway), and the spec's faults are diagnostics at the field: tool blocks, more tasks than
@@ -12,7 +12,7 @@ import { Compiler } from "../../src/compiler.js";
 import { resolveAgentCommand } from "../../src/contracts/agent-command.js";
 import { EnvError } from "../../src/contracts/env.js";
 import { STDLIB_ROOT } from "../../src/contracts/paths.js";
-import { agentTasks, createAgentEnv, type AgentEnv } from "../../src/envs/agent.js";
+import { agentTasks, createAgentEnv, type AgentEnv } from "../../src/envs/adapters/agent.js";
 import { agentPlan } from "../helpers/agent-plans.js";
 
 const TASKS = [{ question: "where is order A1" }, { question: "refund order B2" }, { question: "hello" }];

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readDatasetFile } from "../../src/contracts/dataset-rows.js";
 import { EnvError } from "../../src/contracts/env.js";
-import { createDatasetEnv } from "../../src/envs/dataset/index.js";
+import { createDatasetEnv } from "../../src/envs/adapters/dataset/index.js";
 import { verifyPlanDataFiles } from "../../src/envs/data-files.js";
 import { compileDatasetSpec as compileIn } from "../helpers/dataset.js";
 

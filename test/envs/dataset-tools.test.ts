@@ -4,9 +4,9 @@
 // column, a row without it), and whole episodes through the harness with a scripted policy.
 import { describe, expect, it } from "vitest";
 import { ToolCallValidator } from "../../src/contracts/tool-calls.js";
-import { createDatasetEnv } from "../../src/envs/dataset/index.js";
-import { evaluateArithmetic } from "../../src/envs/dataset/tools.js";
-import { runEpisode, toolsFor } from "../../src/runtime/harness.js";
+import { createDatasetEnv } from "../../src/envs/adapters/dataset/index.js";
+import { evaluateArithmetic } from "../../src/envs/adapters/dataset/tools.js";
+import { runEpisode, toolsFor } from "../../src/episode/harness.js";
 import { compileDatasetSpec } from "../helpers/dataset.js";
 import { ScriptedPolicy } from "../helpers/scripted.js";
 

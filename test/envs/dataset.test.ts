@@ -11,8 +11,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { datasetRows } from "../../src/contracts/dataset-rows.js";
 import { EnvError, type EnvKind } from "../../src/contracts/env.js";
 import { pythonCandidates } from "../../src/contracts/python.js";
-import { createDatasetEnv, type DatasetEnv } from "../../src/envs/dataset/index.js";
-import { lastBoxed, normaliseAnswer, scoreText } from "../../src/envs/dataset/scorers.js";
+import { createDatasetEnv, type DatasetEnv } from "../../src/envs/adapters/dataset/index.js";
+import { lastBoxed, normaliseAnswer, scoreText } from "../../src/envs/adapters/dataset/scorers.js";
 import { verifyPlanDataFiles } from "../../src/envs/data-files.js";
 import { Compiler } from "../../src/compiler.js";
 

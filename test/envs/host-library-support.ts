@@ -11,7 +11,7 @@ import { afterAll, beforeAll } from "vitest";
 import * as z from "zod";
 import type { EnvKind, Signals } from "../../src/contracts/env.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
-import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/adapters/env-host/libraries.js";
 import type { HostLibrary } from "../../src/contracts/libraries/library.js";
 
 export const python = envLibraryPythonCandidates()[0] ?? "python3";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnvError, type EnvKind } from "../../src/contracts/env.js";
-import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/adapters/env-host/libraries.js";
 import { skyrlGymLibrary } from "../../src/contracts/libraries/skyrl-gym.js";
 import { act, planEnv, python, pythonJson, skipWithout } from "./host-library-support.js";
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EnvError } from "../../src/contracts/env.js";
-import { MAX_ANSWER_LINE_BYTES, subprocessEnv } from "../../src/envs/subprocess.js";
+import { MAX_ANSWER_LINE_BYTES, subprocessEnv } from "../../src/envs/adapters/subprocess.js";
 import type { PlanEnv } from "../../src/plan/schema.js";
 import { killIfRunning, running } from "../helpers/processes.js";
 

@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnvError, type EnvKind, type Signals } from "../../src/contracts/env.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
-import { createHostEnvKinds, preparedFileName, type HostLibraryEnv } from "../../src/envs/host/index.js";
+import { createHostEnvKinds, preparedFileName, type HostLibraryEnv } from "../../src/envs/adapters/env-host/libraries.js";
 import { textworldLibrary } from "../../src/contracts/libraries/textworld.js";
 
 const python = envLibraryPythonCandidates()[0] ?? "python3";

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readBuffer } from "../../src/runtime/buffer.js";
+import { readBuffer } from "../../src/episode/buffer.js";
 import { envServersAvailable, envServersPython } from "../helpers/env-servers.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));

@@ -3,8 +3,8 @@
 // Anthropic's error shape ({"type": "error", "error": {type, message}}) with the session unharmed.
 // The official Python SDK drives the same routes in runtime-gpu/tests/test_gateway_anthropic_sdk.py.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChatRequest, ChatResult } from "../../src/runtime/gateway/contract.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
+import type { ChatRequest, ChatResult } from "../../src/inference/gateway/contract.js";
+import { startGateway } from "../../src/inference/gateway/server.js";
 import { plainAnswer, ScriptedModel, toolCallAnswer } from "./scripted-model.js";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;

@@ -1,5 +1,5 @@
 // The gateway in engine mode (docs/gateway.md#engine-mode) over builtin:tiny run in-process, driven
-// by the runtime's own engine wires (src/runtime/engine/*-wire.ts): the requests they build are
+// by the runtime's own engine wires (src/inference/engine/*-wire.ts): the requests they build are
 // accepted and the answers they parse are the exact ids and log-probs the trainer generated;
 // concurrent generations share one generate request; each wire's weight sync (vLLM's pause,
 // collective_rpc reload_weights, update_weight_version, resume; SGLang's update_weights_from_disk;
@@ -13,14 +13,14 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tinyConfigure } from "../helpers/tiny-policy.js";
 import { ragged, type ConfigureParams, type Method, type Methods, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
-import type { EngineGenerateArgs, EngineHttpCall, EngineName } from "../../src/runtime/engine/contract.js";
-import { engineWire } from "../../src/runtime/engine/wires.js";
-import type { Gateway } from "../../src/runtime/gateway/contract.js";
-import { EngineModel } from "../../src/runtime/gateway/engine-model.js";
-import { engineRoutes } from "../../src/runtime/gateway/engine-routes.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
-import { TrainerPolicy, type TrainerRequests } from "../../src/runtime/policy.js";
-import { denominatorsOf } from "../../src/runtime/update.js";
+import type { EngineGenerateArgs, EngineHttpCall, EngineName } from "../../src/inference/engine/contract.js";
+import { engineWire } from "../../src/inference/engine/wires.js";
+import type { Gateway } from "../../src/inference/gateway/contract.js";
+import { EngineModel } from "../../src/inference/gateway/engine-model.js";
+import { engineRoutes } from "../../src/inference/gateway/engine-routes.js";
+import { startGateway } from "../../src/inference/gateway/server.js";
+import { TrainerPolicy, type TrainerRequests } from "../../src/episode/policy.js";
+import { denominatorsOf } from "../../src/runtime/update/train-batches.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { keepAliveExchange, rawExchange } from "../helpers/raw-http.js";
 

@@ -6,13 +6,13 @@
 // model session cannot handle becomes that request's error, never the run's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/schema.js";
-import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
-import { GatewayError } from "../../src/runtime/gateway/contract.js";
-import { MAX_JSON_DEPTH, tooDeepAt } from "../../src/runtime/gateway/json-depth.js";
-import { ModelSession } from "../../src/runtime/gateway/model-session.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
-import { harnessVocabulary } from "../../src/runtime/harness.js";
-import type { TrainerPolicy } from "../../src/runtime/policy.js";
+import { DEFAULT_TEMPLATE } from "../../src/episode/conversation.js";
+import { GatewayError } from "../../src/inference/gateway/contract.js";
+import { MAX_JSON_DEPTH, tooDeepAt } from "../../src/inference/gateway/json-depth.js";
+import { ModelSession } from "../../src/inference/gateway/model-session.js";
+import { startGateway } from "../../src/inference/gateway/server.js";
+import { harnessVocabulary } from "../../src/episode/harness.js";
+import type { TrainerPolicy } from "../../src/episode/policy.js";
 import { EOS } from "../../src/trainer/embedded/tokenizer.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { tinyPolicy } from "../helpers/tiny-policy.js";

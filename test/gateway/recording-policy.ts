@@ -1,7 +1,7 @@
 // A policy for the gateway's model-half tests: it records what it is asked to encode and
 // generate, and answers each call with the next scripted text (the tiny trainer's own encoding
 // of it, as if sampled), or with the tiny model's real generation once the script runs out.
-import type { EncodeOptions, GenerateOptions, Generation, Message, Policy, TrainerPolicy } from "../../src/runtime/policy.js";
+import type { EncodeOptions, GenerateOptions, Generation, Message, Policy, TrainerPolicy } from "../../src/episode/policy.js";
 import type { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 
 export class RecordingPolicy implements Policy {

@@ -1,6 +1,6 @@
 // A scripted model half for the gateway's HTTP tests: it answers with whatever the test's
 // script returns for each request and keeps every request it was given.
-import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult, SessionModel, ServedToolCall } from "../../src/runtime/gateway/contract.js";
+import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult, SessionModel, ServedToolCall } from "../../src/inference/gateway/contract.js";
 
 const END = "<|im_end|>";
 

@@ -3,8 +3,8 @@
 // with the official OpenAI Node client pointed at it.
 import OpenAI from "openai";
 import { afterAll, beforeAll } from "vitest";
-import type { ChatRequest } from "../../src/runtime/gateway/contract.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
+import type { ChatRequest } from "../../src/inference/gateway/contract.js";
+import { startGateway } from "../../src/inference/gateway/server.js";
 import { plainAnswer, ScriptedModel, toolCallAnswer } from "./scripted-model.js";
 
 export function weatherAgent(request: ChatRequest) {

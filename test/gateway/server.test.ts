@@ -2,8 +2,8 @@
 // routes, the outcome POST, failures of the model half, and clients that go away mid-call.
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayError, type ChatResult } from "../../src/runtime/gateway/contract.js";
-import { startGateway } from "../../src/runtime/gateway/server.js";
+import { GatewayError, type ChatResult } from "../../src/inference/gateway/contract.js";
+import { startGateway } from "../../src/inference/gateway/server.js";
 import { keepAliveExchange, rawExchange } from "../helpers/raw-http.js";
 import { plainAnswer, ScriptedModel } from "./scripted-model.js";
 

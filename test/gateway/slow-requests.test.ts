@@ -4,7 +4,7 @@
 // (120 s, 30 s) keep the test short. The answer itself may take longer: only the request counts.
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startGateway } from "../../src/runtime/gateway/server.js";
+import { startGateway } from "../../src/inference/gateway/server.js";
 import { ScriptedModel } from "./scripted-model.js";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;

@@ -7,12 +7,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { callOpening } from "../../src/contracts/tool-calls.js";
 import type { Plan } from "../../src/plan/schema.js";
-import { Role } from "../../src/runtime/buffer.js";
-import { DEFAULT_TEMPLATE } from "../../src/runtime/conversation.js";
-import { GatewayError, type ChatRequest, type GatewayMessage } from "../../src/runtime/gateway/contract.js";
-import { ModelSession } from "../../src/runtime/gateway/model-session.js";
-import { harnessVocabulary } from "../../src/runtime/harness.js";
-import type { Policy, TrainerPolicy } from "../../src/runtime/policy.js";
+import { Role } from "../../src/episode/buffer.js";
+import { DEFAULT_TEMPLATE } from "../../src/episode/conversation.js";
+import { GatewayError, type ChatRequest, type GatewayMessage } from "../../src/inference/gateway/contract.js";
+import { ModelSession } from "../../src/inference/gateway/model-session.js";
+import { harnessVocabulary } from "../../src/episode/harness.js";
+import type { Policy, TrainerPolicy } from "../../src/episode/policy.js";
 import { EOS } from "../../src/trainer/embedded/tokenizer.js";
 import type { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";

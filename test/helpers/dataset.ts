@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Compiler } from "../../src/compiler.js";
-import type { DatasetEnv } from "../../src/envs/dataset/index.js";
+import type { DatasetEnv } from "../../src/envs/adapters/dataset/index.js";
 import { lowerModel } from "../../src/plan/lower.js";
 import type { Plan } from "../../src/plan/schema.js";
 

@@ -3,7 +3,7 @@
 import { EnvError, type EnvInstance, type Signals } from "../../src/contracts/env.js";
 import type { ToolCall } from "../../src/contracts/tool-calls.js";
 import type { PlanTool } from "../../src/plan/schema.js";
-import type { GenerateOptions, Generation, Message, Policy } from "../../src/runtime/policy.js";
+import type { GenerateOptions, Generation, Message, Policy } from "../../src/episode/policy.js";
 
 const encodeText = (s: string) => Int32Array.from([...s].map((c) => c.codePointAt(0)!));
 

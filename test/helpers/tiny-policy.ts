@@ -2,7 +2,7 @@
 // and the agent runner's tests generate with.
 import type { ConfigureParams, Method, Methods } from "../../src/contracts/trainer-protocol.js";
 import type { Plan } from "../../src/plan/schema.js";
-import { TrainerPolicy, type TrainerRequests } from "../../src/runtime/policy.js";
+import { TrainerPolicy, type TrainerRequests } from "../../src/episode/policy.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 
 const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };

@@ -3,7 +3,7 @@
 // here is interleaved and shuffled; every trajectory's advantage must be that of its own group.
 import { describe, expect, it } from "vitest";
 import { computeAdvantages, type ScoredTrajectory } from "../../src/runtime/advantage.js";
-import { Role } from "../../src/runtime/buffer.js";
+import { Role } from "../../src/episode/buffer.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 
 function trajectory(group: string, reward: number): ScoredTrajectory {

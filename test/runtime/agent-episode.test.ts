@@ -8,11 +8,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentEnv } from "../../src/envs/agent.js";
+import type { AgentEnv } from "../../src/envs/adapters/agent.js";
 import type { Plan } from "../../src/plan/schema.js";
-import { Role } from "../../src/runtime/buffer.js";
+import { Role } from "../../src/episode/buffer.js";
 import { playAgentEpisode, type AgentEpisodeContext } from "../../src/runtime/run/agent-episode.js";
-import { TrainerPolicy } from "../../src/runtime/policy.js";
+import { TrainerPolicy } from "../../src/episode/policy.js";
 import { agentEpisodeContext, agentPlan } from "../helpers/agent-plans.js";
 import { killIfRunning, running } from "../helpers/processes.js";
 

@@ -5,7 +5,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentEnv } from "../../src/envs/agent.js";
+import type { AgentEnv } from "../../src/envs/adapters/agent.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { playAgentEpisode, type AgentEpisodeContext } from "../../src/runtime/run/agent-episode.js";
 import { agentEpisodeContext, agentPlan } from "../helpers/agent-plans.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readBuffer, Role } from "../../src/runtime/buffer.js";
+import { readBuffer, Role } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
 
 const examples = fileURLToPath(new URL("../../experiments/agents/", import.meta.url));

@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { sandboxSupport } from "../../src/contracts/sandbox.js";
-import { readBuffer } from "../../src/runtime/buffer.js";
+import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));

@@ -13,7 +13,7 @@ import { envKinds } from "../../src/envs/registry.js";
 import { planHash } from "../../src/plan/hash.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { oldestVersion } from "../../src/rl/lag.js";
-import { readBuffer, Role } from "../../src/runtime/buffer.js";
+import { readBuffer, Role } from "../../src/episode/buffer.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { killThenResume } from "../helpers/kill-resume.js";

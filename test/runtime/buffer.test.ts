@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readBuffer, Role, TokenBuffer, type TrajectoryRecord } from "../../src/runtime/buffer.js";
+import { readBuffer, Role, TokenBuffer, type TrajectoryRecord } from "../../src/episode/buffer.js";
 import { encodeFrame } from "../../src/trainer/protocol/framing.js";
 
 function record(iteration: number, sample: number): TrajectoryRecord {

@@ -11,12 +11,12 @@ import { row } from "../../src/contracts/trainer-protocol.js";
 import { envKinds } from "../../src/envs/registry.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { computeAdvantages, type ScoredTrajectory } from "../../src/runtime/advantage.js";
-import { readBuffer, Role, type TrajectoryRecord } from "../../src/runtime/buffer.js";
-import { poolChoice, ReplyEncodingError, replyIds } from "../../src/runtime/cross-policy.js";
+import { readBuffer, Role, type TrajectoryRecord } from "../../src/episode/buffer.js";
+import { poolChoice, ReplyEncodingError, replyIds } from "../../src/episode/cross-policy.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
-import type { Policy } from "../../src/runtime/policy.js";
+import type { Policy } from "../../src/episode/policy.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { lossMask, trainStepParams, type TrainSequence } from "../../src/runtime/update.js";
+import { lossMask, trainStepParams, type TrainSequence } from "../../src/runtime/update/train-batches.js";
 import { EOS, WordTokenizer } from "../../src/trainer/embedded/tokenizer.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 

@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { pythonCandidates } from "../../src/contracts/python.js";
-import { readBuffer } from "../../src/runtime/buffer.js";
+import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
 import { killThenResume } from "../helpers/kill-resume.js";
 

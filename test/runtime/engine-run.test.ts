@@ -14,7 +14,7 @@ import { killGroup } from "../../src/contracts/process-group.js";
 import { ragged, row } from "../../src/contracts/trainer-protocol.js";
 import { envKinds } from "../../src/envs/registry.js";
 import { arlVersion } from "../../src/plan/version.js";
-import { readBuffer, Role } from "../../src/runtime/buffer.js";
+import { readBuffer, Role } from "../../src/episode/buffer.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { configureTrainer, planVocabulary } from "../../src/runtime/run/provision.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Role } from "../../src/runtime/buffer.js";
-import { runEpisode, type EpisodeInput } from "../../src/runtime/harness.js";
+import { Role } from "../../src/episode/buffer.js";
+import { runEpisode, type EpisodeInput } from "../../src/episode/harness.js";
 import { ToolCallValidator } from "../../src/contracts/tool-calls.js";
 import { planSchema, type Plan } from "../../src/plan/schema.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";

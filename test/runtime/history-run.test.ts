@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import type { Plan } from "../../src/plan/schema.js";
-import { readBuffer, Role } from "../../src/runtime/buffer.js";
+import { readBuffer, Role } from "../../src/episode/buffer.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";

@@ -9,9 +9,9 @@ import type { ChatTemplateInfo } from "../../src/contracts/trainer-protocol.js";
 import { ToolCallValidator } from "../../src/contracts/tool-calls.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { computeAdvantages, computeStepwiseAdvantages, type ScoredTrajectory } from "../../src/runtime/advantage.js";
-import { Role } from "../../src/runtime/buffer.js";
-import { runEpisode, type Episode } from "../../src/runtime/harness.js";
-import type { EncodeOptions, GenerateOptions, Generation, Message, Policy } from "../../src/runtime/policy.js";
+import { Role } from "../../src/episode/buffer.js";
+import { runEpisode, type Episode } from "../../src/episode/harness.js";
+import type { EncodeOptions, GenerateOptions, Generation, Message, Policy } from "../../src/episode/policy.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { CounterEnv } from "../helpers/scripted.js";
 

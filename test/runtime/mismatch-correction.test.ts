@@ -4,8 +4,8 @@
 // weight 1; which plans recompute logp_old and measure at all.
 import { describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/schema.js";
-import { Role } from "../../src/runtime/buffer.js";
-import { batchMismatch, measuresMismatch, recomputesOldLogprobs } from "../../src/runtime/mismatch-correction.js";
+import { Role } from "../../src/episode/buffer.js";
+import { batchMismatch, measuresMismatch, recomputesOldLogprobs } from "../../src/runtime/update/mismatch-correction.js";
 
 function plan(engine: "trainer" | "vllm", tis: Plan["mask"]["tis"], keep = true): Plan {
   return { resources: { rollout: { engine, mismatch_threshold: 0.1 } }, mask: { tis, keep_sampling_mask: keep } } as unknown as Plan;

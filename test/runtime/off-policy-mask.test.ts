@@ -1,6 +1,6 @@
 // Off-policy sequence masking (docs/semantics.md §7): which sequences lose their policy-gradient term.
 import { describe, expect, it } from "vitest";
-import { offPolicyMasked } from "../../src/runtime/off-policy-mask.js";
+import { offPolicyMasked } from "../../src/runtime/update/off-policy-mask.js";
 
 /** A sequence of 5 tokens whose targets are 2..4; log-ratio old - current = gap on every target. */
 function sequence(advantage: number, gap: number, offTarget = 0) {

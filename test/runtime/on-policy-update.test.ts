@@ -1,4 +1,4 @@
-// The RL update's single on-policy step (src/runtime/on-policy-update.ts): with one epoch of one
+// The RL update's single on-policy step (src/runtime/update/on-policy.ts): with one epoch of one
 // minibatch on a synchronous batch, a trainer that announces on_policy_step gets train_step with
 // old_logprobs null and no `logprobs` recompute of the current weights; anything that reads the old
 // log-probs before the step (more steps, asynchronous rollout, a KL in the reward, off-policy
@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { HandshakeResult } from "../../src/contracts/trainer-protocol.js";
 import { envKinds } from "../../src/envs/registry.js";
-import { takesOnPolicyStep } from "../../src/runtime/on-policy-update.js";
+import { takesOnPolicyStep } from "../../src/runtime/update/on-policy.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";

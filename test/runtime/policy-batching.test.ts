@@ -1,9 +1,9 @@
 // The policy gathers concurrent generate calls into one request, including those of episodes whose
 // prompt was still being encoded when the first call came: a trainer process answers encodes one
-// frame at a time, so they come back over several ticks (src/runtime/policy.ts).
+// frame at a time, so they come back over several ticks (src/episode/policy.ts).
 import { describe, expect, it } from "vitest";
 import type { Method, Methods } from "../../src/contracts/trainer-protocol.js";
-import { TrainerPolicy, type TrainerRequests } from "../../src/runtime/policy.js";
+import { TrainerPolicy, type TrainerRequests } from "../../src/episode/policy.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { tinyConfigure } from "../helpers/tiny-policy.js";
 

@@ -2,12 +2,12 @@
 // passes on a well-formed batch and fails, with its numbers, on the fault it is for.
 import { describe, expect, it } from "vitest";
 import { surrogateSlope } from "../../src/rl/policy-loss.js";
-import { Role } from "../../src/runtime/buffer.js";
+import { Role } from "../../src/episode/buffer.js";
 import type { PreflightSequence } from "../../src/runtime/preflight/batch.js";
 import { checkBoundaries } from "../../src/runtime/preflight/boundaries.js";
 import { checkLogprobsReproduce } from "../../src/runtime/preflight/logprobs.js";
 import { checkSigns } from "../../src/runtime/preflight/signs.js";
-import { lossMask } from "../../src/runtime/update.js";
+import { lossMask } from "../../src/runtime/update/train-batches.js";
 import { compilePlans, countingExperiment } from "../helpers/plans.js";
 
 const EOT = 0;

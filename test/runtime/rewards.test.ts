@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PlanExpr } from "../../src/plan/schema.js";
-import { constraintBlocks, episodeRewards, evaluate, RewardEvaluationError, type SignalSource } from "../../src/runtime/rewards.js";
+import { constraintBlocks, episodeRewards, evaluate, RewardEvaluationError, type SignalSource } from "../../src/episode/rewards.js";
 
 function source(env: Record<string, number | boolean>, episode: Record<string, number | boolean> = {}, tool: Record<string, string> = {}): SignalSource {
   return { env: (n) => env[n], namedEnv: (e, n) => (e === "quest" ? env[n] : undefined), episode: (n) => episode[n], tool: (n) => tool[n] };

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
-import { readBuffer } from "../../src/runtime/buffer.js";
+import { readBuffer } from "../../src/episode/buffer.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { runArl } from "../helpers/cli.js";

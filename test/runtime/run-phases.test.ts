@@ -8,14 +8,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
-import type { Episode } from "../../src/runtime/harness.js";
+import type { Episode } from "../../src/episode/harness.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { mapConcurrently, type Played } from "../../src/runtime/run/episodes.js";
 import { iterationMetrics } from "../../src/runtime/run/metrics.js";
 import { RunStreams } from "../../src/runtime/run/streams.js";
 import { RunTrainers } from "../../src/runtime/run/trainers.js";
-import type { PoolTrainers } from "../../src/runtime/cross-policy.js";
+import type { PoolTrainers } from "../../src/episode/cross-policy.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 

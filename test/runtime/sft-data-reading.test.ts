@@ -12,7 +12,7 @@ import { Compiler } from "../../src/compiler.js";
 import { sha256File } from "../../src/plan/hash.js";
 import { lowerModel } from "../../src/plan/lower.js";
 import { fileLines } from "../../src/contracts/line-reader.js";
-import { loadSftData, SftDataError, sftDataSource, type SftDataSource } from "../../src/runtime/sft-data.js";
+import { loadSftData, SftDataError, sftDataSource, type SftDataSource } from "../../src/runtime/run/cold-start/data.js";
 
 const spec = (sft: string) => `
 import "std/envs/rooms" as rooms

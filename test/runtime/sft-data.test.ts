@@ -12,8 +12,8 @@ import { lowerModel } from "../../src/plan/lower.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { loadSftData, parseSftRecords, SftDataError, sftDataSource } from "../../src/runtime/sft-data.js";
-import { heldoutCount } from "../../src/runtime/sft-records.js";
+import { loadSftData, parseSftRecords, SftDataError, sftDataSource } from "../../src/runtime/run/cold-start/data.js";
+import { heldoutCount } from "../../src/runtime/run/cold-start/records.js";
 import { scriptedTrainerScript } from "../helpers/plans.js";
 
 const embeddedTrainer = { file: process.execPath, args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))] };

@@ -106,7 +106,7 @@ describe("SFT cold start", () => {
     ]);
     const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { ids?: number[][]; old_logprobs?: string | null; logprobs?: number });
     // No logprobs request before the RL iteration; its single on-policy step (one epoch of one
-    // minibatch) takes old_logprobs null too (src/runtime/on-policy-update.ts).
+    // minibatch) takes old_logprobs null too (src/runtime/update/on-policy.ts).
     const firstLogprobs = lines.findIndex((l) => l.logprobs !== undefined);
     expect(firstLogprobs === -1 || firstLogprobs >= 6).toBe(true);
     const steps = lines.filter((l) => l.ids !== undefined) as { ids: number[][]; old_logprobs: string | null }[];

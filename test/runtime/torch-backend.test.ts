@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import { counterSubprocessEnv } from "../helpers/plans.js";
 import { killThenResume } from "../helpers/kill-resume.js";
-import { readBuffer } from "../../src/runtime/buffer.js";
+import { readBuffer } from "../../src/episode/buffer.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { pythonWithTorch } from "../../src/trainer/launch.js";
 

@@ -3,7 +3,7 @@
 // texts, the same as alone; a decode asked for later is a request of its own.
 import { expect, it } from "vitest";
 import type { Method, Methods } from "../../src/contracts/trainer-protocol.js";
-import { TrainerPolicy } from "../../src/runtime/policy.js";
+import { TrainerPolicy } from "../../src/episode/policy.js";
 import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { tinyPolicy } from "../helpers/tiny-policy.js";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { denominatorsOf } from "../../src/runtime/update.js";
+import { denominatorsOf } from "../../src/runtime/update/train-batches.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { ragged, type ConfigureParams, type GenerateParams, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";

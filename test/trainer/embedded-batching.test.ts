@@ -4,7 +4,7 @@
 // failed as an internal "memory access out of bounds"; its logits hold [B x Tq, vocabulary].
 import { describe, expect, it } from "vitest";
 import { ragged, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
-import { denominatorsOf } from "../../src/runtime/update.js";
+import { denominatorsOf } from "../../src/runtime/update/train-batches.js";
 import { tf } from "../../src/trainer/embedded/backend.js";
 import { chunksByCost } from "../../src/trainer/embedded/batching.js";
 import { outOfMemory } from "../../src/trainer/embedded/errors.js";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { denominatorsOf } from "../../src/runtime/update.js";
+import { denominatorsOf } from "../../src/runtime/update/train-batches.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { ragged, row, type ConfigureParams, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
 import { microbatchLossF64, sequenceWeights, toReduction } from "../../src/trainer/embedded/losses.js";

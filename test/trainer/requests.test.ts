@@ -9,7 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { REQUEST_METHODS, requestParams, type RequestMethod } from "../../src/contracts/trainer-requests.js";
 import { renderTrainerSchema, TRAINER_SCHEMA_FILE } from "../../src/contracts/write-trainer-schema.js";
-import { trainStepParams } from "../../src/runtime/update.js";
+import { trainStepParams } from "../../src/runtime/update/train-batches.js";
 import { decodeFrame, encodeFrame } from "../../src/trainer/protocol/framing.js";
 import { PROTOCOL_NAME, PROTOCOL_VERSION, ragged } from "../../src/contracts/trainer-protocol.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";

@@ -6,7 +6,7 @@ import { displayPath } from "../../diagnostics/render.js";
 import { selectTrajectories, SelectionError, trajectoryJson, type Selection } from "../../report/trajectories.js";
 import { tokenTextOf } from "../../report/token-text.js";
 import { tokensNote, trajectoryText } from "../../report/trajectory-text.js";
-import { readBuffer, type BufferContents } from "../../runtime/buffer.js";
+import { readBuffer, type BufferContents } from "../../episode/buffer.js";
 import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
 import { defineCommand } from "../command.js";
 import { ExitCode, UsageError } from "../io.js";

@@ -8,8 +8,8 @@ import type { EnvKind } from "../../contracts/env.js";
 import { deriveSeed } from "../../contracts/random.js";
 import type { Plan, PlanEnv } from "../../plan/schema.js";
 import { splitTasks, type Split } from "../../plan/splits.js";
-import { toolsFor } from "../../runtime/harness.js";
-import { describeTools, systemWithTools } from "../../runtime/tool-descriptions.js";
+import { toolsFor } from "../../episode/harness.js";
+import { describeTools, systemWithTools } from "../../episode/tool-descriptions.js";
 import { type Finding } from "./findings.js";
 
 export interface ChatMessage {

@@ -1,7 +1,7 @@
 // The multi-turn tool configuration veRL's tool agent loop reads
 // (actor_rollout_ref.rollout.multi_turn.tool_config_path): one entry per plan tool with its
 // OpenAI function schema, each served by arl_env_tool.ArlHttpEnvTool, which forwards the call to
-// the env's HTTP task server with ARL's wire format (src/envs/http.ts).
+// the env's HTTP task server with ARL's wire format (src/envs/adapters/http.ts).
 import type { Plan } from "../../plan/schema.js";
 import { type Finding } from "./findings.js";
 import type { YamlMapping } from "./yaml.js";

@@ -6,7 +6,7 @@
 // (the baseline of a group is only a baseline for its own task).
 import { at } from "../../contracts/checked.js";
 import type { Plan } from "../../plan/schema.js";
-import { Role } from "../buffer.js";
+import { Role } from "../../episode/buffer.js";
 import { firstFew, type PreflightCheckResult, type PreflightSequence } from "./batch.js";
 
 const ROLE_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Role).map(([name, id]) => [id, name]));

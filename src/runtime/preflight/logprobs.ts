@@ -8,7 +8,7 @@
 // mask.tis corrects), while the faults this check is for (a shift, a template, a context) move
 // the whole batch's by nats.
 import { at } from "../../contracts/checked.js";
-import { Role } from "../buffer.js";
+import { Role } from "../../episode/buffer.js";
 import { firstFew, short, type PreflightCheckResult, type PreflightSequence } from "./batch.js";
 
 /** The usual causes of log-probs that do not reproduce (seed 003 §7), in the failure's hint. */

@@ -8,7 +8,7 @@
 // are durable and write them while the next rollout generates. The iteration is committed
 // (commitIteration) once the trainer says they are (`saved`), and not before.
 import path from "node:path";
-import type { TrajectoryRecord } from "../buffer.js";
+import type { TrajectoryRecord } from "../../episode/buffer.js";
 import type { RunState } from "../run-dir.js";
 import type { RunContext } from "./context.js";
 import { stepwiseBatch, type Played } from "./episodes.js";

@@ -5,14 +5,14 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { Plan } from "../../plan/schema.js";
-import { EnginePolicy } from "../engine/engine-policy.js";
-import { EngineLaunchError, engineModel, LaunchedServers } from "../engine/launch.js";
-import { EnginePool } from "../engine/pool.js";
-import { RunEngine } from "../engine/run-engine.js";
-import { SYNC_PROBE_TEXT, tiesEmbeddings, type SyncProbeSettings } from "../engine/sync-probe.js";
-import { WeightSync, WeightSyncError } from "../engine/weight-sync.js";
-import { engineWire } from "../engine/wires.js";
-import type { TrainerPolicy, TrainerRequests } from "../policy.js";
+import { EnginePolicy } from "../../inference/engine/engine-policy.js";
+import { EngineLaunchError, engineModel, LaunchedServers } from "../../inference/engine/launch.js";
+import { EnginePool } from "../../inference/engine/pool.js";
+import { RunEngine } from "../../inference/engine/run-engine.js";
+import { SYNC_PROBE_TEXT, tiesEmbeddings, type SyncProbeSettings } from "../../inference/engine/sync-probe.js";
+import { WeightSync, WeightSyncError } from "../../inference/engine/weight-sync.js";
+import { engineWire } from "../../inference/engine/wires.js";
+import type { TrainerPolicy, TrainerRequests } from "../../episode/policy.js";
 import { refusal, RunError, type RunContext, type RunOptions } from "./context.js";
 import type { RunTrainers } from "./trainers.js";
 

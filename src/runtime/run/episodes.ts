@@ -1,9 +1,9 @@
 // Playing episodes, for the rollout and evaluate phases: one isolated env instance per episode,
 // the plan's harness around it, the episode's rewards and whether it meets eval.success.
 import { at } from "../../contracts/checked.js";
-import { poolChoice } from "../cross-policy.js";
-import { runEpisode, toolsFor, type Episode } from "../harness.js";
-import { episodeRewards, holds, SignalError } from "../rewards.js";
+import { poolChoice } from "../../episode/cross-policy.js";
+import { runEpisode, toolsFor, type Episode } from "../../episode/harness.js";
+import { episodeRewards, holds, SignalError } from "../../episode/rewards.js";
 import type { Split } from "../../plan/splits.js";
 import { playAgentEpisode, type AgentCalls } from "./agent-episode.js";
 import { envKindOf, planEnv, type RunContext } from "./context.js";

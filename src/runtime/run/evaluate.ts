@@ -5,7 +5,7 @@ import { bootstrapMeanInterval, passAtK } from "../../rl/eval.js";
 import { shuffled } from "../../contracts/random.js";
 import { splitTasks } from "../../plan/splits.js";
 import { envNames, planEnv, type EvalSummary, type RunContext } from "./context.js";
-import { phaseWatch } from "../progress.js";
+import { phaseWatch } from "./progress.js";
 import { requireServing } from "./engines.js";
 import { groupBy, mapConcurrently, playEpisode, type Task } from "./episodes.js";
 

@@ -1,7 +1,7 @@
 // The metrics line of one iteration (metrics.jsonl), from what its phases returned. The key
 // order is the line's byte layout: reports and committed checksums read these lines as written.
 import type { Plan } from "../../plan/schema.js";
-import type { EngineMetrics } from "../engine/run-engine.js";
+import type { EngineMetrics } from "../../inference/engine/run-engine.js";
 import type { ColdStartTime, SftSummary } from "../run-dir.js";
 import type { EvalSummary } from "./context.js";
 import type { Played } from "./episodes.js";

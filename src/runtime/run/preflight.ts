@@ -12,7 +12,7 @@ import { offCheck, type PreflightCheckResult, type PreflightReport, type Preflig
 import { checkBoundaries } from "../preflight/boundaries.js";
 import { checkLogprobsReproduce } from "../preflight/logprobs.js";
 import { checkSigns } from "../preflight/signs.js";
-import { lossMask } from "../update.js";
+import { lossMask } from "../update/train-batches.js";
 import { RunError, type RunContext } from "./context.js";
 import type { ScoredBatch } from "./score.js";
 

@@ -17,7 +17,7 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { Plan } from "../../plan/schema.js";
 import { TrainerClient, TrainerError, type TrainerCommand } from "../../trainer/protocol/client.js";
-import { TrainerPolicy } from "../policy.js";
+import { TrainerPolicy } from "../../episode/policy.js";
 
 /**
  * The trainer's command with half this machine's CPU threads when a replica shares the machine:

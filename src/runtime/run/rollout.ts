@@ -4,7 +4,7 @@
 import { at, defined, last } from "../../contracts/checked.js";
 import { splitTasks } from "../../plan/splits.js";
 import { envNames, planEnv, refusal, TrainedOnNothingError, type RunContext } from "./context.js";
-import { phaseWatch } from "../progress.js";
+import { phaseWatch } from "./progress.js";
 import { requireServing } from "./engines.js";
 import { groupBy, mapConcurrently, playEpisode, type Played, type Task } from "./episodes.js";
 
@@ -25,7 +25,7 @@ export interface Rollout {
 const QUOTED_ERRORS = 3;
 
 /** The first distinct errors of `played` (env errors), quoted for a message. */
-export function firstEnvErrors(played: readonly Played[]): string {
+function firstEnvErrors(played: readonly Played[]): string {
   const errors = [...new Set(played.flatMap((p) => (p.episode.end === "env_error" ? [p.episode.error ?? "?"] : [])))];
   const shown = errors.slice(0, QUOTED_ERRORS).map((e) => `\n    ${e}`).join("");
   return `${errors.length > QUOTED_ERRORS ? `the first ${QUOTED_ERRORS} of ${errors.length} distinct errors` : errors.length === 1 ? "the error" : "the errors"}:${shown}`;

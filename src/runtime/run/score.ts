@@ -8,11 +8,11 @@ import { at } from "../../contracts/checked.js";
 import { filterByLag, type LagFilterResult } from "../../rl/lag.js";
 import { ragged, row } from "../../contracts/trainer-protocol.js";
 import { computeAdvantages, computeStepwiseAdvantages, type AdvantageResult, type ScoredTrajectory, type StepwiseEpisode } from "../advantage.js";
-import type { Sample } from "../harness.js";
-import { takesOnPolicyStep } from "../on-policy-update.js";
-import { batchMismatch, measuresMismatch, recomputesOldLogprobs, type BatchMismatch } from "../mismatch-correction.js";
-import { offPolicyMasked } from "../off-policy-mask.js";
-import { lossMask } from "../update.js";
+import type { Sample } from "../../episode/harness.js";
+import { takesOnPolicyStep } from "../update/on-policy.js";
+import { batchMismatch, measuresMismatch, recomputesOldLogprobs, type BatchMismatch } from "../update/mismatch-correction.js";
+import { offPolicyMasked } from "../update/off-policy-mask.js";
+import { lossMask } from "../update/train-batches.js";
 import { RunError, type RunContext } from "./context.js";
 import { stepwiseBatch, type Played } from "./episodes.js";
 

@@ -3,8 +3,8 @@
 // started them, and the inference servers the runtime launched (engine vllm or sglang with
 // launch: true). Whatever phase fails, every process that was started is stopped.
 import type { TrainerClient } from "../../trainer/protocol/client.js";
-import type { PoolTrainers } from "../cross-policy.js";
-import type { LaunchedServers } from "../engine/launch.js";
+import type { PoolTrainers } from "../../episode/cross-policy.js";
+import type { LaunchedServers } from "../../inference/engine/launch.js";
 import type { GenerationReplica } from "./replica.js";
 
 export class RunTrainers {

@@ -6,8 +6,8 @@
 // log-probs (on-policy-update.ts).
 import { at } from "../../contracts/checked.js";
 import { shuffled } from "../../contracts/random.js";
-import { trainStepParams, type TrainSequence } from "../update.js";
-import { takesOnPolicyStep } from "../on-policy-update.js";
+import { trainStepParams, type TrainSequence } from "../update/train-batches.js";
+import { takesOnPolicyStep } from "../update/on-policy.js";
 import type { RunContext } from "./context.js";
 import { sequenceAdvantages, type ScoredBatch } from "./score.js";
 

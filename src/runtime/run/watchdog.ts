@@ -2,7 +2,7 @@
 // its episodes are not what the spec meant. Pure functions over what the iteration's metrics
 // line and episodes say, so a resumed run reads its streak back from metrics.jsonl.
 import type { Plan } from "../../plan/schema.js";
-import type { EndReason } from "../buffer.js";
+import type { EndReason } from "../../episode/buffer.js";
 
 export type WatchdogSettings = Plan["rollout"]["watchdog"];
 

@@ -49,7 +49,7 @@ const BYTE_BASE = SPECIAL_NAMES.length + 1 + PUNCTUATION.length;
 const NO_SPACE_BEFORE = new Set([".", ",", ";", ":", "!", "?", ")", "]", "}", ">", "'", "%"]);
 const NO_SPACE_AFTER = new Set(["(", "[", "{", "<", "'", "$", "#", "@"]);
 const UNIT = /\n|\w+|[^\s\w]/gu;
-/** Words of the harness's messages (src/runtime/harness.ts, src/contracts/tool-calls.ts), so they are not spelled in bytes. */
+/** Words of the harness's messages (src/episode/harness.ts, src/contracts/tool-calls.ts), so they are not spelled in bytes. */
 const HARNESS_WORDS = [
   "No", "tool", "call", "found", "Call", "one", "of", "Error", "invalid", "arguments", "for", "must", "be", "equal", "to", "the",
   "allowed", "values", "too", "many", "words", "which", "takes", "none", "there", "is", "no", "available", "Refused", "blocked",

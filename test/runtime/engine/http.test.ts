@@ -1,12 +1,12 @@
-// One call to an inference server (src/runtime/engine/http.ts) against a real HTTP server on
+// One call to an inference server (src/inference/engine/http.ts) against a real HTTP server on
 // loopback: JSON answers, plain-text answers for the routes that answer text (vLLM's
 // /v1/load_lora_adapter: `Success: LoRA adapter '...' added successfully.`), and which failures
 // another attempt may cure.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callServer, EngineCallError } from "../../../src/runtime/engine/http.js";
-import { vllmWire } from "../../../src/runtime/engine/vllm-wire.js";
+import { callServer, EngineCallError } from "../../../src/inference/engine/http.js";
+import { vllmWire } from "../../../src/inference/engine/vllm-wire.js";
 
 let server: Server;
 let base: string;

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { vllmWire } from "../../../src/runtime/engine/vllm-wire.js";
-import { EngineLaunchError, engineCommandLine, LaunchedServers, serverDevices } from "../../../src/runtime/engine/launch.js";
+import { vllmWire } from "../../../src/inference/engine/vllm-wire.js";
+import { EngineLaunchError, engineCommandLine, LaunchedServers, serverDevices } from "../../../src/inference/engine/launch.js";
 import type { Plan } from "../../../src/plan/schema.js";
 
 const serverScript = fileURLToPath(new URL("../../doubles/health-server.mjs", import.meta.url));

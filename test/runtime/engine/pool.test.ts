@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EnvError } from "../../../src/contracts/env.js";
-import { EngineProtocolError, type EngineGenerateArgs, type EngineWire } from "../../../src/runtime/engine/contract.js";
-import { EnginePool, type GenerateRequest } from "../../../src/runtime/engine/pool.js";
-import { WeightSync, WeightSyncError } from "../../../src/runtime/engine/weight-sync.js";
-import type { RunEngine } from "../../../src/runtime/engine/run-engine.js";
+import { EngineProtocolError, type EngineGenerateArgs, type EngineWire } from "../../../src/inference/engine/contract.js";
+import { EnginePool, type GenerateRequest } from "../../../src/inference/engine/pool.js";
+import { WeightSync, WeightSyncError } from "../../../src/inference/engine/weight-sync.js";
+import type { RunEngine } from "../../../src/inference/engine/run-engine.js";
 import { RunError } from "../../../src/runtime/run/context.js";
 import { requireServing, syncEngine } from "../../../src/runtime/run/engines.js";
 

@@ -2,11 +2,11 @@
 // validated against vLLM's and SGLang's own request classes in
 // runtime-gpu/tests/test_engine_requests.py; here, what ARL itself relies on.
 import { describe, expect, it } from "vitest";
-import { EngineProtocolError, type EngineGenerateArgs } from "../../../src/runtime/engine/contract.js";
-import { adapterName, adapterVersion } from "../../../src/runtime/engine/lora-adapters.js";
-import { sglangWire } from "../../../src/runtime/engine/sglang-wire.js";
-import { vllmMaxLoraRank, vllmWire } from "../../../src/runtime/engine/vllm-wire.js";
-import { engineWire } from "../../../src/runtime/engine/wires.js";
+import { EngineProtocolError, type EngineGenerateArgs } from "../../../src/inference/engine/contract.js";
+import { adapterName, adapterVersion } from "../../../src/inference/engine/lora-adapters.js";
+import { sglangWire } from "../../../src/inference/engine/sglang-wire.js";
+import { vllmMaxLoraRank, vllmWire } from "../../../src/inference/engine/vllm-wire.js";
+import { engineWire } from "../../../src/inference/engine/wires.js";
 
 const request: EngineGenerateArgs = {
   model: "Qwen/Qwen2.5-0.5B-Instruct",
