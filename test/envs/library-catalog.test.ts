@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { skipTitle } from "../helpers/skip-reporter.js";
 import { libraryCatalog, type LibraryCatalog } from "../../src/semantics/schema/libraries/catalog.js";
 import { textworldExpressLibrary } from "../../src/semantics/schema/libraries/textworld-express.js";
@@ -55,7 +55,11 @@ function installedCatalog(): LibraryCatalog {
 const skip = skipWithout("reasoning_gym") || skipWithout("textarena") || skipWithout("textworld_express") || skipWithout("textworld");
 
 describe.skipIf(skip)(skipTitle("the checker's catalog of the env libraries' names", skip, "needs reasoning-gym, textarena, textworld-express and textworld in .venv: npm run setup:envs"), () => {
-  const installed = installedCatalog();
+  // Read before the tests, not while vitest collects them: a suite that skips collects too.
+  let installed: LibraryCatalog;
+  beforeAll(() => {
+    installed = installedCatalog();
+  });
 
   it("equals the names the installed libraries define (reasoning-gym's datasets and their config fields, TextArena's env ids)", () => {
     const generated = `${BEGIN}\nexport const libraryCatalog: LibraryCatalog = ${rendered(installed)};\n`;
