@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
 import { counterSubprocessEnv } from "../helpers/plans.js";
 import { pythonWithTorch, trainerCommand } from "../../src/trainer/launch.js";
@@ -117,7 +118,7 @@ function trainingNumbers(runDir: string): unknown[] {
   return rows.map(keep);
 }
 
-describe.skipIf(!hasTorch)(hasTorch ? "two nodes on one machine (loopback)" : "two nodes on one machine (skipped: no Python with torch; npm run setup:python makes .venv)", () => {
+describe.skipIf(!hasTorch)(skipTitle("two nodes on one machine (loopback)", !hasTorch, "needs torch in .venv: npm run setup:python"), () => {
   it("node 0 runs the runtime, node 1 only its trainer worker; both exit 0 and train exactly like one node with two processes", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-nodes-e2e-"));
     writeFileSync(path.join(cwd, "two.arl"), spec("backend: torch, gpus: 2, nodes: 2"));

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
 import { countingExperiment } from "../helpers/plans.js";
 import { runResults, type RunResults } from "../helpers/run-results.js";
@@ -91,7 +92,7 @@ const submissions = (cwd: string) =>
     .split("\n")
     .map((l) => JSON.parse(l) as { job_id: string; script: string; tasks: { variant: string; run_dir: string; resume: boolean }[] });
 
-describe.runIf(cluster.up || required)("arl submit on a SLURM cluster", () => {
+describe.runIf(cluster.up || required)(skipTitle("arl submit on a SLURM cluster", !(cluster.up || required), "needs a SLURM cluster that takes jobs: sudo scripts/slurm-local.sh starts one on this machine"), () => {
   it("has a cluster to submit to (CI starts one with scripts/slurm-local.sh)", () => {
     expect(cluster.up, cluster.why).toBe(true);
   });

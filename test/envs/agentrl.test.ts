@@ -10,6 +10,7 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import type { DeclaredTool, EnvInstance } from "../../src/contracts/env.js";
 import { agentrlEnv, type AgentRlEnv } from "../../src/envs/adapters/agentrl.js";
 import { envKinds } from "../../src/envs/registry.js";
@@ -18,7 +19,7 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { splitTasks } from "../../src/plan/splits.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
-import { COMMON_ENV_FIELDS, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
+import { COMMON_ENV_FIELDS, ENV_SERVERS_NEED, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
 
 const TASK = `
 import asyncio
@@ -141,7 +142,7 @@ const call = (name: string) => ({ name, arguments: {} });
 const running = async (url: string) => ((await (await fetch(`${url}/worker_status`)).json()) as { current: number }).current;
 const provision = (env: AgentRlEnv, tools = TOOLS, log: string[] = []) => agentrlEnv.provision!(env, { name: "counter", tools, runDir: dir, log: (l) => log.push(l) });
 
-describe.skipIf(!available)("agentrl env against agentrl-worker 0.4.0", () => {
+describe.skipIf(!available)(skipTitle("agentrl env against agentrl-worker 0.4.0", !available, ENV_SERVERS_NEED), () => {
   let worker: ServerProcess & { url: string };
   let controller: ServerProcess & { url: string };
   beforeAll(async () => {

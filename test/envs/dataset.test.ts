@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { datasetRows } from "../../src/contracts/dataset-rows.js";
 import { EnvError, type EnvKind } from "../../src/contracts/env.js";
 import { pythonCandidates } from "../../src/contracts/python.js";
@@ -147,7 +148,7 @@ describe("the dataset env", () => {
   });
 });
 
-describe.skipIf(skipHost)("Python scorers in the env host", () => {
+describe.skipIf(skipHost)(skipTitle("Python scorers in the env host", skipHost, "needs math-verify in .venv: npm run setup:python"), () => {
   const provision = (kind: EnvKind<DatasetEnv>, env: DatasetEnv, dir: string) => {
     kinds.push(kind);
     return kind.provision!(env, { name: "t", tools: [], runDir: dir, log: () => undefined });

@@ -4,13 +4,16 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { gymnasiumLibrary } from "../../src/contracts/libraries/gymnasium.js";
 import { planEnv, play, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const ENVS = fileURLToPath(new URL("../../runtime-gpu/tests", import.meta.url));
 const WORDS = ["apple", "brick", "cloud", "dune", "ember", "frost", "grove", "harbor"];
 
-describe.skipIf(skipWithout("gymnasium"))("Gymnasium through the env host", () => {
+const skip = skipWithout("gymnasium");
+
+describe.skipIf(skip)(skipTitle("Gymnasium through the env host", skip, "needs gymnasium in .venv: npm run setup:envs"), () => {
   const env = planEnv(gymnasiumLibrary, { entry_point: "text_gym_envs:GuessWordEnv", kwargs: { max_guesses: 8 } });
   const pythonPath = [ENVS, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
 

@@ -6,7 +6,8 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { libraryCatalog, type LibraryCatalog } from "../../src/contracts/libraries/catalog.js";
 import { textworldExpressLibrary } from "../../src/contracts/libraries/textworld-express.js";
 import { textworldLibrary } from "../../src/contracts/libraries/textworld.js";
@@ -51,8 +52,14 @@ function installedCatalog(): LibraryCatalog {
   return JSON.parse(run.stdout) as LibraryCatalog;
 }
 
-describe.skipIf(skipWithout("reasoning_gym") || skipWithout("textarena") || skipWithout("textworld_express") || skipWithout("textworld"))("the checker's catalog of the env libraries' names", () => {
-  const installed = installedCatalog();
+const skip = skipWithout("reasoning_gym") || skipWithout("textarena") || skipWithout("textworld_express") || skipWithout("textworld");
+
+describe.skipIf(skip)(skipTitle("the checker's catalog of the env libraries' names", skip, "needs reasoning-gym, textarena, textworld-express and textworld in .venv: npm run setup:envs"), () => {
+  // Read before the tests, not while vitest collects them: a suite that skips collects too.
+  let installed: LibraryCatalog;
+  beforeAll(() => {
+    installed = installedCatalog();
+  });
 
   it("equals the names the installed libraries define (reasoning-gym's datasets and their config fields, TextArena's env ids)", () => {
     const generated = `${BEGIN}\nexport const libraryCatalog: LibraryCatalog = ${rendered(installed)};\n`;

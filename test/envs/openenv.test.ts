@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { WebSocketServer } from "ws";
 import type { DeclaredTool } from "../../src/contracts/env.js";
 import { openenvEnv, type OpenEnvEnv } from "../../src/envs/adapters/openenv.js";
@@ -16,7 +17,7 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { splitTasks } from "../../src/plan/splits.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
-import { COMMON_ENV_FIELDS, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
+import { COMMON_ENV_FIELDS, ENV_SERVERS_NEED, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
 
 // guess: the secret is seed % 4 + 1, a guess of 99 hangs. counter: `step` twice wins; the task
 // whose seed is HANG hangs on its first step. judge: its verdict, from reset on, is missing
@@ -111,7 +112,7 @@ function makeEnv(url: string, overrides: Partial<OpenEnvEnv> = {}): OpenEnvEnv {
 const guess = (n: number) => ({ name: "guess", arguments: { guess: n } });
 const provision = (env: OpenEnvEnv, tools: DeclaredTool[] = [GUESS], log: string[] = []) => openenvEnv.provision!(env, { name: "game", tools, runDir: dir, log: (l) => log.push(l) });
 
-describe.skipIf(!available)("openenv env against openenv-core 0.3.0", () => {
+describe.skipIf(!available)(skipTitle("openenv env against openenv-core 0.3.0", !available, ENV_SERVERS_NEED), () => {
   let server: ServerProcess & { url: string };
   beforeAll(async () => {
     server = await startServer("guess", 2);

@@ -8,12 +8,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { python, skipWithout } from "./host-library-support.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 const spec = fileURLToPath(new URL("../../experiments/envs/reasoning_gym.arl", import.meta.url));
 
-describe.skipIf(skipWithout("reasoning_gym"))("arl run on real reasoning-gym", () => {
+const skip = skipWithout("reasoning_gym");
+
+describe.skipIf(skip)(skipTitle("arl run on real reasoning-gym", skip, "needs reasoning-gym in .venv: npm run setup:envs"), () => {
   it("trains builtin:tiny for 2 iterations on a single-turn chain_sum spec and exits 0", () => {
     const out = mkdtempSync(path.join(tmpdir(), "arl-rg-e2e-"));
     const run = spawnSync(process.execPath, [arl, "run", spec, "--out", out], { env: { ...process.env, ARL_ENVS_PYTHON: python }, encoding: "utf8", timeout: 300_000 });

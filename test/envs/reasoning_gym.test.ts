@@ -3,12 +3,15 @@
 // own score_answer (right 1, wrong 0, the same numbers the library gives for the same texts), its
 // answer the walkthrough; the words of the questions are the vocabulary.
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { reasoningGymLibrary } from "../../src/contracts/libraries/reasoning-gym.js";
 import { planEnv, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const KNOBS = { dataset: "chain_sum", size: 4, seed: 7, config: { min_terms: 2, max_terms: 2 } };
 
-describe.skipIf(skipWithout("reasoning_gym"))("reasoning-gym through the env host", () => {
+const skip = skipWithout("reasoning_gym");
+
+describe.skipIf(skip)(skipTitle("reasoning-gym through the env host", skip, "needs reasoning-gym in .venv: npm run setup:envs"), () => {
   const env = planEnv(reasoningGymLibrary, KNOBS);
   const provisioned = provisionedKind(reasoningGymLibrary, env);
 

@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { EnvError, type EnvKind } from "../../src/contracts/env.js";
 import { createHostEnvKinds, type HostLibraryEnv } from "../../src/envs/adapters/env-host/libraries.js";
 import { skyrlGymLibrary } from "../../src/contracts/libraries/skyrl-gym.js";
@@ -14,7 +15,9 @@ import { act, planEnv, python, pythonJson, skipWithout } from "./host-library-su
 const QUESTION = "A baker makes 12 loaves each hour for 6 hours. How many loaves is that?";
 const row = (envClass: string, extra: object = {}) => ({ prompt: [{ role: "user", content: QUESTION }], env_class: envClass, reward_spec: { method: "rule", ground_truth: "72" }, ...extra });
 
-describe.skipIf(skipWithout("skyrl_gym"))("skyrl-gym through the env host", () => {
+const skip = skipWithout("skyrl_gym");
+
+describe.skipIf(skip)(skipTitle("skyrl-gym through the env host", skip, "needs skyrl-gym in .venv: npm run setup:envs"), () => {
   let kind: EnvKind<HostLibraryEnv>;
   let root: string;
   let single: HostLibraryEnv;

@@ -2,12 +2,15 @@
 // GuessTheNumber stepped end to end by a binary search that reads the game's hints, to a win; the
 // same seed and moves through TextArena's own API give the same observations and the same reward.
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { textarenaLibrary } from "../../src/contracts/libraries/textarena.js";
 import { act, planEnv, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const SEED = 3;
 
-describe.skipIf(skipWithout("textarena"))("TextArena through the env host", () => {
+const skip = skipWithout("textarena");
+
+describe.skipIf(skip)(skipTitle("TextArena through the env host", skip, "needs textarena in .venv: npm run setup:envs"), () => {
   const env = planEnv(textarenaLibrary, { env_id: "GuessTheNumber-v0-raw" });
   const provisioned = provisionedKind(textarenaLibrary, env);
 

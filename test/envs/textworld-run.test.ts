@@ -8,12 +8,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 const spec = fileURLToPath(new URL("../../experiments/textworld/w2-o3-q4.arl", import.meta.url));
 const python = envLibraryPythonCandidates()[0] ?? "python3";
 const skip = spawnSync(python, ["-c", "import textworld"], { stdio: "ignore" }).status !== 0 && !process.env.CI;
+const TEXTWORLD_NEED = "needs textworld in .venv: npm run setup:envs, which builds its jericho with gcc";
 
 /** Every cached game file with its modification time. */
 function cachedGames(cache: string): Map<string, number> {
@@ -29,7 +31,7 @@ function cachedGames(cache: string): Map<string, number> {
   return found;
 }
 
-describe.skipIf(skip)("arl run on real TextWorld", () => {
+describe.skipIf(skip)(skipTitle("arl run on real TextWorld", skip, TEXTWORLD_NEED), () => {
   it("trains builtin:tiny on generated w2-o3-q4 games; a killed run resumes on the cached games, their sha256 checked", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-tw-e2e-"));
     const cache = path.join(dir, "cache");

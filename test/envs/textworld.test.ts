@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { EnvError, type EnvKind, type Signals } from "../../src/contracts/env.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
 import { createHostEnvKinds, preparedFileName, type HostLibraryEnv } from "../../src/envs/adapters/env-host/libraries.js";
@@ -17,6 +18,7 @@ import { textworldLibrary } from "../../src/contracts/libraries/textworld.js";
 const python = envLibraryPythonCandidates()[0] ?? "python3";
 const hasTextWorld = spawnSync(python, ["-c", "import textworld"], { stdio: "ignore" }).status === 0;
 const skip = !hasTextWorld && !process.env.CI;
+const TEXTWORLD_NEED = "needs textworld in .venv: npm run setup:envs, which builds its jericho with gcc";
 const FIXTURES = path.join(import.meta.dirname, "fixtures");
 
 /** A textworld env as the plan holds it: w2-o3-q4, seeds 1 and 2. */
@@ -67,7 +69,7 @@ async function play(kind: EnvKind<HostLibraryEnv>, env: HostLibraryEnv, task: nu
   return { states, outcome, text };
 }
 
-describe.skipIf(skip)("TextWorld through the env host", () => {
+describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORLD_NEED), () => {
   let cache: string;
   let runDir: string;
   let kind: EnvKind<HostLibraryEnv>;
@@ -199,7 +201,7 @@ describe.skipIf(skip)("TextWorld through the env host", () => {
   }, 60_000);
 });
 
-describe.skipIf(skip)("env host faults, on a backend registered for the tests", () => {
+describe.skipIf(skip)(skipTitle("env host faults, on a backend registered for the tests", skip, TEXTWORLD_NEED), () => {
   let kind: EnvKind<HostLibraryEnv>;
   let runDir: string;
   const faulty = { ...textworldEnv(), kind: "faulty", timeout_s: 2 } as unknown as HostLibraryEnv;

@@ -2,12 +2,15 @@
 // "TextWorldExpress"): a CoinCollector game's gold path (the walkthrough) wins it, with the
 // signals the library's own env reports for the same seed and actions; a wrong sequence does not.
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { textworldExpressLibrary } from "../../src/contracts/libraries/textworld-express.js";
 import { planEnv, play, provisionedKind, pythonJson, skipWithout } from "./host-library-support.js";
 
 const PARAMS = { numLocations: 3, numDistractorItems: 0, includeDoors: 0 };
 
-describe.skipIf(skipWithout("textworld_express"))("TextWorldExpress through the env host", () => {
+const skip = skipWithout("textworld_express");
+
+describe.skipIf(skip)(skipTitle("TextWorldExpress through the env host", skip, "needs textworld-express in .venv, and Java 17 to play: npm run setup:envs, apt-get install openjdk-17-jre-headless"), () => {
   const env = planEnv(textworldExpressLibrary, { game: "coin", game_params: PARAMS, step_limit: 30 }, { tasks: 2 });
   const provisioned = provisionedKind(textworldExpressLibrary, env);
 

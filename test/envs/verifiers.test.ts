@@ -14,8 +14,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { readBuffer } from "../../src/episode/buffer.js";
-import { envServersAvailable, envServersPython } from "../helpers/env-servers.js";
+import { ENV_SERVERS_NEED, envServersAvailable, envServersPython } from "../helpers/env-servers.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 
@@ -244,7 +245,9 @@ async function arlRun(spec: string, out: string): Promise<{ status: number | nul
 
 const runDirOf = (output: string): string => path.resolve(/run directory: (\S+)/.exec(output)?.[1] ?? "no run directory printed");
 
-describe.skipIf(!envServersAvailable())("std/envs/verifiers: v1 tasksets as agent episodes", () => {
+const available = envServersAvailable();
+
+describe.skipIf(!available)(skipTitle("std/envs/verifiers: v1 tasksets as agent episodes", !available, ENV_SERVERS_NEED), () => {
   it("trains two iterations through the gateway, each record's rewards those of verifiers' own Task.score for the served reply", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-"));
     writeFileSync(path.join(dir, "echo_tasks.py"), TASKSET);

@@ -10,6 +10,9 @@ import { fileURLToPath } from "node:url";
 
 export const envServersPython = process.env.ARL_ENVSERVERS_PYTHON ?? fileURLToPath(new URL("../../.venv-envservers/bin/python", import.meta.url));
 
+/** What the tests that use them need, as their names state it when they skip (skipTitle). */
+export const ENV_SERVERS_NEED = "needs .venv-envservers: npm run setup:envservers";
+
 /** True when the tests may run; throws under CI when the venv is missing (a skip would hide it). */
 export function envServersAvailable(): boolean {
   if (existsSync(envServersPython)) return true;

@@ -1,11 +1,21 @@
 // A vitest reporter that ends the run with one line per reason tests were skipped for, so that a
 // run outside CI says what it did not test and what to install (a test names its need in its own
-// or its suite's name: "... (skipped: /usr/bin/chromium is absent; install Debian's chromium package)").
+// or its suite's name, as skipTitle writes it: "... (skipped: needs chromium: apt-get install chromium)").
 // Skips that name no reason are counted per file, so none goes unseen.
 import path from "node:path";
 import type { Reporter, TestModule } from "vitest/node";
 
 const reasonPattern = /\(skipped: ([^)]*)\)/;
+
+/**
+ * The name of a test or suite that skips when `skip` holds: `title`, and when it skips, what it
+ * needs in the form the summary reads ("needs neovim: apt-get install neovim"). Every skipIf and
+ * runIf under test/ names its test with this (test/docs/skip-reporter.test.ts checks).
+ */
+export function skipTitle(title: string, skip: boolean, need: string): string {
+  if (!/^needs \S[^)]*: \S[^)]*$/.test(need)) throw new Error(`a skip's need reads "needs <what>: <how to get it>", without ")": ${need}`);
+  return skip ? `${title} (skipped: ${need})` : title;
+}
 
 /** Skipped tests grouped by the reason their names give; the files of those that give none. */
 export function skipSummary(skipped: readonly { readonly fullName: string; readonly file: string }[]): string[] {

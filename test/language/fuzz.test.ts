@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { Compiler } from "../../src/compiler.js";
 import { diskHost } from "../../src/language/imports.js";
 import { lex } from "../../src/language/lexer.js";
@@ -311,7 +312,7 @@ describe("parser robustness", () => {
 
 const longRuns = Number(process.env.ARL_FUZZ_RUNS ?? "0");
 
-describe.runIf(longRuns > 0)(`long hunt (ARL_FUZZ_RUNS=${longRuns})`, () => {
+describe.runIf(longRuns > 0)(skipTitle(`long hunt (ARL_FUZZ_RUNS=${longRuns})`, !(longRuns > 0), "needs ARL_FUZZ_RUNS, an opt-in hunt: ARL_FUZZ_RUNS=100000 npx vitest run test/language/fuzz.test.ts"), () => {
   it("no mutated shipped spec crashes parse, format or Compiler.check", () => {
     const out = process.env.ARL_FUZZ_OUT ?? mkdtempSync(path.join(tmpdir(), "arl-fuzz-"));
     mkdirSync(out, { recursive: true });

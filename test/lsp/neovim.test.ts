@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { BIN, checkAsLsp, tempSpecs } from "./client.js";
 import { LIB, MAIN } from "./fixtures.js";
 
@@ -41,7 +42,7 @@ vim.wait(2000, function() return vim.lsp.get_client_by_id(id) == nil end, 50)
 vim.cmd("qa!")
 `;
 
-describe.skipIf(!hasNvim)(hasNvim ? "Neovim as the LSP client" : "Neovim as the LSP client (skipped: nvim is not installed; apt-get install neovim)", () => {
+describe.skipIf(!hasNvim)(skipTitle("Neovim as the LSP client", !hasNvim, "needs neovim: apt-get install neovim"), () => {
   it("shows the diagnostics the server publishes", () => {
     // A typo in the second experiment; the first one still gets its lint warning.
     const text = MAIN.replace("env shared extends lib.small {}", "env shared extends lib.small { taks: 3 }");

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { resolveServer } from "../../editors/vscode/src/server-path.js";
 import { checkAsLsp, comparable, LspClient, REPO, tempSpecs } from "./client.js";
 import { MAIN, LIB } from "./fixtures.js";
@@ -72,7 +73,7 @@ describe("which server the extension starts", () => {
 const canPackage = existsSync(path.join(EXT, "node_modules", "@vscode", "vsce")) && existsSync(path.join(EXT, "node_modules", "esbuild"));
 if (!canPackage) console.warn("test/lsp/vscode-extension.test.ts: packaging skipped: run `npm ci --prefix editors/vscode` first (it needs the npm registry)");
 
-describe.skipIf(!canPackage)(canPackage ? "packaging" : "packaging (skipped: the extension's dependencies are not installed; npm ci --prefix editors/vscode)", () => {
+describe.skipIf(!canPackage)(skipTitle("packaging", !canPackage, "needs the extension's vsce and esbuild: npm ci --prefix editors/vscode"), () => {
   const specs = tempSpecs({ "main.arl": MAIN, "lib.arl": LIB });
   afterAll(() => specs.dispose());
 

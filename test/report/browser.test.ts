@@ -11,6 +11,7 @@ import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
 import { tempDir, writeSweep } from "./fixtures.js";
 
@@ -20,6 +21,7 @@ const quickstartRun = fileURLToPath(new URL("../fixtures/report/quickstart-run",
 
 const chromium = "/usr/bin/chromium";
 const hasChromium = existsSync(chromium);
+const CHROMIUM_NEED = "needs /usr/bin/chromium: apt-get install chromium";
 
 /** Width and height from a PNG's IHDR chunk. */
 function pngSize(png: Buffer): { width: number; height: number } {
@@ -57,7 +59,7 @@ interface Box {
 }
 
 describe("arl report in a browser", () => {
-  it.skipIf(!hasChromium)(hasChromium ? "shows the quick start's result and settings above the fold at 1366x768" : "shows the quick start's result and settings above the fold (skipped: /usr/bin/chromium is absent; install Debian's chromium package)", async () => {
+  it.skipIf(!hasChromium)(skipTitle("shows the quick start's result and settings above the fold at 1366x768", !hasChromium, CHROMIUM_NEED), async () => {
     const out = tempDir("arl-report-fold-");
     const report = await runArl(["report", quickstartRun, "--out", out], { cwd: out });
     expect(report.code, report.stderr).toBe(0);
@@ -97,7 +99,7 @@ describe("arl report in a browser", () => {
     if (process.env.ARL_WRITE_DOCS === "1") copyFileSync(shot, quickstartImage);
   }, 120_000);
 
-  it.skipIf(!hasChromium)(hasChromium ? "renders in headless Chromium" : "renders in headless Chromium (skipped: /usr/bin/chromium is absent; install Debian's chromium package)", async () => {
+  it.skipIf(!hasChromium)(skipTitle("renders in headless Chromium", !hasChromium, CHROMIUM_NEED), async () => {
     const cwd = tempDir("arl-report-browser-");
     writeSweep(cwd);
     const report = await runArl(["report", "spec.arl", "--smooth", "0.5"], { cwd });

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { pythonCandidates } from "../../src/contracts/python.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
@@ -56,7 +57,7 @@ function runDirOf(dir: string): string {
   return path.join(base, readdirSync(base)[0]!);
 }
 
-describe.skipIf(!hasPython && !process.env.CI)("arl run of a dataset task", () => {
+describe.skipIf(!hasPython && !process.env.CI)(skipTitle("arl run of a dataset task", !hasPython && !process.env.CI, "needs Python 3: apt-get install python3, or npm run setup:python for .venv"), () => {
   for (const [name, env] of [
     ["a veRL compute_score", 'scorer: verl\n    verifier: "./reward.py"'],
     ["a TRL reward function", 'scorer: trl\n    verifier: "./trl_reward.py"\n    function: "exact_answer"'],

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
 import { counterSubprocessEnv } from "../helpers/plans.js";
 import { killThenResume } from "../helpers/kill-resume.js";
@@ -34,7 +35,7 @@ experiment torch_smoke {
 }
 `;
 
-describe.skipIf(!hasTorch)(hasTorch ? "arl run --backend torch" : "arl run --backend torch (skipped: no Python with torch; npm run setup:python makes .venv)", () => {
+describe.skipIf(!hasTorch)(skipTitle("arl run --backend torch", !hasTorch, "needs torch in .venv: npm run setup:python"), () => {
   it("finishes an iteration on CPU through the PyTorch trainer", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-torch-"));
     writeFileSync(path.join(dir, "smoke.arl"), spec);

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { RunTracking } from "../../src/runtime/run/tracking.js";
 import { pythonCandidates } from "../../src/contracts/python.js";
 import { runArl } from "../helpers/cli.js";
@@ -68,7 +69,7 @@ interface ReadBack {
   mlflow: { status: string; metrics: Record<string, [number, number][]>; params: Record<string, string>; artifacts: string[] };
 }
 
-describe.skipIf(!hasTrackers)("tracking in arl run (builtin:tiny)", () => {
+describe.skipIf(!hasTrackers)(skipTitle("tracking in arl run (builtin:tiny)", !hasTrackers, "needs tensorboard, wandb and mlflow in .venv: npm run setup:python"), () => {
   it("copies every metrics line, the plan and the eval tables to TensorBoard, W&B and MLflow, read back with their readers", async () => {
     const r = await run(`tensorboard: true, wandb { project: "arl-test", mode: offline }, mlflow {}`);
     expect(r.code, r.output).toBe(0);
@@ -146,7 +147,7 @@ describe.skipIf(!hasTrackers)("tracking in arl run (builtin:tiny)", () => {
 
 const hasPython = spawnSync(python, ["-c", "pass"], { stdio: "ignore" }).status === 0;
 
-describe.skipIf(!hasPython)("a trackers' sidecar that reports its failure", () => {
+describe.skipIf(!hasPython)(skipTitle("a trackers' sidecar that reports its failure", !hasPython, "needs Python 3: apt-get install python3, or npm run setup:python for .venv"), () => {
   it("is not waited for: its report ends the first metrics line's wait (RUN/tracking a regular file)", async () => {
     const [plan] = compilePlans(spec("tensorboard: true", 1));
     const runDir = mkdtempSync(path.join(tmpdir(), "arl-tracking-file-"));
