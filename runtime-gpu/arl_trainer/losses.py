@@ -153,12 +153,6 @@ def value_terms(v: torch.Tensor, old_v: torch.Tensor, returns: torch.Tensor, val
     return 0.5 * err
 
 
-def entropy_terms(logp_all: torch.Tensor) -> torch.Tensor:
-    """Entropy of each row of log-probabilities (entries at -inf, outside the support, count 0)."""
-    p = logp_all.exp()
-    return -torch.where(p > 0, p * logp_all, torch.zeros_like(p)).sum(-1)
-
-
 def policy_loss_reference(
     logp: Sequence[Sequence[float]],
     logp_old: Sequence[Sequence[float]],

@@ -158,8 +158,3 @@ def load_file(path: str, device: str | torch.device = "cpu") -> dict[str, torch.
             t = t.view(torch.bfloat16)
         out[name] = t.reshape(info["shape"]).to(device)
     return out
-
-
-def load_metadata(path: str) -> dict[str, str]:
-    header, _ = read_header(path)
-    return dict(header.get("__metadata__") or {})
