@@ -75,6 +75,7 @@ export function analyze(program: Program, options: AnalyzeOptions = {}): Semanti
   // Sweeps, ablations and repeated experiments give many variants the same content.
   const memo: ParseMemo | undefined = options.memoise === false ? undefined : new ParseMemo();
   if (entry) {
+    reportEmptyEntry(entry, diagnostics);
     for (const decl of index.declarationsOf(entry).values()) {
       // Every tool of the file is checked, used or not, and whatever else is wrong: its
       // problems are all reported in the same run as the experiments'.
@@ -85,6 +86,21 @@ export function analyze(program: Program, options: AnalyzeOptions = {}): Semanti
   }
   append(diagnostics, evaluator.diagnostics);
   return { program, experiments, diagnostics: unique(diagnostics) };
+}
+
+/** A file that declares and imports nothing checks clean and runs nothing: said, so an empty or misnamed file is not taken for a passing spec. */
+function reportEmptyEntry(entry: Module, diagnostics: Diagnostic[]): void {
+  const document = entry.parsed.document;
+  if (document.blocks.length > 0 || document.imports.length > 0 || entry.parsed.diagnostics.length > 0) return;
+  const start = { line: 1, column: 1, offset: 0 };
+  diagnostics.push({
+    code: "empty-file",
+    severity: "warning",
+    message: "the file declares nothing: there is no experiment to check or run",
+    file: entry.path,
+    range: { start, end: start },
+    hint: "an experiment block is what 'arl run' runs (docs/language.md); 'arl check DIR' skips no file, so remove the file if it is not meant to be a spec",
+  });
 }
 
 function reportUnknownKinds(program: Program, diagnostics: Diagnostic[]): void {

@@ -90,6 +90,7 @@ export function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors:
   for (const d of result.diagnostics) if (d.severity === "error") io.stderr(`${renderText(d, lines.get(d.file), io.cwd, { color: false })}\n`);
   if (hasErrors(result.diagnostics) || !result.model) return { plans: [], errors: true };
   let plans = lowerModel(result.model).plans;
+  if (plans.length === 0) throw new UsageError(`'${file}' declares no experiment: nothing to run (an experiment block is what runs; docs/language.md)`);
   if (fragment) {
     const [experiment, variant] = fragment.split("/", 2);
     plans = plans.filter((p) => p.experiment === experiment && (variant === undefined || p.variant === variant));

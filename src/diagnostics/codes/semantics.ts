@@ -155,4 +155,12 @@ related location shows the other one. Rename one, or offer only one of them.`,
     explanation: `A tool's parameters are given to the model (and checked on each call) as a JSON Schema; this one
 does not compile. The message names the problem.`,
   },
+  "empty-file": {
+    stage: "declarations",
+    title: "A spec that declares nothing",
+    explanation: `The file has no block and no import (it is empty, or holds only comments), so there is
+nothing to check and no experiment to run: 'arl check' would pass it and 'arl run' would do
+nothing. Write an experiment (docs/language.md), or remove the file. 'arl run' and the other
+commands that select plans refuse a spec that declares no experiment.`,
+  },
 } as const satisfies Record<string, CodeExplanation>;
