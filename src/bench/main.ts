@@ -33,7 +33,7 @@ function sectionsOf(args: BenchArgs): { all: BenchSection[]; onRequest: BenchSec
     roomsSection(measure),
     sqlSection(measure),
     findmaxSection(measure),
-    asyncSection(args.seeds ?? 1),
+    asyncSection({ seeds: args.seeds, rounds: args.rounds, iterations: args.steps }),
     gatewaySection(measure),
     sftStepSection(measure),
     quickstartSection(),
