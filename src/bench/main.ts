@@ -37,7 +37,7 @@ function sectionsOf(args: BenchArgs): { all: BenchSection[]; onRequest: BenchSec
     gatewaySection(measure),
     sftStepSection(measure),
     quickstartSection(),
-    peerSection(),
+    peerSection({ rounds: args.rounds, steps: args.steps, tokens: args.tokens }),
   ];
   // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
   return { all, onRequest: miniSections() };
