@@ -90,7 +90,8 @@ class VerifierPool:
         with self._lock:
             self.size = max(self.size, size)
         started = []
-        while len(started) < min(size, len(os.sched_getaffinity(0))) and self._claim_slot():
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        while len(started) < min(size, cpus) and self._claim_slot():
             started.append(_Worker(self._context))
         failure = None
         for worker in started:
