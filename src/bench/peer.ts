@@ -204,7 +204,7 @@ function measured(s: Steps): { wall: number; cpu: number | undefined } {
 }
 
 /** Why a side's runs were not the stated work (rewards all equal in a group, a failed verifier), or undefined when they were. */
-export function notTheWork(runs: readonly Steps[]): string | undefined {
+function notTheWork(runs: readonly Steps[]): string | undefined {
   for (const [round, s] of runs.entries()) {
     if (s.envErrors) return `${s.envErrors} episodes of round ${round + 1} ended in an env error`;
     if (s.varied.length < s.seconds.length) return `round ${round + 1} reported whether its rewards varied for ${s.varied.length} of its ${s.seconds.length} steps`;
