@@ -9,4 +9,5 @@ answer for that call only (and ends that call's episode); the host goes on servi
 """
 
 # 2: env library sessions (backend.*, episode.*) and the error kinds missing and config.
-PROTOCOL_VERSION = 2
+# 3: verifier workers (verifier.pool); their verifier.score answers come as each call is done.
+PROTOCOL_VERSION = 3

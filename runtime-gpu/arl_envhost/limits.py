@@ -1,4 +1,4 @@
-"""Time limits of one call, by the interval timer (the host serves one call at a time, in its main thread).
+"""Time limits of one call, by the interval timer (each call runs in the main thread of the process that serves it: the host, or a verifier worker).
 
 A limit raises ``CallTimeout`` in the running Python code. It derives from BaseException so that a
 user's ``except Exception`` cannot swallow it. Code stuck inside a C extension does not see it: the

@@ -1,20 +1,27 @@
 """The env host's request loop: JSON lines in on stdin, JSON lines out on the protocol's stdout (docs/env-host.md).
 
-Requests are ``{"id": N, "method": M, "params": {...}}``, answered in order by ``{"id": N, "result": ...}``
-or ``{"id": N, "error": {"kind", "message", "traceback"}}``. The host's first line is
+Requests are ``{"id": N, "method": M, "params": {...}}``, answered by ``{"id": N, "result": ...}`` or
+``{"id": N, "error": {"kind", "message", "traceback"}}``: in order, except that with verifier workers
+(``verifier.pool``) a ``verifier.score`` is answered when its worker is done. A reader thread takes
+the requests in, so a score reaches a free worker while the main thread serves a long call (the
+time limits are the interval timer, which only the main thread receives). The host's first line is
 ``{"ready": {"protocol", "python", "pid"}}``. Whatever user code prints goes to stderr: the
 protocol has the real stdout to itself.
 """
 
 import json
 import os
+import queue
 import sys
+import threading
 import traceback
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from arl_envhost import PROTOCOL_VERSION, verifiers
 from arl_envhost.backends.base import ConfigError
 from arl_envhost.limits import CallTimeout, call_with_limit
+from arl_envhost.pool import VerifierPool
 from arl_envhost.sessions import LibraryMissing, SessionError, Sessions
 
 
@@ -95,31 +102,43 @@ _SESSION_METHODS = {
 }
 
 
-def _dispatch(method: str, params: dict[str, Any], sessions: Sessions) -> Any:
+def score(params: dict[str, Any]) -> Any:
+    """A ``verifier.score`` request's result, under its time limit (in the host or a verifier worker)."""
+    style, limit = _str(params, "style"), _limit(params)
+    if style == "verl":
+        handle, solution = _str(params, "handle"), _str(params, "solution_str")
+        return call_with_limit(
+            lambda: verifiers.score_verl(handle, params.get("data_source"), solution, params.get("ground_truth"), params.get("extra_info")), limit
+        )
+    if style == "trl":
+        handle, completion = _str(params, "handle"), _str(params, "completion")
+        columns = params.get("columns")
+        if not isinstance(columns, dict):
+            raise RequestError("params.columns must be an object")
+        return call_with_limit(lambda: verifiers.score_trl(handle, params.get("prompt"), completion, columns), limit)
+    if style == "math_verify":
+        answer, truth = _str(params, "solution_str"), _str(params, "ground_truth")
+        return call_with_limit(lambda: verifiers.score_math_verify(answer, truth), limit)
+    raise RequestError(f"unknown verifier style {style!r} (verl, trl, math_verify)")
+
+
+def _dispatch(method: str, params: dict[str, Any], sessions: Sessions, pool: VerifierPool) -> Any:
     if method == "ping":
         return {"pid": os.getpid(), "episodes": len(sessions)}
     if method in _SESSION_METHODS:
         return _episode_call(sessions, method, params)
     if method == "verifier.load":
-        path, function = _str(params, "path"), _str(params, "function")
-        return {"handle": call_with_limit(lambda: verifiers.load(path, function), _limit(params))}
+        path, function, limit = _str(params, "path"), _str(params, "function"), _limit(params)
+        handle = call_with_limit(lambda: verifiers.load(path, function), limit)
+        pool.loaded(path, function, limit)
+        return {"handle": handle}
+    if method == "verifier.pool":
+        workers, limit = _int(params, "workers"), _limit(params)
+        if workers < 1:
+            raise RequestError("params.workers must be at least 1")
+        return {"workers": call_with_limit(lambda: pool.start(workers, limit), limit)}
     if method == "verifier.score":
-        style, limit = _str(params, "style"), _limit(params)
-        if style == "verl":
-            handle, solution = _str(params, "handle"), _str(params, "solution_str")
-            return call_with_limit(
-                lambda: verifiers.score_verl(handle, params.get("data_source"), solution, params.get("ground_truth"), params.get("extra_info")), limit
-            )
-        if style == "trl":
-            handle, completion = _str(params, "handle"), _str(params, "completion")
-            columns = params.get("columns")
-            if not isinstance(columns, dict):
-                raise RequestError("params.columns must be an object")
-            return call_with_limit(lambda: verifiers.score_trl(handle, params.get("prompt"), completion, columns), limit)
-        if style == "math_verify":
-            answer, truth = _str(params, "solution_str"), _str(params, "ground_truth")
-            return call_with_limit(lambda: verifiers.score_math_verify(answer, truth), limit)
-        raise RequestError(f"unknown verifier style {style!r} (verl, trl, math_verify)")
+        return score(params)
     raise RequestError(f"unknown method {method!r}")
 
 
@@ -127,28 +146,72 @@ def _error(kind: str, message: str, tb: str | None = None) -> dict[str, Any]:
     return {"kind": kind, "message": message, "traceback": tb}
 
 
+def answer(fn: Callable[[], Any], limit: Any) -> dict[str, Any]:
+    """``{"result": fn()}``, or ``{"error": ...}`` saying how it failed (``limit``: the call's timeout_s, for the message)."""
+    try:
+        return {"result": fn()}
+    except (RequestError, SessionError) as e:
+        return {"error": _error("request", str(e))}
+    except LibraryMissing as e:
+        return {"error": _error("missing", str(e))}
+    except ConfigError as e:
+        return {"error": {**_error("config", str(e)), "field": e.field, "hint": e.hint}}
+    except verifiers.VerifierError as e:
+        return {"error": _error("result", str(e))}
+    except CallTimeout:
+        return {"error": _error("timeout", f"the call ran past its limit of {limit} s")}
+    except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the host goes on
+        last = traceback.format_exception_only(type(e), e)[-1].strip()
+        return {"error": _error("raised", last, traceback.format_exc())}
+    except SystemExit as e:
+        return {"error": _error("raised", f"SystemExit({e.code}): the verifier called exit", traceback.format_exc())}
+
+
 def serve(requests: TextIO, out: TextIO) -> None:
+    lock = threading.Lock()
+
     def send(message: dict[str, Any]) -> None:
-        out.write(json.dumps(message, allow_nan=False) + "\n")
-        out.flush()
+        # The main thread and the verifier workers' threads answer: one whole line at a time.
+        with lock:
+            out.write(json.dumps(message, allow_nan=False) + "\n")
+            out.flush()
 
     sessions = Sessions()
+    pool = VerifierPool()
     try:
-        _serve(requests, send, sessions)
+        _serve(requests, send, sessions, pool)
     finally:
         # On shutdown and when stdin closes alike: episodes and backends release what they hold (JVMs).
         sessions.shutdown()
+        pool.close()
 
 
-def _serve(requests: TextIO, send: Any, sessions: Sessions) -> None:
-    send({"ready": {"protocol": PROTOCOL_VERSION, "python": sys.version.split()[0], "pid": os.getpid()}})
+def _read(requests: TextIO, send: Any, pool: VerifierPool, inbox: "queue.Queue[Any]") -> None:
+    """The reader thread: a score goes to a verifier worker at once when there are workers, the rest to the main thread."""
     for line in requests:
         if not line.strip():
             continue
         try:
             request = json.loads(line)
         except json.JSONDecodeError as e:
-            send({"id": None, "error": _error("request", f"not JSON: {e}")})
+            inbox.put(_error("request", f"not JSON: {e}"))
+            continue
+        rid = request.get("id") if isinstance(request, dict) else None
+        params = request.get("params", {}) if isinstance(request, dict) else None
+        if isinstance(request, dict) and request.get("method") == "verifier.score" and pool.size > 0 and isinstance(params, dict):
+            pool.submit(params, lambda reply, rid=rid: send({"id": rid, **reply}))
+        else:
+            inbox.put(request)
+    inbox.put(None)
+
+
+def _serve(requests: TextIO, send: Any, sessions: Sessions, pool: VerifierPool) -> None:
+    send({"ready": {"protocol": PROTOCOL_VERSION, "python": sys.version.split()[0], "pid": os.getpid()}})
+    inbox: queue.Queue[Any] = queue.Queue()
+    threading.Thread(target=_read, args=(requests, send, pool, inbox), daemon=True).start()
+    while (request := inbox.get()) is not None:
+        if isinstance(request, dict) and set(request) == {"kind", "message", "traceback"}:
+            send({"id": None, "error": request})
             continue
         rid = request.get("id") if isinstance(request, dict) else None
         method = request.get("method") if isinstance(request, dict) else None
@@ -156,27 +219,16 @@ def _serve(requests: TextIO, send: Any, sessions: Sessions) -> None:
         if method == "shutdown":
             # Closed before answering: the runtime may stop the process group once it has the answer.
             sessions.shutdown()
+            pool.close()
             send({"id": rid, "result": {}})
             return
-        try:
+
+        def call(method=method, params=params) -> Any:
             if not isinstance(method, str) or not isinstance(params, dict):
                 raise RequestError('a request is {"id": N, "method": "...", "params": {...}}')
-            send({"id": rid, "result": _dispatch(method, params, sessions)})
-        except (RequestError, SessionError) as e:
-            send({"id": rid, "error": _error("request", str(e))})
-        except LibraryMissing as e:
-            send({"id": rid, "error": _error("missing", str(e))})
-        except ConfigError as e:
-            send({"id": rid, "error": {**_error("config", str(e)), "field": e.field, "hint": e.hint}})
-        except verifiers.VerifierError as e:
-            send({"id": rid, "error": _error("result", str(e))})
-        except CallTimeout:
-            send({"id": rid, "error": _error("timeout", f"the call ran past its limit of {params.get('timeout_s')} s")})
-        except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the host goes on
-            last = traceback.format_exception_only(type(e), e)[-1].strip()
-            send({"id": rid, "error": _error("raised", last, traceback.format_exc())})
-        except SystemExit as e:
-            send({"id": rid, "error": _error("raised", f"SystemExit({e.code}): the verifier called exit", traceback.format_exc())})
+            return _dispatch(method, params, sessions, pool)
+
+        send({"id": rid, **answer(call, params.get("timeout_s") if isinstance(params, dict) else None)})
 
 
 def main() -> int:

@@ -2,35 +2,52 @@
 """The GRPO step of TRL's GRPOTrainer, and of a plain PyTorch loop (the compute floor), on the
 work that src/bench/peer.ts gives ARL's run loop: the same model directory (a random Qwen3 with
 the real tokenizer), the same prompt rows, group size, completion budget, sampling, optimizer,
-learning rate and batch. Writes the wall and CPU seconds of each training step as JSON to --out.
+learning rate and batch. Writes, for each training step, its wall seconds, the CPU seconds of the
+whole process tree, the fraction of groups whose rewards were not all equal and the gradient norm,
+as JSON to --out.
 
-    python grpo_side_by_side.py trl|floor --model DIR --data ROWS.jsonl --out RESULT.json [...]
+    python grpo_side_by_side.py trl|floor --model DIR --data ROWS.jsonl --reward FILE --out RESULT.json [...]
 
-Both score with `number_correct`, the `number` scorer of docs/datasets.md (the last number of the
-answer equals the row's answer), so all three score alike. One step is: generate a completion
-for each prompt G times, score, group-normalise the rewards, one forward and backward over the
-completions, one clipped AdamW step.
+All three sides score with the same file's `compute_score` (--reward: bench/peer_reward.py, which
+ARL runs as its veRL verifier). One step is: generate a completion for each prompt G times, score,
+group-normalise the rewards, one forward and backward over the completions, one clipped AdamW step.
+A step's time runs from the end of the step before to the end of this one (the first from the
+start of training), so that TRL's batch fetch and logging are inside it, as ARL's commit is.
+TRL runs in float32 without gradient checkpointing, as ARL and the floor do, unless
+--trl-defaults leaves both to TRL's own defaults (bf16 autocast where the device has it, and
+activation checkpointing).
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
-import re
+import resource
 import sys
 import time
 from pathlib import Path
 
-NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+def load_reward(path: str):
+    """The `compute_score(data_source, solution_str, ground_truth, extra_info)` of the file, as a function of (text, truth) to the score."""
+    spec = importlib.util.spec_from_file_location("peer_reward", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot import the reward file {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def score(text: str, truth) -> float:
+        result = module.compute_score(None, text, truth, None)
+        return float(result["score"] if isinstance(result, dict) else result)
+
+    return score
 
 
-def number_correct(answer: str, truth) -> float:
-    """1.0 when the last number of `answer` equals `truth` to a relative 1e-9 (the `number` scorer)."""
-    found = NUMBER.findall(answer)
-    if not found:
-        return 0.0
-    got, want = float(found[-1].replace(",", "")), float(truth)
-    return 1.0 if abs(got - want) <= 1e-9 * max(1.0, abs(want)) else 0.0
+def tree_cpu_seconds() -> float:
+    """CPU seconds of this process (every thread) and of its children that have ended."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def parse_args(argv=None):
@@ -38,7 +55,9 @@ def parse_args(argv=None):
     p.add_argument("mode", choices=["trl", "floor"])
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True, help="JSON lines with prompt, answer and split (the train rows are used)")
+    p.add_argument("--reward", required=True, help="a Python file with a veRL-style compute_score (bench/peer_reward.py)")
     p.add_argument("--out", required=True)
+    p.add_argument("--trl-defaults", action="store_true", help="trl: leave dtype, bf16 and gradient checkpointing to TRL's defaults")
     p.add_argument("--steps", type=int, default=6, help="training steps (the first is warm-up; all are reported)")
     p.add_argument("--group-size", type=int, default=4)
     p.add_argument("--prompts-per-step", type=int, default=4)
@@ -56,33 +75,60 @@ def train_rows(path: str) -> list[dict]:
     return [r for r in rows if r.get("split", "train") == "train"]
 
 
-def run_trl(args, rows: list[dict]) -> tuple[list[float], list[float]]:
+class Steps:
+    """Per step: wall seconds since the previous step's end, tree CPU seconds, varied group fraction, gradient norm."""
+
+    def __init__(self):
+        self.seconds, self.cpu, self.varied, self.grad_norm = [], [], [], []
+        self.mark()
+
+    def mark(self):
+        self.last = (time.perf_counter(), tree_cpu_seconds())
+
+    def end(self):
+        wall, cpu = self.last
+        self.mark()
+        self.seconds.append(self.last[0] - wall)
+        self.cpu.append(self.last[1] - cpu)
+
+
+def run_trl(args, rows: list[dict], score) -> Steps:
     # The trainer venv has vLLM installed without its dependencies (requirements-engines.txt, for
     # the protocol tests); TRL imports it whenever it is found. This bench runs TRL without vLLM
     # (use_vllm=False), so it is hidden: None in sys.modules makes find_spec and import see none.
     sys.modules["vllm"] = None
     import tempfile
 
+    import torch
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     def reward(completions, answer, **_):
-        return [number_correct(c[-1]["content"] if isinstance(c, list) else c, a) for c, a in zip(completions, answer, strict=True)]
+        return [score(c[-1]["content"] if isinstance(c, list) else c, a) for c, a in zip(completions, answer, strict=True)]
+
+    steps = Steps()
 
     class StepTimes(TrainerCallback):
-        def __init__(self):
-            self.seconds, self.cpu, self.started = [], [], (0.0, 0.0)
-
-        def on_step_begin(self, *_, **__):
-            self.started = (time.perf_counter(), time.process_time())
+        # From the previous step's end (or the start of training) to this one's: the batch fetch
+        # before on_step_begin and the previous step's logging after on_step_end are inside.
+        def on_train_begin(self, *_, **__):
+            steps.mark()
 
         def on_step_end(self, *_, **__):
-            self.seconds.append(time.perf_counter() - self.started[0])
-            self.cpu.append(time.process_time() - self.started[1])
+            steps.end()
+
+        def on_log(self, _args, _state, _control, logs=None, **__):
+            # Logged once a step (logging_steps 1), after on_step_end; the final summary has neither key.
+            if logs and "frac_reward_zero_std" in logs:
+                steps.varied.append(1.0 - float(logs["frac_reward_zero_std"]))
+                steps.grad_norm.append(float(logs.get("grad_norm", math.nan)))
 
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": r["prompt"]}], "answer": r["answer"]} for r in rows])
-    times = StepTimes()
+    # The same numerics as ARL and the floor: float32 weights and arithmetic, activations kept.
+    same_numerics = {"bf16": False, "fp16": False, "activation_checkpointing": False, "model_init_kwargs": {"dtype": torch.float32}}
+    if args.trl_defaults:
+        same_numerics = {}
     with tempfile.TemporaryDirectory() as out:
         config = GRPOConfig(
             output_dir=out,
@@ -116,13 +162,20 @@ def run_trl(args, rows: list[dict]) -> tuple[list[float], list[float]]:
             disable_tqdm=True,
             use_cpu=True,
             dataloader_num_workers=0,
+            **same_numerics,
         )
-        trainer = GRPOTrainer(model=args.model, reward_funcs=reward, args=config, train_dataset=dataset, callbacks=[times])
+        trainer = GRPOTrainer(model=args.model, reward_funcs=reward, args=config, train_dataset=dataset, callbacks=[StepTimes()])
+        steps.settings = {
+            "dtype": str(next(trainer.model.parameters()).dtype).replace("torch.", ""),
+            "bf16": bool(config.bf16),
+            # transformers' newer name for it (the old one is its deprecated alias), where it has one.
+            "gradient_checkpointing": bool(getattr(config, "activation_checkpointing", config.gradient_checkpointing)),
+        }
         trainer.train()
-    return times.seconds, times.cpu
+    return steps
 
 
-def run_floor(args, rows: list[dict]) -> tuple[list[float], list[float]]:
+def run_floor(args, rows: list[dict], score) -> Steps:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -134,9 +187,9 @@ def run_floor(args, rows: list[dict]) -> tuple[list[float], list[float]]:
     eos = tok.convert_tokens_to_ids("<|im_end|>")
     pad = tok.pad_token_id if tok.pad_token_id is not None else eos
     G, T = args.group_size, args.max_new_tokens
-    seconds, cpu = [], []
+    steps = Steps()
+    steps.settings = {"dtype": "float32", "bf16": False, "gradient_checkpointing": False}
     for step in range(args.steps):
-        started, started_cpu = time.perf_counter(), time.process_time()
         batch = [rows[(step * args.prompts_per_step + i) % len(rows)] for i in range(args.prompts_per_step)]
         chats = [[{"role": "user", "content": r["prompt"]}] for r in batch]
         prompts = [tok.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=False) for c in chats]
@@ -168,7 +221,8 @@ def run_floor(args, rows: list[dict]) -> tuple[list[float], list[float]]:
         completion_ids = torch.stack(completion, 1)
         completion_mask = torch.stack(alive, 1).float()
         texts = tok.batch_decode(completion_ids.masked_fill(completion_mask == 0, pad), skip_special_tokens=True)
-        rewards = torch.tensor([number_correct(t, batch[i // G]["answer"]) for i, t in enumerate(texts)]).view(-1, G)
+        rewards = torch.tensor([score(t, batch[i // G]["answer"]) for i, t in enumerate(texts)]).view(-1, G)
+        steps.varied.append(float((rewards.std(1) > 0).float().mean()))
         advantages = ((rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-4)).view(-1, 1)
         # The step: log-probs of the sampled tokens under the current weights (ratio 1, so the clipped
         # surrogate's gradient is the advantage-weighted log-prob gradient), token mean over the batch.
@@ -181,28 +235,36 @@ def run_floor(args, rows: list[dict]) -> tuple[list[float], list[float]]:
         surrogate = torch.minimum(ratio * advantages, ratio.clamp(1 - args.clip, 1 + args.clip) * advantages)
         loss = -(surrogate * completion_mask).sum() / completion_mask.sum()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
+        steps.grad_norm.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)))
         opt.step()
         opt.zero_grad(set_to_none=True)
-        seconds.append(time.perf_counter() - started)
-        cpu.append(time.process_time() - started_cpu)
-    return seconds, cpu
+        steps.end()
+    return steps
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
     rows = train_rows(args.data)
+    score = load_reward(args.reward)
     import torch
 
-    seconds, cpu = (run_trl if args.mode == "trl" else run_floor)(args, rows)
-    result = {"mode": args.mode, "seconds": seconds, "cpu_seconds": cpu, "threads": torch.get_num_threads()}
+    steps = (run_trl if args.mode == "trl" else run_floor)(args, rows, score)
+    result = {
+        "mode": args.mode,
+        "seconds": steps.seconds,
+        "cpu_seconds": steps.cpu,
+        "varied_group_ratio": steps.varied,
+        "grad_norm": steps.grad_norm,
+        "settings": steps.settings,
+        "threads": torch.get_num_threads(),
+    }
     if args.mode == "trl":
         import trl
 
         result["trl"] = trl.__version__
     Path(args.out).write_text(json.dumps(result))
     print(json.dumps(result))
-    if not all(math.isfinite(s) for s in seconds):
+    if not all(math.isfinite(s) for s in steps.seconds):
         sys.exit(1)
 
 

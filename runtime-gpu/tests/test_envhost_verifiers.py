@@ -194,6 +194,20 @@ class Host:
         assert answer["id"] == self.next_id
         return answer
 
+    def requests(self, calls):
+        """Sends every (method, params) at once, then reads as many answers: each matched to its call by id."""
+        ids = []
+        for method, params in calls:
+            self.next_id += 1
+            ids.append(self.next_id)
+            self.process.stdin.write(json.dumps({"id": self.next_id, "method": method, "params": params}) + "\n")
+        self.process.stdin.flush()
+        answers = {}
+        for _ in calls:
+            answer = self._line()
+            answers[answer["id"]] = answer
+        return [answers[i] for i in ids]
+
     def close(self):
         if self.process.poll() is None:
             self.process.stdin.write(json.dumps({"id": 0, "method": "shutdown", "params": {}}) + "\n")
@@ -253,9 +267,12 @@ def test_host_says_ready_and_answers_bad_requests_as_request_errors(host):
     assert host.request("ping")["result"] == {"pid": host.process.pid, "episodes": 0}
 
 
-def test_host_serves_each_failure_as_that_calls_error_and_goes_on(host, tmp_path):
+@pytest.mark.parametrize("workers", [None, 2], ids=["in the host", "in verifier workers"])
+def test_host_serves_each_failure_as_that_calls_error_and_goes_on(host, tmp_path, workers):
     path = write(tmp_path, "unruly.py", UNRULY)
     handle = host.request("verifier.load", path=path, function="compute_score", timeout_s=30)["result"]["handle"]
+    if workers:
+        assert host.request("verifier.pool", workers=workers, timeout_s=60)["result"] == {"workers": workers}
     score = lambda text, limit=1: host.request("verifier.score", style="verl", handle=handle, solution_str=text, ground_truth="1", timeout_s=limit)  # noqa: E731
 
     # What the verifier prints (print or fd 1) goes to stderr: the protocol's stdout stays JSON.
@@ -278,6 +295,68 @@ def test_host_serves_each_failure_as_that_calls_error_and_goes_on(host, tmp_path
     printed = host.stderr_path.read_text()
     assert "loading the reward module" in printed
     assert "scoring print" in printed and "straight to fd 1" in printed
+
+
+SLOW = """
+import os
+import time
+
+CALLS = []
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    time.sleep(1)
+    # Module state is the worker's own: each counts only the calls it served.
+    CALLS.append(solution_str)
+    return {"score": float(len(solution_str)), "pid": os.getpid(), "calls": len(CALLS)}
+"""
+
+
+def test_verifier_workers_score_at_once_and_answer_each_call_with_its_own_result(host, tmp_path):
+    import time
+
+    handle = host.request("verifier.load", path=write(tmp_path, "slow.py", SLOW), function="compute_score", timeout_s=30)["result"]["handle"]
+    assert host.request("verifier.pool", workers=8, timeout_s=120)["result"] == {"workers": 8}
+    calls = [("verifier.score", {"style": "verl", "handle": handle, "solution_str": "x" * (i + 1), "ground_truth": "1", "timeout_s": 30}) for i in range(8)]
+    host.requests(calls)  # every worker started and the verifier imported in each
+    started = time.monotonic()
+    answers = host.requests(calls)
+    elapsed = time.monotonic() - started
+    # Eight 1 s calls on eight workers: about 1 s, not 8 (loosely: a loaded 2-core machine).
+    assert elapsed < 5, elapsed
+    assert [a["result"]["score"] for a in answers] == [float(i + 1) for i in range(8)]
+    assert len({a["result"]["pid"] for a in answers}) > 1
+    assert host.process.pid not in {a["result"]["pid"] for a in answers}
+
+
+STUCK = """
+import os
+import signal
+import time
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if solution_str == "stuck":
+        # As if stuck in C code: the time limit's signal cannot reach it.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(60)
+    if solution_str == "die":
+        os._exit(7)
+    return 1.0
+"""
+
+
+def test_a_stuck_or_dead_worker_fails_its_own_call_and_is_replaced(host, tmp_path):
+    handle = host.request("verifier.load", path=write(tmp_path, "stuck.py", STUCK), function="compute_score", timeout_s=30)["result"]["handle"]
+    assert host.request("verifier.pool", workers=2, timeout_s=60)["result"] == {"workers": 2}
+    score = lambda text: ("verifier.score", {"style": "verl", "handle": handle, "solution_str": text, "ground_truth": "1", "timeout_s": 1})  # noqa: E731
+    stuck, died, fine = host.requests([score("stuck"), score("die"), score("fine")])
+    assert stuck["error"] == {"kind": "timeout", "message": "the call ran past its limit of 1 s", "traceback": None}
+    assert died["error"]["kind"] == "raised" and died["error"]["message"] == "the verifier's worker process died (exit status 7)"
+    assert fine["result"] == {"score": 1.0, "correct": True, "answered": True}
+    # The host went on, and fresh workers import the verifier again and serve.
+    assert [a["result"]["score"] for a in host.requests([score("again")] * 3)] == [1.0] * 3
+    assert host.process.poll() is None
 
 
 def test_host_loads_refuse_a_missing_function_and_a_failing_import(host, tmp_path):

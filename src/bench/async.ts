@@ -1,7 +1,9 @@
 // Asynchronous rollout benchmark: wall time per training iteration of synchronous rollout, one
 // batch ahead (rollout.async, max_staleness 1) and k = 2, 4, 8 batches ahead, deterministic and
 // with in-flight updates (k 4, 8), and on the CPU trainers with a generation replica, same plan
-// otherwise, all measured in this run. Two env paces:
+// otherwise, all measured in this run, the modes interleaved by round: each round runs every mode
+// once (in the reverse order of the round before), so that a change of the machine's load between
+// two modes shows as a spread of the per-round speed-ups rather than as a speed-up. Two env paces:
 // env time comparable to the CPU trainers' own work, and env-bound (5x slower steps and resets,
 // as agentic envs behind containers or tools are), where the pipeline has env time to hide. The
 // env is an http env server whose reset and steps sleep (paced-env.ts, a session per episode),
@@ -17,7 +19,9 @@
 //   * the PyTorch trainer (runtime-gpu/arl_trainer, builtin:tiny on the CPU), where torch is here.
 // A row's figure is the mean over iterations 2..N of metrics time.total_s (iteration 1 has nothing
 // to overlap with; the mean, not the median, since a pipeline's iterations differ within a
-// snapshot's batches); min and max are over the same iterations. Success is the mean over the last half of the
+// snapshot's batches), pooled over the rounds; min and max are over the same iterations. A
+// speed-up is the median over rounds (and seeds) of the synchronous run's mean over the mode's in
+// the same round, with their spread. Success is the mean over the last half of the
 // iterations' episodes with its 95% Wilson interval; staleness is the mean lag (versions, one
 // optimizer step per update) over the batches trained.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -35,10 +39,11 @@ import { executePlan } from "../runtime/orchestrator.js";
 import { RunDirectory } from "../runtime/run-dir.js";
 import { pythonWithTorch, trainerCommand } from "../trainer/launch.js";
 import type { TrainerCommand } from "../trainer/protocol/client.js";
-import type { BenchResult, BenchSection } from "./harness.js";
+import { roundOrder, roundRatioRow, type BenchResult, type BenchSection } from "./harness.js";
 import { at } from "../contracts/checked.js";
 
 const ITERATIONS = 12;
+const ROUNDS = 3;
 /** The env's base step and reset times; each episode multiplies both by its pace. */
 interface EnvTimes {
   readonly stepMs: number;
@@ -89,7 +94,7 @@ async function startPacedEnv(times: EnvTimes): Promise<{ url: string; stop: () =
 const scriptedDouble = fileURLToPath(new URL("../../test/doubles/scripted-trainer.mjs", import.meta.url));
 
 /** The spec of `mode` over the paced env server at `url`. */
-function spec({ k, inFlight, replica }: Mode, backend: "local" | "torch", url: string, seed: number): string {
+function spec({ k, inFlight, replica }: Mode, backend: "local" | "torch", url: string, seed: number, iterations: number): string {
   return `
 experiment paced {
   seed: ${seed}
@@ -112,7 +117,7 @@ experiment paced {
     advantage { baseline: leave_one_out }
   }
   resources { backend: ${backend} }
-  rollout { tasks_per_batch: 4, iterations: ${ITERATIONS}, concurrency: ${LANES}${k === null ? "" : `, async { max_staleness: ${k}, max_policy_lag: ${k}${inFlight ? ", in_flight_updates: true" : ""}${replica ? ", generation: replica" : ""} }`} }
+  rollout { tasks_per_batch: 4, iterations: ${iterations}, concurrency: ${LANES}${k === null ? "" : `, async { max_staleness: ${k}, max_policy_lag: ${k}${inFlight ? ", in_flight_updates: true" : ""}${replica ? ", generation: replica" : ""} }`} }
   eval { every: 1000, tasks: 1, k: [1] }
 }
 `;
@@ -176,13 +181,24 @@ function torchAvailable(): boolean {
   }
 }
 
-/** `seeds`: each row is run with seeds 1..seeds (`npm run bench -- --only async --seeds N`). */
-export function asyncSection(seeds = 1): BenchSection {
+export interface AsyncOptions {
+  /** Each mode is run with seeds 1..seeds in every round (`--seeds N`). */
+  readonly seeds?: number | undefined;
+  /** Rounds, each running every mode once (`--rounds N`). */
+  readonly rounds?: number | undefined;
+  /** Iterations of each run (`--steps N`); at least 2, since the first is not counted. */
+  readonly iterations?: number | undefined;
+}
+
+export function asyncSection(options: AsyncOptions = {}): BenchSection {
+  const seeds = options.seeds ?? 1;
+  const rounds = options.rounds ?? ROUNDS;
+  const iterations = Math.max(2, options.iterations ?? ITERATIONS);
   return {
     name: "asynchronous rollout: wall time per iteration, synchronous vs one batch ahead vs k = 2, 4, 8",
     describe: () => [
-      `4 tasks x G 4 (16 episodes a batch), up to 4 turns, ${LANES} episode lanes (env instances at once: a synchronous batch fills 16 of them, a pipeline's batches share them all); env = an HTTP env server (one process, a session per episode), reset ${COMPARABLE.resetMs} ms and steps ${COMPARABLE.stepMs} ms (env-bound rows: ${ENV_BOUND.resetMs} and ${ENV_BOUND.stepMs} ms), both times a per-episode pace ~ Pareto(${TAIL_ALPHA}) capped at ${TAIL_CAP} (heavy-tailed episode durations); one optimizer step per update; ${ITERATIONS} iterations, mean of iterations 2..${ITERATIONS}.`,
-      `scripted double: train_step ${TRAIN_MS} ms (accelerator time), learns; embedded and PyTorch: builtin:tiny on the CPU (a random policy: its success stays near 0, so its comparison says little). ${seeds === 1 ? "One seed per row" : `Seeds 1..${seeds} per row (their iterations pooled; a speed-up is the mean of each seed's over its own synchronous run)`}; success over the last ${ITERATIONS / 2} iterations with its 95% Wilson interval.`,
+      `4 tasks x G 4 (16 episodes a batch), up to 4 turns, ${LANES} episode lanes (env instances at once: a synchronous batch fills 16 of them, a pipeline's batches share them all); env = an HTTP env server (one process, a session per episode), reset ${COMPARABLE.resetMs} ms and steps ${COMPARABLE.stepMs} ms (env-bound rows: ${ENV_BOUND.resetMs} and ${ENV_BOUND.stepMs} ms), both times a per-episode pace ~ Pareto(${TAIL_ALPHA}) capped at ${TAIL_CAP} (heavy-tailed episode durations); one optimizer step per update; ${iterations} iterations a run, mean of iterations 2..${iterations}.`,
+      `scripted double: train_step ${TRAIN_MS} ms (accelerator time), learns; embedded and PyTorch: builtin:tiny on the CPU (a random policy: its success stays near 0, so its comparison says little). ${seeds === 1 ? "One seed per mode" : `Seeds 1..${seeds} per mode`} in each of ${rounds} rounds, the modes interleaved (each round runs every mode once, in the reverse order of the round before); a row's time pools its runs' iterations; a speed-up is the median over rounds${seeds === 1 ? "" : " and seeds"} of the synchronous run's mean over the mode's in the same round, min and max in their columns; success over the last half of each run's iterations with its 95% Wilson interval.`,
     ],
     async run() {
       const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-async-"));
@@ -199,24 +215,26 @@ export function asyncSection(seeds = 1): BenchSection {
             rows.push({ name: label, note: `skipped: ${why}` });
             continue;
           }
-          // Seeds outermost, so that each seed's modes run close together in time (a shared
-          // machine's load drifts) and each seed's speed-up is over its own synchronous run.
-          const bySeed: Measured[][] = [];
+          // Rounds outermost, then seeds: each (round, seed) runs every mode close together in
+          // time (a shared machine's load drifts), and its speed-ups are over its own synchronous run.
+          const trials: Measured[][] = [];
           const env = await startPacedEnv(times);
           try {
-            for (let seed = 1; seed <= seeds; seed++) {
-              const measured: Measured[] = [];
-              for (const mode of modes) {
-                const plan = compile(spec(mode, backend, env.url, seed), dir);
-                measured.push(await measure(plan, trainerOf(plan), dir));
+            for (let round = 0; round < rounds; round++) {
+              for (let seed = 1; seed <= seeds; seed++) {
+                const measured: Measured[] = [];
+                for (const i of roundOrder(modes.length, round)) {
+                  const plan = compile(spec(at(modes, i), backend, env.url, seed, iterations), dir);
+                  measured[i] = await measure(plan, trainerOf(plan), dir);
+                }
+                trials.push(measured);
               }
-              bySeed.push(measured);
             }
           } finally {
             env.stop();
           }
           modes.forEach((mode, i) => {
-            const runs = bySeed.map((measured) => at(measured, i));
+            const runs = trials.map((measured) => at(measured, i));
             const ms = runs.flatMap((m) => m.seconds.map((s) => s * 1000));
             const success = wilson(
               runs.reduce((s, m) => s + m.success.successes, 0),
@@ -230,16 +248,14 @@ export function asyncSection(seeds = 1): BenchSection {
             });
             const synchronous = modes.findIndex((m) => m.k === null);
             if (mode.k === null || synchronous < 0) return;
-            // Each seed's synchronous mean over its mean in this mode; the row gives their mean and range.
-            const speedUps = bySeed.map((measured) => mean(at(measured, synchronous).seconds) / mean(at(measured, i).seconds));
-            const speedUp = mean(speedUps);
-            rows.push({
-              name: `${label}: ${modeName(mode)} speed-up over synchronous`,
-              value: speedUp,
-              unit: "x",
-              ...(seeds > 1 ? { note: `per seed ${speedUps.map((x) => x.toFixed(2)).join(", ")}` } : {}),
-              ...(mode.k >= 4 ? { goal: ">= 2 (k >= 4)", met: speedUp >= 2 } : {}),
-            });
+            // Each round's (and seed's) synchronous mean over its mean in this mode.
+            const speedUps = trials.map((measured) => mean(at(measured, synchronous).seconds) / mean(at(measured, i).seconds));
+            rows.push(
+              roundRatioRow(`${label}: ${modeName(mode)} speed-up over synchronous`, speedUps, {
+                note: `per round${seeds > 1 ? " and seed" : ""} ${speedUps.map((x) => x.toFixed(2)).join(", ")}`,
+                ...(mode.k >= 4 ? { goal: ">= 2 (k >= 4)", met: (v: number) => v >= 2 } : {}),
+              }),
+            );
           });
         }
       } finally {

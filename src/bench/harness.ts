@@ -22,6 +22,8 @@ export interface BenchResult {
   readonly met?: boolean;
   /** The spread of a derived figure measured more than once (a per-pair ratio): quartiles and extremes. */
   readonly spread?: Spread;
+  /** What each of the `runs` measurements of a spread is: a pair of runs (the default) or a round of interleaved runs. */
+  readonly spreadOf?: "pair" | "round";
   readonly note?: string;
 }
 
@@ -63,7 +65,7 @@ function quantile(values: readonly number[], p: number): number {
   return at(sorted, lo) + (at(sorted, hi) - at(sorted, lo)) * (pos - lo);
 }
 
-function spreadOf(values: readonly number[]): Spread {
+export function spreadOf(values: readonly number[]): Spread {
   return { min: Math.min(...values), q1: quantile(values, 0.25), q3: quantile(values, 0.75), max: Math.max(...values) };
 }
 
@@ -179,6 +181,34 @@ export async function paired(
   };
 }
 
+/**
+ * The order of `count` interleaved sides in round `round` (0-based): as listed, then reversed, and
+ * so on, so that no side always runs first (after a pause) or right after the heaviest one.
+ */
+export function roundOrder(count: number, round: number): number[] {
+  const order = Array.from({ length: count }, (_, i) => i);
+  return round % 2 === 0 ? order : order.reverse();
+}
+
+/**
+ * The row of a ratio measured once a round (its two sides run in the same round of interleaved
+ * runs): the median of the per-round ratios, their extremes in the min and max columns.
+ */
+export function roundRatioRow(name: string, ratios: readonly number[], judged: { goal?: string; met?: (value: number) => boolean; note?: string } = {}): BenchResult {
+  const value = median(ratios);
+  return {
+    name,
+    value,
+    unit: "x",
+    runs: ratios.length,
+    spread: spreadOf(ratios),
+    spreadOf: "round",
+    ...(judged.goal !== undefined ? { goal: judged.goal } : {}),
+    ...(judged.met ? { met: judged.met(value) } : {}),
+    ...(judged.note !== undefined ? { note: judged.note } : {}),
+  };
+}
+
 export function gcExposed(): boolean {
   return gc !== undefined;
 }
@@ -202,7 +232,8 @@ export function formatTable(results: readonly BenchResult[]): string {
       const show = (n: number | undefined) => (n !== undefined && Number.isInteger(n) && Math.abs(n) >= 1000 ? grouped(n) : fixed(n, 3));
       const value = `${show(r.value)}${r.unit ?? ""}`;
       const judged = r.goal ? `goal ${r.goal}: ${r.met ? "met" : "NOT met"}` : "";
-      const iqr = r.spread ? `per-pair IQR ${show(r.spread.q1)}-${show(r.spread.q3)}x over ${r.runs ?? "?"} pairs` : "";
+      const per = r.spreadOf ?? "pair";
+      const iqr = r.spread ? `per-${per} IQR ${show(r.spread.q1)}-${show(r.spread.q3)}x over ${r.runs ?? "?"} ${per}s` : "";
       return [r.name, value, r.spread ? `${show(r.spread.min)}x` : "", r.spread ? `${show(r.spread.max)}x` : "", "", "", [judged, iqr, r.note].filter(Boolean).join("; ")];
     }
     const seconds = r.medianMs / 1000;

@@ -1,10 +1,6 @@
 // `npm run bench`: runs the benchmark sections in order and prints one table per section
 // (`--json` prints the results as JSON instead). Timings are never asserted by unit tests.
-// Options: --json, --runs N (measured runs, default 9), --warmup N (default 3), --lines N (spec size),
-// --seeds N (the asynchronous rollout section's seeds per row, default 1),
-// --only TEXT (just the sections whose name contains TEXT; the experiments/mini/ sections run only
-// this way, e.g. --only mini), --instructions (the front end's cases
-// also counted in instructions under valgrind: src/bench/instructions.ts).
+// The options are in options.ts (`--help` prints them with the sections' names).
 import os from "node:os";
 import { frontendSection } from "./frontend.js";
 import { planSection } from "./plan.js";
@@ -20,30 +16,52 @@ import { scalingSection } from "./scaling.js";
 import { gatewaySection } from "./gateway.js";
 import { peerSection } from "./peer.js";
 import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
-import { at } from "../contracts/checked.js";
+import { benchUsage, BenchUsageError, parseBenchArgs, pickSections, type BenchArgs } from "./options.js";
 
-function option(args: readonly string[], name: string): number | undefined {
-  const k = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
-  if (k < 0) return undefined;
-  const arg = at(args, k);
-  const raw = arg.includes("=") ? arg.split("=")[1] : args[k + 1];
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer, got ${raw}`);
-  return n;
+function sectionsOf(args: BenchArgs): { all: BenchSection[]; onRequest: BenchSection[] } {
+  const measure: MeasureOptions = {
+    runs: args.runs ?? Math.max(7, defaultMeasureOptions.runs),
+    warmup: args.warmup ?? defaultMeasureOptions.warmup,
+  };
+  const all: BenchSection[] = [
+    frontendSection(measure, args.lines ?? 10_000, args.instructions),
+    scalingSection(measure),
+    planSection(measure),
+    protocolSection(measure),
+    lspSection(measure),
+    lspFramingSection(measure),
+    roomsSection(measure),
+    sqlSection(measure),
+    findmaxSection(measure),
+    asyncSection({ seeds: args.seeds, rounds: args.rounds, iterations: args.steps }),
+    gatewaySection(measure),
+    sftStepSection(measure),
+    quickstartSection(),
+    peerSection({ rounds: args.rounds, steps: args.steps, tokens: args.tokens }),
+  ];
+  // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
+  return { all, onRequest: miniSections() };
 }
 
-async function main(args: readonly string[]): Promise<void> {
-  const json = args.includes("--json");
-  const measure: MeasureOptions = {
-    runs: option(args, "--runs") ?? Math.max(7, defaultMeasureOptions.runs),
-    warmup: option(args, "--warmup") ?? defaultMeasureOptions.warmup,
-  };
-  // Later sections (semantic check, lowering, protocol throughput) are appended here.
-  const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
-  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), lspFramingSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(option(args, "--seeds") ?? 1), gatewaySection(measure), sftStepSection(measure), quickstartSection(), peerSection()];
-  // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
-  const onRequest: BenchSection[] = miniSections();
-  const sections = only === undefined ? all : [...all, ...onRequest].filter((s) => s.name.includes(only));
+async function main(argv: readonly string[]): Promise<void> {
+  let args: BenchArgs;
+  let sections: BenchSection[];
+  try {
+    args = parseBenchArgs(argv);
+    const { all, onRequest } = sectionsOf(args);
+    if (args.help) {
+      console.log(benchUsage([...all, ...onRequest].map((s) => s.name)));
+      return;
+    }
+    sections = pickSections(all, onRequest, args.only);
+  } catch (error) {
+    if (!(error instanceof BenchUsageError)) throw error;
+    const { all, onRequest } = sectionsOf({ help: false, json: false, instructions: false });
+    console.error(`arl bench: ${error.message}\n\n${benchUsage([...all, ...onRequest].map((s) => s.name))}`);
+    process.exitCode = 2;
+    return;
+  }
+  const json = args.json;
 
   const environment = {
     node: process.version,

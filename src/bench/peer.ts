@@ -2,11 +2,19 @@
 // (`arl run` of a single-turn dataset spec on the PyTorch trainer), of TRL's GRPOTrainer, and of a
 // plain PyTorch loop that only generates, scores and steps (the compute floor). One random tiny
 // Qwen3 with the real Qwen3 tokenizer (runtime-gpu/tests/hf_models.py), the same prompt rows, group
-// size, completion budget, sampling, optimizer, learning rate and batch for all three; TRL and the
-// floor are runtime-gpu/bench/grpo_side_by_side.py. Each runs STEPS steps in a process of its own,
-// one after another; a row is the median of steps 2..STEPS (step 1 warms up), and its note the
-// median CPU seconds a step (the trainer's and the orchestrator's, for ARL), which move less than
-// wall time with the load of a shared machine.
+// size, completion budget, sampling, optimizer, learning rate, batch and reward for all of them
+// (one Python file, runtime-gpu/bench/peer_reward.py: ARL's veRL verifier, TRL's reward function
+// and the floor's); TRL and the floor are runtime-gpu/bench/grpo_side_by_side.py. TRL runs twice:
+// in float32 without gradient checkpointing (ARL's and the floor's numerics: the comparison) and
+// with its own defaults (bf16 autocast, activation checkpointing). Every side runs STEPS steps in a
+// run of its own, and the sides are interleaved over ROUNDS rounds (each round runs each side once,
+// in the reverse order of the round before); a side's figure in a round is the median of its steps
+// 2..STEPS (step 1 warms up), a ratio the median over rounds of the two sides' figures of the same
+// round. A step is timed from the end of the step before to its own end, so everything the loop
+// does for a step is inside (ARL's commit, TRL's batch fetch and logging), with the CPU seconds of
+// the side's whole process tree beside. A ratio is refused when a side's rewards were all equal in
+// some group of some step: its advantages, and with them its update, were not the same work.
+
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,12 +29,23 @@ import { lowerModel } from "../plan/lower.js";
 import { executePlan } from "../runtime/orchestrator.js";
 import { RunDirectory } from "../runtime/run-dir.js";
 import { pythonWithTorch, trainerCommand } from "../trainer/launch.js";
-import { median, type BenchResult, type BenchSection } from "./harness.js";
+import { median, roundOrder, roundRatioRow, type BenchResult, type BenchSection } from "./harness.js";
 
 const STEPS = 11;
-/** The work of one step: PROMPTS prompts x GROUP samples, each up to MAX_NEW tokens. */
-export const PEER_WORK = { group: 4, prompts: 4, maxNew: 16, lr: 1e-5, clip: 0.2, gradClip: 1, temperature: 1 } as const;
+const ROUNDS = 3;
+/** The work of one step: `prompts` prompts x `group` samples, each up to `maxNew` tokens (4 x 4 x 64 = 1,024). */
+export interface PeerWork {
+  readonly group: number;
+  readonly prompts: number;
+  readonly maxNew: number;
+  readonly lr: number;
+  readonly clip: number;
+  readonly gradClip: number;
+  readonly temperature: number;
+}
+export const PEER_WORK: PeerWork = { group: 4, prompts: 4, maxNew: 64, lr: 1e-5, clip: 0.2, gradClip: 1, temperature: 1 };
 const SIDE_BY_SIDE = path.join(RUNTIME_GPU_DIR, "bench/grpo_side_by_side.py");
+const REWARD = path.join(RUNTIME_GPU_DIR, "bench/peer_reward.py");
 const MODEL_MAKER = path.join(RUNTIME_GPU_DIR, "tests/hf_models.py");
 
 /** `count` rows of sums, the last quarter held out: {"prompt", "answer", "split"} a line. */
@@ -39,9 +58,8 @@ export function sumRows(count: number): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** ARL's side of the work: single turn, scored by the built-in `number` scorer, one on-policy step an iteration. */
-export function peerSpec(modelDir: string, iterations: number): string {
-  const w = PEER_WORK;
+/** ARL's side of the work: single turn, scored by the peer reward as a veRL verifier, one on-policy step an iteration. */
+export function peerSpec(modelDir: string, iterations: number, w: PeerWork = PEER_WORK): string {
   return `import "std/envs/dataset" as dataset
 
 experiment peer {
@@ -50,10 +68,11 @@ experiment peer {
   env sums extends dataset.task {
     data: "./sums.jsonl"
     split_column: "split"
-    scorer: number
+    scorer: verl
+    verifier: "./peer_reward.py"
   }
   harness { max_turns: 1, max_response_tokens: ${w.maxNew} }
-  reward { correct: outcome.correct }
+  reward { score: outcome.score }
   algorithm {
     group_size: ${w.group}
     advantage { estimator: group, baseline: mean, normalize: std }
@@ -73,51 +92,61 @@ experiment peer {
 `;
 }
 
-/** CPU seconds used so far by this process's direct children (Linux /proc; undefined elsewhere). */
-function childrenCpuSeconds(): number | undefined {
+/**
+ * CPU seconds used so far by the process tree under `root` (Linux /proc; undefined elsewhere):
+ * each process's own time and that of its children it has waited for, so a helper that ended
+ * (an env host's worker) still counts.
+ */
+export function treeCpuSeconds(root: number = process.pid): number | undefined {
   if (process.platform !== "linux") return undefined;
-  let total = 0;
+  const stats = new Map<number, { ppid: number; ticks: number }>();
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // After "pid (comm) ": state, ppid, ... utime and stime are the 12th and 13th fields; USER_HZ is 100.
+      // After "pid (comm) ": state, ppid, ...; utime, stime, cutime and cstime are the 12th to 15th fields. USER_HZ is 100.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[1]) === process.pid) total += (Number(fields[11]) + Number(fields[12])) / 100;
+      stats.set(Number(pid), { ppid: Number(fields[1]), ticks: [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) });
     } catch {
       // The process ended between the listing and the read.
     }
   }
-  return total;
+  const children = new Map<number, number[]>();
+  for (const [pid, { ppid }] of stats) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  let ticks = 0;
+  for (let todo = [root], pid = todo.pop(); pid !== undefined; pid = todo.pop()) {
+    ticks += stats.get(pid)?.ticks ?? 0;
+    todo.push(...(children.get(pid) ?? []));
+  }
+  return ticks / 100;
 }
 
-function selfCpuSeconds(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-}
-
-interface Steps {
+/** One run of one side: per step, its wall and CPU seconds, the fraction of groups whose rewards varied and the gradient norm. */
+export interface Steps {
   readonly seconds: readonly number[];
   readonly cpuSeconds?: readonly number[];
+  readonly varied: readonly number[];
+  readonly gradNorm: readonly number[];
   readonly label?: string;
+  /** What it computed in: the weights' dtype, bf16 autocast, gradient checkpointing (TRL and the floor say). */
+  readonly settings?: { readonly dtype: string; readonly bf16: boolean; readonly gradient_checkpointing: boolean };
+  /** ARL's: episodes that ended in an env error (a verifier that failed), which leave the update. */
+  readonly envErrors?: number;
   /** ARL's: each iteration's seconds outside rollout, rewards and update (its commit: the checkpoint saved and fsynced, metrics, state). */
   readonly commitSeconds?: readonly number[];
 }
 
 /** ARL's steps: the plan run in this process (the orchestrator) with the PyTorch trainer. */
-async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
+async function arlSteps(dir: string, modelDir: string, work: PeerWork, steps: number, round: number): Promise<Steps> {
   const file = path.join(dir, "peer.arl");
-  writeFileSync(file, peerSpec(modelDir, STEPS));
+  writeFileSync(file, peerSpec(modelDir, steps, work));
   const result = new Compiler().check(file);
   if (hasErrors(result.diagnostics) || !result.model) throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
   const plan = at(lowerModel(result.model).plans, 0).plan;
-  const runDir = RunDirectory.create(path.join(dir, "runs"), plan);
+  const runDir = RunDirectory.create(path.join(dir, `runs-${round}`), plan);
   const wallAt: number[] = [];
   const cpuAt: number[] = [];
-  const cpuNow = () => {
-    const children = childrenCpuSeconds();
-    return children === undefined ? Number.NaN : children + selfCpuSeconds();
-  };
+  const cpuNow = () => treeCpuSeconds() ?? Number.NaN;
   let [before, started] = [cpuNow(), performance.now()];
   await executePlan({
     plan,
@@ -135,66 +164,124 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
       [before, started] = [cpu, now];
     },
   });
+  const metrics = runDir.readMetrics();
   // What of an iteration is neither rollout, rewards nor update: its commit in the step's path
   // (the checkpoint's copy, the wait for the one before to be durable, metrics, state).
-  const commitSeconds = runDir.readMetrics().map((m) => {
+  const commitSeconds = metrics.map((m) => {
     const t = m.time as { rollout_s: number; reward_s: number; update_s: number; total_s: number };
     return t.total_s - t.rollout_s - t.reward_s - t.update_s;
   });
-  return { seconds: wallAt, commitSeconds, ...(cpuAt.every(Number.isFinite) ? { cpuSeconds: cpuAt } : {}) };
+  return {
+    seconds: wallAt,
+    commitSeconds,
+    varied: metrics.map((m) => m.varied_group_ratio as number),
+    gradNorm: metrics.map((m) => m.grad_norm as number),
+    envErrors: metrics.reduce((n, m) => n + (m.env_errors as number), 0),
+    settings: { dtype: "float32", bf16: false, gradient_checkpointing: false },
+    ...(cpuAt.every(Number.isFinite) ? { cpuSeconds: cpuAt } : {}),
+  };
 }
+
+type PythonSide = "trl" | "trl-defaults" | "floor";
 
 /** TRL's or the floor's steps, from grpo_side_by_side.py on `python`. */
-function pythonSteps(python: string, mode: "trl" | "floor", dir: string, modelDir: string): Steps {
-  const out = path.join(dir, `${mode}.json`);
-  const w = PEER_WORK;
-  const args = [SIDE_BY_SIDE, mode, "--model", modelDir, "--data", path.join(dir, "sums.jsonl"), "--out", out, "--steps", String(STEPS)];
+function pythonSteps(python: string, side: PythonSide, dir: string, modelDir: string, work: PeerWork, steps: number): Steps {
+  const out = path.join(dir, `${side}.json`);
+  const w = work;
+  const args = [SIDE_BY_SIDE, side === "floor" ? "floor" : "trl", "--model", modelDir, "--data", path.join(dir, "sums.jsonl"), "--reward", path.join(dir, "peer_reward.py"), "--out", out, "--steps", String(steps)];
   args.push("--group-size", String(w.group), "--prompts-per-step", String(w.prompts), "--max-new-tokens", String(w.maxNew));
   args.push("--temperature", String(w.temperature), "--lr", String(w.lr), "--clip", String(w.clip), "--grad-clip", String(w.gradClip));
-  const done = spawnSync(python, args, { cwd: dir, encoding: "utf8", timeout: 900_000, env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR } });
-  if (done.status !== 0) throw new Error(`peer bench: ${mode} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
-  const r = JSON.parse(readFileSync(out, "utf8")) as { seconds: number[]; cpu_seconds: number[]; trl?: string };
-  return { seconds: r.seconds, cpuSeconds: r.cpu_seconds, ...(r.trl ? { label: r.trl } : {}) };
+  if (side === "trl-defaults") args.push("--trl-defaults");
+  const done = spawnSync(python, args, { cwd: dir, encoding: "utf8", timeout: 1_800_000, env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR } });
+  if (done.status !== 0) throw new Error(`peer bench: ${side} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
+  const r = JSON.parse(readFileSync(out, "utf8")) as { seconds: number[]; cpu_seconds: number[]; varied_group_ratio: number[]; grad_norm: number[]; settings: Steps["settings"]; trl?: string };
+  return { seconds: r.seconds, cpuSeconds: r.cpu_seconds, varied: r.varied_group_ratio, gradNorm: r.grad_norm, ...(r.settings ? { settings: r.settings } : {}), ...(r.trl ? { label: r.trl } : {}) };
 }
 
-/** Median wall and CPU seconds over steps 2..N. */
-function measured(s: Steps): { wall: number[]; cpu: number | undefined } {
-  return { wall: s.seconds.slice(1), cpu: s.cpuSeconds ? median(s.cpuSeconds.slice(1)) : undefined };
+/** Median wall and CPU seconds of steps 2..N of one run. */
+function measured(s: Steps): { wall: number; cpu: number | undefined } {
+  return { wall: median(s.seconds.slice(1)), cpu: s.cpuSeconds ? median(s.cpuSeconds.slice(1)) : undefined };
 }
 
-/** The table: one row per loop, then ARL/TRL and ARL/floor against their goals. */
-export function peerRows(arl: Steps, trl: Steps | string, floor: Steps): BenchResult[] {
-  const row = (name: string, s: Steps, note: string): BenchResult => {
-    const { wall, cpu } = measured(s);
-    const ms = wall.map((x) => x * 1000);
-    return { name, medianMs: median(ms), minMs: Math.min(...ms), maxMs: Math.max(...ms), runs: ms.length, note: `${cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step; `}${note}` };
+/** Why a side's runs were not the stated work (rewards all equal in a group, a failed verifier), or undefined when they were. */
+function notTheWork(runs: readonly Steps[]): string | undefined {
+  for (const [round, s] of runs.entries()) {
+    if (s.envErrors) return `${s.envErrors} episodes of round ${round + 1} ended in an env error`;
+    if (s.varied.length < s.seconds.length) return `round ${round + 1} reported whether its rewards varied for ${s.varied.length} of its ${s.seconds.length} steps`;
+    const step = s.varied.findIndex((v) => !(v >= 1));
+    if (step >= 0) return `in step ${step + 1} of round ${round + 1} the rewards of ${(100 * (1 - at(s.varied, step))).toFixed(0)}% of the groups were all equal (advantages 0)`;
+  }
+  return undefined;
+}
+
+export interface PeerRuns {
+  readonly arl: readonly Steps[];
+  /** One run a round each, or why the side was skipped. */
+  readonly trl: readonly Steps[] | string;
+  readonly trlDefaults: readonly Steps[] | string;
+  readonly floor: readonly Steps[];
+}
+
+const settingsText = (s: Steps | undefined) => (s?.settings ? `${s.settings.dtype}${s.settings.bf16 ? ", bf16 autocast" : ""}${s.settings.gradient_checkpointing ? ", gradient checkpointing" : ""}` : "");
+
+/** The table: one row per side (its steps 2..N of every round pooled), then the per-round ratios of ARL to each. */
+export function peerRows(runs: PeerRuns): BenchResult[] {
+  const row = (name: string, sides: readonly Steps[], note: string): BenchResult => {
+    const ms = sides.flatMap((s) => s.seconds.slice(1).map((x) => x * 1000));
+    const cpus = sides.map((s) => measured(s).cpu);
+    const cpu = cpus.every((c): c is number => c !== undefined) ? median(cpus) : undefined;
+    const grad = median(sides.flatMap((s) => s.gradNorm.slice(1)));
+    const notes = [cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step (process tree)`, `grad norm ${grad.toPrecision(2)}`, note].filter(Boolean);
+    return { name, medianMs: median(ms), minMs: Math.min(...ms), maxMs: Math.max(...ms), runs: ms.length, note: notes.join("; ") };
   };
-  const ratio = (name: string, other: Steps, goal: number): BenchResult => {
-    const [a, b] = [measured(arl), measured(other)];
-    const value = median(a.wall) / median(b.wall);
-    const cpu = a.cpu !== undefined && b.cpu !== undefined ? `; in CPU time ${(a.cpu / b.cpu).toFixed(2)}x` : "";
-    return { name, value, unit: "x", goal: `<= ${goal}`, met: value <= goal, note: `wall time a step${cpu}` };
+  const ratios = (name: string, other: readonly Steps[], goal?: number): BenchResult[] => {
+    const why = notTheWork(runs.arl) ?? notTheWork(other);
+    if (why) {
+      const side = notTheWork(runs.arl) ? "ARL" : name.replace(/^ARL \/ /, "");
+      return [{ name, note: `refused: ${side}'s runs were not the same work: ${why}` }];
+    }
+    const pairs = runs.arl.map((a, round) => [measured(a), measured(at(other, round))] as const);
+    const rows = [roundRatioRow(name, pairs.map(([a, b]) => a.wall / b.wall), { note: "wall time a step", ...(goal !== undefined ? { goal: `<= ${goal}`, met: (v: number) => v <= goal } : {}) })];
+    const cpuRatios = pairs.map(([a, b]) => (a.cpu === undefined || b.cpu === undefined ? Number.NaN : a.cpu / b.cpu));
+    if (cpuRatios.every(Number.isFinite)) rows.push(roundRatioRow(`${name}, CPU time`, cpuRatios, { note: "CPU time a step, each side's whole process tree" }));
+    return rows;
   };
-  const commit = arl.commitSeconds
-    ? `; of it the commit in the step's path (the checkpoint copied, the one before awaited, metrics, state) ${(median(arl.commitSeconds.slice(1)) * 1000).toFixed(0)} ms`
-    : "";
-  const rows = [row("ARL: arl run, PyTorch trainer", arl, `orchestrator and trainer${commit}`)];
-  if (typeof trl === "string") rows.push({ name: "TRL GRPOTrainer", note: trl });
-  else rows.push(row(`TRL ${trl.label ?? ""} GRPOTrainer`.replace("  ", " "), trl, "transformers generate, use_vllm=False"));
-  rows.push(row("compute floor: plain PyTorch loop", floor, "generate, score, one step; no framework"));
-  if (typeof trl !== "string") rows.push(ratio("ARL / TRL", trl, 1.0));
-  rows.push(ratio("ARL / floor", floor, 1.25));
+  const commits = runs.arl.flatMap((s) => s.commitSeconds?.slice(1) ?? []);
+  const commit = commits.length ? `; of it the commit in the step's path (the checkpoint copied, the one before awaited, metrics, state) ${(median(commits) * 1000).toFixed(0)} ms` : "";
+  const trlName = (runsOf: readonly Steps[], what: string) => `TRL ${runsOf[0]?.label ?? ""} GRPOTrainer, ${what}`.replace("  ", " ");
+  const rows = [row("ARL: arl run, PyTorch trainer", runs.arl, `float32; orchestrator, trainer and env host${commit}`)];
+  if (typeof runs.trl === "string") rows.push({ name: "TRL GRPOTrainer", note: runs.trl });
+  else rows.push(row(trlName(runs.trl, "float32, no gradient checkpointing"), runs.trl, `${settingsText(runs.trl[0])}; transformers generate, use_vllm=False`));
+  if (typeof runs.trlDefaults === "string") rows.push({ name: "TRL GRPOTrainer, its defaults", note: runs.trlDefaults });
+  else rows.push(row(trlName(runs.trlDefaults, "its defaults"), runs.trlDefaults, `${settingsText(runs.trlDefaults[0])}; transformers generate, use_vllm=False`));
+  rows.push(row("compute floor: plain PyTorch loop", runs.floor, "float32; generate, score, one step; no framework"));
+  if (typeof runs.trl !== "string") rows.push(...ratios("ARL / TRL", runs.trl, 1.0));
+  if (typeof runs.trlDefaults !== "string") rows.push(...ratios("ARL / TRL with its defaults", runs.trlDefaults));
+  rows.push(...ratios("ARL / floor", runs.floor, 1.25));
   return rows;
 }
 
-export function peerSection(): BenchSection {
-  const w = PEER_WORK;
+export interface PeerOptions {
+  /** Rounds of interleaved runs (`--rounds N`). */
+  readonly rounds?: number | undefined;
+  /** Training steps of each run (`--steps N`); at least 2, since the first is not counted. */
+  readonly steps?: number | undefined;
+  /** New tokens a sample may generate (`--tokens N`). */
+  readonly tokens?: number | undefined;
+}
+
+export function peerSection(options: PeerOptions = {}): BenchSection {
+  const w: PeerWork = { ...PEER_WORK, maxNew: options.tokens ?? PEER_WORK.maxNew };
+  const rounds = options.rounds ?? ROUNDS;
+  const steps = Math.max(2, options.steps ?? STEPS);
   return {
     name: "peer: ARL's run loop against TRL's GRPOTrainer and a plain PyTorch loop, on the same GRPO work",
     describe: () => [
-      `random tiny Qwen3 (2 layers, hidden 32, the real Qwen3 tokenizer and template); ${w.prompts} prompts x G ${w.group} a step, up to ${w.maxNew} new tokens at temperature ${w.temperature};`,
-      `AdamW lr ${w.lr}, no weight decay, grad clip ${w.gradClip}, clip ${w.clip}, no KL, token-mean loss, one optimizer step a generation; ${STEPS} steps each, median of steps 2..${STEPS}.`,
-      "ARL's step is commit to commit: it includes the resumable checkpoint every iteration commits (weights, AdamW state, tokenizer, fsynced; the trainer writes it while the next rollout generates); TRL (save_strategy no) and the floor save nothing.",
+      `random tiny Qwen3 (2 layers, hidden 32, the real Qwen3 tokenizer and template); ${w.prompts} prompts x G ${w.group} a step, up to ${w.maxNew} new tokens each (${w.prompts * w.group * w.maxNew} a step) at temperature ${w.temperature};`,
+      `reward (runtime-gpu/bench/peer_reward.py, the same file on every side): correct + 0.1 closeness of the last number + 0.1 brevity, so every group's rewards differ and the update does work; a ratio is refused when a side's did not;`,
+      `AdamW lr ${w.lr}, no weight decay, grad clip ${w.gradClip}, clip ${w.clip}, no KL, token-mean loss, one optimizer step a generation; ARL, TRL and the floor in float32 without gradient checkpointing; TRL also with its defaults (bf16 autocast where the device has it, gradient checkpointing);`,
+      `${rounds} round${rounds === 1 ? "" : "s"}, each running every side once (${steps} steps a run; order reversed every other round); a side's figure in a round is the median of its steps 2..${steps}, a ratio the median over rounds of the same round's figures (min and max in their columns);`,
+      "a step is timed from the end of the step before to its own end: ARL's from commit to commit (its resumable checkpoint every iteration, weights, AdamW state, tokenizer, fsynced, written while the next rollout generates), TRL's batch fetch and logging included (save_strategy no; the floor saves nothing); CPU time is each side's whole process tree.",
     ],
     async run() {
       if (!existsSync(SIDE_BY_SIDE) || !existsSync(MODEL_MAKER)) return [{ name: "peer", note: "skipped: runtime-gpu/ is not here (run from a repository checkout)" }];
@@ -207,10 +294,19 @@ export function peerSection(): BenchSection {
         const made = spawnSync(python, [MODEL_MAKER, modelDir, "--arch", "qwen3", "--tokenizer", "qwen3"], { cwd: PACKAGE_ROOT, encoding: "utf8", timeout: 300_000 });
         if (made.status !== 0) throw new Error(`peer bench: could not write the model: ${(made.stderr ?? "").slice(-2000)}`);
         writeFileSync(path.join(dir, "sums.jsonl"), sumRows(64));
-        const arl = await arlSteps(dir, modelDir);
-        const trl = has("trl") ? pythonSteps(python, "trl", dir, modelDir) : `skipped: TRL is not installed in ${python} (npm run setup:python installs runtime-gpu/requirements.txt)`;
-        const floor = pythonSteps(python, "floor", dir, modelDir);
-        return peerRows(arl, trl, floor);
+        writeFileSync(path.join(dir, "peer_reward.py"), readFileSync(REWARD));
+        const trlSkipped = has("trl") ? undefined : `skipped: TRL is not installed in ${python} (npm run setup:python installs runtime-gpu/requirements.txt)`;
+        const sides = ["arl", "trl", "trlDefaults", "floor"] as const;
+        const got: Record<(typeof sides)[number], Steps[]> = { arl: [], trl: [], trlDefaults: [], floor: [] };
+        for (let round = 0; round < rounds; round++) {
+          for (const i of roundOrder(sides.length, round)) {
+            const side = at(sides, i);
+            if (side === "arl") got.arl.push(await arlSteps(dir, modelDir, w, steps, round));
+            else if (side === "floor") got.floor.push(pythonSteps(python, "floor", dir, modelDir, w, steps));
+            else if (!trlSkipped) got[side].push(pythonSteps(python, side === "trl" ? "trl" : "trl-defaults", dir, modelDir, w, steps));
+          }
+        }
+        return peerRows({ arl: got.arl, trl: trlSkipped ?? got.trl, trlDefaults: trlSkipped ?? got.trlDefaults, floor: got.floor });
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -95,6 +95,8 @@ export interface EnvProvisionContext {
   /** Where the env may keep files of the run (a failed verifier's traceback): the run directory. */
   readonly runDir: string;
   readonly log: (line: string) => void;
+  /** Episodes the run plays at once (rollout.concurrency): calls a kind serves from a pool (verifier workers) need no more; absent: 1. */
+  readonly concurrency?: number;
 }
 
 /** A kind's verdict on this machine (EnvKind.hostCheck): each a message with its fix, or absent. */

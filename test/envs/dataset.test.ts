@@ -212,6 +212,28 @@ describe.skipIf(skipHost)(skipTitle("Python scorers in the env host", skipHost, 
     expect((await answer(kind, env, 0, "fine")).signals).toMatchObject({ score: 1 });
   }, 60_000);
 
+  it("scores rollout.concurrency answers at once on worker processes: eight 1 s verifier calls take about 1 s, not 8, each with its own result", async () => {
+    const reward = `import time\n\ndef compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    time.sleep(1)\n    return {"score": float(len(solution_str)), "acc": solution_str == str(ground_truth)}\n`;
+    const rows = Array.from({ length: 8 }, (_, i) => ({ prompt: `q${i}`, answer: "x".repeat(i % 3) }));
+    const { kind, env, dir } = datasetEnv(rows, { scorer: "verl" }, { "reward.py": reward });
+    kinds.push(kind);
+    await kind.provision!(env, { name: "t", tools: [], runDir: dir, log: () => undefined, concurrency: 8 });
+    const texts = rows.map((_, i) => "x".repeat(i));
+    const atOnce = () => Promise.all(texts.map(async (text, i) => (await answer(kind, env, i, text)).signals));
+    // The first calls start the workers beyond those provision started and import the verifier in each.
+    await atOnce();
+    const started = performance.now();
+    const concurrent = await atOnce();
+    const seconds = (performance.now() - started) / 1000;
+    // Loosely: a loaded 2-core machine; one at a time they take 8 s.
+    expect(seconds).toBeLessThan(5);
+    const sequential = [];
+    for (const [i, text] of texts.entries()) sequential.push((await answer(kind, env, i, text)).signals);
+    expect(concurrent).toEqual(sequential);
+    expect(concurrent.map((s) => s.score)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(concurrent.map((s) => s.correct)).toEqual([true, true, true, false, false, false, false, false]);
+  }, 120_000);
+
   it("a verifier file that does not define the function refuses at provision, naming the file", async () => {
     const { kind, env, dir } = datasetEnv([{ prompt: "a", answer: "1" }], { scorer: "verl", function: "score_it" }, { "reward.py": "def compute_score(*a):\n    return 1.0\n" });
     await expect(provision(kind, env, dir)).rejects.toThrow(/^dataset env 't': cannot load the verifier 'score_it' from 'reward.py': \/.*\/reward\.py does not define 'score_it'$/);

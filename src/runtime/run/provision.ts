@@ -180,7 +180,7 @@ async function provisionEnvs(plan: Plan, envs: EnvRegistry, runDir: string, log:
   for (const [name, env] of Object.entries(plan.envs)) {
     try {
       const tools = plan.tools.filter((t) => t.env === name).map((t) => t.definition.function);
-      await envKindOf(envs, env).provision?.(env, { name, tools, runDir, log });
+      await envKindOf(envs, env).provision?.(env, { name, tools, runDir, log, concurrency: plan.rollout.concurrency });
     } catch (error) {
       if (!(error instanceof EnvError)) throw error;
       throw hasProgress(state) ? new RunError(error.message) : refusal(error.message);

@@ -4,7 +4,8 @@
 // (../env-host.ts), started at provision, where a verifier file that cannot be loaded refuses the
 // run naming the file. A verifier that raises, returns something that is not a score or runs out
 // of time is an env error for that episode (its traceback appended to env-host.log in the run
-// directory), never a silent zero.
+// directory), never a silent zero. With a rollout of several episodes at once, the host scores
+// that many answers at once on verifier worker processes (docs/datasets.md, "Concurrent verifier calls").
 import { appendFileSync } from "node:fs";
 import path from "node:path";
 import { columnValue, DatasetFileError, describeRowProblems, readDatasetFile, rowLocation, type DatasetRow, type DatasetRowsRead } from "../../../contracts/dataset-rows.js";
@@ -90,7 +91,7 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
           : { style: "trl", handle, prompt: row.prompt, completion: text, columns: Object.fromEntries(Object.entries(row.columns).filter(([k]) => k !== env.prompt_column)) };
     }
     try {
-      const signals = (await host().request("verifier.score", { ...params, timeout_s: env.timeout_s }, env.timeout_s)) as Signals;
+      const signals = (await host().requestOnWorker("verifier.score", { ...params, timeout_s: env.timeout_s }, env.timeout_s)) as Signals;
       return signals;
     } catch (error) {
       if (!(error instanceof EnvError)) throw error;
@@ -140,8 +141,12 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
       rowsOf(env);
       if (!HOST_SCORERS.has(env.scorer)) return;
       runtime.logFile = path.join(context.runDir, "env-host.log");
+      const workers = async () => {
+        if ((context.concurrency ?? 1) > 1) await host().startWorkers(context.concurrency ?? 1, Math.max(env.timeout_s, 60));
+      };
       if (!PYTHON_SCORERS.has(env.scorer) || !env.verifier) {
         await host().request("ping", {}, 60);
+        await workers();
         return;
       }
       const file = verifyDataFile(env.verifier, options.root, "verifier", "dataset");
@@ -153,7 +158,9 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
         if (failure?.traceback) appendFileSync(runtime.logFile, `--- loading ${env.verifier.path}\n${failure.traceback}\n`);
         throw new EnvError(`dataset env '${context.name}': cannot load the verifier '${env.function}' from '${env.verifier.path}': ${error.message}`, "unavailable");
       }
-      context.log(`env '${context.name}': verifier ${env.function} loaded from ${env.verifier.path} in the env host`);
+      await workers();
+      const pool = (context.concurrency ?? 1) > 1 ? `, scoring up to ${context.concurrency} answers at once on worker processes` : "";
+      context.log(`env '${context.name}': verifier ${env.function} loaded from ${env.verifier.path} in the env host${pool}`);
     },
     async shutdown() {
       await runtime.host?.close().catch(() => undefined);

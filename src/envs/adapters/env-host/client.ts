@@ -2,7 +2,9 @@
 // (`python -m arl_envhost`, runtime-gpu/arl_envhost/) that the runtime starts, health-checks and
 // stops, in a process group of its own. Requests go one at a time, each with its own deadline
 // counted from when it is sent (never while it waits its turn): the host's own limit stops
-// runaway Python code, and the deadline here, a little longer, ends a host stuck in C code. A
+// runaway Python code, and the deadline here, a little longer, ends a host stuck in C code.
+// Verifier calls are the exception once the host has verifier workers (`pool`): up to that many
+// go at once, beside the queue, each answered when its worker is done. A
 // host that died or was ended is started again on the next request, with the verifiers it had
 // loaded loaded again and the env libraries' tasks prepared again, so one bad call costs its own
 // episode and nothing else. Episodes live in one host: those opened on a host that has since
@@ -49,10 +51,16 @@ interface Pending {
 }
 
 /** The env host protocol this client speaks (docs/env-host.md, "Protocol"). */
-const ENV_HOST_PROTOCOL = 2;
+const ENV_HOST_PROTOCOL = 3;
 
 /** Added to a call's own limit before the host is declared stuck and ended. */
 const GRACE_S = 5;
+/**
+ * Added as well to a verifier call on a worker, which may first have to start a worker and import
+ * the verifiers in it (the host ends a worker stuck in the call itself; this deadline only catches
+ * a host that stopped answering altogether).
+ */
+const WORKER_START_S = 60;
 const STDERR_LINES = 40;
 
 export class EnvHost {
@@ -71,6 +79,10 @@ export class EnvHost {
   /** Which host is running: 1 for the first, one more for each fresh one (an episode belongs to the host it was opened on). */
   generation = 0;
   private stopping: Promise<void> | undefined;
+  /** Verifier workers in the host (0: verifier calls take their turn in the queue), the calls on them now, and the calls waiting for one. */
+  private workers = 0;
+  private onWorkers = 0;
+  private readonly waitingForWorker: (() => void)[] = [];
 
   constructor(private readonly options: EnvHostOptions = {}) {}
 
@@ -92,6 +104,34 @@ export class EnvHost {
     const result = (await this.request("verifier.load", params, limitS)) as { handle: string };
     this.replays.set(`verifier:${result.handle}`, { method: "verifier.load", params });
     return result.handle;
+  }
+
+  /**
+   * Gives the host `workers` verifier worker processes (never fewer than it has), so that up to
+   * that many `verifier.score` calls run at once (`requestOnWorker`); a fresh host gets them again.
+   */
+  async startWorkers(workers: number, limitS: number): Promise<void> {
+    if (workers <= this.workers) return;
+    await this.requestReplayed("verifier.pool", "verifier.pool", { workers, timeout_s: limitS }, limitS);
+    this.workers = workers;
+    this.wakeWaiting();
+  }
+
+  /** A verifier call: on a worker, without waiting for the queue, when the host has workers (at most that many at once); otherwise in the queue like any request. */
+  async requestOnWorker(method: string, params: Record<string, unknown>, limitS: number): Promise<unknown> {
+    if (this.workers === 0) return this.request(method, params, limitS);
+    while (this.onWorkers >= this.workers) await new Promise<void>((resolve) => this.waitingForWorker.push(resolve));
+    this.onWorkers++;
+    try {
+      return await this.send(method, params, limitS, WORKER_START_S);
+    } finally {
+      this.onWorkers--;
+      this.wakeWaiting();
+    }
+  }
+
+  private wakeWaiting(): void {
+    for (let free = this.workers - this.onWorkers; free > 0 && this.waitingForWorker.length > 0; free--) this.waitingForWorker.shift()?.();
   }
 
   /** Sends a request that a fresh host needs again before anything else (a library's prepare); `key` names it. */
@@ -131,13 +171,13 @@ export class EnvHost {
     clearTimeout(timer);
   }
 
-  private async send(method: string, params: Record<string, unknown>, limitS: number): Promise<unknown> {
+  private async send(method: string, params: Record<string, unknown>, limitS: number, extraS = 0): Promise<unknown> {
     if (this.closed) throw new EnvError("the env host was closed", "unavailable");
     await this.started();
-    return this.write(method, params, limitS);
+    return this.write(method, params, limitS, extraS);
   }
 
-  private write(method: string, params: Record<string, unknown>, limitS: number): Promise<unknown> {
+  private write(method: string, params: Record<string, unknown>, limitS: number, extraS = 0): Promise<unknown> {
     const child = this.child;
     if (!child) return Promise.reject(new EnvError("the env host is not running", "unavailable"));
     const id = this.nextId++;
@@ -146,8 +186,8 @@ export class EnvHost {
         this.pending.delete(id);
         // Stuck beyond the host's own limit (in C code, or ignoring the alarm): end it; the next request starts a fresh one.
         this.stop(child);
-        reject(new EnvError(`the env host did not answer '${method}' within ${limitS + GRACE_S} s; it was stopped and will be started again`, "timeout"));
-      }, (limitS + GRACE_S) * 1000);
+        reject(new EnvError(`the env host did not answer '${method}' within ${limitS + GRACE_S + extraS} s; it was stopped and will be started again`, "timeout"));
+      }, (limitS + GRACE_S + extraS) * 1000);
       this.pending.set(id, {
         resolve: (r) => {
           clearTimeout(timer);
