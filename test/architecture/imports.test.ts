@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["lint"],
   ["plan"],
   ["compiler", "envs", "trainer"],
-  ["runtime"],
+  ["runtime", "env-check"],
   ["conformance", "export", "report"],
   ["lsp", "cluster"],
   ["cli", "bench", "grammar"],
