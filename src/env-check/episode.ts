@@ -37,7 +37,7 @@ export interface EpisodeSpec {
   readonly stepLimitS: (tool: string) => number;
 }
 
-/** Latencies of the calls, in milliseconds. */
+/** Latencies of the calls, in milliseconds (a reset's from the instance's creation). */
 export interface Latencies {
   readonly reset: number[];
   readonly step: number[];
@@ -100,8 +100,10 @@ export class ProbeEpisode {
     const s = this.spec;
     try {
       if (!this.instance) {
-        this.instance = await this.call("create", s.callLimitS, () => s.kind.create(s.env, s.task, s.seed));
+        // A reset's latency counts the instance's creation: some kinds (the env host's) open and
+        // reset the episode there, and answer reset() from what create() got.
         const start = performance.now();
+        this.instance = await this.call("create", s.callLimitS, () => s.kind.create(s.env, s.task, s.seed));
         const reset = await this.call("reset", s.callLimitS, () => this.live().reset());
         this.latencies.reset.push(performance.now() - start);
         this.check("reset", observationProblem(reset, false));

@@ -36,14 +36,17 @@ interface Target {
   readonly plans: string[];
 }
 
-/** The distinct envs of `plans` (by name, content, tools and seed), in the plans' order. */
+/**
+ * The distinct envs of `plans` (by name, content and tools), in the plans' order. Variants that
+ * differ in their seed only share the env: it is probed once, with the first one's seed.
+ */
 function targets(plans: readonly Plan[], only: string | undefined): Target[] {
   const byKey = new Map<string, Target>();
   for (const plan of plans) {
     for (const [name, env] of Object.entries(plan.envs)) {
       if (only !== undefined && name !== only) continue;
       const tools = plan.tools.filter((t) => t.env === name);
-      const key = canonicalize({ name, env, tools, seed: plan.seed });
+      const key = canonicalize({ name, env, tools });
       const target = byKey.get(key) ?? { name, env, tools, seed: plan.seed, plans: [] };
       target.plans.push(`${plan.experiment}/${plan.variant}`);
       byKey.set(key, target);

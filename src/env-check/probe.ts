@@ -146,7 +146,7 @@ export async function probeEnv(kind: EnvKind, name: string, env: PlanEnv, tools:
   for (const task of tasks) {
     const seed = deriveSeed(planSeed, "env-check", name, task);
     const { actions, source } = await probeActions(kind, env, tools, task, options.steps, notes);
-    sources.add(actions.length > 0 ? source : "no actions (the env offers no tool)");
+    if (actions.length > 0) sources.add(source);
     steps = Math.max(steps, actions.length);
     const spec: EpisodeSpec = { kind, env, task, seed, actions, ...(tools.length === 0 ? { answer: PROBE_ANSWER } : {}), callLimitS: limit.call, stepLimitS: limit.step };
     const where = `task ${task}, seed ${seed}`;
@@ -178,7 +178,8 @@ export async function probeEnv(kind: EnvKind, name: string, env: PlanEnv, tools:
     }
   }
   for (const message of tally.findings()) report.findings.push({ check: "signals", message });
-  report.lines.push(`probed tasks ${tasks.join(", ")}: ${steps} action${steps === 1 ? "" : "s"} each from ${[...sources].join(" / ")}; 4 episodes a task (2 alone, 2 interleaved)`);
+  const shape = steps > 0 ? `${steps} action${steps === 1 ? "" : "s"} each from ${[...sources].join(" / ")}` : "no actions (the env offers no tool)";
+  report.lines.push(`probed tasks ${tasks.join(", ")}: ${shape}; 4 episodes a task (2 alone, 2 interleaved)`);
   if (answered) report.lines.push(`final answer ${JSON.stringify(PROBE_ANSWER)} given after the actions (the env scores answers)`);
   report.lines.push(...tally.summaries());
   report.lines.push(`latency: ${latencyText("reset", latencies.reset)}; ${latencyText("step", latencies.step)}`);

@@ -25,9 +25,10 @@ with no trainer and no model, before a run spends compute on it:
                and a signal the env reports without a declaration are findings
   faults       a create, reset, step, outcome or close that raises, answers malformed or hangs
                past the env's time limit (its timeout_s, else 30 s, plus 6 s)
-and prints the latency of resets and steps (median, p95). Each finding is one line naming its
-env, its check and its cause. An env shared by several variants is probed once. Env kinds whose
-episodes are whole programs (agent) cannot be probed; they are named, never passed.
+and prints the latency of resets (creating the instance included) and steps (median, p95).
+Each finding is one line naming its env, its check and its cause. An env shared by several
+variants is probed once. Env kinds whose episodes are whole programs (agent) cannot be probed;
+they are named, never passed.
 
 Options:
   --env NAME        probe only the env of this name
@@ -38,6 +39,8 @@ Options:
 
 Exit status: 0 every env probed and clean; 1 a finding, or an env that could not be probed;
 2 a usage error or an unreadable spec or plan.`;
+
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 function count(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -81,7 +84,19 @@ export const envCheckCommand = defineCommand({
     const dataRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : path.dirname(path.resolve(io.cwd, target.split("#")[0] ?? target));
     if (!dataFilesReadable(plans, dataRoot, io, "env-check")) return ExitCode.errors;
     const started = Date.now();
-    const checked = await checkEnvs(plans, envKindsWithDataRoot(dataRoot), { tasks, steps, ...(v.env !== undefined ? { env: v.env } : {}), log: (line) => io.stderr(`arl env-check: ${line}\n`) });
+    // Env hosts and env processes lead process groups of their own; exiting runs the hook that
+    // ends them (contracts/process-group.ts), which a signal's default action would skip.
+    const stop = () => {
+      io.stderr("\narl env-check: stopped; the env processes it started are ended\n");
+      process.exit(130);
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, stop);
+    let checked: CheckedEnv[];
+    try {
+      checked = await checkEnvs(plans, envKindsWithDataRoot(dataRoot), { tasks, steps, ...(v.env !== undefined ? { env: v.env } : {}), log: (line) => io.stderr(`arl env-check: ${line}\n`) });
+    } finally {
+      for (const signal of STOP_SIGNALS) process.off(signal, stop);
+    }
     for (const c of checked) render(c, io);
     const findings = checked.reduce((n, c) => n + c.report.findings.length, 0);
     const wall = ((Date.now() - started) / 1000).toFixed(1);
