@@ -8,7 +8,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
 import { runArl } from "../helpers/cli.js";
+import { skipWithout } from "../envs/host-library-support.js";
 
 type Mode = "seeded" | "unseeded" | "shared" | "out-of-range" | "hang" | "garbage";
 
@@ -184,6 +186,16 @@ describe("arl env-check", () => {
     expect(s.stdout).toContain("signal result_matches (outcome, bool): seen true");
     expect(s.code).toBe(0);
   });
+
+  it.skipIf(skipWithout("gymnasium"))("the shipped gymnasium spec passes on the env host, with calls built from its action tool", async () => {
+    const gym = fileURLToPath(new URL("../../experiments/envs/gymnasium.arl", import.meta.url));
+    const run = await runArl(["env-check", gym], { cwd: dir });
+    expect(findings(run.stdout)).toEqual([]);
+    expect(run.stdout).toContain("env 'guess' (gymnasium), of gymnasium_higher_lower/default:");
+    expect(run.stdout).toContain("4 actions each from calls built from the tools' schemas");
+    expect(run.stdout).toMatch(/signal terminated \(outcome, bool\): seen false, true/);
+    expect(run.code).toBe(0);
+  }, 120_000);
 
   it("an agent env is named as not probed, never passed; usage errors exit 2", async () => {
     writeFileSync(path.join(dir, "tasks.jsonl"), Array.from({ length: 10 }, (_, q) => `{"q": ${q}}\n`).join(""));
