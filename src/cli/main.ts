@@ -6,6 +6,7 @@ import { cancelCommand } from "./commands/cancel.js";
 import { checkCommand } from "./commands/check.js";
 import { conformanceCommand } from "./commands/conformance.js";
 import { diffCommand } from "./commands/diff.js";
+import { envCheckCommand } from "./commands/env-check.js";
 import { explainCommand } from "./commands/explain.js";
 import { exportCommand } from "./commands/export.js";
 import { fmtCommand } from "./commands/fmt.js";
@@ -20,7 +21,7 @@ import { statusCommand } from "./commands/status.js";
 import { submitCommand } from "./commands/submit.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
-const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, submitCommand, statusCommand, cancelCommand, serveCommand, exportCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, envCheckCommand, runCommand, submitCommand, statusCommand, cancelCommand, serveCommand, exportCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

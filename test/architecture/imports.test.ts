@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["lint"],
   ["plan"],
   ["compiler", "envs", "trainer"],
-  ["episode"],
+  ["episode", "env-check"],
   ["inference"],
   ["runtime"],
   ["conformance", "export", "report"],
