@@ -107,8 +107,19 @@ export async function timed(
   return row(name, await measure(fn, options), work);
 }
 
-function row(name: string, samples: readonly number[], work: { lines?: number; bytes?: number; note?: string }): BenchResult {
-  return { name, medianMs: median(samples), minMs: Math.min(...samples), maxMs: Math.max(...samples), runs: samples.length, ...work };
+function row(
+  name: string,
+  samples: readonly number[],
+  work: { lines?: number; bytes?: number; note?: string },
+): BenchResult {
+  return {
+    name,
+    medianMs: median(samples),
+    minMs: Math.min(...samples),
+    maxMs: Math.max(...samples),
+    runs: samples.length,
+    ...work,
+  };
 }
 
 function cpuMs(usage: NodeJS.CpuUsage): number {
@@ -194,7 +205,11 @@ export function roundOrder(count: number, round: number): number[] {
  * The row of a ratio measured once a round (its two sides run in the same round of interleaved
  * runs): the median of the per-round ratios, their extremes in the min and max columns.
  */
-export function roundRatioRow(name: string, ratios: readonly number[], judged: { goal?: string; met?: (value: number) => boolean; note?: string } = {}): BenchResult {
+export function roundRatioRow(
+  name: string,
+  ratios: readonly number[],
+  judged: { goal?: string; met?: (value: number) => boolean; note?: string } = {},
+): BenchResult {
   const value = median(ratios);
   return {
     name,
@@ -229,12 +244,23 @@ export function formatTable(results: readonly BenchResult[]): string {
   const rows = results.map((r) => {
     if (r.medianMs === undefined) {
       // Counts (instructions) read best grouped; ratios and small figures with three decimals.
-      const show = (n: number | undefined) => (n !== undefined && Number.isInteger(n) && Math.abs(n) >= 1000 ? grouped(n) : fixed(n, 3));
+      const show = (n: number | undefined) =>
+        n !== undefined && Number.isInteger(n) && Math.abs(n) >= 1000 ? grouped(n) : fixed(n, 3);
       const value = `${show(r.value)}${r.unit ?? ""}`;
       const judged = r.goal ? `goal ${r.goal}: ${r.met ? "met" : "NOT met"}` : "";
       const per = r.spreadOf ?? "pair";
-      const iqr = r.spread ? `per-${per} IQR ${show(r.spread.q1)}-${show(r.spread.q3)}x over ${r.runs ?? "?"} ${per}s` : "";
-      return [r.name, value, r.spread ? `${show(r.spread.min)}x` : "", r.spread ? `${show(r.spread.max)}x` : "", "", "", [judged, iqr, r.note].filter(Boolean).join("; ")];
+      const iqr = r.spread
+        ? `per-${per} IQR ${show(r.spread.q1)}-${show(r.spread.q3)}x over ${r.runs ?? "?"} ${per}s`
+        : "";
+      return [
+        r.name,
+        value,
+        r.spread ? `${show(r.spread.min)}x` : "",
+        r.spread ? `${show(r.spread.max)}x` : "",
+        "",
+        "",
+        [judged, iqr, r.note].filter(Boolean).join("; "),
+      ];
     }
     const seconds = r.medianMs / 1000;
     return [

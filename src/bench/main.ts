@@ -15,7 +15,14 @@ import { sftStepSection } from "./sft-step.js";
 import { scalingSection } from "./scaling.js";
 import { gatewaySection } from "./gateway.js";
 import { peerSection } from "./peer.js";
-import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import {
+  defaultMeasureOptions,
+  formatTable,
+  gcExposed,
+  type BenchResult,
+  type BenchSection,
+  type MeasureOptions,
+} from "./harness.js";
 import { benchUsage, BenchUsageError, parseBenchArgs, pickSections, type BenchArgs } from "./options.js";
 
 function sectionsOf(args: BenchArgs): { all: BenchSection[]; onRequest: BenchSection[] } {
@@ -72,7 +79,9 @@ async function main(argv: readonly string[]): Promise<void> {
   };
   const out: { section: string; description: string[]; results: BenchResult[] }[] = [];
   if (!json) {
-    console.log(`arl bench: node ${environment.node}, ${environment.platform}, ${environment.cpu} (${environment.cpus} CPUs)`);
+    console.log(
+      `arl bench: node ${environment.node}, ${environment.platform}, ${environment.cpu} (${environment.cpus} CPUs)`,
+    );
     if (!environment.gcBetweenRuns) console.log("(run node with --expose-gc to collect garbage between runs)");
   }
   for (const section of sections) {

@@ -40,7 +40,10 @@ export function benchUsage(sections: readonly string[]): string {
     "Runs every benchmark section in order and prints one table a section; timings are never asserted by tests.",
     "",
     "options:",
-    line("--only TEXT", "just the sections whose name contains TEXT (the mini sections run only this way: --only mini)"),
+    line(
+      "--only TEXT",
+      "just the sections whose name contains TEXT (the mini sections run only this way: --only mini)",
+    ),
     line("--json", "print the results as JSON instead of tables"),
     ...COUNTS.map(([name, text]) => line(`--${name} N`, text)),
     line("--instructions", "front end: also count each case's instructions under valgrind (many minutes)"),
@@ -53,7 +56,8 @@ export function benchUsage(sections: readonly string[]): string {
 
 function count(name: string, raw: string | undefined): number {
   const n = Number(raw);
-  if (raw === undefined || raw === "" || !Number.isInteger(n) || n < 1) throw new BenchUsageError(`${name} needs a positive integer, got ${raw === undefined ? "nothing" : `'${raw}'`}`);
+  if (raw === undefined || raw === "" || !Number.isInteger(n) || n < 1)
+    throw new BenchUsageError(`${name} needs a positive integer, got ${raw === undefined ? "nothing" : `'${raw}'`}`);
   return n;
 }
 
@@ -83,7 +87,11 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
 }
 
 /** The sections `only` picks (by a part of their name); every section when it is undefined. */
-export function pickSections<S extends { readonly name: string }>(all: readonly S[], onRequest: readonly S[], only: string | undefined): S[] {
+export function pickSections<S extends { readonly name: string }>(
+  all: readonly S[],
+  onRequest: readonly S[],
+  only: string | undefined,
+): S[] {
   if (only === undefined) return [...all];
   const picked = [...all, ...onRequest].filter((s) => s.name.includes(only));
   if (picked.length === 0) throw new BenchUsageError(`no section's name contains '${only}'`);

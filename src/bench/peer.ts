@@ -43,7 +43,15 @@ export interface PeerWork {
   readonly gradClip: number;
   readonly temperature: number;
 }
-export const PEER_WORK: PeerWork = { group: 4, prompts: 4, maxNew: 64, lr: 1e-5, clip: 0.2, gradClip: 1, temperature: 1 };
+export const PEER_WORK: PeerWork = {
+  group: 4,
+  prompts: 4,
+  maxNew: 64,
+  lr: 1e-5,
+  clip: 0.2,
+  gradClip: 1,
+  temperature: 1,
+};
 const SIDE_BY_SIDE = path.join(RUNTIME_GPU_DIR, "bench/grpo_side_by_side.py");
 const REWARD = path.join(RUNTIME_GPU_DIR, "bench/peer_reward.py");
 const MODEL_MAKER = path.join(RUNTIME_GPU_DIR, "tests/hf_models.py");
@@ -53,7 +61,13 @@ export function sumRows(count: number): string {
   const lines: string[] = [];
   for (let i = 0; i < count; i++) {
     const [a, b] = [1 + ((7 * i) % 50), 1 + ((13 * i + 5) % 50)];
-    lines.push(JSON.stringify({ prompt: `What is ${a} + ${b}? Reply with the number only.`, answer: a + b, split: i < (3 * count) / 4 ? "train" : "test" }));
+    lines.push(
+      JSON.stringify({
+        prompt: `What is ${a} + ${b}? Reply with the number only.`,
+        answer: a + b,
+        split: i < (3 * count) / 4 ? "train" : "test",
+      }),
+    );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -106,7 +120,10 @@ export function treeCpuSeconds(root: number = process.pid): number | undefined {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       // After "pid (comm) ": state, ppid, ...; utime, stime, cutime and cstime are the 12th to 15th fields. USER_HZ is 100.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      stats.set(Number(pid), { ppid: Number(fields[1]), ticks: [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) });
+      stats.set(Number(pid), {
+        ppid: Number(fields[1]),
+        ticks: [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0),
+      });
     } catch {
       // The process ended between the listing and the read.
     }
@@ -141,7 +158,8 @@ async function arlSteps(dir: string, modelDir: string, work: PeerWork, steps: nu
   const file = path.join(dir, "peer.arl");
   writeFileSync(file, peerSpec(modelDir, steps, work));
   const result = new Compiler().check(file);
-  if (hasErrors(result.diagnostics) || !result.model) throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
+  if (hasErrors(result.diagnostics) || !result.model)
+    throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
   const plan = at(lowerModel(result.model).plans, 0).plan;
   const runDir = RunDirectory.create(path.join(dir, `runs-${round}`), plan);
   const wallAt: number[] = [];
@@ -185,17 +203,73 @@ async function arlSteps(dir: string, modelDir: string, work: PeerWork, steps: nu
 type PythonSide = "trl" | "trl-defaults" | "floor";
 
 /** TRL's or the floor's steps, from grpo_side_by_side.py on `python`. */
-function pythonSteps(python: string, side: PythonSide, dir: string, modelDir: string, work: PeerWork, steps: number): Steps {
+function pythonSteps(
+  python: string,
+  side: PythonSide,
+  dir: string,
+  modelDir: string,
+  work: PeerWork,
+  steps: number,
+): Steps {
   const out = path.join(dir, `${side}.json`);
   const w = work;
-  const args = [SIDE_BY_SIDE, side === "floor" ? "floor" : "trl", "--model", modelDir, "--data", path.join(dir, "sums.jsonl"), "--reward", path.join(dir, "peer_reward.py"), "--out", out, "--steps", String(steps)];
-  args.push("--group-size", String(w.group), "--prompts-per-step", String(w.prompts), "--max-new-tokens", String(w.maxNew));
-  args.push("--temperature", String(w.temperature), "--lr", String(w.lr), "--clip", String(w.clip), "--grad-clip", String(w.gradClip));
+  const args = [
+    SIDE_BY_SIDE,
+    side === "floor" ? "floor" : "trl",
+    "--model",
+    modelDir,
+    "--data",
+    path.join(dir, "sums.jsonl"),
+    "--reward",
+    path.join(dir, "peer_reward.py"),
+    "--out",
+    out,
+    "--steps",
+    String(steps),
+  ];
+  args.push(
+    "--group-size",
+    String(w.group),
+    "--prompts-per-step",
+    String(w.prompts),
+    "--max-new-tokens",
+    String(w.maxNew),
+  );
+  args.push(
+    "--temperature",
+    String(w.temperature),
+    "--lr",
+    String(w.lr),
+    "--clip",
+    String(w.clip),
+    "--grad-clip",
+    String(w.gradClip),
+  );
   if (side === "trl-defaults") args.push("--trl-defaults");
-  const done = spawnSync(python, args, { cwd: dir, encoding: "utf8", timeout: 1_800_000, env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR } });
-  if (done.status !== 0) throw new Error(`peer bench: ${side} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
-  const r = JSON.parse(readFileSync(out, "utf8")) as { seconds: number[]; cpu_seconds: number[]; varied_group_ratio: number[]; grad_norm: number[]; settings: Steps["settings"]; trl?: string };
-  return { seconds: r.seconds, cpuSeconds: r.cpu_seconds, varied: r.varied_group_ratio, gradNorm: r.grad_norm, ...(r.settings ? { settings: r.settings } : {}), ...(r.trl ? { label: r.trl } : {}) };
+  const done = spawnSync(python, args, {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 1_800_000,
+    env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR },
+  });
+  if (done.status !== 0)
+    throw new Error(`peer bench: ${side} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
+  const r = JSON.parse(readFileSync(out, "utf8")) as {
+    seconds: number[];
+    cpu_seconds: number[];
+    varied_group_ratio: number[];
+    grad_norm: number[];
+    settings: Steps["settings"];
+    trl?: string;
+  };
+  return {
+    seconds: r.seconds,
+    cpuSeconds: r.cpu_seconds,
+    varied: r.varied_group_ratio,
+    gradNorm: r.grad_norm,
+    ...(r.settings ? { settings: r.settings } : {}),
+    ...(r.trl ? { label: r.trl } : {}),
+  };
 }
 
 /** Median wall and CPU seconds of steps 2..N of one run. */
@@ -207,9 +281,11 @@ function measured(s: Steps): { wall: number; cpu: number | undefined } {
 function notTheWork(runs: readonly Steps[]): string | undefined {
   for (const [round, s] of runs.entries()) {
     if (s.envErrors) return `${s.envErrors} episodes of round ${round + 1} ended in an env error`;
-    if (s.varied.length < s.seconds.length) return `round ${round + 1} reported whether its rewards varied for ${s.varied.length} of its ${s.seconds.length} steps`;
+    if (s.varied.length < s.seconds.length)
+      return `round ${round + 1} reported whether its rewards varied for ${s.varied.length} of its ${s.seconds.length} steps`;
     const step = s.varied.findIndex((v) => !(v >= 1));
-    if (step >= 0) return `in step ${step + 1} of round ${round + 1} the rewards of ${(100 * (1 - at(s.varied, step))).toFixed(0)}% of the groups were all equal (advantages 0)`;
+    if (step >= 0)
+      return `in step ${step + 1} of round ${round + 1} the rewards of ${(100 * (1 - at(s.varied, step))).toFixed(0)}% of the groups were all equal (advantages 0)`;
   }
   return undefined;
 }
@@ -222,7 +298,10 @@ export interface PeerRuns {
   readonly floor: readonly Steps[];
 }
 
-const settingsText = (s: Steps | undefined) => (s?.settings ? `${s.settings.dtype}${s.settings.bf16 ? ", bf16 autocast" : ""}${s.settings.gradient_checkpointing ? ", gradient checkpointing" : ""}` : "");
+const settingsText = (s: Steps | undefined) =>
+  s?.settings
+    ? `${s.settings.dtype}${s.settings.bf16 ? ", bf16 autocast" : ""}${s.settings.gradient_checkpointing ? ", gradient checkpointing" : ""}`
+    : "";
 
 /** The table: one row per side (its steps 2..N of every round pooled), then the per-round ratios of ARL to each. */
 export function peerRows(runs: PeerRuns): BenchResult[] {
@@ -231,8 +310,19 @@ export function peerRows(runs: PeerRuns): BenchResult[] {
     const cpus = sides.map((s) => measured(s).cpu);
     const cpu = cpus.every((c): c is number => c !== undefined) ? median(cpus) : undefined;
     const grad = median(sides.flatMap((s) => s.gradNorm.slice(1)));
-    const notes = [cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step (process tree)`, `grad norm ${grad.toPrecision(2)}`, note].filter(Boolean);
-    return { name, medianMs: median(ms), minMs: Math.min(...ms), maxMs: Math.max(...ms), runs: ms.length, note: notes.join("; ") };
+    const notes = [
+      cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step (process tree)`,
+      `grad norm ${grad.toPrecision(2)}`,
+      note,
+    ].filter(Boolean);
+    return {
+      name,
+      medianMs: median(ms),
+      minMs: Math.min(...ms),
+      maxMs: Math.max(...ms),
+      runs: ms.length,
+      note: notes.join("; "),
+    };
   };
   const ratios = (name: string, other: readonly Steps[], goal?: number): BenchResult[] => {
     const why = notTheWork(runs.arl) ?? notTheWork(other);
@@ -241,19 +331,49 @@ export function peerRows(runs: PeerRuns): BenchResult[] {
       return [{ name, note: `refused: ${side}'s runs were not the same work: ${why}` }];
     }
     const pairs = runs.arl.map((a, round) => [measured(a), measured(at(other, round))] as const);
-    const rows = [roundRatioRow(name, pairs.map(([a, b]) => a.wall / b.wall), { note: "wall time a step", ...(goal !== undefined ? { goal: `<= ${goal}`, met: (v: number) => v <= goal } : {}) })];
+    const rows = [
+      roundRatioRow(
+        name,
+        pairs.map(([a, b]) => a.wall / b.wall),
+        {
+          note: "wall time a step",
+          ...(goal !== undefined ? { goal: `<= ${goal}`, met: (v: number) => v <= goal } : {}),
+        },
+      ),
+    ];
     const cpuRatios = pairs.map(([a, b]) => (a.cpu === undefined || b.cpu === undefined ? Number.NaN : a.cpu / b.cpu));
-    if (cpuRatios.every(Number.isFinite)) rows.push(roundRatioRow(`${name}, CPU time`, cpuRatios, { note: "CPU time a step, each side's whole process tree" }));
+    if (cpuRatios.every(Number.isFinite))
+      rows.push(
+        roundRatioRow(`${name}, CPU time`, cpuRatios, { note: "CPU time a step, each side's whole process tree" }),
+      );
     return rows;
   };
   const commits = runs.arl.flatMap((s) => s.commitSeconds?.slice(1) ?? []);
-  const commit = commits.length ? `; of it the commit in the step's path (the checkpoint copied, the one before awaited, metrics, state) ${(median(commits) * 1000).toFixed(0)} ms` : "";
-  const trlName = (runsOf: readonly Steps[], what: string) => `TRL ${runsOf[0]?.label ?? ""} GRPOTrainer, ${what}`.replace("  ", " ");
+  const commit = commits.length
+    ? `; of it the commit in the step's path (the checkpoint copied, the one before awaited, metrics, state) ${(median(commits) * 1000).toFixed(0)} ms`
+    : "";
+  const trlName = (runsOf: readonly Steps[], what: string) =>
+    `TRL ${runsOf[0]?.label ?? ""} GRPOTrainer, ${what}`.replace("  ", " ");
   const rows = [row("ARL: arl run, PyTorch trainer", runs.arl, `float32; orchestrator, trainer and env host${commit}`)];
   if (typeof runs.trl === "string") rows.push({ name: "TRL GRPOTrainer", note: runs.trl });
-  else rows.push(row(trlName(runs.trl, "float32, no gradient checkpointing"), runs.trl, `${settingsText(runs.trl[0])}; transformers generate, use_vllm=False`));
-  if (typeof runs.trlDefaults === "string") rows.push({ name: "TRL GRPOTrainer, its defaults", note: runs.trlDefaults });
-  else rows.push(row(trlName(runs.trlDefaults, "its defaults"), runs.trlDefaults, `${settingsText(runs.trlDefaults[0])}; transformers generate, use_vllm=False`));
+  else
+    rows.push(
+      row(
+        trlName(runs.trl, "float32, no gradient checkpointing"),
+        runs.trl,
+        `${settingsText(runs.trl[0])}; transformers generate, use_vllm=False`,
+      ),
+    );
+  if (typeof runs.trlDefaults === "string")
+    rows.push({ name: "TRL GRPOTrainer, its defaults", note: runs.trlDefaults });
+  else
+    rows.push(
+      row(
+        trlName(runs.trlDefaults, "its defaults"),
+        runs.trlDefaults,
+        `${settingsText(runs.trlDefaults[0])}; transformers generate, use_vllm=False`,
+      ),
+    );
   rows.push(row("compute floor: plain PyTorch loop", runs.floor, "float32; generate, score, one step; no framework"));
   if (typeof runs.trl !== "string") rows.push(...ratios("ARL / TRL", runs.trl, 1.0));
   if (typeof runs.trlDefaults !== "string") rows.push(...ratios("ARL / TRL with its defaults", runs.trlDefaults));
@@ -284,18 +404,28 @@ export function peerSection(options: PeerOptions = {}): BenchSection {
       "a step is timed from the end of the step before to its own end: ARL's from commit to commit (its resumable checkpoint every iteration, weights, AdamW state, tokenizer, fsynced, written while the next rollout generates), TRL's batch fetch and logging included (save_strategy no; the floor saves nothing); CPU time is each side's whole process tree.",
     ],
     async run() {
-      if (!existsSync(SIDE_BY_SIDE) || !existsSync(MODEL_MAKER)) return [{ name: "peer", note: "skipped: runtime-gpu/ is not here (run from a repository checkout)" }];
+      if (!existsSync(SIDE_BY_SIDE) || !existsSync(MODEL_MAKER))
+        return [{ name: "peer", note: "skipped: runtime-gpu/ is not here (run from a repository checkout)" }];
       const python = pythonWithTorch();
-      const has = (module: string) => spawnSync(python, ["-c", `import ${module}`], { stdio: "ignore", timeout: 120_000 }).status === 0;
-      if (!has("torch") || !has("transformers")) return [{ name: "peer", note: `skipped: no torch and transformers in ${python} (npm run setup:python)` }];
+      const has = (module: string) =>
+        spawnSync(python, ["-c", `import ${module}`], { stdio: "ignore", timeout: 120_000 }).status === 0;
+      if (!has("torch") || !has("transformers"))
+        return [{ name: "peer", note: `skipped: no torch and transformers in ${python} (npm run setup:python)` }];
       const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-peer-"));
       try {
         const modelDir = path.join(dir, "qwen3");
-        const made = spawnSync(python, [MODEL_MAKER, modelDir, "--arch", "qwen3", "--tokenizer", "qwen3"], { cwd: PACKAGE_ROOT, encoding: "utf8", timeout: 300_000 });
-        if (made.status !== 0) throw new Error(`peer bench: could not write the model: ${(made.stderr ?? "").slice(-2000)}`);
+        const made = spawnSync(python, [MODEL_MAKER, modelDir, "--arch", "qwen3", "--tokenizer", "qwen3"], {
+          cwd: PACKAGE_ROOT,
+          encoding: "utf8",
+          timeout: 300_000,
+        });
+        if (made.status !== 0)
+          throw new Error(`peer bench: could not write the model: ${(made.stderr ?? "").slice(-2000)}`);
         writeFileSync(path.join(dir, "sums.jsonl"), sumRows(64));
         writeFileSync(path.join(dir, "peer_reward.py"), readFileSync(REWARD));
-        const trlSkipped = has("trl") ? undefined : `skipped: TRL is not installed in ${python} (npm run setup:python installs runtime-gpu/requirements.txt)`;
+        const trlSkipped = has("trl")
+          ? undefined
+          : `skipped: TRL is not installed in ${python} (npm run setup:python installs runtime-gpu/requirements.txt)`;
         const sides = ["arl", "trl", "trlDefaults", "floor"] as const;
         const got: Record<(typeof sides)[number], Steps[]> = { arl: [], trl: [], trlDefaults: [], floor: [] };
         for (let round = 0; round < rounds; round++) {
@@ -303,10 +433,16 @@ export function peerSection(options: PeerOptions = {}): BenchSection {
             const side = at(sides, i);
             if (side === "arl") got.arl.push(await arlSteps(dir, modelDir, w, steps, round));
             else if (side === "floor") got.floor.push(pythonSteps(python, "floor", dir, modelDir, w, steps));
-            else if (!trlSkipped) got[side].push(pythonSteps(python, side === "trl" ? "trl" : "trl-defaults", dir, modelDir, w, steps));
+            else if (!trlSkipped)
+              got[side].push(pythonSteps(python, side === "trl" ? "trl" : "trl-defaults", dir, modelDir, w, steps));
           }
         }
-        return peerRows({ arl: got.arl, trl: trlSkipped ?? got.trl, trlDefaults: trlSkipped ?? got.trlDefaults, floor: got.floor });
+        return peerRows({
+          arl: got.arl,
+          trl: trlSkipped ?? got.trl,
+          trlDefaults: trlSkipped ?? got.trlDefaults,
+          floor: got.floor,
+        });
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -14,8 +14,18 @@ function pick<T>(choices: readonly T[], i: number): T | undefined {
 }
 
 function numberValue(schema: Schema, i: number, integer: boolean): number {
-  const min = typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + (integer ? 1 : 0.5) : undefined;
-  const max = typeof schema.maximum === "number" ? schema.maximum : typeof schema.exclusiveMaximum === "number" ? schema.exclusiveMaximum - (integer ? 1 : 0.5) : undefined;
+  const min =
+    typeof schema.minimum === "number"
+      ? schema.minimum
+      : typeof schema.exclusiveMinimum === "number"
+        ? schema.exclusiveMinimum + (integer ? 1 : 0.5)
+        : undefined;
+  const max =
+    typeof schema.maximum === "number"
+      ? schema.maximum
+      : typeof schema.exclusiveMaximum === "number"
+        ? schema.exclusiveMaximum - (integer ? 1 : 0.5)
+        : undefined;
   const low = min ?? (max !== undefined ? Math.min(0, max) : 0);
   const high = max ?? low + 8;
   // Points spread over the range: its low end, its high end, then between them.

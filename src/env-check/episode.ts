@@ -59,10 +59,13 @@ async function within<T>(promise: Promise<T>, seconds: number): Promise<T> {
 
 /** Why `signals` is not a signal map (an object of finite numbers, booleans and strings), or undefined. */
 function signalsProblem(signals: unknown): string | undefined {
-  if (typeof signals !== "object" || signals === null || Array.isArray(signals)) return `its signals are ${JSON.stringify(signals)}, not an object`;
+  if (typeof signals !== "object" || signals === null || Array.isArray(signals))
+    return `its signals are ${JSON.stringify(signals)}, not an object`;
   for (const [name, value] of Object.entries(signals)) {
-    if (typeof value === "number" && !Number.isFinite(value)) return `its signal '${name}' is ${value}, not a finite number`;
-    if (typeof value !== "number" && typeof value !== "boolean" && typeof value !== "string") return `its signal '${name}' is ${JSON.stringify(value)}, not a number, boolean or string`;
+    if (typeof value === "number" && !Number.isFinite(value))
+      return `its signal '${name}' is ${value}, not a finite number`;
+    if (typeof value !== "number" && typeof value !== "boolean" && typeof value !== "string")
+      return `its signal '${name}' is ${JSON.stringify(value)}, not a number, boolean or string`;
   }
   return undefined;
 }
@@ -71,7 +74,8 @@ function observationProblem(o: unknown, step: boolean): string | undefined {
   if (typeof o !== "object" || o === null) return `it answered ${JSON.stringify(o)}, not an observation`;
   const obs = o as Partial<Observation> & { terminated?: unknown };
   if (typeof obs.text !== "string") return `its observation text is ${JSON.stringify(obs.text)}, not a string`;
-  if (step && typeof obs.terminated !== "boolean") return `its 'terminated' is ${JSON.stringify(obs.terminated)}, not a boolean`;
+  if (step && typeof obs.terminated !== "boolean")
+    return `its 'terminated' is ${JSON.stringify(obs.terminated)}, not a boolean`;
   if (obs.messages !== undefined && !Array.isArray(obs.messages)) return "its messages are not a list";
   return signalsProblem(obs.signals);
 }
@@ -107,7 +111,12 @@ export class ProbeEpisode {
         const reset = await this.call("reset", s.callLimitS, () => this.live().reset());
         this.latencies.reset.push(performance.now() - start);
         this.check("reset", observationProblem(reset, false));
-        this.events.push({ at: "reset", text: reset.text, ...(reset.messages ? { messages: JSON.stringify(reset.messages) } : {}), signals: reset.signals });
+        this.events.push({
+          at: "reset",
+          text: reset.text,
+          ...(reset.messages ? { messages: JSON.stringify(reset.messages) } : {}),
+          signals: reset.signals,
+        });
         return true;
       }
       const last = this.events.at(-1);
@@ -118,12 +127,24 @@ export class ProbeEpisode {
         const step = await this.call(at, s.stepLimitS(action.name), () => this.live().step(action));
         this.latencies.step.push(performance.now() - start);
         this.check(at, observationProblem(step, true));
-        this.events.push({ at: `step ${this.next}`, text: step.text, signals: step.signals, terminated: step.terminated });
+        this.events.push({
+          at: `step ${this.next}`,
+          text: step.text,
+          signals: step.signals,
+          terminated: step.terminated,
+        });
         return true;
       }
-      if (s.answer !== undefined && last?.terminated !== true && this.live().finalAnswer && !this.events.some((e) => e.at === "answer")) {
+      if (
+        s.answer !== undefined &&
+        last?.terminated !== true &&
+        this.live().finalAnswer &&
+        !this.events.some((e) => e.at === "answer")
+      ) {
         const instance = this.live();
-        const signals = await this.call("the final answer", s.callLimitS, () => (instance.finalAnswer as (text: string) => Promise<Signals>).call(instance, s.answer as string));
+        const signals = await this.call("the final answer", s.callLimitS, () =>
+          (instance.finalAnswer as (text: string) => Promise<Signals>).call(instance, s.answer as string),
+        );
         this.check("the final answer", signalsProblem(signals));
         this.events.push({ at: "answer", signals });
         return true;
@@ -164,7 +185,11 @@ export class ProbeEpisode {
     } catch (error) {
       if (error instanceof Hung) throw new ProbeFault({ at, how: "hung", message: `no answer within ${limitS} s` });
       const kind = error instanceof EnvError ? ` (${error.kind})` : "";
-      throw new ProbeFault({ at, how: error instanceof EnvError && error.kind === "protocol" ? "malformed" : "raised", message: `${error instanceof Error ? error.message : String(error)}${kind}` });
+      throw new ProbeFault({
+        at,
+        how: error instanceof EnvError && error.kind === "protocol" ? "malformed" : "raised",
+        message: `${error instanceof Error ? error.message : String(error)}${kind}`,
+      });
     }
   }
 

@@ -61,7 +61,11 @@ export function envNamesOf(plans: readonly Plan[]): string[] {
 }
 
 /** Probes every env of `plans` with the kinds of `kinds`; one report per distinct env. */
-export async function checkEnvs(plans: readonly Plan[], kinds: ReadonlyMap<string, EnvKind>, options: EnvCheckOptions): Promise<CheckedEnv[]> {
+export async function checkEnvs(
+  plans: readonly Plan[],
+  kinds: ReadonlyMap<string, EnvKind>,
+  options: EnvCheckOptions,
+): Promise<CheckedEnv[]> {
   const scratch = options.scratchDir ?? mkdtempSync(path.join(tmpdir(), "arl-env-check-"));
   const used = new Set<EnvKind>();
   const out: CheckedEnv[] = [];
@@ -72,15 +76,28 @@ export async function checkEnvs(plans: readonly Plan[], kinds: ReadonlyMap<strin
       out.push({ report, plans: target.plans, wallS: (Date.now() - started) / 1000 });
     }
   } finally {
-    await Promise.all([...used].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())));
+    await Promise.all(
+      [...used].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())),
+    );
     if (options.scratchDir === undefined) rmSync(scratch, { recursive: true, force: true });
   }
   return out;
 }
 
-async function checkOne(target: Target, kinds: ReadonlyMap<string, EnvKind>, scratch: string, used: Set<EnvKind>, options: EnvCheckOptions): Promise<EnvReport> {
+async function checkOne(
+  target: Target,
+  kinds: ReadonlyMap<string, EnvKind>,
+  scratch: string,
+  used: Set<EnvKind>,
+  options: EnvCheckOptions,
+): Promise<EnvReport> {
   const { name, env, tools } = target;
-  const unprobed = (message: string): EnvReport => ({ name, kind: env.kind, lines: [], findings: [{ check: "not probed", message }] });
+  const unprobed = (message: string): EnvReport => ({
+    name,
+    kind: env.kind,
+    lines: [],
+    findings: [{ check: "not probed", message }],
+  });
   const kind = kinds.get(env.kind);
   if (!kind) return unprobed(`this arl has no env kind '${env.kind}' (it has ${[...kinds.keys()].sort().join(", ")})`);
   if (env.kind === "agent") return probeEnv(kind, name, env, tools, target.seed, options);
@@ -90,10 +107,20 @@ async function checkOne(target: Target, kinds: ReadonlyMap<string, EnvKind>, scr
     options.log(`provisioning env '${name}' (${env.kind})`);
     used.add(kind);
     try {
-      await kind.provision(env, { name, tools: tools.map((t) => t.definition.function), runDir: scratch, log: options.log });
+      await kind.provision(env, {
+        name,
+        tools: tools.map((t) => t.definition.function),
+        runDir: scratch,
+        log: options.log,
+      });
     } catch (error) {
       if (!(error instanceof EnvError)) throw error;
-      return { name, kind: env.kind, lines: [], findings: [{ check: "fault", message: `provision failed (${error.kind}): ${error.message}` }] };
+      return {
+        name,
+        kind: env.kind,
+        lines: [],
+        findings: [{ check: "fault", message: `provision failed (${error.kind}): ${error.message}` }],
+      };
     }
   }
   const report = await probeEnv(kind, name, env, tools, target.seed, options);

@@ -35,7 +35,8 @@ export interface EnvReport {
 
 /** Kinds whose episodes cannot be driven by reset and step alone, and why. */
 const UNPROBEABLE: Readonly<Record<string, string>> = {
-  agent: "an agent env's episode is a whole program that calls the policy through the run's gateway; env-check has no policy to serve it, so it cannot reset or step it (run one iteration with 'arl run' to try it)",
+  agent:
+    "an agent env's episode is a whole program that calls the policy through the run's gateway; env-check has no policy to serve it, so it cannot reset or step it (run one iteration with 'arl run' to try it)",
 };
 
 /** A text for the final answer of envs that score one (a dataset's row): any fixed text will do, the same each time. */
@@ -61,13 +62,23 @@ function probeTasks(env: PlanEnv, n: number): number[] {
 }
 
 /** The actions of one task: the env's walkthrough where it has one, else a valid call of each tool in turn. */
-async function probeActions(kind: EnvKind, env: PlanEnv, tools: readonly PlanTool[], task: number, steps: number, notes: Set<string>): Promise<{ actions: ToolCall[]; source: string }> {
+async function probeActions(
+  kind: EnvKind,
+  env: PlanEnv,
+  tools: readonly PlanTool[],
+  task: number,
+  steps: number,
+  notes: Set<string>,
+): Promise<{ actions: ToolCall[]; source: string }> {
   if (kind.walkthrough) {
     try {
       const walkthrough = await kind.walkthrough(env, task);
-      if (walkthrough && walkthrough.length > 0) return { actions: walkthrough.slice(0, steps), source: "the env's walkthrough" };
+      if (walkthrough && walkthrough.length > 0)
+        return { actions: walkthrough.slice(0, steps), source: "the env's walkthrough" };
     } catch (error) {
-      notes.add(`the walkthrough of task ${task} failed (${(error as Error).message}); probing with calls built from the tools' schemas`);
+      notes.add(
+        `the walkthrough of task ${task} failed (${(error as Error).message}); probing with calls built from the tools' schemas`,
+      );
     }
   }
   const validator = new ToolCallValidator();
@@ -79,15 +90,25 @@ async function probeActions(kind: EnvKind, env: PlanEnv, tools: readonly PlanToo
   }
   const actions: ToolCall[] = [];
   const usable = tools.filter((tool) => {
-    const check = validator.check({ name: tool.name, arguments: objectFor(tool.definition.function.parameters, 0, words) }, tools);
-    if (!check.ok) notes.add(`no valid call of tool '${tool.name}' could be built from its schema (${check.error}); it is left out of the probe`);
+    const check = validator.check(
+      { name: tool.name, arguments: objectFor(tool.definition.function.parameters, 0, words) },
+      tools,
+    );
+    if (!check.ok)
+      notes.add(
+        `no valid call of tool '${tool.name}' could be built from its schema (${check.error}); it is left out of the probe`,
+      );
     return check.ok;
   });
   for (let i = 0; i < steps && usable.length > 0; i++) {
     const tool = usable[i % usable.length] as PlanTool;
     const variant = Math.floor(i / usable.length) + i;
     const call = { name: tool.name, arguments: objectFor(tool.definition.function.parameters, variant, words) };
-    actions.push(validator.check(call, tools).ok ? call : { name: tool.name, arguments: objectFor(tool.definition.function.parameters, 0, words) });
+    actions.push(
+      validator.check(call, tools).ok
+        ? call
+        : { name: tool.name, arguments: objectFor(tool.definition.function.parameters, 0, words) },
+    );
   }
   return { actions, source: "calls built from the tools' schemas" };
 }
@@ -95,7 +116,11 @@ async function probeActions(kind: EnvKind, env: PlanEnv, tools: readonly PlanToo
 const excerpt = (text: string): string => JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
 
 /** The first difference between two traces, in words; undefined when they are the same. */
-export function traceDifference(a: readonly TraceEvent[], b: readonly TraceEvent[], labels: readonly [string, string]): string | undefined {
+export function traceDifference(
+  a: readonly TraceEvent[],
+  b: readonly TraceEvent[],
+  labels: readonly [string, string],
+): string | undefined {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
     const x = a[i];
     const y = b[i];
@@ -104,12 +129,15 @@ export function traceDifference(a: readonly TraceEvent[], b: readonly TraceEvent
       return `${ended} ended after ${a[i - 1]?.at ?? "nothing"} where ${went} went on to ${(x ?? y)?.at ?? "?"}`;
     }
     if (x.at !== y.at) return `${labels[0]} reached ${x.at} where ${labels[1]} reached ${y.at}`;
-    if (x.text !== y.text) return `at ${x.at} the observation differs: ${excerpt(x.text ?? "")} (${labels[0]}) vs ${excerpt(y.text ?? "")} (${labels[1]})`;
+    if (x.text !== y.text)
+      return `at ${x.at} the observation differs: ${excerpt(x.text ?? "")} (${labels[0]}) vs ${excerpt(y.text ?? "")} (${labels[1]})`;
     if (x.messages !== y.messages) return `at ${x.at} the prompt messages differ`;
     const names = [...new Set([...Object.keys(x.signals), ...Object.keys(y.signals)])].sort();
     const differing = names.filter((n) => x.signals[n] !== y.signals[n]);
-    if (differing.length > 0) return `at ${x.at} ${differing.map((n) => `signal '${n}' is ${JSON.stringify(x.signals[n]) ?? "absent"} (${labels[0]}) vs ${JSON.stringify(y.signals[n]) ?? "absent"} (${labels[1]})`).join(", ")}`;
-    if (x.terminated !== y.terminated) return `at ${x.at} the episode ${x.terminated ? "ended" : "went on"} (${labels[0]}) but ${y.terminated ? "ended" : "went on"} (${labels[1]})`;
+    if (differing.length > 0)
+      return `at ${x.at} ${differing.map((n) => `signal '${n}' is ${JSON.stringify(x.signals[n]) ?? "absent"} (${labels[0]}) vs ${JSON.stringify(y.signals[n]) ?? "absent"} (${labels[1]})`).join(", ")}`;
+    if (x.terminated !== y.terminated)
+      return `at ${x.at} the episode ${x.terminated ? "ended" : "went on"} (${labels[0]}) but ${y.terminated ? "ended" : "went on"} (${labels[1]})`;
   }
   return undefined;
 }
@@ -128,7 +156,14 @@ function latencyText(what: string, ms: readonly number[]): string {
 }
 
 /** Probes env `name` of a plan (already provisioned when its kind needs it). */
-export async function probeEnv(kind: EnvKind, name: string, env: PlanEnv, tools: readonly PlanTool[], planSeed: number, options: ProbeOptions): Promise<EnvReport> {
+export async function probeEnv(
+  kind: EnvKind,
+  name: string,
+  env: PlanEnv,
+  tools: readonly PlanTool[],
+  planSeed: number,
+  options: ProbeOptions,
+): Promise<EnvReport> {
   const report: EnvReport = { name, kind: env.kind, lines: [], findings: [] };
   const unprobeable = UNPROBEABLE[env.kind];
   if (unprobeable !== undefined) {
@@ -148,7 +183,16 @@ export async function probeEnv(kind: EnvKind, name: string, env: PlanEnv, tools:
     const { actions, source } = await probeActions(kind, env, tools, task, options.steps, notes);
     if (actions.length > 0) sources.add(source);
     steps = Math.max(steps, actions.length);
-    const spec: EpisodeSpec = { kind, env, task, seed, actions, ...(tools.length === 0 ? { answer: PROBE_ANSWER } : {}), callLimitS: limit.call, stepLimitS: limit.step };
+    const spec: EpisodeSpec = {
+      kind,
+      env,
+      task,
+      seed,
+      actions,
+      ...(tools.length === 0 ? { answer: PROBE_ANSWER } : {}),
+      callLimitS: limit.call,
+      stepLimitS: limit.step,
+    };
     const where = `task ${task}, seed ${seed}`;
     const first = new ProbeEpisode(spec, latencies);
     const second = new ProbeEpisode(spec, latencies);
@@ -156,15 +200,32 @@ export async function probeEnv(kind: EnvKind, name: string, env: PlanEnv, tools:
     await playInterleaved([second]);
     const pair = [new ProbeEpisode(spec, latencies), new ProbeEpisode(spec, latencies)] as const;
     await playInterleaved(pair);
-    for (const [label, e] of [["first", first], ["second", second], ["interleaved 1", pair[0]], ["interleaved 2", pair[1]]] as const) {
+    for (const [label, e] of [
+      ["first", first],
+      ["second", second],
+      ["interleaved 1", pair[0]],
+      ["interleaved 2", pair[1]],
+    ] as const) {
       answered ||= e.events.some((ev) => ev.at === "answer");
-      for (const ev of e.events) tally.record(ev.signals, ev.at === "outcome" || ev.at === "answer" ? "outcome" : "state", { task, seed, at: ev.at });
-      if (e.fault) report.findings.push({ check: "fault", message: `${where}, ${label} episode: ${e.fault.at} ${e.fault.how === "hung" ? "hung" : e.fault.how === "malformed" ? "answered malformed" : "raised"}: ${e.fault.message}` });
+      for (const ev of e.events)
+        tally.record(ev.signals, ev.at === "outcome" || ev.at === "answer" ? "outcome" : "state", {
+          task,
+          seed,
+          at: ev.at,
+        });
+      if (e.fault)
+        report.findings.push({
+          check: "fault",
+          message: `${where}, ${label} episode: ${e.fault.at} ${e.fault.how === "hung" ? "hung" : e.fault.how === "malformed" ? "answered malformed" : "raised"}: ${e.fault.message}`,
+        });
     }
     if (first.fault || second.fault) continue;
     const replay = traceDifference(first.events, second.events, ["first", "second"]);
     if (replay !== undefined) {
-      report.findings.push({ check: "determinism", message: `${where}: two episodes of the same task and seed, given the same ${actions.length} actions, differ: ${replay}` });
+      report.findings.push({
+        check: "determinism",
+        message: `${where}: two episodes of the same task and seed, given the same ${actions.length} actions, differ: ${replay}`,
+      });
       notes.add(`isolation of task ${task} not compared: one session alone does not answer the same twice`);
       continue;
     }
@@ -172,15 +233,22 @@ export async function probeEnv(kind: EnvKind, name: string, env: PlanEnv, tools:
     for (const [i, e] of pair.entries()) {
       const leak = traceDifference(first.events, e.events, ["alone", `session ${i + 1} of 2 stepped interleaved`]);
       if (leak !== undefined) {
-        report.findings.push({ check: "isolation", message: `${where}: two sessions of the same task stepped interleaved do not each answer what one session alone does: ${leak}` });
+        report.findings.push({
+          check: "isolation",
+          message: `${where}: two sessions of the same task stepped interleaved do not each answer what one session alone does: ${leak}`,
+        });
         break;
       }
     }
   }
   for (const message of tally.findings()) report.findings.push({ check: "signals", message });
-  const shape = steps > 0 ? `${steps} action${steps === 1 ? "" : "s"} each from ${[...sources].join(" / ")}` : "no actions (the env offers no tool)";
+  const shape =
+    steps > 0
+      ? `${steps} action${steps === 1 ? "" : "s"} each from ${[...sources].join(" / ")}`
+      : "no actions (the env offers no tool)";
   report.lines.push(`probed tasks ${tasks.join(", ")}: ${shape}; 4 episodes a task (2 alone, 2 interleaved)`);
-  if (answered) report.lines.push(`final answer ${JSON.stringify(PROBE_ANSWER)} given after the actions (the env scores answers)`);
+  if (answered)
+    report.lines.push(`final answer ${JSON.stringify(PROBE_ANSWER)} given after the actions (the env scores answers)`);
   report.lines.push(...tally.summaries());
   report.lines.push(`latency: ${latencyText("reset", latencies.reset)}; ${latencyText("step", latencies.step)}`);
   for (const note of notes) report.lines.push(`note: ${note}`);

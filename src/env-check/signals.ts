@@ -40,7 +40,8 @@ export class SignalTally {
       const declaration = this.declared[name];
       const problem = declaration ? valueProblem(name, value, declaration) : undefined;
       // The first bad value of each signal is named; the rest would repeat it.
-      if (problem && !this.problems.has(name)) this.problems.set(name, `${problem} (task ${site.task}, seed ${site.seed}, ${site.at})`);
+      if (problem && !this.problems.has(name))
+        this.problems.set(name, `${problem} (task ${site.task}, seed ${site.seed}, ${site.at})`);
     }
   }
 
@@ -48,7 +49,10 @@ export class SignalTally {
   summaries(): string[] {
     return Object.entries(this.declared)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, d]) => `signal ${name} (${d.scope}, ${d.type}${rangeText(d)}): ${seenText(this.seen.get(name)?.values ?? [])}`);
+      .map(
+        ([name, d]) =>
+          `signal ${name} (${d.scope}, ${d.type}${rangeText(d)}): ${seenText(this.seen.get(name)?.values ?? [])}`,
+      );
   }
 
   /** What is wrong: bad values, declared signals never reported where their scope says, undeclared ones. */
@@ -56,12 +60,17 @@ export class SignalTally {
     const out = [...this.problems.values()];
     for (const [name, d] of Object.entries(this.declared).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const seen = this.seen.get(name);
-      if (!seen) out.push(`the declared ${d.scope} signal '${name}' was never reported (not after a reset, a step or the outcome)`);
+      if (!seen)
+        out.push(
+          `the declared ${d.scope} signal '${name}' was never reported (not after a reset, a step or the outcome)`,
+        );
     }
     const undeclared = [...this.seen.keys()].filter((n) => !(n in this.declared)).sort();
     for (const name of undeclared) {
       const seen = this.seen.get(name);
-      out.push(`the env reports the signal '${name}' (${seenText(seen?.values ?? [])}), which the spec does not declare; declare it under signals, or check the declared names (declared: ${Object.keys(this.declared).sort().join(", ") || "none"})`);
+      out.push(
+        `the env reports the signal '${name}' (${seenText(seen?.values ?? [])}), which the spec does not declare; declare it under signals, or check the declared names (declared: ${Object.keys(this.declared).sort().join(", ") || "none"})`,
+      );
     }
     return out;
   }
@@ -76,10 +85,16 @@ function rangeText(d: Declaration): string {
 /** Why `value` does not fit `d`, or undefined when it does. */
 export function valueProblem(name: string, value: SignalValue, d: Declaration): string | undefined {
   const shown = JSON.stringify(value);
-  if (d.type === "bool") return typeof value === "boolean" ? undefined : `signal '${name}' = ${shown}, but it is declared bool (true or false)`;
-  if (typeof value !== "number" || !Number.isFinite(value)) return `signal '${name}' = ${shown}, but it is declared ${d.type} (a finite number)`;
-  if (d.type === "count" && (!Number.isInteger(value) || value < 0)) return `signal '${name}' = ${shown}, but it is declared count (a non-negative integer)`;
-  if ((d.min !== null && value < d.min) || (d.max !== null && value > d.max)) return `signal '${name}' = ${shown}, outside its declared range [${d.min ?? "-inf"}, ${d.max ?? "inf"}]`;
+  if (d.type === "bool")
+    return typeof value === "boolean"
+      ? undefined
+      : `signal '${name}' = ${shown}, but it is declared bool (true or false)`;
+  if (typeof value !== "number" || !Number.isFinite(value))
+    return `signal '${name}' = ${shown}, but it is declared ${d.type} (a finite number)`;
+  if (d.type === "count" && (!Number.isInteger(value) || value < 0))
+    return `signal '${name}' = ${shown}, but it is declared count (a non-negative integer)`;
+  if ((d.min !== null && value < d.min) || (d.max !== null && value > d.max))
+    return `signal '${name}' = ${shown}, outside its declared range [${d.min ?? "-inf"}, ${d.max ?? "inf"}]`;
   return undefined;
 }
 

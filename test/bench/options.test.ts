@@ -7,11 +7,31 @@ import { describe, expect, it } from "vitest";
 import { BenchUsageError, parseBenchArgs, pickSections } from "../../src/bench/options.js";
 
 const main = path.join(import.meta.dirname, "../../dist/bench/main.js");
-const bench = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8", timeout: 60_000 });
+const bench = (...args: string[]) =>
+  spawnSync(process.execPath, [main, ...args], { encoding: "utf8", timeout: 60_000 });
 
 describe("bench options", () => {
   it("parses every option, with its value after a space or an equals sign", () => {
-    expect(parseBenchArgs(["--json", "--only", "peer", "--rounds=4", "--steps", "3", "--tokens", "8", "--runs", "2", "--warmup=1", "--seeds", "2", "--lines", "100", "--instructions"])).toEqual({
+    expect(
+      parseBenchArgs([
+        "--json",
+        "--only",
+        "peer",
+        "--rounds=4",
+        "--steps",
+        "3",
+        "--tokens",
+        "8",
+        "--runs",
+        "2",
+        "--warmup=1",
+        "--seeds",
+        "2",
+        "--lines",
+        "100",
+        "--instructions",
+      ]),
+    ).toEqual({
       help: false,
       json: true,
       instructions: true,
@@ -31,8 +51,12 @@ describe("bench options", () => {
   it("refuses an unknown option, a stray argument and a count that is not a positive integer", () => {
     expect(() => parseBenchArgs(["--round", "3"])).toThrow(new BenchUsageError("unknown option '--round'"));
     expect(() => parseBenchArgs(["peer"])).toThrow(new BenchUsageError("unknown argument 'peer'"));
-    expect(() => parseBenchArgs(["--rounds", "0"])).toThrow(new BenchUsageError("--rounds needs a positive integer, got '0'"));
-    expect(() => parseBenchArgs(["--steps"])).toThrow(new BenchUsageError("--steps needs a positive integer, got nothing"));
+    expect(() => parseBenchArgs(["--rounds", "0"])).toThrow(
+      new BenchUsageError("--rounds needs a positive integer, got '0'"),
+    );
+    expect(() => parseBenchArgs(["--steps"])).toThrow(
+      new BenchUsageError("--steps needs a positive integer, got nothing"),
+    );
     expect(() => parseBenchArgs(["--only"])).toThrow(new BenchUsageError("--only needs the text of a section's name"));
     expect(() => parseBenchArgs(["--json=yes"])).toThrow(new BenchUsageError("--json takes no value"));
   });
@@ -50,7 +74,20 @@ describe("bench options", () => {
     const done = bench("--help");
     expect(done.status).toBe(0);
     expect(done.stdout).toMatch(/^usage: node dist\/bench\/main\.js \[options\]/);
-    for (const option of ["--only TEXT", "--json", "--runs N", "--warmup N", "--lines N", "--seeds N", "--rounds N", "--steps N", "--tokens N", "--instructions", "--help"]) expect(done.stdout).toContain(option);
+    for (const option of [
+      "--only TEXT",
+      "--json",
+      "--runs N",
+      "--warmup N",
+      "--lines N",
+      "--seeds N",
+      "--rounds N",
+      "--steps N",
+      "--tokens N",
+      "--instructions",
+      "--help",
+    ])
+      expect(done.stdout).toContain(option);
     expect(done.stdout).toContain("\n  peer: ARL's run loop against TRL's GRPOTrainer");
     expect(done.stdout).toContain("\n  asynchronous rollout:");
     expect(done.stdout).not.toContain("==");

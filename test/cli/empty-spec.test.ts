@@ -19,7 +19,10 @@ describe("a spec that declares nothing", () => {
       const run = await runArl(["check", file, "--format", "json"], { cwd });
       expect(run.code, file).toBe(0);
       const out = JSON.parse(run.stdout) as { diagnostics: { code: string; severity: string; range: unknown }[] };
-      expect(out.diagnostics.map((d) => [d.code, d.severity]), file).toEqual([["empty-file", "warning"]]);
+      expect(
+        out.diagnostics.map((d) => [d.code, d.severity]),
+        file,
+      ).toEqual([["empty-file", "warning"]]);
       expect(out.diagnostics[0]?.range).toEqual({ start: { line: 1, column: 1 }, end: { line: 1, column: 1 } });
     }
   });

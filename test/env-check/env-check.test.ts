@@ -39,12 +39,21 @@ function walkServer(mode: Mode): Server {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
   };
-  const signals = (g: Game) => ({ progress: mode === "out-of-range" ? g.pos / 5 : Math.min(1, g.pos / 10), moves: g.steps, ...(mode === "out-of-range" ? { debug_pos: g.pos } : {}) });
+  const signals = (g: Game) => ({
+    progress: mode === "out-of-range" ? g.pos / 5 : Math.min(1, g.pos / 10),
+    moves: g.steps,
+    ...(mode === "out-of-range" ? { debug_pos: g.pos } : {}),
+  });
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     let text = "";
     req.on("data", (c: Buffer) => (text += c.toString("utf8")));
     req.on("end", () => {
-      const body = JSON.parse(text) as { index: number; seed: number; session: string; call: { arguments: { by: number } } };
+      const body = JSON.parse(text) as {
+        index: number;
+        seed: number;
+        session: string;
+        call: { arguments: { by: number } };
+      };
       const op = req.url?.split("/").at(-1);
       if (op === "reset") {
         const session = `s${next++}`;
@@ -65,7 +74,11 @@ function walkServer(mode: Mode): Server {
         }
         game.pos += body.call.arguments.by;
         game.steps++;
-        return answer(res, { observation: `you stand at ${game.pos}`, terminated: game.pos >= 10, signals: signals(game) });
+        return answer(res, {
+          observation: `you stand at ${game.pos}`,
+          terminated: game.pos >= 10,
+          signals: signals(game),
+        });
       }
       if (op === "outcome") return answer(res, { signals: { success: game.pos >= 10 } });
       if (op === "close") {
@@ -97,7 +110,10 @@ afterAll(async () => {
 
 function spec(name: string, envBlock: string, imports = ""): string {
   const file = path.join(dir, `${name}.arl`);
-  writeFileSync(file, `${imports}experiment ${name} {\n  seed: 7\n  policy { model: "builtin:tiny" }\n${envBlock}\n  reward { r: outcome.success }\n}\n`);
+  writeFileSync(
+    file,
+    `${imports}experiment ${name} {\n  seed: 7\n  policy { model: "builtin:tiny" }\n${envBlock}\n  reward { r: outcome.success }\n}\n`,
+  );
   return file;
 }
 
@@ -133,7 +149,9 @@ describe("arl env-check", () => {
     expect(run.stdout).toContain("probed tasks 0, 4: 4 actions each from calls built from the tools' schemas");
     expect(run.stdout).toMatch(/signal progress \(state, number, \[0, 1\]\): seen 0(\.\d+)? \.\. /);
     expect(run.stdout).toContain("signal success (outcome, bool): seen");
-    expect(run.stdout).toMatch(/latency: reset median [\d.]+ ms, p95 [\d.]+ ms \(8\); step median [\d.]+ ms, p95 [\d.]+ ms \(\d+\)/);
+    expect(run.stdout).toMatch(
+      /latency: reset median [\d.]+ ms, p95 [\d.]+ ms \(8\); step median [\d.]+ ms, p95 [\d.]+ ms \(\d+\)/,
+    );
     expect(run.stdout).toContain("1 env of 1 plan checked");
     expect(run.code).toBe(0);
   });
@@ -143,7 +161,9 @@ describe("arl env-check", () => {
     expect(run.code).toBe(1);
     const found = findings(run.stdout);
     expect(found.length).toBeGreaterThan(0);
-    expect(found[0]).toMatch(/FINDING env 'walk': determinism: task 0, seed \d+: two episodes of the same task and seed, given the same 4 actions, differ: at reset the observation differs/);
+    expect(found[0]).toMatch(
+      /FINDING env 'walk': determinism: task 0, seed \d+: two episodes of the same task and seed, given the same 4 actions, differ: at reset the observation differs/,
+    );
     expect(found.some((f) => f.includes("isolation"))).toBe(false);
   });
 
@@ -153,14 +173,20 @@ describe("arl env-check", () => {
     const found = findings(run.stdout);
     expect(found.length).toBeGreaterThan(0);
     expect(found.every((f) => f.includes("isolation:"))).toBe(true);
-    expect(found[0]).toMatch(/two sessions of the same task stepped interleaved do not each answer what one session alone does: at step \d+ the observation differs: "you stand at \d+" \(alone\) vs "you stand at \d+" \(session 1 of 2 stepped interleaved\)/);
+    expect(found[0]).toMatch(
+      /two sessions of the same task stepped interleaved do not each answer what one session alone does: at step \d+ the observation differs: "you stand at \d+" \(alone\) vs "you stand at \d+" \(session 1 of 2 stepped interleaved\)/,
+    );
   });
 
   it("a signal outside its declared range is named, and so is a signal the spec does not declare", async () => {
     const run = await runArl(["env-check", walkSpec("out-of-range")], { cwd: dir });
     expect(run.code).toBe(1);
     const found = findings(run.stdout);
-    expect(found).toContainEqual(expect.stringMatching(/signals: signal 'progress' = [\d.]+, outside its declared range \[0, 1\] \(task \d+, seed \d+, (reset|step \d)\)/));
+    expect(found).toContainEqual(
+      expect.stringMatching(
+        /signals: signal 'progress' = [\d.]+, outside its declared range \[0, 1\] \(task \d+, seed \d+, (reset|step \d)\)/,
+      ),
+    );
     expect(found).toContainEqual(expect.stringContaining("signals: the env reports the signal 'debug_pos'"));
     expect(found.some((f) => f.includes("determinism") || f.includes("isolation"))).toBe(false);
   });
@@ -168,10 +194,14 @@ describe("arl env-check", () => {
   it("a step that hangs past the env's time limit and one that answers malformed are named as faults", async () => {
     const hang = await runArl(["env-check", walkSpec("hang", 0.3), "--tasks", "1", "--steps", "1"], { cwd: dir });
     expect(hang.code).toBe(1);
-    expect(findings(hang.stdout)[0]).toMatch(/fault: task 0, seed \d+, first episode: step 1 \(move \{"by":1\}\) raised: .*0\.3 s.*\(timeout\)/);
+    expect(findings(hang.stdout)[0]).toMatch(
+      /fault: task 0, seed \d+, first episode: step 1 \(move \{"by":1\}\) raised: .*0\.3 s.*\(timeout\)/,
+    );
     const garbage = await runArl(["env-check", walkSpec("garbage"), "--tasks", "1", "--steps", "1"], { cwd: dir });
     expect(garbage.code).toBe(1);
-    expect(findings(garbage.stdout)[0]).toMatch(/fault: task 0, seed \d+, first episode: step 1 \(move \{"by":1\}\) answered malformed: .*\(protocol\)/);
+    expect(findings(garbage.stdout)[0]).toMatch(
+      /fault: task 0, seed \d+, first episode: step 1 \(move \{"by":1\}\) answered malformed: .*\(protocol\)/,
+    );
   }, 20_000);
 
   it("built-in kinds pass: rooms and sql, stepped by their walkthroughs", async () => {
@@ -187,22 +217,32 @@ describe("arl env-check", () => {
     expect(s.code).toBe(0);
   });
 
-  it.skipIf(skipWithout("gymnasium"))("the shipped gymnasium spec passes on the env host, with calls built from its action tool", async () => {
-    const gym = fileURLToPath(new URL("../../experiments/envs/gymnasium.arl", import.meta.url));
-    const run = await runArl(["env-check", gym], { cwd: dir });
-    expect(findings(run.stdout)).toEqual([]);
-    expect(run.stdout).toContain("env 'guess' (gymnasium), of gymnasium_higher_lower/default:");
-    expect(run.stdout).toContain("4 actions each from calls built from the tools' schemas");
-    expect(run.stdout).toMatch(/signal terminated \(outcome, bool\): seen false, true/);
-    expect(run.code).toBe(0);
-  }, 120_000);
+  it.skipIf(skipWithout("gymnasium"))(
+    "the shipped gymnasium spec passes on the env host, with calls built from its action tool",
+    async () => {
+      const gym = fileURLToPath(new URL("../../experiments/envs/gymnasium.arl", import.meta.url));
+      const run = await runArl(["env-check", gym], { cwd: dir });
+      expect(findings(run.stdout)).toEqual([]);
+      expect(run.stdout).toContain("env 'guess' (gymnasium), of gymnasium_higher_lower/default:");
+      expect(run.stdout).toContain("4 actions each from calls built from the tools' schemas");
+      expect(run.stdout).toMatch(/signal terminated \(outcome, bool\): seen false, true/);
+      expect(run.code).toBe(0);
+    },
+    120_000,
+  );
 
   it("an agent env is named as not probed, never passed; usage errors exit 2", async () => {
     writeFileSync(path.join(dir, "tasks.jsonl"), Array.from({ length: 10 }, (_, q) => `{"q": ${q}}\n`).join(""));
-    const agent = spec("agent_env", `  env prog extends agent.program {\n    command: ["python3", "prog.py"]\n    task_file: "./tasks.jsonl"\n    signals { success { scope: outcome, type: bool } }\n  }`, `import "std/envs/agent" as agent\n`);
+    const agent = spec(
+      "agent_env",
+      `  env prog extends agent.program {\n    command: ["python3", "prog.py"]\n    task_file: "./tasks.jsonl"\n    signals { success { scope: outcome, type: bool } }\n  }`,
+      `import "std/envs/agent" as agent\n`,
+    );
     const a = await runArl(["env-check", agent], { cwd: dir });
     expect(a.code).toBe(1);
-    expect(findings(a.stdout)).toEqual([expect.stringContaining("FINDING env 'prog': not probed: an agent env's episode is a whole program")]);
+    expect(findings(a.stdout)).toEqual([
+      expect.stringContaining("FINDING env 'prog': not probed: an agent env's episode is a whole program"),
+    ]);
     expect(a.stdout).toContain("not probed");
     const usage = await runArl(["env-check"], { cwd: dir });
     expect(usage.code).toBe(2);

@@ -45,17 +45,26 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 function count(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new UsageError(`${flag} must be a whole number from 1 to 1000, not '${value}'`);
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new UsageError(`${flag} must be a whole number from 1 to 1000, not '${value}'`);
   return n;
 }
 
 function render(checked: CheckedEnv, io: CliIO): void {
   const { report, plans } = checked;
-  const shared = plans.length === 1 ? plans[0] : `${plans[0]} and ${plans.length - 1} more variant${plans.length === 2 ? "" : "s"} with the same env`;
+  const shared =
+    plans.length === 1
+      ? plans[0]
+      : `${plans[0]} and ${plans.length - 1} more variant${plans.length === 2 ? "" : "s"} with the same env`;
   io.stdout(`env '${report.name}' (${report.kind}), of ${shared}:\n`);
   for (const line of report.lines) io.stdout(`  ${line}\n`);
   for (const f of report.findings) io.stdout(`  FINDING env '${report.name}': ${f.check}: ${f.message}\n`);
-  const verdict = report.findings.length === 0 ? "clean" : report.findings.some((f) => f.check === "not probed") ? "not probed" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`;
+  const verdict =
+    report.findings.length === 0
+      ? "clean"
+      : report.findings.some((f) => f.check === "not probed")
+        ? "not probed"
+        : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`;
   io.stdout(`  ${verdict} (${checked.wallS.toFixed(1)} s)\n`);
 }
 
@@ -63,10 +72,16 @@ export const envCheckCommand = defineCommand({
   name: "env-check",
   summary: "probe a spec's envs: determinism per seed, session isolation, declared signals, faults, latency",
   usage,
-  options: { env: { type: "string" }, tasks: { type: "string" }, steps: { type: "string" }, "data-root": { type: "string" } },
+  options: {
+    env: { type: "string" },
+    tasks: { type: "string" },
+    steps: { type: "string" },
+    "data-root": { type: "string" },
+  },
   async run(parsed, io) {
     const v = parsed.values;
-    if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
+    if (parsed.positionals.length !== 1)
+      throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
     const tasks = count(v.tasks, "--tasks", 2);
     const steps = count(v.steps, "--steps", 4);
     const target = at(parsed.positionals, 0);
@@ -80,8 +95,13 @@ export const envCheckCommand = defineCommand({
       io.stderr(`arl env-check: ${error.message}\n`);
       return ExitCode.usage;
     }
-    if (v.env !== undefined && !envNamesOf(plans).includes(v.env)) throw new UsageError(`--env '${v.env}': the selected plans have no env of that name (they have ${envNamesOf(plans).join(", ") || "none"})`);
-    const dataRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : path.dirname(path.resolve(io.cwd, target.split("#")[0] ?? target));
+    if (v.env !== undefined && !envNamesOf(plans).includes(v.env))
+      throw new UsageError(
+        `--env '${v.env}': the selected plans have no env of that name (they have ${envNamesOf(plans).join(", ") || "none"})`,
+      );
+    const dataRoot = v["data-root"]
+      ? path.resolve(io.cwd, v["data-root"])
+      : path.dirname(path.resolve(io.cwd, target.split("#")[0] ?? target));
     if (!dataFilesReadable(plans, dataRoot, io, "env-check")) return ExitCode.errors;
     const started = Date.now();
     // Env hosts and env processes lead process groups of their own; exiting runs the hook that
@@ -93,14 +113,21 @@ export const envCheckCommand = defineCommand({
     for (const signal of STOP_SIGNALS) process.on(signal, stop);
     let checked: CheckedEnv[];
     try {
-      checked = await checkEnvs(plans, envKindsWithDataRoot(dataRoot), { tasks, steps, ...(v.env !== undefined ? { env: v.env } : {}), log: (line) => io.stderr(`arl env-check: ${line}\n`) });
+      checked = await checkEnvs(plans, envKindsWithDataRoot(dataRoot), {
+        tasks,
+        steps,
+        ...(v.env !== undefined ? { env: v.env } : {}),
+        log: (line) => io.stderr(`arl env-check: ${line}\n`),
+      });
     } finally {
       for (const signal of STOP_SIGNALS) process.off(signal, stop);
     }
     for (const c of checked) render(c, io);
     const findings = checked.reduce((n, c) => n + c.report.findings.length, 0);
     const wall = ((Date.now() - started) / 1000).toFixed(1);
-    io.stdout(`${checked.length} env${checked.length === 1 ? "" : "s"} of ${plans.length} plan${plans.length === 1 ? "" : "s"} checked in ${wall} s: ${findings === 0 ? "clean" : `${findings} finding${findings === 1 ? "" : "s"}`}\n`);
+    io.stdout(
+      `${checked.length} env${checked.length === 1 ? "" : "s"} of ${plans.length} plan${plans.length === 1 ? "" : "s"} checked in ${wall} s: ${findings === 0 ? "clean" : `${findings} finding${findings === 1 ? "" : "s"}`}\n`,
+    );
     return findings === 0 ? ExitCode.ok : ExitCode.errors;
   },
 });
