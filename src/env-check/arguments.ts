@@ -46,7 +46,7 @@ function stringValue(schema: Schema, i: number, words: readonly string[]): strin
 }
 
 /** A value `schema` accepts, the i-th of its choices; `words` are candidate strings (the env's own). */
-export function valueFor(schema: unknown, i: number, words: readonly string[]): unknown {
+function valueFor(schema: unknown, i: number, words: readonly string[]): unknown {
   if (!isSchema(schema)) return null;
   if ("const" in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return pick(schema.enum as unknown[], i);

@@ -80,7 +80,7 @@ function observationProblem(o: unknown, step: boolean): string | undefined {
   return signalsProblem(obs.signals);
 }
 
-export const callText = (call: ToolCall): string => `${call.name} ${JSON.stringify(call.arguments)}`;
+const callText = (call: ToolCall): string => `${call.name} ${JSON.stringify(call.arguments)}`;
 
 export class ProbeEpisode {
   readonly events: TraceEvent[] = [];

@@ -10,8 +10,6 @@ import { canonicalize } from "../plan/canonical.js";
 import type { Plan, PlanEnv, PlanTool } from "../plan/schema.js";
 import { probeEnv, type EnvReport, type ProbeOptions } from "./probe.js";
 
-export { type EnvReport, type Finding, type ProbeOptions } from "./probe.js";
-
 export interface EnvCheckOptions extends ProbeOptions {
   /** Probe only the env of this name. */
   readonly env?: string;

@@ -116,7 +116,7 @@ async function probeActions(
 const excerpt = (text: string): string => JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
 
 /** The first difference between two traces, in words; undefined when they are the same. */
-export function traceDifference(
+function traceDifference(
   a: readonly TraceEvent[],
   b: readonly TraceEvent[],
   labels: readonly [string, string],

@@ -83,7 +83,7 @@ function rangeText(d: Declaration): string {
 }
 
 /** Why `value` does not fit `d`, or undefined when it does. */
-export function valueProblem(name: string, value: SignalValue, d: Declaration): string | undefined {
+function valueProblem(name: string, value: SignalValue, d: Declaration): string | undefined {
   const shown = JSON.stringify(value);
   if (d.type === "bool")
     return typeof value === "boolean"

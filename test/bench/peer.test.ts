@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PEER_WORK, peerRows, peerSpec, sumRows, treeCpuSeconds, type Steps } from "../../src/bench/peer.js";
 import { Compiler } from "../../src/compiler.js";
 import { lowerModel } from "../../src/plan/lower.js";
+import { skipTitle } from "../helpers/skip-reporter.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "arl-peer-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -148,7 +149,11 @@ describe("peer benchmark", () => {
   });
 
   it.runIf(process.platform === "linux")(
-    "counts the CPU time of the whole process tree, grandchildren that ended included",
+    skipTitle(
+      "counts the CPU time of the whole process tree, grandchildren that ended included",
+      !(process.platform === "linux"),
+      "needs Linux: the process tree is read from /proc",
+    ),
     async () => {
       // sh runs a node that burns 0.5 s of CPU and ends (sh waits for it), then becomes a sleep:
       // the tree under sh has used 0.5 s only if the grandchild's time is counted.

@@ -5,6 +5,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
 import { countingExperiment } from "../helpers/plans.js";
 
@@ -34,7 +35,11 @@ describe("--out that cannot be made", () => {
   });
 
   it.skipIf(process.platform !== "linux")(
-    "arl run --out /proc/x fails at once, naming the folder",
+    skipTitle(
+      "arl run --out /proc/x fails at once, naming the folder",
+      process.platform !== "linux",
+      "needs Linux: /proc is where a folder cannot be made",
+    ),
     async () => {
       const cwd = workspace();
       const r = await runArl(["run", "spec.arl", "--out", "/proc/x"], { cwd });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
 import { runArl } from "../helpers/cli.js";
 import { skipWithout } from "../envs/host-library-support.js";
+import { skipTitle } from "../helpers/skip-reporter.js";
 
 type Mode = "seeded" | "unseeded" | "shared" | "out-of-range" | "hang" | "garbage";
 
@@ -218,7 +219,11 @@ describe("arl env-check", () => {
   });
 
   it.skipIf(skipWithout("gymnasium"))(
-    "the shipped gymnasium spec passes on the env host, with calls built from its action tool",
+    skipTitle(
+      "the shipped gymnasium spec passes on the env host, with calls built from its action tool",
+      skipWithout("gymnasium"),
+      "needs gymnasium in .venv: npm run setup:envs",
+    ),
     async () => {
       const gym = fileURLToPath(new URL("../../experiments/envs/gymnasium.arl", import.meta.url));
       const run = await runArl(["env-check", gym], { cwd: dir });

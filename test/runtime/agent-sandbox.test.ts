@@ -10,6 +10,7 @@ import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { skipTitle } from "../helpers/skip-reporter.js";
 import { sandboxSupport } from "../../src/contracts/sandbox.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
@@ -65,32 +66,44 @@ function runDirOf(dir: string): string {
   return path.join(variants, readdirSync(variants)[0] ?? "");
 }
 
-describe.skipIf(!sandboxed)("agent episodes in the sandbox", () => {
-  it("without the sandbox the probe finds its neighbours and forges their outcomes (the attack works)", async () => {
-    const dir = workspace("mode: off");
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
-    expect(run.code, run.stderr).toBe(0);
-    const { records } = readBuffer(path.join(runDirOf(dir), "buffer.arlbuf"));
-    expect(records.length).toBe(4);
-    expect(records.some((r) => r.rewards.ok === 1)).toBe(true);
-    expect(
-      records
-        .filter((r) => r.rewards.ok === 0)
-        .every((r) => (r.rewards.neighbours ?? 0) > 0 && (r.rewards.leaks ?? 0) > 0),
-    ).toBe(true);
-  }, 120_000);
+describe.skipIf(!sandboxed)(
+  skipTitle(
+    "agent episodes in the sandbox",
+    !sandboxed,
+    "needs bubblewrap that can make namespaces: apt-get install bubblewrap",
+  ),
+  () => {
+    it("without the sandbox the probe finds its neighbours and forges their outcomes (the attack works)", async () => {
+      const dir = workspace("mode: off");
+      const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+      expect(run.code, run.stderr).toBe(0);
+      const { records } = readBuffer(path.join(runDirOf(dir), "buffer.arlbuf"));
+      expect(records.length).toBe(4);
+      expect(records.some((r) => r.rewards.ok === 1)).toBe(true);
+      expect(
+        records
+          .filter((r) => r.rewards.ok === 0)
+          .every((r) => (r.rewards.neighbours ?? 0) > 0 && (r.rewards.leaks ?? 0) > 0),
+      ).toBe(true);
+    }, 120_000);
 
-  it("in the sandbox the probe finds no other episode's process, key or file and forges no outcome", async () => {
-    const dir = workspace("mode: required");
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
-    expect(run.code, run.stderr).toBe(0);
-    const { records } = readBuffer(path.join(runDirOf(dir), "buffer.arlbuf"));
-    expect(records.length).toBe(4);
-    for (const r of records) {
-      expect(r.rewards, `episode ${r.group}/${r.sample}`).toMatchObject({ ok: 0, neighbours: 0, forged: 0, leaks: 0 });
-      // Its own sandbox only: bubblewrap's init, the gateway forwarder, the program.
-      expect(r.rewards.procs).toBeLessThanOrEqual(3);
-      expect(r.rewards.procs).toBeGreaterThan(0);
-    }
-  }, 120_000);
-});
+    it("in the sandbox the probe finds no other episode's process, key or file and forges no outcome", async () => {
+      const dir = workspace("mode: required");
+      const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+      expect(run.code, run.stderr).toBe(0);
+      const { records } = readBuffer(path.join(runDirOf(dir), "buffer.arlbuf"));
+      expect(records.length).toBe(4);
+      for (const r of records) {
+        expect(r.rewards, `episode ${r.group}/${r.sample}`).toMatchObject({
+          ok: 0,
+          neighbours: 0,
+          forged: 0,
+          leaks: 0,
+        });
+        // Its own sandbox only: bubblewrap's init, the gateway forwarder, the program.
+        expect(r.rewards.procs).toBeLessThanOrEqual(3);
+        expect(r.rewards.procs).toBeGreaterThan(0);
+      }
+    }, 120_000);
+  },
+);

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { pythonWithTorch } from "../../src/trainer/launch.js";
 import { counterSubprocessEnv } from "../helpers/plans.js";
+import { skipTitle } from "../helpers/skip-reporter.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 const hasProc = existsSync("/proc/self/stat");
@@ -123,21 +124,28 @@ async function killMidRun(backend: string, trainerArg: string): Promise<{ starte
   }
 }
 
-describe.skipIf(!hasProc)("a runtime killed with SIGKILL", () => {
-  it("leaves no process behind with the embedded trainer busy in a request", async () => {
-    const { started, left } = await killMidRun("local", "embedded/main.js");
-    // The trainer and the env's processes at least.
-    expect(started.length).toBeGreaterThan(1);
-    expect(left.map((p) => p.cmdline)).toEqual([]);
-  }, 300_000);
-
-  it.skipIf(!hasTorch)(
-    "leaves no process behind with the PyTorch trainer busy in a request",
-    async () => {
-      const { started, left } = await killMidRun("torch", "arl_trainer");
-      expect(started.some((p) => p.cmdline.includes("arl_trainer"))).toBe(true);
+describe.skipIf(!hasProc)(
+  skipTitle("a runtime killed with SIGKILL", !hasProc, "needs Linux's /proc: the processes are found there"),
+  () => {
+    it("leaves no process behind with the embedded trainer busy in a request", async () => {
+      const { started, left } = await killMidRun("local", "embedded/main.js");
+      // The trainer and the env's processes at least.
+      expect(started.length).toBeGreaterThan(1);
       expect(left.map((p) => p.cmdline)).toEqual([]);
-    },
-    300_000,
-  );
-});
+    }, 300_000);
+
+    it.skipIf(!hasTorch)(
+      skipTitle(
+        "leaves no process behind with the PyTorch trainer busy in a request",
+        !hasTorch,
+        "needs torch in .venv: npm run setup:python",
+      ),
+      async () => {
+        const { started, left } = await killMidRun("torch", "arl_trainer");
+        expect(started.some((p) => p.cmdline.includes("arl_trainer"))).toBe(true);
+        expect(left.map((p) => p.cmdline)).toEqual([]);
+      },
+      300_000,
+    );
+  },
+);
