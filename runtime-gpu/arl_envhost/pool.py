@@ -23,14 +23,14 @@ STUCK_GRACE_S = 2.0
 
 def _worker_answer(message: tuple) -> dict[str, Any]:
     """A worker's answer to ("load", path, function, limit) or ("score", params), as the host's loop answers."""
-    from arl_envhost import server, verifiers
+    from arl_envhost import answers, verifiers
     from arl_envhost.limits import call_with_limit
 
     if message[0] == "load":
         _, path, function, limit = message
-        return server.answer(lambda: {"handle": call_with_limit(lambda: verifiers.load(path, function), limit)}, limit)
+        return answers.answer(lambda: {"handle": call_with_limit(lambda: verifiers.load(path, function), limit)}, limit)
     params = message[1]
-    return server.answer(lambda: server.score(params), params.get("timeout_s"))
+    return answers.answer(lambda: answers.score(params), params.get("timeout_s"))
 
 
 def _worker_main(conn) -> None:

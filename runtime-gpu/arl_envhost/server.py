@@ -14,79 +14,46 @@ import os
 import queue
 import sys
 import threading
-import traceback
-from collections.abc import Callable
 from typing import Any, TextIO
 
 from arl_envhost import PROTOCOL_VERSION, verifiers
-from arl_envhost.backends.base import ConfigError
-from arl_envhost.limits import CallTimeout, call_with_limit
+from arl_envhost.answers import RequestError, answer, error_of, int_param, limit_param, obj_param, str_param
+from arl_envhost.answers import score as score_request
+from arl_envhost.limits import call_with_limit
 from arl_envhost.pool import VerifierPool
-from arl_envhost.sessions import LibraryMissing, SessionError, Sessions
-
-
-class RequestError(Exception):
-    """A request the host cannot serve as written."""
-
-
-def _str(params: dict[str, Any], key: str) -> str:
-    value = params.get(key)
-    if not isinstance(value, str):
-        raise RequestError(f"params.{key} must be a string")
-    return value
-
-
-def _limit(params: dict[str, Any]) -> float:
-    value = params.get("timeout_s")
-    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-        raise RequestError("params.timeout_s must be a positive number")
-    return float(value)
-
-
-def _int(params: dict[str, Any], key: str) -> int:
-    value = params.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise RequestError(f"params.{key} must be an integer")
-    return value
-
-
-def _obj(params: dict[str, Any], key: str) -> dict[str, Any]:
-    value = params.get(key)
-    if not isinstance(value, dict):
-        raise RequestError(f"params.{key} must be an object")
-    return value
+from arl_envhost.sessions import Sessions
 
 
 def _episode_call(sessions: Sessions, method: str, params: dict[str, Any]) -> Any:
     """The env library methods (docs/env-host.md, "Env library sessions"), each under its timeout_s."""
-    limit = _limit(params)
+    limit = limit_param(params)
     if method == "episode.step":
-        eid, action = _str(params, "episode"), _str(params, "action")
+        eid, action = str_param(params, "episode"), str_param(params, "action")
         return call_with_limit(lambda: sessions.step(eid, action), limit)
     if method == "episode.answer":
-        eid, text = _str(params, "episode"), _str(params, "text")
+        eid, text = str_param(params, "episode"), str_param(params, "text")
         return call_with_limit(lambda: sessions.answer(eid, text), limit)
     if method == "episode.outcome":
-        eid = _str(params, "episode")
+        eid = str_param(params, "episode")
         return call_with_limit(lambda: sessions.outcome(eid), limit)
     if method == "episode.close":
-        eid = _str(params, "episode")
+        eid = str_param(params, "episode")
         return call_with_limit(lambda: sessions.close(eid), limit)
-    library, config = _str(params, "library"), _obj(params, "config")
+    library, config = str_param(params, "library"), obj_param(params, "config")
     if method == "backend.check":
         root = params.get("data_root", ".")
         if not isinstance(root, str):
             raise RequestError("params.data_root must be a string")
         return call_with_limit(lambda: sessions.check(library, config, root), limit)
     if method == "backend.prepare":
-        context = _obj(params, "context")
+        context = obj_param(params, "context")
         return call_with_limit(lambda: sessions.prepare(library, config, context), limit)
-    data_root = _str(params, "data_root")
+    data_root = str_param(params, "data_root")
     if method == "episode.open":
-        task, seed = _int(params, "task"), _int(params, "seed")
+        task, seed = int_param(params, "task"), int_param(params, "seed")
         return call_with_limit(lambda: sessions.open(library, config, task, seed, data_root), limit)
     if method == "backend.walkthrough":
-        task = _int(params, "task")
+        task = int_param(params, "task")
         return call_with_limit(lambda: sessions.walkthrough(library, config, task, data_root), limit)
     if method == "backend.vocabulary":
         tasks = params.get("tasks")
@@ -102,69 +69,24 @@ _SESSION_METHODS = {
 }
 
 
-def score(params: dict[str, Any]) -> Any:
-    """A ``verifier.score`` request's result, under its time limit (in the host or a verifier worker)."""
-    style, limit = _str(params, "style"), _limit(params)
-    if style == "verl":
-        handle, solution = _str(params, "handle"), _str(params, "solution_str")
-        return call_with_limit(
-            lambda: verifiers.score_verl(handle, params.get("data_source"), solution, params.get("ground_truth"), params.get("extra_info")), limit
-        )
-    if style == "trl":
-        handle, completion = _str(params, "handle"), _str(params, "completion")
-        columns = params.get("columns")
-        if not isinstance(columns, dict):
-            raise RequestError("params.columns must be an object")
-        return call_with_limit(lambda: verifiers.score_trl(handle, params.get("prompt"), completion, columns), limit)
-    if style == "math_verify":
-        answer, truth = _str(params, "solution_str"), _str(params, "ground_truth")
-        return call_with_limit(lambda: verifiers.score_math_verify(answer, truth), limit)
-    raise RequestError(f"unknown verifier style {style!r} (verl, trl, math_verify)")
-
-
 def _dispatch(method: str, params: dict[str, Any], sessions: Sessions, pool: VerifierPool) -> Any:
     if method == "ping":
         return {"pid": os.getpid(), "episodes": len(sessions)}
     if method in _SESSION_METHODS:
         return _episode_call(sessions, method, params)
     if method == "verifier.load":
-        path, function, limit = _str(params, "path"), _str(params, "function"), _limit(params)
+        path, function, limit = str_param(params, "path"), str_param(params, "function"), limit_param(params)
         handle = call_with_limit(lambda: verifiers.load(path, function), limit)
         pool.loaded(path, function, limit)
         return {"handle": handle}
     if method == "verifier.pool":
-        workers, limit = _int(params, "workers"), _limit(params)
+        workers, limit = int_param(params, "workers"), limit_param(params)
         if workers < 1:
             raise RequestError("params.workers must be at least 1")
         return {"workers": call_with_limit(lambda: pool.start(workers, limit), limit)}
     if method == "verifier.score":
-        return score(params)
+        return score_request(params)
     raise RequestError(f"unknown method {method!r}")
-
-
-def _error(kind: str, message: str, tb: str | None = None) -> dict[str, Any]:
-    return {"kind": kind, "message": message, "traceback": tb}
-
-
-def answer(fn: Callable[[], Any], limit: Any) -> dict[str, Any]:
-    """``{"result": fn()}``, or ``{"error": ...}`` saying how it failed (``limit``: the call's timeout_s, for the message)."""
-    try:
-        return {"result": fn()}
-    except (RequestError, SessionError) as e:
-        return {"error": _error("request", str(e))}
-    except LibraryMissing as e:
-        return {"error": _error("missing", str(e))}
-    except ConfigError as e:
-        return {"error": {**_error("config", str(e)), "field": e.field, "hint": e.hint}}
-    except verifiers.VerifierError as e:
-        return {"error": _error("result", str(e))}
-    except CallTimeout:
-        return {"error": _error("timeout", f"the call ran past its limit of {limit} s")}
-    except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the host goes on
-        last = traceback.format_exception_only(type(e), e)[-1].strip()
-        return {"error": _error("raised", last, traceback.format_exc())}
-    except SystemExit as e:
-        return {"error": _error("raised", f"SystemExit({e.code}): the verifier called exit", traceback.format_exc())}
 
 
 def serve(requests: TextIO, out: TextIO) -> None:
@@ -194,7 +116,7 @@ def _read(requests: TextIO, send: Any, pool: VerifierPool, inbox: "queue.Queue[A
         try:
             request = json.loads(line)
         except json.JSONDecodeError as e:
-            inbox.put(_error("request", f"not JSON: {e}"))
+            inbox.put(error_of("request", f"not JSON: {e}"))
             continue
         rid = request.get("id") if isinstance(request, dict) else None
         params = request.get("params", {}) if isinstance(request, dict) else None
