@@ -15,12 +15,13 @@ import { planCommand } from "./commands/plan.js";
 import { reportCommand } from "./commands/report.js";
 import { runCommand } from "./commands/run.js";
 import { serveCommand } from "./commands/serve.js";
+import { replayCommand } from "./commands/replay.js";
 import { showCommand } from "./commands/show.js";
 import { statusCommand } from "./commands/status.js";
 import { submitCommand } from "./commands/submit.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
-const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, submitCommand, statusCommand, cancelCommand, serveCommand, exportCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, submitCommand, statusCommand, cancelCommand, serveCommand, exportCommand, showCommand, replayCommand, reportCommand, conformanceCommand, lspCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
