@@ -3,13 +3,26 @@
 // answer, the outcome, and an env error where one ended the episode. Recorded with the episode in
 // the token buffer (buffer.ts, `env`) so that `arl replay` can play the same calls into a fresh
 // instance of the same env, task and seed and compare every answer (src/replay/).
-import { EnvError, type EnvInstance, type Observation, type PromptMessage, type Signals, type StepResult } from "../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type Observation,
+  type PromptMessage,
+  type Signals,
+  type StepResult,
+} from "../contracts/env.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
 import type { SignalSource } from "./rewards.js";
 
 /** One exchange with the env. `error`: the call failed with an EnvError (the episode ended there). */
 export type EnvExchange =
-  | { readonly op: "reset"; readonly text?: string; readonly messages?: readonly PromptMessage[]; readonly signals?: Signals; readonly error?: EnvFault }
+  | {
+      readonly op: "reset";
+      readonly text?: string;
+      readonly messages?: readonly PromptMessage[];
+      readonly signals?: Signals;
+      readonly error?: EnvFault;
+    }
   | {
       readonly op: "step";
       readonly call: ToolCall;
@@ -44,7 +57,15 @@ export interface EnvTranscript {
 }
 
 /** The episode counters a reward can read (harness.ts EpisodeSignals; not imported: the harness imports the buffer, which imports this). */
-const EPISODE_COUNTERS: readonly string[] = ["turns", "tool_calls", "invalid_calls", "tokens", "aborted", "truncated", "terminated"];
+const EPISODE_COUNTERS: readonly string[] = [
+  "turns",
+  "tool_calls",
+  "invalid_calls",
+  "tokens",
+  "aborted",
+  "truncated",
+  "terminated",
+];
 
 /** The data of a signal source (env signals by the names it reports, episode counters by name). */
 export function signalSnapshot(source: SignalSource): SignalSnapshot {
@@ -61,7 +82,8 @@ export function signalSnapshot(source: SignalSource): SignalSnapshot {
   return { env, episode };
 }
 
-const fault = (error: unknown): EnvFault | undefined => (error instanceof EnvError ? { kind: error.kind, message: error.message } : undefined);
+const fault = (error: unknown): EnvFault | undefined =>
+  error instanceof EnvError ? { kind: error.kind, message: error.message } : undefined;
 
 /**
  * Wraps an env instance so that every exchange is written down as it completes. `end()` freezes
@@ -79,16 +101,25 @@ export class RecordingEnv implements EnvInstance {
   ) {
     if (inner.finalAnswer) {
       const answer = inner.finalAnswer.bind(inner);
-      this.finalAnswer = (text) => this.note({ op: "final_answer", answer: text }, answer(text), (signals) => ({ signals }));
+      this.finalAnswer = (text) =>
+        this.note({ op: "final_answer", answer: text }, answer(text), (signals) => ({ signals }));
     }
   }
 
   reset(): Promise<Observation> {
-    return this.note({ op: "reset" }, this.inner.reset(), (o) => ({ text: o.text, ...(o.messages ? { messages: o.messages } : {}), signals: o.signals }));
+    return this.note({ op: "reset" }, this.inner.reset(), (o) => ({
+      text: o.text,
+      ...(o.messages ? { messages: o.messages } : {}),
+      signals: o.signals,
+    }));
   }
 
   step(call: ToolCall): Promise<StepResult> {
-    return this.note({ op: "step", call: { name: call.name, arguments: call.arguments } }, this.inner.step(call), (r) => ({ text: r.text, signals: r.signals, terminated: r.terminated }));
+    return this.note(
+      { op: "step", call: { name: call.name, arguments: call.arguments } },
+      this.inner.step(call),
+      (r) => ({ text: r.text, signals: r.signals, terminated: r.terminated }),
+    );
   }
 
   outcome(): Promise<Signals> {
@@ -101,11 +132,17 @@ export class RecordingEnv implements EnvInstance {
 
   /** The transcript as it stood when the episode ended. */
   end(): EnvTranscript {
-    this.frozen ??= this.exchanges.map((e) => (e.op === "step" && e.text === undefined && e.error === undefined ? { ...e, unanswered: true as const } : e));
+    this.frozen ??= this.exchanges.map((e) =>
+      e.op === "step" && e.text === undefined && e.error === undefined ? { ...e, unanswered: true as const } : e,
+    );
     return { seed: this.seed, exchanges: this.frozen };
   }
 
-  private async note<T>(input: EnvExchange, answer: Promise<T>, fields: (value: T) => Record<string, unknown>): Promise<T> {
+  private async note<T>(
+    input: EnvExchange,
+    answer: Promise<T>,
+    fields: (value: T) => Record<string, unknown>,
+  ): Promise<T> {
     const index = this.exchanges.push(input) - 1;
     const set = (exchange: EnvExchange) => {
       if (!this.frozen) this.exchanges[index] = exchange;

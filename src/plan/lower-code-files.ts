@@ -56,11 +56,18 @@ function moduleFiles(module: string, context: LoweringContext): string[] {
 }
 
 /** The verifiers tasksets the task file's lines name (`taskset`), distinct. */
-function tasksets(env: Extract<Env, { kind: "agent" }>, at: readonly string[], variant: VariantModel, context: LoweringContext): string[] {
+function tasksets(
+  env: Extract<Env, { kind: "agent" }>,
+  at: readonly string[],
+  variant: VariantModel,
+  context: LoweringContext,
+): string[] {
   const text = readDataText(env.task_file, at, variant, context);
   const read = text === undefined ? undefined : jsonObjectLines(text);
   if (read === undefined || "problem" in read) return [];
-  const named = read.objects.map((o) => (o as { taskset?: unknown }).taskset).filter((t): t is string => typeof t === "string");
+  const named = read.objects
+    .map((o) => (o as { taskset?: unknown }).taskset)
+    .filter((t): t is string => typeof t === "string");
   return [...new Set(named)];
 }
 
@@ -68,14 +75,20 @@ function tasksets(env: Extract<Env, { kind: "agent" }>, at: readonly string[], v
  * The user's code files of env `name`, each with its sha256, in path order; undefined when the env
  * names none in the spec's folder (the plan then has no `code`, and its hash is what it was).
  */
-export function envCodeFiles(name: string, env: Env, variant: VariantModel, context: LoweringContext): { path: string; sha256: string }[] | undefined {
+export function envCodeFiles(
+  name: string,
+  env: Env,
+  variant: VariantModel,
+  context: LoweringContext,
+): { path: string; sha256: string }[] | undefined {
   const found: string[] = [];
   if (env.kind === "agent") {
     env.command.forEach((word, i) => {
       if (word.startsWith("std:") || (i === 0 && word.startsWith("python:"))) return;
       found.push(...namedFiles(word, context));
     });
-    for (const taskset of tasksets(env, ["env", name, "task_file"], variant, context)) found.push(...moduleFiles(taskset, context));
+    for (const taskset of tasksets(env, ["env", name, "task_file"], variant, context))
+      found.push(...moduleFiles(taskset, context));
   }
   if (env.kind === "gymnasium") {
     const config = env as unknown as { id: string | null; entry_point: string | null };
@@ -87,7 +100,8 @@ export function envCodeFiles(name: string, env: Env, variant: VariantModel, cont
   for (const file of found) {
     const written = displayPath(file, context.entryDir);
     // Found on disk a moment ago; `arl check` without a lock only needs to know they exist.
-    if (!files.has(written)) files.set(written, { path: written, sha256: context.hashData === false ? ZERO : sha256File(file) });
+    if (!files.has(written))
+      files.set(written, { path: written, sha256: context.hashData === false ? ZERO : sha256File(file) });
   }
   if (files.size === 0) return undefined;
   return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -36,9 +36,14 @@ interface Answer {
   readonly unanswered?: true;
 }
 
-const seconds = (s: number) => new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), s * 1000).unref());
+const seconds = (s: number) =>
+  new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), s * 1000).unref());
 
-async function ask(instance: EnvInstance, exchange: EnvExchange, stepTimeoutS: (name: string) => number): Promise<Answer> {
+async function ask(
+  instance: EnvInstance,
+  exchange: EnvExchange,
+  stepTimeoutS: (name: string) => number,
+): Promise<Answer> {
   try {
     switch (exchange.op) {
       case "reset": {
@@ -82,22 +87,36 @@ const signalText = (v: Signals[string] | undefined) => (v === undefined ? "(not 
 function difference(recorded: Answer, replayed: Answer): Omit<Divergence, "where"> | undefined {
   if (recorded.unanswered || replayed.unanswered) {
     if (recorded.unanswered && replayed.unanswered) return undefined;
-    const side = (a: Answer) => (a.unanswered ? "no answer within the tool's timeout_s" : a.error ? faultText(a.error) : `answered ${JSON.stringify(a.text)}`);
+    const side = (a: Answer) =>
+      a.unanswered
+        ? "no answer within the tool's timeout_s"
+        : a.error
+          ? faultText(a.error)
+          : `answered ${JSON.stringify(a.text)}`;
     return { what: "whether the env answered in time", recorded: side(recorded), replayed: side(replayed) };
   }
   if (recorded.error || replayed.error) {
-    if (recorded.error?.kind === replayed.error?.kind && recorded.error?.message === replayed.error?.message) return undefined;
+    if (recorded.error?.kind === replayed.error?.kind && recorded.error?.message === replayed.error?.message)
+      return undefined;
     return { what: "the env error", recorded: faultText(recorded.error), replayed: faultText(replayed.error) };
   }
-  if (recorded.text !== replayed.text) return { what: "the observation", recorded: recorded.text ?? "(none)", replayed: replayed.text ?? "(none)" };
+  if (recorded.text !== replayed.text)
+    return { what: "the observation", recorded: recorded.text ?? "(none)", replayed: replayed.text ?? "(none)" };
   const messages = (a: Answer) => JSON.stringify(a.messages ?? null);
-  if (messages(recorded) !== messages(replayed)) return { what: "the task's messages", recorded: messages(recorded), replayed: messages(replayed) };
+  if (messages(recorded) !== messages(replayed))
+    return { what: "the task's messages", recorded: messages(recorded), replayed: messages(replayed) };
   const a = recorded.signals ?? {};
   const b = replayed.signals ?? {};
   for (const name of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
-    if (!Object.is(a[name], b[name])) return { what: `signal '${name}'`, recorded: signalText(a[name]), replayed: signalText(b[name]) };
+    if (!Object.is(a[name], b[name]))
+      return { what: `signal '${name}'`, recorded: signalText(a[name]), replayed: signalText(b[name]) };
   }
-  if ((recorded.terminated ?? false) !== (replayed.terminated ?? false)) return { what: "whether the task ended (terminated)", recorded: String(recorded.terminated ?? false), replayed: String(replayed.terminated ?? false) };
+  if ((recorded.terminated ?? false) !== (replayed.terminated ?? false))
+    return {
+      what: "whether the task ended (terminated)",
+      recorded: String(recorded.terminated ?? false),
+      replayed: String(replayed.terminated ?? false),
+    };
   return undefined;
 }
 
@@ -106,21 +125,41 @@ function sourceOf(env: string, snapshot: SignalSnapshot) {
 }
 
 /** The rewards computed again from the recorded snapshots against those the run trained on; undefined: the same. */
-function rewardDifference(plan: Plan, record: TrajectoryRecord, transcript: EnvTranscript): Omit<Divergence, "where"> | undefined {
+function rewardDifference(
+  plan: Plan,
+  record: TrajectoryRecord,
+  transcript: EnvTranscript,
+): Omit<Divergence, "where"> | undefined {
   if (record.end === "env_error" || !transcript.states || !transcript.final) return undefined;
-  const score = scoreSignals(plan, transcript.states.map((s) => sourceOf(record.env, s)), sourceOf(record.env, transcript.final), record.end);
-  if ("signalError" in score) return { what: "the rewards", recorded: `reward ${record.reward}`, replayed: `no reward: env '${record.env}' ${score.signalError}` };
+  const score = scoreSignals(
+    plan,
+    transcript.states.map((s) => sourceOf(record.env, s)),
+    sourceOf(record.env, transcript.final),
+    record.end,
+  );
+  if ("signalError" in score)
+    return {
+      what: "the rewards",
+      recorded: `reward ${record.reward}`,
+      replayed: `no reward: env '${record.env}' ${score.signalError}`,
+    };
   for (const term of [...new Set([...Object.keys(record.rewards), ...Object.keys(score.rewards.terms)])].sort()) {
     const was = record.rewards[term];
     const now = score.rewards.terms[term];
-    if (!Object.is(was, now)) return { what: `reward term '${term}'`, recorded: String(was ?? "(none)"), replayed: String(now ?? "(none)") };
+    if (!Object.is(was, now))
+      return { what: `reward term '${term}'`, recorded: String(was ?? "(none)"), replayed: String(now ?? "(none)") };
   }
-  if (!Object.is(record.reward, score.rewards.total)) return { what: "the reward", recorded: String(record.reward), replayed: String(score.rewards.total) };
+  if (!Object.is(record.reward, score.rewards.total))
+    return { what: "the reward", recorded: String(record.reward), replayed: String(score.rewards.total) };
   return undefined;
 }
 
 /** Replays `record`'s episode (its first record) in a fresh instance of its env. */
-export async function replayEpisode(plan: Plan, kind: EnvKind | undefined, record: TrajectoryRecord): Promise<EpisodeReplay> {
+export async function replayEpisode(
+  plan: Plan,
+  kind: EnvKind | undefined,
+  record: TrajectoryRecord,
+): Promise<EpisodeReplay> {
   const env = plan.envs[record.env];
   if (env === undefined) return { status: "cannot", reason: `the plan has no env '${record.env}'` };
   if (env.kind === "agent") {
@@ -130,7 +169,12 @@ export async function replayEpisode(plan: Plan, kind: EnvKind | undefined, recor
     };
   }
   const transcript = record.transcript;
-  if (transcript === undefined) return { status: "cannot", reason: "the buffer does not record what this episode asked of its env (it was written by an arl older than replay); run the plan again to replay it" };
+  if (transcript === undefined)
+    return {
+      status: "cannot",
+      reason:
+        "the buffer does not record what this episode asked of its env (it was written by an arl older than replay); run the plan again to replay it",
+    };
   if (kind === undefined) return { status: "cannot", reason: `this arl has no env kind '${env.kind}'` };
   const tools = toolsFor(plan, record.env);
   const stepTimeoutS = (name: string) => tools.find((t) => t.name === name)?.timeout_s ?? 30;
@@ -139,7 +183,12 @@ export async function replayEpisode(plan: Plan, kind: EnvKind | undefined, recor
     instance = await kind.create(env, record.task, transcript.seed);
   } catch (error) {
     if (!(error instanceof EnvError)) throw error;
-    const divergence = { where: "creating the env", what: "the env error", recorded: "no env error", replayed: faultText({ kind: error.kind, message: error.message }) };
+    const divergence = {
+      where: "creating the env",
+      what: "the env error",
+      recorded: "no env error",
+      replayed: faultText({ kind: error.kind, message: error.message }),
+    };
     return { status: "diverged", exchanges: 0, divergence };
   }
   try {
@@ -148,13 +197,23 @@ export async function replayEpisode(plan: Plan, kind: EnvKind | undefined, recor
       n++;
       const replayed = await ask(instance, exchange, stepTimeoutS);
       const diff = difference(exchange, replayed);
-      if (diff) return { status: "diverged", exchanges: n, divergence: { where: `exchange ${n} of ${transcript.exchanges.length}, ${describe(exchange)}`, ...diff } };
+      if (diff)
+        return {
+          status: "diverged",
+          exchanges: n,
+          divergence: { where: `exchange ${n} of ${transcript.exchanges.length}, ${describe(exchange)}`, ...diff },
+        };
       if (exchange.error) break;
     }
   } finally {
     await instance.close().catch(() => undefined);
   }
   const rewards = rewardDifference(plan, record, transcript);
-  if (rewards) return { status: "diverged", exchanges: transcript.exchanges.length, divergence: { where: "the rewards, from the recorded signals", ...rewards } };
+  if (rewards)
+    return {
+      status: "diverged",
+      exchanges: transcript.exchanges.length,
+      divergence: { where: "the rewards, from the recorded signals", ...rewards },
+    };
   return { status: "identical", exchanges: transcript.exchanges.length };
 }

@@ -28,11 +28,19 @@ export interface ReplaySelection {
 }
 
 /** The first record of each selected episode, by iteration, in buffer order. SelectionError when the buffer holds none that match. */
-function selectEpisodes(records: readonly TrajectoryRecord[], selection: ReplaySelection): { iteration: number; episode: number; record: TrajectoryRecord }[] {
+function selectEpisodes(
+  records: readonly TrajectoryRecord[],
+  selection: ReplaySelection,
+): { iteration: number; episode: number; record: TrajectoryRecord }[] {
   const iterations = [...new Set(records.map((r) => r.iteration))].sort((a, b) => a - b);
-  const chosen = selection.iteration !== undefined || selection.episode !== undefined ? [selection.iteration] : iterations;
+  const chosen =
+    selection.iteration !== undefined || selection.episode !== undefined ? [selection.iteration] : iterations;
   return chosen.flatMap((iteration) => {
-    const selected = selectTrajectories(records, { ...(iteration !== undefined ? { iteration } : {}), ...(selection.episode !== undefined ? { episode: selection.episode } : {}), limit: 0 });
+    const selected = selectTrajectories(records, {
+      ...(iteration !== undefined ? { iteration } : {}),
+      ...(selection.episode !== undefined ? { episode: selection.episode } : {}),
+      limit: 0,
+    });
     const seen = new Set<number>();
     return selected.trajectories.flatMap((t) => {
       if (seen.has(t.episode)) return [];
@@ -43,7 +51,13 @@ function selectEpisodes(records: readonly TrajectoryRecord[], selection: ReplayS
 }
 
 /** Why each env could not be made ready here (a host check's refusal, a failed provision), by env name. */
-async function prepareEnvs(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, names: readonly string[], scratch: string, log: (line: string) => void): Promise<Map<string, string>> {
+async function prepareEnvs(
+  plan: Plan,
+  kinds: ReadonlyMap<string, EnvKind>,
+  names: readonly string[],
+  scratch: string,
+  log: (line: string) => void,
+): Promise<Map<string, string>> {
   const problems = new Map<string, string>();
   for (const name of names) {
     const env = plan.envs[name];
@@ -69,7 +83,14 @@ async function prepareEnvs(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, name
  * Replays the selected episodes of `records` (a run of `plan`) in the env kinds `kinds`;
  * `onEpisode` hears of each in buffer order as soon as it and those before it are done.
  */
-export async function replayRun(plan: Plan, records: readonly TrajectoryRecord[], selection: ReplaySelection, kinds: ReadonlyMap<string, EnvKind>, log: (line: string) => void, onEpisode: (e: ReplayedEpisode) => void = () => undefined): Promise<ReplayedEpisode[]> {
+export async function replayRun(
+  plan: Plan,
+  records: readonly TrajectoryRecord[],
+  selection: ReplaySelection,
+  kinds: ReadonlyMap<string, EnvKind>,
+  log: (line: string) => void,
+  onEpisode: (e: ReplayedEpisode) => void = () => undefined,
+): Promise<ReplayedEpisode[]> {
   const episodes = selectEpisodes(records, selection);
   const scratch = mkdtempSync(path.join(tmpdir(), "arl-replay-"));
   const used = [...new Set(episodes.filter((e) => e.record.transcript !== undefined).map((e) => e.record.env))].sort();
@@ -80,7 +101,10 @@ export async function replayRun(plan: Plan, records: readonly TrajectoryRecord[]
     return await mapConcurrently(episodes, Math.max(1, plan.rollout.concurrency), async (e, i) => {
       const env = plan.envs[e.record.env];
       const problem = problems.get(e.record.env);
-      const result: EpisodeReplay = problem !== undefined && e.record.transcript !== undefined ? { status: "cannot", reason: problem } : await replayEpisode(plan, env && kinds.get(env.kind), e.record);
+      const result: EpisodeReplay =
+        problem !== undefined && e.record.transcript !== undefined
+          ? { status: "cannot", reason: problem }
+          : await replayEpisode(plan, env && kinds.get(env.kind), e.record);
       const replayed = { ...e, result };
       done.set(i, replayed);
       for (let d = done.get(next); d !== undefined; d = done.get(++next)) onEpisode(d);
@@ -88,7 +112,9 @@ export async function replayRun(plan: Plan, records: readonly TrajectoryRecord[]
     });
   } finally {
     const started = new Set(used.flatMap((name) => kinds.get(plan.envs[name]?.kind ?? "") ?? []));
-    await Promise.all([...started].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())));
+    await Promise.all(
+      [...started].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())),
+    );
     rmSync(scratch, { recursive: true, force: true });
   }
 }

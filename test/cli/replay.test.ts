@@ -60,9 +60,13 @@ describe("arl replay of a builtin env's run", () => {
     expect(records.some((r) => r.transcript!.exchanges.some((e) => e.op === "step"))).toBe(true);
     const r = await runArl(["replay", runDir], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout.match(/: identical \(\d+ exchanges with the env, rewards [\d.]+\)$/gm)).toHaveLength(records.length);
+    expect(r.stdout.match(/: identical \(\d+ exchanges with the env, rewards [\d.]+\)$/gm)).toHaveLength(
+      records.length,
+    );
     expect(r.stdout).toContain("iteration 1, episode 0 (group 0, sample 0): env quest, task ");
-    expect(r.stdout).toContain(`replayed ${records.length} episodes of replayed/default: ${records.length} identical, 0 diverged\n`);
+    expect(r.stdout).toContain(
+      `replayed ${records.length} episodes of replayed/default: ${records.length} identical, 0 diverged\n`,
+    );
   });
 
   it("replays one iteration, or one episode by number or GROUP/SAMPLE", async () => {
@@ -86,7 +90,9 @@ describe("arl replay of a builtin env's run", () => {
     copyFileSync(old, path.join(copy, "buffer.arlbuf"));
     const r = await runArl(["replay", "old-run", "--iteration", "2"], { cwd });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain("cannot be replayed: the buffer does not record what this episode asked of its env (it was written by an arl older than replay)");
+    expect(r.stdout).toContain(
+      "cannot be replayed: the buffer does not record what this episode asked of its env (it was written by an arl older than replay)",
+    );
     expect(r.stdout).toMatch(/0 identical, 0 diverged, \d+ could not be replayed/);
   });
 
@@ -121,11 +127,19 @@ function unseededCounterServer(): Promise<Server> {
       if (op === "reset") {
         const id = next++;
         sessions.set(id, { count: 0, target: 1 + ((b.index as number) % 3) });
-        answer = { session: id, observation: `Count to ${1 + ((b.index as number) % 3)}. Your lucky number is ${Math.random()}.`, signals: { progress: 0 } };
+        answer = {
+          session: id,
+          observation: `Count to ${1 + ((b.index as number) % 3)}. Your lucky number is ${Math.random()}.`,
+          signals: { progress: 0 },
+        };
       } else if (op === "step" && session) {
         const call = b.call as { name: string };
         if (call.name === "step") session.count++;
-        answer = { observation: `count ${session.count}`, terminated: session.count >= session.target, signals: { progress: Math.min(1, session.count / session.target) } };
+        answer = {
+          observation: `count ${session.count}`,
+          terminated: session.count >= session.target,
+          signals: { progress: Math.min(1, session.count / session.target) },
+        };
       } else if (op === "outcome" && session) answer = { signals: { success: session.count >= session.target } };
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
     });
@@ -164,9 +178,13 @@ ${COUNTER_SIGNALS_AND_TOOLS}
     const { cwd, runDir } = await trainedRun(spec, "unseeded", scripted);
     const r = await runArl(["replay", runDir], { cwd });
     expect(r.code, r.stderr).toBe(1);
-    const diverged = r.stdout.match(/^iteration 1, episode \d \(group \d, sample \d\): env counter, task \d, seed \d+: DIVERGED at exchange 1 of \d+, the reset: the observation differs$/gm);
+    const diverged = r.stdout.match(
+      /^iteration 1, episode \d \(group \d, sample \d\): env counter, task \d, seed \d+: DIVERGED at exchange 1 of \d+, the reset: the observation differs$/gm,
+    );
     expect(diverged).toHaveLength(4);
-    expect(r.stdout).toMatch(/\n {4}recorded: Count to \d\. Your lucky number is 0\.\d+\.\n {4}replayed: Count to \d\. Your lucky number is 0\.\d+\.\n/);
+    expect(r.stdout).toMatch(
+      /\n {4}recorded: Count to \d\. Your lucky number is 0\.\d+\.\n {4}replayed: Count to \d\. Your lucky number is 0\.\d+\.\n/,
+    );
     expect(r.stdout).toContain("replayed 4 episodes of unseeded/default: 0 identical, 4 diverged\n");
   }, 60_000);
 });

@@ -29,7 +29,12 @@ function planOf(dir: string): Plan {
   return lowerModel(result.model).plans[0]!.plan;
 }
 
-const agentSpec = (command: readonly string[], taskFile = "./tasks.jsonl", preset = 'import "std/envs/agent" as agent', base = "agent.program") => `
+const agentSpec = (
+  command: readonly string[],
+  taskFile = "./tasks.jsonl",
+  preset = 'import "std/envs/agent" as agent',
+  base = "agent.program",
+) => `
 ${preset}
 experiment coded {
   policy { model: "builtin:tiny" }
@@ -65,9 +70,15 @@ function hashesAround(dir: string, file: string, env: string): { before: string;
 
 describe("the code behind an env is part of the plan's identity", () => {
   it("an agent program's file: editing it changes the hash, and the lock then mismatches", async () => {
-    const dir = folder({ "spec.arl": agentSpec(["python3", "./agent.py"]), "agent.py": "print('{}')\n", "tasks.jsonl": '{"q": 1}\n{"q": 2}\n' });
+    const dir = folder({
+      "spec.arl": agentSpec(["python3", "./agent.py"]),
+      "agent.py": "print('{}')\n",
+      "tasks.jsonl": '{"q": 1}\n{"q": 2}\n',
+    });
     const plan = planOf(dir);
-    expect((plan.envs.helper as { code?: unknown }).code).toEqual([{ path: "agent.py", sha256: sha256File(path.join(dir, "agent.py")) }]);
+    expect((plan.envs.helper as { code?: unknown }).code).toEqual([
+      { path: "agent.py", sha256: sha256File(path.join(dir, "agent.py")) },
+    ]);
     const locked = await runArl(["lock", "spec.arl"], { cwd: dir });
     expect(locked.code, locked.stderr).toBe(0);
     expect((await runArl(["check", "spec.arl"], { cwd: dir })).code).toBe(0);
@@ -103,14 +114,22 @@ describe("the code behind an env is part of the plan's identity", () => {
   });
 
   it("a gymnasium entry point's module", () => {
-    const dir = folder({ "spec.arl": gymSpec, "my_envs/__init__.py": "", "my_envs/guess.py": "class GuessEnv: pass\n" });
+    const dir = folder({
+      "spec.arl": gymSpec,
+      "my_envs/__init__.py": "",
+      "my_envs/guess.py": "class GuessEnv: pass\n",
+    });
     const { before, after, code } = hashesAround(dir, "my_envs/guess.py", "guess");
     expect((code as { path: string }[]).map((f) => f.path)).toEqual(["my_envs/guess.py"]);
     expect(after).not.toBe(before);
   });
 
   it("an env that names no code of the user's has no `code`, and its plan is unchanged by other files", () => {
-    const dir = folder({ "spec.arl": agentSpec(["python3", "-c", "print(1)"]), "tasks.jsonl": '{"q": 1}\n{"q": 2}\n', "unrelated.py": "" });
+    const dir = folder({
+      "spec.arl": agentSpec(["python3", "-c", "print(1)"]),
+      "tasks.jsonl": '{"q": 1}\n{"q": 2}\n',
+      "unrelated.py": "",
+    });
     const { before, after, code } = hashesAround(dir, "unrelated.py", "helper");
     expect(code).toBeUndefined();
     expect(after).toBe(before);

@@ -75,7 +75,10 @@ function episodeText(e: ReplayedEpisode): string {
       return `${head}: cannot be replayed: ${result.reason}\n`;
     case "diverged": {
       const d = result.divergence;
-      const at = d.recorded.length > 80 || d.replayed.length > 80 ? ` (they differ from character ${firstDifference(d.recorded, d.replayed)})` : "";
+      const at =
+        d.recorded.length > 80 || d.replayed.length > 80
+          ? ` (they differ from character ${firstDifference(d.recorded, d.replayed)})`
+          : "";
       return `${head}: DIVERGED at ${d.where}: ${d.what} differs${at}\n    recorded: ${indent(d.recorded)}\n    replayed: ${indent(d.replayed)}\n`;
     }
   }
@@ -113,12 +116,14 @@ export const replayCommand = defineCommand({
       plan = run.readPlan();
       dataRoot = dataRootOf(run, plan, v["data-root"] === undefined ? undefined : path.resolve(io.cwd, v["data-root"]));
     } catch (error) {
-      if (error instanceof RunDirectoryError || error instanceof PlanFileError || error instanceof DataRootError) return fail(io, error.message.replace(/^'[^']*'/, `'${dir}'`), ExitCode.usage);
+      if (error instanceof RunDirectoryError || error instanceof PlanFileError || error instanceof DataRootError)
+        return fail(io, error.message.replace(/^'[^']*'/, `'${dir}'`), ExitCode.usage);
       if (error instanceof EnvError) return fail(io, error.message, ExitCode.errors);
       throw error;
     }
     const where = displayPath(run.bufferPath, io.cwd);
-    if (!existsSync(run.bufferPath)) return fail(io, `${where} does not exist: the run has written no trajectories yet`, ExitCode.errors);
+    if (!existsSync(run.bufferPath))
+      return fail(io, `${where} does not exist: the run has written no trajectories yet`, ExitCode.errors);
     let contents: BufferContents;
     try {
       contents = readBuffer(run.bufferPath);
@@ -129,18 +134,34 @@ export const replayCommand = defineCommand({
     const kinds = dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds;
     const counts = { identical: 0, diverged: 0, cannot: 0 };
     try {
-      const selection = { ...(iteration !== undefined ? { iteration } : {}), ...(episode !== undefined ? { episode } : {}) };
-      await replayRun(plan, contents.records, selection, kinds, (line) => io.stderr(`${line}\n`), (e) => {
-        counts[e.result.status]++;
-        io.stdout(episodeText(e));
-      });
+      const selection = {
+        ...(iteration !== undefined ? { iteration } : {}),
+        ...(episode !== undefined ? { episode } : {}),
+      };
+      await replayRun(
+        plan,
+        contents.records,
+        selection,
+        kinds,
+        (line) => io.stderr(`${line}\n`),
+        (e) => {
+          counts[e.result.status]++;
+          io.stdout(episodeText(e));
+        },
+      );
     } catch (error) {
       if (error instanceof SelectionError) return fail(io, error.message, ExitCode.errors);
       throw error;
     }
     const total = counts.identical + counts.diverged + counts.cannot;
-    const parts = [`${counts.identical} identical`, `${counts.diverged} diverged`, ...(counts.cannot > 0 ? [`${counts.cannot} could not be replayed`] : [])];
-    io.stdout(`replayed ${total} episode${total === 1 ? "" : "s"} of ${plan.experiment}/${plan.variant}: ${parts.join(", ")}\n`);
+    const parts = [
+      `${counts.identical} identical`,
+      `${counts.diverged} diverged`,
+      ...(counts.cannot > 0 ? [`${counts.cannot} could not be replayed`] : []),
+    ];
+    io.stdout(
+      `replayed ${total} episode${total === 1 ? "" : "s"} of ${plan.experiment}/${plan.variant}: ${parts.join(", ")}\n`,
+    );
     return counts.identical === total ? ExitCode.ok : ExitCode.errors;
   },
 });

@@ -84,7 +84,11 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
     ...(temperature !== undefined ? { temperature } : {}),
     ...(turnGenerator ? { turnGenerator } : {}),
   });
-  const transcript: EnvTranscript = { ...env.end(), states: episode.states.map(signalSnapshot), final: signalSnapshot(episode.final) };
+  const transcript: EnvTranscript = {
+    ...env.end(),
+    states: episode.states.map(signalSnapshot),
+    final: signalSnapshot(episode.final),
+  };
   return { ...scored(plan, task, group, sample, episode), transcript };
 }
 
@@ -93,9 +97,20 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
  * message of a signal they read that was not reported as declared (the episode is then an env
  * error). `arl replay` scores a replayed episode so too.
  */
-export function scoreSignals(plan: RunContext["plan"], states: readonly SignalSource[], final: SignalSource, end: Episode["end"]): { readonly rewards: EpisodeRewards; readonly success: boolean } | { readonly signalError: string } {
+export function scoreSignals(
+  plan: RunContext["plan"],
+  states: readonly SignalSource[],
+  final: SignalSource,
+  end: Episode["end"],
+): { readonly rewards: EpisodeRewards; readonly success: boolean } | { readonly signalError: string } {
   try {
-    const rewards = episodeRewards(plan.reward.terms, states, final, end !== "truncated", plan.algorithm.advantage.gamma);
+    const rewards = episodeRewards(
+      plan.reward.terms,
+      states,
+      final,
+      end !== "truncated",
+      plan.algorithm.advantage.gamma,
+    );
     // The plan's success criterion (eval.success) on the episode's final signals.
     return { rewards, success: holds(plan.eval.success, final) };
   } catch (error) {
@@ -115,7 +130,11 @@ function scored(plan: RunContext["plan"], task: Task, group: number, sample: num
     if (!("signalError" in score)) return { task, group, sample, episode, ...score };
     episode = { ...episode, end: "env_error", error: `env '${task.env}' ${score.signalError}` };
   }
-  const rewards = { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 };
+  const rewards = {
+    terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])),
+    perTurn: episode.turnEnds.map(() => 0),
+    total: 0,
+  };
   return { task, group, sample, episode, rewards, success: false };
 }
 
@@ -125,11 +144,18 @@ function scored(plan: RunContext["plan"], task: Task, group: number, sample: num
  * its history; docs/semantics.md §10). An episode of one sample is then one step.
  */
 export function stepwiseBatch(plan: RunContext["plan"], played: readonly Played[]): boolean {
-  return plan.harness.context.history === "rerender" || played.some((p) => p.episode.samples.some((s) => s.step !== undefined));
+  return (
+    plan.harness.context.history === "rerender" ||
+    played.some((p) => p.episode.samples.some((s) => s.step !== undefined))
+  );
 }
 
 /** Runs `items` through `worker` with at most `limit` at once, keeping their order; after a failure no new item starts. */
-export async function mapConcurrently<T, R>(items: readonly T[], limit: number, worker: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  worker: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   let failed = false;
