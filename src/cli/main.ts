@@ -16,6 +16,7 @@ import { planCommand } from "./commands/plan.js";
 import { reportCommand } from "./commands/report.js";
 import { runCommand } from "./commands/run.js";
 import { serveCommand } from "./commands/serve.js";
+import { replayCommand } from "./commands/replay.js";
 import { showCommand } from "./commands/show.js";
 import { statusCommand } from "./commands/status.js";
 import { submitCommand } from "./commands/submit.js";
@@ -36,6 +37,7 @@ const commands: readonly Command[] = [
   serveCommand,
   exportCommand,
   showCommand,
+  replayCommand,
   reportCommand,
   conformanceCommand,
   lspCommand,

@@ -4,6 +4,7 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { encodeFrame, FrameDecoder } from "../trainer/protocol/framing.js";
 import { RunningDigest, type FileCommit } from "../contracts/file-digest.js";
+import type { EnvTranscript } from "./env-transcript.js";
 
 /**
  * Role of each token: what produced it and whether it can be a training target. `pool`: a turn
@@ -71,6 +72,13 @@ export interface TrajectoryRecord {
    * groups, excluded env errors, samples dropped for policy lag, and records of older arl.
    */
   readonly advantages?: Float32Array;
+  /**
+   * What the episode asked of its env and what it answered, with the seed of its instance and the
+   * signals its rewards read (env-transcript.ts), for `arl replay`; on the episode's first record
+   * only. Absent for agent env episodes (their program talks to its env itself) and in records
+   * of older arl.
+   */
+  readonly transcript?: EnvTranscript;
 }
 
 export class TokenBuffer {

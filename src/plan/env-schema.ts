@@ -187,6 +187,16 @@ function planEnvKind<K extends EnvKind>(kind: K): z.ZodObject<PlanEnvShape<K>, z
   return z.strictObject(shape) as unknown as z.ZodObject<PlanEnvShape<K>, z.core.$strict>;
 }
 
+/**
+ * The user's code behind an env (an agent program's files, a verifiers taskset's or a gymnasium
+ * entry point's module, in the spec's folder: src/plan/lower-code-files.ts), so that editing it
+ * changes the plan's hash. Absent when the env names none (and in plans of older arl).
+ */
+const envCodeSchema = d(
+  z.array(dataFileSchema).optional(),
+  "The user's code files behind the env (its program, taskset or entry point module), each with its sha256; absent: none in the spec's folder.",
+);
+
 /** A folder of the user's data files (a host library's `folders` knob): each file by its path and sha256, in name order. */
 const dataFolderSchema = z
   .strictObject({
@@ -241,6 +251,7 @@ function planLibraryKind<K extends HostLibraryKind>(
     const data = library.folders?.[field] ? "folder" : library.files?.[field] ? "file" : undefined;
     shape[field] = common === undefined ? planKnob(schema as z.ZodType, data) : common;
   }
+  if (library.kind === "gymnasium") shape.code = envCodeSchema;
   // The knobs are plain JSON values the runtime hands to the library as they are.
   return z.strictObject(shape) as unknown as z.ZodObject<PlanLibraryShape<K>, z.core.$strict>;
 }
@@ -260,7 +271,7 @@ export const planEnvSchema = z
     planEnvKind("subprocess"),
     planEnvKind("agentrl"),
     planEnvKind("openenv"),
-    planEnvKind("agent"),
+    planEnvKind("agent").extend({ code: envCodeSchema }),
     planEnvKind("dataset"),
     ...(hostLibraries.map((library) => planLibraryKind(library)) as unknown as PlanLibrarySchemas),
   ])

@@ -1,6 +1,7 @@
 // Lowering envs: every field explicit, signals sorted, and the data files an env names (sql's
 // database and questions, an agent's task file, a dataset's rows and verifier) recorded by their
-// content hash (lower-data-files.ts). An agent env's `tasks` is its task file's line count, a
+// content hash (lower-data-files.ts), and the user's code behind an agent or gymnasium env
+// (lower-code-files.ts). An agent env's `tasks` is its task file's line count, a
 // dataset's its row count (lower-dataset.ts).
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { VariantModel } from "../semantics/analyze.js";
@@ -9,6 +10,7 @@ import { agentCommandProblem, stdlibTaskSchema } from "../contracts/agent-comman
 import { jsonObjectLines } from "../contracts/json-lines.js";
 import { sandboxSupport } from "../contracts/sandbox.js";
 import { taskLineProblem } from "./agent-task-lines.js";
+import { envCodeFiles } from "./lower-code-files.js";
 import { dataFile, originOf, readDataText } from "./lower-data-files.js";
 import { type LoweringContext, sortedRecord } from "./lower-context.js";
 import { lowerDatasetEnv } from "./lower-dataset.js";
@@ -37,11 +39,19 @@ export function lowerEnv(
     })),
   };
   if (env.kind === "agent" || env.kind === "subprocess") checkSandbox(name, env, variant, diagnostics);
-  if (common.kind === "agent") return lowerAgentEnv(name, env, common, variant, context, diagnostics);
+  if (common.kind === "agent")
+    return withCode(name, env, lowerAgentEnv(name, env, common, variant, context, diagnostics), variant, context);
   if (env.kind === "dataset") return lowerDatasetEnv(name, env, common, variant, context, diagnostics);
   if (env.kind === "agentrl" || env.kind === "openenv") checkServerEnv(name, env, variant, diagnostics);
   const library = hostLibraryOf(env.kind);
-  if (library) return lowerHostEnv(name, env, library, common, variant, context, diagnostics);
+  if (library)
+    return withCode(
+      name,
+      env,
+      lowerHostEnv(name, env, library, common, variant, context, diagnostics),
+      variant,
+      context,
+    );
   if (common.kind !== "sql") return common as PlanEnv;
   const sql = common as typeof common & { kind: "sql"; database: string | null; questions: string | null };
   return {
@@ -53,6 +63,12 @@ export function lowerEnv(
         ? null
         : dataFile(sql.questions, ["env", name, "questions"], variant, context, diagnostics),
   } as PlanEnv;
+}
+
+/** The env with the user's code behind it hashed (`code`, lower-code-files.ts), when it names any. */
+function withCode(name: string, env: Env, lowered: PlanEnv, variant: VariantModel, context: LoweringContext): PlanEnv {
+  const code = envCodeFiles(name, env, variant, context);
+  return code ? ({ ...lowered, code } as PlanEnv) : lowered;
 }
 
 /** Warns where this machine cannot sandbox the env's episodes (docs/envs.md#what-an-episode-can-reach). */

@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["inference"],
   ["runtime"],
   ["conformance", "export", "report"],
-  ["lsp", "cluster"],
+  ["lsp", "cluster", "replay"],
   ["cli", "bench", "grammar"],
 ];
 

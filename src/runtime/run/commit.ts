@@ -36,7 +36,7 @@ export async function recordEpisodes(
   const stepwise = stepwiseBatch(ctx.plan, played);
   const records: TrajectoryRecord[] = played.flatMap((p) =>
     // An episode without samples (an env error before its first call) keeps its one record.
-    (stepwise && p.episode.samples.length > 0 ? p.episode.samples : [p.episode]).map((s) => ({
+    (stepwise && p.episode.samples.length > 0 ? p.episode.samples : [p.episode]).map((s, i) => ({
       iteration,
       env: p.task.env,
       task: p.task.id,
@@ -56,6 +56,7 @@ export async function recordEpisodes(
       tools: p.episode.templateTools,
       ...("step" in s && s.step !== undefined ? { step: s.step } : {}),
       ...(trained.has(s.ids) ? { advantages: trained.get(s.ids) } : {}),
+      ...(i === 0 && p.transcript ? { transcript: p.transcript } : {}),
     })),
   );
   for (let i = 0; i < records.length; i += APPEND_SLICE) {

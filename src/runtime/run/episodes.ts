@@ -2,8 +2,9 @@
 // the plan's harness around it, the episode's rewards and whether it meets eval.success.
 import { at } from "../../contracts/checked.js";
 import { poolChoice } from "../../episode/cross-policy.js";
+import { RecordingEnv, signalSnapshot, type EnvTranscript } from "../../episode/env-transcript.js";
 import { runEpisode, toolsFor, type Episode } from "../../episode/harness.js";
-import { episodeRewards, holds, SignalError } from "../../episode/rewards.js";
+import { episodeRewards, holds, SignalError, type SignalSource } from "../../episode/rewards.js";
 import type { Split } from "../../plan/splits.js";
 import { playAgentEpisode, type AgentCalls } from "./agent-episode.js";
 import { envKindOf, planEnv, type RunContext } from "./context.js";
@@ -28,6 +29,8 @@ export interface Played {
   readonly success: boolean;
   /** An agent env's episode: what the gateway served it. */
   readonly agent?: AgentCalls;
+  /** Every other env's episode: its exchanges with the env, for `arl replay` (recorded in the buffer). */
+  readonly transcript?: EnvTranscript;
 }
 
 /** Where an episode is played: its task, group and sample within the batch, split and iteration. */
@@ -57,7 +60,7 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
     return { ...scored(plan, task, group, sample, episode), agent: calls };
   }
   const kind = envKindOf(ctx.envs, envPlan);
-  const env = await kind.create(envPlan, task.id, episodeSeed);
+  const env = new RecordingEnv(await kind.create(envPlan, task.id, episodeSeed), episodeSeed);
   const training = temperature === undefined;
   const cross = plan.rollout.cross_policy;
   const generators = training && cross ? ctx.pool?.generators : undefined;
@@ -81,7 +84,39 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
     ...(temperature !== undefined ? { temperature } : {}),
     ...(turnGenerator ? { turnGenerator } : {}),
   });
-  return scored(plan, task, group, sample, episode);
+  const transcript: EnvTranscript = {
+    ...env.end(),
+    states: episode.states.map(signalSnapshot),
+    final: signalSnapshot(episode.final),
+  };
+  return { ...scored(plan, task, group, sample, episode), transcript };
+}
+
+/**
+ * An episode's rewards and whether it meets eval.success, from the signals it ended with; or the
+ * message of a signal they read that was not reported as declared (the episode is then an env
+ * error). `arl replay` scores a replayed episode so too.
+ */
+export function scoreSignals(
+  plan: RunContext["plan"],
+  states: readonly SignalSource[],
+  final: SignalSource,
+  end: Episode["end"],
+): { readonly rewards: EpisodeRewards; readonly success: boolean } | { readonly signalError: string } {
+  try {
+    const rewards = episodeRewards(
+      plan.reward.terms,
+      states,
+      final,
+      end !== "truncated",
+      plan.algorithm.advantage.gamma,
+    );
+    // The plan's success criterion (eval.success) on the episode's final signals.
+    return { rewards, success: holds(plan.eval.success, final) };
+  } catch (error) {
+    if (!(error instanceof SignalError)) throw error;
+    return { signalError: error.message };
+  }
 }
 
 /**
@@ -91,20 +126,9 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
  */
 function scored(plan: RunContext["plan"], task: Task, group: number, sample: number, episode: Episode): Played {
   if (episode.end !== "env_error") {
-    try {
-      const rewards = episodeRewards(
-        plan.reward.terms,
-        episode.states,
-        episode.final,
-        episode.end !== "truncated",
-        plan.algorithm.advantage.gamma,
-      );
-      // The plan's success criterion (eval.success) on the episode's final signals.
-      return { task, group, sample, episode, rewards, success: holds(plan.eval.success, episode.final) };
-    } catch (error) {
-      if (!(error instanceof SignalError)) throw error;
-      episode = { ...episode, end: "env_error", error: `env '${task.env}' ${error.message}` };
-    }
+    const score = scoreSignals(plan, episode.states, episode.final, episode.end);
+    if (!("signalError" in score)) return { task, group, sample, episode, ...score };
+    episode = { ...episode, end: "env_error", error: `env '${task.env}' ${score.signalError}` };
   }
   const rewards = {
     terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])),
