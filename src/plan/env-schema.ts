@@ -2,7 +2,7 @@
 // and the fields of each kind, in their order, come from there; this file says only how each
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
-import { agentrlModes, sandboxModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import { agentrlModes, sandboxModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, sweMutations, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
 import { hostLibraries } from "../contracts/libraries/index.js";
 import { type HostLibrary, libraryObject } from "../contracts/libraries/library.js";
 import { bounded, d, dataFileSchema, jsonValueSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
@@ -101,6 +101,21 @@ const planEnvFields = {
   lookup_column: d(z.string().min(1).nullable(), "The column of entries the lookup tool reads; null: none."),
   max_data_bytes: d(bounded("envs.*.max_data_bytes", positiveInt), "The most bytes the rows file may hold (checked when compiling and when the run reads it)."),
   max_row_bytes: d(bounded("envs.*.max_row_bytes", positiveInt), "The most bytes one row may hold; a longer one is a bad row, named by file:line."),
+  // swe
+  package: d(z.string().min(1), "The PyPI package whose sdist is the repository."),
+  package_version: z.string().min(1),
+  sha256: d(z.string().regex(/^[0-9a-f]{64}$/), "The sdist's sha256, checked by the generator."),
+  test_files: z.array(z.string().min(1)).min(1),
+  source_paths: z.array(z.string().min(1)).min(1),
+  import_root: z.string(),
+  generator: d(z.string(), "The task generator's version; with the package, sha256, seed and knobs it determines the tasks."),
+  generator_seed: nonNegativeInt,
+  mutations: z.array(z.enum(sweMutations)).min(1),
+  max_per_function: positiveInt,
+  test_timeout_s: d(z.number().positive(), "Wall-time limit of one test run."),
+  max_read_chars: positiveInt,
+  max_output_chars: positiveInt,
+  max_results: positiveInt,
 } as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;
 
 type PlanEnvFields = typeof planEnvFields;
@@ -187,6 +202,7 @@ export const planEnvSchema = z
     planEnvKind("openenv"),
     planEnvKind("agent"),
     planEnvKind("dataset"),
+    planEnvKind("swe"),
     ...(hostLibraries.map((library) => planLibraryKind(library)) as unknown as PlanLibrarySchemas),
   ])
   .meta({ id: "Env" });

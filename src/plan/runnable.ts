@@ -30,7 +30,7 @@ export interface PlanRefusal {
  * rollout.sft replays. Kept here so that checking a spec does not load every env's code; a test
  * compares it with the registry.
  */
-export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", ...hostLibraries.filter((l: HostLibrary) => l.walkthroughs).map((l) => l.kind)];
+export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", "swe", ...hostLibraries.filter((l: HostLibrary) => l.walkthroughs).map((l) => l.kind)];
 
 export interface RefusalOptions {
   /**
