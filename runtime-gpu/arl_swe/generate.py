@@ -1,8 +1,9 @@
 """SWE tasks from a PyPI source distribution: fetch, check, unpack, inject bugs, keep the ones the tests catch.
 
-A preset names a package, its version and its sdist's sha256. The sdist comes from PyPI's JSON
-API (the file the preset pins; nothing of the package is built or run to fetch it), or from a
-folder (``ARL_SWE_SDISTS``) holding it under its PyPI file name, and must hash to the preset's
+A preset names a package, its version and its sdist's sha256. The sdist comes from the cache,
+from a folder (``ARL_SWE_SDISTS``) holding it under its PyPI file name, or from
+``pip download --no-binary :all: --no-deps NAME==VERSION`` (the machine's index settings apply;
+pip prepares the sdist's metadata, which runs its build backend), and must hash to the preset's
 sha256. It is unpacked (regular files and folders only, no path outside it) into ``snapshot/``.
 
 The package's own tests (``test_files``) run twice on the gold code; the tests that pass both
@@ -31,7 +32,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import urllib.request
 import zipfile
 from typing import Any
 
@@ -78,23 +78,23 @@ def fetch_sdist(package: str, version: str, sha256: str, cache: str) -> bytes:
                     data = f.read()
                 if _sha256(data) == sha256:
                     return data
-    url = f"https://pypi.org/pypi/{package}/{version}/json"
+    # pip, so that the machine's index settings (a mirror, a proxy) apply; its file is checked, never trusted.
+    got = tempfile.mkdtemp(prefix=".download-", dir=folder)
     try:
-        with urllib.request.urlopen(url, timeout=60) as r:
-            info = json.load(r)
-    except Exception as e:  # noqa: BLE001 -- any failure to reach PyPI is the same refusal
-        raise GenerationError(f"cannot read {url} ({e}); put the sdist of {package} {version} in $ARL_SWE_SDISTS to work offline") from e
-    sdists = [u for u in info.get("urls", []) if u.get("packagetype") == "sdist"]
-    chosen = next((u for u in sdists if u.get("digests", {}).get("sha256") == sha256), None)
-    if chosen is None:
-        found = ", ".join(f"{u.get('filename')} {u.get('digests', {}).get('sha256')}" for u in sdists) or "none"
-        raise GenerationError(f"PyPI has no sdist of {package} {version} with sha256 {sha256} (it has: {found})")
-    with urllib.request.urlopen(chosen["url"], timeout=120) as r:
-        data = r.read()
-    if _sha256(data) != sha256:
-        raise GenerationError(f"the downloaded {chosen['filename']} has sha256 {_sha256(data)}, not the preset's {sha256}")
-    with open(os.path.join(folder, chosen["filename"]), "wb") as f:
-        f.write(data)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "--disable-pip-version-check", "-q", "-d", got]
+        cmd.append(f"{package}=={version}")
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        files = sorted(os.listdir(got))
+        if run.returncode != 0 or not files:
+            why = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+            raise GenerationError(f"pip download of {package}=={version} failed ({why}); put its sdist in $ARL_SWE_SDISTS to work offline")
+        with open(os.path.join(got, files[0]), "rb") as f:
+            data = f.read()
+        if _sha256(data) != sha256:
+            raise GenerationError(f"the downloaded {files[0]} has sha256 {_sha256(data)}, not the preset's {sha256}")
+        os.replace(os.path.join(got, files[0]), os.path.join(folder, files[0]))
+    finally:
+        shutil.rmtree(got, ignore_errors=True)
     return data
 
 

@@ -145,6 +145,7 @@ def test_a_wrong_sha256_is_refused(tmp_path, monkeypatch):
     data = _sdist({"mini.py": SOURCE, "test_mini.py": TESTS})
     (tmp_path / "mini-1.0.tar.gz").write_bytes(data)
     monkeypatch.setenv("ARL_SWE_SDISTS", str(tmp_path))
-    monkeypatch.setattr("urllib.request.urlopen", lambda *a, **k: (_ for _ in ()).throw(OSError("offline")))
-    with pytest.raises(GenerationError, match="cannot read"):
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    with pytest.raises(GenerationError, match="pip download of mini==1.0 failed"):
         generate(_config(data, sha256="0" * 64), str(tmp_path / "cache"))
