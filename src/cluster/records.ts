@@ -38,7 +38,10 @@ export function jobsFolder(runsRoot: string, experiment: string): string {
 
 /** A new script's path in `folder`, named by the submission time (never an existing file). */
 export function newScriptPath(folder: string, now: Date): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   let file = path.join(folder, `slurm-${stamp}.sbatch`);
   for (let n = 2; existsSync(file); n++) file = path.join(folder, `slurm-${stamp}-${n}.sbatch`);
   return file;
@@ -81,7 +84,10 @@ export function latestTasks(folder: string): Map<string, LatestTask> {
   const latest = new Map<string, LatestTask>();
   for (const submission of readSubmissions(folder)) {
     for (const task of submission.tasks) {
-      const log = path.resolve(folder, submission.log.replace(/%A/g, submission.job_id).replace(/%a/g, String(task.task)));
+      const log = path.resolve(
+        folder,
+        submission.log.replace(/%A/g, submission.job_id).replace(/%a/g, String(task.task)),
+      );
       latest.set(task.hash, { submission, task, jobId: `${submission.job_id}_${task.task}`, log });
     }
   }

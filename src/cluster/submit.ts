@@ -81,12 +81,31 @@ export async function submitSweep(request: SubmitRequest): Promise<SubmitOutcome
         if (request.dataRoot !== undefined) recordDataRoot(created, request.dataRoot);
         runDir = created.dir;
       }
-      return { task, variant: plan.variant, hash: plan.hash, run_dir: path.resolve(runDir), resume: state.iteration > 0 };
+      return {
+        task,
+        variant: plan.variant,
+        hash: plan.hash,
+        run_dir: path.resolve(runDir),
+        resume: state.iteration > 0,
+      };
     });
     const log = path.join(folder, "slurm-%A_%a.out");
     const script = newScriptPath(folder, now);
     const time = now.toISOString();
-    writeFileAtomic(script, slurmScript({ experiment, resources: first.plan.resources, tasks: tasks.map((t) => ({ variant: t.variant, runDir: t.run_dir })), log, arl: request.arl, submittedAt: time }, request.slurm));
+    writeFileAtomic(
+      script,
+      slurmScript(
+        {
+          experiment,
+          resources: first.plan.resources,
+          tasks: tasks.map((t) => ({ variant: t.variant, runDir: t.run_dir })),
+          log,
+          arl: request.arl,
+          submittedAt: time,
+        },
+        request.slurm,
+      ),
+    );
     let jobId: string;
     try {
       jobId = await sbatch(script, request.env);
@@ -94,9 +113,20 @@ export async function submitSweep(request: SubmitRequest): Promise<SubmitOutcome
       if (!(error instanceof SchedulerRefused)) throw error;
       const notSubmitted = arrays.slice(index).flatMap((g) => g.map((m) => `${m.plan.experiment}/${m.plan.variant}`));
       const variants = members.map((m) => m.plan.variant).join(", ");
-      throw new PartialSubmission(`SLURM refused the array job of ${experiment} (${variants}; script ${script}): ${error.message}`, submitted, notSubmitted);
+      throw new PartialSubmission(
+        `SLURM refused the array job of ${experiment} (${variants}; script ${script}): ${error.message}`,
+        submitted,
+        notSubmitted,
+      );
     }
-    const submission: Submission = { time, scheduler: "slurm", job_id: jobId, script: path.basename(script), log: path.basename(log), tasks };
+    const submission: Submission = {
+      time,
+      scheduler: "slurm",
+      job_id: jobId,
+      script: path.basename(script),
+      log: path.basename(log),
+      tasks,
+    };
     appendSubmission(folder, submission);
     submitted.push({ experiment, submission });
   }

@@ -74,85 +74,98 @@ describe("swe: patch size", () => {
   });
 });
 
-describe.skipIf(skip)(skipTitle("swe env on inflection 0.5.1", skip, "needs bubblewrap: apt-get install bubblewrap"), () => {
-  let env: SweEnv;
-  beforeAll(async () => {
-    env = envOf();
-    await sweTaskSet(env);
-  }, 600_000);
+describe.skipIf(skip)(
+  skipTitle("swe env on inflection 0.5.1", skip, "needs bubblewrap: apt-get install bubblewrap"),
+  () => {
+    let env: SweEnv;
+    beforeAll(async () => {
+      env = envOf();
+      await sweTaskSet(env);
+    }, 600_000);
 
-  it("the gold patch resolves the task; the walkthrough is that patch", async () => {
-    const walk = await sweEnv.walkthrough!(env, 0);
-    const { texts, outcome } = await play(env, [...walk!]);
-    expect(texts[1]).toMatch(/^Edited /);
-    expect(outcome).toMatchObject({ resolved: true, success: true, tests_failed: 0, test_edits: 0 });
-    expect(outcome.patch_lines).toBeGreaterThan(0);
-  }, 120_000);
+    it("the gold patch resolves the task; the walkthrough is that patch", async () => {
+      const walk = await sweEnv.walkthrough!(env, 0);
+      const { texts, outcome } = await play(env, [...walk!]);
+      expect(texts[1]).toMatch(/^Edited /);
+      expect(outcome).toMatchObject({ resolved: true, success: true, tests_failed: 0, test_edits: 0 });
+      expect(outcome.patch_lines).toBeGreaterThan(0);
+    }, 120_000);
 
-  it("an empty patch does not", async () => {
-    const { outcome } = await play(env, [{ name: "submit", arguments: {} }]);
-    expect(outcome).toMatchObject({ resolved: false, patch_lines: 0, test_edits: 0 });
-    expect(outcome.tests_failed).toBeGreaterThan(0);
-  }, 120_000);
+    it("an empty patch does not", async () => {
+      const { outcome } = await play(env, [{ name: "submit", arguments: {} }]);
+      expect(outcome).toMatchObject({ resolved: false, patch_lines: 0, test_edits: 0 });
+      expect(outcome.tests_failed).toBeGreaterThan(0);
+    }, 120_000);
 
-  it("a patch that edits the tests to pass scores 0 and reports the edit", async () => {
-    const set = await sweTaskSet(env);
-    const test = set.tasks[0]!.fail_to_pass[0]!.split("::")[1]!.replace(/\[.*$/, "");
-    // Turn the failing test into one that always passes.
-    const { texts, outcome } = await play(env, [
-      { name: "edit", arguments: { path: "test_inflection.py", old: `def ${test}(`, new: `def ${test}_off(` } },
-      { name: "run_tests", arguments: { tests: "test_inflection.py" } },
-      { name: "submit", arguments: {} },
-    ]);
-    expect(texts[0]).toMatch(/^Edited /);
-    expect(outcome).toMatchObject({ resolved: false, test_edits: 1, patch_lines: 0 });
-  }, 120_000);
+    it("a patch that edits the tests to pass scores 0 and reports the edit", async () => {
+      const set = await sweTaskSet(env);
+      const test = set.tasks[0]!.fail_to_pass[0]!.split("::")[1]!.replace(/\[.*$/, "");
+      // Turn the failing test into one that always passes.
+      const { texts, outcome } = await play(env, [
+        { name: "edit", arguments: { path: "test_inflection.py", old: `def ${test}(`, new: `def ${test}_off(` } },
+        { name: "run_tests", arguments: { tests: "test_inflection.py" } },
+        { name: "submit", arguments: {} },
+      ]);
+      expect(texts[0]).toMatch(/^Edited /);
+      expect(outcome).toMatchObject({ resolved: false, test_edits: 1, patch_lines: 0 });
+    }, 120_000);
 
-  it("file tools are confined and bounded; malformed calls are tool errors", async () => {
-    const { texts } = await play(env, [
-      { name: "read_file", arguments: { path: "../../etc/passwd" } },
-      { name: "read_file", arguments: { path: "/etc/passwd" } },
-      { name: "edit", arguments: { path: "inflection/__init__.py", old: "import re" } },
-      { name: "edit", arguments: { path: "inflection/__init__.py", old: "def ", new: "def  " } },
-      { name: "run_tests", arguments: { tests: "--collect-only" } },
-      { name: "search", arguments: { pattern: "def " } },
-      { name: "list_files", arguments: {} },
-      { name: "nope", arguments: {} },
-    ]);
-    expect(texts[0]).toMatch(/outside the repository/);
-    expect(texts[1]).toMatch(/outside the repository/);
-    expect(texts[2]).toMatch(/needs "new"/);
-    expect(texts[3]).toMatch(/more than once/);
-    expect(texts[4]).toMatch(/no options/);
-    expect(texts[5]!.split("\n").length).toBeLessThanOrEqual(env.max_results + 1);
-    expect(texts[6]).toMatch(/test_inflection\.py/);
-    expect(texts[7]).toMatch(/unknown tool/);
-  }, 120_000);
+    it("file tools are confined and bounded; malformed calls are tool errors", async () => {
+      const { texts } = await play(env, [
+        { name: "read_file", arguments: { path: "../../etc/passwd" } },
+        { name: "read_file", arguments: { path: "/etc/passwd" } },
+        { name: "edit", arguments: { path: "inflection/__init__.py", old: "import re" } },
+        { name: "edit", arguments: { path: "inflection/__init__.py", old: "def ", new: "def  " } },
+        { name: "run_tests", arguments: { tests: "--collect-only" } },
+        { name: "search", arguments: { pattern: "def " } },
+        { name: "list_files", arguments: {} },
+        { name: "nope", arguments: {} },
+      ]);
+      expect(texts[0]).toMatch(/outside the repository/);
+      expect(texts[1]).toMatch(/outside the repository/);
+      expect(texts[2]).toMatch(/needs "new"/);
+      expect(texts[3]).toMatch(/more than once/);
+      expect(texts[4]).toMatch(/no options/);
+      expect(texts[5]!.split("\n").length).toBeLessThanOrEqual(env.max_results + 1);
+      expect(texts[6]).toMatch(/test_inflection\.py/);
+      expect(texts[7]).toMatch(/unknown tool/);
+    }, 120_000);
 
-  it("a test run that loops ends as the episode's env error", async () => {
-    const looping = { ...env, test_timeout_s: 3 };
-    const inst = (await sweEnv.create(looping, 0, 0)) as SweInstance;
-    try {
-      await inst.reset();
-      await inst.step({ name: "edit", arguments: { path: "inflection/__init__.py", old: "import re\n", new: "import re\nwhile True:\n    pass\n" } });
-      const error = await inst.step({ name: "run_tests", arguments: {} }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(EnvError);
-      expect((error as EnvError).message).toMatch(/test_timeout_s 3/);
-    } finally {
-      await inst.close();
-    }
-  }, 120_000);
+    it("a test run that loops ends as the episode's env error", async () => {
+      const looping = { ...env, test_timeout_s: 3 };
+      const inst = (await sweEnv.create(looping, 0, 0)) as SweInstance;
+      try {
+        await inst.reset();
+        await inst.step({
+          name: "edit",
+          arguments: { path: "inflection/__init__.py", old: "import re\n", new: "import re\nwhile True:\n    pass\n" },
+        });
+        const error = await inst.step({ name: "run_tests", arguments: {} }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(EnvError);
+        expect((error as EnvError).message).toMatch(/test_timeout_s 3/);
+      } finally {
+        await inst.close();
+      }
+    }, 120_000);
 
-  it("arl run trains builtin:tiny on a shrunk pg-swe-gym for 2 iterations", () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "arl-swe-run-"));
-    const file = path.join(dir, "swe.arl");
-    writeFileSync(file, spec());
-    const run = spawnSync(process.execPath, [arl, "run", file, "--out", path.join(dir, "runs")], { env: { ...process.env, ARL_ENV_CACHE: cache }, encoding: "utf8", timeout: 600_000 });
-    const output = run.stdout + run.stderr;
-    expect(run.status, output).toBe(0);
-    const runDir = path.resolve(dir, output.match(/run swe_smoke\/default \(\w+\) in (\S+)/)![1]!);
-    const metrics = readFileSync(path.join(runDir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { iteration: number; env_errors: number });
-    expect(metrics.map((m) => m.iteration)).toEqual([1, 2]);
-    for (const m of metrics) expect(m.env_errors).toBe(0);
-  }, 600_000);
-});
+    it("arl run trains builtin:tiny on a shrunk pg-swe-gym for 2 iterations", () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "arl-swe-run-"));
+      const file = path.join(dir, "swe.arl");
+      writeFileSync(file, spec());
+      const run = spawnSync(process.execPath, [arl, "run", file, "--out", path.join(dir, "runs")], {
+        env: { ...process.env, ARL_ENV_CACHE: cache },
+        encoding: "utf8",
+        timeout: 600_000,
+      });
+      const output = run.stdout + run.stderr;
+      expect(run.status, output).toBe(0);
+      const runDir = path.resolve(dir, output.match(/run swe_smoke\/default \(\w+\) in (\S+)/)![1]!);
+      const metrics = readFileSync(path.join(runDir, "metrics.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { iteration: number; env_errors: number });
+      expect(metrics.map((m) => m.iteration)).toEqual([1, 2]);
+      for (const m of metrics) expect(m.env_errors).toBe(0);
+    }, 600_000);
+  },
+);

@@ -26,7 +26,8 @@ export const cancelCommand = defineCommand({
   options: { runs: { type: "string", default: "runs" } },
   async run(parsed, io) {
     const [target, ...extra] = parsed.positionals;
-    if (target === undefined || extra.length > 0) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
+    if (target === undefined || extra.length > 0)
+      throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
     const states = await sweepStates(target, parsed.values.runs, io, "cancel");
     if (typeof states === "number") return states;
     const active = states.filter((s) => s.job && isActive(s.job.status));
@@ -35,13 +36,19 @@ export const cancelCommand = defineCommand({
       return ExitCode.ok;
     }
     try {
-      await scancel(active.flatMap((s) => s.job?.id ?? []), io.env);
+      await scancel(
+        active.flatMap((s) => s.job?.id ?? []),
+        io.env,
+      );
     } catch (error) {
       if (!(error instanceof SchedulerRefused) && !(error instanceof SchedulerUnavailable)) throw error;
       io.stderr(`arl cancel: ${error.message}\n`);
       return ExitCode.errors;
     }
-    for (const s of active) io.stdout(`cancelled ${s.experiment}/${s.variant}: job ${s.job?.id} (was ${s.job?.status?.state}, ${s.iteration}/${s.iterations} iterations committed)\n`);
+    for (const s of active)
+      io.stdout(
+        `cancelled ${s.experiment}/${s.variant}: job ${s.job?.id} (was ${s.job?.status?.state}, ${s.iteration}/${s.iterations} iterations committed)\n`,
+      );
     return ExitCode.ok;
   },
 });

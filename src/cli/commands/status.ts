@@ -27,7 +27,12 @@ Exit status: 0 shown, 1 the spec has errors or the scheduler is missing or does 
 2 usage.`;
 
 /** Asks SLURM about the latest job of each variant; a missing or silent scheduler is printed in one line (undefined). */
-export async function sweepStates(target: string, runs: string, io: CliIO, command: string): Promise<VariantState[] | number> {
+export async function sweepStates(
+  target: string,
+  runs: string,
+  io: CliIO,
+  command: string,
+): Promise<VariantState[] | number> {
   const { plans, errors } = selectPlans(target, io);
   if (errors) return ExitCode.errors;
   try {
@@ -66,7 +71,11 @@ function textLines(states: readonly VariantState[], io: CliIO): string {
       const lines = [head];
       if (s.detail) lines.push(`    ${s.detail}`);
       if (s.runDir) lines.push(`    run ${displayPath(s.runDir, io.cwd)}`);
-      if (s.logTail && s.logTail.length > 0 && s.phase !== "finished") lines.push(`    last lines of ${displayPath(s.job?.log ?? "", io.cwd)}:`, ...s.logTail.map((l) => `    | ${l}`));
+      if (s.logTail && s.logTail.length > 0 && s.phase !== "finished")
+        lines.push(
+          `    last lines of ${displayPath(s.job?.log ?? "", io.cwd)}:`,
+          ...s.logTail.map((l) => `    | ${l}`),
+        );
       return `${lines.join("\n")}\n`;
     })
     .join("");
@@ -79,7 +88,8 @@ export const statusCommand = defineCommand({
   options: { runs: { type: "string", default: "runs" }, json: { type: "boolean", default: false } },
   async run(parsed, io) {
     const [target, ...extra] = parsed.positionals;
-    if (target === undefined || extra.length > 0) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
+    if (target === undefined || extra.length > 0)
+      throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
     const states = await sweepStates(target, parsed.values.runs, io, "status");
     if (typeof states === "number") return states;
     io.stdout(parsed.values.json ? states.map((s) => `${jsonLine(s)}\n`).join("") : textLines(states, io));

@@ -69,10 +69,13 @@ export const submitCommand = defineCommand({
   },
   async run(parsed, io) {
     const v = parsed.values;
-    if (v.scheduler !== "slurm") throw new UsageError(`--scheduler must be 'slurm' (the only scheduler arl submits to), not '${v.scheduler}'`);
+    if (v.scheduler !== "slurm")
+      throw new UsageError(`--scheduler must be 'slurm' (the only scheduler arl submits to), not '${v.scheduler}'`);
     const [target, ...extra] = parsed.positionals;
-    if (target === undefined || extra.length > 0) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
-    if (target.split("#")[0]?.endsWith(".json")) throw new UsageError("give the spec (SPEC.arl), not a plan file: the spec says which variants make the sweep");
+    if (target === undefined || extra.length > 0)
+      throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
+    if (target.split("#")[0]?.endsWith(".json"))
+      throw new UsageError("give the spec (SPEC.arl), not a plan file: the spec says which variants make the sweep");
     const cpusPerTask = positiveInteger(v["cpus-per-task"], "--cpus-per-task");
     const { plans, errors } = selectPlans(target, io);
     if (errors) return ExitCode.errors;
@@ -80,11 +83,15 @@ export const submitCommand = defineCommand({
     for (const plan of plans) {
       const refusals = planRefusals(plan, { rendezvous: true });
       if (refusals.length > 0) {
-        io.stderr(`arl submit: ${plan.experiment}/${plan.variant} cannot run:\n  ${refusals.map(refusalText).join("\n  ")}\n`);
+        io.stderr(
+          `arl submit: ${plan.experiment}/${plan.variant} cannot run:\n  ${refusals.map(refusalText).join("\n  ")}\n`,
+        );
         return ExitCode.errors;
       }
     }
-    const dataRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : path.dirname(path.resolve(io.cwd, target.split("#")[0] ?? target));
+    const dataRoot = v["data-root"]
+      ? path.resolve(io.cwd, v["data-root"])
+      : path.dirname(path.resolve(io.cwd, target.split("#")[0] ?? target));
     if (!dataFilesReadable(plans, dataRoot, io, "submit")) return ExitCode.errors;
     const runsRoot = path.resolve(io.cwd, v.out);
     const slurm = {
@@ -97,10 +104,13 @@ export const submitCommand = defineCommand({
     try {
       const outcome = await submitSweep({ plans, runsRoot, dataRoot, slurm, arl: arlCommand, env: io.env });
       for (const s of outcome.before.filter((s) => !s.submittable)) {
-        io.stdout(`${s.experiment}/${s.variant}: ${s.phase}${s.job ? ` (job ${s.job.id})` : ""}${s.detail ? `: ${s.detail}` : ""}; not submitted\n`);
+        io.stdout(
+          `${s.experiment}/${s.variant}: ${s.phase}${s.job ? ` (job ${s.job.id})` : ""}${s.detail ? `: ${s.detail}` : ""}; not submitted\n`,
+        );
       }
       printSubmitted(outcome.submitted, runsRoot, io);
-      if (outcome.submitted.length === 0) io.stdout("nothing to submit: every variant is finished, waiting or running\n");
+      if (outcome.submitted.length === 0)
+        io.stdout("nothing to submit: every variant is finished, waiting or running\n");
       return ExitCode.ok;
     } catch (error) {
       if (error instanceof SchedulerUnavailable) {
@@ -114,7 +124,9 @@ export const submitCommand = defineCommand({
       if (!(error instanceof PartialSubmission)) throw error;
       printSubmitted(error.submitted, runsRoot, io);
       io.stderr(`arl submit: ${error.message}\n`);
-      io.stderr(`not submitted: ${error.notSubmitted.join(", ")}; what was submitted above stands (run 'arl submit' again once the cause is fixed: nothing is submitted twice)\n`);
+      io.stderr(
+        `not submitted: ${error.notSubmitted.join(", ")}; what was submitted above stands (run 'arl submit' again once the cause is fixed: nothing is submitted twice)\n`,
+      );
       return ExitCode.errors;
     }
   },
@@ -122,7 +134,12 @@ export const submitCommand = defineCommand({
 
 function printSubmitted(submitted: readonly SubmittedArray[], runsRoot: string, io: CliIO): void {
   for (const { experiment, submission: s } of submitted) {
-    io.stdout(`submitted job ${s.job_id} (${s.tasks.length} task${s.tasks.length === 1 ? "" : "s"}), script ${displayPath(path.join(jobsFolder(runsRoot, experiment), s.script), io.cwd)}\n`);
-    for (const t of s.tasks) io.stdout(`  ${s.job_id}_${t.task}  ${experiment}/${t.variant}  ${t.resume ? "resumes" : "starts"} ${displayPath(t.run_dir, io.cwd)}\n`);
+    io.stdout(
+      `submitted job ${s.job_id} (${s.tasks.length} task${s.tasks.length === 1 ? "" : "s"}), script ${displayPath(path.join(jobsFolder(runsRoot, experiment), s.script), io.cwd)}\n`,
+    );
+    for (const t of s.tasks)
+      io.stdout(
+        `  ${s.job_id}_${t.task}  ${experiment}/${t.variant}  ${t.resume ? "resumes" : "starts"} ${displayPath(t.run_dir, io.cwd)}\n`,
+      );
   }
 }

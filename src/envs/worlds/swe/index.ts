@@ -9,7 +9,14 @@
 import { cp, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../../../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type Observation,
+  type Signals,
+  type StepResult,
+} from "../../../contracts/env.js";
 import { sandboxHostCheck } from "../../../contracts/sandbox.js";
 import type { ToolCall } from "../../../contracts/tool-calls.js";
 import { runTests, type TestRun } from "./run-tests.js";
@@ -23,7 +30,8 @@ const SHOWN_FAILING = 5;
 
 function intro(env: SweEnv, task: SweTask): string {
   const failing = task.fail_to_pass.slice(0, SHOWN_FAILING).join("\n  ");
-  const more = task.fail_to_pass.length > SHOWN_FAILING ? `\n  ... and ${task.fail_to_pass.length - SHOWN_FAILING} more` : "";
+  const more =
+    task.fail_to_pass.length > SHOWN_FAILING ? `\n  ... and ${task.fail_to_pass.length - SHOWN_FAILING} more` : "";
   return [
     `This is a checkout of the Python package ${env.package} ${env.package_version}. A bug in its code makes these tests fail:\n  ${failing}${more}`,
     `Find the bug in the package's code (${env.source_paths.join(", ")}) and fix it with edit. Changes to the tests or any other file are undone before scoring. run_tests runs tests (files or test ids; none: ${env.test_files.join(" ")}). Call submit when you are done.`,
@@ -33,14 +41,18 @@ function intro(env: SweEnv, task: SweTask): string {
 const messages = {
   submitted: "Submitted; the task's tests decide the outcome.",
   ended: "error: the episode has ended (submit was called)",
-  unknown: (name: string) => `error: unknown tool ${JSON.stringify(name.slice(0, 40))}; the tools are ${TOOLS.join(", ")}`,
+  unknown: (name: string) =>
+    `error: unknown tool ${JSON.stringify(name.slice(0, 40))}; the tools are ${TOOLS.join(", ")}`,
   badSelection: 'error: "tests" is a list of test files or test ids separated by spaces (relative paths, no options)',
 };
 
 function report(run: TestRun): string {
   const counts = new Map<string, number>();
   for (const r of run.results.values()) counts.set(r, (counts.get(r) ?? 0) + 1);
-  const summary = counts.size === 0 ? `no test ran (exit status ${run.exitCode})` : [...counts].map(([k, n]) => `${n} ${k.toLowerCase()}`).join(", ");
+  const summary =
+    counts.size === 0
+      ? `no test ran (exit status ${run.exitCode})`
+      : [...counts].map(([k, n]) => `${n} ${k.toLowerCase()}`).join(", ");
   return `${summary}\n${run.tail}`;
 }
 
@@ -80,7 +92,8 @@ export class SweInstance implements EnvInstance {
   async step(toolCall: ToolCall): Promise<StepResult> {
     if (this.finished) return this.result(messages.ended, true);
     const name = typeof toolCall?.name === "string" ? toolCall.name : "";
-    const args: Record<string, unknown> = toolCall && typeof toolCall.arguments === "object" && toolCall.arguments !== null ? toolCall.arguments : {};
+    const args: Record<string, unknown> =
+      toolCall && typeof toolCall.arguments === "object" && toolCall.arguments !== null ? toolCall.arguments : {};
     try {
       switch (name) {
         case "list_files":
@@ -91,7 +104,8 @@ export class SweInstance implements EnvInstance {
           return this.result(await this.ws.search(args.pattern, args.path, this.env.max_results));
         case "edit": {
           this.edits++;
-          if (typeof args.path === "string" && !isUnder(args.path.trim().replace(/^\.\/+/, ""), this.env.source_paths)) this.testEdits++;
+          if (typeof args.path === "string" && !isUnder(args.path.trim().replace(/^\.\/+/, ""), this.env.source_paths))
+            this.testEdits++;
           const done = await this.ws.edit(args.path, args.old, args.new);
           this.revision++;
           return this.result(done.message);
@@ -115,7 +129,12 @@ export class SweInstance implements EnvInstance {
 
   private selection(tests: unknown): string[] {
     if (tests === undefined || tests === null || tests === "") return [...this.env.test_files];
-    const words = typeof tests === "string" ? tests.split(/\s+/).filter(Boolean) : Array.isArray(tests) && tests.every((t) => typeof t === "string") ? (tests) : undefined;
+    const words =
+      typeof tests === "string"
+        ? tests.split(/\s+/).filter(Boolean)
+        : Array.isArray(tests) && tests.every((t) => typeof t === "string")
+          ? tests
+          : undefined;
     if (!words || words.length === 0 || words.length > 200) throw new ToolRefusal(messages.badSelection);
     for (const w of words) {
       if (w.startsWith("-")) throw new ToolRefusal(messages.badSelection);
@@ -149,7 +168,14 @@ export class SweInstance implements EnvInstance {
       const judged = [...this.task.fail_to_pass, ...this.task.pass_to_pass];
       const passed = judged.filter((t) => run.results.get(t) === "PASSED").length;
       const resolved = passed === judged.length;
-      return { resolved, success: resolved, tests_passed: passed, tests_failed: judged.length - passed, patch_lines: patchLines, test_edits: this.testEdits };
+      return {
+        resolved,
+        success: resolved,
+        tests_passed: passed,
+        tests_failed: judged.length - passed,
+        patch_lines: patchLines,
+        test_edits: this.testEdits,
+      };
     } finally {
       await rm(root, { recursive: true, force: true });
     }
@@ -170,7 +196,8 @@ async function sourceFiles(repo: string, sources: readonly string[]): Promise<st
   const walk = async (rel: string): Promise<void> => {
     const st = await lstat(path.join(repo, rel)).catch(() => undefined);
     if (st?.isFile()) out.push(rel);
-    else if (st?.isDirectory()) for (const name of (await readdir(path.join(repo, rel))).sort()) await walk(path.join(rel, name));
+    else if (st?.isDirectory())
+      for (const name of (await readdir(path.join(repo, rel))).sort()) await walk(path.join(rel, name));
   };
   for (const s of sources) await walk(path.normalize(s));
   return out;
@@ -178,7 +205,8 @@ async function sourceFiles(repo: string, sources: readonly string[]): Promise<st
 
 /** The task of `task`, generated (or read from the cache) first when needed. */
 async function taskOf(env: SweEnv, task: number): Promise<{ set: SweTaskSet; task: SweTask }> {
-  if (!Number.isInteger(task) || task < 0 || task >= env.tasks) throw new RangeError(`swe: task ${task} is outside 0..${env.tasks - 1}`);
+  if (!Number.isInteger(task) || task < 0 || task >= env.tasks)
+    throw new RangeError(`swe: task ${task} is outside 0..${env.tasks - 1}`);
   const set = await sweTaskSet(env);
   const t = set.tasks[task];
   if (!t) throw new EnvError(`swe: the generated set has no task ${task}`, "protocol");
@@ -192,7 +220,9 @@ export const sweEnv: EnvKind<SweEnv> = {
 
   async provision(env, context) {
     const set = await sweTaskSet(env, context.log);
-    context.log(`env '${context.name}': swe ${env.package} ${env.package_version}: ${set.tasks.length} tasks in ${set.dir}`);
+    context.log(
+      `env '${context.name}': swe ${env.package} ${env.package_version}: ${set.tasks.length} tasks in ${set.dir}`,
+    );
   },
 
   async create(env, task) {
@@ -202,9 +232,30 @@ export const sweEnv: EnvKind<SweEnv> = {
   },
 
   vocabulary(env) {
-    const texts: string[] = [...TOOLS, "path", "start_line", "end_line", "pattern", "old", "new", "tests", env.package, ...env.test_files, ...env.source_paths, messages.submitted, messages.ended, messages.unknown("x"), messages.badSelection];
-    texts.push("passed failed error skipped no test ran exit status Edited at line lines replaced by ... cut at characters; read from line on with", "0 1 2 3 4 5 6 7 8 9");
-    texts.push("def return if else elif for while in not and or is None True False self import from class pass assert == != <= >= < > + - * / % ( ) [ ] { } : , . = ' \" _");
+    const texts: string[] = [
+      ...TOOLS,
+      "path",
+      "start_line",
+      "end_line",
+      "pattern",
+      "old",
+      "new",
+      "tests",
+      env.package,
+      ...env.test_files,
+      ...env.source_paths,
+      messages.submitted,
+      messages.ended,
+      messages.unknown("x"),
+      messages.badSelection,
+    ];
+    texts.push(
+      "passed failed error skipped no test ran exit status Edited at line lines replaced by ... cut at characters; read from line on with",
+      "0 1 2 3 4 5 6 7 8 9",
+    );
+    texts.push(
+      "def return if else elif for while in not and or is None True False self import from class pass assert == != <= >= < > + - * / % ( ) [ ] { } : , . = ' \" _",
+    );
     const words = new Set<string>();
     for (const text of texts) for (const m of text.matchAll(TOKEN)) words.add(m[0]);
     return [...words].sort();

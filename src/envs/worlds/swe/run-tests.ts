@@ -11,7 +11,15 @@ import os from "node:os";
 import path from "node:path";
 import { EnvError } from "../../../contracts/env.js";
 import { killGroup } from "../../../contracts/process-group.js";
-import { limitHit, limitsOf, programPaths, rlimitPrefix, sandboxCommand, sandboxEnv, sandboxFor } from "../../../contracts/sandbox.js";
+import {
+  limitHit,
+  limitsOf,
+  programPaths,
+  rlimitPrefix,
+  sandboxCommand,
+  sandboxEnv,
+  sandboxFor,
+} from "../../../contracts/sandbox.js";
 import { swePython, type SweEnv } from "./tasks.js";
 
 export interface TestRun {
@@ -41,7 +49,20 @@ export function parseResults(output: string): Map<string, string> {
 
 /** pytest's words for a selection (test files or ids, never an option). */
 export function pytestArgs(selection: readonly string[]): string[] {
-  return ["-m", "pytest", "-q", "-rA", "--tb=short", "-p", "no:cacheprovider", "-o", "addopts=", "-W", "ignore", ...selection];
+  return [
+    "-m",
+    "pytest",
+    "-q",
+    "-rA",
+    "--tb=short",
+    "-p",
+    "no:cacheprovider",
+    "-o",
+    "addopts=",
+    "-W",
+    "ignore",
+    ...selection,
+  ];
 }
 
 /**
@@ -62,18 +83,36 @@ export async function runTests(env: SweEnv, checkout: string, selection: readonl
   if ("bwrap" in where) {
     const repo = "/tmp/repo";
     const script = 'cp -R "$1" /tmp/repo && cd /tmp/repo && shift && exec "$@"';
-    childEnv = sandboxEnv({ PYTHONDONTWRITEBYTECODE: "1", PYTHONPATH: path.posix.join(repo, env.import_root), PYTHONHASHSEED: "0" });
+    childEnv = sandboxEnv({
+      PYTHONDONTWRITEBYTECODE: "1",
+      PYTHONPATH: path.posix.join(repo, env.import_root),
+      PYTHONHASHSEED: "0",
+    });
     delete childEnv.VIRTUAL_ENV;
     cwd = checkout;
     argv = sandboxCommand(
-      { bwrap: where.bwrap, cwd: checkout, readOnly: programPaths([python], checkout, process.env.PATH), network: false, env: childEnv, limits },
+      {
+        bwrap: where.bwrap,
+        cwd: checkout,
+        readOnly: programPaths([python], checkout, process.env.PATH),
+        network: false,
+        env: childEnv,
+        limits,
+      },
       ["/bin/sh", "-c", script, "sh", checkout, ...rlimitPrefix(limits), ...pyArgs],
     );
   } else {
     scratch = await realpath(await mkdtemp(path.join(os.tmpdir(), "arl-swe-run-")));
     cwd = path.join(scratch, "repo");
     await cp(checkout, cwd, { recursive: true });
-    childEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, PYTHONDONTWRITEBYTECODE: "1", PYTHONPATH: path.join(cwd, env.import_root), PYTHONHASHSEED: "0", LANG: "C.UTF-8" };
+    childEnv = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: scratch,
+      PYTHONDONTWRITEBYTECODE: "1",
+      PYTHONPATH: path.join(cwd, env.import_root),
+      PYTHONHASHSEED: "0",
+      LANG: "C.UTF-8",
+    };
     argv = pyArgs;
   }
   try {
@@ -83,7 +122,13 @@ export async function runTests(env: SweEnv, checkout: string, selection: readonl
   }
 }
 
-function spawnBounded(env: SweEnv, argv: readonly string[], cwd: string, childEnv: Record<string, string>, sandboxed: boolean): Promise<TestRun> {
+function spawnBounded(
+  env: SweEnv,
+  argv: readonly string[],
+  cwd: string,
+  childEnv: Record<string, string>,
+  sandboxed: boolean,
+): Promise<TestRun> {
   const [file, ...args] = argv;
   return new Promise((resolve, reject) => {
     const child = spawn(file ?? "", args, { cwd, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -114,9 +159,22 @@ function spawnBounded(env: SweEnv, argv: readonly string[], cwd: string, childEn
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      if (killedFor === "time") return reject(new EnvError(`swe: the test run did not end within test_timeout_s ${env.test_timeout_s} s and was stopped`, "timeout"));
-      if (killedFor === "output") return reject(new EnvError(`swe: the test run wrote more than sandbox.output_bytes ${env.sandbox.output_bytes} bytes and was stopped`, "crash"));
-      const limit = sandboxed && code !== 0 && code !== 1 ? limitHit(code, signal, stderr, limitsOf(env.sandbox)) : undefined;
+      if (killedFor === "time")
+        return reject(
+          new EnvError(
+            `swe: the test run did not end within test_timeout_s ${env.test_timeout_s} s and was stopped`,
+            "timeout",
+          ),
+        );
+      if (killedFor === "output")
+        return reject(
+          new EnvError(
+            `swe: the test run wrote more than sandbox.output_bytes ${env.sandbox.output_bytes} bytes and was stopped`,
+            "crash",
+          ),
+        );
+      const limit =
+        sandboxed && code !== 0 && code !== 1 ? limitHit(code, signal, stderr, limitsOf(env.sandbox)) : undefined;
       if (limit !== undefined) return reject(new EnvError(`swe: the test run ${limit} and was stopped`, "crash"));
       const tail = out.length > env.max_output_chars ? `...\n${out.slice(-env.max_output_chars)}` : out;
       resolve({ results: parseResults(out), tail, exitCode: code });

@@ -72,7 +72,12 @@ const made = new Map<string, Promise<SweTaskSet>>();
 /** The env's tasks: from the cache, else generated into it (minutes: one test run per candidate bug). */
 export function sweTaskSet(env: SweEnv, log: (line: string) => void = () => {}): Promise<SweTaskSet> {
   if (env.generator !== SWE_GENERATOR_VERSION) {
-    return Promise.reject(new EnvError(`swe: the plan asks for task generator ${JSON.stringify(env.generator)}, and this arl has generator ${SWE_GENERATOR_VERSION}`, "unavailable"));
+    return Promise.reject(
+      new EnvError(
+        `swe: the plan asks for task generator ${JSON.stringify(env.generator)}, and this arl has generator ${SWE_GENERATOR_VERSION}`,
+        "unavailable",
+      ),
+    );
   }
   const config = generatorConfig(env);
   const key = JSON.stringify(config);
@@ -102,7 +107,8 @@ function generate(config: Record<string, unknown>, env: SweEnv, log: (line: stri
     child.stderr.on("data", (c: Buffer) => {
       const text = c.toString("utf8");
       stderr = (stderr + text).slice(-8192);
-      for (const line of text.split("\n")) if (line.startsWith("task ")) log(`swe ${env.package} ${env.package_version}: ${line}`);
+      for (const line of text.split("\n"))
+        if (line.startsWith("task ")) log(`swe ${env.package} ${env.package_version}: ${line}`);
     });
     const timer = setTimeout(() => killGroup(child.pid), limitMs);
     child.on("error", (e) => {
@@ -111,16 +117,29 @@ function generate(config: Record<string, unknown>, env: SweEnv, log: (line: stri
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      const why = stderr.split("\n").filter((l) => l.startsWith("arl_swe: ")).pop()?.slice("arl_swe: ".length);
+      const why = stderr
+        .split("\n")
+        .filter((l) => l.startsWith("arl_swe: "))
+        .pop()
+        ?.slice("arl_swe: ".length);
       if (code !== 0) {
         const tail = stderr.trim().split("\n").slice(-3).join(" | ");
-        return reject(new EnvError(`swe: generating the tasks of ${env.package} ${env.package_version} failed: ${why ?? (tail || `exit status ${code}`)}`, "unavailable"));
+        return reject(
+          new EnvError(
+            `swe: generating the tasks of ${env.package} ${env.package_version} failed: ${why ?? (tail || `exit status ${code}`)}`,
+            "unavailable",
+          ),
+        );
       }
       try {
         const dir = (JSON.parse(stdout.trim().split("\n").pop() ?? "") as { dir: string }).dir;
         resolve(readTaskSet(dir, env.tasks));
       } catch (e) {
-        reject(e instanceof EnvError ? e : new EnvError(`swe: the task generator's answer could not be read: ${(e as Error).message}`, "protocol"));
+        reject(
+          e instanceof EnvError
+            ? e
+            : new EnvError(`swe: the task generator's answer could not be read: ${(e as Error).message}`, "protocol"),
+        );
       }
     });
   });
@@ -128,8 +147,11 @@ function generate(config: Record<string, unknown>, env: SweEnv, log: (line: stri
 
 /** The task set in `dir`, checked to hold `count` tasks. */
 export function readTaskSet(dir: string, count: number): SweTaskSet {
-  const lines = readFileSync(path.join(dir, "tasks.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "");
+  const lines = readFileSync(path.join(dir, "tasks.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const tasks = lines.map((l) => JSON.parse(l) as SweTask);
-  if (tasks.length < count) throw new EnvError(`swe: ${dir} holds ${tasks.length} tasks, and the plan asks for ${count}`, "protocol");
+  if (tasks.length < count)
+    throw new EnvError(`swe: ${dir} holds ${tasks.length} tasks, and the plan asks for ${count}`, "protocol");
   return { dir, snapshot: path.join(dir, "snapshot"), tasks: tasks.slice(0, count) };
 }

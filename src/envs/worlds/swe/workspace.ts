@@ -29,9 +29,13 @@ export class Workspace {
 
   /** The absolute path of `rel` in the checkout, or a refusal saying why not. */
   resolve(rel: unknown, what = "path"): string {
-    if (typeof rel !== "string") throw new ToolRefusal(`error: "${what}" must be a string, a path relative to the repository root`);
+    if (typeof rel !== "string")
+      throw new ToolRefusal(`error: "${what}" must be a string, a path relative to the repository root`);
     const clean = rel.trim().replace(/^\.\/+/, "");
-    if (clean.startsWith("/") || clean.split(/[\\/]/).includes("..")) throw new ToolRefusal(`error: ${JSON.stringify(rel.slice(0, 200))} is outside the repository; give a path relative to its root`);
+    if (clean.startsWith("/") || clean.split(/[\\/]/).includes(".."))
+      throw new ToolRefusal(
+        `error: ${JSON.stringify(rel.slice(0, 200))} is outside the repository; give a path relative to its root`,
+      );
     return path.join(this.root, clean === "" ? "." : clean);
   }
 
@@ -46,9 +50,11 @@ export class Workspace {
     } catch {
       throw new ToolRefusal(`error: no file ${JSON.stringify(rel)}; list_files shows what there is`);
     }
-    if (st.isDirectory()) throw new ToolRefusal(`error: ${JSON.stringify(rel)} is a folder; list_files shows what is in it`);
+    if (st.isDirectory())
+      throw new ToolRefusal(`error: ${JSON.stringify(rel)} is a folder; list_files shows what is in it`);
     if (!st.isFile()) throw new ToolRefusal(`error: ${JSON.stringify(rel)} is not a plain file`);
-    if (st.size > MAX_FILE_BYTES) throw new ToolRefusal(`error: ${JSON.stringify(rel)} is larger than ${MAX_FILE_BYTES} bytes`);
+    if (st.size > MAX_FILE_BYTES)
+      throw new ToolRefusal(`error: ${JSON.stringify(rel)} is larger than ${MAX_FILE_BYTES} bytes`);
   }
 
   /** Every file below `dir` (relative paths, sorted), at most `max`. */
@@ -59,7 +65,9 @@ export class Workspace {
     const out: string[] = [];
     let more = 0;
     const walk = async (abs: string): Promise<void> => {
-      const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      );
       for (const e of entries) {
         const p = path.join(abs, e.name);
         if (e.isDirectory()) await walk(p);
@@ -70,7 +78,9 @@ export class Workspace {
       }
     };
     await walk(start);
-    return out.length === 0 ? "(no files)" : [...out, ...(more > 0 ? [`... and ${more} more files (list a folder to see them)`] : [])].join("\n");
+    return out.length === 0
+      ? "(no files)"
+      : [...out, ...(more > 0 ? [`... and ${more} more files (list a folder to see them)`] : [])].join("\n");
   }
 
   /** Lines `from`..`to` of a file (1-based, inclusive), numbered, at most `maxChars` characters. */
@@ -81,7 +91,8 @@ export class Workspace {
     const lines = (await readFile(abs, "utf8")).split("\n");
     if (lines.at(-1) === "") lines.pop();
     const first = typeof from === "number" && Number.isInteger(from) && from >= 1 ? from : 1;
-    const last = typeof to === "number" && Number.isInteger(to) && to >= first ? Math.min(to, lines.length) : lines.length;
+    const last =
+      typeof to === "number" && Number.isInteger(to) && to >= first ? Math.min(to, lines.length) : lines.length;
     const out: string[] = [];
     let chars = 0;
     let n = first;
@@ -98,7 +109,8 @@ export class Workspace {
 
   /** The lines of the files below `dir` that contain `pattern` (plain text), as path:line: text, at most `max`. */
   async search(pattern: unknown, dir: unknown, max: number): Promise<string> {
-    if (typeof pattern !== "string" || pattern === "") throw new ToolRefusal('error: search needs "pattern", the text to look for');
+    if (typeof pattern !== "string" || pattern === "")
+      throw new ToolRefusal('error: search needs "pattern", the text to look for');
     const start = this.resolve(dir ?? ".");
     const hits: string[] = [];
     let more = 0;
@@ -114,7 +126,10 @@ export class Workspace {
       if (!text.includes(pattern) || text.includes("\0")) return;
       text.split("\n").forEach((line, i) => {
         if (!line.includes(pattern)) return;
-        if (hits.length < max) hits.push(`${this.rel(abs)}:${i + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}...` : line}`);
+        if (hits.length < max)
+          hits.push(
+            `${this.rel(abs)}:${i + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}...` : line}`,
+          );
         else more++;
       });
     };
@@ -124,19 +139,33 @@ export class Workspace {
   }
 
   /** Replaces `old` by `new` in a file where `old` occurs exactly once; returns the lines changed. */
-  async edit(file: unknown, old: unknown, replacement: unknown): Promise<{ readonly path: string; readonly message: string }> {
+  async edit(
+    file: unknown,
+    old: unknown,
+    replacement: unknown,
+  ): Promise<{ readonly path: string; readonly message: string }> {
     const abs = this.resolve(file);
     const rel = this.rel(abs);
-    if (typeof old !== "string" || old === "") throw new ToolRefusal('error: edit needs "old", the exact text to replace (non-empty)');
+    if (typeof old !== "string" || old === "")
+      throw new ToolRefusal('error: edit needs "old", the exact text to replace (non-empty)');
     if (typeof replacement !== "string") throw new ToolRefusal('error: edit needs "new", the text to put in its place');
     await this.plainFile(abs, rel);
     const text = await readFile(abs, "utf8");
     const at = text.indexOf(old);
-    if (at < 0) throw new ToolRefusal(`error: the text of "old" is not in ${rel} (it must match exactly, spaces and line breaks included); nothing changed`);
-    if (text.indexOf(old, at + 1) >= 0) throw new ToolRefusal(`error: the text of "old" occurs more than once in ${rel}; add lines around it so that it matches once; nothing changed`);
+    if (at < 0)
+      throw new ToolRefusal(
+        `error: the text of "old" is not in ${rel} (it must match exactly, spaces and line breaks included); nothing changed`,
+      );
+    if (text.indexOf(old, at + 1) >= 0)
+      throw new ToolRefusal(
+        `error: the text of "old" occurs more than once in ${rel}; add lines around it so that it matches once; nothing changed`,
+      );
     await writeFile(abs, text.slice(0, at) + replacement + text.slice(at + old.length));
     const line = text.slice(0, at).split("\n").length;
-    return { path: rel, message: `Edited ${rel} at line ${line}: ${old.split("\n").length} lines replaced by ${replacement.split("\n").length}.` };
+    return {
+      path: rel,
+      message: `Edited ${rel} at line ${line}: ${old.split("\n").length} lines replaced by ${replacement.split("\n").length}.`,
+    };
   }
 
   /** The text of a file of the checkout, or undefined when it is not there. */
@@ -173,7 +202,8 @@ export function changedLines(a: string, b: string): number {
   let prev = new Array<number>(ys.length + 1).fill(0);
   for (const xi of xs) {
     const row = new Array<number>(ys.length + 1).fill(0);
-    for (let j = 0; j < ys.length; j++) row[j + 1] = xi === ys[j] ? (prev[j] ?? 0) + 1 : Math.max(prev[j + 1] ?? 0, row[j] ?? 0);
+    for (let j = 0; j < ys.length; j++)
+      row[j + 1] = xi === ys[j] ? (prev[j] ?? 0) + 1 : Math.max(prev[j + 1] ?? 0, row[j] ?? 0);
     prev = row;
   }
   const common = prev[ys.length] ?? 0;
