@@ -11,6 +11,7 @@ import { openenvEnv } from "./adapters/openenv.js";
 import { roomsEnv } from "./worlds/rooms/index.js";
 import { createSqlEnv, sqlEnv } from "./worlds/sql/index.js";
 import { subprocessEnv } from "./adapters/subprocess.js";
+import { sweEnv } from "./worlds/swe/index.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["agent", agentEnv],
@@ -22,6 +23,7 @@ export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["rooms", roomsEnv],
   ["sql", sqlEnv],
   ["subprocess", subprocessEnv],
+  ["swe", sweEnv],
   ...(createHostEnvKinds(hostLibraries) as Map<string, EnvKind>),
 ]);
 

@@ -11,6 +11,7 @@ import {
   envKindShapes,
   findmaxFunctions,
   type HostLibraryKind,
+  sweMutations,
   hostLibraryShapes,
   signalScopes,
   signalTypes,
@@ -163,6 +164,24 @@ const planEnvFields = {
     bounded("envs.*.max_row_bytes", positiveInt),
     "The most bytes one row may hold; a longer one is a bad row, named by file:line.",
   ),
+  // swe
+  package: d(z.string().min(1), "The PyPI package whose sdist is the repository."),
+  package_version: z.string().min(1),
+  sha256: d(z.string().regex(/^[0-9a-f]{64}$/), "The sdist's sha256, checked by the generator."),
+  test_files: z.array(z.string().min(1)).min(1),
+  source_paths: z.array(z.string().min(1)).min(1),
+  import_root: z.string(),
+  generator: d(
+    z.string(),
+    "The task generator's version; with the package, sha256, seed and knobs it determines the tasks.",
+  ),
+  generator_seed: nonNegativeInt,
+  mutations: z.array(z.enum(sweMutations)).min(1),
+  max_per_function: positiveInt,
+  test_timeout_s: d(z.number().positive(), "Wall-time limit of one test run."),
+  max_read_chars: positiveInt,
+  max_output_chars: positiveInt,
+  max_results: positiveInt,
 } as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;
 
 type PlanEnvFields = typeof planEnvFields;
@@ -273,6 +292,7 @@ export const planEnvSchema = z
     planEnvKind("openenv"),
     planEnvKind("agent").extend({ code: envCodeSchema }),
     planEnvKind("dataset"),
+    planEnvKind("swe"),
     ...(hostLibraries.map((library) => planLibraryKind(library)) as unknown as PlanLibrarySchemas),
   ])
   .meta({ id: "Env" });

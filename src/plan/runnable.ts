@@ -34,6 +34,7 @@ export const KINDS_WITH_WALKTHROUGHS: readonly string[] = [
   "findmax",
   "rooms",
   "sql",
+  "swe",
   ...hostLibraries.filter((l: HostLibrary) => l.walkthroughs).map((l) => l.kind),
 ];
 

@@ -165,6 +165,66 @@ const subprocess = z.strictObject({
   ),
 });
 
+/** The bugs a `swe` task can inject (runtime-gpu/arl_swe/mutate.py). */
+export const sweMutations = ["flip_comparison", "off_by_one", "swap_operands", "drop_statement"] as const;
+
+/** A coding env: a Python package from its PyPI sdist, bugs injected into it, its own tests as the judge (docs/envs.md#coding-tasks). */
+const swe = z.strictObject({
+  ...common,
+  kind: z.literal("swe"),
+  package: doc(
+    z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/),
+    "The PyPI package whose source distribution is the repository.",
+  ),
+  package_version: doc(z.string().min(1), "The package's exact version."),
+  sha256: doc(
+    z.string().regex(/^[0-9a-f]{64}$/),
+    "The sha256 of the sdist file; the generator refuses any other bytes.",
+  ),
+  test_files: doc(
+    z.array(z.string().min(1)).min(1),
+    "The sdist's test files (relative paths) that judge the tasks; the agent's edits to any file outside source_paths are undone before scoring.",
+  ),
+  source_paths: doc(
+    z.array(z.string().min(1)).min(1),
+    "The files or folders of the package's code that bugs are injected into and the agent may change.",
+  ),
+  import_root: doc(
+    z.string().default("."),
+    "The folder (relative to the sdist's root) that goes on PYTHONPATH for the tests (`src` for a src layout).",
+  ),
+  generator: doc(
+    z.string().default("1"),
+    "The task generator's version (runtime-gpu/arl_swe); a run refuses one it does not have.",
+  ),
+  generator_seed: doc(nonNegativeInt.default(0), "Seed of the generation: which bugs, in which order."),
+  mutations: doc(
+    z
+      .array(enumOf(sweMutations))
+      .min(1)
+      .default([...sweMutations]),
+    "The kinds of bug to inject.",
+  ),
+  max_per_function: doc(
+    positiveInt.default(3),
+    "At most this many tasks a function, so that tasks spread over the package.",
+  ),
+  test_timeout_s: doc(
+    z.number().positive().default(60),
+    "Wall-time limit of one test run (a run_tests call, the scoring run, a generation run); past it the episode is an env error.",
+  ),
+  max_read_chars: doc(
+    positiveInt.default(12000),
+    "Characters of a file that read_file shows at most (the rest is cut, with line numbers to ask for more).",
+  ),
+  max_output_chars: doc(positiveInt.default(6000), "Characters of a test run's output shown (its tail)."),
+  max_results: doc(positiveInt.default(50), "Lines that list_files and search show at most."),
+  sandbox: doc(
+    sandboxSchema.default(sandboxSchema.parse({ mode: "required", memory_mb: 2048, processes: 64, disk_mb: 256 })),
+    "The sandbox of every test run and its limits (docs/envs.md#what-an-episode-can-reach); the network is never shared.",
+  ),
+});
+
 /** The two servers of the AgentRL protocol (docs/envs.md#kind-agentrl). */
 export const agentrlModes = ["worker", "controller"] as const;
 
@@ -322,6 +382,7 @@ export const builtinEnvKinds = [
   "openenv",
   "agent",
   "dataset",
+  "swe",
 ] as const;
 export type BuiltinEnvKind = (typeof builtinEnvKinds)[number];
 export const envKinds: readonly (BuiltinEnvKind | HostLibraryKind)[] = [
@@ -340,6 +401,7 @@ export const envKindShapes = {
   openenv: openenv.shape,
   agent: agent.shape,
   dataset: dataset.shape,
+  swe: swe.shape,
 } as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;
 
 /** The fields of each host library kind, in declaration order. */
@@ -371,6 +433,7 @@ export const envSchema = z.preprocess(
     openenv,
     agent,
     dataset,
+    swe,
     ...hostLibrarySchemas,
   ]),
 );

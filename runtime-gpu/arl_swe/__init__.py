@@ -1,0 +1,1 @@
+"""SWE tasks generated from PyPI source distributions (docs/envs.md, "Coding tasks")."""
