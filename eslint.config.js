@@ -9,7 +9,18 @@ import tseslint from "typescript-eslint";
 export default defineConfig(
   {
     // editors/vscode is its own package; grammar/diagrams is generated browser code.
-    ignores: ["dist/**", "coverage/**", "runs/**", "node_modules/**", ".venv/**", ".venv-vllm/**", ".venv-envservers/**", "editors/**", "grammar/diagrams/**", "test/fixtures/**"],
+    ignores: [
+      "dist/**",
+      "coverage/**",
+      "runs/**",
+      "node_modules/**",
+      ".venv/**",
+      ".venv-vllm/**",
+      ".venv-envservers/**",
+      "editors/**",
+      "grammar/diagrams/**",
+      "test/fixtures/**",
+    ],
   },
   js.configs.recommended,
   {
@@ -30,7 +41,10 @@ export default defineConfig(
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       // The env, policy and trainer interfaces are async; an implementation that needs no await
       // (an in-memory env, a scripted double) is still correct.
       "@typescript-eslint/require-await": "off",

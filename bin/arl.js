@@ -17,7 +17,9 @@ try {
   // No dist/ (never built) or no node_modules: say how to install, not where the import failed.
   if (error?.code !== "ERR_MODULE_NOT_FOUND") throw error;
   const root = fileURLToPath(new URL("..", import.meta.url));
-  process.stderr.write(`arl: cannot start: ${error.message.split("\n")[0]}\nRun 'npm ci' in ${root} (it installs the dependencies and builds dist/), or 'npm run build' after changing the sources.\n`);
+  process.stderr.write(
+    `arl: cannot start: ${error.message.split("\n")[0]}\nRun 'npm ci' in ${root} (it installs the dependencies and builds dist/), or 'npm run build' after changing the sources.\n`,
+  );
   process.exit(2);
 }
 process.exitCode = await runCli(process.argv.slice(2));

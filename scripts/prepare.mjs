@@ -15,7 +15,9 @@ if (process.env.npm_command === "exec") process.exit(0);
 
 // The npm that runs this script (npm_execpath), so a second npm on the PATH cannot differ from it.
 const npm = process.env.npm_execpath;
-const build = npm ? spawnSync(process.execPath, [npm, "run", "build"], { stdio: "inherit" }) : spawnSync("npm", ["run", "build"], { stdio: "inherit", shell: process.platform === "win32" });
+const build = npm
+  ? spawnSync(process.execPath, [npm, "run", "build"], { stdio: "inherit" })
+  : spawnSync("npm", ["run", "build"], { stdio: "inherit", shell: process.platform === "win32" });
 if (build.error) {
   process.stderr.write(`prepare: could not start 'npm run build': ${build.error.message}\n`);
   process.exit(1);

@@ -28,7 +28,15 @@ export interface CheckOptions {
   readonly memoise?: boolean;
 }
 
-const lexicalOrSyntax: ReadonlySet<string> = new Set(["syntax-error", "invalid-token", "unterminated-string", "unterminated-comment", "invalid-escape", "nesting-too-deep", "expression-too-deep"]);
+const lexicalOrSyntax: ReadonlySet<string> = new Set([
+  "syntax-error",
+  "invalid-token",
+  "unterminated-string",
+  "unterminated-comment",
+  "invalid-escape",
+  "nesting-too-deep",
+  "expression-too-deep",
+]);
 
 export class Compiler {
   private readonly loader: ModuleLoader;
@@ -61,7 +69,8 @@ export function checkProgram(program: Program, options: CheckOptions = {}): Chec
   const lintDiagnostics = model ? lint(model, lintRules, memoise) : [];
   const earlier = [...program.diagnostics, ...(model?.diagnostics ?? []), ...lintDiagnostics];
   // Lowering needs a spec without errors; its stage compares the lock file (src/plan/lock.ts).
-  const planDiagnostics = model && options.plan !== false && !earlier.some((d) => d.severity === "error") ? planStage(model, memoise) : [];
+  const planDiagnostics =
+    model && options.plan !== false && !earlier.some((d) => d.severity === "error") ? planStage(model, memoise) : [];
   const diagnostics = [...earlier, ...planDiagnostics].sort(compareDiagnostics);
   return { entry, program, ...(model ? { model } : {}), diagnostics };
 }

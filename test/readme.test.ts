@@ -44,7 +44,15 @@ ${constraints}  algorithm extends algo.rloo {}
     expect(fragment).toContain("lora");
     const dir = mkdtempSync(path.join(tmpdir(), "arl-readme-"));
     mkdirSync(path.join(dir, "data"));
-    writeFileSync(path.join(dir, "data", "sft.jsonl"), `${JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] })}\n`);
+    writeFileSync(
+      path.join(dir, "data", "sft.jsonl"),
+      `${JSON.stringify({
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: "hello" },
+        ],
+      })}\n`,
+    );
     const file = path.join(dir, "own-model.arl");
     writeFileSync(
       file,
@@ -61,7 +69,10 @@ ${fragment}  env quest extends rooms.world {}
 
   it("states the two quick-start commands, the second being the test command CI runs", () => {
     const block = /## Quick start[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
-    const commands = block.split("\n").map((l) => l.replace(/#.*$/, "").trim()).filter(Boolean);
+    const commands = block
+      .split("\n")
+      .map((l) => l.replace(/#.*$/, "").trim())
+      .filter(Boolean);
     expect(commands.length).toBe(2);
     expect(commands[1]).toBe("npm test");
     expect(readFileSync(new URL("../.ci/run", import.meta.url), "utf8")).toMatch(/^npm test$/m);
@@ -70,11 +81,22 @@ ${fragment}  env quest extends rooms.world {}
 
 describe("README links", () => {
   it("every section the README used to hold is one link away, at a heading that exists", () => {
-    const links = [...readme.matchAll(/\]\(((?:docs\/[\w.-]+\.md|CONTRIBUTING\.md|[\w/.-]+README\.md))(?:#([\w-]+))?\)/g)].map((m) => ({ file: m[1]!, anchor: m[2] }));
-    const slug = (heading: string) => heading.toLowerCase().replace(/[^\w\s-]/g, "").trim().replace(/\s+/g, "-");
+    const links = [
+      ...readme.matchAll(/\]\(((?:docs\/[\w.-]+\.md|CONTRIBUTING\.md|[\w/.-]+README\.md))(?:#([\w-]+))?\)/g),
+    ].map((m) => ({ file: m[1]!, anchor: m[2] }));
+    const slug = (heading: string) =>
+      heading
+        .toLowerCase()
+        .replace(/[^\w\s-]/g, "")
+        .trim()
+        .replace(/\s+/g, "-");
     for (const { file, anchor } of links) {
       const text = readFileSync(new URL(`../${file}`, import.meta.url), "utf8");
-      if (anchor) expect([...text.matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]!)), `${file}#${anchor}`).toContain(anchor);
+      if (anchor)
+        expect(
+          [...text.matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]!)),
+          `${file}#${anchor}`,
+        ).toContain(anchor);
     }
     const targets = new Set(links.map((l) => `${l.file}${l.anchor ? `#${l.anchor}` : ""}`));
     for (const moved of [
@@ -90,7 +112,8 @@ describe("README links", () => {
       "docs/commands.md",
       "docs/benchmarks.md",
       "CONTRIBUTING.md#what-the-full-suite-needs",
-    ]) expect(targets, moved).toContain(moved);
+    ])
+      expect(targets, moved).toContain(moved);
   });
 
   it("stays a first hour's read", () => {

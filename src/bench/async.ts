@@ -78,10 +78,16 @@ const pacedEnv = fileURLToPath(new URL("./paced-env.js", import.meta.url));
 
 /** Starts the paced env server with `times`; resolves with its URL and a way to stop it. */
 async function startPacedEnv(times: EnvTimes): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [pacedEnv, String(times.stepMs), String(times.resetMs), String(TAIL_ALPHA), String(TAIL_CAP)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    [pacedEnv, String(times.stepMs), String(times.resetMs), String(TAIL_ALPHA), String(TAIL_CAP)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`async bench: the paced env server exited (status ${code}) before it listened`)));
+    child.once("exit", (code) =>
+      reject(new Error(`async bench: the paced env server exited (status ${code}) before it listened`)),
+    );
     createInterface({ input: child.stdout }).once("line", (line) => resolve(Number(line.replace(/^port /, ""))));
   });
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
@@ -122,7 +128,8 @@ function compile(text: string, dir: string): Plan {
   const file = path.join(dir, "paced.arl");
   writeFileSync(file, text);
   const result = new Compiler().check(file);
-  if (hasErrors(result.diagnostics) || !result.model) throw new Error(`async bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
+  if (hasErrors(result.diagnostics) || !result.model)
+    throw new Error(`async bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
   return at(lowerModel(result.model).plans, 0).plan;
 }
 
@@ -164,9 +171,15 @@ async function measure(plan: Plan, trainer: TrainerCommand, dir: string): Promis
   return { seconds, staleness, success: wilson(successes, late.length * episodes) };
 }
 
-const modeName = ({ k, inFlight, replica }: Mode) => (k === null ? "synchronous" : k === 1 ? "one batch ahead (k 1)" : `k ${k}${inFlight ? " in flight" : ""}${replica ? ", replica" : ""}`);
+const modeName = ({ k, inFlight, replica }: Mode) =>
+  k === null
+    ? "synchronous"
+    : k === 1
+      ? "one batch ahead (k 1)"
+      : `k ${k}${inFlight ? " in flight" : ""}${replica ? ", replica" : ""}`;
 const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
-const interval = (s: Measured["success"]) => `success ${s.p.toFixed(2)} [${s.low.toFixed(2)}, ${s.high.toFixed(2)}] of ${s.n} episodes`;
+const interval = (s: Measured["success"]) =>
+  `success ${s.p.toFixed(2)} [${s.low.toFixed(2)}, ${s.high.toFixed(2)}] of ${s.n} episodes`;
 
 function torchAvailable(): boolean {
   try {
@@ -188,10 +201,40 @@ export function asyncSection(seeds = 1): BenchSection {
       const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-async-"));
       const rows: BenchResult[] = [];
       try {
-        const cases: [string, "local" | "torch", ((plan: Plan) => TrainerCommand) | undefined, string, EnvTimes, readonly Mode[]][] = [
-          [`scripted double, train_step ${TRAIN_MS} ms`, "local", existsSync(scriptedDouble) ? () => ({ file: process.execPath, args: [scriptedDouble], env: { DOUBLE_TRAIN_MS: String(TRAIN_MS) } }) : undefined, "test/doubles/ is not here (run from a repository checkout)", COMPARABLE, MODES],
-          ["embedded builtin:tiny", "local", (plan) => trainerCommand(plan), "", COMPARABLE, [...MODES, ...REPLICA_MODES]],
-          ["PyTorch builtin:tiny (CPU)", "torch", torchAvailable() ? (plan) => trainerCommand(plan) : undefined, "no Python with torch here (npm run setup:gpu)", COMPARABLE, [...MODES, ...REPLICA_MODES]],
+        const cases: [
+          string,
+          "local" | "torch",
+          ((plan: Plan) => TrainerCommand) | undefined,
+          string,
+          EnvTimes,
+          readonly Mode[],
+        ][] = [
+          [
+            `scripted double, train_step ${TRAIN_MS} ms`,
+            "local",
+            existsSync(scriptedDouble)
+              ? () => ({ file: process.execPath, args: [scriptedDouble], env: { DOUBLE_TRAIN_MS: String(TRAIN_MS) } })
+              : undefined,
+            "test/doubles/ is not here (run from a repository checkout)",
+            COMPARABLE,
+            MODES,
+          ],
+          [
+            "embedded builtin:tiny",
+            "local",
+            (plan) => trainerCommand(plan),
+            "",
+            COMPARABLE,
+            [...MODES, ...REPLICA_MODES],
+          ],
+          [
+            "PyTorch builtin:tiny (CPU)",
+            "torch",
+            torchAvailable() ? (plan) => trainerCommand(plan) : undefined,
+            "no Python with torch here (npm run setup:gpu)",
+            COMPARABLE,
+            [...MODES, ...REPLICA_MODES],
+          ],
           ["embedded builtin:tiny, env-bound", "local", (plan) => trainerCommand(plan), "", ENV_BOUND, ENV_BOUND_MODES],
         ];
         for (const [label, backend, trainerOf, why, times, modes] of cases) {
@@ -231,7 +274,9 @@ export function asyncSection(seeds = 1): BenchSection {
             const synchronous = modes.findIndex((m) => m.k === null);
             if (mode.k === null || synchronous < 0) return;
             // Each seed's synchronous mean over its mean in this mode; the row gives their mean and range.
-            const speedUps = bySeed.map((measured) => mean(at(measured, synchronous).seconds) / mean(at(measured, i).seconds));
+            const speedUps = bySeed.map(
+              (measured) => mean(at(measured, synchronous).seconds) / mean(at(measured, i).seconds),
+            );
             const speedUp = mean(speedUps);
             rows.push({
               name: `${label}: ${modeName(mode)} speed-up over synchronous`,

@@ -12,7 +12,14 @@ import { findmaxEnv, findmaxTask, type FindmaxEnv } from "../envs/worlds/findmax
 import { sandboxLayers } from "../envs/worlds/findmax/sandbox.js";
 import { sqlEnv, type SqlEnv } from "../envs/worlds/sql/index.js";
 import type { ToolCall } from "../contracts/tool-calls.js";
-import { defaultMeasureOptions, measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import {
+  defaultMeasureOptions,
+  measure,
+  median,
+  type BenchResult,
+  type BenchSection,
+  type MeasureOptions,
+} from "./harness.js";
 import { at, defined } from "../contracts/checked.js";
 
 const ROOMS_SIZES: readonly (readonly [rooms: number, objects: number, quest: number])[] = [
@@ -54,8 +61,12 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
       for (const [w, o, q] of ROOMS_SIZES) {
         const env = roomsPlanEnv(w, o, q);
         const tasks = Array.from({ length: ROOMS_TASKS }, (_, t) => t);
-        const worlds = tasks.map((t) => generateWorld({ rooms: w, objects: o, quest_length: q, version: env.version }, t));
-        const scripts: (readonly ToolCall[])[] = worlds.map((world) => defined(solve(world, world.start), "a walkthrough of a generated world").calls);
+        const worlds = tasks.map((t) =>
+          generateWorld({ rooms: w, objects: o, quest_length: q, version: env.version }, t),
+        );
+        const scripts: (readonly ToolCall[])[] = worlds.map(
+          (world) => defined(solve(world, world.start), "a walkthrough of a generated world").calls,
+        );
         const steps = scripts.reduce((n, s) => n + s.length, 0);
         const label = `w${w}-o${o}-q${q}`;
 
@@ -68,7 +79,8 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
             if ((await game.outcome()).success === true) successes++;
             await game.close();
           }
-          if (successes !== tasks.length) throw new Error(`rooms bench: ${tasks.length - successes} walkthroughs failed`);
+          if (successes !== tasks.length)
+            throw new Error(`rooms bench: ${tasks.length - successes} walkthroughs failed`);
           return successes;
         }, options);
         const stepOnly = await measure(() => {
@@ -79,7 +91,10 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
           }
           return progress;
         }, options);
-        for (const [kind, samples] of [["episodes", episodes], ["steps", stepOnly]] as const) {
+        for (const [kind, samples] of [
+          ["episodes", episodes],
+          ["steps", stepOnly],
+        ] as const) {
           rows.push(throughputRow(`${label} ${kind}`, samples, steps, tasks.length));
         }
       }
@@ -92,7 +107,14 @@ export function roomsSection(options: MeasureOptions = defaultMeasureOptions): B
 function throughputRow(name: string, samples: readonly number[], steps: number, episodes: number): BenchResult {
   const ms = median(samples);
   const rate = (n: number) => Math.round((n / ms) * 1000).toLocaleString("en-US");
-  return { name, medianMs: ms, minMs: Math.min(...samples), maxMs: Math.max(...samples), runs: samples.length, note: `${rate(steps)} steps/s, ${rate(episodes)} episodes/s (${steps} steps)` };
+  return {
+    name,
+    medianMs: ms,
+    minMs: Math.min(...samples),
+    maxMs: Math.max(...samples),
+    runs: samples.length,
+    note: `${rate(steps)} steps/s, ${rate(episodes)} episodes/s (${steps} steps)`,
+  };
 }
 
 // sql: the bank_demo database, every task's walkthrough (describe the tables the gold SQL reads,
@@ -135,7 +157,8 @@ export function sqlSection(options: MeasureOptions = defaultMeasureOptions): Ben
         const tasks = Array.from({ length: SQL_TASKS }, (_, t) => t);
         const scripts: (readonly ToolCall[])[] = [];
         if (!sqlEnv.walkthrough) throw new Error("sql bench: the sql env has no walkthrough");
-        for (const t of tasks) scripts.push(defined(await sqlEnv.walkthrough(env, t), `the sql walkthrough of task ${t}`));
+        for (const t of tasks)
+          scripts.push(defined(await sqlEnv.walkthrough(env, t), `the sql walkthrough of task ${t}`));
         const steps = scripts.reduce((n, s) => n + s.length, 0);
         const samples = await measure(async () => {
           let successes = 0;
@@ -149,7 +172,9 @@ export function sqlSection(options: MeasureOptions = defaultMeasureOptions): Ben
           if (successes !== tasks.length) throw new Error(`sql bench: ${tasks.length - successes} walkthroughs failed`);
           return successes;
         }, options);
-        rows.push(throughputRow(`bank_demo ${readOnly ? "read-only" : "writable"} episodes`, samples, steps, tasks.length));
+        rows.push(
+          throughputRow(`bank_demo ${readOnly ? "read-only" : "writable"} episodes`, samples, steps, tasks.length),
+        );
       }
       return rows;
     },
@@ -230,12 +255,16 @@ export function findmaxSection(options: MeasureOptions = defaultMeasureOptions):
       }, runs);
       const concurrent = await measure(async () => {
         const ok: boolean[] = [];
-        for (let i = 0; i < tasks.length; i += FINDMAX_CONCURRENCY) ok.push(...(await Promise.all(tasks.slice(i, i + FINDMAX_CONCURRENCY).map(episode))));
+        for (let i = 0; i < tasks.length; i += FINDMAX_CONCURRENCY)
+          ok.push(...(await Promise.all(tasks.slice(i, i + FINDMAX_CONCURRENCY).map(episode))));
         return check(ok);
       }, runs);
       const layers = await sandboxLayers();
       const rows: BenchResult[] = [];
-      for (const [kind, samples] of [["sequential", sequential], [`${FINDMAX_CONCURRENCY} concurrent`, concurrent]] as const) {
+      for (const [kind, samples] of [
+        ["sequential", sequential],
+        [`${FINDMAX_CONCURRENCY} concurrent`, concurrent],
+      ] as const) {
         const ms = median(samples);
         rows.push({
           name: `episodes, ${kind}`,

@@ -22,7 +22,11 @@ async function caseOf(job: FrontendJob): Promise<() => unknown> {
     const { Compiler } = await import("../compiler.js");
     return () => new Compiler().check(first);
   }
-  const [{ Ajv }, YAML, { yamlSchema }] = await Promise.all([import("ajv"), import("yaml"), import("./frontend-schema.js")]);
+  const [{ Ajv }, YAML, { yamlSchema }] = await Promise.all([
+    import("ajv"),
+    import("yaml"),
+    import("./frontend-schema.js"),
+  ]);
   const validate = new Ajv({ allErrors: false, allowUnionTypes: true }).compile(yamlSchema());
   return () =>
     job.files.map((file) => {

@@ -1,7 +1,12 @@
 // The JSON Schema a YAML user would write for the front-end benchmark's files, which ajv compiles
 // and validates against (the YAML side of the comparison).
 
-const obj = (properties: Record<string, object>, extra: object = {}): object => ({ type: "object", additionalProperties: false, properties, ...extra });
+const obj = (properties: Record<string, object>, extra: object = {}): object => ({
+  type: "object",
+  additionalProperties: false,
+  properties,
+  ...extra,
+});
 const mapOf = (values: object): object => ({ type: "object", additionalProperties: values });
 const S = { type: "string" };
 const N = { type: "number" };
@@ -13,7 +18,15 @@ export function yamlSchema(): object {
   const sampling = obj({ temperature: N, top_p: N, top_k: I, max_new_tokens: I });
   const split = obj({ train: N, valid: N, test: N });
   const toolParam = obj(
-    { type: { enum: ["string", "number", "integer", "boolean", "array", "object"] }, description: S, minimum: N, maximum: N, default: {}, items: { type: "object" }, enum: { type: "array" } },
+    {
+      type: { enum: ["string", "number", "integer", "boolean", "array", "object"] },
+      description: S,
+      minimum: N,
+      maximum: N,
+      default: {},
+      items: { type: "object" },
+      enum: { type: "array" },
+    },
     { required: ["type"] },
   );
   const env = obj({
@@ -28,8 +41,16 @@ export function yamlSchema(): object {
     tools: { type: "array", items: S },
     weight: N,
   });
-  const tool = obj({ extends: S, description: S, parameters: mapOf(toolParam), returns: S }, { required: ["description"] });
-  const optimizer = obj({ lr: N, weight_decay: N, betas: { type: "array", items: N, minItems: 2, maxItems: 2 }, schedule: S });
+  const tool = obj(
+    { extends: S, description: S, parameters: mapOf(toolParam), returns: S },
+    { required: ["description"] },
+  );
+  const optimizer = obj({
+    lr: N,
+    weight_decay: N,
+    betas: { type: "array", items: N, minItems: 2, maxItems: 2 },
+    schedule: S,
+  });
   const experiment = obj({
     extends: S,
     description: S,

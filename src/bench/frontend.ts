@@ -20,7 +20,15 @@ import { parser } from "../language/parser.js";
 import { arlEntries, arlFile, yamlFile } from "./frontend-print.js";
 import { yamlSchema } from "./frontend-schema.js";
 import { common, unit, type Entry } from "./frontend-spec.js";
-import { consume, defaultMeasureOptions, paired, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import {
+  consume,
+  defaultMeasureOptions,
+  paired,
+  timed,
+  type BenchResult,
+  type BenchSection,
+  type MeasureOptions,
+} from "./harness.js";
 import type { FrontendJob } from "./frontend-instructions-child.js";
 import { instructionsPerRun, valgrindAvailable } from "./instructions.js";
 
@@ -63,7 +71,11 @@ function writeCorpus(targetLines = 10_000): Corpus {
   const files = {
     arl: { main: mainArl(), common: arlFile([], common(), "Imported by main.arl.") },
     yaml: {
-      main: yamlFile([{ path: "./common.yaml", as: "common" }], entries, "Front-end benchmark spec (YAML version of main.arl)."),
+      main: yamlFile(
+        [{ path: "./common.yaml", as: "common" }],
+        entries,
+        "Front-end benchmark spec (YAML version of main.arl).",
+      ),
       common: yamlFile(null, common(), "Imported by main.yaml."),
     },
   };
@@ -97,7 +109,10 @@ function writeCorpus(targetLines = 10_000): Corpus {
 function loadYaml(files: readonly string[], validate: ValidateFunction): unknown[] {
   return files.map((file) => {
     const data: unknown = YAML.parse(readFileSync(file, "utf8"));
-    if (!validate(data)) throw new Error(`${path.basename(file)} does not match the schema: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
+    if (!validate(data))
+      throw new Error(
+        `${path.basename(file)} does not match the schema: ${JSON.stringify(validate.errors?.slice(0, 3))}`,
+      );
     return data;
   });
 }
@@ -107,10 +122,24 @@ function loadYaml(files: readonly string[], validate: ValidateFunction): unknown
  * `lockedFile` is the same text with its lock file beside it (the check then builds and hashes
  * every plan and compares them).
  */
-function validSpec(lines: number): { file: string; lockedFile: string; lines: number; bytes: number; experiments: number; variants: number; dispose(): void } {
-  const source = readFileSync(fileURLToPath(new URL("../../experiments/findmax-ablations.arl", import.meta.url)), "utf8");
+function validSpec(lines: number): {
+  file: string;
+  lockedFile: string;
+  lines: number;
+  bytes: number;
+  experiments: number;
+  variants: number;
+  dispose(): void;
+} {
+  const source = readFileSync(
+    fileURLToPath(new URL("../../experiments/findmax-ablations.arl", import.meta.url)),
+    "utf8",
+  );
   const [head, ...rest] = source.split(/^(?=experiment )/m);
-  const imports = defined(head, "the text before the first experiment").split("\n").filter((l) => l.startsWith("import ")).join("\n");
+  const imports = defined(head, "the text before the first experiment")
+    .split("\n")
+    .filter((l) => l.startsWith("import "))
+    .join("\n");
   const body = rest.join("");
   const perCopy = body.split("\n").length;
   const copies = Math.max(1, Math.round(lines / perCopy));
@@ -123,36 +152,68 @@ function validSpec(lines: number): { file: string; lockedFile: string; lines: nu
   const lockedFile = path.join(dir, "locked.arl");
   writeFileSync(lockedFile, text);
   const model = analyze(new ModuleLoader().load(lockedFile));
-  writeFileSync(lockPath(lockedFile), renderLock(buildLock(lockedFile, lowerModel(model, loweringContext(model.program)).plans)));
+  writeFileSync(
+    lockPath(lockedFile),
+    renderLock(buildLock(lockedFile, lowerModel(model, loweringContext(model.program)).plans)),
+  );
   const experiments = copies * (body.match(/^experiment /gm)?.length ?? 0);
-  return { file, lockedFile, lines: text.split("\n").length, bytes: Buffer.byteLength(text), experiments, variants: copies * 7, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    file,
+    lockedFile,
+    lines: text.split("\n").length,
+    bytes: Buffer.byteLength(text),
+    experiments,
+    variants: copies * 7,
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 const LOAD_GOAL = 1.0;
 const CHECK_GOAL = 1.5;
 
 /** Instruction counts of one warm run of each case (one warm-up first), and their ratios. */
-function instructionRows(arlEntry: string, yamlFiles: readonly string[], validFile: string, lockedFile: string): BenchResult[] {
+function instructionRows(
+  arlEntry: string,
+  yamlFiles: readonly string[],
+  validFile: string,
+  lockedFile: string,
+): BenchResult[] {
   const child = new URL("./frontend-instructions-child.js", import.meta.url);
-  const count = (kase: FrontendJob["case"], files: readonly string[]) => instructionsPerRun(child, (runs) => [JSON.stringify({ case: kase, runs, files } satisfies FrontendJob)], 1);
+  const count = (kase: FrontendJob["case"], files: readonly string[]) =>
+    instructionsPerRun(child, (runs) => [JSON.stringify({ case: kase, runs, files } satisfies FrontendJob)], 1);
   const load = count("arl-load", [arlEntry]);
   const yaml = count("yaml-ajv", yamlFiles);
   const check = count("arl-check", [validFile]);
   const locked = count("arl-check", [lockedFile]);
   const note = "callgrind Ir of one warm run (after one warm-up), node --single-threaded";
-  const ratio = (name: string, value: number, goal: number): BenchResult => ({ name, value, unit: "x", goal: `<= ${goal.toFixed(1)}`, met: value <= goal });
+  const ratio = (name: string, value: number, goal: number): BenchResult => ({
+    name,
+    value,
+    unit: "x",
+    goal: `<= ${goal.toFixed(1)}`,
+    met: value <= goal,
+  });
   return [
     { name: "instructions: ARL load", value: load, unit: " Ir", note },
     { name: "instructions: YAML + ajv", value: yaml, unit: " Ir", note },
     { name: "instructions: ARL full check", value: check, unit: " Ir", note },
-    { name: "instructions: ARL full check, lock file", value: locked, unit: " Ir", note: `${note}; every plan built, hashed and compared` },
+    {
+      name: "instructions: ARL full check, lock file",
+      value: locked,
+      unit: " Ir",
+      note: `${note}; every plan built, hashed and compared`,
+    },
     ratio("instruction ratio ARL load / (YAML + ajv)", load / yaml, LOAD_GOAL),
     ratio("instruction ratio full check / (YAML + ajv)", check / yaml, CHECK_GOAL),
     ratio("instruction ratio full check with lock / (YAML + ajv)", locked / yaml, CHECK_GOAL),
   ];
 }
 
-export function frontendSection(options: MeasureOptions = defaultMeasureOptions, targetLines = 10_000, instructions = false): BenchSection {
+export function frontendSection(
+  options: MeasureOptions = defaultMeasureOptions,
+  targetLines = 10_000,
+  instructions = false,
+): BenchSection {
   let corpus: Corpus | undefined;
   const get = () => (corpus ??= writeCorpus(targetLines));
   return {
@@ -179,7 +240,9 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         const program = new ModuleLoader().load(c.arlEntry);
         if (program.diagnostics.length > 0 || program.modules.size !== 2) {
           const first = program.diagnostics[0];
-          throw new Error(`generated ARL spec has ${program.diagnostics.length} diagnostic(s)${first ? `, first: ${first.message} at line ${first.range.start.line}` : ""}`);
+          throw new Error(
+            `generated ARL spec has ${program.diagnostics.length} diagnostic(s)${first ? `, first: ${first.message} at line ${first.range.start.line}` : ""}`,
+          );
         }
         const schema = yamlSchema();
         const validate = new Ajv({ allErrors: false, allowUnionTypes: true }).compile(schema);
@@ -192,9 +255,17 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         const yamlWork = { lines: c.yamlLines, bytes: c.yamlBytes };
 
         const results: BenchResult[] = [];
-        const yamlCase = { name: "YAML + ajv: read + parse + validate", fn: () => loadYaml(c.yamlFiles, validate), work: { ...yamlWork, note: "headline" } };
+        const yamlCase = {
+          name: "YAML + ajv: read + parse + validate",
+          fn: () => loadYaml(c.yamlFiles, validate),
+          work: { ...yamlWork, note: "headline" },
+        };
         const load = await paired(
-          { name: "ARL: load (lex + parse + AST + imports)", fn: () => new ModuleLoader().load(c.arlEntry), work: { ...arlWork, note: "headline" } },
+          {
+            name: "ARL: load (lex + parse + AST + imports)",
+            fn: () => new ModuleLoader().load(c.arlEntry),
+            work: { ...arlWork, note: "headline" },
+          },
           yamlCase,
           { name: "ratio ARL / (YAML + ajv)", goal: `<= ${LOAD_GOAL.toFixed(1)}`, limit: LOAD_GOAL },
           options,
@@ -208,25 +279,49 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
         const valid = validSpec(c.arlLines);
         disposeValid = () => valid.dispose();
         const validErrors = new Compiler().check(valid.file).diagnostics.filter((d) => d.severity === "error");
-        if (validErrors.length > 0) throw new Error(`the valid benchmark spec has errors, first: ${at(validErrors, 0).message}`);
+        if (validErrors.length > 0)
+          throw new Error(`the valid benchmark spec has errors, first: ${at(validErrors, 0).message}`);
         const check = await paired(
-          { name: "ARL: full arl check (types, lint, plans)", fn: () => new Compiler().check(valid.file), work: { lines: valid.lines, bytes: valid.bytes, note: `${valid.experiments} experiments, ${valid.variants} variants` } },
+          {
+            name: "ARL: full arl check (types, lint, plans)",
+            fn: () => new Compiler().check(valid.file),
+            work: {
+              lines: valid.lines,
+              bytes: valid.bytes,
+              note: `${valid.experiments} experiments, ${valid.variants} variants`,
+            },
+          },
           { ...yamlCase, work: { ...yamlWork, note: "paired with the check" } },
-          { name: "ratio full check / (YAML + ajv)", goal: `<= ${CHECK_GOAL.toFixed(1)}`, limit: CHECK_GOAL, note: "YAML + ajv checks types only; the check also lints and lowers every variant" },
+          {
+            name: "ratio full check / (YAML + ajv)",
+            goal: `<= ${CHECK_GOAL.toFixed(1)}`,
+            limit: CHECK_GOAL,
+            note: "YAML + ajv checks types only; the check also lints and lowers every variant",
+          },
           options,
         );
         results.push(check.a, check.b, check.ratio, check.cpuRatio);
         const lockedErrors = new Compiler().check(valid.lockedFile).diagnostics.filter((d) => d.severity === "error");
-        if (lockedErrors.length > 0) throw new Error(`the locked benchmark spec has errors, first: ${at(lockedErrors, 0).message}`);
+        if (lockedErrors.length > 0)
+          throw new Error(`the locked benchmark spec has errors, first: ${at(lockedErrors, 0).message}`);
         const locked = await paired(
-          { name: "ARL: full check with a lock file", fn: () => new Compiler().check(valid.lockedFile), work: { lines: valid.lines, bytes: valid.bytes, note: "every plan built, hashed and compared with the lock" } },
+          {
+            name: "ARL: full check with a lock file",
+            fn: () => new Compiler().check(valid.lockedFile),
+            work: {
+              lines: valid.lines,
+              bytes: valid.bytes,
+              note: "every plan built, hashed and compared with the lock",
+            },
+          },
           { ...yamlCase, work: { ...yamlWork, note: "paired with the locked check" } },
           { name: "ratio full check with lock / (YAML + ajv)", goal: `<= ${CHECK_GOAL.toFixed(1)}`, limit: CHECK_GOAL },
           options,
         );
         results.push(locked.a, locked.b, locked.ratio, locked.cpuRatio);
         if (instructions) {
-          if (!valgrindAvailable()) throw new Error("--instructions needs valgrind on the PATH (apt-get install valgrind)");
+          if (!valgrindAvailable())
+            throw new Error("--instructions needs valgrind on the PATH (apt-get install valgrind)");
           results.push(...instructionRows(c.arlEntry, c.yamlFiles, valid.file, valid.lockedFile));
         }
 
@@ -243,10 +338,20 @@ export function frontendSection(options: MeasureOptions = defaultMeasureOptions,
             arlWork,
             options,
           ),
-          await timed("  ARL parse() (lex + CST + AST)", () => arlTexts.map((t, k) => parse(t, at(c.arlFiles, k))), arlWork, options),
+          await timed(
+            "  ARL parse() (lex + CST + AST)",
+            () => arlTexts.map((t, k) => parse(t, at(c.arlFiles, k))),
+            arlWork,
+            options,
+          ),
           await timed("  yaml.parse only", () => yamlTexts.map((t) => YAML.parse(t) as unknown), yamlWork, options),
           await timed("  ajv validate only", () => yamlData.map((d) => validate(d)), yamlWork, options),
-          await timed("  ajv compile (not in the headline)", () => new Ajv({ allErrors: false, allowUnionTypes: true }).compile(schema), {}, options),
+          await timed(
+            "  ajv compile (not in the headline)",
+            () => new Ajv({ allErrors: false, allowUnionTypes: true }).compile(schema),
+            {},
+            options,
+          ),
         );
         consume(results);
         return results;

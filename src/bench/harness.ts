@@ -105,8 +105,19 @@ export async function timed(
   return row(name, await measure(fn, options), work);
 }
 
-function row(name: string, samples: readonly number[], work: { lines?: number; bytes?: number; note?: string }): BenchResult {
-  return { name, medianMs: median(samples), minMs: Math.min(...samples), maxMs: Math.max(...samples), runs: samples.length, ...work };
+function row(
+  name: string,
+  samples: readonly number[],
+  work: { lines?: number; bytes?: number; note?: string },
+): BenchResult {
+  return {
+    name,
+    medianMs: median(samples),
+    minMs: Math.min(...samples),
+    maxMs: Math.max(...samples),
+    runs: samples.length,
+    ...work,
+  };
 }
 
 function cpuMs(usage: NodeJS.CpuUsage): number {
@@ -199,11 +210,20 @@ export function formatTable(results: readonly BenchResult[]): string {
   const rows = results.map((r) => {
     if (r.medianMs === undefined) {
       // Counts (instructions) read best grouped; ratios and small figures with three decimals.
-      const show = (n: number | undefined) => (n !== undefined && Number.isInteger(n) && Math.abs(n) >= 1000 ? grouped(n) : fixed(n, 3));
+      const show = (n: number | undefined) =>
+        n !== undefined && Number.isInteger(n) && Math.abs(n) >= 1000 ? grouped(n) : fixed(n, 3);
       const value = `${show(r.value)}${r.unit ?? ""}`;
       const judged = r.goal ? `goal ${r.goal}: ${r.met ? "met" : "NOT met"}` : "";
       const iqr = r.spread ? `per-pair IQR ${show(r.spread.q1)}-${show(r.spread.q3)}x over ${r.runs ?? "?"} pairs` : "";
-      return [r.name, value, r.spread ? `${show(r.spread.min)}x` : "", r.spread ? `${show(r.spread.max)}x` : "", "", "", [judged, iqr, r.note].filter(Boolean).join("; ")];
+      return [
+        r.name,
+        value,
+        r.spread ? `${show(r.spread.min)}x` : "",
+        r.spread ? `${show(r.spread.max)}x` : "",
+        "",
+        "",
+        [judged, iqr, r.note].filter(Boolean).join("; "),
+      ];
     }
     const seconds = r.medianMs / 1000;
     return [

@@ -29,13 +29,26 @@ function collectedInstructions(stderr: string): number | undefined {
 
 /** Instructions the whole node process executes for `script` with `args`, under callgrind. */
 function countProcess(script: URL, args: readonly string[]): number {
-  const result = spawnSync(VALGRIND, ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, ...NODE_FLAGS, fileURLToPath(script), ...args], {
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const result = spawnSync(
+    VALGRIND,
+    [
+      "--tool=callgrind",
+      "--callgrind-out-file=/dev/null",
+      process.execPath,
+      ...NODE_FLAGS,
+      fileURLToPath(script),
+      ...args,
+    ],
+    {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const count = collectedInstructions(result.stderr);
   if (result.status !== 0 || count === undefined) {
-    throw new Error(`valgrind --tool=callgrind on ${fileURLToPath(script)} failed (exit ${result.status ?? result.signal}): ${result.stderr.split("\n").slice(-8).join("\n")}`);
+    throw new Error(
+      `valgrind --tool=callgrind on ${fileURLToPath(script)} failed (exit ${result.status ?? result.signal}): ${result.stderr.split("\n").slice(-8).join("\n")}`,
+    );
   }
   return count;
 }

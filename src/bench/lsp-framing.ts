@@ -4,7 +4,15 @@
 // it is complete; joining on every chunk made the hover after a 50 MB message wait 72 s.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createProtocolConnection, ExitNotification, HoverRequest, InitializedNotification, InitializeRequest, StreamMessageReader, StreamMessageWriter } from "vscode-languageserver/node";
+import {
+  createProtocolConnection,
+  ExitNotification,
+  HoverRequest,
+  InitializedNotification,
+  InitializeRequest,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from "vscode-languageserver/node";
 import { FramingGuard } from "../lsp/framing.js";
 import { defaultMeasureOptions, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
 
@@ -16,14 +24,20 @@ const LARGE = "$/arl/bench/large";
 const HOVER = { textDocument: { uri: "file:///nowhere/bench.arl" }, position: { line: 0, character: 0 } };
 
 function framedNotification(bytes: number): Buffer {
-  const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", method: LARGE, params: { text: "x".repeat(bytes) } }), "utf8");
+  const body = Buffer.from(
+    JSON.stringify({ jsonrpc: "2.0", method: LARGE, params: { text: "x".repeat(bytes) } }),
+    "utf8",
+  );
   return Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, "latin1"), body]);
 }
 
 /** Milliseconds from sending a notification of `bytes` characters to the answer of the hover sent after it. */
 async function hoverAfter(bytes: number): Promise<number> {
   const child = spawn(process.execPath, [BIN, "lsp", "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
-  const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const connection = createProtocolConnection(
+    new StreamMessageReader(child.stdout),
+    new StreamMessageWriter(child.stdin),
+  );
   connection.listen();
   try {
     await connection.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {} });
@@ -52,7 +66,13 @@ export function lspFramingSection(options: MeasureOptions = defaultMeasureOption
       const rows: BenchResult[] = [];
       for (const mb of SIZES_MB) {
         const ms = await hoverAfter(mb * 1_000_000);
-        rows.push({ name: `hover answered after a ${mb} MB notification`, value: ms, unit: " ms", goal: "< 5000 ms (was 72 s at 50 MB)", met: ms < 5000 });
+        rows.push({
+          name: `hover answered after a ${mb} MB notification`,
+          value: ms,
+          unit: " ms",
+          goal: "< 5000 ms (was 72 s at 50 MB)",
+          met: ms < 5000,
+        });
       }
       for (const mb of SIZES_MB) {
         const message = framedNotification(mb * 1_000_000);
@@ -62,7 +82,14 @@ export function lspFramingSection(options: MeasureOptions = defaultMeasureOption
           for (let at = 0; at < message.length; at += CHUNK_BYTES) guard.write(message.subarray(at, at + CHUNK_BYTES));
           guard.destroy();
         };
-        rows.push(await timed(`FramingGuard alone, ${mb} MB in ${CHUNK_BYTES / 1024} KiB chunks`, guardAlone, { bytes: message.length }, options));
+        rows.push(
+          await timed(
+            `FramingGuard alone, ${mb} MB in ${CHUNK_BYTES / 1024} KiB chunks`,
+            guardAlone,
+            { bytes: message.length },
+            options,
+          ),
+        );
       }
       return rows;
     },

@@ -28,7 +28,15 @@ import { adaptiveDebounceMs } from "../lsp/diagnostics.js";
 import { reparse } from "../language/incremental-parse.js";
 import { parse, type ParseResult } from "../language/parse.js";
 import { STDLIB_ROOT } from "../contracts/paths.js";
-import { consume, defaultMeasureOptions, paired, timed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import {
+  consume,
+  defaultMeasureOptions,
+  paired,
+  timed,
+  type BenchResult,
+  type BenchSection,
+  type MeasureOptions,
+} from "./harness.js";
 import { at, last } from "../contracts/checked.js";
 
 const BIN = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
@@ -118,8 +126,13 @@ interface LatencyRun {
 
 /** Opens the spec in a server started with --debounce 0 and times `edits` sequential edits. */
 async function serverLatency(file: string, text: string, edits: number, warmup: number): Promise<LatencyRun> {
-  const child = spawn(process.execPath, [BIN, "lsp", "--stdio", "--debounce", "0"], { stdio: ["pipe", "pipe", "inherit"] });
-  const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const child = spawn(process.execPath, [BIN, "lsp", "--stdio", "--debounce", "0"], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const connection = createProtocolConnection(
+    new StreamMessageReader(child.stdout),
+    new StreamMessageWriter(child.stdin),
+  );
   const uri = pathToFileURL(file).href;
   const waiting = new Map<number, (p: PublishDiagnosticsParams) => void>();
   connection.onNotification(PublishDiagnosticsNotification.type, (p) => {
@@ -128,12 +141,20 @@ async function serverLatency(file: string, text: string, edits: number, warmup: 
     waiting.delete(p.version);
   });
   connection.listen();
-  const published = (version: number) => new Promise<PublishDiagnosticsParams>((resolve) => waiting.set(version, resolve));
+  const published = (version: number) =>
+    new Promise<PublishDiagnosticsParams>((resolve) => waiting.set(version, resolve));
   try {
-    await connection.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, initializationOptions: { debounceMs: 0 } });
+    await connection.sendRequest(InitializeRequest.type, {
+      processId: process.pid,
+      rootUri: null,
+      capabilities: {},
+      initializationOptions: { debounceMs: 0 },
+    });
     await connection.sendNotification(InitializedNotification.type, {});
     const opened = published(1);
-    await connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "arl", version: 1, text } });
+    await connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri, languageId: "arl", version: 1, text },
+    });
     const first = await opened;
     // Each edit rewrites the seed of one experiment (`seed: N`): one small range edit, as typing does.
     const lines = text.split("\n");
@@ -149,21 +170,29 @@ async function serverLatency(file: string, text: string, edits: number, warmup: 
       const start = performance.now();
       await connection.sendNotification(DidChangeTextDocumentNotification.type, {
         textDocument: { uri, version },
-        contentChanges: [{ range: { start: { line, character: 0 }, end: { line, character: old.length } }, text: next }],
+        contentChanges: [
+          { range: { start: { line, character: 0 }, end: { line, character: old.length } }, text: next },
+        ],
       });
       consume(await done);
       if (k >= warmup) samples.push(performance.now() - start);
     }
     return { samples, diagnostics: first.diagnostics.length };
   } finally {
-    await Promise.race([connection.sendRequest(ShutdownRequest.type), new Promise((r) => setTimeout(r, 2000))]).catch(() => {});
+    await Promise.race([connection.sendRequest(ShutdownRequest.type), new Promise((r) => setTimeout(r, 2000))]).catch(
+      () => {},
+    );
     await connection.sendNotification(ExitNotification.type).catch(() => {});
     connection.dispose();
     setTimeout(() => child.kill(), 2000).unref();
   }
 }
 
-export function lspSection(options: MeasureOptions = defaultMeasureOptions, edits = 50, targetLines = 2000): BenchSection {
+export function lspSection(
+  options: MeasureOptions = defaultMeasureOptions,
+  edits = 50,
+  targetLines = 2000,
+): BenchSection {
   const spec = generatedSpec(targetLines);
   return {
     name: "language server: didChange -> publishDiagnostics",
@@ -177,15 +206,33 @@ export function lspSection(options: MeasureOptions = defaultMeasureOptions, edit
       try {
         const file = path.join(dir, "spec.arl");
         writeFileSync(file, spec.text);
-        const inProcess = await timed("Compiler.check, in-process (same file)", () => new Compiler().check(file), { lines: spec.lines }, options);
+        const inProcess = await timed(
+          "Compiler.check, in-process (same file)",
+          () => new Compiler().check(file),
+          { lines: spec.lines },
+          options,
+        );
         // What one edit costs the server in-process: loading (parsing) the file, and re-checking
         // the one experiment it touched (two texts that differ in one seed, checked in turn).
-        const load = await timed("load (lex, parse, imports), in-process", () => new ModuleLoader().load(file), { lines: spec.lines }, options);
+        const load = await timed(
+          "load (lex, parse, imports), in-process",
+          () => new ModuleLoader().load(file),
+          { lines: spec.lines },
+          options,
+        );
         const other = spec.text.replace(/seed: 0\n/, "seed: 999\n");
-        const programs = [new ModuleLoader().load(file), new ModuleLoader({ readFile: (f) => (f === file ? other : diskHost.readFile(f)) }).load(file)];
+        const programs = [
+          new ModuleLoader().load(file),
+          new ModuleLoader({ readFile: (f) => (f === file ? other : diskHost.readFile(f)) }).load(file),
+        ];
         const checker = new IncrementalChecker();
         let turn = 0;
-        const recheck = await timed("incremental re-check of one edited experiment, in-process", () => checker.check(at(programs, turn++ % 2)), { note: "load excluded" }, options);
+        const recheck = await timed(
+          "incremental re-check of one edited experiment, in-process",
+          () => checker.check(at(programs, turn++ % 2)),
+          { note: "load excluded" },
+          options,
+        );
         // The server's whole pipeline for one edit, in-process (load of the new text, then the
         // incremental check), with the file parsed in full or from its previous parse; interleaved.
         const texts = [spec.text, other];
@@ -206,8 +253,16 @@ export function lspSection(options: MeasureOptions = defaultMeasureOptions, edit
           };
         };
         const edit = await paired(
-          { name: "one edit in-process: full parse + load + incremental check", fn: oneEdit(false), work: { lines: spec.lines } },
-          { name: "one edit in-process: incremental parse + load + incremental check", fn: oneEdit(true), work: { lines: spec.lines } },
+          {
+            name: "one edit in-process: full parse + load + incremental check",
+            fn: oneEdit(false),
+            work: { lines: spec.lines },
+          },
+          {
+            name: "one edit in-process: incremental parse + load + incremental check",
+            fn: oneEdit(true),
+            work: { lines: spec.lines },
+          },
           { name: "one edit in-process, full parse / incremental parse" },
           options,
         );
@@ -223,10 +278,26 @@ export function lspSection(options: MeasureOptions = defaultMeasureOptions, edit
           edit.a,
           edit.b,
           edit.ratio,
-          { name: "didChange -> publishDiagnostics p50", value: p50, unit: " ms", note: `${run.samples.length} edits; ${run.diagnostics} diagnostics in the spec` },
-          { name: "didChange -> publishDiagnostics p95", value: p95, unit: " ms", goal: `p95 <= ${goalMs} ms`, met: p95 <= goalMs },
+          {
+            name: "didChange -> publishDiagnostics p50",
+            value: p50,
+            unit: " ms",
+            note: `${run.samples.length} edits; ${run.diagnostics} diagnostics in the spec`,
+          },
+          {
+            name: "didChange -> publishDiagnostics p95",
+            value: p95,
+            unit: " ms",
+            goal: `p95 <= ${goalMs} ms`,
+            met: p95 <= goalMs,
+          },
           { name: "didChange -> publishDiagnostics max", value: last(sorted), unit: " ms" },
-          { name: "debounce in an editor (not included above)", value: adaptiveDebounceMs(spec.lines), unit: " ms", note: `adaptive for ${spec.lines} lines; initializationOptions.debounceMs or --debounce fixes it` },
+          {
+            name: "debounce in an editor (not included above)",
+            value: adaptiveDebounceMs(spec.lines),
+            unit: " ms",
+            note: `adaptive for ${spec.lines} lines; initializationOptions.debounceMs or --debounce fixes it`,
+          },
         ];
       } finally {
         rmSync(dir, { recursive: true, force: true });

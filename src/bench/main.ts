@@ -19,7 +19,14 @@ import { sftStepSection } from "./sft-step.js";
 import { scalingSection } from "./scaling.js";
 import { gatewaySection } from "./gateway.js";
 import { peerSection } from "./peer.js";
-import { defaultMeasureOptions, formatTable, gcExposed, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import {
+  defaultMeasureOptions,
+  formatTable,
+  gcExposed,
+  type BenchResult,
+  type BenchSection,
+  type MeasureOptions,
+} from "./harness.js";
 import { at } from "../contracts/checked.js";
 
 function option(args: readonly string[], name: string): number | undefined {
@@ -40,7 +47,22 @@ async function main(args: readonly string[]): Promise<void> {
   };
   // Later sections (semantic check, lowering, protocol throughput) are appended here.
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
-  const all: BenchSection[] = [frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")), scalingSection(measure), planSection(measure), protocolSection(measure), lspSection(measure), lspFramingSection(measure), roomsSection(measure), sqlSection(measure), findmaxSection(measure), asyncSection(option(args, "--seeds") ?? 1), gatewaySection(measure), sftStepSection(measure), quickstartSection(), peerSection()];
+  const all: BenchSection[] = [
+    frontendSection(measure, option(args, "--lines") ?? 10_000, args.includes("--instructions")),
+    scalingSection(measure),
+    planSection(measure),
+    protocolSection(measure),
+    lspSection(measure),
+    lspFramingSection(measure),
+    roomsSection(measure),
+    sqlSection(measure),
+    findmaxSection(measure),
+    asyncSection(option(args, "--seeds") ?? 1),
+    gatewaySection(measure),
+    sftStepSection(measure),
+    quickstartSection(),
+    peerSection(),
+  ];
   // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
   const onRequest: BenchSection[] = miniSections();
   const sections = only === undefined ? all : [...all, ...onRequest].filter((s) => s.name.includes(only));
@@ -54,7 +76,9 @@ async function main(args: readonly string[]): Promise<void> {
   };
   const out: { section: string; description: string[]; results: BenchResult[] }[] = [];
   if (!json) {
-    console.log(`arl bench: node ${environment.node}, ${environment.platform}, ${environment.cpu} (${environment.cpus} CPUs)`);
+    console.log(
+      `arl bench: node ${environment.node}, ${environment.platform}, ${environment.cpu} (${environment.cpus} CPUs)`,
+    );
     if (!environment.gcBetweenRuns) console.log("(run node with --expose-gc to collect garbage between runs)");
   }
   for (const section of sections) {

@@ -104,11 +104,34 @@ export function summarizeMini(runs: readonly MiniRun[], target: number): MiniVar
 }
 
 /** The bench rows of one spec: total wall time against the budget, then per variant its time, final pass@1 and samples to the target. */
-export function miniRows(runs: readonly MiniRun[], target: number, wallS: number, jobs: number, budgetS: number = BUDGET_S): BenchResult[] {
-  const rows: BenchResult[] = [{ name: "wall time, all variants (compile excluded)", value: wallS, unit: " s", goal: `<= ${budgetS} s`, met: wallS <= budgetS, note: `${runs.length} runs, ${jobs} at once` }];
+export function miniRows(
+  runs: readonly MiniRun[],
+  target: number,
+  wallS: number,
+  jobs: number,
+  budgetS: number = BUDGET_S,
+): BenchResult[] {
+  const rows: BenchResult[] = [
+    {
+      name: "wall time, all variants (compile excluded)",
+      value: wallS,
+      unit: " s",
+      goal: `<= ${budgetS} s`,
+      met: wallS <= budgetS,
+      note: `${runs.length} runs, ${jobs} at once`,
+    },
+  ];
   for (const v of summarizeMini(runs, target)) {
-    rows.push({ name: `${v.variant}: wall time per seed`, value: v.meanWallS, unit: " s", note: `mean of ${v.seeds} seeds; final held-out pass@1 ${v.meanFinalPass1.toFixed(3)} (mean)` });
-    const mean = v.samplesToTarget.length > 0 ? v.samplesToTarget.reduce((s, x) => s + x, 0) / v.samplesToTarget.length : undefined;
+    rows.push({
+      name: `${v.variant}: wall time per seed`,
+      value: v.meanWallS,
+      unit: " s",
+      note: `mean of ${v.seeds} seeds; final held-out pass@1 ${v.meanFinalPass1.toFixed(3)} (mean)`,
+    });
+    const mean =
+      v.samplesToTarget.length > 0
+        ? v.samplesToTarget.reduce((s, x) => s + x, 0) / v.samplesToTarget.length
+        : undefined;
     rows.push({
       name: `${v.variant}: samples to ${target} held-out pass@1`,
       ...(mean !== undefined ? { value: mean, unit: " samples" } : {}),
@@ -152,7 +175,15 @@ async function runSpec(spec: string, jobs: number): Promise<{ runs: MiniRun[]; w
 /** One section per spec in experiments/mini/ (`--only mini` runs them all, `--only table3` one). */
 export function miniSections(): BenchSection[] {
   const specs = miniSpecs();
-  if (specs.length === 0) return [{ name: "mini: experiments/mini/", run: async () => [{ name: "mini", note: "skipped: experiments/mini/ is not here (run from a repository checkout)" }] }];
+  if (specs.length === 0)
+    return [
+      {
+        name: "mini: experiments/mini/",
+        run: async () => [
+          { name: "mini", note: "skipped: experiments/mini/ is not here (run from a repository checkout)" },
+        ],
+      },
+    ];
   return specs.map((spec) => ({
     name: `mini: experiments/mini/${path.basename(spec)}`,
     describe: () => [

@@ -47,7 +47,11 @@ async function answer(op: string, m: Body): Promise<object> {
   if (op === "step") {
     await sleep(s.stepMs);
     if (m.call?.name === "step") s.count++;
-    return { observation: `count ${s.count}`, signals: { progress: Math.min(1, s.count / s.goal) }, terminated: s.count >= s.goal };
+    return {
+      observation: `count ${s.count}`,
+      signals: { progress: Math.min(1, s.count / s.goal) },
+      terminated: s.count >= s.goal,
+    };
   }
   if (op === "outcome") return { signals: { success: s.count >= s.goal } };
   return { error: `unknown op ${op}` };

@@ -25,7 +25,15 @@ import { median, type BenchResult, type BenchSection } from "./harness.js";
 
 const STEPS = 11;
 /** The work of one step: PROMPTS prompts x GROUP samples, each up to MAX_NEW tokens. */
-export const PEER_WORK = { group: 4, prompts: 4, maxNew: 16, lr: 1e-5, clip: 0.2, gradClip: 1, temperature: 1 } as const;
+export const PEER_WORK = {
+  group: 4,
+  prompts: 4,
+  maxNew: 16,
+  lr: 1e-5,
+  clip: 0.2,
+  gradClip: 1,
+  temperature: 1,
+} as const;
 const SIDE_BY_SIDE = path.join(RUNTIME_GPU_DIR, "bench/grpo_side_by_side.py");
 const MODEL_MAKER = path.join(RUNTIME_GPU_DIR, "tests/hf_models.py");
 
@@ -34,7 +42,13 @@ export function sumRows(count: number): string {
   const lines: string[] = [];
   for (let i = 0; i < count; i++) {
     const [a, b] = [1 + ((7 * i) % 50), 1 + ((13 * i + 5) % 50)];
-    lines.push(JSON.stringify({ prompt: `What is ${a} + ${b}? Reply with the number only.`, answer: a + b, split: i < (3 * count) / 4 ? "train" : "test" }));
+    lines.push(
+      JSON.stringify({
+        prompt: `What is ${a} + ${b}? Reply with the number only.`,
+        answer: a + b,
+        split: i < (3 * count) / 4 ? "train" : "test",
+      }),
+    );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -109,7 +123,8 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
   const file = path.join(dir, "peer.arl");
   writeFileSync(file, peerSpec(modelDir, STEPS));
   const result = new Compiler().check(file);
-  if (hasErrors(result.diagnostics) || !result.model) throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
+  if (hasErrors(result.diagnostics) || !result.model)
+    throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
   const plan = at(lowerModel(result.model).plans, 0).plan;
   const runDir = RunDirectory.create(path.join(dir, "runs"), plan);
   const wallAt: number[] = [];
@@ -148,11 +163,44 @@ async function arlSteps(dir: string, modelDir: string): Promise<Steps> {
 function pythonSteps(python: string, mode: "trl" | "floor", dir: string, modelDir: string): Steps {
   const out = path.join(dir, `${mode}.json`);
   const w = PEER_WORK;
-  const args = [SIDE_BY_SIDE, mode, "--model", modelDir, "--data", path.join(dir, "sums.jsonl"), "--out", out, "--steps", String(STEPS)];
-  args.push("--group-size", String(w.group), "--prompts-per-step", String(w.prompts), "--max-new-tokens", String(w.maxNew));
-  args.push("--temperature", String(w.temperature), "--lr", String(w.lr), "--clip", String(w.clip), "--grad-clip", String(w.gradClip));
-  const done = spawnSync(python, args, { cwd: dir, encoding: "utf8", timeout: 900_000, env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR } });
-  if (done.status !== 0) throw new Error(`peer bench: ${mode} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
+  const args = [
+    SIDE_BY_SIDE,
+    mode,
+    "--model",
+    modelDir,
+    "--data",
+    path.join(dir, "sums.jsonl"),
+    "--out",
+    out,
+    "--steps",
+    String(STEPS),
+  ];
+  args.push(
+    "--group-size",
+    String(w.group),
+    "--prompts-per-step",
+    String(w.prompts),
+    "--max-new-tokens",
+    String(w.maxNew),
+  );
+  args.push(
+    "--temperature",
+    String(w.temperature),
+    "--lr",
+    String(w.lr),
+    "--clip",
+    String(w.clip),
+    "--grad-clip",
+    String(w.gradClip),
+  );
+  const done = spawnSync(python, args, {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 900_000,
+    env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR },
+  });
+  if (done.status !== 0)
+    throw new Error(`peer bench: ${mode} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
   const r = JSON.parse(readFileSync(out, "utf8")) as { seconds: number[]; cpu_seconds: number[]; trl?: string };
   return { seconds: r.seconds, cpuSeconds: r.cpu_seconds, ...(r.trl ? { label: r.trl } : {}) };
 }
@@ -167,7 +215,14 @@ export function peerRows(arl: Steps, trl: Steps | string, floor: Steps): BenchRe
   const row = (name: string, s: Steps, note: string): BenchResult => {
     const { wall, cpu } = measured(s);
     const ms = wall.map((x) => x * 1000);
-    return { name, medianMs: median(ms), minMs: Math.min(...ms), maxMs: Math.max(...ms), runs: ms.length, note: `${cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step; `}${note}` };
+    return {
+      name,
+      medianMs: median(ms),
+      minMs: Math.min(...ms),
+      maxMs: Math.max(...ms),
+      runs: ms.length,
+      note: `${cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step; `}${note}`,
+    };
   };
   const ratio = (name: string, other: Steps, goal: number): BenchResult => {
     const [a, b] = [measured(arl), measured(other)];
@@ -180,7 +235,10 @@ export function peerRows(arl: Steps, trl: Steps | string, floor: Steps): BenchRe
     : "";
   const rows = [row("ARL: arl run, PyTorch trainer", arl, `orchestrator and trainer${commit}`)];
   if (typeof trl === "string") rows.push({ name: "TRL GRPOTrainer", note: trl });
-  else rows.push(row(`TRL ${trl.label ?? ""} GRPOTrainer`.replace("  ", " "), trl, "transformers generate, use_vllm=False"));
+  else
+    rows.push(
+      row(`TRL ${trl.label ?? ""} GRPOTrainer`.replace("  ", " "), trl, "transformers generate, use_vllm=False"),
+    );
   rows.push(row("compute floor: plain PyTorch loop", floor, "generate, score, one step; no framework"));
   if (typeof trl !== "string") rows.push(ratio("ARL / TRL", trl, 1.0));
   rows.push(ratio("ARL / floor", floor, 1.25));
@@ -197,18 +255,28 @@ export function peerSection(): BenchSection {
       "ARL's step is commit to commit: it includes the resumable checkpoint every iteration commits (weights, AdamW state, tokenizer, fsynced; the trainer writes it while the next rollout generates); TRL (save_strategy no) and the floor save nothing.",
     ],
     async run() {
-      if (!existsSync(SIDE_BY_SIDE) || !existsSync(MODEL_MAKER)) return [{ name: "peer", note: "skipped: runtime-gpu/ is not here (run from a repository checkout)" }];
+      if (!existsSync(SIDE_BY_SIDE) || !existsSync(MODEL_MAKER))
+        return [{ name: "peer", note: "skipped: runtime-gpu/ is not here (run from a repository checkout)" }];
       const python = pythonWithTorch();
-      const has = (module: string) => spawnSync(python, ["-c", `import ${module}`], { stdio: "ignore", timeout: 120_000 }).status === 0;
-      if (!has("torch") || !has("transformers")) return [{ name: "peer", note: `skipped: no torch and transformers in ${python} (npm run setup:python)` }];
+      const has = (module: string) =>
+        spawnSync(python, ["-c", `import ${module}`], { stdio: "ignore", timeout: 120_000 }).status === 0;
+      if (!has("torch") || !has("transformers"))
+        return [{ name: "peer", note: `skipped: no torch and transformers in ${python} (npm run setup:python)` }];
       const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-peer-"));
       try {
         const modelDir = path.join(dir, "qwen3");
-        const made = spawnSync(python, [MODEL_MAKER, modelDir, "--arch", "qwen3", "--tokenizer", "qwen3"], { cwd: PACKAGE_ROOT, encoding: "utf8", timeout: 300_000 });
-        if (made.status !== 0) throw new Error(`peer bench: could not write the model: ${(made.stderr ?? "").slice(-2000)}`);
+        const made = spawnSync(python, [MODEL_MAKER, modelDir, "--arch", "qwen3", "--tokenizer", "qwen3"], {
+          cwd: PACKAGE_ROOT,
+          encoding: "utf8",
+          timeout: 300_000,
+        });
+        if (made.status !== 0)
+          throw new Error(`peer bench: could not write the model: ${(made.stderr ?? "").slice(-2000)}`);
         writeFileSync(path.join(dir, "sums.jsonl"), sumRows(64));
         const arl = await arlSteps(dir, modelDir);
-        const trl = has("trl") ? pythonSteps(python, "trl", dir, modelDir) : `skipped: TRL is not installed in ${python} (npm run setup:python installs runtime-gpu/requirements.txt)`;
+        const trl = has("trl")
+          ? pythonSteps(python, "trl", dir, modelDir)
+          : `skipped: TRL is not installed in ${python} (npm run setup:python installs runtime-gpu/requirements.txt)`;
         const floor = pythonSteps(python, "floor", dir, modelDir);
         return peerRows(arl, trl, floor);
       } finally {

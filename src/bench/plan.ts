@@ -11,7 +11,15 @@ import { hasErrors } from "../diagnostics/diagnostic.js";
 import { canonicalize } from "../plan/canonical.js";
 import { loweringContext, lowerModel } from "../plan/lower.js";
 import type { SemanticModel } from "../semantics/analyze.js";
-import { consume, defaultMeasureOptions, measure, median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
+import {
+  consume,
+  defaultMeasureOptions,
+  measure,
+  median,
+  type BenchResult,
+  type BenchSection,
+  type MeasureOptions,
+} from "./harness.js";
 import { at } from "../contracts/checked.js";
 
 /** The repository's experiments/ (src/bench and dist/bench are both two levels down). */
@@ -69,7 +77,9 @@ function compile(file: string): SemanticModel {
   const result = new Compiler().check(file, { plan: false });
   if (!result.model || hasErrors(result.diagnostics)) {
     const first = result.diagnostics.find((d) => d.severity === "error");
-    throw new Error(`${path.basename(file)} does not compile${first ? `: ${first.code} ${first.message} at ${first.range.start.line}:${first.range.start.column}` : ""}`);
+    throw new Error(
+      `${path.basename(file)} does not compile${first ? `: ${first.code} ${first.message} at ${first.range.start.line}:${first.range.start.column}` : ""}`,
+    );
   }
   return result.model;
 }
@@ -102,7 +112,8 @@ export function planSection(options: MeasureOptions = defaultMeasureOptions): Be
         for (const c of cases) {
           const context = loweringContext(c.model.program);
           const check = lowerModel(c.model, context);
-          if (check.plans.length !== c.variants) throw new Error(`${c.name}: ${check.plans.length} plans for ${c.variants} variants`);
+          if (check.plans.length !== c.variants)
+            throw new Error(`${c.name}: ${check.plans.length} plans for ${c.variants} variants`);
           const samples = (await measure(() => lowerModel(c.model, context), options)).map((ms) => ms / c.variants);
           const bytes = check.plans.reduce((n, p) => n + canonicalize(p.plan).length, 0) / c.variants;
           results.push({
@@ -117,7 +128,13 @@ export function planSection(options: MeasureOptions = defaultMeasureOptions): Be
         // Where the time of one plan goes: the canonical form and hash alone.
         const one = at(lowerModel(many).plans, 0).plan;
         const hashOnly = await measure(() => canonicalize(one), options);
-        results.push({ name: "  canonical JSON of one plan (generated)", medianMs: median(hashOnly), minMs: Math.min(...hashOnly), maxMs: Math.max(...hashOnly), runs: hashOnly.length });
+        results.push({
+          name: "  canonical JSON of one plan (generated)",
+          medianMs: median(hashOnly),
+          minMs: Math.min(...hashOnly),
+          maxMs: Math.max(...hashOnly),
+          runs: hashOnly.length,
+        });
         consume(results);
         return results;
       } finally {

@@ -19,7 +19,9 @@ const SEQUENCES = 256;
 const TOKENS = 4096;
 
 function batch(): TrainStepParams {
-  const seqs = Array.from({ length: SEQUENCES }, (_, i) => Int32Array.from({ length: TOKENS }, (_, k) => (i * 31 + k) % 32000));
+  const seqs = Array.from({ length: SEQUENCES }, (_, i) =>
+    Int32Array.from({ length: TOKENS }, (_, k) => (i * 31 + k) % 32000),
+  );
   const ones = Array.from({ length: SEQUENCES }, () => new Uint8Array(TOKENS).fill(1));
   const floats = Array.from({ length: SEQUENCES }, () => new Float32Array(TOKENS).fill(-0.5));
   return {
@@ -30,7 +32,13 @@ function batch(): TrainStepParams {
     ref_logprobs: null,
     groups: Int32Array.from({ length: SEQUENCES }, (_, i) => i >> 3),
     reduction: { mode: "token_mean" },
-    denominators: { tokens: SEQUENCES * TOKENS, sequences: SEQUENCES, groups: SEQUENCES / 8, group_tokens: new Float64Array(SEQUENCES / 8).fill(8 * TOKENS), sequence_tokens: new Float64Array(SEQUENCES).fill(TOKENS) },
+    denominators: {
+      tokens: SEQUENCES * TOKENS,
+      sequences: SEQUENCES,
+      groups: SEQUENCES / 8,
+      group_tokens: new Float64Array(SEQUENCES / 8).fill(8 * TOKENS),
+      sequence_tokens: new Float64Array(SEQUENCES).fill(TOKENS),
+    },
     microbatches: 1,
     clip: { low: 0.2, high: 0.2, dual: null },
     kl: { coef: 0, estimator: "k3", placement: "loss" },
@@ -50,11 +58,38 @@ function harnessPlan(): Plan {
     name: "step",
     env: "e",
     timeout_s: 30,
-    definition: { type: "function", function: { name: "step", description: "step", parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: {}, required: [], additionalProperties: false } } },
+    definition: {
+      type: "function",
+      function: {
+        name: "step",
+        description: "step",
+        parameters: {
+          $schema: "https://json-schema.org/draft/2020-12/schema",
+          type: "object",
+          properties: {},
+          required: [],
+          additionalProperties: false,
+        },
+      },
+    },
   };
   return {
-    policy: { model: "bench", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 64 } },
-    harness: { format: "function_call", system_prompt: null, max_turns: 100, max_response_tokens: 64, max_total_tokens: null, on_budget: "truncate", observation: { max_tokens: 64, overflow: "keep_head" }, tool_timeout_s: 30, context: { history: "exact" } },
+    policy: {
+      model: "bench",
+      chat_template: null,
+      sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 64 },
+    },
+    harness: {
+      format: "function_call",
+      system_prompt: null,
+      max_turns: 100,
+      max_response_tokens: 64,
+      max_total_tokens: null,
+      on_budget: "truncate",
+      observation: { max_tokens: 64, overflow: "keep_head" },
+      tool_timeout_s: 30,
+      context: { history: "exact" },
+    },
     constraints: {},
     tools: [tool],
   } as unknown as Plan;
@@ -73,7 +108,11 @@ export function protocolSection(options: MeasureOptions): BenchSection {
       const sink = fileURLToPath(new URL("./sink-trainer.js", import.meta.url));
       const client = await TrainerClient.start({ file: process.execPath, args: [sink] }, "bench");
       const payload = encodeFrame({ id: 1, method: "train_step", params });
-      const raw = execa(process.execPath, ["-e", RAW_SINK, String(payload.length)], { stdin: "pipe", stdout: "pipe", buffer: false });
+      const raw = execa(process.execPath, ["-e", RAW_SINK, String(payload.length)], {
+        stdin: "pipe",
+        stdout: "pipe",
+        buffer: false,
+      });
       const rawRound = () =>
         new Promise<void>((resolve) => {
           raw.stdout.once("data", () => resolve());
@@ -82,8 +121,16 @@ export function protocolSection(options: MeasureOptions): BenchSection {
       // Interleaved (pipe, protocol, pipe, ...): the ratio of each pair, then their median.
       const pair = await paired(
         { name: "raw pipe: same bytes", fn: rawRound, work: { bytes: frameBytes } },
-        { name: "protocol: train_step round trip", fn: () => client.request("train_step", params), work: { bytes: frameBytes } },
-        { name: "throughput ratio protocol / raw pipe", goal: ">= 0.5", note: "median of the per-pair ratios pipe ms / protocol ms (interleaved), spread in its column" },
+        {
+          name: "protocol: train_step round trip",
+          fn: () => client.request("train_step", params),
+          work: { bytes: frameBytes },
+        },
+        {
+          name: "throughput ratio protocol / raw pipe",
+          goal: ">= 0.5",
+          note: "median of the per-pair ratios pipe ms / protocol ms (interleaved), spread in its column",
+        },
         { ...options, runs: Math.max(options.runs, 9) },
       );
       await client.shutdown();
@@ -95,9 +142,15 @@ export function protocolSection(options: MeasureOptions): BenchSection {
       const plan = harnessPlan();
       const call = Int32Array.from('{"name":"step","arguments":{}}', (c) => c.charCodeAt(0));
       const policy: Policy = {
-        encode: async (messages) => messages.map((m) => Int32Array.from(m.content.slice(0, 32), (c) => c.charCodeAt(0))),
+        encode: async (messages) =>
+          messages.map((m) => Int32Array.from(m.content.slice(0, 32), (c) => c.charCodeAt(0))),
         decode: async (ids) => String.fromCharCode(...ids),
-        generate: async () => ({ ids: call, logprobs: new Float32Array(call.length), finish: "stop", policyVersion: 0 }),
+        generate: async () => ({
+          ids: call,
+          logprobs: new Float32Array(call.length),
+          finish: "stop",
+          policyVersion: 0,
+        }),
       };
       const env = (): EnvInstance => ({
         reset: async () => ({ text: "go", signals: {} }),
@@ -107,14 +160,32 @@ export function protocolSection(options: MeasureOptions): BenchSection {
       });
       const validator = new ToolCallValidator();
       const turns = 100;
-      const episodes = await measure(() => runEpisode({ plan, envName: "e", env: env(), policy, tools: plan.tools, validator, stopIds: [], seed: () => 0 }), options);
+      const episodes = await measure(
+        () =>
+          runEpisode({
+            plan,
+            envName: "e",
+            env: env(),
+            policy,
+            tools: plan.tools,
+            validator,
+            stopIds: [],
+            seed: () => 0,
+          }),
+        options,
+      );
       const perTurnUs = (median(episodes) * 1000) / turns;
 
       const rows: BenchResult[] = [
         pair.b,
         pair.a,
         { ...pair.ratio, met: ratio >= 0.5 },
-        { name: "harness overhead per turn", value: perTurnUs, unit: "us", note: "instant policy and env, 100 turns, prefix check and JSON call parsing included" },
+        {
+          name: "harness overhead per turn",
+          value: perTurnUs,
+          unit: "us",
+          note: "instant policy and env, 100 turns, prefix check and JSON call parsing included",
+        },
       ];
       return rows;
     },

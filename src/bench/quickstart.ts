@@ -41,7 +41,12 @@ export function evalCurve(metrics: readonly Record<string, unknown>[], episodesP
     const before = m.eval_before_training as Record<string, number> | undefined;
     if (before?.["pass@1"] !== undefined) points.push({ iteration: 0, pass1: before["pass@1"], episodes: 0 });
     const e = m.eval as Record<string, number> | undefined;
-    if (e?.["pass@1"] !== undefined) points.push({ iteration: m.iteration as number, pass1: e["pass@1"], episodes: (m.iteration as number) * episodesPerIteration });
+    if (e?.["pass@1"] !== undefined)
+      points.push({
+        iteration: m.iteration as number,
+        pass1: e["pass@1"],
+        episodes: (m.iteration as number) * episodesPerIteration,
+      });
   }
   return points;
 }
@@ -54,7 +59,13 @@ export function quickstartSection(): BenchSection {
       `samples to ${TARGET}: walkthrough demos + RL episodes played before the first held-out evaluation at or above ${TARGET}.`,
     ],
     async run() {
-      if (!existsSync(SPEC)) return [{ name: "quick start", note: "skipped: experiments/quickstart.arl is not here (run from a repository checkout)" }];
+      if (!existsSync(SPEC))
+        return [
+          {
+            name: "quick start",
+            note: "skipped: experiments/quickstart.arl is not here (run from a repository checkout)",
+          },
+        ];
       const result = new Compiler().check(SPEC);
       if (hasErrors(result.diagnostics) || !result.model) throw new Error(`quickstart bench: ${SPEC} does not compile`);
       const plan = at(lowerModel(result.model).plans, 0).plan;
@@ -70,15 +81,39 @@ export function quickstartSection(): BenchSection {
         const demos = plan.rollout.sft?.demos ?? 0;
         const reached = curve.find((p) => p.pass1 >= TARGET);
         const rows: BenchResult[] = [
-          { name: "wall time (compile excluded)", value: wallS, unit: " s", goal: `<= ${BUDGET_S} s`, met: wallS <= BUDGET_S, note: "one run" },
-          ...(coldStart ? [{ name: "of which the cold start (SFT)", value: coldStart.sft_s, unit: " s", note: `${plan.rollout.sft?.epochs ?? 0} epochs; the base evaluation before it ${coldStart.base_eval_s.toFixed(1)} s` }] : []),
-          ...curve.map((p) => ({ name: p.iteration < 0 ? "held-out pass@1 before the cold start" : `held-out pass@1 at iteration ${p.iteration}`, value: p.pass1, unit: "", note: `${p.episodes} RL episodes before it` })),
+          {
+            name: "wall time (compile excluded)",
+            value: wallS,
+            unit: " s",
+            goal: `<= ${BUDGET_S} s`,
+            met: wallS <= BUDGET_S,
+            note: "one run",
+          },
+          ...(coldStart
+            ? [
+                {
+                  name: "of which the cold start (SFT)",
+                  value: coldStart.sft_s,
+                  unit: " s",
+                  note: `${plan.rollout.sft?.epochs ?? 0} epochs; the base evaluation before it ${coldStart.base_eval_s.toFixed(1)} s`,
+                },
+              ]
+            : []),
+          ...curve.map((p) => ({
+            name:
+              p.iteration < 0 ? "held-out pass@1 before the cold start" : `held-out pass@1 at iteration ${p.iteration}`,
+            value: p.pass1,
+            unit: "",
+            note: `${p.episodes} RL episodes before it`,
+          })),
           {
             name: `samples to ${TARGET} held-out pass@1`,
             ...(reached ? { value: demos + reached.episodes, unit: " samples" } : {}),
             goal: `reached`,
             met: reached !== undefined,
-            note: reached ? `${demos} demos + ${reached.episodes} RL episodes (iteration ${reached.iteration})` : `not reached in ${plan.rollout.iterations} iterations`,
+            note: reached
+              ? `${demos} demos + ${reached.episodes} RL episodes (iteration ${reached.iteration})`
+              : `not reached in ${plan.rollout.iterations} iterations`,
           },
         ];
         // RL's own effect: the last evaluation against the cold-started policy it began from,
@@ -87,8 +122,16 @@ export function quickstartSection(): BenchSection {
         if (gain.result && gain.before !== null && gain.after !== null) {
           const { meanDifference, interval } = gain.result;
           const note = `${gain.before.toFixed(3)} after the cold start -> ${gain.after.toFixed(3)}; 95% CI [${interval.low.toFixed(3)}, ${interval.high.toFixed(3)}] over ${gain.tasks} paired tasks`;
-          rows.push({ name: "RL's gain: last evaluation - start of RL", value: meanDifference, unit: "", goal: ">= 0.2 (issue 19)", met: meanDifference >= 0.2, note });
-          if (gain.before > 0) rows.push({ name: "last evaluation / start of RL", value: gain.after / gain.before, unit: "x", note });
+          rows.push({
+            name: "RL's gain: last evaluation - start of RL",
+            value: meanDifference,
+            unit: "",
+            goal: ">= 0.2 (issue 19)",
+            met: meanDifference >= 0.2,
+            note,
+          });
+          if (gain.before > 0)
+            rows.push({ name: "last evaluation / start of RL", value: gain.after / gain.before, unit: "x", note });
         }
         return rows;
       } finally {

@@ -32,7 +32,11 @@ import "std/envs/findmax" as findmax
 `;
 
 /** One small experiment that checks clean; `body` goes inside it. */
-function experiment(name: string, body = "", { env = "  env code extends findmax.task {}\n", reward = "  reward { success: outcome.tests_passed }\n" } = {}): string {
+function experiment(
+  name: string,
+  body = "",
+  { env = "  env code extends findmax.task {}\n", reward = "  reward { success: outcome.tests_passed }\n" } = {},
+): string {
   return `experiment ${name} {
   policy { model: "builtin:tiny" }
 ${env}${reward}  algorithm extends algo.grpo {}
@@ -47,37 +51,65 @@ const shapes: readonly Shape[] = [
     name: "comments",
     unit: "comment lines",
     base: 100_000,
-    spec: (n) => `${header}${range(n).map((i) => `// comment ${i}: the lexer skips it, nothing else sees it\n`).join("")}${experiment("e")}`,
+    spec: (n) =>
+      `${header}${range(n)
+        .map((i) => `// comment ${i}: the lexer skips it, nothing else sees it\n`)
+        .join("")}${experiment("e")}`,
   },
   {
     name: "envs",
     unit: "envs in one experiment",
     base: 200,
-    spec: (n) => `${header}${experiment("e", "", { env: range(n).map((i) => `  env code_${i} extends findmax.task { weight: ${1 + (i % 3)} }\n`).join("") })}`,
+    spec: (n) =>
+      `${header}${experiment("e", "", {
+        env: range(n)
+          .map((i) => `  env code_${i} extends findmax.task { weight: ${1 + (i % 3)} }\n`)
+          .join(""),
+      })}`,
   },
   {
     name: "long lists",
     unit: "items in one list",
     base: 10_000,
-    spec: (n) => `${header}${experiment("e", `  eval { samples_per_task: 4096, k: [${range(n).map((i) => (i % 4096) + 1).join(", ")}] }\n`)}`,
+    spec: (n) =>
+      `${header}${experiment(
+        "e",
+        `  eval { samples_per_task: 4096, k: [${range(n)
+          .map((i) => (i % 4096) + 1)
+          .join(", ")}] }\n`,
+      )}`,
   },
   {
     name: "experiments",
     unit: "experiments in one file",
     base: 200,
-    spec: (n) => `${header}${range(n).map((i) => experiment(`e_${i}`, `  seed: ${i}\n`)).join("\n")}`,
+    spec: (n) =>
+      `${header}${range(n)
+        .map((i) => experiment(`e_${i}`, `  seed: ${i}\n`))
+        .join("\n")}`,
   },
   {
     name: "reward terms",
     unit: "terms in one reward block",
     base: 4_000,
-    spec: (n) => `${header}${experiment("e", "", { reward: `  reward {\n${range(n).map((i) => `    t_${i}: ${(i % 7) / 100} * outcome.tests_passed\n`).join("")}  }\n` })}`,
+    spec: (n) =>
+      `${header}${experiment("e", "", {
+        reward: `  reward {\n${range(n)
+          .map((i) => `    t_${i}: ${(i % 7) / 100} * outcome.tests_passed\n`)
+          .join("")}  }\n`,
+      })}`,
   },
   {
     name: "sweep variants",
     unit: "variants of one experiment",
     base: 200,
-    spec: (n) => `${header}${experiment("e", `  sweep { rollout.iterations: [${range(n).map((i) => i + 1).join(", ")}] }\n`)}`,
+    spec: (n) =>
+      `${header}${experiment(
+        "e",
+        `  sweep { rollout.iterations: [${range(n)
+          .map((i) => i + 1)
+          .join(", ")}] }\n`,
+      )}`,
   },
 ];
 
@@ -137,7 +169,10 @@ function growth(shape: Shape, options: MeasureOptions, dir: string): Growth {
     const first = new Compiler().check(file);
     const errors = first.diagnostics.filter((d) => d.severity === "error");
     const [error] = errors;
-    if (error) throw new Error(`scaling shape '${shape.name}' (n = ${n}) has errors, first: ${error.code} ${error.message} at line ${error.range.start.line}`);
+    if (error)
+      throw new Error(
+        `scaling shape '${shape.name}' (n = ${n}) has errors, first: ${error.code} ${error.message} at line ${error.range.start.line}`,
+      );
     samples.push(measureCpu(() => new Compiler().check(file), options));
   }
   const ms = samples.map((runs) => median(runs));
@@ -165,9 +200,22 @@ export function scalingSection(options: MeasureOptions): BenchSection {
           const g = growth(shape, measureOptions, dir);
           g.sizes.forEach((n, k) => {
             const runs = at(g.samples, k);
-            results.push({ name: `${shape.name}: n = ${n.toLocaleString("en-US")}`, medianMs: median(runs), minMs: Math.min(...runs), maxMs: Math.max(...runs), runs: runs.length, note: `${shape.unit}; CPU ms` });
+            results.push({
+              name: `${shape.name}: n = ${n.toLocaleString("en-US")}`,
+              medianMs: median(runs),
+              minMs: Math.min(...runs),
+              maxMs: Math.max(...runs),
+              runs: runs.length,
+              note: `${shape.unit}; CPU ms`,
+            });
           });
-          results.push({ name: `${shape.name}: per doubling`, value: g.worstRatio, unit: "x", goal: `<= ${growthGoal}`, met: g.worstRatio <= growthGoal });
+          results.push({
+            name: `${shape.name}: per doubling`,
+            value: g.worstRatio,
+            unit: "x",
+            goal: `<= ${growthGoal}`,
+            met: g.worstRatio <= growthGoal,
+          });
         }
         consume(results);
         return results;

@@ -76,7 +76,10 @@ function sftStep(t: TinyTrainer, plan: Plan, demos: number): TrainStepParams {
   return {
     ids: ragged(ids, Int32Array),
     loss_mask: ragged(masks, Uint8Array),
-    advantages: ragged(masks.map((m) => Float32Array.from(m)), Float32Array),
+    advantages: ragged(
+      masks.map((m) => Float32Array.from(m)),
+      Float32Array,
+    ),
     old_logprobs: null,
     ref_logprobs: null,
     groups: Int32Array.from(groups, (_, i) => i),
@@ -110,16 +113,38 @@ export function sftStepSection(options: MeasureOptions): BenchSection {
       "ms are this process's CPU time (user + system) per step, median over the runs; the note gives the median wall time.",
     ],
     async run() {
-      if (!existsSync(SPEC)) return [{ name: "cold start step", note: "skipped: experiments/quickstart.arl is not here (run from a repository checkout)" }];
+      if (!existsSync(SPEC))
+        return [
+          {
+            name: "cold start step",
+            note: "skipped: experiments/quickstart.arl is not here (run from a repository checkout)",
+          },
+        ];
       const result = new Compiler().check(SPEC);
       if (hasErrors(result.diagnostics) || !result.model) throw new Error(`sft step bench: ${SPEC} does not compile`);
       const plan = at(lowerModel(result.model).plans, 0).plan;
-      const vocabulary = [...new Set([...harnessVocabulary(plan), ...envNames(plan).flatMap((n) => [...envKindOf(envKinds, planEnv(plan, n)).vocabulary(planEnv(plan, n))])])].sort();
+      const vocabulary = [
+        ...new Set([
+          ...harnessVocabulary(plan),
+          ...envNames(plan).flatMap((n) => [...envKindOf(envKinds, planEnv(plan, n)).vocabulary(planEnv(plan, n))]),
+        ]),
+      ].sort();
       const t = new TinyTrainer();
       await t.init();
-      t.configure({ seed: plan.seed, policy: plan.policy, algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl }, vocabulary });
+      t.configure({
+        seed: plan.seed,
+        policy: plan.policy,
+        algorithm: {
+          optimizer: plan.algorithm.optimizer,
+          critic: plan.algorithm.critic,
+          clip: plan.algorithm.clip,
+          kl: plan.algorithm.kl,
+        },
+        vocabulary,
+      });
       const step = sftStep(t, plan, demos);
-      const withPass = () => t.trainStep({ ...step, old_logprobs: t.logprobs(step.ids, "current", step.sampling, step.loss_mask) });
+      const withPass = () =>
+        t.trainStep({ ...step, old_logprobs: t.logprobs(step.ids, "current", step.sampling, step.loss_mask) });
       const onPolicy = () => t.trainStep(step);
       const passOnly = () => t.logprobs(step.ids, "current", step.sampling, step.loss_mask);
       const ways = [withPass, onPolicy, passOnly];
@@ -128,15 +153,37 @@ export function sftStepSection(options: MeasureOptions): BenchSection {
       for (let i = 0; i < options.runs; i++) ways.forEach((way, w) => at(samples, w).push(timedCpu(way)));
       const row = (name: string, w: number, note: string): BenchResult => {
         const cpu = at(samples, w).map((s) => s.cpuMs);
-        return { name, medianMs: median(cpu), minMs: Math.min(...cpu), maxMs: Math.max(...cpu), runs: cpu.length, note: `wall ${median(at(samples, w).map((s) => s.wallMs)).toFixed(1)} ms; ${note}` };
+        return {
+          name,
+          medianMs: median(cpu),
+          minMs: Math.min(...cpu),
+          maxMs: Math.max(...cpu),
+          runs: cpu.length,
+          note: `wall ${median(at(samples, w).map((s) => s.wallMs)).toFixed(1)} ms; ${note}`,
+        };
       };
-      const [before, after, pass] = [0, 1, 2].map((w) => median(at(samples, w).map((s) => s.cpuMs))) as [number, number, number];
+      const [before, after, pass] = [0, 1, 2].map((w) => median(at(samples, w).map((s) => s.cpuMs))) as [
+        number,
+        number,
+        number,
+      ];
       const tokens = step.ids.values.length;
       return [
-        row("logprobs pass + train_step (old = current)", 0, `${demos} demos, ${tokens} tokens, ${step.denominators.tokens} targets`),
+        row(
+          "logprobs pass + train_step (old = current)",
+          0,
+          `${demos} demos, ${tokens} tokens, ${step.denominators.tokens} targets`,
+        ),
         row("train_step, old_logprobs null (on-policy step)", 1, "what the cold start sends now"),
         row("the logprobs pass alone", 2, "the work the on-policy step saves"),
-        { name: "on-policy step / step with the pass (CPU time)", value: after / before, unit: "x", goal: "< 1", met: after < before, note: `the pass was ${((100 * pass) / before).toFixed(0)}% of the step` },
+        {
+          name: "on-policy step / step with the pass (CPU time)",
+          value: after / before,
+          unit: "x",
+          goal: "< 1",
+          met: after < before,
+          note: `the pass was ${((100 * pass) / before).toFixed(0)}% of the step`,
+        },
       ];
     },
   };

@@ -7,7 +7,15 @@ await serve({
     protocol: "arl-trainer",
     version: 1,
     trainer: { name: "bench-sink", version: "0" },
-    capabilities: { methods: ["train_step", "shutdown"], reductions: [], kl_estimators: [], value_head: false, keep_sampling_mask: false, world_size: 1, device: "cpu" },
+    capabilities: {
+      methods: ["train_step", "shutdown"],
+      reductions: [],
+      kl_estimators: [],
+      value_head: false,
+      keep_sampling_mask: false,
+      world_size: 1,
+      device: "cpu",
+    },
     versions: { node: process.version },
   }),
   train_step: (p) => ({

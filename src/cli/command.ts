@@ -55,7 +55,12 @@ export function defineCommand<const O extends OptionsConfig>(definition: Command
     async run(args, io) {
       let parsed;
       try {
-        parsed = parseArgs({ args: [...args], options: definition.options, allowPositionals: definition.positionals ?? true, strict: true });
+        parsed = parseArgs({
+          args: [...args],
+          options: definition.options,
+          allowPositionals: definition.positionals ?? true,
+          strict: true,
+        });
       } catch (error) {
         throw new UsageError((error as Error).message);
       }

@@ -20,7 +20,24 @@ import { statusCommand } from "./commands/status.js";
 import { submitCommand } from "./commands/submit.js";
 import { ExitCode, processIO, UsageError, type CliIO } from "./io.js";
 
-const commands: readonly Command[] = [checkCommand, explainCommand, fmtCommand, planCommand, lockCommand, diffCommand, runCommand, submitCommand, statusCommand, cancelCommand, serveCommand, exportCommand, showCommand, reportCommand, conformanceCommand, lspCommand];
+const commands: readonly Command[] = [
+  checkCommand,
+  explainCommand,
+  fmtCommand,
+  planCommand,
+  lockCommand,
+  diffCommand,
+  runCommand,
+  submitCommand,
+  statusCommand,
+  cancelCommand,
+  serveCommand,
+  exportCommand,
+  showCommand,
+  reportCommand,
+  conformanceCommand,
+  lspCommand,
+];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -63,7 +80,9 @@ export async function runCli(argv: readonly string[], io: CliIO = processIO()): 
       return ExitCode.usage;
     }
     const detail = error instanceof Error ? error.message : String(error);
-    io.stderr(`arl ${command.name}: internal error: ${detail}\nThis is a bug in arl, not in your spec; please report it with the input that caused it.\n`);
+    io.stderr(
+      `arl ${command.name}: internal error: ${detail}\nThis is a bug in arl, not in your spec; please report it with the input that caused it.\n`,
+    );
     if (io.env.ARL_DEBUG && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
     return ExitCode.usage;
   }

@@ -41,7 +41,10 @@ export function jobsFolder(runsRoot: string, experiment: string): string {
 
 /** The submission time in file names: 20260301T101500Z. */
 export function timeStamp(now: Date): string {
-  return now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** A new script's path in `folder`, named by the submission time (never an existing file). */
@@ -89,7 +92,10 @@ export function latestTasks(folder: string): Map<string, LatestTask> {
   const latest = new Map<string, LatestTask>();
   for (const submission of readSubmissions(folder)) {
     for (const task of submission.tasks) {
-      const log = path.resolve(folder, submission.log.replace(/%A/g, submission.job_id).replace(/%a/g, String(task.task)));
+      const log = path.resolve(
+        folder,
+        submission.log.replace(/%A/g, submission.job_id).replace(/%a/g, String(task.task)),
+      );
       const jobId = submission.scheduler === "slurm" ? `${submission.job_id}_${task.task}` : submission.job_id;
       latest.set(task.hash, { submission, task, jobId, log });
     }

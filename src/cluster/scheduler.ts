@@ -12,7 +12,13 @@ export type SchedulerName = Submission["scheduler"];
 export interface JobGroup {
   readonly experiment: string;
   readonly resources: Plan["resources"];
-  readonly tasks: readonly { readonly task: number; readonly variant: string; readonly hash: string; readonly run_dir: string; readonly resume: boolean }[];
+  readonly tasks: readonly {
+    readonly task: number;
+    readonly variant: string;
+    readonly hash: string;
+    readonly run_dir: string;
+    readonly resume: boolean;
+  }[];
   /** The experiment's jobs folder, where the script and logs go. */
   readonly folder: string;
   /** The program and arguments that are `arl` on the cluster's nodes. */

@@ -17,14 +17,22 @@ export function schedulerOf(name: SchedulerName, address: string | undefined, en
 /** The scheduler a recorded job was submitted to; `rayAddress` (arl status --address) overrides the recorded one. */
 export function recordedScheduler(task: LatestTask, env: Env, rayAddress?: string): Scheduler {
   const { submission } = task;
-  return schedulerOf(submission.scheduler, submission.scheduler === "ray" ? (rayAddress ?? submission.address) : undefined, env);
+  return schedulerOf(
+    submission.scheduler,
+    submission.scheduler === "ray" ? (rayAddress ?? submission.address) : undefined,
+    env,
+  );
 }
 
 /**
  * What each recorded job's scheduler says of it. `current` (the scheduler of this submission, else
  * SLURM when nothing is recorded) is asked even for no job: that checks it answers.
  */
-export async function recordedJobs(tasks: readonly LatestTask[], env: Env, options: { current?: Scheduler; rayAddress?: string } = {}): Promise<Map<string, JobStatus>> {
+export async function recordedJobs(
+  tasks: readonly LatestTask[],
+  env: Env,
+  options: { current?: Scheduler; rayAddress?: string } = {},
+): Promise<Map<string, JobStatus>> {
   const groups = new Map<string, { scheduler: Scheduler; ids: string[] }>();
   const key = (s: Scheduler) => `${s.name}\n${s.address ?? ""}`;
   const current = options.current ?? (tasks.length === 0 ? slurmScheduler({ extra: [] }, env) : undefined);
@@ -37,6 +45,7 @@ export async function recordedJobs(tasks: readonly LatestTask[], env: Env, optio
     groups.set(k, group);
   }
   const answers = new Map<string, JobStatus>();
-  for (const { scheduler, ids } of groups.values()) for (const [id, status] of await scheduler.jobs(ids)) answers.set(id, status);
+  for (const { scheduler, ids } of groups.values())
+    for (const [id, status] of await scheduler.jobs(ids)) answers.set(id, status);
   return answers;
 }

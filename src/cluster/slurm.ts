@@ -47,7 +47,10 @@ export function resourceKey(plan: Plan): string {
 
 /** GPUs a task uses on each node: the trainer's, and the inference servers the run launches. */
 export function gpusPerNode(resources: Plan["resources"]): number {
-  const servers = resources.rollout.engine !== "trainer" && resources.rollout.launch ? resources.rollout.servers * resources.rollout.gpus_per_server : 0;
+  const servers =
+    resources.rollout.engine !== "trainer" && resources.rollout.launch
+      ? resources.rollout.servers * resources.rollout.gpus_per_server
+      : 0;
   return Math.ceil((resources.gpus + servers) / resources.nodes);
 }
 
@@ -78,7 +81,9 @@ export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
     "--requeue",
     ...(options.partition !== undefined ? [`--partition=${options.partition}`] : []),
     ...(options.account !== undefined ? [`--account=${options.account}`] : []),
-    ...(options.time !== undefined ? [`--time=${options.time}`, `--signal=${multiNode ? "" : "B:"}INT@${STOP_BEFORE_TIME_LIMIT_S}`] : []),
+    ...(options.time !== undefined
+      ? [`--time=${options.time}`, `--signal=${multiNode ? "" : "B:"}INT@${STOP_BEFORE_TIME_LIMIT_S}`]
+      : []),
     ...options.extra,
   ];
   const arl = job.arl.map(shellWord).join(" ");
@@ -92,7 +97,7 @@ export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
         "export ARL_RUN=$run",
         `exec srun --kill-on-bad-exit=1 bash -c 'if [ "$SLURM_NODEID" = 0 ]; then exec "$@" --resume "$ARL_RUN"; else exec "$@" "$ARL_RUN/plan.json"; fi' arl ${arl} run`,
       ]
-    : ['exec ' + `${arl} run --resume "$run"`];
+    : ["exec " + `${arl} run --resume "$run"`];
   return [
     "#!/bin/bash",
     `# Written by arl submit at ${job.submittedAt}: experiment ${job.experiment}, ${job.tasks.length} variant${job.tasks.length === 1 ? "" : "s"}, one array task per variant.`,
@@ -103,7 +108,7 @@ export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
     "runs=(",
     ...job.tasks.map((t, i) => `  ${shellWord(t.runDir).padEnd(width)}  # ${i}: ${job.experiment}/${t.variant}`),
     ")",
-    'run=${runs[$SLURM_ARRAY_TASK_ID]}',
+    "run=${runs[$SLURM_ARRAY_TASK_ID]}",
     'echo "arl submit: task $SLURM_ARRAY_TASK_ID of job $SLURM_ARRAY_JOB_ID on $(hostname) at $(date -u +%Y-%m-%dT%H:%M:%SZ), run directory $run"',
     ...launch,
     "",
@@ -128,20 +133,36 @@ export function onPath(program: string, env: Env): string | undefined {
 export function requireSlurmCommands(programs: readonly string[], env: Env): void {
   const missing = programs.find((p) => onPath(p, env) === undefined);
   if (missing !== undefined) {
-    throw new SchedulerUnavailable(`SLURM is not installed here ('${missing}' is not on PATH); submit from a machine of the cluster (its login node), or run the sweep on this machine with 'arl run SPEC --jobs N'`);
+    throw new SchedulerUnavailable(
+      `SLURM is not installed here ('${missing}' is not on PATH); submit from a machine of the cluster (its login node), or run the sweep on this machine with 'arl run SPEC --jobs N'`,
+    );
   }
 }
 
 /** Runs one of SLURM's commands; a missing command or a controller that does not answer is SchedulerUnavailable. */
-async function slurm(program: string, args: readonly string[], env: Env): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+async function slurm(
+  program: string,
+  args: readonly string[],
+  env: Env,
+): Promise<{ ok: boolean; stdout: string; stderr: string }> {
   const result = await execa(program, args, { env: { ...env }, extendEnv: false, reject: false, stdin: "ignore" });
   if ((result.cause as { code?: string } | undefined)?.code === "ENOENT") {
-    throw new SchedulerUnavailable(`SLURM is not installed here ('${program}' is not on PATH); submit from a machine of the cluster (its login node), or run the sweep on this machine with 'arl run SPEC --jobs N'`);
+    throw new SchedulerUnavailable(
+      `SLURM is not installed here ('${program}' is not on PATH); submit from a machine of the cluster (its login node), or run the sweep on this machine with 'arl run SPEC --jobs N'`,
+    );
   }
   const stderr = result.stderr.trim();
-  if (result.exitCode === undefined) throw new SchedulerUnavailable(`'${program}' could not be run: ${result.shortMessage}`);
-  if (result.exitCode !== 0 && /Unable to contact slurm controller|Unable to process configuration file|Socket timed out|Connection refused/i.test(stderr)) {
-    throw new SchedulerUnavailable(`the SLURM controller does not answer (${program}: ${stderr.split("\n").pop() ?? ""}); check that slurmctld is up ('scontrol ping')`);
+  if (result.exitCode === undefined)
+    throw new SchedulerUnavailable(`'${program}' could not be run: ${result.shortMessage}`);
+  if (
+    result.exitCode !== 0 &&
+    /Unable to contact slurm controller|Unable to process configuration file|Socket timed out|Connection refused/i.test(
+      stderr,
+    )
+  ) {
+    throw new SchedulerUnavailable(
+      `the SLURM controller does not answer (${program}: ${stderr.split("\n").pop() ?? ""}); check that slurmctld is up ('scontrol ping')`,
+    );
   }
   return { ok: result.exitCode === 0, stdout: result.stdout, stderr };
 }
@@ -151,14 +172,18 @@ export async function sbatch(script: string, env: Env): Promise<string> {
   const result = await slurm("sbatch", ["--parsable", script], env);
   // --parsable prints `JOBID` or `JOBID;CLUSTER`.
   const id = /^(\d+)/.exec(result.stdout.trim())?.[1];
-  if (!result.ok || id === undefined) throw new SchedulerRefused(result.stderr.replace(/^sbatch: error: /gm, "") || `sbatch printed no job id (${result.stdout.trim()})`);
+  if (!result.ok || id === undefined)
+    throw new SchedulerRefused(
+      result.stderr.replace(/^sbatch: error: /gm, "") || `sbatch printed no job id (${result.stdout.trim()})`,
+    );
   return id;
 }
 
 /** SLURM's job states in the phases ARL decides by (squeue(1), "JOB STATE CODES"). */
 function phaseOf(state: string): JobPhase {
   const word = state.split(/\s/)[0] ?? state;
-  if (/^(PENDING|REQUEUED|REQUEUE_FED|REQUEUE_HOLD|CONFIGURING|RESV_DEL_HOLD|SPECIAL_EXIT|RESIZING)$/.test(word)) return "pending";
+  if (/^(PENDING|REQUEUED|REQUEUE_FED|REQUEUE_HOLD|CONFIGURING|RESV_DEL_HOLD|SPECIAL_EXIT|RESIZING)$/.test(word))
+    return "pending";
   if (/^(RUNNING|COMPLETING|SUSPENDED|STOPPED|SIGNALING|STAGE_OUT|UPDATE_DB)$/.test(word)) return "running";
   if (word === "COMPLETED") return "completed";
   if (word === "CANCELLED") return "cancelled";
@@ -185,7 +210,11 @@ export async function slurmJobs(ids: readonly string[], env: Env): Promise<Map<s
   const older = ids.filter((id) => !jobs.has(id));
   if (older.length > 0) {
     // Without accounting (AccountingStorageType=none) sacct fails: those jobs stay unknown.
-    const accounting = await slurm("sacct", ["--noheader", "--parsable2", "--allocations", `--jobs=${older.join(",")}`, "--format=JobID,State"], env);
+    const accounting = await slurm(
+      "sacct",
+      ["--noheader", "--parsable2", "--allocations", `--jobs=${older.join(",")}`, "--format=JobID,State"],
+      env,
+    );
     for (const line of accounting.ok ? accounting.stdout.split("\n") : []) {
       const [id, state] = line.trim().split("|");
       if (id !== undefined && state !== undefined && wanted.has(id)) jobs.set(id, { id, state, phase: phaseOf(state) });
@@ -218,16 +247,31 @@ export function slurmScheduler(options: SlurmOptions, env: Env): Scheduler {
       const script = newScriptPath(group.folder, group.now);
       const time = group.now.toISOString();
       const tasks = group.tasks.map((t) => ({ variant: t.variant, runDir: t.run_dir }));
-      writeFileAtomic(script, slurmScript({ experiment: group.experiment, resources: group.resources, tasks, log, arl: group.arl, submittedAt: time }, options));
+      writeFileAtomic(
+        script,
+        slurmScript(
+          { experiment: group.experiment, resources: group.resources, tasks, log, arl: group.arl, submittedAt: time },
+          options,
+        ),
+      );
       let jobId: string;
       try {
         jobId = await sbatch(script, env);
       } catch (error) {
         if (!(error instanceof SchedulerRefused)) throw error;
         const variants = group.tasks.map((t) => t.variant).join(", ");
-        throw new SchedulerRefused(`SLURM refused the array job of ${group.experiment} (${variants}; script ${script}): ${error.message}`);
+        throw new SchedulerRefused(
+          `SLURM refused the array job of ${group.experiment} (${variants}; script ${script}): ${error.message}`,
+        );
       }
-      accepted({ time, scheduler: "slurm", job_id: jobId, script: path.basename(script), log: path.basename(log), tasks: [...group.tasks] });
+      accepted({
+        time,
+        scheduler: "slurm",
+        job_id: jobId,
+        script: path.basename(script),
+        log: path.basename(log),
+        tasks: [...group.tasks],
+      });
     },
   };
 }

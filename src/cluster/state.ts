@@ -23,7 +23,13 @@ export interface VariantState {
   readonly iteration: number;
   readonly iterations: number;
   /** The latest job submitted for the variant, and what the scheduler says of it (absent when it no longer knows it). */
-  readonly job?: { readonly id: string; readonly log: string; readonly scheduler: SchedulerName; readonly address?: string; readonly status?: JobStatus };
+  readonly job?: {
+    readonly id: string;
+    readonly log: string;
+    readonly scheduler: SchedulerName;
+    readonly address?: string;
+    readonly status?: JobStatus;
+  };
   /** Why the variant is in its phase, when that is more than the phase says. */
   readonly detail?: string;
   /** The last lines of the job's log (failed, preempted and cancelled variants). */
@@ -38,7 +44,9 @@ const LOG_TAIL_LINES = 8;
 /** The lines of the latest attempt in a task's log (an appended log holds every attempt), the last ones. */
 function logTail(file: string): string[] {
   if (!existsSync(file)) return [];
-  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "");
+  const lines = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const start = lines.findLastIndex((l) => l.startsWith("arl submit: task "));
   return lines.slice(Math.max(start, 0)).slice(-LOG_TAIL_LINES);
 }
@@ -47,11 +55,17 @@ function logTail(file: string): string[] {
 function runProgress(dir: string, plan: Plan): { iteration: number; complete: boolean; refused?: string } {
   const run = RunDirectory.open(dir);
   const { iteration } = run.readState();
-  if (run.readPreflight()?.passed === false) return { iteration, complete: false, refused: `its preflight failed (${path.join(dir, "preflight.json")}): the same plan fails the same way` };
+  if (run.readPreflight()?.passed === false)
+    return {
+      iteration,
+      complete: false,
+      refused: `its preflight failed (${path.join(dir, "preflight.json")}): the same plan fails the same way`,
+    };
   if (iteration >= plan.rollout.iterations) return { iteration, complete: true };
   // The watchdog's stop (on_no_signal: stop) ends a run complete: its last line says so.
   const last = run.readMetrics().at(-1) as { warnings?: { code?: string }[] } | undefined;
-  const watchdogStop = plan.rollout.watchdog.on_no_signal === "stop" && (last?.warnings ?? []).some((w) => w.code === "no-signal");
+  const watchdogStop =
+    plan.rollout.watchdog.on_no_signal === "stop" && (last?.warnings ?? []).some((w) => w.code === "no-signal");
   return { iteration, complete: watchdogStop };
 }
 
@@ -67,8 +81,16 @@ function endedFromLog(latest: LatestTask, tail: readonly string[]): VariantPhase
   return "failed";
 }
 
-function jobPhase(latest: LatestTask, status: JobStatus | undefined, tail: readonly string[]): { phase: VariantPhase; detail?: string } {
-  if (status === undefined) return { phase: endedFromLog(latest, tail), detail: `${latest.submission.scheduler === "ray" ? `Ray at ${latest.submission.address ?? "?"}` : "SLURM"} no longer knows job ${latest.jobId}` };
+function jobPhase(
+  latest: LatestTask,
+  status: JobStatus | undefined,
+  tail: readonly string[],
+): { phase: VariantPhase; detail?: string } {
+  if (status === undefined)
+    return {
+      phase: endedFromLog(latest, tail),
+      detail: `${latest.submission.scheduler === "ray" ? `Ray at ${latest.submission.address ?? "?"}` : "SLURM"} no longer knows job ${latest.jobId}`,
+    };
   switch (status.phase) {
     case "pending":
     case "running":
@@ -78,7 +100,10 @@ function jobPhase(latest: LatestTask, status: JobStatus | undefined, tail: reado
       return { phase: status.phase };
     case "completed":
       // The job ended well before its run did: arl stopped at the time limit's warning (SIGINT).
-      return { phase: "preempted", detail: `job ${latest.jobId} ${status.state} before its run did${latest.submission.scheduler === "slurm" ? " (stopped before its time limit)" : ""}` };
+      return {
+        phase: "preempted",
+        detail: `job ${latest.jobId} ${status.state} before its run did${latest.submission.scheduler === "slurm" ? " (stopped before its time limit)" : ""}`,
+      };
   }
 }
 
@@ -86,20 +111,36 @@ function jobPhase(latest: LatestTask, status: JobStatus | undefined, tail: reado
  * Each plan's state, in the order of `plans`. `jobs` asks the schedulers about the latest job of
  * each plan (ids they no longer know are absent from the answer).
  */
-export async function sweepState(plans: readonly Plan[], runsRoot: string, jobs: (tasks: readonly LatestTask[]) => Promise<Map<string, JobStatus>>): Promise<VariantState[]> {
+export async function sweepState(
+  plans: readonly Plan[],
+  runsRoot: string,
+  jobs: (tasks: readonly LatestTask[]) => Promise<Map<string, JobStatus>>,
+): Promise<VariantState[]> {
   const experiments = [...new Set(plans.map((p) => p.experiment))];
   const runs = runsByPlanHash(experiments, runsRoot);
   const latest = new Map<string, LatestTask>();
-  for (const experiment of experiments) for (const [hash, task] of latestTasks(jobsFolder(runsRoot, experiment))) latest.set(hash, task);
+  for (const experiment of experiments)
+    for (const [hash, task] of latestTasks(jobsFolder(runsRoot, experiment))) latest.set(hash, task);
   const submitted = plans.flatMap((p) => latest.get(p.hash) ?? []);
   const answers = await jobs(submitted);
   return plans.map((plan): VariantState => {
-    const base = { experiment: plan.experiment, variant: plan.variant, hash: plan.hash, iterations: plan.rollout.iterations };
+    const base = {
+      experiment: plan.experiment,
+      variant: plan.variant,
+      hash: plan.hash,
+      iterations: plan.rollout.iterations,
+    };
     const runDir = runs.get(plan.hash)?.at(-1);
     const task = latest.get(plan.hash);
     const status = task ? answers.get(task.jobId) : undefined;
-    const where = task ? { scheduler: task.submission.scheduler, ...(task.submission.address !== undefined ? { address: task.submission.address } : {}) } : undefined;
-    const job = task && where ? { job: { id: task.jobId, log: task.log, ...where, ...(status ? { status } : {}) } } : {};
+    const where = task
+      ? {
+          scheduler: task.submission.scheduler,
+          ...(task.submission.address !== undefined ? { address: task.submission.address } : {}),
+        }
+      : undefined;
+    const job =
+      task && where ? { job: { id: task.jobId, log: task.log, ...where, ...(status ? { status } : {}) } } : {};
     let progress: ReturnType<typeof runProgress> = { iteration: 0, complete: false };
     if (runDir !== undefined) {
       try {
@@ -111,16 +152,32 @@ export async function sweepState(plans: readonly Plan[], runsRoot: string, jobs:
     }
     const common = { ...base, ...job, ...(runDir !== undefined ? { runDir } : {}), iteration: progress.iteration };
     if (progress.complete) return { ...common, phase: "finished", submittable: false };
-    if (isActive(status)) return { ...common, phase: status?.phase === "running" ? "running" : "pending", ...(status?.reason ? { detail: status.reason } : {}), submittable: false };
-    if (progress.refused !== undefined) return { ...common, phase: "failed", detail: progress.refused, submittable: false };
+    if (isActive(status))
+      return {
+        ...common,
+        phase: status?.phase === "running" ? "running" : "pending",
+        ...(status?.reason ? { detail: status.reason } : {}),
+        submittable: false,
+      };
+    if (progress.refused !== undefined)
+      return { ...common, phase: "failed", detail: progress.refused, submittable: false };
     if (task === undefined) {
-      const detail = runDir !== undefined ? `an unfinished run (iteration ${progress.iteration} of ${plan.rollout.iterations}); arl submit resumes it` : undefined;
+      const detail =
+        runDir !== undefined
+          ? `an unfinished run (iteration ${progress.iteration} of ${plan.rollout.iterations}); arl submit resumes it`
+          : undefined;
       return { ...common, phase: "not submitted", ...(detail ? { detail } : {}), submittable: true };
     }
     const tail = logTail(task.log);
     const ended = jobPhase(task, status, tail);
     // arl run printed why its run cannot go on: submitting it again would fail the same way.
     const refused = tail.find((l) => l.startsWith("not resumable:"));
-    return { ...common, phase: refused ? "failed" : ended.phase, ...(ended.detail ? { detail: ended.detail } : {}), logTail: tail, submittable: refused === undefined };
+    return {
+      ...common,
+      phase: refused ? "failed" : ended.phase,
+      ...(ended.detail ? { detail: ended.detail } : {}),
+      logTail: tail,
+      submittable: refused === undefined,
+    };
   });
 }

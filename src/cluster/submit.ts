@@ -59,7 +59,9 @@ export async function submitSweep(request: SubmitRequest): Promise<SubmitOutcome
   // The scheduler is asked before anything is written: one that is missing, does not answer or
   // could never run a plan leaves nothing behind.
   await scheduler.check(request.plans);
-  const before = await sweepState(request.plans, request.runsRoot, (tasks) => recordedJobs(tasks, request.env, { current: scheduler }));
+  const before = await sweepState(request.plans, request.runsRoot, (tasks) =>
+    recordedJobs(tasks, request.env, { current: scheduler }),
+  );
   const byHash = new Map(request.plans.map((p) => [p.hash, p]));
   const groups = new Map<string, { plan: Plan; state: VariantState }[]>();
   for (const state of before.filter((s) => s.submittable)) {
@@ -85,18 +87,29 @@ export async function submitSweep(request: SubmitRequest): Promise<SubmitOutcome
         if (request.dataRoot !== undefined) recordDataRoot(created, request.dataRoot);
         runDir = created.dir;
       }
-      return { task, variant: plan.variant, hash: plan.hash, run_dir: path.resolve(runDir), resume: state.iteration > 0 };
+      return {
+        task,
+        variant: plan.variant,
+        hash: plan.hash,
+        run_dir: path.resolve(runDir),
+        resume: state.iteration > 0,
+      };
     });
     const taken = new Set<string>();
     try {
-      await scheduler.submit({ experiment, resources: first.plan.resources, tasks, folder, arl: request.arl, now }, (submission) => {
-        appendSubmission(folder, submission);
-        submitted.push({ experiment, submission });
-        for (const t of submission.tasks) taken.add(t.hash);
-      });
+      await scheduler.submit(
+        { experiment, resources: first.plan.resources, tasks, folder, arl: request.arl, now },
+        (submission) => {
+          appendSubmission(folder, submission);
+          submitted.push({ experiment, submission });
+          for (const t of submission.tasks) taken.add(t.hash);
+        },
+      );
     } catch (error) {
       if (!(error instanceof SchedulerRefused)) throw error;
-      const notSubmitted = [...members.filter((m) => !taken.has(m.plan.hash)), ...arrays.slice(index + 1).flat()].map((m) => `${m.plan.experiment}/${m.plan.variant}`);
+      const notSubmitted = [...members.filter((m) => !taken.has(m.plan.hash)), ...arrays.slice(index + 1).flat()].map(
+        (m) => `${m.plan.experiment}/${m.plan.variant}`,
+      );
       throw new PartialSubmission(error.message, submitted, notSubmitted);
     }
   }

@@ -29,17 +29,27 @@ export function compareWithTolerance(expected: unknown, actual: unknown, tol: nu
       return;
     }
     if (e !== null && typeof e === "object") {
-      if (a === null || typeof a !== "object" || Array.isArray(a)) return fail(where, `expected an object, got ${describe(a)}`);
+      if (a === null || typeof a !== "object" || Array.isArray(a))
+        return fail(where, `expected an object, got ${describe(a)}`);
       const ek = Object.keys(e).sort();
       const ak = Object.keys(a).sort();
       if (ek.join(",") !== ak.join(",")) return fail(where, `expected keys {${ek.join(", ")}}, got {${ak.join(", ")}}`);
-      for (const key of ek) walk((e as Record<string, unknown>)[key], (a as Record<string, unknown>)[key], where === "" ? key : `${where}.${key}`);
+      for (const key of ek)
+        walk(
+          (e as Record<string, unknown>)[key],
+          (a as Record<string, unknown>)[key],
+          where === "" ? key : `${where}.${key}`,
+        );
       return;
     }
     if (e !== a) fail(where, `expected ${JSON.stringify(e)}, got ${describe(a)}`);
   };
   walk(expected, actual, "");
-  return { ok: mismatch === undefined && maxAbsError <= tol, maxAbsError, ...(mismatch !== undefined ? { mismatch } : {}) };
+  return {
+    ok: mismatch === undefined && maxAbsError <= tol,
+    maxAbsError,
+    ...(mismatch !== undefined ? { mismatch } : {}),
+  };
 }
 
 function describe(value: unknown): string {

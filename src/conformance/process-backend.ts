@@ -26,7 +26,8 @@ function conformanceTrainerCommand(name: TrainerName): TrainerCommand {
   if (name === "local") {
     // The built entry point, also when this module runs from src/ (tests).
     const embedded = `${packageRoot}dist/trainer/embedded/main.js`;
-    if (!existsSync(embedded)) throw new BackendUnavailable(`the embedded trainer is not built (${embedded} is missing); run 'npm run build'`);
+    if (!existsSync(embedded))
+      throw new BackendUnavailable(`the embedded trainer is not built (${embedded} is missing); run 'npm run build'`);
     return { file: process.execPath, args: [embedded] };
   }
   const env = { PYTHONPATH: [`${packageRoot}runtime-gpu`, process.env.PYTHONPATH].filter(Boolean).join(":") };
@@ -34,13 +35,19 @@ function conformanceTrainerCommand(name: TrainerName): TrainerCommand {
 }
 
 /** Starts the trainer and checks that it answers `eval_op`. */
-export async function processBackend(name: TrainerName, command: TrainerCommand = conformanceTrainerCommand(name)): Promise<ConformanceBackend> {
+export async function processBackend(
+  name: TrainerName,
+  command: TrainerCommand = conformanceTrainerCommand(name),
+): Promise<ConformanceBackend> {
   let client: TrainerClient;
   try {
     client = await TrainerClient.start(command, arlVersion());
   } catch (error) {
     const e = error as Error & { stderrTail?: readonly string[] };
-    throw new BackendUnavailable(`could not start the ${name} trainer (${[command.file, ...command.args].join(" ")}): ${e.message}`, e.stderrTail ?? []);
+    throw new BackendUnavailable(
+      `could not start the ${name} trainer (${[command.file, ...command.args].join(" ")}): ${e.message}`,
+      e.stderrTail ?? [],
+    );
   }
   const methods = client.handshakeResult?.capabilities.methods ?? [];
   if (!methods.includes("eval_op")) {

@@ -16,13 +16,24 @@ export interface CaseResult {
   readonly error?: string;
 }
 
-async function runCase(file: string, c: VectorCase, backend: ConformanceBackend = referenceBackend): Promise<CaseResult> {
+async function runCase(
+  file: string,
+  c: VectorCase,
+  backend: ConformanceBackend = referenceBackend,
+): Promise<CaseResult> {
   const chosen = backend.supports(c.op) ? backend : referenceBackend;
   let actual: unknown;
   try {
     actual = await chosen.evaluate(c.op, c.input);
   } catch (error) {
-    return { file, case: c, backend: chosen.name, passed: false, maxAbsError: Infinity, error: error instanceof Error ? error.message : String(error) };
+    return {
+      file,
+      case: c,
+      backend: chosen.name,
+      passed: false,
+      maxAbsError: Infinity,
+      error: error instanceof Error ? error.message : String(error),
+    };
   }
   const comparison = compareWithTolerance(c.expected, actual, c.tol);
   return {
@@ -36,7 +47,10 @@ async function runCase(file: string, c: VectorCase, backend: ConformanceBackend 
   };
 }
 
-export async function runVectors(files: readonly VectorFile[], backend: ConformanceBackend = referenceBackend): Promise<CaseResult[]> {
+export async function runVectors(
+  files: readonly VectorFile[],
+  backend: ConformanceBackend = referenceBackend,
+): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
   for (const f of files) for (const c of f.cases) results.push(await runCase(f.file, c, backend));
   return results;
@@ -46,7 +60,10 @@ export async function runVectors(files: readonly VectorFile[], backend: Conforma
 export function describeFailure(r: CaseResult): string {
   const head = `${r.file}: case '${r.case.name}' (${r.case.op})`;
   if (r.error !== undefined) return `${head}: error from ${r.backend}: ${r.error}`;
-  const detail = r.mismatch !== undefined ? `shape mismatch: ${r.mismatch}` : `max abs error ${formatError(r.maxAbsError)} (tol ${r.case.tol})`;
+  const detail =
+    r.mismatch !== undefined
+      ? `shape mismatch: ${r.mismatch}`
+      : `max abs error ${formatError(r.maxAbsError)} (tol ${r.case.tol})`;
   return `${head}: expected ${formatValue(r.case.expected)}, got ${formatValue(r.actual)}; ${detail}`;
 }
 
@@ -56,5 +73,8 @@ function formatError(e: number): string {
 
 // JSON, but NaN and infinities stay visible instead of becoming null.
 function formatValue(value: unknown): string {
-  return JSON.stringify(value, (_, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v)) ?? String(value);
+  return (
+    JSON.stringify(value, (_, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v)) ??
+    String(value)
+  );
 }

@@ -21,7 +21,8 @@ export interface VectorFile {
   readonly cases: readonly VectorCase[];
 }
 
-export type ParseResult = { readonly ok: true; readonly vectors: VectorFile } | { readonly ok: false; readonly problems: readonly string[] };
+export type ParseResult =
+  { readonly ok: true; readonly vectors: VectorFile } | { readonly ok: false; readonly problems: readonly string[] };
 
 const fileSchema = z.strictObject({ cases: z.array(z.unknown()) });
 
@@ -62,7 +63,10 @@ export function parseVectorFile(file: string, text: string): ParseResult {
   } catch (error) {
     const message = (error as Error).message;
     const at = /position (\d+)/.exec(message);
-    return { ok: false, problems: [`${file}${at ? `:${lineColumn(text, Number(at[1]))}` : ""}: invalid JSON: ${message}`] };
+    return {
+      ok: false,
+      problems: [`${file}${at ? `:${lineColumn(text, Number(at[1]))}` : ""}: invalid JSON: ${message}`],
+    };
   }
   const top = fileSchema.safeParse(json);
   if (!top.success) return { ok: false, problems: located(top.error.issues, []).map((p) => `${file}: ${p}`) };
@@ -91,10 +95,19 @@ export function parseVectorFile(file: string, text: string): ParseResult {
     }
     const definition = opSchemas[c.op];
     const input = definition.input.safeParse(c.input);
-    if (!input.success) for (const p of located(input.error.issues, ["input"])) problems.push(`${here} (${c.op}): ${p}`);
+    if (!input.success)
+      for (const p of located(input.error.issues, ["input"])) problems.push(`${here} (${c.op}): ${p}`);
     const expected = definition.expected.safeParse(c.expected);
-    if (!expected.success) for (const p of located(expected.error.issues, ["expected"])) problems.push(`${here} (${c.op}): ${p}`);
-    cases.push({ name: c.name, op: c.op, input: c.input, expected: c.expected, tol: c.tol ?? DEFAULT_TOLERANCE, index });
+    if (!expected.success)
+      for (const p of located(expected.error.issues, ["expected"])) problems.push(`${here} (${c.op}): ${p}`);
+    cases.push({
+      name: c.name,
+      op: c.op,
+      input: c.input,
+      expected: c.expected,
+      tol: c.tol ?? DEFAULT_TOLERANCE,
+      index,
+    });
   });
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, vectors: { file, cases } };

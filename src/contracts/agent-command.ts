@@ -17,7 +17,9 @@ function stdlibProgram(word: string): string | undefined {
   const relative = word.slice("std:".length);
   const root = path.join(STDLIB_ROOT, "std");
   const resolved = path.resolve(root, relative);
-  return relative !== "" && !path.isAbsolute(relative) && resolved.startsWith(`${root}${path.sep}`) ? resolved : undefined;
+  return relative !== "" && !path.isAbsolute(relative) && resolved.startsWith(`${root}${path.sep}`)
+    ? resolved
+    : undefined;
 }
 
 /** The Python a first word `python:NAME` names; undefined for any other word. */
@@ -32,11 +34,20 @@ function namedPython(word: string): string | undefined {
  */
 export function agentCommandProblem(word: string, first: boolean): { message: string; hint: string } | undefined {
   if (first && word.startsWith("python:") && !Object.hasOwn(PYTHONS, word.slice("python:".length))) {
-    return { message: `'${word}' names no Python arl knows`, hint: `write ${Object.keys(PYTHONS).map((n) => `python:${n}`).join(" or ")}, or the interpreter's path` };
+    return {
+      message: `'${word}' names no Python arl knows`,
+      hint: `write ${Object.keys(PYTHONS)
+        .map((n) => `python:${n}`)
+        .join(" or ")}, or the interpreter's path`,
+    };
   }
   if (!word.startsWith("std:")) return undefined;
   const file = stdlibProgram(word);
-  if (file === undefined || !existsSync(file)) return { message: `'${word}' names no file of the stdlib's std/ folder`, hint: "write the path below std/, e.g. std:agents/verifiers_taskset.py" };
+  if (file === undefined || !existsSync(file))
+    return {
+      message: `'${word}' names no file of the stdlib's std/ folder`,
+      hint: "write the path below std/, e.g. std:agents/verifiers_taskset.py",
+    };
   return undefined;
 }
 
@@ -50,11 +61,14 @@ export function resolveAgentCommand(command: readonly string[]): string[] {
  * (`std:agents/X.py` and `agents/X.task.schema.json`), so that `arl check` types a task file
  * against its program; undefined for a command without such a program.
  */
-export function stdlibTaskSchema(command: readonly string[]): { readonly program: string; readonly schema: Record<string, unknown> } | undefined {
+export function stdlibTaskSchema(
+  command: readonly string[],
+): { readonly program: string; readonly schema: Record<string, unknown> } | undefined {
   for (const word of command) {
     const file = stdlibProgram(word);
     const schema = file?.replace(/\.[^./]+$/, ".task.schema.json");
-    if (schema !== undefined && schema !== file && existsSync(schema)) return { program: word, schema: JSON.parse(readFileSync(schema, "utf8")) as Record<string, unknown> };
+    if (schema !== undefined && schema !== file && existsSync(schema))
+      return { program: word, schema: JSON.parse(readFileSync(schema, "utf8")) as Record<string, unknown> };
   }
   return undefined;
 }

@@ -59,7 +59,8 @@ function isAbsolutePath(written: string): boolean {
  */
 export function confine(file: string, roots: readonly string[]): Confined {
   const lexical = path.resolve(file);
-  if (!roots.some((root) => isInside(lexical, path.resolve(root)))) return { ok: false, reason: "outside", path: lexical };
+  if (!roots.some((root) => isInside(lexical, path.resolve(root))))
+    return { ok: false, reason: "outside", path: lexical };
   const real = realPath(lexical);
   if (!roots.some((root) => isInside(real, realPath(root)))) return { ok: false, reason: "link", path: lexical };
   return { ok: true, path: lexical, real };

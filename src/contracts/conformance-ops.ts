@@ -11,8 +11,15 @@ const probability = num.min(0).max(1);
 
 type Ctx = z.RefinementCtx;
 
-function sameLength(ctx: Ctx, a: readonly unknown[], b: readonly unknown[], path: (string | number)[], what: string): void {
-  if (a.length !== b.length) ctx.addIssue({ code: "custom", path, message: `${what}: has ${b.length} entries, expected ${a.length}` });
+function sameLength(
+  ctx: Ctx,
+  a: readonly unknown[],
+  b: readonly unknown[],
+  path: (string | number)[],
+  what: string,
+): void {
+  if (a.length !== b.length)
+    ctx.addIssue({ code: "custom", path, message: `${what}: has ${b.length} entries, expected ${a.length}` });
 }
 
 const advantagesInput = z.strictObject({
@@ -36,7 +43,12 @@ const gaeInput = z
   })
   .superRefine((v, ctx) => {
     sameLength(ctx, v.rewards, v.values, ["values"], "one value per reward");
-    if (v.end === "truncated" && v.bootstrap_value === undefined) ctx.addIssue({ code: "custom", path: ["bootstrap_value"], message: "a truncated episode needs bootstrap_value (V(h_T))" });
+    if (v.end === "truncated" && v.bootstrap_value === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["bootstrap_value"],
+        message: "a truncated episode needs bootstrap_value (V(h_T))",
+      });
   });
 
 const reductionInput = z.discriminatedUnion("mode", [
@@ -65,26 +77,57 @@ const policyLossInput = z
     sameLength(ctx, v.logp, v.mask, ["mask"], "one row per sequence of logp");
     sameLength(ctx, v.logp, v.advantages, ["advantages"], "one entry per sequence of logp");
     v.logp.forEach((row, i) => {
-      if (v.logp_old[i] && v.logp_old[i].length !== row.length) ctx.addIssue({ code: "custom", path: ["logp_old", i], message: `has ${v.logp_old[i].length} tokens, logp[${i}] has ${row.length}` });
-      if (v.mask[i] && v.mask[i].length !== row.length) ctx.addIssue({ code: "custom", path: ["mask", i], message: `has ${v.mask[i].length} tokens, logp[${i}] has ${row.length}` });
+      if (v.logp_old[i] && v.logp_old[i].length !== row.length)
+        ctx.addIssue({
+          code: "custom",
+          path: ["logp_old", i],
+          message: `has ${v.logp_old[i].length} tokens, logp[${i}] has ${row.length}`,
+        });
+      if (v.mask[i] && v.mask[i].length !== row.length)
+        ctx.addIssue({
+          code: "custom",
+          path: ["mask", i],
+          message: `has ${v.mask[i].length} tokens, logp[${i}] has ${row.length}`,
+        });
       const a = v.advantages[i];
-      if (Array.isArray(a) && a.length !== row.length) ctx.addIssue({ code: "custom", path: ["advantages", i], message: `has ${a.length} tokens, logp[${i}] has ${row.length}` });
+      if (Array.isArray(a) && a.length !== row.length)
+        ctx.addIssue({
+          code: "custom",
+          path: ["advantages", i],
+          message: `has ${a.length} tokens, logp[${i}] has ${row.length}`,
+        });
       const w = v.is_weights?.[i];
-      if (w && w.length !== row.length) ctx.addIssue({ code: "custom", path: ["is_weights", i], message: `has ${w.length} tokens, logp[${i}] has ${row.length}` });
+      if (w && w.length !== row.length)
+        ctx.addIssue({
+          code: "custom",
+          path: ["is_weights", i],
+          message: `has ${w.length} tokens, logp[${i}] has ${row.length}`,
+        });
     });
     if (v.is_weights) sameLength(ctx, v.logp, v.is_weights, ["is_weights"], "one row per sequence of logp");
     if (v.groups) sameLength(ctx, v.logp, v.groups, ["groups"], "one group per sequence");
-    else if (v.reduction.mode === "group_token_mean") ctx.addIssue({ code: "custom", path: ["groups"], message: "group_token_mean needs the group of every sequence" });
+    else if (v.reduction.mode === "group_token_mean")
+      ctx.addIssue({ code: "custom", path: ["groups"], message: "group_token_mean needs the group of every sequence" });
     if (v.microbatches) {
       const seen = new Array<number>(N).fill(0);
       v.microbatches.forEach((mb, b) =>
         mb.forEach((i, j) => {
-          if (i >= N) ctx.addIssue({ code: "custom", path: ["microbatches", b, j], message: `sequence ${i} does not exist (the batch has ${N})` });
+          if (i >= N)
+            ctx.addIssue({
+              code: "custom",
+              path: ["microbatches", b, j],
+              message: `sequence ${i} does not exist (the batch has ${N})`,
+            });
           else seen[i] = (seen[i] as number) + 1;
         }),
       );
       seen.forEach((c, i) => {
-        if (c !== 1) ctx.addIssue({ code: "custom", path: ["microbatches"], message: `not a partition of the sequences: sequence ${i} appears ${c} times` });
+        if (c !== 1)
+          ctx.addIssue({
+            code: "custom",
+            path: ["microbatches"],
+            message: `not a partition of the sequences: sequence ${i} appears ${c} times`,
+          });
       });
     }
   });
@@ -106,19 +149,27 @@ function sameBatchShape(v: { logp_old: number[][]; logp_engine: number[][]; mask
   v.mask.forEach((m, i) => {
     for (const key of ["logp_old", "logp_engine"] as const) {
       const r = v[key][i];
-      if (r && r.length !== m.length) ctx.addIssue({ code: "custom", path: [key, i], message: `has ${r.length} tokens, mask[${i}] has ${m.length}` });
+      if (r && r.length !== m.length)
+        ctx.addIssue({ code: "custom", path: [key, i], message: `has ${r.length} tokens, mask[${i}] has ${m.length}` });
     }
   });
 }
 
 const mismatchInput = z.strictObject({ ...mismatchBatch, threshold: num.positive() }).superRefine(sameBatchShape);
-const tisWeightsInput = z.strictObject({ ...mismatchBatch, cap: num.gt(1), level: z.enum(["token", "sequence"]) }).superRefine(sameBatchShape);
+const tisWeightsInput = z
+  .strictObject({ ...mismatchBatch, cap: num.gt(1), level: z.enum(["token", "sequence"]) })
+  .superRefine(sameBatchShape);
 
 const passAtKInput = z
   .strictObject({ n: z.number().int().min(1), c: z.number().int().min(0), k: z.number().int().min(1) })
   .superRefine((v, ctx) => {
     if (v.c > v.n) ctx.addIssue({ code: "custom", path: ["c"], message: `c (${v.c}) exceeds n (${v.n})` });
-    if (v.k > v.n) ctx.addIssue({ code: "custom", path: ["k"], message: `k (${v.k}) exceeds n (${v.n}); the estimator needs n >= k` });
+    if (v.k > v.n)
+      ctx.addIssue({
+        code: "custom",
+        path: ["k"],
+        message: `k (${v.k}) exceeds n (${v.n}); the estimator needs n >= k`,
+      });
   });
 
 const mixedGroupInput = z.strictObject({ p: probability, group_size: z.number().int().min(1) });
@@ -134,7 +185,10 @@ export const opSchemas = {
   gae: { input: gaeInput, expected: vector },
   policy_loss: { input: policyLossInput, expected: z.strictObject({ loss: num }) },
   kl: { input: klInput, expected: vector },
-  mismatch: { input: mismatchInput, expected: z.strictObject({ mean_abs: num, max_abs: num, frac_over: num, tokens: num }) },
+  mismatch: {
+    input: mismatchInput,
+    expected: z.strictObject({ mean_abs: num, max_abs: num, frac_over: num, tokens: num }),
+  },
   tis_weights: { input: tisWeightsInput, expected: matrix },
   pass_at_k: { input: passAtKInput, expected: num },
   mixed_group_probability: { input: mixedGroupInput, expected: num },

@@ -48,7 +48,8 @@ export function columnValue(row: Readonly<Record<string, unknown>>, column: stri
   if (Object.hasOwn(row, column)) return row[column];
   let value: unknown = row;
   for (const part of column.split(".")) {
-    if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, part)) return undefined;
+    if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, part))
+      return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;
@@ -58,11 +59,19 @@ const ROLES = new Set(["system", "user", "assistant"]);
 
 function promptOf(value: unknown): { readonly prompt: DatasetRow["prompt"] } | { readonly problem: string } {
   if (typeof value === "string") return value.trim() === "" ? { problem: "is an empty prompt" } : { prompt: value };
-  if (!Array.isArray(value)) return { problem: `is ${value === undefined ? "missing" : `a ${value === null ? "null" : typeof value}`}, not a prompt (a string or chat messages)` };
+  if (!Array.isArray(value))
+    return {
+      problem: `is ${value === undefined ? "missing" : `a ${value === null ? "null" : typeof value}`}, not a prompt (a string or chat messages)`,
+    };
   const messages: PromptMessage[] = [];
   for (const [i, m] of value.entries()) {
-    const ok = typeof m === "object" && m !== null && ROLES.has((m as { role?: unknown }).role as string) && typeof (m as { content?: unknown }).content === "string";
-    if (!ok) return { problem: `has a message ${i} that is not {"role": "system" | "user" | "assistant", "content": string}` };
+    const ok =
+      typeof m === "object" &&
+      m !== null &&
+      ROLES.has((m as { role?: unknown }).role as string) &&
+      typeof (m as { content?: unknown }).content === "string";
+    if (!ok)
+      return { problem: `has a message ${i} that is not {"role": "system" | "user" | "assistant", "content": string}` };
     messages.push({ role: (m as PromptMessage).role, content: (m as PromptMessage).content });
   }
   return messages.some((m) => m.role === "user") ? { prompt: messages } : { problem: "has no user message" };
@@ -71,21 +80,38 @@ function promptOf(value: unknown): { readonly prompt: DatasetRow["prompt"] } | {
 const SPLITS = new Set<string>(["train", "valid", "test"]);
 
 /** Reads one row, or says what is wrong with it. */
-function readRow(object: Readonly<Record<string, unknown>>, line: number, columns: DatasetColumns): DatasetRow | RowProblem {
+function readRow(
+  object: Readonly<Record<string, unknown>>,
+  line: number,
+  columns: DatasetColumns,
+): DatasetRow | RowProblem {
   const prompt = promptOf(columnValue(object, columns.prompt));
   if ("problem" in prompt) return { line, problem: `column '${columns.prompt}' ${prompt.problem}` };
   const answer = columnValue(object, columns.answer);
-  if (answer === undefined) return { line, problem: `column '${columns.answer}' is missing (the ground truth the scorer needs)` };
-  if (columns.answerIsText && typeof answer !== "string" && typeof answer !== "number") return { line, problem: `column '${columns.answer}' is a ${answer === null ? "null" : Array.isArray(answer) ? "list" : typeof answer}, not a string or number (the built-in scorers compare text)` };
+  if (answer === undefined)
+    return { line, problem: `column '${columns.answer}' is missing (the ground truth the scorer needs)` };
+  if (columns.answerIsText && typeof answer !== "string" && typeof answer !== "number")
+    return {
+      line,
+      problem: `column '${columns.answer}' is a ${answer === null ? "null" : Array.isArray(answer) ? "list" : typeof answer}, not a string or number (the built-in scorers compare text)`,
+    };
   let split: DatasetSplit | undefined;
   if (columns.split !== null) {
     const value = columnValue(object, columns.split);
-    if (typeof value !== "string" || !SPLITS.has(value)) return { line, problem: `column '${columns.split}' is ${value === undefined ? "missing" : JSON.stringify(value)}, not "train", "valid" or "test"` };
+    if (typeof value !== "string" || !SPLITS.has(value))
+      return {
+        line,
+        problem: `column '${columns.split}' is ${value === undefined ? "missing" : JSON.stringify(value)}, not "train", "valid" or "test"`,
+      };
     split = value as DatasetSplit;
   }
   if (columns.lookup) {
     const entries = columnValue(object, columns.lookup);
-    if (typeof entries !== "object" || entries === null || Array.isArray(entries)) return { line, problem: `column '${columns.lookup}' is ${entries === undefined ? "missing" : `a ${entries === null ? "null" : Array.isArray(entries) ? "list" : typeof entries}`}, not an object of entries (the lookup tool reads it)` };
+    if (typeof entries !== "object" || entries === null || Array.isArray(entries))
+      return {
+        line,
+        problem: `column '${columns.lookup}' is ${entries === undefined ? "missing" : `a ${entries === null ? "null" : Array.isArray(entries) ? "list" : typeof entries}`}, not an object of entries (the lookup tool reads it)`,
+      };
   }
   return { line, prompt: prompt.prompt, answer, split, columns: object };
 }
@@ -110,7 +136,11 @@ class RowCollector {
   /** Adds one line's object (or its problem); false once enough problems are listed. */
   add(line: number, value: unknown): boolean {
     const row =
-      typeof value === "string" ? { line, problem: value } : typeof value === "object" && value !== null && !Array.isArray(value) ? readRow(value as Record<string, unknown>, line, this.columns) : { line, problem: "the line is not a JSON object" };
+      typeof value === "string"
+        ? { line, problem: value }
+        : typeof value === "object" && value !== null && !Array.isArray(value)
+          ? readRow(value as Record<string, unknown>, line, this.columns)
+          : { line, problem: "the line is not a JSON object" };
     if ("problem" in row) this.problems.push(row);
     else this.rows.push(row);
     return this.problems.length < MAX_PROBLEMS;
@@ -118,7 +148,9 @@ class RowCollector {
 
   result(): DatasetRowsRead {
     if (this.problems.length > 0) return { problems: this.problems };
-    return this.rows.length === 0 ? { problems: [{ line: 1, problem: "the file has no row (no non-blank line)" }] } : { rows: this.rows };
+    return this.rows.length === 0
+      ? { problems: [{ line: 1, problem: "the file has no row (no non-blank line)" }] }
+      : { rows: this.rows };
   }
 }
 
@@ -140,7 +172,10 @@ function parseLine(bytes: Uint8Array): unknown {
 function rowsOfLines(lines: Iterable<FileLine>, columns: DatasetColumns, maxRowBytes: number): DatasetRowsRead {
   const collector = new RowCollector(columns);
   for (const line of lines) {
-    const value = "tooLong" in line ? `a row of ${line.tooLong} bytes, more than max_row_bytes (${maxRowBytes}): shorten or drop it, or raise max_row_bytes` : parseLine(line.bytes);
+    const value =
+      "tooLong" in line
+        ? `a row of ${line.tooLong} bytes, more than max_row_bytes (${maxRowBytes}): shorten or drop it, or raise max_row_bytes`
+        : parseLine(line.bytes);
     if (value !== undefined && !collector.add(line.line, value)) break;
   }
   return collector.result();
@@ -173,8 +208,16 @@ function isParquet(file: string): boolean {
  * max_row_bytes is held) or a Parquet file read whole, hashing its bytes in the same pass; a file
  * larger than max_data_bytes is refused before it is read.
  */
-export function readDatasetFile(file: string, columns: DatasetColumns, bounds: DatasetBounds): { readonly read: DatasetRowsRead; readonly sha256: string } {
-  const tooLarge = (bytes: number) => new DatasetFileError(`holds ${bytes} bytes, more than max_data_bytes (${bounds.maxDataBytes}); it was not read`, bytes);
+export function readDatasetFile(
+  file: string,
+  columns: DatasetColumns,
+  bounds: DatasetBounds,
+): { readonly read: DatasetRowsRead; readonly sha256: string } {
+  const tooLarge = (bytes: number) =>
+    new DatasetFileError(
+      `holds ${bytes} bytes, more than max_data_bytes (${bounds.maxDataBytes}); it was not read`,
+      bytes,
+    );
   const size = statSync(file).size;
   if (size > bounds.maxDataBytes) throw tooLarge(size);
   const hash = createHash("sha256");
@@ -185,7 +228,10 @@ export function readDatasetFile(file: string, columns: DatasetColumns, bounds: D
     const collector = new RowCollector(columns);
     for (const [i, object] of parquetObjects(bytes).entries()) {
       const length = Buffer.byteLength(JSON.stringify(object), "utf8");
-      const value = length > bounds.maxRowBytes ? `a row of ${length} bytes (as JSON), more than max_row_bytes (${bounds.maxRowBytes}): shorten or drop it, or raise max_row_bytes` : object;
+      const value =
+        length > bounds.maxRowBytes
+          ? `a row of ${length} bytes (as JSON), more than max_row_bytes (${bounds.maxRowBytes}): shorten or drop it, or raise max_row_bytes`
+          : object;
       if (!collector.add(i + 1, value)) break;
     }
     return { read: collector.result(), sha256: hash.digest("hex") };

@@ -22,7 +22,7 @@ export class RunningDigest {
       const available = fstatSync(fd).size;
       if (available < bytes) throw new Error(`file has ${available} bytes, fewer than the ${bytes} asked for`);
       const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, bytes)));
-      for (let at = 0; at < bytes; ) {
+      for (let at = 0; at < bytes;) {
         const n = readSync(fd, chunk, 0, Math.min(chunk.length, bytes - at), at);
         if (n === 0) throw new Error(`file ended after ${at} of ${bytes} bytes`);
         digest.update(chunk.subarray(0, n));

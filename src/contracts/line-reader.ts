@@ -5,7 +5,8 @@
 import { closeSync, openSync, readSync } from "node:fs";
 
 /** One line (1-based, without its "\n"), or the length of one longer than the bound. */
-export type FileLine = { readonly line: number; readonly bytes: Buffer } | { readonly line: number; readonly tooLong: number };
+export type FileLine =
+  { readonly line: number; readonly bytes: Buffer } | { readonly line: number; readonly tooLong: number };
 
 export interface LineReading {
   readonly maxLineBytes: number;
@@ -43,7 +44,10 @@ export function* fileLines(file: string, options: LineReading): Generator<FileLi
       else if (piece.length > 0) pieces.push(Buffer.from(piece));
     };
     const take = (): FileLine => {
-      const taken: FileLine = length > options.maxLineBytes ? { line, tooLong: length } : { line, bytes: pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length) };
+      const taken: FileLine =
+        length > options.maxLineBytes
+          ? { line, tooLong: length }
+          : { line, bytes: pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length) };
       pieces = [];
       length = 0;
       line++;

@@ -39,10 +39,16 @@ const hyparquetUrl = (): string => pathToFileURL(createRequire(import.meta.url).
 export function parquetObjects(bytes: Uint8Array): Record<string, unknown>[] {
   const { port1, port2 } = new MessageChannel();
   const done = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(WORKER, { eval: true, workerData: { port: port2, done, hyparquet: hyparquetUrl(), bytes }, transferList: [port2] });
+  const worker = new Worker(WORKER, {
+    eval: true,
+    workerData: { port: port2, done, hyparquet: hyparquetUrl(), bytes },
+    transferList: [port2],
+  });
   try {
-    if (Atomics.wait(done, 0, 0, DECODE_TIMEOUT_MS) === "timed-out") throw new Error(`decoding did not finish in ${DECODE_TIMEOUT_MS / 60_000} minutes (out of memory?)`);
-    const message = receiveMessageOnPort(port1)?.message as { rows: Record<string, unknown>[] } | { error: string } | undefined;
+    if (Atomics.wait(done, 0, 0, DECODE_TIMEOUT_MS) === "timed-out")
+      throw new Error(`decoding did not finish in ${DECODE_TIMEOUT_MS / 60_000} minutes (out of memory?)`);
+    const message = receiveMessageOnPort(port1)?.message as
+      { rows: Record<string, unknown>[] } | { error: string } | undefined;
     if (message === undefined) throw new Error("the decoder sent no rows");
     if ("error" in message) throw new Error(`not a Parquet file hyparquet can read: ${message.error}`);
     return message.rows;

@@ -50,7 +50,10 @@ function startReaper(): NodeJS.WritableStream | null {
   if (!existsSync(script)) return null;
   // A group and session of its own, so that a terminal's Ctrl-C or hang-up does not end it with
   // the runtime; unreferenced, so that it never keeps the runtime alive.
-  const child = spawn(process.execPath, [script, processMarkToken()], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  const child = spawn(process.execPath, [script, processMarkToken()], {
+    detached: true,
+    stdio: ["pipe", "ignore", "ignore"],
+  });
   child.on("error", () => undefined);
   child.unref();
   const stdin = child.stdin as Socket;

@@ -45,9 +45,14 @@ export function processMarkToken(): string {
 }
 
 /** Whether `mark` is the one sought, or (sought undefined) any mark of the token's. */
-const matches = (mark: string | undefined, sought: string | undefined, token: string) => mark !== undefined && (sought === undefined ? mark.startsWith(`${token}.`) : mark === sought);
+const matches = (mark: string | undefined, sought: string | undefined, token: string) =>
+  mark !== undefined && (sought === undefined ? mark.startsWith(`${token}.`) : mark === sought);
 
-const pidsOf = (names: readonly string[]) => names.filter((n) => /^\d+$/.test(n)).map(Number).filter((pid) => pid !== process.pid);
+const pidsOf = (names: readonly string[]) =>
+  names
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
 
 /**
  * A marked process may fork between being read and being killed; its child carries the mark too,
@@ -57,7 +62,12 @@ const pidsOf = (names: readonly string[]) => names.filter((n) => /^\d+$/.test(n)
 const MAX_ROUNDS = 20;
 
 /** One round over what was read of /proc: kills (SIGKILL) the marked processes not killed yet; how many it found. */
-function killFound(read: readonly { readonly pid: number; readonly environ: Buffer }[], sought: string | undefined, killed: Set<number>, token = TOKEN): number {
+function killFound(
+  read: readonly { readonly pid: number; readonly environ: Buffer }[],
+  sought: string | undefined,
+  killed: Set<number>,
+  token = TOKEN,
+): number {
   let found = 0;
   for (const { pid, environ } of read) {
     if (killed.has(pid) || !matches(markIn(environ), sought, token)) continue;
@@ -106,7 +116,9 @@ export async function killMarked(mark?: ProcessMark): Promise<number> {
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const names = await readdir("/proc").catch(() => undefined);
     if (names === undefined) break;
-    const read = await Promise.all(pidsOf(names).map(async (pid) => ({ pid, environ: await readFile(`/proc/${pid}/environ`).catch(() => NOTHING) })));
+    const read = await Promise.all(
+      pidsOf(names).map(async (pid) => ({ pid, environ: await readFile(`/proc/${pid}/environ`).catch(() => NOTHING) })),
+    );
     if (killFound(read, mark?.value, killed) === 0) break;
   }
   return killed.size;

@@ -10,7 +10,9 @@ export const RUNTIME_GPU_DIR = path.join(PACKAGE_ROOT, "runtime-gpu");
 /** The Pythons arl may use, in order: $ARL_PYTHON, the repository's .venv, `python3` on the PATH, /usr/bin/python3. */
 export function pythonCandidates(): string[] {
   const venv = path.join(PACKAGE_ROOT, ".venv/bin/python");
-  return [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter((c): c is string => Boolean(c));
+  return [process.env.ARL_PYTHON, existsSync(venv) ? venv : undefined, "python3", "/usr/bin/python3"].filter(
+    (c): c is string => Boolean(c),
+  );
 }
 
 /**

@@ -38,7 +38,10 @@ export function shuffled<T>(items: readonly T[], random: Random): T[] {
 
 /** A 32-bit seed that depends only on `seed` and the place it is used (a path of names and indices). */
 export function deriveSeed(seed: number, ...path: (string | number)[]): number {
-  return createHash("sha256").update(JSON.stringify([seed, ...path])).digest().readUInt32LE(0);
+  return createHash("sha256")
+    .update(JSON.stringify([seed, ...path]))
+    .digest()
+    .readUInt32LE(0);
 }
 
 /** The mulberry32 stream of a derived seed. */

@@ -96,10 +96,33 @@ export function sandboxSupport(pathEnv: string | undefined = process.env.PATH): 
   if (known) return known;
   let found: SandboxSupport;
   const bwrap = process.platform === "linux" ? onPath("bwrap", pathEnv) : null;
-  if (bwrap !== null && !existsSync(PRLIMIT)) found = { problem: `${PRLIMIT} (util-linux) is missing: it sets the episodes' limits` };
-  else if (bwrap === null) found = { problem: process.platform === "linux" ? "bubblewrap (bwrap) is not on PATH" : `bubblewrap does not exist for ${process.platform}` };
+  if (bwrap !== null && !existsSync(PRLIMIT))
+    found = { problem: `${PRLIMIT} (util-linux) is missing: it sets the episodes' limits` };
+  else if (bwrap === null)
+    found = {
+      problem:
+        process.platform === "linux"
+          ? "bubblewrap (bwrap) is not on PATH"
+          : `bubblewrap does not exist for ${process.platform}`,
+    };
   else {
-    const run = spawnSync(bwrap, ["--unshare-all", "--die-with-parent", ...systemRootArgs({ etc: false }), "--proc", "/proc", "--dev", "/dev", "--", process.execPath, "-e", "0"], { env: {}, timeout: 10_000, encoding: "utf8" });
+    const run = spawnSync(
+      bwrap,
+      [
+        "--unshare-all",
+        "--die-with-parent",
+        ...systemRootArgs({ etc: false }),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--",
+        process.execPath,
+        "-e",
+        "0",
+      ],
+      { env: {}, timeout: 10_000, encoding: "utf8" },
+    );
     const why = (run.stderr || run.error?.message || `exit ${run.status}`).trim().split("\n")[0];
     found = run.status === 0 ? { bwrap } : { problem: `bubblewrap (${bwrap}) cannot create namespaces here: ${why}` };
   }
@@ -167,16 +190,29 @@ export function programPaths(command: readonly string[], cwd: string, pathEnv: s
 }
 
 /** Whether `inner` is `outer` or lies below it. */
-const within = (inner: string, outer: string) => inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
+const within = (inner: string, outer: string) =>
+  inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
 
 /** The command line that runs `argv` in the sandbox `options` describes. */
 export function sandboxCommand(options: SandboxOptions, argv: readonly string[]): [string, ...string[]] {
   const { limits } = options;
-  const args = ["--unshare-all", ...(options.network ? ["--share-net"] : []), "--die-with-parent", "--new-session", "--cap-drop", "ALL", ...systemRootArgs({ etc: true })];
+  const args = [
+    "--unshare-all",
+    ...(options.network ? ["--share-net"] : []),
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    ...systemRootArgs({ etc: true }),
+  ];
   args.push("--proc", "/proc", "--dev", "/dev", "--size", String(limits.diskMb * 1024 * 1024), "--tmpfs", "/tmp");
   // Outer folders first, so that a folder inside another stays visible.
-  const shown = [...new Set([...options.readOnly, options.cwd])].filter((p) => existsSync(p)).sort((a, b) => a.length - b.length);
-  const kept = shown.filter((p, i) => !shown.slice(0, i).some((q) => within(p, q)) && !/^\/(usr|etc|opt|proc|dev)(\/|$)/.test(p));
+  const shown = [...new Set([...options.readOnly, options.cwd])]
+    .filter((p) => existsSync(p))
+    .sort((a, b) => a.length - b.length);
+  const kept = shown.filter(
+    (p, i) => !shown.slice(0, i).some((q) => within(p, q)) && !/^\/(usr|etc|opt|proc|dev)(\/|$)/.test(p),
+  );
   for (const p of kept) args.push("--ro-bind", p, p);
   for (const p of options.hidden ?? []) if (kept.some((q) => within(p, q))) args.push("--tmpfs", p);
   for (const [host, inside] of options.bind ?? []) args.push("--bind", host, inside);
@@ -189,7 +225,15 @@ export function sandboxCommand(options: SandboxOptions, argv: readonly string[])
 /** The words that run a command under the limits' rlimits (inside the sandbox, where prlimit is the system's). */
 export function rlimitPrefix(limits: SandboxLimits): string[] {
   const mb = 1024 * 1024;
-  return [PRLIMIT, `--cpu=${limits.cpuS}:${limits.cpuS + 1}`, `--data=${limits.memoryMb * mb}`, `--nproc=${limits.processes}`, `--fsize=${limits.diskMb * mb}`, "--core=0", "--"];
+  return [
+    PRLIMIT,
+    `--cpu=${limits.cpuS}:${limits.cpuS + 1}`,
+    `--data=${limits.memoryMb * mb}`,
+    `--nproc=${limits.processes}`,
+    `--fsize=${limits.diskMb * mb}`,
+    "--core=0",
+    "--",
+  ];
 }
 
 /** A spec's sandbox settings (the plan's `sandbox` of an agent or subprocess env). */
@@ -203,17 +247,27 @@ export interface SandboxSettings {
   readonly output_bytes: number;
 }
 
-export const limitsOf = (s: SandboxSettings): SandboxLimits => ({ cpuS: s.cpu_s, memoryMb: s.memory_mb, processes: s.processes, diskMb: s.disk_mb });
+export const limitsOf = (s: SandboxSettings): SandboxLimits => ({
+  cpuS: s.cpu_s,
+  memoryMb: s.memory_mb,
+  processes: s.processes,
+  diskMb: s.disk_mb,
+});
 
 /** Whether episodes under `settings` run sandboxed here: the bubblewrap to use, none, or why a required sandbox cannot be made. */
-export function sandboxFor(settings: SandboxSettings): { readonly bwrap: string } | { readonly none: true } | { readonly refusal: string } {
+export function sandboxFor(
+  settings: SandboxSettings,
+): { readonly bwrap: string } | { readonly none: true } | { readonly refusal: string } {
   if (settings.mode === "off") return { none: true };
   const support = sandboxSupport();
   if ("bwrap" in support) return support;
-  return settings.mode === "required" ? { refusal: `${support.problem}, and the env's sandbox is required: ${INSTALL_HINT}` } : { none: true };
+  return settings.mode === "required"
+    ? { refusal: `${support.problem}, and the env's sandbox is required: ${INSTALL_HINT}` }
+    : { none: true };
 }
 
-const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap) where user namespaces are allowed, or set sandbox { mode: off } to run unisolated";
+const INSTALL_HINT =
+  "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap) where user namespaces are allowed, or set sandbox { mode: off } to run unisolated";
 
 /** The variables of the host's environment a sandboxed program keeps (besides its episode's). */
 const KEPT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "VIRTUAL_ENV", "PYTHONPATH", "NODE_PATH"];
@@ -232,12 +286,20 @@ export function sandboxEnv(own: Readonly<Record<string, string>>): Record<string
 const SIGNALS: Readonly<Record<number, string>> = { 9: "SIGKILL", 24: "SIGXCPU", 25: "SIGXFSZ" };
 
 /** What a sandboxed command's exit says about its limits, or undefined. */
-export function limitHit(code: number | null, signal: NodeJS.Signals | null, stderr: string, limits: SandboxLimits): string | undefined {
+export function limitHit(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  stderr: string,
+  limits: SandboxLimits,
+): string | undefined {
   const killed = signal ?? (code !== null && code > 128 ? SIGNALS[code - 128] : undefined);
   if (killed === "SIGXCPU") return `used up its CPU time limit (cpu_s ${limits.cpuS})`;
-  if (killed === "SIGXFSZ" || /No space left on device|File too large/i.test(stderr)) return `used up its disk limit (disk_mb ${limits.diskMb}: the sandbox's /tmp and the largest file it may write)`;
-  if (/MemoryError|Cannot allocate memory|out of memory|bad_alloc|Reached heap limit/i.test(stderr)) return `used up its memory limit (memory_mb ${limits.memoryMb} per process)`;
-  if (/Resource temporarily unavailable|BlockingIOError.*Errno 11|fork: retry|Cannot fork/i.test(stderr)) return `used up its process limit (processes ${limits.processes})`;
+  if (killed === "SIGXFSZ" || /No space left on device|File too large/i.test(stderr))
+    return `used up its disk limit (disk_mb ${limits.diskMb}: the sandbox's /tmp and the largest file it may write)`;
+  if (/MemoryError|Cannot allocate memory|out of memory|bad_alloc|Reached heap limit/i.test(stderr))
+    return `used up its memory limit (memory_mb ${limits.memoryMb} per process)`;
+  if (/Resource temporarily unavailable|BlockingIOError.*Errno 11|fork: retry|Cannot fork/i.test(stderr))
+    return `used up its process limit (processes ${limits.processes})`;
   return undefined;
 }
 
@@ -246,6 +308,11 @@ export function sandboxHostCheck(settings: SandboxSettings): { refusal?: string;
   if (settings.mode === "off") return {};
   const support = sandboxSupport();
   if ("bwrap" in support) return {};
-  if (settings.mode === "required") return { refusal: `the env's episodes must run sandboxed (sandbox { mode: required }), but ${support.problem}; ${INSTALL_HINT}` };
-  return { warning: `the env's episodes run unisolated: ${support.problem}, so each episode can read the other episodes' processes and keys, your files and the network (docs/envs.md#what-an-episode-can-reach); ${INSTALL_HINT}` };
+  if (settings.mode === "required")
+    return {
+      refusal: `the env's episodes must run sandboxed (sandbox { mode: required }), but ${support.problem}; ${INSTALL_HINT}`,
+    };
+  return {
+    warning: `the env's episodes run unisolated: ${support.problem}, so each episode can read the other episodes' processes and keys, your files and the network (docs/envs.md#what-an-episode-can-reach); ${INSTALL_HINT}`,
+  };
 }

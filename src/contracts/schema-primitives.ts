@@ -56,12 +56,19 @@ export function reportDiagnostic(ctx: z.core.$RefinementCtx, d: SchemaDiagnostic
  * write for a member in other languages (`int` for `integer`): still errors, with that member
  * suggested where edit distance would not find it.
  */
-export function enumOf<const T extends readonly [string, ...string[]]>(values: T, aliases: Readonly<Record<string, T[number]>> = {}) {
+export function enumOf<const T extends readonly [string, ...string[]]>(
+  values: T,
+  aliases: Readonly<Record<string, T[number]>> = {},
+) {
   const hasNone = values.includes("none");
   return z.preprocess((v, ctx) => {
     const s = v === null && hasNone ? "none" : nameToString(v);
     if (typeof s === "string" && Object.hasOwn(aliases, s)) {
-      reportDiagnostic(ctx, { code: "invalid-enum", message: `'${s}' is not a valid value for {where}; expected one of ${values.join(", ")}`, hint: `did you mean '${aliases[s]}'?` });
+      reportDiagnostic(ctx, {
+        code: "invalid-enum",
+        message: `'${s}' is not a valid value for {where}; expected one of ${values.join(", ")}`,
+        hint: `did you mean '${aliases[s]}'?`,
+      });
     }
     return s;
   }, z.enum(values));

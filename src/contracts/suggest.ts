@@ -34,7 +34,8 @@ export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINIT
     for (let j = lo; j <= hi; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min(at(previous, j) + 1, at(row, j - 1) + 1, at(previous, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(before, j - 2) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, at(before, j - 2) + 1);
       const cell = Math.min(best, over);
       row[j] = cell;
       if (cell < rowMin) rowMin = cell;

@@ -46,7 +46,8 @@ function parseHermes(text: string): ParsedTurn {
   const tagged = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/.exec(text);
   const body = tagged?.[1] ?? text;
   const start = body.indexOf("{");
-  if (start < 0) return tagged ? { kind: "malformed", error: "the <tool_call> holds no JSON object" } : { kind: "none" };
+  if (start < 0)
+    return tagged ? { kind: "malformed", error: "the <tool_call> holds no JSON object" } : { kind: "none" };
   const json = firstJsonObject(body, start);
   if (json === undefined) return { kind: "malformed", error: "the tool call is not complete JSON" };
   const content = tagged ? text.slice(0, tagged.index) : text.slice(0, start);
@@ -61,7 +62,8 @@ function parseLlama3Json(text: string): ParsedTurn {
   const tag = text.indexOf("<|python_tag|>");
   const from = tag < 0 ? 0 : tag + "<|python_tag|>".length;
   const start = text.indexOf("{", from);
-  if (start < 0) return tag < 0 ? { kind: "none" } : { kind: "malformed", error: "the <|python_tag|> call holds no JSON object" };
+  if (start < 0)
+    return tag < 0 ? { kind: "none" } : { kind: "malformed", error: "the <|python_tag|> call holds no JSON object" };
   const json = firstJsonObject(text, start);
   if (json === undefined) return { kind: "malformed", error: "the tool call is not complete JSON" };
   return callFromJson(json, "parameters", text.slice(0, tag < 0 ? start : tag));
@@ -78,7 +80,10 @@ const DS_SEP = "<｜tool▁sep｜>";
 function parseDeepSeekV3(text: string): ParsedTurn {
   const begin = text.indexOf(DS_CALL_BEGIN);
   const block = text.indexOf(DS_CALLS_BEGIN);
-  if (begin < 0) return block < 0 ? { kind: "none" } : { kind: "malformed", error: `the tool calls block holds no ${DS_CALL_BEGIN}` };
+  if (begin < 0)
+    return block < 0
+      ? { kind: "none" }
+      : { kind: "malformed", error: `the tool calls block holds no ${DS_CALL_BEGIN}` };
   const rest = text.slice(begin + DS_CALL_BEGIN.length);
   const sep = rest.indexOf(DS_SEP);
   if (sep < 0) return { kind: "malformed", error: `the tool call has no ${DS_SEP} between its type and its name` };
@@ -87,10 +92,15 @@ function parseDeepSeekV3(text: string): ParsedTurn {
   const name = (newline < 0 ? afterSep : afterSep.slice(0, newline)).trim();
   if (name === "" || name.includes("<｜")) return { kind: "malformed", error: 'the tool call has no "name"' };
   const fence = /^```(?:json)?\s*\n?([\s\S]*?)\n?```/.exec(afterSep.slice(newline + 1));
-  if (newline < 0 || !fence) return { kind: "malformed", error: "the tool call's arguments are not in a ```json block" };
+  if (newline < 0 || !fence)
+    return { kind: "malformed", error: "the tool call's arguments are not in a ```json block" };
   const args = parseArguments((fence[1] ?? "").trim() || "{}");
   if (!args.ok) return { kind: "malformed", error: args.error };
-  return { kind: "call", call: { name, arguments: args.value }, content: text.slice(0, block >= 0 && block < begin ? block : begin) };
+  return {
+    kind: "call",
+    call: { name, arguments: args.value },
+    content: text.slice(0, block >= 0 && block < begin ? block : begin),
+  };
 }
 
 /**
@@ -126,7 +136,8 @@ function callFromJson(json: string, key: "arguments" | "parameters", content: st
   return { kind: "call", call: { name: v.name, arguments: args.value }, content };
 }
 
-type ArgumentsResult = { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly error: string };
+type ArgumentsResult =
+  { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly error: string };
 
 const NOT_AN_OBJECT = 'the tool call\'s "arguments" is not a JSON object';
 
@@ -144,7 +155,9 @@ function parseArguments(json: string): ArgumentsResult {
   } catch {
     return { ok: false, error: NOT_AN_OBJECT };
   }
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? { ok: true, value: value as Record<string, unknown> } : { ok: false, error: NOT_AN_OBJECT };
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? { ok: true, value: value as Record<string, unknown> }
+    : { ok: false, error: NOT_AN_OBJECT };
 }
 
 /** The balanced `{...}` starting at `start`, respecting strings; undefined when unbalanced. */
@@ -177,13 +190,19 @@ export function parseTextAction(text: string, tools: readonly OfferedTool[]): Pa
   const name = first.toLowerCase();
   const tool = tools.find((t) => t.name === name);
   if (!tool) return { kind: "call", call: { name, arguments: {} } };
-  const properties = Object.keys((tool.definition.function.parameters.properties as Record<string, unknown> | undefined) ?? {});
+  const properties = Object.keys(
+    (tool.definition.function.parameters.properties as Record<string, unknown> | undefined) ?? {},
+  );
   const args: Record<string, unknown> = {};
   properties.forEach((p, i) => {
     if (rest.length === 0) return;
     args[p] = i === properties.length - 1 ? rest.splice(0).join(" ") : rest.shift();
   });
-  if (rest.length > 0) return { kind: "malformed", error: `too many words for '${name}', which takes ${properties.length === 0 ? "none" : properties.join(", ")}` };
+  if (rest.length > 0)
+    return {
+      kind: "malformed",
+      error: `too many words for '${name}', which takes ${properties.length === 0 ? "none" : properties.join(", ")}`,
+    };
   return { kind: "call", call: { name, arguments: coerce(args, tool) } };
 }
 
@@ -193,14 +212,21 @@ function coerce(args: Record<string, unknown>, tool: OfferedTool): Record<string
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(args)) {
     const type = props[k]?.type;
-    if (typeof v === "string" && (type === "number" || type === "integer") && v.trim() !== "" && Number.isFinite(Number(v))) out[k] = Number(v);
+    if (
+      typeof v === "string" &&
+      (type === "number" || type === "integer") &&
+      v.trim() !== "" &&
+      Number.isFinite(Number(v))
+    )
+      out[k] = Number(v);
     else if (typeof v === "string" && type === "boolean" && (v === "true" || v === "false")) out[k] = v === "true";
     else out[k] = v;
   }
   return out;
 }
 
-export type CallCheck<T extends OfferedTool = OfferedTool> = { readonly ok: true; readonly tool: T } | { readonly ok: false; readonly error: string };
+export type CallCheck<T extends OfferedTool = OfferedTool> =
+  { readonly ok: true; readonly tool: T } | { readonly ok: false; readonly error: string };
 
 /** Validates calls against the offered tools' JSON Schemas (compiled once per tool). */
 export class ToolCallValidator {
@@ -216,7 +242,11 @@ export class ToolCallValidator {
 
   check<T extends OfferedTool>(call: ToolCall, offered: readonly T[]): CallCheck<T> {
     const tool = offered.find((t) => t.name === call.name);
-    if (!tool) return { ok: false, error: `there is no tool '${call.name}'; available: ${offered.map((t) => t.name).join(", ")}` };
+    if (!tool)
+      return {
+        ok: false,
+        error: `there is no tool '${call.name}'; available: ${offered.map((t) => t.name).join(", ")}`,
+      };
     let validate = this.compiled.get(tool);
     if (!validate) {
       const key = JSON.stringify(tool.definition.function.parameters);
@@ -225,7 +255,10 @@ export class ToolCallValidator {
       this.compiled.set(tool, validate);
     }
     if (validate(call.arguments)) return { ok: true, tool };
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath ? e.instancePath.slice(1).replace(/\//g, ".") : "arguments"} ${e.message ?? "is invalid"}${e.params && "allowedValues" in e.params ? ` (${(e.params.allowedValues as unknown[]).join(", ")})` : ""}`);
+    const problems = (validate.errors ?? []).map(
+      (e) =>
+        `${e.instancePath ? e.instancePath.slice(1).replace(/\//g, ".") : "arguments"} ${e.message ?? "is invalid"}${e.params && "allowedValues" in e.params ? ` (${(e.params.allowedValues as unknown[]).join(", ")})` : ""}`,
+    );
     return { ok: false, error: `invalid arguments for '${call.name}': ${problems.join("; ")}` };
   }
 }

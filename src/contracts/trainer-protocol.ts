@@ -51,7 +51,12 @@ export interface ConfigureParams {
     /** Storage dtype of the weights (plan policy.dtype); absent: float32. */
     readonly dtype?: "float32" | "bfloat16" | "float16";
     /** LoRA adapters (plan policy.lora): only the adapters train; null or absent: full fine-tuning. */
-    readonly lora?: { readonly rank: number; readonly alpha: number; readonly dropout: number; readonly targets: readonly string[] } | null;
+    readonly lora?: {
+      readonly rank: number;
+      readonly alpha: number;
+      readonly dropout: number;
+      readonly targets: readonly string[];
+    } | null;
   };
   readonly algorithm: Readonly<Record<string, unknown>>;
   readonly vocabulary: readonly string[] | null;
@@ -153,7 +158,11 @@ export interface TrainStepParams {
   readonly clip: { readonly low: number; readonly high: number; readonly dual: number | null };
   readonly kl: { readonly coef: number; readonly estimator: string; readonly placement: string };
   readonly sampling: SamplingParams | null;
-  readonly critic: { readonly returns: Ragged<Float32Array>; readonly old_values: Ragged<Float32Array>; readonly value_clip: number | null } | null;
+  readonly critic: {
+    readonly returns: Ragged<Float32Array>;
+    readonly old_values: Ragged<Float32Array>;
+    readonly value_clip: number | null;
+  } | null;
   /** The policy's peak learning rate for this step; null or absent: the configured one. */
   readonly lr?: number | null;
   /** Importance weight per token (mask.tis), multiplying its policy-gradient term; null or absent: 1. */
@@ -185,7 +194,15 @@ export interface Methods {
   decode: [{ ids: Ragged<Int32Array> }, { texts: string[] }];
   tokenize: [{ texts: readonly string[] }, { ids: Ragged<Int32Array> }];
   generate: [GenerateParams, GenerateResult];
-  logprobs: [{ ids: Ragged<Int32Array>; policy: PolicySlot | "reference"; sampling: SamplingParams | null; mask?: Ragged<Uint8Array> | null }, { logprobs: Ragged<Float32Array> }];
+  logprobs: [
+    {
+      ids: Ragged<Int32Array>;
+      policy: PolicySlot | "reference";
+      sampling: SamplingParams | null;
+      mask?: Ragged<Uint8Array> | null;
+    },
+    { logprobs: Ragged<Float32Array> },
+  ];
   values: [{ ids: Ragged<Int32Array> }, { values: Ragged<Float32Array> }];
   train_step: [TrainStepParams, TrainStepResult];
   /** Copies the current weights into the behaviour slot; answers the version they carry. */
@@ -196,7 +213,10 @@ export interface Methods {
    * Writes a checkpoint. With `background`, a trainer may answer `pending` before the files are
    * durable (what it writes is taken at the request); `saved` then says how it went.
    */
-  save: [{ path: string; policy_only?: boolean; background?: boolean }, { files: string[]; policy_version: number; pending?: boolean }];
+  save: [
+    { path: string; policy_only?: boolean; background?: boolean },
+    { files: string[]; policy_version: number; pending?: boolean },
+  ];
   /** Waits for the background save still outstanding and answers its folder (null when none was) and files. */
   saved: [Record<string, unknown>, { path: string | null; files: string[]; policy_version: number }];
   load: [{ path: string }, { files: string[]; policy_version: number }];
@@ -212,7 +232,10 @@ export interface ErrorBody {
 }
 
 /** Builds a ragged batch from sequences. */
-export function ragged<T extends Int32Array | Float32Array | Uint8Array>(sequences: readonly ArrayLike<number>[], ctor: { new (n: number): T }): Ragged<T> {
+export function ragged<T extends Int32Array | Float32Array | Uint8Array>(
+  sequences: readonly ArrayLike<number>[],
+  ctor: { new (n: number): T },
+): Ragged<T> {
   const offsets = new Int32Array(sequences.length + 1);
   let total = 0;
   sequences.forEach((sequence, i) => {

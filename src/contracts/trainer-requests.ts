@@ -16,7 +16,12 @@ import * as z from "zod";
 const TRAINER_REQUESTS_SCHEMA_ID = "urn:arl:trainer-protocol:1:requests";
 
 /** The framing's bulk-array dtypes and the typed arrays they decode to. */
-const BULK_ARRAY_TYPES = { int32: Int32Array, float32: Float32Array, float64: Float64Array, uint8: Uint8Array } as const;
+const BULK_ARRAY_TYPES = {
+  int32: Int32Array,
+  float32: Float32Array,
+  float64: Float64Array,
+  uint8: Uint8Array,
+} as const;
 type BulkDtype = keyof typeof BULK_ARRAY_TYPES;
 
 /** Schemas that are bulk arrays, with their dtype: on the wire each is a `{"$array": k}` descriptor. */
@@ -34,13 +39,21 @@ function named<T extends z.ZodType>(id: string, description: string, schema: T):
 function bulkOf<D extends BulkDtype>(dtype: D) {
   const schema = z.instanceof(BULK_ARRAY_TYPES[dtype], { error: `expected a bulk ${dtype} array` });
   bulkArrays.add(schema, { dtype });
-  return named(`bulk_${dtype}`, `A bulk ${dtype} array: {"$array": k} names the k-th descriptor of the frame's arrays, whose dtype is ${dtype}.`, schema);
+  return named(
+    `bulk_${dtype}`,
+    `A bulk ${dtype} array: {"$array": k} names the k-th descriptor of the frame's arrays, whose dtype is ${dtype}.`,
+    schema,
+  );
 }
 
 const bulk = { int32: bulkOf("int32"), float32: bulkOf("float32"), float64: bulkOf("float64"), uint8: bulkOf("uint8") };
 
 const raggedOf = <D extends BulkDtype>(dtype: D, description: string) =>
-  named(`ragged_${dtype}`, `${description} A ragged batch: sequence i is values[offsets[i]:offsets[i+1]].`, z.looseObject({ values: bulk[dtype], offsets: bulk.int32 }));
+  named(
+    `ragged_${dtype}`,
+    `${description} A ragged batch: sequence i is values[offsets[i]:offsets[i+1]].`,
+    z.looseObject({ values: bulk[dtype], offsets: bulk.int32 }),
+  );
 
 const raggedInt32 = raggedOf("int32", "Sequences of token ids.");
 const raggedFloat32 = raggedOf("float32", "Per-token float32 values.");
@@ -81,7 +94,10 @@ const clip = named(
   }),
 );
 
-const klReference = z.discriminatedUnion("kind", [z.looseObject({ kind: z.literal("initial") }), z.looseObject({ kind: z.literal("refresh"), every: z.number().int().positive() })]);
+const klReference = z.discriminatedUnion("kind", [
+  z.looseObject({ kind: z.literal("initial") }),
+  z.looseObject({ kind: z.literal("refresh"), every: z.number().int().positive() }),
+]);
 
 const handshake = named(
   "handshake",
@@ -101,7 +117,12 @@ const configure = named(
     policy: z.looseObject({
       model: z.string(),
       chat_template: z.string().nullable(),
-      sampling: z.looseObject({ temperature: z.number(), top_p: z.number(), top_k: nonNegativeInt, max_new_tokens: nonNegativeInt }),
+      sampling: z.looseObject({
+        temperature: z.number(),
+        top_p: z.number(),
+        top_k: nonNegativeInt,
+        max_new_tokens: nonNegativeInt,
+      }),
       dtype: z.enum(["float32", "bfloat16", "float16"]).optional(),
       lora: z
         .looseObject({
@@ -163,7 +184,11 @@ const encode = named(
 
 const decode = named("decode", "Token ids to texts.", z.looseObject({ ids: raggedInt32 }));
 
-const tokenize = named("tokenize", "Plain texts to token ids, without the chat template; special-token text is its token.", z.looseObject({ texts: z.array(z.string()) }));
+const tokenize = named(
+  "tokenize",
+  "Plain texts to token ids, without the chat template; special-token text is its token.",
+  z.looseObject({ texts: z.array(z.string()) }),
+);
 
 const generate = named(
   "generate",
@@ -203,13 +228,20 @@ const reduction = named(
       z.looseObject({ mode: z.literal("seq_mean_token_mean") }),
       z.looseObject({ mode: z.literal("seq_mean_token_sum") }),
       z.looseObject({ mode: z.literal("group_token_mean") }),
-      z.looseObject({ mode: z.literal("constant"), constant: z.number().positive({ error: "reduction 'constant' needs a positive constant" }) }),
+      z.looseObject({
+        mode: z.literal("constant"),
+        constant: z.number().positive({ error: "reduction 'constant' needs a positive constant" }),
+      }),
     ],
-    { error: "unknown reduction (known: token_mean, seq_mean_token_mean, seq_mean_token_sum, constant, group_token_mean)" },
+    {
+      error:
+        "unknown reduction (known: token_mean, seq_mean_token_mean, seq_mean_token_sum, constant, group_token_mean)",
+    },
   ),
 );
 
-const lrError = (issue: { input?: unknown }) => `lr must be a positive finite number or null, got ${JSON.stringify(issue.input)}`;
+const lrError = (issue: { input?: unknown }) =>
+  `lr must be a positive finite number or null, got ${JSON.stringify(issue.input)}`;
 
 const trainStep = named(
   "train_step",
@@ -233,14 +265,17 @@ const trainStep = named(
     clip,
     kl: z.looseObject({ coef: z.number().nonnegative(), estimator: klEstimator, placement: klPlacement }),
     sampling: sampling.nullable(),
-    critic: z.looseObject({ returns: raggedFloat32, old_values: raggedFloat32, value_clip: z.number().positive().nullable() }).nullable(),
+    critic: z
+      .looseObject({ returns: raggedFloat32, old_values: raggedFloat32, value_clip: z.number().positive().nullable() })
+      .nullable(),
     lr: z.number({ error: lrError }).positive({ error: lrError }).nullable().optional(),
     is_weights: raggedFloat32.nullable().optional(),
   }),
 );
 
 const empty = (id: string, description: string) => named(id, description, z.looseObject({}));
-const path = (id: string, description: string) => named(id, description, z.looseObject({ path: z.string().min(1, { error: `${id} needs a path` }) }));
+const path = (id: string, description: string) =>
+  named(id, description, z.looseObject({ path: z.string().min(1, { error: `${id} needs a path` }) }));
 
 /** The params schema of every method, by method name. */
 export const requestParams = {
@@ -254,15 +289,29 @@ export const requestParams = {
   values,
   train_step: trainStep,
   snapshot: empty("snapshot", "Copies the current weights into the behaviour slot."),
-  reset_optimizer: empty("reset_optimizer", "Starts the optimizers afresh: moments zeroed, step count 0; the weights are kept."),
+  reset_optimizer: empty(
+    "reset_optimizer",
+    "Starts the optimizers afresh: moments zeroed, step count 0; the weights are kept.",
+  ),
   save: named(
     "save",
     "Writes a checkpoint directory (atomically); with policy_only, the policy's own files alone (for an inference server's weight sync); with background, the trainer may answer before the files are durable (then `saved` says how it went).",
-    z.looseObject({ path: z.string().min(1, { error: "save needs a path" }), policy_only: z.boolean().optional(), background: z.boolean().optional() }),
+    z.looseObject({
+      path: z.string().min(1, { error: "save needs a path" }),
+      policy_only: z.boolean().optional(),
+      background: z.boolean().optional(),
+    }),
   ),
-  saved: empty("saved", "Waits for the background save still outstanding and answers its folder and files, or its failure."),
+  saved: empty(
+    "saved",
+    "Waits for the background save still outstanding and answers its folder and files, or its failure.",
+  ),
   load: path("load", "Restores a checkpoint directory."),
-  eval_op: named("eval_op", "A conformance op (test/conformance) computed by the trainer.", z.looseObject({ op: z.string(), input: z.unknown() })),
+  eval_op: named(
+    "eval_op",
+    "A conformance op (test/conformance) computed by the trainer.",
+    z.looseObject({ op: z.string(), input: z.unknown() }),
+  ),
   shutdown: empty("shutdown", "Ends the session; the trainer exits with status 0."),
 } as const;
 

@@ -52,7 +52,13 @@ export function toJsonReport(diagnostics: readonly Diagnostic[], cwd: string): J
       range: jsonRange(d.range),
       ...(d.hint ? { hint: shownText(d.hint) } : {}),
       ...(d.related && d.related.length > 0
-        ? { related: d.related.map((r) => ({ file: displayPath(r.file, cwd), range: jsonRange(r.range), message: shownText(r.message) })) }
+        ? {
+            related: d.related.map((r) => ({
+              file: displayPath(r.file, cwd),
+              range: jsonRange(r.range),
+              message: shownText(r.message),
+            })),
+          }
         : {}),
     })),
     summary: summarize(diagnostics),
@@ -89,7 +95,9 @@ export function renderText(d: Diagnostic, lines: LineIndex | undefined, cwd: str
   if (lines) out.push(...codeFrame(d.range, lines, style, severityColor[d.severity]));
   if (d.hint) out.push(`${paint(style, ansi.blue, "  = hint:")} ${shownText(d.hint)}`);
   for (const r of d.related ?? []) {
-    out.push(`${paint(style, ansi.blue, "  = note:")} ${shownText(r.message)} at ${displayPath(r.file, cwd)}:${r.range.start.line}:${r.range.start.column}`);
+    out.push(
+      `${paint(style, ansi.blue, "  = note:")} ${shownText(r.message)} at ${displayPath(r.file, cwd)}:${r.range.start.line}:${r.range.start.column}`,
+    );
   }
   return `${out.join("\n")}\n`;
 }
@@ -111,14 +119,18 @@ function codeFrame(range: Diagnostic["range"], lines: LineIndex, style: TextStyl
     const from = line === first ? range.start.column : 1;
     const to = line === range.end.line ? range.end.column : full.length + 1;
     // A line of megabytes (a huge literal) is shown as a window that starts shortly before the range.
-    const start = full.length > MAX_FRAME_COLUMNS ? Math.min(Math.max(0, from - 1 - FRAME_LEAD_COLUMNS), full.length - MAX_FRAME_COLUMNS) : 0;
+    const start =
+      full.length > MAX_FRAME_COLUMNS
+        ? Math.min(Math.max(0, from - 1 - FRAME_LEAD_COLUMNS), full.length - MAX_FRAME_COLUMNS)
+        : 0;
     const end = Math.min(full.length, start + MAX_FRAME_COLUMNS);
     const lead = start > 0 ? "..." : "";
     const text = `${lead}${full.slice(start, end).replace(/\t/g, " ")}${end < full.length ? "..." : ""}`;
     out.push(`${paint(style, ansi.blue, `${String(line).padStart(gutter)} |`)} ${text}`);
     const shownFrom = from - start + lead.length;
     const width = Math.max(1, Math.min(to, end + 1) - Math.max(from, start + 1));
-    if (from <= full.length + 1) out.push(`${bar} ${" ".repeat(shownFrom - 1)}${paint(style, color, "^".repeat(width))}`);
+    if (from <= full.length + 1)
+      out.push(`${bar} ${" ".repeat(shownFrom - 1)}${paint(style, color, "^".repeat(width))}`);
   }
   if (range.end.line > last) out.push(`${bar} ...`);
   return out;

@@ -21,7 +21,10 @@ export type DataFile = NonNullable<Extract<PlanEnv, { kind: "sql" }>["database"]
  */
 function dataRoot(root: string | undefined, file: DataFile, what: string, kind: string): string {
   if (root === undefined) {
-    throw new EnvError(`${kind} env: the ${what} file '${file.path}' cannot be located: this ${kind} env was made without a data root ('arl run' passes the spec's folder or --data-root)`, "unavailable");
+    throw new EnvError(
+      `${kind} env: the ${what} file '${file.path}' cannot be located: this ${kind} env was made without a data root ('arl run' passes the spec's folder or --data-root)`,
+      "unavailable",
+    );
   }
   return path.resolve(root);
 }
@@ -36,7 +39,10 @@ function resolveDataPath(file: DataFile, root: string, what: string, kind: strin
   if (inStdlib?.ok && existsSync(inStdlib.real)) return inStdlib.real;
   const confined = resolveConfined(file.path, root, [root]);
   if (!confined.ok) {
-    throw new EnvError(`${kind} env: the plan's ${what} file '${file.path}' is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`, "unavailable");
+    throw new EnvError(
+      `${kind} env: the plan's ${what} file '${file.path}' is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`,
+      "unavailable",
+    );
   }
   return confined.real;
 }
@@ -44,21 +50,35 @@ function resolveDataPath(file: DataFile, root: string, what: string, kind: strin
 const verified = new Map<string, { mtimeMs: number; size: number; sha256: string }>();
 
 /** Where a plan's data file lies below `root` (confined), checked to be a file, not yet read. */
-export function locateDataFile(file: DataFile, root: string | undefined, what: string, kind: string): { absolute: string; stat: Stats } {
+export function locateDataFile(
+  file: DataFile,
+  root: string | undefined,
+  what: string,
+  kind: string,
+): { absolute: string; stat: Stats } {
   const base = dataRoot(root, file, what, kind);
   const absolute = resolveDataPath(file, base, what, kind);
   let stat;
   try {
     stat = statSync(absolute);
   } catch {
-    throw new EnvError(`${kind} env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${base})`, "unavailable");
+    throw new EnvError(
+      `${kind} env: the ${what} file '${file.path}' does not exist (looked for ${absolute}; data paths are relative to ${base})`,
+      "unavailable",
+    );
   }
   if (!stat.isFile()) throw new EnvError(`${kind} env: the ${what} '${absolute}' is not a file`, "unavailable");
   return { absolute, stat };
 }
 
 /** The refusal of a data file whose bytes hash to `sha256`, not to the plan's. */
-export function dataFileChanged(file: DataFile, absolute: string, sha256: string, kind: string, what: string): EnvError {
+export function dataFileChanged(
+  file: DataFile,
+  absolute: string,
+  sha256: string,
+  kind: string,
+  what: string,
+): EnvError {
   return new EnvError(
     `${kind} env: the ${what} file '${absolute}' has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to run on different data (recompile the spec if the change is intended)`,
     "unavailable",
@@ -85,7 +105,11 @@ export function verifyPlanDataFiles(envs: Readonly<Record<string, PlanEnv>>, roo
     if (env.kind === "dataset") {
       // Not even hashed when larger than its bound: the env refuses to read it (dataset/index.ts).
       const { stat } = locateDataFile(env.data, root, "data", "dataset");
-      if (stat.size > env.max_data_bytes) throw new EnvError(`dataset env: the data file '${env.data.path}' holds ${stat.size} bytes, more than max_data_bytes (${env.max_data_bytes}); it was not read (raise the env's max_data_bytes, or cut the file)`, "unavailable");
+      if (stat.size > env.max_data_bytes)
+        throw new EnvError(
+          `dataset env: the data file '${env.data.path}' holds ${stat.size} bytes, more than max_data_bytes (${env.max_data_bytes}); it was not read (raise the env's max_data_bytes, or cut the file)`,
+          "unavailable",
+        );
       verifyDataFile(env.data, root, "data", "dataset");
       if (env.verifier) verifyDataFile(env.verifier, root, "verifier", "dataset");
     }

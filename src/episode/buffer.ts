@@ -52,7 +52,11 @@ export interface TrajectoryRecord {
    * the tools its template rendered (null: described in the system prompt, or none), so that a
    * trajectory can be checked against, or shown as, what the template renders.
    */
-  readonly messages?: readonly { readonly role: string; readonly content: string; readonly tool_calls?: readonly unknown[] }[];
+  readonly messages?: readonly {
+    readonly role: string;
+    readonly content: string;
+    readonly tool_calls?: readonly unknown[];
+  }[];
   readonly tools?: readonly unknown[] | null;
   /**
    * Step-wise samples (`harness.context { history: rerender }`, or an agent program that rewrote
@@ -87,7 +91,8 @@ export class TokenBuffer {
     const size = fstatSync(this.fd).size;
     if (truncateTo !== undefined && truncateTo < size) ftruncateSync(this.fd, truncateTo);
     const kept = Math.min(size, truncateTo ?? size);
-    if (digest && digest.bytes !== kept) throw new Error(`buffer digest covers ${digest.bytes} bytes, the buffer keeps ${kept}`);
+    if (digest && digest.bytes !== kept)
+      throw new Error(`buffer digest covers ${digest.bytes} bytes, the buffer keeps ${kept}`);
     this.digest = digest ?? RunningDigest.ofPrefix(this.fd, kept);
   }
 
@@ -101,7 +106,8 @@ export class TokenBuffer {
     for (const r of records) {
       const frame = encodeFrame({ ...r, ids: r.ids, roles: r.roles, versions: r.versions, logprobs: r.logprobs });
       // A short write (a full disk) is retried until it fails outright, never left torn silently.
-      for (let done = 0; done < frame.length; ) done += writeSync(this.fd, frame, done, frame.length - done, position + done);
+      for (let done = 0; done < frame.length;)
+        done += writeSync(this.fd, frame, done, frame.length - done, position + done);
       position += frame.length;
       this.digest.update(frame);
     }

@@ -8,7 +8,12 @@ import { Role } from "./buffer.js";
 import type { Message, Policy } from "./policy.js";
 
 /** What configure reports when the trainer says nothing about its template (the embedded model). */
-export const DEFAULT_TEMPLATE: ChatTemplateInfo = { prefix_preserving: true, renders_tools: false, tool_call_format: "hermes", tool_role: "tool" };
+export const DEFAULT_TEMPLATE: ChatTemplateInfo = {
+  prefix_preserving: true,
+  renders_tools: false,
+  tool_call_format: "hermes",
+  tool_role: "tool",
+};
 
 class PrefixContinuityError extends Error {}
 
@@ -44,7 +49,8 @@ export class TokenContext {
     if (previous) {
       if (next.length < previous.length) throw new PrefixContinuityError("the context shrank between turns");
       for (let i = 0; i < previous.length; i++) {
-        if (next[i] !== previous[i]) throw new PrefixContinuityError(`token ${i} changed between turns (${previous[i]} -> ${next[i]})`);
+        if (next[i] !== previous[i])
+          throw new PrefixContinuityError(`token ${i} changed between turns (${previous[i]} -> ${next[i]})`);
       }
     }
     return next;
@@ -55,7 +61,12 @@ export class TokenContext {
   }
 
   sequence(): TokenSequence {
-    return { ids: Int32Array.from(this.ids), roles: Uint8Array.from(this.roles), versions: Int32Array.from(this.versions), logprobs: Float32Array.from(this.logprobs) };
+    return {
+      ids: Int32Array.from(this.ids),
+      roles: Uint8Array.from(this.roles),
+      versions: Int32Array.from(this.versions),
+      logprobs: Float32Array.from(this.logprobs),
+    };
   }
 }
 
@@ -107,10 +118,16 @@ export class Conversation {
    * it ignores) returns every message; the ones after the context are taken.
    */
   async encodeFrom(context: number): Promise<Int32Array[]> {
-    const rows = await this.policy.encode(this.messages, true, { context, ...(this.tools ? { tools: this.tools } : {}) });
+    const rows = await this.policy.encode(this.messages, true, {
+      context,
+      ...(this.tools ? { tools: this.tools } : {}),
+    });
     const expected = this.messages.length - context;
     if (context > 0 && rows.length === this.messages.length) return rows.slice(context);
-    if (rows.length !== expected) throw new PrefixContinuityError(`encode returned ${rows.length} sequences for the ${expected} messages after the first ${context}`);
+    if (rows.length !== expected)
+      throw new PrefixContinuityError(
+        `encode returned ${rows.length} sequences for the ${expected} messages after the first ${context}`,
+      );
     return rows;
   }
 

@@ -34,7 +34,12 @@ export interface TurnGenerator {
  * undefined for the policy: a Bernoulli(p) draw, then a uniform pick, from a stream of its own
  * per episode and turn, so the choice never depends on timing or on other episodes.
  */
-export function poolChoice(episodeSeed: number, turn: number, probability: number, poolSize: number): number | undefined {
+export function poolChoice(
+  episodeSeed: number,
+  turn: number,
+  probability: number,
+  poolSize: number,
+): number | undefined {
   if (poolSize === 0 || probability <= 0) return undefined;
   const random = derivedRandom(episodeSeed, "cross-policy", turn);
   if (!(random() < probability)) return undefined;
@@ -59,7 +64,12 @@ export class ReplyEncodingError extends Error {}
  * same conversation with only the generation prompt. Cut at the policy's end-of-turn token; when
  * `ended`, the turn ends with that token (appended if the template did not end it).
  */
-export async function replyIds(policy: Policy, text: string, stopIds: readonly number[], ended: boolean): Promise<Int32Array> {
+export async function replyIds(
+  policy: Policy,
+  text: string,
+  stopIds: readonly number[],
+  ended: boolean,
+): Promise<Int32Array> {
   const user: Message = { role: "user", content: "" };
   const withReply = concat(await policy.encode([user, { role: "assistant", content: text }], false));
   const prompt = concat(await policy.encode([user], true));
@@ -73,7 +83,8 @@ export async function replyIds(policy: Policy, text: string, stopIds: readonly n
   let ids = withReply.slice(prompt.length);
   const stop = ids.findIndex((id) => stopIds.includes(id));
   if (stop >= 0) ids = ids.slice(0, ended ? stop + 1 : stop);
-  if (ended && stopIds.length > 0 && (ids.length === 0 || !stopIds.includes(last(ids)))) ids = Int32Array.from([...ids, at(stopIds, 0)]);
+  if (ended && stopIds.length > 0 && (ids.length === 0 || !stopIds.includes(last(ids))))
+    ids = Int32Array.from([...ids, at(stopIds, 0)]);
   return ids;
 }
 
@@ -90,29 +101,50 @@ export class PoolTrainers {
    * the plan's; on any failure, stops those already started and throws a TrainerError naming the
    * model, with that trainer's stderr tail.
    */
-  static async start(plan: Plan, command: TrainerCommand, runtimeVersion: string, vocabulary: readonly string[], halt?: AbortSignal): Promise<PoolTrainers> {
+  static async start(
+    plan: Plan,
+    command: TrainerCommand,
+    runtimeVersion: string,
+    vocabulary: readonly string[],
+    halt?: AbortSignal,
+  ): Promise<PoolTrainers> {
     const pool = plan.rollout.cross_policy?.pool ?? [];
     const clients: TrainerClient[] = [];
     const generators: TurnGenerator[] = [];
     const models: { model: string; trainer: unknown; parameters: number }[] = [];
     try {
       for (const [i, model] of pool.entries()) {
-        const client = await TrainerClient.start(command, runtimeVersion, halt).catch((e: Error & { stderrTail?: string[] }) => {
-          throw new TrainerError(`could not start the trainer of cross-policy pool model '${model}': ${e.message}`, "died", e.stderrTail ?? []);
-        });
+        const client = await TrainerClient.start(command, runtimeVersion, halt).catch(
+          (e: Error & { stderrTail?: string[] }) => {
+            throw new TrainerError(
+              `could not start the trainer of cross-policy pool model '${model}': ${e.message}`,
+              "died",
+              e.stderrTail ?? [],
+            );
+          },
+        );
         clients.push(client);
         const configured = await client
           .request("configure", {
             seed: deriveSeed(plan.seed, "cross-policy", i, model),
             policy: { ...plan.policy, model },
             // Generation only: no reference, no critic, no KL.
-            algorithm: { optimizer: plan.algorithm.optimizer, critic: null, clip: plan.algorithm.clip, kl: { ...plan.algorithm.kl, coef: 0, reference: null } },
+            algorithm: {
+              optimizer: plan.algorithm.optimizer,
+              critic: null,
+              clip: plan.algorithm.clip,
+              kl: { ...plan.algorithm.kl, coef: 0, reference: null },
+            },
             vocabulary,
           })
           .catch((e: TrainerError) => {
             throw new TrainerError(`cross-policy pool model '${model}': ${e.message}`, e.code, e.stderrTail);
           });
-        generators.push({ name: model, policy: new NamedPolicy(model, new TrainerPolicy(client)), stopIds: [configured.tokenizer.eos_id] });
+        generators.push({
+          name: model,
+          policy: new NamedPolicy(model, new TrainerPolicy(client)),
+          stopIds: [configured.tokenizer.eos_id],
+        });
         models.push({ model, trainer: client.handshakeResult?.trainer, parameters: configured.model.parameters });
       }
     } catch (error) {
@@ -140,11 +172,16 @@ class NamedPolicy implements Policy {
 
   private named<T>(promise: Promise<T>): Promise<T> {
     return promise.catch((e: Error & { code?: TrainerError["code"]; stderrTail?: readonly string[] }) => {
-      throw new TrainerError(`cross-policy pool model '${this.model}': ${e.message}`, e.code ?? "died", e.stderrTail ?? []);
+      throw new TrainerError(
+        `cross-policy pool model '${this.model}': ${e.message}`,
+        e.code ?? "died",
+        e.stderrTail ?? [],
+      );
     });
   }
 
-  encode: Policy["encode"] = (messages, addGenerationPrompt, options) => this.named(this.inner.encode(messages, addGenerationPrompt, options));
+  encode: Policy["encode"] = (messages, addGenerationPrompt, options) =>
+    this.named(this.inner.encode(messages, addGenerationPrompt, options));
   decode: Policy["decode"] = (ids) => this.named(this.inner.decode(ids));
   generate: Policy["generate"] = (prompt, options) => this.named(this.inner.generate(prompt, options));
 }

@@ -9,11 +9,23 @@
 import { at } from "../contracts/checked.js";
 import { EnvError, type EnvInstance, type Signals } from "../contracts/env.js";
 import type { SignalValue } from "../contracts/signals.js";
-import { parseFunctionCall, parseTextAction, type ParsedTurn, type ToolCallValidator } from "../contracts/tool-calls.js";
+import {
+  parseFunctionCall,
+  parseTextAction,
+  type ParsedTurn,
+  type ToolCallValidator,
+} from "../contracts/tool-calls.js";
 import type { ChatTemplateInfo } from "../contracts/trainer-protocol.js";
 import type { Plan, PlanTool } from "../plan/schema.js";
 import { Role, type EndReason, type ToolCallRecord } from "./buffer.js";
-import { Conversation, DEFAULT_TEMPLATE, messageRole, TokenContext, withoutStop, type TokenSequence } from "./conversation.js";
+import {
+  Conversation,
+  DEFAULT_TEMPLATE,
+  messageRole,
+  TokenContext,
+  withoutStop,
+  type TokenSequence,
+} from "./conversation.js";
 import { replyIds, type TurnGenerator } from "./cross-policy.js";
 import type { GenerateOptions, Message, Policy } from "./policy.js";
 import { constraintBlocks, SignalError, type SignalSource } from "./rewards.js";
@@ -87,7 +99,11 @@ interface Turn {
   readonly plainText: () => Promise<string>;
 }
 
-function truncateObservation(ids: Int32Array, max: number, overflow: Plan["harness"]["observation"]["overflow"]): Int32Array | undefined {
+function truncateObservation(
+  ids: Int32Array,
+  max: number,
+  overflow: Plan["harness"]["observation"]["overflow"],
+): Int32Array | undefined {
   if (ids.length <= max) return ids;
   switch (overflow) {
     case "keep_head":
@@ -124,7 +140,11 @@ async function withTimeout<T>(promise: Promise<T>, seconds: number): Promise<T |
  */
 function assistantMessage(parsed: ParsedTurn, text: string): Message {
   if (parsed.kind !== "call" || parsed.content === undefined) return { role: "assistant", content: text };
-  return { role: "assistant", content: parsed.content.trimEnd(), tool_calls: [{ name: parsed.call.name, arguments: parsed.call.arguments }] };
+  return {
+    role: "assistant",
+    content: parsed.content.trimEnd(),
+    tool_calls: [{ name: parsed.call.name, arguments: parsed.call.arguments }],
+  };
 }
 
 /** Fixed texts the harness itself writes into contexts (observations it makes up). */
@@ -143,7 +163,12 @@ const HARNESS_TEXTS = [
  * (the embedded model) get these besides the envs' own words.
  */
 export function harnessVocabulary(plan: Plan): string[] {
-  const texts = [...HARNESS_TEXTS, plan.harness.system_prompt ?? "", describeTools(plan.tools, plan.harness.format), ...plan.tools.map((t) => t.name)];
+  const texts = [
+    ...HARNESS_TEXTS,
+    plan.harness.system_prompt ?? "",
+    describeTools(plan.tools, plan.harness.format),
+    ...plan.tools.map((t) => t.name),
+  ];
   const words = new Set<string>();
   for (const text of texts) for (const w of text.match(/[A-Za-z0-9_]+|[^\sA-Za-z0-9_]/g) ?? []) words.add(w);
   return [...words].sort();
@@ -155,7 +180,12 @@ export function toolsFor(plan: Plan, env: string): PlanTool[] {
 }
 
 /** What rewards and constraints read of an episode of env `envName`: its env signals, episode counters and (at a call) the call's own. */
-export function episodeSignalSource(envName: string, signals: Signals, episode: EpisodeSignals, tool?: Readonly<Record<string, SignalValue>>): SignalSource {
+export function episodeSignalSource(
+  envName: string,
+  signals: Signals,
+  episode: EpisodeSignals,
+  tool?: Readonly<Record<string, SignalValue>>,
+): SignalSource {
   return {
     env: (n) => signals[n],
     namedEnv: (e, n) => (e === envName ? signals[n] : undefined),
@@ -177,12 +207,21 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   const ctx = new TokenContext();
   const samples: Sample[] = [];
   const toolCalls: ToolCallRecord[] = [];
-  const episode: EpisodeSignals = { turns: 0, tool_calls: 0, invalid_calls: 0, tokens: 0, aborted: false, truncated: false, terminated: false };
+  const episode: EpisodeSignals = {
+    turns: 0,
+    tool_calls: 0,
+    invalid_calls: 0,
+    tokens: 0,
+    aborted: false,
+    truncated: false,
+    terminated: false,
+  };
   const states: SignalSource[] = [];
   const turnEnds: number[] = [];
   const generators: string[] = [];
   let envSignals: Signals = {};
-  const source = (signals: Signals, ep: EpisodeSignals, tool?: Record<string, SignalValue>) => episodeSignalSource(input.envName, signals, ep, tool);
+  const source = (signals: Signals, ep: EpisodeSignals, tool?: Record<string, SignalValue>) =>
+    episodeSignalSource(input.envName, signals, ep, tool);
   const snapshot = () => source({ ...envSignals }, { ...episode });
   let end: EndReason = "finished";
   let error: string | undefined;
@@ -193,7 +232,10 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     // A task written as chat messages brings its own turns; its system message replaces the harness's.
     const taskMessages = start.messages ?? [{ role: "user" as const, content: start.text }];
     const taskSystem = taskMessages.find((m) => m.role === "system")?.content;
-    const system = systemWithTools(taskSystem ?? h.system_prompt, tools.length > 0 && !templateTools ? describeTools(tools, h.format) : "");
+    const system = systemWithTools(
+      taskSystem ?? h.system_prompt,
+      tools.length > 0 && !templateTools ? describeTools(tools, h.format) : "",
+    );
     if (system) conversation.add({ role: "system", content: system });
     for (const m of taskMessages) if (m.role !== "system") conversation.add({ role: m.role, content: m.content });
     (await conversation.encodeFrom(0)).forEach((ids, i) => ctx.append(ids, messageRole(at(conversation.messages, i))));
@@ -212,7 +254,11 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
       }
       const stream = ctx.prompt(previous);
       previous = stream;
-      const maxNew = Math.min(plan.policy.sampling.max_new_tokens, h.max_response_tokens, h.max_total_tokens === null ? Number.MAX_SAFE_INTEGER : h.max_total_tokens - ctx.length);
+      const maxNew = Math.min(
+        plan.policy.sampling.max_new_tokens,
+        h.max_response_tokens,
+        h.max_total_tokens === null ? Number.MAX_SAFE_INTEGER : h.max_total_tokens - ctx.length,
+      );
       const options = {
         maxNewTokens: maxNew,
         temperature: input.temperature ?? plan.policy.sampling.temperature,
@@ -230,12 +276,14 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
       if (turn.finish === "length" && turn.ids.length >= h.max_response_tokens) {
         budgetHit = true;
         // A single-turn answer cut by the budget is still scored, as veRL and TRL score it.
-        if (env.finalAnswer && tools.length === 0) envSignals = { ...envSignals, ...(await env.finalAnswer(await turn.plainText())) };
+        if (env.finalAnswer && tools.length === 0)
+          envSignals = { ...envSignals, ...(await env.finalAnswer(await turn.plainText())) };
         states.push(snapshot());
         break;
       }
       const text = await turn.text();
-      const parsed: ParsedTurn = h.format === "text_action" ? parseTextAction(text, tools) : parseFunctionCall(text, template.tool_call_format);
+      const parsed: ParsedTurn =
+        h.format === "text_action" ? parseTextAction(text, tools) : parseFunctionCall(text, template.tool_call_format);
       conversation.add(assistantMessage(parsed, await turn.plainText()));
       // A turn without a call is the final answer of an env that scores answers (a dataset task).
       if (env.finalAnswer && (tools.length === 0 || parsed.kind === "none")) {
@@ -254,7 +302,11 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
       const index = conversation.add({ role: "tool", content: observation.text });
       const obsIds = at(await conversation.encodeFrom(index), 0);
       const kept = truncateObservation(obsIds, h.observation.max_tokens, h.observation.overflow);
-      if (!kept) throw new EnvError(`an observation of ${obsIds.length} tokens exceeds observation.max_tokens (${h.observation.max_tokens}) and overflow is 'error'`, "protocol");
+      if (!kept)
+        throw new EnvError(
+          `an observation of ${obsIds.length} tokens exceeds observation.max_tokens (${h.observation.max_tokens}) and overflow is 'error'`,
+          "protocol",
+        );
       ctx.append(kept, Role.observation);
       if (kept !== obsIds) conversation.replace(index, { role: "tool", content: await policy.decode(kept) });
       states.push(snapshot());
@@ -332,7 +384,9 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
   async function poolTurn(generator: TurnGenerator, options: GenerateOptions): Promise<Turn> {
     // The tools go along when the policy's template renders them (the system prompt then does not describe them).
     const tools = conversation.tools ? { tools: conversation.tools } : {};
-    const prompt = Int32Array.from((await generator.policy.encode(conversation.messages, true, tools)).flatMap((ids) => Array.from(ids)));
+    const prompt = Int32Array.from(
+      (await generator.policy.encode(conversation.messages, true, tools)).flatMap((ids) => Array.from(ids)),
+    );
     const gen = await generator.policy.generate(prompt, { ...options, stopIds: generator.stopIds });
     const text = await generator.policy.decode(withoutStop(gen.ids, generator.stopIds));
     let ids = await replyIds(policy, text, input.stopIds, gen.finish === "stop");
@@ -350,7 +404,8 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     try {
       return constraintBlocks(condition, signals);
     } catch (e) {
-      if (e instanceof SignalError) throw new EnvError(`env '${input.envName}' ${e.message}, which the constraint '${name}' reads`, "protocol");
+      if (e instanceof SignalError)
+        throw new EnvError(`env '${input.envName}' ${e.message}, which the constraint '${name}' reads`, "protocol");
       throw e;
     }
   }
@@ -360,7 +415,10 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     const turn = episode.turns - 1;
     if (parsed.kind !== "call") {
       episode.invalid_calls++;
-      const message = parsed.kind === "none" ? `No tool call found. Call one of: ${tools.map((t) => t.name).join(", ")}.` : `Error: ${parsed.error}.`;
+      const message =
+        parsed.kind === "none"
+          ? `No tool call found. Call one of: ${tools.map((t) => t.name).join(", ")}.`
+          : `Error: ${parsed.error}.`;
       toolCalls.push({ turn, name: "", arguments: null, valid: false, blocked: false, result: message });
       return { text: message, terminated: false };
     }
@@ -369,28 +427,58 @@ export async function runEpisode(input: EpisodeInput): Promise<Episode> {
     const checked = input.validator.check(call, tools);
     if (!checked.ok) {
       episode.invalid_calls++;
-      toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: false, blocked: false, result: `Error: ${checked.error}` });
+      toolCalls.push({
+        turn,
+        name: call.name,
+        arguments: call.arguments,
+        valid: false,
+        blocked: false,
+        result: `Error: ${checked.error}`,
+      });
       return { text: `Error: ${checked.error}`, terminated: false };
     }
     // The gate judges the call itself (call.*) before it runs; env signals are those of the
     // previous step, so a condition over them can only refuse the calls after a violation.
     const toolSignals: Record<string, SignalValue> = { name: call.name, env: checked.tool.env ?? "" };
-    for (const [k, v] of Object.entries(call.arguments)) if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") toolSignals[`args.${k}`] = v;
+    for (const [k, v] of Object.entries(call.arguments))
+      if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") toolSignals[`args.${k}`] = v;
     for (const [name, constraint] of Object.entries(plan.constraints)) {
       if (blocks(name, constraint.condition, source(envSignals, episode, toolSignals))) {
         const refusal = `Refused: the call '${call.name}' is blocked by the constraint '${name}'.`;
-        toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: true, result: refusal });
+        toolCalls.push({
+          turn,
+          name: call.name,
+          arguments: call.arguments,
+          valid: true,
+          blocked: true,
+          result: refusal,
+        });
         return { text: refusal, terminated: false };
       }
     }
     const result = await withTimeout(env.step(call), checked.tool.timeout_s);
     if (result === "timeout") {
       const message = `Error: '${call.name}' did not finish within ${checked.tool.timeout_s} s.`;
-      toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: false, result: message, error: "timeout" });
+      toolCalls.push({
+        turn,
+        name: call.name,
+        arguments: call.arguments,
+        valid: true,
+        blocked: false,
+        result: message,
+        error: "timeout",
+      });
       return { text: message, terminated: false };
     }
     envSignals = result.signals;
-    toolCalls.push({ turn, name: call.name, arguments: call.arguments, valid: true, blocked: false, result: result.text });
+    toolCalls.push({
+      turn,
+      name: call.name,
+      arguments: call.arguments,
+      valid: true,
+      blocked: false,
+      result: result.text,
+    });
     return { text: result.text, terminated: result.terminated };
   }
 }

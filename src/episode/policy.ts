@@ -77,7 +77,11 @@ export class TrainerPolicy implements Policy {
     private readonly slot: PolicySlot = "current",
   ) {}
 
-  async encode(messages: readonly Message[], addGenerationPrompt: boolean, options: EncodeOptions = {}): Promise<Int32Array[]> {
+  async encode(
+    messages: readonly Message[],
+    addGenerationPrompt: boolean,
+    options: EncodeOptions = {},
+  ): Promise<Int32Array[]> {
     const answer = this.trainer.request("encode", {
       messages,
       add_generation_prompt: addGenerationPrompt,
@@ -156,7 +160,10 @@ export class TrainerPolicy implements Policy {
       const o = at(batch, 0).options;
       try {
         const result = await this.trainer.request("generate", {
-          prompts: ragged(batch.map((p) => p.prompt), Int32Array),
+          prompts: ragged(
+            batch.map((p) => p.prompt),
+            Int32Array,
+          ),
           max_new_tokens: o.maxNewTokens,
           temperature: o.temperature,
           top_p: o.topP,
@@ -166,7 +173,12 @@ export class TrainerPolicy implements Policy {
           policy: this.slot,
         });
         batch.forEach((p, i) =>
-          p.resolve({ ids: row(result.ids, i).slice(), logprobs: row(result.logprobs, i).slice(), finish: result.finish[i] ?? "stop", policyVersion: result.policy_version }),
+          p.resolve({
+            ids: row(result.ids, i).slice(),
+            logprobs: row(result.logprobs, i).slice(),
+            finish: result.finish[i] ?? "stop",
+            policyVersion: result.policy_version,
+          }),
         );
       } catch (error) {
         for (const p of batch) p.reject(error as Error);

@@ -40,7 +40,9 @@ function pattern(source: string): RegExp {
     try {
       re = new RegExp(source);
     } catch (error) {
-      throw new RewardEvaluationError(`invalid regular expression ${JSON.stringify(source)}: ${(error as Error).message}`);
+      throw new RewardEvaluationError(
+        `invalid regular expression ${JSON.stringify(source)}: ${(error as Error).message}`,
+      );
     }
     if (patterns.size > 1000) patterns.clear();
     patterns.set(source, re);
@@ -85,20 +87,30 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
       let v: SignalValue | undefined;
       if (e.namespace === "episode") v = source.episode(e.name);
       else if (e.namespace === "tool") v = source.tool(e.name);
-      else if (e.namespace === "named_env") v = source.namedEnv(defined(e.env, `the env of the signal 'named_env.${e.name}'`), e.name);
+      else if (e.namespace === "named_env")
+        v = source.namedEnv(defined(e.env, `the env of the signal 'named_env.${e.name}'`), e.name);
       else v = source.env(e.name);
       if (v === undefined) {
         if (e.namespace === "named_env") return 0;
-        if (e.namespace === "tool") throw new MissingCallArgumentError(`the call has no ${e.name.startsWith("args.") ? `argument '${e.name.slice(5)}'` : `'${e.name}'`}`);
+        if (e.namespace === "tool")
+          throw new MissingCallArgumentError(
+            `the call has no ${e.name.startsWith("args.") ? `argument '${e.name.slice(5)}'` : `'${e.name}'`}`,
+          );
         if (e.namespace === "episode") throw new RewardEvaluationError(`the harness has no episode signal '${e.name}'`);
         const reported = source.reported?.();
-        const received = reported === undefined ? "" : ` (it reported ${reported.length > 0 ? reported.map((n) => `'${n}'`).join(", ") : "no signal"})`;
+        const received =
+          reported === undefined
+            ? ""
+            : ` (it reported ${reported.length > 0 ? reported.map((n) => `'${n}'`).join(", ") : "no signal"})`;
         throw new SignalError(`did not report the signal '${e.namespace}.${e.name}'${received}`);
       }
       if (e.namespace !== "episode" && e.namespace !== "tool") {
         const problem = typeProblem(v, e.type);
         const name = e.namespace === "named_env" ? `${e.env ?? "?"}.${e.name}` : `${e.namespace}.${e.name}`;
-        if (problem) throw new SignalError(`reported the signal '${name}' as ${JSON.stringify(v)}, but it is declared ${e.type} (${problem})`);
+        if (problem)
+          throw new SignalError(
+            `reported the signal '${name}' as ${JSON.stringify(v)}, but it is declared ${e.type} (${problem})`,
+          );
       }
       return v;
     }
@@ -128,7 +140,11 @@ export function evaluate(e: PlanExpr, source: SignalSource): SignalValue {
     case "matches": {
       const text = toText(evaluate(e.args[0], source), e.op);
       const test = toText(evaluate(e.args[1], source), e.op);
-      return e.op === "contains" ? text.includes(test) : e.op === "starts_with" ? text.startsWith(test) : pattern(test).test(text);
+      return e.op === "contains"
+        ? text.includes(test)
+        : e.op === "starts_with"
+          ? text.startsWith(test)
+          : pattern(test).test(text);
     }
     case "==":
     case "!=": {

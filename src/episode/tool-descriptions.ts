@@ -33,7 +33,14 @@ export function describeFunctions(definitions: readonly unknown[]): string {
     .map((d) => {
       const def = d as FunctionDefinition;
       const fn = def.function ?? {};
-      return JSON.stringify({ type: def.type ?? "function", function: { name: fn.name, description: fn.description, parameters: fn.parameters === undefined ? undefined : sortedKeysDeep(fn.parameters) } });
+      return JSON.stringify({
+        type: def.type ?? "function",
+        function: {
+          name: fn.name,
+          description: fn.description,
+          parameters: fn.parameters === undefined ? undefined : sortedKeysDeep(fn.parameters),
+        },
+      });
     })
     .join("\n");
 }
@@ -51,10 +58,21 @@ export function systemWithTools(system: string | null, description: string): str
 function sortedKeysDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeysDeep);
   if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeysDeep((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sortedKeysDeep((value as Record<string, unknown>)[k])]),
+  );
 }
 
 /** The offered tools as OpenAI function definitions, for a template that renders them (keys sorted, as describeTools shows them). */
 export function toolDefinitions(tools: readonly PlanTool[]): unknown[] {
-  return tools.map((t) => ({ type: t.definition.type, function: { name: t.definition.function.name, description: t.definition.function.description, parameters: sortedKeysDeep(t.definition.function.parameters) } }));
+  return tools.map((t) => ({
+    type: t.definition.type,
+    function: {
+      name: t.definition.function.name,
+      description: t.definition.function.description,
+      parameters: sortedKeysDeep(t.definition.function.parameters),
+    },
+  }));
 }

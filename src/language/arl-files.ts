@@ -24,7 +24,8 @@ export function arlFilesBelow(dir: string, options: WalkOptions = {}): string[] 
       if (e.name.startsWith(".")) continue;
       const full = path.join(folder, e.name);
       if (e.isDirectory()) {
-        if (!options.skipDirs?.has(e.name) && depth < (options.maxDepth ?? Number.POSITIVE_INFINITY)) walk(full, depth + 1);
+        if (!options.skipDirs?.has(e.name) && depth < (options.maxDepth ?? Number.POSITIVE_INFINITY))
+          walk(full, depth + 1);
       } else if (e.isFile() && e.name.endsWith(".arl")) out.push(full);
     }
   };
@@ -34,5 +35,9 @@ export function arlFilesBelow(dir: string, options: WalkOptions = {}): string[] 
 
 /** `a/b/c.arl` below `dir` as the import path `a/b/c`. */
 export function importPathBelow(dir: string, file: string): string {
-  return path.relative(dir, file).split(path.sep).join("/").replace(/\.arl$/, "");
+  return path
+    .relative(dir, file)
+    .split(path.sep)
+    .join("/")
+    .replace(/\.arl$/, "");
 }

@@ -155,15 +155,7 @@ export interface InvalidExpression extends NodeBase {
   readonly kind: "Invalid";
 }
 
-export type Node =
-  | Document
-  | ImportDecl
-  | Block
-  | Field
-  | Key
-  | Reference
-  | Argument
-  | Expression;
+export type Node = Document | ImportDecl | Block | Field | Key | Reference | Argument | Expression;
 
 /** Binding strength, loosest first: used by the printer to place parentheses. */
 export const precedence = {

@@ -83,7 +83,12 @@ export abstract class ExpressionAstBuilder {
     const signs = tokens(c, "AdditiveOp");
     for (let i = signs.length - 1; i >= 0; i--) {
       const op = at(signs, i);
-      result = { kind: "Unary", operator: op.image as ast.UnaryOperator, operand: result, range: this.range(op.startOffset, result.range.end.offset) };
+      result = {
+        kind: "Unary",
+        operator: op.image as ast.UnaryOperator,
+        operand: result,
+        range: this.range(op.startOffset, result.range.end.offset),
+      };
     }
     return result;
   }
@@ -97,18 +102,32 @@ export abstract class ExpressionAstBuilder {
   }
 
   syntaxError(tok: IToken, message: string, hint: string): void {
-    this.diagnostics.push({ code: "syntax-error", severity: "error", message, file: this.file, range: this.tokenRange(tok), hint });
+    this.diagnostics.push({
+      code: "syntax-error",
+      severity: "error",
+      message,
+      file: this.file,
+      range: this.tokenRange(tok),
+      hint,
+    });
   }
 
   private postfix(n: CstNode): ast.Expression {
     const c = n.children as Children;
     const primary = nodes(c, "primary")[0];
     let result = primary ? this.primary(primary) : this.invalid(this.nodeRange(n));
-    const suffixes: CstElement[] = [...tokens(c, "Identifier"), ...nodes(c, "callArguments")].sort((a, b) => firstOffset(a) - firstOffset(b));
+    const suffixes: CstElement[] = [...tokens(c, "Identifier"), ...nodes(c, "callArguments")].sort(
+      (a, b) => firstOffset(a) - firstOffset(b),
+    );
     for (const s of suffixes) {
       if (isToken(s)) {
         const property = this.identifier(s);
-        result = { kind: "Member", object: result, property, range: this.range(result.range.start.offset, property.range.end.offset) };
+        result = {
+          kind: "Member",
+          object: result,
+          property,
+          range: this.range(result.range.start.offset, property.range.end.offset),
+        };
       } else {
         const args = nodes(s.children as Children, "argument").map((a) => this.argument(a));
         const end = this.nodeRange(s).end.offset;

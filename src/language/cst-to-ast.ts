@@ -72,13 +72,20 @@ class AstBuilder extends ExpressionAstBuilder {
     const imports = nodes(c, "importDecl").flatMap((n) => this.importDecl(n));
     const blocks = nodes(c, "block").flatMap((n) => this.early.get(n) ?? this.block(n));
     const closedEarly = this.misplacedBlocks(blocks, tokens(c, "strayBrace"));
-    const strays = [...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]), ...tokens(c, "strayBrace").filter((tok) => tok !== closedEarly)];
+    const strays = [
+      ...nodes(c, "stray").map((n) => tokens(n.children as Children, "Stray")[0]),
+      ...tokens(c, "strayBrace").filter((tok) => tok !== closedEarly),
+    ];
     for (const tok of strays) if (tok) this.stray(tok, "a block such as 'experiment NAME { ... }'");
     for (const late of nodes(c, "lateImport")) {
       this.misplaced(late, "imports must come before the first block", "move this import to the top of the file");
     }
     for (const field of nodes(c, "topLevelField")) {
-      this.misplaced(field, "a field must be inside a block", "top-level declarations are blocks such as 'experiment NAME { ... }'");
+      this.misplaced(
+        field,
+        "a field must be inside a block",
+        "top-level declarations are blocks such as 'experiment NAME { ... }'",
+      );
     }
     return { kind: "Document", file: this.file, imports, blocks, range: this.range(0, this.text.length) };
   }
@@ -113,7 +120,14 @@ class AstBuilder extends ExpressionAstBuilder {
       if (!afterExperiment || !leftOver || closedEarly) continue;
       closedEarly = leftOver;
       const close = before.range.end.offset - 1;
-      const kinds = [...new Set(blocks.slice(i).filter((b) => EXPERIMENT_ONLY_BLOCKS.has(b.type.name) || b.name === undefined).map((b) => `'${b.type.name}'`))];
+      const kinds = [
+        ...new Set(
+          blocks
+            .slice(i)
+            .filter((b) => EXPERIMENT_ONLY_BLOCKS.has(b.type.name) || b.name === undefined)
+            .map((b) => `'${b.type.name}'`),
+        ),
+      ];
       this.diagnostics.push({
         code: "syntax-error",
         severity: "error",
@@ -174,7 +188,11 @@ class AstBuilder extends ExpressionAstBuilder {
   private reference(n: CstNode): ast.Reference | undefined {
     const parts = tokens(n.children as Children, "Identifier").map((tok) => this.identifier(tok));
     if (parts.length === 0) return undefined;
-    return { kind: "Reference", parts, range: this.range(at(parts, 0).range.start.offset, last(parts).range.end.offset) };
+    return {
+      kind: "Reference",
+      parts,
+      range: this.range(at(parts, 0).range.start.offset, last(parts).range.end.offset),
+    };
   }
 
   protected body(n: CstNode): ast.Entry[] {
@@ -195,7 +213,11 @@ class AstBuilder extends ExpressionAstBuilder {
     const rest = [...(second ? [second] : []), ...tokens(c, "rest")].sort((a, b) => a.startOffset - b.startOffset);
     const next = rest[0];
     const found = next ? `, found ${describeToken(next)}` : "";
-    this.syntaxError(name, `expected ':' or '{' after '${name.image}'${found}`, "a field is written 'name: value', a block 'name { ... }'");
+    this.syntaxError(
+      name,
+      `expected ':' or '{' after '${name.image}'${found}`,
+      "a field is written 'name: value', a block 'name { ... }'",
+    );
   }
 
   private stray(tok: IToken, expected: string): void {
@@ -217,7 +239,14 @@ class AstBuilder extends ExpressionAstBuilder {
       .sort((a, b) => firstOffset(a) - firstOffset(b))[0];
     const start = first ? firstOffset(first) : this.nodeRange(n).start.offset;
     const range = this.nodeRange(n);
-    this.diagnostics.push({ code: "syntax-error", severity: "error", message, file: this.file, range: this.range(start, range.end.offset), hint });
+    this.diagnostics.push({
+      code: "syntax-error",
+      severity: "error",
+      message,
+      file: this.file,
+      range: this.range(start, range.end.offset),
+      hint,
+    });
   }
 
   private entry(n: CstNode): ast.Entry[] {
@@ -249,7 +278,9 @@ class AstBuilder extends ExpressionAstBuilder {
       this.depth.flat(value);
       return [{ kind: "Field", path: path.slice(0, 1), value, ...(doc !== undefined ? { doc } : {}), range }];
     }
-    const value = exprNode ? this.bounded(this.expression(exprNode), path.length - 1) : this.invalid(this.range(range.end.offset, range.end.offset));
+    const value = exprNode
+      ? this.bounded(this.expression(exprNode), path.length - 1)
+      : this.invalid(this.range(range.end.offset, range.end.offset));
     return [{ kind: "Field", path, value, ...(doc !== undefined ? { doc } : {}), range }];
   }
 
@@ -267,7 +298,11 @@ class AstBuilder extends ExpressionAstBuilder {
     const start = node.range.start.offset;
     const at =
       this.anchors.get(node) ??
-      (node.kind === "Block" ? node.type.range : node.kind === "Member" ? node.property.range : this.range(start, start + (node.kind === "Unary" ? node.operator.length : 1)));
+      (node.kind === "Block"
+        ? node.type.range
+        : node.kind === "Member"
+          ? node.property.range
+          : this.range(start, start + (node.kind === "Unary" ? node.operator.length : 1)));
     this.diagnostics.push({
       code: "expression-too-deep",
       severity: "error",
@@ -319,9 +354,7 @@ class AstBuilder extends ExpressionAstBuilder {
     }
     return [{ kind: "Key", name: parts.map((p) => p.image).join("-"), quoted: false, range: this.range(start, end) }];
   }
-
 }
-
 
 /**
  * Blocks that exist only as part of an experiment (its variants, constraints and `allow` list);

@@ -39,7 +39,8 @@ export class ExpressionBuilder {
       const p = binaryPrecedence(op.image as ast.BinaryOperator | "when");
       if (p < minPrecedence) break;
       if (p === precedence.comparison) {
-        if (comparedAt) this.b.syntaxError(op, "comparisons cannot be chained", "combine them with 'and': a < b and b < c");
+        if (comparedAt)
+          this.b.syntaxError(op, "comparisons cannot be chained", "combine them with 'and': a < b and b < c");
         comparedAt = op;
       }
       const right = this.climb(p + 1);
@@ -61,13 +62,22 @@ export class ExpressionBuilder {
     const nots = this.notsDone.has(index) ? [] : this.b.notTokens(node);
     if (nots.length > 0) {
       if (minPrecedence > precedence.not) {
-        this.b.syntaxError(at(nots, 0), "'not' cannot follow this operator without parentheses", "write the negation in parentheses: a == (not b)");
+        this.b.syntaxError(
+          at(nots, 0),
+          "'not' cannot follow this operator without parentheses",
+          "write the negation in parentheses: a == (not b)",
+        );
       }
       this.notsDone.add(index);
       let result = this.climb(precedence.comparison);
       for (let i = nots.length - 1; i >= 0; i--) {
         const tok = at(nots, i);
-        result = { kind: "Unary", operator: "not", operand: result, range: this.b.rangeOf(tok.startOffset, result.range.end.offset) };
+        result = {
+          kind: "Unary",
+          operator: "not",
+          operand: result,
+          range: this.b.rangeOf(tok.startOffset, result.range.end.offset),
+        };
       }
       return result;
     }

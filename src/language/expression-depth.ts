@@ -58,7 +58,13 @@ export class DepthMeter {
   /** The first node (in post-order) deeper than `limit`, or undefined if none. */
   overflow(root: ast.Expression, limit = MAX_EXPRESSION_DEPTH): DepthOverflow | undefined {
     if (this.heights.has(root)) return undefined;
-    type Frame = { readonly node: Measured; readonly kids: readonly Measured[]; readonly level: number; next: number; max: number };
+    type Frame = {
+      readonly node: Measured;
+      readonly kids: readonly Measured[];
+      readonly level: number;
+      next: number;
+      max: number;
+    };
     const frame = (node: Measured): Frame => ({ node, ...childrenOf(node), next: 0, max: 0 });
     const stack: Frame[] = [frame(root)];
     while (stack.length > 0) {

@@ -173,7 +173,8 @@ export class ModuleLoader {
     // Stdlib files may only import the stdlib; the entry's files its folder and the stdlib.
     // The check comes before any read: a refused file is never opened.
     const confined = confine(candidate, fromStdlib ? [this.stdlibRoot] : [root, this.stdlibRoot]);
-    if (!confined.ok) return fromStdlib ? { decl, name } : { decl, name, refused: confined.reason === "link" ? "link" : "outside" };
+    if (!confined.ok)
+      return fromStdlib ? { decl, name } : { decl, name, refused: confined.reason === "link" ? "link" : "outside" };
     return this.read(confined.path) === undefined ? { decl, name } : { decl, name, target: confined.path };
   }
 
@@ -202,7 +203,7 @@ export class ModuleLoader {
               : `import '${spec}' leaves the directory of the entry file (${root})`,
           file: m.path,
           range: imp.decl.path.range,
-          hint: "keep imported specs inside the experiment's folder (as files, not links to elsewhere), or use the stdlib with \"std/...\"",
+          hint: 'keep imported specs inside the experiment\'s folder (as files, not links to elsewhere), or use the stdlib with "std/..."',
         });
       } else if (!imp.target) {
         const malformed = !(spec.startsWith("std/") || spec.startsWith("./") || spec.startsWith("../"));
@@ -234,7 +235,6 @@ export class ModuleLoader {
     }
     return out;
   }
-
 }
 
 let stdlibListing: string[] | undefined;

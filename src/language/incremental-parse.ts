@@ -33,7 +33,8 @@ export function reparse(previous: ParseResult, text: string, file: string): Pars
     incrementalParseStats.reused++;
     return previous;
   }
-  const result = previous.document.file === file && previous.diagnostics.length === 0 ? spliced(previous, text, file) : undefined;
+  const result =
+    previous.document.file === file && previous.diagnostics.length === 0 ? spliced(previous, text, file) : undefined;
   if (result) {
     incrementalParseStats.incremental++;
     return result;
@@ -50,7 +51,8 @@ function spliced(previous: ParseResult, text: string, file: string): ParseResult
   let from = 0;
   while (from < limit && old.charCodeAt(from) === text.charCodeAt(from)) from++;
   let suffix = 0;
-  while (suffix < limit - from && old.charCodeAt(old.length - 1 - suffix) === text.charCodeAt(text.length - 1 - suffix)) suffix++;
+  while (suffix < limit - from && old.charCodeAt(old.length - 1 - suffix) === text.charCodeAt(text.length - 1 - suffix))
+    suffix++;
   const oldTo = old.length - suffix;
   const delta = text.length - old.length;
 
@@ -80,10 +82,26 @@ function spliced(previous: ParseResult, text: string, file: string): ParseResult
   for (const tok of lexed.tokens) moveToken(tok, start, origin);
   for (const tok of lexed.docComments) moveToken(tok, start, origin);
   // Fields named, not spread: a spread would lex the piece's comments, which no one reads.
-  const piece = parseTokens({ tokens: lexed.tokens, docComments: lexed.docComments, commentTokens: lexed.commentTokens, diagnostics: lexed.diagnostics, lines }, text, file);
+  const piece = parseTokens(
+    {
+      tokens: lexed.tokens,
+      docComments: lexed.docComments,
+      commentTokens: lexed.commentTokens,
+      diagnostics: lexed.diagnostics,
+      lines,
+    },
+    text,
+    file,
+  );
   const block = piece.document.blocks[0];
-  if (piece.diagnostics.length > 0 || piece.document.blocks.length !== 1 || piece.document.imports.length > 0 || !block) return undefined;
-  if (block.type.name !== oldBlock.type.name || (block.name === undefined) !== (oldBlock.name === undefined) || block.range.end.offset !== newEnd) return undefined;
+  if (piece.diagnostics.length > 0 || piece.document.blocks.length !== 1 || piece.document.imports.length > 0 || !block)
+    return undefined;
+  if (
+    block.type.name !== oldBlock.type.name ||
+    (block.name === undefined) !== (oldBlock.name === undefined) ||
+    block.range.end.offset !== newEnd
+  )
+    return undefined;
 
   const shift = shifter(previous.lines.position(oldEnd), lines.position(newEnd), delta);
   const document: Document = {
@@ -108,7 +126,9 @@ function spliced(previous: ParseResult, text: string, file: string): ParseResult
 /** A token lexed from a piece of text that starts at `origin` in the whole, moved to where it lies in the whole. */
 function moveToken(tok: IToken, start: number, origin: Position): void {
   const move = (line: number | undefined, column: number | undefined): [number | undefined, number | undefined] =>
-    line === undefined || column === undefined ? [line, column] : [line + origin.line - 1, line === 1 ? column + origin.column - 1 : column];
+    line === undefined || column === undefined
+      ? [line, column]
+      : [line + origin.line - 1, line === 1 ? column + origin.column - 1 : column];
   const m = tok;
   [m.startLine, m.startColumn] = move(tok.startLine, tok.startColumn);
   [m.endLine, m.endColumn] = move(tok.endLine, tok.endColumn);
@@ -126,7 +146,11 @@ function shifter(oldEnd: Position, newEnd: Position, delta: number): Shift {
   const lineDelta = newEnd.line - oldEnd.line;
   const columnDelta = newEnd.column - oldEnd.column;
   if (delta === 0 && lineDelta === 0 && columnDelta === 0) return (p) => p;
-  return (p) => ({ line: p.line + lineDelta, column: p.line === oldEnd.line ? p.column + columnDelta : p.column, offset: p.offset + delta });
+  return (p) => ({
+    line: p.line + lineDelta,
+    column: p.line === oldEnd.line ? p.column + columnDelta : p.column,
+    offset: p.offset + delta,
+  });
 }
 
 /**

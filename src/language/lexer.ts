@@ -27,7 +27,12 @@ const codeLexer = new Lexer(
 
 /** The same pattern in the skipped group: matched and dropped, never a token the parser sees. */
 function skippedTwin(tok: TokenType): TokenType {
-  return createToken({ name: `Skipped${tok.name}`, pattern: tok.PATTERN, group: Lexer.SKIPPED, line_breaks: tok.LINE_BREAKS === true });
+  return createToken({
+    name: `Skipped${tok.name}`,
+    pattern: tok.PATTERN,
+    group: Lexer.SKIPPED,
+    line_breaks: tok.LINE_BREAKS === true,
+  });
 }
 
 export interface LexOptions {
@@ -95,7 +100,9 @@ export function lex(source: string, file: string, options: LexOptions = {}): Lex
       diagnostics.push({
         code: "unterminated-string",
         severity: "error",
-        message: triple ? 'multi-line string is never closed with """' : "string is not closed before the end of the line",
+        message: triple
+          ? 'multi-line string is never closed with """'
+          : "string is not closed before the end of the line",
         file,
         range: at(token.startOffset, triple ? token.startOffset + 3 : tokenEndOffset(token)),
         hint: triple ? 'add """ where the text ends' : 'add the closing " or use """ for text over several lines',

@@ -52,7 +52,10 @@ export function parseTokens(lexed: Omit<LexResult, "comments">, text: string, fi
     let hint = hintFor(error.message);
     // A list or call left open is noticed where it cannot go on, often lines later: point at
     // the bracket that is not closed.
-    const opener = error.name === "MismatchedTokenException" ? unclosedOpener(lexed.tokens, atEnd ? lexed.tokens.length : firstTokenAtOrAfter(lexed.tokens, start), message) : undefined;
+    const opener =
+      error.name === "MismatchedTokenException"
+        ? unclosedOpener(lexed.tokens, atEnd ? lexed.tokens.length : firstTokenAtOrAfter(lexed.tokens, start), message)
+        : undefined;
     if (opener) {
       const where = atEnd ? "the end of the file" : `${describeToken(tok)} on line ${lexed.lines.position(start).line}`;
       message = `'${opener.image}' is not closed: expected '${closerOf[opener.image]}' before ${where}`;
@@ -64,10 +67,18 @@ export function parseTokens(lexed: Omit<LexResult, "comments">, text: string, fi
     }
     if (seen.has(start)) continue;
     seen.add(start);
-    diagnostics.push({ code: "syntax-error", severity: "error", message, file, range: lexed.lines.range(start, end), ...hint });
+    diagnostics.push({
+      code: "syntax-error",
+      severity: "error",
+      message,
+      file,
+      range: lexed.lines.range(start, end),
+      ...hint,
+    });
   }
   const built = builder.finish(cst);
-  for (const d of lexed.diagnostics) if (!(d.code === "invalid-token" && built.keySegments.has(d.range.start.offset))) diagnostics.push(d);
+  for (const d of lexed.diagnostics)
+    if (!(d.code === "invalid-token" && built.keySegments.has(d.range.start.offset))) diagnostics.push(d);
   for (const d of built.diagnostics) {
     if (d.code === "syntax-error" && seen.has(d.range.start.offset)) continue;
     seen.add(d.range.start.offset);
@@ -98,7 +109,8 @@ function withoutCascades(sorted: Diagnostic[], tokens: readonly IToken[], textLe
       const next = tokens[firstTokenAtOrAfter(tokens, d.range.end.offset)];
       afterLexError.add(next ? next.startOffset : lastTokenEnd(tokens, textLength));
     }
-    if (d.code === "unterminated-comment" || (d.code === "unterminated-string" && d.message.startsWith("multi-line"))) swallowedToEnd = true;
+    if (d.code === "unterminated-comment" || (d.code === "unterminated-string" && d.message.startsWith("multi-line")))
+      swallowedToEnd = true;
   }
   const linesWithSyntaxError = new Set<number>();
   return sorted.filter((d) => {
@@ -112,12 +124,15 @@ function withoutCascades(sorted: Diagnostic[], tokens: readonly IToken[], textLe
   });
 }
 
-
 const closerOf: Record<string, string> = { "[": "]", "(": ")" };
 
 /** The `[` or `(` left open before token `index`, when `message` says its closer was expected. */
 function unclosedOpener(tokens: readonly IToken[], index: number, message: string): IToken | undefined {
-  const wanted = message.startsWith("expected ']'") ? t.LBracket : message.startsWith("expected ')'") ? t.LParen : undefined;
+  const wanted = message.startsWith("expected ']'")
+    ? t.LBracket
+    : message.startsWith("expected ')'")
+      ? t.LParen
+      : undefined;
   if (!wanted) return undefined;
   const closer = wanted === t.LBracket ? t.RBracket : t.RParen;
   let depth = 0;
@@ -151,7 +166,8 @@ function lastTokenEnd(tokens: readonly IToken[], textLength: number): number {
 }
 
 function hintFor(message: string): { hint?: string } {
-  if (message.startsWith("expected '}'")) return { hint: "a block's entries are 'name: value' fields or nested blocks; check for a missing '}' or ':'" };
+  if (message.startsWith("expected '}'"))
+    return { hint: "a block's entries are 'name: value' fields or nested blocks; check for a missing '}' or ':'" };
   if (message.startsWith("expected ':'")) return { hint: "a field is written 'name: value'" };
   if (message.startsWith("expected a value")) return { hint: "each field needs a value after ':'" };
   return {};

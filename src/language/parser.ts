@@ -124,7 +124,11 @@ export class ArlCstParser extends CstParser {
         MAX_LOOKAHEAD: 1,
         DEF: [
           // First, and only where `entry` cannot match: see `malformedEntry`.
-          { GATE: () => this.entryCannotStart(), ALT: () => this.SUBRULE(this.malformedEntry), IGNORE_AMBIGUITIES: true },
+          {
+            GATE: () => this.entryCannotStart(),
+            ALT: () => this.SUBRULE(this.malformedEntry),
+            IGNORE_AMBIGUITIES: true,
+          },
           {
             ALT: () => {
               this.SUBRULE(this.entry);
@@ -145,7 +149,10 @@ export class ArlCstParser extends CstParser {
   public malformedEntry = this.RULE("malformedEntry", () => {
     const name = this.CONSUME(t.Identifier);
     this.MANY({
-      GATE: () => this.LA(1).startLine === name.startLine && this.LA(1).tokenType !== t.LBrace && this.LA(1).tokenType !== t.RBrace,
+      GATE: () =>
+        this.LA(1).startLine === name.startLine &&
+        this.LA(1).tokenType !== t.LBrace &&
+        this.LA(1).tokenType !== t.RBrace,
       DEF: () => {
         this.OR([
           { ALT: () => this.CONSUME(t.Stray, { LABEL: "rest" }) },
@@ -161,7 +168,8 @@ export class ArlCstParser extends CstParser {
   private entryCannotStart(): boolean {
     if (this.LA(1).tokenType !== t.Identifier) return false;
     const second = this.LA(2).tokenType;
-    if (second === t.Colon || second === t.Dot || second === t.Minus || second === t.LBrace || second === t.Extends) return false;
+    if (second === t.Colon || second === t.Dot || second === t.Minus || second === t.LBrace || second === t.Extends)
+      return false;
     if (second !== t.Identifier) return true;
     const third = this.LA(3).tokenType;
     return third !== t.LBrace && third !== t.Extends;
@@ -169,10 +177,7 @@ export class ArlCstParser extends CstParser {
 
   /** entry = path ":" expr | block */
   public entry = this.RULE("entry", () => {
-    this.OR([
-      { ALT: () => this.SUBRULE(this.field) },
-      { ALT: () => this.SUBRULE(this.block) },
-    ]);
+    this.OR([{ ALT: () => this.SUBRULE(this.field) }, { ALT: () => this.SUBRULE(this.block) }]);
   });
 
   /** field = key { "." key } ":" expr */
@@ -195,7 +200,10 @@ export class ArlCstParser extends CstParser {
           this.MANY(() => {
             this.CONSUME(t.Minus);
             // A later segment may start with a digit: `turn-budget-below-2x-optimal`.
-            this.OR2([{ ALT: () => this.CONSUME2(t.Identifier) }, { ALT: () => this.CONSUME(t.NumberToken, { LABEL: "segment" }) }]);
+            this.OR2([
+              { ALT: () => this.CONSUME2(t.Identifier) },
+              { ALT: () => this.CONSUME(t.NumberToken, { LABEL: "segment" }) },
+            ]);
           });
         },
       },

@@ -18,42 +18,52 @@ export function unescape(body: string, tok: IToken, to: Reporter): string {
   if (!body.includes("\\")) return body;
   let invalid = 0;
   let firstUnreported = -1;
-  const value = body.replace(/\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g, (whole, esc: string, index: number) => {
-    switch (esc[0]) {
-      case "n":
-        return "\n";
-      case "t":
-        return "\t";
-      case "r":
-        return "\r";
-      case "0":
-        return "\0";
-      case '"':
-        return '"';
-      case "\\":
-        return "\\";
-      case "u": {
-        // A surrogate pair written as two escapes (as in JSON) is one character.
-        if (esc.length === 11) return String.fromCharCode(Number.parseInt(esc.slice(1, 5), 16), Number.parseInt(esc.slice(7, 11), 16));
-        const hex = esc.startsWith("u{") ? esc.slice(2, -1) : esc.slice(1);
-        const cp = Number.parseInt(hex, 16);
-        // A lone surrogate is not a character: it cannot be written as UTF-8.
-        if (cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff)) return String.fromCodePoint(cp);
-        break;
+  const value = body.replace(
+    /\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|[\s\S]?)/g,
+    (whole, esc: string, index: number) => {
+      switch (esc[0]) {
+        case "n":
+          return "\n";
+        case "t":
+          return "\t";
+        case "r":
+          return "\r";
+        case "0":
+          return "\0";
+        case '"':
+          return '"';
+        case "\\":
+          return "\\";
+        case "u": {
+          // A surrogate pair written as two escapes (as in JSON) is one character.
+          if (esc.length === 11)
+            return String.fromCharCode(Number.parseInt(esc.slice(1, 5), 16), Number.parseInt(esc.slice(7, 11), 16));
+          const hex = esc.startsWith("u{") ? esc.slice(2, -1) : esc.slice(1);
+          const cp = Number.parseInt(hex, 16);
+          // A lone surrogate is not a character: it cannot be written as UTF-8.
+          if (cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff)) return String.fromCodePoint(cp);
+          break;
+        }
+        default:
+          break;
       }
-      default:
-        break;
-    }
-    // The offset of the escape inside the token: exact for "..." strings, approximate after dedent.
-    const at = Math.min(tokenEndOffset(tok) - 1, tok.startOffset + image0Offset(tok) + index);
-    // A string of thousands of bad escapes (binary pasted in) is one mistake: a few reports and a count.
-    if (++invalid > MAX_REPEATED_REPORTS) {
-      if (firstUnreported < 0) firstUnreported = at;
+      // The offset of the escape inside the token: exact for "..." strings, approximate after dedent.
+      const at = Math.min(tokenEndOffset(tok) - 1, tok.startOffset + image0Offset(tok) + index);
+      // A string of thousands of bad escapes (binary pasted in) is one mistake: a few reports and a count.
+      if (++invalid > MAX_REPEATED_REPORTS) {
+        if (firstUnreported < 0) firstUnreported = at;
+        return whole;
+      }
+      to.diagnostics.push({
+        code: "invalid-escape",
+        severity: "error",
+        ...escapeProblem(whole),
+        file: to.file,
+        range: to.rangeOf(at, at + whole.length),
+      });
       return whole;
-    }
-    to.diagnostics.push({ code: "invalid-escape", severity: "error", ...escapeProblem(whole), file: to.file, range: to.rangeOf(at, at + whole.length) });
-    return whole;
-  });
+    },
+  );
   if (firstUnreported >= 0) {
     to.diagnostics.push({
       code: "invalid-escape",
@@ -107,8 +117,10 @@ function escapeProblem(escape: string): { message: string; hint: string } {
   if (!code) return { message: `unknown escape sequence '${escape}'`, hint: valid };
   const cp = Number.parseInt(defined(code[1], "the escape's hex digits"), 16);
   if (cp >= 0xd800 && cp <= 0xdfff) {
-    return { message: `'${escape}' is a lone surrogate, not a character (no UTF-8 text can hold it)`, hint: "write the character itself, or a high and low surrogate pair as two escapes (\\uD83D\\uDE00)" };
+    return {
+      message: `'${escape}' is a lone surrogate, not a character (no UTF-8 text can hold it)`,
+      hint: "write the character itself, or a high and low surrogate pair as two escapes (\\uD83D\\uDE00)",
+    };
   }
   return { message: `'${escape}' is past U+10FFFF, the last Unicode code point`, hint: valid };
 }
-

@@ -6,13 +6,28 @@ import { createToken, Lexer, type TokenType } from "chevrotain";
 export const COMMENT_GROUP = "comments";
 
 // --- trivia ---------------------------------------------------------------------------------
-export const WhiteSpace = createToken({ name: "WhiteSpace", pattern: /[ \t\r\n\f\v\u00a0\ufeff]+/, group: Lexer.SKIPPED, line_breaks: true });
+export const WhiteSpace = createToken({
+  name: "WhiteSpace",
+  pattern: /[ \t\r\n\f\v\u00a0\ufeff]+/,
+  group: Lexer.SKIPPED,
+  line_breaks: true,
+});
 /** `/// text` documents the next declaration or field (shown on hover). */
 export const DocComment = createToken({ name: "DocComment", pattern: /\/\/\/[^\n\r]*/, group: COMMENT_GROUP });
 export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\n\r]*/, group: COMMENT_GROUP });
-export const BlockComment = createToken({ name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, group: COMMENT_GROUP, line_breaks: true });
+export const BlockComment = createToken({
+  name: "BlockComment",
+  pattern: /\/\*[\s\S]*?\*\//,
+  group: COMMENT_GROUP,
+  line_breaks: true,
+});
 /** `/*` without its `*\/`: reported as `unterminated-comment`, swallowed to the end of input. */
-export const UnterminatedBlockComment = createToken({ name: "UnterminatedBlockComment", pattern: /\/\*[\s\S]*/, group: COMMENT_GROUP, line_breaks: true });
+export const UnterminatedBlockComment = createToken({
+  name: "UnterminatedBlockComment",
+  pattern: /\/\*[\s\S]*/,
+  group: COMMENT_GROUP,
+  line_breaks: true,
+});
 
 // --- categories (matched by the parser, never produced by the lexer) --------------------------
 export const StringToken = createToken({ name: "StringToken", pattern: Lexer.NA, label: "string" });
@@ -28,15 +43,42 @@ export const Stray = createToken({ name: "Stray", pattern: Lexer.NA, label: "une
 
 // --- literals -------------------------------------------------------------------------------
 /** `"""` … `"""`: multi-line text (system prompts, tool descriptions). */
-export const TripleString = createToken({ name: "TripleString", categories: [StringToken], pattern: /"""[\s\S]*?"""/, line_breaks: true, label: "string" });
+export const TripleString = createToken({
+  name: "TripleString",
+  categories: [StringToken],
+  pattern: /"""[\s\S]*?"""/,
+  line_breaks: true,
+  label: "string",
+});
 /** `"""` never closed: swallowed to the end of input, reported as `unterminated-string`. */
-export const UnterminatedTripleString = createToken({ name: "UnterminatedTripleString", categories: [StringToken], pattern: /"""[\s\S]*/, line_breaks: true, label: "string" });
-export const StringLiteral = createToken({ name: "StringLiteral", categories: [StringToken], pattern: /"(?:[^"\\\n\r]|\\[^\n\r])*"/, label: "string" });
+export const UnterminatedTripleString = createToken({
+  name: "UnterminatedTripleString",
+  categories: [StringToken],
+  pattern: /"""[\s\S]*/,
+  line_breaks: true,
+  label: "string",
+});
+export const StringLiteral = createToken({
+  name: "StringLiteral",
+  categories: [StringToken],
+  pattern: /"(?:[^"\\\n\r]|\\[^\n\r])*"/,
+  label: "string",
+});
 /** A `"` string that reaches the end of its line: reported as `unterminated-string`. */
-export const UnterminatedString = createToken({ name: "UnterminatedString", categories: [StringToken], pattern: /"(?:[^"\\\n\r]|\\[^\n\r])*\\?/, label: "string" });
+export const UnterminatedString = createToken({
+  name: "UnterminatedString",
+  categories: [StringToken],
+  pattern: /"(?:[^"\\\n\r]|\\[^\n\r])*\\?/,
+  label: "string",
+});
 
 /** A digit run that is not a well-formed number (`1_`, `1.5e`, `3abc`): `invalid-token`. */
-export const MalformedNumber = createToken({ name: "MalformedNumber", categories: [NumberToken, Stray], pattern: /\d[\w.]*/, label: "number" });
+export const MalformedNumber = createToken({
+  name: "MalformedNumber",
+  categories: [NumberToken, Stray],
+  pattern: /\d[\w.]*/,
+  label: "number",
+});
 export const NumberLiteral = createToken({
   name: "NumberLiteral",
   categories: [NumberToken, Stray],
@@ -49,7 +91,13 @@ export const NumberLiteral = createToken({
 export const Identifier = createToken({ name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/, label: "identifier" });
 
 function keyword(word: string, categories: TokenType[] = [Stray]): TokenType {
-  return createToken({ name: `Kw${word.charAt(0).toUpperCase()}${word.slice(1)}`, pattern: new RegExp(word), longer_alt: Identifier, label: `'${word}'`, categories });
+  return createToken({
+    name: `Kw${word.charAt(0).toUpperCase()}${word.slice(1)}`,
+    pattern: new RegExp(word),
+    longer_alt: Identifier,
+    label: `'${word}'`,
+    categories,
+  });
 }
 
 /** Not stray: a misplaced import is parsed as one and reported as misplaced. */
@@ -66,7 +114,18 @@ export const None = keyword("none");
 
 /** The reserved words, in the order docs/language.md lists them. */
 export const keywordTokens: readonly TokenType[] = [Import, As, Extends, When, And, Or, Not, True, False, None];
-export const reservedWords: ReadonlySet<string> = new Set(["import", "as", "extends", "when", "and", "or", "not", "true", "false", "none"]);
+export const reservedWords: ReadonlySet<string> = new Set([
+  "import",
+  "as",
+  "extends",
+  "when",
+  "and",
+  "or",
+  "not",
+  "true",
+  "false",
+  "none",
+]);
 
 // --- punctuation and operators ------------------------------------------------------------------
 function punct(name: string, pattern: RegExp, label: string, categories: TokenType[] = [Stray]): TokenType {

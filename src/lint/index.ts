@@ -33,7 +33,11 @@ type Linted = VariantModel & { config: ExperimentConfig };
  */
 type ReportMemo = Map<string, (readonly LintReport[])[] | null>;
 
-export function lint(model: SemanticModel, rules: readonly LintRule[] = lintRules, options: LintOptions = {}): Diagnostic[] {
+export function lint(
+  model: SemanticModel,
+  rules: readonly LintRule[] = lintRules,
+  options: LintOptions = {},
+): Diagnostic[] {
   const entry = model.program.entry;
   const blocks = new BlockIndex(model.program.modules.get(entry));
   const out: Diagnostic[] = [];
@@ -62,8 +66,7 @@ export function lint(model: SemanticModel, rules: readonly LintRule[] = lintRule
           const seen = found.get(id);
           if (seen) {
             if (seen.variants[seen.variants.length - 1] !== variant.name) seen.variants.push(variant.name);
-          }
-          else found.set(id, { diagnostic: d, variants: [variant.name] });
+          } else found.set(id, { diagnostic: d, variants: [variant.name] });
         }
       }
       for (const code of Object.keys(allowed)) {
@@ -93,14 +96,23 @@ export function lint(model: SemanticModel, rules: readonly LintRule[] = lintRule
  * paths, and the typed reward terms, constraints and tools: equal content (the variant's content
  * key) in the same module gives equal reports, so they are computed once and located per variant.
  */
-function ruleReports(rules: readonly LintRule[], experiment: ExperimentModel, variant: Linted, memo: ReportMemo | undefined): (readonly LintReport[])[] {
+function ruleReports(
+  rules: readonly LintRule[],
+  experiment: ExperimentModel,
+  variant: Linted,
+  memo: ReportMemo | undefined,
+): (readonly LintReport[])[] {
   // Tools resolve against the declarations of the experiment's module: within one check, the
   // module and the content determine them.
-  const key = memo && variant.contentKey !== undefined ? `${experiment.declaration.module.path}\0${variant.contentKey}` : undefined;
+  const key =
+    memo && variant.contentKey !== undefined
+      ? `${experiment.declaration.module.path}\0${variant.contentKey}`
+      : undefined;
   const known = key === undefined ? undefined : memo?.get(key);
   if (known) return known;
   const reports = rules.map((rule) => runRule(rule, experiment, variant));
-  if (key !== undefined) memo?.set(key, reports.every((rs) => rs.every((r) => isPath(r.at) && r.related === undefined)) ? reports : null);
+  if (key !== undefined)
+    memo?.set(key, reports.every((rs) => rs.every((r) => isPath(r.at) && r.related === undefined)) ? reports : null);
   return reports;
 }
 
@@ -119,7 +131,14 @@ function runRule(rule: LintRule, experiment: ExperimentModel, variant: Linted): 
 }
 
 /** A rule's report as a diagnostic, at its place in `variant`'s text. */
-function located(rule: LintRule, r: LintReport, experiment: ExperimentModel, variant: VariantModel, entry: string, blocks: BlockIndex): Diagnostic {
+function located(
+  rule: LintRule,
+  r: LintReport,
+  experiment: ExperimentModel,
+  variant: VariantModel,
+  entry: string,
+  blocks: BlockIndex,
+): Diagnostic {
   const where = locate(r.at, experiment, variant, entry, blocks);
   const related = [...where.related, ...(r.related ?? [])];
   return {
@@ -137,19 +156,36 @@ function isPath(at: ConfigPath | Origin): at is ConfigPath {
   return Array.isArray(at);
 }
 
-function locate(at: ConfigPath | Origin, experiment: ExperimentModel, variant: VariantModel, entry: string, blocks: BlockIndex): Location {
+function locate(
+  at: ConfigPath | Origin,
+  experiment: ExperimentModel,
+  variant: VariantModel,
+  entry: string,
+  blocks: BlockIndex,
+): Location {
   if (isPath(at)) return locatePath(at, experiment, variant, entry, blocks);
   if (at.file === entry) return { origin: at, related: [] };
   // A source location in another file: show it on the experiment, with a note.
-  return { origin: { file: experiment.declaration.module.path, range: declarationNameRange(experiment.declaration) }, related: [{ file: at.file, range: at.range, message: "the value comes from here" }] };
+  return {
+    origin: { file: experiment.declaration.module.path, range: declarationNameRange(experiment.declaration) },
+    related: [{ file: at.file, range: at.range, message: "the value comes from here" }],
+  };
 }
 
 /** Where an allow entry is written (its key), identified by that place. */
-function allowKey(experiment: ExperimentModel, variant: VariantModel, code: string, entry: string, blocks: BlockIndex): { id: string; location: Location; written: boolean } {
+function allowKey(
+  experiment: ExperimentModel,
+  variant: VariantModel,
+  code: string,
+  entry: string,
+  blocks: BlockIndex,
+): { id: string; location: Location; written: boolean } {
   const record = variant.valuesByPath.get(["allow"]);
   const keyOrigin = record?.kind === "record" ? record.keyOrigins.get(code) : undefined;
   const written = keyOrigin?.file === entry;
-  const location = written ? { origin: keyOrigin, related: [] } : locatePath(["allow", code], experiment, variant, entry, blocks);
+  const location = written
+    ? { origin: keyOrigin, related: [] }
+    : locatePath(["allow", code], experiment, variant, entry, blocks);
   const o = keyOrigin ?? location.origin;
   return { id: `${o.file}\0${o.range.start.offset}\0${code}`, location, written };
 }
@@ -161,7 +197,11 @@ function unknownRule(code: string, where: Location, rules: readonly LintRule[]):
     message: `'${code}' is not a lint rule, so there is nothing to allow`,
     file: where.origin.file,
     range: where.origin.range,
-    hint: didYouMean(code, rules.map((r) => r.code)) ?? "only RL lint rules can be silenced; syntax and schema errors must be fixed",
+    hint:
+      didYouMean(
+        code,
+        rules.map((r) => r.code),
+      ) ?? "only RL lint rules can be silenced; syntax and schema errors must be fixed",
     ...(where.related.length > 0 ? { related: where.related } : {}),
   };
 }

@@ -59,7 +59,13 @@ function dottedPath(path: ConfigPath): string {
   return path.map(String).join(".");
 }
 
-export function locatePath(path: ConfigPath, experiment: ExperimentModel, variant: VariantModel, entry: string, blocks: BlockIndex): Location {
+export function locatePath(
+  path: ConfigPath,
+  experiment: ExperimentModel,
+  variant: VariantModel,
+  entry: string,
+  blocks: BlockIndex,
+): Location {
   const values = variant.valuesByPath;
   const at = (n: number): Value | undefined => values.get(path.slice(0, n));
   let k = path.length;
@@ -94,5 +100,8 @@ export function locatePath(path: ConfigPath, experiment: ExperimentModel, varian
     const child = at(n);
     if (child && child.origin.file === entry) return { origin: child.origin, related: related() };
   }
-  return { origin: { file: experiment.declaration.module.path, range: declarationNameRange(experiment.declaration) }, related: related() };
+  return {
+    origin: { file: experiment.declaration.module.path, range: declarationNameRange(experiment.declaration) },
+    related: related(),
+  };
 }

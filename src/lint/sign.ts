@@ -40,7 +40,13 @@ export function signOf(e: RewardExpr, range: SignalRange = () => undefined): Sig
   const rec = (x: RewardExpr) => signOf(x, range);
   switch (e.op) {
     case "const":
-      return typeof e.value === "number" ? ofNumber(e.value) : typeof e.value === "boolean" ? (e.value ? POS : ZERO) : ANY;
+      return typeof e.value === "number"
+        ? ofNumber(e.value)
+        : typeof e.value === "boolean"
+          ? e.value
+            ? POS
+            : ZERO
+          : ANY;
     case "signal": {
       if (e.type === "bool" || e.type === "count") return ZERO | POS;
       if (e.type === "string") return ANY;

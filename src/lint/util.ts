@@ -30,7 +30,14 @@ export function signalName(s: Extract<RewardExpr, { op: "signal" }>): string {
  * `NAME.x` from env NAME only.
  */
 export function signalDeclarations(config: ExperimentConfig, s: Extract<RewardExpr, { op: "signal" }>) {
-  const envs = s.namespace === "named_env" ? (s.env ? [s.env] : []) : s.namespace === "episode" || s.namespace === "tool" ? [] : Object.keys(config.env);
+  const envs =
+    s.namespace === "named_env"
+      ? s.env
+        ? [s.env]
+        : []
+      : s.namespace === "episode" || s.namespace === "tool"
+        ? []
+        : Object.keys(config.env);
   return envs.flatMap((env) => {
     const declared = config.env[env]?.signals[s.name];
     return declared ? [{ env, signal: declared }] : [];

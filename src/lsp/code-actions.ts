@@ -38,12 +38,19 @@ export function codeActions(input: ActionInput): CodeAction[] {
           kind: CodeActionKind.QuickFix,
           isPreferred: true,
           diagnostics: [lsp],
-          edit: { changes: { [input.uri]: [{ range: lspRangeOf(input.lines, edit.start, edit.end), newText: edit.text }] } },
+          edit: {
+            changes: { [input.uri]: [{ range: lspRangeOf(input.lines, edit.start, edit.end), newText: edit.text }] },
+          },
         });
       }
     }
     if (lintRule(d.code) && !allowed.has(d.code)) {
-      const experiment = input.document.blocks.find((b) => b.type.name === "experiment" && b.range.start.offset <= d.range.start.offset && d.range.start.offset <= b.range.end.offset);
+      const experiment = input.document.blocks.find(
+        (b) =>
+          b.type.name === "experiment" &&
+          b.range.start.offset <= d.range.start.offset &&
+          d.range.start.offset <= b.range.end.offset,
+      );
       const edit = experiment ? allowEdit(input.text, input.lines, experiment, d.code) : undefined;
       if (experiment && edit) {
         allowed.add(d.code);
@@ -60,7 +67,11 @@ export function codeActions(input: ActionInput): CodeAction[] {
 }
 
 /** What to replace for a suggestion: the whole range, or its last segment when only that was suggested. */
-function replacement(text: string, d: Diagnostic, suggestion: string): { start: number; end: number; text: string } | undefined {
+function replacement(
+  text: string,
+  d: Diagnostic,
+  suggestion: string,
+): { start: number; end: number; text: string } | undefined {
   if (suggestion.endsWith(".")) return undefined;
   const start = d.range.start.offset;
   const end = d.range.end.offset;
@@ -87,7 +98,8 @@ function indentOf(lines: LineIndex, line: number): string {
 function allowEdit(text: string, lines: LineIndex, experiment: ast.Block, code: string): TextEdit | undefined {
   const existing = experiment.entries.find(
     (e): e is ast.Block | ast.Field =>
-      (e.kind === "Block" && e.type.name === "allow" && !e.name) || (e.kind === "Field" && e.path.length === 1 && e.path[0]?.name === "allow" && e.value.kind === "Record"),
+      (e.kind === "Block" && e.type.name === "allow" && !e.name) ||
+      (e.kind === "Field" && e.path.length === 1 && e.path[0]?.name === "allow" && e.value.kind === "Record"),
   );
   if (existing) {
     const entries = existing.kind === "Block" ? existing.entries : (existing.value as ast.RecordExpression).entries;
@@ -100,10 +112,16 @@ function allowEdit(text: string, lines: LineIndex, experiment: ast.Block, code: 
       return { range: lspRangeOf(lines, open + 1, close), newText: ` ${allowEntry(code)} ` };
     }
     if (container.start.line === container.end.line) {
-      return { range: lspRangeOf(lines, last.range.end.offset, last.range.end.offset), newText: `, ${allowEntry(code)}` };
+      return {
+        range: lspRangeOf(lines, last.range.end.offset, last.range.end.offset),
+        newText: `, ${allowEntry(code)}`,
+      };
     }
     const indent = indentOf(lines, (entries[0] ?? last).range.start.line);
-    return { range: lspRangeOf(lines, last.range.end.offset, last.range.end.offset), newText: `\n${indent}${allowEntry(code)}` };
+    return {
+      range: lspRangeOf(lines, last.range.end.offset, last.range.end.offset),
+      newText: `\n${indent}${allowEntry(code)}`,
+    };
   }
   const close = experiment.range.end.offset - 1;
   if (text[close] !== "}") return undefined;

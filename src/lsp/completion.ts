@@ -21,7 +21,8 @@ import { at } from "../contracts/checked.js";
 
 /** What each top-level block kind is, for completion and hover. */
 export const kindDocs: Record<string, string> = {
-  experiment: "An experiment: a policy trained on envs with a reward, an algorithm and a rollout plan. Sweeps and ablations make variants of it.",
+  experiment:
+    "An experiment: a policy trained on envs with a reward, an algorithm and a rollout plan. Sweeps and ablations make variants of it.",
   env: "An environment: tasks, splits, the typed signals it exposes to rewards, and the tools it provides.",
   tool: "A tool the model can call: description and parameters (lowered to JSON Schema).",
   policy: "The model being trained and how it samples.",
@@ -36,7 +37,12 @@ export const kindDocs: Record<string, string> = {
 };
 
 /** Functions of reward terms and conditions, with what they do. */
-const expressionFunctionItems = Object.entries(expressionFunctions).map(([f, fn]) => ({ label: f, kind: CompletionItemKind.Function, detail: `${f}(...)`, documentation: fn.doc }));
+const expressionFunctionItems = Object.entries(expressionFunctions).map(([f, fn]) => ({
+  label: f,
+  kind: CompletionItemKind.Function,
+  detail: `${f}(...)`,
+  documentation: fn.doc,
+}));
 
 export function completions(snapshot: Snapshot, text: string, offset: number, lines: LineIndex): CompletionItem[] {
   const ctx = cursorContext(text, offset);
@@ -59,7 +65,12 @@ function itemsFor(ctx: CursorContext, snapshot: Snapshot): CompletionItem[] {
   switch (ctx.kind) {
     case "top":
       return [
-        ...declarationKinds.map((k) => ({ label: k, kind: CompletionItemKind.Class, detail: "declaration", documentation: kindDocs[k] ?? "" })),
+        ...declarationKinds.map((k) => ({
+          label: k,
+          kind: CompletionItemKind.Class,
+          detail: "declaration",
+          documentation: kindDocs[k] ?? "",
+        })),
         { label: "import", kind: CompletionItemKind.Keyword, detail: 'import "std/..." as name' },
       ];
     case "key":
@@ -71,7 +82,9 @@ function itemsFor(ctx: CursorContext, snapshot: Snapshot): CompletionItem[] {
     case "operator":
       return operatorItems();
     case "header":
-      return [{ label: "extends", kind: CompletionItemKind.Keyword, detail: "derive this block from another declaration" }];
+      return [
+        { label: "extends", kind: CompletionItemKind.Keyword, detail: "derive this block from another declaration" },
+      ];
     case "extends":
       return extendsItems(ctx, snapshot);
     case "import":
@@ -129,10 +142,25 @@ function keyItems(ctx: Extract<CursorContext, { kind: "key" }>, snapshot: Snapsh
     if (documentation) item.documentation = documentation;
     return item;
   });
-  if (base.length === 0 && ctx.keyPrefix.length === 0 && place.mode === "normal" && ctx.scope.topType === "experiment") {
+  if (
+    base.length === 0 &&
+    ctx.keyPrefix.length === 0 &&
+    place.mode === "normal" &&
+    ctx.scope.topType === "experiment"
+  ) {
     out.push(
-      { label: "sweep", kind: CompletionItemKind.Struct, detail: "variants: the cartesian product of lists of values", documentation: "`sweep { harness.max_turns: [6, 8, 12] }`" },
-      { label: "ablation", kind: CompletionItemKind.Struct, detail: "variants: named sets of overrides", documentation: "`ablation { full {} no_kl { algorithm.kl.coef: 0 } }`" },
+      {
+        label: "sweep",
+        kind: CompletionItemKind.Struct,
+        detail: "variants: the cartesian product of lists of values",
+        documentation: "`sweep { harness.max_turns: [6, 8, 12] }`",
+      },
+      {
+        label: "ablation",
+        kind: CompletionItemKind.Struct,
+        detail: "variants: named sets of overrides",
+        documentation: "`ablation { full {} no_kl { algorithm.kl.coef: 0 } }`",
+      },
     );
   }
   return out;
@@ -161,20 +189,44 @@ function valueItems(ctx: Extract<CursorContext, { kind: "value" }>, snapshot: Sn
       { label: "true", kind: CompletionItemKind.Keyword },
       { label: "false", kind: CompletionItemKind.Keyword },
     ];
-    if (expression === "reward") out.push({ label: "potential", kind: CompletionItemKind.Function, detail: "potential(Phi): potential-based shaping" });
-    else out.push({ label: "call", kind: CompletionItemKind.Module, detail: "call.tool, call.env, call.args.NAME: the call being judged, before it runs" }, { label: "block", kind: CompletionItemKind.Function, detail: "block(condition)" });
+    if (expression === "reward")
+      out.push({
+        label: "potential",
+        kind: CompletionItemKind.Function,
+        detail: "potential(Phi): potential-based shaping",
+      });
+    else
+      out.push(
+        {
+          label: "call",
+          kind: CompletionItemKind.Module,
+          detail: "call.tool, call.env, call.args.NAME: the call being judged, before it runs",
+        },
+        { label: "block", kind: CompletionItemKind.Function, detail: "block(condition)" },
+      );
     return out;
   }
   if (isToolsField(field)) {
     const out: CompletionItem[] = [];
     for (const env of envsInScope(snapshot, ctx.scope)) {
-      out.push({ label: `${env.name}.tools`, kind: CompletionItemKind.Module, detail: `every tool of env '${env.name}'` });
-      for (const t of env.tools) out.push({ label: `${env.name}.${t.name}`, kind: CompletionItemKind.Function, ...(t.description ? { detail: t.description } : {}) });
+      out.push({
+        label: `${env.name}.tools`,
+        kind: CompletionItemKind.Module,
+        detail: `every tool of env '${env.name}'`,
+      });
+      for (const t of env.tools)
+        out.push({
+          label: `${env.name}.${t.name}`,
+          kind: CompletionItemKind.Function,
+          ...(t.description ? { detail: t.description } : {}),
+        });
     }
     const entry = snapshot.entry;
     if (entry) {
-      for (const d of snapshot.index.declarationsOf(entry).values()) if (d.type === "tool") out.push({ label: d.name, kind: CompletionItemKind.Function, detail: "tool" });
-      for (const imp of entry.imports) out.push({ label: imp.name, kind: CompletionItemKind.Module, detail: `import "${imp.decl.path.value}"` });
+      for (const d of snapshot.index.declarationsOf(entry).values())
+        if (d.type === "tool") out.push({ label: d.name, kind: CompletionItemKind.Function, detail: "tool" });
+      for (const imp of entry.imports)
+        out.push({ label: imp.name, kind: CompletionItemKind.Module, detail: `import "${imp.decl.path.value}"` });
     }
     return out;
   }
@@ -201,7 +253,13 @@ function signalItems(envs: readonly EnvInfo[], scope: string | undefined): Compl
       if (scope && s.scope !== scope) continue;
       const seen = byName.get(s.name);
       if (seen) seen.envs.push(env.name);
-      else byName.set(s.name, { envs: [env.name], ...(s.type ? { type: s.type } : {}), ...(s.scope ? { scope: s.scope } : {}), ...(s.doc ? { doc: s.doc } : {}) });
+      else
+        byName.set(s.name, {
+          envs: [env.name],
+          ...(s.type ? { type: s.type } : {}),
+          ...(s.scope ? { scope: s.scope } : {}),
+          ...(s.doc ? { doc: s.doc } : {}),
+        });
     }
   }
   return [...byName].map(([name, s]) => {
@@ -250,7 +308,11 @@ function memberItems(ctx: Extract<CursorContext, { kind: "member" }>, snapshot: 
       if (isToolsField(ctx.field)) {
         return [
           { label: "tools", kind: CompletionItemKind.Module, detail: `every tool of env '${env.name}'` },
-          ...env.tools.map((t) => ({ label: t.name, kind: CompletionItemKind.Function, ...(t.description ? { detail: t.description } : {}) })),
+          ...env.tools.map((t) => ({
+            label: t.name,
+            kind: CompletionItemKind.Function,
+            ...(t.description ? { detail: t.description } : {}),
+          })),
         ];
       }
       return signalItems([env], undefined);
@@ -266,7 +328,11 @@ function memberItems(ctx: Extract<CursorContext, { kind: "member" }>, snapshot: 
         else byName.set(p.name, { tools: [t.name], ...(p.type ? { type: p.type } : {}) });
       }
     }
-    return [...byName].map(([name, a]) => ({ label: name, kind: CompletionItemKind.Variable, detail: `${a.type ?? "?"} argument of ${a.tools.join(", ")}` }));
+    return [...byName].map(([name, a]) => ({
+      label: name,
+      kind: CompletionItemKind.Variable,
+      detail: `${a.type ?? "?"} argument of ${a.tools.join(", ")}`,
+    }));
   }
   const entry = snapshot.entry;
   if (entry && rest.length === 0) {
@@ -282,7 +348,11 @@ function memberItems(ctx: Extract<CursorContext, { kind: "member" }>, snapshot: 
 }
 
 function declarationItem(name: string, type: string, doc: string | undefined): CompletionItem {
-  const item: CompletionItem = { label: name, kind: type === "tool" ? CompletionItemKind.Function : CompletionItemKind.Class, detail: `${type} ${name}` };
+  const item: CompletionItem = {
+    label: name,
+    kind: type === "tool" ? CompletionItemKind.Function : CompletionItemKind.Class,
+    detail: `${type} ${name}`,
+  };
   if (doc) item.documentation = { kind: MarkupKind.Markdown, value: doc };
   return item;
 }
@@ -292,7 +362,11 @@ function extendsItems(ctx: Extract<CursorContext, { kind: "extends" }>, snapshot
   if (!entry) return [];
   const matches = (type: string) => ctx.blockType === "" || type === ctx.blockType;
   if (ctx.chain.length === 0) {
-    const out: CompletionItem[] = entry.imports.map((imp) => ({ label: imp.name, kind: CompletionItemKind.Module, detail: `import "${imp.decl.path.value}"` }));
+    const out: CompletionItem[] = entry.imports.map((imp) => ({
+      label: imp.name,
+      kind: CompletionItemKind.Module,
+      detail: `import "${imp.decl.path.value}"`,
+    }));
     for (const d of snapshot.index.declarationsOf(entry).values()) {
       if (matches(d.type) && d.name !== ctx.scope.topName) out.push(declarationItem(d.name, d.type, d.block.doc));
     }
@@ -301,7 +375,9 @@ function extendsItems(ctx: Extract<CursorContext, { kind: "extends" }>, snapshot
   if (ctx.chain.length === 1) {
     const target = snapshot.index.importedModule(entry, at(ctx.chain, 0));
     if (!target) return [];
-    return [...snapshot.index.declarationsOf(target).values()].filter((d) => matches(d.type)).map((d) => declarationItem(d.name, d.type, d.block.doc));
+    return [...snapshot.index.declarationsOf(target).values()]
+      .filter((d) => matches(d.type))
+      .map((d) => declarationItem(d.name, d.type, d.block.doc));
   }
   return [];
 }

@@ -34,13 +34,25 @@ export type CursorContext =
       readonly scope: Scope;
     }
   /** After `a.b.` inside a value. */
-  | { readonly kind: "member"; readonly field: readonly string[] | undefined; readonly chain: readonly string[]; readonly prefix: Prefix; readonly scope: Scope }
+  | {
+      readonly kind: "member";
+      readonly field: readonly string[] | undefined;
+      readonly chain: readonly string[];
+      readonly prefix: Prefix;
+      readonly scope: Scope;
+    }
   /** After a list item or argument: an operator keyword may follow. */
   | { readonly kind: "operator"; readonly prefix: Prefix }
   /** After `type name`: `extends` may follow. */
   | { readonly kind: "header"; readonly prefix: Prefix }
   /** After `extends` (and `alias.`). */
-  | { readonly kind: "extends"; readonly blockType: string; readonly chain: readonly string[]; readonly prefix: Prefix; readonly scope: Scope }
+  | {
+      readonly kind: "extends";
+      readonly blockType: string;
+      readonly chain: readonly string[];
+      readonly prefix: Prefix;
+      readonly scope: Scope;
+    }
   /** Inside the string of an import. */
   | { readonly kind: "import"; readonly written: string; readonly prefix: Prefix }
   | { readonly kind: "none" };
@@ -106,13 +118,30 @@ export function cursorContext(text: string, offset: number): CursorContext {
   switch (f.state) {
     case "start":
       if (f.kind === "top") return { kind: "top", prefix };
-      if (!isEntries(f)) return { kind: "value", field: valueField, inList: f.kind === "list", inCall: f.kind === "call", place: f.place, prefix, scope };
+      if (!isEntries(f))
+        return {
+          kind: "value",
+          field: valueField,
+          inList: f.kind === "list",
+          inCall: f.kind === "call",
+          place: f.place,
+          prefix,
+          scope,
+        };
       return { kind: "key", place: f.place, keyPrefix: [], prefix, scope };
     case "keyDot":
-      return isEntries(f) && f.kind !== "top" ? { kind: "key", place: f.place, keyPrefix: [...f.key], prefix, scope } : { kind: "none" };
+      return isEntries(f) && f.kind !== "top"
+        ? { kind: "key", place: f.place, keyPrefix: [...f.key], prefix, scope }
+        : { kind: "none" };
     case "keyDash":
       return isEntries(f) && f.kind !== "top"
-        ? { kind: "key", place: f.place, keyPrefix: [], prefix: { start: f.keyStart, text: text.slice(f.keyStart, offset) }, scope }
+        ? {
+            kind: "key",
+            place: f.place,
+            keyPrefix: [],
+            prefix: { start: f.keyStart, text: text.slice(f.keyStart, offset) },
+            scope,
+          }
         : { kind: "none" };
     case "key":
       return f.kind === "top" ? { kind: "none" } : { kind: "header", prefix };
@@ -123,14 +152,29 @@ export function cursorContext(text: string, offset: number): CursorContext {
     case "extendsDot":
       return { kind: "extends", blockType: f.blockType ?? "", chain: [...f.ref], prefix, scope };
     case "value":
-      return { kind: "value", field: valueField, inList: f.kind === "list", inCall: f.kind === "call", place: f.place, prefix, scope };
+      return {
+        kind: "value",
+        field: valueField,
+        inList: f.kind === "list",
+        inCall: f.kind === "call",
+        place: f.place,
+        prefix,
+        scope,
+      };
     case "member":
       return { kind: "member", field: valueField, chain: [...f.chain], prefix, scope };
     case "afterValue": {
       const cursorLine = lineAt(text, offset);
       if (!isEntries(f)) return { kind: "operator", prefix };
       if (f.kind === "top") return { kind: "top", prefix };
-      return { kind: "key", place: f.place, keyPrefix: [], prefix, scope, ...(f.valueEndLine === cursorLine ? { operators: true } : {}) };
+      return {
+        kind: "key",
+        place: f.place,
+        keyPrefix: [],
+        prefix,
+        scope,
+        ...(f.valueEndLine === cursorLine ? { operators: true } : {}),
+      };
     }
     default:
       return { kind: "none" };

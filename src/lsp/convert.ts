@@ -47,7 +47,11 @@ export function toLspDiagnostic(d: Diagnostic, uriOf: (file: string) => string):
   }));
   // The message is exactly arl check's; the hint (the CLI's `= hint:` line) rides along as
   // related information at the diagnostic's own place, and as data for code actions.
-  if (d.hint) related.push({ location: { uri: uriOf(d.file), range: toLspRange(d.range) }, message: `hint: ${shownText(d.hint)}` });
+  if (d.hint)
+    related.push({
+      location: { uri: uriOf(d.file), range: toLspRange(d.range) },
+      message: `hint: ${shownText(d.hint)}`,
+    });
   return {
     range: toLspRange(d.range),
     severity: severities[d.severity],

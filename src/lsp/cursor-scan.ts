@@ -110,9 +110,18 @@ export function scanTokens(tokens: readonly IToken[], end: number): ScanResult {
         f.state = "start";
         stack.push(frame("block", place));
       } else if (f.state === "value" && isEntries(f)) {
-        stack.push(frame("record", f.place.mode === "ablation" ? { path: [], mode: "normal", topType } : recordPlace(f.place, f.key)));
+        stack.push(
+          frame(
+            "record",
+            f.place.mode === "ablation" ? { path: [], mode: "normal", topType } : recordPlace(f.place, f.key),
+          ),
+        );
       } else if (f.state === "value") {
-        const path = f.field ? (f.kind === "list" && f.place.mode !== "sweep" ? [...f.field, "0"] : [...f.field]) : undefined;
+        const path = f.field
+          ? f.kind === "list" && f.place.mode !== "sweep"
+            ? [...f.field, "0"]
+            : [...f.field]
+          : undefined;
         stack.push(frame("record", { path, mode: "normal", topType }));
       } else {
         stack.push(frame("record", { path: undefined, mode: "normal", topType }));

@@ -24,20 +24,29 @@ export function definition(snapshot: Snapshot, offset: number): Location[] {
       return target ? [{ uri: uriOf(target), range: { start, end: start } }] : [];
     }
     case "extends": {
-      const decl = resolveDeclaration(snapshot, module, hit.ref.parts.map((p) => p.name));
+      const decl = resolveDeclaration(
+        snapshot,
+        module,
+        hit.ref.parts.map((p) => p.name),
+      );
       return decl ? [at({ file: decl.module.path, range: declarationNameRange(decl) })] : [];
     }
     case "name": {
       const [head, second] = hit.parts;
       const envs = envsInScope(snapshot, { topType: hit.top.type.name, topName: hit.top.name?.name });
       if (hit.parts.length === 2 && (head === "outcome" || head === "state" || head === "env")) {
-        const origins = envs.flatMap((e) => e.signals.filter((s) => s.name === second && (head === "env" || s.scope === head)).flatMap((s) => (s.origin ? [s.origin] : [])));
+        const origins = envs.flatMap((e) =>
+          e.signals
+            .filter((s) => s.name === second && (head === "env" || s.scope === head))
+            .flatMap((s) => (s.origin ? [s.origin] : [])),
+        );
         if (origins.length > 0) return origins.map(at);
       }
       const env = envs.find((e) => e.name === head);
       if (env) {
         if (hit.parts.length === 1 || hit.index === 0 || second === "tools") return env.origin ? [at(env.origin)] : [];
-        const target = env.tools.find((t) => t.name === second)?.origin ?? env.signals.find((s) => s.name === second)?.origin;
+        const target =
+          env.tools.find((t) => t.name === second)?.origin ?? env.signals.find((s) => s.name === second)?.origin;
         return target ? [at(target)] : [];
       }
       if (hit.parts.length === 2 && hit.index === 0 && head !== undefined) {

@@ -155,7 +155,10 @@ export class DiagnosticsManager {
       } catch (error) {
         // A clean-looking file would hide the failure: the entry shows it instead.
         this.onError(entry, error);
-        state = { dependencies: this.entries.get(entry)?.dependencies ?? new Set([entry]), byFile: new Map([[entry, [internalError(entry, error)]]]) };
+        state = {
+          dependencies: this.entries.get(entry)?.dependencies ?? new Set([entry]),
+          byFile: new Map([[entry, [internalError(entry, error)]]]),
+        };
       }
       states.set(entry, state);
     }
@@ -213,7 +216,10 @@ function internalError(file: string, error: unknown): Diagnostic {
     code: "lsp-internal-error",
     severity: "error",
     // A message can quote the input (a lone surrogate, 150k characters): keep it short and well-formed.
-    message: `arl could not check this file: ${detail.length > 300 ? `${detail.slice(0, 300)}...` : detail}`.replace(LONE_SURROGATE, "\uFFFD"),
+    message: `arl could not check this file: ${detail.length > 300 ? `${detail.slice(0, 300)}...` : detail}`.replace(
+      LONE_SURROGATE,
+      "\uFFFD",
+    ),
     file,
     range: { start: at, end: at },
     hint: "this is a bug in arl, not necessarily in your spec; the server's log has the stack trace; please report it with this file",

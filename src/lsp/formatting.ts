@@ -25,8 +25,12 @@ export function formatDocument(text: string, file: string): TextEdit[] {
     endNew--;
   }
   // Never split a CRLF pair or a surrogate pair.
-  while (start > 0 && (isLowSurrogate(text.charCodeAt(start)) || (text[start - 1] === "\r" && text[start] === "\n"))) start--;
-  while (endOld < text.length && (isLowSurrogate(text.charCodeAt(endOld)) || (text[endOld - 1] === "\r" && text[endOld] === "\n"))) {
+  while (start > 0 && (isLowSurrogate(text.charCodeAt(start)) || (text[start - 1] === "\r" && text[start] === "\n")))
+    start--;
+  while (
+    endOld < text.length &&
+    (isLowSurrogate(text.charCodeAt(endOld)) || (text[endOld - 1] === "\r" && text[endOld] === "\n"))
+  ) {
     endOld++;
     endNew++;
   }

@@ -130,7 +130,8 @@ export class FramingGuard extends Transform {
       if (!this.body) {
         const end = this.headerEnd();
         if (end < 0 || end > this.maxHeaderBytes) {
-          if (end > this.maxHeaderBytes || this.pending.length > this.maxHeaderBytes) this.resync(`no end of header within ${this.maxHeaderBytes} bytes`, 1);
+          if (end > this.maxHeaderBytes || this.pending.length > this.maxHeaderBytes)
+            this.resync(`no end of header within ${this.maxHeaderBytes} bytes`, 1);
           else return;
           continue;
         }
@@ -192,7 +193,9 @@ export class FramingGuard extends Transform {
       this.options.log(`${declared}, was read past and refused`);
       this.pending = chunk.subarray(fed.used);
     } else {
-      this.options.log(`malformed message dropped (${declared}, ended early: ${fed.reason}); skipped ${fed.skipped} bytes to what follows`);
+      this.options.log(
+        `malformed message dropped (${declared}, ended early: ${fed.reason}); skipped ${fed.skipped} bytes to what follows`,
+      );
       this.pending = fed.rest;
     }
     this.headerEndSearched = 0;
@@ -203,7 +206,12 @@ export class FramingGuard extends Transform {
   private refuse(message: SkippedMessage, length: number): void {
     if (message.method === undefined) return; // a response, or no JSON-RPC at all: nobody waits for it
     const params: MessageTooLargeParams = { method: message.method, length, limit: this.maxContentLength };
-    const replacement = { jsonrpc: "2.0", ...(message.id !== undefined ? { id: message.id } : {}), method: MESSAGE_TOO_LARGE, params };
+    const replacement = {
+      jsonrpc: "2.0",
+      ...(message.id !== undefined ? { id: message.id } : {}),
+      method: MESSAGE_TOO_LARGE,
+      params,
+    };
     const text = Buffer.from(JSON.stringify(replacement), "utf8");
     this.push(Buffer.concat([Buffer.from(`Content-Length: ${text.length}\r\n\r\n`, "latin1"), text]));
   }
@@ -219,7 +227,10 @@ export class FramingGuard extends Transform {
     if (!this.body) return;
     this.joinArriving();
     if (nextHeader(this.pending, this.body.start) < 0) return; // a slow sender: keep waiting
-    this.resync(`a body of ${this.body.length} bytes stopped short, and another message began inside it`, this.body.start);
+    this.resync(
+      `a body of ${this.body.length} bytes stopped short, and another message began inside it`,
+      this.body.start,
+    );
     this.drain();
   }
 
@@ -231,7 +242,9 @@ export class FramingGuard extends Transform {
     const next = nextHeader(this.pending, from);
     // At least one byte goes, so that the same bytes are never judged twice.
     const skip = Math.max(1, next >= 0 ? next : this.pending.length - headerNamePrefixAtEnd(this.pending));
-    this.options.log(`malformed message dropped (${reason}); skipped ${skip} bytes ${next >= 0 ? "to the next header" : "and waiting for a header"}`);
+    this.options.log(
+      `malformed message dropped (${reason}); skipped ${skip} bytes ${next >= 0 ? "to the next header" : "and waiting for a header"}`,
+    );
     this.consume(skip);
   }
 
@@ -256,7 +269,10 @@ function nextHeader(buffer: Buffer, from: number): number {
  * completes: they are kept when the garbage before them is dropped.
  */
 function headerNamePrefixAtEnd(buffer: Buffer): number {
-  const tail = buffer.subarray(Math.max(0, buffer.length - (HEADER_NAME_TEXT.length - 1))).toString("latin1").toLowerCase();
+  const tail = buffer
+    .subarray(Math.max(0, buffer.length - (HEADER_NAME_TEXT.length - 1)))
+    .toString("latin1")
+    .toLowerCase();
   for (let n = tail.length; n > 0; n--) if (HEADER_NAME_TEXT.startsWith(tail.slice(tail.length - n))) return n;
   return 0;
 }

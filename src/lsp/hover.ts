@@ -86,13 +86,21 @@ function fieldSection(path: readonly string[], data: unknown, ownDoc: string | u
 }
 
 /** The effective value at `path` (the declaration's value with `extends` applied), listing what is inherited. */
-function effectiveSection(value: RecordValue | undefined, top: ast.Block, path: readonly string[] | undefined, here: ast.Node["range"], snapshot: Snapshot, from: string): string | undefined {
+function effectiveSection(
+  value: RecordValue | undefined,
+  top: ast.Block,
+  path: readonly string[] | undefined,
+  here: ast.Node["range"],
+  snapshot: Snapshot,
+  from: string,
+): string | undefined {
   if (!value || !path) return undefined;
   const base = declarationPath(top.type.name, top.name?.name);
   if (!base || path.length < base.length || base.some((b, i) => path[i] !== b)) return undefined;
   const v: Value | undefined = path.length === base.length ? value : getPath(value, path.slice(base.length));
   if (!v) return undefined;
-  const outside = (o: Origin) => o.file !== from || o.range.start.offset < here.start.offset || o.range.end.offset > here.end.offset;
+  const outside = (o: Origin) =>
+    o.file !== from || o.range.start.offset < here.start.offset || o.range.end.offset > here.end.offset;
   if (v.kind !== "record") {
     if (!outside(v.origin)) return undefined;
     return `Effective value: ${code(valueText(v, snapshot))} from ${link(v.origin, from)}`;
@@ -107,14 +115,21 @@ function effectiveSection(value: RecordValue | undefined, top: ast.Block, path: 
   return `Effective values${v.kind === "record" && v.extendsFrom ? ` (extends ${code(v.extendsFrom)})` : ""}:\n\n${shown.join("\n")}`;
 }
 
-function hitText(hit: AstHit, snapshot: Snapshot, module: Module): { sections: string[]; range: ast.Node["range"] } | undefined {
+function hitText(
+  hit: AstHit,
+  snapshot: Snapshot,
+  module: Module,
+): { sections: string[]; range: ast.Node["range"] } | undefined {
   const from = module.path;
   switch (hit.kind) {
     case "importPath":
     case "importAlias": {
       const imp = module.imports.find((i) => i.decl === hit.decl);
       const where = imp?.target ? `${code(displayFile(imp.target, from))}` : "(not found)";
-      return { sections: [`import ${code(hit.decl.path.value)} as ${code(imp?.name ?? "?")}: ${where}`], range: hit.kind === "importPath" ? hit.decl.path.range : defined(hit.decl.alias, "the import alias").range };
+      return {
+        sections: [`import ${code(hit.decl.path.value)} as ${code(imp?.name ?? "?")}: ${where}`],
+        range: hit.kind === "importPath" ? hit.decl.path.range : defined(hit.decl.alias, "the import alias").range,
+      };
     }
     case "blockType":
     case "blockName": {
@@ -124,20 +139,31 @@ function hitText(hit: AstHit, snapshot: Snapshot, module: Module): { sections: s
       const isTop = block === top;
       const { data, value } = dataOf(snapshot, module, top);
       if (isTop) {
-        sections.push(`${code(`${block.type.name}${block.name ? ` ${block.name.name}` : ""}`)}${kindDocs[block.type.name] ? `: ${kindDocs[block.type.name]}` : ""}`);
+        sections.push(
+          `${code(`${block.type.name}${block.name ? ` ${block.name.name}` : ""}`)}${kindDocs[block.type.name] ? `: ${kindDocs[block.type.name]}` : ""}`,
+        );
         if (block.doc) sections.push(block.doc);
       } else if (hit.place.mode === "ablation") {
-        sections.push(`ablation arm ${code(block.type.name)}: a variant of the experiment with these overrides, named \`${block.type.name}\`.`);
+        sections.push(
+          `ablation arm ${code(block.type.name)}: a variant of the experiment with these overrides, named \`${block.type.name}\`.`,
+        );
       } else if (hit.inner.mode === "sweep" && hit.inner.path?.length === 0) {
-        sections.push("`sweep`: variants over the cartesian product of the listed values; each variant is named after its values (`max_turns=8`).");
+        sections.push(
+          "`sweep`: variants over the cartesian product of the listed values; each variant is named after its values (`max_turns=8`).",
+        );
       } else if (hit.inner.mode === "ablation") {
         sections.push("`ablation`: named variants, each a set of overrides of the experiment.");
       } else if (hit.inner.mode === "allow") {
-        sections.push("`allow`: lint rules silenced for this experiment, each with its reason: `allow { rule-code: \"why it does not apply\" }`.");
+        sections.push(
+          '`allow`: lint rules silenced for this experiment, each with its reason: `allow { rule-code: "why it does not apply" }`.',
+        );
       } else if (hit.inner.path && hit.inner.path.length > 0) {
         sections.push(fieldSection(hit.inner.path, data, block.doc));
       }
-      const eff = hit.place.mode === "normal" && hit.inner.mode === "normal" ? effectiveSection(value, top, hit.inner.path, block.range, snapshot, from) : undefined;
+      const eff =
+        hit.place.mode === "normal" && hit.inner.mode === "normal"
+          ? effectiveSection(value, top, hit.inner.path, block.range, snapshot, from)
+          : undefined;
       if (eff) sections.push(eff);
       return sections.length > 0 ? { sections, range } : undefined;
     }
@@ -155,13 +181,21 @@ function hitText(hit: AstHit, snapshot: Snapshot, module: Module): { sections: s
       const { range, name: key } = at(hit.field.path, hit.index);
       if (hit.place.mode === "allow") {
         const rule = lintRule(key);
-        return { sections: [rule ? ruleText(rule.code, rule.title, rule.explanation) : `${code(key)} is not a lint rule`], range };
+        return {
+          sections: [rule ? ruleText(rule.code, rule.title, rule.explanation) : `${code(key)} is not a lint rule`],
+          range,
+        };
       }
       if (!hit.path) return undefined;
       const { data, value } = dataOf(snapshot, module, hit.top);
-      const sections = [fieldSection(hit.path, data, hit.index === hit.field.path.length - 1 ? hit.field.doc : undefined)];
+      const sections = [
+        fieldSection(hit.path, data, hit.index === hit.field.path.length - 1 ? hit.field.doc : undefined),
+      ];
       // In a sweep or an ablation arm the entry is an override, not the experiment's own value.
-      const eff = hit.place.mode === "normal" ? effectiveSection(value, hit.top, hit.path, hit.field.range, snapshot, from) : undefined;
+      const eff =
+        hit.place.mode === "normal"
+          ? effectiveSection(value, hit.top, hit.path, hit.field.range, snapshot, from)
+          : undefined;
       if (eff) sections.push(eff);
       return { sections, range };
     }
@@ -170,7 +204,11 @@ function hitText(hit: AstHit, snapshot: Snapshot, module: Module): { sections: s
   }
 }
 
-function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, module: Module): { sections: string[]; range: ast.Node["range"] } | undefined {
+function nameText(
+  hit: Extract<AstHit, { kind: "name" }>,
+  snapshot: Snapshot,
+  module: Module,
+): { sections: string[]; range: ast.Node["range"] } | undefined {
   const from = module.path;
   const range = at(hit.ranges, hit.index);
   const whole = { start: at(hit.ranges, 0).start, end: last(hit.ranges).end };
@@ -188,21 +226,41 @@ function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, mo
   const envs = envsInScope(snapshot, scope);
   if (hit.parts.length === 2 && head === "episode" && second !== undefined) {
     const s = episodeSignals[second];
-    if (s) return { sections: [`${code(written)}: ${s.type} (${s.timing}) signal of every episode\n\n${s.doc}`], range: whole };
+    if (s)
+      return {
+        sections: [`${code(written)}: ${s.type} (${s.timing}) signal of every episode\n\n${s.doc}`],
+        range: whole,
+      };
   }
   if (head === "call" && second !== undefined && callSignals[second]) {
     const [, , arg] = hit.parts;
     if (second === "args" && arg !== undefined) {
-      const takers = envs.flatMap((e) => e.tools.flatMap((t) => t.parameters.filter((p) => p.name === arg).map((p) => `${code(t.name)} (${p.type ?? "?"})`)));
-      return { sections: [`${code(written)}: the argument ${code(arg)} of the call being judged, before it runs${takers.length ? `; taken by ${takers.join(", ")}` : ""}`], range: whole };
+      const takers = envs.flatMap((e) =>
+        e.tools.flatMap((t) =>
+          t.parameters.filter((p) => p.name === arg).map((p) => `${code(t.name)} (${p.type ?? "?"})`),
+        ),
+      );
+      return {
+        sections: [
+          `${code(written)}: the argument ${code(arg)} of the call being judged, before it runs${takers.length ? `; taken by ${takers.join(", ")}` : ""}`,
+        ],
+        range: whole,
+      };
     }
-    return { sections: [`${code(written)}: ${callSignals[second].doc} Judged before the call runs (constraints only).`], range: whole };
+    return {
+      sections: [`${code(written)}: ${callSignals[second].doc} Judged before the call runs (constraints only).`],
+      range: whole,
+    };
   }
   if (hit.parts.length === 2 && (head === "outcome" || head === "state" || head === "env")) {
-    const found = envs.flatMap((e) => e.signals.filter((s) => s.name === second && (head === "env" || s.scope === head)));
+    const found = envs.flatMap((e) =>
+      e.signals.filter((s) => s.name === second && (head === "env" || s.scope === head)),
+    );
     const [s] = found;
     if (s) {
-      const lines = [`${code(written)}: ${s.type ?? "?"} ${s.scope ?? ""} signal, declared by env ${found.map((f) => code(f.env)).join(", ")}`];
+      const lines = [
+        `${code(written)}: ${s.type ?? "?"} ${s.scope ?? ""} signal, declared by env ${found.map((f) => code(f.env)).join(", ")}`,
+      ];
       if (s.doc) lines.push(s.doc);
       if (s.origin) lines.push(`Declared in ${link(s.origin, from)}`);
       return { sections: [lines.join("\n\n")], range: whole };
@@ -230,7 +288,13 @@ function nameText(hit: Extract<AstHit, { kind: "name" }>, snapshot: Snapshot, mo
       if (signal.origin) lines.push(`Declared in ${link(signal.origin, from)}`);
       return { sections: [lines.join("\n\n")], range: whole };
     }
-    if (second === "tools") return { sections: [`${code(written)}: every tool of env ${code(env.name)}: ${env.tools.map((t) => code(t.name)).join(", ")}`], range: whole };
+    if (second === "tools")
+      return {
+        sections: [
+          `${code(written)}: every tool of env ${code(env.name)}: ${env.tools.map((t) => code(t.name)).join(", ")}`,
+        ],
+        range: whole,
+      };
   }
   const decl = resolveDeclaration(snapshot, module, hit.parts);
   if (decl) {

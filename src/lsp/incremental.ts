@@ -131,16 +131,31 @@ export class IncrementalChecker {
       let located: Located | undefined;
       if (cached) {
         const move = mover(cached.segments, segments, program.entry, lines);
-        const moved = { earlier: cached.earlier.map(move), plan: cached.plan.map(move), locked: cached.locked.map(move) };
+        const moved = {
+          earlier: cached.earlier.map(move),
+          plan: cached.plan.map(move),
+          locked: cached.locked.map(move),
+        };
         // A location outside every segment cannot be moved: check the component again.
-        if (!moved.earlier.includes(undefined) && !moved.plan.includes(undefined) && !moved.locked.includes(undefined)) {
+        if (
+          !moved.earlier.includes(undefined) &&
+          !moved.plan.includes(undefined) &&
+          !moved.locked.includes(undefined)
+        ) {
           result = cached;
           located = moved as Located;
         }
       }
       if (!result || !located) {
         yield;
-        result = component ? this.checkComponent(program, layout, component, names, segments, lock) : { segments, earlier: analyze(restrict(program, layout, new Set(layout.base.map((b) => b.block)))).diagnostics, plan: [], locked: [] };
+        result = component
+          ? this.checkComponent(program, layout, component, names, segments, lock)
+          : {
+              segments,
+              earlier: analyze(restrict(program, layout, new Set(layout.base.map((b) => b.block)))).diagnostics,
+              plan: [],
+              locked: [],
+            };
         located = { earlier: [...result.earlier], plan: [...result.plan], locked: [...result.locked] };
       }
       used.set(key, result);
@@ -153,19 +168,35 @@ export class IncrementalChecker {
     // As `planStage`: lowering's diagnostics alone when one is an error, else the lock's comparisons too.
     if (!plan.some((d) => d.severity === "error")) {
       for (const d of locked) plan.push(d);
-      if (lock && "lock" in lock) for (const d of lockedButUndeclared(program.entry, lock.lock, new Set(layout.experiments.map((s) => s.block.name?.name ?? "")))) plan.push(d);
+      if (lock && "lock" in lock)
+        for (const d of lockedButUndeclared(
+          program.entry,
+          lock.lock,
+          new Set(layout.experiments.map((s) => s.block.name?.name ?? "")),
+        ))
+          plan.push(d);
     }
     const diagnostics = earlier.some((d) => d.severity === "error") ? earlier : [...earlier, ...plan];
     return { entry: program.entry, program, diagnostics: unique(diagnostics).sort(compareDiagnostics) };
   }
 
-  private checkComponent(program: Program, layout: Layout, component: readonly Span[], names: Names, segments: readonly Segment[], lock: ReadLock): ComponentResult {
+  private checkComponent(
+    program: Program,
+    layout: Layout,
+    component: readonly Span[],
+    names: Names,
+    segments: readonly Segment[],
+    lock: ReadLock,
+  ): ComponentResult {
     this.experimentsChecked += component.length;
     const own = component.map((s) => s.block);
     const named = this.stages(restrict(program, layout, new Set([...names.baseNamedBy(component), ...own])), lock);
     // A lock mismatch is an error, but draws on no other declaration: no second check for it.
     if (![...named.earlier, ...named.plan].some((d) => d.severity === "error")) return { segments, ...named };
-    return { segments, ...this.stages(restrict(program, layout, new Set([...layout.base.map((s) => s.block), ...own])), lock) };
+    return {
+      segments,
+      ...this.stages(restrict(program, layout, new Set([...layout.base.map((s) => s.block), ...own])), lock),
+    };
   }
 
   /** Analysis, lint and (when they found no error) the plan stage, as `checkProgram` chains them. */
@@ -202,7 +233,11 @@ class Names {
 
   wordsOf(span: Span): ReadonlySet<string> {
     let out = this.words.get(span);
-    if (!out) this.words.set(span, (out = new Set(this.layout.entry.parsed.text.slice(span.start, span.end).match(WORD) ?? [])));
+    if (!out)
+      this.words.set(
+        span,
+        (out = new Set(this.layout.entry.parsed.text.slice(span.start, span.end).match(WORD) ?? [])),
+      );
     return out;
   }
 
@@ -295,7 +330,15 @@ function components(layout: Layout, names: Names): Span[][] {
 /** The component's texts, and what the lock says of its experiments (its plan stage reads that only). */
 function componentKey(layout: Layout, component: readonly Span[], lock: ReadLock): string {
   const hash = createHash("sha256").update(layout.baseHash);
-  const lockPart = lock === undefined ? "none" : "error" in lock ? `error:${lock.error}` : JSON.stringify([lock.lock.stdlib_version, component.map((s) => lock.lock.experiments[s.block.name?.name ?? ""] ?? null)]);
+  const lockPart =
+    lock === undefined
+      ? "none"
+      : "error" in lock
+        ? `error:${lock.error}`
+        : JSON.stringify([
+            lock.lock.stdlib_version,
+            component.map((s) => lock.lock.experiments[s.block.name?.name ?? ""] ?? null),
+          ]);
   hash.update(`${lockPart.length}:`).update(lockPart);
   const text = layout.entry.parsed.text;
   for (const s of component) {
@@ -315,8 +358,15 @@ function componentSegments(layout: Layout, component: readonly Span[]): Segment[
  * Moves diagnostics located in `entry` from the old segments to the new ones (lines and columns
  * from the new text); undefined for one with a location in no segment.
  */
-function mover(old: readonly Segment[], now: readonly Segment[], entry: string, lines: LineIndex): (d: Diagnostic) => Diagnostic | undefined {
-  const order = old.map((s, i) => ({ start: s.start, end: s.end, shift: (now[i]?.start ?? s.start) - s.start })).filter((s) => s.end > s.start);
+function mover(
+  old: readonly Segment[],
+  now: readonly Segment[],
+  entry: string,
+  lines: LineIndex,
+): (d: Diagnostic) => Diagnostic | undefined {
+  const order = old
+    .map((s, i) => ({ start: s.start, end: s.end, shift: (now[i]?.start ?? s.start) - s.start }))
+    .filter((s) => s.end > s.start);
   order.sort((a, b) => a.start - b.start);
   const shift = (offset: number): number | undefined => {
     let lo = 0;

@@ -15,9 +15,25 @@ interface Common {
 export type AstHit =
   | { readonly kind: "importPath"; readonly decl: ast.ImportDecl }
   | { readonly kind: "importAlias"; readonly decl: ast.ImportDecl }
-  | (Common & { readonly kind: "blockType" | "blockName"; readonly block: ast.Block; readonly inner: Place; readonly ancestors: readonly ast.Block[] })
-  | (Common & { readonly kind: "extends"; readonly block: ast.Block; readonly ref: ast.Reference; readonly part: number })
-  | (Common & { readonly kind: "key"; readonly field: ast.Field; readonly index: number; readonly path: readonly string[] | undefined; readonly ancestors: readonly ast.Block[] })
+  | (Common & {
+      readonly kind: "blockType" | "blockName";
+      readonly block: ast.Block;
+      readonly inner: Place;
+      readonly ancestors: readonly ast.Block[];
+    })
+  | (Common & {
+      readonly kind: "extends";
+      readonly block: ast.Block;
+      readonly ref: ast.Reference;
+      readonly part: number;
+    })
+  | (Common & {
+      readonly kind: "key";
+      readonly field: ast.Field;
+      readonly index: number;
+      readonly path: readonly string[] | undefined;
+      readonly ancestors: readonly ast.Block[];
+    })
   | (Common & {
       readonly kind: "name";
       readonly parts: readonly string[];
@@ -47,27 +63,54 @@ export function locate(doc: ast.Document, offset: number): AstHit | undefined {
   return undefined;
 }
 
-function inBlock(block: ast.Block, offset: number, outer: Place, inner: Place, top: ast.Block, ancestors: readonly ast.Block[]): AstHit | undefined {
+function inBlock(
+  block: ast.Block,
+  offset: number,
+  outer: Place,
+  inner: Place,
+  top: ast.Block,
+  ancestors: readonly ast.Block[],
+): AstHit | undefined {
   if (contains(block.type.range, offset)) return { kind: "blockType", block, inner, place: outer, top, ancestors };
-  if (block.name && contains(block.name.range, offset)) return { kind: "blockName", block, inner, place: outer, top, ancestors };
+  if (block.name && contains(block.name.range, offset))
+    return { kind: "blockName", block, inner, place: outer, top, ancestors };
   if (block.extends && contains(block.extends.range, offset)) {
-    const part = Math.max(0, block.extends.parts.findIndex((p) => contains(p.range, offset)));
+    const part = Math.max(
+      0,
+      block.extends.parts.findIndex((p) => contains(p.range, offset)),
+    );
     return { kind: "extends", block, ref: block.extends, part, place: outer, top };
   }
   return inEntries(block.entries, offset, inner, top, [...ancestors, block]);
 }
 
-function inEntries(entries: readonly ast.Entry[], offset: number, place: Place, top: ast.Block, ancestors: readonly ast.Block[]): AstHit | undefined {
+function inEntries(
+  entries: readonly ast.Entry[],
+  offset: number,
+  place: Place,
+  top: ast.Block,
+  ancestors: readonly ast.Block[],
+): AstHit | undefined {
   for (const entry of entries) {
     if (!contains(entry.range, offset)) continue;
-    if (entry.kind === "Block") return inBlock(entry, offset, place, blockPlace(place, entry.type.name, entry.name?.name), top, ancestors);
+    if (entry.kind === "Block")
+      return inBlock(entry, offset, place, blockPlace(place, entry.type.name, entry.name?.name), top, ancestors);
     const keys = entry.path.map((k) => k.name);
     const index = entry.path.findIndex((k) => contains(k.range, offset));
     if (index >= 0) {
-      return { kind: "key", field: entry, index, path: fieldPath(place, keys.slice(0, index + 1)), place, top, ancestors };
+      return {
+        kind: "key",
+        field: entry,
+        index,
+        path: fieldPath(place, keys.slice(0, index + 1)),
+        place,
+        top,
+        ancestors,
+      };
     }
     const field = fieldPath(place, keys);
-    const valuePlace: Place = place.mode === "ablation" ? { path: [], mode: "normal", topType: place.topType } : recordPlace(place, keys);
+    const valuePlace: Place =
+      place.mode === "ablation" ? { path: [], mode: "normal", topType: place.topType } : recordPlace(place, keys);
     const hit = inExpression(entry.value, offset, field, valuePlace, place, top, ancestors);
     if (hit) return hit;
   }
@@ -90,17 +133,45 @@ function inExpression(
       const chain = nameChain(e);
       if (chain) {
         const index = chain.ranges.findIndex((r) => contains(r, offset));
-        return { kind: "name", parts: chain.parts, ranges: chain.ranges, index: Math.max(0, index), field, node: e, place, top };
+        return {
+          kind: "name",
+          parts: chain.parts,
+          ranges: chain.ranges,
+          index: Math.max(0, index),
+          field,
+          node: e,
+          place,
+          top,
+        };
       }
       return e.kind === "Member" ? inExpression(e.object, offset, field, valuePlace, place, top, ancestors) : undefined;
     }
     case "Call":
       return (
         inExpression(e.callee, offset, field, valuePlace, place, top, ancestors) ??
-        firstHit(e.args.map((a) => a.value), offset, field, valuePlace, place, top, ancestors)
+        firstHit(
+          e.args.map((a) => a.value),
+          offset,
+          field,
+          valuePlace,
+          place,
+          top,
+          ancestors,
+        )
       );
     case "List":
-      return firstHit(e.items, offset, field, { ...valuePlace, path: valuePlace.path && valuePlace.mode !== "sweep" ? [...valuePlace.path, "0"] : valuePlace.path }, place, top, ancestors);
+      return firstHit(
+        e.items,
+        offset,
+        field,
+        {
+          ...valuePlace,
+          path: valuePlace.path && valuePlace.mode !== "sweep" ? [...valuePlace.path, "0"] : valuePlace.path,
+        },
+        place,
+        top,
+        ancestors,
+      );
     case "Record":
       return inEntries(e.entries, offset, valuePlace, top, ancestors);
     case "Unary":
@@ -142,7 +213,10 @@ function nameChain(e: ast.Expression): { parts: string[]; ranges: Range[] } | un
 }
 
 /** Every name chain in an expression (for rename), not looking into records (their entries are fields of their own). */
-export function nameChains(e: ast.Expression, out: { parts: string[]; ranges: Range[] }[] = []): { parts: string[]; ranges: Range[] }[] {
+export function nameChains(
+  e: ast.Expression,
+  out: { parts: string[]; ranges: Range[] }[] = [],
+): { parts: string[]; ranges: Range[] }[] {
   switch (e.kind) {
     case "Identifier":
     case "Member": {

@@ -58,7 +58,10 @@ export class OversizedBody {
 
   /** The top-level `id` and `method` seen so far. */
   get message(): SkippedMessage {
-    return { ...(this.id !== undefined ? { id: this.id } : {}), ...(this.method !== undefined ? { method: this.method } : {}) };
+    return {
+      ...(this.id !== undefined ? { id: this.id } : {}),
+      ...(this.method !== undefined ? { method: this.method } : {}),
+    };
   }
 
   feed(chunk: Buffer): FeedResult {
@@ -87,7 +90,8 @@ export class OversizedBody {
       return undefined;
     }
     if (this.closed) return isSpace(byte) ? undefined : "bytes after the end of the JSON value";
-    if (this.depth === 0 && byte !== 0x7b && byte !== 0x5b && !isSpace(byte)) return "the body is not a JSON object or array";
+    if (this.depth === 0 && byte !== 0x7b && byte !== 0x5b && !isSpace(byte))
+      return "the body is not a JSON object or array";
     if (byte !== QUOTE && OUTSIDE_STRING[byte] !== 1) return "a byte JSON never holds outside a string";
     if (this.depth === 1 && this.capture && (byte === 0x2c || byte === 0x7d)) this.endCapture();
     if (byte === QUOTE) {
@@ -132,7 +136,9 @@ export class OversizedBody {
   }
 
   private endCapture(): void {
-    const text = Buffer.from(this.capture ?? []).toString("utf8").trim();
+    const text = Buffer.from(this.capture ?? [])
+      .toString("utf8")
+      .trim();
     this.capture = undefined;
     let value: unknown;
     try {

@@ -47,7 +47,8 @@ export function blockPlace(parent: Place, type: string, name: string | undefined
 /** The place of a record value `key.path: { ... }` written among the entries of `parent`. */
 export function recordPlace(parent: Place, key: readonly string[]): Place {
   const { path, mode, topType } = parent;
-  if (path === undefined || mode === "allow" || mode === "ablation") return { path: undefined, mode: "normal", topType };
+  if (path === undefined || mode === "allow" || mode === "ablation")
+    return { path: undefined, mode: "normal", topType };
   const next = [...path, ...key];
   return { path: next, mode: isAllowPath(next) ? "allow" : mode, topType };
 }

@@ -2,7 +2,13 @@
 // name it in its own file (`name`) and in every file that imports it (`alias.name`), looked for
 // among the open documents and the .arl files of the workspace folders.
 import path from "node:path";
-import { ResponseError, ErrorCodes, type Range as LspRange, type TextEdit, type WorkspaceEdit } from "vscode-languageserver/node";
+import {
+  ResponseError,
+  ErrorCodes,
+  type Range as LspRange,
+  type TextEdit,
+  type WorkspaceEdit,
+} from "vscode-languageserver/node";
 import type { Range } from "../contracts/source-range.js";
 import type * as ast from "../language/ast.js";
 import { importFile, importName } from "../language/imports.js";
@@ -28,7 +34,11 @@ function renameTarget(snapshot: Snapshot, offset: number): { decl: Declaration; 
   if (hit.kind === "extends") {
     const parts = hit.ref.parts;
     if (hit.part !== parts.length - 1) return undefined;
-    const decl = resolveDeclaration(snapshot, module, parts.map((p) => p.name));
+    const decl = resolveDeclaration(
+      snapshot,
+      module,
+      parts.map((p) => p.name),
+    );
     return decl ? { decl, range: last(parts).range } : undefined;
   }
   if (hit.kind === "name" && hit.index === hit.parts.length - 1 && hit.parts.length <= 2) {
@@ -43,7 +53,11 @@ function renameTarget(snapshot: Snapshot, offset: number): { decl: Declaration; 
 export function prepareRename(snapshot: Snapshot, offset: number): { range: LspRange; placeholder: string } | null {
   const target = renameTarget(snapshot, offset);
   if (!target) return null;
-  if (target.decl.module.isStdlib) throw new ResponseError(ErrorCodes.InvalidRequest, `'${target.decl.name}' is declared in the stdlib, which cannot be renamed`);
+  if (target.decl.module.isStdlib)
+    throw new ResponseError(
+      ErrorCodes.InvalidRequest,
+      `'${target.decl.name}' is declared in the stdlib, which cannot be renamed`,
+    );
   return { range: toLspRange(target.range), placeholder: target.decl.name };
 }
 
@@ -53,10 +67,18 @@ export function rename(snapshot: Snapshot, offset: number, newName: string): Wor
   const target = renameTarget(snapshot, offset);
   if (!target) return null;
   const { decl } = target;
-  if (decl.module.isStdlib) throw new ResponseError(ErrorCodes.InvalidRequest, `'${decl.name}' is declared in the stdlib, which cannot be renamed`);
-  if (!identifier.test(newName) || reservedWords.has(newName)) throw new ResponseError(ErrorCodes.InvalidParams, `'${newName}' is not a valid name`);
+  if (decl.module.isStdlib)
+    throw new ResponseError(
+      ErrorCodes.InvalidRequest,
+      `'${decl.name}' is declared in the stdlib, which cannot be renamed`,
+    );
+  if (!identifier.test(newName) || reservedWords.has(newName))
+    throw new ResponseError(ErrorCodes.InvalidParams, `'${newName}' is not a valid name`);
   if (newName !== decl.name && decl.module.parsed.document.blocks.some((b) => b.name?.name === newName)) {
-    throw new ResponseError(ErrorCodes.InvalidParams, `'${newName}' is already declared in ${path.basename(decl.module.path)}`);
+    throw new ResponseError(
+      ErrorCodes.InvalidParams,
+      `'${newName}' is already declared in ${path.basename(decl.module.path)}`,
+    );
   }
   const workspace = snapshot.workspace;
   const changes: Record<string, TextEdit[]> = {};
@@ -83,13 +105,20 @@ export function rename(snapshot: Snapshot, offset: number, newName: string): Wor
   return { changes };
 }
 
-
-const matches = (parts: readonly string[], names: readonly string[][]) => names.some((n) => n.length === parts.length && n.every((p, i) => p === parts[i]));
+const matches = (parts: readonly string[], names: readonly string[][]) =>
+  names.some((n) => n.length === parts.length && n.every((p, i) => p === parts[i]));
 
 /** The last-part ranges of `extends` clauses and tool references that spell one of `names`. */
 function collectReferences(doc: ast.Document, names: readonly string[][], out: Range[]): void {
   const visitBlock = (b: ast.Block) => {
-    if (b.extends && matches(b.extends.parts.map((p) => p.name), names)) out.push(last(b.extends.parts).range);
+    if (
+      b.extends &&
+      matches(
+        b.extends.parts.map((p) => p.name),
+        names,
+      )
+    )
+      out.push(last(b.extends.parts).range);
     for (const e of b.entries) visitEntry(e);
   };
   const visitEntry = (e: ast.Entry) => {

@@ -67,7 +67,14 @@ function envInfo(name: string, value: Value, origin?: Origin, doc?: string): Env
         const type = nameOf(fields?.get("type"));
         const sdoc = s.docs.get(sname);
         const sorigin = s.keyOrigins.get(sname);
-        signals.push({ name: sname, env: name, ...(scope ? { scope } : {}), ...(type ? { type } : {}), ...(sdoc ? { doc: sdoc } : {}), ...(sorigin ? { origin: sorigin } : {}) });
+        signals.push({
+          name: sname,
+          env: name,
+          ...(scope ? { scope } : {}),
+          ...(type ? { type } : {}),
+          ...(sdoc ? { doc: sdoc } : {}),
+          ...(sorigin ? { origin: sorigin } : {}),
+        });
       }
     }
     const t = value.fields.get("tool");
@@ -78,8 +85,16 @@ function envInfo(name: string, value: Value, origin?: Origin, doc?: string): Env
         const tdoc = t.docs.get(tname);
         const torigin = t.keyOrigins.get(tname);
         const p = tv.kind === "record" ? tv.fields.get("parameters") : undefined;
-        const parameters = p?.kind === "record" ? [...p.fields].map(([pname, pv]) => ({ name: pname, ...withType(pv) })) : [];
-        tools.push({ name: tname, env: name, ...(description ? { description } : {}), parameters, ...(tdoc ? { doc: tdoc } : {}), ...(torigin ? { origin: torigin } : {}) });
+        const parameters =
+          p?.kind === "record" ? [...p.fields].map(([pname, pv]) => ({ name: pname, ...withType(pv) })) : [];
+        tools.push({
+          name: tname,
+          env: name,
+          ...(description ? { description } : {}),
+          parameters,
+          ...(tdoc ? { doc: tdoc } : {}),
+          ...(torigin ? { origin: torigin } : {}),
+        });
       }
     }
   }
@@ -98,7 +113,16 @@ export function envsInScope(snapshot: Snapshot, scope: Scope): EnvInfo[] {
   }
   if (scope.topType === "env") {
     const found = snapshot.entryDeclarationValue(scope.topName);
-    return found ? [envInfo(found.decl.name, found.value, { file: entry.path, range: declarationNameRange(found.decl) }, found.decl.block.doc)] : [];
+    return found
+      ? [
+          envInfo(
+            found.decl.name,
+            found.value,
+            { file: entry.path, range: declarationNameRange(found.decl) },
+            found.decl.block.doc,
+          ),
+        ]
+      : [];
   }
   // A reward or harness declared on its own: any env the program declares.
   const out: EnvInfo[] = [];
@@ -106,14 +130,19 @@ export function envsInScope(snapshot: Snapshot, scope: Scope): EnvInfo[] {
     for (const decl of snapshot.index.declarationsOf(module).values()) {
       if (decl.type !== "env") continue;
       const value = snapshot.value(decl);
-      if (value) out.push(envInfo(decl.name, value, { file: module.path, range: declarationNameRange(decl) }, decl.block.doc));
+      if (value)
+        out.push(envInfo(decl.name, value, { file: module.path, range: declarationNameRange(decl) }, decl.block.doc));
     }
   }
   return out;
 }
 
 /** The declaration `name` (in `module`) or `alias.name` (through an import of `module`). */
-export function resolveDeclaration(snapshot: Snapshot, module: Module, parts: readonly string[]): Declaration | undefined {
+export function resolveDeclaration(
+  snapshot: Snapshot,
+  module: Module,
+  parts: readonly string[],
+): Declaration | undefined {
   if (parts.length === 1) return snapshot.index.declarationsOf(module).get(at(parts, 0));
   if (parts.length === 2) {
     const target = snapshot.index.importedModule(module, at(parts, 0));
@@ -139,12 +168,18 @@ export function valueText(v: Value, snapshot: Snapshot, depth = 0): string {
       return `[${items.join(", ")}${v.items.length > 6 ? ", …" : ""}]`;
     }
     case "call": {
-      const args = [...v.args.map((a) => valueText(a, snapshot, depth + 1)), ...[...v.named].map(([k, a]) => `${k}: ${valueText(a, snapshot, depth + 1)}`)];
+      const args = [
+        ...v.args.map((a) => valueText(a, snapshot, depth + 1)),
+        ...[...v.named].map(([k, a]) => `${k}: ${valueText(a, snapshot, depth + 1)}`),
+      ];
       return `${v.callee}(${args.join(", ")})`;
     }
     case "record":
       if (depth > 0) return v.fields.size === 0 ? "{}" : "{ … }";
-      return `{ ${[...v.fields].slice(0, 4).map(([k, f]) => `${k}: ${valueText(f, snapshot, depth + 1)}`).join(", ")}${v.fields.size > 4 ? ", …" : ""} }`;
+      return `{ ${[...v.fields]
+        .slice(0, 4)
+        .map(([k, f]) => `${k}: ${valueText(f, snapshot, depth + 1)}`)
+        .join(", ")}${v.fields.size > 4 ? ", …" : ""} }`;
     case "expression": {
       const text = snapshot.module(v.origin.file)?.parsed.text ?? snapshot.workspace.host.readFile(v.origin.file);
       const src = text?.slice(v.origin.range.start.offset, v.origin.range.end.offset).replace(/\s+/g, " ");
@@ -154,7 +189,12 @@ export function valueText(v: Value, snapshot: Snapshot, depth = 0): string {
 }
 
 /** The leaves of a record value (nested records flattened to dotted keys), with their origins. */
-export function leaves(v: RecordValue, prefix = "", depth = 0, out: { key: string; value: Value }[] = []): { key: string; value: Value }[] {
+export function leaves(
+  v: RecordValue,
+  prefix = "",
+  depth = 0,
+  out: { key: string; value: Value }[] = [],
+): { key: string; value: Value }[] {
   for (const [k, f] of v.fields) {
     const key = prefix ? `${prefix}.${k}` : k;
     if (f.kind === "record" && f.fields.size > 0 && depth < 3) leaves(f, key, depth + 1, out);

@@ -137,7 +137,11 @@ export function docAt(path: readonly string[], data?: unknown): string | undefin
 }
 
 /** Names (and `true`, `false`, `none`) the field at `path` accepts as its whole value. */
-export function valueCandidates(path: readonly string[], data?: unknown, options: { element?: boolean } = {}): string[] {
+export function valueCandidates(
+  path: readonly string[],
+  data?: unknown,
+  options: { element?: boolean } = {},
+): string[] {
   if (path.length === 0) return [];
   const out = new Set<string>();
   let schemas = fieldSchemas(path.slice(0, -1), last(path), data);
@@ -145,7 +149,8 @@ export function valueCandidates(path: readonly string[], data?: unknown, options
     schemas = schemas.flatMap((s) => {
       const d = def(strip(s).schema);
       if (d.type === "array" && d.element) return [d.element];
-      if (d.type === "union") return (d.options ?? []).flatMap((o) => {
+      if (d.type === "union")
+        return (d.options ?? []).flatMap((o) => {
           const option = def(strip(o).schema);
           return option.type === "array" ? [defined(option.element, "an array schema's element")] : [o];
         });
@@ -166,7 +171,8 @@ function collect(s: z.ZodType, out: Set<string>, depth: number): void {
       for (const v of Object.values(d.entries ?? {})) out.add(String(v));
       break;
     case "literal":
-      for (const v of d.values ?? []) if (typeof v === "string" || typeof v === "boolean" || typeof v === "number") out.add(String(v));
+      for (const v of d.values ?? [])
+        if (typeof v === "string" || typeof v === "boolean" || typeof v === "number") out.add(String(v));
       break;
     case "boolean":
       out.add("true");
@@ -195,7 +201,8 @@ export function defaultText(path: readonly string[], data?: unknown): string | u
   for (const s of fieldSchemas(path.slice(0, -1), last(path), data)) {
     const stripped = strip(s);
     if (!stripped.hasDefault) continue;
-    const value = typeof stripped.defaultValue === "function" ? (stripped.defaultValue as () => unknown)() : stripped.defaultValue;
+    const value =
+      typeof stripped.defaultValue === "function" ? (stripped.defaultValue as () => unknown)() : stripped.defaultValue;
     const shape = shapeOf(s);
     return plainText(value, shape === "enum");
   }

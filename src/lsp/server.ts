@@ -49,16 +49,25 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   const workspace = new Workspace();
   const diagnostics = new DiagnosticsManager(
     workspace,
-    { publish: (uri, version, list) => void connection.sendDiagnostics({ uri, ...(version !== undefined ? { version } : {}), diagnostics: list }) },
+    {
+      publish: (uri, version, list) =>
+        void connection.sendDiagnostics({ uri, ...(version !== undefined ? { version } : {}), diagnostics: list }),
+    },
     options.debounceMs,
-    (entry, error) => connection.console.error(`arl: checking ${entry} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+    (entry, error) =>
+      connection.console.error(
+        `arl: checking ${entry} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      ),
   );
   let watchFiles = false;
 
   connection.onInitialize((params): InitializeResult => {
     const init = (params.initializationOptions ?? {}) as InitializationOptions;
-    if (typeof init.debounceMs === "number" && Number.isFinite(init.debounceMs) && init.debounceMs >= 0) diagnostics.debounceMs = init.debounceMs;
-    const roots = (params.workspaceFolders ?? []).map((f) => uriToPath(f.uri)).filter((p): p is string => p !== undefined);
+    if (typeof init.debounceMs === "number" && Number.isFinite(init.debounceMs) && init.debounceMs >= 0)
+      diagnostics.debounceMs = init.debounceMs;
+    const roots = (params.workspaceFolders ?? [])
+      .map((f) => uriToPath(f.uri))
+      .filter((p): p is string => p !== undefined);
     const root = params.rootUri ? uriToPath(params.rootUri) : (params.rootPath ?? undefined);
     if (roots.length === 0 && root) roots.push(root);
     workspace.roots = roots;
@@ -79,7 +88,10 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   });
 
   connection.onInitialized(() => {
-    if (watchFiles) void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: "**/*.arl" }, { globPattern: "**/*.arl.lock" }] });
+    if (watchFiles)
+      void connection.client.register(DidChangeWatchedFilesNotification.type, {
+        watchers: [{ globPattern: "**/*.arl" }, { globPattern: "**/*.arl.lock" }],
+      });
   });
 
   documents.onDidChangeContent((e) => {
@@ -91,7 +103,9 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     diagnostics.closed(file);
   });
   connection.onDidChangeWatchedFiles((params) => {
-    const files = params.changes.map((c) => uriToPath(c.uri)).filter((f): f is string => f !== undefined && !workspace.isOpen(f));
+    const files = params.changes
+      .map((c) => uriToPath(c.uri))
+      .filter((f): f is string => f !== undefined && !workspace.isOpen(f));
     if (files.length === 0) return;
     workspace.diskChanged();
     diagnostics.diskChanged(files);
@@ -106,23 +120,40 @@ export function startServer(connection: Connection, options: ServerOptions = {})
       return fn(file, doc);
     } catch (error) {
       if (error instanceof ResponseError) throw error;
-      connection.console.error(`arl: request on ${uri} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      connection.console.error(
+        `arl: request on ${uri} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
       return fallback;
     }
   };
 
   connection.onHover((p) =>
-    withDocument(p.textDocument.uri, null, (file, doc) => hover(workspace.snapshot(file), doc.offsetAt(p.position), diagnostics.diagnosticsIn(file))),
+    withDocument(p.textDocument.uri, null, (file, doc) =>
+      hover(workspace.snapshot(file), doc.offsetAt(p.position), diagnostics.diagnosticsIn(file)),
+    ),
   );
   connection.onCompletion((p) =>
     withDocument(p.textDocument.uri, [], (file, doc) => {
       const snapshot = workspace.snapshot(file);
-      return completions(snapshot, doc.getText(), doc.offsetAt(p.position), defined(snapshot.entry, "the open document's module").parsed.lines);
+      return completions(
+        snapshot,
+        doc.getText(),
+        doc.offsetAt(p.position),
+        defined(snapshot.entry, "the open document's module").parsed.lines,
+      );
     }),
   );
-  connection.onDefinition((p) => withDocument(p.textDocument.uri, [], (file, doc) => definition(workspace.snapshot(file), doc.offsetAt(p.position))));
-  connection.onDocumentSymbol((p) => withDocument(p.textDocument.uri, [], (file) => documentSymbols(defined(workspace.snapshot(file).entry, "the open document's module").parsed.document)));
-  connection.onDocumentFormatting((p) => withDocument(p.textDocument.uri, [], (file, doc) => formatDocument(doc.getText(), file)));
+  connection.onDefinition((p) =>
+    withDocument(p.textDocument.uri, [], (file, doc) => definition(workspace.snapshot(file), doc.offsetAt(p.position))),
+  );
+  connection.onDocumentSymbol((p) =>
+    withDocument(p.textDocument.uri, [], (file) =>
+      documentSymbols(defined(workspace.snapshot(file).entry, "the open document's module").parsed.document),
+    ),
+  );
+  connection.onDocumentFormatting((p) =>
+    withDocument(p.textDocument.uri, [], (file, doc) => formatDocument(doc.getText(), file)),
+  );
   connection.onCodeAction((p) =>
     withDocument(p.textDocument.uri, [], (file, doc) => {
       const entry = defined(workspace.snapshot(file).entry, "the open document's module");
@@ -137,13 +168,31 @@ export function startServer(connection: Connection, options: ServerOptions = {})
       });
     }),
   );
-  connection.onPrepareRename((p) => withDocument(p.textDocument.uri, null, (file, doc) => prepareRename(workspace.snapshot(file), doc.offsetAt(p.position))));
-  connection.onRenameRequest((p) => withDocument(p.textDocument.uri, null, (file, doc) => rename(workspace.snapshot(file), doc.offsetAt(p.position), p.newName)));
+  connection.onPrepareRename((p) =>
+    withDocument(p.textDocument.uri, null, (file, doc) =>
+      prepareRename(workspace.snapshot(file), doc.offsetAt(p.position)),
+    ),
+  );
+  connection.onRenameRequest((p) =>
+    withDocument(p.textDocument.uri, null, (file, doc) =>
+      rename(workspace.snapshot(file), doc.offsetAt(p.position), p.newName),
+    ),
+  );
 
   // What the framing guard passes on in place of a message over its limit (src/lsp/framing.ts):
   // a request is answered with the error, a notification (nobody waits for an answer) is shown.
-  connection.onRequest(MESSAGE_TOO_LARGE, (p: MessageTooLargeParams) => new ResponseError(ErrorCodes.InvalidRequest, messageTooLargeText(p)));
-  connection.onNotification(MESSAGE_TOO_LARGE, (p: MessageTooLargeParams) => void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Error, message: messageTooLargeText(p) }));
+  connection.onRequest(
+    MESSAGE_TOO_LARGE,
+    (p: MessageTooLargeParams) => new ResponseError(ErrorCodes.InvalidRequest, messageTooLargeText(p)),
+  );
+  connection.onNotification(
+    MESSAGE_TOO_LARGE,
+    (p: MessageTooLargeParams) =>
+      void connection.sendNotification(ShowMessageNotification.type, {
+        type: MessageType.Error,
+        message: messageTooLargeText(p),
+      }),
+  );
 
   documents.listen(connection);
   connection.listen();

@@ -29,7 +29,13 @@ function blockSymbol(block: ast.Block, top: boolean): DocumentSymbol {
   const selection = block.name ?? block.type;
   const symbol: DocumentSymbol = {
     name,
-    kind: top ? (topKinds[block.type.name] ?? SymbolKind.Object) : block.type.name === "tool" ? SymbolKind.Function : block.type.name === "env" ? SymbolKind.Module : SymbolKind.Struct,
+    kind: top
+      ? (topKinds[block.type.name] ?? SymbolKind.Object)
+      : block.type.name === "tool"
+        ? SymbolKind.Function
+        : block.type.name === "env"
+          ? SymbolKind.Module
+          : SymbolKind.Struct,
     range: toLspRange(block.range),
     selectionRange: toLspRange(selection.range),
     children: children(block.entries),

@@ -106,7 +106,8 @@ export class Workspace {
   snapshot(file: string): Snapshot {
     const cached = this.snapshots.get(file);
     if (cached && cached.generation === this.generation) return cached.snapshot;
-    if (this.loader?.generation !== this.generation) this.loader = { generation: this.generation, loader: new ModuleLoader(this.host, STDLIB_ROOT, this.parseText) };
+    if (this.loader?.generation !== this.generation)
+      this.loader = { generation: this.generation, loader: new ModuleLoader(this.host, STDLIB_ROOT, this.parseText) };
     const snapshot = new Snapshot(this.loader.loader.load(file), this);
     this.snapshots.set(file, { generation: this.generation, snapshot });
     return snapshot;

@@ -20,12 +20,17 @@ function validator(schema: Record<string, unknown>): ValidateFunction {
 function phrase(error: ErrorObject): string {
   const at = error.instancePath === "" ? "the line" : `'${error.instancePath.slice(1).replaceAll("/", ".")}'`;
   if (error.keyword === "required") return `the line has no '${String(error.params.missingProperty)}'`;
-  if (error.keyword === "additionalProperties") return `'${String(error.params.additionalProperty)}' is not a field the program reads`;
+  if (error.keyword === "additionalProperties")
+    return `'${String(error.params.additionalProperty)}' is not a field the program reads`;
   return `${at} ${error.message ?? "does not fit"}`;
 }
 
 /** The first task line (its object and file line) that does not fit `schema`, and why; undefined when all fit. */
-export function taskLineProblem(schema: Record<string, unknown>, objects: readonly unknown[], lines: readonly number[]): { line: number; problem: string } | undefined {
+export function taskLineProblem(
+  schema: Record<string, unknown>,
+  objects: readonly unknown[],
+  lines: readonly number[],
+): { line: number; problem: string } | undefined {
   const validate = validator(schema);
   for (const [i, object] of objects.entries()) {
     if (validate(object)) continue;

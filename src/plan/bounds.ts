@@ -69,14 +69,20 @@ export const PLAN_BOUNDS = {
   "rollout.sft.epochs": { max: 1000, why: "passes over the demonstrations" },
   "rollout.sft.batch": { max: 10_000_000, why: "demonstrations per step" },
   "rollout.sft.checkpoint_every": { max: 100_000_000, why: "optimizer steps" },
-  "rollout.sft.max_data_bytes": { max: 1024 ** 3, why: "the records are held in memory, about 2.5 times the file in the heap" },
+  "rollout.sft.max_data_bytes": {
+    max: 1024 ** 3,
+    why: "the records are held in memory, about 2.5 times the file in the heap",
+  },
   "rollout.sft.max_record_bytes": { max: 256 * 1024 ** 2, why: "a record is read as one string" },
   "rollout.watchdog.no_signal_iterations": { max: 10_000_000, why: "iterations of one run" },
   "eval.every": { max: 10_000_000, why: "iterations of one run" },
   "eval.samples_per_task": { max: 4096, why: "episodes per evaluated task" },
   "eval.k.*": { max: 4096, why: "at most the samples per task" },
   "eval.tasks": { max: 10_000_000, why: "at most the tasks of an env" },
-  "algorithm.clip.low": { max: 1, why: "the ratio is clipped below at 1 - low, which must stay >= 0; the trainers refuse more" },
+  "algorithm.clip.low": {
+    max: 1,
+    why: "the ratio is clipped below at 1 - low, which must stay >= 0; the trainers refuse more",
+  },
   "resources.gpus": { max: 65_536, why: "GPUs of one job" },
   "resources.nodes": { max: 8192, why: "machines of one job" },
   "resources.rollout.servers": { max: 4096, why: "inference server replicas of one job" },
@@ -113,7 +119,11 @@ export interface BoundViolation {
 }
 
 /** The bounded fields with their dotted patterns split once (boundViolations runs once per variant). */
-const BOUND_PATTERNS = (Object.keys(PLAN_BOUNDS) as BoundedField[]).map((field) => ({ field, bound: PLAN_BOUNDS[field], pattern: field.split(".") }));
+const BOUND_PATTERNS = (Object.keys(PLAN_BOUNDS) as BoundedField[]).map((field) => ({
+  field,
+  bound: PLAN_BOUNDS[field],
+  pattern: field.split("."),
+}));
 
 /** Every value of a plan (or plan-shaped object) above its bound. */
 export function boundViolations(plan: unknown): BoundViolation[] {
@@ -131,7 +141,13 @@ export function boundViolations(plan: unknown): BoundViolation[] {
  * Calls `found` with each value at a dotted pattern (`*` matches every key or index), `path`
  * holding its concrete path meanwhile: one shared path, copied only for a value out of bounds.
  */
-function visitAt(root: unknown, pattern: readonly string[], depth: number, path: (string | number)[], found: (value: unknown) => void): void {
+function visitAt(
+  root: unknown,
+  pattern: readonly string[],
+  depth: number,
+  path: (string | number)[],
+  found: (value: unknown) => void,
+): void {
   const head = pattern[depth];
   if (head === undefined) {
     found(root);

@@ -38,7 +38,8 @@ function isLeaf(v: unknown): boolean {
 }
 
 function join(base: string, key: string | number): string {
-  const part = typeof key === "number" || /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? String(key) : `[${JSON.stringify(key)}]`;
+  const part =
+    typeof key === "number" || /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? String(key) : `[${JSON.stringify(key)}]`;
   return base === "" ? part : part.startsWith("[") ? `${base}${part}` : `${base}.${part}`;
 }
 
@@ -47,7 +48,8 @@ function walk(a: unknown, b: unknown, at: string, out: FieldChange[]): void {
   if (a === undefined || b === undefined || isLeaf(a) || isLeaf(b) || Array.isArray(a) !== Array.isArray(b)) {
     const before = a === undefined ? undefined : JSON.stringify(a);
     const after = b === undefined ? undefined : JSON.stringify(b);
-    if (before !== after) out.push({ path: at, ...(before !== undefined ? { before } : {}), ...(after !== undefined ? { after } : {}) });
+    if (before !== after)
+      out.push({ path: at, ...(before !== undefined ? { before } : {}), ...(after !== undefined ? { after } : {}) });
     return;
   }
   if (Array.isArray(a) && Array.isArray(b)) {

@@ -2,10 +2,30 @@
 // and the fields of each kind, in their order, come from there; this file says only how each
 // field appears in a plan (no defaults left, `none` as null, bounds, files by content hash).
 import * as z from "zod";
-import { agentrlModes, sandboxModes, type BuiltinEnvKind as EnvKind, datasetScorers, type EnvFieldName, envKindShapes, findmaxFunctions, type HostLibraryKind, hostLibraryShapes, signalScopes, signalTypes } from "../semantics/schema/env.js";
+import {
+  agentrlModes,
+  sandboxModes,
+  type BuiltinEnvKind as EnvKind,
+  datasetScorers,
+  type EnvFieldName,
+  envKindShapes,
+  findmaxFunctions,
+  type HostLibraryKind,
+  hostLibraryShapes,
+  signalScopes,
+  signalTypes,
+} from "../semantics/schema/env.js";
 import { hostLibraries } from "../contracts/libraries/index.js";
 import { type HostLibrary, libraryObject } from "../contracts/libraries/library.js";
-import { bounded, d, dataFileSchema, jsonValueSchema, nonNegativeInt, positiveInt, probability } from "./schema-parts.js";
+import {
+  bounded,
+  d,
+  dataFileSchema,
+  jsonValueSchema,
+  nonNegativeInt,
+  positiveInt,
+  probability,
+} from "./schema-parts.js";
 
 /** Task ids as half-open ranges [from, to), ascending and disjoint. */
 const idRangesSchema = z.array(z.tuple([nonNegativeInt, nonNegativeInt]));
@@ -37,12 +57,21 @@ const planEnvFields = {
   description: d(z.string().nullable(), "What the environment is."),
   version: d(z.string(), "Version of the task set."),
   tasks: d(bounded("envs.*.tasks", positiveInt), "Task ids are 0..tasks-1."),
-  split: d(z.strictObject({ train: probability, valid: probability, test: probability }), "Disjoint train/valid/test fractions of the task ids."),
+  split: d(
+    z.strictObject({ train: probability, valid: probability, test: probability }),
+    "Disjoint train/valid/test fractions of the task ids.",
+  ),
   weight: d(z.number().positive(), "Mixing weight in a multi-task batch."),
   signals: d(z.record(z.string(), signalSchema), "Typed signals the env exposes, by name."),
   tool: null,
-  optimal_steps: d(bounded("envs.*.optimal_steps", positiveInt).nullable(), "Length of an optimal solution, where known."),
-  budget_is_task_rule: d(z.boolean(), "Running out of turns is the task's own end (terminated), not a collection limit (truncated)."),
+  optimal_steps: d(
+    bounded("envs.*.optimal_steps", positiveInt).nullable(),
+    "Length of an optimal solution, where known.",
+  ),
+  budget_is_task_rule: d(
+    z.boolean(),
+    "Running out of turns is the task's own end (terminated), not a collection limit (truncated).",
+  ),
   reward_range: d(z.tuple([z.number(), z.number()]), "Range the env's own reward is mapped to."),
   // rooms
   rooms: bounded("envs.*.rooms", positiveInt),
@@ -54,31 +83,52 @@ const planEnvFields = {
   hidden_tests: bounded("envs.*.hidden_tests", positiveInt),
   time_limit_ms: bounded("envs.*.time_limit_ms", positiveInt),
   memory_limit_mb: bounded("envs.*.memory_limit_mb", positiveInt),
-  require_namespaces: d(z.boolean(), "Refuse to run where the sandbox has no mount and PID namespaces; false: run without them, warned."),
+  require_namespaces: d(
+    z.boolean(),
+    "Refuse to run where the sandbox has no mount and PID namespaces; false: run without them, warned.",
+  ),
   // sql
   database: d(dataFileSchema.nullable(), "The SQLite database; null: the generated demo database."),
   questions: d(dataFileSchema.nullable(), "The questions (JSON lines); null: the generated demo questions."),
   read_only: z.boolean(),
   max_rows: bounded("envs.*.max_rows", positiveInt),
   // External task servers (http, subprocess).
-  timeout_s: d(bounded("envs.*.timeout_s", z.number().positive()), "Time limit of one reset or step (http, subprocess, agentrl, openenv), of a whole episode (agent), of one verifier call (dataset)."),
+  timeout_s: d(
+    bounded("envs.*.timeout_s", z.number().positive()),
+    "Time limit of one reset or step (http, subprocess, agentrl, openenv), of a whole episode (agent), of one verifier call (dataset).",
+  ),
   retries: d(bounded("envs.*.retries", nonNegativeInt), "Retries of a failed call before the episode is an env error."),
   task: d(z.string().nullable(), "Task name on the server."),
   url: z.string().min(1),
-  max_response_bytes: d(bounded("envs.*.max_response_bytes", positiveInt), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error."),
+  max_response_bytes: d(
+    bounded("envs.*.max_response_bytes", positiveInt),
+    "Largest answer body accepted from the server, in bytes; a larger one is a protocol error.",
+  ),
   command: z.array(z.string()).min(1),
   // agentrl, openenv
   mode: d(z.enum(agentrlModes), "worker: a task worker's API; controller: AgentRL's controller."),
-  max_sessions: d(bounded("envs.*.max_sessions", positiveInt), "Episodes open at once on the server; more wait for a free one."),
-  observation_field: d(z.string().min(1).nullable(), "The observation field the model sees; null: the whole observation as JSON."),
+  max_sessions: d(
+    bounded("envs.*.max_sessions", positiveInt),
+    "Episodes open at once on the server; more wait for a free one.",
+  ),
+  observation_field: d(
+    z.string().min(1).nullable(),
+    "The observation field the model sees; null: the whole observation as JSON.",
+  ),
   // agent
   task_file: d(dataFileSchema, "The tasks (JSON lines); `tasks` is its line count."),
-  max_stderr_bytes: d(bounded("envs.*.max_stderr_bytes", positiveInt), "Bytes of a failed episode's stderr kept in the run directory."),
+  max_stderr_bytes: d(
+    bounded("envs.*.max_stderr_bytes", positiveInt),
+    "Bytes of a failed episode's stderr kept in the run directory.",
+  ),
   // agent, subprocess
   sandbox: d(
     z
       .strictObject({
-        mode: d(z.enum(sandboxModes), "auto: sandboxed where bubblewrap works, else warned; required: refuse without it; off: unsandboxed."),
+        mode: d(
+          z.enum(sandboxModes),
+          "auto: sandboxed where bubblewrap works, else warned; required: refuse without it; off: unsandboxed.",
+        ),
         network: d(z.boolean(), "Keep the host's network; false: only the gateway, over the sandbox's own loopback."),
         cpu_s: bounded("envs.*.sandbox.cpu_s", positiveInt),
         memory_mb: bounded("envs.*.sandbox.memory_mb", positiveInt),
@@ -93,21 +143,39 @@ const planEnvFields = {
   data: d(dataFileSchema, "The rows (JSON lines or Parquet); `tasks` is their count."),
   prompt_column: d(z.string().min(1), "The column holding the prompt (text or chat messages)."),
   answer_column: d(z.string().min(1), "The column holding the ground truth; dots read nested fields."),
-  split_column: d(rowSplitsSchema.nullable(), "The rows' own splits, read from a column at compile time; null: `split`'s fractions cut the rows."),
+  split_column: d(
+    rowSplitsSchema.nullable(),
+    "The rows' own splits, read from a column at compile time; null: `split`'s fractions cut the rows.",
+  ),
   scorer: z.enum(datasetScorers),
-  pattern: d(z.string().min(1).nullable(), "The answer's extraction pattern (JavaScript regular expression); null: the scorer's default."),
+  pattern: d(
+    z.string().min(1).nullable(),
+    "The answer's extraction pattern (JavaScript regular expression); null: the scorer's default.",
+  ),
   verifier: d(dataFileSchema.nullable(), "The Python file defining the scoring function (scorer verl or trl)."),
   function: d(z.string().min(1), "The scoring function's name in the verifier file."),
   lookup_column: d(z.string().min(1).nullable(), "The column of entries the lookup tool reads; null: none."),
-  max_data_bytes: d(bounded("envs.*.max_data_bytes", positiveInt), "The most bytes the rows file may hold (checked when compiling and when the run reads it)."),
-  max_row_bytes: d(bounded("envs.*.max_row_bytes", positiveInt), "The most bytes one row may hold; a longer one is a bad row, named by file:line."),
+  max_data_bytes: d(
+    bounded("envs.*.max_data_bytes", positiveInt),
+    "The most bytes the rows file may hold (checked when compiling and when the run reads it).",
+  ),
+  max_row_bytes: d(
+    bounded("envs.*.max_row_bytes", positiveInt),
+    "The most bytes one row may hold; a longer one is a bad row, named by file:line.",
+  ),
 } as const satisfies Record<Exclude<EnvFieldName, "kind">, z.ZodType | null>;
 
 type PlanEnvFields = typeof planEnvFields;
 
 /** The plan's shape of one kind: `kind` first, then the kind's fields that the plan holds. */
 type PlanEnvShape<K extends EnvKind> = { kind: z.ZodLiteral<K> } & {
-  [F in Exclude<keyof (typeof envKindShapes)[K], "kind"> as F extends keyof PlanEnvFields ? (PlanEnvFields[F] extends null ? never : F) : never]: F extends keyof PlanEnvFields ? Exclude<PlanEnvFields[F], null> : never;
+  [
+    F in Exclude<keyof (typeof envKindShapes)[K], "kind"> as F extends keyof PlanEnvFields
+      ? PlanEnvFields[F] extends null
+        ? never
+        : F
+      : never
+  ]: F extends keyof PlanEnvFields ? Exclude<PlanEnvFields[F], null> : never;
 };
 
 function planEnvKind<K extends EnvKind>(kind: K): z.ZodObject<PlanEnvShape<K>, z.core.$strict> {
@@ -144,22 +212,27 @@ type LibraryOf<K extends HostLibraryKind> = Extract<HostLibraries[number], { kin
 /** The names of L's knobs that are listed under L[P] (folders, files). */
 type DataKnobs<L, P extends "folders" | "files"> = L extends { readonly [Q in P]: infer D } ? keyof D : never;
 /** The plan form of knob F of library kind K (its semantic schema S): a folder's or a file's hashed files, else S without its default. */
-type PlanKnob<K extends HostLibraryKind, F, S> = F extends DataKnobs<LibraryOf<K>, "folders">
-  ? z.ZodNullable<typeof dataFolderSchema>
-  : F extends DataKnobs<LibraryOf<K>, "files">
-    ? WithoutDefault<S> extends z.ZodNullable<z.ZodType>
-      ? z.ZodNullable<typeof dataFileSchema>
-      : typeof dataFileSchema
-    : WithoutDefault<S>;
+type PlanKnob<K extends HostLibraryKind, F, S> =
+  F extends DataKnobs<LibraryOf<K>, "folders">
+    ? z.ZodNullable<typeof dataFolderSchema>
+    : F extends DataKnobs<LibraryOf<K>, "files">
+      ? WithoutDefault<S> extends z.ZodNullable<z.ZodType>
+        ? z.ZodNullable<typeof dataFileSchema>
+        : typeof dataFileSchema
+      : WithoutDefault<S>;
 /**
  * The plan's shape of a host library kind, typed: the common fields as every kind has them, then
  * the host's knobs and the library's own, each as its semantic schema without its default.
  */
 type PlanLibraryShape<K extends HostLibraryKind> = { kind: z.ZodLiteral<K> } & {
-  [F in Exclude<keyof (typeof hostLibraryShapes)[K], "kind" | "tool">]: F extends keyof PlanEnvFields ? Exclude<PlanEnvFields[F], null> : PlanKnob<K, F, (typeof hostLibraryShapes)[K][F]>;
+  [F in Exclude<keyof (typeof hostLibraryShapes)[K], "kind" | "tool">]: F extends keyof PlanEnvFields
+    ? Exclude<PlanEnvFields[F], null>
+    : PlanKnob<K, F, (typeof hostLibraryShapes)[K][F]>;
 };
 
-function planLibraryKind<K extends HostLibraryKind>(library: HostLibrary<K>): z.ZodObject<PlanLibraryShape<K>, z.core.$strict> {
+function planLibraryKind<K extends HostLibraryKind>(
+  library: HostLibrary<K>,
+): z.ZodObject<PlanLibraryShape<K>, z.core.$strict> {
   const shape: Record<string, z.ZodType> = { kind: z.literal(library.kind) };
   for (const [field, schema] of Object.entries(hostLibraryShapes[library.kind] as z.ZodRawShape)) {
     if (field === "kind") continue;
@@ -173,7 +246,9 @@ function planLibraryKind<K extends HostLibraryKind>(library: HostLibrary<K>): z.
 }
 
 /** Each host library's plan schema, in the order of `hostLibraries`. */
-type PlanSchemasOf<T extends readonly { readonly kind: HostLibraryKind }[]> = { -readonly [I in keyof T]: z.ZodObject<PlanLibraryShape<T[I]["kind"]>, z.core.$strict> };
+type PlanSchemasOf<T extends readonly { readonly kind: HostLibraryKind }[]> = {
+  -readonly [I in keyof T]: z.ZodObject<PlanLibraryShape<T[I]["kind"]>, z.core.$strict>;
+};
 type PlanLibrarySchemas = PlanSchemasOf<HostLibraries>;
 
 export const planEnvSchema = z

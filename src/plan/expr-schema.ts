@@ -5,8 +5,18 @@ import { d } from "./schema-parts.js";
 /** The typed expression IR of semantics/expressions.ts, as the runtime evaluates it. */
 export type PlanExpr =
   | { op: "const"; value: number | string | boolean }
-  | { op: "signal"; namespace: "outcome" | "state" | "episode" | "env" | "tool" | "named_env"; env?: string; name: string; type: "bool" | "number" | "count" | "string"; timing: "outcome" | "state" }
-  | { op: "+" | "-" | "*" | "/" | "%" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "and" | "or" | "when"; args: [PlanExpr, PlanExpr] }
+  | {
+      op: "signal";
+      namespace: "outcome" | "state" | "episode" | "env" | "tool" | "named_env";
+      env?: string;
+      name: string;
+      type: "bool" | "number" | "count" | "string";
+      timing: "outcome" | "state";
+    }
+  | {
+      op: "+" | "-" | "*" | "/" | "%" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "and" | "or" | "when";
+      args: [PlanExpr, PlanExpr];
+    }
   | { op: "neg" | "not" | "abs"; args: [PlanExpr] }
   | { op: "min" | "max"; args: PlanExpr[] }
   | { op: "clip"; args: [PlanExpr, PlanExpr, PlanExpr] }
@@ -36,9 +46,15 @@ export const exprSchema: z.ZodType<PlanExpr> = z
       }),
       z.strictObject({ op: z.enum(["neg", "not", "abs"]), args: z.tuple([exprSchema]) }),
       z.strictObject({ op: z.enum(["min", "max"]), args: z.array(exprSchema).min(2) }),
-      z.strictObject({ op: z.literal("clip"), args: d(z.tuple([exprSchema, exprSchema, exprSchema]), "value, low, high") }),
       z.strictObject({
-        op: d(z.enum(["contains", "starts_with", "matches"]), "String tests: args[0] contains / starts with args[1], or matches the regular expression args[1] (ECMA-262)."),
+        op: z.literal("clip"),
+        args: d(z.tuple([exprSchema, exprSchema, exprSchema]), "value, low, high"),
+      }),
+      z.strictObject({
+        op: d(
+          z.enum(["contains", "starts_with", "matches"]),
+          "String tests: args[0] contains / starts with args[1], or matches the regular expression args[1] (ECMA-262).",
+        ),
         args: z.tuple([exprSchema, exprSchema]),
       }),
     ]),

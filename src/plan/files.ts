@@ -8,7 +8,10 @@ import { planSchema, type Plan } from "./schema.js";
 
 export function writeFileAtomic(target: string, text: string): void {
   mkdirSync(path.dirname(target), { recursive: true });
-  const temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+  const temp = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`,
+  );
   try {
     writeFileSync(temp, text);
     renameSync(temp, target);
@@ -50,7 +53,8 @@ function jsonTooDeep(text: string, limit: number): { line: number; column: numbe
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
       continue;
     }
@@ -80,7 +84,12 @@ function jsonErrorPosition(error: Error, text: string): string {
  * equal `expectedHash` when given (what a run directory recorded of the plan it wrote), else
  * the file's own `hash`. Throws PlanFileError.
  */
-export function parsePlanFile(text: string, file: string, expectedHash?: string, remedy = "recompile it with 'arl plan'"): Plan {
+export function parsePlanFile(
+  text: string,
+  file: string,
+  expectedHash?: string,
+  remedy = "recompile it with 'arl plan'",
+): Plan {
   const deep = jsonTooDeep(text, MAX_PLAN_JSON_DEPTH);
   if (deep) {
     throw new PlanFileError(
@@ -99,7 +108,9 @@ export function parsePlanFile(text: string, file: string, expectedHash?: string,
   const parsed = planSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new PlanFileError(`${file}: not a valid plan: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") || "the top level"} (${remedy})`);
+    throw new PlanFileError(
+      `${file}: not a valid plan: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") || "the top level"} (${remedy})`,
+    );
   }
   const hash = planHash(parsed.data);
   if (expectedHash !== undefined && hash !== expectedHash) {
@@ -108,7 +119,9 @@ export function parsePlanFile(text: string, file: string, expectedHash?: string,
     );
   }
   if (expectedHash === undefined && hash !== parsed.data.hash) {
-    throw new PlanFileError(`${file} was edited after it was written: its hash no longer matches its content (${remedy})`);
+    throw new PlanFileError(
+      `${file} was edited after it was written: its hash no longer matches its content (${remedy})`,
+    );
   }
   return parsed.data;
 }

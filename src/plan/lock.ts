@@ -8,7 +8,15 @@ import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import type { SemanticModel } from "../semantics/analyze.js";
 import { declarationNameRange } from "../semantics/declarations.js";
 import { prettyJson } from "./canonical.js";
-import { fileStart, loweringContext, lowerHashes, lowerModel, type LoweredHash, type LoweredPlan, type LowerOptions } from "./lower.js";
+import {
+  fileStart,
+  loweringContext,
+  lowerHashes,
+  lowerModel,
+  type LoweredHash,
+  type LoweredPlan,
+  type LowerOptions,
+} from "./lower.js";
 import { stdlibVersion } from "./version.js";
 
 const LOCK_FORMAT_VERSION = 1;
@@ -32,7 +40,12 @@ export function buildLock(entry: string, plans: readonly LoweredPlan[]): LockFil
   for (const p of [...plans].sort((a, b) => cmp(a.experiment, b.experiment) || cmp(a.variant, b.variant))) {
     (experiments[p.experiment] ??= {})[p.variant] = p.plan.hash;
   }
-  return { lock_version: LOCK_FORMAT_VERSION, spec: path.basename(entry), stdlib_version: stdlibVersion(), experiments };
+  return {
+    lock_version: LOCK_FORMAT_VERSION,
+    spec: path.basename(entry),
+    stdlib_version: stdlibVersion(),
+    experiments,
+  };
 }
 
 /** Pretty JSON, stable order (experiments and variants sorted). */
@@ -53,7 +66,10 @@ export function readLock(entry: string): ReadLock {
     return { error: `cannot read it as JSON (${(error as Error).message})` };
   }
   const parsed = lockSchema.safeParse(json);
-  if (!parsed.success) return { error: `it is not an arl lock file (${parsed.error.issues[0]?.path.join(".") || "top level"}: ${parsed.error.issues[0]?.message})` };
+  if (!parsed.success)
+    return {
+      error: `it is not an arl lock file (${parsed.error.issues[0]?.path.join(".") || "top level"}: ${parsed.error.issues[0]?.message})`,
+    };
   return { lock: parsed.data };
 }
 
@@ -65,7 +81,13 @@ export function planStage(model: SemanticModel, options: LowerOptions = {}): Dia
   const lock = readLock(model.program.entry);
   const part = planStageOf(model, lock, options);
   if (part.lowered.some((d) => d.severity === "error")) return part.lowered;
-  return [...part.lowered, ...part.compared, ...(lock && "lock" in lock ? lockedButUndeclared(model.program.entry, lock.lock, new Set(model.experiments.map((e) => e.name))) : [])];
+  return [
+    ...part.lowered,
+    ...part.compared,
+    ...(lock && "lock" in lock
+      ? lockedButUndeclared(model.program.entry, lock.lock, new Set(model.experiments.map((e) => e.name)))
+      : []),
+  ];
 }
 
 /**
@@ -74,14 +96,35 @@ export function planStage(model: SemanticModel, options: LowerOptions = {}): Dia
  * with their entries in the lock. The whole stage is `lowered` when it has an error, else both,
  * plus `lockedButUndeclared` over every experiment of the entry.
  */
-export function planStageOf(model: SemanticModel, lock: ReadLock, options: LowerOptions = {}): { lowered: Diagnostic[]; compared: Diagnostic[] } {
+export function planStageOf(
+  model: SemanticModel,
+  lock: ReadLock,
+  options: LowerOptions = {},
+): { lowered: Diagnostic[]; compared: Diagnostic[] } {
   const entry = model.program.entry;
   // Without a lock only lowering's own diagnostics matter: data files are looked for, not read,
   // and no plan is built or hashed.
-  if (lock === undefined) return { lowered: lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }, options).diagnostics, compared: [] };
+  if (lock === undefined)
+    return {
+      lowered: lowerModel(model, { ...loweringContext(model.program), hashData: false, plans: false }, options)
+        .diagnostics,
+      compared: [],
+    };
   if ("error" in lock) {
     const message = `the lock file '${path.basename(lockPath(entry))}' is unusable: ${lock.error}`;
-    return { lowered: [{ code: "invalid-lock-file", severity: "error", message, file: entry, range: fileStart(), hint: `run 'arl lock ${path.basename(entry)}' to write it again` }], compared: [] };
+    return {
+      lowered: [
+        {
+          code: "invalid-lock-file",
+          severity: "error",
+          message,
+          file: entry,
+          range: fileStart(),
+          hint: `run 'arl lock ${path.basename(entry)}' to write it again`,
+        },
+      ],
+      compared: [],
+    };
   }
   // Only the hashes are compared: a reused variant content is hashed, not built into a plan.
   const lowered = lowerHashes(model, loweringContext(model.program), options);
@@ -103,7 +146,10 @@ function compareLock(model: SemanticModel, lock: LockFile, hashes: readonly Lowe
     if (!m) current.set(p.experiment, (m = new Map<string, string>()));
     m.set(p.variant, p.hash);
   }
-  const stdlibNote = lock.stdlib_version !== stdlibVersion() ? ` (locked with stdlib ${lock.stdlib_version}, compiled with ${stdlibVersion()})` : "";
+  const stdlibNote =
+    lock.stdlib_version !== stdlibVersion()
+      ? ` (locked with stdlib ${lock.stdlib_version}, compiled with ${stdlibVersion()})`
+      : "";
   for (const experiment of model.experiments) {
     const now = current.get(experiment.name) ?? new Map<string, string>();
     const locked = lock.experiments[experiment.name];
@@ -122,7 +168,10 @@ function compareLock(model: SemanticModel, lock: LockFile, hashes: readonly Lowe
       added.length ? `added ${list(added)}` : "",
       removed.length ? `removed ${list(removed)}` : "",
     ].filter(Boolean);
-    const what = locked === undefined ? `experiment '${experiment.name}' is not in the lock file '${lockName}'` : `experiment '${experiment.name}' does not match the lock file '${lockName}'`;
+    const what =
+      locked === undefined
+        ? `experiment '${experiment.name}' is not in the lock file '${lockName}'`
+        : `experiment '${experiment.name}' does not match the lock file '${lockName}'`;
     out.push({
       code: "lock-mismatch",
       severity: "error",

@@ -32,14 +32,20 @@ export function loweringContext(program: Program): LoweringContext {
     entry: program.entry,
     entryDir,
     blocks: new BlockIndex(program.modules.get(program.entry)),
-    provenance: { arl_version: arlVersion(), stdlib_version: stdlibVersion(), entry: path.basename(program.entry), sources },
+    provenance: {
+      arl_version: arlVersion(),
+      stdlib_version: stdlibVersion(),
+      entry: path.basename(program.entry),
+      sources,
+    },
   };
 }
 
 /** Paths in plans: relative to the entry's directory, stdlib files as `std/...`, POSIX separators. */
 export function displayPath(absolute: string, entryDir: string): string {
   const inStdlib = path.relative(STDLIB_ROOT, absolute);
-  const rel = inStdlib && !inStdlib.startsWith("..") && !path.isAbsolute(inStdlib) ? inStdlib : path.relative(entryDir, absolute);
+  const rel =
+    inStdlib && !inStdlib.startsWith("..") && !path.isAbsolute(inStdlib) ? inStdlib : path.relative(entryDir, absolute);
   return rel.split(path.sep).join("/");
 }
 

@@ -27,11 +27,24 @@ const fileHashes = new Map<string, { mtimeMs: number; size: number; sha256: stri
  * Where a data file named at `at` lives: relative to the spec file that named it, confined to
  * the entry's folder (the root imports are confined to) and the stdlib, on real paths.
  */
-function locateDataFile(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): { confined: Confined; root: string; origin: Origin } {
+function locateDataFile(
+  written: string,
+  at: readonly string[],
+  variant: VariantModel,
+  context: LoweringContext,
+): { confined: Confined; root: string; origin: Origin } {
   const origin: Origin = variant.valuesByPath.get(at)?.origin ?? variant.value.origin;
   const fromStdlib = isInside(origin.file, STDLIB_ROOT);
   const root = fromStdlib ? STDLIB_ROOT : context.entryDir;
-  return { confined: resolveConfined(written, path.dirname(origin.file), fromStdlib ? [STDLIB_ROOT] : [context.entryDir, STDLIB_ROOT]), root, origin };
+  return {
+    confined: resolveConfined(
+      written,
+      path.dirname(origin.file),
+      fromStdlib ? [STDLIB_ROOT] : [context.entryDir, STDLIB_ROOT],
+    ),
+    root,
+    origin,
+  };
 }
 
 function dataFileNotFound(written: string, at: readonly string[], absolute: string, origin: Origin): Diagnostic {
@@ -45,7 +58,13 @@ function dataFileNotFound(written: string, at: readonly string[], absolute: stri
   };
 }
 
-function dataFileOutsideRoot(written: string, at: readonly string[], reason: "absolute" | "outside" | "link", root: string, origin: Origin): Diagnostic {
+function dataFileOutsideRoot(
+  written: string,
+  at: readonly string[],
+  reason: "absolute" | "outside" | "link",
+  root: string,
+  origin: Origin,
+): Diagnostic {
   return {
     code: "data-file-outside-root",
     severity: "error",
@@ -64,7 +83,13 @@ export interface DataFileLimit {
   readonly ceiling: number;
 }
 
-function dataFileTooLarge(written: string, at: readonly string[], size: number, limit: DataFileLimit, origin: Origin): Diagnostic {
+function dataFileTooLarge(
+  written: string,
+  at: readonly string[],
+  size: number,
+  limit: DataFileLimit,
+  origin: Origin,
+): Diagnostic {
   return {
     code: "data-file-too-large",
     severity: "error",
@@ -82,7 +107,14 @@ function dataFileTooLarge(written: string, at: readonly string[], size: number, 
  * A data file named in the spec, hashed as it is read in chunks (a file seen before with the same
  * size and mtime is not read again); one larger than `limit` is reported and not read.
  */
-export function dataFile(written: string, at: string[], variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[], limit?: DataFileLimit): { path: string; sha256: string } {
+export function dataFile(
+  written: string,
+  at: string[],
+  variant: VariantModel,
+  context: LoweringContext,
+  diagnostics: Diagnostic[],
+  limit?: DataFileLimit,
+): { path: string; sha256: string } {
   const { confined, root, origin } = locateDataFile(written, at, variant, context);
   const absolute = confined.path;
   let sha256 = "0".repeat(64);
@@ -112,13 +144,23 @@ export function dataFile(written: string, at: string[], variant: VariantModel, c
 }
 
 /** Where a data file lies, on its real path; undefined when it is refused (dataFile reports why). */
-export function dataFilePath(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): string | undefined {
+export function dataFilePath(
+  written: string,
+  at: readonly string[],
+  variant: VariantModel,
+  context: LoweringContext,
+): string | undefined {
   const { confined } = locateDataFile(written, at, variant, context);
   return confined.ok ? confined.real : undefined;
 }
 
 /** A data file's text; undefined when it cannot be read (dataFile reports why). */
-export function readDataText(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): string | undefined {
+export function readDataText(
+  written: string,
+  at: readonly string[],
+  variant: VariantModel,
+  context: LoweringContext,
+): string | undefined {
   const file = dataFilePath(written, at, variant, context);
   if (file === undefined) return undefined;
   try {

@@ -16,13 +16,25 @@ import { hostLibraryOf, lowerHostEnv } from "./lower-host-env.js";
 import type { PlanEnv } from "./schema.js";
 import type { CompilerCode } from "../diagnostics/codes/index.js";
 
-export function lowerEnv(name: string, env: Env, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
+export function lowerEnv(
+  name: string,
+  env: Env,
+  variant: VariantModel,
+  context: LoweringContext,
+  diagnostics: Diagnostic[],
+): PlanEnv {
   const { tool: _tool, signals, description, kind, ...rest } = env;
   const common = {
     kind,
     description: description ?? null,
     ...rest,
-    signals: sortedRecord(new Map(Object.entries(signals)), (s) => ({ scope: s.scope, type: s.type, min: s.min ?? null, max: s.max ?? null, violation: s.violation })),
+    signals: sortedRecord(new Map(Object.entries(signals)), (s) => ({
+      scope: s.scope,
+      type: s.type,
+      min: s.min ?? null,
+      max: s.max ?? null,
+      violation: s.violation,
+    })),
   };
   if (env.kind === "agent" || env.kind === "subprocess") checkSandbox(name, env, variant, diagnostics);
   if (common.kind === "agent") return lowerAgentEnv(name, env, common, variant, context, diagnostics);
@@ -34,19 +46,31 @@ export function lowerEnv(name: string, env: Env, variant: VariantModel, context:
   const sql = common as typeof common & { kind: "sql"; database: string | null; questions: string | null };
   return {
     ...sql,
-    database: sql.database === null ? null : dataFile(sql.database, ["env", name, "database"], variant, context, diagnostics),
-    questions: sql.questions === null ? null : dataFile(sql.questions, ["env", name, "questions"], variant, context, diagnostics),
+    database:
+      sql.database === null ? null : dataFile(sql.database, ["env", name, "database"], variant, context, diagnostics),
+    questions:
+      sql.questions === null
+        ? null
+        : dataFile(sql.questions, ["env", name, "questions"], variant, context, diagnostics),
   } as PlanEnv;
 }
 
 /** Warns where this machine cannot sandbox the env's episodes (docs/envs.md#what-an-episode-can-reach). */
-function checkSandbox(name: string, env: Extract<Env, { kind: "agent" | "subprocess" }>, variant: VariantModel, diagnostics: Diagnostic[]): void {
+function checkSandbox(
+  name: string,
+  env: Extract<Env, { kind: "agent" | "subprocess" }>,
+  variant: VariantModel,
+  diagnostics: Diagnostic[],
+): void {
   if (env.sandbox.mode === "off") return;
   const support = sandboxSupport();
   if ("bwrap" in support) return;
   const written = variant.valuesByPath.has(["env", name, "sandbox"]);
   const origin = originOf(written ? ["env", name, "sandbox"] : ["env", name], variant);
-  const then = env.sandbox.mode === "required" ? "`arl run` refuses to run it here (sandbox { mode: required })" : "its episodes run unisolated: each can read the others' processes and keys, your files and the network";
+  const then =
+    env.sandbox.mode === "required"
+      ? "`arl run` refuses to run it here (sandbox { mode: required })"
+      : "its episodes run unisolated: each can read the others' processes and keys, your files and the network";
   diagnostics.push({
     code: "sandbox-unavailable",
     severity: "warning",
@@ -62,7 +86,14 @@ function checkSandbox(name: string, env: Extract<Env, { kind: "agent" | "subproc
  * a smaller `tasks` written in the spec uses the first ones), and no tools of its own (the
  * program brings them).
  */
-function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
+function lowerAgentEnv(
+  name: string,
+  env: Env,
+  common: Record<string, unknown>,
+  variant: VariantModel,
+  context: LoweringContext,
+  diagnostics: Diagnostic[],
+): PlanEnv {
   if (env.kind !== "agent") throw new Error("not an agent env");
   const report = (code: CompilerCode, at: string[], message: string, hint: string) => {
     const origin = originOf(at, variant);
@@ -72,19 +103,33 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
     report(
       "agent-env-tools",
       ["env", name, "tool", Object.keys(env.tool)[0] ?? ""],
-      `env '${name}' is of kind agent and declares tool ${Object.keys(env.tool).map((t) => `'${t}'`).join(", ")}: an agent program brings its own tools and runs them itself`,
+      `env '${name}' is of kind agent and declares tool ${Object.keys(env.tool)
+        .map((t) => `'${t}'`)
+        .join(", ")}: an agent program brings its own tools and runs them itself`,
       "remove the tool blocks; the program's tools are whatever it sends in its chat requests (docs/gateway.md#agent-programs)",
     );
   }
   env.command.forEach((word, i) => {
     const problem = agentCommandProblem(word, i === 0);
-    if (problem) report("agent-command-word", ["env", name, "command"], `env '${name}': the command's word ${problem.message}`, problem.hint);
+    if (problem)
+      report(
+        "agent-command-word",
+        ["env", name, "command"],
+        `env '${name}': the command's word ${problem.message}`,
+        problem.hint,
+      );
   });
   const at = ["env", name, "task_file"];
   const taskFile = dataFile(env.task_file, at, variant, context, diagnostics);
   const read = taskLines(env.task_file, at, variant, context);
   let tasks = env.tasks;
-  if (typeof read === "string") report("agent-task-file-invalid", at, `env '${name}': the task file '${env.task_file}' ${read}`, "write one task a line as a JSON object, e.g. {\"question\": \"...\"}");
+  if (typeof read === "string")
+    report(
+      "agent-task-file-invalid",
+      at,
+      `env '${name}': the task file '${env.task_file}' ${read}`,
+      'write one task a line as a JSON object, e.g. {"question": "..."}',
+    );
   else if (read !== undefined) {
     const lines = read.objects.length;
     const typed = stdlibTaskSchema(env.command);
@@ -92,11 +137,21 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
     if (typed && misfit) {
       const properties = typed.schema.properties;
       const fields = typeof properties === "object" && properties !== null ? Object.keys(properties).join(", ") : "";
-      report("agent-task-invalid", at, `env '${name}': line ${misfit.line} of the task file '${env.task_file}' is not a task ${typed.program} reads: ${misfit.problem}`, `its task lines have the fields ${fields} (the program's .task.schema.json, beside it in the stdlib)`);
+      report(
+        "agent-task-invalid",
+        at,
+        `env '${name}': line ${misfit.line} of the task file '${env.task_file}' is not a task ${typed.program} reads: ${misfit.problem}`,
+        `its task lines have the fields ${fields} (the program's .task.schema.json, beside it in the stdlib)`,
+      );
     }
     const written = variant.valuesByPath.has(["env", name, "tasks"]);
     if (written && env.tasks > lines) {
-      report("agent-tasks-beyond-file", ["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but the task file '${env.task_file}' has ${lines} task${lines === 1 ? "" : "s"}`, `remove tasks (it is the file's line count, ${lines}), or write at most ${lines}`);
+      report(
+        "agent-tasks-beyond-file",
+        ["env", name, "tasks"],
+        `env '${name}': tasks is ${env.tasks}, but the task file '${env.task_file}' has ${lines} task${lines === 1 ? "" : "s"}`,
+        `remove tasks (it is the file's line count, ${lines}), or write at most ${lines}`,
+      );
     } else if (!written) tasks = lines;
   }
   return { ...common, tasks, task_file: taskFile } as PlanEnv;
@@ -106,13 +161,23 @@ function lowerAgentEnv(name: string, env: Env, common: Record<string, unknown>, 
  * What an AgentRL or OpenEnv env needs to be runnable, known without its server: a controller
  * routes by task name; an OpenEnv action is one tool (its parameters the action's fields).
  */
-function checkServerEnv(name: string, env: Extract<Env, { kind: "agentrl" | "openenv" }>, variant: VariantModel, diagnostics: Diagnostic[]): void {
+function checkServerEnv(
+  name: string,
+  env: Extract<Env, { kind: "agentrl" | "openenv" }>,
+  variant: VariantModel,
+  diagnostics: Diagnostic[],
+): void {
   const report = (code: CompilerCode, at: string[], message: string, hint: string) => {
     const origin = originOf(at, variant);
     diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, hint });
   };
   if (env.kind === "agentrl" && env.mode === "controller" && env.task === null) {
-    report("agentrl-controller-task", ["env", name, "mode"], `env '${name}' talks to an AgentRL controller, which serves many tasks, but names none`, 'write the task\'s name as the controller knows it, e.g. task: "os-std"');
+    report(
+      "agentrl-controller-task",
+      ["env", name, "mode"],
+      `env '${name}' talks to an AgentRL controller, which serves many tasks, but names none`,
+      'write the task\'s name as the controller knows it, e.g. task: "os-std"',
+    );
   }
   const tools = Object.keys(env.tool);
   if (env.kind === "openenv" && tools.length !== 1) {
@@ -126,7 +191,12 @@ function checkServerEnv(name: string, env: Extract<Env, { kind: "agentrl" | "ope
 }
 
 /** The task file's objects (one a non-blank line) and their file lines; a string says what is wrong with it; undefined: unreadable (dataFile reported it). */
-function taskLines(written: string, at: readonly string[], variant: VariantModel, context: LoweringContext): { objects: readonly unknown[]; lines: readonly number[] } | string | undefined {
+function taskLines(
+  written: string,
+  at: readonly string[],
+  variant: VariantModel,
+  context: LoweringContext,
+): { objects: readonly unknown[]; lines: readonly number[] } | string | undefined {
   const text = readDataText(written, at, variant, context);
   if (text === undefined) return undefined;
   const read = jsonObjectLines(text);

@@ -8,12 +8,23 @@ export function lowerExpr(e: RewardExpr): PlanExpr {
     case "const":
       return { op: "const", value: e.value };
     case "signal":
-      return { op: "signal", namespace: e.namespace, ...(e.env !== undefined ? { env: e.env } : {}), name: e.name, type: e.type, timing: e.timing };
+      return {
+        op: "signal",
+        namespace: e.namespace,
+        ...(e.env !== undefined ? { env: e.env } : {}),
+        name: e.name,
+        type: e.type,
+        timing: e.timing,
+      };
     default: {
       const args = e.args.map(lowerExpr);
       const nums = args.map((a) => (a.op === "const" && typeof a.value === "number" ? a.value : undefined));
       if (e.op === "neg" && nums[0] !== undefined) return { op: "const", value: nums[0] === 0 ? 0 : -nums[0] };
-      if ((e.op === "+" || e.op === "-" || e.op === "*" || e.op === "/" || e.op === "%") && nums[0] !== undefined && nums[1] !== undefined) {
+      if (
+        (e.op === "+" || e.op === "-" || e.op === "*" || e.op === "/" || e.op === "%") &&
+        nums[0] !== undefined &&
+        nums[1] !== undefined
+      ) {
         const a = nums[0];
         const b = nums[1];
         const r = e.op === "+" ? a + b : e.op === "-" ? a - b : e.op === "*" ? a * b : e.op === "/" ? a / b : a % b;

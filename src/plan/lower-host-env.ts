@@ -20,10 +20,25 @@ export function hostLibraryOf(kind: string): HostLibrary | undefined {
   return hostLibraries.find((l) => l.kind === kind);
 }
 
-export function lowerHostEnv(name: string, env: Env, library: HostLibrary, common: Record<string, unknown>, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanEnv {
+export function lowerHostEnv(
+  name: string,
+  env: Env,
+  library: HostLibrary,
+  common: Record<string, unknown>,
+  variant: VariantModel,
+  context: LoweringContext,
+  diagnostics: Diagnostic[],
+): PlanEnv {
   const report = (at: string[], message: string, hint: string) => {
     const origin = originOf(at, variant);
-    diagnostics.push({ code: "env-knob-invalid", severity: "error", message, file: origin.file, range: origin.range, hint });
+    diagnostics.push({
+      code: "env-knob-invalid",
+      severity: "error",
+      message,
+      file: origin.file,
+      range: origin.range,
+      hint,
+    });
   };
   const config = env as unknown as Record<string, unknown>;
   const lowered: Record<string, unknown> = { ...common };
@@ -46,42 +61,100 @@ export function lowerHostEnv(name: string, env: Env, library: HostLibrary, commo
     if (!fileKnob.tasksAreLines) continue;
     const text = readDataText(written, at, variant, context);
     const read = text === undefined ? undefined : jsonObjectLines(text);
-    if (read && "problem" in read) report(at, `env '${name}': the file '${written}' has a line that is ${read.problem} (line ${read.line})`, "write one task a line as a JSON object");
-    else if (read && read.objects.length === 0) report(at, `env '${name}': the file '${written}' has no task (no non-blank line)`, "write one task a line as a JSON object");
+    if (read && "problem" in read)
+      report(
+        at,
+        `env '${name}': the file '${written}' has a line that is ${read.problem} (line ${read.line})`,
+        "write one task a line as a JSON object",
+      );
+    else if (read && read.objects.length === 0)
+      report(
+        at,
+        `env '${name}': the file '${written}' has no task (no non-blank line)`,
+        "write one task a line as a JSON object",
+      );
     else if (read) bound = read.objects.length;
   }
-  for (const problem of library.check?.(config) ?? []) report(["env", name, ...problem.knob.split(".")], `env '${name}' (${library.kind}): ${problem.knob}: ${problem.message}`, problem.hint);
+  for (const problem of library.check?.(config) ?? [])
+    report(
+      ["env", name, ...problem.knob.split(".")],
+      `env '${name}' (${library.kind}): ${problem.knob}: ${problem.message}`,
+      problem.hint,
+    );
   const written = variant.valuesByPath.has(["env", name, "tasks"]);
   if (counted !== undefined) {
-    if (written && env.tasks !== counted) report(["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but its knobs give ${counted} task${counted === 1 ? "" : "s"}`, `remove tasks (it is ${counted}), or change the knobs that give it`);
+    if (written && env.tasks !== counted)
+      report(
+        ["env", name, "tasks"],
+        `env '${name}': tasks is ${env.tasks}, but its knobs give ${counted} task${counted === 1 ? "" : "s"}`,
+        `remove tasks (it is ${counted}), or change the knobs that give it`,
+      );
     lowered.tasks = counted;
   } else if (bound !== undefined) {
-    if (written && env.tasks > bound) report(["env", name, "tasks"], `env '${name}': tasks is ${env.tasks}, but its file has ${bound} task${bound === 1 ? "" : "s"}`, `remove tasks (it is the file's line count, ${bound}), or write at most ${bound}`);
+    if (written && env.tasks > bound)
+      report(
+        ["env", name, "tasks"],
+        `env '${name}': tasks is ${env.tasks}, but its file has ${bound} task${bound === 1 ? "" : "s"}`,
+        `remove tasks (it is the file's line count, ${bound}), or write at most ${bound}`,
+      );
     if (!written) lowered.tasks = bound;
   }
   return lowered as PlanEnv;
 }
 
 /** A folder of the user's files: confined like a data file, each file with one of the knob's extensions hashed, in name order; undefined when it cannot be read (reported). */
-function dataFolder(written: string, knob: DataFolderKnob, at: string[], variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): { path: string; files: { path: string; sha256: string }[] } | undefined {
+function dataFolder(
+  written: string,
+  knob: DataFolderKnob,
+  at: string[],
+  variant: VariantModel,
+  context: LoweringContext,
+  diagnostics: Diagnostic[],
+): { path: string; files: { path: string; sha256: string }[] } | undefined {
   const origin = originOf(at, variant);
   const confined = resolveConfined(written, path.dirname(origin.file), [context.entryDir]);
   const fail = (message: string, hint: string) => {
-    diagnostics.push({ code: "data-folder-invalid", severity: "error", message: `'${at.join(".")}': ${message}`, file: origin.file, range: origin.range, hint });
+    diagnostics.push({
+      code: "data-folder-invalid",
+      severity: "error",
+      message: `'${at.join(".")}': ${message}`,
+      file: origin.file,
+      range: origin.range,
+      hint,
+    });
     return undefined;
   };
-  if (!confined.ok) return fail(`the folder '${written}' lies outside the experiment's folder (${confined.reason}); it was not read`, "put the files inside the spec's folder and name them with a relative path such as \"./data\"");
+  if (!confined.ok)
+    return fail(
+      `the folder '${written}' lies outside the experiment's folder (${confined.reason}); it was not read`,
+      'put the files inside the spec\'s folder and name them with a relative path such as "./data"',
+    );
   let names: string[];
   try {
-    if (!statSync(confined.real).isDirectory()) return fail(`'${written}' is not a folder`, "name a folder holding the data files");
-    const listed = knob.recursive ? readdirSync(confined.real, { recursive: true, encoding: "utf8" }) : readdirSync(confined.real);
-    names = listed.map((n) => n.split(path.sep).join("/")).filter((n) => knob.extensions.some((e) => n.endsWith(e))).sort();
+    if (!statSync(confined.real).isDirectory())
+      return fail(`'${written}' is not a folder`, "name a folder holding the data files");
+    const listed = knob.recursive
+      ? readdirSync(confined.real, { recursive: true, encoding: "utf8" })
+      : readdirSync(confined.real);
+    names = listed
+      .map((n) => n.split(path.sep).join("/"))
+      .filter((n) => knob.extensions.some((e) => n.endsWith(e)))
+      .sort();
   } catch {
-    return fail(`cannot read the folder '${written}' (looked for ${confined.path})`, "the path is relative to the spec file that names it");
+    return fail(
+      `cannot read the folder '${written}' (looked for ${confined.path})`,
+      "the path is relative to the spec file that names it",
+    );
   }
   const wanted = knob.taskExtensions ?? knob.extensions;
-  if (!names.some((n) => wanted.some((e) => n.endsWith(e)))) return fail(`the folder '${written}' holds no file the library reads (${wanted.join(", ")})`, "name the folder that holds them, or leave the knob out");
+  if (!names.some((n) => wanted.some((e) => n.endsWith(e))))
+    return fail(
+      `the folder '${written}' holds no file the library reads (${wanted.join(", ")})`,
+      "name the folder that holds them, or leave the knob out",
+    );
   const base = path.relative(path.dirname(origin.file), confined.path);
-  const files = names.map((n) => dataFile(path.posix.join(base.split(path.sep).join("/") || ".", n), at, variant, context, diagnostics));
+  const files = names.map((n) =>
+    dataFile(path.posix.join(base.split(path.sep).join("/") || ".", n), at, variant, context, diagnostics),
+  );
   return { path: displayPath(confined.path, context.entryDir), files };
 }

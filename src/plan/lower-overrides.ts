@@ -15,19 +15,28 @@ export function lowerOverrides(variant: VariantModel, config: ExperimentConfig):
   return sortedEntries(byPath).map(([p, value]) => ({ path: p, value }));
 }
 
-function overrideValue(at: readonly string[], written: Value, variant: VariantModel, config: ExperimentConfig): JsonValue {
+function overrideValue(
+  at: readonly string[],
+  written: Value,
+  variant: VariantModel,
+  config: ExperimentConfig,
+): JsonValue {
   const [head, name] = at;
   const term = head === "reward" && at.length === 2 && name !== undefined ? variant.rewardTerms.get(name) : undefined;
   if (term) {
     return { kind: term.kind, expr: lowerExpr(term.expr) };
   }
-  const constraint = head === "constraints" && at.length === 2 && name !== undefined ? variant.constraints.get(name) : undefined;
+  const constraint =
+    head === "constraints" && at.length === 2 && name !== undefined ? variant.constraints.get(name) : undefined;
   if (constraint) {
     return { action: "block", condition: lowerExpr(constraint) };
   }
   let typed: unknown = config;
-  for (const key of at) typed = typed !== null && typeof typed === "object" ? (typed as Record<string, unknown>)[key] : undefined;
-  return typed !== undefined && isPlainJson(typed) ? (JSON.parse(JSON.stringify(typed)) as JsonValue) : writtenValue(written);
+  for (const key of at)
+    typed = typed !== null && typeof typed === "object" ? (typed as Record<string, unknown>)[key] : undefined;
+  return typed !== undefined && isPlainJson(typed)
+    ? (JSON.parse(JSON.stringify(typed)) as JsonValue)
+    : writtenValue(written);
 }
 
 /** True when a typed value holds no spec-level markers (names, calls, unresolved expressions). */
@@ -63,7 +72,9 @@ function writtenValue(v: Value): JsonValue {
 
 function sourceText(origin: Origin): string {
   try {
-    return readFileSync(origin.file, "utf8").slice(origin.range.start.offset, origin.range.end.offset).replace(/\s+/g, " ");
+    return readFileSync(origin.file, "utf8")
+      .slice(origin.range.start.offset, origin.range.end.offset)
+      .replace(/\s+/g, " ");
   } catch {
     return "";
   }

@@ -25,7 +25,16 @@ const DEFAULT_LOGPROB_TOLERANCE = { float32: 1e-3, bfloat16: 0.05, float16: 0.05
 /** resources with the sync probe's tolerance resolved from the policy's dtype, as the preflight's is. */
 export function lowerResources(config: ExperimentConfig): Plan["resources"] {
   const { sync_probe, ...rollout } = config.resources.rollout;
-  return { ...config.resources, rollout: { ...rollout, sync_probe: { tokens: sync_probe.tokens, tolerance: sync_probe.tolerance ?? DEFAULT_LOGPROB_TOLERANCE[config.policy.dtype] } } };
+  return {
+    ...config.resources,
+    rollout: {
+      ...rollout,
+      sync_probe: {
+        tokens: sync_probe.tokens,
+        tolerance: sync_probe.tolerance ?? DEFAULT_LOGPROB_TOLERANCE[config.policy.dtype],
+      },
+    },
+  };
 }
 
 function lowerPreflight(config: ExperimentConfig): Plan["rollout"]["preflight"] {
@@ -33,7 +42,12 @@ function lowerPreflight(config: ExperimentConfig): Plan["rollout"]["preflight"] 
   return { ...checks, logprob_tolerance: logprob_tolerance ?? DEFAULT_LOGPROB_TOLERANCE[config.policy.dtype] };
 }
 
-export function lowerRollout(config: ExperimentConfig, variant: VariantModel, context: LoweringContext, diagnostics: Diagnostic[]): Plan["rollout"] {
+export function lowerRollout(
+  config: ExperimentConfig,
+  variant: VariantModel,
+  context: LoweringContext,
+  diagnostics: Diagnostic[],
+): Plan["rollout"] {
   const { sft, ...unlowered } = config.rollout;
   const rollout = { ...unlowered, preflight: lowerPreflight(config) };
   if (!sft) return { ...rollout, sft: null };
@@ -43,7 +57,10 @@ export function lowerRollout(config: ExperimentConfig, variant: VariantModel, co
     ...rollout,
     sft: {
       ...rest,
-      data: data === null ? null : dataFile(data, ["rollout", "sft", "data"], variant, context, diagnostics, dataLimit(rest.max_data_bytes)),
+      data:
+        data === null
+          ? null
+          : dataFile(data, ["rollout", "sft", "data"], variant, context, diagnostics, dataLimit(rest.max_data_bytes)),
       heldout: heldout ?? (data === null ? 0 : DEFAULT_HELDOUT),
     },
   };

@@ -6,7 +6,15 @@ import { sortedKeys } from "./canonical.js";
 import type { PlanTool } from "./schema.js";
 
 const byEnvThenName = (a: ResolvedTool, b: ResolvedTool) =>
-  (a.env ?? "") < (b.env ?? "") ? -1 : (a.env ?? "") > (b.env ?? "") ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  (a.env ?? "") < (b.env ?? "")
+    ? -1
+    : (a.env ?? "") > (b.env ?? "")
+      ? 1
+      : a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0;
 
 /**
  * The order the model sees the tools in: an explicit list keeps its order; a whole env's set
@@ -38,7 +46,11 @@ export function lowerTool(tool: ResolvedTool, harnessTimeout: number): PlanTool 
     timeout_s,
     definition: {
       type: "function",
-      function: { name: fn.name, description: fn.description, parameters: normaliseSchema(fn.parameters) as PlanTool["definition"]["function"]["parameters"] },
+      function: {
+        name: fn.name,
+        description: fn.description,
+        parameters: normaliseSchema(fn.parameters) as PlanTool["definition"]["function"]["parameters"],
+      },
     },
   };
 }

@@ -46,11 +46,16 @@ export interface LowerOptions {
 }
 
 /** Every variant of every experiment of the entry file. Variants with type errors are skipped (they were reported). */
-export function lowerModel(model: SemanticModel, context: LoweringContext = loweringContext(model.program), options: LowerOptions = {}): LoweringResult {
+export function lowerModel(
+  model: SemanticModel,
+  context: LoweringContext = loweringContext(model.program),
+  options: LowerOptions = {},
+): LoweringResult {
   const plans: LoweredPlan[] = [];
   const diagnostics = lowerEach(model, context, options, {
     reused: (experiment, variant, memo, overrides) => {
-      if (context.plans !== false) plans.push({ experiment, variant, plan: finishedAgain(memo, experiment, variant, overrides, context) });
+      if (context.plans !== false)
+        plans.push({ experiment, variant, plan: finishedAgain(memo, experiment, variant, overrides, context) });
     },
     lowered: (experiment, variant, plan) => plans.push({ experiment, variant, plan }),
   });
@@ -70,10 +75,19 @@ export interface LoweredHash {
  * lowered before: its hash comes from the memoised body's field texts and its own three
  * fields (on a 700-variant spec with a lock, copying every plan was most of the lock's cost).
  */
-export function lowerHashes(model: SemanticModel, context: LoweringContext = loweringContext(model.program), options: LowerOptions = {}): { hashes: LoweredHash[]; diagnostics: Diagnostic[] } {
+export function lowerHashes(
+  model: SemanticModel,
+  context: LoweringContext = loweringContext(model.program),
+  options: LowerOptions = {},
+): { hashes: LoweredHash[]; diagnostics: Diagnostic[] } {
   const hashes: LoweredHash[] = [];
   const diagnostics = lowerEach(model, { ...context, plans: true }, options, {
-    reused: (experiment, variant, memo, overrides) => hashes.push({ experiment, variant, hash: hashAgain(memo, { experiment, variant, overrides: plainCopy(overrides) }) }),
+    reused: (experiment, variant, memo, overrides) =>
+      hashes.push({
+        experiment,
+        variant,
+        hash: hashAgain(memo, { experiment, variant, overrides: plainCopy(overrides) }),
+      }),
     lowered: (experiment, variant, plan) => hashes.push({ experiment, variant, hash: plan.hash }),
   });
   return { hashes, diagnostics };
@@ -93,7 +107,10 @@ function lowerEach(model: SemanticModel, context: LoweringContext, options: Lowe
   const clean = options.memoise === false ? undefined : new Map<string, MemoisedBody | null>();
   for (const experiment of model.experiments) {
     for (const variant of experiment.variants) {
-      const key = clean && variant.config && variant.contentKey !== undefined ? `${experiment.declaration.module.path}\0${variant.contentKey}` : undefined;
+      const key =
+        clean && variant.config && variant.contentKey !== undefined
+          ? `${experiment.declaration.module.path}\0${variant.contentKey}`
+          : undefined;
       const known = key === undefined ? undefined : clean?.get(key);
       if (known !== undefined && variant.config) {
         if (known) emit.reused(experiment.name, variant.name, known, lowerOverrides(variant, variant.config));
@@ -101,7 +118,8 @@ function lowerEach(model: SemanticModel, context: LoweringContext, options: Lowe
       }
       const lowered = lowerVariant(experiment, variant, context);
       diagnostics.push(...lowered.diagnostics);
-      if (key !== undefined && lowered.diagnostics.length === 0) clean?.set(key, lowered.body ? { body: lowered.body } : null);
+      if (key !== undefined && lowered.diagnostics.length === 0)
+        clean?.set(key, lowered.body ? { body: lowered.body } : null);
       if (lowered.plan) emit.lowered(experiment.name, variant.name, lowered.plan);
     }
   }
@@ -135,7 +153,13 @@ const VARIANT_FIELDS = ["experiment", "variant", "overrides"] as const;
  * canonical field texts with only the variant's own fields canonicalised again (on a 700-variant
  * spec with a lock file, copying and canonicalising every plan whole was a third of the check).
  */
-function finishedAgain(memo: MemoisedBody, experiment: string, variant: string, overrides: PlanBody["overrides"], context: LoweringContext): Plan {
+function finishedAgain(
+  memo: MemoisedBody,
+  experiment: string,
+  variant: string,
+  overrides: PlanBody["overrides"],
+  context: LoweringContext,
+): Plan {
   const own = { experiment, variant, overrides: plainCopy(overrides) };
   const plain = { ...(JSON.parse(bodyJson(memo)) as PlanBody), ...own };
   return withHash(plain, hashAgain(memo, own), context);
@@ -168,13 +192,18 @@ function withHash(plain: PlanBody, hash: string, context: LoweringContext): Plan
   return { format_version, hash, ...rest, provenance };
 }
 
-function lowerVariant(experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): { plan?: Plan; body?: PlanBody; diagnostics: Diagnostic[] } {
+function lowerVariant(
+  experiment: ExperimentModel,
+  variant: VariantModel,
+  context: LoweringContext,
+): { plan?: Plan; body?: PlanBody; diagnostics: Diagnostic[] } {
   const config = variant.config;
   const diagnostics: Diagnostic[] = [];
   if (!config) return { diagnostics };
 
   const envs: Record<string, PlanEnv> = {};
-  for (const name of sortedKeys(config.env)) envs[name] = lowerEnv(name, defined(config.env[name], `env ${name}`), variant, context, diagnostics);
+  for (const name of sortedKeys(config.env))
+    envs[name] = lowerEnv(name, defined(config.env[name], `env ${name}`), variant, context, diagnostics);
   const stages = lowerStages(config, variant, experiment, diagnostics);
   if (!stages) return { diagnostics };
 
@@ -197,7 +226,10 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
     },
     constraints: sortedRecord(variant.constraints, (c) => ({ action: "block" as const, condition: lowerExpr(c) })),
     mask: config.mask,
-    algorithm: { ...config.algorithm, batch_size: config.algorithm.batch_size ?? config.rollout.tasks_per_batch * config.algorithm.group_size },
+    algorithm: {
+      ...config.algorithm,
+      batch_size: config.algorithm.batch_size ?? config.rollout.tasks_per_batch * config.algorithm.group_size,
+    },
     rollout: lowerRollout(config, variant, context, diagnostics),
     eval: {
       ...config.eval,
@@ -208,10 +240,14 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
     },
     resources: lowerResources(config),
     tracking: config.tracking,
-    silenced: sortedKeys(config.allow).map((rule) => ({ rule, reason: defined(config.allow[rule], `the reason of allow ${rule}`) })),
+    silenced: sortedKeys(config.allow).map((rule) => ({
+      rule,
+      reason: defined(config.allow[rule], `the reason of allow ${rule}`),
+    })),
     stages,
   };
-  if (!diagnostics.some((d) => d.severity === "error")) diagnostics.push(...refusalDiagnostics(body as Plan, experiment, variant, context));
+  if (!diagnostics.some((d) => d.severity === "error"))
+    diagnostics.push(...refusalDiagnostics(body as Plan, experiment, variant, context));
   if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
   if (context.plans === false) return { body, diagnostics };
   return { plan: finished(body, context), body, diagnostics };
@@ -224,7 +260,13 @@ function lowerVariant(experiment: ExperimentModel, variant: VariantModel, contex
  * env declares (a number signal succeeds above 0). Without either there is no criterion, and
  * guessing one (say, "reward > 0") would report a success rate of something else.
  */
-function successCriterion(config: ExperimentConfig, variant: VariantModel, experiment: ExperimentModel, context: LoweringContext, diagnostics: Diagnostic[]): PlanExpr {
+function successCriterion(
+  config: ExperimentConfig,
+  variant: VariantModel,
+  experiment: ExperimentModel,
+  context: LoweringContext,
+  diagnostics: Diagnostic[],
+): PlanExpr {
   if (variant.evalSuccess) return lowerExpr(variant.evalSuccess);
   const names = sortedKeys(config.env);
   const declared = names.map((n) => defined(config.env[n], `env ${n}`).signals.success);
@@ -255,12 +297,22 @@ function specPath(planPath: readonly (string | number)[]): (string | number)[] {
   return [...planPath];
 }
 
-function locate(at: readonly (string | number)[], experiment: ExperimentModel, variant: VariantModel, context: LoweringContext) {
+function locate(
+  at: readonly (string | number)[],
+  experiment: ExperimentModel,
+  variant: VariantModel,
+  context: LoweringContext,
+) {
   return locatePath(at, experiment, variant, context.entry, context.blocks ?? new BlockIndex(undefined));
 }
 
 /** What `arl run` would refuse in this plan (runnable.ts), at the spec fields that cause it. */
-function refusalDiagnostics(plan: Plan, experiment: ExperimentModel, variant: VariantModel, context: LoweringContext): Diagnostic[] {
+function refusalDiagnostics(
+  plan: Plan,
+  experiment: ExperimentModel,
+  variant: VariantModel,
+  context: LoweringContext,
+): Diagnostic[] {
   return planRefusals(plan).map((r) => {
     // On the field when the spec writes it, else on the first written field it is computed from.
     const candidates = [r.path, ...(r.from ?? [])].map(specPath);
@@ -277,12 +329,6 @@ function refusalDiagnostics(plan: Plan, experiment: ExperimentModel, variant: Va
     };
   });
 }
-
-
-
-
-
-
 
 /** A zero-width range at the start of a file, for diagnostics about a file as a whole. */
 export function fileStart(): Range {

@@ -27,14 +27,26 @@ export type TinyModel = { readonly shape: TinyShape } | { readonly error: string
  */
 export function parseTinyModel(model: string, defaults: TinyShape = TINY_DEFAULT_SHAPE): TinyModel {
   const [name, query, ...more] = model.split("?");
-  if (name !== TINY_MODEL || more.length > 0) return { error: `the embedded trainer serves only '${TINY_MODEL}' (optionally '${TINY_MODEL}?hidden=N&embed=N&heads=N&key=N'), not '${model}'` };
-  const shape: Record<keyof TinyShape, number> = { embed: defaults.embed, hidden: defaults.hidden, heads: defaults.heads, keyDim: defaults.keyDim };
+  if (name !== TINY_MODEL || more.length > 0)
+    return {
+      error: `the embedded trainer serves only '${TINY_MODEL}' (optionally '${TINY_MODEL}?hidden=N&embed=N&heads=N&key=N'), not '${model}'`,
+    };
+  const shape: Record<keyof TinyShape, number> = {
+    embed: defaults.embed,
+    hidden: defaults.hidden,
+    heads: defaults.heads,
+    keyDim: defaults.keyDim,
+  };
   for (const pair of query ? query.split("&") : []) {
     const [key, value = ""] = pair.split("=", 2) as [string, string?];
-    if (!Object.hasOwn(TINY_SHAPE_BOUNDS, key)) return { error: `'${model}': unknown shape parameter '${key}' of ${TINY_MODEL} (known: ${Object.keys(TINY_SHAPE_BOUNDS).join(", ")})` };
+    if (!Object.hasOwn(TINY_SHAPE_BOUNDS, key))
+      return {
+        error: `'${model}': unknown shape parameter '${key}' of ${TINY_MODEL} (known: ${Object.keys(TINY_SHAPE_BOUNDS).join(", ")})`,
+      };
     const bound = TINY_SHAPE_BOUNDS[key as ShapeKey];
     const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
-    if (!Number.isInteger(n) || n < 1) return { error: `'${model}': ${key} must be a positive integer, not '${value}'` };
+    if (!Number.isInteger(n) || n < 1)
+      return { error: `'${model}': ${key} must be a positive integer, not '${value}'` };
     if (n > bound.max) return { error: `'${model}': ${key} is ${n}, above its bound ${bound.max} (${bound.why})` };
     shape[FIELD[key as ShapeKey]] = n;
   }

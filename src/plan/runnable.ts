@@ -30,7 +30,12 @@ export interface PlanRefusal {
  * rollout.sft replays. Kept here so that checking a spec does not load every env's code; a test
  * compares it with the registry.
  */
-export const KINDS_WITH_WALKTHROUGHS: readonly string[] = ["findmax", "rooms", "sql", ...hostLibraries.filter((l: HostLibrary) => l.walkthroughs).map((l) => l.kind)];
+export const KINDS_WITH_WALKTHROUGHS: readonly string[] = [
+  "findmax",
+  "rooms",
+  "sql",
+  ...hostLibraries.filter((l: HostLibrary) => l.walkthroughs).map((l) => l.kind),
+];
 
 export interface RefusalOptions {
   /**
@@ -69,7 +74,16 @@ function httpEnvUrls(plan: Plan): PlanRefusal[] {
   return Object.entries(plan.envs).flatMap(([name, env]) => {
     if (env.kind !== "http" && env.kind !== "agentrl" && env.kind !== "openenv") return [];
     const problem = httpEnvUrlProblem(env.url);
-    return problem ? [{ code: "http-env-url", path: ["envs", name, "url"], message: `env '${name}': ${problem.message}`, hint: problem.hint }] : [];
+    return problem
+      ? [
+          {
+            code: "http-env-url",
+            path: ["envs", name, "url"],
+            message: `env '${name}': ${problem.message}`,
+            hint: problem.hint,
+          },
+        ]
+      : [];
   });
 }
 
@@ -80,7 +94,10 @@ export function refusalText(r: PlanRefusal): string {
 
 /** Resolved fields: what lowering computes them from. */
 const RESOLVED_FROM: Readonly<Record<string, readonly (readonly string[])[]>> = {
-  "algorithm.batch_size": [["rollout", "tasks_per_batch"], ["algorithm", "group_size"]],
+  "algorithm.batch_size": [
+    ["rollout", "tasks_per_batch"],
+    ["algorithm", "group_size"],
+  ],
   "eval.samples_per_task": [["eval", "k"]],
 };
 
@@ -98,7 +115,8 @@ function boundRefusals(plan: Plan): PlanRefusal[] {
 function emptySplits(plan: Plan): PlanRefusal[] {
   const out: PlanRefusal[] = [];
   const used: { split: Split; why: string }[] = [{ split: "train", why: "training samples its tasks from it" }];
-  if (plan.eval.split !== "train") used.push({ split: plan.eval.split, why: `eval.split is ${plan.eval.split}: every evaluation would be empty` });
+  if (plan.eval.split !== "train")
+    used.push({ split: plan.eval.split, why: `eval.split is ${plan.eval.split}: every evaluation would be empty` });
   for (const name of Object.keys(plan.envs).sort()) {
     const env = defined(plan.envs[name], `env ${name}`);
     const sizes = splitSizes(env);
@@ -111,7 +129,10 @@ function emptySplits(plan: Plan): PlanRefusal[] {
         path: ["envs", name, "split", split],
         from: [["envs", name, "tasks"]],
         message: `env '${name}': the ${split} split has 0 tasks (tasks ${env.tasks} x split.${split} ${fraction}, rounded down), and ${why}`,
-        hint: needed !== undefined ? `raise tasks to at least ${needed}, or split.${split}` : `give split.${split} a fraction above 0`,
+        hint:
+          needed !== undefined
+            ? `raise tasks to at least ${needed}, or split.${split}`
+            : `give split.${split} a fraction above 0`,
       });
     }
   }
@@ -122,9 +143,10 @@ function emptySplits(plan: Plan): PlanRefusal[] {
 function localBackendModels(plan: Plan): PlanRefusal[] {
   if (plan.stages.update.backend !== "local") return [];
   const out: PlanRefusal[] = [];
-  const hint = "run it on the PyTorch trainer (resources.backend: torch), or use model \"builtin:tiny\"";
+  const hint = 'run it on the PyTorch trainer (resources.backend: torch), or use model "builtin:tiny"';
   const policy = parseTinyModel(plan.policy.model);
-  if ("error" in policy) out.push({ code: "local-backend-model", path: ["policy", "model"], message: policy.error, hint });
+  if ("error" in policy)
+    out.push({ code: "local-backend-model", path: ["policy", "model"], message: policy.error, hint });
   if (plan.policy.chat_template !== null && plan.policy.chat_template !== "builtin") {
     out.push({
       code: "local-backend-model",
@@ -134,10 +156,20 @@ function localBackendModels(plan: Plan): PlanRefusal[] {
     });
   }
   if (plan.policy.lora !== null) {
-    out.push({ code: "local-backend-model", path: ["policy", "lora"], message: "the embedded trainer (backend local) trains all of builtin:tiny's weights and has no LoRA adapters", hint: "remove lora, or run on the PyTorch trainer (resources.backend: torch)" });
+    out.push({
+      code: "local-backend-model",
+      path: ["policy", "lora"],
+      message: "the embedded trainer (backend local) trains all of builtin:tiny's weights and has no LoRA adapters",
+      hint: "remove lora, or run on the PyTorch trainer (resources.backend: torch)",
+    });
   }
   if (plan.policy.dtype !== "float32") {
-    out.push({ code: "local-backend-model", path: ["policy", "dtype"], message: `the embedded trainer (backend local) stores float32 weights only, not ${plan.policy.dtype}`, hint: "remove dtype, or run on the PyTorch trainer (resources.backend: torch)" });
+    out.push({
+      code: "local-backend-model",
+      path: ["policy", "dtype"],
+      message: `the embedded trainer (backend local) stores float32 weights only, not ${plan.policy.dtype}`,
+      hint: "remove dtype, or run on the PyTorch trainer (resources.backend: torch)",
+    });
   }
   // Cross-policy pool models are not checked here: they are served by whatever trainer command
   // runs (test doubles name their own), and the trainer refuses one it cannot serve at configure.
@@ -149,15 +181,33 @@ function localBackendModels(plan: Plan): PlanRefusal[] {
  * qwen2.py, PRESETS and _SPEC_KEYS; a test compares), so that check knows which names it refuses.
  */
 export const TORCH_BUILTIN_PRESETS: readonly string[] = ["qwen2", "qwen2-0.5b", "small", "tiny"];
-export const TORCH_BUILTIN_PARAMETERS: readonly string[] = ["bias", "dtype", "eps", "heads", "hidden", "intermediate", "kv_heads", "layers", "max_positions", "rope_theta", "tie", "vocab"];
+export const TORCH_BUILTIN_PARAMETERS: readonly string[] = [
+  "bias",
+  "dtype",
+  "eps",
+  "heads",
+  "hidden",
+  "intermediate",
+  "kv_heads",
+  "layers",
+  "max_positions",
+  "rope_theta",
+  "tie",
+  "vocab",
+];
 
 function torchBuiltinModels(plan: Plan): PlanRefusal[] {
   const model = plan.policy.model;
   if (plan.stages.update.backend !== "torch" || !model.startsWith("builtin:")) return [];
   const [name = "", query = ""] = model.slice("builtin:".length).split("?", 2);
-  const refuse = (message: string, hint: string): PlanRefusal[] => [{ code: "torch-backend-model", path: ["policy", "model"], message, hint }];
+  const refuse = (message: string, hint: string): PlanRefusal[] => [
+    { code: "torch-backend-model", path: ["policy", "model"], message, hint },
+  ];
   if (!TORCH_BUILTIN_PRESETS.includes(name)) {
-    return refuse(`the PyTorch trainer (backend torch) has no builtin model '${name}' (known: ${TORCH_BUILTIN_PRESETS.join(", ")})`, "use one of them, an hf: model or a local path");
+    return refuse(
+      `the PyTorch trainer (backend torch) has no builtin model '${name}' (known: ${TORCH_BUILTIN_PRESETS.join(", ")})`,
+      "use one of them, an hf: model or a local path",
+    );
   }
   const unknown = query
     .split("&")
@@ -174,7 +224,9 @@ function torchBuiltinModels(plan: Plan): PlanRefusal[] {
 function sftWithoutWalkthroughs(plan: Plan): PlanRefusal[] {
   // Records alone (sft.data without demos) replay no walkthrough.
   if (!plan.rollout.sft || plan.rollout.sft.demos === null) return [];
-  const lacking = Object.keys(plan.envs).sort().filter((name) => !KINDS_WITH_WALKTHROUGHS.includes(defined(plan.envs[name], `env ${name}`).kind));
+  const lacking = Object.keys(plan.envs)
+    .sort()
+    .filter((name) => !KINDS_WITH_WALKTHROUGHS.includes(defined(plan.envs[name], `env ${name}`).kind));
   return lacking.map((name) => ({
     code: "sft-without-walkthroughs",
     path: ["rollout", "sft"],
@@ -202,7 +254,9 @@ function overlongShaping(plan: Plan): PlanRefusal[] {
 /** An agent program's calls go through the gateway, which serves the policy alone: no pool model would generate a turn. */
 function crossPolicyAgents(plan: Plan): PlanRefusal[] {
   if (!plan.rollout.cross_policy) return [];
-  const agents = Object.keys(plan.envs).sort().filter((name) => defined(plan.envs[name], `env ${name}`).kind === "agent");
+  const agents = Object.keys(plan.envs)
+    .sort()
+    .filter((name) => defined(plan.envs[name], `env ${name}`).kind === "agent");
   return agents.map((name) => ({
     code: "cross-policy-agent",
     path: ["rollout", "cross_policy"],
@@ -219,15 +273,38 @@ function crossPolicyAgents(plan: Plan): PlanRefusal[] {
 function engineServerList(plan: Plan): PlanRefusal[] {
   const r = plan.resources.rollout;
   if (r.engine === "trainer") return [];
-  const refuse = (path: string[], message: string, hint: string, from?: string[]): PlanRefusal[] => [{ code: "engine-servers", path: ["resources", "rollout", ...path], ...(from ? { from: [["resources", "rollout", ...from]] } : {}), message, hint }];
+  const refuse = (path: string[], message: string, hint: string, from?: string[]): PlanRefusal[] => [
+    {
+      code: "engine-servers",
+      path: ["resources", "rollout", ...path],
+      ...(from ? { from: [["resources", "rollout", ...from]] } : {}),
+      message,
+      hint,
+    },
+  ];
   if (r.launch && r.urls.length > 0) {
-    return refuse(["urls"], `resources.rollout.urls names ${r.urls.length} server${r.urls.length === 1 ? "" : "s"}, and launch is true: the runtime would start servers of its own and never use them`, "write launch: false to use the servers at urls, or remove urls to have the runtime start them", ["launch"]);
+    return refuse(
+      ["urls"],
+      `resources.rollout.urls names ${r.urls.length} server${r.urls.length === 1 ? "" : "s"}, and launch is true: the runtime would start servers of its own and never use them`,
+      "write launch: false to use the servers at urls, or remove urls to have the runtime start them",
+      ["launch"],
+    );
   }
   if (!r.launch && r.urls.length === 0) {
-    return refuse(["launch"], `resources.rollout.launch is false (the servers are yours), and urls names none: there is no server to send a generation to`, `list the servers' base URLs in urls (urls: ["http://host:8000"]), or write launch: true to have the runtime start them`, ["urls"]);
+    return refuse(
+      ["launch"],
+      `resources.rollout.launch is false (the servers are yours), and urls names none: there is no server to send a generation to`,
+      `list the servers' base URLs in urls (urls: ["http://host:8000"]), or write launch: true to have the runtime start them`,
+      ["urls"],
+    );
   }
   if (!r.launch && r.servers !== r.urls.length) {
-    return refuse(["servers"], `resources.rollout.servers is ${r.servers}, and urls names ${r.urls.length} server${r.urls.length === 1 ? "" : "s"}: with launch: false each server is one URL`, `write servers: ${r.urls.length}, or list ${r.servers} URLs`, ["urls"]);
+    return refuse(
+      ["servers"],
+      `resources.rollout.servers is ${r.servers}, and urls names ${r.urls.length} server${r.urls.length === 1 ? "" : "s"}: with launch: false each server is one URL`,
+      `write servers: ${r.urls.length}, or list ${r.servers} URLs`,
+      ["urls"],
+    );
   }
   return [];
 }
@@ -290,7 +367,8 @@ function asyncRefusals(plan: Plan): PlanRefusal[] {
       code: "async-in-flight-recompute",
       path: at("in_flight_updates"),
       from: [["mask", "keep_sampling_mask"]],
-      message: "rollout.async.in_flight_updates with mask.keep_sampling_mask false: the behaviour log-probs would have to be recomputed under the full distribution by the weights that sampled each token, and the snapshot has moved on since",
+      message:
+        "rollout.async.in_flight_updates with mask.keep_sampling_mask false: the behaviour log-probs would have to be recomputed under the full distribution by the weights that sampled each token, and the snapshot has moved on since",
       hint: "keep the sampling mask on (mask.keep_sampling_mask: true), or remove in_flight_updates",
     });
   }
@@ -299,7 +377,8 @@ function asyncRefusals(plan: Plan): PlanRefusal[] {
       code: "async-correct-without-tis",
       path: at("past_max_lag"),
       from: [["mask", "tis"]],
-      message: "rollout.async.past_max_lag correct weights each token of a stale group by a truncated importance weight, and mask.tis (its cap) is none",
+      message:
+        "rollout.async.past_max_lag correct weights each token of a stale group by a truncated importance weight, and mask.tis (its cap) is none",
       hint: "set mask { tis { cap: 2, level: token } }, or drop stale groups (past_max_lag: drop)",
     });
   }

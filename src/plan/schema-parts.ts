@@ -14,7 +14,16 @@ export const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 export const jsonValueSchema: z.ZodType<JsonValue> = z
-  .lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]))
+  .lazy(() =>
+    z.union([
+      z.null(),
+      z.boolean(),
+      z.number(),
+      z.string(),
+      z.array(jsonValueSchema),
+      z.record(z.string(), jsonValueSchema),
+    ]),
+  )
   .meta({ id: "JsonValue", description: "Any JSON value." });
 
 /** A number schema capped by its entry of the bounds table (bounds.ts), refusing with the field's bound. */

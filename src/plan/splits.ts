@@ -39,7 +39,11 @@ export function splitTasks(name: string, env: PlanEnv, split: Split): number[] {
   if (own) return own;
   const ids = permutation(env.tasks, `${name}@${env.version}`);
   const { train, valid, test } = splitSizes(env);
-  const ranges: Record<Split, [number, number]> = { train: [0, train], valid: [train, train + valid], test: [train + valid, train + valid + test] };
+  const ranges: Record<Split, [number, number]> = {
+    train: [0, train],
+    valid: [train, train + valid],
+    test: [train + valid, train + valid + test],
+  };
   const [from, to] = ranges[split];
   return ids.slice(from, to).sort((a, b) => a - b);
 }

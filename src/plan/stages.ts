@@ -15,12 +15,20 @@ const denominators: Record<PlanReduction["mode"], Plan["stages"]["update"]["deno
   group_token_mean: { scope: "global", divide_by: "groups", inner: "group_target_tokens" },
 };
 
-export function lowerStages(config: ExperimentConfig, variant: VariantModel, experiment: ExperimentModel, diagnostics: Diagnostic[]): Plan["stages"] | undefined {
+export function lowerStages(
+  config: ExperimentConfig,
+  variant: VariantModel,
+  experiment: ExperimentModel,
+  diagnostics: Diagnostic[],
+): Plan["stages"] | undefined {
   const r = config.resources;
   const stages = planStages(r, config.algorithm.advantage.estimator, config.algorithm.reduction);
   if (!stages) {
     const nodes = r.backend === "torch" ? r.nodes : 1;
-    const origin = variant.valuesByPath.get(["resources", "gpus"])?.origin ?? { file: experiment.declaration.module.path, range: defined(experiment.declaration.block.name, "the experiment's name").range };
+    const origin = variant.valuesByPath.get(["resources", "gpus"])?.origin ?? {
+      file: experiment.declaration.module.path,
+      range: defined(experiment.declaration.block.name, "the experiment's name").range,
+    };
     diagnostics.push({
       code: "uneven-gpus",
       severity: "error",
@@ -35,14 +43,33 @@ export function lowerStages(config: ExperimentConfig, variant: VariantModel, exp
 }
 
 /** What each stage runs on, from the resources; undefined when the GPUs do not split evenly across the nodes. */
-function planStages(r: Pick<Plan["resources"], "backend" | "gpus" | "nodes" | "launcher">, estimator: Plan["algorithm"]["advantage"]["estimator"], reduction: PlanReduction): Plan["stages"] | undefined {
+function planStages(
+  r: Pick<Plan["resources"], "backend" | "gpus" | "nodes" | "launcher">,
+  estimator: Plan["algorithm"]["advantage"]["estimator"],
+  reduction: PlanReduction,
+): Plan["stages"] | undefined {
   const torch = r.backend === "torch";
   const nodes = torch ? r.nodes : 1;
   const processes = torch ? Math.max(r.gpus, nodes) : 1;
   if (processes % nodes !== 0) return undefined;
-  const launcher = torch && (r.launcher === "torchrun" || (r.launcher === "auto" && processes > 1)) ? "torchrun" : "none";
-  const trainer: PlanStage = { runs_on: "trainer", backend: r.backend, processes, nodes, processes_per_node: processes / nodes, launcher };
-  const runtime: PlanStage = { runs_on: "runtime", backend: "local", processes: 1, nodes: 1, processes_per_node: 1, launcher: "none" };
+  const launcher =
+    torch && (r.launcher === "torchrun" || (r.launcher === "auto" && processes > 1)) ? "torchrun" : "none";
+  const trainer: PlanStage = {
+    runs_on: "trainer",
+    backend: r.backend,
+    processes,
+    nodes,
+    processes_per_node: processes / nodes,
+    launcher,
+  };
+  const runtime: PlanStage = {
+    runs_on: "runtime",
+    backend: "local",
+    processes: 1,
+    nodes: 1,
+    processes_per_node: 1,
+    launcher: "none",
+  };
   return {
     provision: trainer,
     rollout: trainer,
@@ -65,9 +92,15 @@ export function withBackend(plan: Plan, backend: Plan["resources"]["backend"]): 
   const resources = { ...plan.resources, backend };
   const stages = planStages(resources, plan.algorithm.advantage.estimator, plan.algorithm.reduction);
   if (!stages) return `resources.gpus (${resources.gpus}) does not split evenly across ${resources.nodes} nodes`;
-  const overrides = [...plan.overrides.filter((o) => o.path !== "resources.backend"), { path: "resources.backend", value: backend }].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const overrides = [
+    ...plan.overrides.filter((o) => o.path !== "resources.backend"),
+    { path: "resources.backend", value: backend },
+  ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const { hash: _hash, provenance, ...meaning } = plan;
-  const next = JSON.parse(JSON.stringify({ ...meaning, overrides, resources, stages })) as Omit<Plan, "hash" | "provenance">;
+  const next = JSON.parse(JSON.stringify({ ...meaning, overrides, resources, stages })) as Omit<
+    Plan,
+    "hash" | "provenance"
+  >;
   const { format_version, ...rest } = next;
   return { format_version, hash: planHash(next), ...rest, provenance };
 }

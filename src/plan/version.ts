@@ -7,7 +7,11 @@ let cached: string | undefined;
 
 /** The package version (src/plan and dist/plan both sit two levels below package.json). */
 export function arlVersion(): string {
-  cached ??= (JSON.parse(readFileSync(fileURLToPath(new URL("../../package.json", import.meta.url)), "utf8")) as { version: string }).version;
+  cached ??= (
+    JSON.parse(readFileSync(fileURLToPath(new URL("../../package.json", import.meta.url)), "utf8")) as {
+      version: string;
+    }
+  ).version;
   return cached;
 }
 

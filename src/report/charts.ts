@@ -47,13 +47,31 @@ export interface ChartSpec {
 }
 
 /** Colour-blind-friendly categorical colours (Tableau 10). */
-export const palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#bab0ac", "#ff9da6"];
+export const palette = [
+  "#4c78a8",
+  "#f58518",
+  "#54a24b",
+  "#e45756",
+  "#72b7b2",
+  "#b279a2",
+  "#eeca3b",
+  "#9d755d",
+  "#bab0ac",
+  "#ff9da6",
+];
 
 /**
  * Line styles, so that lines that coincide (a reward term equal to the total, two variants with
  * the same curve) stay visible: each series has its own dash and point shape besides its colour.
  */
-const dashes = [[1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [4, 2, 1, 2], [10, 4]];
+const dashes = [
+  [1, 0],
+  [6, 3],
+  [2, 2],
+  [8, 3, 2, 3],
+  [4, 2, 1, 2],
+  [10, 4],
+];
 const shapes = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down"];
 /** Later series are drawn thinner, so that one drawn over an equal earlier one leaves its edges showing. */
 const widths = [3.25, 2.25, 1.5, 1.25];
@@ -73,9 +91,22 @@ export function ema(ys: readonly number[], a: number): number[] {
 
 function smoothed(points: readonly ChartPoint[], a: number): ChartPoint[] {
   if (!(a > 0)) return [...points];
-  const y = ema(points.map((p) => p.y), a);
-  const low = points.every((p) => p.low !== undefined) ? ema(points.map((p) => p.low ?? 0), a) : undefined;
-  const high = points.every((p) => p.high !== undefined) ? ema(points.map((p) => p.high ?? 0), a) : undefined;
+  const y = ema(
+    points.map((p) => p.y),
+    a,
+  );
+  const low = points.every((p) => p.low !== undefined)
+    ? ema(
+        points.map((p) => p.low ?? 0),
+        a,
+      )
+    : undefined;
+  const high = points.every((p) => p.high !== undefined)
+    ? ema(
+        points.map((p) => p.high ?? 0),
+        a,
+      )
+    : undefined;
   return points.map((p, i) => ({ ...p, y: at(y, i), ...(low && high ? { low: at(low, i), high: at(high, i) } : {}) }));
 }
 
@@ -121,12 +152,55 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
   const integerX = values.every((v) => Number.isInteger(v.x));
   const maxPoints = Math.max(0, ...chart.series.map((s) => s.points.length));
   const several = chart.series.length > 1;
-  const legend = several ? { orient: "bottom" as const, direction: "horizontal" as const, columns: 3, labelLimit: 160, symbolType: "stroke", title: null } : null;
-  const color = { field: "series", type: "nominal" as const, sort: names, scale: { domain: names, range: chart.series.map((s, i) => at(palette, (s.colorIndex ?? i) % palette.length)) }, legend };
-  const strokeDash = { field: "series", type: "nominal" as const, sort: names, scale: { domain: names, range: names.map((_, i) => at(dashes, styleOf(i) % dashes.length)) }, legend };
-  const shape = { field: "series", type: "nominal" as const, sort: names, scale: { domain: names, range: names.map((_, i) => at(shapes, styleOf(i) % shapes.length)) }, legend };
-  const strokeWidth = { field: "series", type: "nominal" as const, sort: names, scale: { type: "ordinal" as const, domain: names, range: names.map((_, i) => widthOf(styleOf(i))) }, legend };
-  const size = { field: "series", type: "nominal" as const, sort: names, scale: { type: "ordinal" as const, domain: names, range: names.map((_, i) => at(markerSizes, Math.min(styleOf(i), markerSizes.length - 1))) }, legend };
+  const legend = several
+    ? {
+        orient: "bottom" as const,
+        direction: "horizontal" as const,
+        columns: 3,
+        labelLimit: 160,
+        symbolType: "stroke",
+        title: null,
+      }
+    : null;
+  const color = {
+    field: "series",
+    type: "nominal" as const,
+    sort: names,
+    scale: { domain: names, range: chart.series.map((s, i) => at(palette, (s.colorIndex ?? i) % palette.length)) },
+    legend,
+  };
+  const strokeDash = {
+    field: "series",
+    type: "nominal" as const,
+    sort: names,
+    scale: { domain: names, range: names.map((_, i) => at(dashes, styleOf(i) % dashes.length)) },
+    legend,
+  };
+  const shape = {
+    field: "series",
+    type: "nominal" as const,
+    sort: names,
+    scale: { domain: names, range: names.map((_, i) => at(shapes, styleOf(i) % shapes.length)) },
+    legend,
+  };
+  const strokeWidth = {
+    field: "series",
+    type: "nominal" as const,
+    sort: names,
+    scale: { type: "ordinal" as const, domain: names, range: names.map((_, i) => widthOf(styleOf(i))) },
+    legend,
+  };
+  const size = {
+    field: "series",
+    type: "nominal" as const,
+    sort: names,
+    scale: {
+      type: "ordinal" as const,
+      domain: names,
+      range: names.map((_, i) => at(markerSizes, Math.min(styleOf(i), markerSizes.length - 1))),
+    },
+    legend,
+  };
   const markers = maxPoints <= 60;
   const x = {
     field: "x",
@@ -141,7 +215,7 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
     field: "y",
     type: "quantitative" as const,
     title: chart.yTitle,
-    scale: chart.yDomain ? { domain: [...chart.yDomain] } : flatDomain(ys) ?? { zero: false, nice: true },
+    scale: chart.yDomain ? { domain: [...chart.yDomain] } : (flatDomain(ys) ?? { zero: false, nice: true }),
   };
   const order = { field: "order", type: "quantitative" as const };
   // Markers in their own layer: a line's point marks would take the lines' width scale as their outline.
@@ -149,26 +223,64 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
     mark: { type: "line" as const, strokeWidth: 1.75, interpolate: "linear" as const },
     encoding: { x, y, color, order, ...(several ? { strokeDash, strokeWidth } : {}) },
   };
-  const points = { mark: { type: "point" as const, filled: true, opacity: 1, ...(several ? {} : { size: 22 }) }, encoding: { x, y, color, ...(several ? { shape, size } : {}) } };
+  const points = {
+    mark: { type: "point" as const, filled: true, opacity: 1, ...(several ? {} : { size: 22 }) },
+    encoding: { x, y, color, ...(several ? { shape, size } : {}) },
+  };
   const layers: object[] = [];
-  if (chart.intervals === "bars") layers.push({ mark: { type: "rule" as const, strokeWidth: 1.25, opacity: 0.55 }, encoding: { x, y: { ...y, field: "low" }, y2: { field: "high" }, color } });
-  if (chart.intervals === "band") layers.push({ transform: [{ filter: "isValid(datum.low)" }], mark: { type: "area" as const, opacity: 0.16 }, encoding: { x, y: { ...y, field: "low" }, y2: { field: "high" }, color } });
-  if (a > 0) layers.push({ mark: { type: "line" as const, strokeWidth: 1, opacity: 0.28 }, encoding: { x, y: { ...y, field: "raw" }, color, order } });
+  if (chart.intervals === "bars")
+    layers.push({
+      mark: { type: "rule" as const, strokeWidth: 1.25, opacity: 0.55 },
+      encoding: { x, y: { ...y, field: "low" }, y2: { field: "high" }, color },
+    });
+  if (chart.intervals === "band")
+    layers.push({
+      transform: [{ filter: "isValid(datum.low)" }],
+      mark: { type: "area" as const, opacity: 0.16 },
+      encoding: { x, y: { ...y, field: "low" }, y2: { field: "high" }, color },
+    });
+  if (a > 0)
+    layers.push({
+      mark: { type: "line" as const, strokeWidth: 1, opacity: 0.28 },
+      encoding: { x, y: { ...y, field: "raw" }, color, order },
+    });
   layers.push(line);
   if (markers) layers.push(points);
-  if (values.some((v) => v.base)) layers.push({ transform: [{ filter: "datum.base === true" }], mark: { type: "point" as const, shape: "diamond", size: 90, filled: false, strokeWidth: 1.75 }, encoding: { x, y, color } });
+  if (values.some((v) => v.base))
+    layers.push({
+      transform: [{ filter: "datum.base === true" }],
+      mark: { type: "point" as const, shape: "diamond", size: 90, filled: false, strokeWidth: 1.75 },
+      encoding: { x, y, color },
+    });
   return {
     width: chart.width ?? 290,
     height: chart.height ?? 140,
     padding: 6,
     background: "white",
-    title: { text: chart.title, anchor: "start", fontSize: 13, fontWeight: 600, color: "#1f2933", offset: 8, ...(chart.subtitle ? { subtitle: chart.subtitle, subtitleFontSize: 10.5, subtitleColor: "#616e7c" } : {}) },
+    title: {
+      text: chart.title,
+      anchor: "start",
+      fontSize: 13,
+      fontWeight: 600,
+      color: "#1f2933",
+      offset: 8,
+      ...(chart.subtitle ? { subtitle: chart.subtitle, subtitleFontSize: 10.5, subtitleColor: "#616e7c" } : {}),
+    },
     data: { values },
     layer: layers as TopLevelSpec extends { layer: infer L } ? L : never,
     config: {
       font: "Helvetica, Arial, sans-serif",
       view: { stroke: "#d9dee3" },
-      axis: { labelColor: "#52606d", titleColor: "#52606d", titleFontWeight: 500, titleFontSize: 11, labelFontSize: 10, gridColor: "#eef1f4", domainColor: "#9aa5b1", tickColor: "#9aa5b1" },
+      axis: {
+        labelColor: "#52606d",
+        titleColor: "#52606d",
+        titleFontWeight: 500,
+        titleFontSize: 11,
+        labelFontSize: 10,
+        gridColor: "#eef1f4",
+        domainColor: "#9aa5b1",
+        tickColor: "#9aa5b1",
+      },
       legend: { labelFontSize: 10, labelColor: "#323f4b", symbolOpacity: 1, symbolStrokeWidth: 2 },
     },
   };
@@ -177,12 +289,15 @@ function vegaLiteSpec(chart: ChartSpec): TopLevelSpec {
 /** Renames every id="..." of one SVG to `${prefix}-N` (in order of appearance) and its references. */
 function renameSvgIds(svg: string, prefix: string): string {
   const ids = new Map<string, string>();
-  for (const [, id] of svg.matchAll(/\sid="([^"]+)"/g)) if (id !== undefined && !ids.has(id)) ids.set(id, `${prefix}-${ids.size + 1}`);
+  for (const [, id] of svg.matchAll(/\sid="([^"]+)"/g))
+    if (id !== undefined && !ids.has(id)) ids.set(id, `${prefix}-${ids.size + 1}`);
   if (ids.size === 0) return svg;
   return svg
     .replace(/(\sid=")([^"]+)(")/g, (_, a: string, id: string, b: string) => `${a}${ids.get(id) ?? id}${b}`)
     .replace(/url\(#([^)]+)\)/g, (whole, id: string) => (ids.has(id) ? `url(#${ids.get(id)})` : whole))
-    .replace(/(href=")#([^"]+)(")/g, (whole, a: string, id: string, b: string) => (ids.has(id) ? `${a}#${ids.get(id)}${b}` : whole));
+    .replace(/(href=")#([^"]+)(")/g, (whole, a: string, id: string, b: string) =>
+      ids.has(id) ? `${a}#${ids.get(id)}${b}` : whole,
+    );
 }
 
 /** The SVG of one chart, ready to inline in HTML (no XML namespace URLs, ids unique to the chart). */

@@ -29,7 +29,8 @@ export function groupRuns(reports: readonly RunReport[]): VariantGroup[] {
   for (const members of byKey.values()) {
     const seeds = members.map((m) => m.run.seed);
     const distinct = seeds.every((s) => s !== null) && new Set(seeds).size === seeds.length;
-    if (members.length > 1 && distinct) buckets.push([...members].sort((a, b) => (a.run.seed ?? 0) - (b.run.seed ?? 0)));
+    if (members.length > 1 && distinct)
+      buckets.push([...members].sort((a, b) => (a.run.seed ?? 0) - (b.run.seed ?? 0)));
     else buckets.push(...members.map((m) => [m]));
   }
   buckets.sort((a, b) => reports.indexOf(at(a, 0)) - reports.indexOf(at(b, 0)));
@@ -42,7 +43,9 @@ function groupLabels(buckets: readonly (readonly RunReport[])[]): string[] {
   const single = (b: readonly RunReport[]) => b.length === 1;
   const plain = buckets.map((b) => (single(b) ? at(b, 0).label : withoutSeed(at(b, 0).run.variant)));
   if (unique(plain)) return plain;
-  const qualified = buckets.map((b) => (single(b) ? at(b, 0).label : `${at(b, 0).run.experiment}/${withoutSeed(at(b, 0).run.variant)}`));
+  const qualified = buckets.map((b) =>
+    single(b) ? at(b, 0).label : `${at(b, 0).run.experiment}/${withoutSeed(at(b, 0).run.variant)}`,
+  );
   return unique(qualified) ? qualified : qualified.map((l, i) => `${l}#${i + 1}`);
 }
 
@@ -66,13 +69,18 @@ export function spread(values: readonly number[]): SeedSpread | null {
 
 /** Each member's final pass@k estimate, aggregated over the group's seeds. */
 export function finalSpread(group: VariantGroup, k: number): SeedSpread | null {
-  return spread(group.members.flatMap((m) => {
-    const v = finiteNumber(m.final?.pass.get(k)?.estimate);
-    return v === undefined ? [] : [v];
-  }));
+  return spread(
+    group.members.flatMap((m) => {
+      const v = finiteNumber(m.final?.pass.get(k)?.estimate);
+      return v === undefined ? [] : [v];
+    }),
+  );
 }
 
 /** The group whose label (or one of whose runs' labels or variants) is `name`. */
 export function findGroup(groups: readonly VariantGroup[], name: string): VariantGroup | undefined {
-  return groups.find((g) => g.label === name) ?? groups.find((g) => g.members.some((m) => m.label === name || m.run.variant === name));
+  return (
+    groups.find((g) => g.label === name) ??
+    groups.find((g) => g.members.some((m) => m.label === name || m.run.variant === name))
+  );
 }

@@ -57,13 +57,37 @@ function runSteps(model: ReportModel, r: RunReport, gain: RlGain): string {
   const start = r.evals.find((e) => e.iteration === 0)?.pass.get(k);
   const end = r.final && r.final.iteration > 0 ? r.final : undefined;
   const endPass = end?.pass.get(k);
-  const ci = (i: { low: number; high: number } | null | undefined) => (i ? `[${fixed(i.low)}, ${fixed(i.high)}]` : "&nbsp;");
+  const ci = (i: { low: number; high: number } | null | undefined) =>
+    i ? `[${fixed(i.low)}, ${fixed(i.high)}]` : "&nbsp;";
   const parts: string[] = [];
   if (base) parts.push(step("result-base", "before the cold start", fixed(base.estimate), ci(base)), arrow);
-  parts.push(step("result-before", r.run.sft.length > 0 || base ? "after the cold start" : "before training", start ? fixed(start.estimate) : "–", ci(start)), arrow);
-  parts.push(step("result-after", end ? `after ${end.iteration} RL iteration${end.iteration === 1 ? "" : "s"}` : "after RL", endPass ? fixed(endPass.estimate) : "–", ci(endPass)));
+  parts.push(
+    step(
+      "result-before",
+      r.run.sft.length > 0 || base ? "after the cold start" : "before training",
+      start ? fixed(start.estimate) : "–",
+      ci(start),
+    ),
+    arrow,
+  );
+  parts.push(
+    step(
+      "result-after",
+      end ? `after ${end.iteration} RL iteration${end.iteration === 1 ? "" : "s"}` : "after RL",
+      endPass ? fixed(endPass.estimate) : "–",
+      ci(endPass),
+    ),
+  );
   const v = gainVerdict(gain);
-  parts.push(step("result-gain", "RL's own gain", gain.result ? gainText(gain).replace(/ \[.*$/, "") : "–", gain.result ? gainText(gain).replace(/^\S+ /, "") : h(gain.reason ?? ""), `gain${v === "better" ? " better" : v === "worse" ? " worse" : ""}`));
+  parts.push(
+    step(
+      "result-gain",
+      "RL's own gain",
+      gain.result ? gainText(gain).replace(/ \[.*$/, "") : "–",
+      gain.result ? gainText(gain).replace(/^\S+ /, "") : h(gain.reason ?? ""),
+      `gain${v === "better" ? " better" : v === "worse" ? " worse" : ""}`,
+    ),
+  );
   const tasks = r.final?.tasks ?? gain.tasks;
   const intro = `<p class="muted">Held-out pass@${k}${tasks ? ` on ${tasks} eval tasks` : ""}, with its 95% bootstrap interval over tasks; RL starts from the policy of iteration 0.</p>`;
   return `${intro}<div class="steps">${parts.join("")}</div>${gainNote(gain)}`;
@@ -73,7 +97,12 @@ function runSteps(model: ReportModel, r: RunReport, gain: RlGain): string {
 function gainNote(gain: RlGain): string {
   if (!gain.result) return "";
   const v = gainVerdict(gain);
-  const reading = v === "better" ? "RL raised it: the interval excludes 0" : v === "worse" ? "RL lowered it: the interval excludes 0" : "no clear change: the interval includes 0";
+  const reading =
+    v === "better"
+      ? "RL raised it: the interval excludes 0"
+      : v === "worse"
+        ? "RL lowered it: the interval excludes 0"
+        : "no clear change: the interval includes 0";
   return `<p class="muted">RL's own gain: each task's pass@${gain.k} at iteration ${gain.iteration} less the same task's before training, paired over ${gain.tasks} tasks, 95% paired bootstrap interval; ${reading}.</p>`;
 }
 
@@ -88,8 +117,21 @@ function againstBaseline(model: ReportModel, g: VariantGroup, k: number): string
 }
 
 /** Several variants (or one over several seeds): one row each, with the settings that tell them apart. */
-function variantTable(model: ReportModel, k: number, gains: readonly { group: VariantGroup; gain: RlGain }[], differing: readonly string[]): string {
-  const head = ["Variant", ...differing, "Seeds", `Before RL`, `After RL`, `RL's own gain [95% CI]`, ...(model.comparison ? [`Against ${model.comparison.baseline.label} [95% CI]`] : [])];
+function variantTable(
+  model: ReportModel,
+  k: number,
+  gains: readonly { group: VariantGroup; gain: RlGain }[],
+  differing: readonly string[],
+): string {
+  const head = [
+    "Variant",
+    ...differing,
+    "Seeds",
+    `Before RL`,
+    `After RL`,
+    `RL's own gain [95% CI]`,
+    ...(model.comparison ? [`Against ${model.comparison.baseline.label} [95% CI]`] : []),
+  ];
   const numeric = [false, ...differing.map(() => false), true, true, true, true, ...(model.comparison ? [true] : [])];
   const body = gains.map(({ group, gain }) => {
     const v = gainVerdict(gain);
@@ -106,9 +148,16 @@ const colorOf = (index: number) => at(palette, index % palette.length);
 
 function settingsCard(model: ReportModel): { html: string; differing: string[] } {
   const firsts = model.groups.map((g) => at(g.members, 0).run.plan);
-  const { shared, differing } = firsts.length > 1 ? sharedSettings(firsts) : { shared: planSettings(at(firsts, 0)), differing: [] };
-  const rows: Setting[] = [...shared, { name: model.runs.length > 1 ? "seeds" : "seed", value: seedsText(model.runs.map((r) => r.run)) }];
-  const differs = differing.length > 0 ? `<p class="differs"><strong>Differ between variants</strong> (in the result table): ${differing.map(h).join(", ")}.</p>` : "";
+  const { shared, differing } =
+    firsts.length > 1 ? sharedSettings(firsts) : { shared: planSettings(at(firsts, 0)), differing: [] };
+  const rows: Setting[] = [
+    ...shared,
+    { name: model.runs.length > 1 ? "seeds" : "seed", value: seedsText(model.runs.map((r) => r.run)) },
+  ];
+  const differs =
+    differing.length > 0
+      ? `<p class="differs"><strong>Differ between variants</strong> (in the result table): ${differing.map(h).join(", ")}.</p>`
+      : "";
   const html = `<aside class="card settings" id="settings"><h2>Settings</h2><p class="muted">From each run's plan.json${firsts.length > 1 ? ": shared by every variant" : ""}.</p><dl class="kv">${rows.map((s) => `<dt>${h(s.name)}</dt><dd>${h(s.value)}</dd>`).join("")}</dl>${differs}</aside>`;
   return { html, differing };
 }
@@ -125,7 +174,9 @@ export function headlineSection(model: ReportModel): string {
   } else {
     result = variantTable(model, headline.k, headline.gains, differing);
   }
-  const chart = headline?.chart ? `<figure class="chart" id="fig-${h(headline.chart.spec.id)}">${headline.chart.svg}</figure>` : "";
+  const chart = headline?.chart
+    ? `<figure class="chart" id="fig-${h(headline.chart.spec.id)}">${headline.chart.svg}</figure>`
+    : "";
   return `<section id="result" class="headline${model.runs.length > 1 ? " wide" : ""}"><div class="card" id="result-card"><h2>Result</h2>${result}${chart}</div>${settings}</section>`;
 }
 
@@ -134,7 +185,8 @@ export function headlineMarkdown(model: ReportModel, e: (text: string) => string
   const out: string[] = ["## Result", ""];
   const headline = model.headline;
   const firsts = model.groups.map((g) => at(g.members, 0).run.plan);
-  const { shared, differing } = firsts.length > 1 ? sharedSettings(firsts) : { shared: planSettings(at(firsts, 0)), differing: [] };
+  const { shared, differing } =
+    firsts.length > 1 ? sharedSettings(firsts) : { shared: planSettings(at(firsts, 0)), differing: [] };
   if (!headline) out.push("No run has evaluated pass@k yet.", "");
   else if (model.runs.length === 1) {
     const r = at(model.runs, 0);
@@ -153,12 +205,24 @@ export function headlineMarkdown(model: ReportModel, e: (text: string) => string
     out.push(
       `| Variant | ${differing.map(e).join(" | ")}${differing.length > 0 ? " | " : ""}Seeds | Before RL | After RL | RL's own gain [95% CI] |`,
       `| --- | ${differing.map(() => "--- | ").join("")}---: | ---: | ---: | ---: |`,
-      ...headline.gains.map(({ group, gain }) => `| ${e(group.label)} | ${differing.map((n) => `${e(settingOf(at(group.members, 0).run.plan, n))} | `).join("")}${seedsText(group.members.map((m) => m.run))} | ${fixed(gain.before)} | ${fixed(gain.after)} | ${gain.result ? gainText(gain) : e(gain.reason ?? "–")} |`),
+      ...headline.gains.map(
+        ({ group, gain }) =>
+          `| ${e(group.label)} | ${differing.map((n) => `${e(settingOf(at(group.members, 0).run.plan, n))} | `).join("")}${seedsText(group.members.map((m) => m.run))} | ${fixed(gain.before)} | ${fixed(gain.after)} | ${gain.result ? gainText(gain) : e(gain.reason ?? "–")} |`,
+      ),
       "",
     );
   }
-  if (headline?.gains.some(({ gain }) => gain.result)) out.push(`Held-out pass@${headline.k}; RL's own gain is each task's pass@${headline.k} at the last eval less the same task's before training (iteration 0), paired over tasks, with its 95% bootstrap interval.`, "");
-  out.push("## Settings", "", ...shared.map((s) => `- ${e(s.name)}: ${e(s.value)}`), `- ${model.runs.length > 1 ? "seeds" : "seed"}: ${seedsText(model.runs.map((r) => r.run))}`);
+  if (headline?.gains.some(({ gain }) => gain.result))
+    out.push(
+      `Held-out pass@${headline.k}; RL's own gain is each task's pass@${headline.k} at the last eval less the same task's before training (iteration 0), paired over tasks, with its 95% bootstrap interval.`,
+      "",
+    );
+  out.push(
+    "## Settings",
+    "",
+    ...shared.map((s) => `- ${e(s.name)}: ${e(s.value)}`),
+    `- ${model.runs.length > 1 ? "seeds" : "seed"}: ${seedsText(model.runs.map((r) => r.run))}`,
+  );
   if (differing.length > 0) out.push(`- differ between variants: ${differing.map(e).join(", ")}`);
   out.push("");
   return out;

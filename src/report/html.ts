@@ -1,7 +1,17 @@
 // The HTML page of a report: one file with its CSS and SVG charts inline, no scripts and no
 // network resources, readable offline and printable.
 import { palette } from "./charts.js";
-import { duration, escapeHtml as h, fixed, interval, jsonValue, percent, signed, signedInterval, verdict } from "./format.js";
+import {
+  duration,
+  escapeHtml as h,
+  fixed,
+  interval,
+  jsonValue,
+  percent,
+  signed,
+  signedInterval,
+  verdict,
+} from "./format.js";
 import { finalSpread } from "./groups.js";
 import { headlineCss, headlineSection } from "./headline.js";
 import type { RenderedChart, ReportModel, RunReport } from "./types.js";
@@ -58,7 +68,13 @@ ${headlineCss}
 @media print { .charts, .cards { grid-template-columns: repeat(2, 1fr); } figure.chart, .card { break-inside: avoid; } }
 `;
 
-const phaseColors = { before: "#9d755d", rollout: "#4c78a8", reward: "#f58518", update: "#54a24b", other: "#bab0ac" } as const;
+const phaseColors = {
+  before: "#9d755d",
+  rollout: "#4c78a8",
+  reward: "#f58518",
+  update: "#54a24b",
+  other: "#bab0ac",
+} as const;
 
 function colorOf(index: number): string {
   return at(palette, index % palette.length);
@@ -66,7 +82,8 @@ function colorOf(index: number): string {
 
 function statusBadge(r: RunReport): string {
   const { run } = r;
-  if (run.partial) return `<span class="badge partial">partial: ${run.iterations} of ${run.plannedIterations} iterations</span>`;
+  if (run.partial)
+    return `<span class="badge partial">partial: ${run.iterations} of ${run.plannedIterations} iterations</span>`;
   return `<span class="badge complete">complete: ${run.iterations} iteration${run.iterations === 1 ? "" : "s"}</span>`;
 }
 
@@ -77,7 +94,10 @@ function objectOf(x: unknown): JsonObject | undefined {
 function trainerText(manifest: JsonObject | null): string {
   const trainer = objectOf(manifest?.trainer);
   if (!trainer) return "–";
-  return [trainer.name, trainer.version].filter((x) => x !== undefined && x !== null).map(String).join(" ");
+  return [trainer.name, trainer.version]
+    .filter((x) => x !== undefined && x !== null)
+    .map(String)
+    .join(" ");
 }
 
 function versionsText(manifest: JsonObject | null): string {
@@ -91,7 +111,10 @@ function versionsText(manifest: JsonObject | null): string {
 function modelText(manifest: JsonObject | null): string {
   const model = objectOf(manifest?.model);
   if (!model) return "–";
-  const params = typeof model.parameters === "number" ? ` (${model.parameters.toLocaleString("en-US")} parameter${model.parameters === 1 ? "" : "s"})` : "";
+  const params =
+    typeof model.parameters === "number"
+      ? ` (${model.parameters.toLocaleString("en-US")} parameter${model.parameters === 1 ? "" : "s"})`
+      : "";
   return `${jsonValue(model.name ?? "?")}${params}`;
 }
 
@@ -125,14 +148,32 @@ function runCard(model: ReportModel, r: RunReport): string {
   const device = deviceText(m);
   if (device) rows.push(["device", h(device)]);
   rows.push(["versions", h(versionsText(m))]);
-  if (run.overrides.length > 0) rows.push(["overrides", run.overrides.map((o) => `<code>${h(o.path)} = ${h(JSON.stringify(o.value))}</code>`).join("<br>")]);
-  if (r.wall) rows.push(["wall time", `${h(duration(r.wall.total))} (rollout ${percent(r.wall.rollout, r.wall.total)}, reward ${percent(r.wall.reward, r.wall.total)}, update ${percent(r.wall.update, r.wall.total)})`]);
+  if (run.overrides.length > 0)
+    rows.push([
+      "overrides",
+      run.overrides.map((o) => `<code>${h(o.path)} = ${h(JSON.stringify(o.value))}</code>`).join("<br>"),
+    ]);
+  if (r.wall)
+    rows.push([
+      "wall time",
+      `${h(duration(r.wall.total))} (rollout ${percent(r.wall.rollout, r.wall.total)}, reward ${percent(r.wall.reward, r.wall.total)}, update ${percent(r.wall.update, r.wall.total)})`,
+    ]);
   rows.push(["directory", `<code>${h(run.given)}</code>`]);
   return `<div class="card"><h3><span class="swatch" style="background:${runColor(model, r)}"></span>${h(r.label)}</h3>${run.description ? `<p class="muted" style="margin:0 0 6px">${h(run.description)}</p>` : ""}${kv(rows)}</div>`;
 }
 
 function summaryTable(model: ReportModel): string {
-  const head = ["Run", "Status", "Seed", "Last iteration", "Success", "Reward", ...model.ks.map((k) => `Final pass@${k} [95% CI]`), "Eval iteration", "Wall time"];
+  const head = [
+    "Run",
+    "Status",
+    "Seed",
+    "Last iteration",
+    "Success",
+    "Reward",
+    ...model.ks.map((k) => `Final pass@${k} [95% CI]`),
+    "Eval iteration",
+    "Wall time",
+  ];
   const body = model.runs.map((r) => {
     const cells = [
       `<td>${h(r.label)}</td>`,
@@ -161,7 +202,9 @@ function evalTable(r: RunReport, ks: readonly number[]): string {
     (e) =>
       `<tr><td class="num">${e.iteration < 0 ? "base (before the cold start)" : `${e.iteration}${e.iteration === 0 ? " (before training)" : ""}`}</td><td class="num">${e.tasks ?? "–"}</td><td class="num">${e.envErrors ?? "–"}</td>${ks
         .map((k) => `<td class="num">${interval(e.pass.get(k))}</td>`)
-        .join("")}<td class="muted">${e.source === "metrics" ? "metrics.jsonl" : "eval/*.jsonl (recomputed)"}</td></tr>`,
+        .join(
+          "",
+        )}<td class="muted">${e.source === "metrics" ? "metrics.jsonl" : "eval/*.jsonl (recomputed)"}</td></tr>`,
   );
   return table(head, body, [true, true, true, ...ks.map(() => true), false]);
 }
@@ -193,10 +236,19 @@ function seedTable(model: ReportModel): string {
 }
 
 function pairedTable(rows: readonly PairedRow[]): string {
-  const head = ["Run", "k", "Tasks paired", "Eval iterations (baseline / run)", "Mean difference [95% CI]", "SE", "Verdict"];
+  const head = [
+    "Run",
+    "k",
+    "Tasks paired",
+    "Eval iterations (baseline / run)",
+    "Mean difference [95% CI]",
+    "SE",
+    "Verdict",
+  ];
   const body = rows.map((row) => {
     const label = h(row.label);
-    if (!row.result) return `<tr><td>${label}</td><td class="num">${row.k || "–"}</td><td class="num">0</td><td class="num">${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}</td><td colspan="3" class="muted">${h(row.reason ?? "")}</td></tr>`;
+    if (!row.result)
+      return `<tr><td>${label}</td><td class="num">${row.k || "–"}</td><td class="num">0</td><td class="num">${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}</td><td colspan="3" class="muted">${h(row.reason ?? "")}</td></tr>`;
     const v = verdict(row.result.interval);
     const cls = v === "better" ? "better" : v === "worse" ? "worse" : "";
     return `<tr class="${cls}"><td>${label}</td><td class="num">${row.k}</td><td class="num">${row.tasks}</td><td class="num">${row.baselineIteration} / ${row.iteration}</td><td class="num">${signedInterval({ ...row.result.interval, estimate: row.result.meanDifference })}</td><td class="num">${fixed(row.result.standardError)}</td><td class="verdict">${v}</td></tr>`;
@@ -230,14 +282,25 @@ function legend(model: ReportModel): string {
 
 function curvesIntro(model: ReportModel): string {
   const parts: string[] = [];
-  if (model.seedsAggregated) parts.push("A variant of several seeds is drawn as the mean over its seeds, with the band from the lowest to the highest seed.");
-  if (model.smooth > 0) parts.push(`Smoothed with an exponential moving average of weight ${model.smooth} (debiased, as TensorBoard smooths); the faint line is the raw value.`);
+  if (model.seedsAggregated)
+    parts.push(
+      "A variant of several seeds is drawn as the mean over its seeds, with the band from the lowest to the highest seed.",
+    );
+  if (model.smooth > 0)
+    parts.push(
+      `Smoothed with an exponential moving average of weight ${model.smooth} (debiased, as TensorBoard smooths); the faint line is the raw value.`,
+    );
   return parts.length > 0 ? `<p class="muted">${h(parts.join(" "))}</p>` : "";
 }
 
 /** The watchdog's warnings (metrics.jsonl \`warnings\`), per run and iteration. */
 function warningsSection(model: ReportModel): string {
-  const rows = model.runs.flatMap((r) => r.run.warnings.map((w) => `<tr><td>${h(r.label)}</td><td class="num">${w.iteration}</td><td><code>${h(w.code)}</code></td><td>${h(w.message)}</td></tr>`));
+  const rows = model.runs.flatMap((r) =>
+    r.run.warnings.map(
+      (w) =>
+        `<tr><td>${h(r.label)}</td><td class="num">${w.iteration}</td><td><code>${h(w.code)}</code></td><td>${h(w.message)}</td></tr>`,
+    ),
+  );
   return `<p class="muted">Raised by the run's watchdog (rollout.watchdog) during training; each is also in that iteration's metrics line.</p>${table(["Run", "Iteration", "Code", "Warning"], rows, [false, true, false, false])}`;
 }
 
@@ -245,24 +308,62 @@ function warningsSection(model: ReportModel): string {
 function phasesBefore(r: RunReport): string {
   const t = r.run.metrics[0]?.raw.time;
   const time = typeof t === "object" && t !== null && !Array.isArray(t) ? t : {};
-  return beforeTrainingPhases.flatMap(([key, name]) => (typeof time[key] === "number" ? [`${name} ${duration(time[key])}`] : [])).join(", ");
+  return beforeTrainingPhases
+    .flatMap(([key, name]) => (typeof time[key] === "number" ? [`${name} ${duration(time[key])}`] : []))
+    .join(", ");
 }
 
 function wallTable(model: ReportModel): string {
   const before = model.runs.some((r) => (r.wall?.before ?? 0) > 0);
-  const head = ["Run", ...(before ? ["Before training"] : []), "Rollout", "Reward", "Update", "Other (eval, checkpoints)", "Total", "Split"];
+  const head = [
+    "Run",
+    ...(before ? ["Before training"] : []),
+    "Rollout",
+    "Reward",
+    "Update",
+    "Other (eval, checkpoints)",
+    "Total",
+    "Split",
+  ];
   const phases = ["before", "rollout", "reward", "update", "other"] as const;
   const body = model.runs.map((r) => {
     const w = r.wall;
-    if (!w) return `<tr><td>${h(r.label)}</td><td colspan="${head.length - 1}" class="muted">no timings recorded</td></tr>`;
-    const cell = (x: number) => `<td class="num">${duration(x)} <span class="muted">(${percent(x, w.total)})</span></td>`;
-    const bar = phases.map((p) => (w.total > 0 && w[p] > 0 ? `<span title="${p} ${percent(w[p], w.total)}" style="width:${((100 * w[p]) / w.total).toFixed(2)}%;background:${phaseColors[p]}"></span>` : "")).join("");
+    if (!w)
+      return `<tr><td>${h(r.label)}</td><td colspan="${head.length - 1}" class="muted">no timings recorded</td></tr>`;
+    const cell = (x: number) =>
+      `<td class="num">${duration(x)} <span class="muted">(${percent(x, w.total)})</span></td>`;
+    const bar = phases
+      .map((p) =>
+        w.total > 0 && w[p] > 0
+          ? `<span title="${p} ${percent(w[p], w.total)}" style="width:${((100 * w[p]) / w.total).toFixed(2)}%;background:${phaseColors[p]}"></span>`
+          : "",
+      )
+      .join("");
     return `<tr><td>${h(r.label)}</td>${before ? cell(w.before) : ""}${cell(w.rollout)}${cell(w.reward)}${cell(w.update)}${cell(w.other)}<td class="num">${duration(w.total)}</td><td><div class="bar">${bar}</div></td></tr>`;
   });
-  const key = `<div class="legend">${phases.filter((p) => before || p !== "before").map((p) => `<span><span class="swatch" style="background:${phaseColors[p]}"></span>${p === "before" ? "before training" : p}</span>`).join("")}</div>`;
-  const apart = model.runs.filter((r) => phasesBefore(r) !== "").map((r) => `<li>${model.runs.length > 1 ? `${h(r.label)}: ` : ""}${h(phasesBefore(r))}</li>`);
-  const beforeList = apart.length > 0 ? `<p class="muted">Before iteration 1 (counted in its metrics line's total_s, left out of the time-per-iteration chart):</p><ul>${apart.join("")}</ul>` : "";
-  return table(head, body, head.map((_, i) => i > 0 && i < head.length - 1)) + key + beforeList;
+  const key = `<div class="legend">${phases
+    .filter((p) => before || p !== "before")
+    .map(
+      (p) =>
+        `<span><span class="swatch" style="background:${phaseColors[p]}"></span>${p === "before" ? "before training" : p}</span>`,
+    )
+    .join("")}</div>`;
+  const apart = model.runs
+    .filter((r) => phasesBefore(r) !== "")
+    .map((r) => `<li>${model.runs.length > 1 ? `${h(r.label)}: ` : ""}${h(phasesBefore(r))}</li>`);
+  const beforeList =
+    apart.length > 0
+      ? `<p class="muted">Before iteration 1 (counted in its metrics line's total_s, left out of the time-per-iteration chart):</p><ul>${apart.join("")}</ul>`
+      : "";
+  return (
+    table(
+      head,
+      body,
+      head.map((_, i) => i > 0 && i < head.length - 1),
+    ) +
+    key +
+    beforeList
+  );
 }
 
 /**
@@ -275,7 +376,13 @@ const episodeText = (text: string) => h(text).replace(/:\/\//g, ":&#47;&#47;");
 function preflightSection(model: ReportModel): string {
   const intro = `<p class="muted">The checks on the first training batch before the first optimizer step (preflight.json).</p>`;
   const tables = model.runs.map((r) =>
-    r.run.preflight ? `${model.runs.length > 1 ? `<h3>${h(r.label)}</h3>` : ""}${table(["Check", "Status", "Measured"], preflightCells(r.run.preflight).map((c) => `<tr>${c.map((x) => `<td>${h(x)}</td>`).join("")}</tr>`), [false, false, false])}` : "",
+    r.run.preflight
+      ? `${model.runs.length > 1 ? `<h3>${h(r.label)}</h3>` : ""}${table(
+          ["Check", "Status", "Measured"],
+          preflightCells(r.run.preflight).map((c) => `<tr>${c.map((x) => `<td>${h(x)}</td>`).join("")}</tr>`),
+          [false, false, false],
+        )}`
+      : "",
   );
   return `${intro}${tables.join("")}`;
 }
@@ -284,9 +391,14 @@ function samplesSection(model: ReportModel): string {
   return model.runs
     .filter((r) => r.samples.length > 0)
     .map((r) => {
-      const items = r.samples.map((t) => `<details><summary>${h(t.which)}: reward ${fixed(t.reward)}, task ${t.task}, episode ${t.episode} (${h(t.end)}, ${t.turns} turns)</summary><pre class="mono trajectory">${episodeText(t.text)}</pre></details>`);
+      const items = r.samples.map(
+        (t) =>
+          `<details><summary>${h(t.which)}: reward ${fixed(t.reward)}, task ${t.task}, episode ${t.episode} (${h(t.end)}, ${t.turns} turns)</summary><pre class="mono trajectory">${episodeText(t.text)}</pre></details>`,
+      );
       const first = r.samples[0];
-      const how = first ? `<p class="muted">Training episodes of iteration ${first.iteration}, the last in the token buffer, by reward; <code>arl show RUN_DIR --iteration ${first.iteration} --episode N</code> prints any episode, <code>--limit 0</code> all of them.</p>` : "";
+      const how = first
+        ? `<p class="muted">Training episodes of iteration ${first.iteration}, the last in the token buffer, by reward; <code>arl show RUN_DIR --iteration ${first.iteration} --episode N</code> prints any episode, <code>--limit 0</code> all of them.</p>`
+        : "";
       return `${model.runs.length > 1 ? `<h3>${h(r.label)}</h3>` : ""}${how}${items.join("")}`;
     })
     .join("");
@@ -296,12 +408,20 @@ export function renderHtml(model: ReportModel): string {
   const several = model.runs.length > 1;
   const partial = model.runs.filter((r) => r.run.partial);
   const notes = [...model.notes, ...model.runs.flatMap((r) => r.run.notes.map((n) => `${r.label}: ${n}`))];
-  if (model.missingCurves.length > 0) notes.push(`Not recorded by any run, so not charted: ${model.missingCurves.join(", ")}.`);
+  if (model.missingCurves.length > 0)
+    notes.push(`Not recorded by any run, so not charted: ${model.missingCurves.join(", ")}.`);
   const sections: [string, string, string][] = [];
   // A sweep's many cards would push the comparison off the first screen: folded, one click away.
   const cards = `<div class="cards">${model.runs.map((r) => runCard(model, r)).join("")}</div>`;
-  sections.push(["runs", several ? "Runs" : "Run", model.runs.length > 2 ? `<details><summary>${model.runs.length} run directories: plan hash, seed, trainer, model, versions, overrides, wall time</summary>${cards}</details>` : cards]);
-  if (model.runs.some((r) => r.run.warnings.length > 0)) sections.push(["warnings", "Warnings", warningsSection(model)]);
+  sections.push([
+    "runs",
+    several ? "Runs" : "Run",
+    model.runs.length > 2
+      ? `<details><summary>${model.runs.length} run directories: plan hash, seed, trainer, model, versions, overrides, wall time</summary>${cards}</details>`
+      : cards,
+  ]);
+  if (model.runs.some((r) => r.run.warnings.length > 0))
+    sections.push(["warnings", "Warnings", warningsSection(model)]);
   sections.push(["summary", "Summary", summaryTable(model)]);
   if (model.comparison) {
     sections.push([
@@ -311,17 +431,27 @@ export function renderHtml(model: ReportModel): string {
     ]);
   }
   if (model.runs.some((r) => r.run.preflight)) sections.push(["preflight", "Preflight", preflightSection(model)]);
-  if (model.seedsAggregated && !model.comparison) sections.push(["seeds", "Seeds", `<h3>Final pass@k over the seeds</h3>${seedTable(model)}`]);
-  const omitted = model.omittedCurves.length > 0 ? `<p class="muted" id="curves-left-out">Not drawn: ${model.omittedCurves.map((c) => `${h(c.title)}, ${h(c.reason)}`).join("; ")}.</p>` : "";
-  sections.push(["curves", "Learning curves", `${legend(model)}${curvesIntro(model)}${chartGrid(model.curves)}${omitted}`]);
+  if (model.seedsAggregated && !model.comparison)
+    sections.push(["seeds", "Seeds", `<h3>Final pass@k over the seeds</h3>${seedTable(model)}`]);
+  const omitted =
+    model.omittedCurves.length > 0
+      ? `<p class="muted" id="curves-left-out">Not drawn: ${model.omittedCurves.map((c) => `${h(c.title)}, ${h(c.reason)}`).join("; ")}.</p>`
+      : "";
+  sections.push([
+    "curves",
+    "Learning curves",
+    `${legend(model)}${curvesIntro(model)}${chartGrid(model.curves)}${omitted}`,
+  ]);
   sections.push([
     "eval",
     "Evaluation",
     `<p class="muted">pass@k per eval: the unbiased per-task estimate averaged over tasks, with its 95% percentile-bootstrap interval over tasks. On the charts the base eval (before the cold start) is the hollow diamond at iteration 0, joined by a vertical segment to the cold-started policy's point at 0.</p>${model.evalCharts.length > 0 ? chartGrid(model.evalCharts) : ""}${model.runs.map((r) => `${several ? `<h3>${h(r.label)}</h3>` : ""}${evalTable(r, model.ks)}`).join("")}`,
   ]);
   sections.push(["time", "Wall time", wallTable(model)]);
-  if (model.runs.some((r) => r.samples.length > 0)) sections.push(["samples", "Sample trajectories", samplesSection(model)]);
-  if (notes.length > 0) sections.push(["notes", "Notes", `<ul class="notes">${notes.map((n) => `<li>${h(n)}</li>`).join("")}</ul>`]);
+  if (model.runs.some((r) => r.samples.length > 0))
+    sections.push(["samples", "Sample trajectories", samplesSection(model)]);
+  if (notes.length > 0)
+    sections.push(["notes", "Notes", `<ul class="notes">${notes.map((n) => `<li>${h(n)}</li>`).join("")}</ul>`]);
 
   const subtitle = several
     ? `${model.runs.length} runs: ${model.runs.map((r) => h(r.label)).join(", ")}${partial.length > 0 ? ` — <strong>${partial.length} partial</strong>` : ""}`

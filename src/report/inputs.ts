@@ -50,7 +50,10 @@ function newestPerPlan(dirs: readonly string[], notes: string[], cwd: string): s
     const newest = sorted[sorted.length - 1];
     if (newest === undefined) continue;
     kept.push(newest);
-    if (sorted.length > 1) notes.push(`${sorted.length} run directories of one plan: reported the newest, ${path.relative(cwd, newest) || newest}; give a run directory to report another`);
+    if (sorted.length > 1)
+      notes.push(
+        `${sorted.length} run directories of one plan: reported the newest, ${path.relative(cwd, newest) || newest}; give a run directory to report another`,
+      );
   }
   return dirs.filter((d) => kept.includes(d));
 }
@@ -77,11 +80,20 @@ export function reportInputs(given: readonly string[], cwd: string): ReportInput
       continue;
     }
     const below = runDirsBelow(abs, SEARCH_DEPTH, SEARCH_LIMIT);
-    if (below.length === 0) throw new ReportInputError(`'${g}' is not a run directory (it has no plan.json) and has no run directory below it; give a run directory (OUT/<experiment>/<variant>/<hash>-<time>) or the folder that holds a sweep's runs`, 2);
+    if (below.length === 0)
+      throw new ReportInputError(
+        `'${g}' is not a run directory (it has no plan.json) and has no run directory below it; give a run directory (OUT/<experiment>/<variant>/<hash>-<time>) or the folder that holds a sweep's runs`,
+        2,
+      );
     expanded = abs;
     dirs.push(...newestPerPlan(below, notes, cwd).map((d) => path.relative(cwd, d) || d));
   }
-  const outDir = given.length === 1 && expanded ? expanded : dirs.length === 1 ? path.resolve(cwd, dirs[0] ?? ".") : commonAncestor(dirs.map((d) => path.resolve(cwd, d)));
+  const outDir =
+    given.length === 1 && expanded
+      ? expanded
+      : dirs.length === 1
+        ? path.resolve(cwd, dirs[0] ?? ".")
+        : commonAncestor(dirs.map((d) => path.resolve(cwd, d)));
   return { dirs, outDir, notes };
 }
 
@@ -109,7 +121,11 @@ export function runsByPlanHash(experiments: readonly string[], root: string): Ma
  */
 export function specRuns(plans: readonly PlannedVariant[], runsRoot: string, spec: string, cwd: string): ReportInputs {
   const root = path.resolve(cwd, runsRoot);
-  if (!existsSync(root)) throw new ReportInputError(`no runs of '${spec}': '${runsRoot}' does not exist; run 'arl run ${spec}' first, or give --runs DIR (the --out of that run)`, 1);
+  if (!existsSync(root))
+    throw new ReportInputError(
+      `no runs of '${spec}': '${runsRoot}' does not exist; run 'arl run ${spec}' first, or give --runs DIR (the --out of that run)`,
+      1,
+    );
   const experiments = [...new Set(plans.map((p) => p.experiment))];
   const byHash = runsByPlanHash(experiments, root);
   const notes: string[] = [];
@@ -120,8 +136,17 @@ export function specRuns(plans: readonly PlannedVariant[], runsRoot: string, spe
     if (runs.length === 0) missing.push(`${p.experiment}/${p.variant}`);
     dirs.push(...runs);
   }
-  if (dirs.length === 0) throw new ReportInputError(`no runs of '${spec}' under '${runsRoot}' (none of its ${plans.length} plan${plans.length === 1 ? "" : "s"} has a run directory there); run 'arl run ${spec}' first, or give --runs DIR`, 1);
-  if (missing.length > 0) notes.push(`not run yet (no run directory of its plan under ${runsRoot}): ${missing.join(", ")}`);
+  if (dirs.length === 0)
+    throw new ReportInputError(
+      `no runs of '${spec}' under '${runsRoot}' (none of its ${plans.length} plan${plans.length === 1 ? "" : "s"} has a run directory there); run 'arl run ${spec}' first, or give --runs DIR`,
+      1,
+    );
+  if (missing.length > 0)
+    notes.push(`not run yet (no run directory of its plan under ${runsRoot}): ${missing.join(", ")}`);
   const outDir = experiments.length === 1 ? path.join(root, experiments[0] ?? "") : root;
-  return { dirs: dirs.map((d) => path.relative(cwd, d) || d), outDir: dirs.length === 1 ? path.resolve(dirs[0] ?? ".") : outDir, notes };
+  return {
+    dirs: dirs.map((d) => path.relative(cwd, d) || d),
+    outDir: dirs.length === 1 ? path.resolve(dirs[0] ?? ".") : outDir,
+    notes,
+  };
 }

@@ -188,7 +188,14 @@ function readEvalFiles(dir: string, evalK: readonly number[], notes: string[]): 
         const v = line[`pass@${k}`];
         pass.set(k, finiteNumber(v) ?? null);
       }
-      rows.push({ env: jsonText(line.env ?? ""), task: jsonText(line.task), n, correct, envErrors: finiteNumber(line.env_errors) ?? 0, pass });
+      rows.push({
+        env: jsonText(line.env ?? ""),
+        task: jsonText(line.task),
+        n,
+        correct,
+        envErrors: finiteNumber(line.env_errors) ?? 0,
+        pass,
+      });
     }
     files.push({ iteration, rows });
   }
@@ -199,14 +206,20 @@ function sftEpochs(summary: Json | undefined): SftEpochRow[] {
   if (!isObject(summary) || !Array.isArray(summary.epochs)) return [];
   return summary.epochs.flatMap((e) => {
     const epoch = isObject(e) ? finiteNumber(e.epoch) : undefined;
-    return isObject(e) && epoch !== undefined ? [{ epoch, train: finiteNumber(e.train_nll), heldout: finiteNumber(e.heldout_nll) }] : [];
+    return isObject(e) && epoch !== undefined
+      ? [{ epoch, train: finiteNumber(e.train_nll), heldout: finiteNumber(e.heldout_nll) }]
+      : [];
   });
 }
 
 function warningsOf(metrics: readonly MetricsRow[]): RunWarning[] {
   return metrics.flatMap((m) =>
     Array.isArray(m.raw.warnings)
-      ? m.raw.warnings.flatMap((w) => (isObject(w) && typeof w.message === "string" ? [{ iteration: m.iteration, code: typeof w.code === "string" ? w.code : "warning", message: w.message }] : []))
+      ? m.raw.warnings.flatMap((w) =>
+          isObject(w) && typeof w.message === "string"
+            ? [{ iteration: m.iteration, code: typeof w.code === "string" ? w.code : "warning", message: w.message }]
+            : [],
+        )
       : [],
   );
 }
@@ -215,20 +228,28 @@ function warningsOf(metrics: readonly MetricsRow[]): RunWarning[] {
 export function loadRun(given: string, cwd: string): RunInfo {
   const dir = path.resolve(cwd, given);
   if (!existsSync(dir)) throw new ReportInputError(`'${given}' does not exist`, 2);
-  if (!statSync(dir).isDirectory()) throw new ReportInputError(`'${given}' is not a run directory (it is a file; give the directory that holds plan.json and metrics.jsonl)`, 2);
+  if (!statSync(dir).isDirectory())
+    throw new ReportInputError(
+      `'${given}' is not a run directory (it is a file; give the directory that holds plan.json and metrics.jsonl)`,
+      2,
+    );
   if (!existsSync(path.join(dir, "plan.json"))) {
     const below = runDirsBelow(dir, 3);
-    const hint = below.length > 0 ? `; run directories below it: ${below.map((d) => path.relative(cwd, d) || d).join(", ")}` : "";
+    const hint =
+      below.length > 0 ? `; run directories below it: ${below.map((d) => path.relative(cwd, d) || d).join(", ")}` : "";
     throw new ReportInputError(`'${given}' is not a run directory (it has no plan.json)${hint}`, 2);
   }
   const notes: string[] = [];
   const planValue = readJsonFile(path.join(dir, "plan.json"), "plan");
-  if (!isObject(planValue)) throw new ReportInputError(`plan '${path.join(given, "plan.json")}' is not a JSON object`, 2);
+  if (!isObject(planValue))
+    throw new ReportInputError(`plan '${path.join(given, "plan.json")}' is not a JSON object`, 2);
   const plan = planValue;
   const rollout = isObject(plan.rollout) ? plan.rollout : {};
   const evalPlan = isObject(plan.eval) ? plan.eval : {};
   const reward = isObject(plan.reward) ? plan.reward : {};
-  const evalK = Array.isArray(evalPlan.k) ? evalPlan.k.filter((k): k is number => Number.isInteger(k) && (k as number) > 0).sort((a, b) => a - b) : [];
+  const evalK = Array.isArray(evalPlan.k)
+    ? evalPlan.k.filter((k): k is number => Number.isInteger(k) && (k as number) > 0).sort((a, b) => a - b)
+    : [];
   const rewardTerms = isObject(reward.terms) ? Object.keys(reward.terms) : [];
 
   let manifest: JsonObject | null = null;
@@ -246,7 +267,11 @@ export function loadRun(given: string, cwd: string): RunInfo {
   }
 
   const metricsPath = path.join(dir, "metrics.jsonl");
-  if (!existsSync(metricsPath)) throw new ReportInputError(`run '${given}' has no metrics yet (no metrics.jsonl: no iteration has completed); nothing to report`, 1);
+  if (!existsSync(metricsPath))
+    throw new ReportInputError(
+      `run '${given}' has no metrics yet (no metrics.jsonl: no iteration has completed); nothing to report`,
+      1,
+    );
   let metrics: MetricsRow[] = parseLines(metricsPath, "metrics.jsonl", notes).flatMap((raw) => {
     const iteration = finiteNumber(raw.iteration);
     return iteration === undefined ? [] : [{ iteration, raw }];
@@ -267,11 +292,14 @@ export function loadRun(given: string, cwd: string): RunInfo {
   if (committed !== undefined) {
     const uncommitted = metrics.filter((m) => m.iteration > committed).length;
     if (uncommitted > 0) {
-      notes.push(`${uncommitted} metrics line(s) after the last committed iteration (${committed}) are ignored: the run stopped before committing them`);
+      notes.push(
+        `${uncommitted} metrics line(s) after the last committed iteration (${committed}) are ignored: the run stopped before committing them`,
+      );
       metrics = metrics.filter((m) => m.iteration <= committed);
     }
   }
-  if (metrics.length === 0) throw new ReportInputError(`run '${given}' has no metrics yet (no iteration has completed); nothing to report`, 1);
+  if (metrics.length === 0)
+    throw new ReportInputError(`run '${given}' has no metrics yet (no iteration has completed); nothing to report`, 1);
 
   const iterations = committed ?? last(metrics).iteration;
   const plannedIterations = finiteNumber(rollout.iterations) ?? null;
@@ -282,10 +310,15 @@ export function loadRun(given: string, cwd: string): RunInfo {
     notes.push(`eval results of uncommitted iteration(s) ${beyond.map((e) => e.iteration).join(", ")} are ignored`);
     evals = evals.filter((e) => e.iteration <= iterations);
   }
-  if (partial) notes.unshift(`partial run: ${iterations} of ${plannedIterations} iterations committed (interrupted, or still running)`);
+  if (partial)
+    notes.unshift(
+      `partial run: ${iterations} of ${plannedIterations} iterations committed (interrupted, or still running)`,
+    );
 
   const overrides = Array.isArray(plan.overrides)
-    ? plan.overrides.flatMap((o) => (isObject(o) && typeof o.path === "string" ? [{ path: o.path, value: o.value ?? null }] : []))
+    ? plan.overrides.flatMap((o) =>
+        isObject(o) && typeof o.path === "string" ? [{ path: o.path, value: o.value ?? null }] : [],
+      )
     : [];
   return {
     given,

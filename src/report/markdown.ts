@@ -1,6 +1,15 @@
 // The markdown summary of a report (report.md): the tables of the HTML page without the charts,
 // for pull requests, notebooks and terminals.
-import { duration, escapeMarkdown as e, fixed, interval, jsonValue, percent, signedInterval, verdict } from "./format.js";
+import {
+  duration,
+  escapeMarkdown as e,
+  fixed,
+  interval,
+  jsonValue,
+  percent,
+  signedInterval,
+  verdict,
+} from "./format.js";
 import { finalSpread } from "./groups.js";
 import { headlineMarkdown } from "./headline.js";
 import type { ReportModel, RunReport } from "./types.js";
@@ -17,7 +26,9 @@ function objectOf(x: unknown): JsonObject | undefined {
 }
 
 function status(r: RunReport): string {
-  return r.run.partial ? `partial (${r.run.iterations} of ${r.run.plannedIterations} iterations)` : `complete (${r.run.iterations} iterations)`;
+  return r.run.partial
+    ? `partial (${r.run.iterations} of ${r.run.plannedIterations} iterations)`
+    : `complete (${r.run.iterations} iterations)`;
 }
 
 function header(r: RunReport): string {
@@ -31,14 +42,34 @@ function header(r: RunReport): string {
     `- status: ${status(r)}`,
     `- plan hash: \`${r.run.hash}\``,
     `- seed: ${r.run.seed ?? "–"}`,
-    `- trainer: ${trainer ? e([trainer.name, trainer.version].filter((x) => x !== undefined && x !== null).map(String).join(" ")) : "–"}`,
+    `- trainer: ${
+      trainer
+        ? e(
+            [trainer.name, trainer.version]
+              .filter((x) => x !== undefined && x !== null)
+              .map(String)
+              .join(" "),
+          )
+        : "–"
+    }`,
     `- model: ${model ? e(jsonValue(model.name ?? "?")) : "–"}`,
-    `- versions: ${versions ? e(Object.entries(versions).map(([k, v]) => `${k} ${jsonValue(v)}`).join(", ")) : "–"}`,
+    `- versions: ${
+      versions
+        ? e(
+            Object.entries(versions)
+              .map(([k, v]) => `${k} ${jsonValue(v)}`)
+              .join(", "),
+          )
+        : "–"
+    }`,
   ];
-  if (r.run.overrides.length > 0) lines.push(`- overrides: ${r.run.overrides.map((o) => `\`${o.path} = ${JSON.stringify(o.value)}\``).join(", ")}`);
+  if (r.run.overrides.length > 0)
+    lines.push(`- overrides: ${r.run.overrides.map((o) => `\`${o.path} = ${JSON.stringify(o.value)}\``).join(", ")}`);
   if (r.wall) {
     const w = r.wall;
-    lines.push(`- wall time: ${duration(w.total)} — ${w.before > 0 ? `before training ${duration(w.before)} (${percent(w.before, w.total)}), ` : ""}rollout ${duration(w.rollout)} (${percent(w.rollout, w.total)}), reward ${duration(w.reward)} (${percent(w.reward, w.total)}), update ${duration(w.update)} (${percent(w.update, w.total)}), other ${duration(w.other)} (${percent(w.other, w.total)})`);
+    lines.push(
+      `- wall time: ${duration(w.total)} — ${w.before > 0 ? `before training ${duration(w.before)} (${percent(w.before, w.total)}), ` : ""}rollout ${duration(w.rollout)} (${percent(w.rollout, w.total)}), reward ${duration(w.reward)} (${percent(w.reward, w.total)}), update ${duration(w.update)} (${percent(w.update, w.total)}), other ${duration(w.other)} (${percent(w.other, w.total)})`,
+    );
   }
   lines.push(`- directory: \`${r.run.given}\``);
   return lines.join("\n");
@@ -55,7 +86,17 @@ export function renderMarkdown(model: ReportModel): string {
   out.push("## Summary", "");
   out.push(
     table(
-      ["Run", "Status", "Seed", "Last iteration", "Success", "Reward", ...model.ks.map((k) => `Final pass@${k} [95% CI]`), "Eval iteration", "Wall time"],
+      [
+        "Run",
+        "Status",
+        "Seed",
+        "Last iteration",
+        "Success",
+        "Reward",
+        ...model.ks.map((k) => `Final pass@${k} [95% CI]`),
+        "Eval iteration",
+        "Wall time",
+      ],
       model.runs.map((r) => [
         e(r.label),
         r.run.partial ? `partial (${r.run.iterations}/${r.run.plannedIterations})` : "complete",
@@ -97,19 +138,46 @@ export function renderMarkdown(model: ReportModel): string {
     out.push(
       table(
         ["Run", "Plan hash", "Eval iteration", "Tasks", ...model.ks.map((k) => `pass@${k} [95% CI]`)],
-        model.runs.map((r) => [`${e(r.label)}${baseline.includes(r) ? " (baseline)" : ""}`, `\`${shortHash(r.run.hash)}\``, String(r.final?.iteration ?? "–"), String(r.final?.tasks ?? "–"), ...model.ks.map((k) => interval(r.final?.pass.get(k)))]),
+        model.runs.map((r) => [
+          `${e(r.label)}${baseline.includes(r) ? " (baseline)" : ""}`,
+          `\`${shortHash(r.run.hash)}\``,
+          String(r.final?.iteration ?? "–"),
+          String(r.final?.tasks ?? "–"),
+          ...model.ks.map((k) => interval(r.final?.pass.get(k))),
+        ]),
         [false, false, true, true, ...model.ks.map(() => true)],
       ),
       "",
     );
-    out.push(`### Paired per-task differences against ${e(model.comparison.baseline.label)}`, "", "Run minus baseline, over the tasks both evaluated at their last eval; 95% bootstrap interval over tasks.", "");
+    out.push(
+      `### Paired per-task differences against ${e(model.comparison.baseline.label)}`,
+      "",
+      "Run minus baseline, over the tasks both evaluated at their last eval; 95% bootstrap interval over tasks.",
+      "",
+    );
     out.push(
       table(
         ["Run", "k", "Tasks paired", "Eval iterations", "Mean difference [95% CI]", "SE", "Verdict"],
         model.comparison.rows.map((row) =>
           row.result
-            ? [e(row.label), String(row.k), String(row.tasks), `${row.baselineIteration} / ${row.iteration}`, signedInterval({ ...row.result.interval, estimate: row.result.meanDifference }), fixed(row.result.standardError), verdict(row.result.interval)]
-            : [e(row.label), row.k ? String(row.k) : "–", "0", `${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}`, "–", "–", e(row.reason ?? "")],
+            ? [
+                e(row.label),
+                String(row.k),
+                String(row.tasks),
+                `${row.baselineIteration} / ${row.iteration}`,
+                signedInterval({ ...row.result.interval, estimate: row.result.meanDifference }),
+                fixed(row.result.standardError),
+                verdict(row.result.interval),
+              ]
+            : [
+                e(row.label),
+                row.k ? String(row.k) : "–",
+                "0",
+                `${row.baselineIteration ?? "–"} / ${row.iteration ?? "–"}`,
+                "–",
+                "–",
+                e(row.reason ?? ""),
+              ],
         ),
         [false, true, true, true, true, true, false],
       ),
@@ -118,11 +186,23 @@ export function renderMarkdown(model: ReportModel): string {
   }
 
   if (model.runs.some((r) => r.run.preflight)) {
-    out.push("## Preflight", "", "The checks on the first training batch before the first optimizer step (preflight.json).", "");
+    out.push(
+      "## Preflight",
+      "",
+      "The checks on the first training batch before the first optimizer step (preflight.json).",
+      "",
+    );
     for (const r of model.runs) {
       if (!r.run.preflight) continue;
       if (several) out.push(`### ${e(r.label)}`, "");
-      out.push(table(["Check", "Status", "Measured"], preflightCells(r.run.preflight).map((c) => c.map(e)), [false, false, false]), "");
+      out.push(
+        table(
+          ["Check", "Status", "Measured"],
+          preflightCells(r.run.preflight).map((c) => c.map(e)),
+          [false, false, false],
+        ),
+        "",
+      );
     }
   }
 
@@ -136,7 +216,12 @@ export function renderMarkdown(model: ReportModel): string {
     out.push(
       table(
         ["Iteration", "Tasks", "Env errors", ...model.ks.map((k) => `pass@${k} [95% CI]`)],
-        r.evals.map((ev) => [ev.iteration < 0 ? "base" : String(ev.iteration), String(ev.tasks ?? "–"), String(ev.envErrors ?? "–"), ...model.ks.map((k) => interval(ev.pass.get(k)))]),
+        r.evals.map((ev) => [
+          ev.iteration < 0 ? "base" : String(ev.iteration),
+          String(ev.tasks ?? "–"),
+          String(ev.envErrors ?? "–"),
+          ...model.ks.map((k) => interval(ev.pass.get(k))),
+        ]),
         [true, true, true, ...model.ks.map(() => true)],
       ),
       "",
@@ -144,16 +229,44 @@ export function renderMarkdown(model: ReportModel): string {
   }
 
   if (model.runs.some((r) => r.samples.length > 0)) {
-    out.push("## Sample trajectories", "", "Training episodes of the last iteration in each run's token buffer, by reward; `arl show RUN_DIR --iteration N --episode E` prints one (report.html has their text).", "");
+    out.push(
+      "## Sample trajectories",
+      "",
+      "Training episodes of the last iteration in each run's token buffer, by reward; `arl show RUN_DIR --iteration N --episode E` prints one (report.html has their text).",
+      "",
+    );
     for (const r of model.runs) {
       if (r.samples.length === 0) continue;
       if (several) out.push(`### ${e(r.label)}`, "");
-      out.push(table(["Sample", "Iteration", "Episode", "Task", "Reward", "End", "Turns"], r.samples.map((t) => [t.which, String(t.iteration), String(t.episode), String(t.task), fixed(t.reward), t.end, String(t.turns)]), [false, true, true, true, true, false, true]), "");
+      out.push(
+        table(
+          ["Sample", "Iteration", "Episode", "Task", "Reward", "End", "Turns"],
+          r.samples.map((t) => [
+            t.which,
+            String(t.iteration),
+            String(t.episode),
+            String(t.task),
+            fixed(t.reward),
+            t.end,
+            String(t.turns),
+          ]),
+          [false, true, true, true, true, false, true],
+        ),
+        "",
+      );
     }
   }
 
-  const warnings = model.runs.flatMap((r) => r.run.warnings.map((w) => [e(r.label), String(w.iteration), `\`${w.code}\``, e(w.message)]));
-  if (warnings.length > 0) out.push("## Warnings", "", table(["Run", "Iteration", "Code", "Warning"], warnings, [false, true, false, false]), "");
+  const warnings = model.runs.flatMap((r) =>
+    r.run.warnings.map((w) => [e(r.label), String(w.iteration), `\`${w.code}\``, e(w.message)]),
+  );
+  if (warnings.length > 0)
+    out.push(
+      "## Warnings",
+      "",
+      table(["Run", "Iteration", "Code", "Warning"], warnings, [false, true, false, false]),
+      "",
+    );
 
   const notes = [...model.notes, ...model.runs.flatMap((r) => r.run.notes.map((n) => `${r.label}: ${n}`))];
   if (notes.length > 0) out.push("## Notes", "", ...notes.map((n) => `- ${e(n)}`), "");

@@ -21,7 +21,12 @@ export function loadPreflight(dir: string, notes: string[]): PreflightRow[] | nu
   try {
     const json = JSON.parse(readFileSync(file, "utf8")) as { checks?: unknown };
     if (!Array.isArray(json.checks)) throw new Error("it has no list of checks");
-    return json.checks.map((c: Record<string, unknown>) => ({ check: text(c.check), status: text(c.status), summary: text(c.summary), failures: Array.isArray(c.failures) ? c.failures.map(text) : [] }));
+    return json.checks.map((c: Record<string, unknown>) => ({
+      check: text(c.check),
+      status: text(c.status),
+      summary: text(c.summary),
+      failures: Array.isArray(c.failures) ? c.failures.map(text) : [],
+    }));
   } catch (error) {
     notes.push(`preflight.json is not readable (${(error as Error).message}); its checks are not shown`);
     return null;

@@ -30,7 +30,11 @@ export function sampleTrajectories(runDir: string): { samples: SampleTrajectory[
   const file = path.join(runDir, "buffer.arlbuf");
   if (!existsSync(file)) return { samples: [] };
   const size = statSync(file).size;
-  if (size > MAX_BUFFER_BYTES) return { samples: [], note: `the token buffer is ${Math.round(size / 2 ** 20)} MiB, more than the report reads for sample trajectories; 'arl show RUN_DIR' prints them` };
+  if (size > MAX_BUFFER_BYTES)
+    return {
+      samples: [],
+      note: `the token buffer is ${Math.round(size / 2 ** 20)} MiB, more than the report reads for sample trajectories; 'arl show RUN_DIR' prints them`,
+    };
   let records;
   try {
     records = readBuffer(file).records;
@@ -56,7 +60,16 @@ export function sampleTrajectories(runDir: string): { samples: SampleTrajectory[
     if (!t || seen.has(t.episode)) continue;
     seen.add(t.episode);
     const r = t.record;
-    out.push({ which, iteration: r.iteration, episode: t.episode, task: r.task, reward: r.reward, end: r.end, turns: r.turns, text: trajectoryText(t, { color: false, tokens: false }) });
+    out.push({
+      which,
+      iteration: r.iteration,
+      episode: t.episode,
+      task: r.task,
+      reward: r.reward,
+      end: r.end,
+      turns: r.turns,
+      text: trajectoryText(t, { color: false, tokens: false }),
+    });
   }
   return { samples: out };
 }

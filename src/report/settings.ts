@@ -56,31 +56,92 @@ export function planSettings(plan: JsonObject): Setting[] {
   const envs = objectAt(plan, "envs");
   const out: [string, string | undefined][] = [];
   const lora = objectAt(policy, "lora");
-  out.push(["model", str(policy?.model) && `${str(policy?.model)}${lora ? ` + LoRA rank ${num(lora.rank) ?? "?"}` : ""}`]);
-  if (envs) out.push(["env", Object.entries(envs).map(([name, e]) => `${name} (${str(objectAt(e)?.kind) ?? "?"})`).join(", ")]);
+  out.push([
+    "model",
+    str(policy?.model) && `${str(policy?.model)}${lora ? ` + LoRA rank ${num(lora.rank) ?? "?"}` : ""}`,
+  ]);
+  if (envs)
+    out.push([
+      "env",
+      Object.entries(envs)
+        .map(([name, e]) => `${name} (${str(objectAt(e)?.kind) ?? "?"})`)
+        .join(", "),
+    ]);
   out.push(["algorithm", str(algorithm?.name) ?? (advantage ? str(advantage.estimator) : undefined)]);
-  if (advantage) out.push(["advantage", [str(advantage.estimator), str(advantage.baseline) && `baseline ${str(advantage.baseline)}`, str(advantage.normalize) && `normalize ${str(advantage.normalize)}`].filter(Boolean).join(", ")]);
+  if (advantage)
+    out.push([
+      "advantage",
+      [
+        str(advantage.estimator),
+        str(advantage.baseline) && `baseline ${str(advantage.baseline)}`,
+        str(advantage.normalize) && `normalize ${str(advantage.normalize)}`,
+      ]
+        .filter(Boolean)
+        .join(", "),
+    ]);
   out.push(["group size", num(algorithm?.group_size)]);
   const tasks = finiteNumber(rollout?.tasks_per_batch);
   const group = finiteNumber(algorithm?.group_size);
-  out.push(["batch", tasks !== undefined && group !== undefined ? `${tasks} tasks × ${group} = ${tasks * group} episodes` : undefined]);
+  out.push([
+    "batch",
+    tasks !== undefined && group !== undefined ? `${tasks} tasks × ${group} = ${tasks * group} episodes` : undefined,
+  ]);
   out.push(["iterations", num(rollout?.iterations)]);
-  out.push(["learning rate", optimizer && num(optimizer.lr) && `${num(optimizer.lr)} (${str(optimizer.name) ?? "optimizer"}${finiteNumber(optimizer.warmup_steps) ? `, ${num(optimizer.warmup_steps)} warm-up steps` : ""})`]);
+  out.push([
+    "learning rate",
+    optimizer &&
+      num(optimizer.lr) &&
+      `${num(optimizer.lr)} (${str(optimizer.name) ?? "optimizer"}${finiteNumber(optimizer.warmup_steps) ? `, ${num(optimizer.warmup_steps)} warm-up steps` : ""})`,
+  ]);
   const epochs = finiteNumber(algorithm?.epochs);
   const minibatches = finiteNumber(algorithm?.minibatches);
-  out.push(["updates / batch", epochs !== undefined && minibatches !== undefined ? `${epochs * minibatches} (${epochs} epoch${epochs === 1 ? "" : "s"} × ${minibatches} minibatch${minibatches === 1 ? "" : "es"})` : undefined]);
+  out.push([
+    "updates / batch",
+    epochs !== undefined && minibatches !== undefined
+      ? `${epochs * minibatches} (${epochs} epoch${epochs === 1 ? "" : "s"} × ${minibatches} minibatch${minibatches === 1 ? "" : "es"})`
+      : undefined,
+  ]);
   if (clip) out.push(["clip", `ε ${num(clip.low) ?? "?"} / ${num(clip.high) ?? "?"}`]);
-  if (kl) out.push(["KL", finiteNumber(kl.coef) === 0 ? "off (coef 0)" : `coef ${num(kl.coef) ?? "?"}, ${str(kl.estimator) ?? "?"} in the ${str(kl.placement) ?? "?"}`]);
+  if (kl)
+    out.push([
+      "KL",
+      finiteNumber(kl.coef) === 0
+        ? "off (coef 0)"
+        : `coef ${num(kl.coef) ?? "?"}, ${str(kl.estimator) ?? "?"} in the ${str(kl.placement) ?? "?"}`,
+    ]);
   const reduction = str(objectAt(algorithm, "reduction")?.mode);
   if (reduction) out.push(["loss reduction", reduction]);
   if (rollout && "sft" in rollout) {
-    out.push(["cold start", sft ? [finiteNumber(sft.demos) ? `${num(sft.demos)} walkthrough demos` : str(sft.data) && `data ${str(sft.data)}`, num(sft.epochs) && `${num(sft.epochs)} epochs`, num(sft.batch) && `batch ${num(sft.batch)}`, num(sft.lr) && `lr ${num(sft.lr)}`].filter(Boolean).join(", ") : "none"]);
+    out.push([
+      "cold start",
+      sft
+        ? [
+            finiteNumber(sft.demos) ? `${num(sft.demos)} walkthrough demos` : str(sft.data) && `data ${str(sft.data)}`,
+            num(sft.epochs) && `${num(sft.epochs)} epochs`,
+            num(sft.batch) && `batch ${num(sft.batch)}`,
+            num(sft.lr) && `lr ${num(sft.lr)}`,
+          ]
+            .filter(Boolean)
+            .join(", ")
+        : "none",
+    ]);
   }
   out.push(["max turns", num(harness?.max_turns)]);
   out.push(["sampling temperature", num(objectAt(policy, "sampling")?.temperature)]);
   if (evalPlan) {
     const k = Array.isArray(evalPlan.k) ? evalPlan.k.map((x) => num(x) ?? "?").join(", ") : undefined;
-    out.push(["eval", [num(evalPlan.tasks) && `${num(evalPlan.tasks)} ${str(evalPlan.split) ?? "held-out"} tasks`, num(evalPlan.every) && `every ${num(evalPlan.every)} iterations`, k && `pass@${k}`, num(evalPlan.samples_per_task) && `${num(evalPlan.samples_per_task)} sample${evalPlan.samples_per_task === 1 ? "" : "s"} / task`].filter(Boolean).join(", ")]);
+    out.push([
+      "eval",
+      [
+        num(evalPlan.tasks) && `${num(evalPlan.tasks)} ${str(evalPlan.split) ?? "held-out"} tasks`,
+        num(evalPlan.every) && `every ${num(evalPlan.every)} iterations`,
+        k && `pass@${k}`,
+        num(evalPlan.samples_per_task) &&
+          `${num(evalPlan.samples_per_task)} sample${evalPlan.samples_per_task === 1 ? "" : "s"} / task`,
+      ]
+        .filter(Boolean)
+        .join(", "),
+    ]);
   }
   out.push(["backend", str(objectAt(plan, "resources")?.backend)]);
   return out.flatMap(([name, value]) => (value ? [{ name, value }] : []));

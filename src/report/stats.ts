@@ -22,10 +22,11 @@ export function runKs(run: RunInfo): number[] {
     for (const e of run.evals) for (const r of e.rows) for (const k of r.pass.keys()) ks.add(k);
     for (const m of run.metrics) {
       const ev = m.raw.eval;
-      if (typeof ev === "object" && ev !== null && !Array.isArray(ev)) for (const key of Object.keys(ev)) {
-        const km = /^pass@(\d+)$/.exec(key);
-        if (km) ks.add(Number(km[1]));
-      }
+      if (typeof ev === "object" && ev !== null && !Array.isArray(ev))
+        for (const key of Object.keys(ev)) {
+          const km = /^pass@(\d+)$/.exec(key);
+          if (km) ks.add(Number(km[1]));
+        }
     }
   }
   return [...ks].sort((a, b) => a - b);
@@ -34,7 +35,10 @@ export function runKs(run: RunInfo): number[] {
 /** The seed and resamples the orchestrator uses, so that a recomputed interval equals the recorded one. */
 function evalInterval(run: RunInfo, iteration: number, k: number, perTask: readonly number[]): Interval | null {
   if (perTask.length === 0) return null;
-  return bootstrapMeanInterval(perTask, { seed: deriveSeed(run.seed ?? 0, "bootstrap", iteration, k), resamples: 2000 });
+  return bootstrapMeanInterval(perTask, {
+    seed: deriveSeed(run.seed ?? 0, "bootstrap", iteration, k),
+    resamples: 2000,
+  });
 }
 
 function perTaskScores(file: EvalFile, k: number): number[] {
@@ -48,7 +52,8 @@ export function evalSummaries(run: RunInfo): EvalSummary[] {
   for (const file of run.evals) byIteration.set(file.iteration, { file });
   for (const m of run.metrics) {
     const ev = m.raw.eval;
-    if (typeof ev === "object" && ev !== null && !Array.isArray(ev)) byIteration.set(m.iteration, { ...byIteration.get(m.iteration), recorded: ev });
+    if (typeof ev === "object" && ev !== null && !Array.isArray(ev))
+      byIteration.set(m.iteration, { ...byIteration.get(m.iteration), recorded: ev });
   }
   const out: EvalSummary[] = [];
   for (const [iteration, { file, recorded }] of [...byIteration].sort(([a], [b]) => a - b)) {
@@ -191,7 +196,12 @@ function taskScores(runs: readonly RunInfo[], k: number, pick: EvalPick): Map<st
  * both scored, with its 95% paired bootstrap interval over tasks (10,000 resamples). Null when
  * no task was scored by both.
  */
-function pairedOverTasks(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, seed: number, what: string): { tasks: number; result: PairedComparison | null } {
+function pairedOverTasks(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  seed: number,
+  what: string,
+): { tasks: number; result: PairedComparison | null } {
   const keys = [...before.keys()].filter((key) => after.has(key)).sort(compareTaskKeys);
   if (keys.length === 0) return { tasks: 0, result: null };
   const result = pairedDifferences(
@@ -218,13 +228,25 @@ export function pairedAgainst(baseline: readonly RunInfo[], variant: readonly Ru
   const rows: PairedRow[] = [];
   for (const k of shared) {
     if (common.baselineIteration === null || common.iteration === null) {
-      rows.push({ ...common, k, tasks: 0, result: null, reason: `${common.baselineIteration === null ? "the baseline" : "this run"} has no per-task eval results (eval/*.jsonl)` });
+      rows.push({
+        ...common,
+        k,
+        tasks: 0,
+        result: null,
+        reason: `${common.baselineIteration === null ? "the baseline" : "this run"} has no per-task eval results (eval/*.jsonl)`,
+      });
       continue;
     }
-    const paired = pairedOverTasks(taskScores(baseline, k, lastEval), taskScores(variant, k, lastEval), deriveSeed(baseline[0]?.seed ?? 0, "report-paired", k), label);
+    const paired = pairedOverTasks(
+      taskScores(baseline, k, lastEval),
+      taskScores(variant, k, lastEval),
+      deriveSeed(baseline[0]?.seed ?? 0, "report-paired", k),
+      label,
+    );
     rows.push({ ...common, k, ...paired, ...(paired.result ? {} : { reason: "no task was evaluated by both runs" }) });
   }
-  if (shared.length === 0) rows.push({ ...common, k: 0, tasks: 0, result: null, reason: "the runs share no k of pass@k" });
+  if (shared.length === 0)
+    rows.push({ ...common, k: 0, tasks: 0, result: null, reason: "the runs share no k of pass@k" });
   return rows;
 }
 
@@ -251,8 +273,17 @@ export interface RlGain {
  */
 export function rlGain(runs: readonly RunInfo[], k: number): RlGain {
   const iteration = lastEvalIteration(runs);
-  const none = (reason: string): RlGain => ({ k, iteration, tasks: 0, before: null, after: null, result: null, reason });
-  if (!runs.some((r) => startEval(r))) return none("no eval before training (eval.before_training), so RL's own gain cannot be told apart");
+  const none = (reason: string): RlGain => ({
+    k,
+    iteration,
+    tasks: 0,
+    before: null,
+    after: null,
+    result: null,
+    reason,
+  });
+  if (!runs.some((r) => startEval(r)))
+    return none("no eval before training (eval.before_training), so RL's own gain cannot be told apart");
   if (iteration === null || iteration <= 0) return none("no eval after training yet");
   const before = taskScores(runs, k, startEval);
   const after = taskScores(runs, k, lastEval);
@@ -260,7 +291,14 @@ export function rlGain(runs: readonly RunInfo[], k: number): RlGain {
   if (!paired.result) return none(`no task has a pass@${k} both before training and at the last eval`);
   const keys = [...before.keys()].filter((key) => after.has(key));
   const beforeMean = keys.reduce((s, key) => s + (before.get(key) ?? 0), 0) / keys.length;
-  return { k, iteration, tasks: paired.tasks, before: beforeMean, after: beforeMean + paired.result.meanDifference, result: paired.result };
+  return {
+    k,
+    iteration,
+    tasks: paired.tasks,
+    before: beforeMean,
+    after: beforeMean + paired.result.meanDifference,
+    result: paired.result,
+  };
 }
 
 /** The last eval summary of a run that has pass@k numbers. */

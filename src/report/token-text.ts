@@ -50,11 +50,16 @@ export function tokenTextOf(runDir: string): TokenText | { readonly unavailable:
   if (!found) return { unavailable: "the run has no checkpoint yet, and token text needs the run's tokenizer" };
   const { model, vocabulary, shape } = found.state;
   if (model !== "builtin:tiny" || !Array.isArray(vocabulary) || !vocabulary.every((w) => typeof w === "string")) {
-    return { unavailable: "the model's tokenizer lives in its trainer (only builtin:tiny's is rebuilt from its checkpoint)" };
+    return {
+      unavailable: "the model's tokenizer lives in its trainer (only builtin:tiny's is rebuilt from its checkpoint)",
+    };
   }
   const tokenizer = new WordTokenizer(vocabulary);
   // A vocabulary that does not rebuild the model's own size is not the one it was trained with.
-  if (shape?.vocab !== tokenizer.size) return { unavailable: `the checkpoint's vocabulary gives ${tokenizer.size} tokens, its model has ${String(shape?.vocab)}` };
+  if (shape?.vocab !== tokenizer.size)
+    return {
+      unavailable: `the checkpoint's vocabulary gives ${tokenizer.size} tokens, its model has ${String(shape?.vocab)}`,
+    };
   return {
     piece: (id) => tokenizer.tokens[id] ?? `<id ${id}>`,
     decode: (ids) => tokenizer.decode(ids),

@@ -8,7 +8,9 @@ import type { TokenText } from "./token-text.js";
 
 export type RoleName = Exclude<keyof typeof Role, "padding">;
 
-const ROLE_NAMES = new Map<number, RoleName | "padding">(Object.entries(Role).map(([name, id]) => [id, name as RoleName | "padding"]));
+const ROLE_NAMES = new Map<number, RoleName | "padding">(
+  Object.entries(Role).map(([name, id]) => [id, name as RoleName | "padding"]),
+);
 
 export interface Span {
   readonly role: RoleName;
@@ -48,7 +50,7 @@ const MESSAGE_ROLE: Record<RoleName, readonly string[]> = {
 
 function roleRuns(record: TrajectoryRecord): { role: RoleName; start: number; end: number }[] {
   const runs: { role: RoleName; start: number; end: number }[] = [];
-  for (let i = 0; i < record.roles.length; ) {
+  for (let i = 0; i < record.roles.length;) {
     const id = record.roles[i] ?? Role.padding;
     let j = i + 1;
     while (j < record.roles.length && record.roles[j] === id) j++;
@@ -70,7 +72,12 @@ function spansOf(record: TrajectoryRecord): { spans: Span[]; matched: number } {
   const runs = roleRuns(record);
   const messages = record.messages ?? [];
   let matched = 0;
-  while (matched < runs.length && matched < messages.length && MESSAGE_ROLE[runs[matched]?.role ?? "system"].includes(messages[matched]?.role ?? "")) matched++;
+  while (
+    matched < runs.length &&
+    matched < messages.length &&
+    MESSAGE_ROLE[runs[matched]?.role ?? "system"].includes(messages[matched]?.role ?? "")
+  )
+    matched++;
   // The k-th model turn of the episode is the k-th generated/pool/rendered span.
   let turn = -1;
   const spans = runs.map((r, i): Span => {
@@ -111,13 +118,15 @@ export interface Selected {
   readonly iterations: readonly number[];
 }
 
-const range = (xs: readonly number[]) => (xs.length === 0 ? "none" : xs.length === 1 ? String(xs[0]) : `${xs[0]}-${xs[xs.length - 1]}`);
+const range = (xs: readonly number[]) =>
+  xs.length === 0 ? "none" : xs.length === 1 ? String(xs[0]) : `${xs[0]}-${xs[xs.length - 1]}`;
 
 export function selectTrajectories(records: readonly TrajectoryRecord[], selection: Selection): Selected {
   const iterations = [...new Set(records.map((r) => r.iteration))].sort((a, b) => a - b);
   const iteration = selection.iteration ?? iterations[iterations.length - 1];
   if (iteration === undefined) throw new SelectionError("the buffer holds no trajectories yet");
-  if (!iterations.includes(iteration)) throw new SelectionError(`iteration ${iteration} is not in the buffer; it holds iterations ${range(iterations)}`);
+  if (!iterations.includes(iteration))
+    throw new SelectionError(`iteration ${iteration} is not in the buffer; it holds iterations ${range(iterations)}`);
   // Episodes in buffer order; a step-wise episode (history rerender) has one record per model call.
   const episodes = new Map<string, TrajectoryRecord[]>();
   for (const r of records) {
@@ -132,22 +141,40 @@ export function selectTrajectories(records: readonly TrajectoryRecord[], selecti
   let matching = numbered;
   if (task !== undefined) {
     matching = matching.filter((e) => e.records[0]?.task === task);
-    if (matching.length === 0) throw new SelectionError(`no episode of iteration ${iteration} has task ${task}; its tasks are ${[...new Set(numbered.map((e) => e.records[0]?.task))].join(", ")}`);
+    if (matching.length === 0)
+      throw new SelectionError(
+        `no episode of iteration ${iteration} has task ${task}; its tasks are ${[...new Set(numbered.map((e) => e.records[0]?.task))].join(", ")}`,
+      );
   }
   if (typeof episode === "number") {
     matching = matching.filter((e) => e.episode === episode);
-    if (matching.length === 0) throw new SelectionError(`iteration ${iteration} has no episode ${episode}${task !== undefined ? ` of task ${task}` : ""}; it has episodes 0-${numbered.length - 1}`);
+    if (matching.length === 0)
+      throw new SelectionError(
+        `iteration ${iteration} has no episode ${episode}${task !== undefined ? ` of task ${task}` : ""}; it has episodes 0-${numbered.length - 1}`,
+      );
   } else if (episode !== undefined) {
     matching = matching.filter((e) => e.records[0]?.group === episode.group && e.records[0].sample === episode.sample);
-    if (matching.length === 0) throw new SelectionError(`iteration ${iteration} has no episode with group ${episode.group} and sample ${episode.sample}${task !== undefined ? ` of task ${task}` : ""}`);
+    if (matching.length === 0)
+      throw new SelectionError(
+        `iteration ${iteration} has no episode with group ${episode.group} and sample ${episode.sample}${task !== undefined ? ` of task ${task}` : ""}`,
+      );
   }
-  const limited = task === undefined && episode === undefined && selection.limit > 0 ? matching.slice(0, selection.limit) : matching;
+  const limited =
+    task === undefined && episode === undefined && selection.limit > 0 ? matching.slice(0, selection.limit) : matching;
   const trajectories = limited.flatMap((e) =>
     e.records.map((record) => {
       const { spans, matched } = spansOf(record);
       const messages = record.messages?.length ?? 0;
       const hasText = spans.length > 0 && matched === spans.length;
-      return { episode: e.episode, record, spans, hasText, laterMessages: hasText ? messages - matched : 0, unmatchedMessages: hasText ? 0 : messages - matched, policyVersions: versionsOf(record) };
+      return {
+        episode: e.episode,
+        record,
+        spans,
+        hasText,
+        laterMessages: hasText ? messages - matched : 0,
+        unmatchedMessages: hasText ? 0 : messages - matched,
+        policyVersions: versionsOf(record),
+      };
     }),
   );
   return { iteration, trajectories, matched: matching.length, episodesInIteration: numbered.length, iterations };
@@ -166,7 +193,11 @@ export interface JsonOptions {
 }
 
 /** A span's text: its message's, else decoded from its ids when the tokenizer is at hand. */
-export function spanText(t: ShownTrajectory, s: Span, tokenText: TokenText | undefined): { text: string; source: "messages" | "decoded" } | undefined {
+export function spanText(
+  t: ShownTrajectory,
+  s: Span,
+  tokenText: TokenText | undefined,
+): { text: string; source: "messages" | "decoded" } | undefined {
   if (s.message) return { text: s.message.content, source: "messages" };
   if (tokenText) return { text: tokenText.decode(t.record.ids.subarray(s.start, s.end)), source: "decoded" };
   return undefined;
@@ -187,7 +218,11 @@ export function trajectoryJson(t: ShownTrajectory, options: JsonOptions): Record
     step: r.step ?? null,
     end,
     reward: r.reward,
-    rewards: Object.fromEntries(Object.keys(r.rewards).sort().map((k) => [k, r.rewards[k]])),
+    rewards: Object.fromEntries(
+      Object.keys(r.rewards)
+        .sort()
+        .map((k) => [k, r.rewards[k]]),
+    ),
     turns: r.turns,
     policy_versions: t.policyVersions,
     generators: r.generators,
@@ -195,11 +230,35 @@ export function trajectoryJson(t: ShownTrajectory, options: JsonOptions): Record
     later_messages: t.laterMessages,
     spans: t.spans.map((s) => {
       const text = spanText(t, s, options.tokenText);
-      const calls = s.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, outcome: callOutcome(c), result: c.result, error: c.error ?? null }));
-      return { role: s.role, start: s.start, end: s.end, text: text?.text ?? null, text_source: text?.source ?? null, tool_calls: calls };
+      const calls = s.toolCalls.map((c) => ({
+        name: c.name,
+        arguments: c.arguments,
+        outcome: callOutcome(c),
+        result: c.result,
+        error: c.error ?? null,
+      }));
+      return {
+        role: s.role,
+        start: s.start,
+        end: s.end,
+        text: text?.text ?? null,
+        text_source: text?.source ?? null,
+        tool_calls: calls,
+      };
     }),
     tools: r.tools ?? null,
-    ...(options.tokens ? { tokens: { ids: Array.from(r.ids), roles: Array.from(r.roles, (id) => ROLE_NAMES.get(id) ?? String(id)), versions: Array.from(r.versions), logprobs: Array.from(r.logprobs), advantages: r.advantages ? Array.from(r.advantages) : null, text: tokenText ? Array.from(r.ids, (id) => tokenText.piece(id)) : null } } : {}),
+    ...(options.tokens
+      ? {
+          tokens: {
+            ids: Array.from(r.ids),
+            roles: Array.from(r.roles, (id) => ROLE_NAMES.get(id) ?? String(id)),
+            versions: Array.from(r.versions),
+            logprobs: Array.from(r.logprobs),
+            advantages: r.advantages ? Array.from(r.advantages) : null,
+            text: tokenText ? Array.from(r.ids, (id) => tokenText.piece(id)) : null,
+          },
+        }
+      : {}),
   };
 }
 

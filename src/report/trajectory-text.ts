@@ -60,7 +60,9 @@ function tokenLines(t: ShownTrajectory, s: Span, tokenText: TokenText | undefine
     const piece = tokenText ? `  ${JSON.stringify(tokenText.piece(r.ids[i] ?? 0))}` : "";
     // The advantage only where the token was generated: elsewhere it is 0 by construction.
     const advantage = r.advantages && s.role === "generated" ? `  advantage ${(r.advantages[i] ?? 0).toFixed(4)}` : "";
-    lines.push(`    ${String(i).padStart(6)}  id ${String(r.ids[i]).padStart(7)}  version ${version >= 0 ? String(version).padStart(3) : "  -"}  logprob ${lp}${advantage}${piece}`);
+    lines.push(
+      `    ${String(i).padStart(6)}  id ${String(r.ids[i]).padStart(7)}  version ${version >= 0 ? String(version).padStart(3) : "  -"}  logprob ${lp}${advantage}${piece}`,
+    );
   }
   return lines.join("\n");
 }
@@ -69,7 +71,8 @@ function spanBlock(t: ShownTrajectory, s: Span, options: TextOptions): string {
   const count = s.end - s.start;
   const label = paint(`[${s.role}]`, s.role, options.color);
   const text = spanText(t, s, options.tokenText);
-  const from = text === undefined ? " (no text: see the note)" : text.source === "decoded" ? " (text decoded from the ids)" : "";
+  const from =
+    text === undefined ? " (no text: see the note)" : text.source === "decoded" ? " (text decoded from the ids)" : "";
   const lines = [`${label} ${count} token${count === 1 ? "" : "s"}${from}`];
   if (text) lines.push(paint(indent(text.text === "" ? "(empty)" : text.text, "  "), s.role, options.color));
   for (const c of s.toolCalls) {
@@ -86,7 +89,10 @@ export function trajectoryText(t: ShownTrajectory, options: TextOptions): string
   const parts = [header(t, options.color)];
   for (const s of t.spans) parts.push(spanBlock(t, s, options));
   const messages = t.record.messages;
-  if (t.laterMessages > 0) parts.push(`note: the conversation goes on for ${t.laterMessages} more message${t.laterMessages === 1 ? "" : "s"}, not in this record's tokens${t.record.step === undefined ? "" : " (the next steps' records hold them)"}`);
+  if (t.laterMessages > 0)
+    parts.push(
+      `note: the conversation goes on for ${t.laterMessages} more message${t.laterMessages === 1 ? "" : "s"}, not in this record's tokens${t.record.step === undefined ? "" : " (the next steps' records hold them)"}`,
+    );
   const untexted = t.spans.filter((s) => !s.message).length;
   if (t.unmatchedMessages > 0 && messages) {
     // Some messages do not line up with the spans: show the conversation as recorded.
@@ -94,15 +100,20 @@ export function trajectoryText(t: ShownTrajectory, options: TextOptions): string
     for (const m of messages) parts.push(`  (${m.role}) ${indent(m.content, "  ").trimStart()}`);
   } else if (untexted > 0 && messages && messages.length > 0) {
     const how = options.tokenText ? "its text is decoded from the ids" : "its text needs the run's tokenizer";
-    parts.push(`note: the last ${untexted === 1 ? "span has" : `${untexted} spans have`} no recorded message (a turn cut off by its token budget is not added to the conversation); ${how}`);
+    parts.push(
+      `note: the last ${untexted === 1 ? "span has" : `${untexted} spans have`} no recorded message (a turn cut off by its token budget is not added to the conversation); ${how}`,
+    );
   } else if (untexted > 0 && !options.tokenText) {
-    parts.push("note: this record carries no messages (written by an older arl); only token ids are stored, and their text needs the run's tokenizer");
+    parts.push(
+      "note: this record carries no messages (written by an older arl); only token ids are stored, and their text needs the run's tokenizer",
+    );
   }
   return `${parts.join("\n")}\n\n`;
 }
 
 /** The legend of `--tokens`: what the token lines show and what they do not. */
 export function tokensNote(tokenText: TokenText | { readonly unavailable: string }): string {
-  const text = "source" in tokenText ? `and the token as ${tokenText.source}` : `(no token text: ${tokenText.unavailable})`;
+  const text =
+    "source" in tokenText ? `and the token as ${tokenText.source}` : `(no token text: ${tokenText.unavailable})`;
   return `token lines: position, id, the policy version that generated it and its log-probability under the sampling distribution (generated tokens only; '-' elsewhere), ${text}; on generated tokens of a record the update trained on, the advantage it was trained with (records of rejected groups, excluded env errors or samples dropped for lag have none). Span roles: ${[0, 1, 2, 3, 5, 6].map(roleName).join(", ")}.\n`;
 }

@@ -55,7 +55,11 @@ export interface ReportModel {
   /** Learning curves left out though recorded (0 by construction, or a repeat of another), with why. */
   readonly omittedCurves: readonly OmittedCurve[];
   /** The page's headline: RL's own gain in pass@k (the smallest k) of each variant, and its eval chart, drawn large. */
-  readonly headline: { readonly k: number; readonly gains: readonly { readonly group: VariantGroup; readonly gain: RlGain }[]; readonly chart: RenderedChart | null } | null;
+  readonly headline: {
+    readonly k: number;
+    readonly gains: readonly { readonly group: VariantGroup; readonly gain: RlGain }[];
+    readonly chart: RenderedChart | null;
+  } | null;
   readonly evalCharts: readonly RenderedChart[];
   /** Several variants: paired per-task differences of each variant against the baseline (--baseline, else the first). */
   readonly comparison: { readonly baseline: VariantGroup; readonly rows: readonly PairedRow[] } | null;

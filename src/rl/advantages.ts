@@ -51,7 +51,8 @@ export const advantageEstimators = new Registry<AdvantageEstimator>("advantage b
 /** Advantages for every group of a batch; one array of returns per group. */
 export function groupAdvantages(groups: readonly (readonly number[])[], options: AdvantageOptions): number[][] {
   const estimate = advantageEstimators.get(options.baseline);
-  if (options.normalize !== "std" && options.normalize !== "none") throw new RangeError(`unknown normalize '${String(options.normalize)}' (known: std, none)`);
+  if (options.normalize !== "std" && options.normalize !== "none")
+    throw new RangeError(`unknown normalize '${String(options.normalize)}' (known: std, none)`);
   return groups.map((rewards, g) => {
     if (rewards.length === 0) throw new RangeError(`group ${g} is empty`);
     assertFinite(rewards, `rewards of group ${g}`);
@@ -65,9 +66,15 @@ export function groupAdvantages(groups: readonly (readonly number[])[], options:
  * target token; `weights` (e.g. L_i when one entry stands for the L_i tokens of a trajectory)
  * counts an entry that many times.
  */
-export function taskNormalize(advantages: readonly number[], tasks: readonly string[], weights?: readonly number[]): number[] {
-  if (tasks.length !== advantages.length) throw new RangeError(`taskNormalize: ${advantages.length} advantages but ${tasks.length} tasks`);
-  if (weights && weights.length !== advantages.length) throw new RangeError(`taskNormalize: ${advantages.length} advantages but ${weights.length} weights`);
+export function taskNormalize(
+  advantages: readonly number[],
+  tasks: readonly string[],
+  weights?: readonly number[],
+): number[] {
+  if (tasks.length !== advantages.length)
+    throw new RangeError(`taskNormalize: ${advantages.length} advantages but ${tasks.length} tasks`);
+  if (weights && weights.length !== advantages.length)
+    throw new RangeError(`taskNormalize: ${advantages.length} advantages but ${weights.length} weights`);
   assertFinite(advantages, "advantages");
   if (weights?.some((w) => !(w >= 0))) throw new RangeError("taskNormalize: weights must be non-negative numbers");
   const byTask = new Map<string, number[]>();

@@ -8,7 +8,8 @@ import { mean } from "./stats.js";
  * 1 - prod_{i=n-c+1}^{n} (1 - k/i) (no large binomials); 1 when n - c < k.
  */
 export function passAtK(n: number, c: number, k: number): number {
-  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k)) throw new RangeError(`pass@k needs integers, got n=${n} c=${c} k=${k}`);
+  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k))
+    throw new RangeError(`pass@k needs integers, got n=${n} c=${c} k=${k}`);
   if (n < 1 || c < 0 || c > n) throw new RangeError(`pass@k needs 0 <= c <= n and n >= 1, got n=${n} c=${c}`);
   if (k < 1 || k > n) throw new RangeError(`pass@k needs 1 <= k <= n, got k=${k} n=${n}`);
   if (n - c < k) return 1;
@@ -62,7 +63,8 @@ export function bootstrapMeanInterval(perTask: readonly number[], options: Boots
   if (n === 0) throw new RangeError("bootstrap needs at least one task");
   const resamples = options.resamples ?? 10_000;
   const level = options.level ?? 0.95;
-  if (!Number.isInteger(resamples) || resamples < 1) throw new RangeError(`bootstrap resamples must be a positive integer, got ${resamples}`);
+  if (!Number.isInteger(resamples) || resamples < 1)
+    throw new RangeError(`bootstrap resamples must be a positive integer, got ${resamples}`);
   if (!(level > 0 && level < 1)) throw new RangeError(`bootstrap level must be in (0, 1), got ${level}`);
   const random = mulberry32(options.seed);
   const means = new Array<number>(resamples);
@@ -88,8 +90,13 @@ export interface PairedComparison {
 }
 
 /** Two policies on the same tasks: analyse the per-task differences, not two separate intervals. */
-export function pairedDifferences(a: readonly number[], b: readonly number[], options: BootstrapOptions): PairedComparison {
-  if (a.length !== b.length) throw new RangeError(`paired comparison needs the same tasks: ${a.length} vs ${b.length} scores`);
+export function pairedDifferences(
+  a: readonly number[],
+  b: readonly number[],
+  options: BootstrapOptions,
+): PairedComparison {
+  if (a.length !== b.length)
+    throw new RangeError(`paired comparison needs the same tasks: ${a.length} vs ${b.length} scores`);
   const differences = a.map((x, i) => (b[i] as number) - x);
   const m = mean(differences);
   const n = differences.length;

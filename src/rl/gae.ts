@@ -34,7 +34,8 @@ export function gae(input: GaeInput): GaeResult {
   let last: number;
   if (end === "terminated") last = 0;
   else if (end === "truncated") {
-    if (input.bootstrapValue === undefined || !Number.isFinite(input.bootstrapValue)) throw new RangeError("gae: a truncated episode needs a finite bootstrap value V(h_T)");
+    if (input.bootstrapValue === undefined || !Number.isFinite(input.bootstrapValue))
+      throw new RangeError("gae: a truncated episode needs a finite bootstrap value V(h_T)");
     last = input.bootstrapValue;
   } else throw new RangeError(`gae: end must be 'terminated' or 'truncated', got '${String(end)}'`);
 
@@ -56,15 +57,24 @@ export function gae(input: GaeInput): GaeResult {
  */
 export function maskedGae(input: GaeInput & { readonly mask: readonly number[] }): GaeResult {
   const { mask } = input;
-  if (mask.length !== input.rewards.length) throw new RangeError(`maskedGae: ${input.rewards.length} rewards but ${mask.length} mask entries`);
+  if (mask.length !== input.rewards.length)
+    throw new RangeError(`maskedGae: ${input.rewards.length} rewards but ${mask.length} mask entries`);
   const steps: number[] = [];
   mask.forEach((m, k) => {
     if (m !== 0 && m !== 1) throw new RangeError(`maskedGae: mask[${k}] must be 0 or 1`);
     if (m === 1) steps.push(k);
-    else if (input.rewards[k] !== 0) throw new RangeError(`maskedGae: reward at position ${k}, which is not a generated token (rewards sit on a turn's last generated token)`);
+    else if (input.rewards[k] !== 0)
+      throw new RangeError(
+        `maskedGae: reward at position ${k}, which is not a generated token (rewards sit on a turn's last generated token)`,
+      );
   });
-  if (input.values.length !== mask.length) throw new RangeError(`maskedGae: ${mask.length} positions but ${input.values.length} values`);
-  const inner = gae({ ...input, rewards: steps.map((k) => input.rewards[k] as number), values: steps.map((k) => input.values[k] as number) });
+  if (input.values.length !== mask.length)
+    throw new RangeError(`maskedGae: ${mask.length} positions but ${input.values.length} values`);
+  const inner = gae({
+    ...input,
+    rewards: steps.map((k) => input.rewards[k] as number),
+    values: steps.map((k) => input.values[k] as number),
+  });
   const advantages = new Array<number>(mask.length).fill(0);
   const returns = new Array<number>(mask.length).fill(0);
   steps.forEach((k, j) => {

@@ -14,7 +14,8 @@ export const klEstimators = new Registry<KlEstimator>("KL estimator", {
 
 /** Per-token KL estimates; `logp` under the current policy, `logpRef` under the reference. */
 export function klPerToken(logp: readonly number[], logpRef: readonly number[], estimator: KlEstimatorName): number[] {
-  if (logp.length !== logpRef.length) throw new RangeError(`kl: ${logp.length} log-probs but ${logpRef.length} reference log-probs`);
+  if (logp.length !== logpRef.length)
+    throw new RangeError(`kl: ${logp.length} log-probs but ${logpRef.length} reference log-probs`);
   const k = klEstimators.get(estimator);
   return logp.map((lp, i) => k((logpRef[i] as number) - lp));
 }

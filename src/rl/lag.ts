@@ -44,7 +44,12 @@ export interface LagFilterResult<T> {
  * variance) from group to group, so a group is used complete or not at all. `maxLag` null: no
  * limit (synchronous rollout).
  */
-export function filterByLag<T>(groups: readonly (readonly T[])[], versionsOf: (sample: T) => ArrayLike<number>, currentVersion: number, maxLag: number | null): LagFilterResult<T> {
+export function filterByLag<T>(
+  groups: readonly (readonly T[])[],
+  versionsOf: (sample: T) => ArrayLike<number>,
+  currentVersion: number,
+  maxLag: number | null,
+): LagFilterResult<T> {
   const kept: T[][] = [];
   const past: T[][] = [];
   let droppedSamples = 0;
@@ -62,7 +67,14 @@ export function filterByLag<T>(groups: readonly (readonly T[])[], versionsOf: (s
       past.push([...group]);
     } else kept.push([...group]);
   }
-  return { kept, past, droppedSamples, droppedGroups: past.length, maxLag: worst, meanLag: samples ? total / samples : 0 };
+  return {
+    kept,
+    past,
+    droppedSamples,
+    droppedGroups: past.length,
+    maxLag: worst,
+    meanLag: samples ? total / samples : 0,
+  };
 }
 
 /**

@@ -36,11 +36,17 @@ export interface TisOptions {
 
 function checkShape(batch: MismatchBatch): void {
   const n = batch.mask.length;
-  if (batch.logpOld.length !== n || batch.logpEngine.length !== n) throw new RangeError(`mismatch: ${n} masks, ${batch.logpOld.length} trainer rows, ${batch.logpEngine.length} engine rows`);
+  if (batch.logpOld.length !== n || batch.logpEngine.length !== n)
+    throw new RangeError(
+      `mismatch: ${n} masks, ${batch.logpOld.length} trainer rows, ${batch.logpEngine.length} engine rows`,
+    );
   batch.mask.forEach((m, i) => {
     const old = batch.logpOld[i] as ArrayLike<number>;
     const engine = batch.logpEngine[i] as ArrayLike<number>;
-    if (old.length !== m.length || engine.length !== m.length) throw new RangeError(`mismatch: sequence ${i} has ${m.length} mask entries, ${old.length} trainer and ${engine.length} engine log-probs`);
+    if (old.length !== m.length || engine.length !== m.length)
+      throw new RangeError(
+        `mismatch: sequence ${i} has ${m.length} mask entries, ${old.length} trainer and ${engine.length} engine log-probs`,
+      );
   });
 }
 
@@ -110,7 +116,11 @@ export interface TisStats {
 }
 
 /** What the metrics record of the weights: their mean and how often the cap bound. */
-export function tisStats(weights: readonly ArrayLike<number>[], mask: readonly ArrayLike<number>[], cap: number): TisStats {
+export function tisStats(
+  weights: readonly ArrayLike<number>[],
+  mask: readonly ArrayLike<number>[],
+  cap: number,
+): TisStats {
   let tokens = 0;
   let sum = 0;
   let capped = 0;

@@ -84,7 +84,8 @@ export function reductionDenominators(batch: Pick<PolicyBatch, "mask" | "groups"
   const groupOf: number[] = [];
   const groupTokens: number[] = [];
   if (batch.groups) {
-    if (batch.groups.length !== batch.mask.length) throw new RangeError(`${batch.mask.length} sequences but ${batch.groups.length} group labels`);
+    if (batch.groups.length !== batch.mask.length)
+      throw new RangeError(`${batch.mask.length} sequences but ${batch.groups.length} group labels`);
     const index = new Map<string, number>();
     batch.groups.forEach((name, i) => {
       let g = index.get(name);
@@ -98,7 +99,14 @@ export function reductionDenominators(batch: Pick<PolicyBatch, "mask" | "groups"
     });
   }
   const tokens = sequenceTokens.reduce((a, b) => a + b, 0);
-  return { tokens, sequences: sequenceTokens.length, sequenceTokens, groups: groupTokens.length, groupTokens, groupOf } as unknown as ReductionDenominators;
+  return {
+    tokens,
+    sequences: sequenceTokens.length,
+    sequenceTokens,
+    groups: groupTokens.length,
+    groupTokens,
+    groupOf,
+  } as unknown as ReductionDenominators;
 }
 
 /** The sequences of one microbatch (or the whole batch), with their per-token contributions. */
@@ -148,7 +156,8 @@ export const reductions = new Registry<ReductionFn>("reduction", {
   seq_mean_token_sum: weighted((_, d) => over(1, d.sequences)),
   // Dr. GRPO: (1/(N*L)) sum_i sum_k m*u.
   constant: weighted((_, d, r) => {
-    if (r.mode !== "constant" || !(r.constant > 0)) throw new RangeError("reduction 'constant' needs a positive constant L");
+    if (r.mode !== "constant" || !(r.constant > 0))
+      throw new RangeError("reduction 'constant' needs a positive constant L");
     return over(1, d.sequences * r.constant);
   }),
   // DAPO per prompt: mean over groups of (group's token sum / group's token count).
@@ -220,7 +229,12 @@ function checkClip(clip: ClipOptions): void {
   if (clip.dual !== null && !(clip.dual > 1)) throw new RangeError(`clip.dual must be > 1 or null, got ${clip.dual}`);
 }
 
-function row(rows: readonly (readonly number[])[] | undefined, i: number, width: number, what: string): readonly number[] {
+function row(
+  rows: readonly (readonly number[])[] | undefined,
+  i: number,
+  width: number,
+  what: string,
+): readonly number[] {
   const r = rows?.[i];
   if (!r) throw new RangeError(`${what}: no row for sequence ${i}`);
   if (r.length !== width) throw new RangeError(`${what}[${i}] has ${r.length} entries, mask[${i}] has ${width}`);
@@ -239,10 +253,18 @@ function tokenAdvantage(batch: PolicyBatch, i: number, width: number): (k: numbe
  * This microbatch's share of the whole step's loss: its numerators over the step's global
  * denominators. Summing over any partition of the step's sequences gives `policyLoss`.
  */
-export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], denominators: ReductionDenominators, options: PolicyLossOptions): PolicyLossResult {
+export function microbatchLoss(
+  batch: PolicyBatch,
+  indices: readonly number[],
+  denominators: ReductionDenominators,
+  options: PolicyLossOptions,
+): PolicyLossResult {
   checkClip(options.clip);
   const N = batch.mask.length;
-  if (denominators.sequences !== N) throw new RangeError(`the denominators count ${denominators.sequences} sequences but the batch has ${N}: compute them once over the whole optimizer step`);
+  if (denominators.sequences !== N)
+    throw new RangeError(
+      `the denominators count ${denominators.sequences} sequences but the batch has ${N}: compute them once over the whole optimizer step`,
+    );
   if (batch.advantages.length !== N) throw new RangeError(`${N} sequences but ${batch.advantages.length} advantages`);
   const reduce = reductions.get(options.reduction.mode);
   const klCoef = options.kl?.coef ?? 0;
@@ -260,7 +282,8 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
   let ratioMin = Infinity;
   let ratioMax = -Infinity;
   for (const i of indices) {
-    if (!Number.isInteger(i) || i < 0 || i >= N) throw new RangeError(`sequence index ${i} is outside the batch (0..${N - 1})`);
+    if (!Number.isInteger(i) || i < 0 || i >= N)
+      throw new RangeError(`sequence index ${i} is outside the batch (0..${N - 1})`);
     if (seen.has(i)) throw new RangeError(`sequence ${i} appears twice in one microbatch`);
     seen.add(i);
     const m = batch.mask[i] as readonly number[];
@@ -281,7 +304,8 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
       L++;
       const ratio = Math.exp((logp[t] as number) - (logpOld[t] as number));
       const s = tokenSurrogate(ratio, advantage(t), options.clip);
-      if (!Number.isFinite(s.u)) throw new RangeError(`non-finite surrogate at sequence ${i}, token ${t} (ratio ${ratio})`);
+      if (!Number.isFinite(s.u))
+        throw new RangeError(`non-finite surrogate at sequence ${i}, token ${t} (ratio ${ratio})`);
       uRow[t] = isWeights ? (isWeights[t] as number) * s.u : s.u;
       if (s.clipped) clipped++;
       if (s.dualClipped) dualClipped++;
@@ -290,7 +314,10 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
       ratioMax = Math.max(ratioMax, ratio);
       if (klEstimate && logpRef) kRow[t] = klEstimate((logpRef[t] as number) - (logp[t] as number));
     }
-    if (L !== denominators.sequenceTokens[i]) throw new RangeError(`sequence ${i} has ${L} targets but the denominators say ${denominators.sequenceTokens[i]}: they belong to another batch`);
+    if (L !== denominators.sequenceTokens[i])
+      throw new RangeError(
+        `sequence ${i} has ${L} targets but the denominators say ${denominators.sequenceTokens[i]}: they belong to another batch`,
+      );
     tokens += L;
     u.push(uRow);
     k.push(kRow);
@@ -307,7 +334,14 @@ export function microbatchLoss(batch: PolicyBatch, indices: readonly number[], d
 }
 
 /** Clip and ratio statistics from their sums over `tokens` target tokens (undefined ones NaN when there are none). */
-export function poolStats(tokens: number, clipped: number, dualClipped: number, ratioSum: number, ratioMin: number, ratioMax: number): PolicyLossStats {
+export function poolStats(
+  tokens: number,
+  clipped: number,
+  dualClipped: number,
+  ratioSum: number,
+  ratioMin: number,
+  ratioMax: number,
+): PolicyLossStats {
   const any = tokens > 0;
   return {
     tokens,
@@ -356,24 +390,37 @@ export function combineResults(parts: readonly PolicyLossResult[]): PolicyLossRe
 
 /** The whole step as one microbatch. */
 export function policyLoss(batch: PolicyBatch, options: PolicyLossOptions): PolicyLossResult {
-  return microbatchLoss(batch, batch.mask.map((_, i) => i), reductionDenominators(batch), options);
+  return microbatchLoss(
+    batch,
+    batch.mask.map((_, i) => i),
+    reductionDenominators(batch),
+    options,
+  );
 }
 
 /**
  * The step split into microbatches (a partition of the sequence indices): denominators are
  * computed once for the whole step, each microbatch is reduced against them, results summed.
  */
-export function partitionedLoss(batch: PolicyBatch, microbatches: readonly (readonly number[])[], options: PolicyLossOptions): { readonly total: PolicyLossResult; readonly parts: PolicyLossResult[] } {
+export function partitionedLoss(
+  batch: PolicyBatch,
+  microbatches: readonly (readonly number[])[],
+  options: PolicyLossOptions,
+): { readonly total: PolicyLossResult; readonly parts: PolicyLossResult[] } {
   const N = batch.mask.length;
   const count = new Array<number>(N).fill(0);
   for (const mb of microbatches) {
     for (const i of mb) {
-      if (!Number.isInteger(i) || i < 0 || i >= N) throw new RangeError(`microbatch index ${i} is outside the batch (0..${N - 1})`);
+      if (!Number.isInteger(i) || i < 0 || i >= N)
+        throw new RangeError(`microbatch index ${i} is outside the batch (0..${N - 1})`);
       count[i] = (count[i] as number) + 1;
     }
   }
   const bad = count.findIndex((c) => c !== 1);
-  if (bad >= 0) throw new RangeError(`the microbatches must be a partition of the sequences: sequence ${bad} appears ${count[bad]} times`);
+  if (bad >= 0)
+    throw new RangeError(
+      `the microbatches must be a partition of the sequences: sequence ${bad} appears ${count[bad]} times`,
+    );
   const denominators = reductionDenominators(batch);
   const parts = microbatches.map((mb) => microbatchLoss(batch, mb, denominators, options));
   return { total: combineResults(parts), parts };

@@ -17,14 +17,32 @@ function reference<S extends z.ZodType>(input: S, evaluate: (input: z.output<S>)
 }
 
 function toBatch(v: OpInput<"policy_loss">): PolicyBatch {
-  return { logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages, ...(v.groups ? { groups: v.groups } : {}), ...(v.is_weights ? { isWeights: v.is_weights } : {}) };
+  return {
+    logp: v.logp,
+    logpOld: v.logp_old,
+    mask: v.mask,
+    advantages: v.advantages,
+    ...(v.groups ? { groups: v.groups } : {}),
+    ...(v.is_weights ? { isWeights: v.is_weights } : {}),
+  };
 }
 
 export const referenceOps = {
-  advantages: reference(opSchemas.advantages.input, (v) => groupAdvantages(v.rewards, { baseline: v.baseline, normalize: v.normalize })),
+  advantages: reference(opSchemas.advantages.input, (v) =>
+    groupAdvantages(v.rewards, { baseline: v.baseline, normalize: v.normalize }),
+  ),
   task_normalize: reference(opSchemas.task_normalize.input, (v) => taskNormalize(v.advantages, v.tasks)),
-  gae: reference(opSchemas.gae.input, (v) =>
-    gae({ rewards: v.rewards, values: v.values, gamma: v.gamma, lambda: v.lambda, end: v.end, ...(v.bootstrap_value !== undefined ? { bootstrapValue: v.bootstrap_value } : {}) }).advantages,
+  gae: reference(
+    opSchemas.gae.input,
+    (v) =>
+      gae({
+        rewards: v.rewards,
+        values: v.values,
+        gamma: v.gamma,
+        lambda: v.lambda,
+        end: v.end,
+        ...(v.bootstrap_value !== undefined ? { bootstrapValue: v.bootstrap_value } : {}),
+      }).advantages,
   ),
   policy_loss: reference(opSchemas.policy_loss.input, (v) => {
     const options: PolicyLossOptions = { clip: v.clip, reduction: v.reduction };
@@ -37,7 +55,13 @@ export const referenceOps = {
     const s = mismatchStats({ logpOld: v.logp_old, logpEngine: v.logp_engine, mask: v.mask }, v.threshold);
     return { mean_abs: s.meanAbs, max_abs: s.maxAbs, frac_over: s.fracOver, tokens: s.tokens };
   }),
-  tis_weights: reference(opSchemas.tis_weights.input, (v) => tisWeights({ logpOld: v.logp_old, logpEngine: v.logp_engine, mask: v.mask }, { cap: v.cap, level: v.level }).map((w) => Array.from(w))),
+  tis_weights: reference(opSchemas.tis_weights.input, (v) =>
+    tisWeights({ logpOld: v.logp_old, logpEngine: v.logp_engine, mask: v.mask }, { cap: v.cap, level: v.level }).map(
+      (w) => Array.from(w),
+    ),
+  ),
   pass_at_k: reference(opSchemas.pass_at_k.input, (v) => passAtK(v.n, v.c, v.k)),
-  mixed_group_probability: reference(opSchemas.mixed_group_probability.input, (v) => mixedGroupProbability(v.p, v.group_size)),
+  mixed_group_probability: reference(opSchemas.mixed_group_probability.input, (v) =>
+    mixedGroupProbability(v.p, v.group_size),
+  ),
 } as const satisfies Record<OpName, Reference>;

@@ -4,15 +4,18 @@
 /** P(a group of G binary outcomes with success probability p is mixed) = 1 - p^G - (1-p)^G. */
 export function mixedGroupProbability(p: number, groupSize: number): number {
   if (!(p >= 0 && p <= 1)) throw new RangeError(`p must be in [0, 1], got ${p}`);
-  if (!Number.isInteger(groupSize) || groupSize < 1) throw new RangeError(`group size must be a positive integer, got ${groupSize}`);
+  if (!Number.isInteger(groupSize) || groupSize < 1)
+    throw new RangeError(`group size must be a positive integer, got ${groupSize}`);
   return 1 - p ** groupSize - (1 - p) ** groupSize;
 }
 
 /** pi(a)/mu(a). The support condition mu(a) > 0 wherever pi(a) > 0 is checked, not assumed. */
 export function importanceWeight(pi: number, mu: number): number {
-  if (!(pi >= 0 && pi <= 1) || !(mu >= 0 && mu <= 1)) throw new RangeError(`probabilities must be in [0, 1], got pi=${pi} mu=${mu}`);
+  if (!(pi >= 0 && pi <= 1) || !(mu >= 0 && mu <= 1))
+    throw new RangeError(`probabilities must be in [0, 1], got pi=${pi} mu=${mu}`);
   if (mu === 0) {
-    if (pi > 0) throw new RangeError("support violated: mu(a) = 0 where pi(a) > 0; no sample can correct for that action");
+    if (pi > 0)
+      throw new RangeError("support violated: mu(a) = 0 where pi(a) > 0; no sample can correct for that action");
     return 0;
   }
   return pi / mu;

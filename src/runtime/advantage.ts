@@ -61,7 +61,12 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
       }
     });
   });
-  const rewardKl = plan.algorithm.kl.placement !== "loss" && plan.algorithm.kl.coef > 0 ? (klTokens ? klSum / klTokens / plan.algorithm.kl.coef : 0) : undefined;
+  const rewardKl =
+    plan.algorithm.kl.placement !== "loss" && plan.algorithm.kl.coef > 0
+      ? klTokens
+        ? klSum / klTokens / plan.algorithm.kl.coef
+        : 0
+      : undefined;
 
   let perToken: Float32Array[];
   let returns: Float32Array[] | undefined;
@@ -70,7 +75,9 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
 
   if (a.estimator === "group") {
     const members = groupKeys.map((g) => batch.map((t, i) => (t.group === g ? i : -1)).filter((i) => i >= 0));
-    const rewards = members.map((idx) => idx.map((i) => at(batch, i).reward - at(penalties, i).reduce((s, x) => s + x, 0)));
+    const rewards = members.map((idx) =>
+      idx.map((i) => at(batch, i).reward - at(penalties, i).reduce((s, x) => s + x, 0)),
+    );
     const adv = groupAdvantages(rewards, { baseline: a.baseline, normalize: a.normalize });
     const perSeq = new Array<number>(batch.length).fill(0);
     members.forEach((idx, g) => {
@@ -79,7 +86,11 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
       if (groupAdv.some((x) => x !== 0)) effectiveGroups++;
     });
     const normalized = a.task_norm
-      ? taskNormalize(perSeq, batch.map((t) => t.env), masks.map((m) => m.reduce((s, x) => s + x, 0)))
+      ? taskNormalize(
+          perSeq,
+          batch.map((t) => t.env),
+          masks.map((m) => m.reduce((s, x) => s + x, 0)),
+        )
       : perSeq;
     perToken = masks.map((mask, i) => Float32Array.from(mask, (m) => (m ? at(normalized, i) : 0)));
   } else {
@@ -115,9 +126,20 @@ export function computeAdvantages(plan: Plan, batch: readonly ScoredTrajectory[]
     });
     effectiveGroups = groupKeys.length;
     if (a.normalize === "std") perToken = whiten(perToken, masks);
-    if (a.task_norm) perToken = taskNormalizeTokens(perToken, masks, batch.map((t) => t.env));
+    if (a.task_norm)
+      perToken = taskNormalizeTokens(
+        perToken,
+        masks,
+        batch.map((t) => t.env),
+      );
   }
-  return { advantages: perToken, ...(returns ? { returns } : {}), effectiveGroups, groups: groupKeys.length, ...(rewardKl !== undefined ? { rewardKl } : {}) };
+  return {
+    advantages: perToken,
+    ...(returns ? { returns } : {}),
+    effectiveGroups,
+    groups: groupKeys.length,
+    ...(rewardKl !== undefined ? { rewardKl } : {}),
+  };
 }
 
 /**
@@ -189,7 +211,10 @@ export interface StepwiseEpisode {
  */
 export function computeStepwiseAdvantages(plan: Plan, episodes: readonly StepwiseEpisode[]): AdvantageResult {
   const views = episodes.map(episodeView);
-  const result = computeAdvantages(plan, views.map((v) => v.trajectory));
+  const result = computeAdvantages(
+    plan,
+    views.map((v) => v.trajectory),
+  );
   const scatter = (perView: readonly Float32Array[]) =>
     views.flatMap((v, i) => {
       const source = at(perView, i);
@@ -199,7 +224,11 @@ export function computeStepwiseAdvantages(plan: Plan, episodes: readonly Stepwis
         return out;
       });
     });
-  return { ...result, advantages: scatter(result.advantages), ...(result.returns ? { returns: scatter(result.returns) } : {}) };
+  return {
+    ...result,
+    advantages: scatter(result.advantages),
+    ...(result.returns ? { returns: scatter(result.returns) } : {}),
+  };
 }
 
 interface EpisodeView {

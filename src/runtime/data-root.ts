@@ -14,11 +14,18 @@ export const DATA_ROOT_FILE = "data-root.json";
 
 /** Whether any env of the plan, or its cold start (rollout.sft.data), reads a data file (and so needs a data root). */
 function planNamesDataFiles(plan: Plan): boolean {
-  return Object.values(plan.envs).some((e) => (e.kind === "sql" && (e.database !== null || e.questions !== null)) || e.kind === "agent") || (plan.rollout.sft?.data ?? null) !== null;
+  return (
+    Object.values(plan.envs).some(
+      (e) => (e.kind === "sql" && (e.database !== null || e.questions !== null)) || e.kind === "agent",
+    ) || (plan.rollout.sft?.data ?? null) !== null
+  );
 }
 
 export function recordDataRoot(run: RunDirectory, root: string): void {
-  writeFileAtomic(path.join(run.dir, DATA_ROOT_FILE), `${JSON.stringify({ data_root: path.resolve(root) }, null, 2)}\n`);
+  writeFileAtomic(
+    path.join(run.dir, DATA_ROOT_FILE),
+    `${JSON.stringify({ data_root: path.resolve(root) }, null, 2)}\n`,
+  );
 }
 
 /** The recorded data root; undefined for run directories written before it was recorded (and folders that are not run directories). */
@@ -31,7 +38,8 @@ export function recordedDataRoot(run: Pick<RunDirectory, "dir">): string | undef
   } catch {
     throw new DataRootError(`${file} is damaged (not JSON); give the data root again with --data-root DIR`);
   }
-  if (typeof root !== "string" || !path.isAbsolute(root)) throw new DataRootError(`${file} names no absolute data_root; give the data root again with --data-root DIR`);
+  if (typeof root !== "string" || !path.isAbsolute(root))
+    throw new DataRootError(`${file} names no absolute data_root; give the data root again with --data-root DIR`);
   return root;
 }
 
@@ -43,7 +51,12 @@ export class DataRootError extends Error {}
  * whether it is the same data), so a mistyped one does not replace a good record. A run
  * directory without a record needs --data-root when its plan names data files.
  */
-export function resumeDataRoot(run: RunDirectory, plan: Plan, given: string | undefined, verify: (root: string) => void): string | undefined {
+export function resumeDataRoot(
+  run: RunDirectory,
+  plan: Plan,
+  given: string | undefined,
+  verify: (root: string) => void,
+): string | undefined {
   if (given !== undefined) {
     verify(given);
     recordDataRoot(run, given);
@@ -51,7 +64,9 @@ export function resumeDataRoot(run: RunDirectory, plan: Plan, given: string | un
   }
   const recorded = recordedDataRoot(run);
   if (recorded === undefined && planNamesDataFiles(plan)) {
-    throw new DataRootError(`${run.dir} records no data root (it was started by an older arl) and its plan names data files; give it with --data-root DIR (the folder of the spec it was compiled from)`);
+    throw new DataRootError(
+      `${run.dir} records no data root (it was started by an older arl) and its plan names data files; give it with --data-root DIR (the folder of the spec it was compiled from)`,
+    );
   }
   return recorded;
 }

@@ -32,7 +32,15 @@
 import type { RunState } from "./run-dir.js";
 import { coldStart } from "./run/cold-start/phase.js";
 import { commitIteration, recordEpisodes, saveIteration, type SavedIteration } from "./run/commit.js";
-import { haltedError, RunError, TrainedOnNothingError, type EvalSummary, type RunContext, type RunOptions, type RunSummary } from "./run/context.js";
+import {
+  haltedError,
+  RunError,
+  TrainedOnNothingError,
+  type EvalSummary,
+  type RunContext,
+  type RunOptions,
+  type RunSummary,
+} from "./run/context.js";
 import { evaluatePolicy } from "./run/evaluate.js";
 import { preflight } from "./run/preflight.js";
 import { checkHost, checkRunnable, openRun, provision, shutdownEnvs } from "./run/provision.js";
@@ -53,7 +61,11 @@ export { PreflightError } from "./run/preflight.js";
  * Asynchronous rollout: the trainer copies its current weights (policy version `version`) into
  * the behaviour slot the next rollout samples from; an engine's servers take the same weights.
  */
-async function snapshotBehaviour(ctx: RunContext, replica: GenerationReplica | undefined, version: number): Promise<void> {
+async function snapshotBehaviour(
+  ctx: RunContext,
+  replica: GenerationReplica | undefined,
+  version: number,
+): Promise<void> {
   await ctx.trainer.request("snapshot", {});
   await replica?.sync(ctx.trainer);
   await syncEngine(ctx, version);
@@ -100,7 +112,14 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     let preflightPending = state.iteration === 0;
     // The iteration whose checkpoint the trainer is writing in the background while the next
     // rollout generates: committed once it is durable, before anything else is (run/commit.ts).
-    let saving: { saved: SavedIteration; rolloutSeconds: number; evaluation: EvalSummary | undefined; firstEnvError: string | undefined } | undefined;
+    let saving:
+      | {
+          saved: SavedIteration;
+          rolloutSeconds: number;
+          evaluation: EvalSummary | undefined;
+          firstEnvError: string | undefined;
+        }
+      | undefined;
     /** Commits the iteration being saved, if any; whether its watchdog stops the run. */
     const commitSaving = async (): Promise<boolean> => {
       if (!saving) return false;
@@ -129,10 +148,12 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         // The first batch of an asynchronous run samples from the starting weights; a resumed
         // run's behaviour slot comes back with its checkpoint, except with an engine: its servers
         // were synced to the committed weights, and the behaviour slot is made to match them.
-        if (asyncRollout && pipeline.size === 0 && (iteration === 1 || ctx.engine)) await snapshotBehaviour(ctx, trainers.replica, version);
+        if (asyncRollout && pipeline.size === 0 && (iteration === 1 || ctx.engine))
+          await snapshotBehaviour(ctx, trainers.replica, version);
         // A resumed run restarts the rollouts the uninterrupted run had in flight at this point,
         // from the snapshot its checkpoint keeps.
-        if (asyncRollout && iteration > 1 && pipeline.size === 0) pipeline.startThrough(launchedThrough(asyncRollout, iteration - 1, plan.rollout.iterations));
+        if (asyncRollout && iteration > 1 && pipeline.size === 0)
+          pipeline.startThrough(launchedThrough(asyncRollout, iteration - 1, plan.rollout.iterations));
         const rollout = await (pipeline.take(iteration) ?? collectRollout(ctx, iteration));
         const rolledOut = Date.now();
         // The iteration before is committed now that its checkpoint has had this rollout's time to
@@ -150,7 +171,8 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
         // Asynchronous rollout: the next batches sample from the weights before this update.
         if (asyncRollout) {
           if (refreshesBefore(asyncRollout, iteration)) await snapshotBehaviour(ctx, trainers.replica, version);
-          if (!options.stop?.aborted) pipeline.startThrough(launchedThrough(asyncRollout, iteration, plan.rollout.iterations));
+          if (!options.stop?.aborted)
+            pipeline.startThrough(launchedThrough(asyncRollout, iteration, plan.rollout.iterations));
         }
 
         const update = await updatePolicy(ctx, iteration, scored, version);
@@ -185,7 +207,12 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
             ...(commitBeforeSeconds !== undefined ? { commitBeforeSeconds } : {}),
           },
         });
-        saving = { saved, rolloutSeconds: rollout.seconds, evaluation, firstEnvError: rollout.allPlayed.find((p) => p.episode.end === "env_error")?.episode.error };
+        saving = {
+          saved,
+          rolloutSeconds: rollout.seconds,
+          evaluation,
+          firstEnvError: rollout.allPlayed.find((p) => p.episode.end === "env_error")?.episode.error,
+        };
         // Written already (a trainer that saves before it answers): committed at once.
         if (!saved.pending && (await commitSaving())) break;
       }
@@ -222,5 +249,11 @@ export async function executePlan(options: RunOptions): Promise<RunSummary> {
     await gateway?.close().catch(() => undefined);
     await shutdownEnvs(options.envs);
   }
-  return { dir: options.runDir.dir, iterations: state.iteration, stopped, ...(watchdogStop ? { watchdogStop } : {}), ...(lastEval ? { lastEval } : {}) };
+  return {
+    dir: options.runDir.dir,
+    iterations: state.iteration,
+    stopped,
+    ...(watchdogStop ? { watchdogStop } : {}),
+    ...(lastEval ? { lastEval } : {}),
+  };
 }

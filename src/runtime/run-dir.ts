@@ -4,7 +4,19 @@
 // any moment loses at most the iteration in progress: appends are line- or frame-sized, and
 // files that are replaced are replaced atomically. preflight.json holds the verdict of the checks
 // before the first optimizer step.
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+} from "node:fs";
 import path from "node:path";
 import * as z from "zod";
 import { parsePlanFile, PlanFileError, variantFileName, writeFileAtomic } from "../plan/files.js";
@@ -44,9 +56,20 @@ export interface RunState {
   readonly failed?: string;
 }
 
-const initialState: RunState = { iteration: 0, checkpoint: null, bufferOffset: 0, metricsOffset: 0, sftDone: false, policyVersion: 0 };
+const initialState: RunState = {
+  iteration: 0,
+  checkpoint: null,
+  bufferOffset: 0,
+  metricsOffset: 0,
+  sftDone: false,
+  policyVersion: 0,
+};
 
-const sftEpochSchema = z.strictObject({ epoch: z.number().int().positive(), train_nll: z.number(), heldout_nll: z.number().nullable() });
+const sftEpochSchema = z.strictObject({
+  epoch: z.number().int().positive(),
+  train_nll: z.number(),
+  heldout_nll: z.number().nullable(),
+});
 const sftSummarySchema = z.strictObject({
   demos: z.number().int().nonnegative(),
   records: z.number().int().nonnegative(),
@@ -80,7 +103,10 @@ const coldStartTimeSchema = z.strictObject({ base_eval_s: z.number().nonnegative
 /** Seconds spent in eval.base and in the cold start. */
 export type ColdStartTime = z.infer<typeof coldStartTimeSchema>;
 
-const fileCommitSchema = z.strictObject({ bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+const fileCommitSchema = z.strictObject({
+  bytes: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
 const runStateSchema = z.object({
   iteration: z.number().int().nonnegative(),
   checkpoint: z.string().nullable(),
@@ -112,14 +138,19 @@ export function makeFolders(dir: string): void {
     missing.push(at);
     at = path.dirname(at);
   }
-  if (!statSync(at).isDirectory()) throw new RunDirectoryError(`cannot make the folder '${dir}': '${at}' is a file, not a folder; give a path below a folder`);
+  if (!statSync(at).isDirectory())
+    throw new RunDirectoryError(
+      `cannot make the folder '${dir}': '${at}' is a file, not a folder; give a path below a folder`,
+    );
   for (const folder of missing.reverse()) {
     try {
       mkdirSync(folder);
     } catch (error) {
       const { code, message } = error as NodeJS.ErrnoException;
       if (code === "EEXIST" && statSync(folder).isDirectory()) continue;
-      throw new RunDirectoryError(`cannot make the folder '${folder}' (${code ?? message}): ${path.dirname(folder)} does not take new folders; give a path on a file system arl can write to`);
+      throw new RunDirectoryError(
+        `cannot make the folder '${folder}' (${code ?? message}): ${path.dirname(folder)} does not take new folders; give a path on a file system arl can write to`,
+      );
     }
   }
 }
@@ -143,13 +174,18 @@ export class RunDirectory {
   private constructor(readonly dir: string) {}
 
   private metrics(): RunningDigest {
-    this.metricsDigest ??= existsSync(this.metricsPath) ? RunningDigest.ofPrefix(this.metricsPath, this.metricsSize) : new RunningDigest();
+    this.metricsDigest ??= existsSync(this.metricsPath)
+      ? RunningDigest.ofPrefix(this.metricsPath, this.metricsSize)
+      : new RunningDigest();
     return this.metricsDigest;
   }
 
   /** A new run directory for `plan` below `outDir`. */
   static create(outDir: string, plan: Plan, now = new Date()): RunDirectory {
-    const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    const stamp = now
+      .toISOString()
+      .replace(/[-:]/g, "")
+      .replace(/\.\d+Z$/, "Z");
     const base = path.join(outDir, variantFileName(plan.experiment), variantFileName(plan.variant));
     let dir = path.join(base, `${plan.hash.slice("sha256:".length, "sha256:".length + 12)}-${stamp}`);
     for (let n = 2; existsSync(dir); n++) dir = path.join(base, `${plan.hash.slice(7, 19)}-${stamp}-${n}`);
@@ -166,9 +202,18 @@ export class RunDirectory {
 
   /** An existing run directory, for --resume. */
   static open(dir: string): RunDirectory {
-    if (!existsSync(dir)) throw new RunDirectoryError(`'${dir}' does not exist; give the run directory that 'arl run' printed (OUT/<experiment>/<variant>/<hash>-<time>)`);
-    if (!statSync(dir).isDirectory()) throw new RunDirectoryError(`'${dir}' is a file, not a run directory; give the folder that holds plan.json and state.json`);
-    if (!existsSync(path.join(dir, "plan.json"))) throw new RunDirectoryError(`'${dir}' is not a run directory (it has no plan.json); give the folder that 'arl run' printed (OUT/<experiment>/<variant>/<hash>-<time>)`);
+    if (!existsSync(dir))
+      throw new RunDirectoryError(
+        `'${dir}' does not exist; give the run directory that 'arl run' printed (OUT/<experiment>/<variant>/<hash>-<time>)`,
+      );
+    if (!statSync(dir).isDirectory())
+      throw new RunDirectoryError(
+        `'${dir}' is a file, not a run directory; give the folder that holds plan.json and state.json`,
+      );
+    if (!existsSync(path.join(dir, "plan.json")))
+      throw new RunDirectoryError(
+        `'${dir}' is not a run directory (it has no plan.json); give the folder that 'arl run' printed (OUT/<experiment>/<variant>/<hash>-<time>)`,
+      );
     return new RunDirectory(dir);
   }
 
@@ -202,7 +247,11 @@ export class RunDirectory {
 
   /** eval/iteration-NNNNN.jsonl, or eval/base.jsonl for the policy before the cold start. */
   evalPath(iteration: number | "base"): string {
-    return path.join(this.dir, "eval", iteration === "base" ? "base.jsonl" : `iteration-${String(iteration).padStart(5, "0")}.jsonl`);
+    return path.join(
+      this.dir,
+      "eval",
+      iteration === "base" ? "base.jsonl" : `iteration-${String(iteration).padStart(5, "0")}.jsonl`,
+    );
   }
 
   /**
@@ -213,7 +262,12 @@ export class RunDirectory {
     const name = path.join(this.dir, "plan.json");
     const recorded = existsSync(this.statePath) ? this.readState().planHash : undefined;
     try {
-      return parsePlanFile(readFileSync(this.planPath, "utf8"), name, recorded, "if another version of arl wrote it, it cannot be resumed by this version; otherwise restore it from a copy, or start a new run");
+      return parsePlanFile(
+        readFileSync(this.planPath, "utf8"),
+        name,
+        recorded,
+        "if another version of arl wrote it, it cannot be resumed by this version; otherwise restore it from a copy, or start a new run",
+      );
     } catch (error) {
       if (error instanceof PlanFileError) throw new RunDirectoryError(error.message);
       throw error;
@@ -224,18 +278,24 @@ export class RunDirectory {
   readState(): RunState {
     const name = path.join(this.dir, "state.json");
     if (!existsSync(this.statePath)) {
-      throw new RunDirectoryError(`${name} is missing: every run directory has one from its start, and without it nothing says which iterations were committed; restore it, or start a new run`);
+      throw new RunDirectoryError(
+        `${name} is missing: every run directory has one from its start, and without it nothing says which iterations were committed; restore it, or start a new run`,
+      );
     }
     let json: unknown;
     try {
       json = JSON.parse(readFileSync(this.statePath, "utf8")) as unknown;
     } catch (error) {
-      throw new RunDirectoryError(`${name} is not valid JSON (${(error as Error).message}): it was cut short or edited (arl replaces it atomically); restore it, or start a new run`);
+      throw new RunDirectoryError(
+        `${name} is not valid JSON (${(error as Error).message}): it was cut short or edited (arl replaces it atomically); restore it, or start a new run`,
+      );
     }
     const parsed = runStateSchema.safeParse(json && typeof json === "object" ? { ...initialState, ...json } : json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new RunDirectoryError(`${name} is not a run's commit record: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") || "the top level"}; restore it, or start a new run`);
+      throw new RunDirectoryError(
+        `${name} is not a run's commit record: ${issue?.message ?? "schema mismatch"} at ${issue?.path.join(".") || "the top level"}; restore it, or start a new run`,
+      );
     }
     return parsed.data;
   }
@@ -263,7 +323,9 @@ export class RunDirectory {
     if (!existsSync(this.preflightPath)) return undefined;
     try {
       const json = JSON.parse(readFileSync(this.preflightPath, "utf8")) as Partial<PreflightReport> | null;
-      return json && typeof json.passed === "boolean" && Array.isArray(json.checks) ? (json as PreflightReport) : undefined;
+      return json && typeof json.passed === "boolean" && Array.isArray(json.checks)
+        ? (json as PreflightReport)
+        : undefined;
     } catch {
       return undefined;
     }
@@ -288,7 +350,10 @@ export class RunDirectory {
     const text = rows.map((r) => `${JSON.stringify(r)}\n`).join("");
     const file = this.evalPath(iteration);
     writeFileAtomic(file, text);
-    this.evalCommits.set(path.relative(this.dir, file).split(path.sep).join("/"), { bytes: Buffer.byteLength(text), sha256: sha256Hex(text) });
+    this.evalCommits.set(path.relative(this.dir, file).split(path.sep).join("/"), {
+      bytes: Buffer.byteLength(text),
+      sha256: sha256Hex(text),
+    });
   }
 
   removeCheckpoint(dir: string): void {
@@ -304,11 +369,16 @@ export class RunDirectory {
    */
   recover(state: RunState, log: (line: string) => void = () => undefined): Recovered {
     const legacy = state.files === undefined;
-    if (legacy && (state.iteration > 0 || state.sftDone)) log("state.json was written by an older arl and records no checksums: checking the committed lengths only");
-    const commitOf = (file: string, legacyBytes: number) => state.files?.[file] ?? (legacy ? { bytes: legacyBytes } : undefined);
+    if (legacy && (state.iteration > 0 || state.sftDone))
+      log("state.json was written by an older arl and records no checksums: checking the committed lengths only");
+    const commitOf = (file: string, legacyBytes: number) =>
+      state.files?.[file] ?? (legacy ? { bytes: legacyBytes } : undefined);
     const metricsCommit = commitOf(METRICS, state.metricsOffset);
     const bufferCommit = commitOf(BUFFER, state.bufferOffset);
-    if (!metricsCommit || !bufferCommit) throw new RunDirectoryError(`${this.statePath} does not record ${metricsCommit ? BUFFER : METRICS}; restore it, or start a new run`);
+    if (!metricsCommit || !bufferCommit)
+      throw new RunDirectoryError(
+        `${this.statePath} does not record ${metricsCommit ? BUFFER : METRICS}; restore it, or start a new run`,
+      );
     const what = state.iteration > 0 ? `iterations 1-${state.iteration}` : "the run's start";
     const metrics = this.verifyAppendOnly(METRICS, metricsCommit, what, log);
     const buffer = this.verifyAppendOnly(BUFFER, bufferCommit, what, log);
@@ -318,15 +388,22 @@ export class RunDirectory {
       if (file === METRICS || file === BUFFER) continue;
       const full = path.join(this.dir, file);
       const size = existsSync(full) ? statSync(full).size : undefined;
-      if (size === undefined) throw new RunDirectoryError(`${full} is missing, but the run committed it (${commit.bytes} bytes); restore it, or start a new run`);
+      if (size === undefined)
+        throw new RunDirectoryError(
+          `${full} is missing, but the run committed it (${commit.bytes} bytes); restore it, or start a new run`,
+        );
       if (size !== commit.bytes || sha256Hex(readFileSync(full)) !== commit.sha256) {
-        throw new RunDirectoryError(`${full} changed after it was committed (${size} bytes, ${commit.bytes} committed, or different content); restore it, or start a new run`);
+        throw new RunDirectoryError(
+          `${full} changed after it was committed (${size} bytes, ${commit.bytes} committed, or different content); restore it, or start a new run`,
+        );
       }
       this.evalCommits.set(file, commit);
     }
     const checkpoint = state.checkpoint ? path.join(this.dir, "checkpoints", path.basename(state.checkpoint)) : null;
     if (checkpoint && !existsSync(checkpoint)) {
-      throw new RunDirectoryError(`${checkpoint} is missing: it is the checkpoint of committed iteration ${state.iteration}, which the resumed run starts from; restore it, or start a new run`);
+      throw new RunDirectoryError(
+        `${checkpoint} is missing: it is the checkpoint of committed iteration ${state.iteration}, which the resumed run starts from; restore it, or start a new run`,
+      );
     }
 
     // Every committed file passed: now drop what the interrupted iteration left behind.
@@ -336,7 +413,8 @@ export class RunDirectory {
     const keep = state.checkpoint ? path.basename(state.checkpoint) : undefined;
     for (const entry of readdirSync(path.join(this.dir, "checkpoints"))) {
       const n = Number(/^iteration-(\d+)/.exec(entry)?.[1]);
-      if (entry !== keep && (!Number.isFinite(n) || n > state.iteration)) rmSync(path.join(this.dir, "checkpoints", entry), { recursive: true, force: true });
+      if (entry !== keep && (!Number.isFinite(n) || n > state.iteration))
+        rmSync(path.join(this.dir, "checkpoints", entry), { recursive: true, force: true });
     }
     for (const entry of readdirSync(path.join(this.dir, "eval"))) {
       const n = Number(/^iteration-(\d+)/.exec(entry)?.[1]);
@@ -346,19 +424,31 @@ export class RunDirectory {
   }
 
   /** One append-only file against its commit: cut back when longer, refused when it lost committed bytes. */
-  private verifyAppendOnly(file: string, commit: { bytes: number; sha256?: string }, what: string, log: (line: string) => void): { digest: RunningDigest; cutBack: () => void } {
+  private verifyAppendOnly(
+    file: string,
+    commit: { bytes: number; sha256?: string },
+    what: string,
+    log: (line: string) => void,
+  ): { digest: RunningDigest; cutBack: () => void } {
     const full = path.join(this.dir, file);
     const size = existsSync(full) ? statSync(full).size : undefined;
     const hint = "restore it from a copy, or start a new run; resuming would leave a hole in the run's record";
-    if (size === undefined && commit.bytes > 0) throw new RunDirectoryError(`${full} is missing, but the run committed ${commit.bytes} bytes of it (${what}); ${hint}`);
+    if (size === undefined && commit.bytes > 0)
+      throw new RunDirectoryError(
+        `${full} is missing, but the run committed ${commit.bytes} bytes of it (${what}); ${hint}`,
+      );
     if (size !== undefined && size < commit.bytes) {
-      throw new RunDirectoryError(`${full} has ${size} bytes, fewer than the ${commit.bytes} the run committed (${what}): it was truncated or replaced; ${hint}`);
+      throw new RunDirectoryError(
+        `${full} has ${size} bytes, fewer than the ${commit.bytes} the run committed (${what}): it was truncated or replaced; ${hint}`,
+      );
     }
     // The committed prefix is checked before anything is cut, and cutting waits until every file
     // passed (recover), so that a refused resume leaves the directory as it found it.
     const digest = size === undefined ? new RunningDigest() : RunningDigest.ofPrefix(full, commit.bytes);
     if (commit.sha256 !== undefined && digest.commit.sha256 !== commit.sha256) {
-      throw new RunDirectoryError(`${full}: its first ${commit.bytes} bytes (${what}) are not what the run committed (the checksum in state.json differs): the file was modified; ${hint}`);
+      throw new RunDirectoryError(
+        `${full}: its first ${commit.bytes} bytes (${what}) are not what the run committed (the checksum in state.json differs): the file was modified; ${hint}`,
+      );
     }
     const excess = size !== undefined && size > commit.bytes ? size - commit.bytes : 0;
     return {
@@ -366,7 +456,9 @@ export class RunDirectory {
       cutBack: () => {
         if (excess === 0) return;
         truncateSync(full, commit.bytes);
-        log(`${file}: dropped ${excess} bytes after the last committed record (left by an interrupted iteration or a torn write)`);
+        log(
+          `${file}: dropped ${excess} bytes after the last committed record (left by an interrupted iteration or a torn write)`,
+        );
       },
     };
   }
@@ -380,7 +472,9 @@ export class RunDirectory {
         try {
           return [JSON.parse(l) as Record<string, unknown>];
         } catch (error) {
-          throw new RunDirectoryError(`${this.metricsPath}:${i + 1}: not a JSON line (${(error as Error).message}); the file was damaged after it was written`);
+          throw new RunDirectoryError(
+            `${this.metricsPath}:${i + 1}: not a JSON line (${(error as Error).message}); the file was damaged after it was written`,
+          );
         }
       });
   }

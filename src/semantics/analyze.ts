@@ -116,16 +116,29 @@ class ToolDeclarations {
   /** The typed tool, or undefined when it has errors (reported the first time). */
   check(decl: Declaration): Tool | undefined {
     if (this.checked.has(decl)) return this.checked.get(decl);
-    const result = validate(this.evaluator.declaration(decl), toolSchema, { label: `tool '${decl.name}'`, origin: { file: decl.module.path, range: defined(decl.block.name, "the tool's name").range } });
+    const result = validate(this.evaluator.declaration(decl), toolSchema, {
+      label: `tool '${decl.name}'`,
+      origin: { file: decl.module.path, range: defined(decl.block.name, "the tool's name").range },
+    });
     append(this.diagnostics, result.diagnostics);
     this.checked.set(decl, result.data);
     return result.data;
   }
 }
 
-function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: DeclarationIndex, toolDeclarations: ToolDeclarations, diagnostics: Diagnostic[], memo: ParseMemo | undefined): ExperimentModel {
+function analyzeExperiment(
+  decl: Declaration,
+  evaluator: Evaluator,
+  index: DeclarationIndex,
+  toolDeclarations: ToolDeclarations,
+  diagnostics: Diagnostic[],
+  memo: ParseMemo | undefined,
+): ExperimentModel {
   const value = evaluator.declaration(decl);
-  const subject = { label: `experiment '${decl.name}'`, origin: { file: decl.module.path, range: defined(decl.block.name, "the experiment's name").range } };
+  const subject = {
+    label: `experiment '${decl.name}'`,
+    origin: { file: decl.module.path, range: defined(decl.block.name, "the experiment's name").range },
+  };
   const variants: VariantModel[] = [];
   for (const variant of expandVariants(value, diagnostics)) {
     const result = validate(variant.value, experimentSchema, subject, memo);
@@ -136,17 +149,28 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
     let tools: ResolvedTool[] = [];
     let evalSuccess: RewardExpr | undefined;
     if (config) {
-      const scope = { envs: new Map(Object.entries(config.env).map(([name, env]) => [name, env.signals])), allowTool: false };
+      const scope = {
+        envs: new Map(Object.entries(config.env).map(([name, env]) => [name, env.signals])),
+        allowTool: false,
+      };
       const checker = new ExpressionChecker(scope, diagnostics);
       const reward = variant.value.fields.get("reward");
       if (reward?.kind === "record") {
         for (const [name, term] of reward.fields) {
           if ((rewardSettingNames as readonly string[]).includes(name)) continue;
           // `on_env_eror: exclude` is a misspelt setting, not a term reading a signal `exclude`.
-          const setting = term.kind === "name" && term.path.length === 1 ? didYouMean(name, rewardSettingNames) : undefined;
+          const setting =
+            term.kind === "name" && term.path.length === 1 ? didYouMean(name, rewardSettingNames) : undefined;
           if (setting) {
             const origin = reward.keyOrigins.get(name) ?? term.origin;
-            diagnostics.push({ code: "unknown-field", severity: "error", message: `unknown reward setting '${name}'`, file: origin.file, range: origin.range, hint: setting });
+            diagnostics.push({
+              code: "unknown-field",
+              severity: "error",
+              message: `unknown reward setting '${name}'`,
+              file: origin.file,
+              range: origin.range,
+              hint: setting,
+            });
             continue;
           }
           const typed = checker.rewardTerm(name, term);
@@ -158,7 +182,9 @@ function analyzeExperiment(decl: Declaration, evaluator: Evaluator, index: Decla
       // experiment's tools; one an ablation arm does not offer is still a name, not a typo.
       const declaredTools = [
         ...tools,
-        ...Object.entries(config.env).flatMap(([env, e]) => Object.entries(e.tool).map(([name, definition]) => ({ name, env, definition }))),
+        ...Object.entries(config.env).flatMap(([env, e]) =>
+          Object.entries(e.tool).map(([name, definition]) => ({ name, env, definition })),
+        ),
         ...Object.entries(config.tool).map(([name, definition]) => ({ name, env: null, definition })),
       ];
       const constraintChecker = new ExpressionChecker({ ...scope, allowTool: true, tools: declaredTools }, diagnostics);
@@ -212,17 +238,22 @@ function resolveTools(
   const out: ResolvedTool[] = [];
   const refs = config.harness.tools;
   if (refs === null) {
-    for (const [env, e] of Object.entries(config.env)) for (const name of Object.keys(e.tool)) out.push(envTool(env, name));
+    for (const [env, e] of Object.entries(config.env))
+      for (const name of Object.keys(e.tool)) out.push(envTool(env, name));
   } else {
     const list = Array.isArray(refs) ? refs : [refs];
     const harness = value.fields.get("harness");
     const toolsValue = harness?.kind === "record" ? harness.fields.get("tools") : undefined;
-    const refOrigins: Origin[] = toolsValue?.kind === "list" ? toolsValue.items.map((i) => i.origin) : toolsValue ? [toolsValue.origin] : [];
+    const refOrigins: Origin[] =
+      toolsValue?.kind === "list" ? toolsValue.items.map((i) => i.origin) : toolsValue ? [toolsValue.origin] : [];
     // Built when a reference fails, not for every reference of a long list.
     let candidates: string[] | undefined;
     const toolCandidates = () =>
       (candidates ??= [
-        ...Object.entries(config.env).flatMap(([env, e]) => [`${env}.tools`, ...Object.keys(e.tool).map((t) => `${env}.${t}`)]),
+        ...Object.entries(config.env).flatMap(([env, e]) => [
+          `${env}.tools`,
+          ...Object.keys(e.tool).map((t) => `${env}.${t}`),
+        ]),
         ...Object.keys(config.tool),
       ]);
     list.forEach((ref, i) => {
@@ -235,7 +266,9 @@ function resolveTools(
           message: `cannot find the tool '${ref.$name.join(".")}'`,
           file: origin.file,
           range: origin.range,
-          hint: didYouMean(ref.$name.join("."), toolCandidates()) ?? "name an env's tool (env.tool), all of an env's tools (env.tools), or a declared tool",
+          hint:
+            didYouMean(ref.$name.join("."), toolCandidates()) ??
+            "name an env's tool (env.tool), all of an env's tools (env.tools), or a declared tool",
         });
       if (more.length > 0 || first === undefined) return unresolved();
       if (second !== undefined && config.env[first]) {
@@ -251,10 +284,14 @@ function resolveTools(
       }
       // A tool declared at the top level of this file or of an imported one.
       const imported = second === undefined ? undefined : index.importedModule(module, first);
-      const decl = second === undefined ? index.declarationsOf(module).get(first) : imported && index.declarationsOf(imported).get(second);
+      const decl =
+        second === undefined
+          ? index.declarationsOf(module).get(first)
+          : imported && index.declarationsOf(imported).get(second);
       if (!decl || decl.type !== "tool") return unresolved();
       const definition = toolDeclarations.check(decl);
-      if (definition) out.push({ name: decl.name, env: null, definition, schema: toFunctionTool(decl.name, definition), origin });
+      if (definition)
+        out.push({ name: decl.name, env: null, definition, schema: toFunctionTool(decl.name, definition), origin });
     });
   }
   // Names must be unique among the tools one episode sees; schemas must compile.

@@ -106,9 +106,13 @@ export class DeclarationIndex {
     if (files.length > 0 && parts.length <= 2) {
       const imported = alias === undefined ? undefined : module.imports.find((i) => i.name === alias);
       const imports = files.map((f) => (alias === undefined ? `import "${f}"` : `import "${f}" as ${alias}`));
-      const where = files.length === 1 ? `"${files[0]}" declares the ${type} '${name}'` : `${files.map((f) => `"${f}"`).join(" and ")} declare the ${type} '${name}'`;
+      const where =
+        files.length === 1
+          ? `"${files[0]}" declares the ${type} '${name}'`
+          : `${files.map((f) => `"${f}"`).join(" and ")} declare the ${type} '${name}'`;
       const use = alias === undefined ? ` and write '${defaultImportName(at(files, 0))}.${name}'` : "";
-      if (imported) return `'${alias}' imports "${imported.decl.path.value}", which does not declare it; ${where}: ${imports.join(" or ")}`;
+      if (imported)
+        return `'${alias}' imports "${imported.decl.path.value}", which does not declare it; ${where}: ${imports.join(" or ")}`;
       return `${where}: add ${imports.join(" or ")}${use}`;
     }
     return `declare '${type} ${name} { ... }' or import the file that does`;

@@ -73,7 +73,9 @@ export class Evaluator {
         message: `a '${block.type.name}' block cannot extend '${written}', which is a '${target.type}'`,
         file: module.path,
         range: ref.range,
-        related: [{ file: target.module.path, range: target.block.type.range, message: `'${target.name}' is declared here` }],
+        related: [
+          { file: target.module.path, range: target.block.type.range, message: `'${target.name}' is declared here` },
+        ],
       });
       return undefined;
     }
@@ -95,7 +97,9 @@ export class Evaluator {
         doc = entry.doc;
       } else {
         path = entry.name ? [entry.type.name, entry.name.name] : [entry.type.name];
-        keyOrigins = entry.name ? [this.origin(module, entry.type.range), this.origin(module, entry.name.range)] : [this.origin(module, entry.type.range)];
+        keyOrigins = entry.name
+          ? [this.origin(module, entry.type.range), this.origin(module, entry.name.range)]
+          : [this.origin(module, entry.type.range)];
         value = this.block(entry, module);
         doc = entry.doc;
       }
@@ -151,7 +155,9 @@ export class Evaluator {
       case "Identifier":
       case "Member": {
         const name = dottedName(e);
-        return name === undefined ? { kind: "expression", expression: e, origin } : { kind: "name", path: name.split("."), origin };
+        return name === undefined
+          ? { kind: "expression", expression: e, origin }
+          : { kind: "name", path: name.split("."), origin };
       }
       case "List": {
         const items: Value[] = [];
@@ -185,7 +191,9 @@ export class Evaluator {
       }
       case "Binary": {
         const folded = this.fold(e, module);
-        return folded === undefined ? { kind: "expression", expression: e, origin } : { kind: "scalar", value: folded, origin };
+        return folded === undefined
+          ? { kind: "expression", expression: e, origin }
+          : { kind: "scalar", value: folded, origin };
       }
       case "When":
         return { kind: "expression", expression: e, origin };

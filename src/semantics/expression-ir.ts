@@ -17,7 +17,10 @@ export type RewardExpr =
       /** `outcome`: known at the end of the episode; `state`: after every step. */
       readonly timing: "outcome" | "state";
     }
-  | { readonly op: "+" | "-" | "*" | "/" | "%" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "and" | "or"; readonly args: readonly [RewardExpr, RewardExpr] }
+  | {
+      readonly op: "+" | "-" | "*" | "/" | "%" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "and" | "or";
+      readonly args: readonly [RewardExpr, RewardExpr];
+    }
   | { readonly op: "neg" | "not"; readonly args: readonly [RewardExpr] }
   | { readonly op: "when"; readonly args: readonly [RewardExpr, RewardExpr] }
   | { readonly op: "min" | "max"; readonly args: readonly RewardExpr[] }
@@ -37,7 +40,10 @@ export const expressionFunctions: Readonly<Record<string, { arity: readonly [num
   clip: { arity: [3, 3], doc: "clip(x, low, high): x limited to [low, high]." },
   contains: { arity: [2, 2], doc: "contains(s, part): the string s contains part." },
   starts_with: { arity: [2, 2], doc: "starts_with(s, prefix): the string s begins with prefix." },
-  matches: { arity: [2, 2], doc: 'matches(s, "regex"): the string s matches the regular expression (ECMA-262, a string literal, checked when the spec is).' },
+  matches: {
+    arity: [2, 2],
+    doc: 'matches(s, "regex"): the string s matches the regular expression (ECMA-262, a string literal, checked when the spec is).',
+  },
 };
 
 export interface RewardTerm {
@@ -47,14 +53,24 @@ export interface RewardTerm {
 }
 
 /** Signals the harness itself reports for every episode. */
-export const episodeSignals: Readonly<Record<string, { type: "bool" | "count"; timing: "outcome" | "state"; doc: string }>> = {
+export const episodeSignals: Readonly<
+  Record<string, { type: "bool" | "count"; timing: "outcome" | "state"; doc: string }>
+> = {
   turns: { type: "count", timing: "state", doc: "Model turns so far." },
   tool_calls: { type: "count", timing: "state", doc: "Tool calls so far." },
   invalid_calls: { type: "count", timing: "state", doc: "Tool calls rejected by argument validation so far." },
   tokens: { type: "count", timing: "state", doc: "Tokens generated so far." },
   aborted: { type: "bool", timing: "outcome", doc: "The episode exceeded the turn or response-length budget." },
-  truncated: { type: "bool", timing: "outcome", doc: "Collection stopped early (a budget used as a collection limit)." },
-  terminated: { type: "bool", timing: "outcome", doc: "The task itself ended (finish called, goal reached, or a budget the task rules define as terminal)." },
+  truncated: {
+    type: "bool",
+    timing: "outcome",
+    doc: "Collection stopped early (a budget used as a collection limit).",
+  },
+  terminated: {
+    type: "bool",
+    timing: "outcome",
+    doc: "The task itself ended (finish called, goal reached, or a budget the task rules define as terminal).",
+  },
 };
 
 /**

@@ -6,13 +6,27 @@ import { at } from "../contracts/checked.js";
 import { didYouMean } from "../contracts/suggest.js";
 import type * as ast from "../language/ast.js";
 import { dottedName } from "../language/ast.js";
-import { type ExprType, expressionFunctions, type RewardExpr, type RewardTerm, type StringTest, stringTests } from "./expression-ir.js";
+import {
+  type ExprType,
+  expressionFunctions,
+  type RewardExpr,
+  type RewardTerm,
+  type StringTest,
+  stringTests,
+} from "./expression-ir.js";
 import { expressionError, type SignalScope, SignalResolver, toolsAsserted } from "./signal-resolver.js";
 import type { Origin, Value } from "./values.js";
 import type { CompilerCode } from "../diagnostics/codes/index.js";
 
 // The IR and the signal vocabulary live in expression-ir.ts; these names stay importable from here.
-export { callSignals, episodeSignals, expressionFunctions, type RewardExpr, type RewardTerm, signalsOf } from "./expression-ir.js";
+export {
+  callSignals,
+  episodeSignals,
+  expressionFunctions,
+  type RewardExpr,
+  type RewardTerm,
+  signalsOf,
+} from "./expression-ir.js";
 
 type Typed = { expr: RewardExpr; type: ExprType };
 
@@ -44,7 +58,11 @@ export class ExpressionChecker {
   rewardTerm(name: string, value: Value): RewardTerm | undefined {
     if (value.kind === "call" && value.callee === "potential") {
       if (value.args.length !== 1 || value.named.size > 0) {
-        this.error(value.origin, "invalid-call", "potential(...) takes one expression: the potential Phi of the current state");
+        this.error(
+          value.origin,
+          "invalid-call",
+          "potential(...) takes one expression: the potential Phi of the current state",
+        );
         return undefined;
       }
       const expr = this.value(at(value.args, 0), "number");
@@ -80,11 +98,19 @@ export class ExpressionChecker {
         return this.infer(v.expression, v.origin.file);
       case "call": {
         // A whole term or condition written as a call (`block(contains(...))`): its arguments are values.
-        const operands = v.args.map((a): Operand => ({ origin: a.origin, ...(a.kind === "scalar" && typeof a.value === "string" ? { literal: a.value } : {}), typed: () => this.typed(a) }));
+        const operands = v.args.map((a): Operand => ({
+          origin: a.origin,
+          ...(a.kind === "scalar" && typeof a.value === "string" ? { literal: a.value } : {}),
+          typed: () => this.typed(a),
+        }));
         return this.call(v.callee, operands, v.named.size > 0, v.origin);
       }
       default:
-        this.error(v.origin, "type-mismatch", `expected an expression over signals, found ${v.kind === "list" ? "a list" : "a block"}`);
+        this.error(
+          v.origin,
+          "type-mismatch",
+          `expected an expression over signals, found ${v.kind === "list" ? "a list" : "a block"}`,
+        );
         return undefined;
     }
   }
@@ -95,7 +121,9 @@ export class ExpressionChecker {
       origin,
       "type-mismatch",
       `expected ${expected === "bool" ? "a condition (true/false)" : `a ${expected}`}, found a ${typeWord(actual)}`,
-      expected === "bool" ? 'make it a test, e.g. `state.progress > 0.5` or `call.tool == "execute"`' : "a reward term is a number (a condition counts as 0 or 1)",
+      expected === "bool"
+        ? 'make it a test, e.g. `state.progress > 0.5` or `call.tool == "execute"`'
+        : "a reward term is a number (a condition counts as 0 or 1)",
     );
     return undefined;
   }
@@ -156,10 +184,26 @@ export class ExpressionChecker {
         if (comparison.has(op)) {
           const ordered = op !== "==" && op !== "!=";
           if (ordered && (left.type === "string" || right.type === "string")) {
-            return this.mismatch(e, file, `'${op}' compares numbers, and ${left.type === "string" ? "the left" : "the right"} side is a string`, "compare strings with == or !=, or test them with contains(s, part), starts_with(s, prefix) or matches(s, \"regex\")");
+            return this.mismatch(
+              e,
+              file,
+              `'${op}' compares numbers, and ${left.type === "string" ? "the left" : "the right"} side is a string`,
+              'compare strings with == or !=, or test them with contains(s, part), starts_with(s, prefix) or matches(s, "regex")',
+            );
           }
-          if ((left.type === "string") !== (right.type === "string")) return this.mismatch(e, file, `'${op}' compares a string with a ${typeWord(left.type === "string" ? right.type : left.type)}`, "compare a string with a string (\"...\")");
-          if (!ordered && (!this.signals.knownCallValue(left.expr, e.right, file, this.narrowed) || !this.signals.knownCallValue(right.expr, e.left, file, this.narrowed))) return undefined;
+          if ((left.type === "string") !== (right.type === "string"))
+            return this.mismatch(
+              e,
+              file,
+              `'${op}' compares a string with a ${typeWord(left.type === "string" ? right.type : left.type)}`,
+              'compare a string with a string ("...")',
+            );
+          if (
+            !ordered &&
+            (!this.signals.knownCallValue(left.expr, e.right, file, this.narrowed) ||
+              !this.signals.knownCallValue(right.expr, e.left, file, this.narrowed))
+          )
+            return undefined;
           return { expr: { op: op as "==", args: [left.expr, right.expr] }, type: "bool" };
         }
         // and / or
@@ -172,7 +216,12 @@ export class ExpressionChecker {
         const cond = this.infer(e.condition, file);
         if (!value || !cond) return undefined;
         if (cond.type !== "bool") {
-          return this.mismatch(e.condition, file, "'when' takes a condition (true/false)", "compare it, e.g. `x > 0`, or use a bool signal");
+          return this.mismatch(
+            e.condition,
+            file,
+            "'when' takes a condition (true/false)",
+            "compare it, e.g. `x > 0`, or use a bool signal",
+          );
         }
         if (value.type === "string") return this.mismatch(e.value, file, "the value before 'when' must be a number");
         return { expr: { op: "when", args: [value.expr, cond.expr] }, type: "number" };
@@ -184,11 +233,20 @@ export class ExpressionChecker {
           ...(a.value.kind === "String" ? { literal: a.value.value } : {}),
           typed: () => this.infer(a.value, file),
         }));
-        return this.call(callee, operands, e.args.some((a) => a.name), origin);
+        return this.call(
+          callee,
+          operands,
+          e.args.some((a) => a.name),
+          origin,
+        );
       }
       case "List":
       case "Record":
-        this.error(origin, "type-mismatch", `expected an expression over signals, found a ${e.kind === "List" ? "list" : "block"}`);
+        this.error(
+          origin,
+          "type-mismatch",
+          `expected an expression over signals, found a ${e.kind === "List" ? "list" : "block"}`,
+        );
         return undefined;
       case "Invalid":
         return undefined;
@@ -196,20 +254,41 @@ export class ExpressionChecker {
   }
 
   /** A function call: min / max / abs / clip over numbers, the string tests over strings. */
-  private call(callee: string | undefined, operands: readonly Operand[], hasNamed: boolean, origin: Origin): Typed | undefined {
+  private call(
+    callee: string | undefined,
+    operands: readonly Operand[],
+    hasNamed: boolean,
+    origin: Origin,
+  ): Typed | undefined {
     if (callee === "potential") {
-      this.error(origin, "potential-not-top-level", "potential(...) must be a whole reward term, not part of an expression", "write it as its own term: `progress: potential(...)`");
+      this.error(
+        origin,
+        "potential-not-top-level",
+        "potential(...) must be a whole reward term, not part of an expression",
+        "write it as its own term: `progress: potential(...)`",
+      );
       return undefined;
     }
     const fn = callee ? expressionFunctions[callee] : undefined;
     if (!callee || !fn) {
       const names = Object.keys(expressionFunctions);
-      this.error(origin, "unknown-function", `unknown function '${callee ?? "?"}' in an expression`, didYouMean(callee ?? "", [...names, "potential"]) ?? `available: ${names.join(", ")}, and potential(...) as a whole reward term`);
+      this.error(
+        origin,
+        "unknown-function",
+        `unknown function '${callee ?? "?"}' in an expression`,
+        didYouMean(callee ?? "", [...names, "potential"]) ??
+          `available: ${names.join(", ")}, and potential(...) as a whole reward term`,
+      );
       return undefined;
     }
     const [least, most] = fn.arity;
     if (operands.length < least || operands.length > most || hasNamed) {
-      this.error(origin, "invalid-call", `${callee}(...) takes ${least === most ? least : `${least} to ${most}`} positional arguments`, fn.doc);
+      this.error(
+        origin,
+        "invalid-call",
+        `${callee}(...) takes ${least === most ? least : `${least} to ${most}`} positional arguments`,
+        fn.doc,
+      );
       return undefined;
     }
     const args: RewardExpr[] = [];
@@ -217,23 +296,52 @@ export class ExpressionChecker {
       const [subject, test] = operands as [Operand, Operand];
       const s = subject.typed();
       if (!s) return undefined;
-      if (s.type !== "string") return this.at(subject.origin, "type-mismatch", `${callee}(...) tests a string; its first argument is a ${typeWord(s.type)}`, `test a string signal or argument, e.g. ${callee}(call.args.path, "/etc")`);
+      if (s.type !== "string")
+        return this.at(
+          subject.origin,
+          "type-mismatch",
+          `${callee}(...) tests a string; its first argument is a ${typeWord(s.type)}`,
+          `test a string signal or argument, e.g. ${callee}(call.args.path, "/etc")`,
+        );
       if (callee === "matches") {
         if (test.literal === undefined) {
-          return this.at(test.origin, "type-mismatch", "the pattern of matches(...) must be a string literal", 'write the regular expression itself, e.g. matches(call.args.command, "^rm\\\\s")');
+          return this.at(
+            test.origin,
+            "type-mismatch",
+            "the pattern of matches(...) must be a string literal",
+            'write the regular expression itself, e.g. matches(call.args.command, "^rm\\\\s")',
+          );
         }
         const problem = regexProblem(test.literal);
-        if (problem) return this.at(test.origin, "invalid-regex", `invalid regular expression ${JSON.stringify(test.literal)}: ${problem}`, "write an ECMA-262 regular expression; a backslash in a string is written \\\\ (e.g. \"\\\\d+\")");
+        if (problem)
+          return this.at(
+            test.origin,
+            "invalid-regex",
+            `invalid regular expression ${JSON.stringify(test.literal)}: ${problem}`,
+            'write an ECMA-262 regular expression; a backslash in a string is written \\\\ (e.g. "\\\\d+")',
+          );
       }
       const t = test.typed();
       if (!t) return undefined;
-      if (t.type !== "string") return this.at(test.origin, "type-mismatch", `the second argument of ${callee}(...) must be a string, found a ${typeWord(t.type)}`, 'write it as a string: "..."');
+      if (t.type !== "string")
+        return this.at(
+          test.origin,
+          "type-mismatch",
+          `the second argument of ${callee}(...) must be a string, found a ${typeWord(t.type)}`,
+          'write it as a string: "..."',
+        );
       return { expr: { op: callee as StringTest, args: [s.expr, t.expr] }, type: "bool" };
     }
     for (const a of operands) {
       const t = a.typed();
       if (!t) return undefined;
-      if (t.type === "string") return this.at(a.origin, "type-mismatch", `${callee}(...) takes numbers`, "test strings with contains, starts_with or matches");
+      if (t.type === "string")
+        return this.at(
+          a.origin,
+          "type-mismatch",
+          `${callee}(...) takes numbers`,
+          "test strings with contains, starts_with or matches",
+        );
       args.push(t.expr);
     }
     return { expr: { op: callee, args } as RewardExpr, type: "number" };

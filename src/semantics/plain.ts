@@ -101,8 +101,14 @@ export function contentKey(v: Value): string {
     default: {
       const known = spelledByValue.get(v);
       if (known !== undefined) return known;
-      const fields = (m: ReadonlyMap<string, Value>) => [...m].map(([name, field]) => `${JSON.stringify(name)}:${contentKey(field)}`).join(",");
-      const key = v.kind === "list" ? `[${v.items.map(contentKey).join(",")}]` : v.kind === "record" ? `{${fields(v.fields)}}` : `c${JSON.stringify(v.callee)}(${v.args.map(contentKey).join(",")};${fields(v.named)})`;
+      const fields = (m: ReadonlyMap<string, Value>) =>
+        [...m].map(([name, field]) => `${JSON.stringify(name)}:${contentKey(field)}`).join(",");
+      const key =
+        v.kind === "list"
+          ? `[${v.items.map(contentKey).join(",")}]`
+          : v.kind === "record"
+            ? `{${fields(v.fields)}}`
+            : `c${JSON.stringify(v.callee)}(${v.args.map(contentKey).join(",")};${fields(v.named)})`;
       spelledByValue.set(v, key);
       return key;
     }
@@ -110,7 +116,10 @@ export function contentKey(v: Value): string {
 }
 
 /** The value written at `path`, or at the longest prefix of it that was written (`at`). */
-export function valueAt(written: WrittenValues, path: readonly PropertyKey[]): { value: Value; exact: boolean; at: readonly (string | number)[] } | undefined {
+export function valueAt(
+  written: WrittenValues,
+  path: readonly PropertyKey[],
+): { value: Value; exact: boolean; at: readonly (string | number)[] } | undefined {
   const p = path.filter((k): k is string | number => typeof k !== "symbol");
   for (let n = p.length; n >= 0; n--) {
     const v = written.get(p.slice(0, n));

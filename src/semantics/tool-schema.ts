@@ -41,7 +41,11 @@ function objectSchema(properties: Record<string, ToolParameter>): Record<string,
 export function toFunctionTool(name: string, tool: Tool): FunctionTool {
   return {
     type: "function",
-    function: { name, description: tool.description, parameters: { $schema: JSON_SCHEMA_2020, ...objectSchema(tool.parameters) } },
+    function: {
+      name,
+      description: tool.description,
+      parameters: { $schema: JSON_SCHEMA_2020, ...objectSchema(tool.parameters) },
+    },
   };
 }
 

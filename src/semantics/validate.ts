@@ -29,7 +29,10 @@ export interface ValidationResult<T> {
  * memos hashing it again for every variant cost more than the lookups they saved.
  */
 export class ParseMemo {
-  private readonly byContent = new Map<string, { readonly id: string; readonly result: z.ZodSafeParseResult<unknown> }>();
+  private readonly byContent = new Map<
+    string,
+    { readonly id: string; readonly result: z.ZodSafeParseResult<unknown> }
+  >();
 
   /** `schema`'s result on `value`, parsed once per content; and that content's id. */
   parse<S extends z.ZodType>(schema: S, value: Value): { id: string; result: z.ZodSafeParseResult<z.output<S>> } {
@@ -78,7 +81,12 @@ function describeExpected(expected: string): string {
   }
 }
 
-export function validate<S extends z.ZodType>(value: RecordValue, schema: S, subject: Subject, memo?: ParseMemo): ValidationResult<z.output<S>> {
+export function validate<S extends z.ZodType>(
+  value: RecordValue,
+  schema: S,
+  subject: Subject,
+  memo?: ParseMemo,
+): ValidationResult<z.output<S>> {
   const valuesByPath = new WrittenValues(value);
   // With a memo, the plain form is built only for a content not parsed before (and for issues).
   const memoised = memo?.parse(schema, value);
@@ -98,7 +106,9 @@ export function validate<S extends z.ZodType>(value: RecordValue, schema: S, sub
   const all = result.error.issues.flatMap((issue) => issueDiagnostics(issue, schema, plain, valuesByPath, subject));
   // A misspelt field that is also required shows up twice: once unknown (did you mean 'policy'?)
   // and once missing; the first says it all.
-  const suggested = new Set(all.filter((d) => d.code === "unknown-field" && d.hint?.startsWith("did you mean")).map((d) => d.hint));
+  const suggested = new Set(
+    all.filter((d) => d.code === "unknown-field" && d.hint?.startsWith("did you mean")).map((d) => d.hint),
+  );
   for (const d of all) {
     if (d.code === "missing-field" && suggested.has(`did you mean '${/'([^']+)'/.exec(d.message)?.[1]}'?`)) continue;
     push(d);
@@ -109,7 +119,9 @@ export function validate<S extends z.ZodType>(value: RecordValue, schema: S, sub
 /** A choice written as a call (`mean(2)`, `rooms(3)`): the bare name it may have meant. */
 function calledChoiceHint(v: Value, choices: readonly string[]): string | undefined {
   if (v.kind !== "call") return undefined;
-  return choices.includes(v.callee) ? `'${v.callee}' takes no arguments: write '${v.callee}'` : didYouMean(v.callee, choices);
+  return choices.includes(v.callee)
+    ? `'${v.callee}' takes no arguments: write '${v.callee}'`
+    : didYouMean(v.callee, choices);
 }
 
 /** Where the key `path[-1]` was written in its parent record, or the parent block's own name. */
@@ -172,18 +184,38 @@ function issueDiagnostics(
   // A schema that reported its own diagnostic (schema/common.ts reportDiagnostic) says it best.
   const own = issue.code === "custom" ? (issue.params as { diagnostic?: unknown } | undefined)?.diagnostic : undefined;
   if (isSchemaDiagnostic(own)) {
-    const fill = (text: string) => text.replaceAll("{where}", where).replaceAll("{found}", found ? describeValue(found.value) : "nothing");
-    return [at(found?.value.origin ?? subject.origin, own.code, fill(own.message), own.hint === undefined ? undefined : fill(own.hint))];
+    const fill = (text: string) =>
+      text.replaceAll("{where}", where).replaceAll("{found}", found ? describeValue(found.value) : "nothing");
+    return [
+      at(
+        found?.value.origin ?? subject.origin,
+        own.code,
+        fill(own.message),
+        own.hint === undefined ? undefined : fill(own.hint),
+      ),
+    ];
   }
 
   // A block was expected where a name, a call or an expression was written: zod sees its plain
   // form ({ $name }, { $call, args, named }, { $expr }) and reports unknown fields of that form,
   // or fields of the block missing below it. Either way it is one mismatch, at the value.
-  if (found && found.value.kind !== "record" && found.value.kind !== "list" && (!found.exact || issue.code === "unrecognized_keys")) {
+  if (
+    found &&
+    found.value.kind !== "record" &&
+    found.value.kind !== "list" &&
+    (!found.exact || issue.code === "unrecognized_keys")
+  ) {
     const nullable = acceptsNone(schema, found.at, plain);
     const none = nullable && found.value.kind === "name" ? didYouMean(found.value.path.join("."), ["none"]) : undefined;
     const field = found.at.length > 0 ? `'${dotted(found.at)}'` : subject.label;
-    return [at(found.value.origin, "type-mismatch", `${field} expects a block { ... }${nullable ? " or none" : ""}, found ${describeValue(found.value)}`, none)];
+    return [
+      at(
+        found.value.origin,
+        "type-mismatch",
+        `${field} expects a block { ... }${nullable ? " or none" : ""}, found ${describeValue(found.value)}`,
+        none,
+      ),
+    ];
   }
 
   switch (issue.code) {
@@ -194,20 +226,46 @@ function issueDiagnostics(
         const origin = record?.kind === "record" ? (record.keyOrigins.get(key) ?? record.origin) : subject.origin;
         const inBlock = path.length > 0 ? ` in '${dotted(path)}'` : "";
         const suggestion = didYouMean(key, candidates);
-        return at(origin, "unknown-field", `unknown field '${key}'${inBlock}`, suggestion ?? (candidates.length > 0 ? `known fields: ${candidates.sort().join(", ")}` : undefined));
+        return at(
+          origin,
+          "unknown-field",
+          `unknown field '${key}'${inBlock}`,
+          suggestion ?? (candidates.length > 0 ? `known fields: ${candidates.sort().join(", ")}` : undefined),
+        );
       });
     }
     case "invalid_type": {
       if (!found?.exact) return missing(path.slice(0, -1), String(path[path.length - 1]), "it has no default");
-      return [at(found.value.origin, "type-mismatch", `${where} expects ${describeExpected(issue.expected)}, found ${describeValue(found.value)}`)];
+      return [
+        at(
+          found.value.origin,
+          "type-mismatch",
+          `${where} expects ${describeExpected(issue.expected)}, found ${describeValue(found.value)}`,
+        ),
+      ];
     }
     case "invalid_value": {
       const values = issue.values.map(String);
       if (!found?.exact) return [at(subject.origin, "invalid-enum", `${where} must be one of ${values.join(", ")}`)];
       const v = found.value;
       const written = v.kind === "name" ? v.path.join(".") : v.kind === "scalar" ? String(v.value) : undefined;
-      if (written === undefined) return [at(v.origin, "type-mismatch", `${where} expects one of ${values.join(", ")}, found ${describeValue(v)}`, calledChoiceHint(v, values))];
-      return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${values.join(", ")}`, didYouMean(written, values))];
+      if (written === undefined)
+        return [
+          at(
+            v.origin,
+            "type-mismatch",
+            `${where} expects one of ${values.join(", ")}, found ${describeValue(v)}`,
+            calledChoiceHint(v, values),
+          ),
+        ];
+      return [
+        at(
+          v.origin,
+          "invalid-enum",
+          `'${written}' is not a valid value for ${where}; expected one of ${values.join(", ")}`,
+          didYouMean(written, values),
+        ),
+      ];
     }
     case "invalid_union": {
       const u = issue as z.core.$ZodIssueInvalidUnion & { discriminator?: string; options?: unknown[] };
@@ -216,17 +274,38 @@ function issueDiagnostics(
         if (!found?.exact) return missing(path.slice(0, -1), u.discriminator, `one of ${options.join(", ")}`);
         const v = found.value;
         const written = v.kind === "name" ? v.path.join(".") : v.kind === "scalar" ? String(v.value) : describeValue(v);
-        return [at(v.origin, "invalid-enum", `'${written}' is not a valid value for ${where}; expected one of ${options.join(", ")}`, calledChoiceHint(v, options) ?? didYouMean(written, options))];
+        return [
+          at(
+            v.origin,
+            "invalid-enum",
+            `'${written}' is not a valid value for ${where}; expected one of ${options.join(", ")}`,
+            calledChoiceHint(v, options) ?? didYouMean(written, options),
+          ),
+        ];
       }
       // The option that got furthest into the value (`[code.run_tests, 5]` is a list, but of
       // names) says what is wrong inside it; when no option got past the value itself, say
       // what the field takes.
-      const depth = (issues: readonly z.core.$ZodIssue[]) => issues.reduce((d, i) => Math.min(d, i.path.length), Number.POSITIVE_INFINITY);
+      const depth = (issues: readonly z.core.$ZodIssue[]) =>
+        issues.reduce((d, i) => Math.min(d, i.path.length), Number.POSITIVE_INFINITY);
       const options = (u.errors ?? []).filter((issues) => issues.length > 0);
-      const furthest = options.reduce<readonly z.core.$ZodIssue[] | undefined>((best, issues) => (depth(issues) > (best ? depth(best) : 0) ? issues : best), undefined);
-      if (furthest) return furthest.flatMap((inner) => issueDiagnostics({ ...inner, path: [...path, ...inner.path] }, schema, plain, valuesByPath, subject));
+      const furthest = options.reduce<readonly z.core.$ZodIssue[] | undefined>(
+        (best, issues) => (depth(issues) > (best ? depth(best) : 0) ? issues : best),
+        undefined,
+      );
+      if (furthest)
+        return furthest.flatMap((inner) =>
+          issueDiagnostics({ ...inner, path: [...path, ...inner.path] }, schema, plain, valuesByPath, subject),
+        );
       const origin = found?.value.origin ?? subject.origin;
-      return [at(origin, "type-mismatch", `${where} has the wrong form${found ? `: found ${describeValue(found.value)}` : ""}`, fieldDoc(schema, path, plain))];
+      return [
+        at(
+          origin,
+          "type-mismatch",
+          `${where} has the wrong form${found ? `: found ${describeValue(found.value)}` : ""}`,
+          fieldDoc(schema, path, plain),
+        ),
+      ];
     }
     case "too_small":
     case "too_big": {
@@ -249,7 +328,9 @@ function issueDiagnostics(
     case "custom":
     default: {
       const origin = found?.value.origin ?? subject.origin;
-      const message = issue.message.startsWith("Invalid input: expected int") ? `${where} must be a whole number` : `${where}: ${issue.message}`;
+      const message = issue.message.startsWith("Invalid input: expected int")
+        ? `${where} must be a whole number`
+        : `${where}: ${issue.message}`;
       return [at(origin, issue.code === "custom" ? "invalid-value" : "type-mismatch", message)];
     }
   }

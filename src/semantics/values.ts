@@ -87,7 +87,7 @@ export function mergeValues(base: Value, override: Value): Value {
     keyOrigins,
     docs,
     origin: override.origin,
-    ...(override.extendsFrom ?? base.extendsFrom ? { extendsFrom: override.extendsFrom ?? base.extendsFrom } : {}),
+    ...((override.extendsFrom ?? base.extendsFrom) ? { extendsFrom: override.extendsFrom ?? base.extendsFrom } : {}),
   };
 }
 
@@ -127,7 +127,12 @@ export class RecordBuilder {
 
   private own(record: RecordValue): RecordValue {
     if (this.owned.has(record)) return record;
-    const copy: RecordValue = { ...record, fields: new Map(record.fields), keyOrigins: new Map(record.keyOrigins), docs: new Map(record.docs) };
+    const copy: RecordValue = {
+      ...record,
+      fields: new Map(record.fields),
+      keyOrigins: new Map(record.keyOrigins),
+      docs: new Map(record.docs),
+    };
     this.owned.add(copy);
     return copy;
   }

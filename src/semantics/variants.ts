@@ -64,22 +64,44 @@ export function expandVariants(experiment: RecordValue, diagnostics: Diagnostic[
     fields: new Map([...experiment.fields].filter(([k]) => k !== "sweep" && k !== "ablation")),
   };
   const error = (origin: Origin, code: CompilerCode, message: string, hint?: string) =>
-    diagnostics.push({ code, severity: "error", message, file: origin.file, range: origin.range, ...(hint ? { hint } : {}) });
+    diagnostics.push({
+      code,
+      severity: "error",
+      message,
+      file: origin.file,
+      range: origin.range,
+      ...(hint ? { hint } : {}),
+    });
 
   // Sweep axes: each leaf must be a non-empty list of values.
   const axes: { leaf: Leaf; items: readonly Value[] }[] = [];
   if (sweep) {
-    if (sweep.kind !== "record") error(sweep.origin, "type-mismatch", `'sweep' expects a block of 'path: [values]' entries, found ${describeValue(sweep)}`);
+    if (sweep.kind !== "record")
+      error(
+        sweep.origin,
+        "type-mismatch",
+        `'sweep' expects a block of 'path: [values]' entries, found ${describeValue(sweep)}`,
+      );
     else {
       for (const leaf of leaves(sweep)) {
-        if (leaf.value.kind !== "list") error(leaf.value.origin, "type-mismatch", `sweep '${leaf.path.join(".")}' expects a list of values, found ${describeValue(leaf.value)}`, "write e.g. harness.max_turns: [6, 8, 12]");
-        else if (leaf.value.items.length === 0) error(leaf.value.origin, "invalid-value", `sweep '${leaf.path.join(".")}' has no values`);
+        if (leaf.value.kind !== "list")
+          error(
+            leaf.value.origin,
+            "type-mismatch",
+            `sweep '${leaf.path.join(".")}' expects a list of values, found ${describeValue(leaf.value)}`,
+            "write e.g. harness.max_turns: [6, 8, 12]",
+          );
+        else if (leaf.value.items.length === 0)
+          error(leaf.value.origin, "invalid-value", `sweep '${leaf.path.join(".")}' has no values`);
         else axes.push({ leaf, items: leaf.value.items });
       }
     }
   }
   const lastSegments = axes.map((a) => last(a.leaf.path));
-  const axisLabel = (i: number) => (lastSegments.filter((s) => s === lastSegments[i]).length > 1 ? at(axes, i).leaf.path.join(".") : at(lastSegments, i));
+  const axisLabel = (i: number) =>
+    lastSegments.filter((s) => s === lastSegments[i]).length > 1
+      ? at(axes, i).leaf.path.join(".")
+      : at(lastSegments, i);
 
   let combos: { name: string; overrides: Leaf[] }[] = [{ name: "", overrides: [] }];
   axes.forEach((axis, i) => {
@@ -87,7 +109,10 @@ export function expandVariants(experiment: RecordValue, diagnostics: Diagnostic[
     for (const combo of combos) {
       for (const item of axis.items) {
         const part = `${axisLabel(i)}=${formatVariantValue(item)}`;
-        next.push({ name: combo.name ? `${combo.name},${part}` : part, overrides: [...combo.overrides, { path: axis.leaf.path, value: item, keyOrigin: axis.leaf.keyOrigin }] });
+        next.push({
+          name: combo.name ? `${combo.name},${part}` : part,
+          overrides: [...combo.overrides, { path: axis.leaf.path, value: item, keyOrigin: axis.leaf.keyOrigin }],
+        });
       }
     }
     combos = next;
@@ -96,12 +121,22 @@ export function expandVariants(experiment: RecordValue, diagnostics: Diagnostic[
   // Ablations: named override sets.
   let arms: { name: string; overrides: Leaf[] }[] = [{ name: "", overrides: [] }];
   if (ablation) {
-    if (ablation.kind !== "record") error(ablation.origin, "type-mismatch", `'ablation' expects named blocks of overrides, found ${describeValue(ablation)}`);
+    if (ablation.kind !== "record")
+      error(
+        ablation.origin,
+        "type-mismatch",
+        `'ablation' expects named blocks of overrides, found ${describeValue(ablation)}`,
+      );
     else if (ablation.fields.size > 0) {
       arms = [];
       for (const [name, arm] of ablation.fields) {
         if (arm.kind !== "record") {
-          error(arm.origin, "type-mismatch", `ablation '${name}' expects a block of overrides, found ${describeValue(arm)}`, `write '${name} { path: value }' or '${name} {}'`);
+          error(
+            arm.origin,
+            "type-mismatch",
+            `ablation '${name}' expects a block of overrides, found ${describeValue(arm)}`,
+            `write '${name} { path: value }' or '${name} {}'`,
+          );
           continue;
         }
         arms.push({ name, overrides: leaves(arm) });

@@ -26,7 +26,9 @@ export function trainerCommand(plan: Plan, override?: readonly string[], rendezv
   if (update.backend === "local") {
     const embedded = fileURLToPath(new URL("./embedded/main.js", import.meta.url));
     if (!existsSync(embedded)) {
-      throw new TrainerUnavailable(`the embedded CPU trainer (backend local) is not built (${embedded} is missing); run 'npm run build', or name a trainer with --trainer-command`);
+      throw new TrainerUnavailable(
+        `the embedded CPU trainer (backend local) is not built (${embedded} is missing); run 'npm run build', or name a trainer with --trainer-command`,
+      );
     }
     return { file: process.execPath, args: [embedded] };
   }
@@ -34,14 +36,27 @@ export function trainerCommand(plan: Plan, override?: readonly string[], rendezv
   if (update.launcher === "torchrun") {
     // torchrun is torch.distributed.run: started through the same Python, so it is the same torch.
     const nproc = `--nproc_per_node=${update.processes_per_node}`;
-    if (update.nodes <= 1) return { file: pythonWithTorch(), args: ["-m", "torch.distributed.run", "--nnodes=1", nproc, "-m", "arl_trainer"], env };
+    if (update.nodes <= 1)
+      return {
+        file: pythonWithTorch(),
+        args: ["-m", "torch.distributed.run", "--nnodes=1", nproc, "-m", "arl_trainer"],
+        env,
+      };
     if (!rendezvous) {
-      throw new TrainerUnavailable(`resources.nodes is ${update.nodes}: the trainer's machines need a rendezvous; give arl run --node-rank R --rdzv-endpoint HOST:PORT on every machine, or run it under SLURM (srun), which sets SLURM_NODEID and SLURM_JOB_NODELIST`);
+      throw new TrainerUnavailable(
+        `resources.nodes is ${update.nodes}: the trainer's machines need a rendezvous; give arl run --node-rank R --rdzv-endpoint HOST:PORT on every machine, or run it under SLURM (srun), which sets SLURM_NODEID and SLURM_JOB_NODELIST`,
+      );
     }
     // The static rendezvous, not c10d: c10d ignores --node_rank and orders the nodes itself, but
     // global rank 0 (the rank that serves the protocol) must be on node 0, whose trainer has the
     // runtime's pipes. The endpoint is node 0's address; ARL_NODE_RANK lets the trainer check.
-    const rdzv = [`--nnodes=${update.nodes}`, `--node_rank=${rendezvous.nodeRank}`, "--rdzv_backend=static", `--rdzv_endpoint=${rendezvous.endpoint}`, `--rdzv_id=${rendezvous.id}`];
+    const rdzv = [
+      `--nnodes=${update.nodes}`,
+      `--node_rank=${rendezvous.nodeRank}`,
+      "--rdzv_backend=static",
+      `--rdzv_endpoint=${rendezvous.endpoint}`,
+      `--rdzv_id=${rendezvous.id}`,
+    ];
     return {
       file: pythonWithTorch(),
       args: ["-m", "torch.distributed.run", ...rdzv, nproc, "-m", "arl_trainer"],
@@ -53,7 +68,14 @@ export function trainerCommand(plan: Plan, override?: readonly string[], rendezv
 }
 
 /** Requests that load or write a whole model (a large checkpoint from a slow disk). */
-const MODEL_METHODS: ReadonlySet<Method> = new Set<Method>(["handshake", "configure", "load", "save", "saved", "shutdown"]);
+const MODEL_METHODS: ReadonlySet<Method> = new Set<Method>([
+  "handshake",
+  "configure",
+  "load",
+  "save",
+  "saved",
+  "shutdown",
+]);
 const MODEL_DEADLINE_S = 900;
 const REQUEST_DEADLINE_S = 300;
 /** Added per sequence of the plan's training batch: a batch request's work grows with it. */
@@ -83,6 +105,9 @@ let python: string | undefined;
 export function pythonWithTorch(): string {
   if (python) return python;
   const candidates = pythonCandidates();
-  python = candidates.find((c) => spawnSync(c, ["-c", "import torch"], { stdio: "ignore", timeout: 60_000 }).status === 0) ?? candidates[0] ?? "python3";
+  python =
+    candidates.find((c) => spawnSync(c, ["-c", "import torch"], { stdio: "ignore", timeout: 60_000 }).status === 0) ??
+    candidates[0] ??
+    "python3";
   return python;
 }

@@ -31,46 +31,109 @@ const DEFAULT_PORT = 29500;
  * on several nodes cannot run). Flags win over the environment, SLURM over MASTER_ADDR. `defaultId`
  * (derived from the plan's hash) keeps machines started on different plans from joining each other.
  */
-export function resolveRendezvous(nodes: number, flags: RendezvousFlags, env: Readonly<Record<string, string | undefined>>, defaultId: string): Rendezvous | undefined {
+export function resolveRendezvous(
+  nodes: number,
+  flags: RendezvousFlags,
+  env: Readonly<Record<string, string | undefined>>,
+  defaultId: string,
+): Rendezvous | undefined {
   const given = flags.nodeRank !== undefined || flags.endpoint !== undefined;
   if (given) {
-    if (flags.nodeRank === undefined || flags.endpoint === undefined) throw new RendezvousError("--node-rank and --rdzv-endpoint go together: give both (every machine the same --rdzv-endpoint HOST:PORT, each its own --node-rank)");
-    return checked(nodes, flags.nodeRank, flags.endpoint, flags.id ?? env.SLURM_JOB_ID ?? defaultId, "flags", "--node-rank", "--rdzv-endpoint");
+    if (flags.nodeRank === undefined || flags.endpoint === undefined)
+      throw new RendezvousError(
+        "--node-rank and --rdzv-endpoint go together: give both (every machine the same --rdzv-endpoint HOST:PORT, each its own --node-rank)",
+      );
+    return checked(
+      nodes,
+      flags.nodeRank,
+      flags.endpoint,
+      flags.id ?? env.SLURM_JOB_ID ?? defaultId,
+      "flags",
+      "--node-rank",
+      "--rdzv-endpoint",
+    );
   }
   if (nodes <= 1) return undefined;
   if (env.SLURM_NODEID !== undefined && env.SLURM_JOB_NODELIST !== undefined) {
     if (env.SLURM_NNODES !== undefined && Number(env.SLURM_NNODES) !== nodes) {
-      throw new RendezvousError(`the SLURM job has ${env.SLURM_NNODES} nodes (SLURM_NNODES) but the plan's resources.nodes is ${nodes}; allocate ${nodes} nodes (sbatch --nodes ${nodes}) or change resources.nodes`);
+      throw new RendezvousError(
+        `the SLURM job has ${env.SLURM_NNODES} nodes (SLURM_NNODES) but the plan's resources.nodes is ${nodes}; allocate ${nodes} nodes (sbatch --nodes ${nodes}) or change resources.nodes`,
+      );
     }
     const host = env.MASTER_ADDR ?? firstHost(env.SLURM_JOB_NODELIST);
-    return checked(nodes, env.SLURM_NODEID, `${host}:${env.MASTER_PORT ?? DEFAULT_PORT}`, flags.id ?? (env.SLURM_JOB_ID ? `slurm-${env.SLURM_JOB_ID}` : defaultId), "SLURM", "SLURM_NODEID", "MASTER_ADDR/SLURM_JOB_NODELIST");
+    return checked(
+      nodes,
+      env.SLURM_NODEID,
+      `${host}:${env.MASTER_PORT ?? DEFAULT_PORT}`,
+      flags.id ?? (env.SLURM_JOB_ID ? `slurm-${env.SLURM_JOB_ID}` : defaultId),
+      "SLURM",
+      "SLURM_NODEID",
+      "MASTER_ADDR/SLURM_JOB_NODELIST",
+    );
   }
   // Ray sets no rank of its own: arl submit's launcher (runtime-gpu/ray_nodes.py) starts one arl run per node of its placement group with these.
   if (env.ARL_RAY_NODE_RANK !== undefined) {
     if (env.ARL_RAY_NNODES !== undefined && Number(env.ARL_RAY_NNODES) !== nodes) {
-      throw new RendezvousError(`the Ray job has ${env.ARL_RAY_NNODES} nodes (ARL_RAY_NNODES) but the plan's resources.nodes is ${nodes}; submit the plan again with arl submit --scheduler ray, which reserves resources.nodes nodes`);
+      throw new RendezvousError(
+        `the Ray job has ${env.ARL_RAY_NNODES} nodes (ARL_RAY_NNODES) but the plan's resources.nodes is ${nodes}; submit the plan again with arl submit --scheduler ray, which reserves resources.nodes nodes`,
+      );
     }
-    if (env.MASTER_ADDR === undefined) throw new RendezvousError("ARL_RAY_NODE_RANK is set but MASTER_ADDR is not: the Ray launcher (runtime-gpu/ray_nodes.py) sets both, node 0's address in MASTER_ADDR");
-    return checked(nodes, env.ARL_RAY_NODE_RANK, `${env.MASTER_ADDR}:${env.MASTER_PORT ?? DEFAULT_PORT}`, flags.id ?? (env.ARL_RAY_JOB_ID ? `ray-${env.ARL_RAY_JOB_ID}` : defaultId), "Ray", "ARL_RAY_NODE_RANK", "MASTER_ADDR/MASTER_PORT");
+    if (env.MASTER_ADDR === undefined)
+      throw new RendezvousError(
+        "ARL_RAY_NODE_RANK is set but MASTER_ADDR is not: the Ray launcher (runtime-gpu/ray_nodes.py) sets both, node 0's address in MASTER_ADDR",
+      );
+    return checked(
+      nodes,
+      env.ARL_RAY_NODE_RANK,
+      `${env.MASTER_ADDR}:${env.MASTER_PORT ?? DEFAULT_PORT}`,
+      flags.id ?? (env.ARL_RAY_JOB_ID ? `ray-${env.ARL_RAY_JOB_ID}` : defaultId),
+      "Ray",
+      "ARL_RAY_NODE_RANK",
+      "MASTER_ADDR/MASTER_PORT",
+    );
   }
   if (env.MASTER_ADDR !== undefined && env.NODE_RANK !== undefined) {
-    return checked(nodes, env.NODE_RANK, `${env.MASTER_ADDR}:${env.MASTER_PORT ?? DEFAULT_PORT}`, flags.id ?? defaultId, "environment", "NODE_RANK", "MASTER_ADDR/MASTER_PORT");
+    return checked(
+      nodes,
+      env.NODE_RANK,
+      `${env.MASTER_ADDR}:${env.MASTER_PORT ?? DEFAULT_PORT}`,
+      flags.id ?? defaultId,
+      "environment",
+      "NODE_RANK",
+      "MASTER_ADDR/MASTER_PORT",
+    );
   }
   return undefined;
 }
 
-function checked(nodes: number, rankText: string, endpoint: string, id: string, source: string, rankName: string, endpointName: string): Rendezvous {
+function checked(
+  nodes: number,
+  rankText: string,
+  endpoint: string,
+  id: string,
+  source: string,
+  rankName: string,
+  endpointName: string,
+): Rendezvous {
   const nodeRank = Number(rankText);
-  if (nodes <= 1) throw new RendezvousError(`${rankName} names a rendezvous, but the plan's resources.nodes is 1: leave the rendezvous out, or raise resources.nodes`);
+  if (nodes <= 1)
+    throw new RendezvousError(
+      `${rankName} names a rendezvous, but the plan's resources.nodes is 1: leave the rendezvous out, or raise resources.nodes`,
+    );
   if (!Number.isInteger(nodeRank) || nodeRank < 0 || nodeRank >= nodes) {
-    throw new RendezvousError(`${rankName} must be a whole number from 0 to ${nodes - 1} (the plan has resources.nodes ${nodes}), not '${rankText}'`);
+    throw new RendezvousError(
+      `${rankName} must be a whole number from 0 to ${nodes - 1} (the plan has resources.nodes ${nodes}), not '${rankText}'`,
+    );
   }
   const match = /^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):(\d+)$/.exec(endpoint);
   const port = match ? Number(match[2]) : NaN;
   if (!match || !(port >= 1 && port <= 65535)) {
-    throw new RendezvousError(`${endpointName} must be HOST:PORT with a port from 1 to 65535 (e.g. node001:${DEFAULT_PORT}), not '${endpoint}'`);
+    throw new RendezvousError(
+      `${endpointName} must be HOST:PORT with a port from 1 to 65535 (e.g. node001:${DEFAULT_PORT}), not '${endpoint}'`,
+    );
   }
-  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(id)) throw new RendezvousError(`the rendezvous id must be 1 to 128 letters, digits, '.', '_' or '-', not '${id}'`);
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(id))
+    throw new RendezvousError(`the rendezvous id must be 1 to 128 letters, digits, '.', '_' or '-', not '${id}'`);
   return { nodeRank, nodes, endpoint, id, source };
 }
 
@@ -80,7 +143,8 @@ function checked(nodes: number, rankText: string, endpoint: string, id: string, 
  */
 export function firstHost(nodelist: string): string {
   const first = /^([^,[]*)(?:\[([^\]]*)\])?([^,]*)/.exec(nodelist.trim());
-  if (!first || first[1] === undefined || (first[1] === "" && first[2] === undefined)) throw new RendezvousError(`SLURM_JOB_NODELIST '${nodelist}' names no host; set MASTER_ADDR to node 0's address`);
+  if (!first || first[1] === undefined || (first[1] === "" && first[2] === undefined))
+    throw new RendezvousError(`SLURM_JOB_NODELIST '${nodelist}' names no host; set MASTER_ADDR to node 0's address`);
   const range = first[2]?.split(",")[0]?.split("-")[0] ?? "";
   return `${first[1]}${range}${first[2] !== undefined ? (first[3] ?? "") : ""}`;
 }

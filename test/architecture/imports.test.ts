@@ -154,13 +154,19 @@ function documentedLayers(markdown: string): string[][] {
   const section = /^## Layers\s*$([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(markdown)?.[1];
   if (section === undefined) throw new Error("docs/architecture.md has no `## Layers` section");
   const rows = section.split("\n").filter((line) => line.trim().startsWith("|"));
-  const header = rows[0]?.split("|").map((cell) => cell.trim()).filter((cell) => cell !== "");
+  const header = rows[0]
+    ?.split("|")
+    .map((cell) => cell.trim())
+    .filter((cell) => cell !== "");
   if (header?.[0] !== "Rank" || header[1] !== "Directories") {
     throw new Error("the `## Layers` section's table does not start with `| Rank | Directories |`");
   }
   const layers: string[][] = [];
   for (const row of rows.slice(2)) {
-    const [rank, dirs] = row.split("|").slice(1, 3).map((cell) => cell.trim());
+    const [rank, dirs] = row
+      .split("|")
+      .slice(1, 3)
+      .map((cell) => cell.trim());
     if (rank === undefined || dirs === undefined || !/^\d+$/.test(rank)) continue;
     layers[Number(rank)] = dirs.split(",").map((dir) => dir.trim().replace(/^`|`$/g, "").replace(/\/$/, ""));
   }
@@ -193,7 +199,9 @@ describe("import direction", () => {
       const fromRank = rankOf.get(fromDir);
       const toRank = edge.to === TOP_FILE ? Infinity : rankOf.get(toDir);
       if (fromRank === undefined || toRank === undefined || toRank < fromRank) return [];
-      return [`src/${edge.from}:${edge.line} imports ${edge.specifier} (${fromDir} rank ${fromRank} -> ${toDir} rank ${toRank})`];
+      return [
+        `src/${edge.from}:${edge.line} imports ${edge.specifier} (${fromDir} rank ${fromRank} -> ${toDir} rank ${toRank})`,
+      ];
     });
     expect(violations).toEqual([]);
   });

@@ -60,9 +60,14 @@ const rules: readonly Rule[] = [
   },
   // A folder beside the clone: "../shared", path.join(x, "..", "shared"), the shared examples.
   (_file, line) =>
-    /\.\.\/shared\b|["']\.\.["']\s*,\s*["']shared["']|\bshared\/(examples|seeds|hooks)\b/.test(line) ? "names the shared/ folder beside the clone" : undefined,
+    /\.\.\/shared\b|["']\.\.["']\s*,\s*["']shared["']|\bshared\/(examples|seeds|hooks)\b/.test(line)
+      ? "names the shared/ folder beside the clone"
+      : undefined,
   // Absolute paths of a developer's machine.
-  (_file, line) => (/["'`](\/work|\/root|\/home\/[^"'`/]+|\/Users\/[^"'`/]+)(\/|["'`])/.test(line) ? "names an absolute path of one machine" : undefined),
+  (_file, line) =>
+    /["'`](\/work|\/root|\/home\/[^"'`/]+|\/Users\/[^"'`/]+)(\/|["'`])/.test(line)
+      ? "names an absolute path of one machine"
+      : undefined,
   // Python: Path(__file__).parents[N] and os.path.dirname(...) nested N deep.
   (file, line) => {
     if (!file.endsWith(".py")) return undefined;
@@ -71,7 +76,8 @@ const rules: readonly Rule[] = [
     if (parents && Number(parents[1]) > depthOf(file)) return `parents[${parents[1]}] is above the repository root`;
     const dirnames = line.match(/os\.path\.dirname\(/g)?.length ?? 0;
     // One dirname of __file__ is its folder; each further one climbs a level.
-    if (/__file__/.test(line) && dirnames - 1 > depthOf(file)) return `${dirnames} nested dirname() climb above the repository root`;
+    if (/__file__/.test(line) && dirnames - 1 > depthOf(file))
+      return `${dirnames} nested dirname() climb above the repository root`;
     return undefined;
   },
 ];
@@ -91,7 +97,9 @@ function findings(files: readonly string[]): Finding[] {
 
 describe("the repository stands alone", () => {
   it("no file under src/, test/, scripts/, bin/ or runtime-gpu/ names a path outside the repository", () => {
-    const files = scanned.flatMap((dir) => filesBelow(path.join(root, dir))).filter((f) => path.relative(root, f) !== self);
+    const files = scanned
+      .flatMap((dir) => filesBelow(path.join(root, dir)))
+      .filter((f) => path.relative(root, f) !== self);
     expect(files.length).toBeGreaterThan(100);
     expect(findings(files)).toEqual([]);
   });
@@ -112,8 +120,14 @@ describe("the repository stands alone", () => {
     expect(line("test/x/y.test.ts", `import { a } from "../../src/a.js";`)).toBeUndefined();
     expect(line("runtime-gpu/tests/x.py", `REPO = Path(__file__).resolve().parents[2]`)).toBeUndefined();
     expect(line("runtime-gpu/tests/x.py", `OUT = Path(__file__).resolve().parents[3]`)).toBeDefined();
-    expect(line("runtime-gpu/tests/x.py", `ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))`)).toBeUndefined();
-    expect(line("runtime-gpu/x.py", `UP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))`)).toBeUndefined();
-    expect(line("runtime-gpu/x.py", `UP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))`)).toBeDefined();
+    expect(
+      line("runtime-gpu/tests/x.py", `ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))`),
+    ).toBeUndefined();
+    expect(
+      line("runtime-gpu/x.py", `UP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))`),
+    ).toBeUndefined();
+    expect(
+      line("runtime-gpu/x.py", `UP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))`),
+    ).toBeDefined();
   });
 });

@@ -77,8 +77,10 @@ interface Import {
   readonly name: string;
 }
 
-const hasExport = (node: ts.Node) => ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-const hasDefault = (node: ts.Node) => ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
+const hasExport = (node: ts.Node) =>
+  ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+const hasDefault = (node: ts.Node) =>
+  ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
 
 function bindingNames(name: ts.BindingName): string[] {
   if (ts.isIdentifier(name)) return [name.text];
@@ -116,14 +118,20 @@ function functionSignature(node: ts.SignatureDeclarationBase): (ts.Node | undefi
  * Not bodies or initial values: a helper a function calls is not part of its interface.
  */
 function signatureNames(node: ts.Node): Set<string> {
-  if (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isEnumDeclaration(node)) return identifiers([node]);
+  if (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isEnumDeclaration(node))
+    return identifiers([node]);
   if (ts.isFunctionDeclaration(node)) return identifiers(functionSignature(node));
   if (ts.isClassDeclaration(node)) {
     const parts: (ts.Node | undefined)[] = [...(node.typeParameters ?? []), ...(node.heritageClauses ?? [])];
     for (const member of node.members) {
       if (isPrivate(member)) continue;
       if (ts.isPropertyDeclaration(member)) parts.push(member.type);
-      else if (ts.isMethodDeclaration(member) || ts.isConstructorDeclaration(member) || ts.isGetAccessor(member) || ts.isSetAccessor(member)) {
+      else if (
+        ts.isMethodDeclaration(member) ||
+        ts.isConstructorDeclaration(member) ||
+        ts.isGetAccessor(member) ||
+        ts.isSetAccessor(member)
+      ) {
         parts.push(...functionSignature(member));
         // Constructor parameter properties (`readonly x: T`) are members too.
       }
@@ -147,14 +155,21 @@ function exportsOf(file: string, source: ts.SourceFile): ModuleExports {
   const line = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
   for (const statement of source.statements) {
     if (ts.isExportDeclaration(statement)) {
-      const from = statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier) ? resolveSource(file, statement.moduleSpecifier.text) : undefined;
+      const from =
+        statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier)
+          ? resolveSource(file, statement.moduleSpecifier.text)
+          : undefined;
       const clause = statement.exportClause;
       if (!statement.moduleSpecifier) {
         if (clause && ts.isNamedExports(clause)) for (const e of clause.elements) local.set(e.name.text, line(e));
-      } else if (from === undefined) continue; // a package's names: not ours to check
+      } else if (from === undefined)
+        continue; // a package's names: not ours to check
       else if (!clause) stars.push(from);
-      else if (ts.isNamespaceExport(clause)) forwarded.set(clause.name.text, { from, name: EVERYTHING, line: line(clause) });
-      else for (const e of clause.elements) forwarded.set(e.name.text, { from, name: (e.propertyName ?? e.name).text, line: line(e) });
+      else if (ts.isNamespaceExport(clause))
+        forwarded.set(clause.name.text, { from, name: EVERYTHING, line: line(clause) });
+      else
+        for (const e of clause.elements)
+          forwarded.set(e.name.text, { from, name: (e.propertyName ?? e.name).text, line: line(e) });
     } else if (ts.isExportAssignment(statement)) local.set("default", line(statement));
     else if (hasExport(statement)) {
       if (hasDefault(statement)) local.set("default", line(statement));
@@ -184,7 +199,13 @@ function dynamicImportNames(call: ts.CallExpression): string[] {
   while (ts.isParenthesizedExpression(node.parent)) node = node.parent;
   const parent = node.parent;
   if (node !== call && ts.isVariableDeclaration(parent) && ts.isObjectBindingPattern(parent.name)) {
-    const names = parent.name.elements.map((e) => (e.propertyName && ts.isIdentifier(e.propertyName) ? e.propertyName.text : ts.isIdentifier(e.name) ? e.name.text : undefined));
+    const names = parent.name.elements.map((e) =>
+      e.propertyName && ts.isIdentifier(e.propertyName)
+        ? e.propertyName.text
+        : ts.isIdentifier(e.name)
+          ? e.name.text
+          : undefined,
+    );
     if (names.every((n): n is string => n !== undefined)) return names;
   }
   if (node !== call && ts.isPropertyAccessExpression(parent) && parent.expression === node) return [parent.name.text];
@@ -210,7 +231,12 @@ function importsOf(file: string, source: ts.SourceFile): Import[] {
     } else if (ts.isExportDeclaration(node) && !file.startsWith("src/")) {
       // A re-export outside src/ (src/ re-exports are followed as exports instead).
       const clause = node.exportClause;
-      take(node.moduleSpecifier, !clause || ts.isNamespaceExport(clause) ? [EVERYTHING] : clause.elements.map((e) => (e.propertyName ?? e.name).text));
+      take(
+        node.moduleSpecifier,
+        !clause || ts.isNamespaceExport(clause)
+          ? [EVERYTHING]
+          : clause.elements.map((e) => (e.propertyName ?? e.name).text),
+      );
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       take(node.arguments[0], dynamicImportNames(node));
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
@@ -246,7 +272,11 @@ function unusedExports(sources: readonly SourceText[], roots: readonly string[])
     if (!m || seen.has(file)) return [];
     seen.add(file);
     // `export *` passes on every name but the default.
-    return [...m.local.keys(), ...m.forwarded.keys(), ...m.stars.flatMap((s) => allNames(s, seen).filter((n) => n !== "default"))];
+    return [
+      ...m.local.keys(),
+      ...m.forwarded.keys(),
+      ...m.stars.flatMap((s) => allNames(s, seen).filter((n) => n !== "default")),
+    ];
   };
   const mark = (file: string, name: string): void => {
     const m = modules.get(file);
@@ -262,7 +292,8 @@ function unusedExports(sources: readonly SourceText[], roots: readonly string[])
     for (const n of m.surface.get(name) ?? []) if (n !== name && m.local.has(n)) mark(file, n);
     const via = m.forwarded.get(name);
     if (via) mark(via.from, via.name);
-    else if (!m.local.has(name) && name !== "default") for (const star of m.stars) if (allNames(star).includes(name)) mark(star, name);
+    else if (!m.local.has(name) && name !== "default")
+      for (const star of m.stars) if (allNames(star).includes(name)) mark(star, name);
   };
   for (const api of roots) mark(api, EVERYTHING);
   for (const i of imports) mark(i.from, i.name);
@@ -277,7 +308,10 @@ function unusedExports(sources: readonly SourceText[], roots: readonly string[])
 }
 
 function repositorySources(): SourceText[] {
-  return SCANNED_DIRS.flatMap((d) => filesBelow(path.join(root, d))).map((file) => ({ name: path.relative(root, file).split(path.sep).join("/"), text: readFileSync(file, "utf8") }));
+  return SCANNED_DIRS.flatMap((d) => filesBelow(path.join(root, d))).map((file) => ({
+    name: path.relative(root, file).split(path.sep).join("/"),
+    text: readFileSync(file, "utf8"),
+  }));
 }
 
 describe("exports", () => {
@@ -290,24 +324,44 @@ describe("exports", () => {
 
   it("the method: follows named, star and namespace re-exports, dynamic imports, dist/ paths, signatures and the roots", () => {
     const project: SourceText[] = [
-      { name: "src/index.ts", text: 'export { api } from "./a/api.js";\nexport type * as shapes from "./a/shapes.js";\n' },
+      {
+        name: "src/index.ts",
+        text: 'export { api } from "./a/api.js";\nexport type * as shapes from "./a/shapes.js";\n',
+      },
       { name: "src/a/api.ts", text: "export function api() {}\nexport const helper = 1;\n" },
       { name: "src/a/shapes.ts", text: "export interface Square {}\nexport type Circle = {};\n" },
-      { name: "src/a/used.ts", text: "export const { one, two } = { one: 1, two: 2 };\nexport class Unused {}\nexport default 3;\n" },
+      {
+        name: "src/a/used.ts",
+        text: "export const { one, two } = { one: 1, two: 2 };\nexport class Unused {}\nexport default 3;\n",
+      },
       { name: "src/a/barrel.ts", text: 'export * from "./used.js";\nexport { lone as renamed } from "./lone.js";\n' },
       { name: "src/a/lone.ts", text: "export const lone = 1;\nexport const self = 2;\nconsole.log(self);\n" },
       { name: "src/a/late.ts", text: "export const late = 1;\nexport const other = 2;\nexport type Shape = {};\n" },
-      { name: "src/b/user.ts", text: 'import def, { one } from "../a/barrel.js";\nimport { default as d } from "../a/used.js";\nconst { late } = await import("../a/late.js");\nlet s: import("../a/late.js").Shape;\n' },
+      {
+        name: "src/b/user.ts",
+        text: 'import def, { one } from "../a/barrel.js";\nimport { default as d } from "../a/used.js";\nconst { late } = await import("../a/late.js");\nlet s: import("../a/late.js").Shape;\n',
+      },
       { name: "test/x.test.ts", text: 'import { two } from "../src/a/used.js";\n' },
       { name: "bin/cli.js", text: 'const m = await import("../dist/b/entry.js");\n' },
       { name: "src/b/entry.ts", text: "export const a = 1;\nexport const b = 2;\n" },
       // f's parameter type is used with f; a type only its body names is not.
-      { name: "src/a/sig.ts", text: "export interface Opts {}\nexport interface Inner {}\nexport function f(o: Opts): void {\n  const i: Inner = o;\n}\n" },
+      {
+        name: "src/a/sig.ts",
+        text: "export interface Opts {}\nexport interface Inner {}\nexport function f(o: Opts): void {\n  const i: Inner = o;\n}\n",
+      },
       { name: "src/b/caller.ts", text: 'import { f } from "../a/sig.js";\n' },
     ];
     const found = unusedExports(project, ["src/index.ts"]).map((f) => `${f.file} ${f.name}`);
     // `def` comes through barrel's `export *`, which passes on no default: used.ts's default is
     // used by the second import only.
-    expect(found).toEqual(["src/a/api.ts helper", "src/a/barrel.ts renamed", "src/a/late.ts other", "src/a/lone.ts lone", "src/a/lone.ts self", "src/a/sig.ts Inner", "src/a/used.ts Unused"]);
+    expect(found).toEqual([
+      "src/a/api.ts helper",
+      "src/a/barrel.ts renamed",
+      "src/a/late.ts other",
+      "src/a/lone.ts lone",
+      "src/a/lone.ts self",
+      "src/a/sig.ts Inner",
+      "src/a/used.ts Unused",
+    ]);
   });
 });

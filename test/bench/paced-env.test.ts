@@ -14,7 +14,9 @@ let url = "";
 beforeAll(async () => {
   // Steps 20 ms and resets 40 ms, times a pace ~ Pareto(1.5) capped at 4.
   child = spawn(process.execPath, [server, "20", "40", "1.5", "4"], { stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", (l) => resolve(l.replace(/^port /, ""))));
+  const port = await new Promise<string>((resolve) =>
+    createInterface({ input: child.stdout! }).once("line", (l) => resolve(l.replace(/^port /, ""))),
+  );
   url = `http://127.0.0.1:${port}`;
 });
 afterAll(() => {
@@ -22,21 +24,21 @@ afterAll(() => {
 });
 
 const env = (): HttpEnv => ({
-    kind: "http",
-    description: null,
-    version: "1",
-    tasks: 30,
-    split: { train: 1, valid: 0, test: 0 },
-    weight: 1,
-    signals: {},
-    optimal_steps: null,
-    budget_is_task_rule: false,
-    reward_range: [0, 1],
-    timeout_s: 5,
-    retries: 0,
-    task: null,
-    url,
-    max_response_bytes: 1024 * 1024,
+  kind: "http",
+  description: null,
+  version: "1",
+  tasks: 30,
+  split: { train: 1, valid: 0, test: 0 },
+  weight: 1,
+  signals: {},
+  optimal_steps: null,
+  budget_is_task_rule: false,
+  reward_range: [0, 1],
+  timeout_s: 5,
+  retries: 0,
+  task: null,
+  url,
+  max_response_bytes: 1024 * 1024,
 });
 
 const call = (name: string) => ({ name, arguments: {} });

@@ -1,14 +1,26 @@
 // The installed entry points: `node bin/arl.js` and npm 11's resolution of the package's own
 // bin through `npx arl` in the repository root. Both need `npm run build` first (npm test does it).
 import { execa } from "execa";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
-const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const version = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 /**
  * What `npx` sees of a fresh clone after `npm ci`, without the install: the package's own files
@@ -26,14 +38,24 @@ function installedCheckout(): { dir: string; env: Record<string, string> } {
   checkouts.push(root);
   const dir = path.join(root, "arl");
   mkdirSync(dir);
-  for (const entry of ["package.json", "package-lock.json", "bin", "scripts", "dist"]) cpSync(path.join(repo, entry), path.join(dir, entry), { recursive: true });
+  for (const entry of ["package.json", "package-lock.json", "bin", "scripts", "dist"])
+    cpSync(path.join(repo, entry), path.join(dir, entry), { recursive: true });
   const installed = realpathSync(path.join(repo, "node_modules"));
   mkdirSync(path.join(dir, "node_modules"));
   for (const name of readdirSync(installed)) {
     if (name.startsWith(".") && name !== ".bin") continue;
     symlinkSync(path.join(installed, name), path.join(dir, "node_modules", name));
   }
-  return { dir, env: { npm_config_cache: path.join(root, "npm-cache"), npm_config_offline: "true", npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" } };
+  return {
+    dir,
+    env: {
+      npm_config_cache: path.join(root, "npm-cache"),
+      npm_config_offline: "true",
+      npm_config_update_notifier: "false",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+    },
+  };
 }
 
 describe("bin", () => {
@@ -44,7 +66,11 @@ describe("bin", () => {
   });
 
   it("npx arl --version runs this package's CLI", async () => {
-    const run = await execa("npx", ["--no-install", "arl", "--version"], { cwd: repo, reject: false, env: { npm_config_yes: "true" } });
+    const run = await execa("npx", ["--no-install", "arl", "--version"], {
+      cwd: repo,
+      reject: false,
+      env: { npm_config_yes: "true" },
+    });
     expect(run.stderr).toBe("");
     expect(run.stdout).toBe(version);
     expect(run.exitCode).toBe(0);
@@ -57,7 +83,9 @@ describe("bin", () => {
     const { dir, env } = installedCheckout();
     const built = path.join(dir, "dist/cli/main.js");
     const builtAt = statSync(built).mtimeMs;
-    const calls = await Promise.all([0, 1].map(() => execa("npx", ["arl", "--version"], { cwd: dir, env, reject: false })));
+    const calls = await Promise.all(
+      [0, 1].map(() => execa("npx", ["arl", "--version"], { cwd: dir, env, reject: false })),
+    );
     for (const call of calls) {
       expect(call.stderr).toBe("");
       expect(call.stdout).toBe(version);
@@ -79,7 +107,10 @@ describe("bin", () => {
   });
 
   it("a closed stdout pipe ends the CLI quietly", async () => {
-    const run = await execa("bash", ["-c", "node bin/arl.js --help | head -c 10 >/dev/null; echo ${PIPESTATUS[0]}"], { cwd: repo, reject: false });
+    const run = await execa("bash", ["-c", "node bin/arl.js --help | head -c 10 >/dev/null; echo ${PIPESTATUS[0]}"], {
+      cwd: repo,
+      reject: false,
+    });
     expect(run.stderr).toBe("");
     expect(run.stdout.trim()).toMatch(/^[0-2]$/);
   });

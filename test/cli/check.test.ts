@@ -36,7 +36,9 @@ describe("arl check", () => {
   });
 
   it("adds the hint and the related locations to a JSON diagnostic that has them", async () => {
-    const cwd = workspace({ "x.arl": 'env x { kind: subprocess, command: ["a"] }\nenv x { kind: subprocess, command: ["b"] }\n' });
+    const cwd = workspace({
+      "x.arl": 'env x { kind: subprocess, command: ["a"] }\nenv x { kind: subprocess, command: ["b"] }\n',
+    });
     const run = await runArl(["check", "x.arl", "--format", "json"], { cwd });
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout).diagnostics).toEqual([
@@ -47,7 +49,13 @@ describe("arl check", () => {
         message: "'x' is declared twice in this file",
         range: { start: { line: 2, column: 5 }, end: { line: 2, column: 6 } },
         hint: "rename one of them",
-        related: [{ file: "x.arl", range: { start: { line: 1, column: 5 }, end: { line: 1, column: 6 } }, message: "first declared here" }],
+        related: [
+          {
+            file: "x.arl",
+            range: { start: { line: 1, column: 5 }, end: { line: 1, column: 6 } },
+            message: "first declared here",
+          },
+        ],
       },
     ]);
   });
@@ -57,13 +65,17 @@ describe("arl check", () => {
     const run = await runArl(["check", "triggers.arl", "--format", "json"], { cwd });
     const found = JSON.parse(run.stdout).diagnostics.filter((d: { code: string }) => d.code === "group-size-one");
     expect(found).toHaveLength(1);
-    expect(found[0].hint).toBe("sample several trajectories per task (group_size: 4 or 8), or use a critic (`algorithm extends algo.ppo`)");
+    expect(found[0].hint).toBe(
+      "sample several trajectories per task (group_size: 4 or 8), or use a critic (`algorithm extends algo.ppo`)",
+    );
   });
 
   it("reports every independent syntax error of a file in one run", async () => {
     const cwd = workspace({ "x.arl": "experiment a { x: ) }\nexperiment b { y: 1 ] }\nexperiment c { z: @ }\n" });
     const run = await runArl(["check", "--format", "json", "x.arl"], { cwd });
-    const lines = JSON.parse(run.stdout).diagnostics.map((d: { range: { start: { line: number } } }) => d.range.start.line);
+    const lines = JSON.parse(run.stdout).diagnostics.map(
+      (d: { range: { start: { line: number } } }) => d.range.start.line,
+    );
     expect(lines).toEqual([1, 2, 3]);
   });
 
@@ -88,12 +100,16 @@ describe("arl check", () => {
   it("prints a diagnostic on a literal megabytes long with its message elided and its line windowed at the range", async () => {
     const big = "x".repeat(2_000_000);
     // The literal starts 1,000 columns into its line: the frame shows a window that starts shortly before it.
-    const cwd = workspace({ "x.arl": counterSpec(`constraints { c: block(${" ".repeat(1000)}call.tool == "${big}") }`) });
+    const cwd = workspace({
+      "x.arl": counterSpec(`constraints { c: block(${" ".repeat(1000)}call.tool == "${big}") }`),
+    });
     const run = await runArl(["check", "x.arl"], { cwd });
     expect(run.code).toBe(1);
     const lines = run.stdout.split("\n");
     expect(Math.max(...lines.map((l) => l.length)), "the longest printed line").toBeLessThan(1100);
-    expect(lines[0]).toMatch(/^x\.arl:18:\d+: error\[unknown-tool\]: the experiment has no tool 'x+\.\.\.\(1999\d+ characters elided\)\.\.\.x+'$/);
+    expect(lines[0]).toMatch(
+      /^x\.arl:18:\d+: error\[unknown-tool\]: the experiment has no tool 'x+\.\.\.\(1999\d+ characters elided\)\.\.\.x+'$/,
+    );
     const [source, carets] = [lines[2]!, lines[3]!];
     expect(source).toMatch(/^18 \| \.\.\. +call\.tool == "x+\.\.\.$/);
     expect(carets).toMatch(/^ +\| +\^+$/);
@@ -112,8 +128,13 @@ describe("arl check", () => {
 
   it("checks directories recursively and exits 0 when there are no errors", async () => {
     // An experiment needs a success criterion (eval.success, or an env's success signal).
-    const valid = 'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: subprocess, command: ["env-server"], signals { success { scope: outcome, type: bool } } }\n}\n';
-    const cwd = workspace({ "a/one.arl": valid, "a/b/two.arl": 'env x { kind: subprocess, command: ["env-server"] }\n', "a/node_modules/skip.arl": "broken {" });
+    const valid =
+      'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: subprocess, command: ["env-server"], signals { success { scope: outcome, type: bool } } }\n}\n';
+    const cwd = workspace({
+      "a/one.arl": valid,
+      "a/b/two.arl": 'env x { kind: subprocess, command: ["env-server"] }\n',
+      "a/node_modules/skip.arl": "broken {",
+    });
     const run = await runArl(["check", "a", "--format", "json"], { cwd });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ diagnostics: [], summary: { errors: 0, warnings: 0, infos: 0 } });

@@ -7,12 +7,18 @@ import { runArl } from "../helpers/cli.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const suite = path.join(repo, "test", "conformance");
-const suiteFiles = readdirSync(suite).filter((n) => n.endsWith(".json")).sort();
-const suiteCases = suiteFiles.reduce((n, f) => n + JSON.parse(readFileSync(path.join(suite, f), "utf8")).cases.length, 0);
+const suiteFiles = readdirSync(suite)
+  .filter((n) => n.endsWith(".json"))
+  .sort();
+const suiteCases = suiteFiles.reduce(
+  (n, f) => n + JSON.parse(readFileSync(path.join(suite, f), "utf8")).cases.length,
+  0,
+);
 
 function workspace(files: Record<string, unknown>): string {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-conformance-"));
-  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), typeof content === "string" ? content : JSON.stringify(content));
+  for (const [name, content] of Object.entries(files))
+    writeFileSync(path.join(dir, name), typeof content === "string" ? content : JSON.stringify(content));
   return dir;
 }
 
@@ -20,7 +26,9 @@ const passAt3 = { name: "pass@3", op: "pass_at_k", input: { n: 10, c: 2, k: 3 },
 
 describe("arl conformance", () => {
   it("passes the whole suite in test/conformance (files and a directory)", async () => {
-    const byFile = await runArl(["conformance", ...suiteFiles.map((f) => path.join("test", "conformance", f))], { cwd: repo });
+    const byFile = await runArl(["conformance", ...suiteFiles.map((f) => path.join("test", "conformance", f))], {
+      cwd: repo,
+    });
     expect(byFile.stderr).toBe("");
     expect(byFile.stdout).toBe(`${suiteCases} passed, 0 failed\n`);
     expect(byFile.code).toBe(0);
@@ -43,25 +51,47 @@ describe("arl conformance", () => {
     expect(run.code).toBe(1);
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^wrong\.json: case 'plug-in pass@3' \(pass_at_k\): expected 0\.488, got 0\.5333333333333\d*; max abs error 4\.533e-2 \(tol 0\.000001\)$/);
+    expect(lines[0]).toMatch(
+      /^wrong\.json: case 'plug-in pass@3' \(pass_at_k\): expected 0\.488, got 0\.5333333333333\d*; max abs error 4\.533e-2 \(tol 0\.000001\)$/,
+    );
     expect(lines[1]).toBe("1 passed, 1 failed");
   });
 
   it("reports shape mismatches", async () => {
-    const cwd = workspace({ "shape.json": { cases: [{ name: "short", op: "kl", input: { logp: [-1, -2], logp_ref: [-1, -2], estimator: "k1" }, expected: [0] }] } });
+    const cwd = workspace({
+      "shape.json": {
+        cases: [
+          { name: "short", op: "kl", input: { logp: [-1, -2], logp_ref: [-1, -2], estimator: "k1" }, expected: [0] },
+        ],
+      },
+    });
     const run = await runArl(["conformance", "shape.json"], { cwd });
     expect(run.code).toBe(1);
-    expect(run.stdout).toBe("shape.json: case 'short' (kl): expected [0], got [0,0]; shape mismatch: expected 1 entries, got 2\n0 passed, 1 failed\n");
+    expect(run.stdout).toBe(
+      "shape.json: case 'short' (kl): expected [0], got [0,0]; shape mismatch: expected 1 entries, got 2\n0 passed, 1 failed\n",
+    );
   });
 
   it("exits 2 with a located message for a malformed file, and still runs the good ones", async () => {
     const cwd = workspace({
       "good.json": { cases: [passAt3] },
-      "bad.json": { cases: [passAt3, { name: "gae without bootstrap", op: "gae", input: { rewards: [1], values: [0], gamma: 1, lambda: 1, end: "truncated" }, expected: [1] }] },
+      "bad.json": {
+        cases: [
+          passAt3,
+          {
+            name: "gae without bootstrap",
+            op: "gae",
+            input: { rewards: [1], values: [0], gamma: 1, lambda: 1, end: "truncated" },
+            expected: [1],
+          },
+        ],
+      },
     });
     const run = await runArl(["conformance", "good.json", "bad.json"], { cwd });
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe("arl conformance: bad.json: case 1 'gae without bootstrap' (gae): input.bootstrap_value: a truncated episode needs bootstrap_value (V(h_T))\n");
+    expect(run.stderr).toBe(
+      "arl conformance: bad.json: case 1 'gae without bootstrap' (gae): input.bootstrap_value: a truncated episode needs bootstrap_value (V(h_T))\n",
+    );
     expect(run.stdout).toBe("1 passed, 0 failed\n");
   });
 

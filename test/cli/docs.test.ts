@@ -34,9 +34,13 @@ describe("docs", () => {
 
   it("no doc or comment describes the runtime or the embedded trainer as not there yet", () => {
     // Tracked text files only (not dist/, node_modules or runs).
-    const files = execFileSync("git", ["ls-files", "*.md", "*.arl", "*.ts", "*.py"], { cwd: repo, encoding: "utf8" }).split("\n").filter(Boolean);
+    const files = execFileSync("git", ["ls-files", "*.md", "*.arl", "*.ts", "*.py"], { cwd: repo, encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean);
     const stale = /once the runtime lands|runtime (has not|hasn't) landed|not part of this build yet/i;
-    const found = files.filter((f) => f !== "test/cli/docs.test.ts" && stale.test(readFileSync(`${repo}/${f}`, "utf8")));
+    const found = files.filter(
+      (f) => f !== "test/cli/docs.test.ts" && stale.test(readFileSync(`${repo}/${f}`, "utf8")),
+    );
     expect(found).toEqual([]);
   });
 });

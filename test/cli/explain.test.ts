@@ -23,13 +23,20 @@ function tsFilesBelow(dir: string): string[] {
  * `at(origin, "x", ...)` / `error(origin, "x", ...)` helpers.
  */
 function compilerCodesInSource(): Set<string> {
-  const stages = ["language", "semantics", "plan", "lint"].flatMap((d) => tsFilesBelow(path.join(src, d))).filter((f) => !f.includes(`${path.sep}rules${path.sep}`));
+  const stages = ["language", "semantics", "plan", "lint"]
+    .flatMap((d) => tsFilesBelow(path.join(src, d)))
+    .filter((f) => !f.includes(`${path.sep}rules${path.sep}`));
   const kebab = String.raw`"([a-z]+(?:-[a-z0-9]+)+)"`;
-  const patterns = [new RegExp(String.raw`\bcode: ${kebab}`, "g"), new RegExp(String.raw`\bcode: [^\n"]*\? ${kebab} : ${kebab}`, "g"), new RegExp(String.raw`\b(?:at|error)\([^"\n]*?, ${kebab}`, "g")];
+  const patterns = [
+    new RegExp(String.raw`\bcode: ${kebab}`, "g"),
+    new RegExp(String.raw`\bcode: [^\n"]*\? ${kebab} : ${kebab}`, "g"),
+    new RegExp(String.raw`\b(?:at|error)\([^"\n]*?, ${kebab}`, "g"),
+  ];
   const found = new Set<string>();
   for (const file of stages) {
     const text = readFileSync(file, "utf8");
-    for (const pattern of patterns) for (const m of text.matchAll(pattern)) for (const code of m.slice(1)) if (code) found.add(code);
+    for (const pattern of patterns)
+      for (const m of text.matchAll(pattern)) for (const code of m.slice(1)) if (code) found.add(code);
   }
   return found;
 }
@@ -40,7 +47,9 @@ describe("arl explain", () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toBe("");
     const rule = lintRules.find((r) => r.code === "group-size-one")!;
-    expect(run.stdout).toBe(`group-size-one (lint rule, error): ${rule.title}\n\n${rule.explanation}\n\nSilence it for one experiment with allow { group-size-one: "why it does not apply" }.\n`);
+    expect(run.stdout).toBe(
+      `group-size-one (lint rule, error): ${rule.title}\n\n${rule.explanation}\n\nSilence it for one experiment with allow { group-size-one: "why it does not apply" }.\n`,
+    );
   });
 
   it("explains every lint rule", async () => {
@@ -61,7 +70,16 @@ describe("arl explain", () => {
   it("has an explanation for every diagnostic code the compiler's stages report", () => {
     const found = compilerCodesInSource();
     // The scan must see the codes it is meant to see, or it would pass on nothing.
-    for (const code of ["syntax-error", "type-mismatch", "invalid-enum", "import-not-found", "invalid-import-path", "unknown-signal", "lock-mismatch"]) expect(found).toContain(code);
+    for (const code of [
+      "syntax-error",
+      "type-mismatch",
+      "invalid-enum",
+      "import-not-found",
+      "invalid-import-path",
+      "unknown-signal",
+      "lock-mismatch",
+    ])
+      expect(found).toContain(code);
     const ruleCodes = new Set(lintRules.map((r) => r.code));
     const missing = [...found].filter((code) => !Object.hasOwn(compilerCodes, code) && !ruleCodes.has(code));
     expect(missing).toEqual([]);
@@ -88,7 +106,8 @@ describe("arl explain", () => {
   it("lists every code with --list", async () => {
     const run = await runArl(["explain", "--list"], { cwd });
     expect(run.code).toBe(0);
-    for (const code of [...lintRules.map((r) => r.code), ...Object.keys(compilerCodes)]) expect(run.stdout).toMatch(new RegExp(`^  ${code} `, "m"));
+    for (const code of [...lintRules.map((r) => r.code), ...Object.keys(compilerCodes)])
+      expect(run.stdout).toMatch(new RegExp(`^  ${code} `, "m"));
   });
 
   it("exits 2 with its usage when no code is given", async () => {

@@ -15,7 +15,13 @@ const SPEC = `${path.resolve("test/fixtures/export/http-multitask.arl")}#agentrl
 async function exportVerl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const io: CliIO = { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), cwd: dir, env: {}, isTTY: false };
+  const io: CliIO = {
+    stdout: (s) => void (stdout += s),
+    stderr: (s) => void (stderr += s),
+    cwd: dir,
+    env: {},
+    isTTY: false,
+  };
   const code = await runCli(["export", ...args], io);
   return { code, stdout, stderr };
 }
@@ -36,7 +42,12 @@ describe("arl export verl", () => {
     const read = (name: string) => readFileSync(path.join(dir, "full", name), "utf8");
     expect(read("arl_ppo.yaml")).toContain("  - ppo_trainer\n  - _self_\n");
     expect(read("SEMANTICS.md")).toContain("Bessel");
-    const rows = read("data/train.jsonl").trim().split("\n").map((line) => JSON.parse(line) as { data_source: string; prompt: unknown; extra_info: { reset: { url: string } } });
+    const rows = read("data/train.jsonl")
+      .trim()
+      .split("\n")
+      .map(
+        (line) => JSON.parse(line) as { data_source: string; prompt: unknown; extra_info: { reset: { url: string } } },
+      );
     expect(rows.length).toBeGreaterThan(0);
     expect(rows[0]?.prompt).toBeNull();
     expect(rows[0]?.extra_info.reset.url).toMatch(/^http:/);
@@ -47,7 +58,9 @@ describe("arl export verl", () => {
   it("refuses a non-empty folder without --force, an unknown target and a spec with several variants", async () => {
     mkdirSync(path.join(dir, "busy"));
     writeFileSync(path.join(dir, "busy", "x"), "");
-    expect((await exportVerl("verl", SPEC, "--out", "busy", "--allow-approximate")).stderr).toContain("is not empty; pass --force");
+    expect((await exportVerl("verl", SPEC, "--out", "busy", "--allow-approximate")).stderr).toContain(
+      "is not empty; pass --force",
+    );
     expect((await exportVerl("verl", SPEC, "--out", "busy", "--allow-approximate", "--force")).code).toBe(0);
     expect((await exportVerl("openrlhf", SPEC, "--out", "x")).code).toBe(2);
     const many = await exportVerl("verl", path.resolve("experiments/agentrl-table6-ablation.arl"), "--out", "many");

@@ -1,13 +1,23 @@
 // `arl fmt` driven in-process through runCli, with a fake CliIO, in a temporary directory.
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CliIO } from "../../src/cli/io.js";
 import { runCli } from "../../src/cli/main.js";
 
-const messy = "experiment a{\n    seed:1,policy{model:\"builtin:tiny\"}}\n";
+const messy = 'experiment a{\n    seed:1,policy{model:"builtin:tiny"}}\n';
 const tidy = 'experiment a {\n  seed: 1\n  policy { model: "builtin:tiny" }\n}\n';
 const alsoTidy = "env e {}\n";
 const broken = "experiment a {\n  seed: \n}\n";
@@ -33,7 +43,13 @@ const read = (name: string) => readFileSync(path.join(dir, name), "utf8");
 async function fmt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const io: CliIO = { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), cwd: dir, env: {}, isTTY: false };
+  const io: CliIO = {
+    stdout: (s) => void (stdout += s),
+    stderr: (s) => void (stderr += s),
+    cwd: dir,
+    env: {},
+    isTTY: false,
+  };
   const code = await runCli(["fmt", ...args], io);
   return { code, stdout, stderr };
 }

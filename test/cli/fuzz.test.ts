@@ -22,7 +22,8 @@ const arl = path.join(repo, "bin", "arl.js");
 const fileCount = Number(process.env.ARL_FUZZ_CLI_FILES ?? "40") || 40;
 
 /** Signs of a crash rather than a diagnostic. */
-const crashPattern = /RangeError|TypeError|Maximum call stack|internal error|format-internal-error|\n\s+at .+\(.+:\d+:\d+\)/;
+const crashPattern =
+  /RangeError|TypeError|Maximum call stack|internal error|format-internal-error|\n\s+at .+\(.+:\d+:\d+\)/;
 
 let dir: string;
 let originals: Map<string, Buffer>;
@@ -30,17 +31,29 @@ let originals: Map<string, Buffer>;
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), "arl-cli-fuzz-"));
   const specs = shippedSpecs();
-  const inputs = fc.sample(fc.tuple(fc.constantFrom(...specs), fc.array(mutationOf(3000), { minLength: 1, maxLength: 3 })), { numRuns: fileCount, seed: 20261201 });
+  const inputs = fc.sample(
+    fc.tuple(fc.constantFrom(...specs), fc.array(mutationOf(3000), { minLength: 1, maxLength: 3 })),
+    { numRuns: fileCount, seed: 20261201 },
+  );
   inputs.forEach(([spec, mutations], i) => {
     // A lone surrogate cannot be written as UTF-8: the file gets U+FFFD, as an editor would save it.
     writeFileSync(path.join(dir, `m${i}.arl`), mutate(spec.text, mutations));
   });
   writeFileSync(path.join(dir, "empty.arl"), "");
-  writeFileSync(path.join(dir, "chain.arl"), `experiment e { reward { r: ${Array(5000).fill("outcome.success").join(" and ")} } }\n`);
+  writeFileSync(
+    path.join(dir, "chain.arl"),
+    `experiment e { reward { r: ${Array(5000).fill("outcome.success").join(" and ")} } }\n`,
+  );
   writeFileSync(path.join(dir, "escapes.arl"), `experiment e { description: "${"\\q".repeat(150_000)}" }\n`);
   // Megabyte literals where a diagnostic quotes them and looks for the closest name (once 17 s each).
-  writeFileSync(path.join(dir, "huge-tool.arl"), counterSpec(`constraints { c: block(call.tool == "${"x".repeat(2_000_000)}") }`));
-  writeFileSync(path.join(dir, "huge-arg.arl"), counterSpec(`constraints { c: block(call.args.value == "${"ab".repeat(1_000_000)}") }`));
+  writeFileSync(
+    path.join(dir, "huge-tool.arl"),
+    counterSpec(`constraints { c: block(call.tool == "${"x".repeat(2_000_000)}") }`),
+  );
+  writeFileSync(
+    path.join(dir, "huge-arg.arl"),
+    counterSpec(`constraints { c: block(call.args.value == "${"ab".repeat(1_000_000)}") }`),
+  );
   originals = new Map(readdirSync(dir).map((f) => [f, readFileSync(path.join(dir, f))]));
 });
 
@@ -71,7 +84,8 @@ describe("CLI fuzzing", () => {
     expect([0, 1]).toContain(written.exitCode);
     // Each file fmt refused is named in its errors and left as it was.
     const refused = new Set([...written.stderr.matchAll(/^(\S+\.arl):\d+:\d+: error/gm)].map((m) => m[1]!));
-    for (const name of refused) expect(readFileSync(path.join(dir, name)).equals(originals.get(name)!), name).toBe(true);
+    for (const name of refused)
+      expect(readFileSync(path.join(dir, name)).equals(originals.get(name)!), name).toBe(true);
     expect(readFileSync(path.join(dir, "empty.arl"), "utf8")).toBe("");
     const again = await run(["fmt", "--check", "."]);
     expect(again.stdout, "files that still change after --write").toBe("");
@@ -83,7 +97,11 @@ describe("CLI fuzzing", () => {
       execFileSync("mkfifo", [path.join(special, "fifo.arl")]);
       symlinkSync("/dev/zero", path.join(special, "zero.arl"));
       // (test/cli/fmt.test.ts runs every fmt mode in-process; here, the real binary once each.)
-      for (const args of [["check", "fifo.arl", "zero.arl"], ["fmt", "fifo.arl"], ["fmt", "--write", "zero.arl"]]) {
+      for (const args of [
+        ["check", "fifo.arl", "zero.arl"],
+        ["fmt", "fifo.arl"],
+        ["fmt", "--write", "zero.arl"],
+      ]) {
         const r = await execa("node", [arl, ...args], { cwd: special, reject: false, timeout: 20_000 });
         expect(r.timedOut, `arl ${args.join(" ")} hung`).toBe(false);
         expect(r.exitCode).toBe(2);

@@ -20,7 +20,9 @@ interface JsonDiagnostic {
 
 async function lockDiagnostics(cwd: string): Promise<{ code: number; diagnostics: JsonDiagnostic[] }> {
   const run = await runArl(["check", "findmax.arl", "--format", "json"], { cwd });
-  const diagnostics = (JSON.parse(run.stdout) as { diagnostics: JsonDiagnostic[] }).diagnostics.filter((d) => d.code.includes("lock"));
+  const diagnostics = (JSON.parse(run.stdout) as { diagnostics: JsonDiagnostic[] }).diagnostics.filter((d) =>
+    d.code.includes("lock"),
+  );
   return { code: run.code, diagnostics };
 }
 
@@ -37,7 +39,11 @@ describe("arl lock", () => {
     expect(lock.stdlib_version).toMatch(/^\d+\.\d+\.\d+/);
     expect(Object.keys(lock.experiments)).toEqual(["findmax_grpo", "findmax_loo", "findmax_reductions"]);
     expect(Object.keys(lock.experiments.findmax_reductions)).toEqual(["dr_grpo", "seq_mean", "token_mean"]);
-    const plans = JSON.parse((await runArl(["plan", "findmax.arl", "--json"], { cwd })).stdout) as { experiment: string; variant: string; hash: string }[];
+    const plans = JSON.parse((await runArl(["plan", "findmax.arl", "--json"], { cwd })).stdout) as {
+      experiment: string;
+      variant: string;
+      hash: string;
+    }[];
     for (const p of plans) expect(lock.experiments[p.experiment][p.variant]).toBe(p.hash);
     expect((await runArl(["lock", "findmax.arl"], { cwd })).code).toBe(0);
     expect(readFileSync(path.join(cwd, "findmax.arl.lock"), "utf8")).toBe(text);
@@ -60,8 +66,13 @@ describe("arl lock", () => {
     expect(diagnostics).toHaveLength(1);
     const d = diagnostics[0]!;
     expect(d.code).toBe("lock-mismatch");
-    expect(d.message).toBe("experiment 'findmax_reductions' does not match the lock file 'findmax.arl.lock': changed 'dr_grpo'");
-    const line = read().split("\n").findIndex((l) => l.startsWith("experiment findmax_reductions")) + 1;
+    expect(d.message).toBe(
+      "experiment 'findmax_reductions' does not match the lock file 'findmax.arl.lock': changed 'dr_grpo'",
+    );
+    const line =
+      read()
+        .split("\n")
+        .findIndex((l) => l.startsWith("experiment findmax_reductions")) + 1;
     expect(d.range.start).toEqual({ line, column: "experiment ".length + 1 });
     // The text form names it too, with the hint.
     const text = await runArl(["check", "findmax.arl"], { cwd });
@@ -76,9 +87,16 @@ describe("arl lock", () => {
     const { cwd, read, write } = findmax();
     expect((await runArl(["lock", "findmax.arl"], { cwd })).code).toBe(0);
     const original = read();
-    write(original.replace("seq_mean { algorithm.reduction: seq_mean_token_mean }", "seq_sum { algorithm.reduction: seq_mean_token_sum }"));
+    write(
+      original.replace(
+        "seq_mean { algorithm.reduction: seq_mean_token_mean }",
+        "seq_sum { algorithm.reduction: seq_mean_token_sum }",
+      ),
+    );
     const renamed = await lockDiagnostics(cwd);
-    expect(renamed.diagnostics.map((d) => d.message)).toEqual(["experiment 'findmax_reductions' does not match the lock file 'findmax.arl.lock': added 'seq_sum'; removed 'seq_mean'"]);
+    expect(renamed.diagnostics.map((d) => d.message)).toEqual([
+      "experiment 'findmax_reductions' does not match the lock file 'findmax.arl.lock': added 'seq_sum'; removed 'seq_mean'",
+    ]);
 
     const withoutLoo = original.replace(/\/\/\/[^\n]*\nexperiment findmax_loo extends findmax_grpo \{\n[^}]*\}\n/, "");
     expect(withoutLoo).not.toContain("findmax_loo");
@@ -86,7 +104,10 @@ describe("arl lock", () => {
     const removed = await lockDiagnostics(cwd);
     expect(removed.code).toBe(1);
     expect(removed.diagnostics.map((d) => [d.message, d.range.start])).toEqual([
-      ["the lock file 'findmax.arl.lock' has experiment 'findmax_loo', which the spec no longer declares: removed 'default'", { line: 1, column: 1 }],
+      [
+        "the lock file 'findmax.arl.lock' has experiment 'findmax_loo', which the spec no longer declares: removed 'default'",
+        { line: 1, column: 1 },
+      ],
     ]);
 
     write(original.replace("experiment findmax_loo", "experiment findmax_rloo"));

@@ -21,11 +21,23 @@ function filesBelow(dir: string): string[] {
 describe("arl plan", () => {
   it("writes one pretty-printed plan per variant under plans/ beside the spec, each valid against the published schema", async () => {
     const cases: [string, string[]][] = [
-      ["tw-max-steps.arl", ["max_turns=12", "max_turns=16", "max_turns=6", "max_turns=8"].map((v) => `tw_max_steps/${v}.plan.json`)],
-      ["agentrl-ablation.arl", ["full", "no_cross_policy", "no_task_norm"].map((v) => `agentrl_multitask/${v}.plan.json`)],
+      [
+        "tw-max-steps.arl",
+        ["max_turns=12", "max_turns=16", "max_turns=6", "max_turns=8"].map((v) => `tw_max_steps/${v}.plan.json`),
+      ],
+      [
+        "agentrl-ablation.arl",
+        ["full", "no_cross_policy", "no_task_norm"].map((v) => `agentrl_multitask/${v}.plan.json`),
+      ],
       [
         "findmax.arl",
-        ["findmax_grpo/default", "findmax_loo/default", "findmax_reductions/dr_grpo", "findmax_reductions/seq_mean", "findmax_reductions/token_mean"].map((v) => `${v}.plan.json`),
+        [
+          "findmax_grpo/default",
+          "findmax_loo/default",
+          "findmax_reductions/dr_grpo",
+          "findmax_reductions/seq_mean",
+          "findmax_reductions/token_mean",
+        ].map((v) => `${v}.plan.json`),
       ],
     ];
     for (const [example, expected] of cases) {
@@ -50,7 +62,9 @@ describe("arl plan", () => {
     const first = filesBelow(path.join(cwd, "out/p")).map((f) => readFileSync(path.join(cwd, "out/p", f), "utf8"));
     expect((await runArl(["plan", "findmax.arl", "--out", "out/p"], { cwd })).code).toBe(0);
     expect(filesBelow(path.join(cwd, "out/p")).length).toBe(5);
-    expect(filesBelow(path.join(cwd, "out/p")).map((f) => readFileSync(path.join(cwd, "out/p", f), "utf8"))).toEqual(first);
+    expect(filesBelow(path.join(cwd, "out/p")).map((f) => readFileSync(path.join(cwd, "out/p", f), "utf8"))).toEqual(
+      first,
+    );
     expect(existsSync(path.join(cwd, "plans"))).toBe(false);
   });
 
@@ -58,7 +72,12 @@ describe("arl plan", () => {
     const cwd = withExample("agentrl-ablation.arl");
     const run = await runArl(["plan", "agentrl-ablation.arl", "--json"], { cwd });
     expect(run.code).toBe(0);
-    const out = JSON.parse(run.stdout) as { experiment: string; variant: string; hash: string; plan: { hash: string } }[];
+    const out = JSON.parse(run.stdout) as {
+      experiment: string;
+      variant: string;
+      hash: string;
+      plan: { hash: string };
+    }[];
     expect(out.map((p) => [p.experiment, p.variant])).toEqual([
       ["agentrl_multitask", "full"],
       ["agentrl_multitask", "no_cross_policy"],
@@ -74,7 +93,9 @@ describe("arl plan", () => {
   });
 
   it("writes no plan when the spec has errors, and prints them as arl check does", async () => {
-    const cwd = workspace({ "bad.arl": 'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: rooms, rooms: 0 }\n}\n' });
+    const cwd = workspace({
+      "bad.arl": 'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: rooms, rooms: 0 }\n}\n',
+    });
     const run = await runArl(["plan", "bad.arl"], { cwd });
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^bad\.arl:3:31: error\[invalid-value\]/);
@@ -89,7 +110,8 @@ describe("arl plan", () => {
 
   it("writes no plan when a data file is missing (data-file-not-found at the field)", async () => {
     const cwd = workspace({
-      "s.arl": 'import "std/envs/sql" as sql\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env bank extends sql.bank_demo { database: "./nope.sqlite" }\n}\n',
+      "s.arl":
+        'import "std/envs/sql" as sql\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env bank extends sql.bank_demo { database: "./nope.sqlite" }\n}\n',
     });
     const run = await runArl(["plan", "s.arl"], { cwd });
     expect(run.code).toBe(1);
@@ -99,12 +121,18 @@ describe("arl plan", () => {
 
   it("percent-encodes variant names that are not safe file names", async () => {
     const cwd = workspace({
-      "m.arl": 'import "std/envs/rooms" as rooms\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env w extends rooms.world {}\n  resources { backend: torch }\n  sweep { policy.model: ["hf:org/a", "builtin:tiny"] }\n}\n',
+      "m.arl":
+        'import "std/envs/rooms" as rooms\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env w extends rooms.world {}\n  resources { backend: torch }\n  sweep { policy.model: ["hf:org/a", "builtin:tiny"] }\n}\n',
     });
     const run = await runArl(["plan", "m.arl"], { cwd });
     expect(run.code, run.stdout).toBe(0);
-    expect(filesBelow(path.join(cwd, "plans"))).toEqual(["e/model=builtin%3Atiny.plan.json", "e/model=hf%3Aorg%2Fa.plan.json"]);
-    expect(JSON.parse(readFileSync(path.join(cwd, "plans/e/model=hf%3Aorg%2Fa.plan.json"), "utf8")).variant).toBe("model=hf:org/a");
+    expect(filesBelow(path.join(cwd, "plans"))).toEqual([
+      "e/model=builtin%3Atiny.plan.json",
+      "e/model=hf%3Aorg%2Fa.plan.json",
+    ]);
+    expect(JSON.parse(readFileSync(path.join(cwd, "plans/e/model=hf%3Aorg%2Fa.plan.json"), "utf8")).variant).toBe(
+      "model=hf:org/a",
+    );
   });
 
   it("exits 2 on usage errors and unreadable files", async () => {

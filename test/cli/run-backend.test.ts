@@ -10,14 +10,20 @@ import { planSchema, type Plan } from "../../src/plan/schema.js";
 import { runArl } from "../helpers/cli.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
-const spec = countingExperiment({ name: "counting", seed: 3, rollout: "iterations: 1", evaluation: "eval { every: 10, tasks: 1, k: [1], before_training: false }" });
+const spec = countingExperiment({
+  name: "counting",
+  seed: 3,
+  rollout: "iterations: 1",
+  evaluation: "eval { every: 10, tasks: 1, k: [1], before_training: false }",
+});
 
 function runPlans(out: string): Plan[] {
   const plans: Plan[] = [];
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       if (e.isDirectory()) walk(path.join(dir, e.name));
-      else if (e.name === "plan.json") plans.push(planSchema.parse(JSON.parse(readFileSync(path.join(dir, e.name), "utf8"))));
+      else if (e.name === "plan.json")
+        plans.push(planSchema.parse(JSON.parse(readFileSync(path.join(dir, e.name), "utf8"))));
     }
   };
   walk(out);
@@ -29,7 +35,19 @@ describe("arl run --backend", () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-run-backend-"));
     writeFileSync(path.join(cwd, "spec.arl"), spec);
     const [original] = compilePlans(spec);
-    const run = await runArl(["run", "spec.arl", "--out", "runs", "--backend", "torch", "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`], { cwd });
+    const run = await runArl(
+      [
+        "run",
+        "spec.arl",
+        "--out",
+        "runs",
+        "--backend",
+        "torch",
+        "--trainer-command",
+        `${process.execPath} ${scriptedTrainerScript}`,
+      ],
+      { cwd },
+    );
     expect(run.code, run.stderr).toBe(0);
     const [written] = runPlans(path.join(cwd, "runs"));
     expect(written!.hash).toBe(planHash(written!));
@@ -40,12 +58,16 @@ describe("arl run --backend", () => {
     expect(written!.stages.reward.backend).toBe("local"); // runtime stages stay in the orchestrator
     // The user is told the new hash, and the run directory is named by it.
     expect(run.stderr).toContain(`is plan ${written!.hash.slice(7, 19)} (was ${original!.hash.slice(7, 19)})`);
-    expect(readdirSync(path.join(cwd, "runs", "counting", "default"))[0]!.startsWith(written!.hash.slice(7, 19))).toBe(true);
+    expect(readdirSync(path.join(cwd, "runs", "counting", "default"))[0]!.startsWith(written!.hash.slice(7, 19))).toBe(
+      true,
+    );
   });
 
   it("gives the same plan as writing the backend in the spec, except for the recorded override", () => {
     const [original] = compilePlans(spec);
-    const [written] = compilePlans(spec.replace("harness { max_turns: 4 }", "harness { max_turns: 4 }\n  resources { backend: torch }"));
+    const [written] = compilePlans(
+      spec.replace("harness { max_turns: 4 }", "harness { max_turns: 4 }\n  resources { backend: torch }"),
+    );
     const overridden = withBackend(original!, "torch") as Plan;
     const { hash: _a, overrides: oa, provenance: _pa, ...a } = overridden;
     const { hash: _b, overrides: ob, provenance: _pb, ...b } = written!;
@@ -57,7 +79,12 @@ describe("arl run --backend", () => {
 
   it("refuses a backend the plan cannot run on, before writing a run directory", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-run-backend-"));
-    writeFileSync(path.join(cwd, "spec.arl"), spec.replace('model: "builtin:tiny"', 'model: "hf:Qwen/Qwen2.5-0.5B"').replace("harness { max_turns: 4 }", "harness { max_turns: 4 }\n  resources { backend: torch }"));
+    writeFileSync(
+      path.join(cwd, "spec.arl"),
+      spec
+        .replace('model: "builtin:tiny"', 'model: "hf:Qwen/Qwen2.5-0.5B"')
+        .replace("harness { max_turns: 4 }", "harness { max_turns: 4 }\n  resources { backend: torch }"),
+    );
     const run = await runArl(["run", "spec.arl", "--out", "runs", "--backend", "local"], { cwd });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("cannot run with --backend local");

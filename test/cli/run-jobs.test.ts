@@ -10,19 +10,30 @@ import { countingExperiment } from "../helpers/plans.js";
 import { runResults, type RunResults } from "../helpers/run-results.js";
 
 // A small model writing short turns, so that three runs take seconds.
-const spec = countingExperiment({ name: "counting", seed: 3, rollout: "iterations: 2", evaluation: "eval { every: 2, tasks: 3, k: [1] }", extra: "sweep { seed: [3, 4, 5] }" }).replace(
+const spec = countingExperiment({
+  name: "counting",
+  seed: 3,
+  rollout: "iterations: 2",
+  evaluation: "eval { every: 2, tasks: 3, k: [1] }",
+  extra: "sweep { seed: [3, 4, 5] }",
+}).replace(
   'policy { model: "builtin:tiny" }',
   'policy { model: "builtin:tiny?hidden=16&embed=8&key=8", sampling { max_new_tokens: 8 } }',
 );
 
 /** The built embedded trainer (`npm test` builds first), as `arl run` starts it for backend local. */
-const embedded = ["--trainer-command", `${process.execPath} ${fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))}`];
+const embedded = [
+  "--trainer-command",
+  `${process.execPath} ${fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))}`,
+];
 
 /** Per variant: its metrics without the wall-clock fields, and its evaluation records. */
 function results(out: string): Record<string, RunResults> {
   const byVariant: Record<string, RunResults> = {};
   const root = path.join(out, "counting");
-  for (const variant of readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)) {
+  for (const variant of readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)) {
     const runs = readdirSync(path.join(root, variant), { withFileTypes: true }).filter((e) => e.isDirectory());
     expect(runs).toHaveLength(1);
     byVariant[variant] = runResults(path.join(root, variant, runs[0]!.name));
@@ -68,7 +79,12 @@ describe("arl run --jobs", () => {
 
   it("refuses to run GPU plans at once, which would share the devices, before writing anything", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-run-jobs-"));
-    writeFileSync(path.join(cwd, "spec.arl"), spec.replace(/model: "builtin:tiny[^"]*"/, 'model: "hf:Qwen/Qwen2.5-0.5B"').replace("harness { max_turns: 4 }", "harness { max_turns: 4 }\n  resources { backend: torch, gpus: 1 }"));
+    writeFileSync(
+      path.join(cwd, "spec.arl"),
+      spec
+        .replace(/model: "builtin:tiny[^"]*"/, 'model: "hf:Qwen/Qwen2.5-0.5B"')
+        .replace("harness { max_turns: 4 }", "harness { max_turns: 4 }\n  resources { backend: torch, gpus: 1 }"),
+    );
     const run = await runArl(["run", "spec.arl", "--jobs", "2"], { cwd });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain("--jobs 2: counting/seed=3 uses GPUs (resources.gpus 1, nodes 1)");

@@ -8,7 +8,12 @@ import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import { countingExperiment } from "../helpers/plans.js";
 
-const spec = countingExperiment({ name: "counting", seed: 3, rollout: "iterations: 1", evaluation: "eval { every: 2, tasks: 3, k: [1] }" });
+const spec = countingExperiment({
+  name: "counting",
+  seed: 3,
+  rollout: "iterations: 1",
+  evaluation: "eval { every: 2, tasks: 3, k: [1] }",
+});
 
 function workspace(): string {
   const cwd = mkdtempSync(path.join(tmpdir(), "arl-run-out-"));
@@ -22,14 +27,22 @@ describe("--out that cannot be made", () => {
     const cwd = workspace();
     const r = await runArl(["run", "spec.arl", "--out", "FILE/runs"], { cwd });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`arl run: --out FILE/runs: cannot make the folder '${path.join(cwd, "FILE/runs")}': '${path.join(cwd, "FILE")}' is a file, not a folder; give a path below a folder\n`);
+    expect(r.stderr).toBe(
+      `arl run: --out FILE/runs: cannot make the folder '${path.join(cwd, "FILE/runs")}': '${path.join(cwd, "FILE")}' is a file, not a folder; give a path below a folder\n`,
+    );
     expect(readdirSync(cwd).sort()).toEqual(["FILE", "spec.arl"]);
   });
 
-  it.skipIf(process.platform !== "linux")("arl run --out /proc/x fails at once, naming the folder", async () => {
-    const cwd = workspace();
-    const r = await runArl(["run", "spec.arl", "--out", "/proc/x"], { cwd });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^arl run: --out \/proc\/x: cannot make the folder '\/proc\/x' \(ENOENT\): \/proc does not take new folders; give a path on a file system arl can write to\n$/);
-  }, 20_000);
+  it.skipIf(process.platform !== "linux")(
+    "arl run --out /proc/x fails at once, naming the folder",
+    async () => {
+      const cwd = workspace();
+      const r = await runArl(["run", "spec.arl", "--out", "/proc/x"], { cwd });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(
+        /^arl run: --out \/proc\/x: cannot make the folder '\/proc\/x' \(ENOENT\): \/proc does not take new folders; give a path on a file system arl can write to\n$/,
+      );
+    },
+    20_000,
+  );
 });

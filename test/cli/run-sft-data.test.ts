@@ -22,13 +22,23 @@ experiment own {
 }
 `;
 
-const good = Array.from({ length: 8 }, (_, i) => JSON.stringify({ messages: [{ role: "user", content: `hi ${i}` }, { role: "assistant", content: `hello ${i}` }] }));
+const good = Array.from({ length: 8 }, (_, i) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: `hi ${i}` },
+      { role: "assistant", content: `hello ${i}` },
+    ],
+  }),
+);
 
 function project(lines: readonly (string | Buffer)[], specText = spec): string {
   const cwd = mkdtempSync(path.join(tmpdir(), "arl-run-sft-"));
   writeFileSync(path.join(cwd, "spec.arl"), specText);
   mkdirSync(path.join(cwd, "data"));
-  writeFileSync(path.join(cwd, "data", "records.jsonl"), Buffer.concat(lines.flatMap((l) => [Buffer.from(l), Buffer.from("\n")])));
+  writeFileSync(
+    path.join(cwd, "data", "records.jsonl"),
+    Buffer.concat(lines.flatMap((l) => [Buffer.from(l), Buffer.from("\n")])),
+  );
   return cwd;
 }
 
@@ -39,16 +49,28 @@ describe("arl run with rollout.sft.data", () => {
     const cwd = project([...good, JSON.stringify({ messages: [{ role: "narrator", content: "x" }] })]);
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainer], { cwd });
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain(`data/records.jsonl:9: messages[0]: unknown role "narrator" (system, user, assistant or tool)`);
+    expect(run.stderr).toContain(
+      `data/records.jsonl:9: messages[0]: unknown role "narrator" (system, user, assistant or tool)`,
+    );
     expect(existsSync(path.join(cwd, "runs"))).toBe(false);
   }, 60_000);
 
   it("refuses a record that is not UTF-8 with its file:line instead of training on replacement characters", async () => {
-    const latin1 = Buffer.from(JSON.stringify({ messages: [{ role: "user", content: "café" }, { role: "assistant", content: "oui" }] }), "latin1");
+    const latin1 = Buffer.from(
+      JSON.stringify({
+        messages: [
+          { role: "user", content: "café" },
+          { role: "assistant", content: "oui" },
+        ],
+      }),
+      "latin1",
+    );
     const cwd = project([...good, latin1]);
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainer], { cwd });
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain("data/records.jsonl:9: not UTF-8 text (an invalid byte sequence); save the file as UTF-8");
+    expect(run.stderr).toContain(
+      "data/records.jsonl:9: not UTF-8 text (an invalid byte sequence); save the file as UTF-8",
+    );
     expect(existsSync(path.join(cwd, "runs"))).toBe(false);
   }, 60_000);
 
@@ -57,8 +79,12 @@ describe("arl run with rollout.sft.data", () => {
     const check = await runArl(["check", "spec.arl"], { cwd });
     expect(check.code).not.toBe(0);
     const output = check.stdout + check.stderr;
-    expect(output).toMatch(/spec\.arl:10:\d+.*'rollout\.sft\.data': the data file '\.\/data\/records\.jsonl' holds \d+ bytes, more than rollout\.sft\.max_data_bytes \(100\); it was not read/);
-    expect(output).toMatch(/raise rollout\.sft\.max_data_bytes to at least \d+ \(at most 1073741824\), or cut the file/);
+    expect(output).toMatch(
+      /spec\.arl:10:\d+.*'rollout\.sft\.data': the data file '\.\/data\/records\.jsonl' holds \d+ bytes, more than rollout\.sft\.max_data_bytes \(100\); it was not read/,
+    );
+    expect(output).toMatch(
+      /raise rollout\.sft\.max_data_bytes to at least \d+ \(at most 1073741824\), or cut the file/,
+    );
     expect(output).not.toMatch(/internal error|\n\s+at /);
   }, 60_000);
 
@@ -66,6 +92,8 @@ describe("arl run with rollout.sft.data", () => {
     const cwd = project(good);
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainer], { cwd });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/sft: 0 walkthroughs and 6 records over 2 epochs, train NLL [\d.]+ -> [\d.]+ per token, held-out [\d.]+ -> [\d.]+ \(2 records\)/);
+    expect(run.stdout).toMatch(
+      /sft: 0 walkthroughs and 6 records over 2 epochs, train NLL [\d.]+ -> [\d.]+ per token, held-out [\d.]+ -> [\d.]+ \(2 records\)/,
+    );
   }, 60_000);
 });

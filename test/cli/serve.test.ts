@@ -34,7 +34,9 @@ function specFile(): string {
 
 describe("arl serve", () => {
   it("listens on a free port, answers a token-id completion, and stops cleanly on SIGTERM", async () => {
-    const child = spawn(process.execPath, [arl, "serve", specFile(), "--api", "vllm", "--port", "0", "--seed", "7"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [arl, "serve", specFile(), "--api", "vllm", "--port", "0", "--seed", "7"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -48,24 +50,47 @@ describe("arl serve", () => {
       void exited.then((code) => reject(new Error(`arl serve exited (${code}) before listening: ${stderr}`)));
     });
     // A request target that is no URL used to end the process: now a 400, and it keeps serving.
-    expect((await rawExchange(url, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n", { halfClose: false })).statuses).toEqual([400]);
+    expect((await rawExchange(url, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n", { halfClose: false })).statuses).toEqual(
+      [400],
+    );
     // A 413 says Connection: close and closes, so a kept-alive client sends nothing more into it.
     const big = `POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: ${64 * 1024 * 1024}\r\nConnection: keep-alive\r\n\r\n`;
-    expect(await keepAliveExchange(url, [big, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"])).toEqual([{ status: 413, headers: expect.stringMatching(/\r\nconnection: close/i) as unknown }]);
+    expect(await keepAliveExchange(url, [big, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"])).toEqual([
+      { status: 413, headers: expect.stringMatching(/\r\nconnection: close/i) as unknown },
+    ]);
     // No unbounded generation: past the plan's max_new_tokens (8) or the model's context (32,768), a 400.
     const refused = async (body: unknown) => {
-      const answer = await fetch(`${url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const answer = await fetch(`${url}/v1/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       return { status: answer.status, param: ((await answer.json()) as { error?: { param?: string } }).error?.param };
     };
-    expect(await refused({ prompt: [1, 2, 3], max_tokens: 1e9, ignore_eos: true })).toEqual({ status: 400, param: "max_tokens" });
-    expect(await refused({ prompt: Array.from({ length: 1_000_000 }, () => 5), max_tokens: 4 })).toEqual({ status: 400, param: "prompt" });
+    expect(await refused({ prompt: [1, 2, 3], max_tokens: 1e9, ignore_eos: true })).toEqual({
+      status: 400,
+      param: "max_tokens",
+    });
+    expect(await refused({ prompt: Array.from({ length: 1_000_000 }, () => 5), max_tokens: 4 })).toEqual({
+      status: 400,
+      param: "prompt",
+    });
     const res = await fetch(`${url}/v1/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "builtin:tiny", prompt: [5, 6, 7], max_tokens: 4, seed: 3, logprobs: 0, return_token_ids: true }),
+      body: JSON.stringify({
+        model: "builtin:tiny",
+        prompt: [5, 6, 7],
+        max_tokens: 4,
+        seed: 3,
+        logprobs: 0,
+        return_token_ids: true,
+      }),
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { choices: { token_ids: number[]; prompt_token_ids: number[]; logprobs: { token_logprobs: number[] } }[] };
+    const body = (await res.json()) as {
+      choices: { token_ids: number[]; prompt_token_ids: number[]; logprobs: { token_logprobs: number[] } }[];
+    };
     const choice = body.choices[0]!;
     expect(choice.prompt_token_ids).toEqual([5, 6, 7]);
     expect(choice.token_ids.length).toBeGreaterThan(0);

@@ -1,7 +1,18 @@
 // `arl show`: a tiny run (builtin:tiny on the embedded trainer, the rooms quest with tools) read
 // back from its token buffer as text and JSON lines, its filters, token text from the
 // checkpoint's vocabulary, records without messages, and what bad input gets.
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -55,13 +66,17 @@ describe("arl show", () => {
     const r = await runArl(["show", runDir], { cwd });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("== iteration 2, episode 0: env quest, task ");
-    expect(r.stdout).toMatch(/end (finished|truncated); reward 0 \(success 0\); 2 turns, 2 tool calls; \d+ tokens; policy versions 1/);
+    expect(r.stdout).toMatch(
+      /end (finished|truncated); reward 0 \(success 0\); 2 turns, 2 tool calls; \d+ tokens; policy versions 1/,
+    );
     for (const role of ["[system]", "[prompt]", "[generated]", "[observation]"]) expect(r.stdout).toContain(role);
     expect(r.stdout).toContain("  Your task: ");
     expect(r.stdout).toMatch(/-> tool call .+: (valid|error|blocked)/);
     expect(r.stdout.match(/^== iteration/gm)).toHaveLength(3);
     expect(r.stdout).not.toContain("\x1b[");
-    expect(r.stderr).toContain("note: showing 3 of the 4 episodes of iteration 2 (iterations 1-2 in the buffer); --limit 0 shows all");
+    expect(r.stderr).toContain(
+      "note: showing 3 of the 4 episodes of iteration 2 (iterations 1-2 in the buffer); --limit 0 shows all",
+    );
   });
 
   it("colours by role on a terminal only, and not with NO_COLOR", async () => {
@@ -78,29 +93,78 @@ describe("arl show", () => {
     expect(all.code, all.stderr).toBe(0);
     const lines = jsonLines(all.stdout);
     expect(lines).toHaveLength(first.length);
-    expect(Object.keys((lines[0]!.spans as object[])[0]!)).toEqual(["role", "start", "end", "text", "text_source", "tool_calls"]);
-    expect(Object.keys(lines[0]!)).toEqual(["iteration", "episode", "env", "task", "group", "sample", "step", "end", "reward", "rewards", "turns", "policy_versions", "generators", "has_text", "later_messages", "spans", "tools"]);
-    expect(lines.map((l) => [l.task, l.group, l.sample, l.episode])).toEqual(first.map((x, i) => [x.task, x.group, x.sample, i]));
+    expect(Object.keys((lines[0]!.spans as object[])[0]!)).toEqual([
+      "role",
+      "start",
+      "end",
+      "text",
+      "text_source",
+      "tool_calls",
+    ]);
+    expect(Object.keys(lines[0]!)).toEqual([
+      "iteration",
+      "episode",
+      "env",
+      "task",
+      "group",
+      "sample",
+      "step",
+      "end",
+      "reward",
+      "rewards",
+      "turns",
+      "policy_versions",
+      "generators",
+      "has_text",
+      "later_messages",
+      "spans",
+      "tools",
+    ]);
+    expect(lines.map((l) => [l.task, l.group, l.sample, l.episode])).toEqual(
+      first.map((x, i) => [x.task, x.group, x.sample, i]),
+    );
     const spans = lines[0]!.spans as { role: string; start: number; end: number; text: string | null }[];
-    expect(spans.map((s) => s.role)).toEqual(["system", "prompt", "generated", "observation", "generated", "observation"]);
+    expect(spans.map((s) => s.role)).toEqual([
+      "system",
+      "prompt",
+      "generated",
+      "observation",
+      "generated",
+      "observation",
+    ]);
     expect(spans.map((s) => s.text)).toEqual(first[0]!.messages!.map((m) => m.content));
     expect(spans.at(-1)!.end).toBe(first[0]!.ids.length);
 
     const task = first[2]!.task;
-    const byTask = jsonLines((await runArl(["show", runDir, "--iteration", "1", "--task", String(task), "--format", "json"], { cwd })).stdout);
+    const byTask = jsonLines(
+      (await runArl(["show", runDir, "--iteration", "1", "--task", String(task), "--format", "json"], { cwd })).stdout,
+    );
     expect(byTask.every((l) => l.task === task)).toBe(true);
     expect(byTask.map((l) => l.episode)).toEqual(first.flatMap((x, i) => (x.task === task ? [i] : [])));
-    const byPair = jsonLines((await runArl(["show", runDir, "--iteration", "1", "--episode", "1/0", "--format", "json"], { cwd })).stdout);
+    const byPair = jsonLines(
+      (await runArl(["show", runDir, "--iteration", "1", "--episode", "1/0", "--format", "json"], { cwd })).stdout,
+    );
     expect(byPair.map((l) => [l.group, l.sample, l.episode])).toEqual([[1, 0, 2]]);
-    const byIndex = jsonLines((await runArl(["show", runDir, "--iteration", "1", "--episode", "3", "--format", "json"], { cwd })).stdout);
+    const byIndex = jsonLines(
+      (await runArl(["show", runDir, "--iteration", "1", "--episode", "3", "--format", "json"], { cwd })).stdout,
+    );
     expect(byIndex.map((l) => [l.group, l.sample])).toEqual([[1, 1]]);
   });
 
   it("--tokens gives every token's id, version, log-probability and, for builtin:tiny, its text", async () => {
     const { records } = readBuffer(path.join(cwd, runDir, "buffer.arlbuf"));
     const last = records.filter((x) => x.iteration === 2)[0]!;
-    const json = jsonLines((await runArl(["show", runDir, "--episode", "0", "--format", "json", "--tokens"], { cwd })).stdout);
-    const tokens = json[0]!.tokens as { ids: number[]; roles: string[]; versions: number[]; logprobs: number[]; advantages: number[] | null; text: string[] };
+    const json = jsonLines(
+      (await runArl(["show", runDir, "--episode", "0", "--format", "json", "--tokens"], { cwd })).stdout,
+    );
+    const tokens = json[0]!.tokens as {
+      ids: number[];
+      roles: string[];
+      versions: number[];
+      logprobs: number[];
+      advantages: number[] | null;
+      text: string[];
+    };
     expect(tokens.ids).toEqual(Array.from(last.ids));
     expect(tokens.versions).toEqual(Array.from(last.versions));
     expect(tokens.logprobs).toEqual(Array.from(last.logprobs));
@@ -123,7 +187,9 @@ describe("arl show", () => {
     const prompt = tokens.roles.indexOf("prompt");
     expect(tokens.text.slice(prompt, prompt + 4)).toEqual(["<user>", "Your", "task", ":"]);
     const text = await runArl(["show", runDir, "--episode", "0", "--tokens"], { cwd });
-    expect(text.stdout).toContain("and the token as builtin:tiny's tokenizer, rebuilt from checkpoints/iteration-00002/trainer.json; on generated tokens of a record the update trained on, the advantage it was trained with");
+    expect(text.stdout).toContain(
+      "and the token as builtin:tiny's tokenizer, rebuilt from checkpoints/iteration-00002/trainer.json; on generated tokens of a record the update trained on, the advantage it was trained with",
+    );
     const g = last.roles.indexOf(2);
     expect(text.stdout).toContain(
       `${String(g).padStart(6)}  id ${String(last.ids[g]).padStart(7)}  version   1  logprob ${last.logprobs[g]!.toFixed(4)}  advantage ${last.advantages![g]!.toFixed(4)}  ${JSON.stringify(tokens.text[g])}`,
@@ -149,13 +215,20 @@ describe("arl show", () => {
     expect(bare.code).toBe(0);
     expect(bare.stdout).toContain("[generated] ");
     expect(bare.stdout).toContain("(no text: see the note)");
-    expect(bare.stdout).toContain("note: this record carries no messages (written by an older arl); only token ids are stored, and their text needs the run's tokenizer");
-    expect(bare.stdout).toContain("(no token text: the run has no checkpoint yet, and token text needs the run's tokenizer)");
+    expect(bare.stdout).toContain(
+      "note: this record carries no messages (written by an older arl); only token ids are stored, and their text needs the run's tokenizer",
+    );
+    expect(bare.stdout).toContain(
+      "(no token text: the run has no checkpoint yet, and token text needs the run's tokenizer)",
+    );
   });
 
   it("prints a step-wise episode (history rerender) as one record per model call, each with its part of the conversation", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-show-rerender-"));
-    writeFileSync(path.join(dir, "spec.arl"), spec.replace("max_turns: 2 }", "max_turns: 2, context { history: rerender } }"));
+    writeFileSync(
+      path.join(dir, "spec.arl"),
+      spec.replace("max_turns: 2 }", "max_turns: 2, context { history: rerender } }"),
+    );
     const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", embedded], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const rerun = path.relative(dir, findRunDir(path.join(dir, "runs")));
@@ -172,7 +245,9 @@ describe("arl show", () => {
     const text = await runArl(["show", rerun, "--episode", "0"], { cwd: dir });
     expect(text.stdout).toContain("step 0 (model call 1 of the episode)");
     expect(text.stdout).toContain("[rendered] ");
-    expect(text.stdout).toContain("note: the conversation goes on for 3 more messages, not in this record's tokens (the next steps' records hold them)");
+    expect(text.stdout).toContain(
+      "note: the conversation goes on for 3 more messages, not in this record's tokens (the next steps' records hold them)",
+    );
   }, 120_000);
 
   it("puts the last iteration's best, median and worst episode in the report", async () => {
@@ -182,17 +257,29 @@ describe("arl show", () => {
     const report = await runArl(["report", runDir, "--out", "report"], { cwd });
     expect(report.code, report.stderr).toBe(0);
     const md = readFileSync(path.join(out, "report.md"), "utf8");
-    const rows = md.split("## Sample trajectories")[1]!.split("\n").filter((l) => /^\| (best|median|worst) \|/.test(l));
+    const rows = md
+      .split("## Sample trajectories")[1]!
+      .split("\n")
+      .filter((l) => /^\| (best|median|worst) \|/.test(l));
     // All rewards are 0 here: ties go in episode order, so the best is the last episode, the median and worst the first ones.
-    expect(rows.map((l) => l.split("|")[1]!.trim() + " " + l.split("|")[3]!.trim())).toEqual([`best ${last.length - 1}`, `median ${Math.floor((last.length - 1) / 2)}`, "worst 0"]);
+    expect(rows.map((l) => l.split("|")[1]!.trim() + " " + l.split("|")[3]!.trim())).toEqual([
+      `best ${last.length - 1}`,
+      `median ${Math.floor((last.length - 1) / 2)}`,
+      "worst 0",
+    ]);
     const html = readFileSync(path.join(out, "report.html"), "utf8");
     expect(html).toContain('<a href="#samples">Sample trajectories</a>');
-    expect(html).toMatch(/<details><summary>best: reward 0\.000, task \d+, episode 3 \((finished|truncated), 2 turns\)<\/summary><pre class="mono trajectory">== iteration 2, episode 3: env quest/);
+    expect(html).toMatch(
+      /<details><summary>best: reward 0\.000, task \d+, episode 3 \((finished|truncated), 2 turns\)<\/summary><pre class="mono trajectory">== iteration 2, episode 3: env quest/,
+    );
   });
 
   it("shows a turn cut off by its token budget, which never becomes a message, decoded from its ids", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-show-budget-"));
-    writeFileSync(path.join(dir, "spec.arl"), spec.replace("max_turns: 2 }", "max_turns: 2, max_response_tokens: 8, on_budget: truncate }"));
+    writeFileSync(
+      path.join(dir, "spec.arl"),
+      spec.replace("max_turns: 2 }", "max_turns: 2, max_response_tokens: 8, on_budget: truncate }"),
+    );
     const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", embedded], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const cut = path.relative(dir, findRunDir(path.join(dir, "runs")));
@@ -209,7 +296,9 @@ describe("arl show", () => {
     expect(spans[2]!.text.length).toBeGreaterThan(0);
     const text = await runArl(["show", cut, "--episode", "0"], { cwd: dir });
     expect(text.stdout).toContain("[generated] 8 tokens (text decoded from the ids)");
-    expect(text.stdout).toContain("note: the last span has no recorded message (a turn cut off by its token budget is not added to the conversation); its text is decoded from the ids");
+    expect(text.stdout).toContain(
+      "note: the last span has no recorded message (a turn cut off by its token budget is not added to the conversation); its text is decoded from the ids",
+    );
     expect(text.stdout).not.toContain("do not line up");
   }, 120_000);
 
@@ -220,13 +309,18 @@ describe("arl show", () => {
     truncateSync(buffer, statSync(buffer).size - 7);
     const r = await runArl(["show", "crashed", "--iteration", "2", "--limit", "0", "--format", "json"], { cwd });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/note: crashed\/buffer\.arlbuf ends in a partial record of \d+ bytes \(a crash while writing it\); showing the 7 complete records before it/);
+    expect(r.stderr).toMatch(
+      /note: crashed\/buffer\.arlbuf ends in a partial record of \d+ bytes \(a crash while writing it\); showing the 7 complete records before it/,
+    );
     expect(jsonLines(r.stdout)).toHaveLength(3);
   });
 
   it("refuses bad input with a message and the exit codes of the other commands", async () => {
     const notRun = await runArl(["show", "nowhere"], { cwd });
-    expect([notRun.code, notRun.stderr]).toEqual([2, "arl show: 'nowhere' does not exist; give the run directory that 'arl run' printed (OUT/<experiment>/<variant>/<hash>-<time>)\n"]);
+    expect([notRun.code, notRun.stderr]).toEqual([
+      2,
+      "arl show: 'nowhere' does not exist; give the run directory that 'arl run' printed (OUT/<experiment>/<variant>/<hash>-<time>)\n",
+    ]);
     const plain = await runArl(["show", "."], { cwd });
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain("is not a run directory (it has no plan.json)");
@@ -239,12 +333,20 @@ describe("arl show", () => {
     expect([none.code, none.stderr]).toEqual([1, "arl show: empty/buffer.arlbuf holds no complete trajectory yet\n"]);
 
     const iteration = await runArl(["show", runDir, "--iteration", "9"], { cwd });
-    expect([iteration.code, iteration.stderr]).toEqual([1, "arl show: iteration 9 is not in the buffer; it holds iterations 1-2\n"]);
+    expect([iteration.code, iteration.stderr]).toEqual([
+      1,
+      "arl show: iteration 9 is not in the buffer; it holds iterations 1-2\n",
+    ]);
     const episode = await runArl(["show", runDir, "--episode", "7"], { cwd });
-    expect([episode.code, episode.stderr]).toEqual([1, "arl show: iteration 2 has no episode 7; it has episodes 0-3\n"]);
+    expect([episode.code, episode.stderr]).toEqual([
+      1,
+      "arl show: iteration 2 has no episode 7; it has episodes 0-3\n",
+    ]);
     const badEpisode = await runArl(["show", runDir, "--episode", "first"], { cwd });
     expect(badEpisode.code).toBe(2);
-    expect(badEpisode.stderr).toContain("--episode must be an episode number (0, 1, ...) or GROUP/SAMPLE (e.g. 1/0), not 'first'");
+    expect(badEpisode.stderr).toContain(
+      "--episode must be an episode number (0, 1, ...) or GROUP/SAMPLE (e.g. 1/0), not 'first'",
+    );
     const badFormat = await runArl(["show", runDir, "--format", "yaml"], { cwd });
     expect(badFormat.code).toBe(2);
     expect(badFormat.stderr).toContain("--format must be text or json, not 'yaml'");

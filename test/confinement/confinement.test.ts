@@ -63,11 +63,16 @@ describe("imports", () => {
   it.each(routes)("%s: refused at the import's path string, never read", async (route) => {
     const { project, written } = layout("secret.arl");
     const spec = written(route).replace(/\.arl$/, "");
-    writeFileSync(path.join(project, "main.arl"), `import "${spec}" as x\nexperiment e { policy { model: "builtin:tiny" } }\n`);
+    writeFileSync(
+      path.join(project, "main.arl"),
+      `import "${spec}" as x\nexperiment e { policy { model: "builtin:tiny" } }\n`,
+    );
     const entry = path.join(project, "main.arl");
     const read: string[] = [];
     const program = new ModuleLoader({ readFile: (f) => (read.push(f), readFileSync(f, "utf8")) }).load(entry);
-    const refusal = program.diagnostics.find((d) => d.code === (route === "absolute" ? "invalid-import-path" : "import-outside-root"));
+    const refusal = program.diagnostics.find(
+      (d) => d.code === (route === "absolute" ? "invalid-import-path" : "import-outside-root"),
+    );
     expect(refusal, JSON.stringify(program.diagnostics)).toBeDefined();
     expect(refusal!.range.start).toMatchObject({ line: 1, column: 8 });
     expect(refusal!.hint).toBeTruthy();
@@ -87,7 +92,9 @@ describe("imports", () => {
     const entry = path.join(project, "main.arl");
     writeFileSync(entry, `import "${written(route).replace(/\.arl$/, "")}" as x\n`);
     const snapshot = new Workspace().snapshot(entry);
-    expect(snapshot.program.diagnostics.map((d) => d.code)).toEqual([route === "absolute" ? "invalid-import-path" : "import-outside-root"]);
+    expect(snapshot.program.diagnostics.map((d) => d.code)).toEqual([
+      route === "absolute" ? "invalid-import-path" : "import-outside-root",
+    ]);
     expect([...snapshot.program.modules.keys()]).toEqual([entry]);
     noSecret(JSON.stringify(snapshot.program.diagnostics));
   });
@@ -108,12 +115,18 @@ describe("imports", () => {
 
 /** Every data-file field of the plan's envs, read from the published plan schema (fields typed DataFile). */
 function dataFileFields(): string[] {
-  const schema = JSON.parse(renderPlanSchema()) as { $defs: Record<string, { oneOf?: { properties: Record<string, unknown> }[]; anyOf?: { properties: Record<string, unknown> }[] }> };
+  const schema = JSON.parse(renderPlanSchema()) as {
+    $defs: Record<
+      string,
+      { oneOf?: { properties: Record<string, unknown> }[]; anyOf?: { properties: Record<string, unknown> }[] }
+    >;
+  };
   const env = schema.$defs.Env!;
   const out: string[] = [];
   for (const option of env.oneOf ?? env.anyOf ?? []) {
     const kind = (option.properties.kind as { const: string }).const;
-    for (const [field, sub] of Object.entries(option.properties)) if (JSON.stringify(sub).includes('"#/$defs/DataFile"')) out.push(`${kind}.${field}`);
+    for (const [field, sub] of Object.entries(option.properties))
+      if (JSON.stringify(sub).includes('"#/$defs/DataFile"')) out.push(`${kind}.${field}`);
   }
   return out.sort();
 }
@@ -129,9 +142,15 @@ function projectData(project: string) {
   const db = new Database(path.join(project, "data", "shop.sqlite"));
   db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO items VALUES (1, 'pen'), (2, 'book');");
   db.close();
-  const questions = Array.from({ length: 4 }, () => JSON.stringify({ question: "How many items are there?", sql: "SELECT COUNT(*) FROM items" })).join("\n") + "\n";
+  const questions =
+    Array.from({ length: 4 }, () =>
+      JSON.stringify({ question: "How many items are there?", sql: "SELECT COUNT(*) FROM items" }),
+    ).join("\n") + "\n";
   writeFileSync(path.join(project, "data", "questions.jsonl"), questions);
-  const file = (name: string) => ({ path: `data/${name}`, sha256: sha(readFileSync(path.join(project, "data", name))) });
+  const file = (name: string) => ({
+    path: `data/${name}`,
+    sha256: sha(readFileSync(path.join(project, "data", name))),
+  });
   return { database: file("shop.sqlite"), questions: file("questions.jsonl") };
 }
 
@@ -147,7 +166,8 @@ describe("data files", () => {
       const { project, written } = layout("secret.txt");
       projectData(project);
       const bad = written(route);
-      const spec = field(f) === "database" ? sqlSpec(bad, "./data/questions.jsonl") : sqlSpec("./data/shop.sqlite", bad);
+      const spec =
+        field(f) === "database" ? sqlSpec(bad, "./data/questions.jsonl") : sqlSpec("./data/shop.sqlite", bad);
       writeFileSync(path.join(project, "spec.arl"), spec);
       const line = spec.split("\n").findIndex((l) => l.includes(`${field(f)}: `)) + 1;
       const column = spec.split("\n")[line - 1]!.indexOf('"') + 1;
@@ -157,7 +177,9 @@ describe("data files", () => {
         expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
         const lowered = lowerModel(result.model!, { ...loweringContext(result.model!.program), hashData });
         expect(lowered.plans).toEqual([]);
-        expect(lowered.diagnostics.map((d) => [d.code, d.range.start.line, d.range.start.column])).toEqual([["data-file-outside-root", line, column]]);
+        expect(lowered.diagnostics.map((d) => [d.code, d.range.start.line, d.range.start.column])).toEqual([
+          ["data-file-outside-root", line, column],
+        ]);
         expect(lowered.diagnostics[0]!.hint).toContain("inside the experiment's folder");
         noSecret(JSON.stringify(lowered.diagnostics));
       }
@@ -181,10 +203,12 @@ describe("data files", () => {
         ...data,
         [field(f)]: { path: written(route), sha256: secretSha256 },
       };
-      const failure = await createSqlEnv({ root: project }).create(env, 0, 0).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const failure = await createSqlEnv({ root: project })
+        .create(env, 0, 0)
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
       expect(failure).toBeInstanceOf(EnvError);
       expect((failure as Error).message).toContain(`the plan's ${field(f)} file`);
       expect((failure as Error).message).toContain("is refused");
@@ -197,7 +221,10 @@ describe("data files", () => {
       const { project, written, secretSha256 } = layout("secret.txt");
       const plan = editedPlan(project, { [field(f)]: { path: written(route), sha256: secretSha256 } });
       writeFileSync(path.join(project, "plan.json"), JSON.stringify(plan));
-      const run = await runArl(["run", "plan.json", "--out", "runs", "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`], { cwd: project });
+      const run = await runArl(
+        ["run", "plan.json", "--out", "runs", "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`],
+        { cwd: project },
+      );
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`the plan's ${field(f)} file '${written(route)}' is refused`);
       noSecret(run.stdout, run.stderr);
@@ -212,8 +239,14 @@ describe("damaged data inside the project", () => {
     const { project } = layout("secret.txt");
     const data = projectData(project);
     writeFileSync(path.join(project, "data", "questions.jsonl"), `${SECRET}\n`);
-    const env: SqlEnv = { ...(compileBank(project) as SqlEnv), ...data, questions: { path: "data/questions.jsonl", sha256: sha(`${SECRET}\n`) } };
-    await expect(createSqlEnv({ root: project }).create(env, 0, 0)).rejects.toThrow(/questions\.jsonl:1: not a JSON object \(the line is not valid JSON/);
+    const env: SqlEnv = {
+      ...(compileBank(project) as SqlEnv),
+      ...data,
+      questions: { path: "data/questions.jsonl", sha256: sha(`${SECRET}\n`) },
+    };
+    await expect(createSqlEnv({ root: project }).create(env, 0, 0)).rejects.toThrow(
+      /questions\.jsonl:1: not a JSON object \(the line is not valid JSON/,
+    );
     await createSqlEnv({ root: project })
       .create(env, 0, 0)
       .catch((error: Error) => noSecret(error.message));
@@ -222,8 +255,14 @@ describe("damaged data inside the project", () => {
   it("a database whose sha256 differs is reported as the database, also when the questions are missing", async () => {
     const { project } = layout("secret.txt");
     const data = projectData(project);
-    const env: SqlEnv = { ...(compileBank(project) as SqlEnv), database: { ...data.database, sha256: "0".repeat(64) }, questions: null };
-    await expect(createSqlEnv({ root: project }).create(env, 0, 0)).rejects.toThrow(/the database file '.*shop\.sqlite' has sha256 [0-9a-f]{64}, but the plan was compiled against 0{64}/);
+    const env: SqlEnv = {
+      ...(compileBank(project) as SqlEnv),
+      database: { ...data.database, sha256: "0".repeat(64) },
+      questions: null,
+    };
+    await expect(createSqlEnv({ root: project }).create(env, 0, 0)).rejects.toThrow(
+      /the database file '.*shop\.sqlite' has sha256 [0-9a-f]{64}, but the plan was compiled against 0{64}/,
+    );
   });
 });
 

@@ -21,9 +21,14 @@ const spec = sqlSpec("./data/shop.sqlite", "./data/questions.jsonl");
 function writeData(dir: string, question = "How many items are there?"): void {
   mkdirSync(path.join(dir, "data"), { recursive: true });
   const db = new Database(path.join(dir, "data", "shop.sqlite"));
-  db.exec("CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, name TEXT); INSERT OR REPLACE INTO items VALUES (1, 'pen'), (2, 'book');");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, name TEXT); INSERT OR REPLACE INTO items VALUES (1, 'pen'), (2, 'book');",
+  );
   db.close();
-  writeFileSync(path.join(dir, "data", "questions.jsonl"), `${Array.from({ length: 4 }, () => JSON.stringify({ question, sql: "SELECT COUNT(*) FROM items" })).join("\n")}\n`);
+  writeFileSync(
+    path.join(dir, "data", "questions.jsonl"),
+    `${Array.from({ length: 4 }, () => JSON.stringify({ question, sql: "SELECT COUNT(*) FROM items" })).join("\n")}\n`,
+  );
 }
 
 /** A finished one-iteration run of the spec, started from the project's folder. */
@@ -41,7 +46,8 @@ async function finishedRun() {
   return { top, project, runDir };
 }
 
-const recorded = (runDir: string) => (JSON.parse(readFileSync(path.join(runDir, DATA_ROOT_FILE), "utf8")) as { data_root: string }).data_root;
+const recorded = (runDir: string) =>
+  (JSON.parse(readFileSync(path.join(runDir, DATA_ROOT_FILE), "utf8")) as { data_root: string }).data_root;
 
 const savedSpecDir = process.env.ARL_SPEC_DIR;
 afterEach(() => {
@@ -57,7 +63,10 @@ describe("the run's data root", () => {
     const elsewhere = path.join(top, "elsewhere");
     writeData(elsewhere, "Something else entirely?");
     process.env.ARL_SPEC_DIR = elsewhere;
-    const resumed = await runArl(["run", "--resume", runDir, "--trainer-command", trainer], { cwd: elsewhere, env: { ARL_SPEC_DIR: elsewhere } });
+    const resumed = await runArl(["run", "--resume", runDir, "--trainer-command", trainer], {
+      cwd: elsewhere,
+      env: { ARL_SPEC_DIR: elsewhere },
+    });
     expect(resumed.stderr).toBe("");
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain("finished after 1 iterations");
@@ -69,15 +78,21 @@ describe("the run's data root", () => {
     const moved = path.join(top, "moved");
     cpSync(project, moved, { recursive: true });
     rmSync(project, { recursive: true });
-    const resumed = await runArl(["run", "--resume", runDir, "--data-root", moved, "--trainer-command", trainer], { cwd: top });
+    const resumed = await runArl(["run", "--resume", runDir, "--data-root", moved, "--trainer-command", trainer], {
+      cwd: top,
+    });
     expect(resumed.code).toBe(0);
     expect(recorded(runDir)).toBe(moved);
 
     const other = path.join(top, "other");
     writeData(other, "Something else entirely?");
-    const refused = await runArl(["run", "--resume", runDir, "--data-root", other, "--trainer-command", trainer], { cwd: top });
+    const refused = await runArl(["run", "--resume", runDir, "--data-root", other, "--trainer-command", trainer], {
+      cwd: top,
+    });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/the questions file '.*questions\.jsonl' has sha256 [0-9a-f]{64}, but the plan was compiled against [0-9a-f]{64}; refusing to run on different data/);
+    expect(refused.stderr).toMatch(
+      /the questions file '.*questions\.jsonl' has sha256 [0-9a-f]{64}, but the plan was compiled against [0-9a-f]{64}; refusing to run on different data/,
+    );
     // The refused root did not replace the good one.
     expect(recorded(runDir)).toBe(moved);
   });
@@ -95,7 +110,9 @@ describe("the run's data root", () => {
   it("the sql env never reads ARL_SPEC_DIR: without a root it refuses data files and still runs the demo", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-data-root-"));
     writeData(dir);
-    const [plan] = compilePlans(spec.replace('database: "./data/shop.sqlite"\n    questions: "./data/questions.jsonl"', ""));
+    const [plan] = compilePlans(
+      spec.replace('database: "./data/shop.sqlite"\n    questions: "./data/questions.jsonl"', ""),
+    );
     const demo = plan!.envs.bank as SqlEnv;
     const file = (name: string) => ({ path: `data/${name}`, sha256: sha256Of(path.join(dir, "data", name)) });
     const env: SqlEnv = { ...demo, database: file("shop.sqlite"), questions: file("questions.jsonl") };

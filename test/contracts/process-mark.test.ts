@@ -14,7 +14,10 @@ import { killIfRunning, running } from "../helpers/processes.js";
 function orphanedSleeper(mark: ProcessMark): Promise<number> {
   const script = `const c = require("node:child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" }); console.log(c.pid); process.exit(0);`;
   return new Promise((resolve, reject) => {
-    const parent = spawn(process.execPath, ["-e", script], { env: { ...process.env, ...mark.env }, stdio: ["ignore", "pipe", "inherit"] });
+    const parent = spawn(process.execPath, ["-e", script], {
+      env: { ...process.env, ...mark.env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     parent.stdout.on("data", (c: Buffer) => (out += c.toString()));
     parent.on("error", reject);
@@ -53,7 +56,9 @@ describe("process marks", () => {
       const fs = await import("node:fs");
       const wait = () => (fs.existsSync(${JSON.stringify(pidFile)}) ? process.exit(0) : setTimeout(wait, 50));
       wait();`;
-    const exited = await new Promise<number | null>((resolve) => spawn(process.execPath, ["--input-type=module", "-e", runtime], { stdio: "inherit" }).on("close", resolve));
+    const exited = await new Promise<number | null>((resolve) =>
+      spawn(process.execPath, ["--input-type=module", "-e", runtime], { stdio: "inherit" }).on("close", resolve),
+    );
     expect(exited).toBe(0);
     await waitFor(pidFile);
     const pids = readFileSync(pidFile, "utf8").split(" ").map(Number);

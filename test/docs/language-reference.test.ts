@@ -30,11 +30,16 @@ function documentedPaths(text: string): string[] {
 describe("docs/language.md", () => {
   it("has a field table for every block and env kind, and none for a block that no longer exists", () => {
     const ids = tables.map((t) => t.id);
-    expect(ids).toEqual(expect.arrayContaining([...declarationKinds, "constraints", ...envKinds.map((k) => `env.${k}`)]));
+    expect(ids).toEqual(
+      expect.arrayContaining([...declarationKinds, "constraints", ...envKinds.map((k) => `env.${k}`)]),
+    );
     const missing = ids.filter((id) => section(id) === undefined);
     expect(missing, "blocks without a table in docs/language.md").toEqual([]);
     const documented = [...doc.matchAll(/<!-- fields:([\w.]+) /g)].map((m) => m[1] as string);
-    expect(documented.filter((id) => !ids.includes(id)), "tables of blocks the schemas no longer have").toEqual([]);
+    expect(
+      documented.filter((id) => !ids.includes(id)),
+      "tables of blocks the schemas no longer have",
+    ).toEqual([]);
   });
 
   it("documents every field of every schema, and no field the schemas do not have", () => {
@@ -42,14 +47,21 @@ describe("docs/language.md", () => {
       const text = section(t.id) ?? "";
       const inDoc = documentedPaths(text);
       const inSchema = t.rows.map((r) => r.path);
-      expect(inSchema.filter((p) => !inDoc.includes(p)), `${t.id}: fields missing from the doc`).toEqual([]);
-      expect(inDoc.filter((p) => !inSchema.includes(p)), `${t.id}: documented fields that no longer exist`).toEqual([]);
+      expect(
+        inSchema.filter((p) => !inDoc.includes(p)),
+        `${t.id}: fields missing from the doc`,
+      ).toEqual([]);
+      expect(
+        inDoc.filter((p) => !inSchema.includes(p)),
+        `${t.id}: documented fields that no longer exist`,
+      ).toEqual([]);
     }
   });
 
   it("states each field's type, default and meaning as the schema does (ARL_WRITE_DOCS=1 refreshes)", () => {
     for (const t of tables) {
-      for (const r of t.rows) expect(r.meaning, `${t.id}.${r.path} has no meaning: give the schema field a doc(...)`).not.toBe("");
+      for (const r of t.rows)
+        expect(r.meaning, `${t.id}.${r.path} has no meaning: give the schema field a doc(...)`).not.toBe("");
       expect(section(t.id), `the ${t.id} table`).toBe(renderTable(t));
     }
   });

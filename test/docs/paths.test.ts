@@ -9,7 +9,21 @@ import { describe, expect, it } from "vitest";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 
-const documents = ["README.md", "CONTRIBUTING.md", "docs/architecture.md", "docs/semantics.md", "docs/language.md", "docs/protocol.md", "docs/distributed.md", "docs/guide.md", "docs/commands.md", "docs/benchmarks.md", "runtime-gpu/README.md", "src/trainer/embedded/README.md", "experiments/README.md"];
+const documents = [
+  "README.md",
+  "CONTRIBUTING.md",
+  "docs/architecture.md",
+  "docs/semantics.md",
+  "docs/language.md",
+  "docs/protocol.md",
+  "docs/distributed.md",
+  "docs/guide.md",
+  "docs/commands.md",
+  "docs/benchmarks.md",
+  "runtime-gpu/README.md",
+  "src/trainer/embedded/README.md",
+  "experiments/README.md",
+];
 
 /** A backquoted path that starts with one of the repository's own folders. */
 const quotedPath = /`((?:src|runtime-gpu|docs|test|experiments|stdlib|editors|scripts|grammar|bin)\/[\w./-]*)`/g;
@@ -35,7 +49,9 @@ describe("paths in the documents", () => {
 
   it("the check sees a path that is gone, and skips placeholders", () => {
     const probe = "`src/runtime/seeds.ts` and `src/lint/rules/CODE.ts` and `docs/architecture.md`";
-    const found = [...probe.matchAll(quotedPath)].map((m) => m[1] ?? "").filter((p) => !placeholder.test(p) && !existsSync(path.join(repo, p)));
+    const found = [...probe.matchAll(quotedPath)]
+      .map((m) => m[1] ?? "")
+      .filter((p) => !placeholder.test(p) && !existsSync(path.join(repo, p)));
     expect(found).toEqual(["src/runtime/seeds.ts"]);
   });
 });

@@ -27,14 +27,23 @@ function names(source: string, name: string): boolean {
 describe("CONTRIBUTING.md", () => {
   it("has the five recipes", () => {
     const recipes = [...contributing.matchAll(/^## Recipe: (.+)$/gm)].map((m) => m[1]);
-    expect(recipes).toEqual(["add a lint rule", "add an env kind", "add a trainer operation", "add a block field", "add a benchmark"]);
+    expect(recipes).toEqual([
+      "add a lint rule",
+      "add an env kind",
+      "add a trainer operation",
+      "add a block field",
+      "add a benchmark",
+    ]);
   });
 
   it("names only npm scripts the package has, and test files that exist", () => {
     const scripts = Object.keys((JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts);
-    for (const [, script] of contributing.matchAll(/npm run ([\w:-]+)/g)) expect(scripts, `npm run ${script}`).toContain(script);
+    for (const [, script] of contributing.matchAll(/npm run ([\w:-]+)/g))
+      expect(scripts, `npm run ${script}`).toContain(script);
     // Paths with a placeholder segment (KIND, NAME, CODE) stand for the file a recipe creates.
-    const tests = [...contributing.matchAll(/`(test\/[\w./-]+\.(?:ts|py))`/g)].map((m) => m[1] as string).filter((t) => !/[A-Z]{3,}/.test(t));
+    const tests = [...contributing.matchAll(/`(test\/[\w./-]+\.(?:ts|py))`/g)]
+      .map((m) => m[1] as string)
+      .filter((t) => !/[A-Z]{3,}/.test(t));
     expect(tests.length).toBeGreaterThan(5);
     expect(tests.filter((t) => !existsSync(path.join(repo, t)))).toEqual([]);
   });
@@ -42,7 +51,9 @@ describe("CONTRIBUTING.md", () => {
 
 describe("recipe: add a lint rule", () => {
   const rulesDir = path.join(repo, "src/lint/rules");
-  const files = readdirSync(rulesDir).filter((f) => f.endsWith(".ts") && f !== "index.ts").map((f) => f.replace(/\.ts$/, ""));
+  const files = readdirSync(rulesDir)
+    .filter((f) => f.endsWith(".ts") && f !== "index.ts")
+    .map((f) => f.replace(/\.ts$/, ""));
 
   it("every rule file is registered under its file's name", () => {
     expect(files.sort()).toEqual(lintRules.map((r) => r.code).sort());
@@ -54,7 +65,10 @@ describe("recipe: add a lint rule", () => {
       const fixtures = existsSync(dir) ? readdirSync(dir) : [];
       const triggers = fixtures.filter((f) => f.startsWith("triggers") && f.endsWith(".arl"));
       expect(triggers.length, `${code}: test/fixtures/lint/${code}/triggers*.arl`).toBeGreaterThan(0);
-      expect(fixtures.some((f) => f.startsWith("clean") && f.endsWith(".arl")), `${code}: test/fixtures/lint/${code}/clean*.arl`).toBe(true);
+      expect(
+        fixtures.some((f) => f.startsWith("clean") && f.endsWith(".arl")),
+        `${code}: test/fixtures/lint/${code}/clean*.arl`,
+      ).toBe(true);
       const marked = triggers.some((f) => readFileSync(path.join(dir, f), "utf8").includes(`// expect: ${code}`));
       expect(marked, `${code}: a triggering fixture has an '// expect: ${code}' marker`).toBe(true);
     }
@@ -67,7 +81,21 @@ describe("recipe: add a lint rule", () => {
 
 /** The `kind` literals of the plan's env union. */
 function planEnvKinds(): string[] {
-  const def = (s: unknown) => (s as { def: { type: string; innerType?: unknown; in?: unknown; out?: unknown; valueType?: unknown; options?: unknown[]; shape?: Record<string, unknown>; values?: unknown[] } }).def;
+  const def = (s: unknown) =>
+    (
+      s as {
+        def: {
+          type: string;
+          innerType?: unknown;
+          in?: unknown;
+          out?: unknown;
+          valueType?: unknown;
+          options?: unknown[];
+          shape?: Record<string, unknown>;
+          values?: unknown[];
+        };
+      }
+    ).def;
   let env: unknown = def(planSchema.shape.envs).valueType;
   for (let i = 0; i < 10 && def(env).type !== "union"; i++) {
     const d = def(env);
@@ -81,7 +109,8 @@ describe("recipe: add an env kind", () => {
     const kinds = [...envKinds].sort();
     expect(planEnvKinds().sort(), "the plan's env kinds (src/plan/schema.ts)").toEqual(kinds);
     expect([...runtimeEnvKinds.keys()].sort(), "the runtime's env registry (src/envs/registry.ts)").toEqual(kinds);
-    for (const [kind, implementation] of runtimeEnvKinds) expect(implementation.kind, `registry entry ${kind}`).toBe(kind);
+    for (const [kind, implementation] of runtimeEnvKinds)
+      expect(implementation.kind, `registry entry ${kind}`).toBe(kind);
   });
 
   it("kinds with walkthroughs are env kinds", () => {
@@ -99,7 +128,9 @@ describe("recipe: add an env kind", () => {
 
 /** The methods docs/protocol.md gives a `###` heading (`save` / `load` share one). */
 function documentedMethods(): string[] {
-  return [...read("docs/protocol.md").matchAll(/^### (.+)$/gm)].flatMap((m) => [...(m[1] as string).matchAll(/`([a-z_]+)`/g)].map((n) => n[1] as string));
+  return [...read("docs/protocol.md").matchAll(/^### (.+)$/gm)].flatMap((m) =>
+    [...(m[1] as string).matchAll(/`([a-z_]+)`/g)].map((n) => n[1] as string),
+  );
 }
 
 /** The keys of the `Methods` interface of the trainer protocol's message types (wherever the layering puts them). */
@@ -122,16 +153,26 @@ describe("recipe: add a trainer operation", () => {
   it("both trainers' dispatchers name every method", () => {
     const embedded = read("src/trainer/embedded/trainer.ts");
     const torch = read("runtime-gpu/arl_trainer/trainer.py");
-    expect(methods.filter((m) => !names(embedded, m)), "src/trainer/embedded/trainer.ts").toEqual([]);
-    expect(methods.filter((m) => !names(torch, m)), "runtime-gpu/arl_trainer/trainer.py").toEqual([]);
+    expect(
+      methods.filter((m) => !names(embedded, m)),
+      "src/trainer/embedded/trainer.ts",
+    ).toEqual([]);
+    expect(
+      methods.filter((m) => !names(torch, m)),
+      "runtime-gpu/arl_trainer/trainer.py",
+    ).toEqual([]);
   });
 
   // The one request schema of the protocol, written by the build from the contracts layer's zod
   // schemas and committed (test/trainer/requests.test.ts keeps it as the build writes it).
   const requestSchema = path.join(repo, "runtime-gpu/arl_trainer/protocol.schema.json");
   it("the request schema gives every method its params", () => {
-    const schema = JSON.parse(readFileSync(requestSchema, "utf8")) as { allOf?: { if?: { properties?: { method?: { const?: string } } } }[] };
-    const constrained = (schema.allOf ?? []).map((c) => c.if?.properties?.method?.const).filter((m): m is string => typeof m === "string");
+    const schema = JSON.parse(readFileSync(requestSchema, "utf8")) as {
+      allOf?: { if?: { properties?: { method?: { const?: string } } } }[];
+    };
+    const constrained = (schema.allOf ?? [])
+      .map((c) => c.if?.properties?.method?.const)
+      .filter((m): m is string => typeof m === "string");
     expect(constrained.sort()).toEqual([...methods].sort());
   });
 
@@ -140,11 +181,19 @@ describe("recipe: add a trainer operation", () => {
     const vectorOps = new Set(
       readdirSync(dir)
         .filter((f) => f.endsWith(".json"))
-        .flatMap((f) => (JSON.parse(readFileSync(path.join(dir, f), "utf8")) as { cases: { op: string }[] }).cases.map((c) => c.op)),
+        .flatMap((f) =>
+          (JSON.parse(readFileSync(path.join(dir, f), "utf8")) as { cases: { op: string }[] }).cases.map((c) => c.op),
+        ),
     );
     const ops: readonly string[] = opNames;
-    expect(ops.filter((op) => !vectorOps.has(op)), "ops without vectors").toEqual([]);
-    expect([...vectorOps].filter((op) => !ops.includes(op)), "vectors of unknown ops").toEqual([]);
+    expect(
+      ops.filter((op) => !vectorOps.has(op)),
+      "ops without vectors",
+    ).toEqual([]);
+    expect(
+      [...vectorOps].filter((op) => !ops.includes(op)),
+      "vectors of unknown ops",
+    ).toEqual([]);
     const python = /^OPS[^=]*=\s*\{([\s\S]*?)\n\}/m.exec(read("runtime-gpu/arl_trainer/conformance.py"))?.[1] ?? "";
     const pythonOps = [...python.matchAll(/^\s+"([a-z_]+)":/gm)].map((m) => m[1] as string);
     expect(pythonOps.sort(), "OPS of runtime-gpu/arl_trainer/conformance.py").toEqual([...ops].sort());
@@ -157,7 +206,9 @@ describe("recipe: add a benchmark", () => {
     const listed = /const all: BenchSection\[\] = \[([\s\S]*?)\];/.exec(main)?.[1] ?? "";
     const sections = readdirSync(path.join(repo, "src/bench"))
       .filter((f) => f.endsWith(".ts") && f !== "main.ts")
-      .flatMap((f) => [...read(`src/bench/${f}`).matchAll(/^export function (\w+Section)\(/gm)].map((m) => `${f}: ${m[1]}`));
+      .flatMap((f) =>
+        [...read(`src/bench/${f}`).matchAll(/^export function (\w+Section)\(/gm)].map((m) => `${f}: ${m[1]}`),
+      );
     expect(sections.length).toBeGreaterThan(5);
     expect(sections.filter((s) => !listed.includes(`${s.split(": ")[1]}(`))).toEqual([]);
   });

@@ -37,7 +37,9 @@ interface Def {
   entries?: Record<string, string>;
   values?: unknown[];
   defaultValue?: unknown;
-  checks?: { _zod: { def: { check: string; value?: number; inclusive?: boolean; format?: string; minimum?: number } } }[];
+  checks?: {
+    _zod: { def: { check: string; value?: number; inclusive?: boolean; format?: string; minimum?: number } };
+  }[];
 }
 
 function def(s: Schema): Def {
@@ -214,7 +216,8 @@ function defaultText(p: Peeled): string {
     const d = def(p.core);
     // Enum defaults are names, written without quotes (`estimator: group`).
     if (typeof p.defaultValue === "string" && (d.type === "enum" || d.type === "union")) return `\`${p.defaultValue}\``;
-    if (Array.isArray(p.defaultValue) && d.type === "array" && def(peel(d.element as Schema).core).type === "enum") return `\`[${p.defaultValue.join(", ")}]\``;
+    if (Array.isArray(p.defaultValue) && d.type === "array" && def(peel(d.element as Schema).core).type === "enum")
+      return `\`[${p.defaultValue.join(", ")}]\``;
     if (d.type === "object" && p.defaultValue !== null) return objectDefault(p.core, p.defaultValue);
     return `\`${valueText(p.defaultValue)}\``;
   }
@@ -224,16 +227,21 @@ function defaultText(p: Peeled): string {
 
 /** Meanings of the fields whose schema carries no `doc(...)` text (keys the user names, tags). */
 const undocumented: Readonly<Record<string, string>> = {
-  "reward:NAME": "A named reward term: a number, a signal (`outcome.success`), an expression over signals, or `potential(...)` for shaping. The terms add up to the episode's reward.",
+  "reward:NAME":
+    "A named reward term: a number, a signal (`outcome.success`), an expression over signals, or `potential(...)` for shaping. The terms add up to the episode's reward.",
   "env:kind": "Which environment implementation serves the tasks; the fields below depend on it.",
-  "constraints:NAME": "A hard block: the harness refuses a tool call while the condition holds, and the refusal is the observation.",
+  "constraints:NAME":
+    "A hard block: the harness refuses a tool call while the condition holds, and the refusal is the observation.",
 };
 
 function row(table: string, path: string, field: Schema, p: Peeled): FieldRow {
   const type = typeOf(p.core) + (p.nullable ? " \\| none" : "");
   // An entry the user names (a reward term, a constraint) exists only where it is written.
   const entry = path === "NAME" || path.endsWith(".NAME");
-  const meaning = (field.description ?? p.core.description ?? undocumented[`${table}:${path}`] ?? "").replace(/\|/g, "\\|").replace(/\s+/g, " ").trim();
+  const meaning = (field.description ?? p.core.description ?? undocumented[`${table}:${path}`] ?? "")
+    .replace(/\|/g, "\\|")
+    .replace(/\s+/g, " ")
+    .trim();
   return { path, type, default: entry ? "—" : defaultText(p), meaning };
 }
 
@@ -261,7 +269,8 @@ function fieldRows(table: string, path: string, field: Schema): FieldRow[] {
     const own = value === peel(envSchema).core || value === toolSchema;
     if (def(value).type === "object" && !own) rows.push(...objectRows(table, value, `${path}.NAME.`));
     // A parameter is recursive (items, properties): its fields are listed once, at the top.
-    if (value === toolParameterSchema && !path.includes(".")) rows.push(...objectRows(table, (def(toolParameterSchema).getter as () => Schema)(), `${path}.NAME.`));
+    if (value === toolParameterSchema && !path.includes("."))
+      rows.push(...objectRows(table, (def(toolParameterSchema).getter as () => Schema)(), `${path}.NAME.`));
   }
   return rows;
 }
@@ -282,7 +291,9 @@ function envKinds(): { common: string[]; kinds: Map<string, Schema> } {
 
 /** Every table of the language reference, in the order of the doc. */
 export function blockTables(): BlockTable[] {
-  const tables: BlockTable[] = [{ id: "experiment", rows: objectRows("experiment", experimentSchema, "").filter((r) => !r.path.includes(".")) }];
+  const tables: BlockTable[] = [
+    { id: "experiment", rows: objectRows("experiment", experimentSchema, "").filter((r) => !r.path.includes(".")) },
+  ];
   const blocks: [string, Schema][] = [
     ["policy", policySchema],
     ["harness", harnessSchema],
@@ -299,8 +310,23 @@ export function blockTables(): BlockTable[] {
   const { common, kinds } = envKinds();
   const first = [...kinds.values()][0] as Schema;
   const commonSet = new Set(common);
-  tables.push({ id: "env", rows: [...fieldRows("env", "kind", def(first).shape?.kind as Schema).map((r) => ({ ...r, type: [...kinds.keys()].join(" \\| ") })), ...objectRows("env", first, "", new Set([...Object.keys(def(first).shape ?? {})].filter((k) => !commonSet.has(k))))] });
-  for (const [kind, schema] of kinds) tables.push({ id: `env.${kind}`, rows: objectRows(`env.${kind}`, schema, "", new Set([...common, "kind"])) });
+  tables.push({
+    id: "env",
+    rows: [
+      ...fieldRows("env", "kind", def(first).shape?.kind as Schema).map((r) => ({
+        ...r,
+        type: [...kinds.keys()].join(" \\| "),
+      })),
+      ...objectRows(
+        "env",
+        first,
+        "",
+        new Set([...Object.keys(def(first).shape ?? {})].filter((k) => !commonSet.has(k))),
+      ),
+    ],
+  });
+  for (const [kind, schema] of kinds)
+    tables.push({ id: `env.${kind}`, rows: objectRows(`env.${kind}`, schema, "", new Set([...common, "kind"])) });
   tables.push({ id: "constraints", rows: fieldRows("constraints", "NAME", constraintSchema) });
   return tables;
 }
@@ -312,7 +338,8 @@ export function renderTable(table: BlockTable): string {
   return lines.join("\n");
 }
 
-export const beginMarker = (id: string) => `<!-- fields:${id} (generated from src/semantics/schema; test/docs/language-reference.test.ts) -->`;
+export const beginMarker = (id: string) =>
+  `<!-- fields:${id} (generated from src/semantics/schema; test/docs/language-reference.test.ts) -->`;
 export const endMarker = (id: string) => `<!-- /fields:${id} -->`;
 
 /** `doc` with every generated table replaced by its current rendering (tables without markers are left out). */

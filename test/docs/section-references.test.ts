@@ -15,7 +15,23 @@ const repo = fileURLToPath(new URL("../..", import.meta.url));
 const self = "test/docs/section-references.test.ts";
 
 /** The files whose references are checked: sources, tests, docs and the stdlib. */
-const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "src", "runtime-gpu", "test", "docs", "stdlib", "README.md", "CONTRIBUTING.md"], { cwd: repo, encoding: "utf8" })
+const files = execFileSync(
+  "git",
+  [
+    "ls-files",
+    "--cached",
+    "--others",
+    "--exclude-standard",
+    "src",
+    "runtime-gpu",
+    "test",
+    "docs",
+    "stdlib",
+    "README.md",
+    "CONTRIBUTING.md",
+  ],
+  { cwd: repo, encoding: "utf8" },
+)
   .split("\n")
   .filter((f) => /\.(ts|mjs|js|py|md|arl|toml)$/.test(f) && f !== self && existsSync(path.join(repo, f)));
 
@@ -51,7 +67,8 @@ function markers(file: string, line: string): Marker[] {
     if (m[1] || generatedNames.has(path.basename(m[2] as string))) continue;
     out.push({ at: m.index, end: m.index + m[0].length, document: resolve(file, m[2] as string) ?? `missing:${m[2]}` });
   }
-  for (const m of line.matchAll(/\bRL-SEMANTICS\b/g)) out.push({ at: m.index, end: m.index + m[0].length, document: "missing:RL-SEMANTICS" });
+  for (const m of line.matchAll(/\bRL-SEMANTICS\b/g))
+    out.push({ at: m.index, end: m.index + m[0].length, document: "missing:RL-SEMANTICS" });
   for (const m of line.matchAll(external)) out.push({ at: m.index, end: m.index + m[0].length, document: null });
   return out.sort((a, b) => a.at - b.at);
 }
@@ -68,7 +85,10 @@ describe("references to the project's documents", () => {
         .split("\n")
         .forEach((line, i) => {
           const m = absentDocuments.exec(line);
-          if (m) found.push(`${file}:${i + 1}: ${m[1]} (the design documents are docs/semantics.md, docs/architecture.md, docs/language.md, docs/protocol.md)`);
+          if (m)
+            found.push(
+              `${file}:${i + 1}: ${m[1]} (the design documents are docs/semantics.md, docs/architecture.md, docs/language.md, docs/protocol.md)`,
+            );
         });
     }
     expect(found).toEqual([]);
@@ -80,7 +100,9 @@ describe("references to the project's documents", () => {
       readFileSync(path.join(repo, file), "utf8")
         .split("\n")
         .forEach((line, i) => {
-          for (const m of markers(file, line)) if (m.document?.startsWith("missing:")) missing.push(`${file}:${i + 1}: ${m.document.slice("missing:".length)}`);
+          for (const m of markers(file, line))
+            if (m.document?.startsWith("missing:"))
+              missing.push(`${file}:${i + 1}: ${m.document.slice("missing:".length)}`);
         });
     }
     expect(missing).toEqual([]);
@@ -110,7 +132,8 @@ describe("references to the project's documents", () => {
           }
           checked++;
           const heading = new RegExp(`^#{1,6} ${s[0].replace(/\./g, "\\.")}(?![\\d.])`, "m");
-          if (!heading.test(headingsOf(cited.document))) broken.push(`${where}: ${cited.document} has no heading ${s[0]}`);
+          if (!heading.test(headingsOf(cited.document)))
+            broken.push(`${where}: ${cited.document} has no heading ${s[0]}`);
         }
         const last = onLine[onLine.length - 1];
         if (last && !file.startsWith("docs/")) context = last;

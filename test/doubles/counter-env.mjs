@@ -22,7 +22,11 @@ for await (const line of createInterface({ input: process.stdin })) {
     if (process.env.CRASH_ON_TASK && Number(process.env.CRASH_ON_TASK) === task) process.exit(9);
     if (process.env.HANG_ON_STEP === "1") continue;
     if (m.call.name === "step") count++;
-    reply({ observation: `count ${count}`, signals: { progress: Math.min(1, count / goal) }, terminated: count >= goal });
+    reply({
+      observation: `count ${count}`,
+      signals: { progress: Math.min(1, count / goal) },
+      terminated: count >= goal,
+    });
   } else if (m.op === "outcome") {
     if (process.env.CRASH_UNLESS_SEED_MOD && seed % Number(process.env.CRASH_UNLESS_SEED_MOD) !== 0) process.exit(9);
     reply({ signals: { success: count >= goal } });

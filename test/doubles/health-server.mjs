@@ -10,5 +10,10 @@ if (mode === "exit") {
   process.exit(3);
 }
 process.stdout.write(`devices=${process.env.CUDA_VISIBLE_DEVICES ?? ""}\n`);
-process.stdout.write(`dev_mode=${process.env.VLLM_SERVER_DEV_MODE ?? ""} lora_updating=${process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? ""}\n`);
-createServer((req, res) => res.writeHead(req.url === "/health" ? 200 : 404).end("{}")).listen(Number(port), "127.0.0.1");
+process.stdout.write(
+  `dev_mode=${process.env.VLLM_SERVER_DEV_MODE ?? ""} lora_updating=${process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? ""}\n`,
+);
+createServer((req, res) => res.writeHead(req.url === "/health" ? 200 : 404).end("{}")).listen(
+  Number(port),
+  "127.0.0.1",
+);

@@ -14,7 +14,15 @@ await serve({
     protocol: "arl-trainer",
     version: 1,
     trainer: { name: "protocol-double", version: "0" },
-    capabilities: { methods: ["handshake", "generate", "eval_op", "shutdown"], reductions: [], kl_estimators: [], value_head: false, keep_sampling_mask: false, world_size: 1, device: "cpu" },
+    capabilities: {
+      methods: ["handshake", "generate", "eval_op", "shutdown"],
+      reductions: [],
+      kl_estimators: [],
+      value_head: false,
+      keep_sampling_mask: false,
+      world_size: 1,
+      device: "cpu",
+    },
     versions: { node: process.version },
   }),
   generate: (p) => {
@@ -24,7 +32,12 @@ await serve({
     }
     if (mode === "garbage") {
       process.stdout.write("hello from a print statement\n");
-      return { ids: p.prompts, logprobs: { values: new Float32Array(0), offsets: p.prompts.offsets }, finish: [], policy_version: 0 };
+      return {
+        ids: p.prompts,
+        logprobs: { values: new Float32Array(0), offsets: p.prompts.offsets },
+        finish: [],
+        policy_version: 0,
+      };
     }
     // Echo each prompt reversed, with log-probs -0.5 per token.
     const n = p.prompts.offsets.length - 1;
@@ -33,7 +46,12 @@ await serve({
       const row = p.prompts.values.subarray(p.prompts.offsets[i], p.prompts.offsets[i + 1]);
       values.set(Int32Array.from(row).reverse(), p.prompts.offsets[i]);
     }
-    return { ids: { values, offsets: p.prompts.offsets }, logprobs: { values: new Float32Array(values.length).fill(-0.5), offsets: p.prompts.offsets }, finish: Array(n).fill("stop"), policy_version: 0 };
+    return {
+      ids: { values, offsets: p.prompts.offsets },
+      logprobs: { values: new Float32Array(values.length).fill(-0.5), offsets: p.prompts.offsets },
+      finish: Array(n).fill("stop"),
+      policy_version: 0,
+    };
   },
   eval_op: (p) => {
     if (p.op !== "sum") throw new RequestError("unsupported", `op ${p.op}`);

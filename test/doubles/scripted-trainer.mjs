@@ -36,7 +36,8 @@ const EOS = 0;
 const enc = (s) => Array.from(s, (c) => c.codePointAt(0));
 const STEP = '<tool_call>{"name":"step","arguments":{}}</tool_call>';
 const NOOP = '<tool_call>{"name":"noop","arguments":{}}</tool_call>';
-const rows = (r) => Array.from({ length: r.offsets.length - 1 }, (_, i) => r.values.subarray(r.offsets[i], r.offsets[i + 1]));
+const rows = (r) =>
+  Array.from({ length: r.offsets.length - 1 }, (_, i) => r.values.subarray(r.offsets[i], r.offsets[i + 1]));
 const pack = (seqs, Ctor) => {
   const offsets = new Int32Array(seqs.length + 1);
   seqs.forEach((s, i) => (offsets[i + 1] = offsets[i] + s.length));
@@ -53,7 +54,20 @@ await serve({
     version: 1,
     trainer: { name: "scripted-double", version: "0" },
     capabilities: {
-      methods: ["configure", "encode", "decode", "generate", "logprobs", "values", "train_step", ...(withBehaviour ? ["snapshot"] : []), ...(withReset ? ["reset_optimizer"] : []), "save", "load", "shutdown"],
+      methods: [
+        "configure",
+        "encode",
+        "decode",
+        "generate",
+        "logprobs",
+        "values",
+        "train_step",
+        ...(withBehaviour ? ["snapshot"] : []),
+        ...(withReset ? ["reset_optimizer"] : []),
+        "save",
+        "load",
+        "shutdown",
+      ],
       reductions: ["token_mean"],
       kl_estimators: [],
       value_head: true,
@@ -74,9 +88,18 @@ await serve({
     // DOUBLE_STOP_IDS: the end-of-turn ids to report (JSON); a generated turn then ends with the last one.
     const template = process.env.DOUBLE_TEMPLATE ? { template: JSON.parse(process.env.DOUBLE_TEMPLATE) } : {};
     const stops = process.env.DOUBLE_STOP_IDS ? { stop_ids: JSON.parse(process.env.DOUBLE_STOP_IDS) } : {};
-    return { model: { name: named ? p.policy.model : "scripted", parameters: 1 }, tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2, ...template, ...stops }, policy_version: version };
+    return {
+      model: { name: named ? p.policy.model : "scripted", parameters: 1 },
+      tokenizer: { vocab_size: 0x110000, bos_id: 1, eos_id: EOS, pad_id: 2, ...template, ...stops },
+      policy_version: version,
+    };
   },
-  encode: (p) => ({ ids: pack(p.messages.map((m) => Int32Array.from(enc(`<${m.role}>${m.content}`))), Int32Array) }),
+  encode: (p) => ({
+    ids: pack(
+      p.messages.map((m) => Int32Array.from(enc(`<${m.role}>${m.content}`))),
+      Int32Array,
+    ),
+  }),
   decode: (p) => ({ texts: rows(p.ids).map((r) => String.fromCodePoint(...Array.from(r).filter((x) => x !== EOS))) }),
   snapshot: () => {
     behaviour = { skill, version };
@@ -87,25 +110,42 @@ await serve({
       process.stderr.write("double: pool model lost its GPU (simulated)\n");
       process.exit(4);
     }
-    if (p.policy === "behaviour" && !behaviour) throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
+    if (p.policy === "behaviour" && !behaviour)
+      throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
     const from = p.policy === "behaviour" ? behaviour : { skill, version };
     const outs = rows(p.prompts).map((_, i) => {
       const step = rand(p.seeds[i]) < from.skill;
-      const ids = Int32Array.from([...enc(step ? STEP : NOOP), process.env.DOUBLE_STOP_IDS ? p.stop_ids[p.stop_ids.length - 1] : EOS]);
+      const ids = Int32Array.from([
+        ...enc(step ? STEP : NOOP),
+        process.env.DOUBLE_STOP_IDS ? p.stop_ids[p.stop_ids.length - 1] : EOS,
+      ]);
       const lp = new Float32Array(ids.length);
       lp[0] = Math.log(step ? from.skill : 1 - from.skill) - Number(process.env.DOUBLE_ENGINE_GAP ?? 0);
       return { ids, lp };
     });
-    return { ids: pack(outs.map((o) => o.ids), Int32Array), logprobs: pack(outs.map((o) => o.lp), Float32Array), finish: outs.map(() => "stop"), policy_version: from.version };
+    return {
+      ids: pack(
+        outs.map((o) => o.ids),
+        Int32Array,
+      ),
+      logprobs: pack(
+        outs.map((o) => o.lp),
+        Float32Array,
+      ),
+      finish: outs.map(() => "stop"),
+      policy_version: from.version,
+    };
   },
   // The log-probs generate reported: the choice sits on the first token of a STEP or NOOP turn,
   // the rest of a turn is certain. DOUBLE_SHIFTED_LOGPROBS=1 returns them one position early
   // (the logits at k read as token k's: the classic token shift the preflight must catch).
   logprobs: (p) => {
-    if (p.policy === "behaviour" && !behaviour) throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
+    if (p.policy === "behaviour" && !behaviour)
+      throw new RequestError("invalid_request", "no behaviour policy: send 'snapshot' first");
     const s = p.policy === "behaviour" ? behaviour.skill : skill;
     const shift = process.env.DOUBLE_SHIFTED_LOGPROBS === "1" ? 1 : 0;
-    if (onPolicy && process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ logprobs: p.ids.offsets.length - 1 })}\n`);
+    if (onPolicy && process.env.DOUBLE_TRAIN_LOG)
+      appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ logprobs: p.ids.offsets.length - 1 })}\n`);
     return {
       logprobs: pack(
         rows(p.ids).map((r) => {
@@ -121,10 +161,19 @@ await serve({
       ),
     };
   },
-  values: (p) => ({ values: pack(rows(p.ids).map((r) => new Float32Array(r.length)), Float32Array) }),
+  values: (p) => ({
+    values: pack(
+      rows(p.ids).map((r) => new Float32Array(r.length)),
+      Float32Array,
+    ),
+  }),
   train_step: async (p) => {
     const ids = rows(p.ids);
-    if (process.env.DOUBLE_TRAIN_LOG) appendFileSync(process.env.DOUBLE_TRAIN_LOG, `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)), ...(p.is_weights ? { is_weights: rows(p.is_weights).map((r) => Array.from(r)) } : {}), old_logprobs: p.old_logprobs === null ? null : "sent" })}\n`);
+    if (process.env.DOUBLE_TRAIN_LOG)
+      appendFileSync(
+        process.env.DOUBLE_TRAIN_LOG,
+        `${JSON.stringify({ ids: ids.map((r) => Array.from(r)), loss_mask: rows(p.loss_mask).map((r) => Array.from(r)), ...(p.is_weights ? { is_weights: rows(p.is_weights).map((r) => Array.from(r)) } : {}), old_logprobs: p.old_logprobs === null ? null : "sent" })}\n`,
+      );
     if (process.env.DOUBLE_TRAIN_MS) await new Promise((r) => setTimeout(r, Number(process.env.DOUBLE_TRAIN_MS)));
     const adv = rows(p.advantages);
     const mask = rows(p.loss_mask);
@@ -144,7 +193,20 @@ await serve({
     const delta = n ? (0.5 * sum) / n : 0;
     skill = Math.min(0.95, Math.max(0.05, skill + delta));
     version++;
-    return { loss: -delta, policy_loss: -delta, kl: 0, entropy: 0.5, clip_fraction: 0, ratio_mean: 1, ratio_min: 1, ratio_max: 1, grad_norm: Math.abs(delta), ...(onPolicy ? { nll: 0.25 } : {}), tokens: p.denominators.tokens, policy_version: version };
+    return {
+      loss: -delta,
+      policy_loss: -delta,
+      kl: 0,
+      entropy: 0.5,
+      clip_fraction: 0,
+      ratio_mean: 1,
+      ratio_min: 1,
+      ratio_max: 1,
+      grad_norm: Math.abs(delta),
+      ...(onPolicy ? { nll: 0.25 } : {}),
+      tokens: p.denominators.tokens,
+      policy_version: version,
+    };
   },
   ...(withReset ? { reset_optimizer: () => ({ step: 0 }) } : {}),
   save: (p) => {

@@ -42,12 +42,21 @@ describe("env kind agent", () => {
   it("has the task file's lines as its tasks, hashed into the plan; the words of the tasks as vocabulary; no reset/step", async () => {
     const { dir, plan } = agentPlan(["python3", "a.py"], TASKS);
     const env = plan.envs.helper as AgentEnv;
-    expect(env).toMatchObject({ kind: "agent", tasks: 3, command: ["python3", "a.py"], timeout_s: 120, max_stderr_bytes: 65536, task_file: { path: "tasks.jsonl" } });
+    expect(env).toMatchObject({
+      kind: "agent",
+      tasks: 3,
+      command: ["python3", "a.py"],
+      timeout_s: 120,
+      max_stderr_bytes: 65536,
+      task_file: { path: "tasks.jsonl" },
+    });
     expect(env.task_file.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(plan.tools).toEqual([]);
     expect(agentTasks(env, dir)).toEqual(TASKS);
     const kind = createAgentEnv({ root: dir });
-    expect(kind.vocabulary(env)).toEqual(expect.arrayContaining(["order", "A1", "refund", "question", "function", "parameters"]));
+    expect(kind.vocabulary(env)).toEqual(
+      expect.arrayContaining(["order", "A1", "refund", "question", "function", "parameters"]),
+    );
     await expect(kind.create(env, 0, 0)).rejects.toThrow(/played by the runtime/);
     // The file changed after compiling, or no data root: refused by name, never read as other data.
     expect(() => agentTasks(env, undefined)).toThrow(EnvError);
@@ -56,37 +65,65 @@ describe("env kind agent", () => {
   });
 
   it("reports tool blocks, more tasks than the file has and a bad line at the field", () => {
-    const { dir } = agentPlan(["x"], Array.from({ length: 10 }, (_, i) => ({ n: i })));
+    const { dir } = agentPlan(
+      ["x"],
+      Array.from({ length: 10 }, (_, i) => ({ n: i })),
+    );
     const base = '    command: ["python3", "a.py"]\n    task_file: "./tasks.jsonl"';
     expect(checked(dir, `${base}\n    tasks: 5`)).toEqual([]);
     expect(checked(dir, `${base}\n    tasks: 11`)).toEqual([{ code: "agent-tasks-beyond-file", line: 7 }]);
     expect(checked(dir, `${base}\n    tool t { description: "x" }`)).toEqual([{ code: "agent-env-tools", line: 7 }]);
     writeFileSync(path.join(dir, "bad.jsonl"), '{"a": 1}\n[1, 2]\n');
-    expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./bad.jsonl"')).toEqual([{ code: "agent-task-file-invalid", line: 6 }]);
-    expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./missing.jsonl"').map((d) => d.code)).toEqual(["data-file-not-found"]);
+    expect(checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./bad.jsonl"')).toEqual([
+      { code: "agent-task-file-invalid", line: 6 },
+    ]);
+    expect(
+      checked(dir, '    command: ["python3", "a.py"]\n    task_file: "./missing.jsonl"').map((d) => d.code),
+    ).toEqual(["data-file-not-found"]);
   });
 
   it("resolves std: and python: words on this machine and reports those it cannot at the command", () => {
-    const { dir } = agentPlan(["x"], Array.from({ length: 10 }, (_, i) => ({ taskset: "./t.py", index: i })));
+    const { dir } = agentPlan(
+      ["x"],
+      Array.from({ length: 10 }, (_, i) => ({ taskset: "./t.py", index: i })),
+    );
     const file = '\n    task_file: "./tasks.jsonl"';
     expect(checked(dir, `    command: ["python:envservers", "std:agents/verifiers_taskset.py"]${file}`)).toEqual([]);
-    for (const command of ['["python:conda", "a.py"]', '["python:toString", "a.py"]', '["python3", "std:agents/missing.py"]', '["python3", "std:../envs/agent.arl"]', '["python3", "std:/etc/passwd"]']) {
-      expect(checked(dir, `    command: ${command}${file}`), command).toEqual([{ code: "agent-command-word", line: 5 }]);
+    for (const command of [
+      '["python:conda", "a.py"]',
+      '["python:toString", "a.py"]',
+      '["python3", "std:agents/missing.py"]',
+      '["python3", "std:../envs/agent.arl"]',
+      '["python3", "std:/etc/passwd"]',
+    ]) {
+      expect(checked(dir, `    command: ${command}${file}`), command).toEqual([
+        { code: "agent-command-word", line: 5 },
+      ]);
     }
     // Only a first word names a Python; elsewhere python:... is an argument like any other.
     expect(checked(dir, `    command: ["python3", "python:conda"]${file}`)).toEqual([]);
     // python:envservers is $ARL_ENVSERVERS_PYTHON when set (else the package's .venv-envservers).
     vi.stubEnv("ARL_ENVSERVERS_PYTHON", "/opt/servers/bin/python");
     const resolved = resolveAgentCommand(["python:envservers", "std:agents/verifiers_taskset.py", "--x", "std:"]);
-    expect(resolved).toEqual(["/opt/servers/bin/python", path.join(STDLIB_ROOT, "std/agents/verifiers_taskset.py"), "--x", "std:"]);
+    expect(resolved).toEqual([
+      "/opt/servers/bin/python",
+      path.join(STDLIB_ROOT, "std/agents/verifiers_taskset.py"),
+      "--x",
+      "std:",
+    ]);
     vi.unstubAllEnvs();
   });
 
   it("types the task lines of a stdlib program that ships their schema (std/envs/verifiers's), reporting the file line", () => {
     const { dir } = agentPlan(["x"], TASKS);
     const env = '    command: ["python:envservers", "std:agents/verifiers_taskset.py"]\n    task_file: "./vf.jsonl"';
-    const write = (lines: readonly object[]) => writeFileSync(path.join(dir, "vf.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n\n")}\n`);
-    const fine = Array.from({ length: 10 }, (_, i) => ({ taskset: "./t.py", index: i, ...(i === 1 ? { name: "T", config: { task: {} } } : {}) }));
+    const write = (lines: readonly object[]) =>
+      writeFileSync(path.join(dir, "vf.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n\n")}\n`);
+    const fine = Array.from({ length: 10 }, (_, i) => ({
+      taskset: "./t.py",
+      index: i,
+      ...(i === 1 ? { name: "T", config: { task: {} } } : {}),
+    }));
     write(fine);
     expect(checked(dir, env)).toEqual([]);
     const misfits: [object, RegExp][] = [
@@ -100,8 +137,13 @@ describe("env kind agent", () => {
       // The tenth task, on line 19 (a blank line between tasks).
       write([...fine.slice(0, 9), misfit]);
       const found = new Compiler().check(path.join(dir, "s.arl")).diagnostics.filter((d) => d.severity === "error");
-      expect(found.map((d) => [d.code, d.range.start.line]), JSON.stringify(misfit)).toEqual([["agent-task-invalid", 6]]);
-      expect(found[0]?.message).toMatch(/^env 'a': line 19 of the task file '.\/vf.jsonl' is not a task std:agents\/verifiers_taskset.py reads: /);
+      expect(
+        found.map((d) => [d.code, d.range.start.line]),
+        JSON.stringify(misfit),
+      ).toEqual([["agent-task-invalid", 6]]);
+      expect(found[0]?.message).toMatch(
+        /^env 'a': line 19 of the task file '.\/vf.jsonl' is not a task std:agents\/verifiers_taskset.py reads: /,
+      );
       expect(found[0]?.message).toMatch(problem);
     }
     // Another program's lines are its own business.

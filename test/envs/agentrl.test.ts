@@ -19,7 +19,15 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { splitTasks } from "../../src/plan/splits.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
-import { COMMON_ENV_FIELDS, ENV_SERVERS_NEED, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
+import {
+  COMMON_ENV_FIELDS,
+  ENV_SERVERS_NEED,
+  envFailure as failure,
+  envServersAvailable,
+  freePort,
+  startPython,
+  type ServerProcess,
+} from "../helpers/env-servers.js";
 
 const TASK = `
 import asyncio
@@ -109,17 +117,41 @@ const available = envServersAvailable();
 const dir = mkdtempSync(path.join(tmpdir(), "arl-agentrl-"));
 const NO_ARGS = { type: "object", properties: {}, required: [], additionalProperties: false };
 const TOOLS: DeclaredTool[] = [
-  { name: "noop", description: "do nothing", parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", ...NO_ARGS } },
+  {
+    name: "noop",
+    description: "do nothing",
+    parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", ...NO_ARGS },
+  },
   { name: "step", description: "advance the counter", parameters: NO_ARGS },
 ];
 
 async function startWorker(hangIndex = -2): Promise<ServerProcess & { url: string }> {
   writeFileSync(path.join(dir, "counter_task.py"), TASK);
   const config = `worker-${hangIndex}.yaml`;
-  writeFileSync(path.join(dir, config), `counter:\n  module: counter_task.Counter\n  parameters:\n    name: counter\n    concurrency: 3\n    hang_index: ${hangIndex}\n`);
+  writeFileSync(
+    path.join(dir, config),
+    `counter:\n  module: counter_task.Counter\n  parameters:\n    name: counter\n    concurrency: 3\n    hang_index: ${hangIndex}\n`,
+  );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/api`;
-  const server = await startPython(["-m", "agentrl.worker", "counter", "-c", config, "--host", "127.0.0.1", "--port", String(port), "--log-level", "WARNING"], dir, port, `${url}/worker_status`);
+  const server = await startPython(
+    [
+      "-m",
+      "agentrl.worker",
+      "counter",
+      "-c",
+      config,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--log-level",
+      "WARNING",
+    ],
+    dir,
+    port,
+    `${url}/worker_status`,
+  );
   return Object.assign(server, { url });
 }
 
@@ -139,8 +171,10 @@ function makeEnv(url: string, overrides: Partial<AgentRlEnv> = {}): AgentRlEnv {
 }
 
 const call = (name: string) => ({ name, arguments: {} });
-const running = async (url: string) => ((await (await fetch(`${url}/worker_status`)).json()) as { current: number }).current;
-const provision = (env: AgentRlEnv, tools = TOOLS, log: string[] = []) => agentrlEnv.provision!(env, { name: "counter", tools, runDir: dir, log: (l) => log.push(l) });
+const running = async (url: string) =>
+  ((await (await fetch(`${url}/worker_status`)).json()) as { current: number }).current;
+const provision = (env: AgentRlEnv, tools = TOOLS, log: string[] = []) =>
+  agentrlEnv.provision!(env, { name: "counter", tools, runDir: dir, log: (l) => log.push(l) });
 
 describe.skipIf(!available)(skipTitle("agentrl env against agentrl-worker 0.4.0", !available, ENV_SERVERS_NEED), () => {
   let worker: ServerProcess & { url: string };
@@ -150,7 +184,10 @@ describe.skipIf(!available)(skipTitle("agentrl env against agentrl-worker 0.4.0"
     writeFileSync(path.join(dir, "controller.py"), CONTROLLER);
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/api`;
-    controller = Object.assign(await startPython(["controller.py", worker.url, String(port)], dir, port, `${url}/get_indices?name=counter`), { url });
+    controller = Object.assign(
+      await startPython(["controller.py", worker.url, String(port)], dir, port, `${url}/get_indices?name=counter`),
+      { url },
+    );
   }, 240_000);
   afterAll(async () => {
     await controller?.kill();
@@ -170,11 +207,21 @@ describe.skipIf(!available)(skipTitle("agentrl env against agentrl-worker 0.4.0"
         { role: "user", content: "Task 2: reach 2." },
       ]);
       const one = await episode.step(call("step"));
-      expect(one).toMatchObject({ text: "counter 1 of 2", terminated: false, signals: { reward: 0, status: "running", completed: false } });
+      expect(one).toMatchObject({
+        text: "counter 1 of 2",
+        terminated: false,
+        signals: { reward: 0, status: "running", completed: false },
+      });
       expect(await running(worker.url)).toBe(1);
       const two = await episode.step(call("step"));
       expect(two).toMatchObject({ text: "counter 2 of 2", terminated: true });
-      expect(await episode.outcome()).toEqual({ reward: 1, success: 1, score: 1, status: "completed", completed: true });
+      expect(await episode.outcome()).toEqual({
+        reward: 1,
+        success: 1,
+        score: 1,
+        status: "completed",
+        completed: true,
+      });
       await episode.close();
       expect(await running(worker.url)).toBe(0);
     });
@@ -193,20 +240,42 @@ describe.skipIf(!available)(skipTitle("agentrl env against agentrl-worker 0.4.0"
   it("a turn without a tool call is sent as the final answer; the task's verdict is the outcome", async () => {
     const episode = await agentrlEnv.create(makeEnv(worker.url), 0, 1);
     await episode.reset();
-    expect(await episode.finalAnswer!("I give up")).toMatchObject({ reward: 0, status: "agent validation failed", completed: false });
+    expect(await episode.finalAnswer!("I give up")).toMatchObject({
+      reward: 0,
+      status: "agent validation failed",
+      completed: false,
+    });
     await episode.close();
     expect(await running(worker.url)).toBe(0);
   });
 
   it("provision refuses tools that differ from the server's, showing both schemas; arguments the server lacks count", async () => {
-    const changed: DeclaredTool[] = [TOOLS[0]!, { name: "step", description: "advance", parameters: { type: "object", properties: { by: { type: "integer" } }, required: ["by"], additionalProperties: false } }];
+    const changed: DeclaredTool[] = [
+      TOOLS[0]!,
+      {
+        name: "step",
+        description: "advance",
+        parameters: {
+          type: "object",
+          properties: { by: { type: "integer" } },
+          required: ["by"],
+          additionalProperties: false,
+        },
+      },
+    ];
     const error = await failure(provision(makeEnv(worker.url), changed));
     expect(error.kind).toBe("protocol");
     expect(error.message).toContain("tool 'step' has other parameters than the server's");
-    expect(error.message).toContain('declared: {"additionalProperties":false,"properties":{"by":{"type":"integer"}},"required":["by"],"type":"object"}');
+    expect(error.message).toContain(
+      'declared: {"additionalProperties":false,"properties":{"by":{"type":"integer"}},"required":["by"],"type":"object"}',
+    );
     expect(error.message).toContain('server:   {"additionalProperties":false,"properties":{},"type":"object"}');
-    const missing = await failure(provision(makeEnv(worker.url), [...TOOLS, { name: "jump", description: "", parameters: NO_ARGS }]));
-    expect(missing.message).toContain("tool 'jump' is declared but the server has no tool of that name (it has 'step', 'noop')");
+    const missing = await failure(
+      provision(makeEnv(worker.url), [...TOOLS, { name: "jump", description: "", parameters: NO_ARGS }]),
+    );
+    expect(missing.message).toContain(
+      "tool 'jump' is declared but the server has no tool of that name (it has 'step', 'noop')",
+    );
     expect(await running(worker.url)).toBe(0); // the probe's session was cancelled
   });
 
@@ -269,7 +338,13 @@ experiment agentrl_counting {
     try {
       const [plan] = compilePlans(spec(own.url));
       const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-agentrl-run-")), plan!);
-      const summary = await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined });
+      const summary = await executePlan({
+        plan: plan!,
+        runDir,
+        trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+        envs: envKinds,
+        log: () => undefined,
+      });
       expect(summary.iterations).toBe(2);
       const metrics = runDir.readMetrics();
       expect(metrics.map((m) => m.iteration)).toEqual([1, 2]);
@@ -303,21 +378,54 @@ describe("agentrl env: malformed answers are protocol errors", () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  const started = (overrides: Record<string, unknown>) => JSON.stringify({ messages: [{ role: "user", content: "go" }], tools: [], status: "running", finish: false, reward: 0, metric: {}, ...overrides });
+  const started = (overrides: Record<string, unknown>) =>
+    JSON.stringify({
+      messages: [{ role: "user", content: "go" }],
+      tools: [],
+      status: "running",
+      finish: false,
+      reward: 0,
+      metric: {},
+      ...overrides,
+    });
   const cases: [string, string, () => void][] = [
-    ["indices that are not a list", "get_indices answer is not a JSON array", () => answers.set("get_indices", { body: '{"a":1}' })],
+    [
+      "indices that are not a list",
+      "get_indices answer is not a JSON array",
+      () => answers.set("get_indices", { body: '{"a":1}' }),
+    ],
     ["a body that is not JSON", "something that is not JSON", () => answers.set("start_sample", { body: "<html>" })],
-    ["messages that are not a list", '"messages" that is not a list of message objects', () => answers.set("start_sample", { body: started({ messages: "hi" }) })],
-    ["a reward that is not a number", '"reward" that is not a finite number', () => answers.set("start_sample", { body: started({ reward: "1" }) })],
-    ["a body past max_response_bytes", "above the env's max_response_bytes", () => answers.set("start_sample", { body: started({ messages: [{ role: "user", content: "x".repeat(5000) }] }) })],
-    ["a 422 (the request was refused)", "answered HTTP 422", () => answers.set("start_sample", { status: 422, body: '{"detail":"bad"}' })],
+    [
+      "messages that are not a list",
+      '"messages" that is not a list of message objects',
+      () => answers.set("start_sample", { body: started({ messages: "hi" }) }),
+    ],
+    [
+      "a reward that is not a number",
+      '"reward" that is not a finite number',
+      () => answers.set("start_sample", { body: started({ reward: "1" }) }),
+    ],
+    [
+      "a body past max_response_bytes",
+      "above the env's max_response_bytes",
+      () => answers.set("start_sample", { body: started({ messages: [{ role: "user", content: "x".repeat(5000) }] }) }),
+    ],
+    [
+      "a 422 (the request was refused)",
+      "answered HTTP 422",
+      () => answers.set("start_sample", { status: 422, body: '{"detail":"bad"}' }),
+    ],
   ];
   for (const [what, message, arrange] of cases) {
     it(what, async () => {
       answers.clear();
       answers.set("get_indices", { body: "[0,1]" });
       arrange();
-      const episode = await agentrlEnv.create(makeEnv(url, { tasks: 2, task: `malformed-${what}`, max_response_bytes: 4096, retries: 0 }), 0, 1);
+      const episode = await agentrlEnv.create(
+        makeEnv(url, { tasks: 2, task: `malformed-${what}`, max_response_bytes: 4096, retries: 0 }),
+        0,
+        1,
+      );
       const error = await failure(episode.reset());
       expect(error.kind).toBe("protocol");
       expect(error.message).toContain(message);
@@ -328,7 +436,11 @@ describe("agentrl env: malformed answers are protocol errors", () => {
     answers.clear();
     answers.set("get_indices", { body: "[0]" });
     answers.set("start_sample", { body: started({}) });
-    const controller = await agentrlEnv.create(makeEnv(url, { tasks: 1, task: "c1", mode: "controller", retries: 0 }), 0, 1);
+    const controller = await agentrlEnv.create(
+      makeEnv(url, { tasks: 1, task: "c1", mode: "controller", retries: 0 }),
+      0,
+      1,
+    );
     expect((await failure(controller.reset())).message).toContain("no integer session_id header");
     answers.set("start_sample", { body: started({ status: "task error", finish: true }) });
     const worker = await agentrlEnv.create(makeEnv(url, { tasks: 1, task: "c2", retries: 0 }), 0, 1);

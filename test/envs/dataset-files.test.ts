@@ -25,10 +25,21 @@ describe("dataset rows under max_data_bytes and max_row_bytes", () => {
     const rows = [0, 1, 2, 3, 4].map(rowLine).join("\n") + "\n";
     const size = Buffer.byteLength(rows);
     const { errors } = compileIn(`    data: "./rows.jsonl"\n    max_data_bytes: 50`, { "rows.jsonl": rows });
-    expect(errors.map((d) => [d.code, d.message])).toEqual([["data-file-too-large", `'env.q.data': the data file './rows.jsonl' holds ${size} bytes, more than env.q.max_data_bytes (50); it was not read`]]);
-    expect(errors[0]?.hint).toBe(`raise env.q.max_data_bytes to at least ${size} (at most 1073741824), or cut the file`);
+    expect(errors.map((d) => [d.code, d.message])).toEqual([
+      [
+        "data-file-too-large",
+        `'env.q.data': the data file './rows.jsonl' holds ${size} bytes, more than env.q.max_data_bytes (50); it was not read`,
+      ],
+    ]);
+    expect(errors[0]?.hint).toBe(
+      `raise env.q.max_data_bytes to at least ${size} (at most 1073741824), or cut the file`,
+    );
     // The plan compiled with room to spare; the file then grows past the bound before the run reads it.
-    const { dir, env, errors: clean } = compileIn(`    data: "./rows.jsonl"\n    max_data_bytes: ${size + 10}`, { "rows.jsonl": rows });
+    const {
+      dir,
+      env,
+      errors: clean,
+    } = compileIn(`    data: "./rows.jsonl"\n    max_data_bytes: ${size + 10}`, { "rows.jsonl": rows });
     expect(clean).toEqual([]);
     writeFileSync(path.join(dir, "rows.jsonl"), rows + rowLine(5) + "\n");
     const refusal = `dataset env: the data file 'rows.jsonl' holds ${size + rowLine(5).length + 1} bytes, more than max_data_bytes (${size + 10}); it was not read (raise the env's max_data_bytes, or cut the file)`;
@@ -41,8 +52,12 @@ describe("dataset rows under max_data_bytes and max_row_bytes", () => {
     const rows = [rowLine(0), long, rowLine(2), rowLine(3), rowLine(4)].join("\n");
     const { errors } = compileIn(`    data: "./rows.jsonl"\n    max_row_bytes: 1000`, { "rows.jsonl": rows });
     expect(errors.map((d) => d.code)).toEqual(["dataset-row-invalid"]);
-    expect(errors[0]?.message).toBe(`env 'q': bad rows in the data file:\nrows.jsonl:2: a row of ${long.length} bytes, more than max_row_bytes (1000): shorten or drop it, or raise max_row_bytes`);
-    expect(compileIn(`    data: "./rows.jsonl"\n    max_row_bytes: ${long.length}`, { "rows.jsonl": rows }).env?.tasks).toBe(5);
+    expect(errors[0]?.message).toBe(
+      `env 'q': bad rows in the data file:\nrows.jsonl:2: a row of ${long.length} bytes, more than max_row_bytes (1000): shorten or drop it, or raise max_row_bytes`,
+    );
+    expect(
+      compileIn(`    data: "./rows.jsonl"\n    max_row_bytes: ${long.length}`, { "rows.jsonl": rows }).env?.tasks,
+    ).toBe(5);
   });
 
   it("reads a file larger than its read chunk line by line: every row, its line, the file's sha256", () => {
@@ -50,7 +65,11 @@ describe("dataset rows under max_data_bytes and max_row_bytes", () => {
     // About 3 MiB: several of the reader's 1 MiB chunks, lines split across them.
     const rows = Array.from({ length: 40_000 }, (_, i) => rowLine(i)).join("\n") + "\n\n";
     writeFileSync(path.join(dir, "rows.jsonl"), rows);
-    const { read, sha256 } = readDatasetFile(path.join(dir, "rows.jsonl"), { prompt: "prompt", answer: "answer", split: null, answerIsText: true }, { maxDataBytes: 8 << 20, maxRowBytes: 200 });
+    const { read, sha256 } = readDatasetFile(
+      path.join(dir, "rows.jsonl"),
+      { prompt: "prompt", answer: "answer", split: null, answerIsText: true },
+      { maxDataBytes: 8 << 20, maxRowBytes: 200 },
+    );
     expect("rows" in read && read.rows.length).toBe(40_000);
     expect("rows" in read && [read.rows[39_999]?.line, read.rows[39_999]?.answer]).toEqual([40_000, "40000"]);
     expect(sha256).toBe(sha(rows));
@@ -58,9 +77,18 @@ describe("dataset rows under max_data_bytes and max_row_bytes", () => {
 
   it("a line that is not UTF-8 is a bad row, not text with replacement characters", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-dataset-files-"));
-    writeFileSync(path.join(dir, "rows.jsonl"), Buffer.concat([Buffer.from(rowLine(0) + "\n"), Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a])]));
-    const { read } = readDatasetFile(path.join(dir, "rows.jsonl"), { prompt: "prompt", answer: "answer", split: null, answerIsText: true }, { maxDataBytes: 1 << 20, maxRowBytes: 1000 });
-    expect(read).toEqual({ problems: [{ line: 2, problem: "the line is not UTF-8 text (an invalid byte sequence); save the file as UTF-8" }] });
+    writeFileSync(
+      path.join(dir, "rows.jsonl"),
+      Buffer.concat([Buffer.from(rowLine(0) + "\n"), Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a])]),
+    );
+    const { read } = readDatasetFile(
+      path.join(dir, "rows.jsonl"),
+      { prompt: "prompt", answer: "answer", split: null, answerIsText: true },
+      { maxDataBytes: 1 << 20, maxRowBytes: 1000 },
+    );
+    expect(read).toEqual({
+      problems: [{ line: 2, problem: "the line is not UTF-8 text (an invalid byte sequence); save the file as UTF-8" }],
+    });
   });
 });
 
@@ -76,10 +104,18 @@ describe("Parquet rows (written by pyarrow, as veRL writes its datasets)", () =>
     expect(env?.split_column).toEqual({ column: "extra_info.split", train: [[0, 3]], valid: [], test: [[3, 4]] });
     const kind = createDatasetEnv({ root: dir });
     const episode = await kind.create(env!, 3, 0);
-    expect(await episode.reset()).toEqual({ text: "What is 3 + 6?", messages: [{ role: "user", content: "What is 3 + 6?" }], signals: {} });
+    expect(await episode.reset()).toEqual({
+      text: "What is 3 + 6?",
+      messages: [{ role: "user", content: "What is 3 + 6?" }],
+      signals: {},
+    });
     expect(await episode.finalAnswer!("it is 9")).toMatchObject({ correct: true, score: 1 });
     // Columns the Python scorers are given arrive as JSON values: a 64-bit integer as a number.
-    const { read } = readDatasetFile(path.join(dir, "rows.parquet"), { prompt: "prompt", answer: "reward_model.ground_truth", split: null, answerIsText: false }, { maxDataBytes: 1 << 20, maxRowBytes: 4096 });
+    const { read } = readDatasetFile(
+      path.join(dir, "rows.parquet"),
+      { prompt: "prompt", answer: "reward_model.ground_truth", split: null, answerIsText: false },
+      { maxDataBytes: 1 << 20, maxRowBytes: 4096 },
+    );
     expect("rows" in read && read.rows[1]?.columns).toEqual({
       data_source: "arithmetic",
       prompt: [{ role: "user", content: "What is 1 + 2?" }],
@@ -97,10 +133,14 @@ describe("Parquet rows (written by pyarrow, as veRL writes its datasets)", () =>
     );
     const zstd = compileIn(verlFields, { "rows.parquet": parquet("zstd-rows.parquet") });
     expect(zstd.errors.map((d) => d.code)).toEqual(["dataset-row-invalid"]);
-    expect(zstd.errors[0]?.message).toMatch(/^env 'q': bad rows in the data file:\nrows\.parquet: not a Parquet file hyparquet can read: .*ZSTD/);
+    expect(zstd.errors[0]?.message).toMatch(
+      /^env 'q': bad rows in the data file:\nrows\.parquet: not a Parquet file hyparquet can read: .*ZSTD/,
+    );
     const { dir, env } = compileIn(verlFields, { "rows.parquet": parquet("verl-rows.parquet") });
     copyFileSync(path.join(fixtures, "bad-rows.parquet"), path.join(dir, "rows.parquet"));
     await expect(createDatasetEnv({ root: dir }).create(env!, 0, 0)).rejects.toThrow(EnvError);
-    await expect(createDatasetEnv({ root: dir }).create(env!, 0, 0)).rejects.toThrow("rows.parquet row 3: column 'prompt' is a null");
+    await expect(createDatasetEnv({ root: dir }).create(env!, 0, 0)).rejects.toThrow(
+      "rows.parquet row 3: column 'prompt' is a null",
+    );
   });
 });

@@ -12,7 +12,9 @@ import { ScriptedPolicy } from "../helpers/scripted.js";
 
 const call = (name: string, args: object) => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
 const rows = (n: number, extra: (i: number) => object = () => ({})) =>
-  Array.from({ length: n }, (_, i) => JSON.stringify({ prompt: `What is ${i} * 17 + 3?`, answer: String(i * 17 + 3), ...extra(i) })).join("\n");
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ prompt: `What is ${i} * 17 + 3?`, answer: String(i * 17 + 3), ...extra(i) }),
+  ).join("\n");
 
 describe("the calculator's arithmetic", () => {
   it("evaluates numbers, + - * / %, powers (right-associative), parentheses and signs", () => {
@@ -35,34 +37,78 @@ describe("the calculator's arithmetic", () => {
 describe("dataset tools at compile time", () => {
   it("an unknown tool, a tool without its argument, lookup without its column or a column without lookup are each reported", () => {
     const files = { "rows.jsonl": rows(5) };
-    const unknown = compileDatasetSpec(`    data: "./rows.jsonl"\n    tool search { description: "Search.", parameters { q { type: string } } }`, files);
-    expect(unknown.errors.map((d) => [d.code, d.message])).toEqual([["dataset-tool-unknown", "env 'q': a dataset env serves the tools calculator and lookup, not 'search'"]]);
-    const argument = compileDatasetSpec(`    data: "./rows.jsonl"\n    tool calculator { description: "Arithmetic.", parameters { expr { type: string } } }`, files);
+    const unknown = compileDatasetSpec(
+      `    data: "./rows.jsonl"\n    tool search { description: "Search.", parameters { q { type: string } } }`,
+      files,
+    );
+    expect(unknown.errors.map((d) => [d.code, d.message])).toEqual([
+      ["dataset-tool-unknown", "env 'q': a dataset env serves the tools calculator and lookup, not 'search'"],
+    ]);
+    const argument = compileDatasetSpec(
+      `    data: "./rows.jsonl"\n    tool calculator { description: "Arithmetic.", parameters { expr { type: string } } }`,
+      files,
+    );
     expect(argument.errors.map((d) => d.code)).toEqual(["dataset-tool-parameters"]);
-    expect(argument.errors[0]?.hint).toBe("declare parameters { expression { type: string } } (or extend dataset.calculator_task)");
-    expect(compileDatasetSpec(`    data: "./rows.jsonl"`, files, "lookup_task").errors.map((d) => d.code)).toEqual(["dataset-lookup-column-missing"]);
-    expect(compileDatasetSpec(`    data: "./rows.jsonl"\n    lookup_column: "facts"`, files).errors.map((d) => d.code)).toEqual(["dataset-lookup-column-unused"]);
+    expect(argument.errors[0]?.hint).toBe(
+      "declare parameters { expression { type: string } } (or extend dataset.calculator_task)",
+    );
+    expect(compileDatasetSpec(`    data: "./rows.jsonl"`, files, "lookup_task").errors.map((d) => d.code)).toEqual([
+      "dataset-lookup-column-missing",
+    ]);
+    expect(
+      compileDatasetSpec(`    data: "./rows.jsonl"\n    lookup_column: "facts"`, files).errors.map((d) => d.code),
+    ).toEqual(["dataset-lookup-column-unused"]);
   });
 
   it("a row without the lookup column is a bad row at its line", () => {
     const text = rows(5, (i) => (i === 3 ? {} : { facts: { a: "1" } }));
-    const { errors } = compileDatasetSpec(`    data: "./rows.jsonl"\n    lookup_column: "facts"`, { "rows.jsonl": text }, "lookup_task");
-    expect(errors[0]?.message).toBe("env 'q': bad rows in the data file:\nrows.jsonl:4: column 'facts' is missing, not an object of entries (the lookup tool reads it)");
+    const { errors } = compileDatasetSpec(
+      `    data: "./rows.jsonl"\n    lookup_column: "facts"`,
+      { "rows.jsonl": text },
+      "lookup_task",
+    );
+    expect(errors[0]?.message).toBe(
+      "env 'q': bad rows in the data file:\nrows.jsonl:4: column 'facts' is missing, not an object of entries (the lookup tool reads it)",
+    );
   });
 });
 
 describe("a multi-turn dataset episode", () => {
   /** One episode of task `task` with a scripted policy saying `turns`, the harness's own loop. */
-  async function play(fields: string, text: string, env: string, turns: string[], task = 2, harness = "harness { max_turns: 4 }") {
-    const { dir, plan, errors } = compileDatasetSpec(`    data: "./rows.jsonl"\n    scorer: number\n${fields}`, { "rows.jsonl": text }, env, harness);
+  async function play(
+    fields: string,
+    text: string,
+    env: string,
+    turns: string[],
+    task = 2,
+    harness = "harness { max_turns: 4 }",
+  ) {
+    const { dir, plan, errors } = compileDatasetSpec(
+      `    data: "./rows.jsonl"\n    scorer: number\n${fields}`,
+      { "rows.jsonl": text },
+      env,
+      harness,
+    );
     expect(errors).toEqual([]);
     const kind = createDatasetEnv({ root: dir });
     const instance = await kind.create(plan!.envs.q as never, task, 0);
-    return runEpisode({ plan: plan!, envName: "q", env: instance, policy: new ScriptedPolicy(turns), tools: toolsFor(plan!, "q"), validator: new ToolCallValidator(), stopIds: [], seed: (t) => t });
+    return runEpisode({
+      plan: plan!,
+      envName: "q",
+      env: instance,
+      policy: new ScriptedPolicy(turns),
+      tools: toolsFor(plan!, "q"),
+      validator: new ToolCallValidator(),
+      stopIds: [],
+      seed: (t) => t,
+    });
   }
 
   it("calls the calculator, reads its result, and its final answer is scored", async () => {
-    const ep = await play("", rows(5), "calculator_task", [call("calculator", { expression: "2 * 17 + 3" }), "It is 37."]);
+    const ep = await play("", rows(5), "calculator_task", [
+      call("calculator", { expression: "2 * 17 + 3" }),
+      "It is 37.",
+    ]);
     expect(ep.end).toBe("finished");
     expect(ep.toolCalls.map((c) => [c.name, c.valid, c.result])).toEqual([["calculator", true, "37"]]);
     expect(ep.episode).toMatchObject({ turns: 2, tool_calls: 1, invalid_calls: 0, terminated: true });
@@ -71,7 +117,11 @@ describe("a multi-turn dataset episode", () => {
   });
 
   it("a malformed expression is the model's to correct; a wrong final answer scores 0", async () => {
-    const ep = await play("", rows(5), "calculator_task", [call("calculator", { expression: "2 * (17 + 3" }), call("calculator", { expression: "2 * 17 + 3" }), "So 36."]);
+    const ep = await play("", rows(5), "calculator_task", [
+      call("calculator", { expression: "2 * (17 + 3" }),
+      call("calculator", { expression: "2 * 17 + 3" }),
+      "So 36.",
+    ]);
     expect(ep.toolCalls.map((c) => c.result)).toEqual(["Error: expected ')' at the end.", "37"]);
     expect(ep.end).toBe("finished");
     expect(ep.final.env("correct")).toBe(false);
@@ -81,10 +131,21 @@ describe("a multi-turn dataset episode", () => {
   it("looks up its row's entries; an episode that runs out of turns while calling is unanswered", async () => {
     const text = rows(5, (i) => ({ facts: { multiplier: "17", offset: "3", row: String(i) } }));
     const fields = `    lookup_column: "facts"`;
-    const ep = await play(fields, text, "lookup_task", [call("lookup", { key: "offset" }), call("lookup", { key: "nope" }), "37"]);
+    const ep = await play(fields, text, "lookup_task", [
+      call("lookup", { key: "offset" }),
+      call("lookup", { key: "nope" }),
+      "37",
+    ]);
     expect(ep.toolCalls.map((c) => c.result)).toEqual(["3", "No entry 'nope'. Keys: multiplier, offset, row."]);
     expect(ep.final.env("correct")).toBe(true);
-    const cut = await play(fields, text, "lookup_task", [call("lookup", { key: "row" })], 2, "harness { max_turns: 2 }");
+    const cut = await play(
+      fields,
+      text,
+      "lookup_task",
+      [call("lookup", { key: "row" })],
+      2,
+      "harness { max_turns: 2 }",
+    );
     expect(cut.end).toBe("truncated");
     expect([cut.final.env("answered"), cut.final.env("correct"), cut.final.env("score")]).toEqual([false, false, 0]);
   });

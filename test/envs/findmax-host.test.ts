@@ -50,11 +50,19 @@ describe("findmax without the namespace layer", () => {
     const dir = workspace("");
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain("env 'code' (findmax): the sandbox for the policy's code has no mount and PID namespaces");
+    expect(run.stderr).toContain(
+      "env 'code' (findmax): the sandbox for the policy's code has no mount and PID namespaces",
+    );
     expect(run.stderr).toContain("install bubblewrap (Debian/Ubuntu: apt install bubblewrap");
     expect(run.stderr).toContain("set require_namespaces: false in the env");
     expect(run.stderr).not.toMatch(/\n\s+at /);
-    const runDir = path.join(dir, "runs", "host", "default", readdirSync(path.join(dir, "runs", "host", "default"))[0]!);
+    const runDir = path.join(
+      dir,
+      "runs",
+      "host",
+      "default",
+      readdirSync(path.join(dir, "runs", "host", "default"))[0]!,
+    );
     expect(existsSync(path.join(runDir, "metrics.jsonl"))).toBe(false);
     expect(readdirSync(path.join(runDir, "checkpoints"))).toEqual([]);
   });
@@ -63,6 +71,8 @@ describe("findmax without the namespace layer", () => {
     const dir = workspace("require_namespaces: false");
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout + run.stderr).toContain("WARNING: env 'code' (findmax): the sandbox for the policy's code has no mount and PID namespaces");
+    expect(run.stdout + run.stderr).toContain(
+      "WARNING: env 'code' (findmax): the sandbox for the policy's code has no mount and PID namespaces",
+    );
   }, 120_000);
 });

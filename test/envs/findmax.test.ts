@@ -57,7 +57,8 @@ async function episode<T>(env: FindmaxEnv, task: number, body: (inst: FindmaxIns
   }
 }
 
-const step = (inst: EnvInstance, name: string, args: Record<string, unknown> = {}): Promise<StepResult> => inst.step({ name, arguments: args });
+const step = (inst: EnvInstance, name: string, args: Record<string, unknown> = {}): Promise<StepResult> =>
+  inst.step({ name, arguments: args });
 
 /** Writes `code` as findMax's source and runs the visible tests. */
 async function runCode(inst: EnvInstance, code: string): Promise<string> {
@@ -75,7 +76,8 @@ function evaluate(task: Task, source: string, args: readonly unknown[]): unknown
     return `threw ${String(e)}`;
   }
 }
-const passes = (task: Task, source: string, t: Task["hidden"][number]) => JSON.stringify(evaluate(task, source, t.args)) === JSON.stringify(t.expected);
+const passes = (task: Task, source: string, t: Task["hidden"][number]) =>
+  JSON.stringify(evaluate(task, source, t.args)) === JSON.stringify(t.expected);
 
 describe("findmax tasks", () => {
   it("is registered as a built-in env kind", () => {
@@ -89,13 +91,62 @@ describe("findmax tasks", () => {
     expect([...v1].sort()).toEqual(v1);
     expect(new Set(v1).size).toBe(v1.length);
     // JavaScript keywords and punctuation of the sources, the tools, the function names.
-    for (const w of ["function", "let", "const", "for", "of", "while", "if", "return", "{", "}", "(", ")", "[", "]", ";", ",", ".", "=", "<", ">", "<=", "++", "--", "+=", "-", "===", "run_tests", "read_code", "write_code", "finish", "code", "findMax", "findMin", "sum", "indexOf", "countIf", "reverse", "best", "arr", "length", "slice", "push", "PASS", "FAIL", "expected", "got"])
+    for (const w of [
+      "function",
+      "let",
+      "const",
+      "for",
+      "of",
+      "while",
+      "if",
+      "return",
+      "{",
+      "}",
+      "(",
+      ")",
+      "[",
+      "]",
+      ";",
+      ",",
+      ".",
+      "=",
+      "<",
+      ">",
+      "<=",
+      "++",
+      "--",
+      "+=",
+      "-",
+      "===",
+      "run_tests",
+      "read_code",
+      "write_code",
+      "finish",
+      "code",
+      "findMax",
+      "findMin",
+      "sum",
+      "indexOf",
+      "countIf",
+      "reverse",
+      "best",
+      "arr",
+      "length",
+      "slice",
+      "push",
+      "PASS",
+      "FAIL",
+      "expected",
+      "got",
+    ])
       expect(v1, w).toContain(w);
     // A plan's functions narrow the vocabulary.
     expect(findmaxEnv.vocabulary(makeEnv({ functions: ["find_max"] }))).not.toContain("countIf");
     // Another version is another task set (task 0 stays the seed's example).
     const v2 = makeEnv({ functions: [...FUNCTION_IDS], tasks: 2000, version: "2" });
-    const differing = [1, 2, 3, 4, 5, 6, 7, 8].filter((id) => signature(findmaxTask(v2, id)) !== signature(findmaxTask(ALL, id)));
+    const differing = [1, 2, 3, 4, 5, 6, 7, 8].filter(
+      (id) => signature(findmaxTask(v2, id)) !== signature(findmaxTask(ALL, id)),
+    );
     expect(differing.length).toBe(8);
   });
 
@@ -116,7 +167,9 @@ describe("findmax tasks", () => {
     expect(test.length).toBe(80);
     expect(train.filter((s) => test.includes(s))).toEqual([]);
     // Every function and bug class appears in the test split.
-    const kinds = new Set(splitTasks("code", env, "test").map((id) => `${findmaxTask(env, id).fn}/${findmaxTask(env, id).bug}`));
+    const kinds = new Set(
+      splitTasks("code", env, "test").map((id) => `${findmaxTask(env, id).fn}/${findmaxTask(env, id).bug}`),
+    );
     expect(kinds.size).toBe(12);
   });
 
@@ -133,7 +186,8 @@ describe("findmax tasks", () => {
     ]);
     expect(t.fixed).toContain("let best = arr[0];");
     // The hidden tests are unlike the visible ones: longer arrays or large values.
-    for (const h of t.hidden) expect((h.args[0] as number[]).length > 4 || Math.abs((h.args[0] as number[])[0]!) > 9).toBe(true);
+    for (const h of t.hidden)
+      expect((h.args[0] as number[]).length > 4 || Math.abs((h.args[0] as number[])[0]!) > 9).toBe(true);
   });
 
   it("each seeded bug fails some visible and some hidden test, and each fix passes them all (600 tasks, in process)", () => {
@@ -143,9 +197,16 @@ describe("findmax tasks", () => {
       bugs.set(t.fn, (bugs.get(t.fn) ?? new Set()).add(t.bug));
       expect(t.visible).toHaveLength(3);
       expect(t.hidden).toHaveLength(8);
-      expect(t.visible.some((c) => !passes(t, t.buggy, c)), `task ${id}: a visible test fails`).toBe(true);
-      expect(t.hidden.some((c) => !passes(t, t.buggy, c)), `task ${id}: a hidden test fails`).toBe(true);
-      for (const c of [...t.visible, ...t.hidden]) expect(passes(t, t.fixed, c), `task ${id}: the fix passes ${JSON.stringify(c)}`).toBe(true);
+      expect(
+        t.visible.some((c) => !passes(t, t.buggy, c)),
+        `task ${id}: a visible test fails`,
+      ).toBe(true);
+      expect(
+        t.hidden.some((c) => !passes(t, t.buggy, c)),
+        `task ${id}: a hidden test fails`,
+      ).toBe(true);
+      for (const c of [...t.visible, ...t.hidden])
+        expect(passes(t, t.fixed, c), `task ${id}: the fix passes ${JSON.stringify(c)}`).toBe(true);
       // The fix is a small edit of the buggy code.
       const a = t.buggy.split("\n");
       const b = t.fixed.split("\n");
@@ -175,7 +236,12 @@ describe("findmax episodes", () => {
       expect(first.signals).toEqual({ test_runs: 0, visible_pass_fraction: 0 });
       expect((await step(inst, "read_code")).text).toContain("let best = 0;");
       const run = await step(inst, "run_tests");
-      expect(run.text.split("\n")).toEqual(["2 of 3 tests pass.", "PASS findMax([3, 1, 2]) = 3", "FAIL findMax([-2, -5, -8]): expected -2, got 0", "PASS findMax([0]) = 0"]);
+      expect(run.text.split("\n")).toEqual([
+        "2 of 3 tests pass.",
+        "PASS findMax([3, 1, 2]) = 3",
+        "FAIL findMax([-2, -5, -8]): expected -2, got 0",
+        "PASS findMax([0]) = 0",
+      ]);
       expect(run.signals).toEqual({ test_runs: 1, visible_pass_fraction: 2 / 3 });
       expect(run.terminated).toBe(false);
       const buggy = await inst.outcome();
@@ -229,10 +295,15 @@ describe("findmax episodes", () => {
       const unknown = await step(inst, "rm_rf");
       expect(unknown.text).toBe('error: unknown tool "rm_rf"; the tools are run_tests, read_code, write_code, finish');
       expect(unknown.terminated).toBe(false);
-      expect((await inst.step({ name: undefined, arguments: undefined } as never)).text).toMatch(/^error: unknown tool/);
+      expect((await inst.step({ name: undefined, arguments: undefined } as never)).text).toMatch(
+        /^error: unknown tool/,
+      );
       const fin = await step(inst, "finish");
       expect(fin).toMatchObject({ terminated: true });
-      expect(await step(inst, "run_tests")).toMatchObject({ text: "error: the episode has ended (finish was called)", terminated: true });
+      expect(await step(inst, "run_tests")).toMatchObject({
+        text: "error: the episode has ended (finish was called)",
+        terminated: true,
+      });
     });
   });
 
@@ -258,7 +329,9 @@ describe("findmax episodes", () => {
     const inst = await kind.create(env, 0, plan.seed);
     try {
       expect((await inst.reset()).text).toContain("findMax");
-      expect((await inst.step({ name: "run_tests", arguments: {} })).text).toContain("FAIL findMax([-2, -5, -8]): expected -2, got 0");
+      expect((await inst.step({ name: "run_tests", arguments: {} })).text).toContain(
+        "FAIL findMax([-2, -5, -8]): expected -2, got 0",
+      );
     } finally {
       await inst.close();
     }
@@ -283,7 +356,10 @@ describe("findmax sandbox", () => {
       expect(top).toBe("0 of 3 tests pass. The code did not load: time limit exceeded (300 ms) while loading the code");
       expect(performance.now() - t0).toBeLessThan(300 + 4000);
 
-      const micro = await runCode(inst, "function findMax(arr) {\n  const go = () => Promise.resolve().then(go);\n  go();\n  return 3;\n}\n");
+      const micro = await runCode(
+        inst,
+        "function findMax(arr) {\n  const go = () => Promise.resolve().then(go);\n  go();\n  return 3;\n}\n",
+      );
       // An endless promise chain also allocates: whichever limit it reaches first stops it.
       expect(micro).toMatch(/time limit exceeded \(300 ms\)|memory limit exceeded \(64 MB\)/);
 
@@ -298,42 +374,74 @@ describe("findmax sandbox", () => {
     const layers = await sandboxLayers();
     // A long time limit, so that the memory limit is what stops it.
     await episode(makeEnv({ time_limit_ms: 20_000, memory_limit_mb: 64 }), 0, async (inst) => {
-      const hog = await runCode(inst, "function findMax(arr) {\n  const xs = [];\n  while (true) xs.push(new Array(100000).fill(1.5));\n}\n");
+      const hog = await runCode(
+        inst,
+        "function findMax(arr) {\n  const xs = [];\n  while (true) xs.push(new Array(100000).fill(1.5));\n}\n",
+      );
       expect(hog.split("\n")[0]).toBe("0 of 3 tests pass.");
       expect(hog.match(/memory limit exceeded \(64 MB\)/g)).toHaveLength(3);
 
-      const buffer = await runCode(inst, "function findMax(arr) {\n  const b = new Uint8Array(2 ** 31);\n  b.fill(1);\n  return arr[0];\n}\n");
+      const buffer = await runCode(
+        inst,
+        "function findMax(arr) {\n  const b = new Uint8Array(2 ** 31);\n  b.fill(1);\n  return arr[0];\n}\n",
+      );
       expect(buffer.split("\n")[0]).toMatch(/^[0-3] of 3 tests pass\.$/);
       if (layers.dataLimit) expect(buffer).toContain("RangeError: Array buffer allocation failed");
       // Deep recursion is an ordinary exception.
-      expect(await runCode(inst, "function findMax(arr) { return findMax(arr); }")).toContain("error: RangeError: Maximum call stack size exceeded");
+      expect(await runCode(inst, "function findMax(arr) { return findMax(arr); }")).toContain(
+        "error: RangeError: Maximum call stack size exceeded",
+      );
     });
   });
 
   it("gives the code no require, process, fetch, import, console or eval; exceptions and syntax errors are failed runs with a message", async () => {
     await episode(fast, 0, async (inst) => {
-      expect(await runCode(inst, "function findMax(arr) {\n  const fs = require('fs');\n  return 1;\n}\n")).toContain("FAIL findMax([3, 1, 2]): expected 3, error: ReferenceError: require is not defined");
-      expect(await runCode(inst, "function findMax(arr) {\n  process.exit(0);\n}\n")).toContain("error: ReferenceError: process is not defined");
-      expect(await runCode(inst, "function findMax(arr) {\n  fetch('http://127.0.0.1:9/');\n  return arr[0];\n}\n")).toContain("error: ReferenceError: fetch is not defined");
-      expect(await runCode(inst, "function findMax(arr) {\n  import('node:fs');\n  return 3;\n}\n")).toBe("0 of 3 tests pass. The code did not load: import is not available to the code");
+      expect(await runCode(inst, "function findMax(arr) {\n  const fs = require('fs');\n  return 1;\n}\n")).toContain(
+        "FAIL findMax([3, 1, 2]): expected 3, error: ReferenceError: require is not defined",
+      );
+      expect(await runCode(inst, "function findMax(arr) {\n  process.exit(0);\n}\n")).toContain(
+        "error: ReferenceError: process is not defined",
+      );
+      expect(
+        await runCode(inst, "function findMax(arr) {\n  fetch('http://127.0.0.1:9/');\n  return arr[0];\n}\n"),
+      ).toContain("error: ReferenceError: fetch is not defined");
+      expect(await runCode(inst, "function findMax(arr) {\n  import('node:fs');\n  return 3;\n}\n")).toBe(
+        "0 of 3 tests pass. The code did not load: import is not available to the code",
+      );
       const globals = await runCode(
         inst,
         "function findMax(arr) {\n  const t = { require: typeof require, process: typeof process, fetch: typeof fetch, console: typeof console, WebAssembly: typeof WebAssembly, SharedArrayBuffer: typeof SharedArrayBuffer, Atomics: typeof Atomics, module: typeof module, Buffer: typeof Buffer, setTimeout: typeof setTimeout, XMLHttpRequest: typeof XMLHttpRequest };\n  const found = Object.keys(t).filter((k) => t[k] !== 'undefined');\n  return found.length ? found.join(' ') : 'none';\n}\n",
       );
       expect(globals).toContain('FAIL findMax([3, 1, 2]): expected 3, got "none"');
-      expect(await runCode(inst, "function findMax(arr) {\n  return eval('arr[0]');\n}\n")).toContain("error: EvalError: Code generation from strings disallowed for this context");
-      expect(await runCode(inst, "function findMax(arr) {\n  return Function('return 1')();\n}\n")).toContain("error: EvalError");
+      expect(await runCode(inst, "function findMax(arr) {\n  return eval('arr[0]');\n}\n")).toContain(
+        "error: EvalError: Code generation from strings disallowed for this context",
+      );
+      expect(await runCode(inst, "function findMax(arr) {\n  return Function('return 1')();\n}\n")).toContain(
+        "error: EvalError",
+      );
 
       const syntax = await runCode(inst, "function findMax(arr) {\n  let best = ;\n  return best;\n}\n");
       expect(syntax).toBe("0 of 3 tests pass. The code did not load: SyntaxError: Unexpected token ';' (line 2)");
-      expect(await runCode(inst, "function findMax(arr) {\n  throw new TypeError('no');\n}\n")).toContain("FAIL findMax([0]): expected 0, error: TypeError: no");
-      expect(await runCode(inst, "function findMax(arr) {\n  throw { toString() { while (true) {} } };\n}\n")).toContain("error: time limit exceeded (300 ms)");
-      expect(await runCode(inst, "function findMin(arr) { return 0; }")).toBe("0 of 3 tests pass. The code did not load: the code does not define a function named findMax");
-      expect(await runCode(inst, "throw new Error('top');")).toBe("0 of 3 tests pass. The code did not load: the code threw while loading: Error: top");
+      expect(await runCode(inst, "function findMax(arr) {\n  throw new TypeError('no');\n}\n")).toContain(
+        "FAIL findMax([0]): expected 0, error: TypeError: no",
+      );
+      expect(
+        await runCode(inst, "function findMax(arr) {\n  throw { toString() { while (true) {} } };\n}\n"),
+      ).toContain("error: time limit exceeded (300 ms)");
+      expect(await runCode(inst, "function findMin(arr) { return 0; }")).toBe(
+        "0 of 3 tests pass. The code did not load: the code does not define a function named findMax",
+      );
+      expect(await runCode(inst, "throw new Error('top');")).toBe(
+        "0 of 3 tests pass. The code did not load: the code threw while loading: Error: top",
+      );
       // Odd return values are shown, not crashes.
-      expect(await runCode(inst, "function findMax(arr) { return [undefined, NaN, 1n, {}, () => 1]; }")).toContain("got [undefined, NaN, 1n, an object, a function]");
+      expect(await runCode(inst, "function findMax(arr) { return [undefined, NaN, 1n, {}, () => 1]; }")).toContain(
+        "got [undefined, NaN, 1n, an object, a function]",
+      );
       // An arrow function bound with const counts as the function.
-      expect(await runCode(inst, "const findMax = (arr) => arr.reduce((a, b) => (b > a ? b : a));\n")).toMatch(/^3 of 3 tests pass\./);
+      expect(await runCode(inst, "const findMax = (arr) => arr.reduce((a, b) => (b > a ? b : a));\n")).toMatch(
+        /^3 of 3 tests pass\./,
+      );
     });
   });
 
@@ -343,7 +451,8 @@ describe("findmax sandbox", () => {
       require: 'require("fs").readFileSync("/etc/passwd", "utf8")',
       binding: 'process.binding("fs")',
       mainModule: 'process.mainModule.require("fs").readFileSync("/etc/passwd", "utf8")',
-      globalCtor: 'globalThis.constructor.constructor("return process")().mainModule.require("fs").readFileSync("/etc/passwd", "utf8")',
+      globalCtor:
+        'globalThis.constructor.constructor("return process")().mainModule.require("fs").readFileSync("/etc/passwd", "utf8")',
       argCtor: 'arr.constructor.constructor("return process")()',
       asyncCtor: '(async function () {}).constructor("return process")()',
       eval: 'eval("process")',
@@ -369,7 +478,8 @@ describe("findmax sandbox", () => {
       caller: "String(findMax.caller)",
       wasm: "new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]))",
       fetch: 'fetch("file:///etc/passwd")',
-      thisGlobal: 'Object.getOwnPropertyNames(globalThis).filter((k) => /process|require|fetch|fs/.test(k)).join(",") || "none"',
+      thisGlobal:
+        'Object.getOwnPropertyNames(globalThis).filter((k) => /process|require|fetch|fs/.test(k)).join(",") || "none"',
     };
     const got: Record<string, string> = {};
     await episode(fast, 0, async (inst) => {
@@ -472,13 +582,19 @@ setTimeout(() => done("timeout"), 3000);
     // Where this machine can make user, mount and PID namespaces, unshare closes the holes
     // without bubblewrap; where bubblewrap works, it closes them itself.
     const unshareWorks = spawnSync("unshare", ["-r", "-m", "-p", "-f", "--mount-proc", "true"]).status === 0;
-    const tools: (readonly SandboxSwitch[])[] = [...(unshareWorks ? [["bwrap"] as const] : []), ...(layers.namespaces ? [[] as const] : [])];
+    const tools: (readonly SandboxSwitch[])[] = [
+      ...(unshareWorks ? [["bwrap"] as const] : []),
+      ...(layers.namespaces ? [[] as const] : []),
+    ];
     try {
       // Without the layer the holes are real (signal 0 only asks whether the process is there).
       const open = await run(["namespaces"], 0);
       expect(open).toEqual({ kill: "sent", socket: "read hello from outside" });
       if (unshareWorks) expect(layers.namespaces).toBe(true);
-      if (tools.length === 0) console.warn("findmax sandbox: neither bubblewrap nor unshare can make namespaces here: code that escapes the vm context could reach unix sockets by path and signal processes outside");
+      if (tools.length === 0)
+        console.warn(
+          "findmax sandbox: neither bubblewrap nor unshare can make namespaces here: code that escapes the vm context could reach unix sockets by path and signal processes outside",
+        );
       for (const without of tools) {
         const before = accepted;
         const closed = await run(without, "SIGKILL");
@@ -496,13 +612,27 @@ setTimeout(() => done("timeout"), 3000);
   });
 
   it("falls back cleanly without the permission model, the network namespace and the rlimit: the vm layer still holds", async () => {
-    const sandbox = await Sandbox.create({ timeLimitMs: 500, memoryLimitMb: 64 }, ["permission", "networkNamespace", "dataLimit", "namespaces"]);
+    const sandbox = await Sandbox.create({ timeLimitMs: 500, memoryLimitMb: 64 }, [
+      "permission",
+      "networkNamespace",
+      "dataLimit",
+      "namespaces",
+    ]);
     try {
       const probe = await sandbox.probe('process.stdout.write(String(typeof process.permission === "object"));');
       expect(probe.stdout).toBe("false");
       const ok = await sandbox.run("f", "function f(a) { return a.length; }", [[[1, 2, 3]], [[]]]);
-      expect(ok).toEqual({ results: [{ ok: true, value: 3 }, { ok: true, value: 0 }] });
-      const escape = await sandbox.run("f", 'function f(a) { try { return a.constructor.constructor("return process")().pid; } catch (e) { return e.name; } }', [[[1]]]);
+      expect(ok).toEqual({
+        results: [
+          { ok: true, value: 3 },
+          { ok: true, value: 0 },
+        ],
+      });
+      const escape = await sandbox.run(
+        "f",
+        'function f(a) { try { return a.constructor.constructor("return process")().pid; } catch (e) { return e.name; } }',
+        [[[1]]],
+      );
       expect(escape).toEqual({ results: [{ ok: true, value: "EvalError" }] });
       const loop = await sandbox.run("f", "function f(a) { for (;;) {} }", [[[1]]]);
       expect(loop).toEqual({ results: [{ ok: false, error: "time limit exceeded (500 ms)" }] });
@@ -514,17 +644,35 @@ setTimeout(() => done("timeout"), 3000);
   it("gives each test a fresh context: no state or patched prototype survives from one test to the next", async () => {
     const sandbox = await Sandbox.create({ timeLimitMs: 1000, memoryLimitMb: 64 });
     try {
-      const counter = await sandbox.run("f", "let calls = 0;\nfunction f(a) { calls += 1; return calls; }", [[[1]], [[2]], [[3]]]);
+      const counter = await sandbox.run("f", "let calls = 0;\nfunction f(a) { calls += 1; return calls; }", [
+        [[1]],
+        [[2]],
+        [[3]],
+      ]);
       expect(counter).toEqual({ results: [1, 1, 1].map((value) => ({ ok: true, value })) });
       const remembers = await sandbox.run(
         "f",
         "function f(a) { const seen = Array.prototype.__seen || []; seen.push(a[0]); Array.prototype.__seen = seen; Object.prototype.hacked = true; return seen.length + ':' + ({}).hacked; }",
         [[[1]], [[2]]],
       );
-      expect(remembers).toEqual({ results: [{ ok: true, value: "1:true" }, { ok: true, value: "1:true" }] });
+      expect(remembers).toEqual({
+        results: [
+          { ok: true, value: "1:true" },
+          { ok: true, value: "1:true" },
+        ],
+      });
       // globalThis too.
-      const global = await sandbox.run("f", "function f(a) { const before = globalThis.previous; globalThis.previous = a[0]; return before === undefined ? 'fresh' : 'saw ' + before; }", [[[1]], [[2]]]);
-      expect(global).toEqual({ results: [{ ok: true, value: "fresh" }, { ok: true, value: "fresh" }] });
+      const global = await sandbox.run(
+        "f",
+        "function f(a) { const before = globalThis.previous; globalThis.previous = a[0]; return before === undefined ? 'fresh' : 'saw ' + before; }",
+        [[[1]], [[2]]],
+      );
+      expect(global).toEqual({
+        results: [
+          { ok: true, value: "fresh" },
+          { ok: true, value: "fresh" },
+        ],
+      });
     } finally {
       await sandbox.close();
     }
@@ -533,6 +681,7 @@ setTimeout(() => done("timeout"), 3000);
   it("reports which isolation layers this machine has (Node 20.20 on Linux: all of them)", async () => {
     const layers = await sandboxLayers();
     expect(Object.keys(layers).sort()).toEqual(["dataLimit", "namespaces", "networkNamespace", "permission"]);
-    if (process.platform === "linux" && /^v20\./.test(process.version)) expect(layers.permission).toBe("--experimental-permission");
+    if (process.platform === "linux" && /^v20\./.test(process.version))
+      expect(layers.permission).toBe("--experimental-permission");
   });
 });

@@ -22,8 +22,24 @@ export function skipWithout(module: string): boolean {
 }
 
 /** An env of `library` as the plan holds it: the common fields, then its knobs (defaults filled in); `data` are the file knobs' hashed files. */
-export function planEnv(library: HostLibrary, knobs: Record<string, unknown>, common: Record<string, unknown> = {}, data: Record<string, string> = {}, root = "."): HostLibraryEnv {
-  const files = Object.fromEntries(Object.entries(data).map(([k, file]) => [k, { path: file, sha256: createHash("sha256").update(readFileSync(path.join(root, file))).digest("hex") }]));
+export function planEnv(
+  library: HostLibrary,
+  knobs: Record<string, unknown>,
+  common: Record<string, unknown> = {},
+  data: Record<string, string> = {},
+  root = ".",
+): HostLibraryEnv {
+  const files = Object.fromEntries(
+    Object.entries(data).map(([k, file]) => [
+      k,
+      {
+        path: file,
+        sha256: createHash("sha256")
+          .update(readFileSync(path.join(root, file)))
+          .digest("hex"),
+      },
+    ]),
+  );
   const dataKnobs = Object.keys(library.files ?? {});
   const shape = Object.fromEntries(Object.entries(library.knobs).filter(([k]) => !dataKnobs.includes(k)));
   return {
@@ -49,7 +65,13 @@ export function planEnv(library: HostLibrary, knobs: Record<string, unknown>, co
 export const act = (command: string) => ({ name: "act", arguments: { command } });
 
 /** One episode of `task` with `seed`: the first observation, each step's signals and text, the outcome. */
-export async function play(kind: EnvKind<HostLibraryEnv>, env: HostLibraryEnv, task: number, seed: number, actions: readonly string[]): Promise<{ first: string; steps: { text: string; signals: Signals; terminated: boolean }[]; outcome: Signals }> {
+export async function play(
+  kind: EnvKind<HostLibraryEnv>,
+  env: HostLibraryEnv,
+  task: number,
+  seed: number,
+  actions: readonly string[],
+): Promise<{ first: string; steps: { text: string; signals: Signals; terminated: boolean }[]; outcome: Signals }> {
   const instance = await kind.create(env, task, seed);
   const first = (await instance.reset()).text;
   const steps = [];
@@ -64,7 +86,11 @@ export async function play(kind: EnvKind<HostLibraryEnv>, env: HostLibraryEnv, t
 }
 
 /** Runs a Python script in the env libraries' Python; its stdout parsed as JSON. */
-export function pythonJson(script: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): unknown {
+export function pythonJson(
+  script: string,
+  args: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): unknown {
   const run = spawnSync(python, ["-c", script, ...args], { encoding: "utf8", env, timeout: 120_000 });
   if (run.status !== 0) throw new Error(`python failed: ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split("\n").at(-1)!);
@@ -75,7 +101,11 @@ export function pythonJson(script: string, args: readonly string[] = [], env: No
  * provisioned before its tests (`before` runs first), its host stopped after them; the getter
  * gives the kind and the lines provision logged.
  */
-export function provisionedKind(library: HostLibrary, env: HostLibraryEnv, before: () => void = () => undefined): () => { kind: EnvKind<HostLibraryEnv>; logs: readonly string[] } {
+export function provisionedKind(
+  library: HostLibrary,
+  env: HostLibraryEnv,
+  before: () => void = () => undefined,
+): () => { kind: EnvKind<HostLibraryEnv>; logs: readonly string[] } {
   let kind: EnvKind<HostLibraryEnv> | undefined;
   const logs: string[] = [];
   beforeAll(async () => {

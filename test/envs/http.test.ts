@@ -131,7 +131,8 @@ async function failure(p: Promise<unknown>): Promise<EnvError> {
   return error as EnvError;
 }
 
-const counts = async (index: number): Promise<Record<string, number>> => (await json(`${server.url}/stats`)).by_index[String(index)] ?? {};
+const counts = async (index: number): Promise<Record<string, number>> =>
+  (await json(`${server.url}/stats`)).by_index[String(index)] ?? {};
 
 beforeAll(async () => {
   server = await startServer(["--sleep-s", String(SLEEP_S)]);
@@ -185,7 +186,11 @@ describe("http env: episodes against the reference server", () => {
     expect(bad.text).toMatch(/^Error: add needs/);
     expect(bad.terminated).toBe(false);
     expect((await env.step(call("fly"))).text).toMatch(/^Error: unknown tool 'fly'/);
-    expect(await env.step(call("double"))).toEqual({ text: "The value is 8: the target.", signals: { value: 8, remaining: 0 }, terminated: true });
+    expect(await env.step(call("double"))).toEqual({
+      text: "The value is 8: the target.",
+      signals: { value: 8, remaining: 0 },
+      terminated: true,
+    });
     expect(await env.outcome()).toEqual({ success: true, steps: 3 });
   });
 
@@ -317,7 +322,10 @@ describe("http env: failures are classified EnvErrors", () => {
     // counts as closed.
     const lost = await instance(0, { retries: 2 });
     await lost.reset();
-    const gone = await fetch(`${server.url}/close`, { method: "POST", body: JSON.stringify({ session: lost.sessionId }) });
+    const gone = await fetch(`${server.url}/close`, {
+      method: "POST",
+      body: JSON.stringify({ session: lost.sessionId }),
+    });
     expect(gone.status).toBe(200);
     const e3 = await failure(lost.step(call("step")));
     expect(e3.kind).toBe("protocol");
@@ -405,7 +413,9 @@ describe("http env: failures are classified EnvErrors", () => {
   });
 
   /** A local server answering every request with `answer`; resolves to its URL and a closer. */
-  async function answering(answer: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
+  async function answering(
+    answer: (res: ServerResponse) => void,
+  ): Promise<{ url: string; close: () => Promise<void> }> {
     const local = createHttpServer((_req, res) => answer(res));
     await new Promise<void>((resolve) => local.listen(0, "127.0.0.1", resolve));
     const { port } = local.address() as { port: number };
@@ -433,7 +443,9 @@ describe("http env: failures are classified EnvErrors", () => {
       more();
     });
     try {
-      const small = await failure((await instance(0, { url: endless.url, retries: 0, max_response_bytes: 1024 * 1024 })).reset());
+      const small = await failure(
+        (await instance(0, { url: endless.url, retries: 0, max_response_bytes: 1024 * 1024 })).reset(),
+      );
       expect(small.kind).toBe("protocol");
       expect(small.message).toContain("above the env's max_response_bytes (1048576)");
       sent = 0;
@@ -472,12 +484,19 @@ describe("http env: failures are classified EnvErrors", () => {
   });
 
   it("classifies fetch failures and statuses", () => {
-    const fetchFailed = (code: string) => new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) });
+    const fetchFailed = (code: string) =>
+      new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) });
     expect(classifyFetchError(fetchFailed("ECONNREFUSED"))).toBe("unavailable");
     expect(classifyFetchError(fetchFailed("ENOTFOUND"))).toBe("unavailable");
     expect(classifyFetchError(fetchFailed("EAI_AGAIN"))).toBe("unavailable");
     expect(classifyFetchError(fetchFailed("UND_ERR_CONNECT_TIMEOUT"))).toBe("unavailable");
-    expect(classifyFetchError(new TypeError("fetch failed", { cause: new AggregateError([Object.assign(new Error("x"), { code: "ECONNREFUSED" })]) }))).toBe("unavailable");
+    expect(
+      classifyFetchError(
+        new TypeError("fetch failed", {
+          cause: new AggregateError([Object.assign(new Error("x"), { code: "ECONNREFUSED" })]),
+        }),
+      ),
+    ).toBe("unavailable");
     expect(classifyFetchError(fetchFailed("UND_ERR_HEADERS_TIMEOUT"))).toBe("timeout");
     expect(classifyFetchError(fetchFailed("ECONNRESET"))).toBe("crash");
     expect(classifyFetchError(fetchFailed("UND_ERR_SOCKET"))).toBe("crash");
@@ -543,16 +562,24 @@ ${COUNTER_SIGNALS_AND_TOOLS}
     const own = await startServer(["--fault", `${failing}=step_500`]);
     try {
       const [plan] = compilePlans(spec(own.url));
-      expect(plan!.envs.counter).toMatchObject({ kind: "http", url: own.url, task: "counter", timeout_s: 5, retries: 1 });
+      expect(plan!.envs.counter).toMatchObject({
+        kind: "http",
+        url: own.url,
+        task: "counter",
+        timeout_s: 5,
+        retries: 1,
+      });
       const out = mkdtempSync(path.join(tmpdir(), "arl-http-runs-"));
       const runDir = RunDirectory.create(out, plan!);
       const summary = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: () => undefined });
       expect(summary.iterations).toBe(4);
-      for (const f of ["plan.json", "manifest.json", "metrics.jsonl", "buffer.arlbuf", "state.json"]) expect(existsSync(path.join(runDir.dir, f)), f).toBe(true);
+      for (const f of ["plan.json", "manifest.json", "metrics.jsonl", "buffer.arlbuf", "state.json"])
+        expect(existsSync(path.join(runDir.dir, f)), f).toBe(true);
       const metrics = runDir.readMetrics();
       expect(metrics.map((m) => m.iteration)).toEqual([1, 2, 3, 4]);
       for (const m of metrics) {
-        for (const key of ["success", "reward", "env_errors", "end_reasons", "tool_calls", "tokens"]) expect(m, key).toHaveProperty(key);
+        for (const key of ["success", "reward", "env_errors", "end_reasons", "tool_calls", "tokens"])
+          expect(m, key).toHaveProperty(key);
         expect((m.end_reasons as Record<string, number>).env_error).toBe(m.env_errors);
       }
       const envErrors = metrics.reduce((s, m) => s + (m.env_errors as number), 0);
@@ -571,7 +598,11 @@ ${COUNTER_SIGNALS_AND_TOOLS}
       const errored = records.filter((r) => r.end === "env_error");
       expect(errored.length).toBe(envErrors);
       expect(errored.every((r) => r.task === failing)).toBe(true);
-      expect(records.filter((r) => r.task !== failing).every((r) => r.end === "finished" || r.end === "truncated" || r.end === "aborted")).toBe(true);
+      expect(
+        records
+          .filter((r) => r.task !== failing)
+          .every((r) => r.end === "finished" || r.end === "truncated" || r.end === "aborted"),
+      ).toBe(true);
       expect(metrics.some((m) => (m.success as number) > 0)).toBe(true);
     } finally {
       expect(await own.stop()).toBe(0);

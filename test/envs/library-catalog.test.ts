@@ -35,7 +35,9 @@ function wrapped(names: readonly string[], indent: string): string {
 /** The catalog as the checked-in module writes it: a dataset a line, long lists wrapped. */
 function rendered(c: LibraryCatalog): string {
   const list = (names: readonly string[]) => `[\n${wrapped(names, "      ")}\n    ]`;
-  const datasets = Object.entries(c.reasoning_gym.datasets).map(([name, fields]) => `      ${JSON.stringify(name)}: ${JSON.stringify(fields)},`);
+  const datasets = Object.entries(c.reasoning_gym.datasets).map(
+    ([name, fields]) => `      ${JSON.stringify(name)}: ${JSON.stringify(fields)},`,
+  );
   return [
     "{",
     `  reasoning_gym: {\n    version: ${JSON.stringify(c.reasoning_gym.version)},\n    datasets: {\n${datasets.join("\n")}\n    },\n  },`,
@@ -47,34 +49,51 @@ function rendered(c: LibraryCatalog): string {
 }
 
 function installedCatalog(): LibraryCatalog {
-  const run = spawnSync(python, ["-m", "arl_envhost.catalog"], { cwd: path.join(import.meta.dirname, "../../runtime-gpu"), encoding: "utf8", timeout: 120_000 });
+  const run = spawnSync(python, ["-m", "arl_envhost.catalog"], {
+    cwd: path.join(import.meta.dirname, "../../runtime-gpu"),
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   if (run.status !== 0) throw new Error(`arl_envhost.catalog failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as LibraryCatalog;
 }
 
-const skip = skipWithout("reasoning_gym") || skipWithout("textarena") || skipWithout("textworld_express") || skipWithout("textworld");
+const skip =
+  skipWithout("reasoning_gym") ||
+  skipWithout("textarena") ||
+  skipWithout("textworld_express") ||
+  skipWithout("textworld");
 
-describe.skipIf(skip)(skipTitle("the checker's catalog of the env libraries' names", skip, "needs reasoning-gym, textarena, textworld-express and textworld in .venv: npm run setup:envs"), () => {
-  // Read before the tests, not while vitest collects them: a suite that skips collects too.
-  let installed: LibraryCatalog;
-  beforeAll(() => {
-    installed = installedCatalog();
-  });
+describe.skipIf(skip)(
+  skipTitle(
+    "the checker's catalog of the env libraries' names",
+    skip,
+    "needs reasoning-gym, textarena, textworld-express and textworld in .venv: npm run setup:envs",
+  ),
+  () => {
+    // Read before the tests, not while vitest collects them: a suite that skips collects too.
+    let installed: LibraryCatalog;
+    beforeAll(() => {
+      installed = installedCatalog();
+    });
 
-  it("equals the names the installed libraries define (reasoning-gym's datasets and their config fields, TextArena's env ids)", () => {
-    const generated = `${BEGIN}\nexport const libraryCatalog: LibraryCatalog = ${rendered(installed)};\n`;
-    const [head, rest] = readFileSync(catalogFile, "utf8").split(BEGIN) as [string, string];
-    const tail = rest.slice(rest.indexOf(END));
-    if (process.env.ARL_WRITE_CATALOG) writeFileSync(catalogFile, `${head}${generated}${tail}`);
-    // The checked-in text is what the libraries write now (after a rewrite, this module's value is the old one until the next run).
-    expect(readFileSync(catalogFile, "utf8")).toBe(`${head}${generated}${tail}`);
-    if (!process.env.ARL_WRITE_CATALOG) expect(libraryCatalog).toEqual(installed);
-  });
+    it("equals the names the installed libraries define (reasoning-gym's datasets and their config fields, TextArena's env ids)", () => {
+      const generated = `${BEGIN}\nexport const libraryCatalog: LibraryCatalog = ${rendered(installed)};\n`;
+      const [head, rest] = readFileSync(catalogFile, "utf8").split(BEGIN) as [string, string];
+      const tail = rest.slice(rest.indexOf(END));
+      if (process.env.ARL_WRITE_CATALOG) writeFileSync(catalogFile, `${head}${generated}${tail}`);
+      // The checked-in text is what the libraries write now (after a rewrite, this module's value is the old one until the next run).
+      expect(readFileSync(catalogFile, "utf8")).toBe(`${head}${generated}${tail}`);
+      if (!process.env.ARL_WRITE_CATALOG) expect(libraryCatalog).toEqual(installed);
+    });
 
-  it("every TextWorldExpress game and TextWorld challenge the library defines is one the knobs' enums take", () => {
-    for (const game of installed.textworld_express.games) expect(textworldExpressLibrary.knobs.game.safeParse(game).success).toBe(true);
-    expect(textworldExpressLibrary.knobs.game.safeParse("zork").success).toBe(false);
-    for (const challenge of installed.textworld.challenges) expect(textworldLibrary.knobs.challenge.safeParse(challenge).success).toBe(true);
-    expect(textworldLibrary.knobs.challenge.safeParse("tw-zork").success).toBe(false);
-  });
-});
+    it("every TextWorldExpress game and TextWorld challenge the library defines is one the knobs' enums take", () => {
+      for (const game of installed.textworld_express.games)
+        expect(textworldExpressLibrary.knobs.game.safeParse(game).success).toBe(true);
+      expect(textworldExpressLibrary.knobs.game.safeParse("zork").success).toBe(false);
+      for (const challenge of installed.textworld.challenges)
+        expect(textworldLibrary.knobs.challenge.safeParse(challenge).success).toBe(true);
+      expect(textworldLibrary.knobs.challenge.safeParse("tw-zork").success).toBe(false);
+    });
+  },
+);

@@ -17,7 +17,15 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { splitTasks } from "../../src/plan/splits.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
-import { COMMON_ENV_FIELDS, ENV_SERVERS_NEED, envFailure as failure, envServersAvailable, freePort, startPython, type ServerProcess } from "../helpers/env-servers.js";
+import {
+  COMMON_ENV_FIELDS,
+  ENV_SERVERS_NEED,
+  envFailure as failure,
+  envServersAvailable,
+  freePort,
+  startPython,
+  type ServerProcess,
+} from "../helpers/env-servers.js";
 
 // guess: the secret is seed % 4 + 1, a guess of 99 hangs. counter: `step` twice wins; the task
 // whose seed is HANG hangs on its first step. judge: its verdict, from reset on, is missing
@@ -84,13 +92,32 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 
 const available = envServersAvailable();
 const dir = mkdtempSync(path.join(tmpdir(), "arl-openenv-"));
-const GUESS: DeclaredTool = { name: "guess", description: "Guess the number.", parameters: { type: "object", properties: { guess: { type: "integer", description: "The guess." } }, required: ["guess"], additionalProperties: false } };
+const GUESS: DeclaredTool = {
+  name: "guess",
+  description: "Guess the number.",
+  parameters: {
+    type: "object",
+    properties: { guess: { type: "integer", description: "The guess." } },
+    required: ["guess"],
+    additionalProperties: false,
+  },
+};
 
-async function startServer(game: "guess" | "counter" | "judge", maxEnvs: number, hang = -1): Promise<ServerProcess & { url: string }> {
+async function startServer(
+  game: "guess" | "counter" | "judge",
+  maxEnvs: number,
+  hang = -1,
+): Promise<ServerProcess & { url: string }> {
   writeFileSync(path.join(dir, "game_server.py"), SERVER);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = await startPython(["game_server.py", game, String(port), String(maxEnvs)], dir, port, `${url}/health`, { HANG: String(hang) });
+  const server = await startPython(
+    ["game_server.py", game, String(port), String(maxEnvs)],
+    dir,
+    port,
+    `${url}/health`,
+    { HANG: String(hang) },
+  );
   return Object.assign(server, { url });
 }
 
@@ -110,7 +137,8 @@ function makeEnv(url: string, overrides: Partial<OpenEnvEnv> = {}): OpenEnvEnv {
 }
 
 const guess = (n: number) => ({ name: "guess", arguments: { guess: n } });
-const provision = (env: OpenEnvEnv, tools: DeclaredTool[] = [GUESS], log: string[] = []) => openenvEnv.provision!(env, { name: "game", tools, runDir: dir, log: (l) => log.push(l) });
+const provision = (env: OpenEnvEnv, tools: DeclaredTool[] = [GUESS], log: string[] = []) =>
+  openenvEnv.provision!(env, { name: "game", tools, runDir: dir, log: (l) => log.push(l) });
 
 describe.skipIf(!available)(skipTitle("openenv env against openenv-core 0.3.0", !available, ENV_SERVERS_NEED), () => {
   let server: ServerProcess & { url: string };
@@ -125,8 +153,15 @@ describe.skipIf(!available)(skipTitle("openenv env against openenv-core 0.3.0", 
     await provision(env, [GUESS], log);
     expect(log.join("\n")).toContain("its action matches tool 'guess'; at most 2 episodes at once");
     const episode = await openenvEnv.create(env, 6, 1); // seed 6: the secret is 3
-    expect(await episode.reset()).toEqual({ text: "Guess a number from 1 to 4.", signals: { message: "Guess a number from 1 to 4.", tries: 0, reward: 0, done: false } });
-    expect(await episode.step(guess(1))).toEqual({ text: "higher", signals: { message: "higher", tries: 1, reward: 0, done: false }, terminated: false });
+    expect(await episode.reset()).toEqual({
+      text: "Guess a number from 1 to 4.",
+      signals: { message: "Guess a number from 1 to 4.", tries: 0, reward: 0, done: false },
+    });
+    expect(await episode.step(guess(1))).toEqual({
+      text: "higher",
+      signals: { message: "higher", tries: 1, reward: 0, done: false },
+      terminated: false,
+    });
     expect(await episode.step(guess(3))).toMatchObject({ text: "right", terminated: true });
     expect(await episode.outcome()).toEqual({ message: "right", tries: 2, reward: 1, return: 1 });
     await episode.close();
@@ -136,12 +171,24 @@ describe.skipIf(!available)(skipTitle("openenv env against openenv-core 0.3.0", 
   });
 
   it("provision refuses a tool that differs from the server's action schema, showing both", async () => {
-    const asText: DeclaredTool = { ...GUESS, parameters: { type: "object", properties: { guess: { type: "string" } }, required: ["guess"], additionalProperties: false } };
+    const asText: DeclaredTool = {
+      ...GUESS,
+      parameters: {
+        type: "object",
+        properties: { guess: { type: "string" } },
+        required: ["guess"],
+        additionalProperties: false,
+      },
+    };
     const error = await failure(provision(makeEnv(server.url), [asText]));
     expect(error.kind).toBe("protocol");
     expect(error.message).toContain("tool 'guess' has other parameters than the server's");
-    expect(error.message).toContain('declared: {"additionalProperties":false,"properties":{"guess":{"type":"string"}},"required":["guess"],"type":"object"}');
-    expect(error.message).toContain('server:   {"additionalProperties":false,"properties":{"guess":{"type":"integer"}},"required":["guess"],"type":"object"}');
+    expect(error.message).toContain(
+      'declared: {"additionalProperties":false,"properties":{"guess":{"type":"string"}},"required":["guess"],"type":"object"}',
+    );
+    expect(error.message).toContain(
+      'server:   {"additionalProperties":false,"properties":{"guess":{"type":"integer"}},"required":["guess"],"type":"object"}',
+    );
   });
 
   it("holds episodes to max_sessions; a server fuller than declared is retried, then unavailable", async () => {
@@ -214,7 +261,13 @@ experiment openenv_counting {
     try {
       const [plan] = compilePlans(spec(own.url));
       const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-openenv-run-")), plan!);
-      const summary = await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined });
+      const summary = await executePlan({
+        plan: plan!,
+        runDir,
+        trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+        envs: envKinds,
+        log: () => undefined,
+      });
       expect(summary.iterations).toBe(2);
       const { records } = readBuffer(runDir.bufferPath);
       const errored = records.filter((r) => r.end === "env_error");
@@ -260,7 +313,13 @@ experiment openenv_judged {
 `);
       const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-openenv-judged-")), plan!);
       const log: string[] = [];
-      const summary = await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => log.push(l) });
+      const summary = await executePlan({
+        plan: plan!,
+        runDir,
+        trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+        envs: envKinds,
+        log: (l) => log.push(l),
+      });
       expect(summary.iterations).toBe(2);
       const { records } = readBuffer(runDir.bufferPath);
       const played = records.filter((r) => r.end !== "env_error");
@@ -269,11 +328,17 @@ experiment openenv_judged {
       for (const r of played) expect(r.task % 3).toBe(2);
       const errors = records.filter((r) => r.end === "env_error");
       expect(new Set(errors.map((r) => r.task % 3))).toEqual(new Set([0, 1]));
-      const missing = "env 'judge' did not report the signal 'outcome.verdict' (it reported 'done', 'message', 'reward', 'return')";
-      const mistyped = 'env \'judge\' reported the signal \'outcome.verdict\' as "yes", but it is declared bool (a bool is true or false)';
+      const missing =
+        "env 'judge' did not report the signal 'outcome.verdict' (it reported 'done', 'message', 'reward', 'return')";
+      const mistyped =
+        "env 'judge' reported the signal 'outcome.verdict' as \"yes\", but it is declared bool (a bool is true or false)";
       const lines = log.filter((l) => /^iteration \d+\/2:/.test(l) && l.includes("env error"));
       expect(lines.length).toBe(2);
-      for (const line of lines) expect([missing, mistyped].some((m) => line.includes(`(first: ${m})`)), line).toBe(true);
+      for (const line of lines)
+        expect(
+          [missing, mistyped].some((m) => line.includes(`(first: ${m})`)),
+          line,
+        ).toBe(true);
       // The evaluation before training, which no iteration line reports, says its env errors itself.
       expect(log).toContain(`eval before training: 1 of 2 episodes ended in an env error (first: ${mistyped})`);
       expect(runDir.readMetrics().reduce((s, m) => s + (m.env_errors as number), 0)).toBe(errors.length);
@@ -303,23 +368,46 @@ describe("openenv env: malformed answers are protocol errors", () => {
     await new Promise<void>((r) => wss.once("listening", () => r()));
     const address = wss.address();
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-    wss.on("connection", (ws) => ws.on("message", (data: Buffer) => ws.send(answer(JSON.parse(data.toString()) as { type: string }))));
+    wss.on("connection", (ws) =>
+      ws.on("message", (data: Buffer) => ws.send(answer(JSON.parse(data.toString()) as { type: string }))),
+    );
   });
   afterAll(() => new Promise<void>((r) => wss.close(() => r())));
 
-  const observation = (o: object) => JSON.stringify({ type: "observation", data: { observation: { message: "hi" }, reward: 0, done: false, ...o } });
+  const observation = (o: object) =>
+    JSON.stringify({ type: "observation", data: { observation: { message: "hi" }, reward: 0, done: false, ...o } });
   const cases: [string, string, (m: { type: string }) => string][] = [
     ["a message that is not JSON", "a message that is not JSON", () => "<html>"],
-    ["an observation message without an observation", "without an observation object", () => JSON.stringify({ type: "observation", data: {} })],
+    [
+      "an observation message without an observation",
+      "without an observation object",
+      () => JSON.stringify({ type: "observation", data: {} }),
+    ],
     ["a reward that is not a number", '"reward" that is not a finite number', () => observation({ reward: "1" })],
-    ["an observation without observation_field", "has no field 'message'", () => JSON.stringify({ type: "observation", data: { observation: { text: "x" } } })],
-    ["a message past max_response_bytes", "above the env's max_response_bytes", () => observation({ observation: { message: "x".repeat(5000) } })],
-    ["a VALIDATION_ERROR (our request refused)", "error VALIDATION_ERROR", () => JSON.stringify({ type: "error", data: { code: "VALIDATION_ERROR", message: "bad" } })],
+    [
+      "an observation without observation_field",
+      "has no field 'message'",
+      () => JSON.stringify({ type: "observation", data: { observation: { text: "x" } } }),
+    ],
+    [
+      "a message past max_response_bytes",
+      "above the env's max_response_bytes",
+      () => observation({ observation: { message: "x".repeat(5000) } }),
+    ],
+    [
+      "a VALIDATION_ERROR (our request refused)",
+      "error VALIDATION_ERROR",
+      () => JSON.stringify({ type: "error", data: { code: "VALIDATION_ERROR", message: "bad" } }),
+    ],
   ];
   for (const [what, message, reply] of cases) {
     it(what, async () => {
       answer = reply;
-      const episode = await openenvEnv.create(makeEnv(url, { max_response_bytes: 4096, retries: 0, max_sessions: 8 }), 0, 1);
+      const episode = await openenvEnv.create(
+        makeEnv(url, { max_response_bytes: 4096, retries: 0, max_sessions: 8 }),
+        0,
+        1,
+      );
       const error = await failure(episode.reset());
       expect(error.kind).toBe("protocol");
       expect(error.message).toContain(message);
@@ -328,7 +416,10 @@ describe("openenv env: malformed answers are protocol errors", () => {
   }
 
   it("an EXECUTION_ERROR is the server's crash", async () => {
-    answer = (m) => (m.type === "reset" ? observation({}) : JSON.stringify({ type: "error", data: { code: "EXECUTION_ERROR", message: "boom" } }));
+    answer = (m) =>
+      m.type === "reset"
+        ? observation({})
+        : JSON.stringify({ type: "error", data: { code: "EXECUTION_ERROR", message: "boom" } });
     const episode = await openenvEnv.create(makeEnv(url, { retries: 0, max_sessions: 8 }), 0, 1);
     await episode.reset();
     expect((await failure(episode.step(guess(1)))).kind).toBe("crash");

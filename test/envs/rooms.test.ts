@@ -31,7 +31,14 @@ experiment rooms_test {
 
 const plan = quickstart();
 const base = plan.envs.quest as RoomsEnv;
-const sized = (rooms: number, objects: number, quest_length: number, version = base.version): RoomsEnv => ({ ...base, rooms, objects, quest_length, version, optimal_steps: null });
+const sized = (rooms: number, objects: number, quest_length: number, version = base.version): RoomsEnv => ({
+  ...base,
+  rooms,
+  objects,
+  quest_length,
+  version,
+  optimal_steps: null,
+});
 const W4 = sized(4, 6, 8);
 
 async function game(env: RoomsEnv, task: number): Promise<RoomsGame> {
@@ -102,7 +109,9 @@ describe("rooms env: generation", () => {
     }
     const intros = await Promise.all(Array.from({ length: 50 }, async (_, t) => (await game(base, t)).intro()));
     expect(new Set(intros).size).toBeGreaterThanOrEqual(48);
-    const other = await Promise.all(Array.from({ length: 20 }, async (_, t) => (await game(sized(2, 3, 4, "2"), t)).intro()));
+    const other = await Promise.all(
+      Array.from({ length: 20 }, async (_, t) => (await game(sized(2, 3, 4, "2"), t)).intro()),
+    );
     expect(other.filter((text, t) => text !== intros[t]).length).toBeGreaterThanOrEqual(18);
   });
 
@@ -111,7 +120,9 @@ describe("rooms env: generation", () => {
     expect((await game(base, 0)).intro()).toBe(
       "Your task: put the shoe on the stool and take the spoon.\n\nYou are in the hallway. You see a shoe. Exits: east.",
     );
-    expect(createHash("sha256").update(texts.join("\n--\n")).digest("hex").slice(0, 16)).toMatchInlineSnapshot(`"f3339995bbcf46da"`);
+    expect(createHash("sha256").update(texts.join("\n--\n")).digest("hex").slice(0, 16)).toMatchInlineSnapshot(
+      `"f3339995bbcf46da"`,
+    );
   });
 
   it("builds consistent, connected maps with unique one-word object names", () => {
@@ -122,7 +133,9 @@ describe("rooms env: generation", () => {
         expect(w.things.length).toBe(env.objects);
         w.rooms.forEach((room, r) => {
           for (const [d, to] of Object.entries(room.exits)) {
-            const back = { north: "south", south: "north", east: "west", west: "east" }[d] as (typeof DIRECTIONS)[number];
+            const back = { north: "south", south: "north", east: "west", west: "east" }[
+              d
+            ] as (typeof DIRECTIONS)[number];
             expect(w.rooms[to]!.exits[back]).toBe(r);
           }
         });
@@ -133,7 +146,9 @@ describe("rooms env: generation", () => {
         expect(new Set(names).size).toBe(names.length);
         for (const n of names) expect(n).toMatch(/^[a-z]+$/);
         expect(w.things.filter((t) => t.kind === "key").length).toBeLessThanOrEqual(1);
-        expect(w.things.filter((t) => t.key !== undefined).length).toBe(w.things.filter((t) => t.kind === "key").length);
+        expect(w.things.filter((t) => t.key !== undefined).length).toBe(
+          w.things.filter((t) => t.kind === "key").length,
+        );
       }
     }
   });
@@ -152,7 +167,13 @@ describe("rooms env: solver and walkthroughs", () => {
   });
 
   it("solves w4-o6-q8 and other sizes in exactly quest_length steps, replays to success with progress 1", async () => {
-    for (const [env, n] of [[W4, 200], [sized(3, 5, 6), 60], [sized(2, 3, 1), 30], [sized(8, 12, 4), 30], [sized(6, 10, 12), 20]] as const) {
+    for (const [env, n] of [
+      [W4, 200],
+      [sized(3, 5, 6), 60],
+      [sized(2, 3, 1), 30],
+      [sized(8, 12, 4), 30],
+      [sized(6, 10, 12), 20],
+    ] as const) {
       for (let task = 0; task < n; task++) {
         const { calls, progress, terminated, outcome } = await replay(env, task);
         expect(calls.length).toBe(env.quest_length);
@@ -165,7 +186,12 @@ describe("rooms env: solver and walkthroughs", () => {
   });
 
   it("is optimal: the pruned solver matches an unpruned breadth-first search", () => {
-    for (const [env, n] of [[base, 150], [sized(3, 4, 5), 40], [sized(2, 5, 6), 25], [sized(1, 3, 3), 20]] as const) {
+    for (const [env, n] of [
+      [base, 150],
+      [sized(3, 4, 5), 40],
+      [sized(2, 5, 6), 25],
+      [sized(1, 3, 3), 20],
+    ] as const) {
       for (let task = 0; task < n; task++) {
         const w = generateWorld(env, task);
         expect(solve(w, w.start)!.steps).toBe(bruteForce(w));
@@ -221,11 +247,17 @@ describe("rooms env: actions", () => {
     const here = await g.step({ name: "look", arguments: {} });
     expect(here.text).toContain(`a locked ${lockedName}`);
     expect(here.signals.invalid_actions).toBe(count);
-    await refused({ name: "open", arguments: { target: lockedName } }, `The ${lockedName} is locked. You need the key.`);
+    await refused(
+      { name: "open", arguments: { target: lockedName } },
+      `The ${lockedName} is locked. You need the key.`,
+    );
     await refused({ name: "put", arguments: { object: "key", target: lockedName } }, "You are not carrying the key.");
     await refused({ name: "take", arguments: { object: lockedName } }, `The ${lockedName} is too heavy to carry.`);
     await refused({ name: "take", arguments: { object: "xyzzy" } }, "You don't see that here.");
-    await refused({ name: "dance", arguments: {} }, "You can't do that. The actions are go, take, open, put, look and inventory.");
+    await refused(
+      { name: "dance", arguments: {} },
+      "You can't do that. The actions are go, take, open, put, look and inventory.",
+    );
     expect(await g.outcome()).toEqual({ success: false });
   });
 
@@ -258,7 +290,9 @@ describe("rooms env: actions", () => {
       expect(r.signals.invalid_actions).toBe(invalid);
     }
     expect((await g.step({ name: "take", arguments: {} })).text).toBe("Take what?");
-    expect((await g.step({ name: "put", arguments: { object: "zz", target: "qq" } })).text).toBe("You are not carrying that.");
+    expect((await g.step({ name: "put", arguments: { object: "zz", target: "qq" } })).text).toBe(
+      "You are not carrying that.",
+    );
   });
 
   it("reads lenient argument forms: articles, case, and a preposition before put's target", async () => {
@@ -266,7 +300,9 @@ describe("rooms env: actions", () => {
     const g = await game(base, task);
     await g.reset();
     expect((await g.step({ name: "take", arguments: { object: "The PEN" } })).text).toBe("You take the pen.");
-    expect((await g.step({ name: "put", arguments: { object: "pen", target: "into the basket" } })).text).toBe("You put the pen in the basket.");
+    expect((await g.step({ name: "put", arguments: { object: "pen", target: "into the basket" } })).text).toBe(
+      "You put the pen in the basket.",
+    );
   });
 
   it("keeps progress a potential of the state: a step of the walkthrough raises it, stepping back restores it", async () => {
@@ -323,7 +359,16 @@ describe("rooms env: text_action and vocabulary", () => {
     const calls = (await roomsEnv.walkthrough!(base, 11))!;
     const policy = new ScriptedPolicy(calls.map((c) => callText(c, plan)));
     const env = await roomsEnv.create(base, 11, 0);
-    const ep = await runEpisode({ plan, envName: "quest", env, policy, tools: plan.tools, validator: new ToolCallValidator(), stopIds: [], seed: (t) => t });
+    const ep = await runEpisode({
+      plan,
+      envName: "quest",
+      env,
+      policy,
+      tools: plan.tools,
+      validator: new ToolCallValidator(),
+      stopIds: [],
+      seed: (t) => t,
+    });
     expect(ep.end).toBe("finished");
     expect(ep.episode).toMatchObject({ turns: 4, invalid_calls: 0, terminated: true });
     expect(ep.final.env("success")).toBe(true);
@@ -339,7 +384,11 @@ describe("rooms env: text_action and vocabulary", () => {
     let seed = 1;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
-    for (const [env, n] of [[base, 25], [W4, 25], [sized(30, 35, 6), 6]] as const) {
+    for (const [env, n] of [
+      [base, 25],
+      [W4, 25],
+      [sized(30, 35, 6), 6],
+    ] as const) {
       for (let task = 0; task < n; task++) {
         const { texts, calls } = await replay(env, task);
         for (const t of texts) expect(outside(t)).toEqual([]);
@@ -350,7 +399,10 @@ describe("rooms env: text_action and vocabulary", () => {
         for (let k = 0; k < 60; k++) {
           const word = () => (random() < 0.1 ? "xyzzy" : pick(nouns));
           const name = pick(["go", "take", "open", "put", "look", "inventory", "dance"]);
-          const call: ToolCall = { name, arguments: { direction: pick([...DIRECTIONS, "up"]), object: word(), target: word() } };
+          const call: ToolCall = {
+            name,
+            arguments: { direction: pick([...DIRECTIONS, "up"]), object: word(), target: word() },
+          };
           const r = await g.step(call);
           expect(outside(r.text)).toEqual([]);
         }

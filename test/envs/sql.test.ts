@@ -18,7 +18,8 @@ import { ScriptedPolicy } from "../helpers/scripted.js";
 
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 const call = (name: string, args: Record<string, unknown> = {}): ToolCall => ({ name, arguments: args });
-const toolCallText = (name: string, args: object = {}) => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
+const toolCallText = (name: string, args: object = {}) =>
+  `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
 
 // sha256 of the demo's SQL script and questions (JSON lines); pure JS output, so the same on every
 // machine. Update them when the generator changes on purpose.
@@ -64,8 +65,13 @@ describe("sql env: the bank_demo data", () => {
   it("holds four tables of a few hundred rows", async () => {
     const db = new Database(generateDemo().database, { readonly: true });
     try {
-      const count = (t: string) => (db.prepare(`SELECT COUNT(*) FROM ${t}`).pluck().get() as number);
-      expect({ branches: count("branches"), customers: count("customers"), accounts: count("accounts"), transactions: count("transactions") }).toEqual({
+      const count = (t: string) => db.prepare(`SELECT COUNT(*) FROM ${t}`).pluck().get() as number;
+      expect({
+        branches: count("branches"),
+        customers: count("customers"),
+        accounts: count("accounts"),
+        transactions: count("transactions"),
+      }).toEqual({
         branches: 8,
         customers: 120,
         accounts: 200,
@@ -109,7 +115,8 @@ describe("sql env: episodes", () => {
     expect(described).toContain("Table accounts:");
     expect(described).toContain("customer_id INTEGER NOT NULL REFERENCES customers(customer_id)");
     expect(described).toContain("account_id INTEGER PRIMARY KEY");
-    const shown = (await env.step(call("query", { sql: "SELECT branch_id, city FROM branches ORDER BY branch_id" }))).text;
+    const shown = (await env.step(call("query", { sql: "SELECT branch_id, city FROM branches ORDER BY branch_id" })))
+      .text;
     expect(shown.split("\n")).toHaveLength(2 + 3 + 1);
     expect(shown).toContain("(showing 3 of 8 rows)");
     expect(shown.split("\n")[0]).toBe("branch_id | city");
@@ -150,12 +157,18 @@ describe("sql env: episodes", () => {
   it("refuses writes through query and sets attempted_write; the data is unchanged", async () => {
     const writable = { ...bank, read_only: false };
     for (const env of [await start(bank), await start(writable)]) {
-      for (const sql of ["DELETE FROM transactions", "WITH x AS (SELECT 1) DELETE FROM transactions", "  insert into branches values (9, 'x', 'y', 2000)"]) {
+      for (const sql of [
+        "DELETE FROM transactions",
+        "WITH x AS (SELECT 1) DELETE FROM transactions",
+        "  insert into branches values (9, 'x', 'y', 2000)",
+      ]) {
         const r = await env.step(call("query", { sql }));
         expect(r.text).toMatch(/^Refused: /);
         expect(r.signals.attempted_write).toBe(true);
       }
-      expect((await env.step(call("query", { sql: "SELECT 1; DELETE FROM transactions" }))).text).toMatch(/one statement at a time/);
+      expect((await env.step(call("query", { sql: "SELECT 1; DELETE FROM transactions" }))).text).toMatch(
+        /one statement at a time/,
+      );
       expect((await env.step(call("query", { sql: "SELECT COUNT(*) FROM transactions" }))).text).toContain("480");
     }
   });
@@ -175,13 +188,19 @@ describe("sql env: episodes", () => {
     const r = await a.step(call("execute", { sql: "DELETE FROM transactions WHERE kind = 'fee'" }));
     expect(r.text).toMatch(/^OK: \d+ rows changed\.$/);
     expect(r.signals.attempted_write).toBe(true);
-    expect((await a.step(call("query", { sql: "SELECT COUNT(*) FROM transactions WHERE kind = 'fee'" }))).text).toContain("\n0\n");
+    expect(
+      (await a.step(call("query", { sql: "SELECT COUNT(*) FROM transactions WHERE kind = 'fee'" }))).text,
+    ).toContain("\n0\n");
     expect((await b.step(call("query", { sql: "SELECT COUNT(*) FROM transactions" }))).text).toContain("480");
     expect((await a.step(call("execute", { sql: "SELECT 1" }))).text).toMatch(/does not change the database/);
-    expect((await a.step(call("execute", { sql: "ATTACH DATABASE '/tmp/x.sqlite' AS x" }))).text).toBe("Error: ATTACH statements are not allowed.");
+    expect((await a.step(call("execute", { sql: "ATTACH DATABASE '/tmp/x.sqlite' AS x" }))).text).toBe(
+      "Error: ATTACH statements are not allowed.",
+    );
     await a.step(call("execute", { sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)" }));
     expect((await a.step(call("list_tables"))).text).toBe("Tables: accounts, branches, customers, notes, transactions");
-    expect((await a.step(call("describe_table", { table: "notes" }))).text).toBe("Table notes:\n  id INTEGER PRIMARY KEY\n  body TEXT");
+    expect((await a.step(call("describe_table", { table: "notes" }))).text).toBe(
+      "Table notes:\n  id INTEGER PRIMARY KEY\n  body TEXT",
+    );
     expect((await b.step(call("list_tables"))).text).toBe("Tables: accounts, branches, customers, transactions");
     const fresh = await start(writable);
     expect((await fresh.step(call("query", { sql: "SELECT COUNT(*) FROM transactions" }))).text).toContain("480");
@@ -230,22 +249,49 @@ describe("sql env: episodes", () => {
 
   it("refuses statements whose nested full scans would run for too long", async () => {
     const env = await start({ ...bank, read_only: false });
-    const slow = (await env.step(call("query", { sql: "SELECT COUNT(*) FROM transactions a, transactions b, transactions c" }))).text;
-    expect(slow).toMatch(/^Error: this statement would visit about 1\.1e\+8 row combinations \(full scans of transactions, transactions, transactions/);
+    const slow = (
+      await env.step(call("query", { sql: "SELECT COUNT(*) FROM transactions a, transactions b, transactions c" }))
+    ).text;
+    expect(slow).toMatch(
+      /^Error: this statement would visit about 1\.1e\+8 row combinations \(full scans of transactions, transactions, transactions/,
+    );
     expect((await env.outcome()).result_matches).toBe(false);
-    const correlated = "SELECT (SELECT COUNT(*) FROM transactions t WHERE t.amount > a.balance + (SELECT COUNT(*) FROM transactions u WHERE u.amount < t.amount)) FROM accounts a";
+    const correlated =
+      "SELECT (SELECT COUNT(*) FROM transactions t WHERE t.amount > a.balance + (SELECT COUNT(*) FROM transactions u WHERE u.amount < t.amount)) FROM accounts a";
     expect((await env.step(call("query", { sql: correlated }))).text).toMatch(/^Error: this statement would visit/);
-    expect((await env.step(call("execute", { sql: "DELETE FROM transactions WHERE amount IN (SELECT a.amount FROM transactions a, transactions b, transactions c)" }))).text).toMatch(/^Error: this statement would visit/);
+    expect(
+      (
+        await env.step(
+          call("execute", {
+            sql: "DELETE FROM transactions WHERE amount IN (SELECT a.amount FROM transactions a, transactions b, transactions c)",
+          }),
+        )
+      ).text,
+    ).toMatch(/^Error: this statement would visit/);
     // Joins on keys and two-table cross joins run.
-    expect((await env.step(call("query", { sql: "SELECT COUNT(*) FROM transactions a JOIN transactions b ON a.account_id = b.account_id JOIN accounts c ON c.account_id = a.account_id" }))).text).not.toMatch(/^Error/);
-    expect((await env.step(call("query", { sql: "SELECT COUNT(*) FROM transactions a, transactions b" }))).text).toContain("230400");
+    expect(
+      (
+        await env.step(
+          call("query", {
+            sql: "SELECT COUNT(*) FROM transactions a JOIN transactions b ON a.account_id = b.account_id JOIN accounts c ON c.account_id = a.account_id",
+          }),
+        )
+      ).text,
+    ).not.toMatch(/^Error/);
+    expect(
+      (await env.step(call("query", { sql: "SELECT COUNT(*) FROM transactions a, transactions b" }))).text,
+    ).toContain("230400");
   });
 
   it("counts the gold columns the agent has described or queried", async () => {
-    const task = generateDemo().questions.findIndex((q) => q.sql === "SELECT COUNT(*) FROM customers WHERE city = 'Lyon'");
+    const task = generateDemo().questions.findIndex(
+      (q) => q.sql === "SELECT COUNT(*) FROM customers WHERE city = 'Lyon'",
+    );
     const env = await start(bank, task);
     expect((await env.step(call("describe_table", { table: "accounts" }))).signals.columns_seen_fraction).toBe(0);
-    expect((await env.step(call("query", { sql: "SELECT city FROM customers LIMIT 1" }))).signals.columns_seen_fraction).toBe(1);
+    expect(
+      (await env.step(call("query", { sql: "SELECT city FROM customers LIMIT 1" }))).signals.columns_seen_fraction,
+    ).toBe(1);
   });
 
   it("reports a closed or broken connection as an env error", async () => {
@@ -258,27 +304,61 @@ describe("sql env: episodes", () => {
   it("has a deterministic vocabulary", () => {
     const v = sqlEnv.vocabulary(bank);
     expect(sqlEnv.vocabulary(bank)).toEqual(v);
-    for (const w of ["Lyon", "accounts", "balance", "SELECT", "COUNT", "customer_id", "How", "0", "9", "(", ",", "list_tables", "Error"]) expect(v).toContain(w);
+    for (const w of [
+      "Lyon",
+      "accounts",
+      "balance",
+      "SELECT",
+      "COUNT",
+      "customer_id",
+      "How",
+      "0",
+      "9",
+      "(",
+      ",",
+      "list_tables",
+      "Error",
+    ])
+      expect(v).toContain(w);
   });
 
   it("is registered, and refuses a plan with more tasks than questions", async () => {
     expect(envKinds.get("sql")).toBe(sqlEnv);
-    await expect(sqlEnv.create({ ...bank, tasks: 100_000 }, 0, 0)).rejects.toThrow(/has \d+ questions, but the plan declares tasks: 100000/);
+    await expect(sqlEnv.create({ ...bank, tasks: 100_000 }, 0, 0)).rejects.toThrow(
+      /has \d+ questions, but the plan declares tasks: 100000/,
+    );
   });
 });
 
 describe("sql env: the constraint blocks execute in the harness", () => {
   async function episode(p: Plan) {
     const env = await sqlEnv.create({ ...(p.envs.bank as SqlEnv), read_only: false }, 0, 0);
-    const policy = new ScriptedPolicy([toolCallText("execute", { sql: "DELETE FROM transactions" }), toolCallText("query", { sql: "SELECT COUNT(*) AS n FROM transactions" })]);
-    return runEpisode({ plan: p, envName: "bank", env, policy, tools: p.tools, validator: new ToolCallValidator(), stopIds: [], seed: (t) => t });
+    const policy = new ScriptedPolicy([
+      toolCallText("execute", { sql: "DELETE FROM transactions" }),
+      toolCallText("query", { sql: "SELECT COUNT(*) AS n FROM transactions" }),
+    ]);
+    return runEpisode({
+      plan: p,
+      envName: "bank",
+      env,
+      policy,
+      tools: p.tools,
+      validator: new ToolCallValidator(),
+      stopIds: [],
+      seed: (t) => t,
+    });
   }
 
   it("blocks the call before the env sees it; the database is unchanged", async () => {
     expect(Object.keys(plan.constraints)).toEqual(["no_writes"]);
     const ep = await episode(plan);
     expect(ep.end).not.toBe("env_error");
-    expect(ep.toolCalls[0]).toMatchObject({ name: "execute", valid: true, blocked: true, result: "Refused: the call 'execute' is blocked by the constraint 'no_writes'." });
+    expect(ep.toolCalls[0]).toMatchObject({
+      name: "execute",
+      valid: true,
+      blocked: true,
+      result: "Refused: the call 'execute' is blocked by the constraint 'no_writes'.",
+    });
     expect(ep.toolCalls[1]!.result).toContain("\n480\n");
     expect(ep.final.env("attempted_write")).toBe(false);
     expect(ep.final.env("result_matches")).toBe(false);
@@ -297,7 +377,9 @@ describe("sql env: data files", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-sql-test-"));
     const dbFile = path.join(dir, "shop.sqlite");
     const db = new Database(dbFile);
-    db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL); INSERT INTO items VALUES (1, 'pen', 1.5), (2, 'book', 12.25), (3, 'lamp', 30.1);");
+    db.exec(
+      "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL); INSERT INTO items VALUES (1, 'pen', 1.5), (2, 'book', 12.25), (3, 'lamp', 30.1);",
+    );
     db.close();
     const questions = [
       { question: "How many items are there?", sql: "SELECT COUNT(*) FROM items" },
@@ -313,7 +395,10 @@ describe("sql env: data files", () => {
   it("serves questions from the files, relative to the root", async () => {
     const { dir, env } = dataDir();
     const kind = createSqlEnv({ root: dir });
-    expect(await kind.walkthrough!(env, 0)).toEqual([call("describe_table", { table: "items" }), call("query", { sql: "SELECT COUNT(*) FROM items" })]);
+    expect(await kind.walkthrough!(env, 0)).toEqual([
+      call("describe_table", { table: "items" }),
+      call("query", { sql: "SELECT COUNT(*) FROM items" }),
+    ]);
     expect(await kind.walkthrough!(env, 1)).toBeUndefined();
     const a = await start(env, 1, kind);
     expect((await a.step(call("list_tables"))).text).toBe("Tables: items");
@@ -336,35 +421,83 @@ describe("sql env: data files", () => {
   it("refuses files whose sha256 differs from the plan's, and missing files", async () => {
     const { dir, env } = dataDir();
     const kind = createSqlEnv({ root: dir });
-    await expect(kind.create({ ...env, database: { ...env.database!, sha256: "0".repeat(64) } }, 0, 0)).rejects.toThrow(/has sha256 [0-9a-f]{64}, but the plan was compiled against 0{64}/);
-    await expect(kind.create({ ...env, questions: { ...env.questions!, sha256: "1".repeat(64) } }, 0, 0)).rejects.toBeInstanceOf(EnvError);
-    await expect(kind.create({ ...env, tasks: 4 }, 0, 0)).rejects.toThrow(/has 3 questions, but the plan declares tasks: 4/);
+    await expect(kind.create({ ...env, database: { ...env.database!, sha256: "0".repeat(64) } }, 0, 0)).rejects.toThrow(
+      /has sha256 [0-9a-f]{64}, but the plan was compiled against 0{64}/,
+    );
+    await expect(
+      kind.create({ ...env, questions: { ...env.questions!, sha256: "1".repeat(64) } }, 0, 0),
+    ).rejects.toBeInstanceOf(EnvError);
+    await expect(kind.create({ ...env, tasks: 4 }, 0, 0)).rejects.toThrow(
+      /has 3 questions, but the plan declares tasks: 4/,
+    );
     // A file changed after compiling is refused too.
     await start(env, 0, kind);
     writeFileSync(path.join(dir, "questions.jsonl"), '{"question": "changed?", "sql": "SELECT 1"}\n');
     await expect(kind.create(env, 0, 0)).rejects.toThrow(/refusing to run on different data/);
-    await expect(kind.create({ ...env, database: { ...env.database!, path: "missing.sqlite" } }, 0, 0)).rejects.toThrow(/does not exist/);
+    await expect(kind.create({ ...env, database: { ...env.database!, path: "missing.sqlite" } }, 0, 0)).rejects.toThrow(
+      /does not exist/,
+    );
     await expect(kind.create({ ...env, questions: null }, 0, 0)).rejects.toThrow(/needs its questions file/);
   });
 
   it("rejects a malformed questions file", async () => {
     const { dir, env } = dataDir();
     writeFileSync(path.join(dir, "questions.jsonl"), '{"question": "no answer"}\n');
-    const broken = { ...env, tasks: 1, questions: { path: "questions.jsonl", sha256: sha(readFileSync(path.join(dir, "questions.jsonl"))) } };
-    await expect(createSqlEnv({ root: dir }).create(broken, 0, 0)).rejects.toThrow(/questions.jsonl:1: a question needs "sql"/);
+    const broken = {
+      ...env,
+      tasks: 1,
+      questions: { path: "questions.jsonl", sha256: sha(readFileSync(path.join(dir, "questions.jsonl"))) },
+    };
+    await expect(createSqlEnv({ root: dir }).create(broken, 0, 0)).rejects.toThrow(
+      /questions.jsonl:1: a question needs "sql"/,
+    );
   });
 });
 
 describe("sql env: text helpers", () => {
   it("scans identifiers outside strings and comments", () => {
-    expect(scanSql("-- c\n with x as (select \"Name\", 'lit' from [t1] /* y */) select `a`").identifiers).toEqual(["with", "x", "as", "select", "name", "from", "t1", "select", "a"]);
+    expect(scanSql("-- c\n with x as (select \"Name\", 'lit' from [t1] /* y */) select `a`").identifiers).toEqual([
+      "with",
+      "x",
+      "as",
+      "select",
+      "name",
+      "from",
+      "t1",
+      "select",
+      "a",
+    ]);
     expect(scanSql("  /* c */ DELETE FROM t").first).toBe("DELETE");
     expect(scanSql("").first).toBe("");
   });
 
   it("compares tables as multisets with a float tolerance and any column order", () => {
-    expect(tablesMatch([[1, "a"], [2, "b"]], [[2, "b"], [1, "a"]], false)).toBe(true);
-    expect(tablesMatch([[1, "a"], [2, "b"]], [[2, "b"], [1, "a"]], true)).toBe(false);
+    expect(
+      tablesMatch(
+        [
+          [1, "a"],
+          [2, "b"],
+        ],
+        [
+          [2, "b"],
+          [1, "a"],
+        ],
+        false,
+      ),
+    ).toBe(true);
+    expect(
+      tablesMatch(
+        [
+          [1, "a"],
+          [2, "b"],
+        ],
+        [
+          [2, "b"],
+          [1, "a"],
+        ],
+        true,
+      ),
+    ).toBe(false);
     expect(tablesMatch([[0.1 + 0.2]], [[0.3]], false)).toBe(true);
     expect(tablesMatch([[0.3001]], [[0.3]], false)).toBe(false);
     expect(tablesMatch([["a", 1]], [[1, "a"]], false)).toBe(true);
@@ -376,6 +509,16 @@ describe("sql env: text helpers", () => {
   });
 
   it("renders a small text table", () => {
-    expect(textTable(["n", "name"], [[1, "pen"], [22.5, null]], 10, 2)).toBe("n    | name\n-----+-----\n1    | pen\n22.5 | NULL\n(2 rows)");
+    expect(
+      textTable(
+        ["n", "name"],
+        [
+          [1, "pen"],
+          [22.5, null],
+        ],
+        10,
+        2,
+      ),
+    ).toBe("n    | name\n-----+-----\n1    | pen\n22.5 | NULL\n(2 rows)");
   });
 });

@@ -12,7 +12,15 @@ import { killIfRunning, running } from "../helpers/processes.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
-const SANDBOX: SubprocessEnv["sandbox"] = { mode: "auto", network: false, cpu_s: 600, memory_mb: 8192, processes: 512, disk_mb: 1024, output_bytes: 64 * 1024 * 1024 };
+const SANDBOX: SubprocessEnv["sandbox"] = {
+  mode: "auto",
+  network: false,
+  cpu_s: 600,
+  memory_mb: 8192,
+  processes: 512,
+  disk_mb: 1024,
+  output_bytes: 64 * 1024 * 1024,
+};
 
 /** An env process running `script` with node; one try per reset. */
 function env(script: string, sandbox: Partial<SubprocessEnv["sandbox"]> = {}): SubprocessEnv {
@@ -55,7 +63,9 @@ describe("subprocess env limits", () => {
   });
 
   it("a signal of 1e400 (Infinity once parsed) is a protocol error", async () => {
-    const e = await resetFailure(`process.stdin.once("data", () => process.stdout.write('{"observation": "o", "signals": {"progress": 1e400}}\\n')); setInterval(() => undefined, 1000);`);
+    const e = await resetFailure(
+      `process.stdin.once("data", () => process.stdout.write('{"observation": "o", "signals": {"progress": 1e400}}\\n')); setInterval(() => undefined, 1000);`,
+    );
     expect(e.kind).toBe("protocol");
     expect(e.message).toContain('signal "progress" = Infinity');
   });

@@ -37,7 +37,10 @@ describe.skipIf(skip)(skipTitle("arl run on real TextWorld", skip, TEXTWORLD_NEE
     const cache = path.join(dir, "cache");
     const env = { ...process.env, ARL_ENV_CACHE: cache, ARL_ENVS_PYTHON: python };
     // The first run is killed (SIGKILL: no handler runs) once its first iteration is committed.
-    const first = spawn(process.execPath, [arl, "run", spec, "--out", path.join(dir, "runs")], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const first = spawn(process.execPath, [arl, "run", spec, "--out", path.join(dir, "runs")], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     await new Promise<void>((resolve) => {
       const onData = (chunk: Buffer) => {
@@ -52,12 +55,18 @@ describe.skipIf(skip)(skipTitle("arl run on real TextWorld", skip, TEXTWORLD_NEE
     expect(output).toMatch(/sft: trained on 6 walkthroughs/);
     const runDir = output.match(/run textworld_w2_o3_q4\/default \(\w+\) in (\S+)/)![1]!;
     const absolute = path.resolve(runDir);
-    const recorded = JSON.parse(readFileSync(path.join(absolute, "env-games-files.json"), "utf8")) as { files: { seed: number; sha256: string }[] };
+    const recorded = JSON.parse(readFileSync(path.join(absolute, "env-games-files.json"), "utf8")) as {
+      files: { seed: number; sha256: string }[];
+    };
     expect(recorded.files.map((f) => f.seed)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     const before = cachedGames(cache);
     expect(before.size).toBe(8);
 
-    const resumed = spawnSync(process.execPath, [arl, "run", "--resume", absolute], { env, encoding: "utf8", timeout: 300_000 });
+    const resumed = spawnSync(process.execPath, [arl, "run", "--resume", absolute], {
+      env,
+      encoding: "utf8",
+      timeout: 300_000,
+    });
     expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.stdout + resumed.stderr).toMatch(/prepared 8 tasks \(the recorded files' sha256 checked\)/);
     expect(resumed.stdout + resumed.stderr).toMatch(/finished after 2 iterations/);

@@ -12,7 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { skipTitle } from "../helpers/skip-reporter.js";
 import { EnvError, type EnvKind, type Signals } from "../../src/contracts/env.js";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
-import { createHostEnvKinds, preparedFileName, type HostLibraryEnv } from "../../src/envs/adapters/env-host/libraries.js";
+import {
+  createHostEnvKinds,
+  preparedFileName,
+  type HostLibraryEnv,
+} from "../../src/envs/adapters/env-host/libraries.js";
 import { textworldLibrary } from "../../src/contracts/libraries/textworld.js";
 
 const python = envLibraryPythonCandidates()[0] ?? "python3";
@@ -53,7 +57,12 @@ function textworldEnv(overrides: Partial<Record<string, unknown>> = {}): HostLib
 
 const act = (command: string) => ({ name: "act", arguments: { command } });
 
-async function play(kind: EnvKind<HostLibraryEnv>, env: HostLibraryEnv, task: number, commands: readonly string[]): Promise<{ states: Signals[]; outcome: Signals; text: string }> {
+async function play(
+  kind: EnvKind<HostLibraryEnv>,
+  env: HostLibraryEnv,
+  task: number,
+  commands: readonly string[],
+): Promise<{ states: Signals[]; outcome: Signals; text: string }> {
   const instance = await kind.create(env, task, 0);
   const first = await instance.reset();
   const states = [first.signals];
@@ -87,8 +96,13 @@ describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORL
   });
 
   it("records each generated game's sha256 in the run directory, and the vocabulary holds the games' words", () => {
-    const record = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as { files: { task: number; seed: number; sha256: string }[] };
-    expect(record.files.map((f) => [f.task, f.seed])).toEqual([[0, 1], [1, 2]]);
+    const record = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as {
+      files: { task: number; seed: number; sha256: string }[];
+    };
+    expect(record.files.map((f) => [f.task, f.seed])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     expect(record.files.every((f) => /^[0-9a-f]{64}$/.test(f.sha256))).toBe(true);
     expect(logs.join("\n")).toMatch(/textworld 1\.7\.0 prepared 2 tasks/);
     const words = kind.vocabulary(env);
@@ -105,7 +119,9 @@ describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORL
     const lost = await play(kind, env, 0, wrong);
     expect(lost.outcome).toMatchObject({ won: false, success: false });
     // TextWorld's own API on the same game file and the same commands.
-    const record = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as { files: { path: string }[] };
+    const record = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as {
+      files: { path: string }[];
+    };
     const script = [
       "import json, sys, textworld",
       "infos = textworld.EnvInfos(won=True, lost=True, score=True, max_score=True, moves=True, intermediate_reward=True)",
@@ -116,8 +132,13 @@ describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORL
       "    if done: break",
       "print(json.dumps([{'won': bool(x.won), 'lost': bool(x.lost), 'score': float(x.score), 'max_score': float(x.max_score), 'moves': int(x.moves), 'score_fraction': float(x.score) / float(x.max_score) if x.max_score else 0.0, 'intermediate_reward': float(x.intermediate_reward or 0)} for x in out]))",
     ].join("\n");
-    for (const [commands, played] of [[walkthrough, won], [wrong, lost]] as const) {
-      const own = spawnSync(python, ["-c", script, record.files[0]!.path, JSON.stringify(commands)], { encoding: "utf8" });
+    for (const [commands, played] of [
+      [walkthrough, won],
+      [wrong, lost],
+    ] as const) {
+      const own = spawnSync(python, ["-c", script, record.files[0]!.path, JSON.stringify(commands)], {
+        encoding: "utf8",
+      });
       expect(own.status, own.stderr).toBe(0);
       const theirs = JSON.parse(own.stdout) as Record<string, unknown>[];
       expect(played.states.map(({ progress: _p, ...rest }) => rest)).toEqual(theirs);
@@ -135,11 +156,18 @@ describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORL
   it("makes the games of a seed range when no seed list is given: tasks: 2 from first_seed 3 are seeds 3 and 4", async () => {
     const rangeEnv = textworldEnv({ seeds: null, first_seed: 3, tasks: 2 });
     const rangeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
-    const ranged = createHostEnvKinds([textworldLibrary], { root: rangeRun, cacheDir: cache, python }).get("textworld")!;
+    const ranged = createHostEnvKinds([textworldLibrary], { root: rangeRun, cacheDir: cache, python }).get(
+      "textworld",
+    )!;
     try {
       await ranged.provision!(rangeEnv, { name: "games", runDir: rangeRun, log: () => undefined, tools: [] });
-      const record = JSON.parse(readFileSync(path.join(rangeRun, preparedFileName("games")), "utf8")) as { files: { task: number; seed: number }[] };
-      expect(record.files.map((f) => [f.task, f.seed])).toEqual([[0, 3], [1, 4]]);
+      const record = JSON.parse(readFileSync(path.join(rangeRun, preparedFileName("games")), "utf8")) as {
+        files: { task: number; seed: number }[];
+      };
+      expect(record.files.map((f) => [f.task, f.seed])).toEqual([
+        [0, 3],
+        [1, 4],
+      ]);
     } finally {
       await ranged.shutdown?.();
     }
@@ -148,9 +176,16 @@ describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORL
   it("makes games with a TextWorld challenge's own generator: tw-simple's dense rewards pay subgoals on the way, its sparse ones only the win", async () => {
     const fractions: Record<string, number[]> = {};
     for (const rewards of ["dense", "sparse"]) {
-      const challengeEnv = textworldEnv({ seeds: [1], tasks: 1, challenge: "tw-simple", challenge_settings: { rewards, goal: "detailed" } });
+      const challengeEnv = textworldEnv({
+        seeds: [1],
+        tasks: 1,
+        challenge: "tw-simple",
+        challenge_settings: { rewards, goal: "detailed" },
+      });
       const challengeRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
-      const simple = createHostEnvKinds([textworldLibrary], { root: challengeRun, cacheDir: cache, python }).get("textworld")!;
+      const simple = createHostEnvKinds([textworldLibrary], { root: challengeRun, cacheDir: cache, python }).get(
+        "textworld",
+      )!;
       try {
         await simple.provision!(challengeEnv, { name: "games", runDir: challengeRun, log: () => undefined, tools: [] });
         const walkthrough = (await simple.walkthrough!(challengeEnv, 0))!.map((c) => String(c.arguments.command));
@@ -175,12 +210,21 @@ describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORL
     const otherRun = mkdtempSync(path.join(tmpdir(), "arl-tw-run-"));
     const other = createHostEnvKinds([textworldLibrary], { root: otherRun, cacheDir: again, python }).get("textworld")!;
     try {
-      await other.provision!(textworldEnv({ seeds: [1], tasks: 1 }), { name: "games", runDir: otherRun, log: () => undefined, tools: [] });
+      await other.provision!(textworldEnv({ seeds: [1], tasks: 1 }), {
+        name: "games",
+        runDir: otherRun,
+        log: () => undefined,
+        tools: [],
+      });
     } finally {
       await other.shutdown?.();
     }
-    const first = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as { files: { sha256: string }[] };
-    const second = JSON.parse(readFileSync(path.join(otherRun, preparedFileName("games")), "utf8")) as { files: { sha256: string }[] };
+    const first = JSON.parse(readFileSync(path.join(runDir, preparedFileName("games")), "utf8")) as {
+      files: { sha256: string }[];
+    };
+    const second = JSON.parse(readFileSync(path.join(otherRun, preparedFileName("games")), "utf8")) as {
+      files: { sha256: string }[];
+    };
     expect(second.files[0]!.sha256).toBe(first.files[0]!.sha256);
   }, 120_000);
 
@@ -192,7 +236,9 @@ describe.skipIf(skip)(skipTitle("TextWorld through the env host", skip, TEXTWORL
     writeFileSync(recordPath, JSON.stringify(record));
     const resumed = createHostEnvKinds([textworldLibrary], { root: runDir, cacheDir: cache, python }).get("textworld")!;
     try {
-      await expect(resumed.provision!(env, { name: "games", runDir, log: () => undefined, tools: [] })).rejects.toThrow(/game 1 .* has sha256 [0-9a-f]{64}, but this run recorded 0{64}/);
+      await expect(resumed.provision!(env, { name: "games", runDir, log: () => undefined, tools: [] })).rejects.toThrow(
+        /game 1 .* has sha256 [0-9a-f]{64}, but this run recorded 0{64}/,
+      );
       expect(readFileSync(recordPath, "utf8")).toBe(JSON.stringify(record));
     } finally {
       writeFileSync(recordPath, saved);
@@ -221,17 +267,23 @@ describe.skipIf(skip)(skipTitle("env host faults, on a backend registered for th
     const [a, b] = [await kind.create(faulty, 0, 0), await kind.create(faulty, 1, 0)];
     await a.reset();
     await b.reset();
-    await expect(a.step(act("raise"))).rejects.toThrow(/ValueError: the library broke on task 0 \(traceback in env-host.log\)/);
+    await expect(a.step(act("raise"))).rejects.toThrow(
+      /ValueError: the library broke on task 0 \(traceback in env-host.log\)/,
+    );
     await expect(a.step(act("again"))).rejects.toThrow(/no open episode/);
     expect((await b.step(act("hello"))).text).toBe("you said hello");
-    expect(readFileSync(path.join(runDir, "env-host.log"), "utf8")).toMatch(/Traceback[\s\S]*faulty_backend\.py[\s\S]*ValueError/);
+    expect(readFileSync(path.join(runDir, "env-host.log"), "utf8")).toMatch(
+      /Traceback[\s\S]*faulty_backend\.py[\s\S]*ValueError/,
+    );
   });
 
   it("an open that fails ends that episode only: create still answers, and the episode's reset is the env error (the harness records env_error); the next episode opens", async () => {
     const failed = await kind.create(faulty, 13, 0);
     const error = await failed.reset().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EnvError);
-    expect((error as EnvError).message).toMatch(/faulty task 13: opening its episode: .*ValueError: task 13 cannot be opened/);
+    expect((error as EnvError).message).toMatch(
+      /faulty task 13: opening its episode: .*ValueError: task 13 cannot be opened/,
+    );
     await failed.close();
     const next = await kind.create(faulty, 1, 0);
     expect((await next.step(act("go"))).text).toBe("you said go");
@@ -249,7 +301,10 @@ describe.skipIf(skip)(skipTitle("env host faults, on a backend registered for th
   /** Kills this test process's own env host (the arl_envhost process whose parent it is). */
   function killOurHost(): void {
     const pids = spawnSync("pgrep", ["-f", "arl_envhost"], { encoding: "utf8" }).stdout.trim().split("\n").map(Number);
-    const ours = pids.filter((pid) => spawnSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim() === String(process.pid));
+    const ours = pids.filter(
+      (pid) =>
+        spawnSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim() === String(process.pid),
+    );
     expect(ours.length).toBe(1);
     process.kill(ours[0]!, "SIGKILL");
   }
@@ -273,9 +328,16 @@ describe.skipIf(skip)(skipTitle("env host faults, on a backend registered for th
   }, 30_000);
 
   it("a library that is not installed is one line naming the setup command", async () => {
-    const missing = createHostEnvKinds([textworldLibrary], { root: runDir, python: "/usr/bin/python3" }).get("textworld")!;
+    const missing = createHostEnvKinds([textworldLibrary], { root: runDir, python: "/usr/bin/python3" }).get(
+      "textworld",
+    )!;
     try {
-      const error = await missing.provision!(textworldEnv(), { name: "games", runDir, log: () => undefined, tools: [] }).catch((e: unknown) => e);
+      const error = await missing.provision!(textworldEnv(), {
+        name: "games",
+        runDir,
+        log: () => undefined,
+        tools: [],
+      }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EnvError);
       const message = (error as Error).message.split(" (traceback")[0]!;
       expect(message).toMatch(/TextWorld is not installed in this Python .*'npm run setup:envs'/);

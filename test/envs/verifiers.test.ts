@@ -226,7 +226,11 @@ experiment echo {
 }
 
 /** A program run to its end, `stdin` written: its exit code and what it wrote. */
-function finished(file: string, args: readonly string[], options: { cwd?: string; env: NodeJS.ProcessEnv; stdin?: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function finished(
+  file: string,
+  args: readonly string[],
+  options: { cwd?: string; env: NodeJS.ProcessEnv; stdin?: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(file, [...args], { cwd: options.cwd, env: options.env });
     let stdout = "";
@@ -239,116 +243,195 @@ function finished(file: string, args: readonly string[], options: { cwd?: string
 }
 
 async function arlRun(spec: string, out: string): Promise<{ status: number | null; output: string }> {
-  const run = await finished(process.execPath, [arl, "run", spec, "--out", out], { env: { ...process.env, ARL_ENVSERVERS_PYTHON: envServersPython } });
+  const run = await finished(process.execPath, [arl, "run", spec, "--out", out], {
+    env: { ...process.env, ARL_ENVSERVERS_PYTHON: envServersPython },
+  });
   return { status: run.code, output: run.stdout + run.stderr };
 }
 
-const runDirOf = (output: string): string => path.resolve(/run directory: (\S+)/.exec(output)?.[1] ?? "no run directory printed");
+const runDirOf = (output: string): string =>
+  path.resolve(/run directory: (\S+)/.exec(output)?.[1] ?? "no run directory printed");
 
 const available = envServersAvailable();
 
-describe.skipIf(!available)(skipTitle("std/envs/verifiers: v1 tasksets as agent episodes", !available, ENV_SERVERS_NEED), () => {
-  it("trains two iterations through the gateway, each record's rewards those of verifiers' own Task.score for the served reply", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-"));
-    writeFileSync(path.join(dir, "echo_tasks.py"), TASKSET);
-    // Line i plays the taskset's task 3 - i: the line's index, not its position, picks the task.
-    const lines = [3, 2, 1, 0].map((index) => ({ taskset: "./echo_tasks.py", index }));
-    const spec = writeSpec(dir, {
-      lines,
-      iterations: 2,
-      signals: "fingerprint { scope: outcome, type: number }\n      brief { scope: outcome, type: number }\n      chars { scope: outcome, type: number }",
-      reward: "total: outcome.reward\n    fingerprint: outcome.fingerprint\n    brief: outcome.brief\n    chars: 0.01 * outcome.chars",
-    });
-    const { status, output } = await arlRun(spec, path.join(dir, "out"));
-    expect(status, output).toBe(0);
-    const runDir = runDirOf(output);
-    const metrics = readFileSync(path.join(runDir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { iteration: number; env_errors: number; gateway_calls: number });
-    expect(metrics.map((m) => [m.iteration, m.env_errors, m.gateway_calls])).toEqual([
-      [1, 0, 4],
-      [2, 0, 4],
-    ]);
+describe.skipIf(!available)(
+  skipTitle("std/envs/verifiers: v1 tasksets as agent episodes", !available, ENV_SERVERS_NEED),
+  () => {
+    it("trains two iterations through the gateway, each record's rewards those of verifiers' own Task.score for the served reply", async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-"));
+      writeFileSync(path.join(dir, "echo_tasks.py"), TASKSET);
+      // Line i plays the taskset's task 3 - i: the line's index, not its position, picks the task.
+      const lines = [3, 2, 1, 0].map((index) => ({ taskset: "./echo_tasks.py", index }));
+      const spec = writeSpec(dir, {
+        lines,
+        iterations: 2,
+        signals:
+          "fingerprint { scope: outcome, type: number }\n      brief { scope: outcome, type: number }\n      chars { scope: outcome, type: number }",
+        reward:
+          "total: outcome.reward\n    fingerprint: outcome.fingerprint\n    brief: outcome.brief\n    chars: 0.01 * outcome.chars",
+      });
+      const { status, output } = await arlRun(spec, path.join(dir, "out"));
+      expect(status, output).toBe(0);
+      const runDir = runDirOf(output);
+      const metrics = readFileSync(path.join(runDir, "metrics.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { iteration: number; env_errors: number; gateway_calls: number });
+      expect(metrics.map((m) => [m.iteration, m.env_errors, m.gateway_calls])).toEqual([
+        [1, 0, 4],
+        [2, 0, 4],
+      ]);
 
-    const records = readBuffer(path.join(runDir, "buffer.arlbuf")).records;
-    expect(records).toHaveLength(8);
-    const queries = records.map((r) => {
-      const replies = (r.messages ?? []).filter((m) => m.role === "assistant");
-      expect(replies, JSON.stringify(r.messages)).toHaveLength(1);
-      return { index: 3 - r.task, reply: replies[0]?.content ?? "" };
-    });
-    const rescored = spawnSync(envServersPython, ["-c", RESCORE, path.join(dir, "echo_tasks.py")], { input: JSON.stringify(queries), encoding: "utf8" });
-    expect(rescored.status, rescored.stderr).toBe(0);
-    const scores = JSON.parse(rescored.stdout) as { reward: number; rewards: Record<string, number>; metrics: Record<string, number> }[];
-    records.forEach((r, i) => {
-      const s = scores[i]!;
-      expect(r.rewards, `record ${i}: ${JSON.stringify(queries[i])}`).toEqual({ total: s.reward, fingerprint: s.rewards.fingerprint, brief: s.rewards.brief, chars: 0.01 * s.metrics.chars! });
-      expect(s.reward).toBeCloseTo(s.rewards.fingerprint! + 2 * s.rewards.brief!, 12);
-    });
-    // The fingerprint tells replies apart: the run did not score one text over and over.
-    expect(new Set(records.map((r) => r.rewards.fingerprint)).size).toBeGreaterThan(1);
-  }, 420_000);
+      const records = readBuffer(path.join(runDir, "buffer.arlbuf")).records;
+      expect(records).toHaveLength(8);
+      const queries = records.map((r) => {
+        const replies = (r.messages ?? []).filter((m) => m.role === "assistant");
+        expect(replies, JSON.stringify(r.messages)).toHaveLength(1);
+        return { index: 3 - r.task, reply: replies[0]?.content ?? "" };
+      });
+      const rescored = spawnSync(envServersPython, ["-c", RESCORE, path.join(dir, "echo_tasks.py")], {
+        input: JSON.stringify(queries),
+        encoding: "utf8",
+      });
+      expect(rescored.status, rescored.stderr).toBe(0);
+      const scores = JSON.parse(rescored.stdout) as {
+        reward: number;
+        rewards: Record<string, number>;
+        metrics: Record<string, number>;
+      }[];
+      records.forEach((r, i) => {
+        const s = scores[i]!;
+        expect(r.rewards, `record ${i}: ${JSON.stringify(queries[i])}`).toEqual({
+          total: s.reward,
+          fingerprint: s.rewards.fingerprint,
+          brief: s.rewards.brief,
+          chars: 0.01 * s.metrics.chars!,
+        });
+        expect(s.reward).toBeCloseTo(s.rewards.fingerprint! + 2 * s.rewards.brief!, 12);
+      });
+      // The fingerprint tells replies apart: the run did not score one text over and over.
+      expect(new Set(records.map((r) => r.rewards.fingerprint)).size).toBeGreaterThan(1);
+    }, 420_000);
 
-  it("refuses, before any model call, what it cannot play faithfully or the task line gets wrong (exit 3, one line)", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-refused-"));
-    writeFileSync(path.join(dir, "refused.py"), REFUSED);
-    writeFileSync(path.join(dir, "broken.py"), 'raise RuntimeError("boom\\nthe taskset cannot start")\n');
-    const cases: [object, string][] = [
-      [{ taskset: "./refused.py", index: 0 }, "taskset './refused.py' must export exactly one Taskset class (found: Sized, Runtimes, Boxed, Silent, Tooled, Judged); name one with \"name\""],
-      [{ taskset: "./refused.py", name: "Nope", index: 0 }, "taskset './refused.py' has no Taskset class 'Nope'"],
-      [{ taskset: "./refused.py", name: "Sized", index: 0, config: { words: "many" } }, "taskset './refused.py': config.words: Input should be a valid integer, unable to parse string as an integer (1 error(s))"],
-      // The config reaches the taskset: one word, so one task.
-      [{ taskset: "./refused.py", name: "Sized", index: 1, config: { words: 1 } }, "taskset './refused.py' has no task 1 (it has 1)"],
-      [{ taskset: "./refused.py", name: "Runtimes", index: 0 }, "task 0 of taskset './refused.py': reward 'ran' needs a runtime (a sandbox), which ARL's verifiers program does not provide"],
-      [{ taskset: "./refused.py", name: "Boxed", index: 0 }, "task 0 of taskset './refused.py' needs a container (NEEDS_CONTAINER), which ARL's verifiers program does not run"],
-      [{ taskset: "./refused.py", name: "Silent", index: 0 }, "task 0 of taskset './refused.py' has no prompt (a conversation the user opens needs verifiers' user simulator)"],
-      [{ taskset: "./refused.py", name: "Tooled", index: 0 }, "task 0 of taskset './refused.py' offers tools from MCP tool servers (toolsets), which ARL's verifiers program does not run"],
-      [{ taskset: "./refused.py", name: "Judged", index: 0 }, "task 0 of taskset './refused.py' is scored by judges, which call a model: at OPENAI_BASE_URL they would be the policy's own turns"],
-      [{ taskset: "./broken.py", index: 0 }, "taskset './broken.py' failed to import: RuntimeError: the taskset cannot start"],
-      [{ taskset: "./missing.py", index: 0 }, `taskset file './missing.py' does not exist (it is read relative to the spec's folder, ${dir})`],
-      [{ index: 0 }, 'the task line names no taskset (write {"taskset": "./my_tasks.py", "index": 0})'],
-    ];
-    // The program's main() once per case in one interpreter (verifiers imported once, not twelve
-    // times on a busy machine), stdin and the streams its own, exit codes read from SystemExit.
-    const program = fileURLToPath(new URL("../../stdlib/std/agents/verifiers_taskset.py", import.meta.url));
-    // No model to call: a call would fail to connect, and none of these gets that far.
-    const env = { ...process.env, OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "none" };
-    const stdin = JSON.stringify(cases.map(([task]) => `${JSON.stringify({ task, task_id: 0, seed: 0 })}\n`));
-    const driven = await finished(envServersPython, ["-c", DRIVE_MAIN, program], { cwd: dir, env, stdin });
-    expect(driven.code, driven.stderr).toBe(0);
-    const runs = JSON.parse(driven.stdout) as { code: number | null; stdout: string; stderr: string }[];
-    runs.forEach((run, i) => {
-      const [task, reason] = cases[i]!;
-      expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }, JSON.stringify(task)).toEqual({ code: 3, stdout: "", stderr: `verifiers taskset: ${reason}\n` });
-    });
-  }, 300_000);
+    it("refuses, before any model call, what it cannot play faithfully or the task line gets wrong (exit 3, one line)", async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-refused-"));
+      writeFileSync(path.join(dir, "refused.py"), REFUSED);
+      writeFileSync(path.join(dir, "broken.py"), 'raise RuntimeError("boom\\nthe taskset cannot start")\n');
+      const cases: [object, string][] = [
+        [
+          { taskset: "./refused.py", index: 0 },
+          "taskset './refused.py' must export exactly one Taskset class (found: Sized, Runtimes, Boxed, Silent, Tooled, Judged); name one with \"name\"",
+        ],
+        [{ taskset: "./refused.py", name: "Nope", index: 0 }, "taskset './refused.py' has no Taskset class 'Nope'"],
+        [
+          { taskset: "./refused.py", name: "Sized", index: 0, config: { words: "many" } },
+          "taskset './refused.py': config.words: Input should be a valid integer, unable to parse string as an integer (1 error(s))",
+        ],
+        // The config reaches the taskset: one word, so one task.
+        [
+          { taskset: "./refused.py", name: "Sized", index: 1, config: { words: 1 } },
+          "taskset './refused.py' has no task 1 (it has 1)",
+        ],
+        [
+          { taskset: "./refused.py", name: "Runtimes", index: 0 },
+          "task 0 of taskset './refused.py': reward 'ran' needs a runtime (a sandbox), which ARL's verifiers program does not provide",
+        ],
+        [
+          { taskset: "./refused.py", name: "Boxed", index: 0 },
+          "task 0 of taskset './refused.py' needs a container (NEEDS_CONTAINER), which ARL's verifiers program does not run",
+        ],
+        [
+          { taskset: "./refused.py", name: "Silent", index: 0 },
+          "task 0 of taskset './refused.py' has no prompt (a conversation the user opens needs verifiers' user simulator)",
+        ],
+        [
+          { taskset: "./refused.py", name: "Tooled", index: 0 },
+          "task 0 of taskset './refused.py' offers tools from MCP tool servers (toolsets), which ARL's verifiers program does not run",
+        ],
+        [
+          { taskset: "./refused.py", name: "Judged", index: 0 },
+          "task 0 of taskset './refused.py' is scored by judges, which call a model: at OPENAI_BASE_URL they would be the policy's own turns",
+        ],
+        [
+          { taskset: "./broken.py", index: 0 },
+          "taskset './broken.py' failed to import: RuntimeError: the taskset cannot start",
+        ],
+        [
+          { taskset: "./missing.py", index: 0 },
+          `taskset file './missing.py' does not exist (it is read relative to the spec's folder, ${dir})`,
+        ],
+        [{ index: 0 }, 'the task line names no taskset (write {"taskset": "./my_tasks.py", "index": 0})'],
+      ];
+      // The program's main() once per case in one interpreter (verifiers imported once, not twelve
+      // times on a busy machine), stdin and the streams its own, exit codes read from SystemExit.
+      const program = fileURLToPath(new URL("../../stdlib/std/agents/verifiers_taskset.py", import.meta.url));
+      // No model to call: a call would fail to connect, and none of these gets that far.
+      const env = { ...process.env, OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "none" };
+      const stdin = JSON.stringify(cases.map(([task]) => `${JSON.stringify({ task, task_id: 0, seed: 0 })}\n`));
+      const driven = await finished(envServersPython, ["-c", DRIVE_MAIN, program], { cwd: dir, env, stdin });
+      expect(driven.code, driven.stderr).toBe(0);
+      const runs = JSON.parse(driven.stdout) as { code: number | null; stdout: string; stderr: string }[];
+      runs.forEach((run, i) => {
+        const [task, reason] = cases[i]!;
+        expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }, JSON.stringify(task)).toEqual({
+          code: 3,
+          stdout: "",
+          stderr: `verifiers taskset: ${reason}\n`,
+        });
+      });
+    }, 300_000);
 
-  it("makes a raising reward, an unimportable taskset and a missing task env errors, one line each", async () => {
-    const faults = [
-      { line: { taskset: "./raising_tasks.py", index: 0 }, reason: /^verifiers taskset: scoring task 0 raised ValueError: the reply has no number$/ },
-      { line: { taskset: "no_such_taskset_module", index: 0 }, reason: /^verifiers taskset: taskset 'no_such_taskset_module' is not importable: module 'no_such_taskset_module' not found on the env servers' Python$/ },
-      { line: { taskset: "./echo_tasks.py", index: 9 }, reason: /^verifiers taskset: taskset '.\/echo_tasks.py' has no task 9 \(it has 4\)$/ },
-    ];
-    // One run a fault (a task file of one line), the three at once.
-    const runs = await Promise.all(
-      faults.map(async ({ line }) => {
-        const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-fault-"));
-        writeFileSync(path.join(dir, "raising_tasks.py"), RAISING);
-        writeFileSync(path.join(dir, "echo_tasks.py"), TASKSET);
-        const spec = writeSpec(dir, { lines: [line], iterations: 1, signals: "judged { scope: outcome, type: number }", reward: "judged: outcome.judged", allTrain: true });
-        return { dir, ...(await arlRun(spec, path.join(dir, "out"))) };
-      }),
-    );
-    runs.forEach(({ dir, status, output }, i) => {
-      // Every episode of the first batch failed: the run stops with the reason rather than train on nothing.
-      expect(status, output).not.toBe(0);
-      expect(output).toMatch(/every episode of the first batch \(2\) ended in an env error, so the run stops rather than train on nothing/);
-      const logs = path.join(dir, "out", "echo", "default");
-      const agentLogs = path.join(logs, readdirSync(logs)[0]!, "agent-logs");
-      const reasons = readdirSync(agentLogs).map((f) => readFileSync(path.join(agentLogs, f), "utf8").split("\n")[0]!);
-      expect(reasons).toHaveLength(2);
-      for (const reason of reasons) {
-        expect(reason).toMatch(/verifiers_taskset\.py' exited with code 3: /);
-        expect(reason.slice(reason.indexOf("exited with code 3: ") + "exited with code 3: ".length)).toMatch(faults[i]!.reason);
-      }
-    });
-  }, 420_000);
-});
+    it("makes a raising reward, an unimportable taskset and a missing task env errors, one line each", async () => {
+      const faults = [
+        {
+          line: { taskset: "./raising_tasks.py", index: 0 },
+          reason: /^verifiers taskset: scoring task 0 raised ValueError: the reply has no number$/,
+        },
+        {
+          line: { taskset: "no_such_taskset_module", index: 0 },
+          reason:
+            /^verifiers taskset: taskset 'no_such_taskset_module' is not importable: module 'no_such_taskset_module' not found on the env servers' Python$/,
+        },
+        {
+          line: { taskset: "./echo_tasks.py", index: 9 },
+          reason: /^verifiers taskset: taskset '.\/echo_tasks.py' has no task 9 \(it has 4\)$/,
+        },
+      ];
+      // One run a fault (a task file of one line), the three at once.
+      const runs = await Promise.all(
+        faults.map(async ({ line }) => {
+          const dir = mkdtempSync(path.join(tmpdir(), "arl-verifiers-fault-"));
+          writeFileSync(path.join(dir, "raising_tasks.py"), RAISING);
+          writeFileSync(path.join(dir, "echo_tasks.py"), TASKSET);
+          const spec = writeSpec(dir, {
+            lines: [line],
+            iterations: 1,
+            signals: "judged { scope: outcome, type: number }",
+            reward: "judged: outcome.judged",
+            allTrain: true,
+          });
+          return { dir, ...(await arlRun(spec, path.join(dir, "out"))) };
+        }),
+      );
+      runs.forEach(({ dir, status, output }, i) => {
+        // Every episode of the first batch failed: the run stops with the reason rather than train on nothing.
+        expect(status, output).not.toBe(0);
+        expect(output).toMatch(
+          /every episode of the first batch \(2\) ended in an env error, so the run stops rather than train on nothing/,
+        );
+        const logs = path.join(dir, "out", "echo", "default");
+        const agentLogs = path.join(logs, readdirSync(logs)[0]!, "agent-logs");
+        const reasons = readdirSync(agentLogs).map(
+          (f) => readFileSync(path.join(agentLogs, f), "utf8").split("\n")[0]!,
+        );
+        expect(reasons).toHaveLength(2);
+        for (const reason of reasons) {
+          expect(reason).toMatch(/verifiers_taskset\.py' exited with code 3: /);
+          expect(reason.slice(reason.indexOf("exited with code 3: ") + "exited with code 3: ".length)).toMatch(
+            faults[i]!.reason,
+          );
+        }
+      });
+    }, 420_000);
+  },
+);

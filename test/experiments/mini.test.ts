@@ -22,7 +22,10 @@ import { RunDirectory } from "../../src/runtime/run-dir.js";
 
 const MINI = fileURLToPath(new URL("../../experiments/mini/", import.meta.url));
 /** The built embedded trainer (`npm test` builds first), as `arl run` starts it for backend local. */
-const EMBEDDED = { file: process.execPath, args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))] };
+const EMBEDDED = {
+  file: process.execPath,
+  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
+};
 const specs = readdirSync(MINI)
   .filter((f) => f.endsWith(".arl"))
   .sort()
@@ -51,13 +54,28 @@ function compile(file: string) {
  * games (provision generates every game of the env, about a second each).
  */
 function smoke(plan: Plan): Plan {
-  const envs = Object.fromEntries(Object.entries(plan.envs).map(([name, env]) => [name, env.kind === "textworld" ? { ...env, tasks: Math.min(env.tasks, 5) } : env]));
+  const envs = Object.fromEntries(
+    Object.entries(plan.envs).map(([name, env]) => [
+      name,
+      env.kind === "textworld" ? { ...env, tasks: Math.min(env.tasks, 5) } : env,
+    ]),
+  );
   const shrunk: Plan = {
     ...plan,
     envs,
-    policy: { ...plan.policy, model: "builtin:tiny?hidden=16&embed=8&key=8", sampling: { ...plan.policy.sampling, max_new_tokens: 8 } },
+    policy: {
+      ...plan.policy,
+      model: "builtin:tiny?hidden=16&embed=8&key=8",
+      sampling: { ...plan.policy.sampling, max_new_tokens: 8 },
+    },
     algorithm: { ...plan.algorithm, group_size: 2 },
-    rollout: { ...plan.rollout, iterations: 1, tasks_per_batch: 1, concurrency: 2, sft: plan.rollout.sft ? { ...plan.rollout.sft, demos: 2, epochs: 1, batch: 2 } : null },
+    rollout: {
+      ...plan.rollout,
+      iterations: 1,
+      tasks_per_batch: 1,
+      concurrency: 2,
+      sft: plan.rollout.sft ? { ...plan.rollout.sft, demos: 2, epochs: 1, batch: 2 } : null,
+    },
     eval: { ...plan.eval, every: 1, tasks: 1, base: false },
   };
   return { ...shrunk, hash: planHash(shrunk) };
@@ -68,15 +86,20 @@ describe("experiments/mini", () => {
     expect(specs.map((s) => path.basename(s))).toEqual(Object.keys(expectedWarnings));
   });
 
-  it.each(specs.map((s) => path.basename(s)))("%s checks without errors against its current lock file, with only the warnings it means to show", (name) => {
-    const file = path.join(MINI, name);
-    expect(existsSync(lockPath(file)), `${name} has no lock file: run 'arl lock experiments/mini/${name}'`).toBe(true);
-    const { result } = compile(file);
-    const errors = result.diagnostics.filter((d) => d.severity === "error");
-    expect(errors.map((d) => `${d.code}: ${d.message}`)).toEqual([]);
-    const warnings = [...new Set(result.diagnostics.filter((d) => d.severity === "warning").map((d) => d.code))];
-    expect(warnings).toEqual(expectedWarnings[name]);
-  });
+  it.each(specs.map((s) => path.basename(s)))(
+    "%s checks without errors against its current lock file, with only the warnings it means to show",
+    (name) => {
+      const file = path.join(MINI, name);
+      expect(existsSync(lockPath(file)), `${name} has no lock file: run 'arl lock experiments/mini/${name}'`).toBe(
+        true,
+      );
+      const { result } = compile(file);
+      const errors = result.diagnostics.filter((d) => d.severity === "error");
+      expect(errors.map((d) => `${d.code}: ${d.message}`)).toEqual([]);
+      const warnings = [...new Set(result.diagnostics.filter((d) => d.severity === "warning").map((d) => d.code))];
+      expect(warnings).toEqual(expectedWarnings[name]);
+    },
+  );
 
   // One smoke run per runtime path the variants take: their differences that are not numbers
   // the runtime already runs with (the turn budget, the advantage baseline, the seed) are the
@@ -97,20 +120,26 @@ describe("experiments/mini", () => {
     );
 
     it("finds the variants it runs", () => {
-      expect(cases.map((c) => c.name)).toEqual(Object.entries(smoked).flatMap(([file, variants]) => variants.map((v) => `${file} ${v}`)));
+      expect(cases.map((c) => c.name)).toEqual(
+        Object.entries(smoked).flatMap(([file, variants]) => variants.map((v) => `${file} ${v}`)),
+      );
     });
 
-    it.each(cases)("$name: cold start, one iteration and the evaluations write their rows", async ({ plan }) => {
-      const shrunk = smoke(plan);
-      const runDir = RunDirectory.create(dir, shrunk);
-      await executePlan({ plan: shrunk, runDir, trainer: EMBEDDED, envs: envKinds, log: () => undefined });
-      const metrics = runDir.readMetrics();
-      expect(metrics.map((m) => m.iteration)).toEqual([1]);
-      const row = metrics[0]!;
-      expect(row.eval_before_training).toHaveProperty("pass@1");
-      expect(row.eval).toHaveProperty("pass@1");
-      expect(Object.keys(row.reward_terms as object).sort()).toEqual(Object.keys(plan.reward.terms).sort());
-      expect(runDir.readState().sftDone).toBe(true);
-    }, 180_000);
+    it.each(cases)(
+      "$name: cold start, one iteration and the evaluations write their rows",
+      async ({ plan }) => {
+        const shrunk = smoke(plan);
+        const runDir = RunDirectory.create(dir, shrunk);
+        await executePlan({ plan: shrunk, runDir, trainer: EMBEDDED, envs: envKinds, log: () => undefined });
+        const metrics = runDir.readMetrics();
+        expect(metrics.map((m) => m.iteration)).toEqual([1]);
+        const row = metrics[0]!;
+        expect(row.eval_before_training).toHaveProperty("pass@1");
+        expect(row.eval).toHaveProperty("pass@1");
+        expect(Object.keys(row.reward_terms as object).sort()).toEqual(Object.keys(plan.reward.terms).sort());
+        expect(runDir.readState().sftDone).toBe(true);
+      },
+      180_000,
+    );
   });
 });

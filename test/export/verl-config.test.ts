@@ -10,7 +10,12 @@ import { toYaml } from "../../src/export/verl/yaml.js";
 import { lowerModel } from "../../src/plan/lower.js";
 import type { Plan } from "../../src/plan/schema.js";
 
-const paths = { trainFile: "data/train.parquet", valFile: "data/val.parquet", rewardModule: "reward.py", toolConfig: "tool_config.yaml" };
+const paths = {
+  trainFile: "data/train.parquet",
+  valFile: "data/val.parquet",
+  rewardModule: "reward.py",
+  toolConfig: "tool_config.yaml",
+};
 
 function plansOf(spec: string): Plan[] {
   const result = new Compiler().check(path.resolve("experiments", spec), { plan: false });
@@ -22,7 +27,8 @@ const agentrl = plansOf("agentrl-table6-ablation.arl").find((p) => p.variant ===
 const ppo = plansOf("pg-table8-algorithms.arl").find((p) => p.variant === "ppo") as Plan;
 
 type Tree = Record<string, unknown>;
-const get = (tree: unknown, dotted: string): unknown => dotted.split(".").reduce<unknown>((node, k) => (node as Tree)[k], tree);
+const get = (tree: unknown, dotted: string): unknown =>
+  dotted.split(".").reduce<unknown>((node, k) => (node as Tree)[k], tree);
 
 describe("verlConfig", () => {
   it("maps GRPO with k3 KL in the loss, group size, batches and GPUs", () => {
@@ -44,7 +50,9 @@ describe("verlConfig", () => {
     expect(get(overrides, "actor_rollout_ref.actor.clip_ratio_c")).toBe(1e9);
     expect(get(overrides, "actor_rollout_ref.rollout.multi_turn.max_assistant_turns")).toBe(20);
     const refused = refusals(findings).map((f) => f.setting);
-    expect(refused).toEqual(expect.arrayContaining(["algorithm.advantage.task_norm", "rollout.async", "rollout.cross_policy"]));
+    expect(refused).toEqual(
+      expect.arrayContaining(["algorithm.advantage.task_norm", "rollout.async", "rollout.cross_policy"]),
+    );
     const bessel = findings.find((f) => f.setting === "algorithm.advantage.normalize");
     expect(bessel?.handling).toBe("differs");
     expect(bessel?.consequence).toContain("0.9354");
@@ -66,17 +74,39 @@ describe("verlConfig", () => {
   });
 
   it("maps constant(C) to seq-mean-token-sum-norm with loss_scale_factor C, and refuses group_token_mean", () => {
-    const constant = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "constant", constant: 4096 } } }, paths, 2048);
+    const constant = verlConfig(
+      { ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "constant", constant: 4096 } } },
+      paths,
+      2048,
+    );
     expect(get(constant.overrides, "actor_rollout_ref.actor.loss_agg_mode")).toBe("seq-mean-token-sum-norm");
     expect(get(constant.overrides, "actor_rollout_ref.actor.loss_scale_factor")).toBe(4096);
-    const group = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "group_token_mean" } } }, paths, 2048);
+    const group = verlConfig(
+      { ...agentrl, algorithm: { ...agentrl.algorithm, reduction: { mode: "group_token_mean" } } },
+      paths,
+      2048,
+    );
     expect(refusals(group.findings).map((f) => f.setting)).toContain("algorithm.reduction");
   });
 
   it("maps leave-one-out to rloo, tis to rollout_correction, and refuses the builtin model", () => {
-    const rloo = verlConfig({ ...agentrl, algorithm: { ...agentrl.algorithm, advantage: { ...agentrl.algorithm.advantage, baseline: "leave_one_out", normalize: "none" } }, mask: { ...agentrl.mask, tis: { cap: 2, level: "token" } } }, paths, 2048);
+    const rloo = verlConfig(
+      {
+        ...agentrl,
+        algorithm: {
+          ...agentrl.algorithm,
+          advantage: { ...agentrl.algorithm.advantage, baseline: "leave_one_out", normalize: "none" },
+        },
+        mask: { ...agentrl.mask, tis: { cap: 2, level: "token" } },
+      },
+      paths,
+      2048,
+    );
     expect(get(rloo.overrides, "algorithm.adv_estimator")).toBe("rloo");
-    expect(get(rloo.overrides, "algorithm.rollout_correction")).toEqual({ rollout_is: "token", rollout_is_threshold: 2 });
+    expect(get(rloo.overrides, "algorithm.rollout_correction")).toEqual({
+      rollout_is: "token",
+      rollout_is_threshold: 2,
+    });
     const tiny = verlConfig({ ...agentrl, policy: { ...agentrl.policy, model: "builtin:tiny" } }, paths, 2048);
     expect(refusals(tiny.findings).map((f) => f.setting)).toContain("policy.model");
   });
@@ -84,7 +114,15 @@ describe("verlConfig", () => {
 
 describe("reward and YAML", () => {
   it("writes reward expressions as Python and exponent numbers as YAML 1.1 floats", () => {
-    expect(pythonExpr({ op: "when", args: [{ op: "const", value: -0.2 }, { op: "signal", namespace: "episode", name: "aborted", type: "bool", timing: "outcome" }] })).toBe('(_num(-0.2) if _truth(_signal(s, "episode", None, "aborted")) else 0)');
+    expect(
+      pythonExpr({
+        op: "when",
+        args: [
+          { op: "const", value: -0.2 },
+          { op: "signal", namespace: "episode", name: "aborted", type: "bool", timing: "outcome" },
+        ],
+      }),
+    ).toBe('(_num(-0.2) if _truth(_signal(s, "episode", None, "aborted")) else 0)');
     expect(toYaml({ a: { lr: 5e-7, s: "x 5e-7" } })).toBe('a:\n  lr: 5.0e-7\n  s: "x 5e-7"\n');
   });
 });

@@ -38,7 +38,14 @@ afterAll(async () => {
 });
 
 function open(texts: readonly string[], validator?: ToolCallValidator) {
-  const session = new ModelSession({ policy: new RecordingPolicy({ policy, tiny }, texts), template: DEFAULT_TEMPLATE, stopIds: [EOS], plan, seed: (call) => call, ...(validator ? { validator } : {}) });
+  const session = new ModelSession({
+    policy: new RecordingPolicy({ policy, tiny }, texts),
+    template: DEFAULT_TEMPLATE,
+    stopIds: [EOS],
+    plan,
+    seed: (call) => call,
+    ...(validator ? { validator } : {}),
+  });
   return { session, handle: gateway.open(session) };
 }
 
@@ -60,22 +67,39 @@ describe("one model half for every API", () => {
     const input: ResponseInputItem[] = [{ role: "user", content: "hello world" }];
     const tools = [{ type: "function" as const, ...STEP, strict: false }];
     const first = await client.responses.create({ model: session.modelName, instructions: "Count.", input, tools });
-    input.push(...(first.output as ResponseInputItem[]), { type: "function_call_output", call_id: "call_0", output: "counter at 1" });
+    input.push(...(first.output as ResponseInputItem[]), {
+      type: "function_call_output",
+      call_id: "call_0",
+      output: "counter at 1",
+    });
     const second = await client.responses.create({ model: session.modelName, instructions: "Count.", input, tools });
     expect(second.output_text).toBe("done");
     await handle.close();
     const r = expectOneTrajectory(session, 2);
     // The second prompt is the first call's context and generated ids exactly, then the tool result.
     const raw = second as unknown as { prompt_token_ids: number[] };
-    expect(raw.prompt_token_ids.slice(0, r.turnEnds[0]! + 1)).toEqual(Array.from(r.ids.subarray(0, r.turnEnds[0]! + 1)));
+    expect(raw.prompt_token_ids.slice(0, r.turnEnds[0]! + 1)).toEqual(
+      Array.from(r.ids.subarray(0, r.turnEnds[0]! + 1)),
+    );
   });
 
   it("a Responses round trip by previous_response_id continues it too", async () => {
     const { session, handle } = open([CALL, "done"]);
     const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
     const tools = [{ type: "function" as const, ...STEP, strict: false }];
-    const first = await client.responses.create({ model: session.modelName, instructions: "Count.", input: "hello world", tools });
-    await client.responses.create({ model: session.modelName, instructions: "Count.", previous_response_id: first.id, input: [{ type: "function_call_output", call_id: "call_0", output: "counter at 1" }], tools });
+    const first = await client.responses.create({
+      model: session.modelName,
+      instructions: "Count.",
+      input: "hello world",
+      tools,
+    });
+    await client.responses.create({
+      model: session.modelName,
+      instructions: "Count.",
+      previous_response_id: first.id,
+      input: [{ type: "function_call_output", call_id: "call_0", output: "counter at 1" }],
+      tools,
+    });
     await handle.close();
     expectOneTrajectory(session, 2);
   });
@@ -86,13 +110,22 @@ describe("one model half for every API", () => {
       const response = await fetch(`${handle.anthropicBaseUrl}/v1/messages`, {
         method: "POST",
         headers: { "x-api-key": handle.apiKey },
-        body: JSON.stringify({ model: session.modelName, max_tokens: 64, system: "Count.", tools: [{ name: STEP.name, description: STEP.description, input_schema: STEP.parameters }], messages }),
+        body: JSON.stringify({
+          model: session.modelName,
+          max_tokens: 64,
+          system: "Count.",
+          tools: [{ name: STEP.name, description: STEP.description, input_schema: STEP.parameters }],
+          messages,
+        }),
       });
       return (await response.json()) as { content: unknown[] };
     };
     const history: unknown[] = [{ role: "user", content: "hello world" }];
     const first = await post(history);
-    history.push({ role: "assistant", content: first.content }, { role: "user", content: [{ type: "tool_result", tool_use_id: "call_0", content: "counter at 1" }] });
+    history.push(
+      { role: "assistant", content: first.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_0", content: "counter at 1" }] },
+    );
     await post(history);
     expectOneTrajectory(session, 2);
     await post([{ role: "user", content: "hello again" }]);
@@ -110,9 +143,15 @@ describe("one model half for every API", () => {
     ]);
     expect(fromA.output_text).toBe("hello");
     expect(fromB.choices[0]?.message.content).toBe("world");
-    const anthropic = await fetch(`${gateway.origin}/v1/messages`, { method: "POST", headers: { "x-api-key": b.handle.apiKey }, body: JSON.stringify({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }] }) });
+    const anthropic = await fetch(`${gateway.origin}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": b.handle.apiKey },
+      body: JSON.stringify({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+    });
     expect(anthropic.status).toBe(200);
-    const stranger = await client("sk-nobody").models.list().catch((e: unknown) => e);
+    const stranger = await client("sk-nobody")
+      .models.list()
+      .catch((e: unknown) => e);
     expect((stranger as { status: number }).status).toBe(401);
     await Promise.all([a.handle.close(), b.handle.close()]);
     expect([a.session.record().episode.turns, b.session.record().episode.turns]).toEqual([1, 2]);
@@ -124,8 +163,18 @@ describe("one model half for every API", () => {
     for (const api of ["chat", "responses"]) {
       const { session, handle } = open([CALL], validator);
       const client = new OpenAI({ baseURL: handle.baseUrl, apiKey: handle.apiKey, maxRetries: 0 });
-      if (api === "chat") await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: STEP }] });
-      else await client.responses.create({ model: "m", input: "hi", tools: [{ type: "function", ...STEP, strict: false }] });
+      if (api === "chat")
+        await client.chat.completions.create({
+          model: "m",
+          messages: [{ role: "user", content: "hi" }],
+          tools: [{ type: "function", function: STEP }],
+        });
+      else
+        await client.responses.create({
+          model: "m",
+          input: "hi",
+          tools: [{ type: "function", ...STEP, strict: false }],
+        });
       await handle.close();
       expect(session.record().toolCalls[0]).toMatchObject({ name: "step", valid: true });
     }

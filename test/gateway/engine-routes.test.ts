@@ -12,7 +12,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tinyConfigure } from "../helpers/tiny-policy.js";
-import { ragged, type ConfigureParams, type Method, type Methods, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
+import {
+  ragged,
+  type ConfigureParams,
+  type Method,
+  type Methods,
+  type TrainStepParams,
+} from "../../src/contracts/trainer-protocol.js";
 import type { EngineGenerateArgs, EngineHttpCall, EngineName } from "../../src/inference/engine/contract.js";
 import { engineWire } from "../../src/inference/engine/wires.js";
 import type { Gateway } from "../../src/inference/gateway/contract.js";
@@ -39,7 +45,10 @@ function step(t: TinyTrainer): TrainStepParams {
   return {
     ids: ragged(ids, Int32Array),
     loss_mask: ragged(masks, Uint8Array),
-    advantages: ragged(masks.map((m) => Float32Array.from(m)), Float32Array),
+    advantages: ragged(
+      masks.map((m) => Float32Array.from(m)),
+      Float32Array,
+    ),
     old_logprobs: t.logprobs(ragged(ids, Int32Array), "current", null),
     ref_logprobs: null,
     groups: Int32Array.from([0]),
@@ -79,7 +88,14 @@ async function serve(api: EngineName, generateMs = 0): Promise<Served> {
       return new Promise((resolve) => setTimeout(() => resolve(tiny.request(method, params)), generateMs));
     },
   };
-  const model = new EngineModel({ policy: new TrainerPolicy(trainer), trainer, modelName: "builtin:tiny", stopIds: [EOS], weightVersion: "default", limits: LIMITS });
+  const model = new EngineModel({
+    policy: new TrainerPolicy(trainer),
+    trainer,
+    modelName: "builtin:tiny",
+    stopIds: [EOS],
+    weightVersion: "default",
+    limits: LIMITS,
+  });
   const gateway = await startGateway({ engine: engineRoutes(api, model), log: () => undefined });
   servers.push(gateway);
   return { tiny, gateway, generateRequests: () => generates };
@@ -98,8 +114,16 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
-async function call(origin: string, method: "GET" | "POST", route: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
-  const res = await fetch(`${origin}${route}`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) });
+async function call(
+  origin: string,
+  method: "GET" | "POST",
+  route: string,
+  body?: unknown,
+): Promise<{ status: number; json: unknown; text: string }> {
+  const res = await fetch(`${origin}${route}`, {
+    method,
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+  });
   const text = await res.text();
   return { status: res.status, json: parsed(text), text };
 }
@@ -115,7 +139,17 @@ function parsed(text: string): unknown {
 
 /** One generation as the run's engine client asks for it. */
 function args(seed: number, extra: Partial<EngineGenerateArgs> = {}): EngineGenerateArgs {
-  return { model: "builtin:tiny", prompt: Int32Array.from(PROMPT), maxNewTokens: 6, temperature: 1, topP: 1, topK: 0, stopIds: [EOS], seed, ...extra };
+  return {
+    model: "builtin:tiny",
+    prompt: Int32Array.from(PROMPT),
+    maxNewTokens: 6,
+    temperature: 1,
+    topP: 1,
+    topK: 0,
+    stopIds: [EOS],
+    seed,
+    ...extra,
+  };
 }
 
 /** The body the runtime's vLLM client sends for `args(seed)`. */
@@ -140,9 +174,23 @@ interface Choice {
 const choiceOf = (json: unknown): Choice => (json as { choices: Choice[] }).choices[0]!;
 
 /** What the tiny trainer generates from PROMPT with the weights saved in `weights` (the vLLM body's sampling). */
-function generatedBy(tiny: TinyTrainer, weights: string, seed: number, topK = 0): { token_ids: number[]; logprobs: { token_logprobs: number[] } } {
+function generatedBy(
+  tiny: TinyTrainer,
+  weights: string,
+  seed: number,
+  topK = 0,
+): { token_ids: number[]; logprobs: { token_logprobs: number[] } } {
   tiny.load(weights);
-  const g = tiny.generate({ prompts: ragged([Int32Array.from(PROMPT)], Int32Array), max_new_tokens: 6, temperature: 1, top_p: 1, top_k: topK, stop_ids: [EOS], seeds: Int32Array.of(seed), policy: "current" });
+  const g = tiny.generate({
+    prompts: ragged([Int32Array.from(PROMPT)], Int32Array),
+    max_new_tokens: 6,
+    temperature: 1,
+    top_p: 1,
+    top_k: topK,
+    stop_ids: [EOS],
+    seeds: Int32Array.of(seed),
+    policy: "current",
+  });
   return { token_ids: Array.from(g.ids.values), logprobs: { token_logprobs: Array.from(g.logprobs.values) } };
 }
 
@@ -152,7 +200,16 @@ describe("vLLM's token-in subset", () => {
     const { status, json } = await call(gateway.origin, "POST", "/v1/completions", vllmBody(41));
     expect(status).toBe(200);
     const choice = choiceOf(json);
-    const direct = tiny.generate({ prompts: ragged([Int32Array.from(PROMPT)], Int32Array), max_new_tokens: 6, temperature: 1, top_p: 1, top_k: 0, stop_ids: [EOS], seeds: Int32Array.of(41), policy: "current" });
+    const direct = tiny.generate({
+      prompts: ragged([Int32Array.from(PROMPT)], Int32Array),
+      max_new_tokens: 6,
+      temperature: 1,
+      top_p: 1,
+      top_k: 0,
+      stop_ids: [EOS],
+      seeds: Int32Array.of(41),
+      policy: "current",
+    });
     expect(choice.token_ids).toEqual(Array.from(direct.ids.values));
     expect(choice.logprobs.token_logprobs).toEqual(Array.from(direct.logprobs.values));
     expect(choice.logprobs.tokens).toHaveLength(choice.token_ids.length);
@@ -160,14 +217,21 @@ describe("vLLM's token-in subset", () => {
     expect(choice.text).toBe(tiny.decode(ragged([direct.ids.values], Int32Array)).at(0));
     expect(choice.finish_reason).toBe(direct.finish[0]);
     expect(choice.weight_versions).toEqual([{ version: "default", start: 0, end: choice.token_ids.length }]);
-    expect((json as { usage: unknown }).usage).toMatchObject({ prompt_tokens: PROMPT.length, completion_tokens: choice.token_ids.length });
+    expect((json as { usage: unknown }).usage).toMatchObject({
+      prompt_tokens: PROMPT.length,
+      completion_tokens: choice.token_ids.length,
+    });
     expect((await call(gateway.origin, "GET", "/health")).status).toBe(200);
-    expect((await call(gateway.origin, "GET", "/v1/models")).json).toMatchObject({ data: [{ id: "builtin:tiny", object: "model" }] });
+    expect((await call(gateway.origin, "GET", "/v1/models")).json).toMatchObject({
+      data: [{ id: "builtin:tiny", object: "model" }],
+    });
   });
 
   it("gathers the completions that arrive while the trainer generates into one generate request, each with its own seed", async () => {
     const { gateway, generateRequests } = await serve("vllm", 150);
-    const answers = await Promise.all([1, 2, 3, 4, 5].map((seed) => call(gateway.origin, "POST", "/v1/completions", vllmBody(seed))));
+    const answers = await Promise.all(
+      [1, 2, 3, 4, 5].map((seed) => call(gateway.origin, "POST", "/v1/completions", vllmBody(seed))),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     // The first goes alone (or with the others if they arrive in the same tick); the rest wait for it and go together.
     expect(generateRequests()).toBeLessThanOrEqual(2);
@@ -182,7 +246,10 @@ describe("vLLM's token-in subset", () => {
     const [pause, ...rest] = engineWire("vllm").weightSync(after, 1, { lora: false });
     expect(await send(gateway.origin, pause!)).toMatchObject({ status: 200, json: { status: "paused" } });
     expect((await call(gateway.origin, "GET", "/is_paused")).json).toEqual({ is_paused: true });
-    expect(await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).toMatchObject({ status: 503, json: { error: { code: 503 } } });
+    expect(await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).toMatchObject({
+      status: 503,
+      json: { error: { code: 503 } },
+    });
     for (const step of rest) expect((await send(gateway.origin, step)).status, step.path).toBe(200);
     expect((await call(gateway.origin, "GET", "/weight_info")).json).toEqual({ weight_version: "1" });
     const synced = choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(7))).json);
@@ -198,22 +265,36 @@ describe("vLLM's token-in subset", () => {
     const { gateway } = await serve("vllm");
     const inFlight = call(gateway.origin, "POST", "/v1/completions", vllmBody(9));
     await new Promise((r) => setTimeout(r, 5));
-    const load = call(gateway.origin, "POST", "/collective_rpc", { method: "reload_weights", kwargs: { weights_path: after } });
+    const load = call(gateway.origin, "POST", "/collective_rpc", {
+      method: "reload_weights",
+      kwargs: { weights_path: after },
+    });
     const [first, loaded] = await Promise.all([inFlight, load]);
     expect(loaded.status).toBe(200);
     expect(choiceOf(first.json).weight_versions[0]?.version).toBe("default");
-    expect(choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(9))).json).weight_versions[0]?.version).toBe("1");
+    expect(
+      choiceOf((await call(gateway.origin, "POST", "/v1/completions", vllmBody(9))).json).weight_versions[0]?.version,
+    ).toBe("1");
   });
 
   it("serves the official openai SDK's completions.create with a token-id prompt and vLLM's return_token_ids", async () => {
     const { gateway } = await serve("vllm");
     const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: "unused", maxRetries: 0 });
-    const params = { model: "builtin:tiny", prompt: PROMPT, max_tokens: 4, seed: 3, logprobs: 0, return_token_ids: true };
+    const params = {
+      model: "builtin:tiny",
+      prompt: PROMPT,
+      max_tokens: 4,
+      seed: 3,
+      logprobs: 0,
+      return_token_ids: true,
+    };
     const completion = await client.completions.create(params as CompletionCreateParamsNonStreaming);
     const choice = completion.choices[0] as unknown as Choice;
     expect(choice.prompt_token_ids).toEqual(PROMPT);
     expect(choice.logprobs.token_logprobs).toHaveLength(choice.token_ids.length);
-    await expect(client.completions.create({ ...params, prompt: "hello" } as CompletionCreateParamsNonStreaming)).rejects.toBeInstanceOf(BadRequestError);
+    await expect(
+      client.completions.create({ ...params, prompt: "hello" } as CompletionCreateParamsNonStreaming),
+    ).rejects.toBeInstanceOf(BadRequestError);
   });
 
   it("refuses bad requests with a 400 naming the field", async () => {
@@ -225,7 +306,11 @@ describe("vLLM's token-in subset", () => {
       ["/v1/completions", { ...vllmBody(1), guided_json: {} }, "guided_json"],
       ["/v1/completions", { ...vllmBody(1), model: "other" }, "model"],
       ["/collective_rpc", { method: "sleep" }, "method"],
-      ["/collective_rpc", { method: "reload_weights", kwargs: { weights_path: path.join(dir, "missing") } }, "kwargs.weights_path"],
+      [
+        "/collective_rpc",
+        { method: "reload_weights", kwargs: { weights_path: path.join(dir, "missing") } },
+        "kwargs.weights_path",
+      ],
       ["/update_weight_version", {}, "new_version"],
     ];
     for (const [route, body, param] of cases) {
@@ -245,34 +330,63 @@ describe("bounded generation", () => {
     const { gateway, generateRequests } = await serve("vllm");
     const body = (extra: Record<string, unknown>) => ({ ...vllmBody(1), ...extra });
     const cases: [Record<string, unknown>, string, RegExp][] = [
-      [{ max_tokens: 1e9, ignore_eos: true }, "max_tokens", /max_tokens is 1000000000, more than this server generates for one request \(32/],
-      [{ prompt: Array.from({ length: 1_000_000 }, () => 5) }, "prompt", /maximum context length is 64 tokens, and the prompt has 1000000/],
-      [{ prompt: Array.from({ length: 40 }, () => 5), max_tokens: 30 }, "max_tokens", /ask for at most 24 or shorten the prompt/],
+      [
+        { max_tokens: 1e9, ignore_eos: true },
+        "max_tokens",
+        /max_tokens is 1000000000, more than this server generates for one request \(32/,
+      ],
+      [
+        { prompt: Array.from({ length: 1_000_000 }, () => 5) },
+        "prompt",
+        /maximum context length is 64 tokens, and the prompt has 1000000/,
+      ],
+      [
+        { prompt: Array.from({ length: 40 }, () => 5), max_tokens: 30 },
+        "max_tokens",
+        /ask for at most 24 or shorten the prompt/,
+      ],
     ];
     for (const [extra, param, message] of cases) {
       const answer = await call(gateway.origin, "POST", "/v1/completions", body(extra));
       expect(answer.status, param).toBe(400);
-      expect(answer.json).toMatchObject({ error: { param, code: 400, message: expect.stringMatching(message) as unknown } });
+      expect(answer.json).toMatchObject({
+        error: { param, code: 400, message: expect.stringMatching(message) as unknown },
+      });
     }
     expect(generateRequests()).toBe(0);
     // Without max_tokens, the default (16) is cut to what the context leaves.
-    const cut = await call(gateway.origin, "POST", "/v1/completions", { prompt: Array.from({ length: 60 }, () => 5), ignore_eos: true, return_token_ids: true });
+    const cut = await call(gateway.origin, "POST", "/v1/completions", {
+      prompt: Array.from({ length: 60 }, () => 5),
+      ignore_eos: true,
+      return_token_ids: true,
+    });
     expect(cut.status).toBe(200);
     expect(choiceOf(cut.json).token_ids.length).toBeLessThanOrEqual(4);
   });
 
   it("sglang: the same bounds on sampling_params.max_new_tokens and input_ids", async () => {
     const { gateway } = await serve("sglang");
-    const long = await call(gateway.origin, "POST", "/generate", { input_ids: PROMPT, sampling_params: { max_new_tokens: 1e9, ignore_eos: true } });
+    const long = await call(gateway.origin, "POST", "/generate", {
+      input_ids: PROMPT,
+      sampling_params: { max_new_tokens: 1e9, ignore_eos: true },
+    });
     expect(long).toMatchObject({ status: 400, json: { error: { param: "sampling_params.max_new_tokens" } } });
-    const huge = await call(gateway.origin, "POST", "/generate", { input_ids: Array.from({ length: 1_000_000 }, () => 5) });
+    const huge = await call(gateway.origin, "POST", "/generate", {
+      input_ids: Array.from({ length: 1_000_000 }, () => 5),
+    });
     expect(huge).toMatchObject({ status: 400, json: { error: { param: "input_ids" } } });
   });
 
   it("a generation at the cap does not hold back another client's: both are answered", async () => {
     const { gateway } = await serve("vllm", 20);
     const [long, short] = await Promise.all([
-      call(gateway.origin, "POST", "/v1/completions", { ...vllmBody(1), max_tokens: LIMITS.maxNewTokens, ignore_eos: true, stop_token_ids: [], return_token_ids: true }),
+      call(gateway.origin, "POST", "/v1/completions", {
+        ...vllmBody(1),
+        max_tokens: LIMITS.maxNewTokens,
+        ignore_eos: true,
+        stop_token_ids: [],
+        return_token_ids: true,
+      }),
       call(gateway.origin, "POST", "/v1/completions", { ...vllmBody(2), max_tokens: 4, return_token_ids: true }),
     ]);
     expect([long.status, short.status]).toEqual([200, 200]);
@@ -303,9 +417,14 @@ describe("loading a damaged checkpoint", () => {
       ["huge", (at: string) => writeFileSync(at, lengthOnly(2n ** 62n))],
     ] as const) {
       const target = damaged(name, make);
-      const answer = await call(gateway.origin, "POST", "/collective_rpc", { method: "reload_weights", kwargs: { weights_path: target } });
+      const answer = await call(gateway.origin, "POST", "/collective_rpc", {
+        method: "reload_weights",
+        kwargs: { weights_path: target },
+      });
       expect(answer.status, name).toBe(400);
-      expect((answer.json as { error: { message: string } }).error.message).toContain(path.join(target, "model.safetensors"));
+      expect((answer.json as { error: { message: string } }).error.message).toContain(
+        path.join(target, "model.safetensors"),
+      );
     }
     const served = await send(gateway.origin, engineWire("vllm").generate(args(5)));
     expect(served.status).toBe(200);
@@ -315,7 +434,10 @@ describe("loading a damaged checkpoint", () => {
     const { gateway } = await serve("sglang");
     const target = damaged("sglang-garbage", (at) => writeFileSync(at, "garbage"));
     const answer = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: target });
-    expect(answer).toMatchObject({ status: 400, json: { success: false, message: expect.stringContaining(path.join(target, "model.safetensors")) as unknown } });
+    expect(answer).toMatchObject({
+      status: 400,
+      json: { success: false, message: expect.stringContaining(path.join(target, "model.safetensors")) as unknown },
+    });
   });
 });
 
@@ -323,9 +445,13 @@ describe("the HTTP edges of engine mode", () => {
   for (const api of ["vllm", "sglang"] as const) {
     it(`${api}: a request target that is no URL gets a 400 in the engine's shape, and the server keeps serving`, async () => {
       const { gateway } = await serve(api);
-      const exchange = await rawExchange(gateway.origin, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n", { halfClose: false });
+      const exchange = await rawExchange(gateway.origin, "GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n", {
+        halfClose: false,
+      });
       expect(exchange.statuses).toEqual([400]);
-      expect(JSON.parse(exchange.data.toString("utf8").split("\r\n\r\n")[1] ?? "")).toMatchObject({ error: { code: 400, message: expect.stringMatching(/not a URL/) as unknown } });
+      expect(JSON.parse(exchange.data.toString("utf8").split("\r\n\r\n")[1] ?? "")).toMatchObject({
+        error: { code: 400, message: expect.stringMatching(/not a URL/) as unknown },
+      });
       expect((await call(gateway.origin, "GET", "/health")).status).toBe(200);
     });
 
@@ -353,18 +479,23 @@ describe("the runtime's engine wires against the gateway", () => {
       };
       const first = await generate(args(5, { topK: 3 }));
       const direct = generatedBy(tiny, before, 5, 3);
-      expect({ ids: Array.from(first.ids), lps: Array.from(first.logprobs) }).toEqual({ ids: direct.token_ids, lps: direct.logprobs.token_logprobs });
+      expect({ ids: Array.from(first.ids), lps: Array.from(first.logprobs) }).toEqual({
+        ids: direct.token_ids,
+        lps: direct.logprobs.token_logprobs,
+      });
       expect(first.weightVersion).toBeNull();
       const greedy = await generate(args(5, { temperature: 0 }));
       expect(Array.from(greedy.logprobs).every((lp) => lp === 0)).toBe(true);
 
-      for (const step of wire.weightSync(after, 1, { lora: false })) expect((await send(gateway.origin, step)).status, step.path).toBe(200);
+      for (const step of wire.weightSync(after, 1, { lora: false }))
+        expect((await send(gateway.origin, step)).status, step.path).toBe(200);
       const synced = await generate(args(5, { topK: 3 }));
       expect(synced.weightVersion).toBe("1");
       expect(Array.from(synced.logprobs)).toEqual(generatedBy(tiny, after, 5, 3).logprobs.token_logprobs);
 
       // An adapter sync (policy.lora): the server serves the adapter under its name, and the generation reports its version.
-      for (const step of wire.weightSync(before, 2, { lora: true })) expect((await send(gateway.origin, step)).status, step.path).toBe(200);
+      for (const step of wire.weightSync(before, 2, { lora: true }))
+        expect((await send(gateway.origin, step)).status, step.path).toBe(200);
       const adapted = await generate(args(5, { topK: 3, model: wire.servedModel("builtin:tiny", 2, { lora: true }) }));
       expect(adapted.weightVersion).toBe("2");
       expect(Array.from(adapted.logprobs)).toEqual(direct.logprobs.token_logprobs);
@@ -375,30 +506,54 @@ describe("the runtime's engine wires against the gateway", () => {
 interface SglangAnswer {
   text: string;
   output_ids: number[];
-  meta_info: { output_token_logprobs: [number, number, string | null][]; finish_reason: { type: string }; weight_version: string; prompt_tokens: number; completion_tokens: number };
+  meta_info: {
+    output_token_logprobs: [number, number, string | null][];
+    finish_reason: { type: string };
+    weight_version: string;
+    prompt_tokens: number;
+    completion_tokens: number;
+  };
 }
 
 describe("SGLang's native generate", () => {
   it("answers ids, log-prob triples and the weight version; update_weights_from_disk changes both", async () => {
     const { tiny, gateway } = await serve("sglang");
     tiny.load(before);
-    const first = (await call(gateway.origin, "POST", "/generate", engineWire("sglang").generate(args(5)).body)).json as SglangAnswer;
-    expect(first.meta_info).toMatchObject({ weight_version: "default", prompt_tokens: PROMPT.length, completion_tokens: first.output_ids.length });
+    const first = (await call(gateway.origin, "POST", "/generate", engineWire("sglang").generate(args(5)).body))
+      .json as SglangAnswer;
+    expect(first.meta_info).toMatchObject({
+      weight_version: "default",
+      prompt_tokens: PROMPT.length,
+      completion_tokens: first.output_ids.length,
+    });
     expect(first.meta_info.output_token_logprobs.map((t) => t[1])).toEqual(first.output_ids);
     expect(["stop", "length"]).toContain(first.meta_info.finish_reason.type);
     expect((await call(gateway.origin, "GET", "/health_generate")).status).toBe(200);
-    const update = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: after, weight_version: "1", flush_cache: true });
+    const update = await call(gateway.origin, "POST", "/update_weights_from_disk", {
+      model_path: after,
+      weight_version: "1",
+      flush_cache: true,
+    });
     expect(update).toMatchObject({ status: 200, json: { success: true } });
     expect((await call(gateway.origin, "GET", "/get_model_info")).json).toMatchObject({ weight_version: "1" });
-    const second = (await call(gateway.origin, "POST", "/generate", engineWire("sglang").generate(args(5)).body)).json as SglangAnswer;
+    const second = (await call(gateway.origin, "POST", "/generate", engineWire("sglang").generate(args(5)).body))
+      .json as SglangAnswer;
     expect(second.meta_info.weight_version).toBe("1");
     const lps = (a: SglangAnswer) => a.meta_info.output_token_logprobs.map((t) => t[0]);
     expect(lps(second)).not.toEqual(lps(first));
     const direct = generatedBy(tiny, after, 5);
-    expect({ ids: second.output_ids, lps: lps(second) }).toEqual({ ids: direct.token_ids, lps: direct.logprobs.token_logprobs });
-    const missing = await call(gateway.origin, "POST", "/update_weights_from_disk", { model_path: path.join(dir, "missing") });
+    expect({ ids: second.output_ids, lps: lps(second) }).toEqual({
+      ids: direct.token_ids,
+      lps: direct.logprobs.token_logprobs,
+    });
+    const missing = await call(gateway.origin, "POST", "/update_weights_from_disk", {
+      model_path: path.join(dir, "missing"),
+    });
     expect(missing).toMatchObject({ status: 400, json: { success: false } });
-    const batch = await call(gateway.origin, "POST", "/generate", { ...(engineWire("sglang").generate(args(1)).body as Record<string, unknown>), input_ids: [PROMPT] });
+    const batch = await call(gateway.origin, "POST", "/generate", {
+      ...(engineWire("sglang").generate(args(1)).body as Record<string, unknown>),
+      input_ids: [PROMPT],
+    });
     expect(batch).toMatchObject({ status: 400, json: { error: { param: "input_ids[0]" } } });
   });
 });

@@ -33,7 +33,8 @@ afterAll(async () => {
   await gateway.close();
 });
 
-const session = () => new ModelSession({ policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], plan, seed: (call) => call });
+const session = () =>
+  new ModelSession({ policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], plan, seed: (call) => call });
 
 /** `{"type": "object", "properties": {"a": ...}}` nested `depth` objects deep (built as text: JSON.stringify would overflow first). */
 function deepSchemaText(depth: number): string {
@@ -43,17 +44,35 @@ function deepSchemaText(depth: number): string {
 const deepArrayText = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
 
 async function post(url: string, key: string, body: string) {
-  const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "x-api-key": key, "content-type": "application/json" }, body });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> & { error?: { message: string; param?: string | null; code?: string | null; type: string } } };
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "x-api-key": key, "content-type": "application/json" },
+    body,
+  });
+  return {
+    status: response.status,
+    json: (await response.json()) as Record<string, unknown> & {
+      error?: { message: string; param?: string | null; code?: string | null; type: string };
+    },
+  };
 }
 
 const USER = '[{"role":"user","content":"hello"}]';
 
 /** Each API's route and a body whose tool schema is `schema` (JSON text). */
 const withDeepTool = {
-  chat: (schema: string) => ({ path: "/chat/completions", body: `{"messages":${USER},"max_tokens":2,"tools":[{"type":"function","function":{"name":"f","parameters":${schema}}}]}` }),
-  responses: (schema: string) => ({ path: "/responses", body: `{"input":"hello","max_output_tokens":2,"tools":[{"type":"function","name":"f","parameters":${schema}}]}` }),
-  messages: (schema: string) => ({ path: "/messages", body: `{"model":"arl-policy","messages":${USER},"max_tokens":2,"tools":[{"name":"f","input_schema":${schema}}]}` }),
+  chat: (schema: string) => ({
+    path: "/chat/completions",
+    body: `{"messages":${USER},"max_tokens":2,"tools":[{"type":"function","function":{"name":"f","parameters":${schema}}}]}`,
+  }),
+  responses: (schema: string) => ({
+    path: "/responses",
+    body: `{"input":"hello","max_output_tokens":2,"tools":[{"type":"function","name":"f","parameters":${schema}}]}`,
+  }),
+  messages: (schema: string) => ({
+    path: "/messages",
+    body: `{"model":"arl-policy","messages":${USER},"max_tokens":2,"tools":[{"name":"f","input_schema":${schema}}]}`,
+  }),
 };
 
 describe("the JSON depth bound", () => {
@@ -73,8 +92,13 @@ describe("the JSON depth bound", () => {
       const refused = await post(`${base}${deep.path}`, handle.apiKey, deep.body);
       expect(refused.status).toBe(400);
       expect(refused.json.error?.message ?? "").toContain(`${MAX_JSON_DEPTH} levels`);
-      if (api === "messages") expect(refused.json).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
-      else expect(refused.json.error).toMatchObject({ code: "json_too_deep", param: expect.stringMatching(/^tools\[0\]\.(function\.)?parameters\.properties\.a/) as unknown });
+      if (api === "messages")
+        expect(refused.json).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+      else
+        expect(refused.json.error).toMatchObject({
+          code: "json_too_deep",
+          param: expect.stringMatching(/^tools\[0\]\.(function\.)?parameters\.properties\.a/) as unknown,
+        });
       // A real schema of a few levels is served, on the same session.
       const fine = withDeepTool[api](deepSchemaText(5));
       expect((await post(`${base}${fine.path}`, handle.apiKey, fine.body)).status).toBe(200);
@@ -85,9 +109,16 @@ describe("the JSON depth bound", () => {
 
   it("responses: metadata nested 100,000 deep is a 400, not a 500", async () => {
     const handle = gateway.open(session());
-    const refused = await post(`${handle.baseUrl}/responses`, handle.apiKey, `{"input":"hello","max_output_tokens":2,"metadata":{"k":${deepArrayText(100_000)}}}`);
+    const refused = await post(
+      `${handle.baseUrl}/responses`,
+      handle.apiKey,
+      `{"input":"hello","max_output_tokens":2,"metadata":{"k":${deepArrayText(100_000)}}}`,
+    );
     expect(refused.status).toBe(400);
-    expect(refused.json.error).toMatchObject({ code: "json_too_deep", param: expect.stringMatching(/^metadata\.k\[0\]/) as unknown });
+    expect(refused.json.error).toMatchObject({
+      code: "json_too_deep",
+      param: expect.stringMatching(/^metadata\.k\[0\]/) as unknown,
+    });
     await handle.close();
   });
 
@@ -111,8 +142,13 @@ describe("the JSON depth bound", () => {
     const history = `[{"role":"user","content":"hello"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"f","arguments":${args}}}]},{"role":"tool","tool_call_id":"call_0","content":"ok"}]`;
     const refused = await post(`${handle.baseUrl}/chat/completions`, handle.apiKey, `{"messages":${history}}`);
     expect(refused.status).toBe(400);
-    expect(refused.json.error).toMatchObject({ code: "json_too_deep", param: "messages[1].tool_calls[0].function.arguments" });
-    expect((await post(`${handle.baseUrl}/chat/completions`, handle.apiKey, `{"messages":${USER},"max_tokens":2}`)).status).toBe(200);
+    expect(refused.json.error).toMatchObject({
+      code: "json_too_deep",
+      param: "messages[1].tool_calls[0].function.arguments",
+    });
+    expect(
+      (await post(`${handle.baseUrl}/chat/completions`, handle.apiKey, `{"messages":${USER},"max_tokens":2}`)).status,
+    ).toBe(200);
     expect(logged.filter((l) => /failed/.test(l))).toEqual([]);
     await handle.close();
   });
@@ -122,14 +158,36 @@ describe("the JSON depth bound", () => {
     let parameters: unknown = { type: "string" };
     for (let i = 0; i < 20_000; i++) parameters = { type: "object", properties: { a: parameters } };
     const s = session();
-    const failure = await s.chat({ messages: [{ role: "user", content: "hello" }], tools: [{ type: "function", function: { name: "f", parameters } }], toolChoice: "auto", maxTokens: 2, stop: [], temperature: null, topP: null, seed: null, logprobs: false }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const failure = await s
+      .chat({
+        messages: [{ role: "user", content: "hello" }],
+        tools: [{ type: "function", function: { name: "f", parameters } }],
+        toolChoice: "auto",
+        maxTokens: 2,
+        stop: [],
+        temperature: null,
+        topP: null,
+        seed: null,
+        logprobs: false,
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(failure).toBeInstanceOf(GatewayError);
     expect((failure as GatewayError).status).toBeGreaterThanOrEqual(400);
     // And the session serves the next request.
-    const next = await s.chat({ messages: [{ role: "user", content: "hello" }], tools: [], toolChoice: "auto", maxTokens: 2, stop: [], temperature: null, topP: null, seed: null, logprobs: false });
+    const next = await s.chat({
+      messages: [{ role: "user", content: "hello" }],
+      tools: [],
+      toolChoice: "auto",
+      maxTokens: 2,
+      stop: [],
+      temperature: null,
+      topP: null,
+      seed: null,
+      logprobs: false,
+    });
     expect(next.ids.length).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,14 @@
 // A policy for the gateway's model-half tests: it records what it is asked to encode and
 // generate, and answers each call with the next scripted text (the tiny trainer's own encoding
 // of it, as if sampled), or with the tiny model's real generation once the script runs out.
-import type { EncodeOptions, GenerateOptions, Generation, Message, Policy, TrainerPolicy } from "../../src/episode/policy.js";
+import type {
+  EncodeOptions,
+  GenerateOptions,
+  Generation,
+  Message,
+  Policy,
+  TrainerPolicy,
+} from "../../src/episode/policy.js";
 import type { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 
 export class RecordingPolicy implements Policy {
@@ -13,7 +20,11 @@ export class RecordingPolicy implements Policy {
     private readonly texts: readonly string[] = [],
   ) {}
 
-  encode(messages: readonly Message[], addGenerationPrompt: boolean, options: EncodeOptions = {}): Promise<Int32Array[]> {
+  encode(
+    messages: readonly Message[],
+    addGenerationPrompt: boolean,
+    options: EncodeOptions = {},
+  ): Promise<Int32Array[]> {
     this.encodes.push({ messages: messages.map((m) => ({ ...m })), options });
     return this.base.policy.encode(messages, addGenerationPrompt, options);
   }
@@ -30,7 +41,10 @@ export class RecordingPolicy implements Policy {
     this.generates.push(options);
     const text = this.texts[this.turn++];
     if (text === undefined) return this.base.policy.generate(prompt, options);
-    const body = this.base.tiny.request("encode", { messages: [{ role: "assistant", content: text }], add_generation_prompt: false }).ids.values;
+    const body = this.base.tiny.request("encode", {
+      messages: [{ role: "assistant", content: text }],
+      add_generation_prompt: false,
+    }).ids.values;
     return { ids: body.slice(), logprobs: new Float32Array(body.length).fill(-0.5), finish: "stop", policyVersion: 0 };
   }
 }

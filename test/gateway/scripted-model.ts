@@ -1,6 +1,13 @@
 // A scripted model half for the gateway's HTTP tests: it answers with whatever the test's
 // script returns for each request and keeps every request it was given.
-import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult, SessionModel, ServedToolCall } from "../../src/inference/gateway/contract.js";
+import type {
+  ChatRequest,
+  ChatResult,
+  CompletionRequest,
+  CompletionResult,
+  SessionModel,
+  ServedToolCall,
+} from "../../src/inference/gateway/contract.js";
 
 const END = "<|im_end|>";
 
@@ -22,7 +29,12 @@ export function plainAnswer(pieces: readonly string[], promptLength = 5): ChatRe
 
 /** An answer that is one tool call and nothing else. */
 export function toolCallAnswer(call: ServedToolCall, promptLength = 7): ChatResult {
-  const tokens = ["<tool_call>", JSON.stringify({ name: call.name, arguments: JSON.parse(call.arguments) as unknown }), "</tool_call>", END];
+  const tokens = [
+    "<tool_call>",
+    JSON.stringify({ name: call.name, arguments: JSON.parse(call.arguments) as unknown }),
+    "</tool_call>",
+    END,
+  ];
   return {
     content: null,
     toolCalls: [call],
@@ -42,7 +54,8 @@ export class ScriptedModel implements SessionModel {
   readonly completions: CompletionRequest[] = [];
 
   constructor(
-    private readonly answer: (request: ChatRequest) => ChatResult | Promise<ChatResult> = () => plainAnswer(["Hello", ",", " world"]),
+    private readonly answer: (request: ChatRequest) => ChatResult | Promise<ChatResult> = () =>
+      plainAnswer(["Hello", ",", " world"]),
   ) {}
 
   async chat(request: ChatRequest): Promise<ChatResult> {

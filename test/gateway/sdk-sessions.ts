@@ -9,7 +9,8 @@ import { plainAnswer, ScriptedModel, toolCallAnswer } from "./scripted-model.js"
 
 export function weatherAgent(request: ChatRequest) {
   if (request.messages.at(-1)?.role === "tool") return plainAnswer(["It", " is", " sunny", "."]);
-  if (request.tools.length > 0 && request.toolChoice === "auto") return toolCallAnswer({ id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' });
+  if (request.tools.length > 0 && request.toolChoice === "auto")
+    return toolCallAnswer({ id: "call_0", name: "get_weather", arguments: '{"city":"Paris"}' });
   return plainAnswer(["Hello", ",", " world"]);
 }
 

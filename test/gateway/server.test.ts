@@ -21,18 +21,31 @@ afterAll(async () => {
 const chatBody = (content = "hi") => JSON.stringify({ model: "arl-policy", messages: [{ role: "user", content }] });
 
 async function post(url: string, key: string, body: string) {
-  const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
-  return { status: response.status, json: (await response.json()) as { error?: { message: string; type: string; param: string | null; code: string | null } } & Record<string, unknown> };
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+  });
+  return {
+    status: response.status,
+    json: (await response.json()) as {
+      error?: { message: string; type: string; param: string | null; code: string | null };
+    } & Record<string, unknown>,
+  };
 }
 
 /** A raw request whose body is sent in chunks without a length (so only the running count can stop it). */
 function postChunked(url: string, key: string, chunks: readonly string[]): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "transfer-encoding": "chunked" } }, (res) => {
-      let body = "";
-      res.on("data", (part: Buffer) => (body += part.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      url,
+      { method: "POST", headers: { authorization: `Bearer ${key}`, "transfer-encoding": "chunked" } },
+      (res) => {
+        let body = "";
+        res.on("data", (part: Buffer) => (body += part.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on("error", reject);
     for (const chunk of chunks) req.write(chunk);
     req.end();
@@ -48,29 +61,50 @@ describe("the gateway's HTTP edges", () => {
     const big = await post(chat, handle.apiKey, chatBody("x".repeat(5000)));
     expect(big.status).toBe(413);
     expect(big.json.error?.message).toMatch(/larger than 4096 bytes/);
-    const streamed = await postChunked(chat, handle.apiKey, Array.from({ length: 5 }, () => "x".repeat(1000)));
+    const streamed = await postChunked(
+      chat,
+      handle.apiKey,
+      Array.from({ length: 5 }, () => "x".repeat(1000)),
+    );
     expect(streamed.status).toBe(413);
 
     const malformed = await post(chat, handle.apiKey, '{"messages": [');
     expect(malformed.status).toBe(400);
     expect(malformed.json.error).toMatchObject({ type: "invalid_request_error", code: "invalid_json" });
 
-    const image = await post(chat, handle.apiKey, JSON.stringify({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:," } }] }] }));
+    const image = await post(
+      chat,
+      handle.apiKey,
+      JSON.stringify({
+        model: "m",
+        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:," } }] }],
+      }),
+    );
     expect(image.status).toBe(400);
     expect(image.json.error?.param).toBe("messages[0].content[0].type");
-    const unknownField = await post(chat, handle.apiKey, JSON.stringify({ messages: [{ role: "user", content: "hi" }], top_k: 5 }));
+    const unknownField = await post(
+      chat,
+      handle.apiKey,
+      JSON.stringify({ messages: [{ role: "user", content: "hi" }], top_k: 5 }),
+    );
     expect(unknownField.json.error).toMatchObject({ param: "top_k", code: "unsupported_field" });
 
     const stranger = await post(chat.replace(handle.id, "0".repeat(32)), handle.apiKey, chatBody());
     expect(stranger.status).toBe(404);
     expect(stranger.json.error?.code).toBe("unknown_session");
-    const route = await fetch(`${handle.baseUrl}/embeddings`, { method: "POST", headers: { authorization: `Bearer ${handle.apiKey}` }, body: "{}" });
+    const route = await fetch(`${handle.baseUrl}/embeddings`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${handle.apiKey}` },
+      body: "{}",
+    });
     expect(route.status).toBe(404);
     expect(((await route.json()) as { error: { type: string } }).error.type).toBe("not_found_error");
 
     const missingKey = await fetch(`${handle.baseUrl}/models`);
     expect(missingKey.status).toBe(401);
-    expect(handle.faults).toEqual([{ kind: "wrong_key", message: expect.stringMatching(/missing API key/) as unknown }]);
+    expect(handle.faults).toEqual([
+      { kind: "wrong_key", message: expect.stringMatching(/missing API key/) as unknown },
+    ]);
 
     expect(gateway.stats.requests - before.requests).toBe(8);
     expect(gateway.stats.errors - before.errors).toBe(8);
@@ -82,7 +116,9 @@ describe("the gateway's HTTP edges", () => {
   it("answers a request target that is no URL with a 400 and keeps serving (it used to end the process)", async () => {
     const handle = gateway.open(new ScriptedModel());
     for (const target of ["http://[", "http://[::1", "http://x:99999/", "//[/v1"]) {
-      const exchange = await rawExchange(gateway.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`, { halfClose: false });
+      const exchange = await rawExchange(gateway.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`, {
+        halfClose: false,
+      });
       expect(exchange.statuses, target).toEqual([400]);
       const body = exchange.data.toString("utf8").split("\r\n\r\n")[1] ?? "";
       expect(JSON.parse(body), target).toMatchObject({ error: { type: "invalid_request_error", code: "invalid_url" } });
@@ -96,7 +132,10 @@ describe("the gateway's HTTP edges", () => {
     const url = new URL(`${handle.baseUrl}/chat/completions`);
     const big = `POST ${url.pathname} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${handle.apiKey}\r\nContent-Length: 5000\r\nConnection: keep-alive\r\n\r\n`;
     // The answer says close and the server closes: the client sends nothing more on it.
-    const answers = await keepAliveExchange(gateway.origin, [big, `GET /s/${handle.id}/v1/models HTTP/1.1\r\nHost: x\r\n\r\n`]);
+    const answers = await keepAliveExchange(gateway.origin, [
+      big,
+      `GET /s/${handle.id}/v1/models HTTP/1.1\r\nHost: x\r\n\r\n`,
+    ]);
     expect(answers).toEqual([{ status: 413, headers: expect.stringMatching(/\r\nconnection: close/i) as unknown }]);
   });
 
@@ -116,14 +155,31 @@ describe("the gateway's HTTP edges", () => {
     const handle = gateway.open(
       new ScriptedModel(() => {
         calls++;
-        if (calls === 1) throw new GatewayError(400, "the prompt is longer than the model's context", "invalid_request_error", "messages", "context_length_exceeded");
+        if (calls === 1)
+          throw new GatewayError(
+            400,
+            "the prompt is longer than the model's context",
+            "invalid_request_error",
+            "messages",
+            "context_length_exceeded",
+          );
         if (calls === 2) throw new TypeError("the model half broke");
         return plainAnswer(["ok"]);
       }),
     );
     const chat = `${handle.baseUrl}/chat/completions`;
     const refused = await post(chat, handle.apiKey, chatBody());
-    expect(refused).toEqual({ status: 400, json: { error: { message: "the prompt is longer than the model's context", type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } } });
+    expect(refused).toEqual({
+      status: 400,
+      json: {
+        error: {
+          message: "the prompt is longer than the model's context",
+          type: "invalid_request_error",
+          param: "messages",
+          code: "context_length_exceeded",
+        },
+      },
+    });
     const failed = await post(chat, handle.apiKey, chatBody());
     expect(failed.status).toBe(500);
     expect(failed.json.error?.type).toBe("server_error");
@@ -149,15 +205,30 @@ describe("the gateway's HTTP edges", () => {
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice("data: ".length)));
     expect(chunks[0].prompt_token_ids).toEqual([100, 101, 102, 103, 104]);
     expect(chunks[0].choices[0].delta).toEqual({ role: "assistant", content: "" });
-    const content = chunks.slice(1, -1).map((c) => [c.choices[0].delta.content, c.choices[0].logprobs.content.map((t: { token: string }) => t.token)]);
-    expect(content).toEqual([["Hi", ["Hi"]], [" the", [" the"]], ["re", ["re!", "<|im_end|>"]]]);
+    const content = chunks
+      .slice(1, -1)
+      .map((c) => [c.choices[0].delta.content, c.choices[0].logprobs.content.map((t: { token: string }) => t.token)]);
+    expect(content).toEqual([
+      ["Hi", ["Hi"]],
+      [" the", [" the"]],
+      ["re", ["re!", "<|im_end|>"]],
+    ]);
     const lastChunk = chunks.at(-1);
-    expect(lastChunk.choices[0]).toMatchObject({ delta: {}, finish_reason: "stop", token_ids: [10, 11, 12, 13], logprobs: { content: [] } });
+    expect(lastChunk.choices[0]).toMatchObject({
+      delta: {},
+      finish_reason: "stop",
+      token_ids: [10, 11, 12, 13],
+      logprobs: { content: [] },
+    });
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
   });
 
   it("keeps 32 concurrent sessions apart", async () => {
-    const handles = Array.from({ length: 32 }, (_, i) => gateway.open(new ScriptedModel((request) => plainAnswer([`session ${i}: ${request.messages.at(-1)?.content ?? ""}`]))));
+    const handles = Array.from({ length: 32 }, (_, i) =>
+      gateway.open(
+        new ScriptedModel((request) => plainAnswer([`session ${i}: ${request.messages.at(-1)?.content ?? ""}`])),
+      ),
+    );
     const answers = await Promise.all(
       handles.flatMap((handle, i) =>
         [0, 1, 2].map(async (turn) => {
@@ -186,7 +257,12 @@ describe("the gateway's HTTP edges", () => {
     );
     const handle = gateway.open(model);
     const abort = new AbortController();
-    const call = fetch(`${handle.baseUrl}/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${handle.apiKey}` }, body: chatBody(), signal: abort.signal });
+    const call = fetch(`${handle.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${handle.apiKey}` },
+      body: chatBody(),
+      signal: abort.signal,
+    });
     await startedCall;
     abort.abort();
     await expect(call).rejects.toThrow();

@@ -20,7 +20,12 @@ afterAll(async () => {
 });
 
 /** Opens a connection, then writes `head`, then one byte of `trickle` every `everyMs` until the server closes; resolves with what it sent back and when. */
-function trickle(head: string, trickle: string, everyMs: number, giveUpMs: number): Promise<{ closedAfterMs: number | null; data: string }> {
+function trickle(
+  head: string,
+  trickle: string,
+  everyMs: number,
+  giveUpMs: number,
+): Promise<{ closedAfterMs: number | null; data: string }> {
   const { hostname, port } = new URL(gateway.origin);
   return new Promise((resolve) => {
     const socket: Socket = connect({ host: hostname, port: Number(port) });

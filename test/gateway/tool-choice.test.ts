@@ -19,8 +19,18 @@ import { compilePlans, counterSpec } from "../helpers/plans.js";
 import { tinyPolicy } from "../helpers/tiny-policy.js";
 import { RecordingPolicy } from "./recording-policy.js";
 
-const STEP = { type: "function", function: { name: "step", description: "advance the counter", parameters: { type: "object", properties: {} } } };
-const WRITE = { type: "function", function: { name: "write", description: "write a value", parameters: { type: "object", properties: { value: { type: "string" } } } } };
+const STEP = {
+  type: "function",
+  function: { name: "step", description: "advance the counter", parameters: { type: "object", properties: {} } },
+};
+const WRITE = {
+  type: "function",
+  function: {
+    name: "write",
+    description: "write a value",
+    parameters: { type: "object", properties: { value: { type: "string" } } },
+  },
+};
 const FIRST: GatewayMessage[] = [
   { role: "system", content: "Count." },
   { role: "user", content: "hello world" },
@@ -40,7 +50,18 @@ function session(p: Policy = policy): ModelSession {
 }
 
 function chat(messages: readonly GatewayMessage[], extra: Partial<ChatRequest> = {}): ChatRequest {
-  return { messages, tools: [STEP, WRITE], toolChoice: "auto", maxTokens: null, stop: [], temperature: null, topP: null, seed: null, logprobs: false, ...extra };
+  return {
+    messages,
+    tools: [STEP, WRITE],
+    toolChoice: "auto",
+    maxTokens: null,
+    stop: [],
+    temperature: null,
+    topP: null,
+    seed: null,
+    logprobs: false,
+    ...extra,
+  };
 }
 
 const list = (a: ArrayLike<number>) => Array.from(a);
@@ -67,13 +88,23 @@ describe("tool_choice that forces a call", () => {
   });
 
   it("the served call is read from the opening and the reply together, and the next request continues the sample", async () => {
-    const scripted = new RecordingPolicy({ policy, tiny }, ['{"name": "step", "arguments": {}}</tool_call>', "counter at 1"]);
+    const scripted = new RecordingPolicy({ policy, tiny }, [
+      '{"name": "step", "arguments": {}}</tool_call>',
+      "counter at 1",
+    ]);
     const s = session(scripted);
     const first = await s.chat(chat(FIRST, { toolChoice: "required" }));
     expect(first).toMatchObject({ finish: "tool_calls", toolCalls: [{ id: "call_0", name: "step", arguments: "{}" }] });
-    const history: GatewayMessage[] = [...FIRST, { role: "assistant", content: "", tool_calls: [{ name: "step", arguments: {} }], toolCallIds: ["call_0"] }, { role: "tool", content: "counter at 1", toolCallId: "call_0" }];
+    const history: GatewayMessage[] = [
+      ...FIRST,
+      { role: "assistant", content: "", tool_calls: [{ name: "step", arguments: {} }], toolCallIds: ["call_0"] },
+      { role: "tool", content: "counter at 1", toolCallId: "call_0" },
+    ];
     const second = await s.chat(chat(history));
-    expect(list(second.promptIds.subarray(0, first.promptIds.length + first.ids.length))).toEqual([...list(first.promptIds), ...list(first.ids)]);
+    expect(list(second.promptIds.subarray(0, first.promptIds.length + first.ids.length))).toEqual([
+      ...list(first.promptIds),
+      ...list(first.ids),
+    ]);
     const r = s.record();
     expect(r.samples).toHaveLength(1);
     expect(r.rewrites).toBe(0);
@@ -86,25 +117,52 @@ describe("tool_choice that forces a call", () => {
     const reply = await s.chat(chat(FIRST, { toolChoice: { name: "write" } }));
     const opening = await policy.tokenize('<tool_call>\n{"name": "write", "arguments":');
     expect(list(reply.promptIds.subarray(reply.promptIds.length - opening.length))).toEqual(list(opening));
-    expect(reply).toMatchObject({ finish: "tool_calls", toolCalls: [{ name: "write", arguments: '{"value":"hello"}' }] });
+    expect(reply).toMatchObject({
+      finish: "tool_calls",
+      toolCalls: [{ name: "write", arguments: '{"value":"hello"}' }],
+    });
   });
 
   it("each format's opening is a prefix of a call its parser reads", () => {
     expect(callOpening("hermes", "f")).toBe('<tool_call>\n{"name": "f", "arguments":');
     expect(callOpening("llama3_json")).toBe('{"name": "');
     expect(callOpening("llama3_json", "f")).toBe('{"name": "f", "parameters":');
-    expect(callOpening("deepseek_v3", "f")).toBe("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n");
+    expect(callOpening("deepseek_v3", "f")).toBe(
+      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n",
+    );
   });
 
   it("refuses a choice it cannot honour before the call counts", async () => {
     const s = session();
-    const refusal = (request: ChatRequest) => s.chat(request).then(() => undefined, (e: unknown) => e);
-    expect(await refusal(chat(FIRST, { tools: [], toolChoice: "required" }))).toMatchObject({ status: 400, param: "tool_choice", message: expect.stringMatching(/offers no tools/) as unknown });
+    const refusal = (request: ChatRequest) =>
+      s.chat(request).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(await refusal(chat(FIRST, { tools: [], toolChoice: "required" }))).toMatchObject({
+      status: 400,
+      param: "tool_choice",
+      message: expect.stringMatching(/offers no tools/) as unknown,
+    });
     const unknown = await refusal(chat(FIRST, { toolChoice: { name: "jump" } }));
     expect(unknown).toBeInstanceOf(GatewayError);
-    expect(unknown).toMatchObject({ status: 400, param: "tool_choice", message: expect.stringMatching(/"jump", which the request does not offer \(offered: "step", "write"\)/) as unknown });
-    const noTokenizer: Policy = { encode: (m, g, o) => policy.encode(m, g, o), decode: (ids) => policy.decode(ids), generate: (p, o) => policy.generate(p, o) };
-    expect(await session(noTokenizer).chat(chat(FIRST, { toolChoice: "required" })).catch((e: unknown) => e)).toMatchObject({ status: 400, code: "unsupported_value" });
+    expect(unknown).toMatchObject({
+      status: 400,
+      param: "tool_choice",
+      message: expect.stringMatching(
+        /"jump", which the request does not offer \(offered: "step", "write"\)/,
+      ) as unknown,
+    });
+    const noTokenizer: Policy = {
+      encode: (m, g, o) => policy.encode(m, g, o),
+      decode: (ids) => policy.decode(ids),
+      generate: (p, o) => policy.generate(p, o),
+    };
+    expect(
+      await session(noTokenizer)
+        .chat(chat(FIRST, { toolChoice: "required" }))
+        .catch((e: unknown) => e),
+    ).toMatchObject({ status: 400, code: "unsupported_value" });
     expect(s.record()).toMatchObject({ requested: [], samples: [] });
   });
 });

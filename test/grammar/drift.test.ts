@@ -7,7 +7,14 @@ import { Lexer } from "chevrotain";
 import { describe, expect, it } from "vitest";
 import { parser } from "../../src/language/parser.js";
 import { allTokens, reservedWords } from "../../src/language/tokens.js";
-import { diagramsHtml, GRAMMAR_DIR, grammarArtifacts, keywords, parserRuleNames, tmLanguageJson } from "../../src/grammar/generate.js";
+import {
+  diagramsHtml,
+  GRAMMAR_DIR,
+  grammarArtifacts,
+  keywords,
+  parserRuleNames,
+  tmLanguageJson,
+} from "../../src/grammar/generate.js";
 
 const STALE = "is out of date: run `npm run grammar`";
 

@@ -18,7 +18,11 @@ import { tinyPolicy } from "./tiny-policy.js";
 import { EOS } from "../../src/trainer/embedded/tokenizer.js";
 
 /** The plan of env `helper` running `command` on `tasks`, with outcome signals ok (bool) and steps (count). */
-export function agentPlan(command: readonly string[], tasks: readonly object[], body = ""): { dir: string; plan: Plan } {
+export function agentPlan(
+  command: readonly string[],
+  tasks: readonly object[],
+  body = "",
+): { dir: string; plan: Plan } {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-agent-"));
   writeFileSync(path.join(dir, "tasks.jsonl"), tasks.map((t) => `${JSON.stringify(t)}\n`).join(""));
   const file = path.join(dir, "spec.arl");
@@ -47,16 +51,34 @@ ${body}
   );
   const result = new Compiler().check(file);
   const errors = result.diagnostics.filter((d) => d.severity === "error");
-  if (errors.length > 0 || !result.model) throw new Error(`spec does not compile:\n${errors.map((e) => `${e.range.start.line}: ${e.message}`).join("\n")}`);
+  if (errors.length > 0 || !result.model)
+    throw new Error(`spec does not compile:\n${errors.map((e) => `${e.range.start.line}: ${e.message}`).join("\n")}`);
   const plan = lowerModel(result.model).plans[0]?.plan;
   if (!plan) throw new Error("no plan");
   return { dir, plan };
 }
 
 /** The context agent episodes of `plan` are played in (programs run in `dir`); close its gateway after. */
-export async function agentEpisodeContext(plan: Plan, dir: string, vocabulary: readonly string[]): Promise<AgentEpisodeContext & { gateway: Gateway }> {
+export async function agentEpisodeContext(
+  plan: Plan,
+  dir: string,
+  vocabulary: readonly string[],
+): Promise<AgentEpisodeContext & { gateway: Gateway }> {
   const { policy } = await tinyPolicy(plan, vocabulary);
   const gateway = await startGateway({ log: () => undefined });
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-agent-run-")), plan);
-  return { plan, runDir, gateway, policy, rolloutPolicy: policy, template: DEFAULT_TEMPLATE, stopIds: [EOS], streams: new RunStreams(0), dataRoot: dir, halt: undefined, validator: new ToolCallValidator(), modelContext: { maxContext: null, maxTokenBytes: null } };
+  return {
+    plan,
+    runDir,
+    gateway,
+    policy,
+    rolloutPolicy: policy,
+    template: DEFAULT_TEMPLATE,
+    stopIds: [EOS],
+    streams: new RunStreams(0),
+    dataRoot: dir,
+    halt: undefined,
+    validator: new ToolCallValidator(),
+    modelContext: { maxContext: null, maxTokenBytes: null },
+  };
 }

@@ -8,7 +8,10 @@ export interface CliRun {
   stderr: string;
 }
 
-export async function runArl(args: string[], options: { cwd: string; env?: Record<string, string>; isTTY?: boolean }): Promise<CliRun> {
+export async function runArl(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string>; isTTY?: boolean },
+): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
   const io: CliIO = {

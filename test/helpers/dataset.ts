@@ -29,6 +29,7 @@ export function compileDatasetSpec(fields: string, files: Record<string, string 
   writeFileSync(path.join(dir, "spec.arl"), spec(fields, env, body));
   const result = new Compiler().check(path.join(dir, "spec.arl"));
   const errors = result.diagnostics.filter((d) => d.severity === "error");
-  const plan: Plan | undefined = errors.length === 0 && result.model ? lowerModel(result.model).plans[0]?.plan : undefined;
+  const plan: Plan | undefined =
+    errors.length === 0 && result.model ? lowerModel(result.model).plans[0]?.plan : undefined;
   return { dir, errors, plan, env: plan?.envs.q as DatasetEnv | undefined };
 }

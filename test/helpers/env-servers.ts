@@ -8,7 +8,8 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
-export const envServersPython = process.env.ARL_ENVSERVERS_PYTHON ?? fileURLToPath(new URL("../../.venv-envservers/bin/python", import.meta.url));
+export const envServersPython =
+  process.env.ARL_ENVSERVERS_PYTHON ?? fileURLToPath(new URL("../../.venv-envservers/bin/python", import.meta.url));
 
 /** What the tests that use them need, as their names state it when they skip (skipTitle). */
 export const ENV_SERVERS_NEED = "needs .venv-envservers: npm run setup:envservers";
@@ -26,7 +27,9 @@ export async function freePort(): Promise<number> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -41,8 +44,19 @@ export interface ServerProcess {
 }
 
 /** Starts `args` under the env servers' Python in `cwd` (with `env` added to the environment) and waits until `ready` (a URL) answers 200. */
-export async function startPython(args: readonly string[], cwd: string, port: number, ready: string, env: Record<string, string> = {}, timeoutMs = 150_000): Promise<ServerProcess> {
-  const child = spawn(envServersPython, [...args], { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1", ...env } });
+export async function startPython(
+  args: readonly string[],
+  cwd: string,
+  port: number,
+  ready: string,
+  env: Record<string, string> = {},
+  timeoutMs = 150_000,
+): Promise<ServerProcess> {
+  const child = spawn(envServersPython, [...args], {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, PYTHONUNBUFFERED: "1", ...env },
+  });
   let output = "";
   child.stdout?.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
   child.stderr?.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));

@@ -21,8 +21,35 @@ export interface FuzzCase {
   readonly head: boolean;
 }
 
-const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "TRACE", "CONNECT", "get", "POST POST", "G\u0000ET", "", "PROPFIND", "X".repeat(300)];
-const VERSIONS = ["HTTP/1.1", "HTTP/1.1", "HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "HTTP/9.9", "HTTP/1.1x", "", "FOO/1.1", "http/1.1"];
+const METHODS = [
+  "GET",
+  "POST",
+  "PUT",
+  "DELETE",
+  "HEAD",
+  "OPTIONS",
+  "PATCH",
+  "TRACE",
+  "CONNECT",
+  "get",
+  "POST POST",
+  "G\u0000ET",
+  "",
+  "PROPFIND",
+  "X".repeat(300),
+];
+const VERSIONS = [
+  "HTTP/1.1",
+  "HTTP/1.1",
+  "HTTP/1.1",
+  "HTTP/1.0",
+  "HTTP/2.0",
+  "HTTP/9.9",
+  "HTTP/1.1x",
+  "",
+  "FOO/1.1",
+  "http/1.1",
+];
 const BAD_TARGETS = [
   "http://[",
   "http://[::1",
@@ -85,7 +112,22 @@ function mutated(random: Random, text: Buffer): Buffer {
   for (let e = 0; e < edits; e++) {
     const at = randomInt(random, bytes.length + 1);
     const op = randomInt(random, 3);
-    const byte = pick(random, [0x00, 0x22, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c, 0x3a, 0x5c, 0xff, 0xc3, 0x0a, 0x30 + randomInt(random, 10), randomInt(random, 256)]);
+    const byte = pick(random, [
+      0x00,
+      0x22,
+      0x5b,
+      0x5d,
+      0x7b,
+      0x7d,
+      0x2c,
+      0x3a,
+      0x5c,
+      0xff,
+      0xc3,
+      0x0a,
+      0x30 + randomInt(random, 10),
+      randomInt(random, 256),
+    ]);
     if (op === 0) bytes.splice(at, 0, byte);
     else if (op === 1) bytes.splice(at, 1);
     else bytes[at] = byte;
@@ -111,7 +153,22 @@ function bodyOf(random: Random, good: unknown): Buffer {
     case 7:
       return Buffer.from(Array.from({ length: randomInt(random, 300) }, () => randomInt(random, 256)));
     case 8:
-      return Buffer.from(JSON.stringify({ ...(good as object), [pick(random, ["__proto__", "constructor", "max_tokens", "prompt", "messages", "input_ids"])]: pick(random, [null, -1, 1e308, "x", [], {}, [[-1]], 2 ** 31, 1e9]) }));
+      return Buffer.from(
+        JSON.stringify({
+          ...(good as object),
+          [pick(random, ["__proto__", "constructor", "max_tokens", "prompt", "messages", "input_ids"])]: pick(random, [
+            null,
+            -1,
+            1e308,
+            "x",
+            [],
+            {},
+            [[-1]],
+            2 ** 31,
+            1e9,
+          ]),
+        }),
+      );
     default:
       return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json, Buffer.from([0xc3, 0x28])]);
   }
@@ -131,18 +188,32 @@ function framed(random: Random, body: Buffer): { headers: string[]; payload: Buf
     case 4:
     case 5: {
       const chunks: Buffer[] = [];
-      for (let at = 0; at < body.length; ) {
+      for (let at = 0; at < body.length;) {
         const size = 1 + randomInt(random, 64);
         const part = body.subarray(at, at + size);
-        chunks.push(Buffer.from(`${part.length.toString(16)}${chance(random, 0.1) ? ";ext=1" : ""}\r\n`), part, Buffer.from("\r\n"));
+        chunks.push(
+          Buffer.from(`${part.length.toString(16)}${chance(random, 0.1) ? ";ext=1" : ""}\r\n`),
+          part,
+          Buffer.from("\r\n"),
+        );
         at += size;
       }
       chunks.push(Buffer.from("0\r\n\r\n"));
       return { headers: ["Transfer-Encoding: chunked"], payload: Buffer.concat(chunks), complete: true };
     }
     case 6: {
-      const broken = pick(random, [`zz\r\n${body.toString("latin1")}\r\n0\r\n\r\n`, `${(body.length + 10).toString(16)}\r\n${body.toString("latin1")}\r\n0\r\n\r\n`, `${body.length.toString(16)}\r\n${body.toString("latin1")}`, `-1\r\n\r\n`, `${"f".repeat(20)}\r\nx\r\n0\r\n\r\n`]);
-      return { headers: ["Transfer-Encoding: chunked", ...(chance(random, 0.3) ? [`Content-Length: ${body.length}`] : [])], payload: Buffer.from(broken, "latin1"), complete: false };
+      const broken = pick(random, [
+        `zz\r\n${body.toString("latin1")}\r\n0\r\n\r\n`,
+        `${(body.length + 10).toString(16)}\r\n${body.toString("latin1")}\r\n0\r\n\r\n`,
+        `${body.length.toString(16)}\r\n${body.toString("latin1")}`,
+        `-1\r\n\r\n`,
+        `${"f".repeat(20)}\r\nx\r\n0\r\n\r\n`,
+      ]);
+      return {
+        headers: ["Transfer-Encoding: chunked", ...(chance(random, 0.3) ? [`Content-Length: ${body.length}`] : [])],
+        payload: Buffer.from(broken, "latin1"),
+        complete: false,
+      };
     }
     default:
       return { headers: [], payload: chance(random, 0.5) ? body : Buffer.alloc(0), complete: true };
@@ -150,22 +221,39 @@ function framed(random: Random, body: Buffer): { headers: string[]; payload: Buf
 }
 
 /** One raw request for `target`, and whether the server can be expected to read it whole. */
-function request(random: Random, target: FuzzTarget): { bytes: Buffer; complete: boolean; label: string; head: boolean } {
+function request(
+  random: Random,
+  target: FuzzTarget,
+): { bytes: Buffer; complete: boolean; label: string; head: boolean } {
   const route = pick(random, target.routes);
   // A quarter of the requests are well formed, so that the handlers behind the parser are reached.
   if (chance(random, 0.25)) {
     const body = route.method === "GET" ? Buffer.alloc(0) : Buffer.from(JSON.stringify(route.body()));
     const head = `${route.method} ${route.path} HTTP/1.1\r\n${["Host: 127.0.0.1", ...target.goodHeaders, `Content-Length: ${body.length}`].join("\r\n")}\r\n\r\n`;
-    return { bytes: Buffer.concat([Buffer.from(head, "latin1"), body]), complete: true, label: `${route.method} ${route.path} (well formed)`, head: route.method === "HEAD" };
+    return {
+      bytes: Buffer.concat([Buffer.from(head, "latin1"), body]),
+      complete: true,
+      label: `${route.method} ${route.path} (well formed)`,
+      head: route.method === "HEAD",
+    };
   }
   const method = chance(random, 0.75) ? route.method : pick(random, METHODS);
-  const path = chance(random, 0.7) ? route.path : chance(random, 0.5) ? pick(random, BAD_TARGETS) : mutated(random, Buffer.from(route.path)).toString("latin1");
+  const path = chance(random, 0.7)
+    ? route.path
+    : chance(random, 0.5)
+      ? pick(random, BAD_TARGETS)
+      : mutated(random, Buffer.from(route.path)).toString("latin1");
   const version = chance(random, 0.85) ? "HTTP/1.1" : pick(random, VERSIONS);
   const headers = chance(random, 0.9) ? ["Host: 127.0.0.1", ...target.goodHeaders] : [];
   for (let n = randomInt(random, 3); n > 0; n--) headers.push(pick(random, NOISE_HEADERS));
   const { headers: framing, payload, complete } = framed(random, bodyOf(random, route.body()));
   const head = `${method} ${path} ${version}\r\n${[...headers, ...framing].join("\r\n")}\r\n\r\n`;
-  return { bytes: Buffer.concat([Buffer.from(head, "latin1"), payload]), complete, head: method === "HEAD", label: `${JSON.stringify(method)} ${JSON.stringify(path.slice(0, 60))} ${version} [${[...headers.slice(1), ...framing].map((h) => h.slice(0, 40)).join(" | ")}]` };
+  return {
+    bytes: Buffer.concat([Buffer.from(head, "latin1"), payload]),
+    complete,
+    head: method === "HEAD",
+    label: `${JSON.stringify(method)} ${JSON.stringify(path.slice(0, 60))} ${version} [${[...headers.slice(1), ...framing].map((h) => h.slice(0, 40)).join(" | ")}]`,
+  };
 }
 
 /** `count` cases from `seed`: one request each, sometimes two pipelined, sometimes cut short. */
@@ -175,9 +263,20 @@ export function fuzzCases(seed: number, count: number, target: FuzzTarget): Fuzz
     const first = request(random, target);
     if (chance(random, 0.1)) {
       const second = request(random, target);
-      return { bytes: Buffer.concat([first.bytes, second.bytes]), cut: !first.complete || !second.complete, label: `${first.label} + ${second.label}`, head: first.head };
+      return {
+        bytes: Buffer.concat([first.bytes, second.bytes]),
+        cut: !first.complete || !second.complete,
+        label: `${first.label} + ${second.label}`,
+        head: first.head,
+      };
     }
-    if (chance(random, 0.1)) return { bytes: first.bytes.subarray(0, randomInt(random, first.bytes.length)), cut: true, label: `${first.label} (cut)`, head: first.head };
+    if (chance(random, 0.1))
+      return {
+        bytes: first.bytes.subarray(0, randomInt(random, first.bytes.length)),
+        cut: true,
+        label: `${first.label} (cut)`,
+        head: first.head,
+      };
     return { bytes: first.bytes, cut: !first.complete, label: first.label, head: first.head };
   });
 }
@@ -191,7 +290,9 @@ export interface HostileBody {
 /** Every path to a value inside `value` (the root excluded), objects' keys and arrays' indices. */
 function valuePaths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   if (value === null || typeof value !== "object") return [];
-  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : Object.entries(value);
   return entries.flatMap(([k, v]) => [[...prefix, k], ...valuePaths(v, [...prefix, k])]);
 }
 
@@ -212,20 +313,37 @@ function replacedAt(good: unknown, path: readonly (string | number)[], raw: stri
  * `depthLimit` (up to 200,000 deep), or a string at a random text path by one of `hugeChars`
  * characters (an oversized prompt).
  */
-export function hostileBodies(seed: number, count: number, good: unknown, depthLimit: number, hugeChars: number): HostileBody[] {
+export function hostileBodies(
+  seed: number,
+  count: number,
+  good: unknown,
+  depthLimit: number,
+  hugeChars: number,
+): HostileBody[] {
   const random = mulberry32(seed);
   const paths = valuePaths(good);
   // The prompt's texts: message contents, Responses' input and instructions, Anthropic's system (a tool's strings are not prompt text).
-  const textPaths = paths.filter((p) => !p.includes("tools") && ["content", "input", "text", "instructions", "system"].includes(String(p[p.length - 1])) && typeof p.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], good) === "string");
+  const textPaths = paths.filter(
+    (p) =>
+      !p.includes("tools") &&
+      ["content", "input", "text", "instructions", "system"].includes(String(p[p.length - 1])) &&
+      typeof p.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], good) === "string",
+  );
   return Array.from({ length: count }, () => {
     if (textPaths.length > 0 && chance(random, 0.25)) {
       const path = pick(random, textPaths);
-      return { text: replacedAt(good, path, JSON.stringify(pick(random, ["x", "word ", "\u00e9", "{["]).repeat(hugeChars))), label: `${path.join(".")}: a string of ${hugeChars} characters` };
+      return {
+        text: replacedAt(good, path, JSON.stringify(pick(random, ["x", "word ", "\u00e9", "{["]).repeat(hugeChars))),
+        label: `${path.join(".")}: a string of ${hugeChars} characters`,
+      };
     }
     const path = pick(random, paths);
     const depth = depthLimit + 1 + (chance(random, 0.5) ? randomInt(random, 8) : randomInt(random, 200_000));
     const array = chance(random, 0.5);
     const raw = array ? `${"[".repeat(depth)}${"]".repeat(depth)}` : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
-    return { text: replacedAt(good, path, raw), label: `${path.join(".")}: ${array ? "arrays" : "objects"} nested ${depth} deep` };
+    return {
+      text: replacedAt(good, path, raw),
+      label: `${path.join(".")}: ${array ? "arrays" : "objects"} nested ${depth} deep`,
+    };
   });
 }

@@ -4,12 +4,82 @@
 import fc from "fast-check";
 
 export const mutationSpellings = [
-  "experiment", "policy", "env", "x", "a_b", "_", "Z9", "import", "as", "extends", "when", "and", "or", "not",
-  "true", "false", "none", "0", "8", "1_000", "0.2", "5e-7", "1e+3", "1_", "1.5e", "3abc", "1.2.3",
-  '"s"', '"a\\nb"', '"\\q"', '"\\u{110000}"', '"open', '"""multi\nline"""', '"""never closed', '""',
-  "{", "}", "[", "]", "(", ")", ",", ":", ".", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%",
-  "// line", "/// doc", "/* block */", "/* open", "\n", "\r\n", "\r", " ", "\t", "self-inclusive-baseline",
-  "@", "#", "$", "\u00a0", "\ufeff", "\u2028", "é", "日本", "😀", "\0", "\\",
+  "experiment",
+  "policy",
+  "env",
+  "x",
+  "a_b",
+  "_",
+  "Z9",
+  "import",
+  "as",
+  "extends",
+  "when",
+  "and",
+  "or",
+  "not",
+  "true",
+  "false",
+  "none",
+  "0",
+  "8",
+  "1_000",
+  "0.2",
+  "5e-7",
+  "1e+3",
+  "1_",
+  "1.5e",
+  "3abc",
+  "1.2.3",
+  '"s"',
+  '"a\\nb"',
+  '"\\q"',
+  '"\\u{110000}"',
+  '"open',
+  '"""multi\nline"""',
+  '"""never closed',
+  '""',
+  "{",
+  "}",
+  "[",
+  "]",
+  "(",
+  ")",
+  ",",
+  ":",
+  ".",
+  "==",
+  "!=",
+  "<=",
+  ">=",
+  "<",
+  ">",
+  "+",
+  "-",
+  "*",
+  "/",
+  "%",
+  "// line",
+  "/// doc",
+  "/* block */",
+  "/* open",
+  "\n",
+  "\r\n",
+  "\r",
+  " ",
+  "\t",
+  "self-inclusive-baseline",
+  "@",
+  "#",
+  "$",
+  "\u00a0",
+  "\ufeff",
+  "\u2028",
+  "é",
+  "日本",
+  "😀",
+  "\0",
+  "\\",
 ];
 
 export type Mutation = {
@@ -28,22 +98,41 @@ export type Mutation = {
 function repetition(max: number): fc.Arbitrary<string> {
   const count = fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max }));
   return fc.oneof(
-    fc.tuple(fc.constantFrom(" and ", " or ", " + ", " - ", " * ", " / ", " % ", " when ", " == "), fc.constantFrom("outcome.success", "1", "x", "(a)"), count).map(([op, term, n]) => Array(n + 1).fill(term).join(op)),
-    fc.tuple(fc.constantFrom("-", "- ", "+", "not ", "!", "- not "), count).map(([prefix, n]) => `${prefix.repeat(n)}1`),
+    fc
+      .tuple(
+        fc.constantFrom(" and ", " or ", " + ", " - ", " * ", " / ", " % ", " when ", " == "),
+        fc.constantFrom("outcome.success", "1", "x", "(a)"),
+        count,
+      )
+      .map(([op, term, n]) =>
+        Array(n + 1)
+          .fill(term)
+          .join(op),
+      ),
+    fc
+      .tuple(fc.constantFrom("-", "- ", "+", "not ", "!", "- not "), count)
+      .map(([prefix, n]) => `${prefix.repeat(n)}1`),
     count.map((n) => `a${".a".repeat(n)}`),
     count.map((n) => `f${"(x)".repeat(n)}`),
     count.map((n) => `${"(".repeat(n)}1${")".repeat(n)}`),
     count.map((n) => `${"if c then 1 else ".repeat(n)}0`),
     fc.tuple(fc.constantFrom("\\q", "\\u{110000}", "\\uD800", "\\"), count).map(([esc, n]) => `"${esc.repeat(n)}"`),
-    fc.tuple(fc.constantFrom("\ud800", "\udfff", "\udbff\udbff", "\ud83d"), fc.integer({ min: 1, max: 20 })).map(([ch, n]) => ch.repeat(n)),
-    fc.tuple(fc.constantFrom("\ud800", "\udc00"), fc.constantFrom('"', "// ", "/// ", "/* ", '"""')).map(([ch, open]) => `${open}x${ch}y${open === "/* " ? " */" : open.startsWith('"') ? open : "\n"}`),
+    fc
+      .tuple(fc.constantFrom("\ud800", "\udfff", "\udbff\udbff", "\ud83d"), fc.integer({ min: 1, max: 20 }))
+      .map(([ch, n]) => ch.repeat(n)),
+    fc
+      .tuple(fc.constantFrom("\ud800", "\udc00"), fc.constantFrom('"', "// ", "/// ", "/* ", '"""'))
+      .map(([ch, open]) => `${open}x${ch}y${open === "/* " ? " */" : open.startsWith('"') ? open : "\n"}`),
   );
 }
 
 export function mutationOf(maxRepetition: number): fc.Arbitrary<Mutation> {
   return fc.record({
     kind: fc.oneof(
-      { weight: 30, arbitrary: fc.constantFrom("delete", "duplicate", "insert", "swap", "deleteToken", "duplicateToken") },
+      {
+        weight: 30,
+        arbitrary: fc.constantFrom("delete", "duplicate", "insert", "swap", "deleteToken", "duplicateToken"),
+      },
       { weight: 1, arbitrary: fc.constant("empty") },
     ),
     at: fc.nat(),
@@ -55,7 +144,6 @@ export function mutationOf(maxRepetition: number): fc.Arbitrary<Mutation> {
     ),
   });
 }
-
 
 /** Offsets where a token-ish piece of text starts, to delete or duplicate whole tokens. */
 function tokenStarts(text: string): number[] {

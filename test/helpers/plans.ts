@@ -13,7 +13,8 @@ export function compilePlans(spec: string): Plan[] {
   writeFileSync(file, spec);
   const result = new Compiler().check(file);
   const errors = result.diagnostics.filter((d) => d.severity === "error");
-  if (errors.length > 0 || !result.model) throw new Error(`spec does not compile:\n${errors.map((e) => `${e.range.start.line}: ${e.message}`).join("\n")}`);
+  if (errors.length > 0 || !result.model)
+    throw new Error(`spec does not compile:\n${errors.map((e) => `${e.range.start.line}: ${e.message}`).join("\n")}`);
   return lowerModel(result.model).plans.map((p) => p.plan);
 }
 
@@ -72,7 +73,13 @@ export function counterSubprocessEnv(tasks: number): string {
  * leave-one-out baseline, 3 tasks per batch; the caller gives the rollout block's body, the eval
  * block and anything else.
  */
-export function countingExperiment(o: { readonly name: string; readonly seed: number; readonly rollout: string; readonly evaluation: string; readonly extra?: string }): string {
+export function countingExperiment(o: {
+  readonly name: string;
+  readonly seed: number;
+  readonly rollout: string;
+  readonly evaluation: string;
+  readonly extra?: string;
+}): string {
   return `
 experiment ${o.name} {
   seed: ${o.seed}

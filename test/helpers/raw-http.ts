@@ -66,7 +66,11 @@ export type KeptAliveAnswer = { status: number; headers: string } | { error: str
  * the wait is for the server to close. Returns each answer's status and headers, or what ended
  * the connection instead of an answer ("closed" by the server, ECONNRESET, ...).
  */
-export function keepAliveExchange(origin: string, requests: readonly string[], waitMs = 20_000): Promise<KeptAliveAnswer[]> {
+export function keepAliveExchange(
+  origin: string,
+  requests: readonly string[],
+  waitMs = 20_000,
+): Promise<KeptAliveAnswer[]> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve) => {
     const socket = connect({ host: hostname, port: Number(port) });

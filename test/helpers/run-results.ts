@@ -16,6 +16,8 @@ export function runResults(dir: string): RunResults {
       const { time: _time, tokens_per_second: _tps, ...rest } = JSON.parse(line) as Record<string, unknown>;
       return rest;
     });
-  const evals = Object.fromEntries(readdirSync(path.join(dir, "eval")).map((f) => [f, readFileSync(path.join(dir, "eval", f), "utf8")]));
+  const evals = Object.fromEntries(
+    readdirSync(path.join(dir, "eval")).map((f) => [f, readFileSync(path.join(dir, "eval", f), "utf8")]),
+  );
   return { metrics, evals };
 }

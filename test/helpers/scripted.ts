@@ -28,7 +28,12 @@ export class ScriptedPolicy implements Policy {
     this.prompts.push(prompt);
     const text = this.turns[Math.min(this.turn++, this.turns.length - 1)]!;
     const ids = encodeText(text).slice(0, options.maxNewTokens);
-    return { ids, logprobs: new Float32Array(ids.length).fill(-0.1), finish: ids.length < text.length ? "length" : this.finish, policyVersion: 5 };
+    return {
+      ids,
+      logprobs: new Float32Array(ids.length).fill(-0.1),
+      finish: ids.length < text.length ? "length" : this.finish,
+      policyVersion: 5,
+    };
   }
 }
 
@@ -43,11 +48,16 @@ export class CounterEnv implements EnvInstance {
   }
 
   async step(call: ToolCall) {
-    if (this.options.failAt !== undefined && this.count + 1 === this.options.failAt) throw new EnvError("server went away", "unavailable");
+    if (this.options.failAt !== undefined && this.count + 1 === this.options.failAt)
+      throw new EnvError("server went away", "unavailable");
     if (this.options.slowMs) await new Promise((r) => setTimeout(r, this.options.slowMs));
     if (call.name === "step") this.count++;
     const progress = Math.min(1, this.count / this.options.goal);
-    return { text: this.options.observation ?? `count=${this.count}`, signals: { progress }, terminated: this.count >= this.options.goal };
+    return {
+      text: this.options.observation ?? `count=${this.count}`,
+      signals: { progress },
+      terminated: this.count >= this.options.goal,
+    };
   }
 
   async outcome(): Promise<Signals> {
@@ -69,7 +79,13 @@ export function planTool(name: string, properties: Record<string, unknown> = {},
       function: {
         name,
         description: `the ${name} tool`,
-        parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties, required: Object.keys(properties), additionalProperties: false },
+        parameters: {
+          $schema: "https://json-schema.org/draft/2020-12/schema",
+          type: "object",
+          properties,
+          required: Object.keys(properties),
+          additionalProperties: false,
+        },
       },
     },
   };

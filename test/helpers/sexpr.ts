@@ -12,7 +12,9 @@ export function sexpr(node: ast.Node, indent = ""): string {
     case "Import":
       return `(import ${JSON.stringify(node.path.value)}${node.alias ? ` as ${node.alias.name}` : ""}${doc(node.doc)})`;
     case "Block": {
-      const head = [node.type.name, node.name?.name, node.extends ? `(extends ${sexpr(node.extends)})` : undefined].filter(Boolean).join(" ");
+      const head = [node.type.name, node.name?.name, node.extends ? `(extends ${sexpr(node.extends)})` : undefined]
+        .filter(Boolean)
+        .join(" ");
       return `(block ${head}${doc(node.doc)}${lines(node.entries)})`;
     }
     case "Field":

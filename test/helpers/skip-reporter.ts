@@ -13,7 +13,8 @@ const reasonPattern = /\(skipped: ([^)]*)\)/;
  * runIf under test/ names its test with this (test/docs/skip-reporter.test.ts checks).
  */
 export function skipTitle(title: string, skip: boolean, need: string): string {
-  if (!/^needs \S[^)]*: \S[^)]*$/.test(need)) throw new Error(`a skip's need reads "needs <what>: <how to get it>", without ")": ${need}`);
+  if (!/^needs \S[^)]*: \S[^)]*$/.test(need))
+    throw new Error(`a skip's need reads "needs <what>: <how to get it>", without ")": ${need}`);
   return skip ? `${title} (skipped: ${need})` : title;
 }
 
@@ -27,14 +28,17 @@ export function skipSummary(skipped: readonly { readonly fullName: string; reado
     else unexplained.set(t.file, (unexplained.get(t.file) ?? 0) + 1);
   }
   const lines = [...byReason].map(([reason, n]) => `skipped ${n} test${n === 1 ? "" : "s"}: ${reason}`);
-  if (unexplained.size > 0) lines.push(`skipped without a stated reason: ${[...unexplained].map(([file, n]) => `${file} (${n})`).join(", ")}`);
+  if (unexplained.size > 0)
+    lines.push(`skipped without a stated reason: ${[...unexplained].map(([file, n]) => `${file} (${n})`).join(", ")}`);
   return lines;
 }
 
 export default class SkipReporter implements Reporter {
   onTestRunEnd(testModules: readonly TestModule[]): void {
     const skipped = testModules.flatMap((m) =>
-      [...m.children.allTests()].filter((t) => t.result().state === "skipped" && t.options.mode !== "todo").map((t) => ({ fullName: t.fullName, file: path.relative(process.cwd(), m.moduleId) })),
+      [...m.children.allTests()]
+        .filter((t) => t.result().state === "skipped" && t.options.mode !== "todo")
+        .map((t) => ({ fullName: t.fullName, file: path.relative(process.cwd(), m.moduleId) })),
     );
     const lines = skipSummary(skipped);
     if (lines.length > 0) process.stdout.write(`\n${lines.join("\n")}\n`);

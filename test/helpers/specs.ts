@@ -15,7 +15,11 @@ export interface Spec {
 }
 
 export function shippedSpecs(): Spec[] {
-  return [path.join(repoRoot, "experiments"), path.join(repoRoot, "stdlib"), path.join(repoRoot, "test", "fixtures", "examples")]
+  return [
+    path.join(repoRoot, "experiments"),
+    path.join(repoRoot, "stdlib"),
+    path.join(repoRoot, "test", "fixtures", "examples"),
+  ]
     .flatMap((dir) => arlFilesBelow(dir, { skipDirs: new Set(["node_modules"]) }))
     .sort()
     .map((file) => ({ name: path.relative(repoRoot, file), file, text: readFileSync(file, "utf8") }));

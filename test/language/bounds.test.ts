@@ -27,7 +27,8 @@ const withReward = (value: string) => {
   return quickstart.replace(successTerm, `success: ${value}`);
 };
 
-const compile = (text: string) => new Compiler({ readFile: (p) => (p === quickstartFile ? text : diskHost.readFile(p)) }).check(quickstartFile);
+const compile = (text: string) =>
+  new Compiler({ readFile: (p) => (p === quickstartFile ? text : diskHost.readFile(p)) }).check(quickstartFile);
 
 /** The height of an expression tree, counted as MAX_EXPRESSION_DEPTH counts it (iteratively). */
 function height(e: ast.Expression): number {
@@ -37,7 +38,19 @@ function height(e: ast.Expression): number {
     const [n, d] = stack.pop()!;
     best = Math.max(best, d);
     const kids: ast.Expression[] =
-      n.kind === "Binary" ? [n.left, n.right] : n.kind === "When" ? [n.value, n.condition] : n.kind === "Unary" ? [n.operand] : n.kind === "Member" ? [n.object] : n.kind === "Call" ? [n.callee, ...n.args.map((a) => a.value)] : n.kind === "List" ? [...n.items] : [];
+      n.kind === "Binary"
+        ? [n.left, n.right]
+        : n.kind === "When"
+          ? [n.value, n.condition]
+          : n.kind === "Unary"
+            ? [n.operand]
+            : n.kind === "Member"
+              ? [n.object]
+              : n.kind === "Call"
+                ? [n.callee, ...n.args.map((a) => a.value)]
+                : n.kind === "List"
+                  ? [...n.items]
+                  : [];
     for (const k of kids) stack.push([k, d + 1]);
   }
   return best;
@@ -96,7 +109,12 @@ describe(`expression depth (MAX_EXPRESSION_DEPTH = ${MAX_EXPRESSION_DEPTH})`, ()
   });
 
   it("thousands of terms (as 20,000 mutated specs had) give a diagnostic through Compiler.check, not a RangeError", () => {
-    for (const value of [chains["'and' chain"]!(3000), chains["unary minus"]!(5000), chains["'+' chain"]!(20_000), `a${".a".repeat(10_000)}`]) {
+    for (const value of [
+      chains["'and' chain"]!(3000),
+      chains["unary minus"]!(5000),
+      chains["'+' chain"]!(20_000),
+      `a${".a".repeat(10_000)}`,
+    ]) {
       const result = compile(withReward(value));
       expect(result.diagnostics.map((d) => d.code)).toEqual(["expression-too-deep"]);
     }
@@ -106,16 +124,22 @@ describe(`expression depth (MAX_EXPRESSION_DEPTH = ${MAX_EXPRESSION_DEPTH})`, ()
     const text = quickstart.replace("max_turns: 8", `max_turns${".a".repeat(3000)}: 8`);
     expect(text).not.toBe(quickstart);
     const result = compile(text);
-    expect(result.diagnostics.map((d) => [d.code, d.message])).toEqual([["expression-too-deep", `a field name has more than ${MAX_EXPRESSION_DEPTH} dotted parts`]]);
+    expect(result.diagnostics.map((d) => [d.code, d.message])).toEqual([
+      ["expression-too-deep", `a field name has more than ${MAX_EXPRESSION_DEPTH} dotted parts`],
+    ]);
   });
 
   it("a dotted field name counts one level per dot, inside records too", () => {
     const name = (dots: number) => `k${".k".repeat(dots)}`;
     expect(parse(`e { ${name(MAX_EXPRESSION_DEPTH - 2)}: -1 }`, "f.arl").diagnostics).toEqual([]);
-    expect(parse(`e { ${name(MAX_EXPRESSION_DEPTH - 1)}: -1 }`, "f.arl").diagnostics.map((d) => d.code)).toEqual(["expression-too-deep"]);
+    expect(parse(`e { ${name(MAX_EXPRESSION_DEPTH - 1)}: -1 }`, "f.arl").diagnostics.map((d) => d.code)).toEqual([
+      "expression-too-deep",
+    ]);
     // The record adds one level, its field's name 250: 251 + the value's 3 levels is within the bound; 254 + 3 is not.
     expect(parse(`e { a: [{ ${name(250)}: - - 1 }] }`, "f.arl").diagnostics).toEqual([]);
-    expect(parse(`e { a: [{ ${name(253)}: - - 1 }] }`, "f.arl").diagnostics.map((d) => d.code)).toEqual(["expression-too-deep"]);
+    expect(parse(`e { a: [{ ${name(253)}: - - 1 }] }`, "f.arl").diagnostics.map((d) => d.code)).toEqual([
+      "expression-too-deep",
+    ]);
   });
 
   it("300 nested 'if ... then ... else' (not ARL syntax) is a syntax error, not an overflow", () => {
@@ -127,7 +151,9 @@ describe(`expression depth (MAX_EXPRESSION_DEPTH = ${MAX_EXPRESSION_DEPTH})`, ()
 
   it("the deepest allowed reward goes through check, fmt, plan lowering and hover", () => {
     // `outcome.success` is two levels: 255 of them joined by 'and' make 256.
-    const value = Array(MAX_EXPRESSION_DEPTH - 1).fill("outcome.success").join(" and ");
+    const value = Array(MAX_EXPRESSION_DEPTH - 1)
+      .fill("outcome.success")
+      .join(" and ");
     expect(height(valueOf(`e { a: ${value} }`))).toBe(MAX_EXPRESSION_DEPTH);
     const text = withReward(value);
     const result = compile(text);
@@ -163,12 +189,17 @@ describe("lone surrogates", () => {
     "an allow reason": (s: string) => `experiment e { allow { group-size-one: "because ${s}" } }`,
   };
   for (const [where, make] of Object.entries(places)) {
-    for (const [name, ch] of [["high", "\ud800"], ["low", "\udc00"]] as const) {
+    for (const [name, ch] of [
+      ["high", "\ud800"],
+      ["low", "\udc00"],
+    ] as const) {
       it(`a ${name} surrogate in ${where} is reported at its place, and no string value holds it`, () => {
         const text = make(ch);
         const result = parse(text, "f.arl");
         const at = text.indexOf(ch);
-        expect(result.diagnostics.map((d) => [d.code, d.range.start.offset, d.range.end.offset])).toEqual([["invalid-token", at, at + 1]]);
+        expect(result.diagnostics.map((d) => [d.code, d.range.start.offset, d.range.end.offset])).toEqual([
+          ["invalid-token", at, at + 1],
+        ]);
         expect(result.diagnostics[0]!.message).toContain("lone surrogate");
         expect(JSON.stringify(result.document)).not.toMatch(/\\ud[89a-f]/i);
         for (const c of result.comments) expect(c.image).not.toMatch(/[\ud800-\udfff]/);
@@ -183,7 +214,9 @@ describe("lone surrogates", () => {
     for (const escape of ["\\ud800", "\\uDC00", "\\u{D800}"]) {
       const result = parse(`experiment e { a: "x${escape}y" }`, "f.arl");
       expect(result.diagnostics.map((d) => d.code)).toEqual(["invalid-escape"]);
-      expect(result.diagnostics[0]!.message).toBe(`'${escape}' is a lone surrogate, not a character (no UTF-8 text can hold it)`);
+      expect(result.diagnostics[0]!.message).toBe(
+        `'${escape}' is a lone surrogate, not a character (no UTF-8 text can hold it)`,
+      );
       expect(result.diagnostics[0]!.hint).toContain("surrogate pair");
     }
     expect(parse('experiment e { a: "\\uD83D\\uDE00" }', "f.arl").diagnostics).toEqual([]);
@@ -195,7 +228,10 @@ describe("lone surrogates", () => {
   });
 
   it("reaches no plan: Compiler.check stops at it, with no exception", () => {
-    const text = quickstart.replace(successTerm, `${successTerm}\n  }\n  allow { group-size-one: "x\ud800" }\n  reward {`);
+    const text = quickstart.replace(
+      successTerm,
+      `${successTerm}\n  }\n  allow { group-size-one: "x\ud800" }\n  reward {`,
+    );
     const result = compile(text);
     expect(result.diagnostics.map((d) => d.code)).toEqual(["invalid-token"]);
   });
@@ -204,7 +240,9 @@ describe("lone surrogates", () => {
     const text = `experiment e { a: "${"\udc00".repeat(50_000)}" }`;
     const result = parse(text, "f.arl");
     expect(result.diagnostics.length).toBe(MAX_REPEATED_REPORTS + 1);
-    expect(result.diagnostics.at(-1)!.message).toBe(`${50_000 - MAX_REPEATED_REPORTS} more lone surrogates from here on`);
+    expect(result.diagnostics.at(-1)!.message).toBe(
+      `${50_000 - MAX_REPEATED_REPORTS} more lone surrogates from here on`,
+    );
   });
 });
 
@@ -214,6 +252,8 @@ describe("invalid escapes", () => {
     const result = compile(text);
     expect(result.diagnostics.length).toBe(MAX_REPEATED_REPORTS + 1);
     expect(result.diagnostics.every((d) => d.code === "invalid-escape")).toBe(true);
-    expect(result.diagnostics.at(-1)!.message).toBe(`${150_000 - MAX_REPEATED_REPORTS} more unknown escape sequences in this string`);
+    expect(result.diagnostics.at(-1)!.message).toBe(
+      `${150_000 - MAX_REPEATED_REPORTS} more unknown escape sequences in this string`,
+    );
   });
 });

@@ -26,7 +26,9 @@ function cases(): string[] {
 
 function golden(file: string, actual: string): void {
   if (update && (!existsSync(file) || readFileSync(file, "utf8") !== actual)) writeFileSync(file, actual);
-  expect(existsSync(file), `${path.relative(root, file)} is missing (run with UPDATE_GOLDEN=1 and review it)`).toBe(true);
+  expect(existsSync(file), `${path.relative(root, file)} is missing (run with UPDATE_GOLDEN=1 and review it)`).toBe(
+    true,
+  );
   expect(actual).toBe(readFileSync(file, "utf8"));
 }
 
@@ -38,7 +40,10 @@ describe("golden fixtures", () => {
       const text = readFileSync(path.join(dir, "input.arl"), "utf8");
       const result = parse(text, "input.arl");
       const rendered = result.diagnostics
-        .map((d) => `${d.range.start.line}:${d.range.start.column}-${d.range.end.line}:${d.range.end.column} ${d.severity}[${d.code}] ${d.message}\n`)
+        .map(
+          (d) =>
+            `${d.range.start.line}:${d.range.start.column}-${d.range.end.line}:${d.range.end.column} ${d.severity}[${d.code}] ${d.message}\n`,
+        )
         .join("");
       if (isError) {
         expect(result.diagnostics.length).toBeGreaterThan(0);

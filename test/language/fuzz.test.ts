@@ -49,7 +49,10 @@ function checkParse(text: string): void {
     const { start, end } = d.range;
     expect(d.file).toBe("fuzz.arl");
     expect(d.message.length).toBeGreaterThan(0);
-    expect(0 <= start.offset && start.offset <= end.offset && end.offset <= text.length, `${d.code} ${JSON.stringify(d.range)} in ${text.length} chars`).toBe(true);
+    expect(
+      0 <= start.offset && start.offset <= end.offset && end.offset <= text.length,
+      `${d.code} ${JSON.stringify(d.range)} in ${text.length} chars`,
+    ).toBe(true);
     expect({ line: start.line, column: start.column }).toEqual(expectedPosition(text, start.offset));
     expect({ line: end.line, column: end.column }).toEqual(expectedPosition(text, end.offset));
   }
@@ -60,7 +63,8 @@ const commentsOf = (text: string) => parse(text, "f.arl").comments.map(commentTe
 /** For a cleanly parsing input: format is idempotent, keeps the tree and the comments, and parses. */
 function checkFormat(text: string): void {
   const first = format(text, "f.arl");
-  if (!("output" in first)) throw new Error(`format refused: ${JSON.stringify(first.diagnostics.map((d) => d.message))}`);
+  if (!("output" in first))
+    throw new Error(`format refused: ${JSON.stringify(first.diagnostics.map((d) => d.message))}`);
   const reparsed = parse(first.output, "f.arl");
   expect(reparsed.diagnostics).toEqual([]);
   expect(stripRanges(reparsed.document)).toEqual(stripRanges(parse(text, "f.arl").document));
@@ -114,7 +118,9 @@ const randomToken = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 4 }) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 6 }).map((b) => Buffer.from(b).toString("latin1")) },
 );
-const tokenStream = fc.array(fc.tuple(randomToken, fc.constantFrom("", " ", "\n")), { maxLength: 120 }).map((ts) => ts.map(([a, b]) => a + b).join(""));
+const tokenStream = fc
+  .array(fc.tuple(randomToken, fc.constantFrom("", " ", "\n")), { maxLength: 120 })
+  .map((ts) => ts.map(([a, b]) => a + b).join(""));
 
 // --- (b) mutations of the shipped specs (test/helpers/mutations.ts) -----------------------------
 
@@ -128,7 +134,23 @@ type Tokens = string[];
 
 const reserved = new Set(["import", "as", "extends", "when", "and", "or", "not", "true", "false", "none"]);
 const identifier = fc.oneof(
-  { weight: 8, arbitrary: fc.constantFrom("experiment", "policy", "env", "reward", "algorithm", "x", "y", "model", "group_size", "_", "k2", "harness") },
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(
+      "experiment",
+      "policy",
+      "env",
+      "reward",
+      "algorithm",
+      "x",
+      "y",
+      "model",
+      "group_size",
+      "_",
+      "k2",
+      "harness",
+    ),
+  },
   { weight: 8, arbitrary: fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/).filter((s) => !reserved.has(s)) },
   // Long names push lists, calls and one-line blocks past the line width.
   { weight: 1, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_]{20,40}$/) },
@@ -140,15 +162,32 @@ const numberSpelling = fc.oneof(
 );
 const stringPiece = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom("a", "B", " ", "é", "日本", "😀", "'", "/", "*", "#", "{", "}") },
-  { weight: 3, arbitrary: fc.constantFrom("\\n", "\\t", "\\r", "\\0", '\\"', "\\\\", "\\u0041", "\\u{1F600}", "\\u0001", "\\u00a0", "\\uD83D\\uDE00") },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      "\\n",
+      "\\t",
+      "\\r",
+      "\\0",
+      '\\"',
+      "\\\\",
+      "\\u0041",
+      "\\u{1F600}",
+      "\\u0001",
+      "\\u00a0",
+      "\\uD83D\\uDE00",
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ unit: "grapheme-ascii", maxLength: 3 }).map((s) => s.replace(/["\\\n\r]/g, "")) },
 );
 const plainString = fc.array(stringPiece, { maxLength: 6 }).map((ps) => `"${ps.join("")}"`);
-const tripleLine = fc.tuple(
-  fc.constantFrom("", " ", "  ", "    ", "\t", "        "),
-  fc.array(fc.oneof(stringPiece, fc.constantFrom('"', '""', '\\"\\"\\"', "x")), { maxLength: 5 }),
-  fc.constantFrom("", " ", "  "),
-).map(([lead, body, tail]) => lead + body.join("") + tail);
+const tripleLine = fc
+  .tuple(
+    fc.constantFrom("", " ", "  ", "    ", "\t", "        "),
+    fc.array(fc.oneof(stringPiece, fc.constantFrom('"', '""', '\\"\\"\\"', "x")), { maxLength: 5 }),
+    fc.constantFrom("", " ", "  "),
+  )
+  .map(([lead, body, tail]) => lead + body.join("") + tail);
 const tripleString = fc
   .tuple(fc.boolean(), fc.array(tripleLine, { maxLength: 4 }), fc.constantFrom("", "\n", "\n  ", "\n    "))
   .map(([newline, lines, close]) => {
@@ -161,9 +200,18 @@ const tripleString = fc
   });
 // Later segments of a kebab key may start with a digit (`turn-budget-below-2x-optimal`).
 // (Not ending in `e`: `1e-2x` lexes as the number `1e-2`, then `x`.)
-const kebabSegment = fc.oneof({ weight: 3, arbitrary: identifier }, { weight: 1, arbitrary: fc.stringMatching(/^[0-9][a-z0-9_]{0,3}$/).filter((s) => !/e$/.test(s)) });
-const kebabKey = fc.tuple(identifier, fc.array(kebabSegment, { minLength: 1, maxLength: 2 })).map(([first, rest]) => [first, ...rest].join("-"));
-const key = fc.oneof({ weight: 6, arbitrary: identifier }, { weight: 1, arbitrary: kebabKey }, { weight: 1, arbitrary: plainString });
+const kebabSegment = fc.oneof(
+  { weight: 3, arbitrary: identifier },
+  { weight: 1, arbitrary: fc.stringMatching(/^[0-9][a-z0-9_]{0,3}$/).filter((s) => !/e$/.test(s)) },
+);
+const kebabKey = fc
+  .tuple(identifier, fc.array(kebabSegment, { minLength: 1, maxLength: 2 }))
+  .map(([first, rest]) => [first, ...rest].join("-"));
+const key = fc.oneof(
+  { weight: 6, arbitrary: identifier },
+  { weight: 1, arbitrary: kebabKey },
+  { weight: 1, arbitrary: plainString },
+);
 
 /** `operand (op operand)*`, usually just the operand so that expressions stay small. */
 function chain(operand: fc.Arbitrary<Tokens>, ops: string[], max = 2): fc.Arbitrary<Tokens> {
@@ -199,34 +247,67 @@ function expression(depth: number): fc.Arbitrary<Tokens> {
     depth <= 0
       ? []
       : [
-          fc.tuple(fc.array(expression(depth - 1), { maxLength: 3 }), fc.boolean()).map(([items, tc]) => ["[", ...separated(items, tc), "]"]),
+          fc
+            .tuple(fc.array(expression(depth - 1), { maxLength: 3 }), fc.boolean())
+            .map(([items, tc]) => ["[", ...separated(items, tc), "]"]),
           entries(depth - 1).map((es) => ["{", ...es, "}"]),
           expression(depth - 1).map((e) => ["(", ...e, ")"]),
         ];
-  const primary = fc.oneof(...terminals.map((arbitrary, i) => ({ weight: i < 3 ? 4 : 1, arbitrary })), ...nested.map((arbitrary) => ({ weight: 1, arbitrary })));
-  const argument = fc.tuple(fc.option(identifier, { nil: undefined }), depth <= 0 ? primary : expression(depth - 1)).map(([name, e]) => [...(name ? [name, ":"] : []), ...e]);
+  const primary = fc.oneof(
+    ...terminals.map((arbitrary, i) => ({ weight: i < 3 ? 4 : 1, arbitrary })),
+    ...nested.map((arbitrary) => ({ weight: 1, arbitrary })),
+  );
+  const argument = fc
+    .tuple(fc.option(identifier, { nil: undefined }), depth <= 0 ? primary : expression(depth - 1))
+    .map(([name, e]) => [...(name ? [name, ":"] : []), ...e]);
   const suffix = fc.oneof(
     identifier.map((id) => [".", id]),
-    fc.tuple(fc.array(argument, { maxLength: 2 }), fc.boolean()).map(([args, tc]) => ["(", ...separated(args, tc), ")"]),
+    fc
+      .tuple(fc.array(argument, { maxLength: 2 }), fc.boolean())
+      .map(([args, tc]) => ["(", ...separated(args, tc), ")"]),
   );
   const postfix = fc
-    .tuple(primary, fc.oneof({ weight: 3, arbitrary: fc.constant([] as Tokens[]) }, { weight: 1, arbitrary: fc.array(suffix, { minLength: 1, maxLength: 2 }) }))
+    .tuple(
+      primary,
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant([] as Tokens[]) },
+        { weight: 1, arbitrary: fc.array(suffix, { minLength: 1, maxLength: 2 }) },
+      ),
+    )
     // A number directly before `.` would lex as one malformed number: parenthesize it.
-    .map(([p, suffixes]) => [...(suffixes[0]?.[0] === "." && p.length === 1 && /^\d/.test(p[0]!) ? ["(", ...p, ")"] : p), ...suffixes.flat()]);
+    .map(([p, suffixes]) => [
+      ...(suffixes[0]?.[0] === "." && p.length === 1 && /^\d/.test(p[0]!) ? ["(", ...p, ")"] : p),
+      ...suffixes.flat(),
+    ]);
   const prefixes = (ops: string[], operand: fc.Arbitrary<Tokens>) =>
-    fc.oneof({ weight: 4, arbitrary: operand }, { weight: 1, arbitrary: fc.tuple(fc.array(fc.constantFrom(...ops), { minLength: 1, maxLength: 3 }), operand).map(([o, e]) => [...o, ...e]) });
+    fc.oneof(
+      { weight: 4, arbitrary: operand },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.array(fc.constantFrom(...ops), { minLength: 1, maxLength: 3 }), operand)
+          .map(([o, e]) => [...o, ...e]),
+      },
+    );
   const unary = prefixes(["-", "+"], postfix);
   const additive = chain(chain(unary, ["*", "/", "%"]), ["+", "-"], 3);
   const comparison = fc.oneof(
     { weight: 4, arbitrary: additive },
-    { weight: 1, arbitrary: fc.tuple(additive, fc.constantFrom("==", "!=", "<", "<=", ">", ">="), additive).map(([a, op, b]) => [...a, op, ...b]) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(additive, fc.constantFrom("==", "!=", "<", "<=", ">", ">="), additive)
+        .map(([a, op, b]) => [...a, op, ...b]),
+    },
   );
   const result = chain(chain(chain(prefixes(["not"], comparison), ["and"]), ["or"]), ["when"]);
   expressionCache.set(depth, result);
   return result;
 }
 
-const pathTokens = fc.array(key, { minLength: 1, maxLength: 3 }).map((path) => path.flatMap((k, i) => (i > 0 ? [".", k] : [k])));
+const pathTokens = fc
+  .array(key, { minLength: 1, maxLength: 3 })
+  .map((path) => path.flatMap((k, i) => (i > 0 ? [".", k] : [k])));
 
 /** The entries of a block or record, each maybe followed by a comma. */
 function entries(depth: number): fc.Arbitrary<Tokens> {
@@ -234,16 +315,33 @@ function entries(depth: number): fc.Arbitrary<Tokens> {
   if (cached) return cached;
   // Values nest at most one level more, so that specs stay a few hundred tokens long.
   const field = fc.tuple(pathTokens, expression(Math.min(depth, 1))).map(([path, e]) => [...path, ":", ...e]);
-  const entry = depth <= 0 ? field : fc.oneof({ weight: 3, arbitrary: field }, { weight: 1, arbitrary: blockTokens(entries(depth - 1)) });
-  const result = fc.array(fc.tuple(entry, fc.boolean()), { maxLength: 3 }).map((es) => es.flatMap(([e, comma]) => (comma ? [...e, ","] : e)));
+  const entry =
+    depth <= 0
+      ? field
+      : fc.oneof({ weight: 3, arbitrary: field }, { weight: 1, arbitrary: blockTokens(entries(depth - 1)) });
+  const result = fc
+    .array(fc.tuple(entry, fc.boolean()), { maxLength: 3 })
+    .map((es) => es.flatMap(([e, comma]) => (comma ? [...e, ","] : e)));
   entriesCache.set(depth, result);
   return result;
 }
 
 function blockTokens(body: fc.Arbitrary<Tokens>): fc.Arbitrary<Tokens> {
   return fc
-    .tuple(identifier, fc.option(identifier, { nil: undefined }), fc.option(fc.array(identifier, { minLength: 1, maxLength: 3 }), { nil: undefined }), body)
-    .map(([type, name, ref, es]) => [type, ...(name ? [name] : []), ...(ref ? ["extends", ...ref.flatMap((p, i) => (i > 0 ? [".", p] : [p]))] : []), "{", ...es, "}"]);
+    .tuple(
+      identifier,
+      fc.option(identifier, { nil: undefined }),
+      fc.option(fc.array(identifier, { minLength: 1, maxLength: 3 }), { nil: undefined }),
+      body,
+    )
+    .map(([type, name, ref, es]) => [
+      type,
+      ...(name ? [name] : []),
+      ...(ref ? ["extends", ...ref.flatMap((p, i) => (i > 0 ? [".", p] : [p]))] : []),
+      "{",
+      ...es,
+      "}",
+    ]);
 }
 
 const bodyEntries = entries(2);
@@ -253,7 +351,10 @@ const documentTokens: fc.Arbitrary<Tokens> = fc
     fc.array(fc.tuple(plainString, fc.option(identifier, { nil: undefined })), { maxLength: 2 }),
     fc.array(blockTokens(bodyEntries), { maxLength: 3 }),
   )
-  .map(([imports, blocks]) => [...imports.flatMap(([p, alias]) => ["import", p, ...(alias ? ["as", alias] : [])]), ...blocks.flat()]);
+  .map(([imports, blocks]) => [
+    ...imports.flatMap(([p, alias]) => ["import", p, ...(alias ? ["as", alias] : [])]),
+    ...blocks.flat(),
+  ]);
 
 const commentBody = fc.string({ unit: "grapheme", maxLength: 12 }).map((s) => s.replace(/[\n\r\u2028\u2029]/g, " "));
 const trivia = fc.oneof(
@@ -268,7 +369,9 @@ const trivia = fc.oneof(
 /** Joins tokens with random trivia; kebab keys stay one token (spaces there are an error). */
 function withTrivia(tokens: fc.Arbitrary<Tokens>): fc.Arbitrary<string> {
   return tokens.chain((ts) =>
-    fc.array(trivia, { minLength: ts.length + 1, maxLength: ts.length + 1 }).map((gaps) => gaps[0] + ts.map((tok, i) => tok + gaps[i + 1]).join("")),
+    fc
+      .array(trivia, { minLength: ts.length + 1, maxLength: ts.length + 1 })
+      .map((gaps) => gaps[0] + ts.map((tok, i) => tok + gaps[i + 1]).join("")),
   );
 }
 
@@ -279,11 +382,17 @@ const plainSpec = documentTokens.map((ts) => ts.join(" "));
 
 describe("parser robustness", () => {
   it("(a) never throws on random token streams, and diagnostics stay inside the file", () => {
-    fc.assert(fc.property(tokenStream, (text) => checkParse(text)), runs(400));
+    fc.assert(
+      fc.property(tokenStream, (text) => checkParse(text)),
+      runs(400),
+    );
   });
 
   it("(a) never throws on arbitrary unicode and bytes", () => {
-    fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 200 }), (text) => checkParse(text)), runs(300));
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 200 }), (text) => checkParse(text)),
+      runs(300),
+    );
   });
 
   it("(b) never throws on mutated examples, and formats those that still parse", () => {
@@ -312,46 +421,67 @@ describe("parser robustness", () => {
 
 const longRuns = Number(process.env.ARL_FUZZ_RUNS ?? "0");
 
-describe.runIf(longRuns > 0)(skipTitle(`long hunt (ARL_FUZZ_RUNS=${longRuns})`, !(longRuns > 0), "needs ARL_FUZZ_RUNS, an opt-in hunt: ARL_FUZZ_RUNS=100000 npx vitest run test/language/fuzz.test.ts"), () => {
-  it("no mutated shipped spec crashes parse, format or Compiler.check", () => {
-    const out = process.env.ARL_FUZZ_OUT ?? mkdtempSync(path.join(tmpdir(), "arl-fuzz-"));
-    mkdirSync(out, { recursive: true });
-    const seed = Number(process.env.ARL_FUZZ_SEED ?? "1");
-    const crashes: string[] = [];
-    let done = 0;
-    const started = Date.now();
-    const compiler = new BatchCompiler();
-    const arb = fc.tuple(fc.constantFrom(...examples), fc.array(mutationOf(5000), { minLength: 1, maxLength: 4 }));
-    fc.assert(
-      fc.property(arb, ([example, mutations]) => {
-        const text = mutate(example.text, mutations);
-        let stage = "parse";
-        try {
-          const parsed = parse(text, "fuzz.arl");
-          // An input with errors is refused by the formatter before it prints anything (and
-          // that refusal is tested above): only clean inputs are worth formatting here.
-          if (!parsed.diagnostics.some((d) => d.severity === "error")) {
-            stage = "format";
-            const formatted = format(text, "fuzz.arl");
-            if (!("output" in formatted)) throw new Error(`format refused a clean input: ${formatted.diagnostics.map((d) => d.message).join("; ")}`);
-          }
-          stage = "check";
-          compiler.check(example.file, text);
-        } catch (error) {
-          const name = `crash-${crashes.length}.arl`;
-          writeFileSync(path.join(out, name), text);
-          crashes.push(`${name} (${stage}, from ${example.name}): ${String(error).slice(0, 300)}`);
-        }
-        done++;
-        // Progress in a file: the test runner holds a worker's output until the test ends.
-        if (done % 1000 === 0) writeFileSync(path.join(out, "progress.txt"), `${done} inputs, ${crashes.length} crashes, ${Math.round((Date.now() - started) / 1000)} s\n`);
-      }),
-      { numRuns: longRuns, seed },
+describe.runIf(longRuns > 0)(
+  skipTitle(
+    `long hunt (ARL_FUZZ_RUNS=${longRuns})`,
+    !(longRuns > 0),
+    "needs ARL_FUZZ_RUNS, an opt-in hunt: ARL_FUZZ_RUNS=100000 npx vitest run test/language/fuzz.test.ts",
+  ),
+  () => {
+    it(
+      "no mutated shipped spec crashes parse, format or Compiler.check",
+      () => {
+        const out = process.env.ARL_FUZZ_OUT ?? mkdtempSync(path.join(tmpdir(), "arl-fuzz-"));
+        mkdirSync(out, { recursive: true });
+        const seed = Number(process.env.ARL_FUZZ_SEED ?? "1");
+        const crashes: string[] = [];
+        let done = 0;
+        const started = Date.now();
+        const compiler = new BatchCompiler();
+        const arb = fc.tuple(fc.constantFrom(...examples), fc.array(mutationOf(5000), { minLength: 1, maxLength: 4 }));
+        fc.assert(
+          fc.property(arb, ([example, mutations]) => {
+            const text = mutate(example.text, mutations);
+            let stage = "parse";
+            try {
+              const parsed = parse(text, "fuzz.arl");
+              // An input with errors is refused by the formatter before it prints anything (and
+              // that refusal is tested above): only clean inputs are worth formatting here.
+              if (!parsed.diagnostics.some((d) => d.severity === "error")) {
+                stage = "format";
+                const formatted = format(text, "fuzz.arl");
+                if (!("output" in formatted))
+                  throw new Error(
+                    `format refused a clean input: ${formatted.diagnostics.map((d) => d.message).join("; ")}`,
+                  );
+              }
+              stage = "check";
+              compiler.check(example.file, text);
+            } catch (error) {
+              const name = `crash-${crashes.length}.arl`;
+              writeFileSync(path.join(out, name), text);
+              crashes.push(`${name} (${stage}, from ${example.name}): ${String(error).slice(0, 300)}`);
+            }
+            done++;
+            // Progress in a file: the test runner holds a worker's output until the test ends.
+            if (done % 1000 === 0)
+              writeFileSync(
+                path.join(out, "progress.txt"),
+                `${done} inputs, ${crashes.length} crashes, ${Math.round((Date.now() - started) / 1000)} s\n`,
+              );
+          }),
+          { numRuns: longRuns, seed },
+        );
+        writeFileSync(
+          path.join(out, "summary.txt"),
+          `${done} inputs, ${crashes.length} crashes (seed ${seed})\n${crashes.join("\n")}\n`,
+        );
+        expect(crashes, `${done} inputs; crashing inputs in ${out}`).toEqual([]);
+      },
+      24 * 3600_000,
     );
-    writeFileSync(path.join(out, "summary.txt"), `${done} inputs, ${crashes.length} crashes (seed ${seed})\n${crashes.join("\n")}\n`);
-    expect(crashes, `${done} inputs; crashing inputs in ${out}`).toEqual([]);
-  }, 24 * 3600_000);
-});
+  },
+);
 
 /**
  * The check's lexer drops line and block comments as it goes; what it hands the parser, and its
@@ -369,14 +499,29 @@ function checkLexersAgree(text: string): void {
 
 describe("the check's lexer and the comment-keeping lexer", () => {
   it("agree on generated specs with comments of every kind between tokens", () => {
-    fc.assert(fc.property(validSpec, (text) => checkLexersAgree(text)), runs(200));
+    fc.assert(
+      fc.property(validSpec, (text) => checkLexersAgree(text)),
+      runs(200),
+    );
   });
 
   it("agree on random token streams, mutated examples and arbitrary bytes", () => {
-    fc.assert(fc.property(tokenStream, (text) => checkLexersAgree(text)), runs(200));
-    fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 200 }).map((s) => `${s}/* ${s}`), (text) => checkLexersAgree(text)), runs(100));
+    fc.assert(
+      fc.property(tokenStream, (text) => checkLexersAgree(text)),
+      runs(200),
+    );
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "binary", maxLength: 200 }).map((s) => `${s}/* ${s}`),
+        (text) => checkLexersAgree(text),
+      ),
+      runs(100),
+    );
     const arb = fc.tuple(fc.constantFrom(...examples), fc.array(mutation, { minLength: 1, maxLength: 4 }));
-    fc.assert(fc.property(arb, ([example, mutations]) => checkLexersAgree(mutate(example.text, mutations))), runs(100));
+    fc.assert(
+      fc.property(arb, ([example, mutations]) => checkLexersAgree(mutate(example.text, mutations))),
+      runs(100),
+    );
   });
 });
 
@@ -391,11 +536,17 @@ describe("formatter properties", () => {
   });
 
   it("(c) format is idempotent and keeps the tree and the comments of generated specs", () => {
-    fc.assert(fc.property(validSpec, (text) => checkFormat(text)), runs(300));
+    fc.assert(
+      fc.property(validSpec, (text) => checkFormat(text)),
+      runs(300),
+    );
   });
 
   it("(c) the same holds for specs without comments (one-line blocks and wrapping lists)", () => {
-    fc.assert(fc.property(plainSpec, (text) => checkFormat(text)), runs(200));
+    fc.assert(
+      fc.property(plainSpec, (text) => checkFormat(text)),
+      runs(200),
+    );
   });
 
   it("(c) the shared examples are formatted idempotently", () => {

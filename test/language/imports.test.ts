@@ -26,7 +26,11 @@ describe("import resolution", () => {
     });
     const program = new ModuleLoader().load(path.join(dir, "main.arl"));
     expect(program.diagnostics).toEqual([]);
-    expect([...program.modules.keys()].map((k) => path.relative(dir, k))).toEqual(["main.arl", "lib/common.arl", "lib/other.arl"]);
+    expect([...program.modules.keys()].map((k) => path.relative(dir, k))).toEqual([
+      "main.arl",
+      "lib/common.arl",
+      "lib/other.arl",
+    ]);
     const main = program.modules.get(path.join(dir, "main.arl"))!;
     expect(main.imports.map((i) => i.name)).toEqual(["common", "o"]);
   });
@@ -39,7 +43,7 @@ describe("import resolution", () => {
   });
 
   it("reports a missing file at the import's path string", () => {
-    const dir = project({ "main.arl": 'experiment x {}\n'.replace("experiment", 'import "./nope"\nexperiment') });
+    const dir = project({ "main.arl": "experiment x {}\n".replace("experiment", 'import "./nope"\nexperiment') });
     const program = new ModuleLoader().load(path.join(dir, "main.arl"));
     expect(codes(program.diagnostics)).toEqual(["import-not-found"]);
     expect(program.diagnostics[0]!.range.start).toMatchObject({ line: 1, column: 8 });
@@ -82,7 +86,11 @@ describe("import resolution", () => {
   });
 
   it("reports two imports under one name", () => {
-    const dir = project({ "main.arl": 'import "./x/common"\nimport "./y/common"\n', "x/common.arl": "", "y/common.arl": "" });
+    const dir = project({
+      "main.arl": 'import "./x/common"\nimport "./y/common"\n',
+      "x/common.arl": "",
+      "y/common.arl": "",
+    });
     const program = new ModuleLoader().load(path.join(dir, "main.arl"));
     expect(codes(program.diagnostics)).toEqual(["duplicate-import"]);
     expect(program.diagnostics[0]!.related?.[0]?.range.start.line).toBe(1);

@@ -26,7 +26,12 @@ function random(seed: number): () => number {
 }
 
 function token(c: IToken) {
-  return { type: c.tokenType.name, image: c.image, start: [c.startOffset, c.startLine, c.startColumn], end: [c.endOffset, c.endLine, c.endColumn] };
+  return {
+    type: c.tokenType.name,
+    image: c.image,
+    start: [c.startOffset, c.startLine, c.startColumn],
+    end: [c.endOffset, c.endLine, c.endColumn],
+  };
 }
 
 function expectSameParse(actual: ParseResult, text: string, file = FILE): void {
@@ -59,7 +64,12 @@ function randomEdit(text: string, next: () => number): Edit {
   };
   const kind = next();
   if (kind < 0.2) return { at: after(/\d/g), remove: 0, insert: pick(["0", "7", "_5"]) };
-  if (kind < 0.4) return { at: after(/\n/g), remove: 0, insert: pick(["\n", "  note: 1\n", "  // c\n", "  /// d\n", "tool t {}\n", "  "]) };
+  if (kind < 0.4)
+    return {
+      at: after(/\n/g),
+      remove: 0,
+      insert: pick(["\n", "  note: 1\n", "  // c\n", "  /// d\n", "tool t {}\n", "  "]),
+    };
   if (kind < 0.5) {
     const at = after(/\n/g);
     const end = text.indexOf("\n", at);
@@ -72,32 +82,40 @@ function randomEdit(text: string, next: () => number): Edit {
 }
 
 describe("incremental parsing", () => {
-  const specs = [{ name: "generated", text: generatedSpec(120).text }, ...shippedSpecs().filter((s) => s.text.length < 20_000).slice(0, 4)];
+  const specs = [
+    { name: "generated", text: generatedSpec(120).text },
+    ...shippedSpecs()
+      .filter((s) => s.text.length < 20_000)
+      .slice(0, 4),
+  ];
 
-  it.each(specs.map((s) => [s.name, s.text] as const))("equals a full parse after random edits, undos and repairs (%s)", (_name, original) => {
-    const next = random(original.length);
-    let text = original;
-    let parsed = parse(text, FILE);
-    const before = { ...incrementalParseStats };
-    for (let step = 0; step < 30; step++) {
-      const edit = randomEdit(text, next);
-      const edited = apply(text, edit);
-      parsed = reparse(parsed, edited, FILE);
-      expectSameParse(parsed, edited);
-      // Undo half of the edits (often a repair of what the edit broke), else keep them.
-      if (next() < 0.5) {
-        parsed = reparse(parsed, text, FILE);
-        expectSameParse(parsed, text);
-      } else text = edited;
-      // Drift back to a clean text now and then, so that later edits start from one.
-      if (step % 10 === 9) {
-        text = original;
-        parsed = reparse(parsed, text, FILE);
-        expectSameParse(parsed, text);
+  it.each(specs.map((s) => [s.name, s.text] as const))(
+    "equals a full parse after random edits, undos and repairs (%s)",
+    (_name, original) => {
+      const next = random(original.length);
+      let text = original;
+      let parsed = parse(text, FILE);
+      const before = { ...incrementalParseStats };
+      for (let step = 0; step < 30; step++) {
+        const edit = randomEdit(text, next);
+        const edited = apply(text, edit);
+        parsed = reparse(parsed, edited, FILE);
+        expectSameParse(parsed, edited);
+        // Undo half of the edits (often a repair of what the edit broke), else keep them.
+        if (next() < 0.5) {
+          parsed = reparse(parsed, text, FILE);
+          expectSameParse(parsed, text);
+        } else text = edited;
+        // Drift back to a clean text now and then, so that later edits start from one.
+        if (step % 10 === 9) {
+          text = original;
+          parsed = reparse(parsed, text, FILE);
+          expectSameParse(parsed, text);
+        }
       }
-    }
-    expect(incrementalParseStats.incremental - before.incremental).toBeGreaterThan(5);
-  });
+      expect(incrementalParseStats.incremental - before.incremental).toBeGreaterThan(5);
+    },
+  );
 
   it("re-parses only the edited block, and moves the later blocks' locations exactly", () => {
     const text = generatedSpec(180).text;
@@ -111,13 +129,18 @@ describe("incremental parsing", () => {
     const edit = first.document.blocks.findIndex((b) => b.name?.name === "exp_0");
     expect(second.document.blocks[edit - 1]).toBe(first.document.blocks[edit - 1]);
     expect(second.document.blocks[edit + 1]).not.toBe(first.document.blocks[edit + 1]);
-    expect(second.document.blocks[edit + 1]?.range.start.line).toBe((first.document.blocks[edit + 1]?.range.start.line ?? 0) + 2);
+    expect(second.document.blocks[edit + 1]?.range.start.line).toBe(
+      (first.document.blocks[edit + 1]?.range.start.line ?? 0) + 2,
+    );
   });
 
   it("parses the whole text when an edit touches the imports or spans two blocks", () => {
     const text = generatedSpec(180).text;
     const first = parse(text, FILE);
-    for (const edited of [text.replace('import "std/algorithms" as algo', 'import "std/algorithms" as algos'), text.replace(/\n}\n\n\/\/\/ Looks/, "\n/// Looks")]) {
+    for (const edited of [
+      text.replace('import "std/algorithms" as algo', 'import "std/algorithms" as algos'),
+      text.replace(/\n}\n\n\/\/\/ Looks/, "\n/// Looks"),
+    ]) {
       const before = incrementalParseStats.full;
       expectSameParse(reparse(first, edited, FILE), edited);
       expect(incrementalParseStats.full).toBe(before + 1);

@@ -8,7 +8,8 @@ import { shippedSpecs } from "../helpers/specs.js";
 /** Formats `input`, checking idempotence, meaning and comments on the way. */
 function fmt(input: string): string {
   const result = format(input, "t.arl");
-  if (!("output" in result)) throw new Error(`refused: ${result.diagnostics.map((d) => `${d.code}: ${d.message}`).join("; ")}`);
+  if (!("output" in result))
+    throw new Error(`refused: ${result.diagnostics.map((d) => `${d.code}: ${d.message}`).join("; ")}`);
   const { output } = result;
   expect(format(output, "t.arl"), "idempotent").toEqual({ output });
   const before = parse(input, "t.arl");
@@ -24,7 +25,8 @@ const lines = (...ls: string[]) => `${ls.join("\n")}\n`;
 
 describe("layout", () => {
   it("puts imports first, then one blank line, and one blank line between blocks", () => {
-    const input = 'import "a"\n\n\nimport "b" as bb\nexperiment x {\n  a: 1\n\n\n\n  b: 2\n  c {\n    d: 3 }\n}\nexperiment y {}';
+    const input =
+      'import "a"\n\n\nimport "b" as bb\nexperiment x {\n  a: 1\n\n\n\n  b: 2\n  c {\n    d: 3 }\n}\nexperiment y {}';
     expect(fmt(input)).toBe(
       lines(
         'import "a"',
@@ -50,12 +52,16 @@ describe("layout", () => {
   });
 
   it("normalizes spacing, commas and indentation", () => {
-    const input = "experiment   x   extends   a . b{\n seed :1,policy{\nmodel:\"m\",}\n\t\tgroup_size:8 ,}";
-    expect(fmt(input)).toBe(lines("experiment x extends a.b {", "  seed: 1", "  policy {", '    model: "m"', "  }", "  group_size: 8", "}"));
+    const input = 'experiment   x   extends   a . b{\n seed :1,policy{\nmodel:"m",}\n\t\tgroup_size:8 ,}';
+    expect(fmt(input)).toBe(
+      lines("experiment x extends a.b {", "  seed: 1", "  policy {", '    model: "m"', "  }", "  group_size: 8", "}"),
+    );
   });
 
   it("keeps a block or record on one line only if it was, holds no comment and fits", () => {
-    expect(fmt("e { fits { a: 1, b: [1, 2, 3], c: f(x, y: 2), r: { s: 1 } } }")).toBe(lines("e { fits { a: 1, b: [1, 2, 3], c: f(x, y: 2), r: { s: 1 } } }"));
+    expect(fmt("e { fits { a: 1, b: [1, 2, 3], c: f(x, y: 2), r: { s: 1 } } }")).toBe(
+      lines("e { fits { a: 1, b: [1, 2, 3], c: f(x, y: 2), r: { s: 1 } } }"),
+    );
     expect(fmt("e { a: 1 b: 2 }")).toBe(lines("e { a: 1, b: 2 }"));
     expect(fmt("e {\n  a: 1 }")).toBe(lines("e {", "  a: 1", "}"));
     expect(fmt("e { r: {\n a: 1 } }")).toBe(lines("e {", "  r: {", "    a: 1", "  }", "}"));
@@ -68,7 +74,9 @@ describe("layout", () => {
     expect(fits.length).toBe(LINE_WIDTH);
     expect(fmt(`e {\n${fits}\n}`)).toBe(lines("e {", fits, "}"));
     const long = block(LINE_WIDTH - block(0).length + 1);
-    expect(fmt(`e {\n${long}\n}`)).toBe(lines("e {", "  r {", `    a: ${"x".repeat(LINE_WIDTH - block(0).length + 1)}`, "    b: 2", "  }", "}"));
+    expect(fmt(`e {\n${long}\n}`)).toBe(
+      lines("e {", "  r {", `    a: ${"x".repeat(LINE_WIDTH - block(0).length + 1)}`, "    b: 2", "  }", "}"),
+    );
   });
 
   it("prints empty blocks, records, lists and calls closed up", () => {
@@ -119,21 +127,42 @@ describe("layout", () => {
     const list = (n: number) => `  k: [a, b, ${"c".repeat(n)}]`;
     const n = LINE_WIDTH - list(0).length;
     expect(fmt(`e {\n${list(n)}\n}`)).toBe(lines("e {", list(n), "}"));
-    expect(fmt(`e {\n${list(n + 1)}\n}`)).toBe(lines("e {", "  k: [", "    a,", "    b,", `    ${"c".repeat(n + 1)},`, "  ]", "}"));
+    expect(fmt(`e {\n${list(n + 1)}\n}`)).toBe(
+      lines("e {", "  k: [", "    a,", "    b,", `    ${"c".repeat(n + 1)},`, "  ]", "}"),
+    );
   });
 
   it("wraps call arguments like lists, named arguments included", () => {
-    const input = "r { progress: potential(coefficient: 0.1 * state.progress_fraction, gamma: 0.99, offset: some_long_name) }";
+    const input =
+      "r { progress: potential(coefficient: 0.1 * state.progress_fraction, gamma: 0.99, offset: some_long_name) }";
     expect(fmt(input)).toBe(
-      lines("r {", "  progress: potential(", "    coefficient: 0.1 * state.progress_fraction,", "    gamma: 0.99,", "    offset: some_long_name,", "  )", "}"),
+      lines(
+        "r {",
+        "  progress: potential(",
+        "    coefficient: 0.1 * state.progress_fraction,",
+        "    gamma: 0.99,",
+        "    offset: some_long_name,",
+        "  )",
+        "}",
+      ),
     );
     expect(fmt("r { p: f(a,b,c:1,) }")).toBe(lines("r { p: f(a, b, c: 1) }"));
   });
 
   it("formats nested blocks", () => {
-    const input = "experiment x {\nalgorithm extends algo.ppo {\ncritic { optimizer { lr: 5e-6 } }\nadvantage {\ngamma: 1.0\n}\n}\n}";
+    const input =
+      "experiment x {\nalgorithm extends algo.ppo {\ncritic { optimizer { lr: 5e-6 } }\nadvantage {\ngamma: 1.0\n}\n}\n}";
     expect(fmt(input)).toBe(
-      lines("experiment x {", "  algorithm extends algo.ppo {", "    critic { optimizer { lr: 5e-6 } }", "    advantage {", "      gamma: 1.0", "    }", "  }", "}"),
+      lines(
+        "experiment x {",
+        "  algorithm extends algo.ppo {",
+        "    critic { optimizer { lr: 5e-6 } }",
+        "    advantage {",
+        "      gamma: 1.0",
+        "    }",
+        "  }",
+        "}",
+      ),
     );
   });
 
@@ -149,18 +178,33 @@ describe("layout", () => {
 
 describe("keys, numbers and strings", () => {
   it("prints kebab keys bare and other keys quoted, as written", () => {
-    const input = 'allow {\n  self-inclusive-baseline: "why"\n  "quoted": 1\n  "with space": 2\n  "": 3\n  a.b-c."d e": 4\n}';
-    expect(fmt(input)).toBe(lines("allow {", '  self-inclusive-baseline: "why"', '  "quoted": 1', '  "with space": 2', '  "": 3', '  a.b-c."d e": 4', "}"));
+    const input =
+      'allow {\n  self-inclusive-baseline: "why"\n  "quoted": 1\n  "with space": 2\n  "": 3\n  a.b-c."d e": 4\n}';
+    expect(fmt(input)).toBe(
+      lines(
+        "allow {",
+        '  self-inclusive-baseline: "why"',
+        '  "quoted": 1',
+        '  "with space": 2',
+        '  "": 3',
+        '  a.b-c."d e": 4',
+        "}",
+      ),
+    );
   });
 
   it("keeps kebab keys with digit-led segments", () => {
-    expect(fmt("allow { turn-budget-below-2x-optimal: \"why\", a-10: 1 }")).toBe(lines('allow { turn-budget-below-2x-optimal: "why", a-10: 1 }'));
+    expect(fmt('allow { turn-budget-below-2x-optimal: "why", a-10: 1 }')).toBe(
+      lines('allow { turn-budget-below-2x-optimal: "why", a-10: 1 }'),
+    );
     // `below-2x.b` would lex `2x.b` as one (malformed) number: the dot keeps a space before it.
     expect(fmt("a { below-2x . b: 1, c-3 . d: 2 }")).toBe(lines("a { below-2x .b: 1, c-3 .d: 2 }"));
   });
 
   it("keeps numbers as spelled", () => {
-    expect(fmt("n { a: [1_000, 5e-7, 0.20, 1E+3, 007, 1_0.2_5] }")).toBe(lines("n { a: [1_000, 5e-7, 0.20, 1E+3, 007, 1_0.2_5] }"));
+    expect(fmt("n { a: [1_000, 5e-7, 0.20, 1E+3, 007, 1_0.2_5] }")).toBe(
+      lines("n { a: [1_000, 5e-7, 0.20, 1E+3, 007, 1_0.2_5] }"),
+    );
   });
 
   it("re-escapes strings canonically, keeping their value", () => {
@@ -426,9 +470,24 @@ describe("comments", () => {
   });
 
   it("keeps doc comments directly above what they document", () => {
-    const input = "/// Doc of x,\n/// two lines.\nexperiment x {\n  /// Doc of a.\n\n  a: 1\n  b { /// Doc of c.\n    c: 2 }\n}";
+    const input =
+      "/// Doc of x,\n/// two lines.\nexperiment x {\n  /// Doc of a.\n\n  a: 1\n  b { /// Doc of c.\n    c: 2 }\n}";
     const output = fmt(input);
-    expect(output).toBe(lines("/// Doc of x,", "/// two lines.", "experiment x {", "  /// Doc of a.", "", "  a: 1", "  b {", "    /// Doc of c.", "    c: 2", "  }", "}"));
+    expect(output).toBe(
+      lines(
+        "/// Doc of x,",
+        "/// two lines.",
+        "experiment x {",
+        "  /// Doc of a.",
+        "",
+        "  a: 1",
+        "  b {",
+        "    /// Doc of c.",
+        "    c: 2",
+        "  }",
+        "}",
+      ),
+    );
     const x = parse(output, "t.arl").document.blocks[0]!;
     expect(x.doc).toBe("Doc of x,\ntwo lines.");
     expect(x.entries[0]!.doc).toBe("Doc of a.");
@@ -469,7 +528,9 @@ describe("comments", () => {
 describe("refusals and helpers", () => {
   it("refuses input with syntax errors, returning the diagnostics", () => {
     const result = format("experiment x {\n  a: \n}\n", "bad.arl");
-    expect("diagnostics" in result && result.diagnostics.map((d) => [d.code, d.range.start.line])).toEqual([["syntax-error", 3]]);
+    expect("diagnostics" in result && result.diagnostics.map((d) => [d.code, d.range.start.line])).toEqual([
+      ["syntax-error", 3],
+    ]);
     const lexical = format('a { b: "open }', "bad.arl");
     expect("diagnostics" in result && "diagnostics" in lexical).toBe(true);
   });

@@ -15,14 +15,24 @@ const findings = (name: string) =>
 
 describe("the example specs", () => {
   it("are the four known files", () => {
-    expect(readdirSync(EXAMPLES).filter((f) => f.endsWith(".arl")).sort()).toEqual(["agentrl-ablation.arl", "findmax.arl", "shaping.arl", "tw-max-steps.arl"]);
+    expect(
+      readdirSync(EXAMPLES)
+        .filter((f) => f.endsWith(".arl"))
+        .sort(),
+    ).toEqual(["agentrl-ablation.arl", "findmax.arl", "shaping.arl", "tw-max-steps.arl"]);
   });
 
   it("agentrl-ablation: GRPO's self-inclusive mean and 1/|o_i|; no task norm in one arm", () => {
     expect(findings("agentrl-ablation.arl")).toEqual([
       { file: "agentrl-ablation.arl", line: 35, severity: "warning", code: "self-inclusive-baseline", variants: "all" },
       { file: "agentrl-ablation.arl", line: 35, severity: "info", code: "length-biased-reduction", variants: "all" },
-      { file: "agentrl-ablation.arl", line: 50, severity: "warning", code: "multitask-without-task-norm", variants: "variant no_task_norm" },
+      {
+        file: "agentrl-ablation.arl",
+        line: 50,
+        severity: "warning",
+        code: "multitask-without-task-norm",
+        variants: "variant no_task_norm",
+      },
     ]);
   });
 
@@ -30,7 +40,13 @@ describe("the example specs", () => {
     const f = findings("findmax.arl");
     expect(f).toEqual([
       { file: "findmax.arl", line: 34, severity: "warning", code: "self-inclusive-baseline", variants: "all" },
-      { file: "findmax.arl", line: 51, severity: "info", code: "length-biased-reduction", variants: "variant seq_mean" },
+      {
+        file: "findmax.arl",
+        line: 51,
+        severity: "info",
+        code: "length-biased-reduction",
+        variants: "variant seq_mean",
+      },
     ]);
     expect(check(path.join(EXAMPLES, "findmax.arl"))[0]!.message).toContain("0.75 at G = 4");
   });
@@ -41,13 +57,22 @@ describe("the example specs", () => {
 
   it("tw-max-steps: the 1.5x arm of the sweep is below twice the optimal length", () => {
     expect(findings("tw-max-steps.arl")).toEqual([
-      { file: "tw-max-steps.arl", line: 41, severity: "warning", code: "turn-budget-below-2x-optimal", variants: "variant max_turns=6" },
+      {
+        file: "tw-max-steps.arl",
+        line: 41,
+        severity: "warning",
+        code: "turn-budget-below-2x-optimal",
+        variants: "variant max_turns=6",
+      },
     ]);
   });
 
   it("have no errors", () => {
     for (const name of readdirSync(EXAMPLES).filter((f) => f.endsWith(".arl"))) {
-      expect(check(path.join(EXAMPLES, name)).filter((d) => d.severity === "error"), name).toEqual([]);
+      expect(
+        check(path.join(EXAMPLES, name)).filter((d) => d.severity === "error"),
+        name,
+      ).toEqual([]);
     }
   });
 });

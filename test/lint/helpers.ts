@@ -15,7 +15,10 @@ export function check(file: string): readonly Diagnostic[] {
 }
 
 /** Writes `files` into a fresh directory and checks `entry` (default main.arl) in it. */
-export function checkProject(files: Record<string, string>, entry = "main.arl"): { dir: string; diagnostics: readonly Diagnostic[] } {
+export function checkProject(
+  files: Record<string, string>,
+  entry = "main.arl",
+): { dir: string; diagnostics: readonly Diagnostic[] } {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-lint-"));
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
@@ -33,7 +36,8 @@ export function expectedMarkers(text: string): { code: string; line: number }[] 
   return out;
 }
 
-export const brief = (ds: readonly Diagnostic[]) => ds.map((d) => ({ code: d.code, severity: d.severity, line: d.range.start.line }));
+export const brief = (ds: readonly Diagnostic[]) =>
+  ds.map((d) => ({ code: d.code, severity: d.severity, line: d.range.start.line }));
 
 /** A small experiment that checks clean, with `body` added inside it. */
 export function experiment(body: string, { name = "e", imports = "" } = {}): string {

@@ -28,7 +28,8 @@ describe("the lint rule registry", () => {
   it("keeps one rule a file, named by its code, and registers every file", () => {
     const files = readdirSync(RULES_DIR).filter((f) => f.endsWith(".ts") && f !== "index.ts");
     expect(files.map((f) => f.replace(/\.ts$/, "")).sort()).toEqual(lintRules.map((r) => r.code).sort());
-    for (const r of lintRules) expect(readFileSync(path.join(RULES_DIR, `${r.code}.ts`), "utf8")).toContain(`code: "${r.code}"`);
+    for (const r of lintRules)
+      expect(readFileSync(path.join(RULES_DIR, `${r.code}.ts`), "utf8")).toContain(`code: "${r.code}"`);
   });
 
   it("has a fixture pair for every rule and no fixture folder without a rule", () => {
@@ -36,8 +37,14 @@ describe("the lint rule registry", () => {
       expect(existsSync(path.join(FIXTURES, r.code, "triggers.arl")), r.code).toBe(true);
       expect(existsSync(path.join(FIXTURES, r.code, "clean.arl")), r.code).toBe(true);
     }
-    const folders = readdirSync(FIXTURES, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
-    for (const f of folders) expect(lintRules.some((r) => r.code === f), f).toBe(true);
+    const folders = readdirSync(FIXTURES, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+    for (const f of folders)
+      expect(
+        lintRules.some((r) => r.code === f),
+        f,
+      ).toBe(true);
   });
 
   it("finds rules by code", () => {

@@ -26,19 +26,22 @@ describe.each(lintRules.map((r) => [r.code, r] as const))("%s", (code, rule) => 
     expect(clean.length).toBeGreaterThan(0);
   });
 
-  it.each(triggering.map((f) => [path.basename(f), f]))("%s yields exactly this rule at the marked lines", (_name, file) => {
-    const marked = expectedMarkers(readFileSync(file, "utf8"));
-    expect(marked.length).toBeGreaterThan(0);
-    expect(marked.every((m) => m.code === code)).toBe(true);
-    const diagnostics = check(file);
-    expect(diagnostics.map((d) => ({ code: d.code, line: d.range.start.line, file: d.file }))).toEqual(
-      marked.map((m) => ({ code, line: m.line, file })),
-    );
-    for (const d of diagnostics) {
-      expect(d.severity === rule.severity || code === "self-inclusive-baseline").toBe(true);
-      expect(d.hint, "every finding says what to do").toBeTruthy();
-    }
-  });
+  it.each(triggering.map((f) => [path.basename(f), f]))(
+    "%s yields exactly this rule at the marked lines",
+    (_name, file) => {
+      const marked = expectedMarkers(readFileSync(file, "utf8"));
+      expect(marked.length).toBeGreaterThan(0);
+      expect(marked.every((m) => m.code === code)).toBe(true);
+      const diagnostics = check(file);
+      expect(diagnostics.map((d) => ({ code: d.code, line: d.range.start.line, file: d.file }))).toEqual(
+        marked.map((m) => ({ code, line: m.line, file })),
+      );
+      for (const d of diagnostics) {
+        expect(d.severity === rule.severity || code === "self-inclusive-baseline").toBe(true);
+        expect(d.hint, "every finding says what to do").toBeTruthy();
+      }
+    },
+  );
 
   it.each(clean.map((f) => [path.basename(f), f]))("%s checks clean", (_name, file) => {
     expect(check(file)).toEqual([]);

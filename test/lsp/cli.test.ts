@@ -3,7 +3,8 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { BIN, REPO } from "./client.js";
 
-const arl = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: REPO, encoding: "utf8", input: "" });
+const arl = (...args: string[]) =>
+  spawnSync(process.execPath, [BIN, ...args], { cwd: REPO, encoding: "utf8", input: "" });
 
 describe("arl lsp", () => {
   it("is listed in the help and has its own usage", () => {
@@ -23,7 +24,12 @@ describe("arl lsp", () => {
   });
 
   it("ends when its input closes", () => {
-    const run = spawnSync(process.execPath, [BIN, "lsp", "--stdio"], { cwd: REPO, encoding: "utf8", input: "", timeout: 20_000 });
+    const run = spawnSync(process.execPath, [BIN, "lsp", "--stdio"], {
+      cwd: REPO,
+      encoding: "utf8",
+      input: "",
+      timeout: 20_000,
+    });
     expect(run.signal).toBeNull();
     expect(run.stdout).toBe("");
   });

@@ -59,7 +59,10 @@ export interface StartOptions {
 
 export class LspClient {
   readonly published: PublishDiagnosticsParams[] = [];
-  private waiters: { test: (p: PublishDiagnosticsParams) => boolean; resolve: (p: PublishDiagnosticsParams) => void }[] = [];
+  private waiters: {
+    test: (p: PublishDiagnosticsParams) => boolean;
+    resolve: (p: PublishDiagnosticsParams) => void;
+  }[] = [];
   readonly stderr: string[] = [];
   private readonly versions = new Map<string, number>();
 
@@ -70,8 +73,15 @@ export class LspClient {
 
   static async start(options: StartOptions = {}): Promise<LspClient> {
     const [exe, ...argv] = options.command ?? [process.execPath, BIN, "lsp", "--stdio"];
-    const child = spawn(exe!, argv, { cwd: REPO, env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
-    const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const child = spawn(exe!, argv, {
+      cwd: REPO,
+      env: { ...process.env, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const connection = createProtocolConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     const client = new LspClient(child, connection);
     child.stderr.on("data", (chunk: Buffer) => client.stderr.push(chunk.toString()));
     connection.onNotification(PublishDiagnosticsNotification.type, (p) => {
@@ -103,9 +113,16 @@ export class LspClient {
   }
 
   /** Resolves with the next publish (from now on) for `uri` that satisfies `test`. */
-  nextDiagnostics(uri: string, test: (p: PublishDiagnosticsParams) => boolean = () => true, timeoutMs = 20_000): Promise<PublishDiagnosticsParams> {
+  nextDiagnostics(
+    uri: string,
+    test: (p: PublishDiagnosticsParams) => boolean = () => true,
+    timeoutMs = 20_000,
+  ): Promise<PublishDiagnosticsParams> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no diagnostics for ${uri} within ${timeoutMs} ms; stderr: ${this.stderr.join("")}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no diagnostics for ${uri} within ${timeoutMs} ms; stderr: ${this.stderr.join("")}`)),
+        timeoutMs,
+      );
       this.waiters.push({
         test: (p) => p.uri === uri && test(p),
         resolve: (p) => {
@@ -123,7 +140,9 @@ export class LspClient {
   async open(uri: string, text: string, version = 1): Promise<PublishDiagnosticsParams> {
     const next = this.nextDiagnostics(uri, (p) => p.version === version);
     this.versions.set(uri, version);
-    await this.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "arl", version, text } });
+    await this.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri, languageId: "arl", version, text },
+    });
     return next;
   }
 
@@ -132,7 +151,10 @@ export class LspClient {
     const version = (this.versions.get(uri) ?? 0) + 1;
     this.versions.set(uri, version);
     const contentChanges = typeof changes === "string" ? [{ text: changes }] : changes;
-    await this.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges });
+    await this.connection.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version },
+      contentChanges,
+    });
     return version;
   }
 
@@ -149,28 +171,46 @@ export class LspClient {
   }
 
   async completion(uri: string, position: Position): Promise<CompletionItem[]> {
-    const r: CompletionItem[] | CompletionList | null = await this.connection.sendRequest(CompletionRequest.type, { textDocument: { uri }, position });
+    const r: CompletionItem[] | CompletionList | null = await this.connection.sendRequest(CompletionRequest.type, {
+      textDocument: { uri },
+      position,
+    });
     return r === null ? [] : Array.isArray(r) ? r : r.items;
   }
 
   async definition(uri: string, position: Position): Promise<Location[]> {
-    const r: Location | Location[] | LocationLink[] | null = await this.connection.sendRequest(DefinitionRequest.type, { textDocument: { uri }, position });
+    const r: Location | Location[] | LocationLink[] | null = await this.connection.sendRequest(DefinitionRequest.type, {
+      textDocument: { uri },
+      position,
+    });
     if (r === null) return [];
     const list = Array.isArray(r) ? r : [r];
     return list.map((l) => ("targetUri" in l ? { uri: l.targetUri, range: l.targetSelectionRange } : l));
   }
 
   async symbols(uri: string): Promise<DocumentSymbol[]> {
-    const r: DocumentSymbol[] | SymbolInformation[] | null = await this.connection.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } });
+    const r: DocumentSymbol[] | SymbolInformation[] | null = await this.connection.sendRequest(
+      DocumentSymbolRequest.type,
+      { textDocument: { uri } },
+    );
     return (r ?? []) as DocumentSymbol[];
   }
 
   async formatting(uri: string): Promise<TextEdit[]> {
-    return (await this.connection.sendRequest(DocumentFormattingRequest.type, { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } })) ?? [];
+    return (
+      (await this.connection.sendRequest(DocumentFormattingRequest.type, {
+        textDocument: { uri },
+        options: { tabSize: 2, insertSpaces: true },
+      })) ?? []
+    );
   }
 
   async codeActions(uri: string, range: Range, diagnostics: Diagnostic[] = []): Promise<CodeAction[]> {
-    const r: (Command | CodeAction)[] | null = await this.connection.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range, context: { diagnostics } });
+    const r: (Command | CodeAction)[] | null = await this.connection.sendRequest(CodeActionRequest.type, {
+      textDocument: { uri },
+      range,
+      context: { diagnostics },
+    });
     return (r ?? []).filter((a): a is CodeAction => "title" in a && !("command" in a && typeof a.command === "string"));
   }
 
@@ -202,7 +242,13 @@ export class LspClient {
 }
 
 /** A temporary folder of .arl files, removed by `dispose`. */
-export function tempSpecs(files: Record<string, string>): { dir: string; path: (name: string) => string; uri: (name: string) => string; write: (name: string, text: string) => void; dispose: () => void } {
+export function tempSpecs(files: Record<string, string>): {
+  dir: string;
+  path: (name: string) => string;
+  uri: (name: string) => string;
+  write: (name: string, text: string) => void;
+  dispose: () => void;
+} {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-lsp-"));
   const write = (name: string, text: string) => {
     const file = path.join(dir, name);

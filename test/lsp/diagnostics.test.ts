@@ -15,7 +15,9 @@ const broken: Record<string, string> = {
   "syntax.arl": `experiment e {\n  policy { model: }\n  algorithm {\n    adv\n  }\n`,
   "lexical.arl": `experiment e {\n  policy { model: "builtin:tiny }\n  seed: 1_\n  harness { max_turns: 3 # 4 }\n}\n`,
   "unclosed.arl": `/// never closed\nexperiment e {\n  description: """multi\n  line\n`,
-  "typos.arl": MAIN.replace("max_turns: 8", "max_turn: 8").replace("baseline: mean", "baseline: meen").replace("outcome.tests_passed", "outcome.tests_pased"),
+  "typos.arl": MAIN.replace("max_turns: 8", "max_turn: 8")
+    .replace("baseline: mean", "baseline: meen")
+    .replace("outcome.tests_passed", "outcome.tests_pased"),
   "imports.arl": `import "./missing" as missing\nimport "std/nothing" as nothing\nimport "./lib" as lib\nimport "./lib" as lib\nexperiment e extends missing.x {}\n`,
   "semantic.arl": `experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: findmax, tasks: 0 }\n  algorithm { group_size: 1, advantage { baseline: mean, normalize: std } }\n  widget {}\n}\nwidget w {}\n`,
   "lint.arl": MAIN,
@@ -56,21 +58,33 @@ describe("diagnostics on open", () => {
     }
   });
 
-  it.each(valid)("%s: the same diagnostics as arl check (the repository's experiments and the test suites' example specs)", async (file) => {
-    const text = readFileSync(file, "utf8");
-    const published = await client.open(pathToFileURL(file).href, text);
-    expect(published.diagnostics.map(comparable)).toEqual(expected.get(file));
-    await client.close(pathToFileURL(file).href);
-  });
+  it.each(valid)(
+    "%s: the same diagnostics as arl check (the repository's experiments and the test suites' example specs)",
+    async (file) => {
+      const text = readFileSync(file, "utf8");
+      const published = await client.open(pathToFileURL(file).href, text);
+      expect(published.diagnostics.map(comparable)).toEqual(expected.get(file));
+      await client.close(pathToFileURL(file).href);
+    },
+  );
 
   it("carries related information and the hint", async () => {
     const published = client.publishedFor(specs.uri("imports.arl")).at(-1)!;
     const duplicate = published.diagnostics.find((d) => d.code === "duplicate-import")!;
-    expect(duplicate.relatedInformation?.[0]).toMatchObject({ location: { uri: specs.uri("imports.arl"), range: { start: { line: 2, character: 0 } } }, message: "first imported here" });
+    expect(duplicate.relatedInformation?.[0]).toMatchObject({
+      location: { uri: specs.uri("imports.arl"), range: { start: { line: 2, character: 0 } } },
+      message: "first imported here",
+    });
     expect(duplicate.message).toBe("the name 'lib' is imported twice");
-    expect(duplicate.relatedInformation?.[1]).toMatchObject({ location: { uri: specs.uri("imports.arl"), range: duplicate.range }, message: "hint: give one of them another name with 'as'" });
+    expect(duplicate.relatedInformation?.[1]).toMatchObject({
+      location: { uri: specs.uri("imports.arl"), range: duplicate.range },
+      message: "hint: give one of them another name with 'as'",
+    });
     expect(duplicate.data).toEqual({ hint: "give one of them another name with 'as'" });
-    const lint = client.publishedFor(specs.uri("lint.arl")).at(-1)!.diagnostics.find((d) => d.code === "self-inclusive-baseline")!;
+    const lint = client
+      .publishedFor(specs.uri("lint.arl"))
+      .at(-1)!
+      .diagnostics.find((d) => d.code === "self-inclusive-baseline")!;
     expect(lint.severity).toBe(2);
   });
 });
@@ -93,7 +107,9 @@ describe("diagnostics on change", () => {
     await client.open(uri, MAIN);
     // Rename max_turns -> max_turn, then break the file, then mend it again, with range edits.
     const at = positionOf(MAIN, "max_turns", 8);
-    let version = await client.change(uri, [{ range: { start: at, end: { ...at, character: at.character + 1 } }, text: "" }]);
+    let version = await client.change(uri, [
+      { range: { start: at, end: { ...at, character: at.character + 1 } }, text: "" },
+    ]);
     let published = await client.nextDiagnostics(uri, (p) => p.version === version);
     const edited = MAIN.replace("max_turns", "max_turn");
     writeFileSync(specs.path("main.arl"), edited);
@@ -101,7 +117,9 @@ describe("diagnostics on change", () => {
     expect(published.diagnostics.map((d) => d.code)).toContain("unknown-field");
 
     const brace = positionOf(edited, "policy {", 7);
-    version = await client.change(uri, [{ range: { start: brace, end: { ...brace, character: brace.character + 1 } }, text: "" }]);
+    version = await client.change(uri, [
+      { range: { start: brace, end: { ...brace, character: brace.character + 1 } }, text: "" },
+    ]);
     published = await client.nextDiagnostics(uri, (p) => p.version === version);
     writeFileSync(specs.path("main.arl"), edited.replace("policy {", "policy "));
     expect(published.diagnostics.map(comparable)).toEqual(checkAsLsp(specs.path("main.arl")));
@@ -119,7 +137,8 @@ describe("diagnostics on change", () => {
     const before = client.publishedFor(uri).length;
     let last = 0;
     // Six edits sent back to back, well within the 150 ms quiet period.
-    for (let i = 1; i <= 6; i++) last = await client.change(uri, broken["semantic.arl"]!.replace("tasks: 0", `tasks: ${i - 1}`));
+    for (let i = 1; i <= 6; i++)
+      last = await client.change(uri, broken["semantic.arl"]!.replace("tasks: 0", `tasks: ${i - 1}`));
     const published = await client.nextDiagnostics(uri, (p) => p.version === last);
     await sleep(400);
     const after = client.publishedFor(uri).slice(before);
@@ -136,7 +155,9 @@ describe("diagnostics on change", () => {
     const alone = specs.uri("alone.arl");
     await client.open(lib, LIB);
     const aloneBefore = client.publishedFor(alone).length;
-    const mainRepublished = client.nextDiagnostics(main, (p) => p.diagnostics.some((d) => d.code === "unresolved-reference"));
+    const mainRepublished = client.nextDiagnostics(main, (p) =>
+      p.diagnostics.some((d) => d.code === "unresolved-reference"),
+    );
     const libVersion = await client.change(lib, LIB.replace("env small", "env smaller"));
     const libPublished = await client.nextDiagnostics(lib, (p) => p.version === libVersion);
     const republished = await mainRepublished;
@@ -160,7 +181,9 @@ describe("diagnostics on change", () => {
     const lib = specs.uri("lib.arl");
     await client.close(lib);
     writeFileSync(specs.path("lib.arl"), LIB.replace("tool lookup", "tool look_up"));
-    const republished = client.nextDiagnostics(main, (p) => p.diagnostics.some((d) => messageOf(d).includes("lib.lookup")));
+    const republished = client.nextDiagnostics(main, (p) =>
+      p.diagnostics.some((d) => messageOf(d).includes("lib.lookup")),
+    );
     await client.filesChanged([{ uri: lib, type: 2 }]);
     const p = await republished;
     expect(p.diagnostics.find((d) => messageOf(d).includes("lib.lookup"))?.code).toBe("unresolved-reference");

@@ -38,7 +38,11 @@ const hoverText = async (uri: string, text: string, needle: string, delta = 0, o
   const h = await client.hover(uri, positionOf(text, needle, delta, occurrence));
   if (!h) return "";
   const c = h.contents;
-  return typeof c === "string" ? c : "value" in c ? c.value : c.map((x) => (typeof x === "string" ? x : x.value)).join("\n");
+  return typeof c === "string"
+    ? c
+    : "value" in c
+      ? c.value
+      : c.map((x) => (typeof x === "string" ? x : x.value)).join("\n");
 };
 
 describe("hover", () => {
@@ -96,7 +100,10 @@ describe("hover", () => {
 
 describe("hover on call.*", () => {
   it("says what call.tool and call.args.NAME are, and which tools take the argument", async () => {
-    const text = MAIN.replace("  algorithm extends algo.grpo {", '  constraints { c: block(call.tool == "write_code" and contains(call.args.code, "import")) }\n  algorithm extends algo.grpo {');
+    const text = MAIN.replace(
+      "  algorithm extends algo.grpo {",
+      '  constraints { c: block(call.tool == "write_code" and contains(call.args.code, "import")) }\n  algorithm extends algo.grpo {',
+    );
     const uri = await openDoc(text);
     expect(await hoverText(uri, text, "call.tool", 6)).toContain("The name of the tool being called.");
     expect(await hoverText(uri, text, "call.args.code", 11)).toContain("taken by `write_code` (string)");
@@ -104,14 +111,17 @@ describe("hover on call.*", () => {
 });
 
 describe("completion", () => {
-  const labels = async (uri: string, text: string, needle: string, delta: number) => (await client.completion(uri, positionOf(text, needle, delta))).map((i) => i.label);
+  const labels = async (uri: string, text: string, needle: string, delta: number) =>
+    (await client.completion(uri, positionOf(text, needle, delta))).map((i) => i.label);
 
   it("offers field names inside an unfinished block (algorithm { adv|)", async () => {
     const text = `import "std/algorithms" as algo\nexperiment e {\n  algorithm {\n    adv`;
     const uri = await openDoc(text);
     const items = await client.completion(uri, positionOf(text, "adv", 3));
     expect(items.map((i) => i.label)).toContain("advantage");
-    expect(items.find((i) => i.label === "advantage")?.documentation).toMatchObject({ value: expect.stringContaining("How advantages are computed") });
+    expect(items.find((i) => i.label === "advantage")?.documentation).toMatchObject({
+      value: expect.stringContaining("How advantages are computed"),
+    });
     // Every field of the algorithm schema, none of another block's.
     expect(items.map((i) => i.label)).toEqual(expect.arrayContaining(["group_size", "clip", "kl", "reduction"]));
     expect(items.map((i) => i.label)).not.toContain("max_turns");
@@ -120,43 +130,65 @@ describe("completion", () => {
   it("offers enum values after 'baseline: ', also in a broken document", async () => {
     const text = `experiment e {\n  algorithm {\n    advantage { baseline: \n  }\n`;
     const uri = await openDoc(text);
-    expect(await labels(uri, text, "baseline: ", 10)).toEqual(expect.arrayContaining(["mean", "leave_one_out", "none"]));
+    expect(await labels(uri, text, "baseline: ", 10)).toEqual(
+      expect.arrayContaining(["mean", "leave_one_out", "none"]),
+    );
     expect(await labels(mainUri(), MAIN, "max_turns: 8", 11)).toEqual([]);
   });
 
   it("offers block kinds at the top and an experiment's blocks inside it", async () => {
     const text = `experiment e {\n  \n}\n\n`;
     const uri = await openDoc(text);
-    expect(await labels(uri, text, "}\n\n", 3)).toEqual(expect.arrayContaining(["experiment", "env", "algorithm", "import"]));
-    expect(await labels(uri, text, "{\n  ", 4)).toEqual(expect.arrayContaining(["policy", "env", "harness", "reward", "algorithm", "sweep", "ablation", "allow"]));
+    expect(await labels(uri, text, "}\n\n", 3)).toEqual(
+      expect.arrayContaining(["experiment", "env", "algorithm", "import"]),
+    );
+    expect(await labels(uri, text, "{\n  ", 4)).toEqual(
+      expect.arrayContaining(["policy", "env", "harness", "reward", "algorithm", "sweep", "ablation", "allow"]),
+    );
   });
 
   it("offers the env's signals after 'outcome.', 'state.' and '<env>.'", async () => {
-    const text = MAIN.replace("success: 1.0 * outcome.tests_passed", "success: 1.0 * outcome.\n    shaping: state.\n    named: code.");
+    const text = MAIN.replace(
+      "success: 1.0 * outcome.tests_passed",
+      "success: 1.0 * outcome.\n    shaping: state.\n    named: code.",
+    );
     const uri = await openDoc(text);
     const outcome = await labels(uri, text, "outcome.", 8);
     expect(outcome).toEqual(expect.arrayContaining(["tests_passed", "pass_fraction", "success"]));
     expect(outcome).not.toContain("test_runs");
-    expect(await labels(uri, text, "state.", 6)).toEqual(expect.arrayContaining(["test_runs", "visible_pass_fraction"]));
+    expect(await labels(uri, text, "state.", 6)).toEqual(
+      expect.arrayContaining(["test_runs", "visible_pass_fraction"]),
+    );
     expect(await labels(uri, text, "named: code.", 12)).toEqual(expect.arrayContaining(["tests_passed", "test_runs"]));
   });
 
   it("offers episode signals, tools of an env in harness.tools, and a module's declarations", async () => {
-    const text = MAIN.replace("success: 1.0 * outcome.tests_passed", "cost: -0.1 * episode.").replace("tools: [code.run_tests, code.finish]", "tools: [code.]").replace("extends algo.grpo", "extends algo.");
+    const text = MAIN.replace("success: 1.0 * outcome.tests_passed", "cost: -0.1 * episode.")
+      .replace("tools: [code.run_tests, code.finish]", "tools: [code.]")
+      .replace("extends algo.grpo", "extends algo.");
     const uri = await openDoc(text);
     expect(await labels(uri, text, "episode.", 8)).toEqual(expect.arrayContaining(["tool_calls", "turns", "aborted"]));
-    expect(await labels(uri, text, "[code.", 6)).toEqual(expect.arrayContaining(["run_tests", "read_code", "finish", "tools"]));
-    expect(await labels(uri, text, "extends algo.", 13)).toEqual(expect.arrayContaining(["grpo", "ppo", "rloo", "dr_grpo"]));
+    expect(await labels(uri, text, "[code.", 6)).toEqual(
+      expect.arrayContaining(["run_tests", "read_code", "finish", "tools"]),
+    );
+    expect(await labels(uri, text, "extends algo.", 13)).toEqual(
+      expect.arrayContaining(["grpo", "ppo", "rloo", "dr_grpo"]),
+    );
     expect(await labels(uri, text, "extends findmax", 8)).toEqual(expect.arrayContaining(["algo", "findmax", "lib"]));
   });
 
   it("offers call.* in a constraint, the tools' argument names after 'call.args.', and the string tests", async () => {
-    const text = MAIN.replace("  algorithm extends algo.grpo {", "  constraints {\n    c: block(call.)\n    d: block(call.args.)\n  }\n  algorithm extends algo.grpo {");
+    const text = MAIN.replace(
+      "  algorithm extends algo.grpo {",
+      "  constraints {\n    c: block(call.)\n    d: block(call.args.)\n  }\n  algorithm extends algo.grpo {",
+    );
     const uri = await openDoc(text);
     expect(await labels(uri, text, "block(call.)", 11)).toEqual(expect.arrayContaining(["tool", "env", "args"]));
     const args = await client.completion(uri, positionOf(text, "block(call.args.)", 16));
     expect(args.find((i) => i.label === "code")).toMatchObject({ detail: "string argument of write_code" });
-    expect(await labels(uri, text, "block(", 6)).toEqual(expect.arrayContaining(["call", "contains", "starts_with", "matches", "min"]));
+    expect(await labels(uri, text, "block(", 6)).toEqual(
+      expect.arrayContaining(["call", "contains", "starts_with", "matches", "min"]),
+    );
   });
 
   it("offers lint codes in allow and stdlib paths in imports", async () => {
@@ -164,15 +196,21 @@ describe("completion", () => {
     const uri = await openDoc(text);
     const codes = await client.completion(uri, positionOf(text, "self-", 5));
     expect(codes.map((i) => i.label)).toContain("self-inclusive-baseline");
-    expect(codes.find((i) => i.label === "self-inclusive-baseline")?.textEdit).toMatchObject({ range: { start: positionOf(text, "self-") } });
+    expect(codes.find((i) => i.label === "self-inclusive-baseline")?.textEdit).toMatchObject({
+      range: { start: positionOf(text, "self-") },
+    });
     expect(await labels(uri, text, "std/", 4)).toEqual(expect.arrayContaining(["std/algorithms", "std/envs/findmax"]));
   });
 
   it("offers env kinds and discriminator values", async () => {
     const text = `experiment e {\n  env x {\n    kind: \n  }\n  algorithm { reduction: }\n}\n`;
     const uri = await openDoc(text);
-    expect(await labels(uri, text, "kind: ", 6)).toEqual(expect.arrayContaining(["rooms", "findmax", "sql", "http", "subprocess"]));
-    expect(await labels(uri, text, "reduction: ", 11)).toEqual(expect.arrayContaining(["token_mean", "seq_mean_token_mean", "constant"]));
+    expect(await labels(uri, text, "kind: ", 6)).toEqual(
+      expect.arrayContaining(["rooms", "findmax", "sql", "http", "subprocess"]),
+    );
+    expect(await labels(uri, text, "reduction: ", 11)).toEqual(
+      expect.arrayContaining(["token_mean", "seq_mean_token_mean", "constant"]),
+    );
   });
 });
 
@@ -199,7 +237,10 @@ describe("go to definition", () => {
     const [env] = await client.definition(mainUri(), positionOf(MAIN, "code.run_tests", 1));
     expect(env).toMatchObject({ uri: mainUri(), range: { start: { line: lineOf(MAIN, "env code extends") } } });
     const [signal] = await client.definition(mainUri(), positionOf(MAIN, "outcome.tests_passed", 10));
-    expect(signal).toMatchObject({ uri: stdUri("std/envs/findmax.arl"), range: { start: { line: lineOf(findmax, "tests_passed {") } } });
+    expect(signal).toMatchObject({
+      uri: stdUri("std/envs/findmax.arl"),
+      range: { start: { line: lineOf(findmax, "tests_passed {") } },
+    });
   });
 
   it("goes to declarations of imported files and top-level tools", async () => {
@@ -275,18 +316,28 @@ describe("code actions", () => {
   it("replaces only the last segment of a misspelt signal", async () => {
     const text = MAIN.replace("outcome.tests_passed", "outcome.tests_pased");
     const uri = await openDoc(text);
-    const d = client.publishedFor(uri).at(-1)!.diagnostics.find((x) => x.code === "unknown-signal")!;
+    const d = client
+      .publishedFor(uri)
+      .at(-1)!
+      .diagnostics.find((x) => x.code === "unknown-signal")!;
     const fix = (await client.codeActions(uri, d.range)).find((a) => a.title.startsWith("Change to"));
     expect(applyEdits(text, fix!.edit!.changes![uri]!)).toContain("success: 1.0 * outcome.tests_passed\n");
   });
 
   it("adds an allow entry for a lint finding, creating the block or extending it", async () => {
     const uri = await openDoc(MAIN, "allow-new.arl");
-    const lint = client.publishedFor(uri).at(-1)!.diagnostics.find((d) => d.code === "self-inclusive-baseline")!;
-    const action = (await client.codeActions(uri, lint.range)).find((a) => a.title.startsWith("Allow 'self-inclusive-baseline'"));
+    const lint = client
+      .publishedFor(uri)
+      .at(-1)!
+      .diagnostics.find((d) => d.code === "self-inclusive-baseline")!;
+    const action = (await client.codeActions(uri, lint.range)).find((a) =>
+      a.title.startsWith("Allow 'self-inclusive-baseline'"),
+    );
     expect(action?.title).toContain("experiment 'demo'");
     const withAllow = applyEdits(MAIN, action!.edit!.changes![uri]!);
-    expect(withAllow).toContain('  allow { self-inclusive-baseline: "TODO: say why this rule does not apply here" }\n}\n\nexperiment other');
+    expect(withAllow).toContain(
+      '  allow { self-inclusive-baseline: "TODO: say why this rule does not apply here" }\n}\n\nexperiment other',
+    );
     const next = client.nextDiagnostics(uri);
     await client.change(uri, withAllow);
     const after = await next;
@@ -294,11 +345,19 @@ describe("code actions", () => {
     expect(after.diagnostics.map((d) => d.code)).not.toContain("unused-allow");
 
     // An existing allow block (several lines) gets one more line.
-    const existing = MAIN.replace("  algorithm extends algo.grpo {", '  allow {\n    group-size-one: "checked"\n  }\n\n  algorithm extends algo.grpo {');
+    const existing = MAIN.replace(
+      "  algorithm extends algo.grpo {",
+      '  allow {\n    group-size-one: "checked"\n  }\n\n  algorithm extends algo.grpo {',
+    );
     const uri2 = await openDoc(existing);
-    const lint2 = client.publishedFor(uri2).at(-1)!.diagnostics.find((d) => d.code === "self-inclusive-baseline")!;
+    const lint2 = client
+      .publishedFor(uri2)
+      .at(-1)!
+      .diagnostics.find((d) => d.code === "self-inclusive-baseline")!;
     const action2 = (await client.codeActions(uri2, lint2.range)).find((a) => a.title.startsWith("Allow"));
-    expect(applyEdits(existing, action2!.edit!.changes![uri2]!)).toContain('  allow {\n    group-size-one: "checked"\n    self-inclusive-baseline: "TODO: say why this rule does not apply here"\n  }');
+    expect(applyEdits(existing, action2!.edit!.changes![uri2]!)).toContain(
+      '  allow {\n    group-size-one: "checked"\n    self-inclusive-baseline: "TODO: say why this rule does not apply here"\n  }',
+    );
   });
 });
 
@@ -310,7 +369,8 @@ describe("rename", () => {
     // lib.arl, main.arl, and the other files of the folder that import lib.arl (copies of main.arl).
     const changed = Object.keys(edit!.changes!);
     expect(changed).toEqual(expect.arrayContaining([libUri(), mainUri()]));
-    for (const uri of changed) if (uri !== libUri()) expect(readFileSync(fileURLToPath(uri), "utf8")).toContain('import "./lib" as lib');
+    for (const uri of changed)
+      if (uri !== libUri()) expect(readFileSync(fileURLToPath(uri), "utf8")).toContain('import "./lib" as lib');
     expect(applyEdits(LIB, edit!.changes![libUri()]!)).toContain("env tiny extends fm.task");
     expect(applyEdits(MAIN, edit!.changes![mainUri()]!)).toContain("env shared extends lib.tiny {}");
   });

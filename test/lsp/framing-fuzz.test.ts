@@ -23,23 +23,47 @@ const bytes = (next: Random, n: number) => Buffer.from(Array.from({ length: n },
 function malformed(next: Random): { kind: string; data: Buffer } {
   const valid = probe(-1);
   const kinds: Record<string, () => Buffer | string> = {
-    "non-numeric length": () => `Content-Length: ${pick(next, ["lots", "1e12", "-1", "0x20", "", "12abc", "NaN", "١٢"])}\r\n\r\n{}`,
-    "huge length": () => `Content-Length: ${pick(next, ["1000000000000", "99999999999999999999", String(2 ** 53), "68719476736"])}\r\n\r\n`,
+    "non-numeric length": () =>
+      `Content-Length: ${pick(next, ["lots", "1e12", "-1", "0x20", "", "12abc", "NaN", "١٢"])}\r\n\r\n{}`,
+    "huge length": () =>
+      `Content-Length: ${pick(next, ["1000000000000", "99999999999999999999", String(2 ** 53), "68719476736"])}\r\n\r\n`,
     "no length": () => `Content-Type: application/vscode-jsonrpc\r\n\r\n{}`,
     "two lengths": () => `Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
     "partial body": () => valid.subarray(0, valid.indexOf("\r\n\r\n") + 4 + Math.floor(next() * 20)),
     "length too long": () => `Content-Length: ${40 + Math.floor(next() * 400)}\r\n\r\n{"jsonrpc":"2.0"}`,
     "length too short": () => `Content-Length: ${1 + Math.floor(next() * 10)}\r\n\r\n{"jsonrpc":"2.0","method":"x"}`,
     "random bytes": () => bytes(next, 1 + Math.floor(next() * 300)),
-    "garbage text": () => pick(next, ["hello", "\r\n", "\r\n\r\n", "Content-Length", "Content-Length:", ":::", "{}\r\n\r\n"]),
+    "garbage text": () =>
+      pick(next, ["hello", "\r\n", "\r\n\r\n", "Content-Length", "Content-Length:", ":::", "{}\r\n\r\n"]),
     "long header": () => `X-Junk: ${"y".repeat(9000 + Math.floor(next() * 3000))}`,
     "non-JSON body": () => {
       const body = bytes(next, 1 + Math.floor(next() * 50));
       return Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]);
     },
-    "JSON, not JSON-RPC": () => frame(pick(next, [[], [1, 2], { jsonrpc: "2.0" }, { id: -2 }, { jsonrpc: "2.0", id: -3, method: 7 }, { jsonrpc: "2.0", id: -4, method: "textDocument/hover", params: "x" }])),
-    "request over the limit": () => frame({ jsonrpc: "2.0", id: -5, method: "textDocument/hover", params: { text: "x".repeat(LIMIT + Math.floor(next() * 3 * LIMIT)) } }),
-    "notification over the limit": () => frame({ jsonrpc: "2.0", method: "textDocument/didOpen", params: { text: "é".repeat(LIMIT + Math.floor(next() * LIMIT)) } }),
+    "JSON, not JSON-RPC": () =>
+      frame(
+        pick(next, [
+          [],
+          [1, 2],
+          { jsonrpc: "2.0" },
+          { id: -2 },
+          { jsonrpc: "2.0", id: -3, method: 7 },
+          { jsonrpc: "2.0", id: -4, method: "textDocument/hover", params: "x" },
+        ]),
+      ),
+    "request over the limit": () =>
+      frame({
+        jsonrpc: "2.0",
+        id: -5,
+        method: "textDocument/hover",
+        params: { text: "x".repeat(LIMIT + Math.floor(next() * 3 * LIMIT)) },
+      }),
+    "notification over the limit": () =>
+      frame({
+        jsonrpc: "2.0",
+        method: "textDocument/didOpen",
+        params: { text: "é".repeat(LIMIT + Math.floor(next() * LIMIT)) },
+      }),
     "deep JSON": () => {
       const depth = 1000 + Math.floor(next() * 50_000);
       return `Content-Length: ${2 * depth}\r\n\r\n${"[".repeat(depth)}${"]".repeat(depth)}`;
@@ -53,7 +77,7 @@ function malformed(next: Random): { kind: string; data: Buffer } {
 /** `data` cut at random points. */
 function chunks(next: Random, data: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at < data.length;) {
     const n = 1 + Math.floor(next() * Math.min(data.length - at, 200));
     out.push(data.subarray(at, at + n));
     at += n;
@@ -61,7 +85,22 @@ function chunks(next: Random, data: Buffer): Buffer[] {
   return out;
 }
 
-const TEXTS = ["", "a", "é", "✓", "😀", "\r\n", "\r\n\r\n", "Content-Length: 5\r\n\r\n", '"', "\\", "}", "{", "\u0000", "content-length:"];
+const TEXTS = [
+  "",
+  "a",
+  "é",
+  "✓",
+  "😀",
+  "\r\n",
+  "\r\n\r\n",
+  "Content-Length: 5\r\n\r\n",
+  '"',
+  "\\",
+  "}",
+  "{",
+  "\u0000",
+  "content-length:",
+];
 
 /** A random JSON value of about `budget` bytes. */
 function value(next: Random, budget: number, depth = 0): unknown {
@@ -70,7 +109,8 @@ function value(next: Random, budget: number, depth = 0): unknown {
   if (kind === 1) return pick(next, [true, false, null]);
   if (kind === 2 || kind === 3) {
     const parts: string[] = [];
-    for (let n = 0; n < Math.max(1, budget); n += 4) parts.push(next() < 0.7 ? String.fromCharCode(97 + Math.floor(next() * 26)) : pick(next, TEXTS));
+    for (let n = 0; n < Math.max(1, budget); n += 4)
+      parts.push(next() < 0.7 ? String.fromCharCode(97 + Math.floor(next() * 26)) : pick(next, TEXTS));
     return parts.join("");
   }
   const n = 1 + Math.floor(next() * 5);
@@ -80,10 +120,20 @@ function value(next: Random, budget: number, depth = 0): unknown {
 
 /** One valid message (a request, a notification or a response), mostly small, now and then over LIMIT. */
 function validMessage(next: Random, id: number): object {
-  const budget = next() < 0.1 ? LIMIT + Math.floor(next() * LIMIT) : next() < 0.3 ? Math.floor(next() * 20_000) : Math.floor(next() * 300);
+  const budget =
+    next() < 0.1
+      ? LIMIT + Math.floor(next() * LIMIT)
+      : next() < 0.3
+        ? Math.floor(next() * 20_000)
+        : Math.floor(next() * 300);
   const kind = pick(next, ["request", "notification", "response"]);
   if (kind === "response") return { jsonrpc: "2.0", id, result: value(next, budget) };
-  return { jsonrpc: "2.0", ...(kind === "request" ? { id: next() < 0.5 ? id : `s${id}` } : {}), method: `m/${id}`, params: { v: value(next, budget) } };
+  return {
+    jsonrpc: "2.0",
+    ...(kind === "request" ? { id: next() < 0.5 ? id : `s${id}` } : {}),
+    method: `m/${id}`,
+    params: { v: value(next, budget) },
+  };
 }
 
 /** A message's bytes with one of the header forms the protocol allows. */
@@ -102,7 +152,12 @@ function framed(next: Random, message: object): Buffer {
 function expected(message: Record<string, unknown>, bytes: number): object | undefined {
   if (bytes <= LIMIT) return message;
   if (!("method" in message)) return undefined;
-  return { jsonrpc: "2.0", ...("id" in message ? { id: message.id } : {}), method: MESSAGE_TOO_LARGE, params: { method: message.method, length: bytes, limit: LIMIT } };
+  return {
+    jsonrpc: "2.0",
+    ...("id" in message ? { id: message.id } : {}),
+    method: MESSAGE_TOO_LARGE,
+    params: { method: message.method, length: bytes, limit: LIMIT },
+  };
 }
 
 describe("framing fuzzer: valid messages in random chunks", () => {
@@ -119,18 +174,22 @@ describe("framing fuzzer: valid messages in random chunks", () => {
     let messages = 0;
     let refused = 0;
     for (let round = 1; round <= validRounds; round++) {
-      const sent = Array.from({ length: 1 + Math.floor(next() * 8) }, () => validMessage(next, ++messages) as Record<string, unknown>);
+      const sent = Array.from(
+        { length: 1 + Math.floor(next() * 8) },
+        () => validMessage(next, ++messages) as Record<string, unknown>,
+      );
       const bytes = sent.map((m) => framed(next, m));
       const want = sent.flatMap((m) => expected(m, Buffer.byteLength(JSON.stringify(m))) ?? []);
       refused += sent.filter((m) => Buffer.byteLength(JSON.stringify(m)) > LIMIT).length;
       // Chunks of 1 byte to 64 KiB: from a slow pipe to a whole burst at once.
       const all = Buffer.concat(bytes);
-      for (let at = 0; at < all.length; ) {
+      for (let at = 0; at < all.length;) {
         const n = 1 + Math.floor(next() ** 3 * Math.min(all.length - at, 65_536));
         input.write(all.subarray(at, at + n));
         at += n;
       }
-      for (let wait = 0; wait < 200 && received.length < want.length; wait++) await new Promise((r) => setTimeout(r, 5));
+      for (let wait = 0; wait < 200 && received.length < want.length; wait++)
+        await new Promise((r) => setTimeout(r, 5));
       expect(received.splice(0), `round ${round}`).toEqual(want);
     }
     expect(errors).toEqual([]);
@@ -179,7 +238,10 @@ describe("framing fuzzer: arl lsp --stdio", () => {
       const bad = malformed(next);
       for (const c of chunks(next, Buffer.concat([bad.data, probe(1000 + round)]))) server.write(c);
       const answer = await server.answer(1000 + round);
-      expect(answer, `round ${round}: no answer after '${bad.kind}'; stderr: ${server.stderr.join("").slice(-2000)}`).toMatchObject({ id: 1000 + round, result: null });
+      expect(
+        answer,
+        `round ${round}: no answer after '${bad.kind}'; stderr: ${server.stderr.join("").slice(-2000)}`,
+      ).toMatchObject({ id: 1000 + round, result: null });
     }
     expect(server.child.exitCode).toBeNull();
     expect(server.stderr.join("")).toContain("malformed message dropped");

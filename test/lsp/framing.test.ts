@@ -3,7 +3,12 @@
 // message is answered, without restarting the server.
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { StreamMessageReader, type Message, type NotificationMessage, type RequestMessage } from "vscode-languageserver-protocol/node";
+import {
+  StreamMessageReader,
+  type Message,
+  type NotificationMessage,
+  type RequestMessage,
+} from "vscode-languageserver-protocol/node";
 import { contentLength, FramingGuard, MESSAGE_TOO_LARGE } from "../../src/lsp/framing.js";
 import { frame, probe, RawServer, request } from "./raw.js";
 
@@ -46,7 +51,11 @@ const settle = (ms = 250) => new Promise((r) => setTimeout(r, ms));
 describe("FramingGuard in front of vscode-jsonrpc's reader", () => {
   it("passes valid messages through unchanged, split at any byte", async () => {
     const g = guarded();
-    const bytes = Buffer.concat([probe(1), frame({ jsonrpc: "2.0", method: "x", params: { text: "Content-Length: 5\r\n\r\n✓" } }), probe(2)]);
+    const bytes = Buffer.concat([
+      probe(1),
+      frame({ jsonrpc: "2.0", method: "x", params: { text: "Content-Length: 5\r\n\r\n✓" } }),
+      probe(2),
+    ]);
     for (let i = 0; i < bytes.length; i += 7) g.input.write(bytes.subarray(i, i + 7));
     await settle();
     expect(g.ids()).toEqual([1, undefined, 2]);
@@ -65,18 +74,21 @@ describe("FramingGuard in front of vscode-jsonrpc's reader", () => {
     ["a body cut short", 'Content-Length: 500\r\n\r\n{"jsonrpc":"2.0","id":'],
     ["a length that swallows the next message", "Content-Length: 90\r\n\r\n{}"],
     ["a header that never ends", "X".repeat(20_000)],
-  ])("after %s, the next valid message still arrives (in one chunk, or with the bad bytes in their own)", async (_, bad) => {
-    const g = guarded();
-    g.input.write(Buffer.concat([probe(1), Buffer.from(bad, "latin1"), probe(2)]));
-    g.input.write(Buffer.from(bad, "latin1"));
-    g.input.write(probe(3));
-    await settle();
-    expect(g.ids()).toEqual([1, 2, 3]);
-    expect(g.errors).toEqual([]);
-    expect(g.logged.length).toBeGreaterThan(0);
-    expect(g.logged[0]).toMatch(/^malformed message dropped \(.+\); skipped \d+ bytes/);
-    g.dispose();
-  });
+  ])(
+    "after %s, the next valid message still arrives (in one chunk, or with the bad bytes in their own)",
+    async (_, bad) => {
+      const g = guarded();
+      g.input.write(Buffer.concat([probe(1), Buffer.from(bad, "latin1"), probe(2)]));
+      g.input.write(Buffer.from(bad, "latin1"));
+      g.input.write(probe(3));
+      await settle();
+      expect(g.ids()).toEqual([1, 2, 3]);
+      expect(g.errors).toEqual([]);
+      expect(g.logged.length).toBeGreaterThan(0);
+      expect(g.logged[0]).toMatch(/^malformed message dropped \(.+\); skipped \d+ bytes/);
+      g.dispose();
+    },
+  );
 
   it("waits for a slow body as long as no other message starts inside it", async () => {
     const g = guarded(20);
@@ -92,7 +104,8 @@ describe("FramingGuard in front of vscode-jsonrpc's reader", () => {
 });
 
 /** A notification `method` whose params hold `bytes` characters of text. */
-const sized = (method: string, bytes: number, id?: number) => frame({ jsonrpc: "2.0", ...(id !== undefined ? { id } : {}), method, params: { text: "é".repeat(bytes / 2) } });
+const sized = (method: string, bytes: number, id?: number) =>
+  frame({ jsonrpc: "2.0", ...(id !== undefined ? { id } : {}), method, params: { text: "é".repeat(bytes / 2) } });
 
 describe("FramingGuard: cost and size limit", () => {
   it("copies a body that arrives in 1,000 chunks once when it is complete, not once per chunk", () => {
@@ -114,7 +127,13 @@ describe("FramingGuard: cost and size limit", () => {
 
   it("reads past a message over the limit and passes on, in its place, the replacement the server answers", async () => {
     const g = guarded(20, 10_000);
-    const bytes = Buffer.concat([probe(1), sized("textDocument/hover", 50_000, 7), probe(2), sized("textDocument/didOpen", 30_000), probe(3)]);
+    const bytes = Buffer.concat([
+      probe(1),
+      sized("textDocument/hover", 50_000, 7),
+      probe(2),
+      sized("textDocument/didOpen", 30_000),
+      probe(3),
+    ]);
     for (let at = 0; at < bytes.length; at += 999) g.input.write(bytes.subarray(at, at + 999));
     await settle();
     expect(g.errors).toEqual([]);
@@ -126,9 +145,16 @@ describe("FramingGuard: cost and size limit", () => {
       [3, "textDocument/hover"],
     ]);
     const [big, note] = [g.received[1] as RequestMessage, g.received[3] as NotificationMessage];
-    expect(big.params).toEqual({ method: "textDocument/hover", length: sized("textDocument/hover", 50_000, 7).length - "Content-Length: 50060\r\n\r\n".length, limit: 10_000 });
+    expect(big.params).toEqual({
+      method: "textDocument/hover",
+      length: sized("textDocument/hover", 50_000, 7).length - "Content-Length: 50060\r\n\r\n".length,
+      limit: 10_000,
+    });
     expect(note.params).toMatchObject({ method: "textDocument/didOpen", limit: 10_000 });
-    expect(g.logged).toEqual([expect.stringMatching(/^a message of \d+ bytes, over the limit of 10000 bytes, was read past and refused$/), expect.stringContaining("was read past")]);
+    expect(g.logged).toEqual([
+      expect.stringMatching(/^a message of \d+ bytes, over the limit of 10000 bytes, was read past and refused$/),
+      expect.stringContaining("was read past"),
+    ]);
     expect(g.guard.dropped).toBe(2);
     g.dispose();
   });
@@ -137,15 +163,22 @@ describe("FramingGuard: cost and size limit", () => {
     ["inside a string", '{"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{"text":"abc'],
     ["between tokens", '{"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{"a":1,'],
     ["after the value", '{"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{}}  '],
-  ])("takes a huge length whose body ends early (%s) as a lie, at once: the next message arrives without a stall", async (_, body) => {
-    const g = guarded(60_000, 10_000);
-    g.input.write(Buffer.concat([Buffer.from(`Content-Length: 123456789\r\n\r\n${body}`, "latin1"), probe(1)]));
-    g.input.write(probe(2));
-    await settle();
-    expect(g.ids()).toEqual([9, 1, 2]);
-    expect(g.logged).toEqual([expect.stringMatching(/^malformed message dropped \(a message of 123456789 bytes, over the limit of 10000 bytes, ended early: .+\); skipped \d+ bytes/)]);
-    g.dispose();
-  });
+  ])(
+    "takes a huge length whose body ends early (%s) as a lie, at once: the next message arrives without a stall",
+    async (_, body) => {
+      const g = guarded(60_000, 10_000);
+      g.input.write(Buffer.concat([Buffer.from(`Content-Length: 123456789\r\n\r\n${body}`, "latin1"), probe(1)]));
+      g.input.write(probe(2));
+      await settle();
+      expect(g.ids()).toEqual([9, 1, 2]);
+      expect(g.logged).toEqual([
+        expect.stringMatching(
+          /^malformed message dropped \(a message of 123456789 bytes, over the limit of 10000 bytes, ended early: .+\); skipped \d+ bytes/,
+        ),
+      ]);
+      g.dispose();
+    },
+  );
 });
 
 describe("arl lsp --stdio with a 100 kB message limit (ARL_LSP_MAX_MESSAGE_BYTES)", () => {
@@ -158,7 +191,12 @@ describe("arl lsp --stdio with a 100 kB message limit (ARL_LSP_MAX_MESSAGE_BYTES
   it("answers a request over the limit with an error, shows a refused notification, and goes on serving", async () => {
     server.write(sized("textDocument/hover", 300_000, 41));
     const refused = await server.answer(41, 10_000);
-    expect(refused?.error).toEqual({ code: -32600, message: expect.stringMatching(/^the language server refused a 'textDocument\/hover' message of \d+ bytes: over its limit of 100000 bytes \(ARL_LSP_MAX_MESSAGE_BYTES\)$/) });
+    expect(refused?.error).toEqual({
+      code: -32600,
+      message: expect.stringMatching(
+        /^the language server refused a 'textDocument\/hover' message of \d+ bytes: over its limit of 100000 bytes \(ARL_LSP_MAX_MESSAGE_BYTES\)$/,
+      ),
+    });
     server.write(sized("textDocument/didOpen", 300_000));
     server.write(probe(42));
     expect(await server.answer(42)).toMatchObject({ id: 42, result: null });

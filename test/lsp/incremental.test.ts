@@ -66,7 +66,9 @@ describe("the incremental check", () => {
     expect(moved.range.start.line).toBe(before.range.start.line + 3);
     expect(moved.range.start.column).toBe(before.range.start.column);
     expect(moved.range.start.offset - before.range.start.offset).toBe(edited.length - text.length);
-    expect(edited.slice(moved.range.start.offset, moved.range.end.offset)).toBe(text.slice(before.range.start.offset, before.range.end.offset));
+    expect(edited.slice(moved.range.start.offset, moved.range.end.offset)).toBe(
+      text.slice(before.range.start.offset, before.range.end.offset),
+    );
   });
 
   it("errors anywhere keep every component's plan stage from running, as in arl check", () => {
@@ -99,7 +101,9 @@ describe("the incremental check with a lock file beside the entry", () => {
       // A changed plan (the group size): a mismatch for exp_2 alone, found by checking exp_2 alone.
       const exp2 = text.indexOf("experiment exp_2");
       const regrouped = text.slice(0, exp2) + text.slice(exp2).replace("group_size: 4", "group_size: 8");
-      expect(expectSame(regrouped)).toEqual([expect.stringContaining("experiment 'exp_2' does not match the lock file")]);
+      expect(expectSame(regrouped)).toEqual([
+        expect.stringContaining("experiment 'exp_2' does not match the lock file"),
+      ]);
       expect(checker.experimentsChecked).toBe(5);
       // Back to the locked text: exp_2's first result is gone from the memo, it is checked again, and matches.
       expect(expectSame(text)).toEqual([]);
@@ -117,7 +121,12 @@ describe("the incremental check with a lock file beside the entry", () => {
       writeFileSync(lockPath(file), "{ not json");
       checker.clear();
       expectSame(regrouped);
-      expect(checker.check(load(regrouped, file)).diagnostics.filter((d) => d.severity === "error").map((d) => d.code)).toEqual(["invalid-lock-file"]);
+      expect(
+        checker
+          .check(load(regrouped, file))
+          .diagnostics.filter((d) => d.severity === "error")
+          .map((d) => d.code),
+      ).toEqual(["invalid-lock-file"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -75,7 +75,10 @@ describe("a failure inside the server's check", () => {
   it("keeps a message that quotes the input short and free of lone surrogates", async () => {
     const s = setup();
     const doc = s.open("quotes.arl", GOOD);
-    s.manager.failing.set(doc.file, new Error(`$.silenced[0].reason: the string "\uD800${"x".repeat(100_000)}" is not valid`));
+    s.manager.failing.set(
+      doc.file,
+      new Error(`$.silenced[0].reason: the string "\uD800${"x".repeat(100_000)}" is not valid`),
+    );
     s.manager.invalidate([doc.file]);
     await s.manager.flush();
     const message = String(s.published.at(-1)!.diagnostics[0]!.message);

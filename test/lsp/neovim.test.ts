@@ -42,43 +42,56 @@ vim.wait(2000, function() return vim.lsp.get_client_by_id(id) == nil end, 50)
 vim.cmd("qa!")
 `;
 
-describe.skipIf(!hasNvim)(skipTitle("Neovim as the LSP client", !hasNvim, "needs neovim: apt-get install neovim"), () => {
-  it("shows the diagnostics the server publishes", () => {
-    // A typo in the second experiment; the first one still gets its lint warning.
-    const text = MAIN.replace("env shared extends lib.small {}", "env shared extends lib.small { taks: 3 }");
-    const specs = tempSpecs({ "main.arl": text, "lib.arl": LIB, "init.lua": INIT });
-    try {
-      const expected = checkAsLsp(specs.path("main.arl"));
-      expect(expected.map((d) => d.code)).toEqual(expect.arrayContaining(["unknown-field", "self-inclusive-baseline"]));
-      const run = spawnSync("nvim", ["--headless", "-n", "-i", "NONE", "-u", specs.path("init.lua")], {
-        cwd: specs.dir,
-        encoding: "utf8",
-        timeout: 60_000,
-        env: {
-          ...process.env,
-          ARL_NVIM_FILE: specs.path("main.arl"),
-          ARL_NVIM_OUT: specs.path("out.json"),
-          ARL_NVIM_WANT: String(expected.length),
-          ARL_NODE: process.execPath,
-          ARL_BIN: BIN,
-          XDG_CONFIG_HOME: specs.path("config"),
-          XDG_DATA_HOME: specs.path("data"),
-          XDG_STATE_HOME: specs.path("state"),
-        },
-      });
-      const out = JSON.parse(readFileSync(specs.path("out.json"), "utf8")) as {
-        ok: boolean;
-        diagnostics: { lnum: number; col: number; severity: number; source: string; message: string; code: string }[];
-      };
-      expect(out.ok, `nvim: ${run.stderr}`).toBe(true);
-      const seen = out.diagnostics.map((d) => ({ line: d.lnum, character: d.col, code: d.code, severity: d.severity, source: d.source })).sort((a, b) => a.line - b.line || a.character - b.character);
-      const want = expected.map((d) => ({ line: d.range.start.line, character: d.range.start.character, code: d.code, severity: d.severity, source: "arl" }));
-      expect(seen).toEqual(want);
-      const unknown = out.diagnostics.find((d) => d.code === "unknown-field")!;
-      expect(unknown.lnum).toBe(text.split("\n").findIndex((l) => l.includes("taks: 3")));
-      expect(unknown.message).toBe("unknown field 'taks' in 'env.shared'");
-    } finally {
-      specs.dispose();
-    }
-  });
-});
+describe.skipIf(!hasNvim)(
+  skipTitle("Neovim as the LSP client", !hasNvim, "needs neovim: apt-get install neovim"),
+  () => {
+    it("shows the diagnostics the server publishes", () => {
+      // A typo in the second experiment; the first one still gets its lint warning.
+      const text = MAIN.replace("env shared extends lib.small {}", "env shared extends lib.small { taks: 3 }");
+      const specs = tempSpecs({ "main.arl": text, "lib.arl": LIB, "init.lua": INIT });
+      try {
+        const expected = checkAsLsp(specs.path("main.arl"));
+        expect(expected.map((d) => d.code)).toEqual(
+          expect.arrayContaining(["unknown-field", "self-inclusive-baseline"]),
+        );
+        const run = spawnSync("nvim", ["--headless", "-n", "-i", "NONE", "-u", specs.path("init.lua")], {
+          cwd: specs.dir,
+          encoding: "utf8",
+          timeout: 60_000,
+          env: {
+            ...process.env,
+            ARL_NVIM_FILE: specs.path("main.arl"),
+            ARL_NVIM_OUT: specs.path("out.json"),
+            ARL_NVIM_WANT: String(expected.length),
+            ARL_NODE: process.execPath,
+            ARL_BIN: BIN,
+            XDG_CONFIG_HOME: specs.path("config"),
+            XDG_DATA_HOME: specs.path("data"),
+            XDG_STATE_HOME: specs.path("state"),
+          },
+        });
+        const out = JSON.parse(readFileSync(specs.path("out.json"), "utf8")) as {
+          ok: boolean;
+          diagnostics: { lnum: number; col: number; severity: number; source: string; message: string; code: string }[];
+        };
+        expect(out.ok, `nvim: ${run.stderr}`).toBe(true);
+        const seen = out.diagnostics
+          .map((d) => ({ line: d.lnum, character: d.col, code: d.code, severity: d.severity, source: d.source }))
+          .sort((a, b) => a.line - b.line || a.character - b.character);
+        const want = expected.map((d) => ({
+          line: d.range.start.line,
+          character: d.range.start.character,
+          code: d.code,
+          severity: d.severity,
+          source: "arl",
+        }));
+        expect(seen).toEqual(want);
+        const unknown = out.diagnostics.find((d) => d.code === "unknown-field")!;
+        expect(unknown.lnum).toBe(text.split("\n").findIndex((l) => l.includes("taks: 3")));
+        expect(unknown.message).toBe("unknown field 'taks' in 'env.shared'");
+      } finally {
+        specs.dispose();
+      }
+    });
+  },
+);

@@ -1,7 +1,12 @@
 // A raw byte channel to `node bin/arl.js lsp --stdio`, for the framing tests: the test writes
 // whatever bytes it likes to the server's stdin and reads its well-framed answers back.
 import { spawn, type ChildProcess } from "node:child_process";
-import { StreamMessageReader, type Message, type NotificationMessage, type ResponseMessage } from "vscode-languageserver-protocol/node";
+import {
+  StreamMessageReader,
+  type Message,
+  type NotificationMessage,
+  type ResponseMessage,
+} from "vscode-languageserver-protocol/node";
 import { BIN, REPO } from "./client.js";
 
 /** One JSON-RPC message framed as the protocol wants it. */
@@ -16,7 +21,10 @@ export function request(id: number, method: string, params: object = {}): Buffer
 
 /** A request every state of the server answers at once: hover on a document that is not open. */
 export function probe(id: number): Buffer {
-  return request(id, "textDocument/hover", { textDocument: { uri: "file:///nowhere/probe.arl" }, position: { line: 0, character: 0 } });
+  return request(id, "textDocument/hover", {
+    textDocument: { uri: "file:///nowhere/probe.arl" },
+    position: { line: 0, character: 0 },
+  });
 }
 
 export class RawServer {
@@ -42,10 +50,17 @@ export class RawServer {
 
   /** A server, initialized; `env` adds to its environment. */
   static async start(env: Record<string, string> = {}): Promise<RawServer> {
-    const server = new RawServer(spawn(process.execPath, [BIN, "lsp", "--stdio"], { cwd: REPO, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } }));
+    const server = new RawServer(
+      spawn(process.execPath, [BIN, "lsp", "--stdio"], {
+        cwd: REPO,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: { ...process.env, ...env },
+      }),
+    );
     server.write(request(0, "initialize", { processId: null, rootUri: null, capabilities: {} }));
     // A loaded machine can take many seconds to start node.
-    if (!(await server.answer(0, 60_000))) throw new Error(`the server did not answer initialize; stderr: ${server.stderr.join("")}`);
+    if (!(await server.answer(0, 60_000)))
+      throw new Error(`the server did not answer initialize; stderr: ${server.stderr.join("")}`);
     server.write(frame({ jsonrpc: "2.0", method: "initialized", params: {} }));
     return server;
   }

@@ -36,7 +36,15 @@ function exercise(text: string, name: string, step: number): void {
     }
   }
   const end = doc.positionAt(text.length);
-  codeActions({ uri, text, lines: entry.parsed.lines, document: entry.parsed.document, range: { start: { line: 0, character: 0 }, end }, diagnostics, uriOf: (f) => f });
+  codeActions({
+    uri,
+    text,
+    lines: entry.parsed.lines,
+    document: entry.parsed.document,
+    range: { start: { line: 0, character: 0 }, end },
+    diagnostics,
+    uriOf: (f) => f,
+  });
 }
 
 const specs = readdirSync(path.join(REPO, "experiments"))
@@ -55,7 +63,30 @@ describe("the editor features never throw", () => {
 
   it("on randomly damaged specs", () => {
     const next = rng(7);
-    const junk = ["{", "}", "[", "]", "(", ")", ":", ".", ",", '"', '"""', "/*", "//", "-", "when", "extends", "import", "\n", " ", "x", "1_", "@"];
+    const junk = [
+      "{",
+      "}",
+      "[",
+      "]",
+      "(",
+      ")",
+      ":",
+      ".",
+      ",",
+      '"',
+      '"""',
+      "/*",
+      "//",
+      "-",
+      "when",
+      "extends",
+      "import",
+      "\n",
+      " ",
+      "x",
+      "1_",
+      "@",
+    ];
     for (let round = 0; round < 30; round++) {
       let text = specs[round % specs.length]!.text;
       for (let k = 0; k < 4; k++) {
@@ -79,10 +110,10 @@ const crashers: Record<string, string> = {
   "150k invalid escapes in one string": spec(`  description: "${"\\q".repeat(150_000)}"`),
   // The character itself, not an escape: an editor's buffer can hold one.
   // In a complete experiment, so that the check reaches the plan stage's schema.
-  "a lone surrogate in an allow reason": readFileSync(path.join(REPO, "experiments", "findmax-ablations.arl"), "utf8").replace(
-    "the seed's worked example",
-    "half \uD800 a pair",
-  ),
+  "a lone surrogate in an allow reason": readFileSync(
+    path.join(REPO, "experiments", "findmax-ablations.arl"),
+    "utf8",
+  ).replace("the seed's worked example", "half \uD800 a pair"),
 };
 
 describe("the server publishes a diagnostic for documents that break the check", () => {
@@ -95,7 +126,10 @@ describe("the server publishes a diagnostic for documents that break the check",
   it.each(Object.keys(crashers))("%s", async (name) => {
     const uri = `file://${path.join(REPO, "experiments", `${name.replace(/[^a-z0-9]+/gi, "-")}.arl`)}`;
     const published = await client.open(uri, crashers[name]!);
-    expect(published.diagnostics.length, `nothing published for ${name}; stderr: ${client.stderr.join("").slice(-1000)}`).toBeGreaterThan(0);
+    expect(
+      published.diagnostics.length,
+      `nothing published for ${name}; stderr: ${client.stderr.join("").slice(-1000)}`,
+    ).toBeGreaterThan(0);
     expect(published.diagnostics.some((d) => d.severity === 1)).toBe(true);
   });
 });

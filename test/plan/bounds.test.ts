@@ -11,7 +11,16 @@ import { lower, workspace } from "./support.js";
 /** The number schemas at a dotted plan path (`*`: any env, tool or list item). */
 function numbersAt(schema: z.ZodType, pattern: readonly string[]): z.ZodNumber[] {
   const s = schema as z.ZodType & { def: Record<string, unknown> };
-  const def = s.def as { type: string; innerType?: z.ZodType; shape?: Record<string, z.ZodType>; options?: z.ZodType[]; element?: z.ZodType; valueType?: z.ZodType; items?: z.ZodType[]; getter?: () => z.ZodType };
+  const def = s.def as {
+    type: string;
+    innerType?: z.ZodType;
+    shape?: Record<string, z.ZodType>;
+    options?: z.ZodType[];
+    element?: z.ZodType;
+    valueType?: z.ZodType;
+    items?: z.ZodType[];
+    getter?: () => z.ZodType;
+  };
   switch (def.type) {
     case "nullable":
     case "optional":
@@ -38,7 +47,10 @@ describe("the bounds table", () => {
   });
 
   it("leaves the defaults of every block and the stdlib well inside (a clean spec lowers)", () => {
-    const dir = workspace({ "spec.arl": 'import "std/envs/rooms" as rooms\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env world extends rooms.world {}\n}\n' });
+    const dir = workspace({
+      "spec.arl":
+        'import "std/envs/rooms" as rooms\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env world extends rooms.world {}\n}\n',
+    });
     const [p] = lower(path.join(dir, "spec.arl"));
     expect(boundViolations(p!.plan)).toEqual([]);
   });

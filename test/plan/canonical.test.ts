@@ -44,7 +44,9 @@ describe("RFC 8785 canonical JSON", () => {
       '{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],' +
         ' "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}',
     );
-    expect(canonicalize(input)).toBe('{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
+    expect(canonicalize(input)).toBe(
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    );
     expect(canonicalize([1e21, 1e-7, 0.000001, 4.5, 2e-3, -0])).toBe("[1e+21,1e-7,0.000001,4.5,0.002,0]");
   });
 
@@ -60,7 +62,9 @@ describe("RFC 8785 canonical JSON", () => {
     };
     // (Object.keys would list "1" first: JS orders integer-like keys, so read the text instead.)
     const text = canonicalize(input);
-    const order = ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\ud83d\ude00", "\ufb33"].map((k) => text.indexOf(JSON.stringify(k)));
+    const order = ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\ud83d\ude00", "\ufb33"].map((k) =>
+      text.indexOf(JSON.stringify(k)),
+    );
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(canonicalize(input)).toBe(
       '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis","\u20ac":"Euro Sign",' +
@@ -69,12 +73,26 @@ describe("RFC 8785 canonical JSON", () => {
   });
 
   it("writes nested values without whitespace and in key order at every depth", () => {
-    expect(canonicalize({ b: [{ z: 1, a: { y: true, x: null } }], a: "" })).toBe('{"a":"","b":[{"a":{"x":null,"y":true},"z":1}]}');
+    expect(canonicalize({ b: [{ z: 1, a: { y: true, x: null } }], a: "" })).toBe(
+      '{"a":"","b":[{"a":{"x":null,"y":true},"z":1}]}',
+    );
     expect(canonicalize({ a: undefined, b: 1 })).toBe('{"b":1}');
   });
 
   it("rejects what has no exact JSON form", () => {
-    for (const bad of [Number.NaN, Infinity, -Infinity, { a: Number.NaN }, [1, undefined], 10n, () => 1, new Map(), new Date(0), "\ud800", { "\udc00": 1 }]) {
+    for (const bad of [
+      Number.NaN,
+      Infinity,
+      -Infinity,
+      { a: Number.NaN },
+      [1, undefined],
+      10n,
+      () => 1,
+      new Map(),
+      new Date(0),
+      "\ud800",
+      { "\udc00": 1 },
+    ]) {
       expect(() => canonicalize(bad), String(bad)).toThrow(CanonicalizationError);
     }
   });

@@ -20,33 +20,42 @@ const ALLOWED: Record<string, string> = {
   "cli/commands/show.ts: NO_COLOR": "colour of the trajectories it prints",
   "cli/commands/lsp.ts: ARL_LSP_DEBOUNCE_MS": "how long the editor server waits before checking; no run reads it",
   "cli/commands/lsp.ts: ARL_LSP_MAX_MESSAGE_BYTES": "the largest message the editor server reads; no run reads it",
-  "trainer/launch.ts: PYTHONPATH": "runtime-gpu is put first on it, so the trainer's own code is always the one imported",
+  "trainer/launch.ts: PYTHONPATH":
+    "runtime-gpu is put first on it, so the trainer's own code is always the one imported",
   "conformance/process-backend.ts: PYTHONPATH": "the same, for the conformance check of a process trainer",
   "runtime/run/tracking.ts: (whole environment)":
     "the trackers' sidecar inherits it: the trackers' own settings (WANDB_API_KEY for W&B online, never in a plan; proxies, HOME); they say where metrics are copied, never what the run computes",
-  "runtime/run/tracking.ts: PYTHONPATH": "runtime-gpu is put first on it, so the sidecar's own arl_tracking is the one imported",
-  "contracts/python.ts: ARL_ENVS_PYTHON": "which Python runs the env libraries' host (the one that has them installed); the library's version is recorded in the run directory (env-NAME-files.json) and a library that is missing refuses the run",
-  "envs/host/index.ts: ARL_ENV_CACHE": "where generated games are cached across runs; the games are the seeds' (same seed, same bytes) and each one's sha256 is recorded in the run directory and checked on reuse",
+  "runtime/run/tracking.ts: PYTHONPATH":
+    "runtime-gpu is put first on it, so the sidecar's own arl_tracking is the one imported",
+  "contracts/python.ts: ARL_ENVS_PYTHON":
+    "which Python runs the env libraries' host (the one that has them installed); the library's version is recorded in the run directory (env-NAME-files.json) and a library that is missing refuses the run",
+  "envs/host/index.ts: ARL_ENV_CACHE":
+    "where generated games are cached across runs; the games are the seeds' (same seed, same bytes) and each one's sha256 is recorded in the run directory and checked on reuse",
   "contracts/python.ts: ARL_ENVSERVERS_PYTHON":
     "which Python runs an agent command's python:envservers (std/envs/verifiers's program; the one that has verifiers); the taskset and its tasks are the task file's, hashed into the plan, and a Python without verifiers fails the episode as an env error",
-  "contracts/python.ts: ARL_PYTHON": "which Python interpreter runs the PyTorch trainer, the trackers' sidecar and the env host; the trainer's versions (python, torch) are recorded in the run manifest",
+  "contracts/python.ts: ARL_PYTHON":
+    "which Python interpreter runs the PyTorch trainer, the trackers' sidecar and the env host; the trainer's versions (python, torch) are recorded in the run manifest",
   "envs/env-host.ts: (whole environment)":
     "the env host inherits it like any child (PATH, HOME, what user verifiers read); the verifier's file and the data are hashed into the plan",
   "envs/env-host.ts: PYTHONPATH": "runtime-gpu is put first on it, so the host's own arl_envhost is the one imported",
-  "runtime/run/replica.ts: OMP_NUM_THREADS": "a thread count the user set is kept rather than halved for the trainer beside its generation replica; threads change speed, not what the plan means (test/runtime/async-replica.test.ts)",
-  "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS": "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
+  "runtime/run/replica.ts: OMP_NUM_THREADS":
+    "a thread count the user set is kept rather than halved for the trainer beside its generation replica; threads change speed, not what the plan means (test/runtime/async-replica.test.ts)",
+  "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS":
+    "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
   "cli/commands/run-nodes.ts: (whole environment)":
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
   "runtime/run/agent-process.ts: (whole environment)":
     "an agent program inherits the environment, as any program a user starts does; what it computes is its own (its outcome), and its model calls go through the gateway",
-  "bench/peer.ts: (whole environment)": "the side-by-side bench's Python (TRL and the plain PyTorch floor) inherits it; a benchmark, not a run, and ARL's own run in it reads the plan",
+  "bench/peer.ts: (whole environment)":
+    "the side-by-side bench's Python (TRL and the plain PyTorch floor) inherits it; a benchmark, not a run, and ARL's own run in it reads the plan",
   "runtime/engine/launch.ts: (whole environment)":
     "a launched inference server inherits the environment (PATH, CUDA and NCCL settings, HF caches), as torchrun's workers do; what it samples is checked against the trainer per batch (the mismatch metrics) and its weights are the trainer's, synced",
   "runtime/engine/launch.ts: CUDA_VISIBLE_DEVICES":
     "a scheduler's GPU allocation: the servers' devices are indices into it (docs/engines.md, Launch); which GPU computes does not change what the plan means",
   "envs/findmax/isolation.ts: ARL_SANDBOX_WITHOUT":
     "switches findmax sandbox layers off as on a machine without them, to check the fallbacks: the code computes the same in every layer (test/envs/findmax.test.ts); without the namespaces a run is refused unless the plan allows it",
-  "trainer/embedded/backend.ts: ARL_TINY_BACKEND": "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
+  "trainer/embedded/backend.ts: ARL_TINY_BACKEND":
+    "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
 };
 
 function sourceFiles(dir: string): string[] {

@@ -114,14 +114,21 @@ const reference = () => hashesOf({ "spec.arl": spec, "envs.arl": envs });
 describe("the plan hash", () => {
   it("is the same whatever the field order, comments, formatting, commas or import aliases", () => {
     const a = reference();
-    expect(Object.keys(a).sort()).toEqual(["exp/base,max_turns=6", "exp/base,max_turns=8", "exp/loo,max_turns=6", "exp/loo,max_turns=8"]);
+    expect(Object.keys(a).sort()).toEqual([
+      "exp/base,max_turns=6",
+      "exp/base,max_turns=8",
+      "exp/loo,max_turns=6",
+      "exp/loo,max_turns=8",
+    ]);
     expect(new Set(Object.values(a)).size).toBe(4);
     expect(hashesOf({ "spec.arl": respelled, "envs.arl": envsRespelled })).toEqual(a);
   });
 
   it("is independent of the provenance, which does change with comments", () => {
     const one = lower(path.join(workspace({ "spec.arl": spec, "envs.arl": envs }), "spec.arl"))[0]!.plan;
-    const two = lower(path.join(workspace({ "spec.arl": `${spec}\n// another comment\n`, "envs.arl": envs }), "spec.arl"))[0]!.plan;
+    const two = lower(
+      path.join(workspace({ "spec.arl": `${spec}\n// another comment\n`, "envs.arl": envs }), "spec.arl"),
+    )[0]!.plan;
     expect(two.hash).toBe(one.hash);
     expect(two.provenance.sources).not.toEqual(one.provenance.sources);
     const { provenance: _a, ...restOne } = one;
@@ -131,8 +138,12 @@ describe("the plan hash", () => {
 
   it("gives the same plan bytes for a respelled spec", () => {
     const strip = (files: Record<string, string>) =>
-      lower(path.join(workspace(files), "spec.arl")).map(({ plan: { provenance: _p, ...rest } }) => JSON.stringify(rest, null, 2)).sort();
-    expect(strip({ "spec.arl": respelled, "envs.arl": envsRespelled })).toEqual(strip({ "spec.arl": spec, "envs.arl": envs }));
+      lower(path.join(workspace(files), "spec.arl"))
+        .map(({ plan: { provenance: _p, ...rest } }) => JSON.stringify(rest, null, 2))
+        .sort();
+    expect(strip({ "spec.arl": respelled, "envs.arl": envsRespelled })).toEqual(
+      strip({ "spec.arl": spec, "envs.arl": envs }),
+    );
   });
 
   it("does not change when a base value that every variant overrides changes", () => {
@@ -140,7 +151,9 @@ describe("the plan hash", () => {
     expect(hashesOf({ "spec.arl": spec.replace("max_turns: 12", "max_turns: 30"), "envs.arl": envs })).toEqual(a);
     // ... but the same edit changes a variant that does not override it.
     const noSweep = spec.replace("  sweep { harness.max_turns: [6, 8] }\n", "");
-    expect(hashesOf({ "spec.arl": noSweep.replace("max_turns: 12", "max_turns: 30"), "envs.arl": envs })).not.toEqual(hashesOf({ "spec.arl": noSweep, "envs.arl": envs }));
+    expect(hashesOf({ "spec.arl": noSweep.replace("max_turns: 12", "max_turns: 30"), "envs.arl": envs })).not.toEqual(
+      hashesOf({ "spec.arl": noSweep, "envs.arl": envs }),
+    );
   });
 
   it("changes with every change of meaning, and only for the variants it touches", () => {
@@ -179,7 +192,10 @@ describe("the plan hash", () => {
       for (const variant of Object.keys(a)) expect(b[variant], `${what}: ${variant}`).not.toBe(a[variant]);
     }
     // An ablation arm's own change touches that arm only.
-    const b = hashesOf({ "spec.arl": spec.replace("algorithm.advantage.normalize: none", "algorithm.advantage.normalize: std"), "envs.arl": envs });
+    const b = hashesOf({
+      "spec.arl": spec.replace("algorithm.advantage.normalize: none", "algorithm.advantage.normalize: std"),
+      "envs.arl": envs,
+    });
     expect(b["exp/base,max_turns=6"]).toBe(a["exp/base,max_turns=6"]);
     expect(b["exp/loo,max_turns=6"]).not.toBe(a["exp/loo,max_turns=6"]);
   });

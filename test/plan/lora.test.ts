@@ -40,10 +40,20 @@ describe("policy.lora and policy.dtype", () => {
   it("lower the adapters with their defaults (dropout 0, the attention projections)", () => {
     const plan = planOf(", dtype: bfloat16, lora { rank: 16, alpha: 32 }");
     expect(plan.policy.dtype).toBe("bfloat16");
-    expect(plan.policy.lora).toEqual({ rank: 16, alpha: 32, dropout: 0, targets: ["q_proj", "k_proj", "v_proj", "o_proj"] });
+    expect(plan.policy.lora).toEqual({
+      rank: 16,
+      alpha: 32,
+      dropout: 0,
+      targets: ["q_proj", "k_proj", "v_proj", "o_proj"],
+    });
     expect(validatePlan(plan)).toEqual([]);
     const custom = planOf(', lora { rank: 8, alpha: 8, dropout: 0.05, targets: ["q_proj", "v_proj", "gate_proj"] }');
-    expect(custom.policy.lora).toEqual({ rank: 8, alpha: 8, dropout: 0.05, targets: ["q_proj", "v_proj", "gate_proj"] });
+    expect(custom.policy.lora).toEqual({
+      rank: 8,
+      alpha: 8,
+      dropout: 0.05,
+      targets: ["q_proj", "v_proj", "gate_proj"],
+    });
   });
 
   it("are part of the plan hash", () => {
@@ -68,9 +78,22 @@ describe("policy.lora and policy.dtype", () => {
 describe("the embedded trainer", () => {
   const configure = (policy: Partial<ConfigureParams["policy"]>): ConfigureParams => ({
     seed: 1,
-    policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 }, ...policy },
+    policy: {
+      model: "builtin:tiny",
+      chat_template: null,
+      sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 },
+      ...policy,
+    },
     algorithm: {
-      optimizer: { name: "adamw", lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
+      optimizer: {
+        name: "adamw",
+        lr: 1e-3,
+        betas: [0.9, 0.999],
+        eps: 1e-8,
+        weight_decay: 0,
+        grad_clip: null,
+        warmup_steps: 0,
+      },
       critic: null,
       clip: { low: 0.2, high: 0.2, dual: null },
       kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
@@ -82,8 +105,12 @@ describe("the embedded trainer", () => {
     const t = new TinyTrainer(defaultOptions());
     await t.init();
     const lora = { rank: 8, alpha: 16, dropout: 0, targets: ["q_proj"] };
-    expect(() => t.configure(configure({ lora }))).toThrow(expect.objectContaining({ code: "unsupported", message: expect.stringContaining("policy.lora") }));
-    expect(() => t.configure(configure({ dtype: "bfloat16" }))).toThrow(expect.objectContaining({ code: "unsupported", message: expect.stringContaining("policy.dtype") }));
+    expect(() => t.configure(configure({ lora }))).toThrow(
+      expect.objectContaining({ code: "unsupported", message: expect.stringContaining("policy.lora") }),
+    );
+    expect(() => t.configure(configure({ dtype: "bfloat16" }))).toThrow(
+      expect.objectContaining({ code: "unsupported", message: expect.stringContaining("policy.dtype") }),
+    );
     expect(t.configure(configure({ dtype: "float32", lora: null })).model.name).toBe("builtin:tiny");
   });
 });

@@ -77,7 +77,8 @@ describe("the memoised check", () => {
   it("types equal variant contents once: equal keys within a family, distinct ones across expression places", () => {
     const file = write("keys.arl", header + [0, 1].map(family).join(""));
     const model = analyze(new ModuleLoader().load(file));
-    const keysOf = (name: string) => model.experiments.find((e) => e.name === name)?.variants.map((v) => v.contentKey) ?? [];
+    const keysOf = (name: string) =>
+      model.experiments.find((e) => e.name === name)?.variants.map((v) => v.contentKey) ?? [];
     const [same, alsoSame] = keysOf("arms_0");
     expect(same).toBeDefined();
     expect(same).toBe(alsoSame);
@@ -89,7 +90,14 @@ describe("the memoised check", () => {
   });
 
   it("lowers to the same plans, hashes included", () => {
-    const file = write("clean.arl", header + [0, 1].map(family).join("").replace(/ +broken \{[^}]*\}\n/g, ""));
+    const file = write(
+      "clean.arl",
+      header +
+        [0, 1]
+          .map(family)
+          .join("")
+          .replace(/ +broken \{[^}]*\}\n/g, ""),
+    );
     const model = analyze(new ModuleLoader().load(file));
     const context = loweringContext(model.program);
     const memoised = lowerModel(model, context);
@@ -100,22 +108,37 @@ describe("the memoised check", () => {
     // The lock's comparison takes the hashes alone, a reused content's without building its plan.
     const hashes = lowerHashes(model, context);
     expect(hashes.diagnostics).toEqual(afresh.diagnostics);
-    expect(hashes.hashes).toEqual(afresh.plans.map((p) => ({ experiment: p.experiment, variant: p.variant, hash: p.plan.hash })));
+    expect(hashes.hashes).toEqual(
+      afresh.plans.map((p) => ({ experiment: p.experiment, variant: p.variant, hash: p.plan.hash })),
+    );
   });
 
   it("compares a lock file the same way: matching, then stale after an edit", () => {
-    const text = header + [0, 1].map(family).join("").replace(/ +broken \{[^}]*\}\n/g, "");
+    const text =
+      header +
+      [0, 1]
+        .map(family)
+        .join("")
+        .replace(/ +broken \{[^}]*\}\n/g, "");
     const file = write("locked.arl", text);
     const model = analyze(new ModuleLoader().load(file), { memoise: false });
-    writeFileSync(lockPath(file), renderLock(buildLock(file, lowerModel(model, loweringContext(model.program), { memoise: false }).plans)));
+    writeFileSync(
+      lockPath(file),
+      renderLock(buildLock(file, lowerModel(model, loweringContext(model.program), { memoise: false }).plans)),
+    );
     const matching = bothWays(file);
     expect(matching.memoised).toEqual(matching.afresh);
     expect(matching.afresh.filter((d) => d.severity === "error")).toEqual([]);
     // One copy's sweep changes: that experiment alone no longer matches.
-    writeFileSync(file, text.replace("sweep { algorithm.group_size: [2, 4, 4, 8] }", "sweep { algorithm.group_size: [2, 4, 4, 16] }"));
+    writeFileSync(
+      file,
+      text.replace("sweep { algorithm.group_size: [2, 4, 4, 8] }", "sweep { algorithm.group_size: [2, 4, 4, 16] }"),
+    );
     const stale = bothWays(file);
     expect(stale.memoised).toEqual(stale.afresh);
-    expect(stale.afresh.filter((d) => d.code === "lock-mismatch").map((d) => d.message)).toEqual([expect.stringContaining("experiment 'swept_0' does not match")]);
+    expect(stale.afresh.filter((d) => d.code === "lock-mismatch").map((d) => d.message)).toEqual([
+      expect.stringContaining("experiment 'swept_0' does not match"),
+    ]);
   });
 
   it("reports exactly what the check without memos reports on every shipped spec (their lock files included)", () => {

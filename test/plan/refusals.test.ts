@@ -42,9 +42,10 @@ ${body}
 
 /** A spec around a subprocess env (no walkthroughs), rewarded by its own success signal. */
 const subprocessSpec = (body: string, signals = "    signals { success { scope: outcome, type: bool } }\n") =>
-  spec(body, `env w {\n    kind: subprocess\n    command: ["./env"]\n${signals}  }`).replace("outcome.tests_passed", "episode.terminated");
-
-
+  spec(body, `env w {\n    kind: subprocess\n    command: ["./env"]\n${signals}  }`).replace(
+    "outcome.tests_passed",
+    "episode.terminated",
+  );
 
 /** The one plan of a clean spec, changed by `edit` and hashed again: a plan file with the fault. */
 function faultyPlan(clean: string, edit: (plan: Plan) => void, files: Record<string, string> = {}): Plan {
@@ -71,7 +72,13 @@ function lineOf(text: string, marker: string): number {
 
 async function runtimeRefusal(plan: Plan): Promise<string> {
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-refusal-")), plan);
-  const error = await executePlan({ plan, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined }).then(
+  const error = await executePlan({
+    plan,
+    runDir,
+    trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+    envs: envKinds,
+    log: () => undefined,
+  }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -96,12 +103,18 @@ const cleanSmall = spec("  eval { split: test }");
 
 /** A spec around an http env at `url`, rewarded by its success signal. */
 const httpSpec = (url: string) =>
-  spec("", `env counter {\n    kind: http\n    url: "${url}"\n    tasks: 4\n    split { train: 0.5, test: 0.5 }${COUNTER_SIGNALS_AND_TOOLS}\n  }`).replace("outcome.tests_passed", "outcome.success");
+  spec(
+    "",
+    `env counter {\n    kind: http\n    url: "${url}"\n    tasks: 4\n    split { train: 0.5, test: 0.5 }${COUNTER_SIGNALS_AND_TOOLS}\n  }`,
+  ).replace("outcome.tests_passed", "outcome.success");
 
 /** A spec around an agent env (its tasks: the lines of data/tasks.jsonl). */
 const agentFiles = { "data/tasks.jsonl": Array.from({ length: 10 }, (_, i) => `{"n": ${i}}\n`).join("") };
 const agentSpec = (body: string) =>
-  spec(body, `env support extends agent.program {\n    command: ["python3", "agent.py"]\n    task_file: "./data/tasks.jsonl"\n    signals { success { scope: outcome, type: bool } }\n  }`)
+  spec(
+    body,
+    `env support extends agent.program {\n    command: ["python3", "agent.py"]\n    task_file: "./data/tasks.jsonl"\n    signals { success { scope: outcome, type: bool } }\n  }`,
+  )
     .replace("outcome.tests_passed", "outcome.success")
     .replace('import "std/envs/findmax" as findmax', 'import "std/envs/agent" as agent');
 
@@ -111,7 +124,11 @@ const table: readonly Row[] = [
     spec: spec("", "env code extends findmax.task {\n    tasks: 3\n    split { train: 0.67, test: 0.33 }\n  }"),
     at: "test: 0.33",
     code: "empty-split",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.envs.code!.tasks = 3), (p.envs.code!.split = { train: 0.67, valid: 0, test: 0.33 }))),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => ((p.envs.code!.tasks = 3), (p.envs.code!.split = { train: 0.67, valid: 0, test: 0.33 })),
+      ),
     runtimeSays: ["plan field envs.code.split.test", "the test split has 0 tasks", "empty-split"],
   },
   {
@@ -120,7 +137,11 @@ const table: readonly Row[] = [
     spec: spec("", "env code extends findmax.task {\n    tasks: 2\n    split { train: 0.4, test: 0.6 }\n  }"),
     at: "train: 0.4",
     code: "empty-split",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.envs.code!.tasks = 2), (p.envs.code!.split = { train: 0.4, valid: 0, test: 0.6 }))),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => ((p.envs.code!.tasks = 2), (p.envs.code!.split = { train: 0.4, valid: 0, test: 0.6 })),
+      ),
     runtimeSays: ["plan field envs.code.split.train", "the train split has 0 tasks", "empty-split"],
   },
   {
@@ -167,13 +188,32 @@ const table: readonly Row[] = [
     spec: subprocessSpec("  rollout { sft { demos: 4 } }"),
     at: "sft { demos",
     code: "sft-without-walkthroughs",
-    plan: () => faultyPlan(subprocessSpec(""), (p) => (p.rollout.sft = { demos: 4, data: null, max_data_bytes: 256 * 1024 ** 2, max_record_bytes: 4 * 1024 ** 2, heldout: 0, epochs: 1, batch: null, lr: null, checkpoint_every: null, optimizer: "fresh" })),
+    plan: () =>
+      faultyPlan(
+        subprocessSpec(""),
+        (p) =>
+          (p.rollout.sft = {
+            demos: 4,
+            data: null,
+            max_data_bytes: 256 * 1024 ** 2,
+            max_record_bytes: 4 * 1024 ** 2,
+            heldout: 0,
+            epochs: 1,
+            batch: null,
+            lr: null,
+            checkpoint_every: null,
+            optimizer: "fresh",
+          }),
+      ),
     runtimeSays: ["plan field rollout.sft", "env 'w' is of kind 'subprocess'", "sft-without-walkthroughs"],
   },
   {
     // Was accepted, hashed and silently not applied (the runtime's rewards have no overlong term).
     refusal: "DAPO's overlong shaping, which the runtime does not apply",
-    spec: spec("").replace("algorithm extends algo.rloo {}", "algorithm extends algo.rloo { overlong { buffer: 8, penalty: 1.0 } }"),
+    spec: spec("").replace(
+      "algorithm extends algo.rloo {}",
+      "algorithm extends algo.rloo { overlong { buffer: 8, penalty: 1.0 } }",
+    ),
     at: "overlong",
     code: "overlong-unsupported",
     plan: () => faultyPlan(cleanSmall, (p) => (p.algorithm.overlong = { buffer: 8, penalty: 1 })),
@@ -200,26 +240,54 @@ const table: readonly Row[] = [
     spec: spec("  algorithm.epochs: 2\n  rollout { async { max_policy_lag: 1 } }"),
     at: "max_policy_lag",
     code: "policy-lag-below-update-steps",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.algorithm.epochs = 2), (p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "trainer", max_policy_lag: 1, past_max_lag: "drop" }))),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => (
+          (p.algorithm.epochs = 2),
+          (p.rollout.async = {
+            max_staleness: 1,
+            in_flight_updates: false,
+            generation: "trainer",
+            max_policy_lag: 1,
+            past_max_lag: "drop",
+          })
+        ),
+      ),
     runtimeSays: ["plan field rollout.async.max_policy_lag", "policy-lag-below-update-steps"],
   },
   {
     // The runtime's twin is also the PyTorch trainer's configure refusal (unsupported, naming the field).
     refusal: "a refreshed KL reference with LoRA (the reference is the base model, the adapters disabled)",
-    spec: spec("  resources { backend: torch }\n  algorithm.kl.reference: refresh(4)").replace('model: "builtin:tiny"', 'model: "hf:Qwen/Qwen3-0.6B", lora { rank: 8, alpha: 16 }'),
+    spec: spec("  resources { backend: torch }\n  algorithm.kl.reference: refresh(4)").replace(
+      'model: "builtin:tiny"',
+      'model: "hf:Qwen/Qwen3-0.6B", lora { rank: 8, alpha: 16 }',
+    ),
     at: "refresh(4)",
     code: "lora-reference-refresh",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.policy.lora = { rank: 8, alpha: 16, dropout: 0, targets: ["q_proj"] }), (p.algorithm.kl.reference = { kind: "refresh", every: 4 }))),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => (
+          (p.policy.lora = { rank: 8, alpha: 16, dropout: 0, targets: ["q_proj"] }),
+          (p.algorithm.kl.reference = { kind: "refresh", every: 4 })
+        ),
+      ),
     runtimeSays: ["plan field algorithm.kl.reference", "policy.lora", "lora-reference-refresh"],
   },
   {
     // The gateway serves agent programs from the policy alone.
     refusal: "cross-policy sampling with an agent env (no pool model would generate a turn)",
-    spec: agentSpec("  rollout { cross_policy { pool: [\"builtin:tiny\"], probability: 0.5 } }"),
+    spec: agentSpec('  rollout { cross_policy { pool: ["builtin:tiny"], probability: 0.5 } }'),
     at: "cross_policy",
     code: "cross-policy-agent",
     files: agentFiles,
-    plan: () => faultyPlan(agentSpec(""), (p) => (p.rollout.cross_policy = { pool: ["builtin:tiny"], probability: 0.5 }), agentFiles),
+    plan: () =>
+      faultyPlan(
+        agentSpec(""),
+        (p) => (p.rollout.cross_policy = { pool: ["builtin:tiny"], probability: 0.5 }),
+        agentFiles,
+      ),
     runtimeSays: ["plan field rollout.cross_policy", "env 'support' is an agent program", "cross-policy-agent"],
   },
   {
@@ -227,7 +295,11 @@ const table: readonly Row[] = [
     spec: spec('  resources {\n    rollout {\n      engine: vllm\n      urls: ["http://10.0.0.5:8000"]\n    }\n  }'),
     at: "urls:",
     code: "engine-servers",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.resources.rollout.urls = ["http://10.0.0.5:8000"]))),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => ((p.resources.rollout.engine = "vllm"), (p.resources.rollout.urls = ["http://10.0.0.5:8000"])),
+      ),
     runtimeSays: ["plan field resources.rollout.urls", "launch is true", "engine-servers"],
   },
   {
@@ -235,59 +307,139 @@ const table: readonly Row[] = [
     spec: spec("  resources {\n    rollout {\n      engine: sglang\n      launch: false\n    }\n  }"),
     at: "launch: false",
     code: "engine-servers",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "sglang"), (p.resources.rollout.launch = false))),
+    plan: () =>
+      faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "sglang"), (p.resources.rollout.launch = false))),
     runtimeSays: ["plan field resources.rollout.launch", "urls names none", "engine-servers"],
   },
   {
     refusal: "a server count other than the urls listed",
-    spec: spec('  resources {\n    rollout {\n      engine: vllm\n      launch: false\n      servers: 2\n      urls: ["http://10.0.0.5:8000"]\n    }\n  }'),
+    spec: spec(
+      '  resources {\n    rollout {\n      engine: vllm\n      launch: false\n      servers: 2\n      urls: ["http://10.0.0.5:8000"]\n    }\n  }',
+    ),
     at: "servers: 2",
     code: "engine-servers",
-    plan: () => faultyPlan(cleanSmall, (p) => Object.assign(p.resources.rollout, { engine: "vllm", launch: false, servers: 2, urls: ["http://10.0.0.5:8000"] })),
+    plan: () =>
+      faultyPlan(cleanSmall, (p) =>
+        Object.assign(p.resources.rollout, {
+          engine: "vllm",
+          launch: false,
+          servers: 2,
+          urls: ["http://10.0.0.5:8000"],
+        }),
+      ),
     runtimeSays: ["plan field resources.rollout.servers", "servers is 2, and urls names 1 server", "engine-servers"],
   },
   {
     refusal: "asynchronous rollout beyond one batch ahead with an inference engine (its servers serve one version)",
-    spec: spec('  resources {\n    rollout {\n      engine: vllm\n    }\n  }\n  mask { tis { cap: 2, level: token } }\n  rollout {\n    async {\n      max_staleness: 2\n      max_policy_lag: 2\n    }\n  }'),
+    spec: spec(
+      "  resources {\n    rollout {\n      engine: vllm\n    }\n  }\n  mask { tis { cap: 2, level: token } }\n  rollout {\n    async {\n      max_staleness: 2\n      max_policy_lag: 2\n    }\n  }",
+    ),
     at: "max_staleness: 2",
     code: "async-engine",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.rollout.async = { max_staleness: 2, in_flight_updates: false, generation: "trainer", max_policy_lag: 2, past_max_lag: "drop" }))),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => (
+          (p.resources.rollout.engine = "vllm"),
+          (p.rollout.async = {
+            max_staleness: 2,
+            in_flight_updates: false,
+            generation: "trainer",
+            max_policy_lag: 2,
+            past_max_lag: "drop",
+          })
+        ),
+      ),
     runtimeSays: ["plan field rollout.async.max_staleness", "engine vllm", "async-engine"],
   },
   {
     refusal: "a generation replica beside inference servers (they already generate apart from the trainer)",
-    spec: spec("  resources {\n    rollout {\n      engine: vllm\n    }\n  }\n  rollout {\n    async {\n      generation: replica\n      max_policy_lag: 1\n    }\n  }"),
+    spec: spec(
+      "  resources {\n    rollout {\n      engine: vllm\n    }\n  }\n  rollout {\n    async {\n      generation: replica\n      max_policy_lag: 1\n    }\n  }",
+    ),
     at: "generation: replica",
     code: "async-replica-engine",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "replica", max_policy_lag: 1, past_max_lag: "drop" }))),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => (
+          (p.resources.rollout.engine = "vllm"),
+          (p.rollout.async = {
+            max_staleness: 1,
+            in_flight_updates: false,
+            generation: "replica",
+            max_policy_lag: 1,
+            past_max_lag: "drop",
+          })
+        ),
+      ),
     runtimeSays: ["plan field rollout.async.generation", "engine vllm", "async-replica-engine"],
   },
   {
     refusal: "a generation replica of a trainer that runs as several processes",
-    spec: spec("  resources {\n    backend: torch\n    gpus: 2\n  }\n  rollout {\n    async {\n      generation: replica\n      max_policy_lag: 1\n    }\n  }"),
+    spec: spec(
+      "  resources {\n    backend: torch\n    gpus: 2\n  }\n  rollout {\n    async {\n      generation: replica\n      max_policy_lag: 1\n    }\n  }",
+    ),
     at: "generation: replica",
     code: "async-replica-processes",
     plan: () =>
       faultyPlan(cleanSmall, (p) => {
-        p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "replica", max_policy_lag: 1, past_max_lag: "drop" };
+        p.rollout.async = {
+          max_staleness: 1,
+          in_flight_updates: false,
+          generation: "replica",
+          max_policy_lag: 1,
+          past_max_lag: "drop",
+        };
         Object.assign(p.stages.update, { processes: 2, processes_per_node: 2 });
       }),
     runtimeSays: ["plan field rollout.async.generation", "a trainer of 2 processes", "async-replica-processes"],
   },
   {
-    refusal: "in-flight weight updates without the keep-sampling mask (no one set of weights can recompute the behaviour log-probs)",
-    spec: spec("  mask { keep_sampling_mask: false }\n  rollout {\n    async {\n      in_flight_updates: true\n      max_policy_lag: 1\n    }\n  }"),
+    refusal:
+      "in-flight weight updates without the keep-sampling mask (no one set of weights can recompute the behaviour log-probs)",
+    spec: spec(
+      "  mask { keep_sampling_mask: false }\n  rollout {\n    async {\n      in_flight_updates: true\n      max_policy_lag: 1\n    }\n  }",
+    ),
     at: "in_flight_updates: true",
     code: "async-in-flight-recompute",
-    plan: () => faultyPlan(cleanSmall, (p) => ((p.mask.keep_sampling_mask = false), (p.rollout.async = { max_staleness: 1, in_flight_updates: true, generation: "trainer", max_policy_lag: 1, past_max_lag: "drop" }))),
-    runtimeSays: ["plan field rollout.async.in_flight_updates", "keep_sampling_mask false", "async-in-flight-recompute"],
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) => (
+          (p.mask.keep_sampling_mask = false),
+          (p.rollout.async = {
+            max_staleness: 1,
+            in_flight_updates: true,
+            generation: "trainer",
+            max_policy_lag: 1,
+            past_max_lag: "drop",
+          })
+        ),
+      ),
+    runtimeSays: [
+      "plan field rollout.async.in_flight_updates",
+      "keep_sampling_mask false",
+      "async-in-flight-recompute",
+    ],
   },
   {
     refusal: "stale groups corrected without a truncated importance weight's cap (mask.tis none)",
     spec: spec("  rollout {\n    async {\n      max_policy_lag: 1\n      past_max_lag: correct\n    }\n  }"),
     at: "past_max_lag: correct",
     code: "async-correct-without-tis",
-    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 1, in_flight_updates: false, generation: "trainer", max_policy_lag: 1, past_max_lag: "correct" })),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) =>
+          (p.rollout.async = {
+            max_staleness: 1,
+            in_flight_updates: false,
+            generation: "trainer",
+            max_policy_lag: 1,
+            past_max_lag: "correct",
+          }),
+      ),
     runtimeSays: ["plan field rollout.async.past_max_lag", "mask.tis", "async-correct-without-tis"],
   },
   {
@@ -295,7 +447,18 @@ const table: readonly Row[] = [
     spec: spec("  rollout {\n    async {\n      max_staleness: 3\n      max_policy_lag: 1\n    }\n  }"),
     at: "max_staleness: 3",
     code: "staleness-beyond-policy-lag",
-    plan: () => faultyPlan(cleanSmall, (p) => (p.rollout.async = { max_staleness: 3, in_flight_updates: false, generation: "trainer", max_policy_lag: 1, past_max_lag: "drop" })),
+    plan: () =>
+      faultyPlan(
+        cleanSmall,
+        (p) =>
+          (p.rollout.async = {
+            max_staleness: 3,
+            in_flight_updates: false,
+            generation: "trainer",
+            max_policy_lag: 1,
+            past_max_lag: "drop",
+          }),
+      ),
     runtimeSays: ["plan field rollout.async.max_policy_lag", "max_staleness 3", "staleness-beyond-policy-lag"],
   },
   {
@@ -304,7 +467,11 @@ const table: readonly Row[] = [
     spec: httpSpec("http://127.0.0.1:6000"),
     at: "url:",
     code: "http-env-url",
-    plan: () => faultyPlan(httpSpec("http://127.0.0.1:8000"), (p) => ((p.envs.counter as { url: string }).url = "http://127.0.0.1:6000")),
+    plan: () =>
+      faultyPlan(
+        httpSpec("http://127.0.0.1:8000"),
+        (p) => ((p.envs.counter as { url: string }).url = "http://127.0.0.1:6000"),
+      ),
     runtimeSays: ["plan field envs.counter.url", "port 6000", "http-env-url"],
   },
   {
@@ -338,7 +505,10 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-refusal-cli-"));
     const write = (name: string, plan: unknown) => (writeFileSync(path.join(cwd, name), JSON.stringify(plan)), name);
     // The model: what the embedded trainer cannot serve.
-    const hf = write("hf.plan.json", faultyPlan(cleanSmall, (p) => (p.policy.model = "hf:Qwen/Qwen2.5-0.5B")));
+    const hf = write(
+      "hf.plan.json",
+      faultyPlan(cleanSmall, (p) => (p.policy.model = "hf:Qwen/Qwen2.5-0.5B")),
+    );
     const run = await runArl(["run", hf, "--out", "runs"], { cwd });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("plan field policy.model");
@@ -352,7 +522,18 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("eval.success");
     // A bound: refused when the plan is loaded, naming the field.
-    const big = await runArl(["run", write("big.plan.json", faultyPlan(cleanSmall, (p) => (p.rollout.tasks_per_batch = 1e9))), "--out", "runs"], { cwd });
+    const big = await runArl(
+      [
+        "run",
+        write(
+          "big.plan.json",
+          faultyPlan(cleanSmall, (p) => (p.rollout.tasks_per_batch = 1e9)),
+        ),
+        "--out",
+        "runs",
+      ],
+      { cwd },
+    );
     expect(big.code).toBe(2);
     expect(big.stderr).toMatch(/above its bound 65536.*at rollout\.tasks_per_batch/);
     expect(readdirSync(cwd).includes("runs")).toBe(false);
@@ -360,7 +541,10 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
 
   it("a run written before eval.success is refused on --resume by name, and left as it was", async () => {
     const out = mkdtempSync(path.join(tmpdir(), "arl-refusal-resume-"));
-    const runDir = RunDirectory.create(out, faultyPlan(cleanSmall, () => undefined));
+    const runDir = RunDirectory.create(
+      out,
+      faultyPlan(cleanSmall, () => undefined),
+    );
     const planFile = path.join(runDir.dir, "plan.json");
     const old = JSON.parse(readFileSync(planFile, "utf8")) as { eval: Record<string, unknown> };
     delete old.eval.success;
@@ -387,12 +571,18 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
       return dir;
     };
     const tied = model(true);
-    const message = await runtimeRefusal(faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.policy.model = tied))));
-    expect(message).toContain(`plan field policy.model is the folder '${tied}', whose config.json says tie_word_embeddings: true`);
+    const message = await runtimeRefusal(
+      faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.policy.model = tied))),
+    );
+    expect(message).toContain(
+      `plan field policy.model is the folder '${tied}', whose config.json says tie_word_embeddings: true`,
+    );
     expect(message).toContain("start a new run from an untied copy of the model");
     expect(message).not.toContain("resume");
     // An untied folder goes on to the launch (no vLLM here), as does a LoRA run of the tied one.
-    const untied = await runtimeRefusal(faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.policy.model = model(false)))));
+    const untied = await runtimeRefusal(
+      faultyPlan(cleanSmall, (p) => ((p.resources.rollout.engine = "vllm"), (p.policy.model = model(false)))),
+    );
     expect(untied).not.toContain("tie_word_embeddings");
   });
 
@@ -402,14 +592,23 @@ describe("refusals of arl run from the plan alone, and their check-time twins", 
   });
 
   it("knows the PyTorch trainer's builtin models and their parameters", () => {
-    const source = readFileSync(fileURLToPath(new URL("../../runtime-gpu/arl_trainer/qwen2.py", import.meta.url)), "utf8");
-    const block = (start: string) => source.slice(source.indexOf(start), source.indexOf("\n}\n", source.indexOf(start)));
+    const source = readFileSync(
+      fileURLToPath(new URL("../../runtime-gpu/arl_trainer/qwen2.py", import.meta.url)),
+      "utf8",
+    );
+    const block = (start: string) =>
+      source.slice(source.indexOf(start), source.indexOf("\n}\n", source.indexOf(start)));
     const keys = (text: string) => [...text.matchAll(/^\s+"([a-z0-9_.-]+)":/gm)].map((m) => m[1]!);
     expect([...TORCH_BUILTIN_PRESETS].sort()).toEqual([...keys(block("PRESETS: dict")), "qwen2"].sort());
     expect([...TORCH_BUILTIN_PARAMETERS].sort()).toEqual([...keys(block("_SPEC_KEYS = {")), "dtype"].sort());
   });
 
   it("knows which env kinds have walkthroughs without loading them", () => {
-    expect([...KINDS_WITH_WALKTHROUGHS].sort()).toEqual([...envKinds].filter(([, k]) => typeof k.walkthrough === "function").map(([n]) => n).sort());
+    expect([...KINDS_WITH_WALKTHROUGHS].sort()).toEqual(
+      [...envKinds]
+        .filter(([, k]) => typeof k.walkthrough === "function")
+        .map(([n]) => n)
+        .sort(),
+    );
   });
 });

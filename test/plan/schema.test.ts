@@ -19,12 +19,18 @@ describe("the published plan JSON Schema", () => {
   });
 
   it("is exported by the package as ./plan.schema.json and written by the build", () => {
-    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { exports: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
+      exports: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     expect(pkg.exports["./plan.schema.json"]).toBe("./dist/plan.schema.json");
     expect(pkg.scripts.build).toContain("dist/plan/write-schema.js");
     // `npm test` builds first; a stale build would publish a schema other than the source's.
     const published = path.join(root, "dist/plan.schema.json");
-    if (existsSync(published)) expect(readFileSync(published, "utf8"), "dist/plan.schema.json is stale: run npm run build").toBe(renderPlanSchema());
+    if (existsSync(published))
+      expect(readFileSync(published, "utf8"), "dist/plan.schema.json is stale: run npm run build").toBe(
+        renderPlanSchema(),
+      );
   });
 
   it("validates every plan of the shared examples, and zod agrees", () => {
@@ -43,7 +49,9 @@ describe("the published plan JSON Schema", () => {
     const { batch_size: _b, ...algorithm } = plan.algorithm;
     expect(validatePlan({ ...plan, algorithm })).not.toEqual([]);
     expect(validatePlan({ ...plan, hash: "md5:00" })).not.toEqual([]);
-    expect(validatePlan({ ...plan, algorithm: { ...plan.algorithm, reduction: { mode: "constant" } } })).not.toEqual([]);
+    expect(validatePlan({ ...plan, algorithm: { ...plan.algorithm, reduction: { mode: "constant" } } })).not.toEqual(
+      [],
+    );
   });
 
   it("follows the semantic schema: every typed field of a variant has its place in the plan", () => {
@@ -55,17 +63,48 @@ describe("the published plan JSON Schema", () => {
     for (const file of ["tw-max-steps.arl", "agentrl-ablation.arl", "findmax.arl", "shaping.arl"]) {
       const model = new Compiler().check(path.join(examplesDir, file), { plan: false }).model!;
       const config = model.experiments[0]!.variants[0]!.config!;
-      for (const block of ["policy", "harness", "mask", "algorithm", "rollout", "eval", "resources", "tracking"] as const) {
+      for (const block of [
+        "policy",
+        "harness",
+        "mask",
+        "algorithm",
+        "rollout",
+        "eval",
+        "resources",
+        "tracking",
+      ] as const) {
         const expected = fieldsOf(config[block]).filter((k) => !(renamed[block] ?? []).includes(k));
         expect(shapeOf(plan[block]), `${file}: ${block}`).toEqual(expected);
       }
       expect(shapeOf(plan.policy.shape.sampling), "policy.sampling").toEqual(fieldsOf(config.policy.sampling));
       for (const [name, env] of Object.entries(config.env)) {
         const option = plan.envs.valueType.options.find((o) => o.shape.kind.value === env.kind)!;
-        expect(shapeOf(option), `${file}: env ${name}`).toEqual(fieldsOf({ ...env, description: null }).filter((k) => k !== "tool"));
+        expect(shapeOf(option), `${file}: env ${name}`).toEqual(
+          fieldsOf({ ...env, description: null }).filter((k) => k !== "tool"),
+        );
       }
-      expect(fieldsOf({ ...config, description: null }).filter((k) => !["env", "tool", "reward", "constraints", "allow"].includes(k))).toEqual(
-        shapeOf(planSchema).filter((k) => !["format_version", "hash", "experiment", "variant", "overrides", "envs", "tools", "reward", "constraints", "silenced", "stages", "provenance"].includes(k)),
+      expect(
+        fieldsOf({ ...config, description: null }).filter(
+          (k) => !["env", "tool", "reward", "constraints", "allow"].includes(k),
+        ),
+      ).toEqual(
+        shapeOf(planSchema).filter(
+          (k) =>
+            ![
+              "format_version",
+              "hash",
+              "experiment",
+              "variant",
+              "overrides",
+              "envs",
+              "tools",
+              "reward",
+              "constraints",
+              "silenced",
+              "stages",
+              "provenance",
+            ].includes(k),
+        ),
       );
     }
   });

@@ -32,11 +32,20 @@ const planOf = (text: string) => lower(path.join(workspace({ "spec.arl": text })
 
 describe("eval.success", () => {
   it("is the env's success signal when the spec names none", () => {
-    expect(planOf(spec(envWith("success { scope: outcome, type: bool }"))).eval.success).toEqual({ op: "signal", namespace: "env", name: "success", type: "bool", timing: "outcome" });
+    expect(planOf(spec(envWith("success { scope: outcome, type: bool }"))).eval.success).toEqual({
+      op: "signal",
+      namespace: "env",
+      name: "success",
+      type: "bool",
+      timing: "outcome",
+    });
     // A number signal succeeds above 0, as before, now written in the plan.
     expect(planOf(spec(envWith("success { scope: outcome, type: number, min: 0, max: 1 }"))).eval.success).toEqual({
       op: ">",
-      args: [{ op: "signal", namespace: "env", name: "success", type: "number", timing: "outcome" }, { op: "const", value: 0 }],
+      args: [
+        { op: "signal", namespace: "env", name: "success", type: "number", timing: "outcome" },
+        { op: "const", value: 0 },
+      ],
     });
   });
 
@@ -46,7 +55,13 @@ describe("eval.success", () => {
       op: "and",
       args: [
         { op: "signal", namespace: "outcome", name: "correct", type: "bool", timing: "outcome" },
-        { op: "<=", args: [{ op: "signal", namespace: "episode", name: "turns", type: "count", timing: "state" }, { op: "const", value: 3 }] },
+        {
+          op: "<=",
+          args: [
+            { op: "signal", namespace: "episode", name: "turns", type: "count", timing: "state" },
+            { op: "const", value: 3 },
+          ],
+        },
       ],
     });
     const dir = workspace({ "spec.arl": spec(envWith(""), "eval { success: episode.turns }") });
@@ -70,14 +85,28 @@ describe("eval.success", () => {
 
   it("is what the run counts: train success and pass@k follow the plan's criterion, not the reward", async () => {
     // A criterion that never holds: the counter env's episodes still earn reward.
-    const text = countingExperiment({ name: "never", seed: 2, rollout: "iterations: 1", evaluation: "eval { every: 10, tasks: 2, k: [1], before_training: false, success: episode.turns < 0 }" });
+    const text = countingExperiment({
+      name: "never",
+      seed: 2,
+      rollout: "iterations: 1",
+      evaluation: "eval { every: 10, tasks: 2, k: [1], before_training: false, success: episode.turns < 0 }",
+    });
     const [plan] = compilePlans(text);
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-success-")), plan!);
-    await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined });
+    await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+      envs: envKinds,
+      log: () => undefined,
+    });
     const [metrics] = runDir.readMetrics();
     expect(metrics!.reward as number).toBeGreaterThan(0);
     expect(metrics!.success).toBe(0);
-    const evalFile = readFileSync(runDir.evalPath(1), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { correct: number });
+    const evalFile = readFileSync(runDir.evalPath(1), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { correct: number });
     expect(evalFile.map((r) => r.correct)).toEqual([0, 0]);
   });
 });

@@ -27,7 +27,10 @@ export function lower(file: string): LoweredPlan[] {
   const result = new Compiler().check(file, { plan: false });
   const lowered = result.model && !hasErrors(result.diagnostics) ? lowerModel(result.model) : undefined;
   const problems = [...result.diagnostics, ...(lowered?.diagnostics ?? [])].filter((d) => d.severity === "error");
-  if (!lowered || problems.length > 0) throw new Error(`${file} does not lower:\n${problems.map((d) => `${d.range.start.line}:${d.range.start.column} ${d.code}: ${d.message}`).join("\n")}`);
+  if (!lowered || problems.length > 0)
+    throw new Error(
+      `${file} does not lower:\n${problems.map((d) => `${d.range.start.line}:${d.range.start.column} ${d.code}: ${d.message}`).join("\n")}`,
+    );
   return lowered.plans;
 }
 
@@ -41,6 +44,8 @@ let validator: ValidateFunction | undefined;
 
 /** The published schema (what the build writes to dist/plan.schema.json), compiled by ajv in strict mode (type unions allowed: a constant is a number, string or boolean). */
 export function validatePlan(plan: unknown): string[] {
-  validator ??= new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true }).compile(JSON.parse(renderPlanSchema()) as object);
+  validator ??= new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true }).compile(
+    JSON.parse(renderPlanSchema()) as object,
+  );
   return validator(plan) ? [] : (validator.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ""}`);
 }

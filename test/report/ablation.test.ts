@@ -30,23 +30,46 @@ describe("arl report on runs of an ablation", () => {
     expect(html).toContain(`node ${process.version}`);
 
     // Learning curves of both runs, as SVG.
-    for (const id of ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+    for (const id of [
+      "success",
+      "reward",
+      "effective-group-ratio",
+      "generated-length",
+      "entropy",
+      "policy-loss",
+      "grad-norm",
+      "tokens-per-second",
+      "iteration-time",
+    ])
+      expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
     // One on-policy update per batch and no KL term: those two panels are 0 by construction, left out with why.
     for (const id of ["clip-fraction", "kl"]) expect(html, id).not.toContain(`id="fig-${id}"`);
-    expect(html).toContain("Clip fraction, 0 by construction: one update per batch, on-policy, so the probability ratio is 1 and nothing is clipped");
+    expect(html).toContain(
+      "Clip fraction, 0 by construction: one update per batch, on-policy, so the probability ratio is 1 and nothing is clipped",
+    );
     expect(html).toContain("KL, 0 by construction: kl.coef is 0");
 
     // The eval table has each run's recorded numbers (iteration 2), and iteration 0 recomputed.
     for (const dir of [g4!, g2!]) {
-      const metrics = readFileSync(path.join(dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const metrics = readFileSync(path.join(dir, "metrics.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       const ev = metrics[1].eval as Record<string, number>;
-      for (const k of [1, 2]) expect(html).toContain(`${ev[`pass@${k}`]!.toFixed(3)} [${ev[`pass@${k}_low`]!.toFixed(3)}, ${ev[`pass@${k}_high`]!.toFixed(3)}]`);
+      for (const k of [1, 2])
+        expect(html).toContain(
+          `${ev[`pass@${k}`]!.toFixed(3)} [${ev[`pass@${k}_low`]!.toFixed(3)}, ${ev[`pass@${k}_high`]!.toFixed(3)}]`,
+        );
     }
     expect((html.match(/0 \(before training\)/g) ?? []).length).toBe(2);
 
     // Paired differences over the 6 eval tasks both variants evaluated at iteration 2.
     for (const k of [1, 2]) {
-      expect(html).toMatch(new RegExp(`<td>g2</td><td class="num">${k}</td><td class="num">6</td><td class="num">2 / 2</td><td class="num">[-+]?\\d\\.\\d{3} \\[`));
+      expect(html).toMatch(
+        new RegExp(
+          `<td>g2</td><td class="num">${k}</td><td class="num">6</td><td class="num">2 / 2</td><td class="num">[-+]?\\d\\.\\d{3} \\[`,
+        ),
+      );
       expect(md).toMatch(new RegExp(`\\| g2 \\| ${k} \\| 6 \\| 2 / 2 \\| [-+]?\\d\\.\\d{3} \\[`));
     }
     expect(html).not.toMatch(/https?:\/\//);

@@ -33,7 +33,19 @@ function pngSize(png: Buffer): { width: number; height: number } {
 /** Headless Chromium with networking features off and a fresh profile, on one page from disk. */
 async function chromiumOn(page: string, ...extra: string[]) {
   const profile = tempDir("arl-report-chromium-");
-  const args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", `--user-data-dir=${profile}`, "--hide-scrollbars", ...extra, `file://${page}`];
+  const args = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    `--user-data-dir=${profile}`,
+    "--hide-scrollbars",
+    ...extra,
+    `file://${page}`,
+  ];
   return execa(chromium, args, { reject: false, timeout: 90_000, forceKillAfterDelay: 5_000, stdin: "ignore" });
 }
 
@@ -59,74 +71,93 @@ interface Box {
 }
 
 describe("arl report in a browser", () => {
-  it.skipIf(!hasChromium)(skipTitle("shows the quick start's result and settings above the fold at 1366x768", !hasChromium, CHROMIUM_NEED), async () => {
-    const out = tempDir("arl-report-fold-");
-    const report = await runArl(["report", quickstartRun, "--out", out], { cwd: out });
-    expect(report.code, report.stderr).toBe(0);
-    const page = path.join(out, "report.html");
-    const probe = path.join(out, "probe.html");
-    writeFileSync(probe, readFileSync(page, "utf8").replace("</body>", `${geometryScript}</body>`));
-    const dom = await chromiumOn(probe, "--window-size=1366,768", "--dump-dom");
-    const json = /<pre id="geometry">([\s\S]*?)<\/pre>/.exec(dom.stdout)?.[1];
-    expect(json, `no geometry; chromium exited ${dom.exitCode}:\n${dom.stderr}`).toBeDefined();
-    const geometry = JSON.parse(json!.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&")) as { width: number; height: number; ids: Record<string, Box>; settings: Record<string, Box> };
-    expect(geometry.width).toBe(1366);
-    // What the page gets of a 768-pixel-high window (Chromium keeps the rest for itself, as a laptop's browser does).
-    expect(geometry.height).toBeGreaterThan(550);
-    expect(geometry.height).toBeLessThanOrEqual(768);
-    const visible = (what: string, b: Box | undefined) => {
-      expect(b, what).toBeDefined();
-      expect(b!.top, what).toBeGreaterThanOrEqual(0);
-      expect(b!.bottom, `${what} ends below the fold`).toBeLessThanOrEqual(geometry.height);
-      expect(b!.left, what).toBeGreaterThanOrEqual(0);
-      expect(b!.right, `${what} is cut at the right`).toBeLessThanOrEqual(geometry.width);
-      expect(b!.bottom - b!.top, what).toBeGreaterThan(0);
-    };
-    for (const id of ["result-before", "result-after", "result-gain"]) visible(id, geometry.ids[id]);
-    // The pass@1 chart starts on the first screen, under the numbers.
-    expect(geometry.ids["fig-headline"]!.top).toBeLessThan(geometry.height - 100);
-    expect(geometry.ids["result-before"]!.text).toMatch(/0\.125/);
-    expect(geometry.ids["result-after"]!.text).toMatch(/0\.385/);
-    expect(geometry.ids["result-gain"]!.text).toMatch(/RL's own gain\s*\+0\.260\s*\[\+0\.\d{3}, \+0\.\d{3}\]/);
-    for (const name of foldSettings) visible(`setting ${name}`, geometry.settings[name]);
-    expect(geometry.settings["group size"]!.text).toBe("8");
-    // The result and the settings side by side, not one under the other.
-    expect(geometry.ids.settings!.left).toBeGreaterThan(geometry.ids["result-gain"]!.left);
+  it.skipIf(!hasChromium)(
+    skipTitle("shows the quick start's result and settings above the fold at 1366x768", !hasChromium, CHROMIUM_NEED),
+    async () => {
+      const out = tempDir("arl-report-fold-");
+      const report = await runArl(["report", quickstartRun, "--out", out], { cwd: out });
+      expect(report.code, report.stderr).toBe(0);
+      const page = path.join(out, "report.html");
+      const probe = path.join(out, "probe.html");
+      writeFileSync(probe, readFileSync(page, "utf8").replace("</body>", `${geometryScript}</body>`));
+      const dom = await chromiumOn(probe, "--window-size=1366,768", "--dump-dom");
+      const json = /<pre id="geometry">([\s\S]*?)<\/pre>/.exec(dom.stdout)?.[1];
+      expect(json, `no geometry; chromium exited ${dom.exitCode}:\n${dom.stderr}`).toBeDefined();
+      const geometry = JSON.parse(
+        json!
+          .replace(/&quot;/g, '"')
+          .replace(/&lt;/g, "<")
+          .replace(/&gt;/g, ">")
+          .replace(/&amp;/g, "&"),
+      ) as { width: number; height: number; ids: Record<string, Box>; settings: Record<string, Box> };
+      expect(geometry.width).toBe(1366);
+      // What the page gets of a 768-pixel-high window (Chromium keeps the rest for itself, as a laptop's browser does).
+      expect(geometry.height).toBeGreaterThan(550);
+      expect(geometry.height).toBeLessThanOrEqual(768);
+      const visible = (what: string, b: Box | undefined) => {
+        expect(b, what).toBeDefined();
+        expect(b!.top, what).toBeGreaterThanOrEqual(0);
+        expect(b!.bottom, `${what} ends below the fold`).toBeLessThanOrEqual(geometry.height);
+        expect(b!.left, what).toBeGreaterThanOrEqual(0);
+        expect(b!.right, `${what} is cut at the right`).toBeLessThanOrEqual(geometry.width);
+        expect(b!.bottom - b!.top, what).toBeGreaterThan(0);
+      };
+      for (const id of ["result-before", "result-after", "result-gain"]) visible(id, geometry.ids[id]);
+      // The pass@1 chart starts on the first screen, under the numbers.
+      expect(geometry.ids["fig-headline"]!.top).toBeLessThan(geometry.height - 100);
+      expect(geometry.ids["result-before"]!.text).toMatch(/0\.125/);
+      expect(geometry.ids["result-after"]!.text).toMatch(/0\.385/);
+      expect(geometry.ids["result-gain"]!.text).toMatch(/RL's own gain\s*\+0\.260\s*\[\+0\.\d{3}, \+0\.\d{3}\]/);
+      for (const name of foldSettings) visible(`setting ${name}`, geometry.settings[name]);
+      expect(geometry.settings["group size"]!.text).toBe("8");
+      // The result and the settings side by side, not one under the other.
+      expect(geometry.ids.settings!.left).toBeGreaterThan(geometry.ids["result-gain"]!.left);
 
-    const shot = path.join(out, "fold.png");
-    await chromiumOn(page, "--window-size=1366,768", `--screenshot=${shot}`);
-    expect(pngSize(readFileSync(shot))).toEqual({ width: 1366, height: 768 });
-    if (process.env.ARL_WRITE_DOCS === "1") copyFileSync(shot, quickstartImage);
-  }, 120_000);
+      const shot = path.join(out, "fold.png");
+      await chromiumOn(page, "--window-size=1366,768", `--screenshot=${shot}`);
+      expect(pngSize(readFileSync(shot))).toEqual({ width: 1366, height: 768 });
+      if (process.env.ARL_WRITE_DOCS === "1") copyFileSync(shot, quickstartImage);
+    },
+    120_000,
+  );
 
-  it.skipIf(!hasChromium)(skipTitle("renders in headless Chromium", !hasChromium, CHROMIUM_NEED), async () => {
-    const cwd = tempDir("arl-report-browser-");
-    writeSweep(cwd);
-    const report = await runArl(["report", "spec.arl", "--smooth", "0.5"], { cwd });
-    expect(report.code).toBe(0);
-    const page = path.join(cwd, "runs", "counting", "report.html");
-    const shot = path.join(cwd, "report.png");
-    const profile = tempDir("arl-report-chromium-");
-    const args = [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      `--user-data-dir=${profile}`,
-      `--screenshot=${shot}`,
-      "--hide-scrollbars",
-      "--window-size=1200,2400",
-      `file://${page}`,
-    ];
-    const browser = await execa(chromium, args, { reject: false, timeout: 90_000, forceKillAfterDelay: 5_000, stdin: "ignore" });
-    expect(existsSync(shot), `no screenshot; chromium exited ${browser.exitCode}:\n${browser.stderr}`).toBe(true);
-    const png = readFileSync(shot);
-    expect(pngSize(png)).toEqual({ width: 1200, height: 2400 });
-    // A blank 1200x2400 page compresses to a few KB; text, tables and charts take far more.
-    expect(statSync(shot).size).toBeGreaterThan(60_000);
-    if (process.env.ARL_WRITE_DOCS === "1") copyFileSync(shot, docsImage);
-  }, 120_000);
+  it.skipIf(!hasChromium)(
+    skipTitle("renders in headless Chromium", !hasChromium, CHROMIUM_NEED),
+    async () => {
+      const cwd = tempDir("arl-report-browser-");
+      writeSweep(cwd);
+      const report = await runArl(["report", "spec.arl", "--smooth", "0.5"], { cwd });
+      expect(report.code).toBe(0);
+      const page = path.join(cwd, "runs", "counting", "report.html");
+      const shot = path.join(cwd, "report.png");
+      const profile = tempDir("arl-report-chromium-");
+      const args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        `--user-data-dir=${profile}`,
+        `--screenshot=${shot}`,
+        "--hide-scrollbars",
+        "--window-size=1200,2400",
+        `file://${page}`,
+      ];
+      const browser = await execa(chromium, args, {
+        reject: false,
+        timeout: 90_000,
+        forceKillAfterDelay: 5_000,
+        stdin: "ignore",
+      });
+      expect(existsSync(shot), `no screenshot; chromium exited ${browser.exitCode}:\n${browser.stderr}`).toBe(true);
+      const png = readFileSync(shot);
+      expect(pngSize(png)).toEqual({ width: 1200, height: 2400 });
+      // A blank 1200x2400 page compresses to a few KB; text, tables and charts take far more.
+      expect(statSync(shot).size).toBeGreaterThan(60_000);
+      if (process.env.ARL_WRITE_DOCS === "1") copyFileSync(shot, docsImage);
+    },
+    120_000,
+  );
 });

@@ -12,7 +12,11 @@ import { compilePlans, counterSubprocessEnv, scriptedTrainerScript } from "../he
 
 const trainerScript = scriptedTrainerScript;
 
-export const ablationSpec = (iterations: number, size: { batch: number; evalTasks: number; samples: number } = { batch: 3, evalTasks: 8, samples: 4 }, seeds?: readonly number[]) => `
+export const ablationSpec = (
+  iterations: number,
+  size: { batch: number; evalTasks: number; samples: number } = { batch: 3, evalTasks: 8, samples: 4 },
+  seeds?: readonly number[],
+) => `
 experiment counting {
   seed: 3
   policy { model: "builtin:tiny" }
@@ -46,7 +50,10 @@ export const ablationSize = { batch: 2, evalTasks: 6, samples: 2 };
 export async function runAblation(iterations = 2): Promise<{ cwd: string; dirs: string[]; stdout: string }> {
   const cwd = mkdtempSync(path.join(tmpdir(), "arl-report-runs-"));
   writeFileSync(path.join(cwd, "spec.arl"), ablationSpec(iterations, ablationSize));
-  const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${trainerScript}`], { cwd });
+  const run = await runArl(
+    ["run", "spec.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${trainerScript}`],
+    { cwd },
+  );
   if (run.code !== 0) throw new Error(`arl run failed (${run.code}):\n${run.stderr}`);
   return { cwd, dirs: [...run.stdout.matchAll(/; run directory: (\S+)/g)].map((m) => m[1] ?? ""), stdout: run.stdout };
 }
@@ -84,7 +91,9 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
   const gain = options.gain ?? 0.1;
   const evalTasks = options.evalTasks ?? 8;
   const variant = `${options.variant ?? "g4"}${options.seed ? `,seed=${options.seed}` : ""}`;
-  const plan = compilePlans(ablationSpec(planned, undefined, options.seed ? [1, 2, 3] : undefined)).find((p) => p.variant === variant)!;
+  const plan = compilePlans(ablationSpec(planned, undefined, options.seed ? [1, 2, 3] : undefined)).find(
+    (p) => p.variant === variant,
+  )!;
   // Seeds of one variant differ a little, as runs of several seeds do.
   const jitter = options.seed ? 0.02 * (options.seed - 2) : 0;
   const runDir = RunDirectory.create(root, plan, new Date(Date.UTC(2026, 0, 2, 3, 4, 5)));
@@ -103,7 +112,18 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
   });
   const skill = (it: number) => Math.min(0.95, 0.25 + jitter + gain * it);
   const sft = options.sftEpochs
-    ? { demos: 40, records: 0, heldout_records: 8, truncated: 0, skipped: 0, epochs: Array.from({ length: options.sftEpochs }, (_, e) => ({ epoch: e + 1, train_nll: 2.5 / (e + 1), heldout_nll: 2.7 / (e + 1) + 0.1 })) }
+    ? {
+        demos: 40,
+        records: 0,
+        heldout_records: 8,
+        truncated: 0,
+        skipped: 0,
+        epochs: Array.from({ length: options.sftEpochs }, (_, e) => ({
+          epoch: e + 1,
+          train_nll: 2.5 / (e + 1),
+          heldout_nll: 2.7 / (e + 1) + 0.1,
+        })),
+      }
     : undefined;
   const evalAt = (it: number) => {
     const rows = Array.from({ length: evalTasks }, (_, task) => {
@@ -112,13 +132,21 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
       const difficulty = (task % 3) * 0.15;
       let correct = 0;
       for (let s = 0; s < n; s++) if (random() < Math.max(0, skill(it) - difficulty)) correct++;
-      const passes: Record<string, number> = Object.fromEntries(plan.eval.k.map((k) => [`pass@${k}`, passAtK(n, correct, k)]));
+      const passes: Record<string, number> = Object.fromEntries(
+        plan.eval.k.map((k) => [`pass@${k}`, passAtK(n, correct, k)]),
+      );
       return { row: { env: "counter", task: task * 5, n, correct, env_errors: 0, ...passes }, passes };
     });
-    runDir.writeEval(it, rows.map((r) => r.row));
+    runDir.writeEval(
+      it,
+      rows.map((r) => r.row),
+    );
     const summary: Record<string, number> = {};
     for (const k of plan.eval.k) {
-      const i = bootstrapMeanInterval(rows.map((r) => r.passes[`pass@${k}`]!), { seed: deriveSeed(plan.seed, "bootstrap", it, k), resamples: 2000 });
+      const i = bootstrapMeanInterval(
+        rows.map((r) => r.passes[`pass@${k}`]!),
+        { seed: deriveSeed(plan.seed, "bootstrap", it, k), resamples: 2000 },
+      );
       Object.assign(summary, { [`pass@${k}`]: i.estimate, [`pass@${k}_low`]: i.low, [`pass@${k}_high`]: i.high });
     }
     return summary;
@@ -158,10 +186,27 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
       ...(it === 1 && sft ? { sft } : {}),
       ...(ev && options.metricsEval !== false ? { eval: ev } : {}),
       time: { rollout_s: 41.5 + it, reward_s: 0.75, update_s: 12.25, total_s: 61.5 + it },
-      ...(options.warnAt?.includes(it) ? { warnings: [{ code: "no-signal", message: `no learning signal for 2 iterations in a row (iterations ${it - 1} and ${it})` }] } : {}),
+      ...(options.warnAt?.includes(it)
+        ? {
+            warnings: [
+              {
+                code: "no-signal",
+                message: `no learning signal for 2 iterations in a row (iterations ${it - 1} and ${it})`,
+              },
+            ],
+          }
+        : {}),
     });
     const offset = runDir.metricsSize;
-    runDir.writeState({ iteration: it, checkpoint: runDir.checkpointDir(it), bufferOffset: 0, metricsOffset: offset, sftDone: sft !== undefined, policyVersion: it, ...(sft ? { sft } : {}) });
+    runDir.writeState({
+      iteration: it,
+      checkpoint: runDir.checkpointDir(it),
+      bufferOffset: 0,
+      metricsOffset: offset,
+      sftDone: sft !== undefined,
+      policyVersion: it,
+      ...(sft ? { sft } : {}),
+    });
   }
   return runDir.dir;
 }
@@ -175,9 +220,17 @@ export function writeSweep(cwd: string): { runs: string; g4: string[]; g2: strin
   writeFileSync(path.join(cwd, "spec.arl"), ablationSpec(6, undefined, [1, 2, 3]));
   const runs = path.join(cwd, "runs");
   const g4 = ([1, 2] as const).map((seed) => writeRun(runs, { variant: "g4", seed, gain: 0.1 }));
-  const g2 = [writeRun(runs, { variant: "g2", seed: 1, gain: 0.05, sftEpochs: 3, warnAt: [3] }), writeRun(runs, { variant: "g2", seed: 2, gain: 0.05 })];
+  const g2 = [
+    writeRun(runs, { variant: "g2", seed: 1, gain: 0.05, sftEpochs: 3, warnAt: [3] }),
+    writeRun(runs, { variant: "g2", seed: 2, gain: 0.05 }),
+  ];
   const evalDir = path.join(g2[0]!, "eval");
-  writeFileSync(path.join(evalDir, "base.jsonl"), readFileSync(path.join(evalDir, "iteration-00000.jsonl"), "utf8").replace(/"correct":\d+/g, '"correct":0').replace(/"pass@(\d)":[\d.]+/g, '"pass@$1":0'));
+  writeFileSync(
+    path.join(evalDir, "base.jsonl"),
+    readFileSync(path.join(evalDir, "iteration-00000.jsonl"), "utf8")
+      .replace(/"correct":\d+/g, '"correct":0')
+      .replace(/"pass@(\d)":[\d.]+/g, '"pass@$1":0'),
+  );
   return { runs, g4, g2 };
 }
 

@@ -9,7 +9,19 @@ import { bootstrapMeanInterval } from "../../src/rl/eval.js";
 import { runArl } from "../helpers/cli.js";
 import { tempDir, writeRun } from "./fixtures.js";
 
-const curveIds = ["success", "reward", "effective-group-ratio", "generated-length", "entropy", "clip-fraction", "kl", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time"];
+const curveIds = [
+  "success",
+  "reward",
+  "effective-group-ratio",
+  "generated-length",
+  "entropy",
+  "clip-fraction",
+  "kl",
+  "policy-loss",
+  "grad-norm",
+  "tokens-per-second",
+  "iteration-time",
+];
 
 function readJsonLines(file: string): Record<string, unknown>[] {
   return readFileSync(file, "utf8")
@@ -49,7 +61,12 @@ describe("arl report, one run", () => {
     for (const id of ["runs", "summary", "curves", "eval", "time"]) expect(html).toContain(`<section id="${id}">`);
     expect(html).not.toContain('<section id="comparison">');
     // One inline SVG chart per learning curve, plus pass@k over evals.
-    for (const id of curveIds) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg role="img" aria-label="[^"]+"[^>]*>[\\s\\S]*?</svg></figure>`));
+    for (const id of curveIds)
+      expect(html, id).toMatch(
+        new RegExp(
+          `<figure class="chart" id="fig-${id}"><svg role="img" aria-label="[^"]+"[^>]*>[\\s\\S]*?</svg></figure>`,
+        ),
+      );
     expect(html).toContain('aria-label="Reward per term"');
     expect(html).toContain('id="fig-eval-pass-1"');
     expect(html).toContain('id="fig-eval-pass-2"');
@@ -77,13 +94,17 @@ describe("arl report, one run", () => {
     // Wall time: rollout 41.5+i, reward 0.75, update 12.25, total 61.5+i over i = 1..6.
     const rollout = 6 * 41.5 + 21;
     const total = 6 * 61.5 + 21;
-    expect(html).toContain(`${Math.floor(rollout / 60)} min ${String(Math.round(rollout % 60)).padStart(2, "0")} s <span class="muted">(${((100 * rollout) / total).toFixed(1)}%)</span>`);
+    expect(html).toContain(
+      `${Math.floor(rollout / 60)} min ${String(Math.round(rollout % 60)).padStart(2, "0")} s <span class="muted">(${((100 * rollout) / total).toFixed(1)}%)</span>`,
+    );
     expect(html).toContain("4.50 s"); // reward: 6 x 0.75
     expect(html).toContain("1 min 14 s"); // update: 6 x 12.25 = 73.5
 
     // The eval table: every eval, pass@k with its interval, as metrics.jsonl recorded it.
     const metrics = readJsonLines(path.join(dir, "metrics.jsonl"));
-    const evals = metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration as number, eval: m.eval as Record<string, number> }));
+    const evals = metrics
+      .filter((m) => m.eval)
+      .map((m) => ({ iteration: m.iteration as number, eval: m.eval as Record<string, number> }));
     expect(evals.map((e) => e.iteration)).toEqual([2, 4, 6]);
     for (const e of evals) {
       for (const k of [1, 2]) {
@@ -94,15 +115,24 @@ describe("arl report, one run", () => {
     }
     // The eval before training exists only as a file: recomputed with the runtime's bootstrap.
     const before = readJsonLines(path.join(dir, "eval", "iteration-00000.jsonl"));
-    const i0 = bootstrapMeanInterval(before.map((r) => r["pass@1"] as number), { seed: deriveSeed(3, "bootstrap", 0, 1), resamples: 2000 });
-    expect(html).toMatch(new RegExp(`<td class="num">0 \\(before training\\)</td><td class="num">8</td><td class="num">0</td><td class="num">${ci(i0.estimate, i0.low, i0.high).replace(/[[\]]/g, "\\$&")}</td>`));
+    const i0 = bootstrapMeanInterval(
+      before.map((r) => r["pass@1"] as number),
+      { seed: deriveSeed(3, "bootstrap", 0, 1), resamples: 2000 },
+    );
+    expect(html).toMatch(
+      new RegExp(
+        `<td class="num">0 \\(before training\\)</td><td class="num">8</td><td class="num">0</td><td class="num">${ci(i0.estimate, i0.low, i0.high).replace(/[[\]]/g, "\\$&")}</td>`,
+      ),
+    );
 
     // The markdown summary table.
     const last = metrics[metrics.length - 1]!;
     const final = evals[evals.length - 1]!.eval;
     expect(md).toContain("# arl report: counting / g4");
     expect(md).toContain("## Summary");
-    expect(md).toContain("| Run | Status | Seed | Last iteration | Success | Reward | Final pass@1 [95% CI] | Final pass@2 [95% CI] | Eval iteration | Wall time |");
+    expect(md).toContain(
+      "| Run | Status | Seed | Last iteration | Success | Reward | Final pass@1 [95% CI] | Final pass@2 [95% CI] | Eval iteration | Wall time |",
+    );
     expect(md).toContain(
       `| g4 | complete | 3 | 6 | ${(last.success as number).toFixed(3)} | ${(last.reward as number).toFixed(3)} | ${ci(final["pass@1"]!, final["pass@1_low"]!, final["pass@1_high"]!)} | ${ci(final["pass@2"]!, final["pass@2_low"]!, final["pass@2_high"]!)} | 6 |`,
     );
@@ -125,7 +155,10 @@ describe("arl report, one run", () => {
   it("shows eval/base.jsonl (the policy before the cold start) as the first row of the eval table", async () => {
     const dir = writeRun(tempDir());
     const rows = readFileSync(path.join(dir, "eval", "iteration-00000.jsonl"), "utf8");
-    writeFileSync(path.join(dir, "eval", "base.jsonl"), rows.replace(/"correct":\d+/g, '"correct":0').replace(/"pass@(\d)":[\d.]+/g, '"pass@$1":0'));
+    writeFileSync(
+      path.join(dir, "eval", "base.jsonl"),
+      rows.replace(/"correct":\d+/g, '"correct":0').replace(/"pass@(\d)":[\d.]+/g, '"pass@$1":0'),
+    );
     const { html, model } = await buildReport([dir], { cwd: "/", arlVersion: "0.1.0" });
     expect(model.runs[0]!.evals.map((e) => e.iteration)).toEqual([-1, 0, 2, 4, 6]);
     const table = /<section id="eval">[\s\S]*?<\/section>/.exec(html)![0];
@@ -135,11 +168,20 @@ describe("arl report, one run", () => {
 
   it("recomputes pass@k intervals from eval/*.jsonl when metrics.jsonl has no eval summaries, matching the runtime's", async () => {
     const recorded = await buildReport([writeRun(tempDir(), { metricsEval: true })], { cwd: "/", arlVersion: "0.1.0" });
-    const recomputed = await buildReport([writeRun(tempDir(), { metricsEval: false })], { cwd: "/", arlVersion: "0.1.0" });
-    const table = (html: string) => /<section id="eval">[\s\S]*?<\/section>/.exec(html)![0].replace(/<td class="muted">[^<]*<\/td>/g, "");
+    const recomputed = await buildReport([writeRun(tempDir(), { metricsEval: false })], {
+      cwd: "/",
+      arlVersion: "0.1.0",
+    });
+    const table = (html: string) =>
+      /<section id="eval">[\s\S]*?<\/section>/.exec(html)![0].replace(/<td class="muted">[^<]*<\/td>/g, "");
     expect(table(recomputed.html)).toBe(table(recorded.html));
     expect(recomputed.html).toContain("eval/*.jsonl (recomputed)");
-    expect(recomputed.model.runs[0]!.evals.map((e) => e.source)).toEqual(["recomputed", "recomputed", "recomputed", "recomputed"]);
+    expect(recomputed.model.runs[0]!.evals.map((e) => e.source)).toEqual([
+      "recomputed",
+      "recomputed",
+      "recomputed",
+      "recomputed",
+    ]);
   });
 });
 
@@ -163,10 +205,19 @@ describe("arl report, several runs", () => {
     expect(externalReferences(html)).toEqual([]);
 
     // Side by side: each run's final pass@k with its interval.
-    for (const [dir, label] of [[g4, "g4"], [g2, "g2"]] as const) {
-      const last = readJsonLines(path.join(dir, "metrics.jsonl")).filter((m) => m.eval).pop()!.eval as Record<string, number>;
+    for (const [dir, label] of [
+      [g4, "g4"],
+      [g2, "g2"],
+    ] as const) {
+      const last = readJsonLines(path.join(dir, "metrics.jsonl"))
+        .filter((m) => m.eval)
+        .pop()!.eval as Record<string, number>;
       const cell = ci(last["pass@1"]!, last["pass@1_low"]!, last["pass@1_high"]!);
-      expect(html).toMatch(new RegExp(`</span> ${label}( <span class="muted">\\(baseline\\)</span>)?</td><td><code>[0-9a-f]{12}</code></td><td class="num">3</td><td class="num">6</td><td class="num">${label === "g4" ? 8 : 6}</td><td class="num">${cell.replace(/[[\]]/g, "\\$&")}</td>`));
+      expect(html).toMatch(
+        new RegExp(
+          `</span> ${label}( <span class="muted">\\(baseline\\)</span>)?</td><td><code>[0-9a-f]{12}</code></td><td class="num">3</td><td class="num">6</td><td class="num">${label === "g4" ? 8 : 6}</td><td class="num">${cell.replace(/[[\]]/g, "\\$&")}</td>`,
+        ),
+      );
       expect(md).toContain(cell);
     }
 
@@ -178,7 +229,9 @@ describe("arl report, several runs", () => {
       const diffs = rowsB.map((r) => (r[`pass@${k}`] as number) - byTask.get(r.task)!);
       expect(diffs).toHaveLength(6);
       const mean = diffs.reduce((s, d) => s + d, 0) / diffs.length;
-      const row = new RegExp(`<tr class="[a-z]*"><td>g2</td><td class="num">${k}</td><td class="num">6</td><td class="num">6 / 6</td><td class="num">([-+]?\\d\\.\\d{3}) \\[([-+]?\\d\\.\\d{3}), ([-+]?\\d\\.\\d{3})\\]</td>`).exec(html);
+      const row = new RegExp(
+        `<tr class="[a-z]*"><td>g2</td><td class="num">${k}</td><td class="num">6</td><td class="num">6 / 6</td><td class="num">([-+]?\\d\\.\\d{3}) \\[([-+]?\\d\\.\\d{3}), ([-+]?\\d\\.\\d{3})\\]</td>`,
+      ).exec(html);
       expect(row, `paired row for pass@${k}`).not.toBeNull();
       const [shown, low, high] = row!.slice(1).map(Number) as [number, number, number];
       expect(shown).toBeCloseTo(mean, 3);
@@ -234,8 +287,14 @@ describe("arl report, partial runs and errors", () => {
     // Iteration 5 appended its metrics and eval but was killed before committing its state;
     // iteration 6's metrics line was cut short.
     const lines = readJsonLines(path.join(dir, "metrics.jsonl"));
-    appendFileSync(path.join(dir, "metrics.jsonl"), `${JSON.stringify({ ...lines[3], iteration: 5, success: 0.99 })}\n{"iteration":6,"success":0.`);
-    writeFileSync(path.join(dir, "eval", "iteration-00005.jsonl"), readFileSync(path.join(dir, "eval", "iteration-00004.jsonl")));
+    appendFileSync(
+      path.join(dir, "metrics.jsonl"),
+      `${JSON.stringify({ ...lines[3], iteration: 5, success: 0.99 })}\n{"iteration":6,"success":0.`,
+    );
+    writeFileSync(
+      path.join(dir, "eval", "iteration-00005.jsonl"),
+      readFileSync(path.join(dir, "eval", "iteration-00004.jsonl")),
+    );
     const cwd = tempDir("arl-report-cwd-");
     const run = await runArl(["report", dir, "--out", "r"], { cwd });
     expect(run.code).toBe(0);
@@ -259,7 +318,9 @@ describe("arl report, partial runs and errors", () => {
     const notRun = await runArl(["report", "runs"], { cwd });
     expect(notRun.code).toBe(2);
     expect(notRun.stdout).toBe("");
-    expect(notRun.stderr).toBe("arl report: 'runs' is not a run directory (it has no plan.json) and has no run directory below it; give a run directory (OUT/<experiment>/<variant>/<hash>-<time>) or the folder that holds a sweep's runs\n");
+    expect(notRun.stderr).toBe(
+      "arl report: 'runs' is not a run directory (it has no plan.json) and has no run directory below it; give a run directory (OUT/<experiment>/<variant>/<hash>-<time>) or the folder that holds a sweep's runs\n",
+    );
 
     const missing = await runArl(["report", "nowhere"], { cwd });
     expect(missing).toEqual({ code: 2, stdout: "", stderr: "arl report: 'nowhere' does not exist\n" });
@@ -285,13 +346,17 @@ describe("arl report, partial runs and errors", () => {
     const run = await runArl(["report", dir], { cwd });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toBe(`arl report: run '${dir}' has no metrics yet (no metrics.jsonl: no iteration has completed); nothing to report\n`);
+    expect(run.stderr).toBe(
+      `arl report: run '${dir}' has no metrics yet (no metrics.jsonl: no iteration has completed); nothing to report\n`,
+    );
     expect(existsSync(path.join(dir, "report.html"))).toBe(false);
 
     writeFileSync(path.join(dir, "metrics.jsonl"), "");
     const empty = await runArl(["report", dir], { cwd });
     expect(empty.code).toBe(1);
-    expect(empty.stderr).toBe(`arl report: run '${dir}' has no metrics yet (no iteration has completed); nothing to report\n`);
+    expect(empty.stderr).toBe(
+      `arl report: run '${dir}' has no metrics yet (no iteration has completed); nothing to report\n`,
+    );
 
     // One good run and one without metrics: nothing is written.
     const good = writeRun(tempDir());
@@ -308,7 +373,9 @@ describe("arl report, partial runs and errors", () => {
     const cwd = tempDir("arl-report-cwd-");
     const corrupt = await runArl(["report", dir], { cwd });
     expect(corrupt.code).toBe(1);
-    expect(corrupt.stderr).toBe(`arl report: metrics.jsonl '${path.join(dir, "metrics.jsonl")}' line 2 is not valid JSON\n`);
+    expect(corrupt.stderr).toBe(
+      `arl report: metrics.jsonl '${path.join(dir, "metrics.jsonl")}' line 2 is not valid JSON\n`,
+    );
 
     const other = path.join(cwd, "broken");
     mkdirSync(other);

@@ -20,7 +20,9 @@ function readJsonLines(file: string): Record<string, unknown>[] {
 
 /** Each task's pass@k at a run's last eval file. */
 function lastEval(dir: string, k: number): Map<unknown, number> {
-  return new Map(readJsonLines(path.join(dir, "eval", "iteration-00006.jsonl")).map((r) => [r.task, r[`pass@${k}`] as number]));
+  return new Map(
+    readJsonLines(path.join(dir, "eval", "iteration-00006.jsonl")).map((r) => [r.task, r[`pass@${k}`] as number]),
+  );
 }
 
 const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
@@ -39,7 +41,9 @@ describe("arl report on a sweep", () => {
     const html = readFileSync(path.join(runs, "counting", "report.html"), "utf8");
     const md = readFileSync(path.join(runs, "counting", "report.md"), "utf8");
     expect(html).toContain("<h1>counting: 2 variants, 4 runs</h1>");
-    expect(html).toContain("not run yet (no run directory of its plan under runs): counting/g4,seed=3, counting/g2,seed=3");
+    expect(html).toContain(
+      "not run yet (no run directory of its plan under runs): counting/g4,seed=3, counting/g2,seed=3",
+    );
 
     // The same model as the page, to check the numbers.
     const dirs = [...g4, ...g2].map((d) => path.relative(cwd, d));
@@ -52,12 +56,24 @@ describe("arl report on a sweep", () => {
     expect(model.comparison!.baseline.label).toBe("g2");
 
     // Final pass@k over seeds: mean ± sd [min, max] of the two seeds' recorded estimates.
-    for (const [label, members] of [["g4", g4], ["g2", g2]] as const) {
-      const finals = members.map((d) => (readJsonLines(path.join(d, "metrics.jsonl")).findLast((m) => m.eval)!.eval as Record<string, number>)["pass@1"]!);
+    for (const [label, members] of [
+      ["g4", g4],
+      ["g2", g2],
+    ] as const) {
+      const finals = members.map(
+        (d) =>
+          (readJsonLines(path.join(d, "metrics.jsonl")).findLast((m) => m.eval)!.eval as Record<string, number>)[
+            "pass@1"
+          ]!,
+      );
       const m = mean(finals);
       const sd = Math.abs(finals[0]! - finals[1]!) / Math.SQRT2;
       const cell = `${m.toFixed(3)} ± ${sd.toFixed(3)} [${Math.min(...finals).toFixed(3)}, ${Math.max(...finals).toFixed(3)}]`;
-      expect(html).toMatch(new RegExp(`</span> ${label}( <span class="muted">\\(baseline\\)</span>)?</td><td class="num">1, 2</td><td class="num">${cell.replace(/[[\]]/g, "\\$&")}</td>`));
+      expect(html).toMatch(
+        new RegExp(
+          `</span> ${label}( <span class="muted">\\(baseline\\)</span>)?</td><td class="num">1, 2</td><td class="num">${cell.replace(/[[\]]/g, "\\$&")}</td>`,
+        ),
+      );
       expect(md).toContain(cell);
     }
 
@@ -75,7 +91,9 @@ describe("arl report on a sweep", () => {
       expect(row.result!.meanDifference).toBeCloseTo(mean(diffs), 12);
       expect(row.result!.interval.low).toBeLessThanOrEqual(row.result!.meanDifference);
       expect(row.result!.interval.high).toBeGreaterThanOrEqual(row.result!.meanDifference);
-      expect(html).toMatch(new RegExp(`<td>g4</td><td class="num">${k}</td><td class="num">8</td><td class="num">6 / 6</td>`));
+      expect(html).toMatch(
+        new RegExp(`<td>g4</td><td class="num">${k}</td><td class="num">8</td><td class="num">6 / 6</td>`),
+      );
     }
     expect(html).toContain("Paired per-task differences against g2");
 
@@ -98,14 +116,30 @@ describe("arl report on a sweep", () => {
     const time = first.time as Record<string, number>;
     const at1 = (id: string) => chart(id).series.find((s) => s.name === "g4")!.points[0]!.y;
     const bothSeeds = (f: (m: Record<string, unknown>) => number) => mean(g4.map((d) => f(metrics(d)[0]!)));
-    expect(at1("policy-loss")).toBeCloseTo(bothSeeds((m) => m.policy_loss as number), 12);
-    expect(at1("grad-norm")).toBeCloseTo(bothSeeds((m) => m.grad_norm as number), 12);
+    expect(at1("policy-loss")).toBeCloseTo(
+      bothSeeds((m) => m.policy_loss as number),
+      12,
+    );
+    expect(at1("grad-norm")).toBeCloseTo(
+      bothSeeds((m) => m.grad_norm as number),
+      12,
+    );
     expect(at1("tokens-per-second")).toBeCloseTo((first.tokens as number) / time.rollout_s!, 12);
     expect(at1("iteration-time")).toBeCloseTo(time.total_s!, 12);
     // The success term repeats the success chart: left out, and the page says why.
     expect(html).not.toContain('id="fig-reward-term-2"');
     expect(html).toContain("Reward term: success, the same as the success rate at every iteration");
-    for (const id of ["success", "reward", "reward-term-1", "policy-loss", "grad-norm", "tokens-per-second", "iteration-time", "sft-loss"]) expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
+    for (const id of [
+      "success",
+      "reward",
+      "reward-term-1",
+      "policy-loss",
+      "grad-norm",
+      "tokens-per-second",
+      "iteration-time",
+      "sft-loss",
+    ])
+      expect(html, id).toMatch(new RegExp(`<figure class="chart" id="fig-${id}"><svg `));
     // SFT loss per epoch (x: epoch), train and held-out lines of the variant that had a cold start.
     const sft = chart("sft-loss");
     expect(sft.xTitle).toBe("epoch");
@@ -115,7 +149,9 @@ describe("arl report on a sweep", () => {
     ]);
     expect(new Set(sft.series.map((s) => s.styleIndex))).toEqual(new Set([0, 1]));
     // The base eval at iteration 0 (not -1), before the cold-started row at 0.
-    const evalPoints = model.evalCharts.find((c) => c.spec.id === "eval-pass-1")!.spec.series.find((s) => s.name === "g2")!.points;
+    const evalPoints = model.evalCharts
+      .find((c) => c.spec.id === "eval-pass-1")!
+      .spec.series.find((s) => s.name === "g2")!.points;
     expect(evalPoints.slice(0, 2).map((p) => [p.x, p.base === true])).toEqual([
       [0, true],
       [0, false],
@@ -124,8 +160,12 @@ describe("arl report on a sweep", () => {
 
     // The watchdog's warning, in the page and the summary.
     const warnings = /<section id="warnings">[\s\S]*?<\/section>/.exec(html)![0];
-    expect(warnings).toContain("<td>g2,seed=1</td><td class=\"num\">3</td><td><code>no-signal</code></td><td>no learning signal for 2 iterations in a row (iterations 2 and 3)</td>");
-    expect(md).toContain("| g2,seed=1 | 3 | `no-signal` | no learning signal for 2 iterations in a row (iterations 2 and 3) |");
+    expect(warnings).toContain(
+      '<td>g2,seed=1</td><td class="num">3</td><td><code>no-signal</code></td><td>no learning signal for 2 iterations in a row (iterations 2 and 3)</td>',
+    );
+    expect(md).toContain(
+      "| g2,seed=1 | 3 | `no-signal` | no learning signal for 2 iterations in a row (iterations 2 and 3) |",
+    );
 
     // The runs' directory gives the same runs (every one below it, in name order) and is where the report goes.
     const below = reportInputs(["runs/counting"], cwd);
@@ -143,7 +183,13 @@ describe("arl report on a sweep", () => {
 
   it("draws overlaid lines with their own dash, so that a reward term equal to the total stays visible", async () => {
     const dir = writeRun(tempDir());
-    const lines = readJsonLines(path.join(dir, "metrics.jsonl")).map((m) => JSON.stringify({ ...m, reward: (m.reward_terms as Record<string, number>).success, reward_terms: { ...(m.reward_terms as object), progress: 0 } }));
+    const lines = readJsonLines(path.join(dir, "metrics.jsonl")).map((m) =>
+      JSON.stringify({
+        ...m,
+        reward: (m.reward_terms as Record<string, number>).success,
+        reward_terms: { ...(m.reward_terms as object), progress: 0 },
+      }),
+    );
     writeFileSync(path.join(dir, "metrics.jsonl"), `${lines.join("\n")}\n`);
     const { html } = await buildReport([dir], { cwd: "/", arlVersion: "0.1.0" });
     const reward = /<figure class="chart" id="fig-reward">([\s\S]*?)<\/figure>/.exec(html)![1]!;

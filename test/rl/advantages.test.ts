@@ -9,10 +9,22 @@ const close = (actual: number[], expected: number[], digits = 12) => {
 
 describe("group advantages (docs/semantics.md §3)", () => {
   it("GRPO: (1,0,0,1) -> (1,-1,-1,1) and (1,0,0,0) -> (sqrt3, -1/sqrt3 x3), up to eps", () => {
-    const [a, b] = groupAdvantages([[1, 0, 0, 1], [1, 0, 0, 0]], { baseline: "mean", normalize: "std" });
+    const [a, b] = groupAdvantages(
+      [
+        [1, 0, 0, 1],
+        [1, 0, 0, 0],
+      ],
+      { baseline: "mean", normalize: "std" },
+    );
     // (R - mean)/(std + 1e-6): std 0.5 and sqrt3/4.
-    close(a!, [0.5, -0.5, -0.5, 0.5].map((x) => x / (0.5 + 1e-6)));
-    close(b!, [0.75, -0.25, -0.25, -0.25].map((x) => x / (s3 / 4 + 1e-6)));
+    close(
+      a!,
+      [0.5, -0.5, -0.5, 0.5].map((x) => x / (0.5 + 1e-6)),
+    );
+    close(
+      b!,
+      [0.75, -0.25, -0.25, -0.25].map((x) => x / (s3 / 4 + 1e-6)),
+    );
     close(b!, [s3, -1 / s3, -1 / s3, -1 / s3], 5);
   });
 
@@ -30,13 +42,28 @@ describe("group advantages (docs/semantics.md §3)", () => {
   });
 
   it("no baseline is plain REINFORCE: A = R, even for an all-equal group", () => {
-    expect(groupAdvantages([[1, 1, 1], [0, 0.5]], { baseline: "none", normalize: "none" })).toEqual([[1, 1, 1], [0, 0.5]]);
+    expect(
+      groupAdvantages(
+        [
+          [1, 1, 1],
+          [0, 0.5],
+        ],
+        { baseline: "none", normalize: "none" },
+      ),
+    ).toEqual([
+      [1, 1, 1],
+      [0, 0.5],
+    ]);
   });
 
   it("all-equal groups and G = 1 give exact zeros with a group-relative baseline", () => {
     for (const baseline of ["mean", "leave_one_out"] as const) {
       for (const normalize of ["std", "none"] as const) {
-        expect(groupAdvantages([[0.1, 0.1, 0.1], [1, 1], [0.7]], { baseline, normalize })).toEqual([[0, 0, 0], [0, 0], [0]]);
+        expect(groupAdvantages([[0.1, 0.1, 0.1], [1, 1], [0.7]], { baseline, normalize })).toEqual([
+          [0, 0, 0],
+          [0, 0],
+          [0],
+        ]);
       }
     }
   });
@@ -51,7 +78,9 @@ describe("group advantages (docs/semantics.md §3)", () => {
 
   it("is a registry keyed by baseline name, with clear errors", () => {
     expect(advantageEstimators.names()).toEqual(["mean", "leave_one_out", "none"]);
-    expect(() => groupAdvantages([[1]], { baseline: "median" as never, normalize: "std" })).toThrow(/unknown advantage baseline 'median' \(known: mean, leave_one_out, none\)/);
+    expect(() => groupAdvantages([[1]], { baseline: "median" as never, normalize: "std" })).toThrow(
+      /unknown advantage baseline 'median' \(known: mean, leave_one_out, none\)/,
+    );
     expect(() => groupAdvantages([[]], { baseline: "mean", normalize: "std" })).toThrow(/group 0 is empty/);
     expect(() => groupAdvantages([[1, NaN]], { baseline: "mean", normalize: "std" })).toThrow(/not a finite number/);
   });

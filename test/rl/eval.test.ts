@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { mulberry32, randomInt } from "../../src/contracts/random.js";
-import { binomialStandardError, bootstrapMeanInterval, meanPassAtK, normalHalfWidth95, pairedDifferences, passAtK } from "../../src/rl/eval.js";
+import {
+  binomialStandardError,
+  bootstrapMeanInterval,
+  meanPassAtK,
+  normalHalfWidth95,
+  pairedDifferences,
+  passAtK,
+} from "../../src/rl/eval.js";
 
 function comb(n: number, k: number): number {
   let r = 1;
@@ -23,7 +30,11 @@ describe("pass@k (Chen et al. 2021)", () => {
   });
 
   it("agrees with the binomial ratio where the binomials are small", () => {
-    for (const [n, c, k] of [[20, 7, 5], [12, 1, 6], [30, 10, 10]] as const) {
+    for (const [n, c, k] of [
+      [20, 7, 5],
+      [12, 1, 6],
+      [30, 10, 10],
+    ] as const) {
       expect(passAtK(n, c, k)).toBeCloseTo(1 - comb(n - c, k) / comb(n, k), 12);
     }
   });
@@ -35,7 +46,16 @@ describe("pass@k (Chen et al. 2021)", () => {
   });
 
   it("averages the per-task estimates", () => {
-    expect(meanPassAtK([{ n: 10, c: 2 }, { n: 10, c: 10 }, { n: 10, c: 0 }], 3)).toBeCloseTo((1 - 56 / 120 + 1 + 0) / 3, 14);
+    expect(
+      meanPassAtK(
+        [
+          { n: 10, c: 2 },
+          { n: 10, c: 10 },
+          { n: 10, c: 0 },
+        ],
+        3,
+      ),
+    ).toBeCloseTo((1 - 56 / 120 + 1 + 0) / 3, 14);
   });
 
   it("rejects impossible counts", () => {

@@ -9,12 +9,26 @@ describe("GAE", () => {
   });
 
   it("a truncated episode bootstraps V(h_T) instead of 0", () => {
-    const r = gae({ rewards: [0, 0, 1], values: [0.5, 0.6, 0.7], gamma: 1, lambda: 1, end: "truncated", bootstrapValue: 0.8 });
+    const r = gae({
+      rewards: [0, 0, 1],
+      values: [0.5, 0.6, 0.7],
+      gamma: 1,
+      lambda: 1,
+      end: "truncated",
+      bootstrapValue: 0.8,
+    });
     r.advantages.forEach((a, i) => expect(a).toBeCloseTo([1.3, 1.2, 1.1][i]!, 12));
   });
 
   it("lambda = 0 gives the one-step TD residual", () => {
-    const r = gae({ rewards: [0.1, -0.2], values: [0.5, 0.4], gamma: 0.9, lambda: 0, end: "truncated", bootstrapValue: 0.3 });
+    const r = gae({
+      rewards: [0.1, -0.2],
+      values: [0.5, 0.4],
+      gamma: 0.9,
+      lambda: 0,
+      end: "truncated",
+      bootstrapValue: 0.3,
+    });
     expect(r.advantages[0]).toBeCloseTo(0.1 + 0.9 * 0.4 - 0.5, 12);
     expect(r.advantages[1]).toBeCloseTo(-0.2 + 0.9 * 0.3 - 0.4, 12);
   });
@@ -26,12 +40,16 @@ describe("GAE", () => {
     const next = [0.3, 0.6, 0.4, 0];
     const delta = rewards.map((r, t) => r + g * next[t]! - values[t]!);
     const expected = delta.map((_, t) => delta.slice(t).reduce((s, d, j) => s + (g * l) ** j * d, 0));
-    gae({ rewards, values, gamma: g, lambda: l, end: "terminated" }).advantages.forEach((a, t) => expect(a).toBeCloseTo(expected[t]!, 12));
+    gae({ rewards, values, gamma: g, lambda: l, end: "terminated" }).advantages.forEach((a, t) =>
+      expect(a).toBeCloseTo(expected[t]!, 12),
+    );
   });
 
   it("requires a bootstrap value for a truncated episode", () => {
     expect(() => gae({ rewards: [1], values: [0], gamma: 1, lambda: 1, end: "truncated" })).toThrow(/bootstrap value/);
-    expect(() => gae({ rewards: [1], values: [0, 1], gamma: 1, lambda: 1, end: "terminated" })).toThrow(/1 rewards but 2 values/);
+    expect(() => gae({ rewards: [1], values: [0, 1], gamma: 1, lambda: 1, end: "terminated" })).toThrow(
+      /1 rewards but 2 values/,
+    );
     expect(() => gae({ rewards: [1], values: [0], gamma: 1.5, lambda: 1, end: "terminated" })).toThrow(/gamma/);
   });
 
@@ -43,6 +61,8 @@ describe("GAE", () => {
     const r = maskedGae({ rewards, values, mask, gamma: 1, lambda: 1, end: "terminated" });
     const inner = gae({ rewards: [0, 0, 1], values: [0.2, 0.4, 0.5], gamma: 1, lambda: 1, end: "terminated" });
     expect(r.advantages).toEqual([inner.advantages[0], inner.advantages[1], 0, 0, inner.advantages[2]]);
-    expect(() => maskedGae({ rewards: [0, 1], values: [0, 0], mask: [1, 0], gamma: 1, lambda: 1, end: "terminated" })).toThrow(/not a generated token/);
+    expect(() =>
+      maskedGae({ rewards: [0, 1], values: [0, 0], mask: [1, 0], gamma: 1, lambda: 1, end: "terminated" }),
+    ).toThrow(/not a generated token/);
   });
 });

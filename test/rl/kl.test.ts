@@ -10,7 +10,8 @@ describe("KL estimators (log_r = logp_ref - logp)", () => {
   });
 
   it("all vanish when the policies agree; k2 and k3 are never negative", () => {
-    for (const e of ["k1", "k2", "k3"] as const) expect(klPerToken([-1, -2], [-1, -2], e).map(Math.abs)).toEqual([0, 0]);
+    for (const e of ["k1", "k2", "k3"] as const)
+      expect(klPerToken([-1, -2], [-1, -2], e).map(Math.abs)).toEqual([0, 0]);
     for (const x of [-5, -0.3, 0.01, 2]) {
       expect(klEstimators.get("k2")(x)).toBeGreaterThanOrEqual(0);
       expect(klEstimators.get("k3")(x)).toBeGreaterThanOrEqual(0);
@@ -19,7 +20,7 @@ describe("KL estimators (log_r = logp_ref - logp)", () => {
 
   it("k3 keeps relative precision for tiny log ratios (expm1)", () => {
     const x = 1e-9;
-    expect(klEstimators.get("k3")(x) / (x * x / 2)).toBeCloseTo(1, 6);
+    expect(klEstimators.get("k3")(x) / ((x * x) / 2)).toBeCloseTo(1, 6);
   });
 
   it("rejects unknown estimators and mismatched lengths", () => {

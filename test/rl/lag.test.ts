@@ -25,7 +25,10 @@ describe("policy lag", () => {
     expect(r.droppedGroups).toBe(2);
     expect(r.maxLag).toBe(4);
     // The groups past the limit, for a caller that corrects instead of dropping; the mean lag over every sample.
-    expect(r.past.map((g) => g.map((s) => s.name))).toEqual([["b0", "b1", "b2"], ["c0", "c1"]]);
+    expect(r.past.map((g) => g.map((s) => s.name))).toEqual([
+      ["b0", "b1", "b2"],
+      ["c0", "c1"],
+    ]);
     expect(r.meanLag).toBeCloseTo((1 + 1 + 1 + 3 + 1 + 4 + 4) / 7, 12);
     // At the limit a sample is kept; no limit keeps everything.
     expect(filterByLag([mixed], (s) => s.versions, 9, 3).kept).toHaveLength(1);
@@ -37,7 +40,14 @@ describe("policy lag", () => {
   it("keeps a lag-0 batch under a zero limit and reports an empty batch as lag 0", () => {
     const r = filterByLag([[sample("x", -1, 4, 4)]], (s) => s.versions, 4, 0);
     expect([r.kept.length, r.droppedSamples, r.maxLag]).toEqual([1, 0, 0]);
-    expect(filterByLag([], (s: { versions: Int32Array }) => s.versions, 4, 0)).toEqual({ kept: [], past: [], droppedSamples: 0, droppedGroups: 0, maxLag: 0, meanLag: 0 });
+    expect(filterByLag([], (s: { versions: Int32Array }) => s.versions, 4, 0)).toEqual({
+      kept: [],
+      past: [],
+      droppedSamples: 0,
+      droppedGroups: 0,
+      maxLag: 0,
+      meanLag: 0,
+    });
   });
 
   it("counts the optimizer steps of one update, minibatches that come out empty excluded", () => {

@@ -30,14 +30,20 @@ function token(rho: number, a: number): PolicyBatch {
 describe("per-token clipped surrogate (docs/semantics.md §4)", () => {
   it("rho = 1.3, A = 1.732: u = min(2.2516, 2.0784) = 2.0784, flat in rho; loss = -u", () => {
     expect(tokenSurrogate(1.3, 1.732, sym)).toEqual({ u: 1.2 * 1.732, clipped: true, dualClipped: false });
-    expect(policyLoss(token(1.3, 1.732), { clip: sym, reduction: { mode: "token_mean" } }).loss).toBeCloseTo(-2.0784, 10);
+    expect(policyLoss(token(1.3, 1.732), { clip: sym, reduction: { mode: "token_mean" } }).loss).toBeCloseTo(
+      -2.0784,
+      10,
+    );
   });
 
   it("rho = 1.3, A = -0.577: u = -0.750, not clipped (the gradient pulls rho back)", () => {
     const s = tokenSurrogate(1.3, -0.577, sym);
     expect(s.u).toBeCloseTo(-0.7501, 12);
     expect(s.clipped).toBe(false);
-    expect(policyLoss(token(1.3, -0.577), { clip: sym, reduction: { mode: "token_mean" } }).loss).toBeCloseTo(0.7501, 10);
+    expect(policyLoss(token(1.3, -0.577), { clip: sym, reduction: { mode: "token_mean" } }).loss).toBeCloseTo(
+      0.7501,
+      10,
+    );
   });
 
   it("seed: A = 1 stops at 1.2 above rho 1.2; A = -1 stops at -0.8 below rho 0.8", () => {
@@ -88,7 +94,22 @@ describe("reductions (docs/semantics.md §5)", () => {
   });
 
   it("group_token_mean averages per-group token means, unlike token_mean over the batch", () => {
-    const b: PolicyBatch = { logp: [[0, 0, 0], [0, 0, 0]], logpOld: [[0, 0, 0], [0, 0, 0]], mask: [[1, 1, 1], [1, 0, 0]], advantages: [1, -1], groups: ["a", "b"] };
+    const b: PolicyBatch = {
+      logp: [
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+      logpOld: [
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+      mask: [
+        [1, 1, 1],
+        [1, 0, 0],
+      ],
+      advantages: [1, -1],
+      groups: ["a", "b"],
+    };
     // token_mean: (3 - 1)/4 = 0.5; group_token_mean: (1 + -1)/2 = 0.
     expect(policyLoss(b, { clip: sym, reduction: { mode: "token_mean" } }).loss).toBeCloseTo(-0.5, 12);
     expect(policyLoss(b, { clip: sym, reduction: { mode: "group_token_mean" } }).loss).toBeCloseTo(0, 12);
@@ -110,27 +131,79 @@ describe("reductions (docs/semantics.md §5)", () => {
   });
 
   it("adds beta * reduce(k) with the same reduction when a KL term is configured", () => {
-    const b: PolicyBatch = { logp: [[-1, -2]], logpOld: [[-1, -2]], mask: [[1, 1]], advantages: [0.5], logpRef: [[-1.5, -2]] };
+    const b: PolicyBatch = {
+      logp: [[-1, -2]],
+      logpOld: [[-1, -2]],
+      mask: [[1, 1]],
+      advantages: [0.5],
+      logpRef: [[-1.5, -2]],
+    };
     const r = policyLoss(b, { clip: sym, reduction: { mode: "token_mean" }, kl: { coef: 0.1, estimator: "k1" } });
     expect(r.policyLoss).toBeCloseTo(-0.5, 12);
     expect(r.kl).toBeCloseTo(0.25, 12); // k1 = -(logp_ref - logp) = 0.5 and 0, mean 0.25
     expect(r.loss).toBeCloseTo(-0.5 + 0.025, 12);
-    expect(() => policyLoss({ ...b, logpRef: undefined }, { clip: sym, reduction: { mode: "token_mean" }, kl: { coef: 0.1, estimator: "k1" } })).toThrow(/reference log-probs/);
+    expect(() =>
+      policyLoss(
+        { ...b, logpRef: undefined },
+        { clip: sym, reduction: { mode: "token_mean" }, kl: { coef: 0.1, estimator: "k1" } },
+      ),
+    ).toThrow(/reference log-probs/);
   });
 
   it("a sequence without targets counts in N but adds nothing; an empty step has loss 0", () => {
-    const b: PolicyBatch = { logp: [[0, 0], [0, 0]], logpOld: [[0, 0], [0, 0]], mask: [[1, 1], [0, 0]], advantages: [1, 5] };
+    const b: PolicyBatch = {
+      logp: [
+        [0, 0],
+        [0, 0],
+      ],
+      logpOld: [
+        [0, 0],
+        [0, 0],
+      ],
+      mask: [
+        [1, 1],
+        [0, 0],
+      ],
+      advantages: [1, 5],
+    };
     expect(policyLoss(b, { clip: sym, reduction: { mode: "seq_mean_token_mean" } }).loss).toBeCloseTo(-0.5, 12);
-    expect(policyLoss({ ...b, mask: [[0, 0], [0, 0]] }, { clip: sym, reduction: { mode: "token_mean" } }).loss).toBe(0);
+    expect(
+      policyLoss(
+        {
+          ...b,
+          mask: [
+            [0, 0],
+            [0, 0],
+          ],
+        },
+        { clip: sym, reduction: { mode: "token_mean" } },
+      ).loss,
+    ).toBe(0);
   });
 
   it("rejects bad inputs with clear messages", () => {
-    expect(() => policyLoss(batch, { clip: sym, reduction: { mode: "median" } as never })).toThrow(/unknown reduction 'median'/);
-    expect(() => policyLoss({ ...batch, groups: undefined }, { clip: sym, reduction: { mode: "group_token_mean" } })).toThrow(/needs the group of every sequence/);
-    expect(() => policyLoss(batch, { clip: { low: 0.2, high: 0.2, dual: 0.5 }, reduction: { mode: "token_mean" } })).toThrow(/clip.dual must be > 1/);
-    expect(() => policyLoss({ ...batch, mask: [[2]] }, { clip: sym, reduction: { mode: "token_mean" } })).toThrow(/mask\[0\]\[0\] must be 0 or 1/);
-    expect(() => policyLoss({ ...batch, advantages: [1] }, { clip: sym, reduction: { mode: "token_mean" } })).toThrow(/4 sequences but 1 advantages/);
-    expect(reductions.names()).toEqual(["token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "constant", "group_token_mean"]);
+    expect(() => policyLoss(batch, { clip: sym, reduction: { mode: "median" } as never })).toThrow(
+      /unknown reduction 'median'/,
+    );
+    expect(() =>
+      policyLoss({ ...batch, groups: undefined }, { clip: sym, reduction: { mode: "group_token_mean" } }),
+    ).toThrow(/needs the group of every sequence/);
+    expect(() =>
+      policyLoss(batch, { clip: { low: 0.2, high: 0.2, dual: 0.5 }, reduction: { mode: "token_mean" } }),
+    ).toThrow(/clip.dual must be > 1/);
+    expect(() => policyLoss({ ...batch, mask: [[2]] }, { clip: sym, reduction: { mode: "token_mean" } })).toThrow(
+      /mask\[0\]\[0\] must be 0 or 1/,
+    );
+    expect(() => policyLoss({ ...batch, advantages: [1] }, { clip: sym, reduction: { mode: "token_mean" } })).toThrow(
+      /4 sequences but 1 advantages/,
+    );
+    expect(reductions.names()).toEqual([
+      "token_mean",
+      "seq_mean_token_mean",
+      "seq_mean_token_sum",
+      "constant",
+      "group_token_mean",
+    ]);
   });
 });
 
@@ -146,7 +219,10 @@ const batchArb = fc
             logp: fc.array(fc.double({ min: -4, max: 0, noNaN: true }), { minLength: width, maxLength: width }),
             logpOld: fc.array(fc.double({ min: -4, max: 0, noNaN: true }), { minLength: width, maxLength: width }),
             mask: fc.array(fc.constantFrom(0, 1), { minLength: width, maxLength: width }),
-            tokenAdvantages: fc.array(fc.double({ min: -3, max: 3, noNaN: true }), { minLength: width, maxLength: width }),
+            tokenAdvantages: fc.array(fc.double({ min: -3, max: 3, noNaN: true }), {
+              minLength: width,
+              maxLength: width,
+            }),
           }),
         ),
         { minLength: n, maxLength: n },
@@ -156,7 +232,11 @@ const batchArb = fc
       perToken: fc.boolean(),
       // Microbatch id of each sequence: any partition, including empty and singleton parts.
       assignment: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: n, maxLength: n }),
-      clip: fc.record({ low: fc.double({ min: 0, max: 0.5, noNaN: true }), high: fc.double({ min: 0, max: 0.5, noNaN: true }), dual: fc.option(fc.double({ min: 1.01, max: 5, noNaN: true }), { nil: null }) }),
+      clip: fc.record({
+        low: fc.double({ min: 0, max: 0.5, noNaN: true }),
+        high: fc.double({ min: 0, max: 0.5, noNaN: true }),
+        dual: fc.option(fc.double({ min: 1.01, max: 5, noNaN: true }), { nil: null }),
+      }),
     }),
   )
   .map(({ rows, advantages, groups, perToken, assignment, clip }) => {
@@ -237,12 +317,38 @@ describe("microbatching never changes the loss", () => {
 
   it("the naive mean of microbatch token means DOES differ from the whole-step token_mean (the bug made impossible)", () => {
     // Sequence 0: one target with u = 1; sequence 1: three targets with u = 0.
-    const batch: PolicyBatch = { logp: [[0, 0, 0], [0, 0, 0]], logpOld: [[0, 0, 0], [0, 0, 0]], mask: [[1, 0, 0], [1, 1, 1]], advantages: [1, 0] };
+    const batch: PolicyBatch = {
+      logp: [
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+      logpOld: [
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+      mask: [
+        [1, 0, 0],
+        [1, 1, 1],
+      ],
+      advantages: [1, 0],
+    };
     const options = { clip: sym, reduction: { mode: "token_mean" } as const };
     const global = policyLoss(batch, options).loss;
     expect(global).toBeCloseTo(-0.25, 12);
     // What a trainer that averages per-microbatch means gets: (-1 + 0)/2.
-    const naive = ([[0], [1]] as const).map((mb) => policyLoss({ ...batch, logp: mb.map((i) => batch.logp[i]!), logpOld: mb.map((i) => batch.logpOld[i]!), mask: mb.map((i) => batch.mask[i]!), advantages: mb.map((i) => (batch.advantages as number[])[i]!) }, options).loss);
+    const naive = ([[0], [1]] as const).map(
+      (mb) =>
+        policyLoss(
+          {
+            ...batch,
+            logp: mb.map((i) => batch.logp[i]!),
+            logpOld: mb.map((i) => batch.logpOld[i]!),
+            mask: mb.map((i) => batch.mask[i]!),
+            advantages: mb.map((i) => (batch.advantages as number[])[i]!),
+          },
+          options,
+        ).loss,
+    );
     expect((naive[0]! + naive[1]!) / 2).toBeCloseTo(-0.5, 12);
     // Through the API, each microbatch is divided by the global count and the sum is exact.
     const d = reductionDenominators(batch);
@@ -254,31 +360,78 @@ describe("microbatching never changes the loss", () => {
     for (const { batch: b, partition } of fc.sample(batchArb, { numRuns: 200, seed: 7 })) {
       const nonEmpty = partition.filter((p) => p.length > 0 && p.some((i) => b.mask[i]!.some((m) => m === 1)));
       if (nonEmpty.length < 2) continue;
-      const sub = (idx: number[]): PolicyBatch => ({ logp: idx.map((i) => b.logp[i]!), logpOld: idx.map((i) => b.logpOld[i]!), mask: idx.map((i) => b.mask[i]!), advantages: idx.map((i) => b.advantages[i]!) as PolicyBatch["advantages"] });
-      const naiveMean = nonEmpty.map((p) => policyLoss(sub(p), options).loss).reduce((x, y) => x + y, 0) / nonEmpty.length;
+      const sub = (idx: number[]): PolicyBatch => ({
+        logp: idx.map((i) => b.logp[i]!),
+        logpOld: idx.map((i) => b.logpOld[i]!),
+        mask: idx.map((i) => b.mask[i]!),
+        advantages: idx.map((i) => b.advantages[i]!) as PolicyBatch["advantages"],
+      });
+      const naiveMean =
+        nonEmpty.map((p) => policyLoss(sub(p), options).loss).reduce((x, y) => x + y, 0) / nonEmpty.length;
       if (Math.abs(naiveMean - policyLoss(b, options).loss) > 1e-9) differs++;
     }
     expect(differs).toBeGreaterThan(50);
   });
 
   it("denominators belong to one batch: a microbatch's own counts are refused", () => {
-    const batch: PolicyBatch = { logp: [[0, 0], [0, 0]], logpOld: [[0, 0], [0, 0]], mask: [[1, 1], [1, 0]], advantages: [1, 2] };
+    const batch: PolicyBatch = {
+      logp: [
+        [0, 0],
+        [0, 0],
+      ],
+      logpOld: [
+        [0, 0],
+        [0, 0],
+      ],
+      mask: [
+        [1, 1],
+        [1, 0],
+      ],
+      advantages: [1, 2],
+    };
     const options = { clip: sym, reduction: { mode: "token_mean" } as const };
     const own = reductionDenominators({ mask: [batch.mask[0]!] });
     expect(() => microbatchLoss(batch, [0], own, options)).toThrow(/compute them once over the whole optimizer step/);
-    const other = reductionDenominators({ mask: [[1, 0], [1, 0]] });
+    const other = reductionDenominators({
+      mask: [
+        [1, 0],
+        [1, 0],
+      ],
+    });
     expect(() => microbatchLoss(batch, [0], other, options)).toThrow(/belong to another batch/);
     expect(() => partitionedLoss(batch, [[0], [0, 1]], options)).toThrow(/partition.*sequence 0 appears 2 times/);
     expect(() => partitionedLoss(batch, [[0]], options)).toThrow(/sequence 1 appears 0 times/);
     // Denominators cannot be written by hand: only reductionDenominators makes them.
     // @ts-expect-error the brand is missing
-    const forged: ReductionDenominators = { tokens: 1, sequences: 2, sequenceTokens: [2, 1], groups: 0, groupTokens: [], groupOf: [] };
+    const forged: ReductionDenominators = {
+      tokens: 1,
+      sequences: 2,
+      sequenceTokens: [2, 1],
+      groups: 0,
+      groupTokens: [],
+      groupOf: [],
+    };
     expect(forged.tokens).toBe(1);
   });
 
   it("counts what the trainer protocol sends: tokens, sequences, per-sequence and per-group tokens", () => {
-    const d = reductionDenominators({ mask: [[1, 1, 0], [1, 0, 0], [0, 0, 0], [1, 1, 1]], groups: ["x", "y", "x", "y"] });
-    expect({ tokens: d.tokens, sequences: d.sequences, sequenceTokens: d.sequenceTokens, groups: d.groups, groupTokens: d.groupTokens, groupOf: d.groupOf }).toEqual({
+    const d = reductionDenominators({
+      mask: [
+        [1, 1, 0],
+        [1, 0, 0],
+        [0, 0, 0],
+        [1, 1, 1],
+      ],
+      groups: ["x", "y", "x", "y"],
+    });
+    expect({
+      tokens: d.tokens,
+      sequences: d.sequences,
+      sequenceTokens: d.sequenceTokens,
+      groups: d.groups,
+      groupTokens: d.groupTokens,
+      groupOf: d.groupOf,
+    }).toEqual({
       tokens: 6,
       sequences: 4,
       sequenceTokens: [2, 1, 0, 3],

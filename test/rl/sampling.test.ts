@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { expectation, expectedRolloutsPerMixedGroup, importanceWeight, importanceWeightedExpectation, mixedGroupProbability } from "../../src/rl/sampling.js";
+import {
+  expectation,
+  expectedRolloutsPerMixedGroup,
+  importanceWeight,
+  importanceWeightedExpectation,
+  mixedGroupProbability,
+} from "../../src/rl/sampling.js";
 
 describe("P(mixed group) = 1 - p^G - (1-p)^G", () => {
   it("0.875 at p=0.5 G=4; ~3.94% at p=0.01 G=4; ~14.85% at p=0.01 G=16", () => {

@@ -8,13 +8,28 @@ import { compilePlans, counterSpec } from "../helpers/plans.js";
 
 function trajectory(group: string, reward: number): ScoredTrajectory {
   const roles = Uint8Array.from([Role.prompt, Role.generated, Role.generated]);
-  return { group, env: "counter", roles, reward, perTurn: [reward], turnEnds: [2], end: "finished", oldLogprobs: new Float32Array(3) };
+  return {
+    group,
+    env: "counter",
+    roles,
+    reward,
+    perTurn: [reward],
+    turnEnds: [2],
+    end: "finished",
+    oldLogprobs: new Float32Array(3),
+  };
 }
 
 /** The advantage each trajectory gets, by its label, for a batch in the given order. */
-function advantagesByLabel(advantage: string, batch: readonly (readonly [string, ScoredTrajectory])[]): Record<string, number> {
+function advantagesByLabel(
+  advantage: string,
+  batch: readonly (readonly [string, ScoredTrajectory])[],
+): Record<string, number> {
   const [plan] = compilePlans(counterSpec(`algorithm { group_size: 3, advantage { ${advantage} } }`));
-  const result = computeAdvantages(plan!, batch.map(([, t]) => t));
+  const result = computeAdvantages(
+    plan!,
+    batch.map(([, t]) => t),
+  );
   expect(result.groups).toBe(2);
   return Object.fromEntries(batch.map(([label], i) => [label, result.advantages[i]![1]!]));
 }
@@ -46,8 +61,12 @@ describe("group-relative advantages by group id", () => {
     for (const [name, batch] of Object.entries(orders)) {
       const a = advantagesByLabel("estimator: group, baseline: mean, normalize: std", batch);
       // p1 = [1, 0, 0]: mean 1/3, population std sqrt(2)/3; p2 = [0.5, 0.25, 0]: mean 0.25, std sqrt(1/24).
-      expect([a.p1a, a.p1b, a.p1c], name).toEqual([Math.SQRT2, -Math.SQRT1_2, -Math.SQRT1_2].map((x) => expect.closeTo(x, 4)));
-      expect([a.p2a, a.p2b, a.p2c], name).toEqual([Math.sqrt(1.5), 0, -Math.sqrt(1.5)].map((x) => expect.closeTo(x, 4)));
+      expect([a.p1a, a.p1b, a.p1c], name).toEqual(
+        [Math.SQRT2, -Math.SQRT1_2, -Math.SQRT1_2].map((x) => expect.closeTo(x, 4)),
+      );
+      expect([a.p2a, a.p2b, a.p2c], name).toEqual(
+        [Math.sqrt(1.5), 0, -Math.sqrt(1.5)].map((x) => expect.closeTo(x, 4)),
+      );
     }
   });
 });

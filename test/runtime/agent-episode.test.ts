@@ -64,7 +64,10 @@ let plan: Plan;
 let ctx: AgentEpisodeContext;
 
 beforeAll(async () => {
-  ({ dir, plan } = agentPlan(["node", "agent.cjs"], [{ word: "world" }, { word: "again" }, { word: "world" }, { word: "again" }]));
+  ({ dir, plan } = agentPlan(
+    ["node", "agent.cjs"],
+    [{ word: "world" }, { word: "again" }, { word: "world" }, { word: "again" }],
+  ));
   writeFileSync(path.join(dir, "agent.cjs"), PROGRAM);
   ctx = await agentEpisodeContext(plan, dir, ["hello", "world", "again"]);
 });
@@ -75,7 +78,11 @@ afterAll(async () => {
 
 function agentEnv(mode: string, o: Partial<AgentEnv> = {}): AgentEnv {
   const env = plan.envs.helper as AgentEnv;
-  return { ...env, command: mode === "python" ? ["python3", "-c", "import arl_no_such_module"] : ["node", "agent.cjs", mode], ...o };
+  return {
+    ...env,
+    command: mode === "python" ? ["python3", "-c", "import arl_no_such_module"] : ["node", "agent.cjs", mode],
+    ...o,
+  };
 }
 
 /** A Python agent that imports the marker module only the user's own venv has, then calls the model once with the standard library. */
@@ -89,7 +96,13 @@ urllib.request.urlopen(request).read()
 print(json.dumps({"signals": {"ok": arl_user_venv_marker.FROM_USER_VENV, "steps": 1}}))
 `;
 
-const slot = (task: number, sample: number) => ({ task: { env: "helper", id: task }, group: 0, sample, split: "train" as const, iteration: 1 });
+const slot = (task: number, sample: number) => ({
+  task: { env: "helper", id: task },
+  group: 0,
+  sample,
+  split: "train" as const,
+  iteration: 1,
+});
 
 describe("agent episodes", () => {
   it("a POSTed or printed outcome ends the episode as finished, trained on the ids the gateway served", async () => {
@@ -119,21 +132,29 @@ describe("agent episodes", () => {
       ["nocall", {}, /made no model call/],
       ["python", {}, /no module 'arl_no_such_module'.*pip install arl_no_such_module/],
     ] as const;
-    const played = await Promise.all(cases.map(([mode, o], i) => playAgentEpisode(ctx, slot(0, 10 + i), agentEnv(mode, o), 13)));
+    const played = await Promise.all(
+      cases.map(([mode, o], i) => playAgentEpisode(ctx, slot(0, 10 + i), agentEnv(mode, o), 13)),
+    );
     played.forEach((p, i) => {
       const [mode, , reason] = cases[i]!;
       expect(p.episode.end, mode).toBe("env_error");
       expect(p.episode.error, mode).toMatch(reason);
       expect(p.episode.error, mode).not.toContain("\n");
       const log = path.join(ctx.runDir.dir, "agent-logs", `train-1-helper-0-0-${10 + i}.log`);
-      expect(readFileSync(log, "utf8"), mode).toContain(mode === "crash" ? "Traceback: the agent fell over" : "--- stderr");
+      expect(readFileSync(log, "utf8"), mode).toContain(
+        mode === "crash" ? "Traceback: the agent fell over" : "--- stderr",
+      );
     });
   });
 
   it("a program started from the user's own activated venv runs that venv's python3 and imports its packages (the user's PATH wins)", async () => {
     const venv = mkdtempSync(path.join(tmpdir(), "arl-user-venv-"));
     execFileSync("python3", ["-m", "venv", "--without-pip", venv]);
-    const site = execFileSync(path.join(venv, "bin", "python3"), ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], { encoding: "utf8" }).trim();
+    const site = execFileSync(
+      path.join(venv, "bin", "python3"),
+      ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+      { encoding: "utf8" },
+    ).trim();
     writeFileSync(path.join(site, "arl_user_venv_marker.py"), "FROM_USER_VENV = True\n");
     writeFileSync(path.join(dir, "venv_agent.py"), VENV_PROGRAM);
     // What `source VENV/bin/activate` does to the environment arl is started from.
@@ -141,7 +162,12 @@ describe("agent episodes", () => {
     process.env.PATH = [path.join(venv, "bin"), saved.PATH].join(path.delimiter);
     process.env.VIRTUAL_ENV = venv;
     try {
-      const played = await playAgentEpisode(ctx, slot(0, 40), agentEnv("venv", { command: ["python3", "venv_agent.py"] }), 15);
+      const played = await playAgentEpisode(
+        ctx,
+        slot(0, 40),
+        agentEnv("venv", { command: ["python3", "venv_agent.py"] }),
+        15,
+      );
       expect(played.episode.error).toBeUndefined();
       expect(played.episode.end).toBe("finished");
       expect(played.episode.final.env("ok")).toBe(true);
@@ -157,7 +183,12 @@ describe("agent episodes", () => {
     let pids: number[] = [];
     try {
       // Unsandboxed: the children are found by their mark (in the sandbox, its pid namespace ends them).
-      const played = await playAgentEpisode(ctx, slot(0, 50), agentEnv("detach", { sandbox: { ...agentEnv("detach").sandbox, mode: "off" } }), 16);
+      const played = await playAgentEpisode(
+        ctx,
+        slot(0, 50),
+        agentEnv("detach", { sandbox: { ...agentEnv("detach").sandbox, mode: "off" } }),
+        16,
+      );
       expect(played.episode.end).toBe("finished");
       pids = readFileSync(path.join(dir, "detached.pids"), "utf8").split(" ").map(Number);
       expect(pids).toHaveLength(10);
@@ -171,7 +202,9 @@ describe("agent episodes", () => {
   it("a failure of ours (the trainer died while serving a call) stops the program and propagates", async () => {
     const failing = new TrainerPolicy({ request: () => Promise.reject(new Error("the trainer exited with code 137")) });
     const begun = Date.now();
-    await expect(playAgentEpisode({ ...ctx, rolloutPolicy: failing }, slot(0, 30), agentEnv("line"), 14)).rejects.toThrow("the trainer exited with code 137");
+    await expect(
+      playAgentEpisode({ ...ctx, rolloutPolicy: failing }, slot(0, 30), agentEnv("line"), 14),
+    ).rejects.toThrow("the trainer exited with code 137");
     expect(Date.now() - begun).toBeLessThan(10_000);
   });
 });

@@ -71,14 +71,19 @@ describe("arl run with hostile agent requests", () => {
   it("answers each hostile request with a 4xx, serves the episode on, and completes the run", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-agent-hostile-"));
     writeFileSync(path.join(dir, "hostile.cjs"), PROGRAM);
-    writeFileSync(path.join(dir, "tasks.jsonl"), Array.from({ length: 10 }, (_, i) => `${JSON.stringify({ n: i })}\n`).join(""));
+    writeFileSync(
+      path.join(dir, "tasks.jsonl"),
+      Array.from({ length: 10 }, (_, i) => `${JSON.stringify({ n: i })}\n`).join(""),
+    );
     writeFileSync(path.join(dir, "spec.arl"), spec);
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const results = readFileSync(path.join(dir, "results.jsonl"), "utf8")
       .trim()
       .split("\n")
-      .map((line) => JSON.parse(line) as { statuses: number[]; hostile: Record<string, { status: number; ms: number }> });
+      .map(
+        (line) => JSON.parse(line) as { statuses: number[]; hostile: Record<string, { status: number; ms: number }> },
+      );
     // Ten training episodes and one evaluation episode.
     expect(results.length).toBe(11);
     for (const r of results) {
@@ -87,7 +92,9 @@ describe("arl run with hostile agent requests", () => {
       for (const kind of KINDS) expect(r.hostile[kind]!.status, kind).toBe(400);
     }
     const runs = path.join(dir, "runs", "hostile", "default");
-    const metrics = JSON.parse(readFileSync(path.join(runs, readdirSync(runs)[0]!, "metrics.jsonl"), "utf8").trim()) as Record<string, unknown>;
+    const metrics = JSON.parse(
+      readFileSync(path.join(runs, readdirSync(runs)[0]!, "metrics.jsonl"), "utf8").trim(),
+    ) as Record<string, unknown>;
     expect(metrics.agent_errors).toBe(0);
     expect(metrics.end_reasons).toMatchObject({ env_error: 0 });
   }, 180_000);

@@ -44,7 +44,10 @@ let plan: Plan;
 let ctx: AgentEpisodeContext & { gateway: NonNullable<AgentEpisodeContext["gateway"]> };
 
 beforeAll(async () => {
-  const tasks = Array.from({ length: PROGRAMS }, (_, i) => ({ token: 1000 + i, ...(i === KILLED ? { kill: true } : {}) }));
+  const tasks = Array.from({ length: PROGRAMS }, (_, i) => ({
+    token: 1000 + i,
+    ...(i === KILLED ? { kill: true } : {}),
+  }));
   const made = agentPlan(["node", "load.cjs"], tasks);
   plan = made.plan;
   writeFileSync(path.join(made.dir, "load.cjs"), PROGRAM);
@@ -60,7 +63,14 @@ describe("the gateway under load", () => {
     const env = plan.envs.helper as AgentEnv;
     const requestsBefore = ctx.gateway.stats.requests;
     const played = await Promise.all(
-      Array.from({ length: PROGRAMS }, (_, task) => playAgentEpisode(ctx, { task: { env: "helper", id: task }, group: task, sample: 0, split: "train", iteration: 1 }, env, 500 + task)),
+      Array.from({ length: PROGRAMS }, (_, task) =>
+        playAgentEpisode(
+          ctx,
+          { task: { env: "helper", id: task }, group: task, sample: 0, split: "train", iteration: 1 },
+          env,
+          500 + task,
+        ),
+      ),
     );
     played.forEach(({ episode, calls }, task) => {
       if (task === KILLED) {
@@ -73,14 +83,22 @@ describe("the gateway under load", () => {
       expect(episode.final.env("steps"), `task ${task}`).toBe(1000 + task);
       expect(calls.calls).toBe(2);
       // What the program sent (the model's own replies may name any token of its vocabulary).
-      const texts = episode.messages.filter((m) => m.role === "user").map((m) => m.content).join(" ");
+      const texts = episode.messages
+        .filter((m) => m.role === "user")
+        .map((m) => m.content)
+        .join(" ");
       expect(texts).toContain(`token tok${1000 + task}`);
       expect(texts).toContain(`again tok${1000 + task}`);
       expect(texts.match(/tok\d+/g)?.every((t) => t === `tok${1000 + task}`)).toBe(true);
     });
     expect(ctx.gateway.stats.requests - requestsBefore).toBe(2 * PROGRAMS);
     // The gateway still serves after a client died mid-call.
-    const again = await playAgentEpisode(ctx, { task: { env: "helper", id: 0 }, group: 99, sample: 0, split: "train", iteration: 1 }, env, 7);
+    const again = await playAgentEpisode(
+      ctx,
+      { task: { env: "helper", id: 0 }, group: 99, sample: 0, split: "train", iteration: 1 },
+      env,
+      7,
+    );
     expect(again.episode.end).toBe("finished");
   }, 60_000);
 });

@@ -48,7 +48,13 @@ describe("agent programs: one process group per episode", () => {
         console.log(JSON.stringify({ stdin: JSON.parse(input), task: process.env.ARL_TASK, cwd: process.cwd() }));
         console.log("   ");
       });`;
-    const run = await runAgentProcess({ ...base, command: node(script), cwd, env: { ARL_TASK: '{"q":1}' }, stdin: '{"task": {"q": 1}, "task_id": 3, "seed": 7}\n' });
+    const run = await runAgentProcess({
+      ...base,
+      command: node(script),
+      cwd,
+      env: { ARL_TASK: '{"q":1}' },
+      stdin: '{"task": {"q": 1}, "task_id": 3, "seed": 7}\n',
+    });
     expect(run).toMatchObject({ code: 0, signal: null, timedOut: false, stopped: false });
     expect(JSON.parse(run.lastLine)).toEqual({ stdin: { task: { q: 1 }, task_id: 3, seed: 7 }, task: '{"q":1}', cwd });
     expect(Buffer.byteLength(run.stderrTail)).toBe(1024);
@@ -56,7 +62,10 @@ describe("agent programs: one process group per episode", () => {
   });
 
   it("a crash keeps its exit code and stderr; a missing program is a spawn error, not a throw", async () => {
-    const crash = await runAgentProcess({ ...base, command: node('console.error("Traceback: boom"); process.exit(3)') });
+    const crash = await runAgentProcess({
+      ...base,
+      command: node('console.error("Traceback: boom"); process.exit(3)'),
+    });
     expect(crash).toMatchObject({ code: 3, timedOut: false, lastLine: "" });
     expect(crash.stderrTail).toContain("Traceback: boom");
     const missing = await runAgentProcess({ ...base, command: ["./no-such-agent-program"] });
@@ -121,7 +130,11 @@ describe("agent programs: one process group per episode", () => {
   it("an abort stops it as a time-out does", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
-    const run = await runAgentProcess({ ...base, command: node("setInterval(() => {}, 1000)"), signal: controller.signal });
+    const run = await runAgentProcess({
+      ...base,
+      command: node("setInterval(() => {}, 1000)"),
+      signal: controller.signal,
+    });
     expect(run).toMatchObject({ stopped: true, timedOut: false, signal: "SIGTERM" });
   });
 });

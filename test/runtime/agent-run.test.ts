@@ -23,7 +23,8 @@ const python = fileURLToPath(new URL("../../.venv/bin/python", import.meta.url))
 function workspace(spec: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-agent-run-"));
   mkdirSync(path.join(dir, "data"));
-  for (const f of ["support.py", "summarizing.py", "data/support-tasks.jsonl", "data/summarizing-tasks.jsonl"]) copyFileSync(path.join(examples, f), path.join(dir, f));
+  for (const f of ["support.py", "summarizing.py", "data/support-tasks.jsonl", "data/summarizing-tasks.jsonl"])
+    copyFileSync(path.join(examples, f), path.join(dir, f));
   writeFileSync(path.join(dir, "spec.arl"), spec);
   return dir;
 }
@@ -63,8 +64,17 @@ describe("arl run of the agent examples", () => {
     const dir = workspace(spec(`["${python}", "support.py"]`));
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
-    const runDir = path.join(dir, "runs", "agents", "default", readdirSync(path.join(dir, "runs", "agents", "default"))[0]!);
-    const metrics = JSON.parse(readFileSync(path.join(runDir, "metrics.jsonl"), "utf8").trim()) as Record<string, unknown>;
+    const runDir = path.join(
+      dir,
+      "runs",
+      "agents",
+      "default",
+      readdirSync(path.join(dir, "runs", "agents", "default"))[0]!,
+    );
+    const metrics = JSON.parse(readFileSync(path.join(runDir, "metrics.jsonl"), "utf8").trim()) as Record<
+      string,
+      unknown
+    >;
     expect(metrics.agent_errors).toBe(0);
     expect(metrics.end_reasons).toMatchObject({ env_error: 0 });
     const { records } = readBuffer(path.join(runDir, "buffer.arlbuf"));
@@ -84,10 +94,17 @@ describe("arl run of the agent examples", () => {
   }, 120_000);
 
   it("a program whose Python lacks a module stops the run at the first batch, naming the module and the fix", async () => {
-    const dir = workspace(spec('["python3", "-c", "import arl_missing_agent_module"]').replace(`["${python}", "summarizing.py"]`, '["python3", "-c", "import arl_missing_agent_module"]'));
+    const dir = workspace(
+      spec('["python3", "-c", "import arl_missing_agent_module"]').replace(
+        `["${python}", "summarizing.py"]`,
+        '["python3", "-c", "import arl_missing_agent_module"]',
+      ),
+    );
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain("every episode of the first batch (4) ended in an env error, so the run stops rather than train on nothing");
+    expect(run.stderr).toContain(
+      "every episode of the first batch (4) ended in an env error, so the run stops rather than train on nothing",
+    );
     expect(run.stderr).toContain("pip install arl_missing_agent_module");
   }, 60_000);
 });

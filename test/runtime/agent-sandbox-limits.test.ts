@@ -80,21 +80,50 @@ const logsOf = (dir: string): string[] => {
 describe.skipIf(!sandboxed)("the sandbox's limits", () => {
   it("a program that loops or fills its disk or memory ends as its episode's env error; the run goes on", async () => {
     // 9 of the 10 tasks train: at least 3 of the 4 hogs and 5 that behave.
-    const dir = workspace(spec("cpu_s: 2, memory_mb: 256, disk_mb: 8, output_bytes: 1000000, processes: 64"), ["cpu", "disk", "memory", "cpu", "ok", "ok", "ok", "ok", "ok", "ok"]);
+    const dir = workspace(spec("cpu_s: 2, memory_mb: 256, disk_mb: 8, output_bytes: 1000000, processes: 64"), [
+      "cpu",
+      "disk",
+      "memory",
+      "cpu",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+    ]);
     const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const reasons = logsOf(dir);
     expect(reasons.length, run.stderr).toBeGreaterThanOrEqual(6);
-    for (const r of reasons) expect(r).toMatch(/CPU time limit \(cpu_s 2\)|disk limit \(disk_mb 8|memory limit \(memory_mb 256|output_bytes 1000000/);
+    for (const r of reasons)
+      expect(r).toMatch(
+        /CPU time limit \(cpu_s 2\)|disk limit \(disk_mb 8|memory limit \(memory_mb 256|output_bytes 1000000/,
+      );
   }, 180_000);
 
-  it.skipIf(process.getuid?.() === 0)("a program that forks without bound ends at its process limit", async () => {
-    const dir = workspace(spec("processes: 32, cpu_s: 20"), ["fork", "fork", "fork", "fork", "fork", "fork", "fork", "fork", "fork", "fork"]);
-    await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
-    const reasons = logsOf(dir);
-    expect(reasons.length).toBeGreaterThan(0);
-    for (const r of reasons) expect(r).toMatch(/process limit \(processes 32\)/);
-  }, 180_000);
+  it.skipIf(process.getuid?.() === 0)(
+    "a program that forks without bound ends at its process limit",
+    async () => {
+      const dir = workspace(spec("processes: 32, cpu_s: 20"), [
+        "fork",
+        "fork",
+        "fork",
+        "fork",
+        "fork",
+        "fork",
+        "fork",
+        "fork",
+        "fork",
+        "fork",
+      ]);
+      await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+      const reasons = logsOf(dir);
+      expect(reasons.length).toBeGreaterThan(0);
+      for (const r of reasons) expect(r).toMatch(/process limit \(processes 32\)/);
+    },
+    180_000,
+  );
 });
 
 describe("arl check without bubblewrap", () => {
@@ -102,7 +131,8 @@ describe("arl check without bubblewrap", () => {
     const dir = workspace(spec("mode: auto"), ["cpu", "cpu"]);
     const bin = mkdtempSync(path.join(tmpdir(), "arl-no-bwrap-"));
     // A real process: detection reads the PATH arl was started with.
-    const check = (cwd: string) => spawnSync(process.execPath, [arl, "check", "spec.arl"], { cwd, env: { PATH: bin }, encoding: "utf8" });
+    const check = (cwd: string) =>
+      spawnSync(process.execPath, [arl, "check", "spec.arl"], { cwd, env: { PATH: bin }, encoding: "utf8" });
     const run = check(dir);
     expect(run.stdout + run.stderr).toContain("spec.arl:11:5: warning[sandbox-unavailable]");
     expect(run.stdout + run.stderr).toContain("bubblewrap (bwrap) is not on PATH");

@@ -73,7 +73,11 @@ describe.skipIf(!sandboxed)("agent episodes in the sandbox", () => {
     const { records } = readBuffer(path.join(runDirOf(dir), "buffer.arlbuf"));
     expect(records.length).toBe(4);
     expect(records.some((r) => r.rewards.ok === 1)).toBe(true);
-    expect(records.filter((r) => r.rewards.ok === 0).every((r) => (r.rewards.neighbours ?? 0) > 0 && (r.rewards.leaks ?? 0) > 0)).toBe(true);
+    expect(
+      records
+        .filter((r) => r.rewards.ok === 0)
+        .every((r) => (r.rewards.neighbours ?? 0) > 0 && (r.rewards.leaks ?? 0) > 0),
+    ).toBe(true);
   }, 120_000);
 
   it("in the sandbox the probe finds no other episode's process, key or file and forges no outcome", async () => {

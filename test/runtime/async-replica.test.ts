@@ -23,10 +23,23 @@ import { availableParallelism } from "node:os";
 const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const trainer = { file: process.execPath, args: [embedded] };
 const spec = (iterations: number, async: string) =>
-  countingExperiment({ name: "counting", seed: 5, rollout: `iterations: ${iterations}, async { ${async} }`, evaluation: "eval { every: 3, tasks: 2, k: [1] }" });
+  countingExperiment({
+    name: "counting",
+    seed: 5,
+    rollout: `iterations: ${iterations}, async { ${async} }`,
+    evaluation: "eval { every: 3, tasks: 2, k: [1] }",
+  });
 
 const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
-const records = (d: RunDirectory) => readBuffer(d.bufferPath).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.versions), Array.from(r.logprobs)]);
+const records = (d: RunDirectory) =>
+  readBuffer(d.bufferPath).records.map((r) => [
+    r.iteration,
+    r.group,
+    r.sample,
+    Array.from(r.ids),
+    Array.from(r.versions),
+    Array.from(r.logprobs),
+  ]);
 
 async function run(plan: Plan, log: string[] = []): Promise<RunDirectory> {
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-async-replica-")), plan);
@@ -44,7 +57,9 @@ describe("asynchronous rollout with a generation replica", () => {
     try {
       delete process.env.OMP_NUM_THREADS;
       expect(shareCpuThreads(withReplica!, trainer)).toEqual({ ...trainer, env: { OMP_NUM_THREADS: half } });
-      expect(shareCpuThreads(withReplica!, { ...trainer, env: { OMP_NUM_THREADS: "3" } }).env).toEqual({ OMP_NUM_THREADS: "3" });
+      expect(shareCpuThreads(withReplica!, { ...trainer, env: { OMP_NUM_THREADS: "3" } }).env).toEqual({
+        OMP_NUM_THREADS: "3",
+      });
       process.env.OMP_NUM_THREADS = "5";
       expect(shareCpuThreads(withReplica!, trainer)).toEqual(trainer);
     } finally {
@@ -71,7 +86,9 @@ describe("asynchronous rollout with a generation replica", () => {
   }, 180_000);
 
   it("under in-flight updates, continues episodes with the weights the replica was given, each token keeping its version", async () => {
-    const [plan] = compilePlans(spec(6, "max_staleness: 2, in_flight_updates: true, max_policy_lag: 2, generation: replica"));
+    const [plan] = compilePlans(
+      spec(6, "max_staleness: 2, in_flight_updates: true, max_policy_lag: 2, generation: replica"),
+    );
     const runDir = await run(plan!);
     const metrics = runDir.readMetrics();
     expect(metrics).toHaveLength(6);
@@ -102,7 +119,13 @@ describe("asynchronous rollout with a generation replica", () => {
     writeFileSync(file, text);
     // Killed (trainer and replica with it) once iteration 2 is committed: batches from the
     // snapshot of version 0 are in flight; the resumed replica loads the checkpoint's snapshot.
-    const { runDir, killedAt, resumed } = await killThenResume(file, path.join(dir, "runs"), "counting", `${process.execPath} ${embedded}`, 2);
+    const { runDir, killedAt, resumed } = await killThenResume(
+      file,
+      path.join(dir, "runs"),
+      "counting",
+      `${process.execPath} ${embedded}`,
+      2,
+    );
     expect(killedAt).toBeGreaterThanOrEqual(2);
     expect(resumed.exitCode).toBe(0);
     const after = RunDirectory.open(runDir);

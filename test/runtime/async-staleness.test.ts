@@ -18,10 +18,24 @@ import { compilePlans, countingExperiment, scriptedTrainerScript } from "../help
 
 const trainer = { file: process.execPath, args: [scriptedTrainerScript] };
 const spec = (iterations: number, async: string, extra = "") =>
-  countingExperiment({ name: "counting", seed: 11, rollout: `iterations: ${iterations}, async { ${async} }`, evaluation: "eval { every: 4, tasks: 2, k: [1] }", extra });
+  countingExperiment({
+    name: "counting",
+    seed: 11,
+    rollout: `iterations: ${iterations}, async { ${async} }`,
+    evaluation: "eval { every: 4, tasks: 2, k: [1] }",
+    extra,
+  });
 
 const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
-const records = (d: RunDirectory) => readBuffer(d.bufferPath).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.versions), Array.from(r.logprobs)]);
+const records = (d: RunDirectory) =>
+  readBuffer(d.bufferPath).records.map((r) => [
+    r.iteration,
+    r.group,
+    r.sample,
+    Array.from(r.ids),
+    Array.from(r.versions),
+    Array.from(r.logprobs),
+  ]);
 
 async function run(plan: Plan): Promise<RunDirectory> {
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-async-k-")), plan);
@@ -64,16 +78,31 @@ describe("asynchronous rollout, max_staleness k", () => {
     const tis = "mask { tis { cap: 2, level: token } }";
     // Batches 3 and 4 of each snapshot would be 2 and 3 versions old, above max_policy_lag 1: the
     // plan (a plan file skips the linter, so it is run directly) stops before any rollout.
-    const [dropping] = compilePlans(spec(4, "max_staleness: 3, max_policy_lag: 1", `${tis}\n  allow { staleness-beyond-policy-lag: "testing the runtime's refusal" }`));
+    const [dropping] = compilePlans(
+      spec(
+        4,
+        "max_staleness: 3, max_policy_lag: 1",
+        `${tis}\n  allow { staleness-beyond-policy-lag: "testing the runtime's refusal" }`,
+      ),
+    );
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-async-k-")), dropping!);
-    const error = await executePlan({ plan: dropping!, runDir, trainer, envs: envKinds, log: () => undefined }).catch((e: unknown) => e as Error);
-    expect((error as Error).message).toContain("with rollout.async.max_staleness 3 the oldest batch of each snapshot is 3 updates of 1 optimizer steps (3 policy versions) old");
+    const error = await executePlan({ plan: dropping!, runDir, trainer, envs: envKinds, log: () => undefined }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect((error as Error).message).toContain(
+      "with rollout.async.max_staleness 3 the oldest batch of each snapshot is 3 updates of 1 optimizer steps (3 policy versions) old",
+    );
     expect(runDir.readMetrics()).toEqual([]);
 
     const [correcting] = compilePlans(spec(4, "max_staleness: 3, max_policy_lag: 1, past_max_lag: correct", tis));
     const corrected = (await run(correcting!)).readMetrics();
     // 3 tasks x G 4 per batch: batches 3 and 4 are past the bound, kept and corrected.
-    expect(corrected.map((m) => [m.lag_drops, m.lag_corrected])).toEqual([[0, 0], [0, 0], [0, 12], [0, 12]]);
+    expect(corrected.map((m) => [m.lag_drops, m.lag_corrected])).toEqual([
+      [0, 0],
+      [0, 0],
+      [0, 12],
+      [0, 12],
+    ]);
     // Their ratio starts at the update's own weights (proximal), and each token's truncated
     // importance weight to its sampler differs from 1 where the policy moved since.
     expect(corrected.slice(0, 2).map((m) => (m.tis as { mean_weight: number }).mean_weight)).toEqual([1, 1]);
@@ -108,7 +137,13 @@ describe("asynchronous rollout, max_staleness k", () => {
     writeFileSync(file, text);
     // Killed after iteration 2 or later is committed: batches 3 and 4 (snapshot of version 0) or
     // later ones are in flight; the resume restarts them from the checkpoint's snapshot.
-    const { runDir, killedAt, resumed } = await killThenResume(file, path.join(dir, "runs"), "counting", `${process.execPath} ${scriptedTrainerScript}`, 2);
+    const { runDir, killedAt, resumed } = await killThenResume(
+      file,
+      path.join(dir, "runs"),
+      "counting",
+      `${process.execPath} ${scriptedTrainerScript}`,
+      2,
+    );
     expect(killedAt).toBeGreaterThanOrEqual(2);
     expect(resumed.stderr).toBe("");
     expect(resumed.exitCode).toBe(0);

@@ -23,10 +23,22 @@ const repo = fileURLToPath(new URL("../..", import.meta.url));
 const trainer = { file: process.execPath, args: [scriptedTrainerScript] };
 const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")] };
 /** A small embedded model, named in the plan (its shape is part of the model's name). */
-const smallTiny = (text: string) => text.replace('model: "builtin:tiny"', 'model: "builtin:tiny?hidden=16&embed=8&key=8"');
+const smallTiny = (text: string) =>
+  text.replace('model: "builtin:tiny"', 'model: "builtin:tiny?hidden=16&embed=8&key=8"');
 
-const spec = (iterations: number, rollout = "async { max_policy_lag: 1 }", extra = "", evaluation = "eval { every: 10, tasks: 2, k: [1] }") =>
-  countingExperiment({ name: "counting", seed: 5, rollout: `iterations: ${iterations}, ${rollout}`, evaluation, extra });
+const spec = (
+  iterations: number,
+  rollout = "async { max_policy_lag: 1 }",
+  extra = "",
+  evaluation = "eval { every: 10, tasks: 2, k: [1] }",
+) =>
+  countingExperiment({
+    name: "counting",
+    seed: 5,
+    rollout: `iterations: ${iterations}, ${rollout}`,
+    evaluation,
+    extra,
+  });
 
 const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
 
@@ -69,7 +81,15 @@ describe("asynchronous rollout", () => {
     // Timing never decides which weights generate: a second run is identical.
     const b = await run(plan!);
     expect(withoutTimes(b.readMetrics())).toEqual(withoutTimes(metrics));
-    const strip = (d: RunDirectory) => readBuffer(d.bufferPath).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.versions), Array.from(r.logprobs)]);
+    const strip = (d: RunDirectory) =>
+      readBuffer(d.bufferPath).records.map((r) => [
+        r.iteration,
+        r.group,
+        r.sample,
+        Array.from(r.ids),
+        Array.from(r.versions),
+        Array.from(r.logprobs),
+      ]);
     expect(strip(b)).toEqual(strip(a));
 
     // The synchronous run of the same spec samples every batch from the current policy.
@@ -84,10 +104,14 @@ describe("asynchronous rollout", () => {
     // keep that staleness (a recompute under the current weights would give ratio 1 again).
     // Off-policy sequence masking measures the same staleness (the brevity term gives the random
     // model's episodes different rewards, so some advantages are negative).
-    const knobs = 'mask { keep_sampling_mask: false, off_policy_sequence_threshold: 0.001 }\n  policy.sampling.top_p: 0.9\n  policy.sampling.max_new_tokens: 6\n  algorithm.optimizer.lr: 0.05\n  allow { top-p-without-keep-mask: "testing the recompute path" }\n  reward.brevity: -0.01 * episode.tokens';
+    const knobs =
+      'mask { keep_sampling_mask: false, off_policy_sequence_threshold: 0.001 }\n  policy.sampling.top_p: 0.9\n  policy.sampling.max_new_tokens: 6\n  algorithm.optimizer.lr: 0.05\n  allow { top-p-without-keep-mask: "testing the recompute path" }\n  reward.brevity: -0.01 * episode.tokens';
     const [asyncPlan] = compilePlans(smallTiny(spec(3, "async { max_policy_lag: 1 }", knobs)));
     const [syncPlan] = compilePlans(smallTiny(spec(2, "", knobs)));
-    const ratios = (d: RunDirectory) => d.readMetrics().map((m) => Math.max(Math.abs((m.ratio_min as number) - 1), Math.abs((m.ratio_max as number) - 1)));
+    const ratios = (d: RunDirectory) =>
+      d
+        .readMetrics()
+        .map((m) => Math.max(Math.abs((m.ratio_min as number) - 1), Math.abs((m.ratio_max as number) - 1)));
     const synchronous = await run(syncPlan!, embedded);
     const sync = ratios(synchronous);
     expect(synchronous.readMetrics().map((m) => m.off_policy_masked)).toEqual([0, 0]);
@@ -103,20 +127,44 @@ describe("asynchronous rollout", () => {
     // Stopped after iteration 2 (rollout 3 in flight, discarded), then resumed: the same run.
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-async-")), asyncPlan!);
     const stop = new AbortController();
-    const first = await executePlan({ plan: asyncPlan!, runDir, trainer: embedded, envs: envKinds, log: () => undefined, stop: stop.signal, progress: (p) => p.iteration === 2 && stop.abort() });
+    const first = await executePlan({
+      plan: asyncPlan!,
+      runDir,
+      trainer: embedded,
+      envs: envKinds,
+      log: () => undefined,
+      stop: stop.signal,
+      progress: (p) => p.iteration === 2 && stop.abort(),
+    });
     expect(first).toMatchObject({ iterations: 2, stopped: true });
     await executePlan({ plan: asyncPlan!, runDir, trainer: embedded, envs: envKinds, log: () => undefined });
     expect(withoutTimes(runDir.readMetrics())).toEqual(withoutTimes(reference.readMetrics()));
-    const strip = (d: RunDirectory) => readBuffer(d.bufferPath).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.versions), Array.from(r.logprobs)]);
+    const strip = (d: RunDirectory) =>
+      readBuffer(d.bufferPath).records.map((r) => [
+        r.iteration,
+        r.group,
+        r.sample,
+        Array.from(r.ids),
+        Array.from(r.versions),
+        Array.from(r.logprobs),
+      ]);
     expect(strip(runDir)).toEqual(strip(reference));
   });
 
   it("refuses a trainer without the behaviour-policy capability", async () => {
     const [plan] = compilePlans(spec(2));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-async-")), plan!);
-    const error = (await executePlan({ plan: plan!, runDir, trainer: { ...trainer, env: { DOUBLE_NO_BEHAVIOUR: "1" } }, envs: envKinds, log: () => undefined }).catch((e: unknown) => e)) as RunError;
+    const error = (await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: { ...trainer, env: { DOUBLE_NO_BEHAVIOUR: "1" } },
+      envs: envKinds,
+      log: () => undefined,
+    }).catch((e: unknown) => e)) as RunError;
     expect(error).toBeInstanceOf(RunError);
-    expect(error.message).toMatch(/rollout\.async needs a trainer that keeps a behaviour-policy snapshot.*'scripted-double'/);
+    expect(error.message).toMatch(
+      /rollout\.async needs a trainer that keeps a behaviour-policy snapshot.*'scripted-double'/,
+    );
   });
 
   it("stops with a located error, before any rollout, on a plan file that would drop every sample", async () => {
@@ -124,12 +172,30 @@ describe("asynchronous rollout", () => {
     // linter, so the limit is lowered in the plan itself.
     const [compiled] = compilePlans(spec(3, "async { max_policy_lag: 2 }", "algorithm.minibatches: 2"));
     const dir = mkdtempSync(path.join(tmpdir(), "arl-async-"));
-    const edited = { ...compiled!, rollout: { ...compiled!.rollout, async: { ...compiled!.rollout.async!, max_policy_lag: 1 } }, hash: "" };
+    const edited = {
+      ...compiled!,
+      rollout: { ...compiled!.rollout, async: { ...compiled!.rollout.async!, max_policy_lag: 1 } },
+      hash: "",
+    };
     const file = path.join(dir, "plan.json");
     writeFileSync(file, JSON.stringify({ ...edited, hash: planHash(edited) }));
-    const cli = await execa(process.execPath, [path.join(repo, "bin/arl.js"), "run", file, "--out", path.join(dir, "runs"), "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`], { reject: false });
+    const cli = await execa(
+      process.execPath,
+      [
+        path.join(repo, "bin/arl.js"),
+        "run",
+        file,
+        "--out",
+        path.join(dir, "runs"),
+        "--trainer-command",
+        `${process.execPath} ${scriptedTrainerScript}`,
+      ],
+      { reject: false },
+    );
     expect(cli.exitCode).toBe(1);
-    expect(cli.stderr).toContain("plan field rollout.async.max_policy_lag is 1, but with rollout pipelined one batch ahead every sample is 2 policy versions old");
+    expect(cli.stderr).toContain(
+      "plan field rollout.async.max_policy_lag is 1, but with rollout pipelined one batch ahead every sample is 2 policy versions old",
+    );
     expect(cli.stderr).toContain("Raise max_policy_lag to 2");
     expect(cli.stderr).not.toMatch(/\n\s+at /); // no stack trace
     const runs = path.join(dir, "runs", "counting", "default");
@@ -139,7 +205,12 @@ describe("asynchronous rollout", () => {
 
   it("after kill -9 mid-run (with cross-policy turns), --resume ends with metrics identical to an uninterrupted run", async () => {
     const iterations = 6;
-    const text = spec(iterations, 'async { max_policy_lag: 1 }, cross_policy { pool: ["scripted:skill=0.9"], probability: 0.3 }', "", "eval { every: 2, tasks: 4, k: [1, 2] }");
+    const text = spec(
+      iterations,
+      'async { max_policy_lag: 1 }, cross_policy { pool: ["scripted:skill=0.9"], probability: 0.3 }',
+      "",
+      "eval { every: 2, tasks: 4, k: [1, 2] }",
+    );
     const [plan] = compilePlans(text);
     const reference = await run(plan!);
 
@@ -157,7 +228,15 @@ describe("asynchronous rollout", () => {
     const after = RunDirectory.open(runDir);
     expect(withoutTimes(after.readMetrics())).toEqual(withoutTimes(reference.readMetrics()));
     expect(reference.readMetrics().some((m) => (m.cross_policy_turns as number) > 0)).toBe(true);
-    const strip = (d: RunDirectory) => readBuffer(d.bufferPath).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.versions), r.generators]);
+    const strip = (d: RunDirectory) =>
+      readBuffer(d.bufferPath).records.map((r) => [
+        r.iteration,
+        r.group,
+        r.sample,
+        Array.from(r.ids),
+        Array.from(r.versions),
+        r.generators,
+      ]);
     expect(strip(after)).toEqual(strip(reference));
     expect(readBuffer(after.bufferPath).partialBytes).toBe(0);
   });

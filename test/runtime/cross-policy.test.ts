@@ -74,14 +74,32 @@ describe("cross-policy turns", () => {
     // A pool turn that ran out of tokens has no end-of-turn token, like a sampled one.
     expect(Array.from(await replyIds(policy, "go north", [EOS], false))).toEqual(tok.encodeText("go north"));
     // A template that rewrites the generation prompt cannot place the turn: a clear error.
-    const unstable: Policy = { ...policy, encode: async (messages, prompt) => (prompt ? [Int32Array.from([9, 9])] : messages.map(() => Int32Array.from([1]))) };
+    const unstable: Policy = {
+      ...policy,
+      encode: async (messages, prompt) =>
+        prompt ? [Int32Array.from([9, 9])] : messages.map(() => Int32Array.from([1])),
+    };
     await expect(replyIds(unstable, "take key", [EOS], true)).rejects.toBeInstanceOf(ReplyEncodingError);
   });
 
   it("get zero loss mask and zero advantage on every path (both mask modes, group and GAE advantages)", () => {
     const { prompt, generated, observation, pool } = Role;
     // prompt | policy turn | observation | pool turn | observation | policy turn | pool turn (last)
-    const roles = Uint8Array.from([prompt, prompt, generated, generated, observation, pool, pool, pool, observation, generated, generated, pool, pool]);
+    const roles = Uint8Array.from([
+      prompt,
+      prompt,
+      generated,
+      generated,
+      observation,
+      pool,
+      pool,
+      pool,
+      observation,
+      generated,
+      generated,
+      pool,
+      pool,
+    ]);
     const isPool = (k: number) => roles[k] === pool;
     for (const mode of ["generated", "all"] as const) {
       const mask = lossMask(roles, mode);
@@ -105,7 +123,13 @@ describe("cross-policy turns", () => {
     expect(group.advantages[0]![2]).not.toBe(0);
 
     // GAE: the last (pool) turn's reward is credited to the policy's last token before it.
-    const gae: Plan = { ...grpo!, algorithm: { ...grpo!.algorithm, advantage: { ...grpo!.algorithm.advantage, estimator: "gae", normalize: "none", gamma: 1, lambda: 1 } } };
+    const gae: Plan = {
+      ...grpo!,
+      algorithm: {
+        ...grpo!.algorithm,
+        advantage: { ...grpo!.algorithm.advantage, estimator: "gae", normalize: "none", gamma: 1, lambda: 1 },
+      },
+    };
     const values = new Float32Array(roles.length);
     const critic = computeAdvantages(gae, [trajectory(1, values)]);
     const a = critic.advantages[0]!;
@@ -114,7 +138,13 @@ describe("cross-policy turns", () => {
     expect(a[3]).toBeCloseTo(1, 6); // ...and 0.25 (turn 2, a pool turn) reach the policy's tokens
 
     // The train_step request: pool tokens are never targets, the denominators count targets only.
-    const seq: TrainSequence = { ids: Int32Array.from(roles, (_, k) => 10 + k), roles, advantages: group.advantages[0]!, oldLogprobs: new Float32Array(roles.length), group: "g" };
+    const seq: TrainSequence = {
+      ids: Int32Array.from(roles, (_, k) => 10 + k),
+      roles,
+      advantages: group.advantages[0]!,
+      oldLogprobs: new Float32Array(roles.length),
+      group: "g",
+    };
     for (const mode of ["generated", "all"] as const) {
       const params = trainStepParams({ ...grpo!, mask: { ...grpo!.mask, loss: mode } }, [seq]);
       const mask = row(params.loss_mask, 0);
@@ -128,7 +158,13 @@ describe("cross-policy turns", () => {
 describe("cross-policy runs", () => {
   async function run(plan: Plan, env: Record<string, string> = {}): Promise<RunDirectory> {
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-cross-")), plan);
-    await executePlan({ plan, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript], env }, envs: envKinds, log: () => undefined });
+    await executePlan({
+      plan,
+      runDir,
+      trainer: { file: process.execPath, args: [scriptedTrainerScript], env },
+      envs: envKinds,
+      log: () => undefined,
+    });
     return runDir;
   }
 
@@ -153,11 +189,17 @@ describe("cross-policy runs", () => {
     expect(records.some((r) => r.generators.includes("policy"))).toBe(true);
     const metrics = runDir.readMetrics();
     expect(metrics.reduce((s, m) => s + (m.cross_policy_turns as number), 0)).toBe(poolTurns);
-    expect(JSON.parse(readFileSync(runDir.manifestPath, "utf8")).cross_policy).toMatchObject({ probability: 0.4, pool: [{ model: POOL, trainer: { name: "scripted-double" } }] });
+    expect(JSON.parse(readFileSync(runDir.manifestPath, "utf8")).cross_policy).toMatchObject({
+      probability: 0.4,
+      pool: [{ model: POOL, trainer: { name: "scripted-double" } }],
+    });
 
     // Every sequence the trainer trained on: targets exactly the policy's own tokens.
     const byIds = new Map(records.map((r) => [Array.from(r.ids).join(","), r]));
-    const steps = readFileSync(trainLog, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { ids: number[][]; loss_mask: number[][] });
+    const steps = readFileSync(trainLog, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { ids: number[][]; loss_mask: number[][] });
     expect(steps).toHaveLength(2);
     let maskedPool = 0;
     for (const step of steps) {
@@ -174,7 +216,15 @@ describe("cross-policy runs", () => {
 
     // The same seed, the same pool turns, tokens and metrics.
     const again = await run(plan!);
-    const strip = (d: RunDirectory) => readBuffer(d.bufferPath).records.map((r) => [r.iteration, r.group, r.sample, Array.from(r.ids), Array.from(r.roles), r.generators]);
+    const strip = (d: RunDirectory) =>
+      readBuffer(d.bufferPath).records.map((r) => [
+        r.iteration,
+        r.group,
+        r.sample,
+        Array.from(r.ids),
+        Array.from(r.roles),
+        r.generators,
+      ]);
     expect(strip(again)).toEqual(strip(runDir));
     const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _t, ...rest }) => rest);
     expect(withoutTimes(again.readMetrics())).toEqual(withoutTimes(metrics));
@@ -183,12 +233,21 @@ describe("cross-policy runs", () => {
   it("runs with the embedded trainer: a differently seeded builtin:tiny writes pool turns in the policy's tokens", async () => {
     // A small embedded model for the policy and the pool: its shape is part of the model's name.
     const small = "builtin:tiny?hidden=16&embed=8&key=8";
-    const [plan] = compilePlans(spec([small], 0.5, "policy.sampling.max_new_tokens: 8\n  rollout.iterations: 1").replace('model: "builtin:tiny"', `model: "${small}"`));
+    const [plan] = compilePlans(
+      spec([small], 0.5, "policy.sampling.max_new_tokens: 8\n  rollout.iterations: 1").replace(
+        'model: "builtin:tiny"',
+        `model: "${small}"`,
+      ),
+    );
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-cross-")), plan!);
     const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")] };
     await executePlan({ plan: plan!, runDir, trainer: embedded, envs: envKinds, log: () => undefined });
     const { records } = readBuffer(runDir.bufferPath);
-    const pools = records.flatMap((r) => turnSpans(r).filter((s) => s.role === Role.pool).map((s) => Array.from(r.ids.subarray(s.from, s.to))));
+    const pools = records.flatMap((r) =>
+      turnSpans(r)
+        .filter((s) => s.role === Role.pool)
+        .map((s) => Array.from(r.ids.subarray(s.from, s.to))),
+    );
     expect(pools.length).toBeGreaterThan(0);
     // Each ended pool turn closes with the policy's end-of-turn token, as a sampled turn does.
     expect(pools.filter((ids) => ids[ids.length - 1] === EOS).length).toBeGreaterThan(0);
@@ -198,9 +257,17 @@ describe("cross-policy runs", () => {
   it("reports a pool model's trainer that dies, naming the model, with its stderr", async () => {
     const [plan] = compilePlans(spec(["scripted:crash-on-generate"], 1));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-cross-")), plan!);
-    const error = (await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined }).catch((e: unknown) => e)) as RunError;
+    const error = (await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+      envs: envKinds,
+      log: () => undefined,
+    }).catch((e: unknown) => e)) as RunError;
     expect(error).toBeInstanceOf(RunError);
-    expect(error.message).toMatch(/cross-policy pool model 'scripted:crash-on-generate': the trainer process exited with status 4/);
+    expect(error.message).toMatch(
+      /cross-policy pool model 'scripted:crash-on-generate': the trainer process exited with status 4/,
+    );
     expect(error.stderrTail).toContain("double: pool model lost its GPU (simulated)");
   });
 
@@ -208,8 +275,16 @@ describe("cross-policy runs", () => {
     const [plan] = compilePlans(spec(["hf:no/such-model"], 0.5));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-cross-")), plan!);
     const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")] };
-    const error = (await executePlan({ plan: plan!, runDir, trainer: embedded, envs: envKinds, log: () => undefined }).catch((e: unknown) => e)) as RunError;
+    const error = (await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: embedded,
+      envs: envKinds,
+      log: () => undefined,
+    }).catch((e: unknown) => e)) as RunError;
     expect(error).toBeInstanceOf(RunError);
-    expect(error.message).toContain("cross-policy pool model 'hf:no/such-model': trainer configure failed (unsupported): the embedded trainer serves only 'builtin:tiny' (optionally");
+    expect(error.message).toContain(
+      "cross-policy pool model 'hf:no/such-model': trainer configure failed (unsupported): the embedded trainer serves only 'builtin:tiny' (optionally",
+    );
   });
 });

@@ -21,7 +21,10 @@ import { configureTrainer, planVocabulary } from "../../src/runtime/run/provisio
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { compilePlans, counterSubprocessEnv } from "../helpers/plans.js";
 
-const embedded = { file: process.execPath, args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))] };
+const embedded = {
+  file: process.execPath,
+  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
+};
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 
 /** Three trainer processes (the run's and each server's) on 2 shared cores. */
@@ -52,7 +55,12 @@ interface Manifest {
   engine: { engine: string; servers: { url: string; pid: number; log: string }[] };
 }
 
-async function engineRun(engine: "vllm" | "sglang", iterations: number, servers: number, o: { readonly killFirstAfter?: number; readonly rollout?: string } = {}) {
+async function engineRun(
+  engine: "vllm" | "sglang",
+  iterations: number,
+  servers: number,
+  o: { readonly killFirstAfter?: number; readonly rollout?: string } = {},
+) {
   const { killFirstAfter } = o;
   const [plan] = compilePlans(spec(engine, iterations, servers, o.rollout));
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-engine-run-")), plan!);
@@ -74,11 +82,23 @@ async function engineRun(engine: "vllm" | "sglang", iterations: number, servers:
       killGroup(manifest().engine.servers[0]!.pid, "SIGKILL");
     },
   });
-  return { plan: plan!, runDir, logs, summary, manifest: manifest(), lines: runDir.readMetrics() as unknown as EngineLine[] };
+  return {
+    plan: plan!,
+    runDir,
+    logs,
+    summary,
+    manifest: manifest(),
+    lines: runDir.readMetrics() as unknown as EngineLine[],
+  };
 }
 
 /** The buffer's log-probs of `iteration`'s generated tokens against those of the weights in `weights`, by a trainer that loads them. */
-async function recomputed(runDir: RunDirectory, plan: ReturnType<typeof compilePlans>[number], iteration: number, weights: string) {
+async function recomputed(
+  runDir: RunDirectory,
+  plan: ReturnType<typeof compilePlans>[number],
+  iteration: number,
+  weights: string,
+) {
   const records = readBuffer(runDir.bufferPath).records.filter((r) => r.iteration === iteration);
   const trainer = await TrainerClient.start(embedded, arlVersion());
   try {
@@ -86,11 +106,23 @@ async function recomputed(runDir: RunDirectory, plan: ReturnType<typeof compileP
     await trainer.request("load", { path: weights });
     const mask = records.map((r) => Uint8Array.from(r.roles, (role, k) => (k > 0 && role === Role.generated ? 1 : 0)));
     const s = plan.policy.sampling;
-    const { logprobs } = await trainer.request("logprobs", { ids: ragged(records.map((r) => r.ids), Int32Array), policy: "current", sampling: { temperature: s.temperature, top_p: s.top_p, top_k: s.top_k }, mask: ragged(mask, Uint8Array) });
+    const { logprobs } = await trainer.request("logprobs", {
+      ids: ragged(
+        records.map((r) => r.ids),
+        Int32Array,
+      ),
+      policy: "current",
+      sampling: { temperature: s.temperature, top_p: s.top_p, top_k: s.top_k },
+      mask: ragged(mask, Uint8Array),
+    });
     return records.map((r, i) => {
       const m = mask[i]!;
       const own = row(logprobs, i);
-      return { sampled: Array.from(r.logprobs).filter((_, k) => m[k] === 1), trainer: Array.from(own).filter((_, k) => m[k] === 1), versions: new Set(Array.from(r.versions).filter((_, k) => m[k] === 1)) };
+      return {
+        sampled: Array.from(r.logprobs).filter((_, k) => m[k] === 1),
+        trainer: Array.from(own).filter((_, k) => m[k] === 1),
+        versions: new Set(Array.from(r.versions).filter((_, k) => m[k] === 1)),
+      };
     });
   } finally {
     await trainer.shutdown();
@@ -98,51 +130,79 @@ async function recomputed(runDir: RunDirectory, plan: ReturnType<typeof compileP
 }
 
 describe("a run sampling through inference servers", () => {
-  it("vllm: generates on the servers, syncs them to every version, and retries elsewhere when one is killed", async () => {
-    const { plan, runDir, logs, summary, manifest, lines } = await engineRun("vllm", 2, 2, { killFirstAfter: 1 });
-    expect(summary.iterations).toBe(2);
-    expect(logs.find((l) => l.startsWith("vllm: launched 2 inference servers"))).toMatch(/http:\/\/127\.0\.0\.1:\d+ \(pid \d+, GPUs 0, log server-0\.log\), http:\/\/127\.0\.0\.1:\d+ \(pid \d+, GPUs 1, log server-1\.log\)/);
-    expect(manifest.run_options.engine_command).toContain("serve {plan} --api vllm --port {port}");
-    const records = readBuffer(runDir.bufferPath).records;
-    const turns = (it: number) => records.filter((r) => r.iteration === it).reduce((s, r) => s + r.turns, 0);
-    // Every generation of iteration 1 went to the servers (no evaluation in it); the servers
-    // serve the version of each update when its line is written.
-    expect(lines[0]!.engine).toMatchObject({ requests: turns(1), retries: 0, failed_servers: 0, version: lines[0]!.policy_version });
-    expect(lines[1]!.engine.version).toBe(lines[1]!.policy_version);
-    // Iteration 2 was sampled by the version iteration 1 synced; its log-probs are those weights' own.
-    const synced = lines[0]!.engine.version;
-    const tokens = await recomputed(runDir, plan, 2, path.join(runDir.dir, "engine-weights", `v${synced}`));
-    for (const t of tokens) {
-      expect([...t.versions]).toEqual([synced]);
-      t.sampled.forEach((lp, k) => expect(lp).toBeCloseTo(t.trainer[k]!, 4));
-    }
-    expect(tokens.flatMap((t) => t.sampled).length).toBeGreaterThan(0);
-    // Server 0, killed after iteration 1's commit: taken out, its requests retried on server 1.
-    expect(lines[1]!.engine.failed_servers).toBe(1);
-    expect(lines[1]!.engine.retries).toBeGreaterThan(0);
-    expect(lines[1]!.engine.requests).toBeGreaterThanOrEqual(turns(2));
-    expect(logs.join("\n")).toMatch(/inference server 0 \(http:\/\/127\.0\.0\.1:\d+\) taken out: POST \/v1\/completions: .*; then its health check failed: GET \/health: fetch failed \(ECONNREFUSED\)/);
-    // The two newest versions' weights stay; the servers' logs are in the run directory.
-    expect(readdirSync(path.join(runDir.dir, "engine-weights")).sort()).toEqual([`v${synced}`, `v${lines[1]!.policy_version}`].sort());
-    // Each holds the policy's weights alone (save's policy_only): no optimizer, critic or
-    // reference file for an engine to read as the model's.
-    expect(readdirSync(path.join(runDir.dir, "engine-weights", `v${synced}`)).sort()).toEqual(["model.safetensors", "trainer.json"]);
-    expect(readFileSync(path.join(runDir.dir, manifest.engine.servers[1]!.log), "utf8")).toContain("arl serve: listening on");
-  }, E2E_TIMEOUT_MS);
+  it(
+    "vllm: generates on the servers, syncs them to every version, and retries elsewhere when one is killed",
+    async () => {
+      const { plan, runDir, logs, summary, manifest, lines } = await engineRun("vllm", 2, 2, { killFirstAfter: 1 });
+      expect(summary.iterations).toBe(2);
+      expect(logs.find((l) => l.startsWith("vllm: launched 2 inference servers"))).toMatch(
+        /http:\/\/127\.0\.0\.1:\d+ \(pid \d+, GPUs 0, log server-0\.log\), http:\/\/127\.0\.0\.1:\d+ \(pid \d+, GPUs 1, log server-1\.log\)/,
+      );
+      expect(manifest.run_options.engine_command).toContain("serve {plan} --api vllm --port {port}");
+      const records = readBuffer(runDir.bufferPath).records;
+      const turns = (it: number) => records.filter((r) => r.iteration === it).reduce((s, r) => s + r.turns, 0);
+      // Every generation of iteration 1 went to the servers (no evaluation in it); the servers
+      // serve the version of each update when its line is written.
+      expect(lines[0]!.engine).toMatchObject({
+        requests: turns(1),
+        retries: 0,
+        failed_servers: 0,
+        version: lines[0]!.policy_version,
+      });
+      expect(lines[1]!.engine.version).toBe(lines[1]!.policy_version);
+      // Iteration 2 was sampled by the version iteration 1 synced; its log-probs are those weights' own.
+      const synced = lines[0]!.engine.version;
+      const tokens = await recomputed(runDir, plan, 2, path.join(runDir.dir, "engine-weights", `v${synced}`));
+      for (const t of tokens) {
+        expect([...t.versions]).toEqual([synced]);
+        t.sampled.forEach((lp, k) => expect(lp).toBeCloseTo(t.trainer[k]!, 4));
+      }
+      expect(tokens.flatMap((t) => t.sampled).length).toBeGreaterThan(0);
+      // Server 0, killed after iteration 1's commit: taken out, its requests retried on server 1.
+      expect(lines[1]!.engine.failed_servers).toBe(1);
+      expect(lines[1]!.engine.retries).toBeGreaterThan(0);
+      expect(lines[1]!.engine.requests).toBeGreaterThanOrEqual(turns(2));
+      expect(logs.join("\n")).toMatch(
+        /inference server 0 \(http:\/\/127\.0\.0\.1:\d+\) taken out: POST \/v1\/completions: .*; then its health check failed: GET \/health: fetch failed \(ECONNREFUSED\)/,
+      );
+      // The two newest versions' weights stay; the servers' logs are in the run directory.
+      expect(readdirSync(path.join(runDir.dir, "engine-weights")).sort()).toEqual(
+        [`v${synced}`, `v${lines[1]!.policy_version}`].sort(),
+      );
+      // Each holds the policy's weights alone (save's policy_only): no optimizer, critic or
+      // reference file for an engine to read as the model's.
+      expect(readdirSync(path.join(runDir.dir, "engine-weights", `v${synced}`)).sort()).toEqual([
+        "model.safetensors",
+        "trainer.json",
+      ]);
+      expect(readFileSync(path.join(runDir.dir, manifest.engine.servers[1]!.log), "utf8")).toContain(
+        "arl serve: listening on",
+      );
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it("sglang, asynchronous rollout: the servers keep serving version t while update t runs, and the lag bound holds", async () => {
-    const { runDir, summary, lines } = await engineRun("sglang", 2, 1, { rollout: ", async { max_policy_lag: 1 }" });
-    expect(summary.iterations).toBe(2);
-    const [first, second] = lines as unknown as (EngineLine & { policy_lag: number; lag_drops: number })[];
-    // Iteration 2's batch was sampled during update 1, by the version before it, which the
-    // servers still served when line 1 was written.
-    expect(first!.policy_version).toBe(1);
-    expect(first!.engine).toMatchObject({ retries: 0, failed_servers: 0, version: 0 });
-    const sampledBy = new Set(readBuffer(runDir.bufferPath).records.filter((r) => r.iteration === 2).flatMap((r) => Array.from(r.versions).filter((v) => v >= 0)));
-    expect([...sampledBy]).toEqual([0]);
-    expect([second!.policy_lag, second!.lag_drops]).toEqual([1, 0]);
-    // The final evaluation is of the last update's weights: the servers took them first.
-    expect(second!.engine.version).toBe(second!.policy_version);
-    expect(second!.engine.requests).toBeGreaterThan(0);
-  }, E2E_TIMEOUT_MS);
+  it(
+    "sglang, asynchronous rollout: the servers keep serving version t while update t runs, and the lag bound holds",
+    async () => {
+      const { runDir, summary, lines } = await engineRun("sglang", 2, 1, { rollout: ", async { max_policy_lag: 1 }" });
+      expect(summary.iterations).toBe(2);
+      const [first, second] = lines as unknown as (EngineLine & { policy_lag: number; lag_drops: number })[];
+      // Iteration 2's batch was sampled during update 1, by the version before it, which the
+      // servers still served when line 1 was written.
+      expect(first!.policy_version).toBe(1);
+      expect(first!.engine).toMatchObject({ retries: 0, failed_servers: 0, version: 0 });
+      const sampledBy = new Set(
+        readBuffer(runDir.bufferPath)
+          .records.filter((r) => r.iteration === 2)
+          .flatMap((r) => Array.from(r.versions).filter((v) => v >= 0)),
+      );
+      expect([...sampledBy]).toEqual([0]);
+      expect([second!.policy_lag, second!.lag_drops]).toEqual([1, 0]);
+      // The final evaluation is of the last update's weights: the servers took them first.
+      expect(second!.engine.version).toBe(second!.policy_version);
+      expect(second!.engine.requests).toBeGreaterThan(0);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });

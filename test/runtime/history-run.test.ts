@@ -17,13 +17,22 @@ const repo = fileURLToPath(new URL("../..", import.meta.url));
 const embedded = { file: process.execPath, args: [path.join(repo, "dist", "trainer", "embedded", "main.js")] };
 
 function plan(history: "exact" | "rerender"): Plan {
-  const spec = countingExperiment({ name: "history", seed: 4, rollout: "iterations: 2", evaluation: "eval { every: 10, tasks: 2, k: [1] }", extra: "policy.sampling.max_new_tokens: 6" })
+  const spec = countingExperiment({
+    name: "history",
+    seed: 4,
+    rollout: "iterations: 2",
+    evaluation: "eval { every: 10, tasks: 2, k: [1] }",
+    extra: "policy.sampling.max_new_tokens: 6",
+  })
     .replace('model: "builtin:tiny"', 'model: "builtin:tiny?hidden=16&embed=8&key=8"')
     .replace("harness { max_turns: 4 }", `harness { max_turns: 4, context { history: ${history} } }`);
   return compilePlans(spec)[0]!;
 }
 
-async function run(p: Plan, trainer: typeof embedded & { env?: Record<string, string> } = embedded): Promise<{ runDir: RunDirectory; logs: string[] }> {
+async function run(
+  p: Plan,
+  trainer: typeof embedded & { env?: Record<string, string> } = embedded,
+): Promise<{ runDir: RunDirectory; logs: string[] }> {
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-history-")), p);
   const logs: string[] = [];
   await executePlan({ plan: p, runDir, trainer, envs: envKinds, log: (l) => logs.push(l) });
@@ -71,11 +80,27 @@ describe("harness.context history with the embedded trainer", () => {
   }, 120_000);
 
   it("notes at run start when the trainer's template is not prefix-preserving and the history is exact", async () => {
-    const rewriting = { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_TEMPLATE: JSON.stringify({ prefix_preserving: false, renders_tools: false, tool_call_format: "hermes", tool_role: "tool" }) } };
+    const rewriting = {
+      file: process.execPath,
+      args: [scriptedTrainerScript],
+      env: {
+        DOUBLE_TEMPLATE: JSON.stringify({
+          prefix_preserving: false,
+          renders_tools: false,
+          tool_call_format: "hermes",
+          tool_role: "tool",
+        }),
+      },
+    };
     const exact = await run({ ...plan("exact"), rollout: { ...plan("exact").rollout, iterations: 1 } }, rewriting);
     expect(exact.logs.filter((l) => l.includes("is not prefix-preserving"))).toHaveLength(1);
-    expect(exact.logs.find((l) => l.includes("is not prefix-preserving"))).toContain("history: rerender trains on the re-rendered contexts");
-    const rerender = await run({ ...plan("rerender"), rollout: { ...plan("rerender").rollout, iterations: 1 } }, rewriting);
+    expect(exact.logs.find((l) => l.includes("is not prefix-preserving"))).toContain(
+      "history: rerender trains on the re-rendered contexts",
+    );
+    const rerender = await run(
+      { ...plan("rerender"), rollout: { ...plan("rerender").rollout, iterations: 1 } },
+      rewriting,
+    );
     expect(rerender.logs.some((l) => l.includes("is not prefix-preserving"))).toBe(false);
   });
 
@@ -84,7 +109,9 @@ describe("harness.context history with the embedded trainer", () => {
     const { runDir } = await run({ ...plan("exact"), rollout: { ...plan("exact").rollout, iterations: 1 } }, stopping);
     // The double ends each turn with the last stop id it was sent: 7 only if the runtime sent configure's list.
     for (const r of readBuffer(runDir.bufferPath).records) {
-      const ends = [...r.roles].flatMap((role, k) => (role === Role.generated && r.roles[k + 1] !== Role.generated ? [r.ids[k]] : []));
+      const ends = [...r.roles].flatMap((role, k) =>
+        role === Role.generated && r.roles[k + 1] !== Role.generated ? [r.ids[k]] : [],
+      );
       expect(ends.length).toBeGreaterThan(0);
       expect(new Set(ends)).toEqual(new Set([7]));
     }

@@ -26,15 +26,28 @@ class TemplatePolicy implements Policy {
   private turn = 0;
   constructor(private readonly turns: readonly string[]) {}
 
-  async encode(messages: readonly Message[], addGenerationPrompt: boolean, options: EncodeOptions = {}): Promise<Int32Array[]> {
+  async encode(
+    messages: readonly Message[],
+    addGenerationPrompt: boolean,
+    options: EncodeOptions = {},
+  ): Promise<Int32Array[]> {
     this.encodes.push({ messages: messages.map((m) => ({ ...m })), options });
     const rows = messages.map((m, i) => {
       const head = m.role === "assistant" ? [] : [MARK[m.role]];
       const content = m.role === "assistant" ? m.content.replace(/<think>[\s\S]*?<\/think>/g, "") : m.content;
-      const calls = (m.tool_calls ?? []).flatMap((c) => [MARK.call, ...chars(`${c.name}${JSON.stringify(c.arguments)}`)]);
+      const calls = (m.tool_calls ?? []).flatMap((c) => [
+        MARK.call,
+        ...chars(`${c.name}${JSON.stringify(c.arguments)}`),
+      ]);
       const next = messages[i + 1];
       const prompt = next?.role === "assistant" || (!next && addGenerationPrompt) ? [MARK.assistant] : [];
-      const tools = i === 0 && options.tools ? [MARK.tools, ...chars(options.tools.map((t) => (t as { function: { name: string } }).function.name).join(","))] : [];
+      const tools =
+        i === 0 && options.tools
+          ? [
+              MARK.tools,
+              ...chars(options.tools.map((t) => (t as { function: { name: string } }).function.name).join(",")),
+            ]
+          : [];
       return Int32Array.from([...tools, ...head, ...chars(content), ...calls, MARK.end, ...prompt]);
     });
     return rows.slice(options.context ?? 0);
@@ -53,14 +66,32 @@ class TemplatePolicy implements Policy {
 }
 
 const hermes = (name: string) => `<tool_call>{"name": "${name}", "arguments": {}}</tool_call>`;
-const template = (t: Partial<ChatTemplateInfo> = {}): ChatTemplateInfo => ({ prefix_preserving: false, renders_tools: false, tool_call_format: "hermes", tool_role: "tool", ...t });
+const template = (t: Partial<ChatTemplateInfo> = {}): ChatTemplateInfo => ({
+  prefix_preserving: false,
+  renders_tools: false,
+  tool_call_format: "hermes",
+  tool_role: "tool",
+  ...t,
+});
 
 function plan(history: "exact" | "rerender"): Plan {
-  return compilePlans(counterSpec(`harness { max_turns: 4, system_prompt: "Count.", context { history: ${history} } }`))[0]!;
+  return compilePlans(
+    counterSpec(`harness { max_turns: 4, system_prompt: "Count.", context { history: ${history} } }`),
+  )[0]!;
 }
 
 async function play(p: Plan, policy: TemplatePolicy, goal: number, t: ChatTemplateInfo = template()): Promise<Episode> {
-  return runEpisode({ plan: p, envName: "counter", env: new CounterEnv({ goal }), policy, tools: p.tools, validator: new ToolCallValidator(), stopIds: [MARK.end], seed: (n) => n, template: t });
+  return runEpisode({
+    plan: p,
+    envName: "counter",
+    env: new CounterEnv({ goal }),
+    policy,
+    tools: p.tools,
+    validator: new ToolCallValidator(),
+    stopIds: [MARK.end],
+    seed: (n) => n,
+    template: t,
+  });
 }
 
 const turns = [`<think>first</think>${hermes("step")}`, `<think>second</think>${hermes("step")}`];
@@ -74,7 +105,11 @@ describe("history exact", () => {
     const obs = policy.encodes[1]!;
     expect(obs.options.context).toBe(3);
     expect(obs.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
-    expect(obs.messages[2]).toEqual({ role: "assistant", content: "<think>first</think>", tool_calls: [{ name: "step", arguments: {} }] });
+    expect(obs.messages[2]).toEqual({
+      role: "assistant",
+      content: "<think>first</think>",
+      tool_calls: [{ name: "step", arguments: {} }],
+    });
     // The second prompt extends the first with the generated ids as sampled (<think> kept).
     const [first, second] = policy.prompts;
     expect(Array.from(second!.subarray(0, first!.length))).toEqual(Array.from(first!));
@@ -93,7 +128,9 @@ describe("history exact", () => {
     const rendered = new TemplatePolicy(turns);
     await play(plan("exact"), rendered, 1, template({ renders_tools: true }));
     expect(rendered.encodes[0]!.messages[0]).toEqual({ role: "system", content: "Count." });
-    expect((rendered.encodes[0]!.options.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(["step", "write"]);
+    expect(
+      (rendered.encodes[0]!.options.tools as { function: { name: string } }[]).map((t) => t.function.name),
+    ).toEqual(["step", "write"]);
   });
 
   it("reads calls in the template's format, and a malformed one is a counted error observation", async () => {
@@ -108,12 +145,17 @@ describe("history exact", () => {
     expect(ep.episode).toMatchObject({ tool_calls: 1, invalid_calls: 3, truncated: true });
   });
   it("reads DeepSeek-V3 call blocks, keeping the text before the block as the turn's content", async () => {
-    const block = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>step\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    const block =
+      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>step\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
     const policy = new TemplatePolicy([`One step. ${block}`]);
     const ep = await play(plan("exact"), policy, 2, template({ tool_call_format: "deepseek_v3" }));
     expect(ep.episode).toMatchObject({ tool_calls: 2, invalid_calls: 0, terminated: true });
     expect(ep.toolCalls[0]).toMatchObject({ name: "step", valid: true });
-    expect(policy.encodes[1]!.messages[2]).toEqual({ role: "assistant", content: "One step.", tool_calls: [{ name: "step", arguments: {} }] });
+    expect(policy.encodes[1]!.messages[2]).toEqual({
+      role: "assistant",
+      content: "One step.",
+      tool_calls: [{ name: "step", arguments: {} }],
+    });
   });
 });
 
@@ -150,8 +192,21 @@ describe("history rerender", () => {
 describe("step-wise advantages", () => {
   /** A call's sequence: `prompt` context tokens, then `generated` sampled ones. */
   const call = (prompt: number, generated: number, values?: number[]): ScoredTrajectory => {
-    const roles = Uint8Array.from([...Array<number>(prompt).fill(Role.prompt), ...Array<number>(generated).fill(Role.generated)]);
-    return { group: "g", env: "counter", roles, reward: 0, perTurn: [], turnEnds: [roles.length - 1], end: "finished", oldLogprobs: new Float32Array(roles.length), ...(values ? { values: Float32Array.from(values) } : {}) };
+    const roles = Uint8Array.from([
+      ...Array<number>(prompt).fill(Role.prompt),
+      ...Array<number>(generated).fill(Role.generated),
+    ]);
+    return {
+      group: "g",
+      env: "counter",
+      roles,
+      reward: 0,
+      perTurn: [],
+      turnEnds: [roles.length - 1],
+      end: "finished",
+      oldLogprobs: new Float32Array(roles.length),
+      ...(values ? { values: Float32Array.from(values) } : {}),
+    };
   };
 
   const withAdvantage = (advantage: Partial<Plan["algorithm"]["advantage"]>): Plan => {
@@ -162,8 +217,25 @@ describe("step-wise advantages", () => {
   it("gives every call of an episode the episode's group advantage, with the baseline over episodes", () => {
     const p = withAdvantage({ estimator: "group", baseline: "leave_one_out", normalize: "none" });
     const episodes = [
-      { group: "1:0", env: "counter", reward: 1, perTurn: [0, 1], end: "finished" as const, steps: [{ turn: 0, scored: call(3, 2) }, { turn: 1, scored: call(5, 2) }] },
-      { group: "1:0", env: "counter", reward: 0, perTurn: [0], end: "finished" as const, steps: [{ turn: 0, scored: call(3, 4) }] },
+      {
+        group: "1:0",
+        env: "counter",
+        reward: 1,
+        perTurn: [0, 1],
+        end: "finished" as const,
+        steps: [
+          { turn: 0, scored: call(3, 2) },
+          { turn: 1, scored: call(5, 2) },
+        ],
+      },
+      {
+        group: "1:0",
+        env: "counter",
+        reward: 0,
+        perTurn: [0],
+        end: "finished" as const,
+        steps: [{ turn: 0, scored: call(3, 4) }],
+      },
     ];
     const result = computeStepwiseAdvantages(p, episodes);
     expect(result.advantages.map((a) => Array.from(a))).toEqual([
@@ -180,9 +252,21 @@ describe("step-wise advantages", () => {
       { turn: 0, scored: call(2, 2, [0, 0, 0.5, 0.25]) },
       { turn: 1, scored: call(3, 1, [0, 0, 0, 0.75]) },
     ];
-    const result = computeStepwiseAdvantages(p, [{ group: "1:0", env: "counter", reward: 1, perTurn: [0.5, 0.5], end: "finished", steps }]);
+    const result = computeStepwiseAdvantages(p, [
+      { group: "1:0", env: "counter", reward: 1, perTurn: [0.5, 0.5], end: "finished", steps },
+    ]);
     // The same as one trajectory of those generated tokens with those values.
-    const whole: ScoredTrajectory = { group: "1:0", env: "counter", roles: Uint8Array.from([Role.prompt, 2, 2, 2]), reward: 1, perTurn: [0.5, 0.5], turnEnds: [2, 3], end: "finished", oldLogprobs: new Float32Array(4), values: Float32Array.from([0, 0.5, 0.25, 0.75]) };
+    const whole: ScoredTrajectory = {
+      group: "1:0",
+      env: "counter",
+      roles: Uint8Array.from([Role.prompt, 2, 2, 2]),
+      reward: 1,
+      perTurn: [0.5, 0.5],
+      turnEnds: [2, 3],
+      end: "finished",
+      oldLogprobs: new Float32Array(4),
+      values: Float32Array.from([0, 0.5, 0.25, 0.75]),
+    };
     const reference = computeAdvantages(p, [whole]);
     expect(Array.from(result.advantages[0]!)).toEqual([0, 0, ...Array.from(reference.advantages[0]!.subarray(1, 3))]);
     expect(Array.from(result.advantages[1]!)).toEqual([0, 0, 0, reference.advantages[0]![3]]);
@@ -192,7 +276,9 @@ describe("step-wise advantages", () => {
     const p = withAdvantage({ estimator: "gae", normalize: "none", gamma: 1, lambda: 1, task_norm: false });
     // Turn 0 is a pool turn (no sample; its reward reaches no policy token), turn 1 the policy's, turn 2 a pool turn again.
     const steps = [{ turn: 1, scored: call(4, 2, [0, 0, 0, 0, 0, 0]) }];
-    const result = computeStepwiseAdvantages(p, [{ group: "1:0", env: "counter", reward: 3.5, perTurn: [0.5, 1, 2], end: "finished", steps }]);
+    const result = computeStepwiseAdvantages(p, [
+      { group: "1:0", env: "counter", reward: 3.5, perTurn: [0.5, 1, 2], end: "finished", steps },
+    ]);
     // With zero values and gamma = lambda = 1 each token's advantage is the reward still to come.
     expect(Array.from(result.advantages[0]!)).toEqual([0, 0, 0, 0, 3, 3]);
   });

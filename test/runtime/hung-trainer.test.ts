@@ -16,7 +16,8 @@ import { trainerDeadlines } from "../../src/trainer/launch.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
-const spec = (rollout: string) => countingExperiment({ name: "counting", seed: 3, rollout, evaluation: "eval { every: 10, tasks: 2, k: [1] }" });
+const spec = (rollout: string) =>
+  countingExperiment({ name: "counting", seed: 3, rollout, evaluation: "eval { every: 10, tasks: 2, k: [1] }" });
 
 describe("a hung trainer", () => {
   it("gets deadlines scaled by the training batch, or the --trainer-timeout for every request", () => {
@@ -37,7 +38,10 @@ describe("a hung trainer", () => {
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-hung-")), plan!);
     const pidFile = path.join(runDir.dir, "..", "trainer.pid");
     // The trainer writes its pid, so that the test stops this trainer and no other process.
-    const trainer = { file: "/bin/sh", args: ["-c", `echo $$ > '${pidFile}'; exec '${process.execPath}' '${scriptedTrainerScript}'`] };
+    const trainer = {
+      file: "/bin/sh",
+      args: ["-c", `echo $$ > '${pidFile}'; exec '${process.execPath}' '${scriptedTrainerScript}'`],
+    };
     const begun = Date.now();
     const error = (await executePlan({
       plan: plan!,
@@ -54,9 +58,17 @@ describe("a hung trainer", () => {
     expect(error.message).toMatch(/did not answer '\w+' within 3 s/);
     expect(Date.now() - begun).toBeLessThan(120_000);
     expect(runDir.readState().iteration).toBe(1);
-    expect(JSON.parse(readFileSync(runDir.manifestPath, "utf8"))).toMatchObject({ run_options: { trainer_timeout_s: 3 } });
+    expect(JSON.parse(readFileSync(runDir.manifestPath, "utf8"))).toMatchObject({
+      run_options: { trainer_timeout_s: 3 },
+    });
 
-    const resumed = await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined });
+    const resumed = await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+      envs: envKinds,
+      log: () => undefined,
+    });
     expect(resumed.iterations).toBe(2);
     expect(runDir.readMetrics().map((m) => m.iteration)).toEqual([1, 2]);
   });
@@ -64,16 +76,28 @@ describe("a hung trainer", () => {
 
 describe("a hung env", () => {
   it("ends each episode at the env's timeout_s as an env error, and the iteration's line says what the env did not answer", async () => {
-    const [plan] = compilePlans(spec("iterations: 1, tasks_per_batch: 1").replace("tasks_per_batch: 3, ", "").replace("tasks: 30", "tasks: 30\n    timeout_s: 1"));
+    const [plan] = compilePlans(
+      spec("iterations: 1, tasks_per_batch: 1")
+        .replace("tasks_per_batch: 3, ", "")
+        .replace("tasks: 30", "tasks: 30\n    timeout_s: 1"),
+    );
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-hung-env-")), plan!);
     const logs: string[] = [];
     process.env.HANG_ON_STEP = "1";
     try {
-      await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: (l) => logs.push(l) });
+      await executePlan({
+        plan: plan!,
+        runDir,
+        trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+        envs: envKinds,
+        log: (l) => logs.push(l),
+      });
     } finally {
       delete process.env.HANG_ON_STEP;
     }
-    expect(logs.find((l) => l.startsWith("iteration 1/1: success"))).toMatch(/4 env errors \(first: env process did not answer '(step|reset)' within 1 s\)/);
+    expect(logs.find((l) => l.startsWith("iteration 1/1: success"))).toMatch(
+      /4 env errors \(first: env process did not answer '(step|reset)' within 1 s\)/,
+    );
     // 'reset' only where starting the env process alone took the second (a loaded machine).
     expect(runDir.readMetrics()[0]).toMatchObject({ env_errors: 4 });
   }, 60_000);
@@ -82,8 +106,15 @@ describe("a hung env", () => {
 describe("a run on a huge batch", () => {
   it("shows progress within its first iteration and stops at once on SIGTERM, leaving a resumable directory", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-huge-"));
-    writeFileSync(path.join(dir, "huge.arl"), spec("iterations: 2, tasks_per_batch: 60000").replace("tasks_per_batch: 3, ", ""));
-    const child = execa(process.execPath, [arl, "run", "huge.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`], { cwd: dir, reject: false });
+    writeFileSync(
+      path.join(dir, "huge.arl"),
+      spec("iterations: 2, tasks_per_batch: 60000").replace("tasks_per_batch: 3, ", ""),
+    );
+    const child = execa(
+      process.execPath,
+      [arl, "run", "huge.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${scriptedTrainerScript}`],
+      { cwd: dir, reject: false },
+    );
     let stdout = "";
     const progressed = new Promise<void>((resolve) => {
       child.stdout.on("data", (chunk: Buffer) => {

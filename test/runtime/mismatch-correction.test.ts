@@ -5,10 +5,17 @@
 import { describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/schema.js";
 import { Role } from "../../src/episode/buffer.js";
-import { batchMismatch, measuresMismatch, recomputesOldLogprobs } from "../../src/runtime/update/mismatch-correction.js";
+import {
+  batchMismatch,
+  measuresMismatch,
+  recomputesOldLogprobs,
+} from "../../src/runtime/update/mismatch-correction.js";
 
 function plan(engine: "trainer" | "vllm", tis: Plan["mask"]["tis"], keep = true): Plan {
-  return { resources: { rollout: { engine, mismatch_threshold: 0.1 } }, mask: { tis, keep_sampling_mask: keep } } as unknown as Plan;
+  return {
+    resources: { rollout: { engine, mismatch_threshold: 0.1 } },
+    mask: { tis, keep_sampling_mask: keep },
+  } as unknown as Plan;
 }
 
 describe("batchMismatch", () => {
@@ -29,8 +36,14 @@ describe("batchMismatch", () => {
   });
 
   it("recomputes and measures only with an engine or mask.tis (the keep mask off recomputes without measuring)", () => {
-    expect([measuresMismatch(plan("trainer", null)), recomputesOldLogprobs(plan("trainer", null))]).toEqual([false, false]);
-    expect([measuresMismatch(plan("trainer", null, false)), recomputesOldLogprobs(plan("trainer", null, false))]).toEqual([false, true]);
+    expect([measuresMismatch(plan("trainer", null)), recomputesOldLogprobs(plan("trainer", null))]).toEqual([
+      false,
+      false,
+    ]);
+    expect([
+      measuresMismatch(plan("trainer", null, false)),
+      recomputesOldLogprobs(plan("trainer", null, false)),
+    ]).toEqual([false, true]);
     expect([measuresMismatch(plan("vllm", null)), recomputesOldLogprobs(plan("vllm", null))]).toEqual([true, true]);
     expect(measuresMismatch(plan("trainer", { cap: 2, level: "sequence" }))).toBe(true);
   });

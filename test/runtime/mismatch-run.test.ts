@@ -33,12 +33,27 @@ function plan(mask: string): Plan {
   return p!;
 }
 
-async function run(p: Plan, env: Record<string, string>): Promise<{ runDir: RunDirectory; steps: { loss_mask: number[][]; is_weights?: number[][] }[] }> {
+async function run(
+  p: Plan,
+  env: Record<string, string>,
+): Promise<{ runDir: RunDirectory; steps: { loss_mask: number[][]; is_weights?: number[][] }[] }> {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-mismatch-"));
   const trainLog = path.join(dir, "train.jsonl");
   const runDir = RunDirectory.create(path.join(dir, "run"), p);
-  await executePlan({ plan: p, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_TRAIN_LOG: trainLog, ...env } }, envs: envKinds, log: () => undefined });
-  return { runDir, steps: readFileSync(trainLog, "utf8").trim().split("\n").map((l) => JSON.parse(l)) };
+  await executePlan({
+    plan: p,
+    runDir,
+    trainer: { file: process.execPath, args: [scriptedTrainerScript], env: { DOUBLE_TRAIN_LOG: trainLog, ...env } },
+    envs: envKinds,
+    log: () => undefined,
+  });
+  return {
+    runDir,
+    steps: readFileSync(trainLog, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l)),
+  };
 }
 
 /** The report's learning curves of one run (the charts as data, not drawn). */
@@ -53,7 +68,10 @@ describe("train/inference mismatch in a run", () => {
     const metrics = runDir.readMetrics();
     expect(metrics).toHaveLength(1);
     for (const m of metrics) {
-      const { mismatch, tis } = m as unknown as { mismatch: { mean_abs: number; max_abs: number; frac_over: number; tokens: number }; tis: { mean_weight: number; frac_capped: number } };
+      const { mismatch, tis } = m as unknown as {
+        mismatch: { mean_abs: number; max_abs: number; frac_over: number; tokens: number };
+        tis: { mean_weight: number; frac_capped: number };
+      };
       // The gap sits on each turn's choice token only; every other target reproduces exactly.
       expect(mismatch.max_abs).toBeCloseTo(GAP, 5);
       expect(mismatch.tokens).toBeGreaterThan(0);
@@ -71,7 +89,11 @@ describe("train/inference mismatch in a run", () => {
         mask.forEach((m, k) => {
           const w = weights[i]![k]!;
           if (!m) expect(w).toBe(0);
-          else expect([1, 1.2].some((x) => Math.abs(w - x) < 1e-6), `weight ${w}`).toBe(true);
+          else
+            expect(
+              [1, 1.2].some((x) => Math.abs(w - x) < 1e-6),
+              `weight ${w}`,
+            ).toBe(true);
         }),
       );
       expect(step.is_weights!.flat().some((w) => Math.abs(w - 1.2) < 1e-6)).toBe(true);
@@ -89,6 +111,8 @@ describe("train/inference mismatch in a run", () => {
     expect([...charts.map((c) => c.title), ...missing].join("\n")).not.toMatch(/mismatch/i);
     const refused = run(plan("mask { tis { cap: 2 } }"), { DOUBLE_NO_IS_WEIGHTS: "1" });
     await expect(refused).rejects.toThrow(RunError);
-    await expect(refused).rejects.toThrow(/mask\.tis needs a trainer that weights each token's policy-gradient term \(capability is_weights/);
+    await expect(refused).rejects.toThrow(
+      /mask\.tis needs a trainer that weights each token's policy-gradient term \(capability is_weights/,
+    );
   });
 });

@@ -16,10 +16,16 @@ import { TrainerClient } from "../../src/trainer/protocol/client.js";
 import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
 
 // Without the keep-sampling mask: the update recomputes the old log-probs unless it takes the on-policy step.
-const KEEP_OFF = 'mask { keep_sampling_mask: false }';
+const KEEP_OFF = "mask { keep_sampling_mask: false }";
 const plan = (algorithm = "", rollout = "iterations: 2", mask = KEEP_OFF) =>
   compilePlans(
-    countingExperiment({ name: "onpolicy", seed: 3, rollout, evaluation: "eval { every: 2, tasks: 2, k: [1], before_training: false }", extra: mask }).replace("algorithm {", `algorithm {\n    ${algorithm}`),
+    countingExperiment({
+      name: "onpolicy",
+      seed: 3,
+      rollout,
+      evaluation: "eval { every: 2, tasks: 2, k: [1], before_training: false }",
+      extra: mask,
+    }).replace("algorithm {", `algorithm {\n    ${algorithm}`),
   )[0]!;
 const announcing = { capabilities: { on_policy_step: true } } as unknown as HandshakeResult;
 const silent = { capabilities: {} } as unknown as HandshakeResult;
@@ -40,7 +46,10 @@ describe("takesOnPolicyStep", () => {
       ["kl { coef: 0.1, placement: reward, reference: initial }", "iterations: 2", KEEP_OFF],
       ["", "iterations: 2", "mask { keep_sampling_mask: false, tis { cap: 2.0 } }"],
     ];
-    for (const [algorithm, rollout, mask] of cases) expect(takesOnPolicyStep(plan(algorithm, rollout, mask), announcing), `${algorithm} ${rollout} ${mask}`).toBe(false);
+    for (const [algorithm, rollout, mask] of cases)
+      expect(takesOnPolicyStep(plan(algorithm, rollout, mask), announcing), `${algorithm} ${rollout} ${mask}`).toBe(
+        false,
+      );
     // A KL in the loss reads only the reference's log-probs.
     expect(takesOnPolicyStep(plan("kl { coef: 0.1, placement: loss, reference: initial }"), announcing)).toBe(true);
     // With the keep-sampling mask too: the update then does not read generation's log-probs.
@@ -51,7 +60,10 @@ describe("takesOnPolicyStep", () => {
 describe("the RL update", () => {
   afterEach(() => vi.restoreAllMocks());
 
-  async function requests(p: ReturnType<typeof plan>, env: Record<string, string>): Promise<{ control: string[]; oldLogprobs: unknown[] }> {
+  async function requests(
+    p: ReturnType<typeof plan>,
+    env: Record<string, string>,
+  ): Promise<{ control: string[]; oldLogprobs: unknown[] }> {
     const control: string[] = [];
     const oldLogprobs: unknown[] = [];
     // eslint-disable-next-line @typescript-eslint/unbound-method -- called back with .call(this) on the spied instance
@@ -65,7 +77,13 @@ describe("the RL update", () => {
       return request.call(this, method, params);
     });
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-onpolicy-")), p);
-    await executePlan({ plan: p, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript], env }, envs: envKinds, log: () => undefined });
+    await executePlan({
+      plan: p,
+      runDir,
+      trainer: { file: process.execPath, args: [scriptedTrainerScript], env },
+      envs: envKinds,
+      log: () => undefined,
+    });
     return { control, oldLogprobs };
   }
 

@@ -44,7 +44,7 @@ function descendants(root: number): Proc[] {
     .filter((p): p is Proc => p !== undefined);
   const found: Proc[] = [];
   const parents = new Set([root]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const p of all) {
       if (parents.has(p.ppid) && !parents.has(p.pid)) {
@@ -97,7 +97,10 @@ experiment orphans {
 async function killMidRun(backend: string, trainerArg: string): Promise<{ started: Proc[]; left: Proc[] }> {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-orphans-"));
   writeFileSync(path.join(dir, "orphans.arl"), spec(backend));
-  const child = spawn(process.execPath, [arl, "run", "orphans.arl", "--out", "runs"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [arl, "run", "orphans.arl", "--out", "runs"], {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr.on("data", (c: Buffer) => (output += c.toString()));
@@ -128,9 +131,13 @@ describe.skipIf(!hasProc)("a runtime killed with SIGKILL", () => {
     expect(left.map((p) => p.cmdline)).toEqual([]);
   }, 300_000);
 
-  it.skipIf(!hasTorch)("leaves no process behind with the PyTorch trainer busy in a request", async () => {
-    const { started, left } = await killMidRun("torch", "arl_trainer");
-    expect(started.some((p) => p.cmdline.includes("arl_trainer"))).toBe(true);
-    expect(left.map((p) => p.cmdline)).toEqual([]);
-  }, 300_000);
+  it.skipIf(!hasTorch)(
+    "leaves no process behind with the PyTorch trainer busy in a request",
+    async () => {
+      const { started, left } = await killMidRun("torch", "arl_trainer");
+      expect(started.some((p) => p.cmdline.includes("arl_trainer"))).toBe(true);
+      expect(left.map((p) => p.cmdline)).toEqual([]);
+    },
+    300_000,
+  );
 });

@@ -6,7 +6,13 @@ import { describe, expect, it } from "vitest";
 import { EpisodeLanes } from "../../src/runtime/run/lanes.js";
 import { launchedThrough, refreshesBefore } from "../../src/runtime/run/pipeline.js";
 
-const plan = (max_staleness: number, in_flight_updates = false) => ({ max_staleness, in_flight_updates, generation: "trainer" as const, max_policy_lag: null, past_max_lag: "drop" as const });
+const plan = (max_staleness: number, in_flight_updates = false) => ({
+  max_staleness,
+  in_flight_updates,
+  generation: "trainer" as const,
+  max_policy_lag: null,
+  past_max_lag: "drop" as const,
+});
 
 describe("the asynchronous pipeline's schedule", () => {
   it("one batch ahead: a snapshot before every update, the next batch started from it", () => {
@@ -17,7 +23,17 @@ describe("the asynchronous pipeline's schedule", () => {
 
   it("k ahead: a snapshot before updates 1, k+1, 2k+1, ..., and the k batches after each started from it", () => {
     const iterations = Array.from({ length: 9 }, (_, i) => i + 1);
-    expect(iterations.map((t) => refreshesBefore(plan(3), t))).toEqual([true, false, false, true, false, false, true, false, false]);
+    expect(iterations.map((t) => refreshesBefore(plan(3), t))).toEqual([
+      true,
+      false,
+      false,
+      true,
+      false,
+      false,
+      true,
+      false,
+      false,
+    ]);
     expect(iterations.map((t) => launchedThrough(plan(3), t, 9))).toEqual([4, 4, 4, 7, 7, 7, 9, 9, 9]);
     // Batch b's snapshot is the weights before the refresh r <= b - 1 that started it: b - 1 - r <= k - 1
     // updates later, trained at update b, so 1 to k updates old.

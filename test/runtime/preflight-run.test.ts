@@ -62,11 +62,19 @@ describe("the preflight in arl run", () => {
     expect(logprobs!.numbers.max_abs_log_ratio).toBeLessThan(1e-5);
     expect(logprobs!.numbers.tolerance).toBe(1e-3);
     expect(logprobs!.numbers.targets).toBe(r.report.targets);
-    expect(boundaries!.numbers).toMatchObject({ misplaced_targets: 0, untrained_end_of_turn_tokens: 0, groups: 2, mixed_groups: 0, targets_generated: r.report.targets });
+    expect(boundaries!.numbers).toMatchObject({
+      misplaced_targets: 0,
+      untrained_end_of_turn_tokens: 0,
+      groups: 2,
+      mixed_groups: 0,
+      targets_generated: r.report.targets,
+    });
     expect(signs!.numbers.equal_rewards_max_gradient).toBe(0);
     expect(signs!.numbers.positive_past_clip_max_gradient).toBe(0);
     expect(signs!.numbers.negative_past_clip_min_gradient).toBeGreaterThan(0);
-    expect(r.stdout).toMatch(/preflight logprobs_reproduce: passed; max \|log ratio\| \S+ over \d+ generated targets \(tolerance 0\.001\)/);
+    expect(r.stdout).toMatch(
+      /preflight logprobs_reproduce: passed; max \|log ratio\| \S+ over \d+ generated targets \(tolerance 0\.001\)/,
+    );
     const markdown = readFileSync(path.join(r.dir, "report.md"), "utf8");
     expect(markdown).toContain("## Preflight");
     expect(markdown).toContain("| logprobs_reproduce | passed | max \\|log ratio\\| ");
@@ -75,21 +83,34 @@ describe("the preflight in arl run", () => {
 
   it("stops a run with shifted log-probs and a dual clip at or below 1 + clip.high after the cold start, before any RL step, naming both checks and their numbers", async () => {
     const trainLog = path.join(mkdtempSync(path.join(tmpdir(), "arl-preflight-log-")), "train.jsonl");
-    const records = `${JSON.stringify({ messages: [{ role: "user", content: "count" }, { role: "assistant", content: "step" }] })}\n`;
+    const records = `${JSON.stringify({
+      messages: [
+        { role: "user", content: "count" },
+        { role: "assistant", content: "step" },
+      ],
+    })}\n`;
     const trainer = `/usr/bin/env DOUBLE_SHIFTED_LOGPROBS=1 DOUBLE_TRAIN_LOG=${trainLog} ${process.execPath} ${scriptedTrainerScript}`;
     // A dual clip at 1.1 under clip.high 0.2 leaves nothing to pull a negative-advantage token back: signs fails too.
-    const r = await run(trainer, { rollout: ', sft { data: "records.jsonl" }', extra: "algorithm.clip.dual: 1.1", files: { "records.jsonl": records } });
+    const r = await run(trainer, {
+      rollout: ', sft { data: "records.jsonl" }',
+      extra: "algorithm.clip.dual: 1.1",
+      files: { "records.jsonl": records },
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("arl run: preflight check 'logprobs_reproduce' failed: max |log ratio|");
     expect(r.stderr).toMatch(/at token \d+ of sequence \d+ \(counter task \d+, group \d+, sample \d+\): sampled -?\d/);
-    expect(r.stderr).toContain("the recomputed log-probs are one position early (recomputed[k-1] matches sampled[k], max |log ratio| 0): a token shift");
+    expect(r.stderr).toContain(
+      "the recomputed log-probs are one position early (recomputed[k-1] matches sampled[k], max |log ratio| 0): a token shift",
+    );
     expect(r.stderr).toContain("the usual causes: a token shift");
     expect(r.stderr).toContain("the run stopped before its first optimizer step (no weight changed)");
     expect(`${r.stdout}${r.stderr}`).not.toContain("resume with");
     expect(r.report.passed).toBe(false);
     expect(r.stderr).toContain("arl run: preflight check 'logprobs_reproduce' failed");
     expect(r.stderr).toContain("preflight check 'signs' failed: ");
-    expect(r.stderr).toContain("  - clip.dual 1.1 is not above 1 + clip.high (1.2): a negative-advantage token whose ratio is past the clip gets no gradient at all");
+    expect(r.stderr).toContain(
+      "  - clip.dual 1.1 is not above 1 + clip.high (1.2): a negative-advantage token whose ratio is past the clip gets no gradient at all",
+    );
     // Every check ran on the same batch: the double ends every turn with its end-of-turn token, a target.
     expect(r.report.checks.map((c) => c.status)).toEqual(["failed", "passed", "failed"]);
     expect(r.report.checks[1]!.numbers.end_of_turn_tokens).toBeGreaterThan(0);
@@ -97,7 +118,12 @@ describe("the preflight in arl run", () => {
     // The cold start's one step is the only train_step; checkpoint 0 is its, and nothing after it.
     expect(readFileSync(trainLog, "utf8").trim().split("\n")).toHaveLength(1);
     expect(readdirSync(path.join(r.dir, "checkpoints"))).toEqual(["iteration-00000"]);
-    expect(JSON.parse(readFileSync(path.join(r.dir, "state.json"), "utf8"))).toMatchObject({ iteration: 0, sftDone: true });
-    expect(existsSync(path.join(r.dir, "metrics.jsonl")) ? readFileSync(path.join(r.dir, "metrics.jsonl"), "utf8") : "").toBe("");
+    expect(JSON.parse(readFileSync(path.join(r.dir, "state.json"), "utf8"))).toMatchObject({
+      iteration: 0,
+      sftDone: true,
+    });
+    expect(
+      existsSync(path.join(r.dir, "metrics.jsonl")) ? readFileSync(path.join(r.dir, "metrics.jsonl"), "utf8") : "",
+    ).toBe("");
   });
 });

@@ -15,7 +15,18 @@ const { system, prompt, generated, observation, padding } = Role;
 
 /** One episode: prompt, a two-token turn ended by EOT, a tool result, a one-token turn ended by EOT, then padding. */
 function sequence(o: Partial<PreflightSequence> & { readonly advantage?: number } = {}): PreflightSequence {
-  const roles = Uint8Array.from([system, prompt, generated, generated, generated, observation, observation, generated, generated, padding]);
+  const roles = Uint8Array.from([
+    system,
+    prompt,
+    generated,
+    generated,
+    generated,
+    observation,
+    observation,
+    generated,
+    generated,
+    padding,
+  ]);
   const ids = Int32Array.from([5, 6, 20, 21, EOT, 30, 31, 22, EOT, 2]);
   const sampled = Float32Array.from([0, 0, -0.7, -1.2, -0.1, 0, 0, -2.3, -0.05, 0]);
   const mask = lossMask(roles, "generated");
@@ -54,9 +65,14 @@ describe("logprobs_reproduce", () => {
     const r = checkLogprobsReproduce([s], [shifted], 1e-3);
     expect(r.status).toBe("failed");
     expect(r.numbers.above_tolerance).toBe(5);
-    expect(r.failures[0]).toMatch(/^max \|log ratio\| 2\.25 at token 7 of sequence 0 \(counter task 3, group 0, sample 0\): sampled -2\.3, recomputed -0\.05$/);
-    expect(r.failures).toContain("the recomputed log-probs are one position early (recomputed[k-1] matches sampled[k], max |log ratio| 0): a token shift");
-    for (const cause of ["token shift", "chat template", "context", "padding", "dropout", "keep_sampling_mask"]) expect(r.hint).toContain(cause);
+    expect(r.failures[0]).toMatch(
+      /^max \|log ratio\| 2\.25 at token 7 of sequence 0 \(counter task 3, group 0, sample 0\): sampled -2\.3, recomputed -0\.05$/,
+    );
+    expect(r.failures).toContain(
+      "the recomputed log-probs are one position early (recomputed[k-1] matches sampled[k], max |log ratio| 0): a token shift",
+    );
+    for (const cause of ["token shift", "chat template", "context", "padding", "dropout", "keep_sampling_mask"])
+      expect(r.hint).toContain(cause);
   });
 
   it("bounds the mean gap with an inference engine: one rare token's engine gap passes, a shift still fails", () => {
@@ -88,7 +104,14 @@ describe("boundaries", () => {
   it("passes when the targets are exactly the generated tokens, end-of-turn tokens included", () => {
     const r = checkBoundaries([sequence(), sequence({ reward: 0 })], [EOT], "generated");
     expect(r.status).toBe("passed");
-    expect(r.numbers).toMatchObject({ targets: 10, targets_generated: 10, end_of_turn_tokens: 4, untrained_end_of_turn_tokens: 0, groups: 1, mixed_groups: 0 });
+    expect(r.numbers).toMatchObject({
+      targets: 10,
+      targets_generated: 10,
+      end_of_turn_tokens: 4,
+      untrained_end_of_turn_tokens: 0,
+      groups: 1,
+      mixed_groups: 0,
+    });
   });
 
   it("fails on a target off a generated token, on an untrained end-of-turn token and on a group of two tasks", () => {
@@ -116,12 +139,16 @@ describe("boundaries", () => {
     first[0] = 1;
     first[9] = 1;
     const r = checkBoundaries([{ ...s, lossMask: first }], [EOT], "all");
-    expect(r.failures).toEqual(["token 0 of sequence 0 (counter task 3, group 0, sample 0) is a target: nothing predicts it", "token 9 of sequence 0 (counter task 3, group 0, sample 0) is a target with role padding"]);
+    expect(r.failures).toEqual([
+      "token 0 of sequence 0 (counter task 3, group 0, sample 0) is a target: nothing predicts it",
+      "token 9 of sequence 0 (counter task 3, group 0, sample 0) is a target with role padding",
+    ]);
   });
 });
 
 describe("signs", () => {
-  const plan = (extra: string) => compilePlans(countingExperiment({ name: "signs", seed: 1, rollout: "iterations: 1", evaluation: "", extra }))[0]!;
+  const plan = (extra: string) =>
+    compilePlans(countingExperiment({ name: "signs", seed: 1, rollout: "iterations: 1", evaluation: "", extra }))[0]!;
   const looPlan = plan("");
 
   it("past the clip a positive-advantage token is flat and a negative one still pulled back; below 1 - low the reverse", () => {
@@ -139,9 +166,17 @@ describe("signs", () => {
   it("passes on a batch with both signs: equal rewards give exactly zero gradient, the clip stops only the positive side", () => {
     const r = checkSigns(looPlan, [sequence({ advantage: 1, reward: 1 }), sequence({ advantage: -1, reward: 0 })]);
     expect(r.status).toBe("passed");
-    expect(r.numbers).toMatchObject({ targets: 10, positive_advantage_targets: 5, negative_advantage_targets: 5, equal_rewards_max_gradient: 0, positive_past_clip_max_gradient: 0 });
+    expect(r.numbers).toMatchObject({
+      targets: 10,
+      positive_advantage_targets: 5,
+      negative_advantage_targets: 5,
+      equal_rewards_max_gradient: 0,
+      positive_past_clip_max_gradient: 0,
+    });
     expect(r.numbers.negative_past_clip_min_gradient).toBeGreaterThan(0);
-    expect(r.summary).toMatch(/^equal rewards: gradient 0; past the clip \(ratio 1\.4\): 5 positive-advantage targets get 0, 5 negative-advantage ones at least /);
+    expect(r.summary).toMatch(
+      /^equal rewards: gradient 0; past the clip \(ratio 1\.4\): 5 positive-advantage targets get 0, 5 negative-advantage ones at least /,
+    );
   });
 
   it("says what it could not check: equal rewards under baseline none, signs the batch does not have", () => {
@@ -157,15 +192,26 @@ describe("signs", () => {
     const roles = new Uint8Array(n).fill(generated);
     roles[0] = prompt;
     const mask = lossMask(roles, "generated");
-    const big = sequence({ ids: new Int32Array(n).fill(7), roles, lossMask: mask, sampled: new Float32Array(n), advantages: Float32Array.from(mask, (m) => -m) });
+    const big = sequence({
+      ids: new Int32Array(n).fill(7),
+      roles,
+      lossMask: mask,
+      sampled: new Float32Array(n),
+      advantages: Float32Array.from(mask, (m) => -m),
+    });
     const r = checkSigns(looPlan, [big, sequence({ advantage: 1 })]);
     expect(r.status).toBe("passed");
     expect(r.numbers.negative_advantage_targets).toBe(n - 1);
   });
 
   it("fails when a dual clip leaves a negative-advantage token past the clip without a gradient", () => {
-    const r = checkSigns(plan("algorithm.clip.high: 0.28\n  algorithm.clip.dual: 1.1"), [sequence({ advantage: -1, reward: 0 }), sequence({ advantage: 1 })]);
+    const r = checkSigns(plan("algorithm.clip.high: 0.28\n  algorithm.clip.dual: 1.1"), [
+      sequence({ advantage: -1, reward: 0 }),
+      sequence({ advantage: 1 }),
+    ]);
     expect(r.status).toBe("failed");
-    expect(r.failures).toEqual(["clip.dual 1.1 is not above 1 + clip.high (1.28): a negative-advantage token whose ratio is past the clip gets no gradient at all"]);
+    expect(r.failures).toEqual([
+      "clip.dual 1.1 is not above 1 + clip.high (1.28): a negative-advantage token whose ratio is past the clip gets no gradient at all",
+    ]);
   });
 });

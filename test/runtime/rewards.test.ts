@@ -1,12 +1,31 @@
 import { describe, expect, it } from "vitest";
 import type { PlanExpr } from "../../src/plan/schema.js";
-import { constraintBlocks, episodeRewards, evaluate, RewardEvaluationError, type SignalSource } from "../../src/episode/rewards.js";
+import {
+  constraintBlocks,
+  episodeRewards,
+  evaluate,
+  RewardEvaluationError,
+  type SignalSource,
+} from "../../src/episode/rewards.js";
 
-function source(env: Record<string, number | boolean>, episode: Record<string, number | boolean> = {}, tool: Record<string, string> = {}): SignalSource {
-  return { env: (n) => env[n], namedEnv: (e, n) => (e === "quest" ? env[n] : undefined), episode: (n) => episode[n], tool: (n) => tool[n] };
+function source(
+  env: Record<string, number | boolean>,
+  episode: Record<string, number | boolean> = {},
+  tool: Record<string, string> = {},
+): SignalSource {
+  return {
+    env: (n) => env[n],
+    namedEnv: (e, n) => (e === "quest" ? env[n] : undefined),
+    episode: (n) => episode[n],
+    tool: (n) => tool[n],
+  };
 }
 
-const sig = (name: string, namespace: "outcome" | "state" | "episode" | "tool" = "state", type: "bool" | "number" | "count" | "string" = "number"): PlanExpr => ({
+const sig = (
+  name: string,
+  namespace: "outcome" | "state" | "episode" | "tool" = "state",
+  type: "bool" | "number" | "count" | "string" = "number",
+): PlanExpr => ({
   op: "signal",
   namespace,
   name,
@@ -26,10 +45,12 @@ describe("reward expressions", () => {
     const s = source({ tests_passed: true }, { aborted: true });
     expect(evaluate({ op: "*", args: [c(1), sig("tests_passed", "outcome", "bool")] }, s)).toBe(1);
     expect(evaluate({ op: "when", args: [c(-0.2), sig("aborted", "episode", "bool")] }, s)).toBe(-0.2);
-    expect(evaluate({ op: "when", args: [c(-0.2), sig("aborted", "episode", "bool")] }, source({}, { aborted: false }))).toBe(0);
+    expect(
+      evaluate({ op: "when", args: [c(-0.2), sig("aborted", "episode", "bool")] }, source({}, { aborted: false })),
+    ).toBe(0);
   });
 
-  it("compares strings for constraints: tool.name == \"execute\"", () => {
+  it('compares strings for constraints: tool.name == "execute"', () => {
     const cond: PlanExpr = { op: "==", args: [sig("name", "tool", "string"), { op: "const", value: "execute" }] };
     expect(evaluate(cond, source({}, {}, { name: "execute" }))).toBe(true);
     expect(evaluate(cond, source({}, {}, { name: "query" }))).toBe(false);
@@ -49,7 +70,10 @@ describe("reward expressions", () => {
   });
 
   it("a constraint over an argument the call does not carry does not apply to that call", () => {
-    const cond: PlanExpr = { op: "starts_with", args: [sig("args.path", "tool", "string"), { op: "const", value: "/etc" }] };
+    const cond: PlanExpr = {
+      op: "starts_with",
+      args: [sig("args.path", "tool", "string"), { op: "const", value: "/etc" }],
+    };
     expect(constraintBlocks(cond, source({}, {}, { name: "list" }))).toBe(false);
     expect(constraintBlocks(cond, source({}, {}, { name: "write", "args.path": "/etc/x" }))).toBe(true);
     // Other missing signals are still errors: the env broke its declaration.
@@ -68,13 +92,25 @@ describe("episode rewards", () => {
   const states = [0, 0.25, 0.75, 1].map((p) => source({ progress: p, success: true }));
 
   it("potential shaping telescopes to -Phi(h_0) on a terminated episode (Phi(terminal) = 0)", () => {
-    const r = episodeRewards({ progress }, [source({ progress: 0.1 }), source({ progress: 0.4 }), source({ progress: 0.9 })], source({}), true, 1);
+    const r = episodeRewards(
+      { progress },
+      [source({ progress: 0.1 }), source({ progress: 0.4 }), source({ progress: 0.9 })],
+      source({}),
+      true,
+      1,
+    );
     expect(r.terms.progress).toBeCloseTo(-0.1, 12);
     expect(r.perTurn).toEqual([0.30000000000000004, -0.4]);
   });
 
   it("keeps the last state's potential on a truncated episode", () => {
-    const r = episodeRewards({ progress }, [source({ progress: 0.1 }), source({ progress: 0.4 }), source({ progress: 0.9 })], source({}), false, 1);
+    const r = episodeRewards(
+      { progress },
+      [source({ progress: 0.1 }), source({ progress: 0.4 }), source({ progress: 0.9 })],
+      source({}),
+      false,
+      1,
+    );
     expect(r.terms.progress).toBeCloseTo(0.8, 12);
   });
 
@@ -88,7 +124,13 @@ describe("episode rewards", () => {
   });
 
   it("discounts the next potential by gamma", () => {
-    const r = episodeRewards({ progress }, [source({ progress: 0.5 }), source({ progress: 1 })], source({}), false, 0.9);
+    const r = episodeRewards(
+      { progress },
+      [source({ progress: 0.5 }), source({ progress: 1 })],
+      source({}),
+      false,
+      0.9,
+    );
     expect(r.terms.progress).toBeCloseTo(0.9 * 1 - 0.5, 12);
   });
 });

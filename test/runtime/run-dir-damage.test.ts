@@ -3,7 +3,18 @@
 // refused with a message naming it (exit 2), and the refusal changes nothing on disk; a stale,
 // truncated or over-deep plan.json, a broken state.json and a folder that is not a run are user
 // errors, never "internal error".
-import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +27,12 @@ import { compilePlans, countingExperiment, scriptedTrainerScript } from "../help
 
 const trainer = { file: process.execPath, args: [scriptedTrainerScript] };
 const trainerFlag = ["--trainer-command", `${process.execPath} ${scriptedTrainerScript}`];
-const spec = countingExperiment({ name: "counting", seed: 3, rollout: "iterations: 2", evaluation: "eval { every: 1, tasks: 2, k: [1] }" });
+const spec = countingExperiment({
+  name: "counting",
+  seed: 3,
+  rollout: "iterations: 2",
+  evaluation: "eval { every: 1, tasks: 2, k: [1] }",
+});
 
 /** Every file below `dir` with its bytes, to show that a refused resume touched nothing. */
 function snapshot(dir: string): Map<string, string> {
@@ -40,7 +56,15 @@ beforeAll(async () => {
   const [plan] = compilePlans(spec);
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-damage-")), plan!);
   const stop = new AbortController();
-  await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: () => undefined, progress: () => stop.abort(), stop: stop.signal });
+  await executePlan({
+    plan: plan!,
+    runDir,
+    trainer,
+    envs: envKinds,
+    log: () => undefined,
+    progress: () => stop.abort(),
+    stop: stop.signal,
+  });
   expect(runDir.readState().iteration).toBe(1);
   stoppedRun = runDir.dir;
   committedRecords = readBuffer(runDir.bufferPath).records.length;
@@ -61,7 +85,12 @@ const appendOnly = new Set<string>(["metrics.jsonl", "buffer.arlbuf"]);
 describe("--resume of a damaged run directory", () => {
   for (const file of FILES) {
     it(`${file} with a torn tail: ${appendOnly.has(file) ? "cut back to the committed record, said so, and the run completes" : "refused (it is replaced whole, never appended)"}`, async () => {
-      const dir = damagedCopy((d) => appendFileSync(path.join(d, file), file.endsWith(".arlbuf") ? Buffer.from("ARL1\x10\x00\x00\x00", "latin1") : '{"iteration":2,"succ'));
+      const dir = damagedCopy((d) =>
+        appendFileSync(
+          path.join(d, file),
+          file.endsWith(".arlbuf") ? Buffer.from("ARL1\x10\x00\x00\x00", "latin1") : '{"iteration":2,"succ',
+        ),
+      );
       const before = snapshot(dir);
       const r = await resume(dir);
       expect(r.stderr).not.toContain("internal error");
@@ -72,7 +101,9 @@ describe("--resume of a damaged run directory", () => {
         return;
       }
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(new RegExp(`${file.replace(".", "\\.")}: dropped \\d+ bytes after the last committed record`));
+      expect(r.stdout).toMatch(
+        new RegExp(`${file.replace(".", "\\.")}: dropped \\d+ bytes after the last committed record`),
+      );
       const after = RunDirectory.open(dir);
       expect(after.readMetrics().map((m) => m.iteration)).toEqual([1, 2]);
       const buffer = readBuffer(after.bufferPath);
@@ -83,7 +114,10 @@ describe("--resume of a damaged run directory", () => {
     for (const [damage, apply] of [
       ["truncated below its commit", (f: string) => truncateSync(f, statSync(f).size - 7)],
       ["deleted", (f: string) => rmSync(f)],
-      ["changed within its committed bytes", (f: string) => writeFileSync(f, Buffer.from(readFileSync(f).map((b, i) => (i === 20 ? b ^ 1 : b))))],
+      [
+        "changed within its committed bytes",
+        (f: string) => writeFileSync(f, Buffer.from(readFileSync(f).map((b, i) => (i === 20 ? b ^ 1 : b)))),
+      ],
     ] as const) {
       it(`${file} ${damage}: refused with the file named, nothing on disk changed`, async () => {
         const dir = damagedCopy((d) => apply(path.join(d, file)));
@@ -113,7 +147,11 @@ describe("--resume of a damaged run directory", () => {
 
   it("a state.json of an older arl (no checksums): resumes on its lengths, saying so, and still refuses a truncated file", async () => {
     const legacy = (d: string) => {
-      const { files: _files, planHash: _hash, ...old } = JSON.parse(readFileSync(path.join(d, "state.json"), "utf8")) as Record<string, unknown>;
+      const {
+        files: _files,
+        planHash: _hash,
+        ...old
+      } = JSON.parse(readFileSync(path.join(d, "state.json"), "utf8")) as Record<string, unknown>;
       writeFileSync(path.join(d, "state.json"), JSON.stringify(old));
     };
     const ok = await resume(damagedCopy(legacy));
@@ -141,11 +179,27 @@ describe("--resume of a damaged run directory", () => {
 
 describe("--resume of what is not a resumable run", () => {
   const cases: [string, (dir: string) => void, RegExp][] = [
-    ["plan.json edited after the run started", (d) => writeFileSync(path.join(d, "plan.json"), readFileSync(path.join(d, "plan.json"), "utf8").replace('"seed": 3', '"seed": 4')), /plan\.json was changed after the run started/],
+    [
+      "plan.json edited after the run started",
+      (d) =>
+        writeFileSync(
+          path.join(d, "plan.json"),
+          readFileSync(path.join(d, "plan.json"), "utf8").replace('"seed": 3', '"seed": 4'),
+        ),
+      /plan\.json was changed after the run started/,
+    ],
     ["plan.json cut short", (d) => truncateSync(path.join(d, "plan.json"), 100), /plan\.json: not valid JSON/],
-    ["plan.json not a plan", (d) => writeFileSync(path.join(d, "plan.json"), '{"experiment": 1}'), /plan\.json: not a valid plan/],
+    [
+      "plan.json not a plan",
+      (d) => writeFileSync(path.join(d, "plan.json"), '{"experiment": 1}'),
+      /plan\.json: not a valid plan/,
+    ],
     ["state.json cut short", (d) => truncateSync(path.join(d, "state.json"), 30), /state\.json is not valid JSON/],
-    ["state.json not a commit record", (d) => writeFileSync(path.join(d, "state.json"), '{"iteration": "two"}'), /state\.json is not a run's commit record: .* at iteration/],
+    [
+      "state.json not a commit record",
+      (d) => writeFileSync(path.join(d, "state.json"), '{"iteration": "two"}'),
+      /state\.json is not a run's commit record: .* at iteration/,
+    ],
     ["state.json deleted", (d) => rmSync(path.join(d, "state.json")), /state\.json is missing/],
   ];
   for (const [name, damage, message] of cases) {

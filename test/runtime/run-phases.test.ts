@@ -85,7 +85,14 @@ describe("run trainers", () => {
 });
 
 describe("iteration metrics", () => {
-  const [plan] = compilePlans(countingExperiment({ name: "counting", seed: 1, rollout: "iterations: 2", evaluation: "eval { every: 1, tasks: 2, k: [1] }" }));
+  const [plan] = compilePlans(
+    countingExperiment({
+      name: "counting",
+      seed: 1,
+      rollout: "iterations: 2",
+      evaluation: "eval { every: 1, tasks: 2, k: [1] }",
+    }),
+  );
   const episode = (tokens: number, end: Episode["end"], generators: string[]): Episode => ({
     ids: new Int32Array(tokens),
     roles: new Uint8Array(tokens),
@@ -94,7 +101,15 @@ describe("iteration metrics", () => {
     samples: [],
     end,
     toolCalls: [],
-    episode: { turns: generators.length, tool_calls: 2, invalid_calls: 1, tokens, aborted: false, truncated: false, terminated: end === "finished" },
+    episode: {
+      turns: generators.length,
+      tool_calls: 2,
+      invalid_calls: 1,
+      tokens,
+      aborted: false,
+      truncated: false,
+      terminated: end === "finished",
+    },
     states: [],
     final: {} as Episode["final"],
     turnEnds: [],
@@ -112,13 +127,41 @@ describe("iteration metrics", () => {
   });
 
   it("keep the metrics line's keys in their recorded order, with the pipeline's figures", () => {
-    const allPlayed = [played(0, 1, true, episode(10, "finished", ["policy", "scripted"])), played(0, 0, false, episode(6, "truncated", ["policy"])), played(1, 0, false, episode(4, "env_error", ["policy"]))];
+    const allPlayed = [
+      played(0, 1, true, episode(10, "finished", ["policy", "scripted"])),
+      played(0, 0, false, episode(6, "truncated", ["policy"])),
+      played(1, 0, false, episode(4, "env_error", ["policy"])),
+    ];
     const metrics = iterationMetrics(
       plan!,
       {
         iteration: 1,
-        rollout: { accepted: [allPlayed.slice(0, 2)], allPlayed, rejectedGroups: 1, rejectedTokens: 4, playedGroups: 2, seconds: 2 },
-        scored: { batch: allPlayed.slice(0, 2), ids: [], scored: [], advantages: { advantages: [], effectiveGroups: 1, groups: 2 }, masked: [true, false], owners: [], sampledLogprobs: [], lagged: { kept: [allPlayed.slice(0, 2)], past: [], droppedSamples: 0, droppedGroups: 0, maxLag: 1, meanLag: 1 }, lagCorrected: 0 },
+        rollout: {
+          accepted: [allPlayed.slice(0, 2)],
+          allPlayed,
+          rejectedGroups: 1,
+          rejectedTokens: 4,
+          playedGroups: 2,
+          seconds: 2,
+        },
+        scored: {
+          batch: allPlayed.slice(0, 2),
+          ids: [],
+          scored: [],
+          advantages: { advantages: [], effectiveGroups: 1, groups: 2 },
+          masked: [true, false],
+          owners: [],
+          sampledLogprobs: [],
+          lagged: {
+            kept: [allPlayed.slice(0, 2)],
+            past: [],
+            droppedSamples: 0,
+            droppedGroups: 0,
+            maxLag: 1,
+            meanLag: 1,
+          },
+          lagCorrected: 0,
+        },
         update: {
           stepStats: [
             { loss: 1, policy_loss: 0.5, entropy: 2, ratio_min: 0.5, ratio_max: 1.5, policy_version: 4 },
@@ -133,9 +176,38 @@ describe("iteration metrics", () => {
       9,
     );
     expect(Object.keys(metrics)).toEqual([
-      "iteration", "success", "reward", "reward_terms", "effective_group_ratio", "varied_group_ratio", "acceptance_rate", "rejected_groups", "rejected_tokens", "generated_length",
-      "entropy", "ratio_mean", "ratio_min", "ratio_max", "clip_fraction", "kl", "grad_norm", "loss", "policy_loss", "env_errors", "lag_drops", "off_policy_masked", "policy_lag",
-      "cross_policy_turns", "tokens", "tool_calls", "invalid_calls", "end_reasons", "policy_version", "eval_base", "eval", "time",
+      "iteration",
+      "success",
+      "reward",
+      "reward_terms",
+      "effective_group_ratio",
+      "varied_group_ratio",
+      "acceptance_rate",
+      "rejected_groups",
+      "rejected_tokens",
+      "generated_length",
+      "entropy",
+      "ratio_mean",
+      "ratio_min",
+      "ratio_max",
+      "clip_fraction",
+      "kl",
+      "grad_norm",
+      "loss",
+      "policy_loss",
+      "env_errors",
+      "lag_drops",
+      "off_policy_masked",
+      "policy_lag",
+      "cross_policy_turns",
+      "tokens",
+      "tool_calls",
+      "invalid_calls",
+      "end_reasons",
+      "policy_version",
+      "eval_base",
+      "eval",
+      "time",
     ]);
     const { time, ...rest } = metrics;
     expect(rest).toEqual({
@@ -179,19 +251,33 @@ describe("executePlan's phases", () => {
   afterEach(() => vi.restoreAllMocks());
 
   it("send the trainer its control requests in the pipeline's order", async () => {
-    const knobs = 'mask { keep_sampling_mask: false, off_policy_sequence_threshold: 0.5 }\n  allow { top-p-without-keep-mask: "testing the recompute path" }';
+    const knobs =
+      'mask { keep_sampling_mask: false, off_policy_sequence_threshold: 0.5 }\n  allow { top-p-without-keep-mask: "testing the recompute path" }';
     const [plan] = compilePlans(
-      countingExperiment({ name: "counting", seed: 5, rollout: "iterations: 3, async { max_policy_lag: 1 }", evaluation: "eval { every: 2, tasks: 2, k: [1], before_training: false }", extra: knobs }),
+      countingExperiment({
+        name: "counting",
+        seed: 5,
+        rollout: "iterations: 3, async { max_policy_lag: 1 }",
+        evaluation: "eval { every: 2, tasks: 2, k: [1], before_training: false }",
+        extra: knobs,
+      }),
     );
     const control: string[] = [];
     // eslint-disable-next-line @typescript-eslint/unbound-method -- called back with .call(this) on the spied instance
     const request = TrainerClient.prototype.request;
     vi.spyOn(TrainerClient.prototype, "request").mockImplementation(function (this: TrainerClient, method, params) {
-      if (!["encode", "decode", "generate"].includes(method)) control.push(method === "logprobs" ? `logprobs ${(params as { policy: string }).policy}` : method);
+      if (!["encode", "decode", "generate"].includes(method))
+        control.push(method === "logprobs" ? `logprobs ${(params as { policy: string }).policy}` : method);
       return request.call(this, method, params);
     });
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-phases-")), plan!);
-    await executePlan({ plan: plan!, runDir, trainer: { file: process.execPath, args: [scriptedTrainerScript] }, envs: envKinds, log: () => undefined });
+    await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: { file: process.execPath, args: [scriptedTrainerScript] },
+      envs: envKinds,
+      log: () => undefined,
+    });
     const iteration = ["logprobs behaviour", "logprobs current", "snapshot", "train_step", "save"];
     // The first iteration's preflight recomputes the batch's log-probs before the update (and before the next rollout starts).
     const first = ["logprobs behaviour", "logprobs current", "logprobs current", "snapshot", "train_step", "save"];

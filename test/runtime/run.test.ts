@@ -15,7 +15,13 @@ import { compilePlans, countingExperiment, scriptedTrainerScript } from "../help
 const trainerScript = scriptedTrainerScript;
 const trainer = { file: process.execPath, args: [trainerScript] };
 
-const spec = (iterations: number) => countingExperiment({ name: "counting", seed: 3, rollout: `iterations: ${iterations}`, evaluation: "eval { every: 2, tasks: 4, k: [1, 2] }" });
+const spec = (iterations: number) =>
+  countingExperiment({
+    name: "counting",
+    seed: 3,
+    rollout: `iterations: ${iterations}`,
+    evaluation: "eval { every: 2, tasks: 4, k: [1, 2] }",
+  });
 
 function withoutTimes(lines: Record<string, unknown>[]): unknown[] {
   return lines.map(({ time: _time, ...rest }) => rest);
@@ -37,20 +43,43 @@ describe("arl run", () => {
     const summary = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: (l) => logs.push(l) });
     expect(summary.iterations).toBe(4);
     expect(path.relative(out, runDir.dir)).toMatch(/^counting\/default\/[0-9a-f]{12}-\d{8}T\d{6}Z$/);
-    for (const f of ["plan.json", "manifest.json", "metrics.jsonl", "buffer.arlbuf", "state.json"]) expect(existsSync(path.join(runDir.dir, f)), f).toBe(true);
+    for (const f of ["plan.json", "manifest.json", "metrics.jsonl", "buffer.arlbuf", "state.json"])
+      expect(existsSync(path.join(runDir.dir, f)), f).toBe(true);
     const metrics = runDir.readMetrics();
     expect(metrics.map((m) => m.iteration)).toEqual([1, 2, 3, 4]);
     for (const m of metrics) {
       expect(m).toMatchObject({ env_errors: 0, lag_drops: 0 });
-      for (const key of ["success", "reward", "reward_terms", "effective_group_ratio", "acceptance_rate", "generated_length", "entropy", "clip_fraction", "kl", "grad_norm", "tokens", "tool_calls", "time"]) expect(m, key).toHaveProperty(key);
+      for (const key of [
+        "success",
+        "reward",
+        "reward_terms",
+        "effective_group_ratio",
+        "acceptance_rate",
+        "generated_length",
+        "entropy",
+        "clip_fraction",
+        "kl",
+        "grad_norm",
+        "tokens",
+        "tool_calls",
+        "time",
+      ])
+        expect(m, key).toHaveProperty(key);
     }
     expect(metrics[1]).toHaveProperty("eval");
     // The starting policy's evaluation rides with iteration 1, equal to what its eval file says.
-    const start = readFileSync(path.join(runDir.dir, "eval", "iteration-00000.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>);
+    const start = readFileSync(path.join(runDir.dir, "eval", "iteration-00000.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, number>);
     const startPass = start.reduce((s, r) => s + r["pass@1"]!, 0) / start.length;
     expect((metrics[0]!.eval_before_training as Record<string, number>)["pass@1"]).toBeCloseTo(startPass, 12);
     expect(metrics.slice(1).some((m) => "eval_before_training" in m)).toBe(false);
-    expect(readdirSync(path.join(runDir.dir, "eval")).sort()).toEqual(["iteration-00000.jsonl", "iteration-00002.jsonl", "iteration-00004.jsonl"]);
+    expect(readdirSync(path.join(runDir.dir, "eval")).sort()).toEqual([
+      "iteration-00000.jsonl",
+      "iteration-00002.jsonl",
+      "iteration-00004.jsonl",
+    ]);
     const manifest = JSON.parse(readFileSync(runDir.manifestPath, "utf8"));
     expect(manifest).toMatchObject({ plan_hash: plan!.hash, trainer: { name: "scripted-double" }, seed: 3 });
     // The buffer holds every trajectory with its rewards and end reason.
@@ -65,8 +94,17 @@ describe("arl run", () => {
   it("reports a dead trainer with the last lines of its stderr, keeping what was committed", async () => {
     const [plan] = compilePlans(spec(2));
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-runs-")), plan!);
-    const dying = { file: process.execPath, args: ["-e", "process.stderr.write('CUDA out of memory (simulated)\\n'); process.exit(7)"] };
-    const error = (await executePlan({ plan: plan!, runDir, trainer: dying, envs: envKinds, log: () => undefined }).catch((e: unknown) => e)) as RunError;
+    const dying = {
+      file: process.execPath,
+      args: ["-e", "process.stderr.write('CUDA out of memory (simulated)\\n'); process.exit(7)"],
+    };
+    const error = (await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: dying,
+      envs: envKinds,
+      log: () => undefined,
+    }).catch((e: unknown) => e)) as RunError;
     expect(error).toBeInstanceOf(RunError);
     expect(error.message).toContain("could not start the trainer");
     expect(error.stderrTail).toContain("CUDA out of memory (simulated)");
@@ -82,7 +120,13 @@ describe("arl run", () => {
 
     // The same spec through the CLI in a child process, killed with SIGKILL after iteration 3.
     const { dir, file } = writeSpec(iterations);
-    const { runDir, killedAt, resumed } = await killThenResume(file, path.join(dir, "runs"), "counting", `${process.execPath} ${trainerScript}`, 3);
+    const { runDir, killedAt, resumed } = await killThenResume(
+      file,
+      path.join(dir, "runs"),
+      "counting",
+      `${process.execPath} ${trainerScript}`,
+      3,
+    );
     expect(killedAt).toBeGreaterThanOrEqual(3);
     expect(killedAt).toBeLessThan(iterations);
     expect(resumed.stderr).toBe("");

@@ -27,7 +27,13 @@ experiment own_data {
 }
 `;
 
-const record = (i: number) => JSON.stringify({ messages: [{ role: "user", content: `question ${i}` }, { role: "assistant", content: `answer ${i}` }] });
+const record = (i: number) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: `question ${i}` },
+      { role: "assistant", content: `answer ${i}` },
+    ],
+  });
 
 function compileIn(sft: string, records: string | Buffer) {
   const dir = mkdtempSync(path.join(tmpdir(), "arl-sft-reading-"));
@@ -48,12 +54,21 @@ function source(sft: string, records: string | Buffer): { dir: string; source: S
 describe("the line reader", () => {
   it("yields every line of a file larger than its chunk, hashes every byte, and counts a line above the bound without holding it", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "arl-lines-"));
-    const lines = ["short", "", "a line that spans several chunks of seven bytes", "x".repeat(40), "é and 😀 split across chunks", "last, without a newline"];
+    const lines = [
+      "short",
+      "",
+      "a line that spans several chunks of seven bytes",
+      "x".repeat(40),
+      "é and 😀 split across chunks",
+      "last, without a newline",
+    ];
     const text = lines.join("\n");
     const file = path.join(dir, "lines.txt");
     writeFileSync(file, text);
     const hash = createHash("sha256");
-    const read = [...fileLines(file, { maxLineBytes: 39, chunkBytes: 7, onChunk: (c) => hash.update(c) })].map((l) => ("tooLong" in l ? { line: l.line, tooLong: l.tooLong } : { line: l.line, text: l.bytes.toString("utf8") }));
+    const read = [...fileLines(file, { maxLineBytes: 39, chunkBytes: 7, onChunk: (c) => hash.update(c) })].map((l) =>
+      "tooLong" in l ? { line: l.line, tooLong: l.tooLong } : { line: l.line, text: l.bytes.toString("utf8") },
+    );
     expect(read).toEqual([
       { line: 1, text: "short" },
       { line: 2, text: "" },
@@ -90,30 +105,60 @@ describe("rollout.sft.max_data_bytes", () => {
   it("is an error at the data field when compiling, with the size, the bound and how to raise it", () => {
     const { diagnostics } = compileIn("max_data_bytes: 100", records);
     const tooLarge = diagnostics.find((d) => d.code === "data-file-too-large");
-    expect(tooLarge?.message).toBe(`'rollout.sft.data': the data file './records.jsonl' holds ${Buffer.byteLength(records)} bytes, more than rollout.sft.max_data_bytes (100); it was not read`);
-    expect(tooLarge?.hint).toBe(`raise rollout.sft.max_data_bytes to at least ${Buffer.byteLength(records)} (at most 1073741824), or cut the file`);
-    expect(tooLarge?.range.start.line).toBe(spec("").split("\n").findIndex((l) => l.includes("sft {")) + 1);
-    expect(compileIn(`max_data_bytes: ${Buffer.byteLength(records)}`, records).diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    expect(tooLarge?.message).toBe(
+      `'rollout.sft.data': the data file './records.jsonl' holds ${Buffer.byteLength(records)} bytes, more than rollout.sft.max_data_bytes (100); it was not read`,
+    );
+    expect(tooLarge?.hint).toBe(
+      `raise rollout.sft.max_data_bytes to at least ${Buffer.byteLength(records)} (at most 1073741824), or cut the file`,
+    );
+    expect(tooLarge?.range.start.line).toBe(
+      spec("")
+        .split("\n")
+        .findIndex((l) => l.includes("sft {")) + 1,
+    );
+    expect(
+      compileIn(`max_data_bytes: ${Buffer.byteLength(records)}`, records).diagnostics.filter(
+        (d) => d.severity === "error",
+      ),
+    ).toEqual([]);
   });
 
   it("is checked again when the run reads the file", () => {
     const { dir, source: s } = source("", records);
-    expect(() => loadSftData({ ...s, max_data_bytes: 50 }, dir)).toThrow(`rollout.sft.data 'records.jsonl' holds ${Buffer.byteLength(records)} bytes, more than rollout.sft.max_data_bytes (50); it was not read`);
+    expect(() => loadSftData({ ...s, max_data_bytes: 50 }, dir)).toThrow(
+      `rollout.sft.data 'records.jsonl' holds ${Buffer.byteLength(records)} bytes, more than rollout.sft.max_data_bytes (50); it was not read`,
+    );
   });
 });
 
 describe("records refused by file:line before anything trains", () => {
   it("refuses a record longer than rollout.sft.max_record_bytes", () => {
-    const long = JSON.stringify({ messages: [{ role: "user", content: "q" }, { role: "assistant", content: "y".repeat(300) }] });
+    const long = JSON.stringify({
+      messages: [
+        { role: "user", content: "q" },
+        { role: "assistant", content: "y".repeat(300) },
+      ],
+    });
     const { dir, source: s } = source("max_record_bytes: 200", [record(1), long, record(2)].join("\n"));
     expect(s.max_record_bytes).toBe(200);
     expect(() => loadSftData(s, dir)).toThrow(SftDataError);
-    expect(() => loadSftData(s, dir)).toThrow(`records.jsonl:2: a record of ${long.length} bytes, more than rollout.sft.max_record_bytes (200): shorten or drop it, or raise max_record_bytes`);
+    expect(() => loadSftData(s, dir)).toThrow(
+      `records.jsonl:2: a record of ${long.length} bytes, more than rollout.sft.max_record_bytes (200): shorten or drop it, or raise max_record_bytes`,
+    );
   });
 
   it("refuses a line that is not UTF-8 rather than training on replacement characters", () => {
-    const bad = Buffer.concat([Buffer.from('{"messages": [{"role": "user", "content": "caf'), Buffer.from([0xe9]), Buffer.from('"}, {"role": "assistant", "content": "ok"}]}')]);
-    const { dir, source: s } = source("", Buffer.concat([Buffer.from(`${record(1)}\n`), bad, Buffer.from(`\n${record(2)}\n`)]));
-    expect(() => loadSftData(s, dir)).toThrow(/1 invalid record; nothing was trained:\n {2}records\.jsonl:2: not UTF-8 text/);
+    const bad = Buffer.concat([
+      Buffer.from('{"messages": [{"role": "user", "content": "caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}, {"role": "assistant", "content": "ok"}]}'),
+    ]);
+    const { dir, source: s } = source(
+      "",
+      Buffer.concat([Buffer.from(`${record(1)}\n`), bad, Buffer.from(`\n${record(2)}\n`)]),
+    );
+    expect(() => loadSftData(s, dir)).toThrow(
+      /1 invalid record; nothing was trained:\n {2}records\.jsonl:2: not UTF-8 text/,
+    );
   });
 });

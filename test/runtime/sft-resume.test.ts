@@ -31,7 +31,10 @@ experiment cold_start {
 }
 `;
 
-const trainer = { file: process.execPath, args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))] };
+const trainer = {
+  file: process.execPath,
+  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
+};
 const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
 const bytes = (dir: string, file: string) => readFileSync(path.join(dir, "checkpoints", "iteration-00001", file));
 
@@ -49,7 +52,9 @@ describe("an interrupted cold start", () => {
       logs.push(line);
       if (line.startsWith("sft epoch 1/2")) halt.abort();
     };
-    const error = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log, halt: halt.signal }).catch((e: unknown) => e);
+    const error = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log, halt: halt.signal }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(RunError);
     expect((error as RunError).halted).toBe(true);
     const cut = runDir.readState();
@@ -66,7 +71,14 @@ describe("an interrupted cold start", () => {
       stoppedLogs.push(line);
       if (line.startsWith("sft epoch 1/2")) stop.abort();
     };
-    const stopped = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: stopLog, stop: stop.signal });
+    const stopped = await executePlan({
+      plan: plan!,
+      runDir,
+      trainer,
+      envs: envKinds,
+      log: stopLog,
+      stop: stop.signal,
+    });
     expect(stopped).toMatchObject({ iterations: 0, stopped: true, stoppedAt: "the cold start's step 2" });
     expect(stoppedLogs).toContain(`resumed the cold start after its step 1 from ${cut.checkpoint}`);
     expect(stoppedLogs).toContain("sft: resuming after step 1 of 4 (epoch 1/2)");
@@ -100,7 +112,8 @@ describe("an interrupted cold start", () => {
     expect(summary.iterations).toBe(1);
     expect(withoutTimes(runDir.readMetrics())).toEqual(withoutTimes(reference.readMetrics()));
     expect(runDir.readState().sft).toEqual(reference.readState().sft);
-    for (const file of ["model.safetensors", "optimizer.safetensors"]) expect(bytes(runDir.dir, file).equals(bytes(reference.dir, file)), file).toBe(true);
+    for (const file of ["model.safetensors", "optimizer.safetensors"])
+      expect(bytes(runDir.dir, file).equals(bytes(reference.dir, file)), file).toBe(true);
     // Only the final checkpoint is left; the cold start's own were replaced as it went.
     expect(existsSync(cut.checkpoint!)).toBe(false);
     // The report's wall time counts the phases before iteration 1.

@@ -26,15 +26,28 @@ function oneError(condition: string): Diagnostic & { at: string } {
   return { ...d, at: text.slice(d.range.start.offset, d.range.end.offset) };
 }
 
-const conditionOf = (condition: string) => compilePlans(counterSpec(`constraints { c: block(${condition}) }`))[0]!.constraints.c!.condition;
+const conditionOf = (condition: string) =>
+  compilePlans(counterSpec(`constraints { c: block(${condition}) }`))[0]!.constraints.c!.condition;
 
 describe("call.* in constraint conditions", () => {
   it("types call.tool as the tool's name and call.args.NAME by the tool's parameter schema", () => {
     expect(conditionOf('call.tool == "write" and call.args.value == "a"')).toEqual({
       op: "and",
       args: [
-        { op: "==", args: [{ op: "signal", namespace: "tool", name: "name", type: "string", timing: "state" }, { op: "const", value: "write" }] },
-        { op: "==", args: [{ op: "signal", namespace: "tool", name: "args.value", type: "string", timing: "state" }, { op: "const", value: "a" }] },
+        {
+          op: "==",
+          args: [
+            { op: "signal", namespace: "tool", name: "name", type: "string", timing: "state" },
+            { op: "const", value: "write" },
+          ],
+        },
+        {
+          op: "==",
+          args: [
+            { op: "signal", namespace: "tool", name: "args.value", type: "string", timing: "state" },
+            { op: "const", value: "a" },
+          ],
+        },
       ],
     });
   });
@@ -45,11 +58,18 @@ describe("call.* in constraint conditions", () => {
 
   it("reports a tool the experiment does not have at the name, with the closest one", () => {
     const d = oneError('call.tool == "wirte"');
-    expect(d).toMatchObject({ code: "unknown-tool", at: '"wirte"', message: "the experiment has no tool 'wirte'", hint: "did you mean 'write'?" });
+    expect(d).toMatchObject({
+      code: "unknown-tool",
+      at: '"wirte"',
+      message: "the experiment has no tool 'wirte'",
+      hint: "did you mean 'write'?",
+    });
   });
 
   it("accepts a tool of the experiment that this variant does not offer (an ablation arm without it)", () => {
-    const { diagnostics } = diagnose('harness { tools: [counter.step] }\n  constraints { c: block(call.tool == "write" and call.args.value == "a") }');
+    const { diagnostics } = diagnose(
+      'harness { tools: [counter.step] }\n  constraints { c: block(call.tool == "write" and call.args.value == "a") }',
+    );
     expect(diagnostics).toEqual([]);
   });
 
@@ -66,7 +86,11 @@ describe("call.* in constraint conditions", () => {
   });
 
   it("reports an argument no tool takes, with the closest name", () => {
-    expect(oneError('call.args.vaule == "a"')).toMatchObject({ code: "unknown-argument", at: "call.args.vaule", hint: "did you mean 'value'?" });
+    expect(oneError('call.args.vaule == "a"')).toMatchObject({
+      code: "unknown-argument",
+      at: "call.args.vaule",
+      hint: "did you mean 'value'?",
+    });
   });
 
   it("reports an argument compared with a value of another type", () => {
@@ -75,7 +99,10 @@ describe("call.* in constraint conditions", () => {
   });
 
   it("reports call.* outside constraints", () => {
-    const spec = counterSpec("").replace("reward { success: outcome.success }", 'reward { success: outcome.success, writes: call.tool == "write" }');
+    const spec = counterSpec("").replace(
+      "reward { success: outcome.success }",
+      'reward { success: outcome.success, writes: call.tool == "write" }',
+    );
     const dir = mkdtempSync(path.join(tmpdir(), "arl-call-"));
     writeFileSync(path.join(dir, "spec.arl"), spec);
     const errors = new Compiler().check(path.join(dir, "spec.arl")).diagnostics.filter((d) => d.severity === "error");
@@ -87,8 +114,14 @@ describe("call.* in constraint conditions", () => {
 describe("string tests", () => {
   it("compile contains, starts_with and matches over strings, also as the whole condition", () => {
     expect(conditionOf('contains(call.args.value, "a")')).toMatchObject({ op: "contains" });
-    expect(conditionOf('call.tool == "write" and starts_with(call.args.value, "b")')).toMatchObject({ op: "and", args: [{ op: "==" }, { op: "starts_with" }] });
-    expect(conditionOf('not matches(call.tool, "^(step|write)$")')).toMatchObject({ op: "not", args: [{ op: "matches" }] });
+    expect(conditionOf('call.tool == "write" and starts_with(call.args.value, "b")')).toMatchObject({
+      op: "and",
+      args: [{ op: "==" }, { op: "starts_with" }],
+    });
+    expect(conditionOf('not matches(call.tool, "^(step|write)$")')).toMatchObject({
+      op: "not",
+      args: [{ op: "matches" }],
+    });
   });
 
   it("reports an invalid regular expression at the pattern", () => {
@@ -107,19 +140,30 @@ describe("string tests", () => {
 
 describe("what a constraint can read", () => {
   it("reports a condition that is not a test, with how to write one", () => {
-    expect(oneError("state.progress")).toMatchObject({ code: "type-mismatch", at: "state.progress", message: "expected a condition (true/false), found a number" });
+    expect(oneError("state.progress")).toMatchObject({
+      code: "type-mismatch",
+      at: "state.progress",
+      message: "expected a condition (true/false), found a number",
+    });
   });
-
 
   it("refuses an outcome signal: it is known only when the episode has ended, after every call", () => {
     expect(oneError("outcome.success")).toMatchObject({ code: "outcome-in-constraint", at: "outcome.success" });
-    expect(oneError('call.tool == "write" and episode.terminated')).toMatchObject({ code: "outcome-in-constraint", at: "episode.terminated" });
+    expect(oneError('call.tool == "write" and episode.terminated')).toMatchObject({
+      code: "outcome-in-constraint",
+      at: "episode.terminated",
+    });
   });
 });
 
 describe("functions as a whole reward term", () => {
   it("accepts min(...) written as the whole term (it was reported as an unknown function)", () => {
-    const [plan] = compilePlans(counterSpec("").replace("reward { success: outcome.success }", "reward { success: outcome.success, capped: min(state.progress, 0.5) }"));
+    const [plan] = compilePlans(
+      counterSpec("").replace(
+        "reward { success: outcome.success }",
+        "reward { success: outcome.success, capped: min(state.progress, 0.5) }",
+      ),
+    );
     expect(plan!.reward.terms.capped!.expr).toMatchObject({ op: "min" });
   });
 });

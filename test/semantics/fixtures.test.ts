@@ -25,7 +25,9 @@ describe("semantic fixtures", () => {
       const actual = result.diagnostics.map((d) => render(d, dir)).join("");
       const file = path.join(dir, "expected.diagnostics");
       if (update && (!existsSync(file) || readFileSync(file, "utf8") !== actual)) writeFileSync(file, actual);
-      expect(existsSync(file), `${name}/expected.diagnostics is missing (run with UPDATE_GOLDEN=1 and review it)`).toBe(true);
+      expect(existsSync(file), `${name}/expected.diagnostics is missing (run with UPDATE_GOLDEN=1 and review it)`).toBe(
+        true,
+      );
       expect(actual).toBe(readFileSync(file, "utf8"));
     });
   }

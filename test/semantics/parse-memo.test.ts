@@ -5,8 +5,18 @@ import * as z from "zod";
 import { ParseMemo, validate } from "../../src/semantics/validate.js";
 import { emptyRecord, RecordBuilder, type Origin, type Value } from "../../src/semantics/values.js";
 
-const at = (offset: number): Origin => ({ file: "x.arl", range: { start: { offset, line: 1, column: offset + 1 }, end: { offset: offset + 1, line: 1, column: offset + 2 } } });
-const record = (n: number | string, offset: number) => new RecordBuilder(emptyRecord(at(offset))).set({ path: ["n"], value: { kind: "scalar", value: n, origin: at(offset + 1) } satisfies Value, keyOrigins: [at(offset)] }).build();
+const at = (offset: number): Origin => ({
+  file: "x.arl",
+  range: { start: { offset, line: 1, column: offset + 1 }, end: { offset: offset + 1, line: 1, column: offset + 2 } },
+});
+const record = (n: number | string, offset: number) =>
+  new RecordBuilder(emptyRecord(at(offset)))
+    .set({
+      path: ["n"],
+      value: { kind: "scalar", value: n, origin: at(offset + 1) } satisfies Value,
+      keyOrigins: [at(offset)],
+    })
+    .build();
 const subject = { label: "the value", origin: at(0) };
 
 describe("ParseMemo", () => {
@@ -28,7 +38,9 @@ describe("ParseMemo", () => {
     // Each kind is spelled apart: the string "1" is not the number 1.
     const loose = new ParseMemo();
     const either = z.object({ n: z.union([z.number(), z.string()]) });
-    expect(validate(record("1", 0), either, subject, loose).contentKey).not.toBe(validate(record(1, 0), either, subject, loose).contentKey);
+    expect(validate(record("1", 0), either, subject, loose).contentKey).not.toBe(
+      validate(record(1, 0), either, subject, loose).contentKey,
+    );
     // Without a memo nothing is keyed.
     expect(validate(record(1, 0), schema, subject).contentKey).toBeUndefined();
   });

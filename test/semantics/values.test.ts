@@ -7,20 +7,37 @@ import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { WrittenValues } from "../../src/semantics/plain.js";
 import { expandVariants } from "../../src/semantics/variants.js";
-import { emptyRecord, getPath, RecordBuilder, type Origin, type RecordValue, type Value } from "../../src/semantics/values.js";
+import {
+  emptyRecord,
+  getPath,
+  RecordBuilder,
+  type Origin,
+  type RecordValue,
+  type Value,
+} from "../../src/semantics/values.js";
 
-const at = (offset: number): Origin => ({ file: "x.arl", range: { start: { offset, line: 1, column: offset + 1 }, end: { offset: offset + 1, line: 1, column: offset + 2 } } });
+const at = (offset: number): Origin => ({
+  file: "x.arl",
+  range: { start: { offset, line: 1, column: offset + 1 }, end: { offset: offset + 1, line: 1, column: offset + 2 } },
+});
 const num = (value: number, offset = 0): Value => ({ kind: "scalar", value, origin: at(offset) });
 const assign = (dotted: string, value: Value, offset = 0, doc?: string) => {
   const p = dotted.split(".");
   return { path: p, value, keyOrigins: p.map((_, i) => at(offset + i)), ...(doc !== undefined ? { doc } : {}) };
 };
 const plain = (v: Value | undefined): unknown =>
-  v?.kind === "record" ? Object.fromEntries([...v.fields].map(([k, f]) => [k, plain(f)])) : v?.kind === "scalar" ? v.value : v?.kind;
+  v?.kind === "record"
+    ? Object.fromEntries([...v.fields].map(([k, f]) => [k, plain(f)]))
+    : v?.kind === "scalar"
+      ? v.value
+      : v?.kind;
 
 describe("RecordBuilder", () => {
   it("nests dotted paths, merges blocks key by key, and keeps where each key and doc was written", () => {
-    const inner = new RecordBuilder(emptyRecord(at(50))).set(assign("b", num(1))).set(assign("c", num(2))).build();
+    const inner = new RecordBuilder(emptyRecord(at(50)))
+      .set(assign("b", num(1)))
+      .set(assign("c", num(2)))
+      .build();
     const r = new RecordBuilder(emptyRecord(at(0)))
       .set(assign("a", inner, 10, "the a block"))
       .set(assign("a.d", num(3), 20))
@@ -51,9 +68,15 @@ describe("expandVariants", () => {
     const sweep = new RecordBuilder(emptyRecord(at(0)))
       .set(assign("rollout.iterations", { kind: "list", items: [num(1), num(2), num(3)], origin: at(1) }))
       .build();
-    const experiment = new RecordBuilder(emptyRecord(at(0))).set(assign("rollout.iterations", num(10))).set(assign("rollout.concurrency", num(4))).set(assign("sweep", sweep)).build();
+    const experiment = new RecordBuilder(emptyRecord(at(0)))
+      .set(assign("rollout.iterations", num(10)))
+      .set(assign("rollout.concurrency", num(4)))
+      .set(assign("sweep", sweep))
+      .build();
     const variants = expandVariants(experiment, []);
-    expect(variants.map((v) => plain(v.value))).toEqual([1, 2, 3].map((iterations) => ({ rollout: { iterations, concurrency: 4 } })));
+    expect(variants.map((v) => plain(v.value))).toEqual(
+      [1, 2, 3].map((iterations) => ({ rollout: { iterations, concurrency: 4 } })),
+    );
     expect(plain(getPath(experiment, ["rollout"]))).toEqual({ iterations: 10, concurrency: 4 });
   });
 });
@@ -64,7 +87,10 @@ describe("large blocks", () => {
     const terms = Array.from({ length: n }, (_, i) => `    t_${i}: "not a number"\n`).join("");
     const dir = mkdtempSync(path.join(tmpdir(), "arl-values-"));
     const file = path.join(dir, "main.arl");
-    writeFileSync(file, `import "std/envs/findmax" as findmax\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env code extends findmax.task {}\n  reward {\n${terms}  }\n}\n`);
+    writeFileSync(
+      file,
+      `import "std/envs/findmax" as findmax\nexperiment e {\n  policy { model: "builtin:tiny" }\n  env code extends findmax.task {}\n  reward {\n${terms}  }\n}\n`,
+    );
     const errors = new Compiler().check(file, { plan: false }).diagnostics.filter((d) => d.severity === "error");
     expect(errors).toHaveLength(n);
     expect(errors[n - 1]).toMatchObject({ code: "invalid-value", range: { start: { line: 5 + n } } });

@@ -18,12 +18,20 @@ describe("builtin:tiny generation step", () => {
     let compared = 0;
     for (let trial = 0; trial < 40; trial++) {
       const n = 2 + (trial % 5);
-      const h = tf.tensor2d(Float32Array.from({ length: n * shape.hidden }, () => rng.uniform() * 2 - 1), [n, shape.hidden]);
+      const h = tf.tensor2d(
+        Float32Array.from({ length: n * shape.hidden }, () => rng.uniform() * 2 - 1),
+        [n, shape.hidden],
+      );
       const tokens = Int32Array.from({ length: n }, () => 4 + Math.floor(rng.uniform() * (shape.vocab - 4)));
       const active = Float32Array.from({ length: n }, (_, i) => (i === 0 ? 1 : (i + trial) % 2));
       const batched = gruStep(params, table, h, tokens, active).arraySync();
       for (let i = 0; i < n; i++) {
-        const alone = gruStep(params, table, tf.slice(h, [i, 0], [1, shape.hidden]), tokens.subarray(i, i + 1)).arraySync()[0]!;
+        const alone = gruStep(
+          params,
+          table,
+          tf.slice(h, [i, 0], [1, shape.hidden]),
+          tokens.subarray(i, i + 1),
+        ).arraySync()[0]!;
         expect(batched[i], `trial ${trial}, row ${i}`).toEqual(active[i] ? alone : (h.arraySync()[i] as number[]));
         compared++;
       }

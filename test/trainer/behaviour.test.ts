@@ -9,7 +9,12 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { denominatorsOf } from "../../src/runtime/update/train-batches.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
-import { ragged, type ConfigureParams, type GenerateParams, type TrainStepParams } from "../../src/contracts/trainer-protocol.js";
+import {
+  ragged,
+  type ConfigureParams,
+  type GenerateParams,
+  type TrainStepParams,
+} from "../../src/contracts/trainer-protocol.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { tinyConfigure } from "../helpers/tiny-policy.js";
 
@@ -31,7 +36,16 @@ async function tiny(seed = 3): Promise<TinyTrainer> {
 const PROMPTS = [Int32Array.from([5, 11, 12, 2, 7]), Int32Array.from([5, 13, 2, 7])];
 
 function generate(policy: "current" | "behaviour"): GenerateParams {
-  return { prompts: ragged(PROMPTS, Int32Array), max_new_tokens: 8, temperature: 1, top_p: 1, top_k: 0, stop_ids: [2], seeds: Int32Array.from([4, 9]), policy };
+  return {
+    prompts: ragged(PROMPTS, Int32Array),
+    max_new_tokens: 8,
+    temperature: 1,
+    top_p: 1,
+    top_k: 0,
+    stop_ids: [2],
+    seeds: Int32Array.from([4, 9]),
+    policy,
+  };
 }
 
 /** A train step that pushes up the tokens after each prompt (all targets, advantage 1). */
@@ -42,7 +56,10 @@ function step(t: TinyTrainer): TrainStepParams {
   return {
     ids: ragged(ids, Int32Array),
     loss_mask: ragged(masks, Uint8Array),
-    advantages: ragged(masks.map((m) => Float32Array.from(m)), Float32Array),
+    advantages: ragged(
+      masks.map((m) => Float32Array.from(m)),
+      Float32Array,
+    ),
     old_logprobs: logprobs,
     ref_logprobs: null,
     groups: Int32Array.from([0, 0]),
@@ -78,7 +95,9 @@ describe("builtin:tiny behaviour policy", () => {
     expect(t.generate(generate("current")).policy_version).toBe(2);
     // A new snapshot takes the weights of now.
     expect(t.snapshot()).toEqual({ policy_version: 2 });
-    expect(values(t.generate(generate("behaviour")).logprobs)).toEqual(values(t.generate(generate("current")).logprobs));
+    expect(values(t.generate(generate("behaviour")).logprobs)).toEqual(
+      values(t.generate(generate("current")).logprobs),
+    );
   });
 
   it("keeps the snapshot in checkpoints, and a checkpoint without one empties the slot", async () => {
@@ -103,7 +122,11 @@ describe("builtin:tiny behaviour policy", () => {
     try {
       expect(client.handshakeResult!.capabilities.behaviour_policy).toBe(true);
       expect(client.handshakeResult!.capabilities.methods).toContain("snapshot");
-      await client.request("configure", { ...configure(1), policy: { ...configure(1).policy, model: "builtin:tiny?hidden=16&embed=8" }, behaviour_policy: true });
+      await client.request("configure", {
+        ...configure(1),
+        policy: { ...configure(1).policy, model: "builtin:tiny?hidden=16&embed=8" },
+        behaviour_policy: true,
+      });
       await expect(client.request("generate", generate("behaviour"))).rejects.toThrow(/invalid_request.*snapshot/);
       expect(await client.request("snapshot", {})).toEqual({ policy_version: 0 });
       const g = await client.request("generate", generate("behaviour"));

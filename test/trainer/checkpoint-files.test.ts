@@ -29,7 +29,8 @@ beforeAll(async () => {
 function damaged(name: string, file: string, make: (at: string) => void): string {
   const dir = path.join(root, name);
   mkdirSync(dir);
-  for (const f of ["model.safetensors", "optimizer.safetensors", "trainer.json"]) if (f !== file) copyFileSync(path.join(good, f), path.join(dir, f));
+  for (const f of ["model.safetensors", "optimizer.safetensors", "trainer.json"])
+    if (f !== file) copyFileSync(path.join(good, f), path.join(dir, f));
   make(path.join(dir, file));
   return dir;
 }
@@ -52,12 +53,46 @@ describe("loading a checkpoint whose files are not what save wrote", () => {
     ["zero", "model.safetensors", (at) => symlinkSync("/dev/zero", at), /model\.safetensors is not a regular file/],
     ["fifo", "model.safetensors", (at) => execFileSync("mkfifo", [at]), /model\.safetensors is not a regular file/],
     ["zero-json", "trainer.json", (at) => symlinkSync("/dev/zero", at), /trainer\.json is not a regular file/],
-    ["garbage", "model.safetensors", (at) => writeFileSync(at, "garbage"), /model\.safetensors is not a safetensors file: 7 bytes/],
-    ["huge-header", "model.safetensors", (at) => writeFileSync(at, header(2n ** 62n, Buffer.from("{}"))), /model\.safetensors is not a safetensors file: its header length 4611686018427387904 exceeds/],
-    ["not-json", "model.safetensors", (at) => writeFileSync(at, header(4n, Buffer.from("{{{{"))), /model\.safetensors is not a safetensors file: its header is not JSON/],
-    ["lying-offsets", "model.safetensors", (at) => writeFileSync(at, json({ "policy.embed": { dtype: "F32", shape: [1_000_000_000], data_offsets: [0, 4_000_000_000] } })), /declares bytes 0 to 4000000000 .* but the file holds 0 bytes/],
-    ["wrong-dtype", "optimizer.safetensors", (at) => writeFileSync(at, json({ x: { dtype: "F16", shape: [1], data_offsets: [0, 2] } })), /optimizer\.safetensors: tensor x has dtype "F16"/],
-    ["cut", "model.safetensors", (at) => writeFileSync(at, readFileSync(path.join(good, "model.safetensors")).subarray(0, 2000)), /model\.safetensors: tensor .* but the file holds/],
+    [
+      "garbage",
+      "model.safetensors",
+      (at) => writeFileSync(at, "garbage"),
+      /model\.safetensors is not a safetensors file: 7 bytes/,
+    ],
+    [
+      "huge-header",
+      "model.safetensors",
+      (at) => writeFileSync(at, header(2n ** 62n, Buffer.from("{}"))),
+      /model\.safetensors is not a safetensors file: its header length 4611686018427387904 exceeds/,
+    ],
+    [
+      "not-json",
+      "model.safetensors",
+      (at) => writeFileSync(at, header(4n, Buffer.from("{{{{"))),
+      /model\.safetensors is not a safetensors file: its header is not JSON/,
+    ],
+    [
+      "lying-offsets",
+      "model.safetensors",
+      (at) =>
+        writeFileSync(
+          at,
+          json({ "policy.embed": { dtype: "F32", shape: [1_000_000_000], data_offsets: [0, 4_000_000_000] } }),
+        ),
+      /declares bytes 0 to 4000000000 .* but the file holds 0 bytes/,
+    ],
+    [
+      "wrong-dtype",
+      "optimizer.safetensors",
+      (at) => writeFileSync(at, json({ x: { dtype: "F16", shape: [1], data_offsets: [0, 2] } })),
+      /optimizer\.safetensors: tensor x has dtype "F16"/,
+    ],
+    [
+      "cut",
+      "model.safetensors",
+      (at) => writeFileSync(at, readFileSync(path.join(good, "model.safetensors")).subarray(0, 2000)),
+      /model\.safetensors: tensor .* but the file holds/,
+    ],
   ];
   for (const [name, file, make, message] of cases) {
     it(`${name}: ${file} refused as invalid_request naming it, the weights held unchanged`, () => {

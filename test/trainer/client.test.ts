@@ -9,7 +9,12 @@ const double = fileURLToPath(new URL("../doubles/protocol-trainer.mjs", import.m
 /** The double; `deadlineMs` applies to requests after the handshake (which a loaded machine may take seconds to answer). */
 const start = (mode: string, deadlineMs?: number, stop?: AbortSignal) =>
   TrainerClient.start(
-    { file: process.execPath, args: [double], env: { ARL_DOUBLE_MODE: mode }, ...(deadlineMs !== undefined ? { deadlineMs: (m: string) => (m === "handshake" ? 60_000 : deadlineMs) } : {}) },
+    {
+      file: process.execPath,
+      args: [double],
+      env: { ARL_DOUBLE_MODE: mode },
+      ...(deadlineMs !== undefined ? { deadlineMs: (m: string) => (m === "handshake" ? 60_000 : deadlineMs) } : {}),
+    },
     "test",
     stop,
   );
@@ -28,7 +33,13 @@ describe("trainer client", () => {
     const client = await start("ok");
     expect(client.handshakeResult?.trainer.name).toBe("protocol-double");
     const result = await client.request("generate", {
-      prompts: ragged([[1, 2, 3], [4, 5]], Int32Array),
+      prompts: ragged(
+        [
+          [1, 2, 3],
+          [4, 5],
+        ],
+        Int32Array,
+      ),
       max_new_tokens: 4,
       temperature: 1,
       top_p: 1,
@@ -52,7 +63,9 @@ describe("trainer client", () => {
   it("turns an error response into a TrainerError with its code", async () => {
     const client = await start("ok");
     await expect(client.request("eval_op", { op: "nope", input: [] })).rejects.toMatchObject({ code: "unsupported" });
-    await expect(client.request("values", { ids: ragged([[1]], Int32Array) })).rejects.toMatchObject({ code: "unsupported" });
+    await expect(client.request("values", { ids: ragged([[1]], Int32Array) })).rejects.toMatchObject({
+      code: "unsupported",
+    });
     await client.shutdown();
   });
 
@@ -71,7 +84,16 @@ describe("trainer client", () => {
   it("reports a trainer that dies mid-request with its exit status and the last lines of its stderr", async () => {
     const client = await start("crash-on-generate");
     const error = (await client
-      .request("generate", { prompts: ragged([[1]], Int32Array), max_new_tokens: 1, temperature: 1, top_p: 1, top_k: 0, stop_ids: [], seeds: Int32Array.from([0]), policy: "current" })
+      .request("generate", {
+        prompts: ragged([[1]], Int32Array),
+        max_new_tokens: 1,
+        temperature: 1,
+        top_p: 1,
+        top_k: 0,
+        stop_ids: [],
+        seeds: Int32Array.from([0]),
+        policy: "current",
+      })
       .catch((e: unknown) => e)) as TrainerError;
     expect(error).toBeInstanceOf(TrainerError);
     expect(error.code).toBe("died");
@@ -83,7 +105,16 @@ describe("trainer client", () => {
   it("refuses a trainer that prints text on stdout", async () => {
     const client = await start("garbage");
     const error = (await client
-      .request("generate", { prompts: ragged([[1]], Int32Array), max_new_tokens: 1, temperature: 1, top_p: 1, top_k: 0, stop_ids: [], seeds: Int32Array.from([0]), policy: "current" })
+      .request("generate", {
+        prompts: ragged([[1]], Int32Array),
+        max_new_tokens: 1,
+        temperature: 1,
+        top_p: 1,
+        top_k: 0,
+        stop_ids: [],
+        seeds: Int32Array.from([0]),
+        policy: "current",
+      })
       .catch((e: unknown) => e)) as TrainerError;
     expect(error.code).toBe("protocol");
     expect(error.message).toContain("did the trainer print to stdout?");

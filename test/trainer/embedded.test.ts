@@ -19,15 +19,48 @@ import { runArl } from "../helpers/cli.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const mainJs = path.join(repo, "dist", "trainer", "embedded", "main.js");
-const VOCAB = ["You", "are", "in", "the", "kitchen", "see", "a", "key", "box", "take", "go", "north", "south", "put", "open", "Your", "task", "Exits", "is", "empty"];
+const VOCAB = [
+  "You",
+  "are",
+  "in",
+  "the",
+  "kitchen",
+  "see",
+  "a",
+  "key",
+  "box",
+  "take",
+  "go",
+  "north",
+  "south",
+  "put",
+  "open",
+  "Your",
+  "task",
+  "Exits",
+  "is",
+  "empty",
+];
 const SMALL: TinyOptions = { embed: 16, hidden: 32, heads: 2, keyDim: 8, chunkTokens: 65_536 };
 
 function configureParams(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = {}): ConfigureParams {
   return {
     seed,
-    policy: { model: "builtin:tiny", chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 } },
+    policy: {
+      model: "builtin:tiny",
+      chat_template: null,
+      sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 },
+    },
     algorithm: {
-      optimizer: { name: "adamw", lr: 3e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0.01, grad_clip: 1, warmup_steps: 0 },
+      optimizer: {
+        name: "adamw",
+        lr: 3e-3,
+        betas: [0.9, 0.999],
+        eps: 1e-8,
+        weight_decay: 0.01,
+        grad_clip: 1,
+        warmup_steps: 0,
+      },
       critic: null,
       clip: { low: 0.2, high: 0.2, dual: null },
       kl: { coef: 0, estimator: "k3", placement: "loss", reference: { kind: "initial" } },
@@ -37,7 +70,11 @@ function configureParams(seed = 0, extra: Partial<ConfigureParams["algorithm"]> 
   };
 }
 
-async function trainer(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = {}, options: TinyOptions = SMALL): Promise<TinyTrainer> {
+async function trainer(
+  seed = 0,
+  extra: Partial<ConfigureParams["algorithm"]> = {},
+  options: TinyOptions = SMALL,
+): Promise<TinyTrainer> {
   const t = new TinyTrainer(options);
   await t.init();
   t.configure(configureParams(seed, extra));
@@ -45,7 +82,16 @@ async function trainer(seed = 0, extra: Partial<ConfigureParams["algorithm"]> = 
 }
 
 /** A fixed batch: prompt + observation tokens (not targets) around generated tokens (targets). */
-function batch(t: TinyTrainer, opts: { microbatches?: number; reduction?: TrainStepParams["reduction"]; kl?: number; dual?: number | null; sampling?: TrainStepParams["sampling"] } = {}): TrainStepParams {
+function batch(
+  t: TinyTrainer,
+  opts: {
+    microbatches?: number;
+    reduction?: TrainStepParams["reduction"];
+    kl?: number;
+    dual?: number | null;
+    sampling?: TrainStepParams["sampling"];
+  } = {},
+): TrainStepParams {
   const tok = t.tokenizer;
   const episodes = [
     ["Your task: take the key.", "take key", "You take the key.", "go north"],
@@ -63,7 +109,10 @@ function batch(t: TinyTrainer, opts: { microbatches?: number; reduction?: TrainS
     const m: number[] = [];
     ep.forEach((text, j) => {
       const generated = j % 2 === 1;
-      const [enc] = tok.encodeMessages([{ role: generated ? "assistant" : j === 0 ? "user" : "tool", content: text }], !generated);
+      const [enc] = tok.encodeMessages(
+        [{ role: generated ? "assistant" : j === 0 ? "user" : "tool", content: text }],
+        !generated,
+      );
       seq.push(...enc!);
       m.push(...enc!.map(() => (generated ? 1 : 0)));
     });
@@ -123,7 +172,15 @@ describe("builtin:tiny read-out", () => {
     const keys = ids.map(() => new Float32Array(4));
     const copy = (cs: number[]) => {
       const out = new Float64Array(4);
-      addCopyLogits(shape, { emb, cs: Float32Array.from(cs) }, new Float32Array(4), new Float32Array(4), keys, ids, out);
+      addCopyLogits(
+        shape,
+        { emb, cs: Float32Array.from(cs) },
+        new Float32Array(4),
+        new Float32Array(4),
+        keys,
+        ids,
+        out,
+      );
       return Array.from(out);
     };
     const global = copy([1, 0]);
@@ -132,7 +189,14 @@ describe("builtin:tiny read-out", () => {
     // The recency head weighs position j by exp(-m (9 - j)), m = 2^-4, normalised.
     const w = ids.map((_, j) => Math.exp(-(2 ** -4) * (ids.length - 1 - j)));
     const z = w.reduce((a, b) => a + b, 0);
-    expect(recent).toEqual([0, 1, 2, 3].map((v) => expect.closeTo(ids.reduce((acc, id, j) => acc + (id === v ? w[j]! / z : 0), 0), 9)));
+    expect(recent).toEqual(
+      [0, 1, 2, 3].map((v) =>
+        expect.closeTo(
+          ids.reduce((acc, id, j) => acc + (id === v ? w[j]! / z : 0), 0),
+          9,
+        ),
+      ),
+    );
     expect(recent[3]! / recent[0]!).toBeGreaterThan(global[3]! / global[0]!);
   });
 });
@@ -140,13 +204,27 @@ describe("builtin:tiny read-out", () => {
 describe("builtin:tiny tokenizer", () => {
   it("round-trips text, spelling unknown words in bytes, and applies the chat template", () => {
     const tok = new WordTokenizer(VOCAB);
-    for (const text of ["You see a key.", "Exits: north, south.", "You can't go west: the door is locked!", "héllo wörld (zzz) 'q' done", "Your task:\nput the key in the box.", " x  y", "a\tb"]) {
+    for (const text of [
+      "You see a key.",
+      "Exits: north, south.",
+      "You can't go west: the door is locked!",
+      "héllo wörld (zzz) 'q' done",
+      "Your task:\nput the key in the box.",
+      " x  y",
+      "a\tb",
+    ]) {
       // Exact, up to whitespace between pieces (one space), as documented in tokenizer.ts.
       expect(tok.decode(tok.encodeText(text))).toBe(text === "a\tb" ? "a b" : text);
     }
     // Known words are one token each; punctuation needs no glue in the default layout.
     expect(tok.encodeText("You see a key.")).toHaveLength(5);
-    const [user, assistant] = tok.encodeMessages([{ role: "user", content: "take key" }, { role: "assistant", content: "take key" }], false);
+    const [user, assistant] = tok.encodeMessages(
+      [
+        { role: "user", content: "take key" },
+        { role: "assistant", content: "take key" },
+      ],
+      false,
+    );
     expect(tok.decode(user!)).toBe("take key");
     expect(user![0]).toBe(5); // <user>
     expect(user!.slice(-2)).toEqual([2, 7]); // <eos>, then the <assistant> generation prompt
@@ -169,7 +247,10 @@ describe("builtin:tiny's vocabulary is bounded", () => {
 
 describe("builtin:tiny through the protocol (real process)", () => {
   // A small shape, asked for in the model's name (the process reads no environment for it).
-  const small = (seed: number) => ({ ...configureParams(seed), policy: { ...configureParams(seed).policy, model: "builtin:tiny?hidden=48&embed=24" } });
+  const small = (seed: number) => ({
+    ...configureParams(seed),
+    policy: { ...configureParams(seed).policy, model: "builtin:tiny?hidden=48&embed=24" },
+  });
   let client: TrainerClient;
   beforeAll(async () => {
     expect(existsSync(mainJs), "run `npm run build` first").toBe(true);
@@ -178,13 +259,23 @@ describe("builtin:tiny through the protocol (real process)", () => {
   });
 
   it("handshakes, configures, encodes/decodes, generates deterministically and recomputes the sampled log-probs", async () => {
-    expect(client.handshakeResult).toMatchObject({ protocol: "arl-trainer", version: 1, trainer: { name: "arl-embedded" }, capabilities: { value_head: true, keep_sampling_mask: true, world_size: 1, device: "cpu" } });
-    expect(client.handshakeResult!.capabilities.methods).toEqual(expect.arrayContaining(["generate", "logprobs", "train_step", "save", "load", "eval_op"]));
+    expect(client.handshakeResult).toMatchObject({
+      protocol: "arl-trainer",
+      version: 1,
+      trainer: { name: "arl-embedded" },
+      capabilities: { value_head: true, keep_sampling_mask: true, world_size: 1, device: "cpu" },
+    });
+    expect(client.handshakeResult!.capabilities.methods).toEqual(
+      expect.arrayContaining(["generate", "logprobs", "train_step", "save", "load", "eval_op"]),
+    );
     const configured = await client.request("configure", small(7));
     expect(configured.model.name).toBe("builtin:tiny");
     expect(configured.tokenizer).toMatchObject({ bos_id: 1, eos_id: 2, pad_id: 0 });
 
-    const { ids } = await client.request("encode", { messages: [{ role: "user", content: "You are in the kitchen. You see a key." }], add_generation_prompt: true });
+    const { ids } = await client.request("encode", {
+      messages: [{ role: "user", content: "You are in the kitchen. You see a key." }],
+      add_generation_prompt: true,
+    });
     const { texts } = await client.request("decode", { ids });
     expect(texts).toEqual(["You are in the kitchen. You see a key."]);
 
@@ -194,7 +285,14 @@ describe("builtin:tiny through the protocol (real process)", () => {
       { temperature: 1, top_p: 1, top_k: 0 },
       { temperature: 0.8, top_p: 0.9, top_k: 20 },
     ]) {
-      const request = { prompts, max_new_tokens: 12, ...sampling, stop_ids: [2], seeds: Int32Array.from([11, 12, 11]), policy: "current" as const };
+      const request = {
+        prompts,
+        max_new_tokens: 12,
+        ...sampling,
+        stop_ids: [2],
+        seeds: Int32Array.from([11, 12, 11]),
+        policy: "current" as const,
+      };
       const a = await client.request("generate", request);
       const b = await client.request("generate", request);
       expect(Array.from(a.ids.values)).toEqual(Array.from(b.ids.values));
@@ -205,7 +303,11 @@ describe("builtin:tiny through the protocol (real process)", () => {
       // The sampled log-probs are those of the truncated distribution: recomputing them with the
       // same keep-sampling mask gives them back.
       const full = [0, 1, 2].map((i) => Int32Array.from([...row(prompts, i), ...row(a.ids, i)]));
-      const { logprobs } = await client.request("logprobs", { ids: ragged(full, Int32Array), policy: "current", sampling });
+      const { logprobs } = await client.request("logprobs", {
+        ids: ragged(full, Int32Array),
+        policy: "current",
+        sampling,
+      });
       [0, 1, 2].forEach((i) => {
         const sampled = row(a.logprobs, i);
         const recomputed = row(logprobs, i).subarray(row(prompts, i).length);
@@ -218,14 +320,26 @@ describe("builtin:tiny through the protocol (real process)", () => {
   it("saves atomically and loads back bit-identically", async () => {
     const dir = path.join(mkdtempSync(path.join(tmpdir(), "arl-tiny-")), "ckpt");
     const prompts = ragged([Int32Array.from([5, 12, 13, 2, 7])], Int32Array);
-    const request = { prompts, max_new_tokens: 10, temperature: 1, top_p: 1, top_k: 0, stop_ids: [2], seeds: Int32Array.from([3]), policy: "current" as const };
+    const request = {
+      prompts,
+      max_new_tokens: 10,
+      temperature: 1,
+      top_p: 1,
+      top_k: 0,
+      stop_ids: [2],
+      seeds: Int32Array.from([3]),
+      policy: "current" as const,
+    };
     const before = await client.request("generate", request);
     const saved = await client.request("save", { path: dir });
     expect(saved.files.sort()).toEqual(["model.safetensors", "optimizer.safetensors", "trainer.json"]);
     expect(readdirSync(path.dirname(dir))).toEqual(["ckpt"]); // no temp directory left behind
     const header = readFileSync(path.join(dir, "model.safetensors"));
     const n = Number(header.readBigUInt64LE(0));
-    expect(JSON.parse(header.subarray(8, 8 + n).toString("utf8"))["policy.wh"]).toMatchObject({ dtype: "F32", shape: [48, 144] });
+    expect(JSON.parse(header.subarray(8, 8 + n).toString("utf8"))["policy.wh"]).toMatchObject({
+      dtype: "F32",
+      shape: [48, 144],
+    });
     await client.request("configure", small(8)); // other weights...
     const other = await client.request("generate", request);
     expect(Array.from(other.logprobs.values)).not.toEqual(Array.from(before.logprobs.values));
@@ -238,13 +352,24 @@ describe("builtin:tiny through the protocol (real process)", () => {
   it("policy_only saves the policy's weights alone (an inference server's weight sync), and loading them sets the policy and its version", async () => {
     const dir = path.join(mkdtempSync(path.join(tmpdir(), "arl-tiny-")), "v3");
     const prompts = ragged([Int32Array.from([5, 12, 13, 2, 7])], Int32Array);
-    const request = { prompts, max_new_tokens: 10, temperature: 1, top_p: 1, top_k: 0, stop_ids: [2], seeds: Int32Array.from([3]), policy: "current" as const };
+    const request = {
+      prompts,
+      max_new_tokens: 10,
+      temperature: 1,
+      top_p: 1,
+      top_k: 0,
+      stop_ids: [2],
+      seeds: Int32Array.from([3]),
+      policy: "current" as const,
+    };
     const before = await client.request("generate", request);
     const saved = await client.request("save", { path: dir, policy_only: true });
     expect(saved.files.sort()).toEqual(["model.safetensors", "trainer.json"]);
     expect(readdirSync(dir).sort()).toEqual(["model.safetensors", "trainer.json"]);
     const header = readFileSync(path.join(dir, "model.safetensors"));
-    const names = Object.keys(JSON.parse(header.subarray(8, 8 + Number(header.readBigUInt64LE(0))).toString("utf8"))).filter((k) => k !== "__metadata__");
+    const names = Object.keys(
+      JSON.parse(header.subarray(8, 8 + Number(header.readBigUInt64LE(0))).toString("utf8")),
+    ).filter((k) => k !== "__metadata__");
     expect(names.length).toBeGreaterThan(0);
     expect(names.filter((k) => !k.startsWith("policy."))).toEqual([]);
     await client.request("configure", small(8));
@@ -265,7 +390,18 @@ describe("builtin:tiny train_step", () => {
     expect(last.loss).toBeLessThan(first.loss - 0.05);
     expect(last.policy_version).toBe(16);
     expect(first).toMatchObject({ tokens: p.denominators.tokens });
-    for (const k of ["loss", "policy_loss", "kl", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max", "grad_norm"] as const) expect(Number.isFinite(first[k]), k).toBe(true);
+    for (const k of [
+      "loss",
+      "policy_loss",
+      "kl",
+      "entropy",
+      "clip_fraction",
+      "ratio_mean",
+      "ratio_min",
+      "ratio_max",
+      "grad_norm",
+    ] as const)
+      expect(Number.isFinite(first[k]), k).toBe(true);
   });
 
   it("gives the same loss and gradients with 1, 2 or 4 microbatches (and forced chunking by tokens, read-out size or read-out rows), for every reduction", async () => {
@@ -273,11 +409,19 @@ describe("builtin:tiny train_step", () => {
     const tiny = await trainer(2, {}, { ...SMALL, chunkTokens: 40 });
     const scoresCut = await trainer(2, {}, { ...SMALL, chunkScores: 1 }); // every sequence a chunk of its own
     const logitsCut = await trainer(2, {}, { ...SMALL, chunkLogits: 1 }); // the same, by read-out rows
-    for (const reduction of [{ mode: "token_mean" }, { mode: "seq_mean_token_mean" }, { mode: "seq_mean_token_sum" }, { mode: "constant", constant: 16 }, { mode: "group_token_mean" }]) {
+    for (const reduction of [
+      { mode: "token_mean" },
+      { mode: "seq_mean_token_mean" },
+      { mode: "seq_mean_token_sum" },
+      { mode: "constant", constant: 16 },
+      { mode: "group_token_mean" },
+    ]) {
       const whole = t.computeGradients(batch(t, { reduction, kl: 0.1, dual: 3 }));
       for (const microbatches of [2, 4]) {
         const split = t.computeGradients(batch(t, { reduction, kl: 0.1, dual: 3, microbatches }));
-        expect(Math.abs(split.loss - whole.loss), `${reduction.mode} x${microbatches}`).toBeLessThan(1e-5 * Math.max(1, Math.abs(whole.loss)));
+        expect(Math.abs(split.loss - whole.loss), `${reduction.mode} x${microbatches}`).toBeLessThan(
+          1e-5 * Math.max(1, Math.abs(whole.loss)),
+        );
         expect(maxRelDiff(split.policy, whole.policy), `${reduction.mode} x${microbatches}`).toBeLessThan(1e-4);
       }
       const chunked = tiny.computeGradients(batch(tiny, { reduction, kl: 0.1, dual: 3 }));
@@ -294,15 +438,37 @@ describe("builtin:tiny train_step", () => {
 
   it("computes the loss of docs/semantics.md: the graph equals the float64 twin over the reference's weights", async () => {
     const t = await trainer(3);
-    for (const opts of [{}, { reduction: { mode: "seq_mean_token_mean" } }, { reduction: { mode: "group_token_mean" }, kl: 0.5 }, { dual: 2 }, { sampling: { temperature: 0.7, top_p: 0.8, top_k: 10 } }] as const) {
+    for (const opts of [
+      {},
+      { reduction: { mode: "seq_mean_token_mean" } },
+      { reduction: { mode: "group_token_mean" }, kl: 0.5 },
+      { dual: 2 },
+      { sampling: { temperature: 0.7, top_p: 0.8, top_k: 10 } },
+    ] as const) {
       const p = batch(t, opts);
       const g = t.computeGradients(p);
       const lp = t.logprobs(p.ids, "current", p.sampling);
-      const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) => Array.from({ length: r.offsets.length - 1 }, (_, i) => Array.from(r.values).slice(r.offsets[i], r.offsets[i + 1]));
+      const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) =>
+        Array.from({ length: r.offsets.length - 1 }, (_, i) =>
+          Array.from(r.values).slice(r.offsets[i], r.offsets[i + 1]),
+        );
       const d = p.denominators;
-      const weights = sequenceWeights(toReduction(p.reduction), { tokens: d.tokens, sequences: d.sequences, groups: d.groups, groupTokens: d.group_tokens, sequenceTokens: d.sequence_tokens, groupOf: p.groups });
+      const weights = sequenceWeights(toReduction(p.reduction), {
+        tokens: d.tokens,
+        sequences: d.sequences,
+        groups: d.groups,
+        groupTokens: d.group_tokens,
+        sequenceTokens: d.sequence_tokens,
+        groupOf: p.groups,
+      });
       const f64 = microbatchLossF64(
-        { logp: rows(lp), logpOld: rows(p.old_logprobs!), mask: rows(p.loss_mask), advantages: rows(p.advantages), ...(p.ref_logprobs ? { logpRef: rows(p.ref_logprobs) } : {}) },
+        {
+          logp: rows(lp),
+          logpOld: rows(p.old_logprobs!),
+          mask: rows(p.loss_mask),
+          advantages: rows(p.advantages),
+          ...(p.ref_logprobs ? { logpRef: rows(p.ref_logprobs) } : {}),
+        },
         [0, 1, 2, 3],
         weights,
         { low: p.clip.low, high: p.clip.high, dual: p.clip.dual },
@@ -343,27 +509,58 @@ describe("builtin:tiny train_step", () => {
   it("weights each target's policy-gradient term by is_weights (the float64 twin), not the KL term nor the statistics", async () => {
     const t = await trainer(7);
     const p = batch(t, { kl: 0.3 });
-    const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) => Array.from({ length: r.offsets.length - 1 }, (_, i) => Array.from(r.values).slice(r.offsets[i], r.offsets[i + 1]));
-    const isWeights = { values: Float32Array.from(p.loss_mask.values, (_, k) => 0.25 + (k % 5) * 0.4), offsets: p.loss_mask.offsets };
+    const rows = (r: { values: ArrayLike<number>; offsets: Int32Array }) =>
+      Array.from({ length: r.offsets.length - 1 }, (_, i) =>
+        Array.from(r.values).slice(r.offsets[i], r.offsets[i + 1]),
+      );
+    const isWeights = {
+      values: Float32Array.from(p.loss_mask.values, (_, k) => 0.25 + (k % 5) * 0.4),
+      offsets: p.loss_mask.offsets,
+    };
     const plain = t.computeGradients(p);
     const weighted = t.computeGradients({ ...p, is_weights: isWeights });
     const d = p.denominators;
-    const weights = sequenceWeights(toReduction(p.reduction), { tokens: d.tokens, sequences: d.sequences, groups: d.groups, groupTokens: d.group_tokens, sequenceTokens: d.sequence_tokens, groupOf: p.groups });
+    const weights = sequenceWeights(toReduction(p.reduction), {
+      tokens: d.tokens,
+      sequences: d.sequences,
+      groups: d.groups,
+      groupTokens: d.group_tokens,
+      sequenceTokens: d.sequence_tokens,
+      groupOf: p.groups,
+    });
     const lp = t.logprobs(p.ids, "current", p.sampling);
     const f64 = microbatchLossF64(
-      { logp: rows(lp), logpOld: rows(p.old_logprobs!), mask: rows(p.loss_mask), advantages: rows(p.advantages), logpRef: rows(p.ref_logprobs!), isWeights: rows(isWeights) },
+      {
+        logp: rows(lp),
+        logpOld: rows(p.old_logprobs!),
+        mask: rows(p.loss_mask),
+        advantages: rows(p.advantages),
+        logpRef: rows(p.ref_logprobs!),
+        isWeights: rows(isWeights),
+      },
       [0, 1, 2, 3],
       weights,
       p.clip,
       { coef: p.kl.coef, estimator: "k3" },
     );
-    expect(Math.abs(weighted.stats.policy_loss - f64.policyLoss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(f64.policyLoss)));
+    expect(Math.abs(weighted.stats.policy_loss - f64.policyLoss)).toBeLessThan(
+      1e-4 * Math.max(1, Math.abs(f64.policyLoss)),
+    );
     expect(Math.abs(weighted.stats.policy_loss - plain.stats.policy_loss)).toBeGreaterThan(1e-4);
-    for (const k of ["kl", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max"] as const) expect(weighted.stats[k], k).toBe(plain.stats[k]);
+    for (const k of ["kl", "entropy", "clip_fraction", "ratio_mean", "ratio_min", "ratio_max"] as const)
+      expect(weighted.stats[k], k).toBe(plain.stats[k]);
     // Unit weights change nothing.
-    const ones = t.computeGradients({ ...p, is_weights: { values: new Float32Array(p.loss_mask.values.length).fill(1), offsets: p.loss_mask.offsets } });
+    const ones = t.computeGradients({
+      ...p,
+      is_weights: { values: new Float32Array(p.loss_mask.values.length).fill(1), offsets: p.loss_mask.offsets },
+    });
     expect(ones.loss).toBe(plain.loss);
-    expect(() => t.computeGradients({ ...p, is_weights: { values: isWeights.values.map((w, k) => (k === 3 ? -1 : w)), offsets: isWeights.offsets } })).toThrow(/is_weights\[3\].*finite and >= 0/);
+    expect(() =>
+      t.computeGradients({
+        ...p,
+        is_weights: { values: isWeights.values.map((w, k) => (k === 3 ? -1 : w)), offsets: isWeights.offsets },
+      }),
+    ).toThrow(/is_weights\[3\].*finite and >= 0/);
     expect(t.handshake().capabilities.is_weights).toBe(true);
   });
 
@@ -384,7 +581,9 @@ describe("builtin:tiny train_step", () => {
     b.trainStep({ ...p, old_logprobs: null });
     expect(maxRelDiff(a.parameters(), b.parameters())).toBeLessThan(1e-6);
     expect(a.handshake().capabilities.on_policy_step).toBe(true);
-    expect(() => a.trainStep({ ...p, old_logprobs: ragged([new Float32Array(2)], Float32Array) })).toThrow(/old_logprobs must have the same sequences and lengths as ids/);
+    expect(() => a.trainStep({ ...p, old_logprobs: ragged([new Float32Array(2)], Float32Array) })).toThrow(
+      /old_logprobs must have the same sequences and lengths as ids/,
+    );
   });
 
   it("computes log-probs only where the mask asks, equal to the unmasked ones there", async () => {
@@ -396,7 +595,9 @@ describe("builtin:tiny train_step", () => {
       if (p.loss_mask.values[k]) expect(Math.abs(some.values[k]! - all.values[k]!)).toBeLessThan(1e-5);
       else expect(some.values[k]).toBe(0);
     }
-    expect(() => t.logprobs(p.ids, "current", null, ragged([new Uint8Array(3)], Uint8Array))).toThrow(/mask must have the same sequences and lengths as ids/);
+    expect(() => t.logprobs(p.ids, "current", null, ragged([new Uint8Array(3)], Uint8Array))).toThrow(
+      /mask must have the same sequences and lengths as ids/,
+    );
   });
 
   it("gives prompt and observation tokens no gradient", async () => {
@@ -404,13 +605,30 @@ describe("builtin:tiny train_step", () => {
     const p = batch(t, { kl: 0.2 });
     const base = t.computeGradients(p);
     // Garbage wherever loss_mask is 0 changes nothing.
-    const scramble = (r: { values: Float32Array; offsets: Int32Array }) => ({ values: r.values.map((v, k) => (p.loss_mask.values[k] ? v : 1e6 * (k % 2 ? 1 : -1))), offsets: r.offsets });
-    const noisy = t.computeGradients({ ...p, advantages: scramble(p.advantages), old_logprobs: scramble(p.old_logprobs!), ref_logprobs: scramble(p.ref_logprobs!) });
+    const scramble = (r: { values: Float32Array; offsets: Int32Array }) => ({
+      values: r.values.map((v, k) => (p.loss_mask.values[k] ? v : 1e6 * (k % 2 ? 1 : -1))),
+      offsets: r.offsets,
+    });
+    const noisy = t.computeGradients({
+      ...p,
+      advantages: scramble(p.advantages),
+      old_logprobs: scramble(p.old_logprobs!),
+      ref_logprobs: scramble(p.ref_logprobs!),
+    });
     expect(noisy.loss).toBe(base.loss);
     expect(maxRelDiff(noisy.policy, base.policy)).toBe(0);
     // No targets at all: no gradient anywhere.
-    const none = { ...p, loss_mask: { values: new Uint8Array(p.loss_mask.values.length), offsets: p.loss_mask.offsets } };
-    const zero = t.computeGradients({ ...none, denominators: denominatorsOf(Array.from({ length: 4 }, (_, i) => row(none.loss_mask, i)), ["a", "a", "b", "b"]) });
+    const none = {
+      ...p,
+      loss_mask: { values: new Uint8Array(p.loss_mask.values.length), offsets: p.loss_mask.offsets },
+    };
+    const zero = t.computeGradients({
+      ...none,
+      denominators: denominatorsOf(
+        Array.from({ length: 4 }, (_, i) => row(none.loss_mask, i)),
+        ["a", "a", "b", "b"],
+      ),
+    });
     expect(zero.loss).toBe(0);
     for (const g of zero.policy.values()) expect(g.every((x) => x === 0)).toBe(true);
   });
@@ -444,7 +662,15 @@ describe("builtin:tiny train_step", () => {
 
   it("reset_optimizer: the next step equals a freshly configured trainer's first step from the same weights (moments and warm-up start again)", async () => {
     const root = mkdtempSync(path.join(tmpdir(), "arl-tiny-reset-"));
-    const optimizer = { name: "adamw", lr: 3e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0.01, grad_clip: 1, warmup_steps: 2 };
+    const optimizer = {
+      name: "adamw",
+      lr: 3e-3,
+      betas: [0.9, 0.999],
+      eps: 1e-8,
+      weight_decay: 0.01,
+      grad_clip: 1,
+      warmup_steps: 2,
+    };
     const a = await trainer(5, { optimizer });
     const p = batch(a);
     for (let i = 0; i < 3; i++) a.trainStep(p);

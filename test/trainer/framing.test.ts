@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PassThrough } from "node:stream";
-import { decodeFrame, encodeFrame, FrameDecoder, ProtocolError, writeFrame } from "../../src/trainer/protocol/framing.js";
+import {
+  decodeFrame,
+  encodeFrame,
+  FrameDecoder,
+  ProtocolError,
+  writeFrame,
+} from "../../src/trainer/protocol/framing.js";
 
 describe("trainer protocol framing", () => {
   it("round-trips JSON with typed arrays of every dtype anywhere in the message", () => {
@@ -25,7 +31,14 @@ describe("trainer protocol framing", () => {
   it("writes to a stream, piece by piece from the arrays themselves, exactly the bytes of encodeFrame (alignment padding included)", async () => {
     // Odd lengths and views into larger buffers put every later array off an 8-byte boundary.
     const backing = new Float32Array(9).map((_, i) => i / 4);
-    const message = { id: 3, a: Uint8Array.from([1, 2, 3]), b: backing.subarray(1, 4), c: Float64Array.from([Math.E]), d: Int32Array.from([-7]), e: new Uint8Array(0) };
+    const message = {
+      id: 3,
+      a: Uint8Array.from([1, 2, 3]),
+      b: backing.subarray(1, 4),
+      c: Float64Array.from([Math.E]),
+      d: Int32Array.from([-7]),
+      e: new Uint8Array(0),
+    };
     const stream = new PassThrough();
     const chunks: Buffer[] = [];
     stream.on("data", (c: Buffer) => chunks.push(c));
@@ -45,19 +58,23 @@ describe("trainer protocol framing", () => {
 
   it("decodes a stream split at arbitrary points, several frames at once", () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.integer({ min: -1000, max: 1000 }), { maxLength: 20 }), { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { maxLength: 10 }), (rows, cuts) => {
-        const frames = rows.map((r, i) => encodeFrame({ id: i, ids: Int32Array.from(r) }));
-        const stream = Buffer.concat(frames);
-        const points = [...new Set(cuts.map((c) => c % (stream.length + 1)))].sort((a, b) => a - b);
-        const decoder = new FrameDecoder();
-        const out: unknown[] = [];
-        let last = 0;
-        for (const p of [...points, stream.length]) {
-          out.push(...decoder.push(stream.subarray(last, p)));
-          last = p;
-        }
-        expect(out).toEqual(rows.map((r, i) => ({ id: i, ids: Int32Array.from(r) })));
-      }),
+      fc.property(
+        fc.array(fc.array(fc.integer({ min: -1000, max: 1000 }), { maxLength: 20 }), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (rows, cuts) => {
+          const frames = rows.map((r, i) => encodeFrame({ id: i, ids: Int32Array.from(r) }));
+          const stream = Buffer.concat(frames);
+          const points = [...new Set(cuts.map((c) => c % (stream.length + 1)))].sort((a, b) => a - b);
+          const decoder = new FrameDecoder();
+          const out: unknown[] = [];
+          let last = 0;
+          for (const p of [...points, stream.length]) {
+            out.push(...decoder.push(stream.subarray(last, p)));
+            last = p;
+          }
+          expect(out).toEqual(rows.map((r, i) => ({ id: i, ids: Int32Array.from(r) })));
+        },
+      ),
       { numRuns: 100 },
     );
   });

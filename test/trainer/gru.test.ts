@@ -28,7 +28,10 @@ function reference(x: tf.Tensor3D, wh: tf.Tensor2D, bhn: tf.Tensor1D): tf.Tensor
 
 function random(rng: Rng, shape: number[], scale: number): tf.Tensor {
   const n = shape.reduce((a, b) => a * b, 1);
-  return tf.tensor(Float32Array.from({ length: n }, () => (rng.uniform() * 2 - 1) * scale), shape);
+  return tf.tensor(
+    Float32Array.from({ length: n }, () => (rng.uniform() * 2 - 1) * scale),
+    shape,
+  );
 }
 
 function maxAbs(a: tf.Tensor, b: tf.Tensor): number {
@@ -52,7 +55,8 @@ describe("the fused GRU kernels", () => {
       const wh = random(rng, [H, 3 * H], 1 / Math.sqrt(H)) as tf.Tensor2D;
       const bhn = random(rng, [H], 0.5) as tf.Tensor1D;
       const weights = random(rng, [T, B, H], 1);
-      const loss = (f: typeof reference) => (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => tf.sum<tf.Scalar>(tf.mul(f(a as tf.Tensor3D, b as tf.Tensor2D, c as tf.Tensor1D), weights));
+      const loss = (f: typeof reference) => (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) =>
+        tf.sum<tf.Scalar>(tf.mul(f(a as tf.Tensor3D, b as tf.Tensor2D, c as tf.Tensor1D), weights));
       const before = tf.memory().numTensors;
       tf.tidy(() => {
         expect(maxAbs(gruSequence(x, wh, bhn), reference(x, wh, bhn))).toBeLessThan(1e-6);

@@ -13,7 +13,15 @@ function configure(model: string): ConfigureParams {
     seed: 1,
     policy: { model, chat_template: null, sampling: { temperature: 1, top_p: 1, top_k: 0, max_new_tokens: 8 } },
     algorithm: {
-      optimizer: { name: "adamw", lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: null, warmup_steps: 0 },
+      optimizer: {
+        name: "adamw",
+        lr: 1e-3,
+        betas: [0.9, 0.999],
+        eps: 1e-8,
+        weight_decay: 0,
+        grad_clip: null,
+        warmup_steps: 0,
+      },
       critic: null,
       clip: { low: 0.2, high: 0.2, dual: null },
       kl: { coef: 0, estimator: "k3", placement: "loss", reference: null },
@@ -30,16 +38,28 @@ describe("builtin:tiny's shape", () => {
 
   it("is read from the model's name, with the default shape for what it leaves out", () => {
     expect(parseTinyModel("builtin:tiny")).toEqual({ shape: TINY_DEFAULT_SHAPE });
-    expect(parseTinyModel("builtin:tiny?hidden=32&embed=16&heads=2&key=8")).toEqual({ shape: { embed: 16, hidden: 32, heads: 2, keyDim: 8 } });
+    expect(parseTinyModel("builtin:tiny?hidden=32&embed=16&heads=2&key=8")).toEqual({
+      shape: { embed: 16, hidden: 32, heads: 2, keyDim: 8 },
+    });
     expect(parseTinyModel("builtin:tiny?hidden=32")).toEqual({ shape: { ...TINY_DEFAULT_SHAPE, hidden: 32 } });
   });
 
   it("refuses names and values the trainer cannot build, saying why", () => {
-    expect(parseTinyModel("hf:Qwen/Qwen2.5-0.5B")).toMatchObject({ error: expect.stringContaining("serves only 'builtin:tiny'") });
-    expect(parseTinyModel("builtin:tiny?layers=2")).toMatchObject({ error: expect.stringContaining("unknown shape parameter 'layers'") });
-    expect(parseTinyModel("builtin:tiny?hidden=0")).toMatchObject({ error: expect.stringContaining("positive integer") });
-    expect(parseTinyModel("builtin:tiny?hidden=1e3")).toMatchObject({ error: expect.stringContaining("positive integer") });
-    expect(parseTinyModel(`builtin:tiny?hidden=${TINY_SHAPE_BOUNDS.hidden.max + 1}`)).toMatchObject({ error: expect.stringContaining(`above its bound ${TINY_SHAPE_BOUNDS.hidden.max}`) });
+    expect(parseTinyModel("hf:Qwen/Qwen2.5-0.5B")).toMatchObject({
+      error: expect.stringContaining("serves only 'builtin:tiny'"),
+    });
+    expect(parseTinyModel("builtin:tiny?layers=2")).toMatchObject({
+      error: expect.stringContaining("unknown shape parameter 'layers'"),
+    });
+    expect(parseTinyModel("builtin:tiny?hidden=0")).toMatchObject({
+      error: expect.stringContaining("positive integer"),
+    });
+    expect(parseTinyModel("builtin:tiny?hidden=1e3")).toMatchObject({
+      error: expect.stringContaining("positive integer"),
+    });
+    expect(parseTinyModel(`builtin:tiny?hidden=${TINY_SHAPE_BOUNDS.hidden.max + 1}`)).toMatchObject({
+      error: expect.stringContaining(`above its bound ${TINY_SHAPE_BOUNDS.hidden.max}`),
+    });
   });
 
   it("ignores ARL_TINY_* in the environment: the trainer builds what the model names", async () => {

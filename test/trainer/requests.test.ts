@@ -29,7 +29,9 @@ function wire(method: string, params: unknown): unknown {
 }
 
 function wireErrors(method: string, params: unknown): string[] {
-  return validateWire(wire(method, params)) ? [] : (validateWire.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ""}`);
+  return validateWire(wire(method, params))
+    ? []
+    : (validateWire.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ""}`);
 }
 
 function zodErrors(method: RequestMethod, params: unknown): string[] {
@@ -54,17 +56,69 @@ function runtimeRequests(): [RequestMethod, unknown][] {
   const a = plan.algorithm;
   return [
     ["handshake", { protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, runtime: { name: "arl", version: "0.1.0" } }],
-    ["configure", { seed: plan.seed, policy: plan.policy, algorithm: { optimizer: a.optimizer, critic: a.critic, clip: a.clip, kl: a.kl }, vocabulary: ["take", "key"], behaviour_policy: true }],
+    [
+      "configure",
+      {
+        seed: plan.seed,
+        policy: plan.policy,
+        algorithm: { optimizer: a.optimizer, critic: a.critic, clip: a.clip, kl: a.kl },
+        vocabulary: ["take", "key"],
+        behaviour_policy: true,
+      },
+    ],
     ["encode", { messages: [{ role: "user", content: "take key" }], add_generation_prompt: true }],
     ["decode", { ids: ragged([ids], Int32Array) }],
     ["tokenize", { texts: ["<tool_call>\n", ""] }],
-    ["generate", { prompts: ragged([ids], Int32Array), max_new_tokens: 8, temperature: 1, top_p: 1, top_k: 0, stop_ids: [2], seeds: Int32Array.from([3]), policy: "behaviour" }],
-    ["logprobs", { ids: ragged([ids], Int32Array), policy: "reference", sampling: { temperature: 1, top_p: 1, top_k: 0 }, mask: ragged([new Uint8Array(ids.length)], Uint8Array) }],
+    [
+      "generate",
+      {
+        prompts: ragged([ids], Int32Array),
+        max_new_tokens: 8,
+        temperature: 1,
+        top_p: 1,
+        top_k: 0,
+        stop_ids: [2],
+        seeds: Int32Array.from([3]),
+        policy: "behaviour",
+      },
+    ],
+    [
+      "logprobs",
+      {
+        ids: ragged([ids], Int32Array),
+        policy: "reference",
+        sampling: { temperature: 1, top_p: 1, top_k: 0 },
+        mask: ragged([new Uint8Array(ids.length)], Uint8Array),
+      },
+    ],
     ["values", { ids: ragged([ids], Int32Array) }],
     ["train_step", trainStepParams(plan, [sequence, { ...sequence, group: "g1" }])],
     ["train_step", { ...trainStepParams(plan, [sequence]), lr: 1e-4 }],
-    ["train_step", { ...trainStepParams(plan, [sequence]), critic: { returns: ragged([sequence.advantages], Float32Array), old_values: ragged([sequence.oldLogprobs], Float32Array), value_clip: 0.2 } }],
-    ["configure", { seed: 1, policy: plan.policy, algorithm: { optimizer: a.optimizer, critic: { optimizer: a.optimizer, value_clip: null, init: "random" }, clip: a.clip, kl: { ...a.kl, reference: { kind: "refresh", every: 4 } } }, vocabulary: null }],
+    [
+      "train_step",
+      {
+        ...trainStepParams(plan, [sequence]),
+        critic: {
+          returns: ragged([sequence.advantages], Float32Array),
+          old_values: ragged([sequence.oldLogprobs], Float32Array),
+          value_clip: 0.2,
+        },
+      },
+    ],
+    [
+      "configure",
+      {
+        seed: 1,
+        policy: plan.policy,
+        algorithm: {
+          optimizer: a.optimizer,
+          critic: { optimizer: a.optimizer, value_clip: null, init: "random" },
+          clip: a.clip,
+          kl: { ...a.kl, reference: { kind: "refresh", every: 4 } },
+        },
+        vocabulary: null,
+      },
+    ],
     ["snapshot", {}],
     ["reset_optimizer", {}],
     ["save", { path: "/tmp/ckpt" }],
@@ -96,12 +150,14 @@ describe("the trainer protocol's request schema", () => {
     }
   });
 
-  it("describes bulk arrays as {\"$array\": k} descriptors with their dtype", () => {
+  it('describes bulk arrays as {"$array": k} descriptors with their dtype', () => {
     const schema = JSON.parse(committed) as { $defs: Record<string, { "x-dtype"?: string; required?: string[] }> };
     expect(schema.$defs.bulk_int32).toMatchObject({ "x-dtype": "int32", required: ["$array"] });
     expect(wireErrors("decode", { ids: { values: [1, 2], offsets: [0, 2] } })).not.toEqual([]);
     // The dtype is the frame's to say; the decoded array's type is checked in code.
-    expect(zodErrors("decode", { ids: ragged([[1, 2]], Float32Array) })).toEqual(["ids.values: expected a bulk int32 array"]);
+    expect(zodErrors("decode", { ids: ragged([[1, 2]], Float32Array) })).toEqual([
+      "ids.values: expected a bulk int32 array",
+    ]);
   });
 
   it("refuses malformed requests in both forms", () => {
@@ -123,9 +179,15 @@ describe("the trainer protocol's request schema", () => {
   it("is what the embedded trainer validates with: a malformed request is an invalid_request naming the field", () => {
     const t = new TinyTrainer();
     const [, generate] = runtimeRequests().find(([m]) => m === "generate")!;
-    expect(() => t.request("generate", { ...(generate as object), policy: "reference" })).toThrow(expect.objectContaining({ code: "invalid_request", message: expect.stringMatching(/^generate: policy: /) }));
-    expect(() => t.request("save", {})).toThrow(expect.objectContaining({ code: "invalid_request", message: expect.stringContaining("path") }));
+    expect(() => t.request("generate", { ...(generate as object), policy: "reference" })).toThrow(
+      expect.objectContaining({ code: "invalid_request", message: expect.stringMatching(/^generate: policy: /) }),
+    );
+    expect(() => t.request("save", {})).toThrow(
+      expect.objectContaining({ code: "invalid_request", message: expect.stringContaining("path") }),
+    );
     // Well formed, but before configure: the order check follows the schema's.
-    expect(() => t.request("generate", generate)).toThrow(expect.objectContaining({ code: "invalid_request", message: expect.stringContaining("send 'configure' first") }));
+    expect(() => t.request("generate", generate)).toThrow(
+      expect.objectContaining({ code: "invalid_request", message: expect.stringContaining("send 'configure' first") }),
+    );
   });
 });

@@ -28,7 +28,8 @@ export const cancelCommand = defineCommand({
   options: { runs: { type: "string", default: "runs" }, address: { type: "string" } },
   async run(parsed, io) {
     const [target, ...extra] = parsed.positionals;
-    if (target === undefined || extra.length > 0) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
+    if (target === undefined || extra.length > 0)
+      throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
     const states = await sweepStates(target, parsed.values.runs, io, "cancel", parsed.values.address);
     if (typeof states === "number") return states;
     const active = states.filter((s) => s.job && isActive(s.job.status));
@@ -44,7 +45,11 @@ export const cancelCommand = defineCommand({
         if (!s.job) continue;
         const address = s.job.scheduler === "ray" ? (rayAt ?? s.job.address) : undefined;
         const key = `${s.job.scheduler}\n${address ?? ""}`;
-        const group = byScheduler.get(key) ?? { name: s.job.scheduler, ...(address !== undefined ? { address } : {}), ids: [] };
+        const group = byScheduler.get(key) ?? {
+          name: s.job.scheduler,
+          ...(address !== undefined ? { address } : {}),
+          ids: [],
+        };
         group.ids.push(s.job.id);
         byScheduler.set(key, group);
       }
@@ -54,7 +59,10 @@ export const cancelCommand = defineCommand({
       io.stderr(`arl cancel: ${error.message}\n`);
       return ExitCode.errors;
     }
-    for (const s of active) io.stdout(`cancelled ${s.experiment}/${s.variant}: job ${s.job?.id} (was ${s.job?.status?.state}, ${s.iteration}/${s.iterations} iterations committed)\n`);
+    for (const s of active)
+      io.stdout(
+        `cancelled ${s.experiment}/${s.variant}: job ${s.job?.id} (was ${s.job?.status?.state}, ${s.iteration}/${s.iterations} iterations committed)\n`,
+      );
     return ExitCode.ok;
   },
 });

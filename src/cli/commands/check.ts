@@ -19,7 +19,8 @@ export const checkCommand = defineCommand({
   options: { format: { type: "string", default: "text" } },
   async run(parsed, io) {
     const format = parsed.values.format;
-    if (format !== "text" && format !== "json") throw new UsageError(`--format must be 'text' or 'json', not '${format}'`);
+    if (format !== "text" && format !== "json")
+      throw new UsageError(`--format must be 'text' or 'json', not '${format}'`);
     const targets = parsed.positionals.length > 0 ? parsed.positionals : ["."];
     const { files, missing } = expandArlPaths(targets, io.cwd);
 

@@ -3,7 +3,12 @@
 // (the protocol's eval_op: local = the embedded trainer, torch = runtime-gpu's).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { referenceBackend, trainerNames, type ConformanceBackend, type TrainerName } from "../../conformance/backend.js";
+import {
+  referenceBackend,
+  trainerNames,
+  type ConformanceBackend,
+  type TrainerName,
+} from "../../conformance/backend.js";
 import { BackendUnavailable, processBackend } from "../../conformance/process-backend.js";
 import { describeFailure, runVectors } from "../../conformance/run.js";
 import { parseVectorFile, type VectorFile } from "../../conformance/vectors.js";
@@ -27,7 +32,8 @@ export const conformanceCommand = defineCommand({
   options: { trainer: { type: "string" } },
   async run(parsed, io) {
     const trainer = parsed.values.trainer;
-    if (trainer !== undefined && !(trainerNames as readonly string[]).includes(trainer)) throw new UsageError(`--trainer must be one of ${trainerNames.join(", ")}, not '${trainer}'`);
+    if (trainer !== undefined && !(trainerNames as readonly string[]).includes(trainer))
+      throw new UsageError(`--trainer must be one of ${trainerNames.join(", ")}, not '${trainer}'`);
     if (parsed.positionals.length === 0) throw new UsageError("give at least one vector file or directory");
 
     const { files, unreadable } = expandJsonPaths(parsed.positionals, io.cwd);
@@ -92,7 +98,9 @@ function expandJsonPaths(args: readonly string[], cwd: string): { files: Target[
     const abs = path.resolve(cwd, arg);
     try {
       if (statSync(abs).isDirectory()) {
-        const names = readdirSync(abs).filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort();
+        const names = readdirSync(abs)
+          .filter((n) => n.endsWith(".json") && !n.startsWith("."))
+          .sort();
         for (const n of names) files.push({ abs: path.join(abs, n), shown: path.join(arg, n) });
       } else files.push({ abs, shown: arg });
     } catch {

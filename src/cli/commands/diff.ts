@@ -41,7 +41,8 @@ export const diffCommand = defineCommand({
 function load(operand: string, io: CliIO): Plan | number {
   const hash = operand.indexOf("#");
   const file = hash >= 0 ? operand.slice(0, hash) : operand;
-  if (hash >= 0 || file.endsWith(".arl")) return fromSpec(file, hash >= 0 ? operand.slice(hash + 1) : undefined, operand, io);
+  if (hash >= 0 || file.endsWith(".arl"))
+    return fromSpec(file, hash >= 0 ? operand.slice(hash + 1) : undefined, operand, io);
   let text: string;
   try {
     text = readFileSync(path.resolve(io.cwd, file), "utf8");
@@ -70,12 +71,17 @@ function fromSpec(file: string, fragment: string | undefined, operand: string, i
   if (typeof compiled === "number") return ExitCode.usage;
   const { plans } = compiled;
   const slash = fragment?.indexOf("/") ?? -1;
-  const experiment = fragment === undefined || fragment === "" ? undefined : slash >= 0 ? fragment.slice(0, slash) : fragment;
+  const experiment =
+    fragment === undefined || fragment === "" ? undefined : slash >= 0 ? fragment.slice(0, slash) : fragment;
   const variant = fragment !== undefined && slash >= 0 ? fragment.slice(slash + 1) : undefined;
-  const candidates = plans.filter((p) => (experiment === undefined || p.experiment === experiment) && (variant === undefined || p.variant === variant));
+  const candidates = plans.filter(
+    (p) =>
+      (experiment === undefined || p.experiment === experiment) && (variant === undefined || p.variant === variant),
+  );
   if (candidates.length === 1) return at(candidates, 0).plan;
   const names = (ps: readonly LoweredPlan[]) => ps.map((p) => `${file}#${p.experiment}/${p.variant}`).join(", ");
-  if (candidates.length === 0) io.stderr(`arl diff: '${operand}' names no variant; the spec has: ${names(plans) || "no experiments"}\n`);
+  if (candidates.length === 0)
+    io.stderr(`arl diff: '${operand}' names no variant; the spec has: ${names(plans) || "no experiments"}\n`);
   else io.stderr(`arl diff: '${operand}' is ambiguous; name one of: ${names(candidates)}\n`);
   return ExitCode.usage;
 }

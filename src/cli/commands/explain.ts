@@ -33,7 +33,11 @@ export function explain(code: string): Explanation | undefined {
   }
   const known = compilerCodeExplanation(code);
   if (!known) return undefined;
-  return { code, title: known.title, text: `${code} (${known.stage}, not a lint rule): ${known.title}\n\n${known.explanation}\n` };
+  return {
+    code,
+    title: known.title,
+    text: `${code} (${known.stage}, not a lint rule): ${known.title}\n\n${known.explanation}\n`,
+  };
 }
 
 function allCodes(): string[] {
@@ -60,7 +64,8 @@ function list(): string {
   const rules = lintRules.map((r) => ({ code: r.code, title: `${r.title} (${r.severity})` }));
   const compiler = Object.entries(compilerCodes).map(([code, c]) => ({ code, title: `${c.title} (${c.stage})` }));
   const width = Math.max(...[...rules, ...compiler].map((e) => e.code.length));
-  const rows = (entries: { code: string; title: string }[]) => entries.map((e) => `  ${e.code.padEnd(width)}  ${e.title}`).join("\n");
+  const rows = (entries: { code: string; title: string }[]) =>
+    entries.map((e) => `  ${e.code.padEnd(width)}  ${e.title}`).join("\n");
   return `RL lint rules (silence one with allow { CODE: "reason" }):\n${rows(rules)}\n\nCompiler diagnostics:\n${rows(compiler)}\n`;
 }
 
@@ -75,7 +80,8 @@ export const explainCommand = defineCommand({
       io.stdout(list());
       return ExitCode.ok;
     }
-    if (parsed.positionals.length !== 1) throw new UsageError("give one diagnostic code, e.g. 'arl explain group-size-one'");
+    if (parsed.positionals.length !== 1)
+      throw new UsageError("give one diagnostic code, e.g. 'arl explain group-size-one'");
     const code = at(parsed.positionals, 0);
     const found = explain(code) ?? explain(code.toLowerCase());
     if (found) {
@@ -83,7 +89,8 @@ export const explainCommand = defineCommand({
       return ExitCode.ok;
     }
     const near = closestCodes(code);
-    const suggestion = near.length > 0 ? `did you mean ${near.map((c) => `'${c}'`).join(", ")}?` : "it is not close to any code";
+    const suggestion =
+      near.length > 0 ? `did you mean ${near.map((c) => `'${c}'`).join(", ")}?` : "it is not close to any code";
     io.stderr(`arl explain: unknown code '${code}'; ${suggestion}\nRun 'arl explain --list' for every code.\n`);
     return ExitCode.usage;
   },

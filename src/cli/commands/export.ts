@@ -34,15 +34,28 @@ export const exportCommand = defineCommand({
   name: "export",
   summary: "write a plan as a veRL run (config, data, reward, tools, run.sh)",
   usage,
-  options: { out: { type: "string" }, force: { type: "boolean", default: false }, "allow-approximate": { type: "boolean", default: false }, "config-only": { type: "boolean", default: false } },
+  options: {
+    out: { type: "string" },
+    force: { type: "boolean", default: false },
+    "allow-approximate": { type: "boolean", default: false },
+    "config-only": { type: "boolean", default: false },
+  },
   async run(parsed, io) {
     const [target, source, ...extra] = parsed.positionals;
-    if (target !== "verl") throw new UsageError(target === undefined ? "name the target: arl export verl ..." : `unknown export target '${target}' (known: verl)`);
-    if (source === undefined || extra.length > 0) throw new UsageError("give exactly one plan file or SPEC.arl#experiment/variant");
+    if (target !== "verl")
+      throw new UsageError(
+        target === undefined
+          ? "name the target: arl export verl ..."
+          : `unknown export target '${target}' (known: verl)`,
+      );
+    if (source === undefined || extra.length > 0)
+      throw new UsageError("give exactly one plan file or SPEC.arl#experiment/variant");
     if (parsed.values.out === undefined) throw new UsageError("--out DIR is required");
     const out = path.resolve(io.cwd, parsed.values.out);
-    if (existsSync(out) && !statSync(out).isDirectory()) throw new UsageError(`--out '${parsed.values.out}' is a file, not a folder`);
-    if (nonEmptyDir(out) && parsed.values.force !== true) throw new UsageError(`--out '${parsed.values.out}' is not empty; pass --force to write into it`);
+    if (existsSync(out) && !statSync(out).isDirectory())
+      throw new UsageError(`--out '${parsed.values.out}' is a file, not a folder`);
+    if (nonEmptyDir(out) && parsed.values.force !== true)
+      throw new UsageError(`--out '${parsed.values.out}' is not empty; pass --force to write into it`);
     const { plans, errors } = selectPlans(source, io);
     if (errors) {
       io.stderr(`arl export: '${source}' has errors; nothing written\n`);
@@ -50,19 +63,34 @@ export const exportCommand = defineCommand({
     }
     const [plan, ...more] = plans;
     if (plan === undefined) throw new UsageError(`'${source}' declares no experiment`);
-    if (more.length > 0) throw new UsageError(`'${source}' has ${plans.length} variants; name one: ${plans.slice(0, 4).map((p) => `${source.split("#")[0]}#${p.experiment}/${p.variant}`).join(", ")}${plans.length > 4 ? ", ..." : ""}`);
+    if (more.length > 0)
+      throw new UsageError(
+        `'${source}' has ${plans.length} variants; name one: ${plans
+          .slice(0, 4)
+          .map((p) => `${source.split("#")[0]}#${p.experiment}/${p.variant}`)
+          .join(", ")}${plans.length > 4 ? ", ..." : ""}`,
+      );
     const allow = parsed.values["allow-approximate"] === true;
-    const exported = await exportVerl(plan, envKinds, { allowApproximate: allow, configOnly: parsed.values["config-only"] === true });
+    const exported = await exportVerl(plan, envKinds, {
+      allowApproximate: allow,
+      configOnly: parsed.values["config-only"] === true,
+    });
     if (exported.refused.length > 0 && !allow) {
-      io.stderr(`arl export: ${plan.experiment}/${plan.variant} has ${exported.refused.length} setting(s) veRL has no safe mapping for; nothing written:\n`);
+      io.stderr(
+        `arl export: ${plan.experiment}/${plan.variant} has ${exported.refused.length} setting(s) veRL has no safe mapping for; nothing written:\n`,
+      );
       for (const f of exported.refused) io.stderr(`  ${f.setting} = ${f.arl}: ${f.verl} (${f.consequence})\n`);
-      io.stderr("  hint: change these settings, or pass --allow-approximate to export the closest veRL settings (listed in SEMANTICS.md)\n");
+      io.stderr(
+        "  hint: change these settings, or pass --allow-approximate to export the closest veRL settings (listed in SEMANTICS.md)\n",
+      );
       return ExitCode.errors;
     }
     for (const [name, text] of exported.files) writeFileAtomic(path.join(out, name), text);
     chmodSync(path.join(out, "run.sh"), 0o755);
     const counts = (h: string) => exported.findings.filter((f) => f.handling === h).length;
-    io.stdout(`wrote ${displayPath(out, io.cwd)}: ${exported.files.size} files for ${plan.experiment}/${plan.variant}; SEMANTICS.md lists ${counts("refused")} approximated, ${counts("differs")} differing, ${counts("exact")} exact\n`);
+    io.stdout(
+      `wrote ${displayPath(out, io.cwd)}: ${exported.files.size} files for ${plan.experiment}/${plan.variant}; SEMANTICS.md lists ${counts("refused")} approximated, ${counts("differs")} differing, ${counts("exact")} exact\n`,
+    );
     return ExitCode.ok;
   },
 });

@@ -112,7 +112,10 @@ function reason(error: unknown): string {
 async function replaceFile(file: string, text: string): Promise<void> {
   const target = await fs.realpath(file);
   const { mode } = await fs.stat(target);
-  const temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const temp = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+  );
   try {
     const handle = await fs.open(temp, "wx", mode & 0o7777);
     try {

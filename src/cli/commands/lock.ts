@@ -27,7 +27,9 @@ export const lockCommand = defineCommand({
     const lock = buildLock(compiled.file, compiled.plans);
     const destination = lockPath(compiled.file);
     writeFileAtomic(destination, renderLock(lock));
-    io.stdout(`wrote ${displayPath(destination, io.cwd)} (${compiled.plans.length} variant${compiled.plans.length === 1 ? "" : "s"})\n`);
+    io.stdout(
+      `wrote ${displayPath(destination, io.cwd)} (${compiled.plans.length} variant${compiled.plans.length === 1 ? "" : "s"})\n`,
+    );
     return ExitCode.ok;
   },
 });

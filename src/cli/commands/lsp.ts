@@ -22,7 +22,11 @@ export const lspCommand = defineCommand({
   name: "lsp",
   summary: "run the language server for editors (LSP over stdio)",
   usage,
-  options: { stdio: { type: "boolean", default: false }, debounce: { type: "string" }, clientProcessId: { type: "string" } },
+  options: {
+    stdio: { type: "boolean", default: false },
+    debounce: { type: "string" },
+    clientProcessId: { type: "string" },
+  },
   positionals: false,
   async run(parsed, io) {
     if (!parsed.values.stdio) throw new UsageError("the language server needs --stdio (the only transport it speaks)");
@@ -30,13 +34,16 @@ export const lspCommand = defineCommand({
     let debounceMs: number | undefined;
     if (raw !== undefined) {
       debounceMs = Number(raw);
-      if (!Number.isFinite(debounceMs) || debounceMs < 0) throw new UsageError(`--debounce needs a number of milliseconds, not '${raw}'`);
+      if (!Number.isFinite(debounceMs) || debounceMs < 0)
+        throw new UsageError(`--debounce needs a number of milliseconds, not '${raw}'`);
     }
     // stdout carries the protocol: anything else printed there would corrupt it.
-    for (const method of ["log", "info", "debug", "warn"] as const) console[method] = (...data: unknown[]) => console.error(...data);
+    for (const method of ["log", "info", "debug", "warn"] as const)
+      console[method] = (...data: unknown[]) => console.error(...data);
     const rawMax = io.env.ARL_LSP_MAX_MESSAGE_BYTES;
     const maxContentLength = rawMax === undefined ? DEFAULT_MAX_MESSAGE_BYTES : Number(rawMax);
-    if (!Number.isSafeInteger(maxContentLength) || maxContentLength < 1) throw new UsageError(`ARL_LSP_MAX_MESSAGE_BYTES needs a number of bytes, not '${rawMax}'`);
+    if (!Number.isSafeInteger(maxContentLength) || maxContentLength < 1)
+      throw new UsageError(`ARL_LSP_MAX_MESSAGE_BYTES needs a number of bytes, not '${rawMax}'`);
     // Malformed framing is dropped with a logged reason instead of wedging the connection.
     const log = (reason: string) => process.stderr.write(`arl lsp: ${reason}\n`);
     const input = process.stdin.pipe(new FramingGuard({ log, maxContentLength }));

@@ -37,14 +37,22 @@ export const planCommand = defineCommand({
     const { file, plans } = compiled;
     for (const p of plans) {
       const check = planSchema.safeParse(p.plan);
-      if (!check.success) throw new Error(`the plan of ${p.experiment}/${p.variant} does not match the plan schema: ${check.error.message}`);
+      if (!check.success)
+        throw new Error(
+          `the plan of ${p.experiment}/${p.variant} does not match the plan schema: ${check.error.message}`,
+        );
     }
     if (plans.length === 0) io.stderr(`arl plan: '${target}' declares no experiment; nothing to lower\n`);
     if (json) {
-      io.stdout(`${JSON.stringify(plans.map((p) => ({ experiment: p.experiment, variant: p.variant, hash: p.plan.hash, plan: p.plan })))}\n`);
+      io.stdout(
+        `${JSON.stringify(plans.map((p) => ({ experiment: p.experiment, variant: p.variant, hash: p.plan.hash, plan: p.plan })))}\n`,
+      );
       return ExitCode.ok;
     }
-    const outDir = parsed.values.out !== undefined ? path.resolve(io.cwd, parsed.values.out) : path.join(path.dirname(file), "plans");
+    const outDir =
+      parsed.values.out !== undefined
+        ? path.resolve(io.cwd, parsed.values.out)
+        : path.join(path.dirname(file), "plans");
     for (const p of plans) {
       const destination = path.join(outDir, variantFileName(p.experiment), `${variantFileName(p.variant)}.plan.json`);
       writeFileAtomic(destination, prettyJson(p.plan));
@@ -89,7 +97,12 @@ export function compileAndLower(
 }
 
 /** Diagnostics as 'arl check' prints them, with the summary line when there are any. */
-function printDiagnostics(results: readonly CheckResult[], diagnostics: readonly Diagnostic[], io: CliIO, print: (text: string) => void): void {
+function printDiagnostics(
+  results: readonly CheckResult[],
+  diagnostics: readonly Diagnostic[],
+  io: CliIO,
+  print: (text: string) => void,
+): void {
   if (diagnostics.length === 0) return;
   const style = { color: io.isTTY && !io.env.NO_COLOR && print === io.stdout };
   const lines = lineIndexes(results);

@@ -35,20 +35,28 @@ export const reportCommand = defineCommand({
   name: "report",
   summary: "write an HTML page and a markdown summary of runs or a sweep",
   usage,
-  options: { out: { type: "string" }, runs: { type: "string" }, baseline: { type: "string" }, smooth: { type: "string" } },
+  options: {
+    out: { type: "string" },
+    runs: { type: "string" },
+    baseline: { type: "string" },
+    smooth: { type: "string" },
+  },
   async run(parsed, io) {
     const given = parsed.positionals;
     const v = parsed.values;
     if (given.length === 0) throw new UsageError("give at least one run directory, a directory of runs, or a spec");
     if (v.out === "") throw new UsageError("--out needs a directory");
     const smooth = v.smooth === undefined ? 0 : Number(v.smooth);
-    if (!(Number.isFinite(smooth) && smooth >= 0 && smooth < 1)) throw new UsageError(`--smooth must be a number in [0, 1), not '${v.smooth}'`);
+    if (!(Number.isFinite(smooth) && smooth >= 0 && smooth < 1))
+      throw new UsageError(`--smooth must be a number in [0, 1), not '${v.smooth}'`);
     // A spec, or a plan file `arl plan` wrote (a run directory's own plan.json stands for its run).
     const spec = given.find((g) => /\.arl(#.*)?$/.test(g) || (g.endsWith(".json") && path.basename(g) !== "plan.json"));
     if (spec !== undefined && given.length > 1) throw new UsageError("give one spec, or run directories, not both");
-    if (v.runs !== undefined && spec === undefined) throw new UsageError("--runs goes with a spec (SPEC.arl): it says where that spec's runs are");
+    if (v.runs !== undefined && spec === undefined)
+      throw new UsageError("--runs goes with a spec (SPEC.arl): it says where that spec's runs are");
     // vega is large: load the report code only when this command runs.
-    const { buildReport, reportInputs, specRuns, writeReport, ReportInputError } = await import("../../report/index.js");
+    const { buildReport, reportInputs, specRuns, writeReport, ReportInputError } =
+      await import("../../report/index.js");
     let report;
     let inputs;
     try {
@@ -59,7 +67,13 @@ export const reportCommand = defineCommand({
       } else {
         inputs = reportInputs(given, io.cwd);
       }
-      report = await buildReport(inputs.dirs, { cwd: io.cwd, arlVersion: arlVersion(), smooth, notes: inputs.notes, ...(v.baseline !== undefined ? { baseline: v.baseline } : {}) });
+      report = await buildReport(inputs.dirs, {
+        cwd: io.cwd,
+        arlVersion: arlVersion(),
+        smooth,
+        notes: inputs.notes,
+        ...(v.baseline !== undefined ? { baseline: v.baseline } : {}),
+      });
     } catch (error) {
       if (error instanceof ReportInputError) {
         io.stderr(`arl report: ${error.message}\n`);
@@ -75,7 +89,11 @@ export const reportCommand = defineCommand({
       io.stderr(`arl report: cannot write to '${displayPath(out, io.cwd)}': ${(error as Error).message}\n`);
       return ExitCode.errors;
     }
-    for (const r of report.model.runs) if (r.run.partial) io.stderr(`arl report: note: ${r.label} is a partial run (${r.run.iterations} of ${r.run.plannedIterations} iterations)\n`);
+    for (const r of report.model.runs)
+      if (r.run.partial)
+        io.stderr(
+          `arl report: note: ${r.label} is a partial run (${r.run.iterations} of ${r.run.plannedIterations} iterations)\n`,
+        );
     for (const f of files) io.stdout(`${displayPath(f, io.cwd)}\n`);
     return ExitCode.ok;
   },

@@ -19,16 +19,28 @@ export interface RendezvousOptions {
  * trainer is the user's own command, or nothing names one (then a plan on several nodes is
  * refused: planRefusals with rendezvous false).
  */
-export function planRendezvous(plan: Plan, flags: RendezvousOptions, io: CliIO, ownTrainer: boolean): Rendezvous | undefined {
+export function planRendezvous(
+  plan: Plan,
+  flags: RendezvousOptions,
+  io: CliIO,
+  ownTrainer: boolean,
+): Rendezvous | undefined {
   const update = plan.stages.update;
   if (!ownTrainer || update.launcher !== "torchrun") {
     if (flags["node-rank"] !== undefined || flags["rdzv-endpoint"] !== undefined) {
-      throw new UsageError(`--node-rank and --rdzv-endpoint start the plan's torchrun trainer on several machines; ${ownTrainer ? `${plan.experiment}/${plan.variant} does not run under torchrun (resources.backend torch with nodes above 1)` : "--trainer-command names the trainer instead"}`);
+      throw new UsageError(
+        `--node-rank and --rdzv-endpoint start the plan's torchrun trainer on several machines; ${ownTrainer ? `${plan.experiment}/${plan.variant} does not run under torchrun (resources.backend torch with nodes above 1)` : "--trainer-command names the trainer instead"}`,
+      );
     }
     return undefined;
   }
   try {
-    return resolveRendezvous(update.nodes, { nodeRank: flags["node-rank"], endpoint: flags["rdzv-endpoint"], id: flags["rdzv-id"] }, io.env, `arl-${plan.hash.slice(7, 19)}`);
+    return resolveRendezvous(
+      update.nodes,
+      { nodeRank: flags["node-rank"], endpoint: flags["rdzv-endpoint"], id: flags["rdzv-id"] },
+      io.env,
+      `arl-${plan.hash.slice(7, 19)}`,
+    );
   } catch (error) {
     if (error instanceof RendezvousError) throw new UsageError(error.message);
     throw error;
@@ -45,7 +57,10 @@ export function nodeLine(plan: Plan, r: Rendezvous): string {
  * Node R > 0: the trainer workers of each plan in turn, no runtime. Their stderr is this
  * command's; their stdout stays empty (only rank 0, on node 0, speaks the protocol).
  */
-export async function runWorkerNode(jobs: readonly { plan: Plan; rendezvous: Rendezvous }[], io: CliIO): Promise<number> {
+export async function runWorkerNode(
+  jobs: readonly { plan: Plan; rendezvous: Rendezvous }[],
+  io: CliIO,
+): Promise<number> {
   for (const { plan, rendezvous } of jobs) {
     let command;
     try {
@@ -56,9 +71,14 @@ export async function runWorkerNode(jobs: readonly { plan: Plan; rendezvous: Ren
       return ExitCode.errors;
     }
     io.stdout(`run ${plan.experiment}/${plan.variant} (${plan.hash.slice(7, 19)}): ${nodeLine(plan, rendezvous)}\n`);
-    io.stdout(`arl run: this machine only runs trainer workers; the runtime and the run directory are on node 0. Waiting for the trainer to finish (node 0 ends it).\n`);
+    io.stdout(
+      `arl run: this machine only runs trainer workers; the runtime and the run directory are on node 0. Waiting for the trainer to finish (node 0 ends it).\n`,
+    );
     const code = await new Promise<number>((resolve) => {
-      const child = spawn(command.file, [...command.args], { env: { ...process.env, ...command.env }, stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(command.file, [...command.args], {
+        env: { ...process.env, ...command.env },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       child.stderr.setEncoding("utf8");
       child.stderr.on("data", (text: string) => io.stderr(text));
       child.on("error", (error) => {

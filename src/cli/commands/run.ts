@@ -87,7 +87,8 @@ export function selectPlans(target: string, io: CliIO): { plans: Plan[]; errors:
   if (abs.endsWith(".json")) return { plans: [parsePlanFile(readFileSync(abs, "utf8"), file)], errors: false };
   const result = new Compiler().check(abs);
   const lines = lineIndexes([result]);
-  for (const d of result.diagnostics) if (d.severity === "error") io.stderr(`${renderText(d, lines.get(d.file), io.cwd, { color: false })}\n`);
+  for (const d of result.diagnostics)
+    if (d.severity === "error") io.stderr(`${renderText(d, lines.get(d.file), io.cwd, { color: false })}\n`);
   if (hasErrors(result.diagnostics) || !result.model) return { plans: [], errors: true };
   let plans = lowerModel(result.model).plans;
   if (fragment) {
@@ -135,10 +136,15 @@ async function writeSweepReport(dirs: readonly string[], io: CliIO): Promise<voi
   try {
     const { buildReport, reportInputs, writeReport } = await import("../../report/index.js");
     const inputs = reportInputs(dirs, io.cwd);
-    const [html] = writeReport(await buildReport(inputs.dirs, { cwd: io.cwd, arlVersion: arlVersion(), notes: inputs.notes }), inputs.outDir);
+    const [html] = writeReport(
+      await buildReport(inputs.dirs, { cwd: io.cwd, arlVersion: arlVersion(), notes: inputs.notes }),
+      inputs.outDir,
+    );
     io.stdout(`sweep report (${dirs.length} runs): ${html}\n`);
   } catch (error) {
-    io.stderr(`arl run: the sweep report could not be written (${(error as Error).message}); try 'arl report ${path.dirname(path.dirname(dirs[0] ?? "."))}'\n`);
+    io.stderr(
+      `arl run: the sweep report could not be written (${(error as Error).message}); try 'arl report ${path.dirname(path.dirname(dirs[0] ?? "."))}'\n`,
+    );
   }
 }
 
@@ -165,7 +171,9 @@ function userError(error: unknown, io: CliIO): number {
 }
 
 function refuse(plan: Plan, why: string, io: CliIO, backend?: string): number {
-  io.stderr(`arl run: ${plan.experiment}/${plan.variant} cannot run${backend ? ` with --backend ${backend}` : ""}:\n  ${why}\n`);
+  io.stderr(
+    `arl run: ${plan.experiment}/${plan.variant} cannot run${backend ? ` with --backend ${backend}` : ""}:\n  ${why}\n`,
+  );
   return ExitCode.errors;
 }
 
@@ -173,15 +181,30 @@ export const runCommand = defineCommand({
   name: "run",
   summary: "execute a spec or plan (train, evaluate, checkpoint)",
   usage,
-  options: { out: { type: "string", default: "runs" }, backend: { type: "string" }, resume: { type: "string" }, "trainer-command": { type: "string" }, "engine-command": { type: "string" }, "engine-python": { type: "string" }, "trainer-timeout": { type: "string" }, "data-root": { type: "string" }, jobs: { type: "string", default: "1" }, "node-rank": { type: "string" }, "rdzv-endpoint": { type: "string" }, "rdzv-id": { type: "string" } },
+  options: {
+    out: { type: "string", default: "runs" },
+    backend: { type: "string" },
+    resume: { type: "string" },
+    "trainer-command": { type: "string" },
+    "engine-command": { type: "string" },
+    "engine-python": { type: "string" },
+    "trainer-timeout": { type: "string" },
+    "data-root": { type: "string" },
+    jobs: { type: "string", default: "1" },
+    "node-rank": { type: "string" },
+    "rdzv-endpoint": { type: "string" },
+    "rdzv-id": { type: "string" },
+  },
   async run(parsed, io) {
     const v = parsed.values;
-    if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch") throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
+    if (v.backend !== undefined && v.backend !== "local" && v.backend !== "torch")
+      throw new UsageError(`--backend must be 'local' or 'torch', not '${v.backend}'`);
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
     let engineCommand = v["engine-command"]?.trim() || undefined;
     let enginePython = v["engine-python"]?.trim() || undefined;
     const trainerTimeoutS = v["trainer-timeout"] === undefined ? undefined : Number(v["trainer-timeout"]);
-    if (trainerTimeoutS !== undefined && !(Number.isFinite(trainerTimeoutS) && trainerTimeoutS > 0)) throw new UsageError(`--trainer-timeout must be a positive number of seconds, not '${v["trainer-timeout"]}'`);
+    if (trainerTimeoutS !== undefined && !(Number.isFinite(trainerTimeoutS) && trainerTimeoutS > 0))
+      throw new UsageError(`--trainer-timeout must be a positive number of seconds, not '${v["trainer-timeout"]}'`);
 
     // Plans name data files relative to the entry spec; the runtime finds them below the data
     // root (confined to it), which each run directory records for --resume.
@@ -190,7 +213,8 @@ export const runCommand = defineCommand({
     let dataRoot = givenRoot ?? (target ? path.dirname(path.resolve(io.cwd, target)) : undefined);
 
     const parallel = Number(v.jobs);
-    if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--jobs must be a whole number of runs at once, 1 or more, not '${v.jobs}'`);
+    if (!Number.isInteger(parallel) || parallel < 1)
+      throw new UsageError(`--jobs must be a whole number of runs at once, 1 or more, not '${v.jobs}'`);
 
     const ownTrainer = override === undefined || override.length === 0;
     const rendezvous = new Map<Plan, Rendezvous>();
@@ -211,7 +235,8 @@ export const runCommand = defineCommand({
       } catch (error) {
         return userError(error, io);
       }
-      if (plan.stages.update.nodes > 1 && !meet(plan) && ownTrainer) return refuse(plan, planRefusals(plan, { rendezvous: false }).map(refusalText).join("\n  "), io);
+      if (plan.stages.update.nodes > 1 && !meet(plan) && ownTrainer)
+        return refuse(plan, planRefusals(plan, { rendezvous: false }).map(refusalText).join("\n  "), io);
       try {
         dataRoot = resumeDataRoot(dir, plan, givenRoot, (root) => verifyPlanDataFiles(plan.envs, root));
       } catch (error) {
@@ -225,7 +250,8 @@ export const runCommand = defineCommand({
       enginePython ??= recordedRunOption(dir, "engine_python");
       jobs = [{ plan, dir }];
     } else {
-      if (parsed.positionals.length !== 1) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
+      if (parsed.positionals.length !== 1)
+        throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]]) or plan file");
       let selected;
       try {
         selected = selectPlans(at(parsed.positionals, 0), io);
@@ -235,18 +261,40 @@ export const runCommand = defineCommand({
       const { plans, errors } = selected;
       if (errors) return ExitCode.errors;
       // Runs at once share the machine: on GPUs they would contend for the same devices.
-      const onGpus = parallel > 1 && plans.length > 1 ? plans.find((plan) => plan.resources.gpus > 0 || plan.resources.nodes > 1 || (plan.resources.rollout.engine !== "trainer" && plan.resources.rollout.launch)) : undefined;
-      if (onGpus) throw new UsageError(`--jobs ${parallel}: ${onGpus.experiment}/${onGpus.variant} uses GPUs (resources.gpus ${onGpus.resources.gpus}, nodes ${onGpus.resources.nodes}), and runs at once would share them; run the variants one at a time (no --jobs), or each on its own machine (SPEC.arl#experiment/variant)`);
+      const onGpus =
+        parallel > 1 && plans.length > 1
+          ? plans.find(
+              (plan) =>
+                plan.resources.gpus > 0 ||
+                plan.resources.nodes > 1 ||
+                (plan.resources.rollout.engine !== "trainer" && plan.resources.rollout.launch),
+            )
+          : undefined;
+      if (onGpus)
+        throw new UsageError(
+          `--jobs ${parallel}: ${onGpus.experiment}/${onGpus.variant} uses GPUs (resources.gpus ${onGpus.resources.gpus}, nodes ${onGpus.resources.nodes}), and runs at once would share them; run the variants one at a time (no --jobs), or each on its own machine (SPEC.arl#experiment/variant)`,
+        );
       // The override is part of the plan (and its hash) before any run directory is written.
       const backend = v.backend;
       const chosen: Plan[] = [];
       for (const plan of plans) {
         const overridden = backend ? withBackend(plan, backend) : plan;
-        const refusals = typeof overridden === "string" ? [] : planRefusals(overridden, { ownTrainer, rendezvous: meet(overridden) || !ownTrainer });
+        const refusals =
+          typeof overridden === "string"
+            ? []
+            : planRefusals(overridden, { ownTrainer, rendezvous: meet(overridden) || !ownTrainer });
         if (typeof overridden === "string" || refusals.length > 0) {
-          return refuse(plan, typeof overridden === "string" ? overridden : refusals.map(refusalText).join("\n  "), io, backend);
+          return refuse(
+            plan,
+            typeof overridden === "string" ? overridden : refusals.map(refusalText).join("\n  "),
+            io,
+            backend,
+          );
         }
-        if (overridden !== plan) io.stderr(`arl run: --backend ${backend}: ${plan.experiment}/${plan.variant} is plan ${overridden.hash.slice(7, 19)} (was ${plan.hash.slice(7, 19)}), with resources.backend: ${backend} in its overrides\n`);
+        if (overridden !== plan)
+          io.stderr(
+            `arl run: --backend ${backend}: ${plan.experiment}/${plan.variant} is plan ${overridden.hash.slice(7, 19)} (was ${plan.hash.slice(7, 19)}), with resources.backend: ${backend} in its overrides\n`,
+          );
         chosen.push(overridden);
       }
       // A machine other than node 0 writes nothing: it runs its trainer workers and waits.
@@ -255,7 +303,10 @@ export const runCommand = defineCommand({
         return r && r.nodeRank > 0 ? [{ plan, rendezvous: r }] : [];
       });
       if (workers.length > 0) {
-        if (workers.length !== chosen.length) throw new UsageError("--node-rank above 0 runs trainer workers only: select plans that all run on several nodes (SPEC.arl#experiment/variant)");
+        if (workers.length !== chosen.length)
+          throw new UsageError(
+            "--node-rank above 0 runs trainer workers only: select plans that all run on several nodes (SPEC.arl#experiment/variant)",
+          );
         return runWorkerNode(workers, io);
       }
       if (dataRoot && !dataFilesReadable(chosen, dataRoot, io, "run")) return ExitCode.errors;
@@ -297,12 +348,17 @@ export const runCommand = defineCommand({
     // (a stop on request or a failure ends the command; a watchdog stop lets the others run).
     type JobEnd = { readonly status: number; readonly final: boolean };
     const runJob = async (job: { plan: Plan; dir: RunDirectory }, progress: Progress): Promise<JobEnd> => {
-      progress.log(`run ${job.plan.experiment}/${job.plan.variant} (${job.plan.hash.slice(7, 19)}) in ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}`);
+      progress.log(
+        `run ${job.plan.experiment}/${job.plan.variant} (${job.plan.hash.slice(7, 19)}) in ${path.relative(io.cwd, job.dir.dir) || job.dir.dir}`,
+      );
       let command;
       try {
         const r = rendezvous.get(job.plan);
         if (r) {
-          if (r.nodeRank > 0) throw new UsageError("--resume continues a run on node 0; on the other machines give the spec or plan file with their --node-rank");
+          if (r.nodeRank > 0)
+            throw new UsageError(
+              "--resume continues a run on node 0; on the other machines give the spec or plan file with their --node-rank",
+            );
           progress.log(nodeLine(job.plan, r));
         }
         command = trainerCommand(job.plan, override, r);
@@ -315,19 +371,36 @@ export const runCommand = defineCommand({
       }
       const name = jobs.length > 1 ? `${job.plan.experiment}/${job.plan.variant}: ` : "";
       try {
-        const summary = await executePlan({ plan: job.plan, runDir: job.dir, trainer: command, envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds, ...(dataRoot ? { dataRoot } : {}), log: (l) => progress.log(l), progress: (p) => progress.update(p), stop: controller.signal, halt: halt.signal, ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}), ...(engineCommand ? { engineCommand } : {}), ...(enginePython ? { enginePython } : {}) });
+        const summary = await executePlan({
+          plan: job.plan,
+          runDir: job.dir,
+          trainer: command,
+          envs: dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds,
+          ...(dataRoot ? { dataRoot } : {}),
+          log: (l) => progress.log(l),
+          progress: (p) => progress.update(p),
+          stop: controller.signal,
+          halt: halt.signal,
+          ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}),
+          ...(engineCommand ? { engineCommand } : {}),
+          ...(enginePython ? { enginePython } : {}),
+        });
         progress.done();
         // One write per finished run, so that parallel runs' summaries do not interleave.
         const lines = [`\n${name ? `${name}\n` : ""}${runSummary(job.dir.readMetrics())}`];
         if (summary.watchdogStop) {
           lines.push(`stopped by the watchdog after ${summary.iterations} iterations: ${summary.watchdogStop}\n`);
-          lines.push(`the run directory is complete (every iteration it ran is committed; nothing to resume): ${job.dir.dir}\n`);
+          lines.push(
+            `the run directory is complete (every iteration it ran is committed; nothing to resume): ${job.dir.dir}\n`,
+          );
           io.stdout(lines.join(""));
           await writeRunReport(job.dir.dir, io);
           // The spec's other variants still run; the exit status says one had no signal.
           return { status: ExitCode.noSignal, final: false };
         }
-        lines.push(`${name}${summary.stopped ? "stopped" : "finished"} after ${summary.stoppedAt ?? `${summary.iterations} iterations`}; run directory: ${job.dir.dir}\n`);
+        lines.push(
+          `${name}${summary.stopped ? "stopped" : "finished"} after ${summary.stoppedAt ?? `${summary.iterations} iterations`}; run directory: ${job.dir.dir}\n`,
+        );
         io.stdout(lines.join(""));
         await writeRunReport(job.dir.dir, io);
         if (summary.stopped) {
@@ -342,10 +415,14 @@ export const runCommand = defineCommand({
         io.stderr(`arl run: ${name}${error.message}\n`);
         // A failed preflight fails the same way again: nothing to resume.
         if (error instanceof PreflightError) return { status: ExitCode.errors, final: true };
-        if (error.stderrTail.length > 0) io.stderr(`last lines of the trainer's stderr${name ? ` (${name.slice(0, -2)})` : ""}:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`);
+        if (error.stderrTail.length > 0)
+          io.stderr(
+            `last lines of the trainer's stderr${name ? ` (${name.slice(0, -2)})` : ""}:\n${error.stderrTail.map((l) => `  | ${l}`).join("\n")}\n`,
+          );
         // Only a run interrupted or crashed mid-way is told to resume: a refusal would meet the same answer again.
         if (error.resumable) io.stderr(`what was committed is kept; resume with: arl run --resume ${job.dir.dir}\n`);
-        else io.stderr("not resumable: the same plan would fail the same way; fix the cause above and start a new run\n");
+        else
+          io.stderr("not resumable: the same plan would fail the same way; fix the cause above and start a new run\n");
         return { status: error.halted ? INTERRUPTED : ExitCode.errors, final: true };
       }
     };
@@ -361,14 +438,21 @@ export const runCommand = defineCommand({
           const job = at(jobs, next++);
           // Parallel runs share the terminal: plain log lines named by variant, no live status line.
           const prefix = parallel > 1 && jobs.length > 1 ? `[${job.plan.variant}] ` : "";
-          const progress = new Progress({ write: io.stdout, isTTY: parallel === 1 && io.isTTY && !io.env.NO_COLOR }, prefix);
+          const progress = new Progress(
+            { write: io.stdout, isTTY: parallel === 1 && io.isTTY && !io.env.NO_COLOR },
+            prefix,
+          );
           ends.push(await runJob(job, progress));
         }
       };
       await Promise.all(Array.from({ length: Math.min(parallel, jobs.length) }, worker));
       const final = ends.find((e) => e.final);
       if (final) return final.status;
-      if (jobs.length > 1) await writeSweepReport(jobs.map((j) => j.dir.dir), io);
+      if (jobs.length > 1)
+        await writeSweepReport(
+          jobs.map((j) => j.dir.dir),
+          io,
+        );
       return ends.find((e) => e.status !== ExitCode.ok)?.status ?? ExitCode.ok;
     } finally {
       process.off("SIGINT", onSigint);

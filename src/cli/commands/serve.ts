@@ -58,13 +58,18 @@ const TRAINER_WATCH_MS = 1000;
 
 function apiOf(value: string | undefined): EngineName {
   if (value === "vllm" || value === "sglang") return value;
-  throw new UsageError(value === undefined ? "give the engine API to answer: --api vllm or --api sglang" : `--api must be 'vllm' or 'sglang', not '${value}'`);
+  throw new UsageError(
+    value === undefined
+      ? "give the engine API to answer: --api vllm or --api sglang"
+      : `--api must be 'vllm' or 'sglang', not '${value}'`,
+  );
 }
 
 function portOf(value: string | undefined): number {
   if (value === undefined) return 0;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number from 0 to 65535, not '${value}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be a port number from 0 to 65535, not '${value}'`);
   return port;
 }
 
@@ -81,7 +86,9 @@ function onePlan(target: string, io: CliIO): Plan | number {
   if (selected.errors) return ExitCode.errors;
   if (selected.plans.length !== 1) {
     const names = selected.plans.map((p) => `${p.experiment}/${p.variant}`).join(", ");
-    throw new UsageError(`'${target}' has ${selected.plans.length} variants (${names}): select one as SPEC.arl#experiment/variant`);
+    throw new UsageError(
+      `'${target}' has ${selected.plans.length} variants (${names}): select one as SPEC.arl#experiment/variant`,
+    );
   }
   return at(selected.plans, 0);
 }
@@ -102,21 +109,34 @@ export const serveCommand = defineCommand({
   name: "serve",
   summary: "serve a plan's policy over vLLM's or SGLang's token-in HTTP API",
   usage,
-  options: { api: { type: "string" }, host: { type: "string", default: "127.0.0.1" }, port: { type: "string" }, checkpoint: { type: "string" }, "trainer-command": { type: "string" }, "data-root": { type: "string" }, seed: { type: "string" } },
+  options: {
+    api: { type: "string" },
+    host: { type: "string", default: "127.0.0.1" },
+    port: { type: "string" },
+    checkpoint: { type: "string" },
+    "trainer-command": { type: "string" },
+    "data-root": { type: "string" },
+    seed: { type: "string" },
+  },
   async run(parsed, io) {
     const v = parsed.values;
     const api = apiOf(v.api);
     const port = portOf(v.port);
-    if (v.seed !== undefined && !/^-?\d+$/.test(v.seed)) throw new UsageError(`--seed must be an integer, not '${v.seed}'`);
-    if (parsed.positionals.length !== 1) throw new UsageError("give one plan file or spec (SPEC.arl[#experiment[/variant]])");
+    if (v.seed !== undefined && !/^-?\d+$/.test(v.seed))
+      throw new UsageError(`--seed must be an integer, not '${v.seed}'`);
+    if (parsed.positionals.length !== 1)
+      throw new UsageError("give one plan file or spec (SPEC.arl[#experiment[/variant]])");
     const target = at(parsed.positionals, 0);
     const checkpoint = v.checkpoint === undefined ? undefined : path.resolve(io.cwd, v.checkpoint);
-    if (checkpoint !== undefined && !existsSync(checkpoint)) throw new UsageError(`--checkpoint: no directory '${v.checkpoint}'`);
+    if (checkpoint !== undefined && !existsSync(checkpoint))
+      throw new UsageError(`--checkpoint: no directory '${v.checkpoint}'`);
     const plan = onePlan(target, io);
     if (typeof plan === "number") return plan;
     const dataRoot = dataRootOf(target.split("#")[0] ?? target, v["data-root"], io);
     const fail = (message: string, tail: readonly string[] = []) => {
-      io.stderr(`arl serve: ${message}\n${tail.length > 0 ? `last lines of the trainer's stderr:\n${tail.map((l) => `  | ${l}`).join("\n")}\n` : ""}`);
+      io.stderr(
+        `arl serve: ${message}\n${tail.length > 0 ? `last lines of the trainer's stderr:\n${tail.map((l) => `  | ${l}`).join("\n")}\n` : ""}`,
+      );
       return ExitCode.errors;
     };
 
@@ -131,7 +151,10 @@ export const serveCommand = defineCommand({
     const override = v["trainer-command"]?.split(/\s+/).filter(Boolean);
     let trainer: TrainerClient;
     try {
-      trainer = await TrainerClient.start({ ...trainerCommand(plan, override), deadlineMs: trainerDeadlines(plan) }, arlVersion());
+      trainer = await TrainerClient.start(
+        { ...trainerCommand(plan, override), deadlineMs: trainerDeadlines(plan) },
+        arlVersion(),
+      );
     } catch (error) {
       if (error instanceof TrainerUnavailable) return fail(error.message);
       const e = error as Error & { stderrTail?: string[] };
@@ -150,9 +173,17 @@ export const serveCommand = defineCommand({
         stopIds: tokenizer.stop_ids && tokenizer.stop_ids.length > 0 ? [...tokenizer.stop_ids] : [tokenizer.eos_id],
         // Both engines label the weights they were launched with "default" until a sync names them.
         weightVersion: "default",
-        limits: { maxNewTokens: plan.policy.sampling.max_new_tokens, maxContext: plan.harness.max_total_tokens ?? configured.model.max_context ?? null },
+        limits: {
+          maxNewTokens: plan.policy.sampling.max_new_tokens,
+          maxContext: plan.harness.max_total_tokens ?? configured.model.max_context ?? null,
+        },
       });
-      const gateway = await startGateway({ host: v.host, port, engine: engineRoutes(api, model), log: (line) => io.stderr(`${line}\n`) });
+      const gateway = await startGateway({
+        host: v.host,
+        port,
+        engine: engineRoutes(api, model),
+        log: (line) => io.stderr(`${line}\n`),
+      });
       closeGateway = () => gateway.close();
       io.stdout(`arl serve: listening on ${gateway.origin}\n`);
       const ended = await untilStopped(trainer);
@@ -160,7 +191,11 @@ export const serveCommand = defineCommand({
       return ExitCode.ok;
     } catch (error) {
       if (error instanceof TrainerError || error instanceof RunError) return fail(error.message, error.stderrTail);
-      if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" || (error as NodeJS.ErrnoException).code === "EADDRNOTAVAIL") return fail(`cannot listen on ${v.host}:${port}: ${(error as Error).message}`);
+      if (
+        (error as NodeJS.ErrnoException).code === "EADDRINUSE" ||
+        (error as NodeJS.ErrnoException).code === "EADDRNOTAVAIL"
+      )
+        return fail(`cannot listen on ${v.host}:${port}: ${(error as Error).message}`);
       throw error;
     } finally {
       await closeGateway?.();
@@ -181,7 +216,10 @@ function untilStopped(trainer: TrainerClient): Promise<string | null> {
     const onSignal = () => done(null);
     const watch = setInterval(() => {
       const exit = trainer.exit;
-      if (exit !== undefined) done(`the trainer ${exit.signal ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`} while serving`);
+      if (exit !== undefined)
+        done(
+          `the trainer ${exit.signal ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`} while serving`,
+        );
     }, TRAINER_WATCH_MS);
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);

@@ -43,7 +43,8 @@ the buffer does not hold), 2 usage error or a path that is not a run directory.`
 
 function integer(flag: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${flag} must be an integer of at least ${min}, not '${value}'`);
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    throw new UsageError(`--${flag} must be an integer of at least ${min}, not '${value}'`);
   return Number(value);
 }
 
@@ -59,14 +60,27 @@ export const showCommand = defineCommand({
   name: "show",
   summary: "print a run's trajectories from its token buffer",
   usage,
-  options: { iteration: { type: "string" }, task: { type: "string" }, episode: { type: "string" }, limit: { type: "string" }, format: { type: "string", default: "text" }, tokens: { type: "boolean", default: false } },
+  options: {
+    iteration: { type: "string" },
+    task: { type: "string" },
+    episode: { type: "string" },
+    limit: { type: "string" },
+    format: { type: "string", default: "text" },
+    tokens: { type: "boolean", default: false },
+  },
   async run(parsed, io) {
     const v = parsed.values;
     const [dir, ...extra] = parsed.positionals;
     if (dir === undefined) throw new UsageError("give the run directory that 'arl run' printed");
     if (extra.length > 0) throw new UsageError(`give one run directory, not ${parsed.positionals.length}`);
-    if (v.format !== "text" && v.format !== "json") throw new UsageError(`--format must be text or json, not '${v.format}'`);
-    const selection: Selection = { ...optional("iteration", integer("iteration", v.iteration, 0)), ...optional("task", integer("task", v.task, 0)), ...optional("episode", episodeOf(v.episode)), limit: integer("limit", v.limit, 0) ?? DEFAULT_LIMIT };
+    if (v.format !== "text" && v.format !== "json")
+      throw new UsageError(`--format must be text or json, not '${v.format}'`);
+    const selection: Selection = {
+      ...optional("iteration", integer("iteration", v.iteration, 0)),
+      ...optional("task", integer("task", v.task, 0)),
+      ...optional("episode", episodeOf(v.episode)),
+      limit: integer("limit", v.limit, 0) ?? DEFAULT_LIMIT,
+    };
     let run: RunDirectory;
     try {
       run = RunDirectory.open(path.resolve(io.cwd, dir));
@@ -90,7 +104,10 @@ export const showCommand = defineCommand({
       io.stderr(`arl show: ${where} is damaged: ${(error as Error).message}\n`);
       return ExitCode.errors;
     }
-    if (contents.partialBytes > 0) io.stderr(`arl show: note: ${where} ends in a partial record of ${contents.partialBytes} bytes (a crash while writing it); showing the ${contents.records.length} complete records before it\n`);
+    if (contents.partialBytes > 0)
+      io.stderr(
+        `arl show: note: ${where} ends in a partial record of ${contents.partialBytes} bytes (a crash while writing it); showing the ${contents.records.length} complete records before it\n`,
+      );
     if (contents.records.length === 0) {
       io.stderr(`arl show: ${where} holds no complete trajectory yet\n`);
       return ExitCode.errors;
@@ -119,7 +136,9 @@ export const showCommand = defineCommand({
     }
     const shownEpisodes = new Set(selected.trajectories.map((t) => t.episode)).size;
     if (shownEpisodes < selected.matched) {
-      io.stderr(`arl show: note: showing ${shownEpisodes} of the ${selected.matched} episodes of iteration ${selected.iteration} (iterations ${selected.iterations[0]}-${selected.iterations[selected.iterations.length - 1]} in the buffer); --limit 0 shows all, --episode N or --task T one, --iteration N another iteration\n`);
+      io.stderr(
+        `arl show: note: showing ${shownEpisodes} of the ${selected.matched} episodes of iteration ${selected.iteration} (iterations ${selected.iterations[0]}-${selected.iterations[selected.iterations.length - 1]} in the buffer); --limit 0 shows all, --episode N or --task T one, --iteration N another iteration\n`,
+      );
     }
     return ExitCode.ok;
   },

@@ -33,12 +33,20 @@ Exit status: 0 shown, 1 the spec has errors or the scheduler is missing or does 
  * Asks each recorded job's scheduler (SLURM, or Ray at its recorded address or `address`) about the
  * latest job of each variant; a missing or silent scheduler is printed in one line (an exit status).
  */
-export async function sweepStates(target: string, runs: string, io: CliIO, command: string, address?: string): Promise<VariantState[] | number> {
+export async function sweepStates(
+  target: string,
+  runs: string,
+  io: CliIO,
+  command: string,
+  address?: string,
+): Promise<VariantState[] | number> {
   const { plans, errors } = selectPlans(target, io);
   if (errors) return ExitCode.errors;
   try {
     const rayAt = address !== undefined ? rayAddress(address, io.env) : undefined;
-    return await sweepState(plans, path.resolve(io.cwd, runs), (tasks) => recordedJobs(tasks, io.env, rayAt !== undefined ? { rayAddress: rayAt } : {}));
+    return await sweepState(plans, path.resolve(io.cwd, runs), (tasks) =>
+      recordedJobs(tasks, io.env, rayAt !== undefined ? { rayAddress: rayAt } : {}),
+    );
   } catch (error) {
     if (!(error instanceof SchedulerUnavailable)) throw error;
     io.stderr(`arl ${command}: ${error.message}\n`);
@@ -73,7 +81,11 @@ function textLines(states: readonly VariantState[], io: CliIO): string {
       const lines = [head];
       if (s.detail) lines.push(`    ${s.detail}`);
       if (s.runDir) lines.push(`    run ${displayPath(s.runDir, io.cwd)}`);
-      if (s.logTail && s.logTail.length > 0 && s.phase !== "finished") lines.push(`    last lines of ${displayPath(s.job?.log ?? "", io.cwd)}:`, ...s.logTail.map((l) => `    | ${l}`));
+      if (s.logTail && s.logTail.length > 0 && s.phase !== "finished")
+        lines.push(
+          `    last lines of ${displayPath(s.job?.log ?? "", io.cwd)}:`,
+          ...s.logTail.map((l) => `    | ${l}`),
+        );
       return `${lines.join("\n")}\n`;
     })
     .join("");
@@ -83,10 +95,15 @@ export const statusCommand = defineCommand({
   name: "status",
   summary: "show each variant of a sweep on a cluster: pending, running, finished, failed, ...",
   usage,
-  options: { runs: { type: "string", default: "runs" }, address: { type: "string" }, json: { type: "boolean", default: false } },
+  options: {
+    runs: { type: "string", default: "runs" },
+    address: { type: "string" },
+    json: { type: "boolean", default: false },
+  },
   async run(parsed, io) {
     const [target, ...extra] = parsed.positionals;
-    if (target === undefined || extra.length > 0) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
+    if (target === undefined || extra.length > 0)
+      throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
     const states = await sweepStates(target, parsed.values.runs, io, "status", parsed.values.address);
     if (typeof states === "number") return states;
     io.stdout(parsed.values.json ? states.map((s) => `${jsonLine(s)}\n`).join("") : textLines(states, io));

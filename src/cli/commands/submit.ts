@@ -76,14 +76,18 @@ export const submitCommand = defineCommand({
   },
   async run(parsed, io) {
     const v = parsed.values;
-    if (v.scheduler !== "slurm" && v.scheduler !== "ray") throw new UsageError(`--scheduler must be 'slurm' or 'ray', not '${v.scheduler}'`);
+    if (v.scheduler !== "slurm" && v.scheduler !== "ray")
+      throw new UsageError(`--scheduler must be 'slurm' or 'ray', not '${v.scheduler}'`);
     if (v.scheduler === "ray") {
       const slurmOnly = (["partition", "account", "time", "sbatch"] as const).filter((o) => v[o] !== undefined);
-      if (slurmOnly.length > 0) throw new UsageError(`--${slurmOnly[0]} is SLURM's; a Ray job takes --address and --cpus-per-task`);
+      if (slurmOnly.length > 0)
+        throw new UsageError(`--${slurmOnly[0]} is SLURM's; a Ray job takes --address and --cpus-per-task`);
     } else if (v.address !== undefined) throw new UsageError("--address is Ray's (--scheduler ray)");
     const [target, ...extra] = parsed.positionals;
-    if (target === undefined || extra.length > 0) throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
-    if (target.split("#")[0]?.endsWith(".json")) throw new UsageError("give the spec (SPEC.arl), not a plan file: the spec says which variants make the sweep");
+    if (target === undefined || extra.length > 0)
+      throw new UsageError("give one spec (SPEC.arl[#experiment[/variant]])");
+    if (target.split("#")[0]?.endsWith(".json"))
+      throw new UsageError("give the spec (SPEC.arl), not a plan file: the spec says which variants make the sweep");
     const cpusPerTask = positiveInteger(v["cpus-per-task"], "--cpus-per-task");
     const { plans, errors } = selectPlans(target, io);
     if (errors) return ExitCode.errors;
@@ -91,17 +95,24 @@ export const submitCommand = defineCommand({
     for (const plan of plans) {
       const refusals = planRefusals(plan, { rendezvous: true });
       if (refusals.length > 0) {
-        io.stderr(`arl submit: ${plan.experiment}/${plan.variant} cannot run:\n  ${refusals.map(refusalText).join("\n  ")}\n`);
+        io.stderr(
+          `arl submit: ${plan.experiment}/${plan.variant} cannot run:\n  ${refusals.map(refusalText).join("\n  ")}\n`,
+        );
         return ExitCode.errors;
       }
     }
-    const dataRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : path.dirname(path.resolve(io.cwd, target.split("#")[0] ?? target));
+    const dataRoot = v["data-root"]
+      ? path.resolve(io.cwd, v["data-root"])
+      : path.dirname(path.resolve(io.cwd, target.split("#")[0] ?? target));
     if (!dataFilesReadable(plans, dataRoot, io, "submit")) return ExitCode.errors;
     const runsRoot = path.resolve(io.cwd, v.out);
     try {
       const scheduler: Scheduler =
         v.scheduler === "ray"
-          ? rayScheduler({ address: rayAddress(v.address, io.env), ...(cpusPerTask !== undefined ? { cpusPerTask } : {}) })
+          ? rayScheduler({
+              address: rayAddress(v.address, io.env),
+              ...(cpusPerTask !== undefined ? { cpusPerTask } : {}),
+            })
           : slurmScheduler(
               {
                 ...(v.partition !== undefined ? { partition: v.partition } : {}),
@@ -114,10 +125,13 @@ export const submitCommand = defineCommand({
             );
       const outcome = await submitSweep({ plans, runsRoot, dataRoot, scheduler, arl: arlCommand, env: io.env });
       for (const s of outcome.before.filter((s) => !s.submittable)) {
-        io.stdout(`${s.experiment}/${s.variant}: ${s.phase}${s.job ? ` (job ${s.job.id})` : ""}${s.detail ? `: ${s.detail}` : ""}; not submitted\n`);
+        io.stdout(
+          `${s.experiment}/${s.variant}: ${s.phase}${s.job ? ` (job ${s.job.id})` : ""}${s.detail ? `: ${s.detail}` : ""}; not submitted\n`,
+        );
       }
       printSubmitted(outcome.submitted, runsRoot, io);
-      if (outcome.submitted.length === 0) io.stdout("nothing to submit: every variant is finished, waiting or running\n");
+      if (outcome.submitted.length === 0)
+        io.stdout("nothing to submit: every variant is finished, waiting or running\n");
       return ExitCode.ok;
     } catch (error) {
       if (error instanceof SchedulerUnavailable || error instanceof SchedulerRefused) {
@@ -131,7 +145,9 @@ export const submitCommand = defineCommand({
       if (!(error instanceof PartialSubmission)) throw error;
       printSubmitted(error.submitted, runsRoot, io);
       io.stderr(`arl submit: ${error.message}\n`);
-      io.stderr(`not submitted: ${error.notSubmitted.join(", ")}; what was submitted above stands (run 'arl submit' again once the cause is fixed: nothing is submitted twice)\n`);
+      io.stderr(
+        `not submitted: ${error.notSubmitted.join(", ")}; what was submitted above stands (run 'arl submit' again once the cause is fixed: nothing is submitted twice)\n`,
+      );
       return ExitCode.errors;
     }
   },
@@ -141,10 +157,18 @@ function printSubmitted(submitted: readonly SubmittedArray[], runsRoot: string, 
   for (const { experiment, submission: s } of submitted) {
     const script = displayPath(path.join(jobsFolder(runsRoot, experiment), s.script), io.cwd);
     if (s.scheduler === "ray") {
-      for (const t of s.tasks) io.stdout(`submitted Ray job ${s.job_id}  ${experiment}/${t.variant}  ${t.resume ? "resumes" : "starts"} ${displayPath(t.run_dir, io.cwd)}, script ${script} ${t.task}\n`);
+      for (const t of s.tasks)
+        io.stdout(
+          `submitted Ray job ${s.job_id}  ${experiment}/${t.variant}  ${t.resume ? "resumes" : "starts"} ${displayPath(t.run_dir, io.cwd)}, script ${script} ${t.task}\n`,
+        );
       continue;
     }
-    io.stdout(`submitted job ${s.job_id} (${s.tasks.length} task${s.tasks.length === 1 ? "" : "s"}), script ${script}\n`);
-    for (const t of s.tasks) io.stdout(`  ${s.job_id}_${t.task}  ${experiment}/${t.variant}  ${t.resume ? "resumes" : "starts"} ${displayPath(t.run_dir, io.cwd)}\n`);
+    io.stdout(
+      `submitted job ${s.job_id} (${s.tasks.length} task${s.tasks.length === 1 ? "" : "s"}), script ${script}\n`,
+    );
+    for (const t of s.tasks)
+      io.stdout(
+        `  ${s.job_id}_${t.task}  ${experiment}/${t.variant}  ${t.resume ? "resumes" : "starts"} ${displayPath(t.run_dir, io.cwd)}\n`,
+      );
   }
 }

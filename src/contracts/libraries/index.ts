@@ -8,4 +8,11 @@ import { textarenaLibrary } from "./textarena.js";
 import { textworldExpressLibrary } from "./textworld-express.js";
 import { textworldLibrary } from "./textworld.js";
 
-export const hostLibraries = [textworldLibrary, textworldExpressLibrary, reasoningGymLibrary, textarenaLibrary, skyrlGymLibrary, gymnasiumLibrary] as const;
+export const hostLibraries = [
+  textworldLibrary,
+  textworldExpressLibrary,
+  reasoningGymLibrary,
+  textarenaLibrary,
+  skyrlGymLibrary,
+  gymnasiumLibrary,
+] as const;

@@ -55,18 +55,28 @@ export const libraryObject = z.record(z.string(), z.json());
 
 /** The knobs every host library has. */
 export const hostCommonKnobs = {
-  timeout_s: doc(z.number().positive().default(30), "Time limit of one call to the library (an episode's open, step or outcome); a call running longer ends its episode as an env error."),
+  timeout_s: doc(
+    z.number().positive().default(30),
+    "Time limit of one call to the library (an episode's open, step or outcome); a call running longer ends its episode as an env error.",
+  ),
   action_tool: doc(
     z.string().min(1).default("act"),
     "The tool whose one string parameter is the free-text action (its value is sent to the library as it is); a call of another tool (text_action verbs) is sent as its name and arguments joined by spaces.",
   ),
-  prepare_timeout_s: doc(positiveInt.default(3600), "Time limit of preparing the env's tasks at provision (generating and hashing games)."),
+  prepare_timeout_s: doc(
+    positiveInt.default(3600),
+    "Time limit of preparing the env's tasks at provision (generating and hashing games).",
+  ),
 };
 
 /** `L[P]`'s entries, each kept only where it names one of L's knobs (a typo is a type error). */
-type OfKnobs<L extends HostLibrary, P extends "folders" | "files"> = { readonly [F in keyof L[P]]: F extends keyof L["knobs"] ? L[P][F] : never };
+type OfKnobs<L extends HostLibrary, P extends "folders" | "files"> = {
+  readonly [F in keyof L[P]]: F extends keyof L["knobs"] ? L[P][F] : never;
+};
 
 /** A library's declaration, typed: its folder and file knobs are names of its knobs. */
-export function hostLibrary<const L extends HostLibrary>(library: L & { readonly folders?: OfKnobs<L, "folders">; readonly files?: OfKnobs<L, "files"> }): L {
+export function hostLibrary<const L extends HostLibrary>(
+  library: L & { readonly folders?: OfKnobs<L, "folders">; readonly files?: OfKnobs<L, "files"> },
+): L {
   return library;
 }

@@ -15,8 +15,16 @@ function checkDataset(config: Readonly<Record<string, unknown>>): KnobProblem[] 
   if (typeof name !== "string") return [];
   const fields = Object.hasOwn(datasets, name) ? datasets[name] : undefined;
   if (!fields) {
-    const hint = didYouMean(name, Object.keys(datasets)) ?? `one of its ${Object.keys(datasets).length} datasets, e.g. ${Object.keys(datasets).slice(0, 5).join(", ")}`;
-    return [{ knob: "dataset", message: `reasoning-gym ${libraryCatalog.reasoning_gym.version} has no dataset '${name}'`, hint }];
+    const hint =
+      didYouMean(name, Object.keys(datasets)) ??
+      `one of its ${Object.keys(datasets).length} datasets, e.g. ${Object.keys(datasets).slice(0, 5).join(", ")}`;
+    return [
+      {
+        knob: "dataset",
+        message: `reasoning-gym ${libraryCatalog.reasoning_gym.version} has no dataset '${name}'`,
+        hint,
+      },
+    ];
   }
   const written = config.config && typeof config.config === "object" ? Object.keys(config.config) : [];
   return written
@@ -24,19 +32,39 @@ function checkDataset(config: Readonly<Record<string, unknown>>): KnobProblem[] 
     .map((key) => ({
       knob: `config.${key}`,
       message: `'${key}' is not a field of ${name}'s config`,
-      hint: didYouMean(key, fields) ?? (fields.length > 0 ? `its fields: ${fields.join(", ")}` : `${name}'s config has no fields but size and seed`),
+      hint:
+        didYouMean(key, fields) ??
+        (fields.length > 0 ? `its fields: ${fields.join(", ")}` : `${name}'s config has no fields but size and seed`),
     }));
 }
 
 export const reasoningGymLibrary = hostLibrary({
   kind: "reasoning_gym",
   knobs: {
-    dataset: doc(z.string().min(1), "The dataset's name as reasoning-gym registers it (chain_sum, basic_arithmetic, ...); an unknown name is refused at check time with the close ones."),
-    size: doc(positiveInt.nullable().default(null), "Entries in the dataset (its create_dataset size); `tasks` is this when written. none: the dataset's own size (usually 500)."),
-    seed: doc(nonNegativeInt.default(0), "The dataset's seed: the entries depend on the dataset, its config and this seed alone."),
-    config: doc(libraryObject.default({}), "The dataset config's own fields (e.g. min_terms), each of its default's type; the dataset's validate() runs at provision."),
-    answer: doc(enumOf(["text", "tool"]).default("text"), "text: the reply without a tool call is the answer (a single-turn task); tool: the call of `action_tool` is the answer."),
-    answer_tag: doc(z.boolean().default(true), "text: score the reply's last <answer>...</answer> (reasoning-gym's extract_answer); none found scores 0. false: the whole reply."),
+    dataset: doc(
+      z.string().min(1),
+      "The dataset's name as reasoning-gym registers it (chain_sum, basic_arithmetic, ...); an unknown name is refused at check time with the close ones.",
+    ),
+    size: doc(
+      positiveInt.nullable().default(null),
+      "Entries in the dataset (its create_dataset size); `tasks` is this when written. none: the dataset's own size (usually 500).",
+    ),
+    seed: doc(
+      nonNegativeInt.default(0),
+      "The dataset's seed: the entries depend on the dataset, its config and this seed alone.",
+    ),
+    config: doc(
+      libraryObject.default({}),
+      "The dataset config's own fields (e.g. min_terms), each of its default's type; the dataset's validate() runs at provision.",
+    ),
+    answer: doc(
+      enumOf(["text", "tool"]).default("text"),
+      "text: the reply without a tool call is the answer (a single-turn task); tool: the call of `action_tool` is the answer.",
+    ),
+    answer_tag: doc(
+      z.boolean().default(true),
+      "text: score the reply's last <answer>...</answer> (reasoning-gym's extract_answer); none found scores 0. false: the whole reply.",
+    ),
   },
   answers: true,
   walkthroughs: true,

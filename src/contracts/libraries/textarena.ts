@@ -15,7 +15,12 @@ export const textarenaLibrary = hostLibrary({
   kind: "textarena",
   knobs: {
     env_id: doc(
-      z.string().regex(/^[A-Za-z0-9]+-v\d+(-[A-Za-z0-9-]+)?$/, "a TextArena env id looks like Sudoku-v0 or Minesweeper-v0-small"),
+      z
+        .string()
+        .regex(
+          /^[A-Za-z0-9]+-v\d+(-[A-Za-z0-9-]+)?$/,
+          "a TextArena env id looks like Sudoku-v0 or Minesweeper-v0-small",
+        ),
       "A single-player TextArena env id (Sudoku-v0, Minesweeper-v0-small, GuessTheNumber-v0-raw); an unknown id is refused at check time; a game for several players, or one that cannot run offline, at provision.",
     ),
   },
@@ -23,7 +28,11 @@ export const textarenaLibrary = hostLibrary({
     const id = config.env_id;
     if (typeof id !== "string" || envIds.includes(id)) return [];
     const game = envIds.filter((e) => gameOf(e).toLowerCase() === gameOf(id).toLowerCase());
-    const hint = didYouMean(id, envIds) ?? (game.length > 0 ? `its ids for ${gameOf(id)}: ${game.slice(0, 6).join(", ")}` : "see TextArena's env ids in docs/env-libraries.md");
+    const hint =
+      didYouMean(id, envIds) ??
+      (game.length > 0
+        ? `its ids for ${gameOf(id)}: ${game.slice(0, 6).join(", ")}`
+        : "see TextArena's env ids in docs/env-libraries.md");
     return [{ knob: "env_id", message: `TextArena ${libraryCatalog.textarena.version} has no env '${id}'`, hint }];
   },
 });

@@ -11,10 +11,19 @@ export const textworldLibrary = hostLibrary({
     objects: doc(nonNegativeInt.default(3), "Objects in the world (TextWorld's nb_objects; the o)."),
     quest_length: doc(positiveInt.default(4), "Commands in the quest's winning walkthrough (the q)."),
     quest_breadth: doc(positiveInt.default(1), "Branches of the quest (TextWorld's quest_breadth)."),
-    seeds: doc(z.array(nonNegativeInt).min(1).nullable().default(null), "The generator's seed of each task, in task order; `tasks` is their count. none: seeds first_seed .. first_seed + tasks - 1."),
+    seeds: doc(
+      z.array(nonNegativeInt).min(1).nullable().default(null),
+      "The generator's seed of each task, in task order; `tasks` is their count. none: seeds first_seed .. first_seed + tasks - 1.",
+    ),
     first_seed: doc(nonNegativeInt.default(0), "The first seed of the range used when `seeds` is none."),
-    games: doc(z.string().min(1).nullable().default(null), "A folder of your own TextWorld games (.z8 or .ulx, each with its .json), one task a game in name order; none: generate them."),
-    admissible_commands: doc(z.boolean().default(false), "Show TextWorld's admissible commands after each observation."),
+    games: doc(
+      z.string().min(1).nullable().default(null),
+      "A folder of your own TextWorld games (.z8 or .ulx, each with its .json), one task a game in name order; none: generate them.",
+    ),
+    admissible_commands: doc(
+      z.boolean().default(false),
+      "Show TextWorld's admissible commands after each observation.",
+    ),
     challenge: doc(
       z.enum(["tw-simple", "tw-cooking", "tw-coin_collector", "tw-treasure_hunter"]).nullable().default(null),
       "A TextWorld challenge whose own generator makes the games (one seed a task), instead of the size knobs, which it ignores; none: generate wW-oO-qQ games.",
@@ -29,7 +38,13 @@ export const textworldLibrary = hostLibrary({
   check(config) {
     const seeds = config.seeds;
     if (Array.isArray(seeds) && new Set(seeds).size !== seeds.length) {
-      return [{ knob: "seeds", message: "the seed list repeats a seed, so two tasks would be the same game", hint: "list each seed once" }];
+      return [
+        {
+          knob: "seeds",
+          message: "the seed list repeats a seed, so two tasks would be the same game",
+          hint: "list each seed once",
+        },
+      ];
     }
     return [];
   },

@@ -8,7 +8,12 @@ import { planCodes } from "./plan.js";
 import { semanticsCodes } from "./semantics.js";
 
 /** The compiler's codes outside the lint rules, for `arl explain` (test/cli/explain.test.ts keeps this complete). */
-export const compilerCodes = { ...frontEndCodes, ...semanticsCodes, ...planCodes, ...lintDriverCodes } as const satisfies Record<string, CodeExplanation>;
+export const compilerCodes = {
+  ...frontEndCodes,
+  ...semanticsCodes,
+  ...planCodes,
+  ...lintDriverCodes,
+} as const satisfies Record<string, CodeExplanation>;
 
 /** A code the compiler's stages report outside the lint rules. */
 export type CompilerCode = keyof typeof compilerCodes;

@@ -26,9 +26,17 @@ export function agentTasks(env: AgentEnv, root: string | undefined): readonly Ag
   const known = loaded.get(absolute);
   if (known && known.sha256 === env.task_file.sha256) return known.tasks.slice(0, env.tasks);
   const read = jsonObjectLines(readFileSync(absolute, "utf8"));
-  if ("problem" in read) throw new EnvError(`agent env: line ${read.line} of the task file '${env.task_file.path}' is ${read.problem}`, "protocol");
+  if ("problem" in read)
+    throw new EnvError(
+      `agent env: line ${read.line} of the task file '${env.task_file.path}' is ${read.problem}`,
+      "protocol",
+    );
   const tasks = read.objects;
-  if (tasks.length < env.tasks) throw new EnvError(`agent env: the task file '${env.task_file.path}' has ${tasks.length} tasks, but the plan declares tasks: ${env.tasks}`, "protocol");
+  if (tasks.length < env.tasks)
+    throw new EnvError(
+      `agent env: the task file '${env.task_file.path}' has ${tasks.length} tasks, but the plan declares tasks: ${env.tasks}`,
+      "protocol",
+    );
   loaded.set(absolute, { sha256: env.task_file.sha256, tasks });
   return tasks.slice(0, env.tasks);
 }
@@ -48,7 +56,12 @@ export function createAgentEnv(options: { readonly root?: string } = {}): EnvKin
   return {
     kind: "agent",
     create(env) {
-      return Promise.reject(new EnvError(`agent env: the episodes of an agent program are played by the runtime (its gateway), not through reset/step; '${env.command.join(" ")}' cannot be stepped`, "protocol"));
+      return Promise.reject(
+        new EnvError(
+          `agent env: the episodes of an agent program are played by the runtime (its gateway), not through reset/step; '${env.command.join(" ")}' cannot be stepped`,
+          "protocol",
+        ),
+      );
     },
     hostCheck(env) {
       return Promise.resolve(sandboxHostCheck(env.sandbox));
@@ -56,7 +69,8 @@ export function createAgentEnv(options: { readonly root?: string } = {}): EnvKin
     // The embedded model spells a word it lacks as bytes, so this is a head start, not a limit.
     vocabulary(env) {
       const words = new Set<string>(AGENT_TEXTS.flatMap((t) => t.match(WORDS) ?? []));
-      for (const task of agentTasks(env, options.root)) for (const w of JSON.stringify(task).match(WORDS) ?? []) words.add(w);
+      for (const task of agentTasks(env, options.root))
+        for (const w of JSON.stringify(task).match(WORDS) ?? []) words.add(w);
       return [...words].sort();
     },
   };

@@ -5,7 +5,15 @@
 // fault kinds: docs/envs.md#kind-agentrl. One server session per episode, cancelled on every path
 // that ends the episode before the task finished it.
 import { randomInt } from "node:crypto";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type PromptMessage, type Signals, type StepResult } from "../../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type Observation,
+  type PromptMessage,
+  type Signals,
+  type StepResult,
+} from "../../contracts/env.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import { httpEnvUrlProblem } from "../../plan/http-url.js";
 import type { PlanEnv } from "../../plan/schema.js";
@@ -44,27 +52,51 @@ function apiUrl(env: AgentRlEnv, api: Api): URL {
 }
 
 /** One call; a non-2xx status is an EnvError (406, a worker at its concurrency: unavailable). */
-async function call(env: AgentRlEnv, api: Api, body?: object, headers: Record<string, string> = {}): Promise<{ value: unknown; headers: Headers }> {
+async function call(
+  env: AgentRlEnv,
+  api: Api,
+  body?: object,
+  headers: Record<string, string> = {},
+): Promise<{ value: unknown; headers: Headers }> {
   const url = apiUrl(env, api);
   const where = `'${api}' at ${url.origin}${url.pathname}`;
   const answer = await exchange(
     url,
-    body === undefined ? { method: "GET", headers } : { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) },
+    body === undefined
+      ? { method: "GET", headers }
+      : { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) },
     { timeoutS: env.timeout_s, maxBytes: env.max_response_bytes },
     where,
   );
   const json = parseJson(answer.text);
   if (answer.status < 200 || answer.status > 299) {
-    const detail = json.ok && isObject(json.value) && typeof json.value.detail === "string" ? json.value.detail : answer.text.trim().slice(0, 200);
-    const kind = answer.status === 406 ? "unavailable" : answer.status >= 300 && answer.status < 400 ? "protocol" : classifyStatus(answer.status);
+    const detail =
+      json.ok && isObject(json.value) && typeof json.value.detail === "string"
+        ? json.value.detail
+        : answer.text.trim().slice(0, 200);
+    const kind =
+      answer.status === 406
+        ? "unavailable"
+        : answer.status >= 300 && answer.status < 400
+          ? "protocol"
+          : classifyStatus(answer.status);
     throw new EnvError(`AgentRL server answered HTTP ${answer.status} on ${where}${detail ? `: ${detail}` : ""}`, kind);
   }
-  if (!json.ok) throw new EnvError(`AgentRL server answered ${where} with something that is not JSON: ${answer.text.slice(0, 80)}`, "protocol");
+  if (!json.ok)
+    throw new EnvError(
+      `AgentRL server answered ${where} with something that is not JSON: ${answer.text.slice(0, 80)}`,
+      "protocol",
+    );
   return { value: json.value, headers: answer.headers };
 }
 
 /** A call tried up to 1 + retries times while it fails for want of the server (no connection, full, 5xx). */
-async function callRetried(env: AgentRlEnv, api: Api, body?: object, headers?: Record<string, string>): Promise<{ value: unknown; headers: Headers }> {
+async function callRetried(
+  env: AgentRlEnv,
+  api: Api,
+  body?: object,
+  headers?: Record<string, string>,
+): Promise<{ value: unknown; headers: Headers }> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await call(env, api, body, headers);
@@ -80,11 +112,21 @@ async function sampleIndices(env: AgentRlEnv): Promise<readonly SampleIndex[]> {
   const known = indicesByServer.get(serverKey(env));
   if (known) return known;
   const { value } = await callRetried(env, "get_indices");
-  if (!Array.isArray(value) || !value.every((i) => (typeof i === "number" && Number.isSafeInteger(i)) || typeof i === "string"))
-    throw new EnvError(`AgentRL server's get_indices answer is not a JSON array of sample indices (integers or strings)`, "protocol");
+  if (
+    !Array.isArray(value) ||
+    !value.every((i) => (typeof i === "number" && Number.isSafeInteger(i)) || typeof i === "string")
+  )
+    throw new EnvError(
+      `AgentRL server's get_indices answer is not a JSON array of sample indices (integers or strings)`,
+      "protocol",
+    );
   // -1 stands for a custom task, not a sample.
   const indices = (value as SampleIndex[]).filter((i) => i !== -1);
-  if (indices.length < env.tasks) throw new EnvError(`AgentRL server has ${indices.length} samples${env.task ? ` of task '${env.task}'` : ""}, but the plan declares tasks: ${env.tasks}; write tasks: ${indices.length} or fewer`, "protocol");
+  if (indices.length < env.tasks)
+    throw new EnvError(
+      `AgentRL server has ${indices.length} samples${env.task ? ` of task '${env.task}'` : ""}, but the plan declares tasks: ${env.tasks}; write tasks: ${indices.length} or fewer`,
+      "protocol",
+    );
   indicesByServer.set(serverKey(env), indices);
   return indices;
 }
@@ -99,7 +141,8 @@ function messageText(m: Record<string, unknown>): string {
 
 function envOut(v: unknown, where: string): EnvOut {
   if (!isObject(v)) throw new EnvError(`AgentRL server's ${where} answer is not a JSON object`, "protocol");
-  const bad = (field: string, what: string) => new EnvError(`AgentRL server's ${where} answer has ${field} that is not ${what}`, "protocol");
+  const bad = (field: string, what: string) =>
+    new EnvError(`AgentRL server's ${where} answer has ${field} that is not ${what}`, "protocol");
   const messages = v.messages ?? [];
   if (!Array.isArray(messages) || !messages.every(isObject)) throw bad('"messages"', "a list of message objects");
   if (v.tools !== undefined && v.tools !== null && !Array.isArray(v.tools)) throw bad('"tools"', "a list");
@@ -119,18 +162,30 @@ function envOut(v: unknown, where: string): EnvOut {
   // `success` is the name ARL's envs give their own score (eval.success's default); AgentBench's
   // tasks score success as their reward (0 or 1; WebShop's graded in [0, 1]).
   Object.assign(signals, { reward, success: reward, status, completed: status === "completed" });
-  if (status === "task error") throw new EnvError(`the AgentRL task failed on its side (status 'task error') at ${where}`, "crash");
+  if (status === "task error")
+    throw new EnvError(`the AgentRL task failed on its side (status 'task error') at ${where}`, "crash");
   if (status === "cancelled") throw new EnvError(`the AgentRL server cancelled the session at ${where}`, "crash");
-  return { messages, tools: Array.isArray(v.tools) ? v.tools : undefined, status, finish: finish || status !== "running", signals };
+  return {
+    messages,
+    tools: Array.isArray(v.tools) ? v.tools : undefined,
+    status,
+    finish: finish || status !== "running",
+    signals,
+  };
 }
 
 /** The tools a server sent, by name: OpenAI function tools, or Anthropic tools (input_schema). */
 function servedTools(tools: readonly unknown[]): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const t of tools) {
-    if (isObject(t) && isObject(t.function) && typeof t.function.name === "string") out.set(t.function.name, t.function.parameters ?? {});
+    if (isObject(t) && isObject(t.function) && typeof t.function.name === "string")
+      out.set(t.function.name, t.function.parameters ?? {});
     else if (isObject(t) && typeof t.name === "string") out.set(t.name, t.input_schema ?? {});
-    else throw new EnvError(`AgentRL server sent a tool that is neither an OpenAI nor an Anthropic tool definition: ${JSON.stringify(t).slice(0, 120)}`, "protocol");
+    else
+      throw new EnvError(
+        `AgentRL server sent a tool that is neither an OpenAI nor an Anthropic tool definition: ${JSON.stringify(t).slice(0, 120)}`,
+        "protocol",
+      );
   }
   return out;
 }
@@ -155,7 +210,11 @@ class AgentRlInstance implements EnvInstance {
     const { value, headers } = await callRetried(this.env, "start_sample", body);
     const header = headers.get("session_id");
     const session = worker ? ours : header === null || !/^[0-9]+$/.test(header) ? Number.NaN : Number(header);
-    if (!Number.isSafeInteger(session)) throw new EnvError(`AgentRL controller's start_sample answer has no integer session_id header (got ${header === null ? "none" : `'${header}'`})`, "protocol");
+    if (!Number.isSafeInteger(session))
+      throw new EnvError(
+        `AgentRL controller's start_sample answer has no integer session_id header (got ${header === null ? "none" : `'${header}'`})`,
+        "protocol",
+      );
     try {
       return { session, out: envOut(value, "start_sample") };
     } catch (error) {
@@ -167,7 +226,12 @@ class AgentRlInstance implements EnvInstance {
   private async cancel(session: number): Promise<void> {
     const worker = this.env.mode === "worker";
     try {
-      await callRetried(this.env, "cancel", worker ? { session_id: session } : {}, worker ? {} : { session_id: String(session) });
+      await callRetried(
+        this.env,
+        "cancel",
+        worker ? { session_id: session } : {},
+        worker ? {} : { session_id: String(session) },
+      );
     } catch (error) {
       // 400 "No such session": the task had already ended it.
       if (!(error instanceof EnvError && error.kind === "protocol" && /HTTP 400/.test(error.message))) throw error;
@@ -178,13 +242,17 @@ class AgentRlInstance implements EnvInstance {
     await this.close().catch(() => undefined);
     const indices = await sampleIndices(this.env);
     const index = indices[this.task];
-    if (index === undefined) throw new EnvError(`task ${this.task} is past the AgentRL server's ${indices.length} samples`, "protocol");
+    if (index === undefined)
+      throw new EnvError(`task ${this.task} is past the AgentRL server's ${indices.length} samples`, "protocol");
     if (this.env.mode === "worker") this.release = await serverSlots(this.env.url, Number.MAX_SAFE_INTEGER).acquire();
     try {
       const { session, out } = await this.start(index);
       this.session = out.finish ? undefined : session;
       this.last = out;
-      const messages: PromptMessage[] = out.messages.map((m) => ({ role: m.role === "system" || m.role === "assistant" ? m.role : "user", content: messageText(m) }));
+      const messages: PromptMessage[] = out.messages.map((m) => ({
+        role: m.role === "system" || m.role === "assistant" ? m.role : "user",
+        content: messageText(m),
+      }));
       return { text: messages.map((m) => m.content).join("\n"), messages, signals: out.signals };
     } catch (error) {
       this.release?.();
@@ -195,10 +263,22 @@ class AgentRlInstance implements EnvInstance {
   /** Sends one assistant message; the answer's messages are the observation. */
   private async send(message: Record<string, unknown>): Promise<EnvOut> {
     const session = this.session;
-    if (session === undefined) throw new EnvError(this.last?.finish ? `the AgentRL task already ended (status '${this.last.status}')` : "'interact' before start_sample: the episode has no server session", "protocol");
+    if (session === undefined)
+      throw new EnvError(
+        this.last?.finish
+          ? `the AgentRL task already ended (status '${this.last.status}')`
+          : "'interact' before start_sample: the episode has no server session",
+        "protocol",
+      );
     const worker = this.env.mode === "worker";
-    const { value } = await call(this.env, "interact", worker ? { session_id: session, messages: [message] } : { messages: [message] }, worker ? {} : { session_id: String(session) });
-    if (worker && !isObject(value)) throw new EnvError("AgentRL worker's interact answer is not a JSON object", "protocol");
+    const { value } = await call(
+      this.env,
+      "interact",
+      worker ? { session_id: session, messages: [message] } : { messages: [message] },
+      worker ? {} : { session_id: String(session) },
+    );
+    if (worker && !isObject(value))
+      throw new EnvError("AgentRL worker's interact answer is not a JSON object", "protocol");
     const out = envOut(worker ? (value as Record<string, unknown>).env_out : value, "interact");
     this.last = out;
     if (out.finish) this.session = undefined; // the task ended it; nothing left to cancel
@@ -207,7 +287,13 @@ class AgentRlInstance implements EnvInstance {
 
   async step(call: ToolCall): Promise<StepResult> {
     const id = `call_${this.calls++}`;
-    const out = await this.send({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } }] });
+    const out = await this.send({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } },
+      ],
+    });
     return { text: out.messages.map(messageText).join("\n"), signals: out.signals, terminated: out.finish };
   }
 
@@ -237,14 +323,23 @@ class AgentRlInstance implements EnvInstance {
   async probe(): Promise<Map<string, unknown>> {
     if (this.env.mode === "worker") {
       const { value } = await callRetried(this.env, "worker_status");
-      if (!isObject(value) || typeof value.concurrency !== "number" || !Number.isSafeInteger(value.concurrency) || value.concurrency < 1)
-        throw new EnvError("AgentRL worker's worker_status answer has no positive integer \"concurrency\"", "protocol");
+      if (
+        !isObject(value) ||
+        typeof value.concurrency !== "number" ||
+        !Number.isSafeInteger(value.concurrency) ||
+        value.concurrency < 1
+      )
+        throw new EnvError('AgentRL worker\'s worker_status answer has no positive integer "concurrency"', "protocol");
       serverSlots(this.env.url, value.concurrency).setLimit(value.concurrency);
     }
     await this.reset();
     try {
       const tools = this.last?.tools;
-      if (tools === undefined) throw new EnvError("AgentRL server's start_sample answer lists no tools, so the declared ones cannot be checked", "protocol");
+      if (tools === undefined)
+        throw new EnvError(
+          "AgentRL server's start_sample answer lists no tools, so the declared ones cannot be checked",
+          "protocol",
+        );
       return servedTools(tools);
     } finally {
       await this.close();
@@ -263,7 +358,15 @@ export const agentrlEnv: EnvKind<AgentRlEnv> = {
   async provision(env, context) {
     indicesByServer.delete(serverKey(env)); // a new run learns the server afresh
     const served = await new AgentRlInstance(env, 0).probe();
-    requireToolsMatch(context.name, context.tools, served, `the AgentRL ${env.mode} at ${env.url}${env.task ? ` (task '${env.task}')` : ""}`, context.log);
-    context.log(`env '${context.name}': AgentRL ${env.mode} at ${env.url} serves ${indicesByServer.get(serverKey(env))?.length ?? 0} samples; its tools match the plan's`);
+    requireToolsMatch(
+      context.name,
+      context.tools,
+      served,
+      `the AgentRL ${env.mode} at ${env.url}${env.task ? ` (task '${env.task}')` : ""}`,
+      context.log,
+    );
+    context.log(
+      `env '${context.name}': AgentRL ${env.mode} at ${env.url} serves ${indicesByServer.get(serverKey(env))?.length ?? 0} samples; its tools match the plan's`,
+    );
   },
 };

@@ -36,7 +36,8 @@ function errorCode(error: unknown): string | undefined {
 export function errorText(error: unknown): string {
   const code = errorCode(error);
   const cause = (error as { cause?: unknown } | undefined)?.cause;
-  const message = cause instanceof Error && cause.message ? cause.message : error instanceof Error ? error.message : String(error);
+  const message =
+    cause instanceof Error && cause.message ? cause.message : error instanceof Error ? error.message : String(error);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
@@ -57,10 +58,13 @@ export function classifyStatus(status: number): ErrorKind {
   return "protocol";
 }
 
-
 /** The body as text, refused as soon as it grows past `cap` bytes (the rest is not read). */
 async function cappedText(response: Response, cap: number, where: string): Promise<string> {
-  const tooLarge = (bytes: string) => new EnvError(`env server's answer to ${where} is ${bytes} bytes, above the env's max_response_bytes (${cap})`, "protocol");
+  const tooLarge = (bytes: string) =>
+    new EnvError(
+      `env server's answer to ${where} is ${bytes} bytes, above the env's max_response_bytes (${cap})`,
+      "protocol",
+    );
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > cap) {
     await response.body?.cancel().catch(() => undefined);
@@ -101,21 +105,44 @@ export interface WireLimits {
  * time-out, a body past the cap or a cut connection is an EnvError of its kind. `where` names
  * the call in messages ("'reset' at http://host/path").
  */
-export async function exchange(url: URL, init: { readonly method: "GET" | "POST"; readonly headers?: Record<string, string>; readonly body?: string }, limits: WireLimits, where: string): Promise<WireAnswer> {
+export async function exchange(
+  url: URL,
+  init: { readonly method: "GET" | "POST"; readonly headers?: Record<string, string>; readonly body?: string },
+  limits: WireLimits,
+  where: string,
+): Promise<WireAnswer> {
   const controller = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, Math.min(limits.timeoutS * 1000, 2 ** 31 - 1)); // setTimeout's largest delay
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      controller.abort();
+    },
+    Math.min(limits.timeoutS * 1000, 2 ** 31 - 1),
+  ); // setTimeout's largest delay
   try {
-    const response = await fetch(url, { method: init.method, headers: { accept: "application/json", ...init.headers }, body: init.body, redirect: "manual", signal: controller.signal });
-    return { status: response.status, headers: response.headers, text: await cappedText(response, limits.maxBytes, where) };
+    const response = await fetch(url, {
+      method: init.method,
+      headers: { accept: "application/json", ...init.headers },
+      body: init.body,
+      redirect: "manual",
+      signal: controller.signal,
+    });
+    return {
+      status: response.status,
+      headers: response.headers,
+      text: await cappedText(response, limits.maxBytes, where),
+    };
   } catch (error) {
     if (error instanceof EnvError) throw error;
     if (timedOut) throw new EnvError(`env server did not answer ${where} within ${limits.timeoutS} s`, "timeout");
     const kind = classifyFetchError(error);
-    const what = kind === "unavailable" ? "could not reach env server for" : kind === "timeout" ? "timed out on" : "connection failed during";
+    const what =
+      kind === "unavailable"
+        ? "could not reach env server for"
+        : kind === "timeout"
+          ? "timed out on"
+          : "connection failed during";
     throw new EnvError(`${what} ${where}: ${errorText(error)}`, kind);
   } finally {
     clearTimeout(timer);

@@ -44,7 +44,14 @@
 //                field, a redirect, a 4xx status (the server rejected our request)
 //   crash        a 5xx status (after retries, for idempotent calls), a server-reported error,
 //                or the connection closed mid-call
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type Observation,
+  type Signals,
+  type StepResult,
+} from "../../contracts/env.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import { httpEnvUrlProblem } from "../../plan/http-url.js";
 import type { PlanEnv } from "../../plan/schema.js";
@@ -71,17 +78,23 @@ function endpoint(url: string, op: Op): URL {
 
 function signals(v: unknown, where: string): Signals {
   if (v === undefined || v === null) return {};
-  if (typeof v !== "object" || Array.isArray(v)) throw new EnvError(`env server's ${where} answer has "signals" that is not a JSON object`, "protocol");
+  if (typeof v !== "object" || Array.isArray(v))
+    throw new EnvError(`env server's ${where} answer has "signals" that is not a JSON object`, "protocol");
   const out: Record<string, number | boolean | string> = {};
   for (const [k, x] of Object.entries(v)) {
-    if (typeof x === "number" && !Number.isFinite(x)) throw new EnvError(`env server's ${where} answer has signal "${k}" = ${x}, which is not a finite number`, "protocol");
+    if (typeof x === "number" && !Number.isFinite(x))
+      throw new EnvError(
+        `env server's ${where} answer has signal "${k}" = ${x}, which is not a finite number`,
+        "protocol",
+      );
     if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
   }
   return out;
 }
 
 function observation(r: Record<string, unknown>, where: string): string {
-  if (typeof r.observation !== "string") throw new EnvError(`env server's ${where} answer has no string "observation"`, "protocol");
+  if (typeof r.observation !== "string")
+    throw new EnvError(`env server's ${where} answer has no string "observation"`, "protocol");
   return r.observation;
 }
 
@@ -108,23 +121,39 @@ export class HttpInstance implements EnvInstance {
     } catch (error) {
       throw new EnvError(`could not encode the ${op} request as JSON: ${(error as Error).message}`, "protocol");
     }
-    const answer = await exchange(url, { method: "POST", headers: { "content-type": "application/json" }, body: payload }, { timeoutS: this.env.timeout_s, maxBytes: this.env.max_response_bytes }, where);
+    const answer = await exchange(
+      url,
+      { method: "POST", headers: { "content-type": "application/json" }, body: payload },
+      { timeoutS: this.env.timeout_s, maxBytes: this.env.max_response_bytes },
+      where,
+    );
     const { status, text } = answer;
 
     const json = parseJson(text);
     const isJson = json.ok;
     const parsed = json.ok ? json.value : undefined;
-    const reported = isJson && parsed && typeof parsed === "object" && typeof (parsed as { error?: unknown }).error === "string" ? (parsed as { error: string }).error : undefined;
+    const reported =
+      isJson && parsed && typeof parsed === "object" && typeof (parsed as { error?: unknown }).error === "string"
+        ? (parsed as { error: string }).error
+        : undefined;
 
     if (status < 200 || status > 299) {
       if (op === "close" && status === 404) return {};
       const detail = reported ?? text.trim().slice(0, 200);
       const what = status >= 300 && status < 400 ? "redirected (not followed)" : `answered HTTP ${status}`;
-      throw new EnvError(`env server ${what} on ${where}${detail ? `: ${detail}` : ""}`, status >= 300 && status < 400 ? "protocol" : classifyStatus(status));
+      throw new EnvError(
+        `env server ${what} on ${where}${detail ? `: ${detail}` : ""}`,
+        status >= 300 && status < 400 ? "protocol" : classifyStatus(status),
+      );
     }
     if (op === "close") return {};
-    if (!isJson) throw new EnvError(`env server answered ${where} with something that is not JSON: ${text.slice(0, 80)}`, "protocol");
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new EnvError(`env server answered ${where} with something other than a JSON object`, "protocol");
+    if (!isJson)
+      throw new EnvError(
+        `env server answered ${where} with something that is not JSON: ${text.slice(0, 80)}`,
+        "protocol",
+      );
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+      throw new EnvError(`env server answered ${where} with something other than a JSON object`, "protocol");
     if (reported !== undefined) throw new EnvError(`env server reported an error on ${where}: ${reported}`, "crash");
     return parsed as Record<string, unknown>;
   }
@@ -139,17 +168,22 @@ export class HttpInstance implements EnvInstance {
       try {
         return await this.once(op, url, body);
       } catch (error) {
-        last = error instanceof EnvError ? error : new EnvError(`unexpected failure of '${op}': ${errorText(error)}`, "crash");
+        last =
+          error instanceof EnvError
+            ? error
+            : new EnvError(`unexpected failure of '${op}': ${errorText(error)}`, "crash");
         if (!retryable(last.kind)) break;
       }
     }
     const failure = defined(last, "the error of the last attempt");
-    if (tries > 1 && retryable(failure.kind)) throw new EnvError(`${failure.message} (after ${tries} tries)`, failure.kind);
+    if (tries > 1 && retryable(failure.kind))
+      throw new EnvError(`${failure.message} (after ${tries} tries)`, failure.kind);
     throw failure;
   }
 
   private requireSession(op: Op): Session {
-    if (this.session === undefined) throw new EnvError(`'${op}' before reset: the episode has no server session`, "protocol");
+    if (this.session === undefined)
+      throw new EnvError(`'${op}' before reset: the episode has no server session`, "protocol");
     return this.session;
   }
 
@@ -157,24 +191,30 @@ export class HttpInstance implements EnvInstance {
     if (this.session !== undefined) await this.close().catch(() => undefined);
     const r = await this.call("reset", { task: this.env.task, index: this.task, seed: this.seed });
     const session = r.session;
-    if (!((typeof session === "string" && session.length > 0) || (typeof session === "number" && Number.isSafeInteger(session))))
+    if (!(
+      (typeof session === "string" && session.length > 0) ||
+      (typeof session === "number" && Number.isSafeInteger(session))
+    ))
       throw new EnvError(`env server's reset answer has no "session" (a non-empty string or an integer)`, "protocol");
     this.session = session;
-    if (r.tools !== undefined && !Array.isArray(r.tools)) throw new EnvError(`env server's reset answer has "tools" that is not an array`, "protocol");
+    if (r.tools !== undefined && !Array.isArray(r.tools))
+      throw new EnvError(`env server's reset answer has "tools" that is not an array`, "protocol");
     return { text: observation(r, "reset"), signals: signals(r.signals, "reset") };
   }
 
   async step(call: ToolCall): Promise<StepResult> {
     const session = this.requireSession("step");
     const r = await this.call("step", { session, call: { name: call.name, arguments: call.arguments ?? {} } });
-    if (typeof r.terminated !== "boolean") throw new EnvError(`env server's step answer has no boolean "terminated"`, "protocol");
+    if (typeof r.terminated !== "boolean")
+      throw new EnvError(`env server's step answer has no boolean "terminated"`, "protocol");
     return { text: observation(r, "step"), signals: signals(r.signals, "step"), terminated: r.terminated };
   }
 
   async outcome(): Promise<Signals> {
     const session = this.requireSession("outcome");
     const r = await this.call("outcome", { session });
-    if (!r.signals || typeof r.signals !== "object" || Array.isArray(r.signals)) throw new EnvError(`env server's outcome answer has no "signals" object`, "protocol");
+    if (!r.signals || typeof r.signals !== "object" || Array.isArray(r.signals))
+      throw new EnvError(`env server's outcome answer has no "signals" object`, "protocol");
     return signals(r.signals, "outcome");
   }
 

@@ -6,7 +6,14 @@
 // connection or a time-out ends the episode as an env error (the server's env is gone with its
 // socket). Wire format: docs/envs.md#kind-openenv.
 import WebSocket from "ws";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type Observation,
+  type Signals,
+  type StepResult,
+} from "../../contracts/env.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import { httpEnvUrlProblem } from "../../plan/http-url.js";
 import type { PlanEnv } from "../../plan/schema.js";
@@ -47,13 +54,29 @@ class Session {
   ) {
     ws.on("message", (data: Buffer) => {
       const parsed = parseJson(data.toString("utf8"));
-      this.push(parsed.ok ? parsed.value : new EnvError(`OpenEnv server sent ${where} a message that is not JSON: ${data.toString("utf8").slice(0, 80)}`, "protocol"));
+      this.push(
+        parsed.ok
+          ? parsed.value
+          : new EnvError(
+              `OpenEnv server sent ${where} a message that is not JSON: ${data.toString("utf8").slice(0, 80)}`,
+              "protocol",
+            ),
+      );
     });
     ws.on("error", (error: Error & { code?: string }) => {
       const tooLarge = error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH";
-      this.fail(new EnvError(tooLarge ? `OpenEnv server sent ${where} a message above the env's max_response_bytes` : `the connection to ${where} failed: ${errorText(error)}`, tooLarge ? "protocol" : "crash"));
+      this.fail(
+        new EnvError(
+          tooLarge
+            ? `OpenEnv server sent ${where} a message above the env's max_response_bytes`
+            : `the connection to ${where} failed: ${errorText(error)}`,
+          tooLarge ? "protocol" : "crash",
+        ),
+      );
     });
-    ws.on("close", (code: number) => this.fail(new EnvError(`OpenEnv server closed ${where} mid-episode (WebSocket close ${code})`, "crash")));
+    ws.on("close", (code: number) =>
+      this.fail(new EnvError(`OpenEnv server closed ${where} mid-episode (WebSocket close ${code})`, "crash")),
+    );
   }
 
   private push(v: unknown): void {
@@ -73,17 +96,34 @@ class Session {
   static open(url: URL, env: OpenEnvEnv): Promise<Session> {
     const where = `${url.origin}${url.pathname}`;
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { handshakeTimeout: Math.min(env.timeout_s * 1000, 2 ** 31 - 1), maxPayload: env.max_response_bytes, perMessageDeflate: false, followRedirects: false });
+      const ws = new WebSocket(url, {
+        handshakeTimeout: Math.min(env.timeout_s * 1000, 2 ** 31 - 1),
+        maxPayload: env.max_response_bytes,
+        perMessageDeflate: false,
+        followRedirects: false,
+      });
       const failed = (error: EnvError) => {
         ws.removeAllListeners();
         ws.on("error", () => undefined);
         ws.terminate();
         reject(error);
       };
-      ws.once("unexpected-response", (_req, res) => failed(new EnvError(`OpenEnv server refused the WebSocket at ${where} with HTTP ${res.statusCode ?? "?"}`, classifyStatus(res.statusCode ?? 500))));
+      ws.once("unexpected-response", (_req, res) =>
+        failed(
+          new EnvError(
+            `OpenEnv server refused the WebSocket at ${where} with HTTP ${res.statusCode ?? "?"}`,
+            classifyStatus(res.statusCode ?? 500),
+          ),
+        ),
+      );
       ws.once("error", (error: Error) => {
         const timedOut = /timed out/i.test(error.message);
-        failed(new EnvError(`could not open the WebSocket at ${where}: ${errorText(error)}`, timedOut ? "timeout" : classifyFetchError(error)));
+        failed(
+          new EnvError(
+            `could not open the WebSocket at ${where}: ${errorText(error)}`,
+            timedOut ? "timeout" : classifyFetchError(error),
+          ),
+        );
       });
       ws.once("open", () => {
         ws.removeAllListeners();
@@ -97,16 +137,36 @@ class Session {
     if (this.failure) throw this.failure;
     this.ws.send(JSON.stringify(message));
     let timer: NodeJS.Timeout | undefined;
-    const answer = this.queue.length > 0 ? this.queue.shift() : await new Promise<unknown>((resolve) => {
-      this.waiter = resolve;
-      timer = setTimeout(() => resolve(new EnvError(`OpenEnv server did not answer '${what}' at ${this.where} within ${timeoutS} s`, "timeout")), Math.min(timeoutS * 1000, 2 ** 31 - 1));
-    });
+    const answer =
+      this.queue.length > 0
+        ? this.queue.shift()
+        : await new Promise<unknown>((resolve) => {
+            this.waiter = resolve;
+            timer = setTimeout(
+              () =>
+                resolve(
+                  new EnvError(
+                    `OpenEnv server did not answer '${what}' at ${this.where} within ${timeoutS} s`,
+                    "timeout",
+                  ),
+                ),
+              Math.min(timeoutS * 1000, 2 ** 31 - 1),
+            );
+          });
     clearTimeout(timer);
     this.waiter = undefined;
     if (answer instanceof EnvError) throw answer;
-    if (!isObject(answer) || typeof answer.type !== "string") throw new EnvError(`OpenEnv server answered '${what}' at ${this.where} with something other than a {type, data} object`, "protocol");
+    if (!isObject(answer) || typeof answer.type !== "string")
+      throw new EnvError(
+        `OpenEnv server answered '${what}' at ${this.where} with something other than a {type, data} object`,
+        "protocol",
+      );
     const data = isObject(answer.data) ? answer.data : {};
-    if (answer.type === "error") throw new EnvError(`OpenEnv server answered '${what}' at ${this.where} with error ${typeof data.code === "string" ? data.code : JSON.stringify(data.code ?? "?")}: ${typeof data.message === "string" ? data.message : JSON.stringify(data.message ?? "")}`, errorKind(data.code));
+    if (answer.type === "error")
+      throw new EnvError(
+        `OpenEnv server answered '${what}' at ${this.where} with error ${typeof data.code === "string" ? data.code : JSON.stringify(data.code ?? "?")}: ${typeof data.message === "string" ? data.message : JSON.stringify(data.message ?? "")}`,
+        errorKind(data.code),
+      );
     return answer;
   }
 
@@ -116,7 +176,9 @@ class Session {
       this.ws.send(JSON.stringify({ type: "close" }));
       this.ws.close(1000);
     }
-    const closed = new Promise<void>((resolve) => (this.ws.readyState === WebSocket.CLOSED ? resolve() : this.ws.once("close", () => resolve())));
+    const closed = new Promise<void>((resolve) =>
+      this.ws.readyState === WebSocket.CLOSED ? resolve() : this.ws.once("close", () => resolve()),
+    );
     await Promise.race([closed, sleep(2000)]);
     this.ws.terminate();
   }
@@ -125,7 +187,8 @@ class Session {
 /** The observation's scalar fields as signals. */
 function scalars(observation: Record<string, unknown>): Record<string, number | boolean | string> {
   const out: Record<string, number | boolean | string> = {};
-  for (const [k, v] of Object.entries(observation)) if ((typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean" || typeof v === "string") out[k] = v;
+  for (const [k, v] of Object.entries(observation))
+    if ((typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean" || typeof v === "string") out[k] = v;
   return out;
 }
 
@@ -144,14 +207,27 @@ class OpenEnvInstance implements EnvInstance {
   private result(answer: Record<string, unknown>, what: string): { text: string; signals: Signals; done: boolean } {
     const data = answer.data;
     if (answer.type !== "observation" || !isObject(data) || !isObject(data.observation))
-      throw new EnvError(`OpenEnv server answered '${what}' with a '${String(answer.type)}' message without an observation object`, "protocol");
+      throw new EnvError(
+        `OpenEnv server answered '${what}' with a '${String(answer.type)}' message without an observation object`,
+        "protocol",
+      );
     const { observation } = data;
-    if (data.done !== undefined && typeof data.done !== "boolean") throw new EnvError(`OpenEnv server's '${what}' answer has "done" that is not a boolean`, "protocol");
-    if (data.reward !== undefined && data.reward !== null && !(typeof data.reward === "number" && Number.isFinite(data.reward)) && typeof data.reward !== "boolean")
+    if (data.done !== undefined && typeof data.done !== "boolean")
+      throw new EnvError(`OpenEnv server's '${what}' answer has "done" that is not a boolean`, "protocol");
+    if (
+      data.reward !== undefined &&
+      data.reward !== null &&
+      !(typeof data.reward === "number" && Number.isFinite(data.reward)) &&
+      typeof data.reward !== "boolean"
+    )
       throw new EnvError(`OpenEnv server's '${what}' answer has "reward" that is not a finite number`, "protocol");
     const reward = Number(data.reward ?? 0);
     const field = this.env.observation_field;
-    if (field !== null && !(field in observation)) throw new EnvError(`OpenEnv server's observation has no field '${field}' (observation_field); it has ${Object.keys(observation).join(", ") || "none"}`, "protocol");
+    if (field !== null && !(field in observation))
+      throw new EnvError(
+        `OpenEnv server's observation has no field '${field}' (observation_field); it has ${Object.keys(observation).join(", ") || "none"}`,
+        "protocol",
+      );
     const shown = field === null ? observation : observation[field];
     const text = typeof shown === "string" ? shown : JSON.stringify(shown);
     this.last = scalars(observation);
@@ -169,7 +245,10 @@ class OpenEnvInstance implements EnvInstance {
         try {
           this.session = await Session.open(baseUrl(this.env, "ws", "ws"), this.env);
           // The task id is the seed: every episode of a task (a group) starts from the same state.
-          const { text, signals } = this.result(await this.session.request({ type: "reset", data: { seed: this.task } }, this.env.timeout_s, "reset"), "reset");
+          const { text, signals } = this.result(
+            await this.session.request({ type: "reset", data: { seed: this.task } }, this.env.timeout_s, "reset"),
+            "reset",
+          );
           return { text, signals };
         } catch (error) {
           await this.session?.close();
@@ -187,7 +266,10 @@ class OpenEnvInstance implements EnvInstance {
 
   async step(call: ToolCall): Promise<StepResult> {
     if (!this.session) throw new EnvError("'step' before reset: the episode has no OpenEnv session", "protocol");
-    const { text, signals, done } = this.result(await this.session.request({ type: "step", data: call.arguments ?? {} }, this.env.timeout_s, "step"), "step");
+    const { text, signals, done } = this.result(
+      await this.session.request({ type: "step", data: call.arguments ?? {} }, this.env.timeout_s, "step"),
+      "step",
+    );
     return { text, signals, terminated: done };
   }
 
@@ -210,8 +292,14 @@ async function getJson(env: OpenEnvEnv, path: string): Promise<unknown> {
   const where = `'${path}' at ${url.origin}${url.pathname}`;
   for (let attempt = 0; ; attempt++) {
     try {
-      const answer = await exchange(url, { method: "GET" }, { timeoutS: env.timeout_s, maxBytes: env.max_response_bytes }, where);
-      if (answer.status < 200 || answer.status > 299) throw new EnvError(`OpenEnv server answered HTTP ${answer.status} on ${where}`, classifyStatus(answer.status));
+      const answer = await exchange(
+        url,
+        { method: "GET" },
+        { timeoutS: env.timeout_s, maxBytes: env.max_response_bytes },
+        where,
+      );
+      if (answer.status < 200 || answer.status > 299)
+        throw new EnvError(`OpenEnv server answered HTTP ${answer.status} on ${where}`, classifyStatus(answer.status));
       const json = parseJson(answer.text);
       if (!json.ok) throw new EnvError(`OpenEnv server answered ${where} with something that is not JSON`, "protocol");
       return json.value;
@@ -233,10 +321,23 @@ export const openenvEnv: EnvKind<OpenEnvEnv> = {
   async provision(env, context) {
     await getJson(env, "health");
     const schema = await getJson(env, "schema");
-    if (!isObject(schema) || !isObject(schema.action)) throw new EnvError(`OpenEnv server's /schema at ${env.url} has no "action" JSON Schema`, "protocol");
+    if (!isObject(schema) || !isObject(schema.action))
+      throw new EnvError(`OpenEnv server's /schema at ${env.url} has no "action" JSON Schema`, "protocol");
     const [tool] = context.tools;
-    if (!tool || context.tools.length !== 1) throw new EnvError(`env '${context.name}' offers ${context.tools.length} tools; an OpenEnv env's action is exactly one (arl check reports this as openenv-tools)`, "protocol");
-    requireToolsMatch(context.name, context.tools, new Map([[tool.name, schema.action]]), `the OpenEnv server at ${env.url} (its /schema action)`, context.log);
-    context.log(`env '${context.name}': OpenEnv server at ${env.url}: its action matches tool '${tool.name}'; at most ${env.max_sessions} episode${env.max_sessions === 1 ? "" : "s"} at once`);
+    if (!tool || context.tools.length !== 1)
+      throw new EnvError(
+        `env '${context.name}' offers ${context.tools.length} tools; an OpenEnv env's action is exactly one (arl check reports this as openenv-tools)`,
+        "protocol",
+      );
+    requireToolsMatch(
+      context.name,
+      context.tools,
+      new Map([[tool.name, schema.action]]),
+      `the OpenEnv server at ${env.url} (its /schema action)`,
+      context.log,
+    );
+    context.log(
+      `env '${context.name}': OpenEnv server at ${env.url}: its action matches tool '${tool.name}'; at most ${env.max_sessions} episode${env.max_sessions === 1 ? "" : "s"} at once`,
+    );
   },
 };

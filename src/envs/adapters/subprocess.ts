@@ -7,13 +7,29 @@
 // (children that called setsid; src/contracts/process-mark.ts).
 import { execa, type ResultPromise } from "execa";
 import { createInterface } from "node:readline";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type Observation,
+  type Signals,
+  type StepResult,
+} from "../../contracts/env.js";
 import type { ToolCall } from "../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../plan/schema.js";
 import { defined } from "../../contracts/checked.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup, type TrackedGroup } from "../../contracts/process-group.js";
 import { newProcessMark } from "../../contracts/process-mark.js";
-import { limitHit, limitsOf, sandboxHostCheck, programPaths, rlimitPrefix, sandboxCommand, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
+import {
+  limitHit,
+  limitsOf,
+  sandboxHostCheck,
+  programPaths,
+  rlimitPrefix,
+  sandboxCommand,
+  sandboxEnv,
+  sandboxFor,
+} from "../../contracts/sandbox.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
 
@@ -49,12 +65,28 @@ class SubprocessInstance implements EnvInstance {
     const argv =
       "bwrap" in where
         ? sandboxCommand(
-            { bwrap: where.bwrap, cwd, readOnly: programPaths(this.env.command, cwd, process.env.PATH), network: this.env.sandbox.network, env: sandboxEnv(mark.env), limits: limitsOf(this.env.sandbox) },
+            {
+              bwrap: where.bwrap,
+              cwd,
+              readOnly: programPaths(this.env.command, cwd, process.env.PATH),
+              network: this.env.sandbox.network,
+              env: sandboxEnv(mark.env),
+              limits: limitsOf(this.env.sandbox),
+            },
             [...rlimitPrefix(limitsOf(this.env.sandbox)), ...this.env.command],
           )
         : this.env.command;
     const [file, ...args] = argv;
-    const child = execa(defined(file, "the env's command"), args, { env: this.sandboxed ? sandboxEnv(mark.env) : mark.env, extendEnv: !this.sandboxed, stdin: "pipe", stdout: "pipe", stderr: "pipe", reject: false, buffer: false, ...OWN_PROCESS_GROUP });
+    const child = execa(defined(file, "the env's command"), args, {
+      env: this.sandboxed ? sandboxEnv(mark.env) : mark.env,
+      extendEnv: !this.sandboxed,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      reject: false,
+      buffer: false,
+      ...OWN_PROCESS_GROUP,
+    });
     this.tracked = trackGroup(child, mark);
     let written = 0;
     const count = (c: Buffer) => {
@@ -97,23 +129,35 @@ class SubprocessInstance implements EnvInstance {
     const answer = await Promise.race([line, timeout]).finally(() => clearTimeout(timer));
     if (answer === "timeout") {
       await this.kill();
-      throw new EnvError(`env process did not answer '${(message as { op: string }).op}' within ${this.env.timeout_s} s`, "timeout");
+      throw new EnvError(
+        `env process did not answer '${(message as { op: string }).op}' within ${this.env.timeout_s} s`,
+        "timeout",
+      );
     }
     // Checked first: readline hands over the cut-off line when the killed process ends.
     if (this.overflowed) {
       await this.kill();
-      throw new EnvError(`env process answered '${(message as { op: string }).op}' with a line longer than ${MAX_ANSWER_LINE_BYTES} bytes; it was stopped`, "protocol");
+      throw new EnvError(
+        `env process answered '${(message as { op: string }).op}' with a line longer than ${MAX_ANSWER_LINE_BYTES} bytes; it was stopped`,
+        "protocol",
+      );
     }
     if (this.tooMuchOutput) {
       await this.kill();
-      throw new EnvError(`env process wrote more than sandbox.output_bytes ${this.env.sandbox.output_bytes} bytes to stdout and stderr; it was stopped`, "protocol");
+      throw new EnvError(
+        `env process wrote more than sandbox.output_bytes ${this.env.sandbox.output_bytes} bytes to stdout and stderr; it was stopped`,
+        "protocol",
+      );
     }
     if (answer.done) {
       const tail = this.stderr.trim().split("\n").slice(-3).join(" | ");
       // The process has closed its stdout; its status says whether a limit ended it.
       const result = await Promise.race([child, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000))]);
-      const limit = this.sandboxed ? limitHit(result?.exitCode ?? null, result?.signal ?? null, this.stderr, limitsOf(this.env.sandbox)) : undefined;
-      if (limit !== undefined) throw new EnvError(`env process ${limit} and was stopped${tail ? `: ${tail}` : ""}`, "crash");
+      const limit = this.sandboxed
+        ? limitHit(result?.exitCode ?? null, result?.signal ?? null, this.stderr, limitsOf(this.env.sandbox))
+        : undefined;
+      if (limit !== undefined)
+        throw new EnvError(`env process ${limit} and was stopped${tail ? `: ${tail}` : ""}`, "crash");
       throw new EnvError(`env process exited${tail ? `: ${tail}` : ""}`, "crash");
     }
     let parsed: unknown;
@@ -122,7 +166,8 @@ class SubprocessInstance implements EnvInstance {
     } catch {
       throw new EnvError(`env process answered with a line that is not JSON: ${answer.value.slice(0, 80)}`, "protocol");
     }
-    if (!parsed || typeof parsed !== "object") throw new EnvError("env process answered with something other than a JSON object", "protocol");
+    if (!parsed || typeof parsed !== "object")
+      throw new EnvError("env process answered with something other than a JSON object", "protocol");
     const obj = parsed as Record<string, unknown>;
     if (typeof obj.error === "string") throw new EnvError(`env reported an error: ${obj.error}`, "crash");
     return obj;
@@ -186,7 +231,8 @@ function signals(v: unknown): Signals {
   const out: Record<string, number | boolean | string> = {};
   for (const [k, x] of Object.entries(v)) {
     // JSON.parse reads 1e400 as Infinity: never a usable signal, and it would poison the reward.
-    if (typeof x === "number" && !Number.isFinite(x)) throw new EnvError(`env process answered signal "${k}" = ${x}, which is not a finite number`, "protocol");
+    if (typeof x === "number" && !Number.isFinite(x))
+      throw new EnvError(`env process answered signal "${k}" = ${x}, which is not a finite number`, "protocol");
     if (typeof x === "number" || typeof x === "boolean" || typeof x === "string") out[k] = x;
   }
   return out;

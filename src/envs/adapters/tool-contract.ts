@@ -24,7 +24,12 @@ function normalised(schema: unknown): unknown {
   for (const key of Object.keys(schema).sort()) {
     if (ANNOTATIONS.has(key)) continue;
     const v = schema[key];
-    if (key === "properties" && isObject(v)) out[key] = Object.fromEntries(Object.keys(v).sort().map((k) => [k, normalised(v[k])]));
+    if (key === "properties" && isObject(v))
+      out[key] = Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, normalised(v[k])]),
+      );
     else out[key] = key === "required" && Array.isArray(v) ? [...(v as unknown[])].map(String).sort() : normalised(v);
   }
   if (Array.isArray(out.required) && out.required.length === 0) delete out.required;
@@ -36,7 +41,9 @@ function withoutUndeclaredOptionals(served: unknown, declared: unknown): unknown
   if (!isObject(served) || !isObject(served.properties) || !isObject(declared)) return served;
   const declaredProps = isObject(declared.properties) ? declared.properties : {};
   const required = new Set(Array.isArray(served.required) ? served.required.map(String) : []);
-  const properties = Object.fromEntries(Object.entries(served.properties).filter(([k]) => k in declaredProps || required.has(k)));
+  const properties = Object.fromEntries(
+    Object.entries(served.properties).filter(([k]) => k in declaredProps || required.has(k)),
+  );
   return { ...served, properties };
 }
 
@@ -46,26 +53,45 @@ const text = (v: unknown) => JSON.stringify(v);
  * Why the server's tools do not fit the plan's (a message showing both schemas of each tool that
  * differs), or undefined when they fit. `served` maps tool names to parameter schemas.
  */
-function toolMismatch(envName: string, declared: readonly DeclaredTool[], served: ReadonlyMap<string, unknown>, serverWhere: string): string | undefined {
+function toolMismatch(
+  envName: string,
+  declared: readonly DeclaredTool[],
+  served: ReadonlyMap<string, unknown>,
+  serverWhere: string,
+): string | undefined {
   const problems: string[] = [];
   for (const tool of declared) {
     if (!served.has(tool.name)) {
-      problems.push(`tool '${tool.name}' is declared but the server has no tool of that name (it has ${[...served.keys()].map((n) => `'${n}'`).join(", ") || "none"})`);
+      problems.push(
+        `tool '${tool.name}' is declared but the server has no tool of that name (it has ${[...served.keys()].map((n) => `'${n}'`).join(", ") || "none"})`,
+      );
       continue;
     }
     const ours = normalised(tool.parameters);
     const theirs = normalised(withoutUndeclaredOptionals(served.get(tool.name), tool.parameters));
-    if (text(ours) !== text(theirs)) problems.push(`tool '${tool.name}' has other parameters than the server's:\n    declared: ${text(ours)}\n    server:   ${text(theirs)}`);
+    if (text(ours) !== text(theirs))
+      problems.push(
+        `tool '${tool.name}' has other parameters than the server's:\n    declared: ${text(ours)}\n    server:   ${text(theirs)}`,
+      );
   }
   if (problems.length === 0) return undefined;
   return `env '${envName}': the tools the spec declares do not match those of ${serverWhere} (descriptions and titles aside):\n  ${problems.join("\n  ")}\nFix the spec's tool blocks to the server's schema, or point the env at the server it was written for.`;
 }
 
 /** Throws the mismatch as a protocol EnvError (provision refuses the run with it). */
-export function requireToolsMatch(envName: string, declared: readonly DeclaredTool[], served: ReadonlyMap<string, unknown>, serverWhere: string, log: (line: string) => void): void {
+export function requireToolsMatch(
+  envName: string,
+  declared: readonly DeclaredTool[],
+  served: ReadonlyMap<string, unknown>,
+  serverWhere: string,
+  log: (line: string) => void,
+): void {
   const mismatch = toolMismatch(envName, declared, served, serverWhere);
   if (mismatch !== undefined) throw new EnvError(mismatch, "protocol");
   const offered = new Set(declared.map((t) => t.name));
   const extra = [...served.keys()].filter((n) => !offered.has(n));
-  if (extra.length > 0) log(`env '${envName}': ${serverWhere} also has tool ${extra.map((n) => `'${n}'`).join(", ")}, which the plan does not offer the model`);
+  if (extra.length > 0)
+    log(
+      `env '${envName}': ${serverWhere} also has tool ${extra.map((n) => `'${n}'`).join(", ")}, which the plan does not offer the model`,
+    );
 }

@@ -26,21 +26,37 @@ const TORCH_ADAMW_EPS = 1e-8;
 const DUAL_CLIP_OFF = 1e9;
 
 const DTYPES: Record<Plan["policy"]["dtype"], string> = { float32: "fp32", bfloat16: "bf16", float16: "fp16" };
-const ROLLOUT_DTYPES: Record<Plan["policy"]["dtype"], string> = { float32: "float32", bfloat16: "bfloat16", float16: "float16" };
+const ROLLOUT_DTYPES: Record<Plan["policy"]["dtype"], string> = {
+  float32: "float32",
+  bfloat16: "bfloat16",
+  float16: "float16",
+};
 
 /** The model a veRL worker loads: a hub name or a local path. */
 function modelPath(plan: Plan, findings: Finding[]): string {
   const model = plan.policy.model;
   if (model.startsWith("hf:")) return model.slice(3);
   if (model.startsWith("builtin:")) {
-    findings.push({ setting: "policy.model", arl: shown(model), verl: "actor_rollout_ref.model.path needs a Hugging Face model", consequence: "the embedded CPU model does not exist outside ARL", handling: "refused" });
+    findings.push({
+      setting: "policy.model",
+      arl: shown(model),
+      verl: "actor_rollout_ref.model.path needs a Hugging Face model",
+      consequence: "the embedded CPU model does not exist outside ARL",
+      handling: "refused",
+    });
   }
   return model;
 }
 
 function optimizer(opt: NonNullable<Plan["algorithm"]["optimizer"]>, at: string, findings: Finding[]): YamlMapping {
   if (opt.grad_clip === null) {
-    findings.push({ setting: `${at}.grad_clip`, arl: "null (no clip)", verl: `optim.clip_grad ${DUAL_CLIP_OFF}`, consequence: "veRL always clips; a bound this large never binds", handling: "exact" });
+    findings.push({
+      setting: `${at}.grad_clip`,
+      arl: "null (no clip)",
+      verl: `optim.clip_grad ${DUAL_CLIP_OFF}`,
+      consequence: "veRL always clips; a bound this large never binds",
+      handling: "exact",
+    });
   }
   const mapped: Record<string, YamlMapping[string]> = {
     lr: opt.lr,
@@ -58,11 +74,23 @@ function advantage(plan: Plan, findings: Finding[]): YamlMapping {
   const a = plan.algorithm.advantage;
   const g = plan.algorithm.group_size;
   if (a.task_norm) {
-    findings.push({ setting: "algorithm.advantage.task_norm", arl: "true", verl: "no per-env normalisation of advantages", consequence: "advantages keep each env's own scale; envs with larger reward spread dominate the gradient", handling: "refused" });
+    findings.push({
+      setting: "algorithm.advantage.task_norm",
+      arl: "true",
+      verl: "no per-env normalisation of advantages",
+      consequence: "advantages keep each env's own scale; envs with larger reward spread dominate the gradient",
+      handling: "refused",
+    });
   }
   if (a.estimator === "gae") {
     if (a.normalize === "none") {
-      findings.push({ setting: "algorithm.advantage.normalize", arl: '"none" with gae', verl: "compute_gae_advantage_return always whitens the batch's advantages", consequence: "advantages are rescaled to mean 0, std 1 over the batch", handling: "refused" });
+      findings.push({
+        setting: "algorithm.advantage.normalize",
+        arl: '"none" with gae',
+        verl: "compute_gae_advantage_return always whitens the batch's advantages",
+        consequence: "advantages are rescaled to mean 0, std 1 over the batch",
+        handling: "refused",
+      });
     }
     return { adv_estimator: "gae", gamma: a.gamma, lam: a.lambda };
   }
@@ -77,15 +105,34 @@ function advantage(plan: Plan, findings: Finding[]): YamlMapping {
       });
     }
     if (g === 1) {
-      findings.push({ setting: "algorithm.group_size", arl: "1", verl: "grpo gives a group of one mean 0, std 1: the raw reward", consequence: "ARL gives such a group advantage 0 (no comparison signal); veRL trains on the raw reward", handling: "refused" });
+      findings.push({
+        setting: "algorithm.group_size",
+        arl: "1",
+        verl: "grpo gives a group of one mean 0, std 1: the raw reward",
+        consequence: "ARL gives such a group advantage 0 (no comparison signal); veRL trains on the raw reward",
+        handling: "refused",
+      });
     }
     return { adv_estimator: "grpo", norm_adv_by_std_in_grpo: a.normalize === "std" };
   }
   if (a.baseline === "leave_one_out" && a.normalize === "none") {
-    if (g === 1) findings.push({ setting: "algorithm.group_size", arl: "1", verl: "rloo leaves a group of one at its raw reward", consequence: "ARL gives it advantage 0", handling: "refused" });
+    if (g === 1)
+      findings.push({
+        setting: "algorithm.group_size",
+        arl: "1",
+        verl: "rloo leaves a group of one at its raw reward",
+        consequence: "ARL gives it advantage 0",
+        handling: "refused",
+      });
     return { adv_estimator: "rloo" };
   }
-  findings.push({ setting: "algorithm.advantage", arl: `baseline ${shown(a.baseline)}, normalize ${shown(a.normalize)}`, verl: "no outcome estimator with this baseline and normalisation", consequence: "exported as grpo, which subtracts the group mean", handling: "refused" });
+  findings.push({
+    setting: "algorithm.advantage",
+    arl: `baseline ${shown(a.baseline)}, normalize ${shown(a.normalize)}`,
+    verl: "no outcome estimator with this baseline and normalisation",
+    consequence: "exported as grpo, which subtracts the group mean",
+    handling: "refused",
+  });
   return { adv_estimator: "grpo", norm_adv_by_std_in_grpo: a.normalize === "std" };
 }
 
@@ -103,10 +150,23 @@ function reduction(plan: Plan, findings: Finding[]): YamlMapping {
       // veRL 0.9.1's agg_loss divides the summed sequence losses by global_batch_size (N) and
       // then by loss_scale_factor, so constant(C) is loss_scale_factor = C; earlier veRL had no
       // 1/N here and needed N*C.
-      findings.push({ setting: "algorithm.reduction", arl: `constant(${r.constant})`, verl: `seq-mean-token-sum-norm, loss_scale_factor ${r.constant}`, consequence: "none in veRL 0.9.1 (sum / (N * C)); veRL before the global-batch normalisation had no 1/N and needed N*C", handling: "exact" });
+      findings.push({
+        setting: "algorithm.reduction",
+        arl: `constant(${r.constant})`,
+        verl: `seq-mean-token-sum-norm, loss_scale_factor ${r.constant}`,
+        consequence:
+          "none in veRL 0.9.1 (sum / (N * C)); veRL before the global-batch normalisation had no 1/N and needed N*C",
+        handling: "exact",
+      });
       return { loss_agg_mode: "seq-mean-token-sum-norm", loss_scale_factor: r.constant };
     case "group_token_mean":
-      findings.push({ setting: "algorithm.reduction", arl: "group_token_mean", verl: "no per-group token mean; exported as token-mean", consequence: "groups with more tokens weigh more", handling: "refused" });
+      findings.push({
+        setting: "algorithm.reduction",
+        arl: "group_token_mean",
+        verl: "no per-group token mean; exported as token-mean",
+        consequence: "groups with more tokens weigh more",
+        handling: "refused",
+      });
       return { loss_agg_mode: "token-mean" };
   }
 }
@@ -117,13 +177,29 @@ function kl(plan: Plan, findings: Finding[]): { actor: YamlMapping; algorithm: Y
   const inLoss = on && (k.placement === "loss" || k.placement === "both");
   const inReward = on && (k.placement === "reward" || k.placement === "both");
   if (on && k.estimator === "k3") {
-    findings.push({ setting: "algorithm.kl.estimator", arl: "k3", verl: "low_var_kl clamps the per-token log ratio to [-20, 20] and k3 to [-10, 10]", consequence: "tokens whose k3 exceeds 10 contribute 10 and no gradient", handling: "differs" });
+    findings.push({
+      setting: "algorithm.kl.estimator",
+      arl: "k3",
+      verl: "low_var_kl clamps the per-token log ratio to [-20, 20] and k3 to [-10, 10]",
+      consequence: "tokens whose k3 exceeds 10 contribute 10 and no gradient",
+      handling: "differs",
+    });
   }
   if (on && k.reference?.kind === "refresh") {
-    findings.push({ setting: "algorithm.kl.reference", arl: `refresh every ${k.reference.every}`, verl: "the reference stays the initial policy", consequence: "KL grows against the start instead of the refreshed snapshot", handling: "refused" });
+    findings.push({
+      setting: "algorithm.kl.reference",
+      arl: `refresh every ${k.reference.every}`,
+      verl: "the reference stays the initial policy",
+      consequence: "KL grows against the start instead of the refreshed snapshot",
+      handling: "refused",
+    });
   }
   const actor: YamlMapping = { use_kl_loss: inLoss, kl_loss_coef: inLoss ? k.coef : 0, kl_loss_type: k.estimator };
-  const algorithm: YamlMapping = { use_kl_in_reward: inReward, kl_penalty: k.estimator, kl_ctrl: { type: "fixed", kl_coef: inReward ? k.coef : 0 } };
+  const algorithm: YamlMapping = {
+    use_kl_in_reward: inReward,
+    kl_penalty: k.estimator,
+    kl_ctrl: { type: "fixed", kl_coef: inReward ? k.coef : 0 },
+  };
   return { actor, algorithm };
 }
 
@@ -131,15 +207,33 @@ function batches(plan: Plan, gpus: number, findings: Finding[]): { data: number;
   const { tasks_per_batch: prompts } = plan.rollout;
   const { group_size: g, minibatches, microbatches, batch_size } = plan.algorithm;
   if (batch_size !== prompts * g) {
-    findings.push({ setting: "algorithm.batch_size", arl: `${batch_size} (tasks_per_batch ${prompts} x group_size ${g} = ${prompts * g})`, verl: "a step trains on train_batch_size x rollout.n sequences", consequence: `veRL trains on ${prompts * g} sequences per step`, handling: "refused" });
+    findings.push({
+      setting: "algorithm.batch_size",
+      arl: `${batch_size} (tasks_per_batch ${prompts} x group_size ${g} = ${prompts * g})`,
+      verl: "a step trains on train_batch_size x rollout.n sequences",
+      consequence: `veRL trains on ${prompts * g} sequences per step`,
+      handling: "refused",
+    });
   }
   if (prompts % minibatches !== 0) {
-    findings.push({ setting: "algorithm.minibatches", arl: String(minibatches), verl: "ppo_mini_batch_size counts prompts and must divide train_batch_size", consequence: `${prompts} prompts cannot be cut into ${minibatches} equal minibatches`, handling: "refused" });
+    findings.push({
+      setting: "algorithm.minibatches",
+      arl: String(minibatches),
+      verl: "ppo_mini_batch_size counts prompts and must divide train_batch_size",
+      consequence: `${prompts} prompts cannot be cut into ${minibatches} equal minibatches`,
+      handling: "refused",
+    });
   }
   const mini = Math.max(1, Math.floor(prompts / minibatches));
   const perGpu = (mini * g) / gpus / microbatches;
   if (!Number.isInteger(perGpu) || perGpu < 1) {
-    findings.push({ setting: "algorithm.microbatches", arl: String(microbatches), verl: "ppo_micro_batch_size_per_gpu is a whole number of sequences per GPU", consequence: `${mini * g} sequences over ${gpus} GPUs in ${microbatches} microbatches is ${perGpu}; exported as ${Math.max(1, Math.floor(perGpu))} (gradient accumulation only: the loss is unchanged)`, handling: "differs" });
+    findings.push({
+      setting: "algorithm.microbatches",
+      arl: String(microbatches),
+      verl: "ppo_micro_batch_size_per_gpu is a whole number of sequences per GPU",
+      consequence: `${mini * g} sequences over ${gpus} GPUs in ${microbatches} microbatches is ${perGpu}; exported as ${Math.max(1, Math.floor(perGpu))} (gradient accumulation only: the loss is unchanged)`,
+      handling: "differs",
+    });
   }
   return { data: prompts, mini, micro: Math.max(1, Math.floor(perGpu)) };
 }
@@ -147,7 +241,14 @@ function batches(plan: Plan, gpus: number, findings: Finding[]): { data: number;
 function rolloutEngine(plan: Plan, findings: Finding[]): string {
   const engine = plan.resources.rollout.engine;
   if (engine === "trainer") {
-    findings.push({ setting: "resources.rollout.engine", arl: '"trainer"', verl: "veRL samples with an inference engine; exported as vllm", consequence: "sampling numerics are vLLM's, not the trainer's generate (train/inference mismatch, docs/semantics.md §12)", handling: "differs" });
+    findings.push({
+      setting: "resources.rollout.engine",
+      arl: '"trainer"',
+      verl: "veRL samples with an inference engine; exported as vllm",
+      consequence:
+        "sampling numerics are vLLM's, not the trainer's generate (train/inference mismatch, docs/semantics.md §12)",
+      handling: "differs",
+    });
     return "vllm";
   }
   return engine;
@@ -157,10 +258,23 @@ function sampling(plan: Plan, findings: Finding[]): YamlMapping {
   const s = plan.policy.sampling;
   const truncated = s.top_p < 1 || s.top_k > 0;
   if (truncated && plan.mask.keep_sampling_mask) {
-    findings.push({ setting: "mask.keep_sampling_mask", arl: "true with top-p/top-k sampling", verl: "the trainer's log-probs use the full (temperature-only) distribution", consequence: "the ratio pi/mu compares different supports; tokens outside the kept set are never sampled but still shape pi", handling: "refused" });
+    findings.push({
+      setting: "mask.keep_sampling_mask",
+      arl: "true with top-p/top-k sampling",
+      verl: "the trainer's log-probs use the full (temperature-only) distribution",
+      consequence:
+        "the ratio pi/mu compares different supports; tokens outside the kept set are never sampled but still shape pi",
+      handling: "refused",
+    });
   }
   if (truncated && plan.mask.tis === null) {
-    findings.push({ setting: "mask.tis", arl: "null", verl: "rollout_correction off", consequence: "no correction for the engine/trainer mismatch that truncated sampling adds", handling: "differs" });
+    findings.push({
+      setting: "mask.tis",
+      arl: "null",
+      verl: "rollout_correction off",
+      consequence: "no correction for the engine/trainer mismatch that truncated sampling adds",
+      handling: "differs",
+    });
   }
   return { temperature: s.temperature, top_p: s.top_p, top_k: s.top_k === 0 ? -1 : s.top_k };
 }
@@ -188,16 +302,40 @@ function responseLength(plan: Plan, multiTurn: boolean, findings: Finding[]): nu
 function multiTurn(plan: Plan, paths: ExportPaths, findings: Finding[]): YamlMapping {
   const h = plan.harness;
   if (h.format === "text_action") {
-    findings.push({ setting: "harness.format", arl: '"text_action"', verl: "tools are called in the hermes function-call format", consequence: "the model is asked for a different action syntax than ARL's text actions", handling: "refused" });
+    findings.push({
+      setting: "harness.format",
+      arl: '"text_action"',
+      verl: "tools are called in the hermes function-call format",
+      consequence: "the model is asked for a different action syntax than ARL's text actions",
+      handling: "refused",
+    });
   }
   if (h.context.history === "rerender") {
-    findings.push({ setting: "harness.context.history", arl: '"rerender"', verl: "the tool agent loop appends each turn's tokens", consequence: "one trajectory per episode instead of one sample per model call", handling: "refused" });
+    findings.push({
+      setting: "harness.context.history",
+      arl: '"rerender"',
+      verl: "the tool agent loop appends each turn's tokens",
+      consequence: "one trajectory per episode instead of one sample per model call",
+      handling: "refused",
+    });
   }
   const side = { keep_head: "right", keep_tail: "left", keep_head_tail: "middle", error: "right" } as const;
   if (h.observation.overflow === "error") {
-    findings.push({ setting: "harness.observation.overflow", arl: '"error"', verl: "tool_response_truncate_side right", consequence: "an overlong observation is truncated instead of ending the episode", handling: "refused" });
+    findings.push({
+      setting: "harness.observation.overflow",
+      arl: '"error"',
+      verl: "tool_response_truncate_side right",
+      consequence: "an overlong observation is truncated instead of ending the episode",
+      handling: "refused",
+    });
   }
-  findings.push({ setting: "harness.observation.max_tokens", arl: String(h.observation.max_tokens), verl: `max_tool_response_length ${h.observation.max_tokens}, counted in characters`, consequence: "observations are cut at that many characters (fewer tokens than ARL keeps)", handling: "differs" });
+  findings.push({
+    setting: "harness.observation.max_tokens",
+    arl: String(h.observation.max_tokens),
+    verl: `max_tool_response_length ${h.observation.max_tokens}, counted in characters`,
+    consequence: "observations are cut at that many characters (fewer tokens than ARL keeps)",
+    handling: "differs",
+  });
   return {
     enable: true,
     max_assistant_turns: h.max_turns,
@@ -211,24 +349,119 @@ function multiTurn(plan: Plan, paths: ExportPaths, findings: Finding[]): YamlMap
 
 function logger(plan: Plan): string[] {
   const t = plan.tracking;
-  return ["console", ...(t.tensorboard ? ["tensorboard"] : []), ...(t.wandb && t.wandb.mode !== "disabled" ? ["wandb"] : []), ...(t.mlflow ? ["mlflow"] : [])];
+  return [
+    "console",
+    ...(t.tensorboard ? ["tensorboard"] : []),
+    ...(t.wandb && t.wandb.mode !== "disabled" ? ["wandb"] : []),
+    ...(t.mlflow ? ["mlflow"] : []),
+  ];
 }
 
 function unmapped(plan: Plan, findings: Finding[]): void {
-  const push = (setting: string, arl: string, verl: string, consequence: string, handling: Finding["handling"]) => findings.push({ setting, arl, verl, consequence, handling });
-  if (plan.rollout.async !== null) push("rollout.async", shown(plan.rollout.async), "main_ppo is synchronous (one-step-off-policy is a separate recipe)", "samples are on-policy: no lag, no stale-group drops", "refused");
-  if (plan.rollout.cross_policy !== null) push("rollout.cross_policy", shown(plan.rollout.cross_policy), "no pool models generating turns", "every turn is the policy's own", "refused");
-  if (plan.rollout.sft !== null) push("rollout.sft", "cold start", "no SFT before RL in ppo_trainer (run verl.trainer.sft_trainer first)", "RL starts from the base model", "refused");
-  if (plan.mask.off_policy_sequence_threshold !== null) push("mask.off_policy_sequence_threshold", String(plan.mask.off_policy_sequence_threshold), "no off-policy sequence mask", "negative-advantage stale sequences stay in the loss", "refused");
-  if (plan.mask.loss === "all") push("mask.loss", '"all"', "veRL trains on generated response tokens only", "prompt and observation tokens are not trained", "refused");
-  if (plan.algorithm.overlong !== null) push("algorithm.overlong", shown(plan.algorithm.overlong), "DAPO's overlong buffer lives in the dapo reward manager, not ppo_trainer's", "no overlong penalty", "refused");
-  if (Object.keys(plan.constraints).length > 0) push("constraints", Object.keys(plan.constraints).join(", "), "tools cannot be blocked by a condition", "blocked calls execute", "refused");
-  if (Object.values(plan.reward.terms).some((t) => t.kind === "potential")) push("reward.terms", "potential shaping", "compute_score sees the finished trajectory only", "no per-step shaping", "refused");
-  if (plan.policy.lora && plan.policy.lora.dropout > 0) push("policy.lora.dropout", String(plan.policy.lora.dropout), "veRL's LoRA has no dropout setting", "adapters train without dropout", "differs");
-  if (plan.policy.chat_template !== null) push("policy.chat_template", "override", "the model's own chat template", "prompts are rendered with the model's template", "refused");
-  if (plan.eval.k.some((k) => k > 1)) push("eval.k", shown(plan.eval.k), "validation reports mean@n, best@n and maj@n, not pass@k", "compare best@n with pass@k only at k = n", "differs");
-  push("rollout.watchdog, rollout.preflight", "on", "no counterpart", "the no-signal watchdog and preflight checks do not run", "differs");
-  push("algorithm (reduction, microbatches)", "global denominators (docs/semantics.md §5)", "veRL 0.9.1's engine workers (trainer.use_v1) normalise by the global mini-batch's tokens/sequences (workers/utils/losses.py)", "none; the legacy FSDP actor's per-microbatch token means under gradient accumulation (veRL #5625) are not used", "exact");
+  const push = (setting: string, arl: string, verl: string, consequence: string, handling: Finding["handling"]) =>
+    findings.push({ setting, arl, verl, consequence, handling });
+  if (plan.rollout.async !== null)
+    push(
+      "rollout.async",
+      shown(plan.rollout.async),
+      "main_ppo is synchronous (one-step-off-policy is a separate recipe)",
+      "samples are on-policy: no lag, no stale-group drops",
+      "refused",
+    );
+  if (plan.rollout.cross_policy !== null)
+    push(
+      "rollout.cross_policy",
+      shown(plan.rollout.cross_policy),
+      "no pool models generating turns",
+      "every turn is the policy's own",
+      "refused",
+    );
+  if (plan.rollout.sft !== null)
+    push(
+      "rollout.sft",
+      "cold start",
+      "no SFT before RL in ppo_trainer (run verl.trainer.sft_trainer first)",
+      "RL starts from the base model",
+      "refused",
+    );
+  if (plan.mask.off_policy_sequence_threshold !== null)
+    push(
+      "mask.off_policy_sequence_threshold",
+      String(plan.mask.off_policy_sequence_threshold),
+      "no off-policy sequence mask",
+      "negative-advantage stale sequences stay in the loss",
+      "refused",
+    );
+  if (plan.mask.loss === "all")
+    push(
+      "mask.loss",
+      '"all"',
+      "veRL trains on generated response tokens only",
+      "prompt and observation tokens are not trained",
+      "refused",
+    );
+  if (plan.algorithm.overlong !== null)
+    push(
+      "algorithm.overlong",
+      shown(plan.algorithm.overlong),
+      "DAPO's overlong buffer lives in the dapo reward manager, not ppo_trainer's",
+      "no overlong penalty",
+      "refused",
+    );
+  if (Object.keys(plan.constraints).length > 0)
+    push(
+      "constraints",
+      Object.keys(plan.constraints).join(", "),
+      "tools cannot be blocked by a condition",
+      "blocked calls execute",
+      "refused",
+    );
+  if (Object.values(plan.reward.terms).some((t) => t.kind === "potential"))
+    push(
+      "reward.terms",
+      "potential shaping",
+      "compute_score sees the finished trajectory only",
+      "no per-step shaping",
+      "refused",
+    );
+  if (plan.policy.lora && plan.policy.lora.dropout > 0)
+    push(
+      "policy.lora.dropout",
+      String(plan.policy.lora.dropout),
+      "veRL's LoRA has no dropout setting",
+      "adapters train without dropout",
+      "differs",
+    );
+  if (plan.policy.chat_template !== null)
+    push(
+      "policy.chat_template",
+      "override",
+      "the model's own chat template",
+      "prompts are rendered with the model's template",
+      "refused",
+    );
+  if (plan.eval.k.some((k) => k > 1))
+    push(
+      "eval.k",
+      shown(plan.eval.k),
+      "validation reports mean@n, best@n and maj@n, not pass@k",
+      "compare best@n with pass@k only at k = n",
+      "differs",
+    );
+  push(
+    "rollout.watchdog, rollout.preflight",
+    "on",
+    "no counterpart",
+    "the no-signal watchdog and preflight checks do not run",
+    "differs",
+  );
+  push(
+    "algorithm (reduction, microbatches)",
+    "global denominators (docs/semantics.md §5)",
+    "veRL 0.9.1's engine workers (trainer.use_v1) normalise by the global mini-batch's tokens/sequences (workers/utils/losses.py)",
+    "none; the legacy FSDP actor's per-microbatch token means under gradient accumulation (veRL #5625) are not used",
+    "exact",
+  );
 }
 
 /**
@@ -238,7 +471,14 @@ function unmapped(plan: Plan, findings: Finding[]): void {
 export function verlConfig(plan: Plan, paths: ExportPaths, promptLength: number): VerlConfig {
   const findings: Finding[] = [];
   const gpus = plan.resources.gpus;
-  if (gpus === 0) findings.push({ setting: "resources.gpus", arl: "0", verl: "veRL needs GPUs", consequence: "no CPU run", handling: "refused" });
+  if (gpus === 0)
+    findings.push({
+      setting: "resources.gpus",
+      arl: "0",
+      verl: "veRL needs GPUs",
+      consequence: "no CPU run",
+      handling: "refused",
+    });
   const perNode = Math.max(1, Math.floor(gpus / plan.resources.nodes));
   const worldGpus = perNode * plan.resources.nodes;
   const size = batches(plan, worldGpus, findings);
@@ -247,8 +487,22 @@ export function verlConfig(plan: Plan, paths: ExportPaths, promptLength: number)
   const clip = plan.algorithm.clip;
   const klMap = kl(plan, findings);
   const critic = plan.algorithm.critic;
-  if (plan.algorithm.advantage.estimator === "gae" && critic === null) findings.push({ setting: "algorithm.critic", arl: "null with gae", verl: "gae needs a critic", consequence: "no values to bootstrap", handling: "refused" });
-  if (critic?.init === "random") findings.push({ setting: "algorithm.critic.init", arl: '"random"', verl: "the critic starts from the model's weights with a fresh value head", consequence: "the critic's body is pretrained", handling: "refused" });
+  if (plan.algorithm.advantage.estimator === "gae" && critic === null)
+    findings.push({
+      setting: "algorithm.critic",
+      arl: "null with gae",
+      verl: "gae needs a critic",
+      consequence: "no values to bootstrap",
+      handling: "refused",
+    });
+  if (critic?.init === "random")
+    findings.push({
+      setting: "algorithm.critic.init",
+      arl: '"random"',
+      verl: "the critic starts from the model's weights with a fresh value head",
+      consequence: "the critic's body is pretrained",
+      handling: "refused",
+    });
   const model: Record<string, YamlMapping[string]> = { path: modelPath(plan, findings) };
   if (lora) Object.assign(model, { lora_rank: lora.rank, lora_alpha: lora.alpha, target_modules: [...lora.targets] });
   const actor: Record<string, YamlMapping[string]> = {
@@ -274,7 +528,13 @@ export function verlConfig(plan: Plan, paths: ExportPaths, promptLength: number)
     dtype: ROLLOUT_DTYPES[plan.policy.dtype],
     log_prob_micro_batch_size_per_gpu: size.micro,
     calculate_log_probs: true,
-    val_kwargs: { temperature: val.temperature, top_p: plan.policy.sampling.top_p, top_k: plan.policy.sampling.top_k === 0 ? -1 : plan.policy.sampling.top_k, n: val.samples_per_task, do_sample: val.temperature > 0 },
+    val_kwargs: {
+      temperature: val.temperature,
+      top_p: plan.policy.sampling.top_p,
+      top_k: plan.policy.sampling.top_k === 0 ? -1 : plan.policy.sampling.top_k,
+      n: val.samples_per_task,
+      do_sample: val.temperature > 0,
+    },
   };
   if (tools) {
     rollout.multi_turn = multiTurn(plan, paths, findings);
@@ -302,7 +562,10 @@ export function verlConfig(plan: Plan, paths: ExportPaths, promptLength: number)
       ...advantage(plan, findings),
       ...klMap.algorithm,
       rollout_correction: tis(plan),
-      filter_groups: plan.algorithm.dynamic_sampling === null ? { enable: false } : { enable: true, metric: "reward", max_num_gen_batches: plan.algorithm.dynamic_sampling.max_rounds ?? 0 },
+      filter_groups:
+        plan.algorithm.dynamic_sampling === null
+          ? { enable: false }
+          : { enable: true, metric: "reward", max_num_gen_batches: plan.algorithm.dynamic_sampling.max_rounds ?? 0 },
     },
     reward: { custom_reward_function: { path: paths.rewardModule, name: "compute_score" } },
     trainer: {
@@ -326,9 +589,30 @@ export function verlConfig(plan: Plan, paths: ExportPaths, promptLength: number)
       ppo_micro_batch_size_per_gpu: size.micro,
       model: { path: model.path as string },
     };
-    if (critic.value_clip === null) findings.push({ setting: "algorithm.critic.value_clip", arl: "null (no clip)", verl: `cliprange_value ${DUAL_CLIP_OFF}`, consequence: "a range this large never binds", handling: "exact" });
+    if (critic.value_clip === null)
+      findings.push({
+        setting: "algorithm.critic.value_clip",
+        arl: "null (no clip)",
+        verl: `cliprange_value ${DUAL_CLIP_OFF}`,
+        consequence: "a range this large never binds",
+        handling: "exact",
+      });
   }
-  if (gpus !== worldGpus) findings.push({ setting: "resources.gpus", arl: String(gpus), verl: `${perNode} per node on ${plan.resources.nodes} nodes`, consequence: `${worldGpus} GPUs used`, handling: "differs" });
-  if (plan.rollout.iterations > 0 && plan.algorithm.dynamic_sampling !== null) findings.push({ setting: "algorithm.dynamic_sampling", arl: shown(plan.algorithm.dynamic_sampling), verl: "filter_groups drops groups whose final rewards have std 0 and generates more batches", consequence: "same rule; max_rounds null maps to max_num_gen_batches 0 (no cap)", handling: "exact" });
+  if (gpus !== worldGpus)
+    findings.push({
+      setting: "resources.gpus",
+      arl: String(gpus),
+      verl: `${perNode} per node on ${plan.resources.nodes} nodes`,
+      consequence: `${worldGpus} GPUs used`,
+      handling: "differs",
+    });
+  if (plan.rollout.iterations > 0 && plan.algorithm.dynamic_sampling !== null)
+    findings.push({
+      setting: "algorithm.dynamic_sampling",
+      arl: shown(plan.algorithm.dynamic_sampling),
+      verl: "filter_groups drops groups whose final rewards have std 0 and generates more batches",
+      consequence: "same rule; max_rounds null maps to max_num_gen_batches 0 (no cap)",
+      handling: "exact",
+    });
   return { overrides, findings };
 }

@@ -32,7 +32,12 @@ export interface DataRow {
     /** The env's tools: prepare_data.py gives each the reset request (tools_kwargs). */
     readonly tools: string[];
     /** The HTTP env's reset request, for prepare_data.py and the env tool. */
-    readonly reset: { readonly url: string; readonly task: string | null; readonly index: number; readonly seed: number } | null;
+    readonly reset: {
+      readonly url: string;
+      readonly task: string | null;
+      readonly index: number;
+      readonly seed: number;
+    } | null;
   };
 }
 
@@ -52,11 +57,21 @@ function taskSeed(plan: Plan, env: string, task: number): number {
 /** The system message ARL's harness writes for this env's tools (describeTools: the template renders none by default). */
 function systemText(plan: Plan, env: string): string | null {
   const tools = toolsFor(plan, env);
-  const text = systemWithTools(plan.harness.system_prompt, tools.length > 0 ? describeTools(tools, plan.harness.format) : "");
+  const text = systemWithTools(
+    plan.harness.system_prompt,
+    tools.length > 0 ? describeTools(tools, plan.harness.format) : "",
+  );
   return text === "" ? null : text;
 }
 
-async function row(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, name: string, env: PlanEnv, task: number, split: Split): Promise<DataRow> {
+async function row(
+  plan: Plan,
+  kinds: ReadonlyMap<string, EnvKind>,
+  name: string,
+  env: PlanEnv,
+  task: number,
+  split: Split,
+): Promise<DataRow> {
   const seed = taskSeed(plan, name, task);
   const system = systemText(plan, name);
   let prompt: ChatMessage[] | null = null;
@@ -65,7 +80,10 @@ async function row(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, name: string
     const instance = await kind.create(env, task, seed);
     try {
       const start = await instance.reset();
-      prompt = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: start.text }];
+      prompt = [
+        ...(system ? [{ role: "system" as const, content: system }] : []),
+        { role: "user", content: start.text },
+      ];
     } finally {
       await instance.close();
     }
@@ -92,21 +110,43 @@ async function rows(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, split: Spli
 }
 
 /** `rows: false`: the findings only (arl export --config-only), no env is reset. */
-export async function exportData(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, options: { rows: boolean } = { rows: true }): Promise<ExportedData> {
+export async function exportData(
+  plan: Plan,
+  kinds: ReadonlyMap<string, EnvKind>,
+  options: { rows: boolean } = { rows: true },
+): Promise<ExportedData> {
   const findings: Finding[] = [];
   for (const [name, env] of Object.entries(plan.envs)) {
     if (!LOCAL_KINDS.has(env.kind) && env.kind !== "http") {
-      findings.push({ setting: `envs.${name}.kind`, arl: JSON.stringify(env.kind), verl: "no rows: the export renders prompts of rooms and findmax envs and of HTTP task servers only", consequence: `env ${name} is left out of the data`, handling: "refused" });
+      findings.push({
+        setting: `envs.${name}.kind`,
+        arl: JSON.stringify(env.kind),
+        verl: "no rows: the export renders prompts of rooms and findmax envs and of HTTP task servers only",
+        consequence: `env ${name} is left out of the data`,
+        handling: "refused",
+      });
     }
     if (plan.envs[name]?.weight !== 1 && Object.keys(plan.envs).length > 1) {
-      findings.push({ setting: `envs.${name}.weight`, arl: String(env.weight), verl: "tasks are drawn uniformly from the parquet rows", consequence: "envs are mixed by their task counts, not their weights", handling: "differs" });
+      findings.push({
+        setting: `envs.${name}.weight`,
+        arl: String(env.weight),
+        verl: "tasks are drawn uniformly from the parquet rows",
+        consequence: "envs are mixed by their task counts, not their weights",
+        handling: "differs",
+      });
     }
   }
   if (!options.rows) return { train: [], val: [], findings };
   const train = await rows(plan, kinds, "train");
   const val = await rows(plan, kinds, plan.eval.split);
   if (plan.eval.tasks !== null && plan.eval.tasks < val.length) {
-    findings.push({ setting: "eval.tasks", arl: String(plan.eval.tasks), verl: "validation runs every row of val_files", consequence: `the exported val file keeps the first ${plan.eval.tasks} rows`, handling: "exact" });
+    findings.push({
+      setting: "eval.tasks",
+      arl: String(plan.eval.tasks),
+      verl: "validation runs every row of val_files",
+      consequence: `the exported val file keeps the first ${plan.eval.tasks} rows`,
+      handling: "exact",
+    });
     val.splice(plan.eval.tasks);
   }
   return { train, val, findings };
@@ -122,8 +162,13 @@ const TEMPLATE_TOKENS_PER_MESSAGE = 16;
  */
 export function promptTokenBound(plan: Plan, data: readonly DataRow[]): number {
   const bound = (r: DataRow) =>
-    r.prompt === null ? (r.extra_info.system?.length ?? 0) + plan.harness.observation.max_tokens + 2 * TEMPLATE_TOKENS_PER_MESSAGE : r.prompt.reduce((n, m) => n + m.content.length + TEMPLATE_TOKENS_PER_MESSAGE, 0);
-  const envs = Object.keys(plan.envs).map((name) => (systemText(plan, name)?.length ?? 0) + plan.harness.observation.max_tokens + 2 * TEMPLATE_TOKENS_PER_MESSAGE);
+    r.prompt === null
+      ? (r.extra_info.system?.length ?? 0) + plan.harness.observation.max_tokens + 2 * TEMPLATE_TOKENS_PER_MESSAGE
+      : r.prompt.reduce((n, m) => n + m.content.length + TEMPLATE_TOKENS_PER_MESSAGE, 0);
+  const envs = Object.keys(plan.envs).map(
+    (name) =>
+      (systemText(plan, name)?.length ?? 0) + plan.harness.observation.max_tokens + 2 * TEMPLATE_TOKENS_PER_MESSAGE,
+  );
   return Math.max(...(data.length > 0 ? data.map(bound) : envs));
 }
 

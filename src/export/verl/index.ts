@@ -11,7 +11,6 @@ import { semanticsReport } from "./semantics.js";
 import { toolConfig } from "./tools.js";
 import { toYaml } from "./yaml.js";
 
-
 /** The Hydra config's name: run.sh passes --config-name arl_ppo. */
 export const CONFIG_NAME = "arl_ppo";
 
@@ -26,9 +25,18 @@ export interface VerlExport {
  * The export of one plan. Paths inside the config are relative to the folder run.sh starts
  * veRL in (the export folder itself).
  */
-export async function exportVerl(plan: Plan, kinds: ReadonlyMap<string, EnvKind>, options: { allowApproximate: boolean; configOnly?: boolean }): Promise<VerlExport> {
+export async function exportVerl(
+  plan: Plan,
+  kinds: ReadonlyMap<string, EnvKind>,
+  options: { allowApproximate: boolean; configOnly?: boolean },
+): Promise<VerlExport> {
   const multiTurn = plan.tools.length > 0;
-  const paths: ExportPaths = { trainFile: "data/train.parquet", valFile: "data/val.parquet", rewardModule: "reward.py", toolConfig: multiTurn ? "tool_config.yaml" : null };
+  const paths: ExportPaths = {
+    trainFile: "data/train.parquet",
+    valFile: "data/val.parquet",
+    rewardModule: "reward.py",
+    toolConfig: multiTurn ? "tool_config.yaml" : null,
+  };
   const configOnly = options.configOnly === true;
   const data = await exportData(plan, kinds, { rows: !configOnly });
   const config = verlConfig(plan, paths, promptTokenBound(plan, [...data.train, ...data.val]));

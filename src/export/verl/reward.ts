@@ -17,18 +17,43 @@ function signalsOf(e: PlanExpr): Extract<PlanExpr, { op: "signal" }>[] {
 export function rewardFindings(plan: Plan): Finding[] {
   const findings: Finding[] = [];
   for (const [name, term] of Object.entries(plan.reward.terms)) {
-    const missing = signalsOf(term.expr).filter((sig) => sig.namespace === "tool" || (sig.namespace === "episode" && !RECORDED_EPISODE_SIGNALS.has(sig.name)));
+    const missing = signalsOf(term.expr).filter(
+      (sig) => sig.namespace === "tool" || (sig.namespace === "episode" && !RECORDED_EPISODE_SIGNALS.has(sig.name)),
+    );
     for (const sig of missing) {
-      findings.push({ setting: `reward.terms.${name}`, arl: `reads ${sig.namespace}.${sig.name}`, verl: "not recorded in the trajectory (veRL's agent loop keeps its own turn counts and cut-offs)", consequence: "reward.py reads it as its default: false / 0, so the term never fires", handling: "refused" });
+      findings.push({
+        setting: `reward.terms.${name}`,
+        arl: `reads ${sig.namespace}.${sig.name}`,
+        verl: "not recorded in the trajectory (veRL's agent loop keeps its own turn counts and cut-offs)",
+        consequence: "reward.py reads it as its default: false / 0, so the term never fires",
+        handling: "refused",
+      });
     }
   }
   if (plan.reward.on_env_error === "exclude") {
-    findings.push({ setting: "reward.on_env_error", arl: '"exclude"', verl: "no exclusion in veRL", consequence: "a trajectory whose env failed has no recorded signals: reward.py raises and the veRL run stops", handling: "differs" });
+    findings.push({
+      setting: "reward.on_env_error",
+      arl: '"exclude"',
+      verl: "no exclusion in veRL",
+      consequence: "a trajectory whose env failed has no recorded signals: reward.py raises and the veRL run stops",
+      handling: "differs",
+    });
   }
   return findings;
 }
 
-const BINARY: Record<string, string> = { "+": "+", "-": "-", "*": "*", "%": "%", "==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=" };
+const BINARY: Record<string, string> = {
+  "+": "+",
+  "-": "-",
+  "*": "*",
+  "%": "%",
+  "==": "==",
+  "!=": "!=",
+  "<": "<",
+  "<=": "<=",
+  ">": ">",
+  ">=": ">=",
+};
 
 /** One expression as Python over `s` (the signals by namespace) and the helpers of the module. */
 export function pythonExpr(e: PlanExpr): string {
@@ -66,7 +91,9 @@ export function pythonExpr(e: PlanExpr): string {
       if (op === undefined) throw new Error(`reward expression operator ${e.op} has no Python form`);
       const [a, b] = e.args;
       const cmp = ["==", "!=", "<", "<=", ">", ">="].includes(e.op);
-      return cmp ? `_num(${pythonExpr(a)} ${op} ${pythonExpr(b)})` : `(_num(${pythonExpr(a)}) ${op} _num(${pythonExpr(b)}))`;
+      return cmp
+        ? `_num(${pythonExpr(a)} ${op} ${pythonExpr(b)})`
+        : `(_num(${pythonExpr(a)}) ${op} _num(${pythonExpr(b)}))`;
     }
   }
 }

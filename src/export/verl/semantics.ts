@@ -3,7 +3,11 @@
 import type { Plan } from "../../plan/schema.js";
 import type { Finding, Handling } from "./findings.js";
 
-const HANDLED: Record<Handling, string> = { exact: "mapped exactly", differs: "mapped, differs (warning)", refused: "no safe mapping: refused" };
+const HANDLED: Record<Handling, string> = {
+  exact: "mapped exactly",
+  differs: "mapped, differs (warning)",
+  refused: "no safe mapping: refused",
+};
 
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -11,9 +15,16 @@ function cell(text: string): string {
 
 export function semanticsReport(plan: Plan, findings: readonly Finding[], allowApproximate: boolean): string {
   const order: Handling[] = ["refused", "differs", "exact"];
-  const sorted = [...findings].sort((a, b) => order.indexOf(a.handling) - order.indexOf(b.handling) || a.setting.localeCompare(b.setting));
-  const refusedNote = allowApproximate ? "exported anyway with the closest veRL setting (--allow-approximate)" : HANDLED.refused;
-  const rows = sorted.map((f) => `| \`${cell(f.setting)}\` | ${cell(f.arl)} | ${cell(f.verl)} | ${cell(f.consequence)} | ${f.handling === "refused" ? refusedNote : HANDLED[f.handling]} |`);
+  const sorted = [...findings].sort(
+    (a, b) => order.indexOf(a.handling) - order.indexOf(b.handling) || a.setting.localeCompare(b.setting),
+  );
+  const refusedNote = allowApproximate
+    ? "exported anyway with the closest veRL setting (--allow-approximate)"
+    : HANDLED.refused;
+  const rows = sorted.map(
+    (f) =>
+      `| \`${cell(f.setting)}\` | ${cell(f.arl)} | ${cell(f.verl)} | ${cell(f.consequence)} | ${f.handling === "refused" ? refusedNote : HANDLED[f.handling]} |`,
+  );
   const counts = order.map((h) => `${sorted.filter((f) => f.handling === h).length} ${h}`).join(", ");
   return `# ${plan.experiment}/${plan.variant} on veRL 0.9.1: semantic differences
 

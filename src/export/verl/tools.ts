@@ -11,7 +11,14 @@ const ENV_TOOL_CLASS = "arl_env_tool.ArlHttpEnvTool";
 /** The tool schema veRL validates (OpenAIFunctionToolSchema): no $schema key, which it does not know. */
 function functionSchema(tool: Plan["tools"][number]): YamlMapping {
   const { $schema: _dropped, ...parameters } = tool.definition.function.parameters;
-  return { type: "function", function: { name: tool.definition.function.name, description: tool.definition.function.description, parameters: parameters as YamlMapping } };
+  return {
+    type: "function",
+    function: {
+      name: tool.definition.function.name,
+      description: tool.definition.function.description,
+      parameters: parameters as YamlMapping,
+    },
+  };
 }
 
 export function toolConfig(plan: Plan): { config: YamlMapping; findings: Finding[] } {
@@ -19,9 +26,24 @@ export function toolConfig(plan: Plan): { config: YamlMapping; findings: Finding
   const tools = plan.tools.map((tool) => {
     const env = tool.env === null ? undefined : plan.envs[tool.env];
     if (env?.kind !== "http") {
-      findings.push({ setting: `tools.${tool.name}`, arl: `tool of ${tool.env === null ? "no env" : `a ${env?.kind ?? "missing"} env`}`, verl: `${ENV_TOOL_CLASS} forwards calls to HTTP task servers only`, consequence: "the env's logic runs inside ARL; veRL has nothing to execute this tool with", handling: "refused" });
+      findings.push({
+        setting: `tools.${tool.name}`,
+        arl: `tool of ${tool.env === null ? "no env" : `a ${env?.kind ?? "missing"} env`}`,
+        verl: `${ENV_TOOL_CLASS} forwards calls to HTTP task servers only`,
+        consequence: "the env's logic runs inside ARL; veRL has nothing to execute this tool with",
+        handling: "refused",
+      });
     }
-    return { class_name: ENV_TOOL_CLASS, config: { type: "native", env: tool.env ?? "", url: env?.kind === "http" ? env.url : "", timeout_s: tool.timeout_s }, tool_schema: functionSchema(tool) };
+    return {
+      class_name: ENV_TOOL_CLASS,
+      config: {
+        type: "native",
+        env: tool.env ?? "",
+        url: env?.kind === "http" ? env.url : "",
+        timeout_s: tool.timeout_s,
+      },
+      tool_schema: functionSchema(tool),
+    };
   });
   return { config: { tools: tools }, findings };
 }

@@ -19,7 +19,10 @@ function isMapping(value: unknown): value is YamlMapping {
 function scalar(value: JsonValue | YamlMapping): string {
   if (typeof value === "number") return JSON.stringify(value).replace(/^(-?\d+)e/, "$1.0e");
   if (Array.isArray(value)) return `[${value.map(scalar).join(",")}]`;
-  if (value !== null && typeof value === "object") return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${scalar(v)}`).join(",")}}`;
+  if (value !== null && typeof value === "object")
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}:${scalar(v)}`)
+      .join(",")}}`;
   return JSON.stringify(value);
 }
 
@@ -27,6 +30,8 @@ function scalar(value: JsonValue | YamlMapping): string {
 export function toYaml(mapping: YamlMapping, indent = 0): string {
   const pad = " ".repeat(indent);
   return Object.entries(mapping)
-    .map(([name, value]) => (isMapping(value) ? `${pad}${key(name)}:\n${toYaml(value, indent + 2)}` : `${pad}${key(name)}: ${scalar(value)}\n`))
+    .map(([name, value]) =>
+      isMapping(value) ? `${pad}${key(name)}:\n${toYaml(value, indent + 2)}` : `${pad}${key(name)}: ${scalar(value)}\n`,
+    )
     .join("");
 }

@@ -38,6 +38,11 @@ export class EnginePolicy implements Policy {
       stopIds: options.stopIds,
       seed: options.seed,
     });
-    return { ids: generation.ids, logprobs: generation.logprobs, finish: generation.finish, policyVersion: generation.version };
+    return {
+      ids: generation.ids,
+      logprobs: generation.logprobs,
+      finish: generation.finish,
+      policyVersion: generation.version,
+    };
   }
 }

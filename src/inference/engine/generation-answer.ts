@@ -11,7 +11,11 @@ export interface ParsedGeneration extends EngineGeneration {
   readonly idsPath: string;
 }
 
-export function applyRequest(reader: AnswerReader, parsed: ParsedGeneration, request: EngineGenerateArgs | undefined): EngineGeneration {
+export function applyRequest(
+  reader: AnswerReader,
+  parsed: ParsedGeneration,
+  request: EngineGenerateArgs | undefined,
+): EngineGeneration {
   const { idsPath, ...generation } = parsed;
   if (request === undefined) return generation;
   if (generation.ids.length > request.maxNewTokens) {

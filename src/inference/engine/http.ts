@@ -46,7 +46,9 @@ export async function callServer(base: string, call: EngineHttpCall, timeoutMs: 
   try {
     const response = await fetch(callUrl(base, call), {
       method: call.method,
-      ...(call.body !== undefined ? { headers: { "content-type": "application/json" }, body: JSON.stringify(call.body) } : {}),
+      ...(call.body !== undefined
+        ? { headers: { "content-type": "application/json" }, body: JSON.stringify(call.body) }
+        : {}),
       signal,
     });
     status = response.status;

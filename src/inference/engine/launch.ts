@@ -56,8 +56,13 @@ function trainerGpus(plan: Plan): number {
 export function serverDevices(plan: Plan, index: number, visible: string | undefined): string {
   const per = plan.resources.rollout.gpus_per_server;
   const first = trainerGpus(plan) + index * per;
-  const own = visible?.split(",").map((d) => d.trim()).filter(Boolean);
-  return Array.from({ length: per }, (_, k) => (own ? (own[first + k] ?? String(first + k)) : String(first + k))).join(",");
+  const own = visible
+    ?.split(",")
+    .map((d) => d.trim())
+    .filter(Boolean);
+  return Array.from({ length: per }, (_, k) => (own ? (own[first + k] ?? String(first + k)) : String(first + k))).join(
+    ",",
+  );
 }
 
 export interface LaunchValues {
@@ -136,10 +141,31 @@ export class LaunchedServers {
       const ready: Promise<void>[] = [];
       for (let index = 0; index < rollout.servers; index++) {
         const port = await freePort();
-        const own = wire.launchCommand({ model, host: "127.0.0.1", port, seed: plan.seed, dtype: plan.policy.dtype, gpus: Math.max(1, rollout.gpus_per_server), maxModelLen: null, loraRank: plan.policy.lora?.rank ?? null, python: options.enginePython ?? null });
+        const own = wire.launchCommand({
+          model,
+          host: "127.0.0.1",
+          port,
+          seed: plan.seed,
+          dtype: plan.policy.dtype,
+          gpus: Math.max(1, rollout.gpus_per_server),
+          maxModelLen: null,
+          loraRank: plan.policy.lora?.rank ?? null,
+          python: options.enginePython ?? null,
+        });
         // A command of the user's own still gets the variables ARL's weight sync needs of the
         // engine (vLLM's development-mode routes, runtime LoRA loading).
-        const command = options.engineCommand ? { ...engineCommandLine(options.engineCommand, { port, model, plan: options.planFile, seed: plan.seed, index }), env: own.env } : own;
+        const command = options.engineCommand
+          ? {
+              ...engineCommandLine(options.engineCommand, {
+                port,
+                model,
+                plan: options.planFile,
+                seed: plan.seed,
+                index,
+              }),
+              env: own.env,
+            }
+          : own;
         const log = path.join(dir, `server-${index}.log`);
         const devices = serverDevices(plan, index, process.env.CUDA_VISIBLE_DEVICES);
         const fd = openSync(log, "a");
@@ -147,13 +173,24 @@ export class LaunchedServers {
         const mark = newProcessMark();
         let child: ChildProcess;
         try {
-          child = spawn(command.command, [...command.args], { ...OWN_PROCESS_GROUP, stdio: ["ignore", fd, fd], env: { ...process.env, ...command.env, CUDA_VISIBLE_DEVICES: devices, ...mark.env } });
+          child = spawn(command.command, [...command.args], {
+            ...OWN_PROCESS_GROUP,
+            stdio: ["ignore", fd, fd],
+            env: { ...process.env, ...command.env, CUDA_VISIBLE_DEVICES: devices, ...mark.env },
+          });
         } finally {
           closeSync(fd);
         }
         trackGroup(child, mark);
         launched.children.push(child);
-        const server: LaunchedServer = { index, url: `http://127.0.0.1:${port}`, pid: child.pid, log, command: [command.command, ...command.args], devices };
+        const server: LaunchedServer = {
+          index,
+          url: `http://127.0.0.1:${port}`,
+          pid: child.pid,
+          log,
+          command: [command.command, ...command.args],
+          devices,
+        };
         launched.servers.push(server);
         ready.push(waitReady(server, child, wire, options.halt));
       }
@@ -167,7 +204,12 @@ export class LaunchedServers {
 }
 
 /** Polls the server's health call until it answers 200; fails when the process exits first, at the deadline, or on halt. */
-async function waitReady(server: LaunchedServer, child: ChildProcess, wire: EngineWire, halt: AbortSignal | undefined): Promise<void> {
+async function waitReady(
+  server: LaunchedServer,
+  child: ChildProcess,
+  wire: EngineWire,
+  halt: AbortSignal | undefined,
+): Promise<void> {
   let exited: string | undefined;
   let spawnError: string | undefined;
   child.once("exit", (code, signal) => (exited = signal ? `was killed by ${signal}` : `exited with status ${code}`));
@@ -176,7 +218,10 @@ async function waitReady(server: LaunchedServer, child: ChildProcess, wire: Engi
   const what = `inference server ${server.index} (${server.command.join(" ")})`;
   for (;;) {
     if (spawnError) throw new EngineLaunchError(`${what} could not start: ${spawnError}`);
-    if (exited) throw new EngineLaunchError(`${what} ${exited} before it could generate; the end of ${server.log}:\n${logTail(server.log)}`);
+    if (exited)
+      throw new EngineLaunchError(
+        `${what} ${exited} before it could generate; the end of ${server.log}:\n${logTail(server.log)}`,
+      );
     if (halt?.aborted) throw new EngineLaunchError(`${what}: stopped before it was ready`);
     try {
       await callServer(server.url, wire.health(), POLL_MS * 8);
@@ -184,7 +229,10 @@ async function waitReady(server: LaunchedServer, child: ChildProcess, wire: Engi
     } catch {
       // Not listening yet, or still loading.
     }
-    if (Date.now() > deadline) throw new EngineLaunchError(`${what} did not answer its health check within ${READY_DEADLINE_MS / 1000} s; the end of ${server.log}:\n${logTail(server.log)}`);
+    if (Date.now() > deadline)
+      throw new EngineLaunchError(
+        `${what} did not answer its health check within ${READY_DEADLINE_MS / 1000} s; the end of ${server.log}:\n${logTail(server.log)}`,
+      );
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }

@@ -7,7 +7,13 @@
 // A generation that finds no server, or runs out of retries, is an env error of its episode;
 // the run phases stop the run (resumably) once no server is left (requireServing).
 import { EnvError } from "../../contracts/env.js";
-import { EngineProtocolError, type EngineGenerateArgs, type EngineGeneration, type EngineHttpCall, type EngineWire } from "./contract.js";
+import {
+  EngineProtocolError,
+  type EngineGenerateArgs,
+  type EngineGeneration,
+  type EngineHttpCall,
+  type EngineWire,
+} from "./contract.js";
 import { callServer, EngineCallError } from "./http.js";
 
 /** How long a health check may take before the server counts as failing it. */
@@ -84,7 +90,11 @@ export class EnginePool {
   }
 
   get counts(): PoolCounts {
-    return { requests: this.requests, retries: this.retries, failedServers: this.servers.filter((s) => s.state === "dead").length };
+    return {
+      requests: this.requests,
+      retries: this.retries,
+      failedServers: this.servers.filter((s) => s.state === "dead").length,
+    };
   }
 
   /** Servers that take requests and weight syncs (suspect ones are live until their check says otherwise). */
@@ -139,16 +149,21 @@ export class EnginePool {
     const failures: string[] = [];
     for (let attempt = 0; ; attempt++) {
       const server = await this.pick(tried);
-      if (!server) throw new EnvError(`no inference server is left: ${this.deadSummary() || "none was given"}`, "unavailable");
+      if (!server)
+        throw new EnvError(`no inference server is left: ${this.deadSummary() || "none was given"}`, "unavailable");
       if (attempt > 0) this.retries++;
       tried.add(server);
       const outcome = await this.attempt(server, request);
       if ("generation" in outcome) return outcome.generation;
-      if (!outcome.retryable) throw new EnvError(`inference ${server.name} refused the generation: ${outcome.error}`, "protocol");
+      if (!outcome.retryable)
+        throw new EnvError(`inference ${server.name} refused the generation: ${outcome.error}`, "protocol");
       failures.push(`${server.name}: ${outcome.error}`);
       this.suspect(server, outcome.error);
       if (attempt >= this.options.maxRetries) {
-        throw new EnvError(`the generation failed ${attempt + 1} time${attempt === 0 ? "" : "s"} (resources.rollout.max_retries ${this.options.maxRetries}): ${failures.join("; ")}`, "unavailable");
+        throw new EnvError(
+          `the generation failed ${attempt + 1} time${attempt === 0 ? "" : "s"} (resources.rollout.max_retries ${this.options.maxRetries}): ${failures.join("; ")}`,
+          "unavailable",
+        );
       }
     }
   }
@@ -168,13 +183,18 @@ export class EnginePool {
         try {
           await this.call(server, this.wire.unloadAdapter(version));
         } catch (error) {
-          this.options.log?.(`inference ${server.name} did not unload the LoRA adapter of policy version ${version} (it stays loaded there): ${(error as Error).message}`);
+          this.options.log?.(
+            `inference ${server.name} did not unload the LoRA adapter of policy version ${version} (it stays loaded there): ${(error as Error).message}`,
+          );
         }
       }),
     );
   }
 
-  private async attempt(server: EngineServer, request: GenerateRequest): Promise<{ generation: PooledGeneration } | { error: string; retryable: boolean }> {
+  private async attempt(
+    server: EngineServer,
+    request: GenerateRequest,
+  ): Promise<{ generation: PooledGeneration } | { error: string; retryable: boolean }> {
     const version = server.version;
     if (version !== null) server.inFlight.set(version, (server.inFlight.get(version) ?? 0) + 1);
     try {
@@ -184,12 +204,22 @@ export class EnginePool {
       const answer = await this.call(server, this.wire.generate(args));
       const generation = this.wire.parseGeneration(answer, args);
       if (generation.ids.length !== generation.logprobs.length) {
-        return { error: `its answer has ${generation.ids.length} token ids but ${generation.logprobs.length} log-probs`, retryable: true };
+        return {
+          error: `its answer has ${generation.ids.length} token ids but ${generation.logprobs.length} log-probs`,
+          retryable: true,
+        };
       }
-      if (generation.ids.length > request.maxNewTokens) return { error: `it generated ${generation.ids.length} tokens, above the ${request.maxNewTokens} asked for`, retryable: true };
+      if (generation.ids.length > request.maxNewTokens)
+        return {
+          error: `it generated ${generation.ids.length} tokens, above the ${request.maxNewTokens} asked for`,
+          retryable: true,
+        };
       // Never train on weights other than those the sample is recorded with.
       if (generation.weightVersion !== null && generation.weightVersion !== String(version)) {
-        return { error: `it served weight version '${generation.weightVersion}' after being synced to version ${version}`, retryable: true };
+        return {
+          error: `it served weight version '${generation.weightVersion}' after being synced to version ${version}`,
+          retryable: true,
+        };
       }
       if (generation.weightVersion === null && !server.unconfirmed) {
         server.unconfirmed = true;
@@ -200,7 +230,8 @@ export class EnginePool {
       return { generation: { ...generation, version, server: server.index } };
     } catch (error) {
       if (error instanceof EngineCallError) return { error: error.message, retryable: error.retryable };
-      if (error instanceof EngineProtocolError) return { error: `its answer is unreadable: ${error.message}`, retryable: true };
+      if (error instanceof EngineProtocolError)
+        return { error: `its answer is unreadable: ${error.message}`, retryable: true };
       throw error;
     } finally {
       server.outstanding--;

@@ -37,6 +37,13 @@ export class RunEngine {
     const now = this.pool.counts;
     const before = this.reported;
     this.reported = now;
-    return { requests: now.requests - before.requests, retries: now.retries - before.retries, failed_servers: now.failedServers, sync_s: this.weights.takeSeconds(), version: this.weights.version, probe_gap: this.weights.takeProbeGap() };
+    return {
+      requests: now.requests - before.requests,
+      retries: now.retries - before.retries,
+      failed_servers: now.failedServers,
+      sync_s: this.weights.takeSeconds(),
+      version: this.weights.version,
+      probe_gap: this.weights.takeProbeGap(),
+    };
   }
 }

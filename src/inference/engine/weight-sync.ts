@@ -97,7 +97,8 @@ export class WeightSync {
   }
 
   private async load(dir: string, version: number, savedVersion: number): Promise<void> {
-    if (savedVersion !== version) throw new WeightSyncError(`the trainer saved policy version ${savedVersion} for the servers' version ${version}`);
+    if (savedVersion !== version)
+      throw new WeightSyncError(`the trainer saved policy version ${savedVersion} for the servers' version ${version}`);
     await this.pool.settle();
     const calls = this.pool.wire.weightSync(dir, version, { lora: this.lora });
     await Promise.all(
@@ -115,14 +116,26 @@ export class WeightSync {
         }
       }),
     );
-    if (this.pool.live().length === 0) throw new WeightSyncError(`no inference server took the weights of policy version ${version}: ${this.pool.deadSummary()}`, this.tiedFailure);
+    if (this.pool.live().length === 0)
+      throw new WeightSyncError(
+        `no inference server took the weights of policy version ${version}: ${this.pool.deadSummary()}`,
+        this.tiedFailure,
+      );
   }
 
   /** Whether `server` serves the trainer's weights by the probe (true without one); a server that does not is taken out. */
   private async probed(server: EngineServer, dir: string, version: number): Promise<boolean> {
     if (!this.probe || this.probe.tokens === 0) return true;
     try {
-      const gap = await probeServer(this.pool.wire, this.pool, server, this.trainer, this.probe, version, SYNC_CALL_TIMEOUT_MS);
+      const gap = await probeServer(
+        this.pool.wire,
+        this.pool,
+        server,
+        this.trainer,
+        this.probe,
+        version,
+        SYNC_CALL_TIMEOUT_MS,
+      );
       this.probeGap = Math.max(this.probeGap ?? 0, gap.meanAbs);
       if (gap.meanAbs <= this.probe.tolerance) return true;
       if (!this.lora && tiesEmbeddings(dir)) this.tiedFailure = true;
@@ -142,6 +155,7 @@ export class WeightSync {
       .map((m) => Number(m[1]))
       .sort((a, b) => b - a);
     const keep = new Set(versions.filter((v) => this.served !== null && v <= this.served).slice(0, kept));
-    for (const v of versions.filter((v) => !keep.has(v))) rmSync(path.join(this.root, `v${v}`), { recursive: true, force: true });
+    for (const v of versions.filter((v) => !keep.has(v)))
+      rmSync(path.join(this.root, `v${v}`), { recursive: true, force: true });
   }
 }

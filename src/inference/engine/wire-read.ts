@@ -75,8 +75,15 @@ export class AnswerReader {
   singleVersion(value: unknown, path: string): string | null {
     if (value === undefined || value === null) return null;
     const spans = this.array(value, path);
-    const versions = new Set(spans.map((span, k) => this.string(this.object(span, `${path}[${k}]`).version, `${path}[${k}].version`)));
-    if (versions.size > 1) this.fail(path, value, "one weight version for the whole generation (was the server drained before a weight sync?)");
+    const versions = new Set(
+      spans.map((span, k) => this.string(this.object(span, `${path}[${k}]`).version, `${path}[${k}].version`)),
+    );
+    if (versions.size > 1)
+      this.fail(
+        path,
+        value,
+        "one weight version for the whole generation (was the server drained before a weight sync?)",
+      );
     const [version] = versions;
     return version ?? null;
   }

@@ -10,8 +10,18 @@ interface TextBlock {
 
 export type AnthropicBlock =
   | TextBlock
-  | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly input: Readonly<Record<string, unknown>> }
-  | { readonly type: "tool_result"; readonly tool_use_id: string; readonly content?: string | readonly TextBlock[]; readonly is_error?: boolean };
+  | {
+      readonly type: "tool_use";
+      readonly id: string;
+      readonly name: string;
+      readonly input: Readonly<Record<string, unknown>>;
+    }
+  | {
+      readonly type: "tool_result";
+      readonly tool_use_id: string;
+      readonly content?: string | readonly TextBlock[];
+      readonly is_error?: boolean;
+    };
 
 export interface AnthropicMessage {
   readonly role: "user" | "assistant";
@@ -44,7 +54,12 @@ const cacheControl = { anyOf: [{ type: "object" }, { type: "null" }] };
 const textBlock = {
   type: "object",
   required: ["type", "text"],
-  properties: { type: { const: "text" }, text: { type: "string" }, cache_control: cacheControl, citations: { anyOf: [{ type: "null" }, { type: "array", maxItems: 0 }] } },
+  properties: {
+    type: { const: "text" },
+    text: { type: "string" },
+    cache_control: cacheControl,
+    citations: { anyOf: [{ type: "null" }, { type: "array", maxItems: 0 }] },
+  },
   additionalProperties: false,
 };
 
@@ -60,7 +75,13 @@ const block = (types: readonly string[], hint: string) => ({
       if: isType("tool_use"),
       then: {
         required: ["type", "id", "name", "input"],
-        properties: { type: { const: "tool_use" }, id: { type: "string", minLength: 1 }, name: { type: "string", minLength: 1 }, input: { type: "object" }, cache_control: cacheControl },
+        properties: {
+          type: { const: "tool_use" },
+          id: { type: "string", minLength: 1 },
+          name: { type: "string", minLength: 1 },
+          input: { type: "object" },
+          cache_control: cacheControl,
+        },
         additionalProperties: false,
       },
     },
@@ -71,7 +92,10 @@ const block = (types: readonly string[], hint: string) => ({
         properties: {
           type: { const: "tool_result" },
           tool_use_id: { type: "string", minLength: 1 },
-          content: { anyOf: [{ type: "string" }, { type: "array", items: textBlock }], hint: "must be a string or a list of text blocks: images and documents are not supported" },
+          content: {
+            anyOf: [{ type: "string" }, { type: "array", items: textBlock }],
+            hint: "must be a string or a list of text blocks: images and documents are not supported",
+          },
           is_error: { type: "boolean" },
           cache_control: cacheControl,
         },
@@ -81,19 +105,34 @@ const block = (types: readonly string[], hint: string) => ({
   ],
 });
 
-const NO_THINKING = "thinking blocks are not served: the model's reasoning is in its text, as its chat template gives it";
+const NO_THINKING =
+  "thinking blocks are not served: the model's reasoning is in its text, as its chat template gives it";
 
 const message = {
   type: "object",
   required: ["role", "content"],
-  properties: { role: { enum: ["user", "assistant"], hint: "role must be user or assistant (the system prompt goes in \"system\")" } },
+  properties: {
+    role: { enum: ["user", "assistant"], hint: 'role must be user or assistant (the system prompt goes in "system")' },
+  },
   allOf: [
     {
       if: { required: ["role"], properties: { role: { const: "user" } } },
       then: {
         properties: {
           role: {},
-          content: { anyOf: [{ type: "string" }, { type: "array", minItems: 1, items: block(["text", "tool_result"], "a user message holds text and tool_result blocks: images, documents and search results are not supported") }] },
+          content: {
+            anyOf: [
+              { type: "string" },
+              {
+                type: "array",
+                minItems: 1,
+                items: block(
+                  ["text", "tool_result"],
+                  "a user message holds text and tool_result blocks: images, documents and search results are not supported",
+                ),
+              },
+            ],
+          },
         },
         additionalProperties: false,
       },
@@ -103,7 +142,18 @@ const message = {
       then: {
         properties: {
           role: {},
-          content: { anyOf: [{ type: "string" }, { type: "array", items: block(["text", "tool_use"], `an assistant message holds text and tool_use blocks (${NO_THINKING})`) }] },
+          content: {
+            anyOf: [
+              { type: "string" },
+              {
+                type: "array",
+                items: block(
+                  ["text", "tool_use"],
+                  `an assistant message holds text and tool_use blocks (${NO_THINKING})`,
+                ),
+              },
+            ],
+          },
         },
         additionalProperties: false,
       },
@@ -115,8 +165,15 @@ const tool = {
   type: "object",
   required: ["name", "input_schema"],
   properties: {
-    type: { const: "custom", hint: "only client tools with an input_schema are supported: server tools (web search, code execution, bash, text editor) are not" },
-    name: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$", hint: "must be 1 to 64 letters, digits, underscores or dashes" },
+    type: {
+      const: "custom",
+      hint: "only client tools with an input_schema are supported: server tools (web search, code execution, bash, text editor) are not",
+    },
+    name: {
+      type: "string",
+      pattern: "^[A-Za-z0-9_-]{1,64}$",
+      hint: "must be 1 to 64 letters, digits, underscores or dashes",
+    },
     description: { type: "string" },
     input_schema: { type: "object" },
     cache_control: cacheControl,
@@ -132,7 +189,10 @@ const anthropicSchema = {
     model: { type: "string" },
     max_tokens: { type: "integer", minimum: 1 },
     messages: { type: "array", minItems: 1, items: message },
-    system: { anyOf: [{ type: "string" }, { type: "array", items: textBlock }], hint: "must be a string or a list of text blocks" },
+    system: {
+      anyOf: [{ type: "string" }, { type: "array", items: textBlock }],
+      hint: "must be a string or a list of text blocks",
+    },
     tools: { type: "array", items: tool },
     tool_choice: {
       type: "object",
@@ -146,7 +206,11 @@ const anthropicSchema = {
       then: { required: ["name"], properties: { name: { type: "string" } } },
       additionalProperties: false,
     },
-    stop_sequences: { type: "array", items: { type: "string", minLength: 1 }, hint: "must be a list of non-empty strings" },
+    stop_sequences: {
+      type: "array",
+      items: { type: "string", minLength: 1 },
+      hint: "must be a list of non-empty strings",
+    },
     temperature: { type: "number", minimum: 0, maximum: 1 },
     top_p: { type: "number", exclusiveMinimum: 0, maximum: 1 },
     top_k: { type: "integer", minimum: 0 },
@@ -164,4 +228,7 @@ const anthropicSchema = {
 };
 
 /** The body as a Messages request, or a GatewayError (400) naming the first offending value. */
-export const checkAnthropicBody = bodyChecker<AnthropicBody>(anthropicSchema, "docs/gateway.md#the-anthropic-messages-api");
+export const checkAnthropicBody = bodyChecker<AnthropicBody>(
+  anthropicSchema,
+  "docs/gateway.md#the-anthropic-messages-api",
+);

@@ -9,21 +9,40 @@ import { checkAnthropicBody, type AnthropicBody, type AnthropicMessage } from ".
 import { pieces, textOf } from "./openai-wire.js";
 
 /** One Anthropic message as chat messages: a user turn's tool results become tool messages, in order. */
-function toMessages(message: AnthropicMessage, index: number, previous: AnthropicMessage | undefined): GatewayMessage[] {
+function toMessages(
+  message: AnthropicMessage,
+  index: number,
+  previous: AnthropicMessage | undefined,
+): GatewayMessage[] {
   if (typeof message.content === "string") return [{ role: message.role, content: message.content }];
   if (message.role === "assistant") {
     const text = message.content.flatMap((b) => (b.type === "text" ? [b] : []));
     const calls = message.content.flatMap((b) => (b.type === "tool_use" ? [b] : []));
     if (calls.length === 0) return [{ role: "assistant", content: textOf(text) }];
-    return [{ role: "assistant", content: textOf(text), tool_calls: calls.map((c) => ({ name: c.name, arguments: { ...c.input } })), toolCallIds: calls.map((c) => c.id) }];
+    return [
+      {
+        role: "assistant",
+        content: textOf(text),
+        tool_calls: calls.map((c) => ({ name: c.name, arguments: { ...c.input } })),
+        toolCallIds: calls.map((c) => c.id),
+      },
+    ];
   }
   // As on Anthropic's API: a tool_result answers a tool_use of the assistant message just before.
-  const asked = new Set(typeof previous?.content === "object" ? previous.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : []);
+  const asked = new Set(
+    typeof previous?.content === "object" ? previous.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : [],
+  );
   const out: GatewayMessage[] = [];
   message.content.forEach((b, j) => {
     if (b.type === "tool_result") {
       if (!asked.has(b.tool_use_id)) {
-        throw new GatewayError(400, `tool_result block with tool_use_id "${b.tool_use_id}" has no tool_use block with that id in the previous (assistant) message`, "invalid_request_error", `messages[${index}].content[${j}].tool_use_id`, "invalid_value");
+        throw new GatewayError(
+          400,
+          `tool_result block with tool_use_id "${b.tool_use_id}" has no tool_use block with that id in the previous (assistant) message`,
+          "invalid_request_error",
+          `messages[${index}].content[${j}].tool_use_id`,
+          "invalid_value",
+        );
       }
       out.push({ role: "tool", content: textOf(b.content), toolCallId: b.tool_use_id });
       return;
@@ -46,8 +65,18 @@ function anthropicToolChoice(choice: AnthropicBody["tool_choice"]): ToolChoice {
 function toChatRequest(body: AnthropicBody): ChatRequest {
   const system = body.system === undefined ? "" : textOf(body.system);
   return {
-    messages: [...(system === "" ? [] : [{ role: "system" as const, content: system }]), ...body.messages.flatMap((m, i) => toMessages(m, i, body.messages[i - 1]))],
-    tools: (body.tools ?? []).map((t) => ({ type: "function", function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.input_schema } })),
+    messages: [
+      ...(system === "" ? [] : [{ role: "system" as const, content: system }]),
+      ...body.messages.flatMap((m, i) => toMessages(m, i, body.messages[i - 1])),
+    ],
+    tools: (body.tools ?? []).map((t) => ({
+      type: "function",
+      function: {
+        name: t.name,
+        ...(t.description !== undefined ? { description: t.description } : {}),
+        parameters: t.input_schema,
+      },
+    })),
     toolChoice: anthropicToolChoice(body.tool_choice),
     maxTokens: body.max_tokens,
     stop: body.stop_sequences ?? [],
@@ -67,11 +96,17 @@ function stopReason(result: ChatResult): string {
 function contentBlocks(result: ChatResult): object[] {
   const text = result.content ?? "";
   const blocks: object[] = text !== "" || result.toolCalls.length === 0 ? [{ type: "text", text }] : [];
-  for (const call of result.toolCalls) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: JSON.parse(call.arguments) as unknown });
+  for (const call of result.toolCalls)
+    blocks.push({ type: "tool_use", id: call.id, name: call.name, input: JSON.parse(call.arguments) as unknown });
   return blocks;
 }
 
-const usageOf = (result: ChatResult) => ({ input_tokens: result.promptIds.length, output_tokens: result.ids.length, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+const usageOf = (result: ChatResult) => ({
+  input_tokens: result.promptIds.length,
+  output_tokens: result.ids.length,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+});
 
 function messageJson(head: ResponseHead, result: ChatResult) {
   return {
@@ -93,20 +128,38 @@ function messageJson(head: ResponseHead, result: ChatResult) {
 function messageEvents(head: ResponseHead, result: ChatResult): ServerEvent[] {
   const events: ServerEvent[] = [];
   const emit = (type: string, data: object) => events.push({ event: type, data: { type, ...data } });
-  const start = { id: head.id, type: "message", role: "assistant", model: head.model, content: [], stop_reason: null, stop_sequence: null, prompt_token_ids: Array.from(result.promptIds) };
+  const start = {
+    id: head.id,
+    type: "message",
+    role: "assistant",
+    model: head.model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    prompt_token_ids: Array.from(result.promptIds),
+  };
   emit("message_start", { message: { ...start, usage: { ...usageOf(result), output_tokens: 0 } } });
   contentBlocks(result).forEach((block, index) => {
     const b = block as { type: string; text?: string; input?: unknown };
     if (b.type === "text") {
       emit("content_block_start", { index, content_block: { type: "text", text: "" } });
-      for (const piece of pieces(b.text ?? "", result.tokens).parts) emit("content_block_delta", { index, delta: { type: "text_delta", text: piece.text } });
+      for (const piece of pieces(b.text ?? "", result.tokens).parts)
+        emit("content_block_delta", { index, delta: { type: "text_delta", text: piece.text } });
     } else {
       emit("content_block_start", { index, content_block: { ...block, input: {} } });
-      emit("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) } });
+      emit("content_block_delta", {
+        index,
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) },
+      });
     }
     emit("content_block_stop", { index });
   });
-  emit("message_delta", { delta: { stop_reason: stopReason(result), stop_sequence: result.stopString }, usage: { output_tokens: result.ids.length }, token_ids: Array.from(result.ids), arl: { policy_version: result.policyVersion } });
+  emit("message_delta", {
+    delta: { stop_reason: stopReason(result), stop_sequence: result.stopString },
+    usage: { output_tokens: result.ids.length },
+    token_ids: Array.from(result.ids),
+    arl: { policy_version: result.policyVersion },
+  });
   emit("message_stop", {});
   return events;
 }

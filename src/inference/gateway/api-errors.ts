@@ -21,8 +21,16 @@ const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {
 
 /** The JSON body of a refusal in the route's shape. */
 export function errorBody(error: GatewayError, shape: ErrorShape): object {
-  if (shape === "openai") return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
+  if (shape === "openai")
+    return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
   // Anthropic's errors carry no param or code: the path leads the message, as Anthropic's own do.
-  const message = error.param !== null && !error.message.includes(error.param) ? `${error.param}: ${error.message}` : error.message;
-  return { type: "error", error: { type: ANTHROPIC_TYPES[error.status] ?? (error.status >= 500 ? "api_error" : "invalid_request_error"), message } };
+  const message =
+    error.param !== null && !error.message.includes(error.param) ? `${error.param}: ${error.message}` : error.message;
+  return {
+    type: "error",
+    error: {
+      type: ANTHROPIC_TYPES[error.status] ?? (error.status >= 500 ? "api_error" : "invalid_request_error"),
+      message,
+    },
+  };
 }

@@ -105,7 +105,13 @@ export class GatewayError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly type: "invalid_request_error" | "authentication_error" | "not_found_error" | "conflict_error" | "rate_limit_error" | "server_error" = "invalid_request_error",
+    readonly type:
+      | "invalid_request_error"
+      | "authentication_error"
+      | "not_found_error"
+      | "conflict_error"
+      | "rate_limit_error"
+      | "server_error" = "invalid_request_error",
     readonly param: string | null = null,
     readonly code: string | null = null,
   ) {

@@ -19,7 +19,8 @@ export interface ServerEvent {
 }
 
 /** A JSON answer, or an event stream (`done`: ends with `data: [DONE]`, as OpenAI's chat and completions do). */
-export type WireAnswer = { readonly json: object } | { readonly events: readonly ServerEvent[]; readonly done: boolean };
+export type WireAnswer =
+  { readonly json: object } | { readonly events: readonly ServerEvent[]; readonly done: boolean };
 
 export interface EndpointCall {
   /** The parsed JSON body, not yet checked. */

@@ -103,8 +103,15 @@ export class EngineModel {
   /** Refuses a `model` this server does not serve (404, as the engines answer). */
   checkModel(name: string | null | undefined): void {
     if (name === null || name === undefined || this.servedNames.includes(name)) return;
-    const why = this.adapter !== null && name === this.modelName ? `: adapter '${this.adapter}' replaced its weights (this server holds one set of weights; name the adapter)` : "";
-    throw new EngineModelError(404, `The model \`${name}\` does not exist${why}; this server serves ${this.servedNames.join(", ")}`, "model");
+    const why =
+      this.adapter !== null && name === this.modelName
+        ? `: adapter '${this.adapter}' replaced its weights (this server holds one set of weights; name the adapter)`
+        : "";
+    throw new EngineModelError(
+      404,
+      `The model \`${name}\` does not exist${why}; this server serves ${this.servedNames.join(", ")}`,
+      "model",
+    );
   }
 
   /**
@@ -115,23 +122,36 @@ export class EngineModel {
   bound(promptLength: number, requested: number | null | undefined, fallback: number, fields: LengthFields): number {
     const { maxNewTokens, maxContext } = this.limits;
     if (requested !== null && requested !== undefined && requested > maxNewTokens) {
-      throw new EngineModelError(400, `${fields.maxTokens} is ${requested}, more than this server generates for one request (${maxNewTokens}, the plan's policy.sampling.max_new_tokens): ask for at most ${maxNewTokens}`, fields.maxTokens);
+      throw new EngineModelError(
+        400,
+        `${fields.maxTokens} is ${requested}, more than this server generates for one request (${maxNewTokens}, the plan's policy.sampling.max_new_tokens): ask for at most ${maxNewTokens}`,
+        fields.maxTokens,
+      );
     }
     if (maxContext === null) return requested ?? Math.min(fallback, maxNewTokens);
     if (promptLength >= maxContext) {
-      throw new EngineModelError(400, `This model's maximum context length is ${maxContext} tokens, and the prompt has ${promptLength}, which leaves none to generate: shorten the prompt`, fields.prompt);
+      throw new EngineModelError(
+        400,
+        `This model's maximum context length is ${maxContext} tokens, and the prompt has ${promptLength}, which leaves none to generate: shorten the prompt`,
+        fields.prompt,
+      );
     }
     const room = maxContext - promptLength;
     if (requested === null || requested === undefined) return Math.min(fallback, maxNewTokens, room);
     if (requested > room) {
-      throw new EngineModelError(400, `This model's maximum context length is ${maxContext} tokens; the request has ${promptLength} prompt tokens and asks for ${requested} more (${fields.maxTokens}): ask for at most ${room} or shorten the prompt`, fields.maxTokens);
+      throw new EngineModelError(
+        400,
+        `This model's maximum context length is ${maxContext} tokens; the request has ${promptLength} prompt tokens and asks for ${requested} more (${fields.maxTokens}): ask for at most ${room} or shorten the prompt`,
+        fields.maxTokens,
+      );
     }
     return requested;
   }
 
   /** One generation from the weights held now: refused (503) while paused with `wait`, held while paused with `keep` or while a load runs. */
   async generate(prompt: Int32Array, options: GenerateOptions): Promise<ServedGeneration> {
-    if (this.paused === "wait") throw new EngineModelError(503, "generation is paused for a weight update: retry after /resume");
+    if (this.paused === "wait")
+      throw new EngineModelError(503, "generation is paused for a weight update: retry after /resume");
     while (this.paused === "keep" || this.loading) await this.gate.promise;
     const version = this.version;
     this.inFlight++;
@@ -154,7 +174,9 @@ export class EngineModel {
   }
 
   async decodeEach(ids: Int32Array): Promise<string[]> {
-    return this.policy.decodeEach ? this.policy.decodeEach(ids) : Promise.all(Array.from(ids, (id) => this.policy.decode(Int32Array.of(id))));
+    return this.policy.decodeEach
+      ? this.policy.decodeEach(ids)
+      : Promise.all(Array.from(ids, (id) => this.policy.decode(Int32Array.of(id))));
   }
 
   /** Stops new generations as `mode` says and, with `wait`, returns once those in flight have ended. */

@@ -41,11 +41,17 @@ export function engineRoutes(api: EngineName, model: EngineModel): EngineEndpoin
     async answer(call) {
       const handler = routes.get(`${call.method} ${call.path}`);
       try {
-        if (handler === undefined) throw new EngineModelError(404, `no such route: ${call.method} ${call.path} (this server answers ${[...routes.keys()].join(", ")})`);
+        if (handler === undefined)
+          throw new EngineModelError(
+            404,
+            `no such route: ${call.method} ${call.path} (this server answers ${[...routes.keys()].join(", ")})`,
+          );
         return await handler(call);
       } catch (error) {
-        if (error instanceof EngineModelError) return { status: error.status, body: errorBody(error.status, error.message, error.param) };
-        if (error instanceof GatewayError) return { status: error.status, body: errorBody(error.status, error.message, error.param) };
+        if (error instanceof EngineModelError)
+          return { status: error.status, body: errorBody(error.status, error.message, error.param) };
+        if (error instanceof GatewayError)
+          return { status: error.status, body: errorBody(error.status, error.message, error.param) };
         throw error;
       }
     },
@@ -55,7 +61,14 @@ export function engineRoutes(api: EngineName, model: EngineModel): EngineEndpoin
 
 /** vLLM's ErrorResponse: {"error": {message, type, param, code}} with the status as `code`. */
 function vllmError(status: number, message: string, param: string | null): unknown {
-  const type = status === 404 ? "NotFoundError" : status === 503 ? "ServiceUnavailableError" : status >= 500 ? "InternalServerError" : "BadRequestError";
+  const type =
+    status === 404
+      ? "NotFoundError"
+      : status === 503
+        ? "ServiceUnavailableError"
+        : status >= 500
+          ? "InternalServerError"
+          : "BadRequestError";
   return { error: { message, type, param, code: status } };
 }
 
@@ -66,17 +79,27 @@ function sglangError(status: number, message: string, param: string | null): unk
 
 /** A checkpoint directory named in a request must exist before anything pauses. */
 function checkpointDir(dir: string, param: string): string {
-  if (!existsSync(dir)) throw new EngineModelError(400, `no checkpoint at '${dir}': give the directory the trainer saved (its model.safetensors or adapter files)`, param);
+  if (!existsSync(dir))
+    throw new EngineModelError(
+      400,
+      `no checkpoint at '${dir}': give the directory the trainer saved (its model.safetensors or adapter files)`,
+      param,
+    );
   return dir;
 }
 
 /** The stop ids of a generation: the request's, and the tokenizer's besides unless `ignore_eos` (as both engines stop). */
-function stopIdsOf(model: EngineModel, requested: readonly number[] | null | undefined, ignoreEos: boolean | undefined): number[] {
+function stopIdsOf(
+  model: EngineModel,
+  requested: readonly number[] | null | undefined,
+  ignoreEos: boolean | undefined,
+): number[] {
   return [...new Set([...(ignoreEos === true ? [] : model.stopIds), ...(requested ?? [])])];
 }
 
 /** Off (0) for the engines' "all tokens" values (-1, 0, and SGLang's 1 << 30). */
-const topKOf = (k: number | null | undefined): number => (k === null || k === undefined || k <= 0 || k >= 1 << 30 ? 0 : k);
+const topKOf = (k: number | null | undefined): number =>
+  k === null || k === undefined || k <= 0 || k >= 1 << 30 ? 0 : k;
 
 /** A request without a seed samples from fresh randomness, as the engines do. */
 const seedOf = (seed: number | null | undefined): number => seed ?? randomInt(0, 2 ** 31 - 1);
@@ -84,7 +107,14 @@ const seedOf = (seed: number | null | undefined): number => seed ?? randomInt(0,
 const finiteLogprob = (lp: number): number => (Number.isFinite(lp) ? lp : LOGPROB_FLOOR);
 
 function vllmRoutes(model: EngineModel, created: number): Map<string, Handler> {
-  const card = (id: string) => ({ id, object: "model", created, owned_by: "arl", root: model.modelName, parent: id === model.modelName ? null : model.modelName });
+  const card = (id: string) => ({
+    id,
+    object: "model",
+    created,
+    owned_by: "arl",
+    root: model.modelName,
+    parent: id === model.modelName ? null : model.modelName,
+  });
   return new Map<string, Handler>([
     ["GET /health", () => Promise.resolve(ok(null))],
     ["GET /v1/models", () => Promise.resolve(ok({ object: "list", data: model.servedNames.map(card) }))],
@@ -94,7 +124,11 @@ function vllmRoutes(model: EngineModel, created: number): Map<string, Handler> {
       async (call) => {
         const mode = call.query.get("mode") ?? "abort";
         if (mode !== "wait" && mode !== "keep") {
-          throw new EngineModelError(400, `pause mode '${mode}' is not served: use mode=wait (new generations get 503 until /resume, those in flight finish) or mode=keep (new generations wait for /resume); a trainer's generation cannot be aborted midway`, "mode");
+          throw new EngineModelError(
+            400,
+            `pause mode '${mode}' is not served: use mode=wait (new generations get 503 until /resume, those in flight finish) or mode=keep (new generations wait for /resume); a trainer's generation cannot be aborted midway`,
+            "mode",
+          );
         }
         await model.pause(mode);
         return ok({ status: "paused" });
@@ -143,7 +177,10 @@ async function vllmCompletion(model: EngineModel, body: VllmCompletionBody): Pro
   const first = body.prompt[0];
   const prompt = Int32Array.from((Array.isArray(first) ? first : body.prompt) as readonly number[]);
   const options: GenerateOptions = {
-    maxNewTokens: model.bound(prompt.length, body.max_tokens, VLLM_MAX_TOKENS, { prompt: "prompt", maxTokens: "max_tokens" }),
+    maxNewTokens: model.bound(prompt.length, body.max_tokens, VLLM_MAX_TOKENS, {
+      prompt: "prompt",
+      maxTokens: "max_tokens",
+    }),
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
     topK: topKOf(body.top_k),
@@ -151,10 +188,14 @@ async function vllmCompletion(model: EngineModel, body: VllmCompletionBody): Pro
     seed: seedOf(body.seed),
   };
   const g = await model.generate(prompt, options);
-  const [text, tokens] = await Promise.all([model.decode(g.ids), body.logprobs === 0 && body.return_tokens_as_token_ids !== true ? model.decodeEach(g.ids) : Promise.resolve(null)]);
+  const [text, tokens] = await Promise.all([
+    model.decode(g.ids),
+    body.logprobs === 0 && body.return_tokens_as_token_ids !== true ? model.decodeEach(g.ids) : Promise.resolve(null),
+  ]);
   const ids = Array.from(g.ids);
   const last = ids.at(-1);
-  const logprobs = body.logprobs === 0 ? completionLogprobs(tokens ?? ids.map((id) => `token_id:${id}`), g.logprobs) : null;
+  const logprobs =
+    body.logprobs === 0 ? completionLogprobs(tokens ?? ids.map((id) => `token_id:${id}`), g.logprobs) : null;
   const withIds = body.return_token_ids === true;
   return ok({
     id: `cmpl-${randomBytes(16).toString("hex")}`,
@@ -168,13 +209,21 @@ async function vllmCompletion(model: EngineModel, body: VllmCompletionBody): Pro
         logprobs,
         finish_reason: g.finish,
         // vLLM names the stop token that ended it when it was one of the request's stop_token_ids, else null (EOS).
-        stop_reason: g.finish === "stop" && last !== undefined && (body.stop_token_ids ?? []).includes(last) ? last : null,
+        stop_reason:
+          g.finish === "stop" && last !== undefined && (body.stop_token_ids ?? []).includes(last) ? last : null,
         prompt_logprobs: null,
         ...(withIds ? { token_ids: ids, prompt_token_ids: Array.from(prompt) } : {}),
-        ...(body.return_weight_versions === true ? { weight_versions: [{ version: g.weightVersion, start: 0, end: ids.length }] } : {}),
+        ...(body.return_weight_versions === true
+          ? { weight_versions: [{ version: g.weightVersion, start: 0, end: ids.length }] }
+          : {}),
       },
     ],
-    usage: { prompt_tokens: prompt.length, completion_tokens: ids.length, total_tokens: prompt.length + ids.length, prompt_tokens_details: null },
+    usage: {
+      prompt_tokens: prompt.length,
+      completion_tokens: ids.length,
+      total_tokens: prompt.length + ids.length,
+      prompt_tokens_details: null,
+    },
   });
 }
 
@@ -187,11 +236,23 @@ function completionLogprobs(tokens: readonly string[], logprobs: Float32Array): 
     offsets.push(offset);
     offset += token.length;
   }
-  return { text_offset: offsets, token_logprobs: lps, tokens, top_logprobs: tokens.map((token, i) => ({ [token]: lps[i] ?? LOGPROB_FLOOR })) };
+  return {
+    text_offset: offsets,
+    token_logprobs: lps,
+    tokens,
+    top_logprobs: tokens.map((token, i) => ({ [token]: lps[i] ?? LOGPROB_FLOOR })),
+  };
 }
 
 function sglangRoutes(model: EngineModel): Map<string, Handler> {
-  const info = () => ok({ model_path: model.modelName, served_model_name: model.servedNames[0] ?? model.modelName, tokenizer_path: model.modelName, is_generation: true, weight_version: model.weightVersion });
+  const info = () =>
+    ok({
+      model_path: model.modelName,
+      served_model_name: model.servedNames[0] ?? model.modelName,
+      tokenizer_path: model.modelName,
+      is_generation: true,
+      weight_version: model.weightVersion,
+    });
   return new Map<string, Handler>([
     ["GET /health", () => Promise.resolve(ok(null))],
     ["GET /health_generate", () => Promise.resolve(ok(null))],
@@ -202,7 +263,15 @@ function sglangRoutes(model: EngineModel): Map<string, Handler> {
       "POST /load_lora_adapter",
       async (call) => {
         const body = checkLoadLora(call.body);
-        if (!existsSync(body.lora_path)) return { status: 400, body: { success: false, error_message: `no adapter at '${body.lora_path}': give the directory the trainer saved`, loaded_adapters: null } };
+        if (!existsSync(body.lora_path))
+          return {
+            status: 400,
+            body: {
+              success: false,
+              error_message: `no adapter at '${body.lora_path}': give the directory the trainer saved`,
+              loaded_adapters: null,
+            },
+          };
         await model.load(body.lora_path, null, body.lora_name);
         return ok({ success: true, error_message: null, loaded_adapters: { [body.lora_name]: body.lora_path } });
       },
@@ -211,10 +280,22 @@ function sglangRoutes(model: EngineModel): Map<string, Handler> {
       "POST /update_weights_from_disk",
       async (call) => {
         const body = checkSglangUpdateWeights(call.body);
-        if (!existsSync(body.model_path)) return { status: 400, body: { success: false, message: `no checkpoint at '${body.model_path}': give the directory the trainer saved`, num_paused_requests: 0 } };
+        if (!existsSync(body.model_path))
+          return {
+            status: 400,
+            body: {
+              success: false,
+              message: `no checkpoint at '${body.model_path}': give the directory the trainer saved`,
+              num_paused_requests: 0,
+            },
+          };
         try {
           const version = await model.load(body.model_path, body.weight_version ?? null);
-          return ok({ success: true, message: `Succeeded to update model weights (weight version ${version}).`, num_paused_requests: 0 });
+          return ok({
+            success: true,
+            message: `Succeeded to update model weights (weight version ${version}).`,
+            num_paused_requests: 0,
+          });
         } catch (error) {
           if (!(error instanceof EngineModelError)) throw error;
           return { status: 400, body: { success: false, message: error.message, num_paused_requests: 0 } };
@@ -230,7 +311,10 @@ async function sglangGenerate(model: EngineModel, raw: unknown): Promise<EngineA
   const s: SglangSamplingParams = body.sampling_params ?? {};
   const prompt = Int32Array.from(body.input_ids);
   const g: ServedGeneration = await model.generate(prompt, {
-    maxNewTokens: model.bound(prompt.length, s.max_new_tokens, SGLANG_MAX_NEW_TOKENS, { prompt: "input_ids", maxTokens: "sampling_params.max_new_tokens" }),
+    maxNewTokens: model.bound(prompt.length, s.max_new_tokens, SGLANG_MAX_NEW_TOKENS, {
+      prompt: "input_ids",
+      maxTokens: "sampling_params.max_new_tokens",
+    }),
     temperature: s.temperature ?? 1,
     topP: s.top_p ?? 1,
     topK: topKOf(s.top_k),
@@ -238,21 +322,37 @@ async function sglangGenerate(model: EngineModel, raw: unknown): Promise<EngineA
     seed: seedOf(s.sampling_seed),
   });
   const ids = Array.from(g.ids);
-  const [text, tokens] = await Promise.all([model.decode(g.ids), body.return_logprob === true && body.return_text_in_logprobs === true ? model.decodeEach(g.ids) : Promise.resolve(null)]);
+  const [text, tokens] = await Promise.all([
+    model.decode(g.ids),
+    body.return_logprob === true && body.return_text_in_logprobs === true
+      ? model.decodeEach(g.ids)
+      : Promise.resolve(null),
+  ]);
   const last = ids.at(-1);
   return ok({
     text,
     output_ids: ids,
     meta_info: {
       id: body.rid ?? randomBytes(16).toString("hex"),
-      finish_reason: g.finish === "stop" ? { type: "stop", matched: last ?? null } : { type: "length", length: ids.length },
+      finish_reason:
+        g.finish === "stop" ? { type: "stop", matched: last ?? null } : { type: "length", length: ids.length },
       prompt_tokens: prompt.length,
       weight_version: g.weightVersion,
       completion_tokens: ids.length,
       cached_tokens: 0,
       // SGLang's (logprob, token id, text or null) triples.
-      ...(body.return_logprob === true ? { output_token_logprobs: ids.map((id, i) => [finiteLogprob(g.logprobs[i] ?? Number.NaN), id, tokens?.[i] ?? null]) } : {}),
-      ...(body.return_sampling_mask === true ? { output_token_sampling_logprobs: Array.from(g.logprobs, finiteLogprob) } : {}),
+      ...(body.return_logprob === true
+        ? {
+            output_token_logprobs: ids.map((id, i) => [
+              finiteLogprob(g.logprobs[i] ?? Number.NaN),
+              id,
+              tokens?.[i] ?? null,
+            ]),
+          }
+        : {}),
+      ...(body.return_sampling_mask === true
+        ? { output_token_sampling_logprobs: Array.from(g.logprobs, finiteLogprob) }
+        : {}),
     },
   });
 }

@@ -11,7 +11,8 @@ const DOCS = "docs/gateway.md#engine-mode";
 const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: "null" }] });
 const tokenIds = { type: "array", minItems: 1, items: { type: "integer", minimum: 0, maximum: 2147483647 } };
 const stopIds = nullable({ type: "array", items: { type: "integer", minimum: 0, maximum: 2147483647 } });
-const NO_STOP_STRINGS = "stop strings are not served (the server matches ids, not text): send the stop tokens' ids as stop_token_ids";
+const NO_STOP_STRINGS =
+  "stop strings are not served (the server matches ids, not text): send the stop tokens' ids as stop_token_ids";
 const ONE = "must be 1: one sample per request (send several requests for several samples)";
 const NO_PENALTY = "sampling penalties are not served: the policy's own distribution is sampled";
 const topK = nullable({ type: "integer", minimum: -1, hint: "must be -1 or 0 (off) or a positive number of tokens" });
@@ -51,7 +52,10 @@ const vllmCompletionSchema = {
     seed: nullable({ type: "integer" }),
     stop_token_ids: stopIds,
     stop: { anyOf: [{ type: "array", maxItems: 0 }, { type: "null" }], hint: NO_STOP_STRINGS },
-    logprobs: nullable({ const: 0, hint: "must be 0 or null: 0 returns each generated token's log-prob; top alternatives are not served" }),
+    logprobs: nullable({
+      const: 0,
+      hint: "must be 0 or null: 0 returns each generated token's log-prob; top alternatives are not served",
+    }),
     prompt_logprobs: { type: "null", hint: "prompt log-probs are not served" },
     n: { const: 1, hint: ONE },
     best_of: nullable({ const: 1, hint: ONE }),
@@ -93,14 +97,20 @@ const collectiveRpcSchema = {
   type: "object",
   required: ["method"],
   properties: {
-    method: { const: "reload_weights", hint: "must be \"reload_weights\" with kwargs {\"weights_path\": DIR}: the only worker method this server runs (the trainer loads the checkpoint in DIR)" },
+    method: {
+      const: "reload_weights",
+      hint: 'must be "reload_weights" with kwargs {"weights_path": DIR}: the only worker method this server runs (the trainer loads the checkpoint in DIR)',
+    },
     args: { type: "array", maxItems: 0, hint: "must be empty: give the checkpoint as kwargs.weights_path" },
     kwargs: {
       type: "object",
       required: ["weights_path"],
       properties: {
         weights_path: { type: "string", minLength: 1 },
-        is_checkpoint_format: { anyOf: [{ const: true }, { const: "true" }, { const: "True" }], hint: "must be true: the checkpoint is read as the trainer saved it" },
+        is_checkpoint_format: {
+          anyOf: [{ const: true }, { const: "true" }, { const: "True" }],
+          hint: "must be true: the checkpoint is read as the trainer saved it",
+        },
       },
       additionalProperties: false,
     },
@@ -195,7 +205,10 @@ const sglangGenerateSchema = {
   type: "object",
   required: ["input_ids"],
   properties: {
-    input_ids: { ...tokenIds, hint: "must be one list of token ids: text prompts are not tokenized here, and a batch of prompts is sent as one request each" },
+    input_ids: {
+      ...tokenIds,
+      hint: "must be one list of token ids: text prompts are not tokenized here, and a batch of prompts is sent as one request each",
+    },
     sampling_params: nullable(sglangSamplingSchema),
     return_logprob: nullable({ type: "boolean" }),
     logprob_start_len: nullable({ const: -1, hint: "must be -1: prompt log-probs are not served" }),
@@ -225,7 +238,10 @@ const sglangUpdateWeightsSchema = {
     model_path: { type: "string", minLength: 1 },
     load_format: nullable({ type: "string" }),
     weight_version: nullable({ type: "string" }),
-    abort_all_requests: { const: false, hint: "must be false: generations in flight finish on the old weights, then the new ones load" },
+    abort_all_requests: {
+      const: false,
+      hint: "must be false: generations in flight finish on the old weights, then the new ones load",
+    },
     is_async: { type: "boolean" },
     flush_cache: { type: "boolean" },
     torch_empty_cache: { type: "boolean" },

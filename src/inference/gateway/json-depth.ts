@@ -80,7 +80,12 @@ function pathOf(text: string, stack: readonly Frame[]): string {
  * deeper than `limit`, its param the path of the first value too deep (or `param`, the path of
  * the field that holds the text); undefined when the text is within the limit.
  */
-export function tooDeepError(text: string, what: string, param?: string, limit = MAX_JSON_DEPTH): GatewayError | undefined {
+export function tooDeepError(
+  text: string,
+  what: string,
+  param?: string,
+  limit = MAX_JSON_DEPTH,
+): GatewayError | undefined {
   const at = tooDeepAt(text, limit);
   if (at === undefined) return undefined;
   const where = at === "" ? "its top level" : at;

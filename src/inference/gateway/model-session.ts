@@ -25,7 +25,14 @@
 // those of the distribution the tokens were sampled from.
 import { at } from "../../contracts/checked.js";
 import { EnvError } from "../../contracts/env.js";
-import { callOpening, parseFunctionCall, ToolCallValidator, type OfferedTool, type ParsedTurn, type ToolCall } from "../../contracts/tool-calls.js";
+import {
+  callOpening,
+  parseFunctionCall,
+  ToolCallValidator,
+  type OfferedTool,
+  type ParsedTurn,
+  type ToolCall,
+} from "../../contracts/tool-calls.js";
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { Plan } from "../../plan/schema.js";
 import { TrainerError } from "../../trainer/protocol/client.js";
@@ -33,10 +40,28 @@ import { Role } from "../../episode/buffer.js";
 import { Conversation, messageRole, withoutStop } from "../../episode/conversation.js";
 import type { EpisodeSignals } from "../../episode/harness.js";
 import type { Message, Policy } from "../../episode/policy.js";
-import { GatewayError, type ChatRequest, type ChatResult, type CompletionRequest, type GatewayMessage, type CompletionResult, type ServedToolCall, type SessionModel, type ToolChoice } from "./contract.js";
+import {
+  GatewayError,
+  type ChatRequest,
+  type ChatResult,
+  type CompletionRequest,
+  type GatewayMessage,
+  type CompletionResult,
+  type ServedToolCall,
+  type SessionModel,
+  type ToolChoice,
+} from "./contract.js";
 import { nonSpaceBytes, type ModelContext } from "./prompt-bound.js";
 import { continuesFrom, renderable, renderedMessages, servedAssistant } from "./session-messages.js";
-import { assembleSamples, SessionSample, toolCallRecords, type RequestedSampling, type SampleStart, type SessionRecord, type SessionToolCall } from "./session-trajectory.js";
+import {
+  assembleSamples,
+  SessionSample,
+  toolCallRecords,
+  type RequestedSampling,
+  type SampleStart,
+  type SessionRecord,
+  type SessionToolCall,
+} from "./session-trajectory.js";
 
 /** The budget that ended an episode: its turns, or its tokens (one response's or the whole context's). */
 export type BudgetCode = "max_turns" | "max_response_tokens" | "max_total_tokens";
@@ -114,8 +139,18 @@ function requestError(error: unknown): never {
   if (error instanceof TrainerError && TRAINER_GONE.has(error.code)) throw error;
   const refused = error instanceof TrainerError && (error.code === "invalid_request" || error.code === "unsupported");
   const answer = refused
-    ? new GatewayError(400, `the model cannot take this request: ${error.message}`, "invalid_request_error", null, "invalid_value")
-    : new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log); the session serves the next one", "server_error");
+    ? new GatewayError(
+        400,
+        `the model cannot take this request: ${error.message}`,
+        "invalid_request_error",
+        null,
+        "invalid_value",
+      )
+    : new GatewayError(
+        500,
+        "the gateway failed to answer this request (the error is in the run's log); the session serves the next one",
+        "server_error",
+      );
   answer.cause = error;
   throw answer;
 }
@@ -130,7 +165,15 @@ export class ModelSession implements SessionModel {
   private readonly toolCalls: SessionToolCall[] = [];
   private nextCallId = 0;
   private readonly requested: RequestedSampling[] = [];
-  private readonly signals: EpisodeSignals = { turns: 0, tool_calls: 0, invalid_calls: 0, tokens: 0, aborted: false, truncated: false, terminated: false };
+  private readonly signals: EpisodeSignals = {
+    turns: 0,
+    tool_calls: 0,
+    invalid_calls: 0,
+    tokens: 0,
+    aborted: false,
+    truncated: false,
+    terminated: false,
+  };
   private rewrites = 0;
   private cuts = 0;
   private ended: { code: BudgetCode; message: string } | undefined;
@@ -199,7 +242,8 @@ export class ModelSession implements SessionModel {
   private async chatNow(r: ChatRequest): Promise<ChatResult> {
     // Results first: the request a budget refuses still brings the last call's result.
     for (const m of r.messages) {
-      const call = m.role === "tool" && m.toolCallId !== undefined ? this.toolCalls.find((c) => c.id === m.toolCallId) : undefined;
+      const call =
+        m.role === "tool" && m.toolCallId !== undefined ? this.toolCalls.find((c) => c.id === m.toolCallId) : undefined;
       if (call) call.result = m.content;
     }
     const offered = r.toolChoice === "none" ? [] : r.tools;
@@ -223,7 +267,17 @@ export class ModelSession implements SessionModel {
     this.served = [...messages, reply];
     const toolCalls = this.noteCall(parsed, offered, turn.call);
     const content = toolCalls.length > 0 ? reply.content || null : text;
-    return { content, toolCalls, finish: toolCalls.length > 0 ? "tool_calls" : turn.finish, stopString: turn.stopString, promptIds: prompt, ids: turn.ids, logprobs: turn.logprobs, tokens: turn.tokens, policyVersion: turn.policyVersion };
+    return {
+      content,
+      toolCalls,
+      finish: toolCalls.length > 0 ? "tool_calls" : turn.finish,
+      stopString: turn.stopString,
+      promptIds: prompt,
+      ids: turn.ids,
+      logprobs: turn.logprobs,
+      tokens: turn.tokens,
+      policyVersion: turn.policyVersion,
+    };
   }
 
   /**
@@ -234,11 +288,31 @@ export class ModelSession implements SessionModel {
   private forcedOpening(choice: ToolChoice, offered: readonly unknown[]): string | undefined {
     if (choice === "auto" || choice === "none") return undefined;
     const names = offered.map((t) => (t as { function?: { name?: unknown } }).function?.name);
-    if (names.length === 0) throw new GatewayError(400, "tool_choice forces a tool call, but the request offers no tools: send tools, or tool_choice \"auto\"", "invalid_request_error", "tool_choice", "invalid_value");
+    if (names.length === 0)
+      throw new GatewayError(
+        400,
+        'tool_choice forces a tool call, but the request offers no tools: send tools, or tool_choice "auto"',
+        "invalid_request_error",
+        "tool_choice",
+        "invalid_value",
+      );
     if (typeof choice === "object" && !names.includes(choice.name)) {
-      throw new GatewayError(400, `tool_choice names the tool ${JSON.stringify(choice.name)}, which the request does not offer (offered: ${names.map((n) => JSON.stringify(n)).join(", ")})`, "invalid_request_error", "tool_choice", "invalid_value");
+      throw new GatewayError(
+        400,
+        `tool_choice names the tool ${JSON.stringify(choice.name)}, which the request does not offer (offered: ${names.map((n) => JSON.stringify(n)).join(", ")})`,
+        "invalid_request_error",
+        "tool_choice",
+        "invalid_value",
+      );
     }
-    if (!this.options.policy.tokenize) throw new GatewayError(400, "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening", "invalid_request_error", "tool_choice", "unsupported_value");
+    if (!this.options.policy.tokenize)
+      throw new GatewayError(
+        400,
+        "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening",
+        "invalid_request_error",
+        "tool_choice",
+        "unsupported_value",
+      );
     return callOpening(this.options.template.tool_call_format, typeof choice === "object" ? choice.name : undefined);
   }
 
@@ -248,7 +322,14 @@ export class ModelSession implements SessionModel {
       const { policy } = this.options;
       opening = (async () => {
         const ids = await policy.tokenize?.(text);
-        if (!ids) throw new GatewayError(400, "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening", "invalid_request_error", "tool_choice", "unsupported_value");
+        if (!ids)
+          throw new GatewayError(
+            400,
+            "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening",
+            "invalid_request_error",
+            "tool_choice",
+            "unsupported_value",
+          );
         return { ids, text: await policy.decode(ids) };
       })();
       // A failed tokenize is the call's error, not the session's for good.
@@ -274,19 +355,38 @@ export class ModelSession implements SessionModel {
     this.served = undefined;
     const prompt = sample.ctx.prompt(sample.lastPrompt);
     const turn = await this.generate(sample, prompt, r);
-    return { text: turn.text, finish: turn.finish, promptIds: prompt, ids: turn.ids, logprobs: turn.logprobs, tokens: turn.tokens, policyVersion: turn.policyVersion };
+    return {
+      text: turn.text,
+      finish: turn.finish,
+      promptIds: prompt,
+      ids: turn.ids,
+      logprobs: turn.logprobs,
+      tokens: turn.tokens,
+      policyVersion: turn.policyVersion,
+    };
   }
 
   /** Refuses a call after a budget ended the episode, or one past harness.max_turns; records what it asked for. */
   private admit(r: SamplingRequest): void {
     if (this.ended) throw this.budgetError(this.ended.code, `the episode has ended: ${this.ended.message}`);
     const maxTurns = this.options.plan.harness.max_turns;
-    if (this.calls >= maxTurns) throw this.endBy("max_turns", `the episode has made its ${maxTurns} model calls (harness.max_turns)`);
-    this.requested.push({ call: this.calls, temperature: r.temperature, topP: r.topP, seed: r.seed, maxTokens: r.maxTokens });
+    if (this.calls >= maxTurns)
+      throw this.endBy("max_turns", `the episode has made its ${maxTurns} model calls (harness.max_turns)`);
+    this.requested.push({
+      call: this.calls,
+      temperature: r.temperature,
+      topP: r.topP,
+      seed: r.seed,
+      maxTokens: r.maxTokens,
+    });
   }
 
   /** The sample this chat call generates in: the current one continued, or a new one rendered from the request. */
-  private async chatContext(messages: readonly Message[], offered: readonly unknown[], served: readonly Message[] | undefined): Promise<SessionSample> {
+  private async chatContext(
+    messages: readonly Message[],
+    offered: readonly unknown[],
+    served: readonly Message[] | undefined,
+  ): Promise<SessionSample> {
     const toolsKey = JSON.stringify(offered);
     const prev = this.current;
     let start: SampleStart = prev === undefined ? "first" : this.rerender ? "rerender" : "rewrite";
@@ -304,7 +404,9 @@ export class ModelSession implements SessionModel {
     const conversation = new Conversation(this.options.policy, templateTools ? offered : undefined);
     for (const m of renderedMessages(messages, templateTools ? [] : offered)) conversation.add(m);
     const sample = this.startSample(start, conversation, toolsKey);
-    (await conversation.encodeFrom(0)).forEach((ids, i) => sample.ctx.append(ids, messageRole(at(conversation.messages, i))));
+    (await conversation.encodeFrom(0)).forEach((ids, i) =>
+      sample.ctx.append(ids, messageRole(at(conversation.messages, i))),
+    );
     return sample;
   }
 
@@ -318,10 +420,16 @@ export class ModelSession implements SessionModel {
   }
 
   /** Appends the new messages as the template continues the conversation after the served reply. */
-  private async extend(sample: SessionSample, conversation: Conversation, fresh: readonly Message[]): Promise<SessionSample> {
+  private async extend(
+    sample: SessionSample,
+    conversation: Conversation,
+    fresh: readonly Message[],
+  ): Promise<SessionSample> {
     const context = conversation.messages.length;
     for (const m of fresh) conversation.add(m);
-    (await conversation.encodeFrom(context)).forEach((ids, i) => sample.ctx.append(ids, messageRole(at(conversation.messages, context + i))));
+    (await conversation.encodeFrom(context)).forEach((ids, i) =>
+      sample.ctx.append(ids, messageRole(at(conversation.messages, context + i))),
+    );
     return sample;
   }
 
@@ -333,10 +441,22 @@ export class ModelSession implements SessionModel {
     const limit = this.contextLimit();
     const room = limit === undefined ? Number.POSITIVE_INFINITY : limit.tokens - prompt.length;
     if (limit !== undefined && room <= 0) throw this.tooLong(limit, `the prompt has ${prompt.length} tokens`);
-    const maxNewTokens = Math.min(r.maxTokens ?? Number.POSITIVE_INFINITY, s.max_new_tokens, h.max_response_tokens, room);
+    const maxNewTokens = Math.min(
+      r.maxTokens ?? Number.POSITIVE_INFINITY,
+      s.max_new_tokens,
+      h.max_response_tokens,
+      room,
+    );
     const call = this.calls;
     const temperature = this.options.temperature ?? s.temperature;
-    const gen = await policy.generate(prompt, { maxNewTokens, temperature, topP: s.top_p, topK: s.top_k, stopIds, seed: this.options.seed(call) });
+    const gen = await policy.generate(prompt, {
+      maxNewTokens,
+      temperature,
+      topP: s.top_p,
+      topK: s.top_k,
+      stopIds,
+      seed: this.options.seed(call),
+    });
     this.calls++;
     let { ids, logprobs } = gen;
     let finish = gen.finish;
@@ -358,8 +478,18 @@ export class ModelSession implements SessionModel {
     this.signals.turns++;
     this.signals.tokens += ids.length;
     // A turn that reaches the response budget is served, cut, and ends the episode (as in the harness).
-    if (gen.finish === "length" && gen.ids.length >= h.max_response_tokens) this.endBy("max_response_tokens", `a response reached harness.max_response_tokens (${h.max_response_tokens})`);
-    return { ids, logprobs, finish, text, tokens, policyVersion: gen.policyVersion, call, stopString: cut?.stop ?? null };
+    if (gen.finish === "length" && gen.ids.length >= h.max_response_tokens)
+      this.endBy("max_response_tokens", `a response reached harness.max_response_tokens (${h.max_response_tokens})`);
+    return {
+      ids,
+      logprobs,
+      finish,
+      text,
+      tokens,
+      policyVersion: gen.policyVersion,
+      call,
+      stopString: cut?.stop ?? null,
+    };
   }
 
   /** How many leading ids it takes for the text to hold `stop`: the ids after that token are dropped. */
@@ -367,7 +497,8 @@ export class ModelSession implements SessionModel {
     let [lo, hi] = [1, ids.length];
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if ((await this.options.policy.decode(withoutStop(ids.subarray(0, mid), this.options.stopIds))).includes(stop)) hi = mid;
+      if ((await this.options.policy.decode(withoutStop(ids.subarray(0, mid), this.options.stopIds))).includes(stop))
+        hi = mid;
       else lo = mid + 1;
     }
     return lo;
@@ -402,7 +533,8 @@ export class ModelSession implements SessionModel {
       const key = JSON.stringify(definition);
       let tool = this.offeredTools.get(key);
       if (!tool) {
-        const fn = (definition as { function?: { name?: unknown; parameters?: Record<string, unknown> } }).function ?? {};
+        const fn =
+          (definition as { function?: { name?: unknown; parameters?: Record<string, unknown> } }).function ?? {};
         tool = { name: String(fn.name), definition: { function: { parameters: fn.parameters ?? {} } } };
         this.offeredTools.set(key, tool);
       }
@@ -437,14 +569,28 @@ export class ModelSession implements SessionModel {
     let bytes = 0;
     for (const m of messages) {
       bytes += nonSpaceBytes(m.content);
-      if (bytes > most) throw this.tooLong(limit, `the messages' text has more than ${most} bytes besides whitespace (a token of this model stands for at most ${perToken})`);
+      if (bytes > most)
+        throw this.tooLong(
+          limit,
+          `the messages' text has more than ${most} bytes besides whitespace (a token of this model stands for at most ${perToken})`,
+        );
     }
   }
 
   /** A prompt past the context: the harness's budget ends the episode; the model's context refuses this request alone. */
   private tooLong(limit: { tokens: number; harness: boolean }, what: string): GatewayError {
-    if (limit.harness) return this.endBy("max_total_tokens", `${what} and harness.max_total_tokens is ${limit.tokens}, which leaves none to generate`);
-    return new GatewayError(400, `This model's maximum context length is ${limit.tokens} tokens, and ${what}, which leaves none to generate: shorten the conversation`, "invalid_request_error", "messages", "context_length_exceeded");
+    if (limit.harness)
+      return this.endBy(
+        "max_total_tokens",
+        `${what} and harness.max_total_tokens is ${limit.tokens}, which leaves none to generate`,
+      );
+    return new GatewayError(
+      400,
+      `This model's maximum context length is ${limit.tokens} tokens, and ${what}, which leaves none to generate: shorten the conversation`,
+      "invalid_request_error",
+      "messages",
+      "context_length_exceeded",
+    );
   }
 
   /** Ends the episode by a budget (once) and returns the error the call is answered with. */
@@ -456,10 +602,19 @@ export class ModelSession implements SessionModel {
       else this.signals.terminated = true;
       this.options.onBudget?.(code);
     }
-    return this.budgetError(code, `${message}; the episode has ended (harness.on_budget: ${this.options.plan.harness.on_budget})`);
+    return this.budgetError(
+      code,
+      `${message}; the episode has ended (harness.on_budget: ${this.options.plan.harness.on_budget})`,
+    );
   }
 
   private budgetError(code: BudgetCode, message: string): GatewayError {
-    return new GatewayError(400, message, "invalid_request_error", null, code === "max_turns" ? "max_turns" : "context_length_exceeded");
+    return new GatewayError(
+      400,
+      message,
+      "invalid_request_error",
+      null,
+      code === "max_turns" ? "max_turns" : "context_length_exceeded",
+    );
   }
 }

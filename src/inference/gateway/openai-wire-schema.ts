@@ -21,7 +21,11 @@ interface WireToolCall {
 
 export type WireMessage =
   | { readonly role: "system" | "developer" | "user"; readonly content: Content }
-  | { readonly role: "assistant"; readonly content?: Content | null; readonly tool_calls?: readonly WireToolCall[] | null }
+  | {
+      readonly role: "assistant";
+      readonly content?: Content | null;
+      readonly tool_calls?: readonly WireToolCall[] | null;
+    }
   | { readonly role: "tool"; readonly content: Content; readonly tool_call_id: string };
 
 interface SamplingFields {
@@ -39,7 +43,8 @@ interface SamplingFields {
 export interface ChatBody extends SamplingFields {
   readonly messages: readonly WireMessage[];
   readonly tools?: readonly unknown[] | null;
-  readonly tool_choice?: "auto" | "none" | "required" | { readonly type: "function"; readonly function: { readonly name: string } } | null;
+  readonly tool_choice?:
+    "auto" | "none" | "required" | { readonly type: "function"; readonly function: { readonly name: string } } | null;
   readonly max_completion_tokens?: number | null;
   readonly logprobs?: boolean | null;
 }
@@ -52,7 +57,8 @@ export interface CompletionBody extends SamplingFields {
 
 const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: "null" }] });
 
-const ONE_CHOICE = "must be 1: the gateway serves one choice per call (send several requests for several samples; while training, the plan's group size decides how many episodes share a task)";
+const ONE_CHOICE =
+  "must be 1: the gateway serves one choice per call (send several requests for several samples; while training, the plan's group size decides how many episodes share a task)";
 const NO_PENALTY = "must be 0: sampling penalties are not supported (the plan's sampling decides while training)";
 const NO_LOGIT_BIAS = "must be empty: logit_bias is not supported (it would change the policy's distribution)";
 
@@ -64,7 +70,11 @@ const commonFields = {
   max_tokens: nullable({ type: "integer", minimum: 1 }),
   n: nullable({ const: 1, hint: ONE_CHOICE }),
   stop: {
-    anyOf: [{ type: "string", minLength: 1 }, { type: "array", maxItems: 4, items: { type: "string", minLength: 1 } }, { type: "null" }],
+    anyOf: [
+      { type: "string", minLength: 1 },
+      { type: "array", maxItems: 4, items: { type: "string", minLength: 1 } },
+      { type: "null" },
+    ],
     hint: "must be a non-empty string or a list of at most 4 non-empty strings",
   },
   seed: nullable({ type: "integer" }),
@@ -99,7 +109,7 @@ const textPart = {
 
 const content = {
   anyOf: [{ type: "string" }, { type: "array", items: textPart }],
-  hint: "must be a string or a list of text parts ({\"type\": \"text\", \"text\": ...})",
+  hint: 'must be a string or a list of text parts ({"type": "text", "text": ...})',
 };
 
 const toolCall = {
@@ -119,7 +129,12 @@ const toolCall = {
 };
 
 /** Message fields SDKs echo back (a response message appended to the history) that carry nothing. */
-const echoedNulls = { refusal: { type: "null" }, audio: { type: "null" }, function_call: { type: "null" }, annotations: { type: "array" } };
+const echoedNulls = {
+  refusal: { type: "null" },
+  audio: { type: "null" },
+  function_call: { type: "null" },
+  annotations: { type: "array" },
+};
 
 const message = {
   type: "object",
@@ -136,7 +151,10 @@ const message = {
     {
       properties: {
         role: { const: "assistant" },
-        content: { anyOf: [...content.anyOf, { type: "null" }], hint: "must be a string, a list of text parts, or null with tool_calls" },
+        content: {
+          anyOf: [...content.anyOf, { type: "null" }],
+          hint: "must be a string, a list of text parts, or null with tool_calls",
+        },
         tool_calls: nullable({ type: "array", items: toolCall }),
         name: { type: "string" },
         ...echoedNulls,
@@ -145,7 +163,12 @@ const message = {
     },
     {
       required: ["content", "tool_call_id"],
-      properties: { role: { const: "tool" }, content, tool_call_id: { type: "string", minLength: 1 }, name: { type: "string" } },
+      properties: {
+        role: { const: "tool" },
+        content,
+        tool_call_id: { type: "string", minLength: 1 },
+        name: { type: "string" },
+      },
       additionalProperties: false,
     },
   ],
@@ -155,12 +178,16 @@ const tool = {
   type: "object",
   required: ["type", "function"],
   properties: {
-    type: { const: "function", hint: "only function tools are supported ({\"type\": \"function\", \"function\": {...}})" },
+    type: { const: "function", hint: 'only function tools are supported ({"type": "function", "function": {...}})' },
     function: {
       type: "object",
       required: ["name"],
       properties: {
-        name: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$", hint: "must be 1 to 64 letters, digits, underscores or dashes" },
+        name: {
+          type: "string",
+          pattern: "^[A-Za-z0-9_-]{1,64}$",
+          hint: "must be 1 to 64 letters, digits, underscores or dashes",
+        },
         description: { type: "string" },
         parameters: { type: "object" },
         strict: nullable({ type: "boolean" }),
@@ -184,7 +211,15 @@ const chatSchema = {
         {
           type: "object",
           required: ["type", "function"],
-          properties: { type: { const: "function" }, function: { type: "object", required: ["name"], properties: { name: { type: "string", minLength: 1 } }, additionalProperties: false } },
+          properties: {
+            type: { const: "function" },
+            function: {
+              type: "object",
+              required: ["name"],
+              properties: { name: { type: "string", minLength: 1 } },
+              additionalProperties: false,
+            },
+          },
           additionalProperties: false,
         },
       ],
@@ -193,10 +228,16 @@ const chatSchema = {
     parallel_tool_calls: nullable({ type: "boolean" }),
     max_completion_tokens: nullable({ type: "integer", minimum: 1 }),
     logprobs: nullable({ type: "boolean" }),
-    top_logprobs: nullable({ const: 0, hint: "must be 0: only the generated tokens' own log-probs are available (logprobs: true)" }),
+    top_logprobs: nullable({
+      const: 0,
+      hint: "must be 0: only the generated tokens' own log-probs are available (logprobs: true)",
+    }),
     response_format: {
-      anyOf: [{ type: "object", required: ["type"], properties: { type: { const: "text" } }, additionalProperties: false }, { type: "null" }],
-      hint: "must be {\"type\": \"text\"}: structured output (json_object, json_schema) is not supported; ask for JSON in the prompt and parse it",
+      anyOf: [
+        { type: "object", required: ["type"], properties: { type: { const: "text" } }, additionalProperties: false },
+        { type: "null" },
+      ],
+      hint: 'must be {"type": "text"}: structured output (json_object, json_schema) is not supported; ask for JSON in the prompt and parse it',
     },
     modalities: nullable({ type: "array", items: { const: "text" }, hint: "only text output is supported" }),
     audio: { type: "null", hint: "audio output is not supported" },
@@ -215,8 +256,14 @@ const completionSchema = {
       anyOf: [tokenIds, { type: "array", minItems: 1, maxItems: 1, items: tokenIds }],
       hint: "must be a list of token ids (or a list holding one such list): text prompts are not supported here; send token ids, or use /v1/chat/completions with messages",
     },
-    logprobs: nullable({ const: 0, hint: "must be 0 or null: 0 returns each generated token's log-prob; top alternatives are not available" }),
-    echo: nullable({ const: false, hint: "must be false: echoing the prompt is not supported (prompt_token_ids has it)" }),
+    logprobs: nullable({
+      const: 0,
+      hint: "must be 0 or null: 0 returns each generated token's log-prob; top alternatives are not available",
+    }),
+    echo: nullable({
+      const: false,
+      hint: "must be false: echoing the prompt is not supported (prompt_token_ids has it)",
+    }),
     best_of: nullable({ const: 1, hint: ONE_CHOICE }),
     suffix: { type: "null", hint: "suffix (insertion) is not supported" },
   },
@@ -271,7 +318,11 @@ const hintOf = (error: ErrorObject): string | undefined => (error.parentSchema a
  */
 function refusal(errors: readonly ErrorObject[], docs: string): GatewayError {
   const depth = (e: ErrorObject) => e.instancePath.split("/").length;
-  const deepest = (list: ErrorObject[]) => list.reduce<ErrorObject | undefined>((best, e) => (best === undefined || depth(e) > depth(best) ? e : best), undefined);
+  const deepest = (list: ErrorObject[]) =>
+    list.reduce<ErrorObject | undefined>(
+      (best, e) => (best === undefined || depth(e) > depth(best) ? e : best),
+      undefined,
+    );
   const hinted = deepest(errors.filter((e) => hintOf(e) !== undefined && e.keyword !== "additionalProperties"));
   const unknown = errors.find((e) => e.keyword === "additionalProperties");
   const plain = deepest(errors.filter((e) => !["anyOf", "oneOf", "if"].includes(e.keyword)));
@@ -281,7 +332,13 @@ function refusal(errors: readonly ErrorObject[], docs: string): GatewayError {
     const field = String((chosen.params as { additionalProperty: string }).additionalProperty);
     const param = paramOf(`${chosen.instancePath}/${field}`);
     const accepted = Object.keys((chosen.parentSchema as { properties?: object }).properties ?? {}).join(", ");
-    return new GatewayError(400, `unsupported field "${param}": the gateway accepts ${accepted} here (${docs})`, "invalid_request_error", param, "unsupported_field");
+    return new GatewayError(
+      400,
+      `unsupported field "${param}": the gateway accepts ${accepted} here (${docs})`,
+      "invalid_request_error",
+      param,
+      "unsupported_field",
+    );
   }
   if (chosen.keyword === "required") {
     const field = String((chosen.params as { missingProperty: string }).missingProperty);
@@ -290,5 +347,11 @@ function refusal(errors: readonly ErrorObject[], docs: string): GatewayError {
   }
   const param = paramOf(chosen.instancePath);
   const where = param === "" ? "the request body" : `"${param}"`;
-  return new GatewayError(400, `invalid ${where}: ${hintOf(chosen) ?? chosen.message ?? "is not accepted"}`, "invalid_request_error", param === "" ? null : param, "invalid_value");
+  return new GatewayError(
+    400,
+    `invalid ${where}: ${hintOf(chosen) ?? chosen.message ?? "is not accepted"}`,
+    "invalid_request_error",
+    param === "" ? null : param,
+    "invalid_value",
+  );
 }

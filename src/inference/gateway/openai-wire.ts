@@ -12,7 +12,13 @@ import {
 } from "./contract.js";
 import type { ResponseHead, WireEndpoint } from "./endpoints.js";
 import { tooDeepError } from "./json-depth.js";
-import { checkChatBody, checkCompletionBody, type ChatBody, type CompletionBody, type WireMessage } from "./openai-wire-schema.js";
+import {
+  checkChatBody,
+  checkCompletionBody,
+  type ChatBody,
+  type CompletionBody,
+  type WireMessage,
+} from "./openai-wire-schema.js";
 
 /** Text parts are joined with a newline (as vLLM does). */
 export function textOf(content: string | readonly { readonly text: string }[] | null | undefined): string {
@@ -27,10 +33,22 @@ export function parseArguments(text: string, param: string): Readonly<Record<str
   try {
     value = JSON.parse(text);
   } catch {
-    throw new GatewayError(400, `invalid "${param}": the arguments of a tool call must be a JSON object text, as the gateway returned them`, "invalid_request_error", param, "invalid_value");
+    throw new GatewayError(
+      400,
+      `invalid "${param}": the arguments of a tool call must be a JSON object text, as the gateway returned them`,
+      "invalid_request_error",
+      param,
+      "invalid_value",
+    );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new GatewayError(400, `invalid "${param}": the arguments of a tool call must be a JSON object`, "invalid_request_error", param, "invalid_value");
+    throw new GatewayError(
+      400,
+      `invalid "${param}": the arguments of a tool call must be a JSON object`,
+      "invalid_request_error",
+      param,
+      "invalid_value",
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -51,18 +69,27 @@ function toMessage(message: WireMessage, index: number): GatewayMessage {
         name: call.function.name,
         arguments: parseArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`),
       }));
-      return { role: "assistant", content: textOf(message.content), tool_calls: toolCalls, toolCallIds: calls.map((call) => call.id) };
+      return {
+        role: "assistant",
+        content: textOf(message.content),
+        tool_calls: toolCalls,
+        toolCallIds: calls.map((call) => call.id),
+      };
     }
   }
 }
 
-const stopList = (stop: string | readonly string[] | null | undefined): readonly string[] => (stop == null ? [] : typeof stop === "string" ? [stop] : stop);
+const stopList = (stop: string | readonly string[] | null | undefined): readonly string[] =>
+  stop == null ? [] : typeof stop === "string" ? [stop] : stop;
 
 function toChatRequest(body: ChatBody): ChatRequest {
   return {
     messages: body.messages.map(toMessage),
     tools: body.tools ?? [],
-    toolChoice: typeof body.tool_choice === "object" && body.tool_choice !== null ? { name: body.tool_choice.function.name } : (body.tool_choice ?? "auto"),
+    toolChoice:
+      typeof body.tool_choice === "object" && body.tool_choice !== null
+        ? { name: body.tool_choice.function.name }
+        : (body.tool_choice ?? "auto"),
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
     stop: stopList(body.stop),
     temperature: body.temperature ?? null,
@@ -105,22 +132,42 @@ export function chatLogprobs(result: Generated, from = 0, to = result.tokens.len
   const content = [];
   for (let i = from; i < to; i++) {
     const token = result.tokens[i] ?? "";
-    content.push({ token, logprob: result.logprobs[i] ?? 0, bytes: Array.from(Buffer.from(token, "utf8")), top_logprobs: [] });
+    content.push({
+      token,
+      logprob: result.logprobs[i] ?? 0,
+      bytes: Array.from(Buffer.from(token, "utf8")),
+      top_logprobs: [],
+    });
   }
   return { content };
 }
 
 const wireToolCalls = (result: ChatResult) =>
-  result.toolCalls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } }));
+  result.toolCalls.map((call) => ({
+    id: call.id,
+    type: "function" as const,
+    function: { name: call.name, arguments: call.arguments },
+  }));
 
 function chatCompletionJson(head: ResponseHead, result: ChatResult, logprobs: boolean) {
-  const message = result.toolCalls.length > 0 ? { role: "assistant", content: result.content, tool_calls: wireToolCalls(result) } : { role: "assistant", content: result.content };
+  const message =
+    result.toolCalls.length > 0
+      ? { role: "assistant", content: result.content, tool_calls: wireToolCalls(result) }
+      : { role: "assistant", content: result.content };
   return {
     id: head.id,
     object: "chat.completion",
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, message, finish_reason: result.finish, logprobs: logprobs ? chatLogprobs(result) : null, token_ids: Array.from(result.ids) }],
+    choices: [
+      {
+        index: 0,
+        message,
+        finish_reason: result.finish,
+        logprobs: logprobs ? chatLogprobs(result) : null,
+        token_ids: Array.from(result.ids),
+      },
+    ],
     prompt_token_ids: Array.from(result.promptIds),
     usage: usageOf(result),
     arl: { policy_version: result.policyVersion },
@@ -184,18 +231,37 @@ function chatChunks(head: ResponseHead, result: ChatResult, logprobs: boolean, i
     model: head.model,
     choices: [{ index: 0, delta, logprobs: lp, finish_reason: finish, ...extra }],
   });
-  const chunks: object[] = [{ ...chunk({ role: "assistant", content: "" }), prompt_token_ids: Array.from(result.promptIds) }];
+  const chunks: object[] = [
+    { ...chunk({ role: "assistant", content: "" }), prompt_token_ids: Array.from(result.promptIds) },
+  ];
   const { parts, end } = pieces(result.content ?? "", result.tokens);
-  for (const part of parts) chunks.push(chunk({ content: part.text }, {}, null, logprobs ? chatLogprobs(result, part.from, part.to) : null));
+  for (const part of parts)
+    chunks.push(chunk({ content: part.text }, {}, null, logprobs ? chatLogprobs(result, part.from, part.to) : null));
   wireToolCalls(result).forEach((call, index) => chunks.push(chunk({ tool_calls: [{ index, ...call }] })));
   // Log-probs of tokens no content piece covered (a call's text, the end of the turn) come last.
-  chunks.push({ ...chunk({}, { token_ids: Array.from(result.ids) }, result.finish, logprobs ? chatLogprobs(result, end) : null), arl: { policy_version: result.policyVersion } });
-  if (includeUsage) chunks.push({ id: head.id, object: "chat.completion.chunk", created: head.created, model: head.model, choices: [], usage: usageOf(result) });
+  chunks.push({
+    ...chunk({}, { token_ids: Array.from(result.ids) }, result.finish, logprobs ? chatLogprobs(result, end) : null),
+    arl: { policy_version: result.policyVersion },
+  });
+  if (includeUsage)
+    chunks.push({
+      id: head.id,
+      object: "chat.completion.chunk",
+      created: head.created,
+      model: head.model,
+      choices: [],
+      usage: usageOf(result),
+    });
   return chunks;
 }
 
 /** The streamed `text_completion` events of one completion (without the final `[DONE]`). */
-function completionChunks(head: ResponseHead, result: CompletionResult, logprobs: boolean, includeUsage: boolean): object[] {
+function completionChunks(
+  head: ResponseHead,
+  result: CompletionResult,
+  logprobs: boolean,
+  includeUsage: boolean,
+): object[] {
   const chunk = (text: string, extra: object, finish: string | null, lp: object | null) => ({
     id: head.id,
     object: "text_completion",
@@ -203,22 +269,39 @@ function completionChunks(head: ResponseHead, result: CompletionResult, logprobs
     model: head.model,
     choices: [{ index: 0, text, logprobs: lp, finish_reason: finish, ...extra }],
   });
-  const legacy = (from: number, to: number) => ({ tokens: result.tokens.slice(from, to), token_logprobs: Array.from(result.logprobs.subarray(from, to)) });
+  const legacy = (from: number, to: number) => ({
+    tokens: result.tokens.slice(from, to),
+    token_logprobs: Array.from(result.logprobs.subarray(from, to)),
+  });
   const { parts, end } = pieces(result.text, result.tokens);
   const chunks: object[] = parts.map((part, i) => ({
     ...chunk(part.text, {}, null, logprobs ? legacy(part.from, part.to) : null),
     ...(i === 0 ? { prompt_token_ids: Array.from(result.promptIds) } : {}),
   }));
   chunks.push({
-    ...chunk("", { token_ids: Array.from(result.ids) }, result.finish, logprobs ? legacy(end, result.tokens.length) : null),
+    ...chunk(
+      "",
+      { token_ids: Array.from(result.ids) },
+      result.finish,
+      logprobs ? legacy(end, result.tokens.length) : null,
+    ),
     ...(parts.length === 0 ? { prompt_token_ids: Array.from(result.promptIds) } : {}),
     arl: { policy_version: result.policyVersion },
   });
-  if (includeUsage) chunks.push({ id: head.id, object: "text_completion", created: head.created, model: head.model, choices: [], usage: usageOf(result) });
+  if (includeUsage)
+    chunks.push({
+      id: head.id,
+      object: "text_completion",
+      created: head.created,
+      model: head.model,
+      choices: [],
+      usage: usageOf(result),
+    });
   return chunks;
 }
 
-const wantsUsage = (body: { readonly stream_options?: { readonly include_usage?: boolean | null } | null }) => body.stream_options?.include_usage === true;
+const wantsUsage = (body: { readonly stream_options?: { readonly include_usage?: boolean | null } | null }) =>
+  body.stream_options?.include_usage === true;
 
 /** `POST /v1/chat/completions`. */
 export const chatEndpoint: WireEndpoint = {
@@ -228,7 +311,11 @@ export const chatEndpoint: WireEndpoint = {
     const checked = checkChatBody(body);
     const request = toChatRequest(checked);
     const result = await chat(request);
-    if (checked.stream === true) return { events: chatChunks(head, result, request.logprobs, wantsUsage(checked)).map((data) => ({ data })), done: true };
+    if (checked.stream === true)
+      return {
+        events: chatChunks(head, result, request.logprobs, wantsUsage(checked)).map((data) => ({ data })),
+        done: true,
+      };
     return { json: chatCompletionJson(head, result, request.logprobs) };
   },
 };
@@ -241,7 +328,11 @@ export const completionEndpoint: WireEndpoint = {
     const checked = checkCompletionBody(body);
     const request = toCompletionRequest(checked);
     const result = await complete(request);
-    if (checked.stream === true) return { events: completionChunks(head, result, request.logprobs, wantsUsage(checked)).map((data) => ({ data })), done: true };
+    if (checked.stream === true)
+      return {
+        events: completionChunks(head, result, request.logprobs, wantsUsage(checked)).map((data) => ({ data })),
+        done: true,
+      };
     return { json: completionJson(head, result, request.logprobs) };
   },
 };

@@ -13,7 +13,11 @@ const LOGPROBS = "message.output_text.logprobs";
 
 /** An assistant message with one more call (function_call items follow the message they belong to). */
 function withCall(message: GatewayMessage, call: ToolCallMessage, id: string): GatewayMessage {
-  return { ...message, tool_calls: [...(message.tool_calls ?? []), call], toolCallIds: [...(message.toolCallIds ?? []), id] };
+  return {
+    ...message,
+    tool_calls: [...(message.tool_calls ?? []), call],
+    toolCallIds: [...(message.toolCallIds ?? []), id],
+  };
 }
 
 /** The input items as messages after `history` (a previous response's conversation); refuses an output without its call. */
@@ -33,7 +37,13 @@ function inputMessages(input: ResponsesBody["input"], history: readonly GatewayM
       }
       case "function_call_output":
         if (!callIds.has(item.call_id)) {
-          throw new GatewayError(400, `no function_call with call_id "${item.call_id}" before this function_call_output: send the call item (as the answer gave it) before its output`, "invalid_request_error", `input[${i}].call_id`, "invalid_value");
+          throw new GatewayError(
+            400,
+            `no function_call with call_id "${item.call_id}" before this function_call_output: send the call item (as the answer gave it) before its output`,
+            "invalid_request_error",
+            `input[${i}].call_id`,
+            "invalid_value",
+          );
         }
         messages.push({ role: "tool", content: textOf(item.output), toolCallId: item.call_id });
         return;
@@ -48,16 +58,24 @@ function inputMessages(input: ResponsesBody["input"], history: readonly GatewayM
 function chatTools(body: ResponsesBody): unknown[] {
   return (body.tools ?? []).map((t) => ({
     type: "function",
-    function: { name: t.name, ...(t.description != null ? { description: t.description } : {}), parameters: t.parameters ?? { type: "object", properties: {} } },
+    function: {
+      name: t.name,
+      ...(t.description != null ? { description: t.description } : {}),
+      parameters: t.parameters ?? { type: "object", properties: {} },
+    },
   }));
 }
 
 function toChatRequest(body: ResponsesBody, messages: readonly GatewayMessage[]): ChatRequest {
-  const system: GatewayMessage[] = body.instructions != null && body.instructions !== "" ? [{ role: "system", content: body.instructions }] : [];
+  const system: GatewayMessage[] =
+    body.instructions != null && body.instructions !== "" ? [{ role: "system", content: body.instructions }] : [];
   return {
     messages: [...system, ...messages],
     tools: chatTools(body),
-    toolChoice: typeof body.tool_choice === "object" && body.tool_choice !== null ? { name: body.tool_choice.name } : (body.tool_choice ?? "auto"),
+    toolChoice:
+      typeof body.tool_choice === "object" && body.tool_choice !== null
+        ? { name: body.tool_choice.name }
+        : (body.tool_choice ?? "auto"),
     maxTokens: body.max_output_tokens ?? null,
     stop: [],
     temperature: body.temperature ?? null,
@@ -74,7 +92,10 @@ function servedMessage(result: ChatResult): GatewayMessage {
   return {
     role: "assistant",
     content,
-    tool_calls: result.toolCalls.map((c) => ({ name: c.name, arguments: JSON.parse(c.arguments) as Record<string, unknown> })),
+    tool_calls: result.toolCalls.map((c) => ({
+      name: c.name,
+      arguments: JSON.parse(c.arguments) as Record<string, unknown>,
+    })),
     toolCallIds: result.toolCalls.map((c) => c.id),
   };
 }
@@ -87,21 +108,35 @@ interface Output {
   readonly text: string | null;
 }
 
-function outputItems(head: ResponseHead, result: ChatResult, logprobs: boolean, status: "completed" | "incomplete"): Output {
+function outputItems(
+  head: ResponseHead,
+  result: ChatResult,
+  logprobs: boolean,
+  status: "completed" | "incomplete",
+): Output {
   const items: object[] = [];
   const text = result.content ?? (result.toolCalls.length > 0 ? null : "");
   if (text !== null && (text !== "" || result.toolCalls.length === 0)) {
     const part = { type: "output_text", text, annotations: [], logprobs: logprobs ? chatLogprobs(result).content : [] };
     items.push({ type: "message", id: messageItemId(head), status, role: "assistant", content: [part] });
   }
-  for (const call of result.toolCalls) items.push({ type: "function_call", id: callItemId(call.id, head), call_id: call.id, name: call.name, arguments: call.arguments, status: "completed" });
+  for (const call of result.toolCalls)
+    items.push({
+      type: "function_call",
+      id: callItemId(call.id, head),
+      call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      status: "completed",
+    });
   return { items, text };
 }
 
 function responseJson(head: ResponseHead, body: ResponsesBody, result: ChatResult | null, logprobs: boolean) {
   const incomplete = result?.finish === "length";
   const status = result === null ? "in_progress" : incomplete ? "incomplete" : "completed";
-  const output = result === null ? [] : outputItems(head, result, logprobs, incomplete ? "incomplete" : "completed").items;
+  const output =
+    result === null ? [] : outputItems(head, result, logprobs, incomplete ? "incomplete" : "completed").items;
   return {
     id: head.id,
     object: "response",
@@ -120,7 +155,12 @@ function responseJson(head: ResponseHead, body: ResponsesBody, result: ChatResul
     temperature: body.temperature ?? null,
     text: { format: { type: "text" } },
     tool_choice: body.tool_choice ?? "auto",
-    tools: (body.tools ?? []).map((t) => ({ ...t, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
+    tools: (body.tools ?? []).map((t) => ({
+      ...t,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? null,
+    })),
     top_p: body.top_p ?? null,
     truncation: "disabled",
     user: body.user ?? null,
@@ -135,14 +175,21 @@ function responseJson(head: ResponseHead, body: ResponsesBody, result: ChatResul
             output_tokens_details: { reasoning_tokens: 0 },
             total_tokens: result.promptIds.length + result.ids.length,
           },
-    ...(result === null ? {} : { prompt_token_ids: Array.from(result.promptIds), token_ids: Array.from(result.ids), arl: { policy_version: result.policyVersion } }),
+    ...(result === null
+      ? {}
+      : {
+          prompt_token_ids: Array.from(result.promptIds),
+          token_ids: Array.from(result.ids),
+          arl: { policy_version: result.policyVersion },
+        }),
   };
 }
 
 /** The Responses event stream of one answer: created, each output item added, its deltas and done, then completed. */
 function responseEvents(head: ResponseHead, body: ResponsesBody, result: ChatResult, logprobs: boolean): ServerEvent[] {
   const events: ServerEvent[] = [];
-  const emit = (type: string, data: object) => events.push({ event: type, data: { type, sequence_number: events.length, ...data } });
+  const emit = (type: string, data: object) =>
+    events.push({ event: type, data: { type, sequence_number: events.length, ...data } });
   emit("response.created", { response: responseJson(head, body, null, false) });
   emit("response.in_progress", { response: responseJson(head, body, null, false) });
   const final = responseJson(head, body, result, logprobs);
@@ -151,17 +198,36 @@ function responseEvents(head: ResponseHead, body: ResponsesBody, result: ChatRes
     if (type === "message") {
       const done = item as { content: { text: string; logprobs: object[] }[] };
       const text = done.content[0]?.text ?? "";
-      emit("response.output_item.added", { output_index: outputIndex, item: { ...item, status: "in_progress", content: [] } });
+      emit("response.output_item.added", {
+        output_index: outputIndex,
+        item: { ...item, status: "in_progress", content: [] },
+      });
       const at = { item_id: id, output_index: outputIndex, content_index: 0 };
-      emit("response.content_part.added", { ...at, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
-      for (const piece of pieces(text, result.tokens).parts) emit("response.output_text.delta", { ...at, delta: piece.text, logprobs: logprobs ? chatLogprobs(result, piece.from, piece.to).content : [] });
+      emit("response.content_part.added", {
+        ...at,
+        part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+      });
+      for (const piece of pieces(text, result.tokens).parts)
+        emit("response.output_text.delta", {
+          ...at,
+          delta: piece.text,
+          logprobs: logprobs ? chatLogprobs(result, piece.from, piece.to).content : [],
+        });
       emit("response.output_text.done", { ...at, text, logprobs: done.content[0]?.logprobs ?? [] });
       emit("response.content_part.done", { ...at, part: done.content[0] });
     } else {
       const call = item as { name: string; arguments: string };
-      emit("response.output_item.added", { output_index: outputIndex, item: { ...item, arguments: "", status: "in_progress" } });
+      emit("response.output_item.added", {
+        output_index: outputIndex,
+        item: { ...item, arguments: "", status: "in_progress" },
+      });
       emit("response.function_call_arguments.delta", { item_id: id, output_index: outputIndex, delta: call.arguments });
-      emit("response.function_call_arguments.done", { item_id: id, output_index: outputIndex, name: call.name, arguments: call.arguments });
+      emit("response.function_call_arguments.done", {
+        item_id: id,
+        output_index: outputIndex,
+        name: call.name,
+        arguments: call.arguments,
+      });
     }
     emit("response.output_item.done", { output_index: outputIndex, item });
   });
@@ -178,13 +244,20 @@ export const responsesEndpoint: WireEndpoint = {
     const previous = checked.previous_response_id ?? null;
     const history = previous === null ? [] : conversations.get(previous);
     if (history === undefined) {
-      throw new GatewayError(400, `previous response with id "${previous ?? ""}" not found: this session did not serve it, or it was made with store: false`, "invalid_request_error", "previous_response_id", "previous_response_not_found");
+      throw new GatewayError(
+        400,
+        `previous response with id "${previous ?? ""}" not found: this session did not serve it, or it was made with store: false`,
+        "invalid_request_error",
+        "previous_response_id",
+        "previous_response_not_found",
+      );
     }
     const messages = inputMessages(checked.input, history);
     const request = toChatRequest(checked, messages);
     const result = await chat(request);
     if (checked.store !== false) conversations.set(head.id, [...messages, servedMessage(result)]);
-    if (checked.stream === true) return { events: responseEvents(head, checked, result, request.logprobs), done: false };
+    if (checked.stream === true)
+      return { events: responseEvents(head, checked, result, request.logprobs), done: false };
     return { json: responseJson(head, checked, result, request.logprobs) };
   },
 };

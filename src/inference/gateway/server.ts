@@ -4,7 +4,12 @@
 // means is the model half's business (SessionModel); this file only routes, guards and encodes.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { createServer as createSocketServer, type AddressInfo, type Server as SocketServer, type Socket } from "node:net";
+import {
+  createServer as createSocketServer,
+  type AddressInfo,
+  type Server as SocketServer,
+  type Socket,
+} from "node:net";
 import type { Duplex } from "node:stream";
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -76,13 +81,16 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const headersTimeout = Math.min(options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS, requestTimeout);
   // Node checks those limits only every connectionsCheckingInterval (30 s by default), so a slow
   // client would keep its connection up to 30 s past them; a check every second keeps them.
-  const server = createServer({ connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, headersTimeout), headersTimeout, requestTimeout }, (req, res) => {
-    // handle() answers every failure itself; should that ever throw, the connection goes, never the process.
-    handle(req, res).catch((error: unknown) => {
-      log(`gateway: could not answer a request: ${String(error)}`);
-      res.destroy();
-    });
-  });
+  const server = createServer(
+    { connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, headersTimeout), headersTimeout, requestTimeout },
+    (req, res) => {
+      // handle() answers every failure itself; should that ever throw, the connection goes, never the process.
+      handle(req, res).catch((error: unknown) => {
+        log(`gateway: could not answer a request: ${String(error)}`);
+        res.destroy();
+      });
+    },
+  );
   // Node hands CONNECT to a listener and, without one, drops the connection unanswered.
   server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
     stats.requests++;
@@ -111,13 +119,19 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       return;
     }
     const text = typeof body === "string" ? body : JSON.stringify(body);
-    res.writeHead(status, { "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json", "content-length": Buffer.byteLength(text), ...connection });
+    res.writeHead(status, {
+      "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
+      "content-length": Buffer.byteLength(text),
+      ...connection,
+    });
     res.end(text);
   }
 
   /** A refusal in its API's error shape (OpenAI's unless the route said otherwise), or the engine's (`engine`: an engine-mode route). */
   function sendError(res: ServerResponse, error: GatewayError, engine?: EngineEndpoints): void {
-    const reply = engine ? engine.refusal(error) : { status: error.status, body: errorBody(error, errorShapes.get(res) ?? "openai") };
+    const reply = engine
+      ? engine.refusal(error)
+      : { status: error.status, body: errorBody(error, errorShapes.get(res) ?? "openai") };
     answer(res, reply.status, reply.body, error instanceof TooLarge);
   }
 
@@ -130,15 +144,36 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       // The model half answers its own failures as 500s with the original as the cause: logged, as any other.
       const failure = error instanceof GatewayError ? (error.status >= 500 ? error.cause : undefined) : error;
       // Only the raw method and target are logged: nothing derived from the request may throw here.
-      if (failure !== undefined) log(`gateway: ${req.method ?? "?"} ${JSON.stringify(req.url ?? "")} failed: ${failure instanceof Error ? (failure.stack ?? failure.message) : typeof failure === "string" ? failure : Object.prototype.toString.call(failure)}`);
+      if (failure !== undefined)
+        log(
+          `gateway: ${req.method ?? "?"} ${JSON.stringify(req.url ?? "")} failed: ${failure instanceof Error ? (failure.stack ?? failure.message) : typeof failure === "string" ? failure : Object.prototype.toString.call(failure)}`,
+        );
       if (error instanceof GatewayError) return sendError(res, error);
-      sendError(res, new GatewayError(500, "the gateway failed to answer this request (the error is in the run's log)", "server_error"));
+      sendError(
+        res,
+        new GatewayError(
+          500,
+          "the gateway failed to answer this request (the error is in the run's log)",
+          "server_error",
+        ),
+      );
     }
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = targetOf(req);
-    if (target === null) return sendError(res, new GatewayError(400, `the request target ${JSON.stringify((req.url ?? "").slice(0, 200))} is not a URL: send a path such as /v1/models`, "invalid_request_error", null, "invalid_url"), options.engine);
+    if (target === null)
+      return sendError(
+        res,
+        new GatewayError(
+          400,
+          `the request target ${JSON.stringify((req.url ?? "").slice(0, 200))} is not a URL: send a path such as /v1/models`,
+          "invalid_request_error",
+          null,
+          "invalid_url",
+        ),
+        options.engine,
+      );
     const path = target.pathname;
     if (options.engine && !path.startsWith("/s/")) return engineRoute(options.engine, req, res, target);
     // A session's routes are under its own prefix, or at the root, where its key tells it apart.
@@ -146,24 +181,58 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     const endpoint = match ? `${req.method ?? ""} ${match[2] ?? ""}` : "";
     const wire = ENDPOINTS[endpoint];
     if (wire) errorShapes.set(res, wire.errors);
-    if (match === null || !(wire !== undefined || endpoint === "GET v1/models" || endpoint === "POST outcome" || endpoint.startsWith("GET v1/models/"))) {
-      throw new GatewayError(404, `no such endpoint: ${req.method ?? ""} ${path} (the gateway serves GET /s/<id>/v1/models, POST /s/<id>/v1/chat/completions, /v1/completions, /v1/responses, /v1/messages and POST /s/<id>/outcome)`, "not_found_error", null, "unknown_url");
+    if (
+      match === null ||
+      !(
+        wire !== undefined ||
+        endpoint === "GET v1/models" ||
+        endpoint === "POST outcome" ||
+        endpoint.startsWith("GET v1/models/")
+      )
+    ) {
+      throw new GatewayError(
+        404,
+        `no such endpoint: ${req.method ?? ""} ${path} (the gateway serves GET /s/<id>/v1/models, POST /s/<id>/v1/chat/completions, /v1/completions, /v1/responses, /v1/messages and POST /s/<id>/outcome)`,
+        "not_found_error",
+        null,
+        "unknown_url",
+      );
     }
     const session = match[1] === undefined ? sessionOfKey(req, path) : sessions.get(match[1]);
     // A session's own socket serves it alone, and such a session is served through it alone.
     const via = socketSessions.get(req.socket);
     if (session !== undefined && (via !== undefined || session.socketServer !== null) && via !== session) {
       stats.unauthorized++;
-      throw new GatewayError(403, `this connection may not reach session ${match[1] ?? ""}: each sandboxed episode reaches its own session only, through its own socket`, "authentication_error", null, "wrong_channel");
+      throw new GatewayError(
+        403,
+        `this connection may not reach session ${match[1] ?? ""}: each sandboxed episode reaches its own session only, through its own socket`,
+        "authentication_error",
+        null,
+        "wrong_channel",
+      );
     }
-    if (session === undefined) throw new GatewayError(404, `no session ${match[1] ?? ""} on this gateway: use the OPENAI_BASE_URL given to this episode`, "not_found_error", null, "unknown_session");
+    if (session === undefined)
+      throw new GatewayError(
+        404,
+        `no session ${match[1] ?? ""} on this gateway: use the OPENAI_BASE_URL given to this episode`,
+        "not_found_error",
+        null,
+        "unknown_session",
+      );
     authorize(session, req, path);
     const model = ensureOpen(session, path);
     if (endpoint.startsWith("GET v1/models")) return listModels(res, model, endpoint.slice("GET v1/models/".length));
     const body = await readJson(req);
     ensureOpen(session, path);
     if (wire === undefined) {
-      if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError(400, "the outcome must be a JSON object, for example {\"signals\": {...}}", "invalid_request_error", null, "invalid_value");
+      if (typeof body !== "object" || body === null || Array.isArray(body))
+        throw new GatewayError(
+          400,
+          'the outcome must be a JSON object, for example {"signals": {...}}',
+          "invalid_request_error",
+          null,
+          "invalid_value",
+        );
       session.postedOutcome = body;
       return send(res, 200, {});
     }
@@ -173,7 +242,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     });
     const served = await wire.answer({
       body,
-      head: { id: `${wire.idPrefix}${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: model.modelName },
+      head: {
+        id: `${wire.idPrefix}${randomBytes(12).toString("hex")}`,
+        created: Math.floor(Date.now() / 1000),
+        model: model.modelName,
+      },
       chat: (request) => track(session, model.chat(request)),
       complete: (request) => track(session, model.complete(request)),
       conversations: session.conversations,
@@ -188,15 +261,31 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     const session = sessionsByKey.get(keyDigest(givenKey(req)));
     if (session !== undefined) return session;
     stats.unauthorized++;
-    throw new GatewayError(401, `wrong or missing API key for ${path}: at the gateway's root, the key given to an episode (OPENAI_API_KEY) chooses its session`, "authentication_error", null, "invalid_api_key");
+    throw new GatewayError(
+      401,
+      `wrong or missing API key for ${path}: at the gateway's root, the key given to an episode (OPENAI_API_KEY) chooses its session`,
+      "authentication_error",
+      null,
+      "invalid_api_key",
+    );
   }
 
   /** Engine mode: a call outside the sessions goes to the engine's routes, with a body read as JSON (none: null). */
-  async function engineRoute(engine: EngineEndpoints, req: IncomingMessage, res: ServerResponse, target: URL): Promise<void> {
+  async function engineRoute(
+    engine: EngineEndpoints,
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: URL,
+  ): Promise<void> {
     let reply;
     try {
       const body = req.method === "GET" || req.method === "HEAD" ? null : await readJson(req, true);
-      reply = await engine.answer({ method: req.method ?? "", path: target.pathname.replace(/(.)\/$/, "$1"), query: target.searchParams, body });
+      reply = await engine.answer({
+        method: req.method ?? "",
+        path: target.pathname.replace(/(.)\/$/, "$1"),
+        query: target.searchParams,
+        body,
+      });
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       return sendError(res, error, engine);
@@ -210,27 +299,56 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     // timingSafeEqual needs equal lengths; a key of another length is refused without comparing.
     if (provided.length === session.key.length && timingSafeEqual(provided, session.key)) return;
     stats.unauthorized++;
-    session.faults.push({ kind: "wrong_key", message: `${req.method ?? ""} ${path} came with a ${given === "" ? "missing" : "wrong"} API key` });
-    throw new GatewayError(401, "wrong or missing API key: send the key given to this episode (OPENAI_API_KEY, ANTHROPIC_API_KEY) as 'Authorization: Bearer <key>' or 'x-api-key: <key>'", "authentication_error", null, "invalid_api_key");
+    session.faults.push({
+      kind: "wrong_key",
+      message: `${req.method ?? ""} ${path} came with a ${given === "" ? "missing" : "wrong"} API key`,
+    });
+    throw new GatewayError(
+      401,
+      "wrong or missing API key: send the key given to this episode (OPENAI_API_KEY, ANTHROPIC_API_KEY) as 'Authorization: Bearer <key>' or 'x-api-key: <key>'",
+      "authentication_error",
+      null,
+      "invalid_api_key",
+    );
   }
 
   function ensureOpen(session: Session, path: string): SessionModel {
     if (!session.closed && session.model !== null) return session.model;
     stats.afterEnd++;
     session.faults.push({ kind: "after_end", message: `a request to ${path} came after the episode ended` });
-    throw new GatewayError(410, "this episode has ended: its session no longer serves requests (finish every model call before reporting the outcome)", "invalid_request_error", null, "session_ended");
+    throw new GatewayError(
+      410,
+      "this episode has ended: its session no longer serves requests (finish every model call before reporting the outcome)",
+      "invalid_request_error",
+      null,
+      "session_ended",
+    );
   }
 
   function listModels(res: ServerResponse, served: SessionModel, name: string): void {
     const model = { id: served.modelName, object: "model", created, owned_by: "arl" };
     if (name === "") return send(res, 200, { object: "list", data: [model] });
-    if (name !== encodeURIComponent(model.id)) throw new GatewayError(404, `no model ${name}: this session serves ${model.id}`, "not_found_error", "model", "model_not_found");
+    if (name !== encodeURIComponent(model.id))
+      throw new GatewayError(
+        404,
+        `no model ${name}: this session serves ${model.id}`,
+        "not_found_error",
+        "model",
+        "model_not_found",
+      );
     send(res, 200, model);
   }
 
   /** The body as JSON, read no further than maxBodyBytes; `emptyIsNull`: no body reads as null. */
   async function readJson(req: IncomingMessage, emptyIsNull = false): Promise<unknown> {
-    const tooLarge = () => new TooLarge(413, `the request body is larger than ${maxBodyBytes} bytes, the gateway's limit`, "invalid_request_error", null, "body_too_large");
+    const tooLarge = () =>
+      new TooLarge(
+        413,
+        `the request body is larger than ${maxBodyBytes} bytes, the gateway's limit`,
+        "invalid_request_error",
+        null,
+        "body_too_large",
+      );
     if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) throw tooLarge();
     const parts: Buffer[] = [];
     let size = 0;
@@ -243,7 +361,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       // The client closed the connection (or broke its chunked framing) before the body ended: its fault, not the gateway's.
-      throw new GatewayError(400, `the request body ended early (${(error as Error).message})`, "invalid_request_error", null, "incomplete_body");
+      throw new GatewayError(
+        400,
+        `the request body ended early (${(error as Error).message})`,
+        "invalid_request_error",
+        null,
+        "incomplete_body",
+      );
     }
     const text = Buffer.concat(parts).toString("utf8");
     if (emptyIsNull && text.trim() === "") return null;
@@ -252,7 +376,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
-      throw new GatewayError(400, `the request body is not valid JSON (${(error as Error).message})`, "invalid_request_error", null, "invalid_json");
+      throw new GatewayError(
+        400,
+        `the request body is not valid JSON (${(error as Error).message})`,
+        "invalid_request_error",
+        null,
+        "invalid_json",
+      );
     }
   }
 
@@ -270,7 +400,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   function stream(res: ServerResponse, events: readonly ServerEvent[], done: boolean): void {
     if (res.destroyed) return;
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
-    for (const { event, data } of events) res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
+    for (const { event, data } of events)
+      res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
     res.end(done ? "data: [DONE]\n\n" : undefined);
   }
 
@@ -299,7 +430,17 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     open(model: SessionModel, sessionOptions: SessionOptions = {}): SessionHandle {
       const id = randomBytes(16).toString("hex");
       const key = randomBytes(32).toString("hex");
-      const session: Session = { id, key: Buffer.from(key, "utf8"), conversations: new Map(), model, faults: [], postedOutcome: undefined, closed: false, inFlight: new Set(), socketServer: null };
+      const session: Session = {
+        id,
+        key: Buffer.from(key, "utf8"),
+        conversations: new Map(),
+        model,
+        faults: [],
+        postedOutcome: undefined,
+        closed: false,
+        inFlight: new Set(),
+        socketServer: null,
+      };
       let ready = Promise.resolve();
       if (sessionOptions.socket !== undefined) {
         const own = createSocketServer((socket) => {

@@ -8,7 +8,11 @@ import type { GatewayMessage } from "./contract.js";
 
 /** A request message as encode takes it: role, content and calls; the OpenAI ids stay behind. */
 export function renderable(message: GatewayMessage): Message {
-  return { role: message.role, content: message.content, ...(message.tool_calls && message.tool_calls.length > 0 ? { tool_calls: message.tool_calls } : {}) };
+  return {
+    role: message.role,
+    content: message.content,
+    ...(message.tool_calls && message.tool_calls.length > 0 ? { tool_calls: message.tool_calls } : {}),
+  };
 }
 
 /**
@@ -32,7 +36,11 @@ export function renderedMessages(messages: readonly GatewayMessage[], describedT
  */
 export function servedAssistant(parsed: ParsedTurn | undefined, text: string): Message {
   if (parsed?.kind !== "call" || parsed.content === undefined) return { role: "assistant", content: text };
-  return { role: "assistant", content: parsed.content.trimEnd(), tool_calls: [{ name: parsed.call.name, arguments: parsed.call.arguments }] };
+  return {
+    role: "assistant",
+    content: parsed.content.trimEnd(),
+    tool_calls: [{ name: parsed.call.name, arguments: parsed.call.arguments }],
+  };
 }
 
 /** JSON text with every object's keys sorted: two argument objects are equal when their texts are. */
@@ -54,7 +62,10 @@ function sameMessage(a: Message, b: Message): boolean {
   if (a.role !== b.role || a.content.trimEnd() !== b.content.trimEnd()) return false;
   const ca = a.tool_calls ?? [];
   const cb = b.tool_calls ?? [];
-  return ca.length === cb.length && ca.every((c, i) => c.name === cb[i]?.name && canonical(c.arguments) === canonical(cb[i]?.arguments));
+  return (
+    ca.length === cb.length &&
+    ca.every((c, i) => c.name === cb[i]?.name && canonical(c.arguments) === canonical(cb[i]?.arguments))
+  );
 }
 
 /** How many leading messages of `messages` are `served`, when all of them are; undefined otherwise. */

@@ -77,16 +77,26 @@ export interface SessionRecord extends TokenSequence {
 }
 
 /** The session's samples as the update takes them, and the whole stream they make one after another. */
-export function assembleSamples(samples: readonly SessionSample[], stepwise: boolean): { samples: Sample[]; starts: SampleStart[]; stream: TokenSequence; turnEnds: number[] } {
+export function assembleSamples(
+  samples: readonly SessionSample[],
+  stepwise: boolean,
+): { samples: Sample[]; starts: SampleStart[]; stream: TokenSequence; turnEnds: number[] } {
   const kept = samples.filter((s) => s.turnEnds.length > 0);
-  const out: Sample[] = kept.map((s) => ({ ...s.ctx.sequence(), turnEnds: [...s.turnEnds], ...(stepwise ? { step: s.step } : {}) }));
+  const out: Sample[] = kept.map((s) => ({
+    ...s.ctx.sequence(),
+    turnEnds: [...s.turnEnds],
+    ...(stepwise ? { step: s.step } : {}),
+  }));
   const turnEnds: number[] = [];
   let offset = 0;
   for (const s of out) {
     turnEnds.push(...s.turnEnds.map((k) => k + offset));
     offset += s.ids.length;
   }
-  const cat = <T extends Uint8Array | Int32Array | Float32Array>(make: new (n: number) => T, part: (s: Sample) => T): T => {
+  const cat = <T extends Uint8Array | Int32Array | Float32Array>(
+    make: new (n: number) => T,
+    part: (s: Sample) => T,
+  ): T => {
     const result = new make(offset);
     let from = 0;
     for (const s of out) {
@@ -95,11 +105,24 @@ export function assembleSamples(samples: readonly SessionSample[], stepwise: boo
     }
     return result;
   };
-  const stream = { ids: cat(Int32Array, (s) => s.ids), roles: cat(Uint8Array, (s) => s.roles), versions: cat(Int32Array, (s) => s.versions), logprobs: cat(Float32Array, (s) => s.logprobs) };
+  const stream = {
+    ids: cat(Int32Array, (s) => s.ids),
+    roles: cat(Uint8Array, (s) => s.roles),
+    versions: cat(Int32Array, (s) => s.versions),
+    logprobs: cat(Float32Array, (s) => s.logprobs),
+  };
   return { samples: out, starts: kept.map((s) => s.start), stream, turnEnds };
 }
 
 /** The calls as the buffer records them. */
 export function toolCallRecords(calls: readonly SessionToolCall[]): ToolCallRecord[] {
-  return calls.map((c) => ({ turn: c.turn, name: c.name, arguments: c.arguments, valid: c.valid, blocked: false, result: c.result, ...(c.error ? { error: c.error } : {}) }));
+  return calls.map((c) => ({
+    turn: c.turn,
+    name: c.name,
+    arguments: c.arguments,
+    valid: c.valid,
+    blocked: false,
+    result: c.result,
+    ...(c.error ? { error: c.error } : {}),
+  }));
 }

@@ -124,7 +124,8 @@ export class CommentPlacement {
     if (comments.length === 0) return;
     const anchors: { offset: number; map: Map<object, Comment[]>; key: object }[] = [];
     const containers: Container[] = [];
-    const anchor = (node: ast.Node, map = this.anchored) => anchors.push({ offset: node.range.start.offset, map, key: node });
+    const anchor = (node: ast.Node, map = this.anchored) =>
+      anchors.push({ offset: node.range.start.offset, map, key: node });
     const work: ast.Node[] = [s.node as ast.Node];
     for (let n = work.pop(); n !== undefined; n = work.pop()) {
       switch (n.kind) {
@@ -173,11 +174,21 @@ export class CommentPlacement {
         }
         case "List":
           anchor(n);
-          containers.push({ key: n, open: n.range.start.offset + 1, close: n.range.end.offset - 1, spans: n.items.map(span) });
+          containers.push({
+            key: n,
+            open: n.range.start.offset + 1,
+            close: n.range.end.offset - 1,
+            spans: n.items.map(span),
+          });
           break;
         case "Record":
           anchor(n);
-          containers.push({ key: n, open: n.range.start.offset + 1, close: n.range.end.offset - 1, spans: n.entries.map(span) });
+          containers.push({
+            key: n,
+            open: n.range.start.offset + 1,
+            close: n.range.end.offset - 1,
+            spans: n.entries.map(span),
+          });
           break;
         case "Invalid":
         case "Document":

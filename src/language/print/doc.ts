@@ -24,7 +24,11 @@ type DocNode =
 const isHard = (d: Doc): boolean => typeof d !== "string" && d.hard;
 export const concat = (parts: readonly Doc[]): Doc => ({ kind: "concat", parts, hard: parts.some(isHard) });
 export const indent = (contents: Doc): Doc => ({ kind: "indent", contents, hard: isHard(contents) });
-export const group = (contents: Doc, forceBreak = false): Doc => ({ kind: "group", contents, hard: forceBreak || isHard(contents) });
+export const group = (contents: Doc, forceBreak = false): Doc => ({
+  kind: "group",
+  contents,
+  hard: forceBreak || isHard(contents),
+});
 export const line: Doc = { kind: "line", flat: " ", hard: false, literal: false };
 export const softline: Doc = { kind: "line", flat: "", hard: false, literal: false };
 export const hardline: Doc = { kind: "line", flat: "", hard: true, literal: false };

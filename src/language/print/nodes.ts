@@ -4,10 +4,23 @@ import type * as ast from "../ast.js";
 import { expressionPrecedence, precedence } from "../ast.js";
 import { at, last } from "../../contracts/checked.js";
 import { CommentPlacement, FormatError, type Comment } from "./comments.js";
-import { concat, group, hardline, ifBreak, indent, line, literalline, render, softline, trail, type Doc } from "./doc.js";
+import {
+  concat,
+  group,
+  hardline,
+  ifBreak,
+  indent,
+  line,
+  literalline,
+  render,
+  softline,
+  trail,
+  type Doc,
+} from "./doc.js";
 import { printString, quoteString } from "./strings.js";
 
-const isDocElement = (e: { kind: "comment"; c: Comment } | { kind: "span" }): boolean => e.kind === "comment" && e.c.isDoc;
+const isDocElement = (e: { kind: "comment"; c: Comment } | { kind: "span" }): boolean =>
+  e.kind === "comment" && e.c.isDoc;
 
 /** Prints one file's syntax tree in the canonical style, with every comment of the file. */
 export class Printer {
@@ -38,7 +51,12 @@ export class Printer {
    * `doc` preceded by the comments anchored to `key`, each followed by a space or, after a line
    * comment, a new line (indented as a continuation unless `indentBreak` is false).
    */
-  private withComments(map: Map<object, Comment[]>, key: object, doc: Doc, options: { spaceBefore?: boolean; indentBreak?: boolean } = {}): Doc {
+  private withComments(
+    map: Map<object, Comment[]>,
+    key: object,
+    doc: Doc,
+    options: { spaceBefore?: boolean; indentBreak?: boolean } = {},
+  ): Doc {
     const list = map.get(key);
     if (!list) return doc;
     const parts: Doc[] = options.spaceBefore ? [" "] : [];
@@ -60,8 +78,13 @@ export class Printer {
    * `list`: items, each followed by "," (the last only when broken).
    * `document`: top-level imports and blocks, one blank line before the first block and between blocks.
    */
-  private sequence(key: object, spans: readonly { node: ast.Node; doc: Doc }[], style: "body" | "list" | "document"): Doc[] {
-    type Element = { kind: "comment"; c: Comment; role: "leading" | "trailing" | "dangling" } | { kind: "span"; index: number };
+  private sequence(
+    key: object,
+    spans: readonly { node: ast.Node; doc: Doc }[],
+    style: "body" | "list" | "document",
+  ): Doc[] {
+    type Element =
+      { kind: "comment"; c: Comment; role: "leading" | "trailing" | "dangling" } | { kind: "span"; index: number };
     const elements: Element[] = [];
     spans.forEach((s, index) => {
       for (const c of this.placement.leading.get(s.node) ?? []) elements.push({ kind: "comment", c, role: "leading" });
@@ -99,12 +122,15 @@ export class Printer {
       if (prev !== undefined) {
         if (e.kind === "comment" && e.role === "trailing" && onSpanLine) parts.push(" ");
         else {
-          if (prev.kind === "span" && e.kind === "span") parts.push(style === "body" ? concat([ifBreak("", ","), line]) : style === "list" ? line : hardline);
+          if (prev.kind === "span" && e.kind === "span")
+            parts.push(style === "body" ? concat([ifBreak("", ","), line]) : style === "list" ? line : hardline);
           else parts.push(style === "list" ? line : hardline);
           // At the top level, a block (with the comments above it) follows exactly one blank line.
-          const startsGroup = (e.kind === "span" || e.role === "leading") && !(prev.kind === "comment" && prev.role === "leading");
+          const startsGroup =
+            (e.kind === "span" || e.role === "leading") && !(prev.kind === "comment" && prev.role === "leading");
           const forced = style === "document" && startsGroup && spanAfter(i)?.kind === "Block";
-          if (forced || this.placement.blankBetween(endOf(prev), startOf(e))) parts.push(style === "document" ? hardline : softline);
+          if (forced || this.placement.blankBetween(endOf(prev), startOf(e)))
+            parts.push(style === "document" ? hardline : softline);
         }
       }
       if (e.kind === "span") {
@@ -127,14 +153,21 @@ export class Printer {
    * one that documented it in the source, so a comma (the one token allowed between entries)
    * goes where that run starts, or right before the entry if it had no documentation.
    */
-  private docSeparators(elements: readonly ({ kind: "comment"; c: Comment } | { kind: "span" })[], startOf: (i: number) => number): Set<number> {
+  private docSeparators(
+    elements: readonly ({ kind: "comment"; c: Comment } | { kind: "span" })[],
+    startOf: (i: number) => number,
+  ): Set<number> {
     const commas = new Set<number>();
     elements.forEach((e, i) => {
       if (e.kind !== "span") return;
       let first = i; // the first of the doc comments printed right before the entry
       while (first > 0 && isDocElement(at(elements, first - 1))) first--;
       let own = i; // the first of those that were right before it in the source too
-      while (own > first && /^\s*$/.test(this.placement.text.slice((elements[own - 1] as { c: Comment }).c.end, startOf(own)))) own--;
+      while (
+        own > first &&
+        /^\s*$/.test(this.placement.text.slice((elements[own - 1] as { c: Comment }).c.end, startOf(own)))
+      )
+        own--;
       if (own > first) commas.add(own);
     });
     return commas;
@@ -143,7 +176,10 @@ export class Printer {
   // --- declarations -----------------------------------------------------------------------------
 
   private printDocument(d: ast.Document): Doc {
-    const spans = [...d.imports.map((i) => ({ node: i, doc: this.printImport(i) })), ...d.blocks.map((b) => ({ node: b, doc: this.printBlock(b) }))];
+    const spans = [
+      ...d.imports.map((i) => ({ node: i, doc: this.printImport(i) })),
+      ...d.blocks.map((b) => ({ node: b, doc: this.printBlock(b) })),
+    ];
     const parts = this.sequence(d, spans, "document");
     return parts.length === 0 ? "" : concat([...parts, hardline]);
   }
@@ -161,7 +197,10 @@ export class Printer {
       parts.push(" extends ");
       b.extends.parts.forEach((p, i) => parts.push(i > 0 ? "." : "", this.anchor(p, p.name)));
     }
-    parts.push(" ", this.withComments(this.placement.beforeOpen, b, this.printBraces(b, b.entries), { indentBreak: false }));
+    parts.push(
+      " ",
+      this.withComments(this.placement.beforeOpen, b, this.printBraces(b, b.entries), { indentBreak: false }),
+    );
     return concat(parts);
   }
 
@@ -192,7 +231,13 @@ export class Printer {
   }
 
   /** `[items]` or `(args)`: flat when it fits, else one per line with trailing commas. */
-  private printBracketed(owner: object, open: string, close: string, items: readonly { node: ast.Node; doc: Doc }[], forceBreak: boolean): Doc {
+  private printBracketed(
+    owner: object,
+    open: string,
+    close: string,
+    items: readonly { node: ast.Node; doc: Doc }[],
+    forceBreak: boolean,
+  ): Doc {
     if (items.length === 0 && !this.placement.dangling.has(owner)) return open + close;
     const inner = this.sequence(owner, items, "list");
     return group(concat([open, indent(concat([softline, ...inner])), softline, close]), forceBreak);
@@ -215,7 +260,10 @@ export class Printer {
       case "List": {
         const { start, end } = e.range;
         const items = e.items.map((item) => ({ node: item, doc: this.printExpression(item) }));
-        return this.anchor(e, this.printBracketed(e, "[", "]", items, this.placement.hasCommentIn(start.offset, end.offset)));
+        return this.anchor(
+          e,
+          this.printBracketed(e, "[", "]", items, this.placement.hasCommentIn(start.offset, end.offset)),
+        );
       }
       case "Record":
         return this.anchor(e, this.printBraces(e, e.entries));
@@ -265,7 +313,9 @@ export class Printer {
       rights.push(first);
       first = first.left;
     }
-    const parts: Doc[] = [this.operand(first, expressionPrecedence(first) < level || (!chainable && expressionPrecedence(first) <= level))];
+    const parts: Doc[] = [
+      this.operand(first, expressionPrecedence(first) < level || (!chainable && expressionPrecedence(first) <= level)),
+    ];
     for (let i = rights.length - 1; i >= 0; i--) {
       const b = at(rights, i);
       parts.push(` ${b.operator} `, this.operand(b.right, expressionPrecedence(b.right) <= level));
@@ -306,7 +356,11 @@ export class Printer {
         const args = s.args.map((a) => ({ node: a, doc: this.printArgument(a) }));
         const paren = this.placement.skipTrivia(s.callee.range.end.offset, true);
         const forceBreak = this.placement.hasCommentIn(paren, s.range.end.offset);
-        parts.push(this.withComments(this.placement.beforeOpen, s, this.printBracketed(s, "(", ")", args, forceBreak), { spaceBefore: true }));
+        parts.push(
+          this.withComments(this.placement.beforeOpen, s, this.printBracketed(s, "(", ")", args, forceBreak), {
+            spaceBefore: true,
+          }),
+        );
       }
     }
     return concat(parts);

@@ -9,7 +9,8 @@ import { commentText } from "./comments.js";
 export function checkRoundTrip(parsed: ParseResult, output: string, file: string): Diagnostic | undefined {
   const again = parse(output, file, { keepComments: true });
   if (hasErrors(again.diagnostics)) return internalError(file, "the formatted text does not parse");
-  if (!sameAst(parsed.document, again.document)) return internalError(file, "the formatted text has a different syntax tree");
+  if (!sameAst(parsed.document, again.document))
+    return internalError(file, "the formatted text has a different syntax tree");
   const before = parsed.comments.map(commentText);
   const after = again.comments.map(commentText);
   if (before.length !== after.length || before.some((c, i) => c !== after[i])) {
@@ -29,7 +30,6 @@ export function internalError(file: string, detail: string): Diagnostic {
     hint: "this is a bug in arl fmt, not in your spec; please report it with this file",
   };
 }
-
 
 /** Whether two syntax trees are equal, ignoring `range` fields. Iterative: trees can be deep. */
 export function sameAst(a: unknown, b: unknown): boolean {

@@ -14,7 +14,8 @@ value model by comparing several samples of the same task (GRPO, RLOO).`,
     if (algorithm.advantage.estimator !== "gae" || algorithm.critic !== null) return;
     ctx.report({
       at: ctx.isWritten(["algorithm", "critic"]) ? ["algorithm", "critic"] : ["algorithm", "advantage", "estimator"],
-      message: "estimator gae needs a value model V(h) for delta = r + gamma*V(h') - V(h), but algorithm.critic is none",
+      message:
+        "estimator gae needs a value model V(h) for delta = r + gamma*V(h') - V(h), but algorithm.critic is none",
       hint: "add `critic { optimizer { lr: 1e-5 } }` (as in algo.ppo), or use a group estimator with group_size > 1",
     });
   },

@@ -13,8 +13,11 @@ number of rollouts; the rejected rollouts' cost must be counted, and a cap bound
     const ds = ctx.config.algorithm.dynamic_sampling;
     if (ds === null || ds.max_rounds !== null) return;
     ctx.report({
-      at: ctx.isWritten(["algorithm", "dynamic_sampling", "max_rounds"]) ? ["algorithm", "dynamic_sampling", "max_rounds"] : ["algorithm", "dynamic_sampling"],
-      message: "dynamic sampling has no max_rounds: only 1 - p^G - (1-p)^G of the groups are usable (3.9% at p = 0.01, G = 4), so on hard tasks filling a batch can take unbounded rollouts",
+      at: ctx.isWritten(["algorithm", "dynamic_sampling", "max_rounds"])
+        ? ["algorithm", "dynamic_sampling", "max_rounds"]
+        : ["algorithm", "dynamic_sampling"],
+      message:
+        "dynamic sampling has no max_rounds: only 1 - p^G - (1-p)^G of the groups are usable (3.9% at p = 0.01, G = 4), so on hard tasks filling a batch can take unbounded rollouts",
       hint: "set `dynamic_sampling { max_rounds: 3 }` (the DAPO preset's cap)",
     });
   },

@@ -21,8 +21,14 @@ or per sequence. The run measures the gap either way (the metrics' mismatch).`,
     if (engine === "trainer" || mask.tis !== null) return;
     const steps = updateSteps(algorithm.epochs, algorithm.minibatches, rollout.tasks_per_batch * algorithm.group_size);
     const more = [
-      ...(rollout.async ? ["rollout is asynchronous, so the samples are also older than the weights that train on them"] : []),
-      ...(steps > 1 ? [`each update takes ${steps} optimizer steps per batch (algorithm.epochs x minibatches), so all but the first train on off-policy tokens anyway`] : []),
+      ...(rollout.async
+        ? ["rollout is asynchronous, so the samples are also older than the weights that train on them"]
+        : []),
+      ...(steps > 1
+        ? [
+            `each update takes ${steps} optimizer steps per batch (algorithm.epochs x minibatches), so all but the first train on off-policy tokens anyway`,
+          ]
+        : []),
     ];
     ctx.report({
       at: ["resources", "rollout", "engine"],

@@ -13,7 +13,8 @@ update, counting them apart (docs/semantics.md §2). \`on_env_error: exclude\` i
     if (ctx.config.reward.on_env_error !== "score_zero") return;
     ctx.report({
       at: ["reward", "on_env_error"],
-      message: "on_env_error: score_zero scores episodes whose environment failed as policy failures: the update punishes actions for infrastructure noise (GLM-5 excludes env-error samples and counts them apart)",
+      message:
+        "on_env_error: score_zero scores episodes whose environment failed as policy failures: the update punishes actions for infrastructure noise (GLM-5 excludes env-error samples and counts them apart)",
       hint: "use `on_env_error: exclude` (the default)",
     });
   },

@@ -16,12 +16,15 @@ gives 0% of its tasks (the valid split is 0 unless set) evaluates nothing for th
     if (split === "train") {
       ctx.report({
         at: ["eval", "split"],
-        message: "eval.split is train: evaluating on the training tasks measures how well RL fit them, not generalisation to unseen tasks (docs/semantics.md §8)",
+        message:
+          "eval.split is train: evaluating on the training tasks measures how well RL fit them, not generalisation to unseen tasks (docs/semantics.md §8)",
         hint: "evaluate a held-out split: `eval { split: test }`, or `valid` with a `split { valid: ... }` fraction in each env",
       });
       return;
     }
-    const empty = Object.entries(config.env).filter(([, e]) => e.split[split] === 0).map(([name]) => name);
+    const empty = Object.entries(config.env)
+      .filter(([, e]) => e.split[split] === 0)
+      .map(([name]) => name);
     if (empty.length === 0) return;
     ctx.report({
       at: ["eval", "split"],

@@ -14,7 +14,12 @@ different protocol and should be reported as such. Evaluate pass@k with a sampli
     const kMax = ev.k.reduce((m, k) => Math.max(m, k), Number.NEGATIVE_INFINITY);
     const temperature = ev.temperature ?? policy.sampling.temperature;
     if (kMax <= 1 || temperature > 0) return;
-    const at = ev.temperature !== null ? ["eval", "temperature"] : ctx.isWritten(["policy", "sampling", "temperature"]) ? ["policy", "sampling", "temperature"] : ["eval", "k"];
+    const at =
+      ev.temperature !== null
+        ? ["eval", "temperature"]
+        : ctx.isWritten(["policy", "sampling", "temperature"])
+          ? ["policy", "sampling", "temperature"]
+          : ["eval", "k"];
     ctx.report({
       at,
       message: `pass@${kMax} is evaluated with temperature 0: greedy decoding makes the samples of a task identical, so pass@k equals pass@1 (Chen et al. 2021 assumes independent samples)`,

@@ -14,7 +14,8 @@ constant denominator equal to the generation budget (Dr. GRPO) keep that weighti
     if (ctx.config.algorithm.reduction.mode !== "seq_mean_token_mean") return;
     ctx.report({
       at: ["algorithm", "reduction"],
-      message: "reduction seq_mean_token_mean averages each sequence over its own length (1/|o_i|): tokens of short answers weigh more, and long wrong answers are penalised less per token (Dr. GRPO)",
+      message:
+        "reduction seq_mean_token_mean averages each sequence over its own length (1/|o_i|): tokens of short answers weigh more, and long wrong answers are penalised less per token (Dr. GRPO)",
       hint: "use `reduction: token_mean`, or `constant(L)` with L your generation budget (Dr. GRPO)",
     });
   },

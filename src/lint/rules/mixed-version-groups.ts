@@ -21,7 +21,9 @@ masking nor dual clip set.`,
     if (!async?.in_flight_updates) return;
     const advantage = algorithm.advantage;
     if (advantage.estimator !== "group" || (advantage.baseline === "none" && advantage.normalize === "none")) return;
-    const span = async.max_staleness * updateSteps(algorithm.epochs, algorithm.minibatches, rollout.tasks_per_batch * algorithm.group_size);
+    const span =
+      async.max_staleness *
+      updateSteps(algorithm.epochs, algorithm.minibatches, rollout.tasks_per_batch * algorithm.group_size);
     if (span <= 1) return;
     if (mask.off_policy_sequence_threshold !== null || algorithm.clip.dual !== null) return;
     ctx.report({

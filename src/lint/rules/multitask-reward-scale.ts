@@ -30,8 +30,14 @@ reads a number signal some env declares outside [0, 1].`,
       const off = new Map<string, string[]>();
       for (const s of signalsOf(t.expr)) {
         if (s.type !== "number") continue;
-        const wide = signalDeclarations(config, s).filter((d) => (d.signal.min !== undefined && d.signal.min < 0) || (d.signal.max !== undefined && d.signal.max > 1));
-        if (wide.length > 0) off.set(signalName(s), wide.map((d) => `${d.env} [${d.signal.min ?? "?"}, ${d.signal.max ?? "?"}]`));
+        const wide = signalDeclarations(config, s).filter(
+          (d) => (d.signal.min !== undefined && d.signal.min < 0) || (d.signal.max !== undefined && d.signal.max > 1),
+        );
+        if (wide.length > 0)
+          off.set(
+            signalName(s),
+            wide.map((d) => `${d.env} [${d.signal.min ?? "?"}, ${d.signal.max ?? "?"}]`),
+          );
       }
       const [first] = off;
       if (!first) continue;

@@ -23,8 +23,12 @@ negative term such as \`-0.02 * episode.tool_calls\`) does not invite repetition
       const mins = decls.map((d) => d.min);
       const maxs = decls.map((d) => d.max);
       return {
-        min: mins.every((m) => m !== undefined) ? mins.reduce((m, x) => Math.min(m, x), Number.POSITIVE_INFINITY) : undefined,
-        max: maxs.every((m) => m !== undefined) ? maxs.reduce((m, x) => Math.max(m, x), Number.NEGATIVE_INFINITY) : undefined,
+        min: mins.every((m) => m !== undefined)
+          ? mins.reduce((m, x) => Math.min(m, x), Number.POSITIVE_INFINITY)
+          : undefined,
+        max: maxs.every((m) => m !== undefined)
+          ? maxs.reduce((m, x) => Math.max(m, x), Number.NEGATIVE_INFINITY)
+          : undefined,
       };
     };
     for (const [name, term] of ctx.variant.rewardTerms) {

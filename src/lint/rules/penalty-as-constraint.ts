@@ -19,7 +19,9 @@ observation, so the forbidden behaviour never pays.`,
     for (const [name, term] of ctx.variant.rewardTerms) {
       const violations = new Map<string, string[]>();
       for (const s of signalsOf(term.expr)) {
-        const envs = signalDeclarations(config, s).filter((d) => d.signal.violation).map((d) => d.env);
+        const envs = signalDeclarations(config, s)
+          .filter((d) => d.signal.violation)
+          .map((d) => d.env);
         if (envs.length > 0) violations.set(signalName(s), envs);
       }
       const [first] = violations;

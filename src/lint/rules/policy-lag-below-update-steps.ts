@@ -22,7 +22,9 @@ takes one optimizer step per batch, so a lag of 1 suffices.`,
     const steps = updateSteps(algorithm.epochs, algorithm.minibatches, rollout.tasks_per_batch * algorithm.group_size);
     if (steps <= lag) return;
     ctx.report({
-      at: ctx.isWritten(["rollout", "async", "max_policy_lag"]) ? ["rollout", "async", "max_policy_lag"] : ["rollout", "async"],
+      at: ctx.isWritten(["rollout", "async", "max_policy_lag"])
+        ? ["rollout", "async", "max_policy_lag"]
+        : ["rollout", "async"],
       message: `with rollout pipelined one batch ahead, every sample is ${steps} policy versions old when its update starts (epochs ${algorithm.epochs} x ${Math.min(algorithm.minibatches, steps / algorithm.epochs)} minibatch steps of the update before it), above max_policy_lag ${lag}: every sample after the first iteration would be dropped`,
       hint: `raise max_policy_lag to ${steps}, or take fewer optimizer steps per update (algorithm.epochs x algorithm.minibatches <= ${lag})`,
     });

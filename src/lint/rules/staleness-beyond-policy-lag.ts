@@ -21,7 +21,9 @@ batches are played for nothing (the runtime refuses such a plan). AReaL bounds t
     // One batch ahead already over the limit: policy-lag-below-update-steps says so.
     if (steps > lag || async.max_staleness * steps <= lag) return;
     ctx.report({
-      at: ctx.isWritten(["rollout", "async", "max_staleness"]) ? ["rollout", "async", "max_staleness"] : ["rollout", "async"],
+      at: ctx.isWritten(["rollout", "async", "max_staleness"])
+        ? ["rollout", "async", "max_staleness"]
+        : ["rollout", "async"],
       message: `max_staleness ${async.max_staleness} makes the oldest batch of each snapshot ${async.max_staleness} updates of ${steps} optimizer steps (${async.max_staleness * steps} policy versions) old at its update, above max_policy_lag ${lag}: those batches would be dropped whole`,
       hint: `lower max_staleness to ${Math.floor(lag / steps)}, raise max_policy_lag to ${async.max_staleness * steps}, or keep and correct stale groups (past_max_lag: correct, with mask.tis)`,
     });

@@ -14,7 +14,12 @@ breaks the support condition.`,
   check(ctx) {
     const { sampling } = ctx.config.policy;
     if (ctx.config.mask.keep_sampling_mask || (sampling.top_p >= 1 && sampling.top_k <= 0)) return;
-    const how = [sampling.top_p < 1 ? `top_p ${sampling.top_p}` : "", sampling.top_k > 0 ? `top_k ${sampling.top_k}` : ""].filter(Boolean).join(" and ");
+    const how = [
+      sampling.top_p < 1 ? `top_p ${sampling.top_p}` : "",
+      sampling.top_k > 0 ? `top_k ${sampling.top_k}` : "",
+    ]
+      .filter(Boolean)
+      .join(" and ");
     ctx.report({
       at: ["mask", "keep_sampling_mask"],
       message: `rollouts sample with ${how} but mask.keep_sampling_mask is false: the behaviour policy is zero outside the kept tokens while the trained one is not, so importance ratios violate the support condition (DeepSeek-V3.2 Keep Sampling Mask, docs/semantics.md §7)`,

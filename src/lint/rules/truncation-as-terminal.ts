@@ -15,7 +15,9 @@ right only when the budget is part of the task's rules, which an env says with
   check(ctx) {
     const { config } = ctx;
     if (config.algorithm.advantage.estimator !== "gae" || config.harness.on_budget !== "terminate") return;
-    const envs = Object.entries(config.env).filter(([, e]) => !e.budget_is_task_rule).map(([name]) => name);
+    const envs = Object.entries(config.env)
+      .filter(([, e]) => !e.budget_is_task_rule)
+      .map(([name]) => name);
     if (envs.length === 0) return;
     ctx.report({
       at: ["harness", "on_budget"],

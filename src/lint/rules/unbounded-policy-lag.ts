@@ -17,7 +17,8 @@ update data may be.`,
     const lagWritten = ctx.isWritten(["rollout", "async", "max_policy_lag"]);
     ctx.report({
       at: lagWritten ? ["rollout", "async", "max_policy_lag"] : ["rollout", "async"],
-      message: "asynchronous rollout with max_policy_lag none: samples from arbitrarily old policies reach the update, and the PPO clip only bounds the mismatch within one batch (GLM-5 filters by policy lag; docs/semantics.md §7)",
+      message:
+        "asynchronous rollout with max_policy_lag none: samples from arbitrarily old policies reach the update, and the PPO clip only bounds the mismatch within one batch (GLM-5 filters by policy lag; docs/semantics.md §7)",
       hint: "set `rollout { async { max_policy_lag: 1 } }` (AgentRL's asynchronous setup keeps it small)",
     });
   },

@@ -6,7 +6,8 @@ function policyOptimizerSteps(config: ExperimentConfig): { sft: number; rl: numb
   const { algorithm, rollout } = config;
   const s = rollout.sft;
   // A record file (sft.data) is not read here: its steps are unknown, so no bound is claimed.
-  if (s && s.data !== null) return { sft: Number.POSITIVE_INFINITY, rl: rollout.iterations * algorithm.epochs * algorithm.minibatches };
+  if (s && s.data !== null)
+    return { sft: Number.POSITIVE_INFINITY, rl: rollout.iterations * algorithm.epochs * algorithm.minibatches };
   const demos = s?.demos ?? 0;
   const sft = s && demos > 0 ? s.epochs * Math.ceil(demos / Math.min(s.batch ?? demos, demos)) : 0;
   return { sft, rl: rollout.iterations * algorithm.epochs * algorithm.minibatches };
@@ -37,8 +38,19 @@ so the warm-up is the length to check.`,
         hint: `count the warm-up in optimizer steps: at most ${total}, typically a few percent of them (e.g. warmup_steps: ${Math.max(1, Math.round(total * 0.05))})`,
       });
     };
-    check(["algorithm", "optimizer", "warmup_steps"], algorithm.optimizer.warmup_steps, policyTotal, "the policy's optimizer");
+    check(
+      ["algorithm", "optimizer", "warmup_steps"],
+      algorithm.optimizer.warmup_steps,
+      policyTotal,
+      "the policy's optimizer",
+    );
     // The critic is trained by RL's steps only.
-    if (algorithm.critic) check(["algorithm", "critic", "optimizer", "warmup_steps"], algorithm.critic.optimizer.warmup_steps, steps.rl, "the critic's optimizer");
+    if (algorithm.critic)
+      check(
+        ["algorithm", "critic", "optimizer", "warmup_steps"],
+        algorithm.critic.optimizer.warmup_steps,
+        steps.rl,
+        "the critic's optimizer",
+      );
   },
 };

@@ -15,7 +15,11 @@ const ROLE_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Rol
 const NEVER = new Set<number>([Role.padding, Role.pool, Role.rendered]);
 const ONLY_UNDER_ALL = new Set<number>([Role.system, Role.prompt, Role.observation]);
 
-export function checkBoundaries(sequences: readonly PreflightSequence[], stopIds: readonly number[], loss: Plan["mask"]["loss"]): PreflightCheckResult {
+export function checkBoundaries(
+  sequences: readonly PreflightSequence[],
+  stopIds: readonly number[],
+  loss: Plan["mask"]["loss"],
+): PreflightCheckResult {
   const stops = new Set(stopIds);
   const targetsByRole: Record<string, number> = {};
   const misplaced: string[] = [];
@@ -31,11 +35,15 @@ export function checkBoundaries(sequences: readonly PreflightSequence[], stopIds
         targets++;
         const name = ROLE_NAMES[role] ?? `role ${role}`;
         targetsByRole[name] = (targetsByRole[name] ?? 0) + 1;
-        if (k > 0 && (NEVER.has(role) || (loss === "generated" && ONLY_UNDER_ALL.has(role)))) misplaced.push(`token ${k} of sequence ${i} (${s.label}) is a target with role ${name}`);
+        if (k > 0 && (NEVER.has(role) || (loss === "generated" && ONLY_UNDER_ALL.has(role))))
+          misplaced.push(`token ${k} of sequence ${i} (${s.label}) is a target with role ${name}`);
       }
       if (role === Role.generated && stops.has(at(s.ids, k))) {
         ends++;
-        if (!target) untrainedEnds.push(`the generated end-of-turn token ${at(s.ids, k)} at token ${k} of sequence ${i} (${s.label}) is not a target`);
+        if (!target)
+          untrainedEnds.push(
+            `the generated end-of-turn token ${at(s.ids, k)} at token ${k} of sequence ${i} (${s.label}) is not a target`,
+          );
       }
     }
   });
@@ -45,10 +53,24 @@ export function checkBoundaries(sequences: readonly PreflightSequence[], stopIds
     tasks.add(s.task);
     tasksOfGroup.set(s.group, tasks);
   }
-  const mixedGroups = [...tasksOfGroup].filter(([, tasks]) => tasks.size > 1).map(([group, tasks]) => `group ${group} compares ${tasks.size} tasks (${[...tasks].join(", ")})`);
-  const roles = Object.entries(targetsByRole).map(([name, n]) => `${name} ${n}`).join(", ") || "none";
+  const mixedGroups = [...tasksOfGroup]
+    .filter(([, tasks]) => tasks.size > 1)
+    .map(([group, tasks]) => `group ${group} compares ${tasks.size} tasks (${[...tasks].join(", ")})`);
+  const roles =
+    Object.entries(targetsByRole)
+      .map(([name, n]) => `${name} ${n}`)
+      .join(", ") || "none";
   const summary = `${targets} targets (${roles}); ${ends - untrainedEnds.length} of ${ends} generated end-of-turn tokens are targets; ${tasksOfGroup.size} groups, ${tasksOfGroup.size - mixedGroups.length} with one task`;
-  const numbers = { targets, ...Object.fromEntries(Object.entries(targetsByRole).map(([name, n]) => [`targets_${name}`, n])), misplaced_targets: misplaced.length, end_of_turn_tokens: ends, untrained_end_of_turn_tokens: untrainedEnds.length, groups: tasksOfGroup.size, mixed_groups: mixedGroups.length, mask_loss: loss };
+  const numbers = {
+    targets,
+    ...Object.fromEntries(Object.entries(targetsByRole).map(([name, n]) => [`targets_${name}`, n])),
+    misplaced_targets: misplaced.length,
+    end_of_turn_tokens: ends,
+    untrained_end_of_turn_tokens: untrainedEnds.length,
+    groups: tasksOfGroup.size,
+    mixed_groups: mixedGroups.length,
+    mask_loss: loss,
+  };
   const failures = [...firstFew(misplaced), ...firstFew(untrainedEnds), ...firstFew(mixedGroups)];
   if (failures.length === 0) return { check: "boundaries", status: "passed", summary, failures, numbers };
   return {

@@ -34,7 +34,13 @@ function generatedTargets(s: PreflightSequence): number[] {
 export type ReproduceMeasure = "max" | "mean";
 
 /** max (or mean) |recomputed[k + offset] - sampled[k]| over the targets (a shifted comparison where offset != 0). */
-function deltaShifted(sequences: readonly PreflightSequence[], recomputed: readonly Float32Array[], targets: readonly number[][], offset: number, measure: ReproduceMeasure): number {
+function deltaShifted(
+  sequences: readonly PreflightSequence[],
+  recomputed: readonly Float32Array[],
+  targets: readonly number[][],
+  offset: number,
+  measure: ReproduceMeasure,
+): number {
   let max = 0;
   let sum = 0;
   let n = 0;
@@ -57,8 +63,15 @@ function deltaShifted(sequences: readonly PreflightSequence[], recomputed: reado
  * same layout as each sequence's ids) against `tolerance` nats. `note`, when given, says what
  * the comparison means for the update (e.g. that it recomputes its old log-probs itself).
  */
-export function checkLogprobsReproduce(sequences: readonly PreflightSequence[], recomputed: readonly Float32Array[], tolerance: number, note?: string, measure: ReproduceMeasure = "max"): PreflightCheckResult {
-  if (recomputed.length !== sequences.length) throw new RangeError(`logprobs_reproduce: ${recomputed.length} recomputed rows for ${sequences.length} sequences`);
+export function checkLogprobsReproduce(
+  sequences: readonly PreflightSequence[],
+  recomputed: readonly Float32Array[],
+  tolerance: number,
+  note?: string,
+  measure: ReproduceMeasure = "max",
+): PreflightCheckResult {
+  if (recomputed.length !== sequences.length)
+    throw new RangeError(`logprobs_reproduce: ${recomputed.length} recomputed rows for ${sequences.length} sequences`);
   const targets = sequences.map(generatedTargets);
   let worst: Worst | undefined;
   let over = 0;
@@ -66,7 +79,10 @@ export function checkLogprobsReproduce(sequences: readonly PreflightSequence[], 
   let sum = 0;
   sequences.forEach((s, i) => {
     const re = at(recomputed, i);
-    if (re.length !== s.ids.length) throw new RangeError(`logprobs_reproduce: recomputed row ${i} has ${re.length} entries for ${s.ids.length} tokens`);
+    if (re.length !== s.ids.length)
+      throw new RangeError(
+        `logprobs_reproduce: recomputed row ${i} has ${re.length} entries for ${s.ids.length} tokens`,
+      );
     for (const k of at(targets, i)) {
       const sampled = at(s.sampled, k);
       const again = at(re, k);
@@ -80,25 +96,48 @@ export function checkLogprobsReproduce(sequences: readonly PreflightSequence[], 
   });
   const max = worst?.delta ?? 0;
   const meanAbs = total > 0 ? sum / total : 0;
-  const numbers = { targets: total, max_abs_log_ratio: Number.isFinite(max) ? max : null, mean_abs_log_ratio: meanAbs, above_tolerance: over, tolerance, ...(measure === "mean" ? { measure } : {}) };
+  const numbers = {
+    targets: total,
+    max_abs_log_ratio: Number.isFinite(max) ? max : null,
+    mean_abs_log_ratio: meanAbs,
+    above_tolerance: over,
+    tolerance,
+    ...(measure === "mean" ? { measure } : {}),
+  };
   // A non-finite recomputed log-prob fails either measure.
   const measured = measure === "max" || !Number.isFinite(max) ? max : meanAbs;
   const summary =
     measure === "max"
       ? `max |log ratio| ${short(max)} over ${total} generated targets (tolerance ${short(tolerance)})${note ? `; ${note}` : ""}`
       : `mean |log ratio| ${short(meanAbs)} over ${total} generated targets (tolerance ${short(tolerance)}; max ${short(max)})${note ? `; ${note}` : ""}`;
-  if (measured <= tolerance || !worst) return { check: "logprobs_reproduce", status: "passed", summary, failures: [], numbers };
+  if (measured <= tolerance || !worst)
+    return { check: "logprobs_reproduce", status: "passed", summary, failures: [], numbers };
   const where = at(sequences, worst.sequence);
   const failures = [
     `max |log ratio| ${short(max)} at token ${worst.token} of sequence ${worst.sequence} (${where.label}): sampled ${short(worst.sampled)}, recomputed ${short(worst.recomputed)}`,
     `${over} of ${total} generated targets are above the tolerance ${short(tolerance)} (mean |log ratio| ${short(numbers.mean_abs_log_ratio)})`,
   ];
   // A one-position shift that matches where the aligned comparison does not names the cause.
-  const shifts = [-1, 1].map((offset) => ({ offset, delta: deltaShifted(sequences, recomputed, targets, offset, measure) }));
+  const shifts = [-1, 1].map((offset) => ({
+    offset,
+    delta: deltaShifted(sequences, recomputed, targets, offset, measure),
+  }));
   const shifted = shifts.find((s) => s.delta <= tolerance);
   if (shifted) {
-    const where = shifted.offset < 0 ? "one position early (recomputed[k-1] matches sampled[k]" : "one position late (recomputed[k+1] matches sampled[k]";
-    failures.push(`the recomputed log-probs are ${where}, ${measure} |log ratio| ${short(shifted.delta)}): a token shift`);
+    const where =
+      shifted.offset < 0
+        ? "one position early (recomputed[k-1] matches sampled[k]"
+        : "one position late (recomputed[k+1] matches sampled[k]";
+    failures.push(
+      `the recomputed log-probs are ${where}, ${measure} |log ratio| ${short(shifted.delta)}): a token shift`,
+    );
   }
-  return { check: "logprobs_reproduce", status: "failed", summary, failures: firstFew(failures, 4), hint: LOGPROB_CAUSES, numbers };
+  return {
+    check: "logprobs_reproduce",
+    status: "failed",
+    summary,
+    failures: firstFew(failures, 4),
+    hint: LOGPROB_CAUSES,
+    numbers,
+  };
 }

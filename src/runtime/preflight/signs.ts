@@ -14,7 +14,13 @@
 import { at } from "../../contracts/checked.js";
 import type { Plan } from "../../plan/schema.js";
 import { groupAdvantages, taskNormalize } from "../../rl/advantages.js";
-import { reductionDenominators, reductions, surrogateSlope, type ClipOptions, type ReductionDenominators } from "../../rl/policy-loss.js";
+import {
+  reductionDenominators,
+  reductions,
+  surrogateSlope,
+  type ClipOptions,
+  type ReductionDenominators,
+} from "../../rl/policy-loss.js";
 import { mean } from "../../rl/stats.js";
 import { short, type PreflightCheckResult, type PreflightSequence } from "./batch.js";
 
@@ -27,7 +33,9 @@ function pastClipRatio(clip: ClipOptions): number {
 /** w_i of every sequence: its share of reduce(x) per unit of its sum (the embedded trainer reads the same registry). */
 function sequenceWeights(d: ReductionDenominators, reduction: Plan["algorithm"]["reduction"]): number[] {
   const reduce = reductions.get(reduction.mode);
-  return Array.from({ length: d.sequences }, (_, i) => reduce({ indices: [i], contributions: [[1]], mask: [[1]] }, d, reduction));
+  return Array.from({ length: d.sequences }, (_, i) =>
+    reduce({ indices: [i], contributions: [[1]], mask: [[1]] }, d, reduction),
+  );
 }
 
 interface Token {
@@ -37,7 +45,11 @@ interface Token {
 }
 
 function targetTokens(sequences: readonly PreflightSequence[]): Token[] {
-  return sequences.flatMap((s, i) => Array.from(s.lossMask.keys()).filter((k) => s.lossMask[k] === 1).map((k) => ({ sequence: i, token: k, advantage: at(s.advantages, k) })));
+  return sequences.flatMap((s, i) =>
+    Array.from(s.lossMask.keys())
+      .filter((k) => s.lossMask[k] === 1)
+      .map((k) => ({ sequence: i, token: k, advantage: at(s.advantages, k) })),
+  );
 }
 
 /** The advantages every sequence gets when each group's rewards are all equal (their mean); null where the estimator keeps a constant reward's signal. */
@@ -55,16 +67,24 @@ function equalRewardAdvantages(plan: Plan, sequences: readonly PreflightSequence
   members.forEach((m, g) => m.forEach((i, j) => (out[i] = at(at(perGroup, g), j))));
   if (!a.task_norm) return out;
   const weights = sequences.map((s) => s.lossMask.reduce((x, y) => x + y, 0));
-  return taskNormalize(out, sequences.map((s) => s.env), weights);
+  return taskNormalize(
+    out,
+    sequences.map((s) => s.env),
+    weights,
+  );
 }
 
 export function checkSigns(plan: Plan, sequences: readonly PreflightSequence[]): PreflightCheckResult {
   const clip: ClipOptions = plan.algorithm.clip;
-  const d = reductionDenominators({ mask: sequences.map((s) => Array.from(s.lossMask)), groups: sequences.map((s) => s.group) });
+  const d = reductionDenominators({
+    mask: sequences.map((s) => Array.from(s.lossMask)),
+    groups: sequences.map((s) => s.group),
+  });
   const w = sequenceWeights(d, plan.algorithm.reduction);
   const tokens = targetTokens(sequences);
   // d loss / d logp of a token at `ratio` (a synthetic token, sequence -1, weighs 1).
-  const gradient = (t: Token, ratio: number, advantage = t.advantage) => -(t.sequence >= 0 ? at(w, t.sequence) : 1) * surrogateSlope(ratio, advantage, clip);
+  const gradient = (t: Token, ratio: number, advantage = t.advantage) =>
+    -(t.sequence >= 0 ? at(w, t.sequence) : 1) * surrogateSlope(ratio, advantage, clip);
   const failures: string[] = [];
   const notes: string[] = [];
 
@@ -73,29 +93,54 @@ export function checkSigns(plan: Plan, sequences: readonly PreflightSequence[]):
   let equalMax: number | null = null;
   if (equal) {
     equalMax = 0;
-    for (const t of tokens) for (const ratio of [1, pastClipRatio(clip)]) equalMax = Math.max(equalMax, Math.abs(gradient(t, ratio, at(equal, t.sequence))));
-    if (equalMax !== 0) failures.push(`with every group's rewards equal the policy gradient is not zero: max |d loss/d logp| ${short(equalMax)} (advantages ${[...new Set(equal)].map(short).join(", ")})`);
-  } else notes.push(`equal rewards not checked: ${plan.algorithm.advantage.estimator === "gae" ? "GAE" : "baseline none"} keeps a constant reward's signal (docs/semantics.md §3)`);
+    for (const t of tokens)
+      for (const ratio of [1, pastClipRatio(clip)])
+        equalMax = Math.max(equalMax, Math.abs(gradient(t, ratio, at(equal, t.sequence))));
+    if (equalMax !== 0)
+      failures.push(
+        `with every group's rewards equal the policy gradient is not zero: max |d loss/d logp| ${short(equalMax)} (advantages ${[...new Set(equal)].map(short).join(", ")})`,
+      );
+  } else
+    notes.push(
+      `equal rewards not checked: ${plan.algorithm.advantage.estimator === "gae" ? "GAE" : "baseline none"} keeps a constant reward's signal (docs/semantics.md §3)`,
+    );
 
   // The batch's own positive and negative advantages; a unit one where the batch has none.
   const pick = (sign: 1 | -1) => {
     const own = tokens.filter((t) => Math.sign(t.advantage) === sign);
     if (own.length > 0) return own;
-    notes.push(`no ${sign > 0 ? "positive" : "negative"}-advantage target in the batch: checked with A = ${sign > 0 ? "+1" : "-1"}`);
+    notes.push(
+      `no ${sign > 0 ? "positive" : "negative"}-advantage target in the batch: checked with A = ${sign > 0 ? "+1" : "-1"}`,
+    );
     const first = tokens[0] ?? { sequence: -1, token: 0, advantage: 0 };
     return [{ ...first, advantage: sign }];
   };
   const positive = pick(1);
   const negative = pick(-1);
-  const wrongStart = [...positive.filter((t) => !(gradient(t, 1) < 0)), ...negative.filter((t) => !(gradient(t, 1) > 0))];
-  if (wrongStart.length > 0) failures.push(`at ratio 1, ${wrongStart.length} targets have a loss gradient that does not move their log-prob the way their advantage says (first: sequence ${wrongStart[0]?.sequence}, token ${wrongStart[0]?.token}, A ${short(wrongStart[0]?.advantage ?? 0)})`);
+  const wrongStart = [
+    ...positive.filter((t) => !(gradient(t, 1) < 0)),
+    ...negative.filter((t) => !(gradient(t, 1) > 0)),
+  ];
+  if (wrongStart.length > 0)
+    failures.push(
+      `at ratio 1, ${wrongStart.length} targets have a loss gradient that does not move their log-prob the way their advantage says (first: sequence ${wrongStart[0]?.sequence}, token ${wrongStart[0]?.token}, A ${short(wrongStart[0]?.advantage ?? 0)})`,
+    );
   const past = pastClipRatio(clip);
   const dualTooLow = clip.dual !== null && clip.dual <= 1 + clip.high;
-  if (dualTooLow) failures.push(`clip.dual ${clip.dual} is not above 1 + clip.high (${short(1 + clip.high)}): a negative-advantage token whose ratio is past the clip gets no gradient at all`);
+  if (dualTooLow)
+    failures.push(
+      `clip.dual ${clip.dual} is not above 1 + clip.high (${short(1 + clip.high)}): a negative-advantage token whose ratio is past the clip gets no gradient at all`,
+    );
   const stillPushed = positive.filter((t) => gradient(t, past) !== 0);
-  if (stillPushed.length > 0) failures.push(`at ratio ${short(past)} (past 1 + clip.high) ${stillPushed.length} positive-advantage targets still get a gradient: the clip does not stop them`);
+  if (stillPushed.length > 0)
+    failures.push(
+      `at ratio ${short(past)} (past 1 + clip.high) ${stillPushed.length} positive-advantage targets still get a gradient: the clip does not stop them`,
+    );
   const notPulled = negative.filter((t) => !(gradient(t, past) > 0));
-  if (notPulled.length > 0 && !dualTooLow) failures.push(`at ratio ${short(past)} ${notPulled.length} negative-advantage targets get no gradient pulling them back`);
+  if (notPulled.length > 0 && !dualTooLow)
+    failures.push(
+      `at ratio ${short(past)} ${notPulled.length} negative-advantage targets get no gradient pulling them back`,
+    );
 
   const numbers = {
     targets: tokens.length,
@@ -111,7 +156,16 @@ export function checkSigns(plan: Plan, sequences: readonly PreflightSequence[]):
     equal ? `equal rewards: gradient ${short(equalMax ?? 0)}` : undefined,
     `past the clip (ratio ${short(past)}): ${numbers.positive_advantage_targets} positive-advantage targets get ${short(numbers.positive_past_clip_max_gradient)}, ${numbers.negative_advantage_targets} negative-advantage ones at least ${short(numbers.negative_past_clip_min_gradient)}`,
     ...notes,
-  ].filter((x) => x !== undefined).join("; ");
+  ]
+    .filter((x) => x !== undefined)
+    .join("; ");
   if (failures.length === 0) return { check: "signs", status: "passed", summary, failures, numbers };
-  return { check: "signs", status: "failed", summary, failures, hint: "the update would move the policy the wrong way or not at all: check algorithm.clip and the advantage estimator against docs/semantics.md §3 and §4", numbers };
+  return {
+    check: "signs",
+    status: "failed",
+    summary,
+    failures,
+    hint: "the update would move the policy the wrong way or not at all: check algorithm.clip and the advantage estimator against docs/semantics.md §3 and §4",
+    numbers,
+  };
 }

@@ -13,7 +13,12 @@ import { at } from "../../contracts/checked.js";
 import type { Signals } from "../../contracts/env.js";
 import { EnvError } from "../../contracts/env.js";
 import { agentTasks, type AgentEnv } from "../../envs/adapters/agent.js";
-import { GatewayError, type ChatRequest, type CompletionRequest, type SessionModel } from "../../inference/gateway/contract.js";
+import {
+  GatewayError,
+  type ChatRequest,
+  type CompletionRequest,
+  type SessionModel,
+} from "../../inference/gateway/contract.js";
 import { ModelSession } from "../../inference/gateway/model-session.js";
 import type { SessionRecord } from "../../inference/gateway/session-trajectory.js";
 import { episodeSignalSource, type Episode } from "../../episode/harness.js";
@@ -69,11 +74,18 @@ class WatchedModel implements SessionModel {
 }
 
 /** Why the program's run makes the episode an env error, from its exit and stderr; undefined: it exited 0. */
-function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessResult, sandboxed: boolean): string | undefined {
+function exitFault(
+  command: readonly string[],
+  env: AgentEnv,
+  run: AgentProcessResult,
+  sandboxed: boolean,
+): string | undefined {
   const program = `'${command.join(" ")}'`;
-  if (run.spawnError) return `could not start ${program}: ${run.spawnError} (the command runs from the spec's folder; is the program on PATH?)`;
+  if (run.spawnError)
+    return `could not start ${program}: ${run.spawnError} (the command runs from the spec's folder; is the program on PATH?)`;
   if (run.timedOut) return `${program} did not finish within timeout_s ${env.timeout_s} s and was stopped`;
-  if (run.outputExceeded) return `${program} wrote more than sandbox.output_bytes ${env.sandbox.output_bytes} bytes to stdout and stderr and was stopped`;
+  if (run.outputExceeded)
+    return `${program} wrote more than sandbox.output_bytes ${env.sandbox.output_bytes} bytes to stdout and stderr and was stopped`;
   if (run.code === 0) return undefined;
   const limit = sandboxed ? limitHit(run.code, run.signal, run.stderrTail, limitsOf(env.sandbox)) : undefined;
   if (limit !== undefined) return `${program} ${limit} and was stopped`;
@@ -89,7 +101,9 @@ function exitFault(command: readonly string[], env: AgentEnv, run: AgentProcessR
 /** What the sandbox hides of the runs: the folder below the spec's folder that holds the run directory (`--out`), else the run directory. */
 function runsFolder(runDir: string, specFolder: string): string {
   const first = path.relative(specFolder, runDir).split(path.sep)[0];
-  return first === undefined || first === "" || first === ".." || path.isAbsolute(first) ? runDir : path.join(specFolder, first);
+  return first === undefined || first === "" || first === ".." || path.isAbsolute(first)
+    ? runDir
+    : path.join(specFolder, first);
 }
 
 /** Writes a failed episode's reason and stderr tail; returns the file (relative to the run directory). */
@@ -97,17 +111,40 @@ function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string
   const dir = path.join(ctx.runDir.dir, "agent-logs");
   mkdirSync(dir, { recursive: true });
   const name = `${slot.split}-${slot.iteration}-${slot.task.env}-${slot.task.id}-${slot.group}-${slot.sample}.log`;
-  writeFileSync(path.join(dir, name), `${reason}\n--- stderr (the last ${Buffer.byteLength(stderrTail)} bytes) ---\n${stderrTail}`);
+  writeFileSync(
+    path.join(dir, name),
+    `${reason}\n--- stderr (the last ${Buffer.byteLength(stderrTail)} bytes) ---\n${stderrTail}`,
+  );
   return `agent-logs/${name}`;
 }
 
 /** What an agent episode reads of the run's context. */
-export type AgentEpisodeContext = Pick<RunContext, "plan" | "runDir" | "gateway" | "policy" | "rolloutPolicy" | "template" | "stopIds" | "streams" | "dataRoot" | "halt" | "validator" | "modelContext">;
+export type AgentEpisodeContext = Pick<
+  RunContext,
+  | "plan"
+  | "runDir"
+  | "gateway"
+  | "policy"
+  | "rolloutPolicy"
+  | "template"
+  | "stopIds"
+  | "streams"
+  | "dataRoot"
+  | "halt"
+  | "validator"
+  | "modelContext"
+>;
 
 /** Plays one episode of agent env `env`; rejects only for a fault of ours. */
-export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot, env: AgentEnv, episodeSeed: number): Promise<{ episode: Episode; calls: AgentCalls }> {
+export async function playAgentEpisode(
+  ctx: AgentEpisodeContext,
+  slot: AgentSlot,
+  env: AgentEnv,
+  episodeSeed: number,
+): Promise<{ episode: Episode; calls: AgentCalls }> {
   const gateway = ctx.gateway;
-  if (!gateway) throw new Error("an agent episode without the run's gateway (provision starts it for plans with agent envs)");
+  if (!gateway)
+    throw new Error("an agent episode without the run's gateway (provision starts it for plans with agent envs)");
   const stop = new AbortController();
   const session = new ModelSession({
     policy: slot.temperature === undefined ? ctx.rolloutPolicy : ctx.policy,
@@ -133,7 +170,10 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
   const where = sandboxFor(env.sandbox);
   if ("refusal" in where) return failed(where.refusal, "");
   const cwd = ctx.dataRoot ?? process.cwd();
-  const sandbox = "bwrap" in where ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [runsFolder(ctx.runDir.dir, cwd)]) : undefined;
+  const sandbox =
+    "bwrap" in where
+      ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [runsFolder(ctx.runDir.dir, cwd)])
+      : undefined;
   const handle = gateway.open(model, sandbox?.socket !== undefined ? { socket: sandbox.socket } : {});
   let run: AgentProcessResult;
   const onHalt = () => stop.abort();
@@ -144,14 +184,14 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     // (activated) Python environment is the one `python3` finds (docs/gateway.md#agent-programs).
     // Sandboxed: the whole environment, with PATH kept.
     const variables = {
-        OPENAI_BASE_URL: handle.baseUrl,
-        OPENAI_API_KEY: handle.apiKey,
-        ANTHROPIC_BASE_URL: handle.anthropicBaseUrl,
-        ANTHROPIC_API_KEY: handle.apiKey,
-        ARL_OUTCOME_URL: handle.outcomeUrl,
-        ARL_TASK: JSON.stringify(task),
-        ARL_TASK_ID: String(slot.task.id),
-        ARL_SEED: String(episodeSeed),
+      OPENAI_BASE_URL: handle.baseUrl,
+      OPENAI_API_KEY: handle.apiKey,
+      ANTHROPIC_BASE_URL: handle.anthropicBaseUrl,
+      ANTHROPIC_API_KEY: handle.apiKey,
+      ARL_OUTCOME_URL: handle.outcomeUrl,
+      ARL_TASK: JSON.stringify(task),
+      ARL_TASK_ID: String(slot.task.id),
+      ARL_SEED: String(episodeSeed),
     };
     run = await runAgentProcess({
       command: sandbox ? sandbox.command(command, cwd, variables) : command,
@@ -175,17 +215,25 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
   const outcome = "body" in reported ? checkOutcome(reported.body, env.signals) : reported.error;
 
   // A budget ended it: the harness's end, with what the program reported before, if anything.
-  if (session.budgetEnd !== undefined) return assembled(record, typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
+  if (session.budgetEnd !== undefined)
+    return assembled(record, typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
   const fault = handle.faults[0];
   const reason =
     exitFault(command, env, run, sandbox !== undefined) ??
     (fault ? `the program's gateway session saw a fault: ${fault.message}` : undefined) ??
     (typeof outcome === "string" ? `the program ${outcome}` : undefined) ??
-    (record.episode.turns === 0 ? "the program made no model call (nothing to train on); it must call the model at OPENAI_BASE_URL" : undefined);
+    (record.episode.turns === 0
+      ? "the program made no model call (nothing to train on); it must call the model at OPENAI_BASE_URL"
+      : undefined);
   if (reason !== undefined) return failed(reason, run.stderrTail, record);
   return assembled(record, outcome as Signals, record.end);
 
-  function assembled(r: SessionRecord, signals: Signals, end: Episode["end"], error?: string): { episode: Episode; calls: AgentCalls } {
+  function assembled(
+    r: SessionRecord,
+    signals: Signals,
+    end: Episode["end"],
+    error?: string,
+  ): { episode: Episode; calls: AgentCalls } {
     const final = episodeSignalSource(slot.task.env, signals, r.episode);
     const episode: Episode = {
       ids: r.ids,
@@ -208,7 +256,11 @@ export async function playAgentEpisode(ctx: AgentEpisodeContext, slot: AgentSlot
     return { episode, calls: { calls: r.episode.turns, rewrites: r.rewrites } };
   }
 
-  function failed(reason: string, stderrTail: string, record = session.record()): { episode: Episode; calls: AgentCalls } {
+  function failed(
+    reason: string,
+    stderrTail: string,
+    record = session.record(),
+  ): { episode: Episode; calls: AgentCalls } {
     const log = writeAgentLog(ctx, slot, reason, stderrTail);
     const line = reason.replace(/\s+/g, " ").trim();
     return assembled(record, zeroOutcome(env.signals), "env_error", `${line} (log: ${log})`);

@@ -11,32 +11,46 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 
 /** The last stdout line as an outcome body, or why it is not one. */
 export function parseOutcomeLine(line: string): { body: unknown } | { error: string } {
-  if (line.trim() === "") return { error: 'printed no outcome (its last stdout line must be {"signals": {...}}, or it POSTs that to ARL_OUTCOME_URL)' };
+  if (line.trim() === "")
+    return {
+      error:
+        'printed no outcome (its last stdout line must be {"signals": {...}}, or it POSTs that to ARL_OUTCOME_URL)',
+    };
   try {
     return { body: JSON.parse(line) as unknown };
   } catch {
     const shown = line.length > 120 ? `${line.slice(0, 120)}...` : line;
-    return { error: `printed no outcome: its last stdout line is not JSON (${JSON.stringify(shown)}); print {"signals": {...}} last, or POST it to ARL_OUTCOME_URL` };
+    return {
+      error: `printed no outcome: its last stdout line is not JSON (${JSON.stringify(shown)}); print {"signals": {...}} last, or POST it to ARL_OUTCOME_URL`,
+    };
   }
 }
 
 /** The outcome's signals, checked against the declared ones; a string says what is wrong. */
 export function checkOutcome(body: unknown, declared: DeclaredSignals): Signals | string {
-  if (!isObject(body) || !isObject(body.signals)) return 'reported an outcome without a "signals" object (the shape is {"signals": {"name": value, ...}})';
+  if (!isObject(body) || !isObject(body.signals))
+    return 'reported an outcome without a "signals" object (the shape is {"signals": {"name": value, ...}})';
   const out: Record<string, boolean | number> = {};
   for (const [name, value] of Object.entries(body.signals)) {
     const signal = declared[name];
-    if (!signal) return `reported the signal '${name}', which the env does not declare (declared: ${Object.keys(declared).sort().join(", ") || "none"})`;
-    const wrong = (what: string) => `reported ${name} = ${JSON.stringify(value)}, but '${name}' is declared ${signal.type}: ${what}`;
+    if (!signal)
+      return `reported the signal '${name}', which the env does not declare (declared: ${Object.keys(declared).sort().join(", ") || "none"})`;
+    const wrong = (what: string) =>
+      `reported ${name} = ${JSON.stringify(value)}, but '${name}' is declared ${signal.type}: ${what}`;
     if (signal.type === "bool") {
       if (typeof value !== "boolean") return wrong("report true or false");
     } else if (typeof value !== "number" || !Number.isFinite(value)) return wrong("report a finite number");
-    else if (signal.type === "count" && (!Number.isInteger(value) || value < 0)) return wrong("report a non-negative integer");
-    else if ((signal.min !== null && value < signal.min) || (signal.max !== null && value > signal.max)) return `reported ${name} = ${value}, outside its declared range [${signal.min ?? "-inf"}, ${signal.max ?? "inf"}]`;
+    else if (signal.type === "count" && (!Number.isInteger(value) || value < 0))
+      return wrong("report a non-negative integer");
+    else if ((signal.min !== null && value < signal.min) || (signal.max !== null && value > signal.max))
+      return `reported ${name} = ${value}, outside its declared range [${signal.min ?? "-inf"}, ${signal.max ?? "inf"}]`;
     out[name] = value;
   }
-  const missing = Object.keys(declared).filter((n) => declared[n]?.scope === "outcome" && !(n in out)).sort();
-  if (missing.length > 0) return `reported no value for the outcome signal${missing.length === 1 ? "" : "s"} ${missing.map((n) => `'${n}'`).join(", ")}`;
+  const missing = Object.keys(declared)
+    .filter((n) => declared[n]?.scope === "outcome" && !(n in out))
+    .sort();
+  if (missing.length > 0)
+    return `reported no value for the outcome signal${missing.length === 1 ? "" : "s"} ${missing.map((n) => `'${n}'`).join(", ")}`;
   return out;
 }
 

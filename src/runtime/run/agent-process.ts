@@ -91,7 +91,12 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
     const mark = newProcessMark();
-    const child = spawn(file ?? "", args, { cwd: options.cwd, env: { ...(options.ownEnv === true ? {} : process.env), ...options.env, ...mark.env }, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
+    const child = spawn(file ?? "", args, {
+      cwd: options.cwd,
+      env: { ...(options.ownEnv === true ? {} : process.env), ...options.env, ...mark.env },
+      stdio: ["pipe", "pipe", "pipe"],
+      ...OWN_PROCESS_GROUP,
+    });
     const tracked = trackGroup(child, mark);
     const stop = () => {
       if (child.pid === undefined) return;
@@ -116,7 +121,9 @@ export function runAgentProcess(options: AgentProcessOptions): Promise<AgentProc
         if (child.pid !== undefined) killGroup(child.pid, "SIGKILL");
       }
     };
-    const finish = (result: Omit<AgentProcessResult, "timedOut" | "stopped" | "outputExceeded" | "lastLine" | "stderrTail">) => {
+    const finish = (
+      result: Omit<AgentProcessResult, "timedOut" | "stopped" | "outputExceeded" | "lastLine" | "stderrTail">,
+    ) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);

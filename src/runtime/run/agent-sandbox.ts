@@ -8,7 +8,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { limitsOf, programPaths, rlimitPrefix, sandboxCommand, sandboxEnv, type SandboxSettings } from "../../contracts/sandbox.js";
+import {
+  limitsOf,
+  programPaths,
+  rlimitPrefix,
+  sandboxCommand,
+  sandboxEnv,
+  type SandboxSettings,
+} from "../../contracts/sandbox.js";
 
 /** Where the episode's socket folder is bound inside the sandbox. */
 const INSIDE = "/run/arl";
@@ -39,7 +46,12 @@ export interface AgentSandbox {
 }
 
 /** The sandbox of one agent episode; `gatewayOrigin` gives the port the forwarder listens on, `hidden` what the program must not see. */
-export function agentSandbox(bwrap: string, settings: SandboxSettings, gatewayOrigin: string, hidden: readonly string[]): AgentSandbox {
+export function agentSandbox(
+  bwrap: string,
+  settings: SandboxSettings,
+  gatewayOrigin: string,
+  hidden: readonly string[],
+): AgentSandbox {
   const dir = mkdtempSync(path.join(os.tmpdir(), "arl-episode-"));
   const socket = path.join(dir, "gateway.sock");
   const port = new URL(gatewayOrigin).port;
@@ -59,7 +71,15 @@ export function agentSandbox(bwrap: string, settings: SandboxSettings, gatewayOr
       };
       // With the host's network the gateway is reached as it is, over the host's loopback.
       if (settings.network) return sandboxCommand(options, [...rlimitPrefix(limits), ...program]);
-      return sandboxCommand(options, [process.execPath, "-e", FORWARDER, path.join(INSIDE, "gateway.sock"), port, ...rlimitPrefix(limits), ...program]);
+      return sandboxCommand(options, [
+        process.execPath,
+        "-e",
+        FORWARDER,
+        path.join(INSIDE, "gateway.sock"),
+        port,
+        ...rlimitPrefix(limits),
+        ...program,
+      ]);
     },
     dispose() {
       rmSync(dir, { recursive: true, force: true });

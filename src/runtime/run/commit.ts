@@ -27,7 +27,12 @@ const APPEND_SLICE = 1024;
  * sample (its own context and generated ids, with its step), each carrying its episode's outcome
  * and, where the update trained on it, the advantage of each token (`trained`, by the ids).
  */
-export async function recordEpisodes(ctx: RunContext, iteration: number, played: readonly Played[], trained: ReadonlyMap<Int32Array, Float32Array> = new Map()): Promise<void> {
+export async function recordEpisodes(
+  ctx: RunContext,
+  iteration: number,
+  played: readonly Played[],
+  trained: ReadonlyMap<Int32Array, Float32Array> = new Map(),
+): Promise<void> {
   const stepwise = stepwiseBatch(ctx.plan, played);
   const records: TrajectoryRecord[] = played.flatMap((p) =>
     // An episode without samples (an env error before its first call) keeps its one record.
@@ -82,7 +87,11 @@ export interface SavedIteration {
  * Asks the trainer to save the checkpoint of `outcome`'s iteration, in the background where it
  * can, and measures the iteration's metrics (over `state`, the state committed before it).
  */
-export async function saveIteration(ctx: RunContext, state: RunState, outcome: IterationOutcome): Promise<SavedIteration> {
+export async function saveIteration(
+  ctx: RunContext,
+  state: RunState,
+  outcome: IterationOutcome,
+): Promise<SavedIteration> {
   const { plan, runDir } = ctx;
   const { iteration } = outcome;
   const checkpoint = runDir.checkpointDir(iteration);
@@ -91,8 +100,24 @@ export async function saveIteration(ctx: RunContext, state: RunState, outcome: I
   const sft = iteration === 1 ? state.sft : undefined;
   const coldStartTime = iteration === 1 ? state.coldStartTime : undefined;
   const engine = ctx.engine?.takeMetrics();
-  const measured = iterationMetrics(plan, { ...outcome, ...(evalBase ? { evalBase } : {}), ...(sft ? { sft } : {}), ...(coldStartTime ? { coldStartTime } : {}), ...(engine ? { engine } : {}) }, saved.policy_version);
-  const episodes = outcome.rollout.allPlayed.map((p) => ({ reward: p.rewards.total, success: p.success, end: p.episode.end, turns: p.episode.episode.turns, ...(p.episode.error ? { error: p.episode.error } : {}) }));
+  const measured = iterationMetrics(
+    plan,
+    {
+      ...outcome,
+      ...(evalBase ? { evalBase } : {}),
+      ...(sft ? { sft } : {}),
+      ...(coldStartTime ? { coldStartTime } : {}),
+      ...(engine ? { engine } : {}),
+    },
+    saved.policy_version,
+  );
+  const episodes = outcome.rollout.allPlayed.map((p) => ({
+    reward: p.rewards.total,
+    success: p.success,
+    end: p.episode.end,
+    turns: p.episode.episode.turns,
+    ...(p.episode.error ? { error: p.episode.error } : {}),
+  }));
   return { iteration, checkpoint, pending: saved.pending === true, measured, episodes };
 }
 
@@ -102,17 +127,27 @@ export async function saveIteration(ctx: RunContext, state: RunState, outcome: I
  * committed before it, `earlier`) and writes the state; the previous checkpoint is removed once
  * the new state names its own.
  */
-export async function commitIteration(ctx: RunContext, state: RunState, saved: SavedIteration, earlier: readonly SignalOfIteration[]): Promise<CommittedIteration> {
+export async function commitIteration(
+  ctx: RunContext,
+  state: RunState,
+  saved: SavedIteration,
+  earlier: readonly SignalOfIteration[],
+): Promise<CommittedIteration> {
   const { plan, runDir } = ctx;
   const { iteration, checkpoint, measured } = saved;
   if (saved.pending) {
     const written = await ctx.trainer.request("saved", {});
     if (written.path === null || path.resolve(written.path) !== path.resolve(checkpoint)) {
-      throw new Error(`the trainer answered 'saved' with ${written.path === null ? "no save outstanding" : `the folder ${written.path}`} while iteration ${iteration}'s checkpoint ${checkpoint} was being written`);
+      throw new Error(
+        `the trainer answered 'saved' with ${written.path === null ? "no save outstanding" : `the folder ${written.path}`} while iteration ${iteration}'s checkpoint ${checkpoint} was being written`,
+      );
     }
   }
   const watchdog = watchIteration(plan.rollout.watchdog, earlier, measured, saved.episodes);
-  const metrics: IterationMetrics = { ...(watchdog.warnings.length > 0 ? { ...measured, warnings: watchdog.warnings } : measured), ...(await ctx.tracking.counts()) };
+  const metrics: IterationMetrics = {
+    ...(watchdog.warnings.length > 0 ? { ...measured, warnings: watchdog.warnings } : measured),
+    ...(await ctx.tracking.counts()),
+  };
   runDir.appendMetrics(metrics);
   const previous = state.checkpoint;
   const committed: RunState = {

@@ -24,7 +24,7 @@ export function usesEngine(plan: Plan): boolean {
 /** What to do about a model with tied embeddings on vLLM: a resume would meet the same server. */
 const TIED_HINT =
   "start a new run from an untied copy of the model (its lm_head.weight written out, tie_word_embeddings: false in config.json), " +
-  "or serve it with an engine whose weight reload updates a tied lm_head (ARL's own engine mode: --engine-command \"arl serve {plan} --api vllm --port {port}\")";
+  'or serve it with an engine whose weight reload updates a tied lm_head (ARL\'s own engine mode: --engine-command "arl serve {plan} --api vllm --port {port}")';
 
 /**
  * What the runtime refuses beyond the plan (plan/runnable.ts has the plan's own faults, from the
@@ -58,7 +58,9 @@ function serverLine(engine: RunEngine, plan: Plan): string {
   const how = engine.launched ? "launched" : "connected";
   const servers = engine.pool.servers.map((s) => {
     const launched = engine.launched?.servers[s.index];
-    return launched ? `${s.url} (pid ${launched.pid ?? "?"}, GPUs ${launched.devices || "none"}, log ${path.basename(launched.log)})` : s.url;
+    return launched
+      ? `${s.url} (pid ${launched.pid ?? "?"}, GPUs ${launched.devices || "none"}, log ${path.basename(launched.log)})`
+      : s.url;
   });
   return `${rollout.engine}: ${how} ${servers.length} inference server${servers.length === 1 ? "" : "s"}: ${servers.join(", ")}`;
 }
@@ -68,7 +70,12 @@ function serverLine(engine: RunEngine, plan: Plan): string {
  * launched servers are handed to `trainers` at once, so that a later failure stops them. The
  * first weight sync is the caller's (syncEngine), once the trainer's weights are final.
  */
-export async function startEngine(options: RunOptions, trainer: TrainerRequests, tokenizer: TrainerPolicy, trainers: RunTrainers): Promise<RunEngine> {
+export async function startEngine(
+  options: RunOptions,
+  trainer: TrainerRequests,
+  tokenizer: TrainerPolicy,
+  trainers: RunTrainers,
+): Promise<RunEngine> {
   const { plan, runDir, log } = options;
   const rollout = plan.resources.rollout;
   if (rollout.engine === "trainer") throw new Error("startEngine: the plan samples with its trainer");
@@ -76,15 +83,30 @@ export async function startEngine(options: RunOptions, trainer: TrainerRequests,
   let launched: LaunchedServers | undefined;
   if (rollout.launch) {
     try {
-      launched = await LaunchedServers.start({ plan, wire, runDir: runDir.dir, engineCommand: options.engineCommand, enginePython: options.enginePython, planFile: path.join(runDir.dir, "plan.json"), halt: options.halt });
+      launched = await LaunchedServers.start({
+        plan,
+        wire,
+        runDir: runDir.dir,
+        engineCommand: options.engineCommand,
+        enginePython: options.enginePython,
+        planFile: path.join(runDir.dir, "plan.json"),
+        halt: options.halt,
+      });
     } catch (error) {
-      if (error instanceof EngineLaunchError) throw new RunError(`could not start the inference servers: ${error.message}`);
+      if (error instanceof EngineLaunchError)
+        throw new RunError(`could not start the inference servers: ${error.message}`);
       throw error;
     }
     trainers.adoptEngineServers(launched);
   }
   const urls = launched ? launched.servers.map((s) => s.url) : rollout.urls;
-  const pool = new EnginePool(wire, urls, { requestTimeoutS: rollout.request_timeout_s, maxRetries: rollout.max_retries, model: engineModel(plan), lora: plan.policy.lora !== null, log });
+  const pool = new EnginePool(wire, urls, {
+    requestTimeoutS: rollout.request_timeout_s,
+    maxRetries: rollout.max_retries,
+    model: engineModel(plan),
+    lora: plan.policy.lora !== null,
+    log,
+  });
   if (!launched) {
     // Servers the user runs: one that does not answer now is out from the start.
     await Promise.all(
@@ -93,9 +115,17 @@ export async function startEngine(options: RunOptions, trainer: TrainerRequests,
         if (!health.ok) pool.markDead(server, `its health check failed at the start: ${health.error}`);
       }),
     );
-    if (pool.live().length === 0) throw new RunError(`none of the inference servers at resources.rollout.urls answers its health check: ${pool.deadSummary()}`);
+    if (pool.live().length === 0)
+      throw new RunError(
+        `none of the inference servers at resources.rollout.urls answers its health check: ${pool.deadSummary()}`,
+      );
   }
-  const engine = new RunEngine(pool, new EnginePolicy(tokenizer, pool), new WeightSync(trainer, pool, runDir.dir, plan.policy.lora !== null, await syncProbe(plan, tokenizer)), launched);
+  const engine = new RunEngine(
+    pool,
+    new EnginePolicy(tokenizer, pool),
+    new WeightSync(trainer, pool, runDir.dir, plan.policy.lora !== null, await syncProbe(plan, tokenizer)),
+    launched,
+  );
   log(serverLine(engine, plan));
   return engine;
 }
@@ -109,7 +139,15 @@ async function syncProbe(plan: Plan, tokenizer: TrainerPolicy): Promise<SyncProb
   const parts = await tokenizer.encode([{ role: "user", content: SYNC_PROBE_TEXT }], true);
   const prompt = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
   parts.reduce((at, p) => (prompt.set(p, at), at + p.length), 0);
-  return { tokens, tolerance, prompt, seed: plan.seed, model: engineModel(plan), lora: plan.policy.lora !== null, dtype: plan.policy.dtype };
+  return {
+    tokens,
+    tolerance,
+    prompt,
+    seed: plan.seed,
+    model: engineModel(plan),
+    lora: plan.policy.lora !== null,
+    dtype: plan.policy.dtype,
+  };
 }
 
 /** Syncs the servers to the trainer's policy version `version`; a run with no server left stops, resumable. */
@@ -119,7 +157,10 @@ export async function syncEngine(ctx: Pick<RunContext, "engine">, version: numbe
     await ctx.engine.weights.sync(version);
   } catch (error) {
     if (error instanceof WeightSyncError && error.tied) throw refusal(`${error.message}; ${TIED_HINT}`);
-    if (error instanceof WeightSyncError) throw new RunError(`${error.message}; resume once the servers are back (arl run --resume starts or connects them again)`);
+    if (error instanceof WeightSyncError)
+      throw new RunError(
+        `${error.message}; resume once the servers are back (arl run --resume starts or connects them again)`,
+      );
     throw error;
   }
 }
@@ -128,5 +169,7 @@ export async function syncEngine(ctx: Pick<RunContext, "engine">, version: numbe
 export function requireServing(ctx: Pick<RunContext, "engine">): void {
   const pool = ctx.engine?.pool;
   if (!pool || pool.live().length > 0) return;
-  throw new RunError(`every inference server is out: ${pool.deadSummary()}; resume once they are back (arl run --resume starts or connects them again)`);
+  throw new RunError(
+    `every inference server is out: ${pool.deadSummary()}; resume once they are back (arl run --resume starts or connects them again)`,
+  );
 }

@@ -92,7 +92,13 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
 function scored(plan: RunContext["plan"], task: Task, group: number, sample: number, episode: Episode): Played {
   if (episode.end !== "env_error") {
     try {
-      const rewards = episodeRewards(plan.reward.terms, episode.states, episode.final, episode.end !== "truncated", plan.algorithm.advantage.gamma);
+      const rewards = episodeRewards(
+        plan.reward.terms,
+        episode.states,
+        episode.final,
+        episode.end !== "truncated",
+        plan.algorithm.advantage.gamma,
+      );
       // The plan's success criterion (eval.success) on the episode's final signals.
       return { task, group, sample, episode, rewards, success: holds(plan.eval.success, episode.final) };
     } catch (error) {
@@ -100,7 +106,11 @@ function scored(plan: RunContext["plan"], task: Task, group: number, sample: num
       episode = { ...episode, end: "env_error", error: `env '${task.env}' ${error.message}` };
     }
   }
-  const rewards = { terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])), perTurn: episode.turnEnds.map(() => 0), total: 0 };
+  const rewards = {
+    terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, 0])),
+    perTurn: episode.turnEnds.map(() => 0),
+    total: 0,
+  };
   return { task, group, sample, episode, rewards, success: false };
 }
 
@@ -110,11 +120,18 @@ function scored(plan: RunContext["plan"], task: Task, group: number, sample: num
  * its history; docs/semantics.md §10). An episode of one sample is then one step.
  */
 export function stepwiseBatch(plan: RunContext["plan"], played: readonly Played[]): boolean {
-  return plan.harness.context.history === "rerender" || played.some((p) => p.episode.samples.some((s) => s.step !== undefined));
+  return (
+    plan.harness.context.history === "rerender" ||
+    played.some((p) => p.episode.samples.some((s) => s.step !== undefined))
+  );
 }
 
 /** Runs `items` through `worker` with at most `limit` at once, keeping their order; after a failure no new item starts. */
-export async function mapConcurrently<T, R>(items: readonly T[], limit: number, worker: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  worker: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   let failed = false;

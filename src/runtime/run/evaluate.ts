@@ -19,7 +19,12 @@ function evalTasks(ctx: RunContext): Task[] {
   const tasks: Task[] = [];
   for (const env of envNames(plan)) {
     const ids = splitTasks(env, planEnv(plan, env), ev.split);
-    const chosen = ev.tasks === null ? ids : shuffled(ids, ctx.streams.evalTasks(env)).slice(0, ev.tasks).sort((a, b) => a - b);
+    const chosen =
+      ev.tasks === null
+        ? ids
+        : shuffled(ids, ctx.streams.evalTasks(env))
+            .slice(0, ev.tasks)
+            .sort((a, b) => a - b);
     for (const id of chosen) tasks.push({ env, id });
   }
   return tasks;
@@ -34,7 +39,9 @@ export async function evaluatePolicy(ctx: RunContext, at: number | "base"): Prom
   const iteration = at === "base" ? -1 : at;
   const ev = plan.eval;
   const tasks = evalTasks(ctx);
-  const jobs = tasks.flatMap((task, group) => Array.from({ length: ev.samples_per_task }, (_, sample) => ({ task, group, sample })));
+  const jobs = tasks.flatMap((task, group) =>
+    Array.from({ length: ev.samples_per_task }, (_, sample) => ({ task, group, sample })),
+  );
   const label = at === "base" ? "base eval:" : at === 0 ? "eval before training:" : `eval at iteration ${at}:`;
   const watch = phaseWatch(ctx.log, label, "episodes played");
   watch.planned(jobs.length);
@@ -46,20 +53,37 @@ export async function evaluatePolicy(ctx: RunContext, at: number | "base"): Prom
   requireServing(ctx);
   // Said here: no iteration line reports the evaluation before training or the base one.
   const failed = played.filter((p) => p.episode.end === "env_error");
-  if (failed.length > 0) ctx.log(`${label} ${failed.length} of ${played.length} episodes ended in an env error (first: ${failed[0]?.episode.error ?? "?"})`);
+  if (failed.length > 0)
+    ctx.log(
+      `${label} ${failed.length} of ${played.length} episodes ended in an env error (first: ${failed[0]?.episode.error ?? "?"})`,
+    );
   const byGroup = groupBy(played);
   const rows = tasks.map((t, g) => {
     const mine = (byGroup.get(g) ?? []).filter((p) => p.episode.end !== "env_error");
     const c = mine.filter((p) => p.success).length;
-    const passes: Record<string, number | null> = Object.fromEntries(ev.k.map((k) => [`pass@${k}`, mine.length >= k ? passAtK(mine.length, c, k) : null]));
-    return { env: t.env, task: t.id, n: mine.length, correct: c, env_errors: ev.samples_per_task - mine.length, ...passes };
+    const passes: Record<string, number | null> = Object.fromEntries(
+      ev.k.map((k) => [`pass@${k}`, mine.length >= k ? passAtK(mine.length, c, k) : null]),
+    );
+    return {
+      env: t.env,
+      task: t.id,
+      n: mine.length,
+      correct: c,
+      env_errors: ev.samples_per_task - mine.length,
+      ...passes,
+    };
   });
   ctx.runDir.writeEval(at, rows);
   const summary: EvalSummary = {};
   for (const k of ev.k) {
-    const per = rows.map((r) => (r as Record<string, unknown>)[`pass@${k}`] as number | null).filter((x): x is number => x !== null);
+    const per = rows
+      .map((r) => (r as Record<string, unknown>)[`pass@${k}`] as number | null)
+      .filter((x): x is number => x !== null);
     if (per.length === 0) continue;
-    const interval = bootstrapMeanInterval(per, { seed: ctx.streams.bootstrapSeed(iteration, k), resamples: EVAL_BOOTSTRAP_RESAMPLES });
+    const interval = bootstrapMeanInterval(per, {
+      seed: ctx.streams.bootstrapSeed(iteration, k),
+      resamples: EVAL_BOOTSTRAP_RESAMPLES,
+    });
     summary[`pass@${k}`] = interval.estimate;
     summary[`pass@${k}_low`] = interval.low;
     summary[`pass@${k}_high`] = interval.high;

@@ -71,7 +71,12 @@ export interface IterationMetrics {
   readonly lag_drops: number;
   readonly off_policy_masked: number;
   /** Sampler/trainer log-prob gap over the generated targets (docs/semantics.md §12); only where the plan measures it (an engine samples, or mask.tis). */
-  readonly mismatch?: { readonly mean_abs: number; readonly max_abs: number; readonly frac_over: number; readonly tokens: number };
+  readonly mismatch?: {
+    readonly mean_abs: number;
+    readonly max_abs: number;
+    readonly frac_over: number;
+    readonly tokens: number;
+  };
   /** mask.tis: the importance weights' mean over the targets and the fraction the cap bound. */
   readonly tis?: { readonly mean_weight: number; readonly frac_capped: number };
   readonly policy_lag: number;
@@ -120,7 +125,10 @@ export interface IterationMetrics {
 }
 
 /** The gateway's counts, in plans with agent envs (other plans' lines keep their layout). */
-function agentMetrics(plan: Plan, played: readonly Played[]): Pick<IterationMetrics, "gateway_calls" | "gateway_rewrites" | "agent_errors"> {
+function agentMetrics(
+  plan: Plan,
+  played: readonly Played[],
+): Pick<IterationMetrics, "gateway_calls" | "gateway_rewrites" | "agent_errors"> {
   if (!Object.values(plan.envs).some((e) => e.kind === "agent")) return {};
   const agents = played.filter((p) => p.agent !== undefined);
   return {
@@ -156,9 +164,13 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     iteration,
     success: mean(played.map((p) => (p.success ? 1 : 0))),
     reward: mean(played.map((p) => p.rewards.total)),
-    reward_terms: Object.fromEntries(Object.keys(plan.reward.terms).map((t) => [t, mean(played.map((p) => p.rewards.terms[t] ?? 0))])),
+    reward_terms: Object.fromEntries(
+      Object.keys(plan.reward.terms).map((t) => [t, mean(played.map((p) => p.rewards.terms[t] ?? 0))]),
+    ),
     effective_group_ratio: adv.groups ? adv.effectiveGroups / adv.groups : 0,
-    varied_group_ratio: lagged.kept.length ? lagged.kept.filter((g) => new Set(g.map((p) => p.rewards.total)).size > 1).length / lagged.kept.length : 0,
+    varied_group_ratio: lagged.kept.length
+      ? lagged.kept.filter((g) => new Set(g.map((p) => p.rewards.total)).size > 1).length / lagged.kept.length
+      : 0,
     acceptance_rate: playedGroups ? (playedGroups - rejectedGroups) / playedGroups : 0,
     rejected_groups: rejectedGroups,
     rejected_tokens: rollout.rejectedTokens,
@@ -182,7 +194,12 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
     tokens: allPlayed.reduce((s, p) => s + p.episode.episode.tokens, 0),
     tool_calls: allPlayed.reduce((s, p) => s + p.episode.episode.tool_calls, 0),
     invalid_calls: allPlayed.reduce((s, p) => s + p.episode.episode.invalid_calls, 0),
-    end_reasons: Object.fromEntries(["finished", "truncated", "aborted", "env_error"].map((r) => [r, allPlayed.filter((p) => p.episode.end === r).length])),
+    end_reasons: Object.fromEntries(
+      ["finished", "truncated", "aborted", "env_error"].map((r) => [
+        r,
+        allPlayed.filter((p) => p.episode.end === r).length,
+      ]),
+    ),
     ...agentMetrics(plan, allPlayed),
     ...(outcome.engine ? { engine: outcome.engine } : {}),
     policy_version: last.policy_version ?? savedVersion,
@@ -198,7 +215,8 @@ export function iterationMetrics(plan: Plan, outcome: IterationOutcome, savedVer
       ...(cold ? { base_eval_s: cold.base_eval_s, sft_s: cold.sft_s } : {}),
       ...(times.evalBeforeSeconds !== undefined ? { eval_before_s: times.evalBeforeSeconds } : {}),
       ...(times.commitBeforeSeconds !== undefined ? { commit_before_s: times.commitBeforeSeconds } : {}),
-      total_s: (Date.now() - times.begun) / 1000 + (cold ? cold.base_eval_s + cold.sft_s : 0) + (times.evalBeforeSeconds ?? 0),
+      total_s:
+        (Date.now() - times.begun) / 1000 + (cold ? cold.base_eval_s + cold.sft_s : 0) + (times.evalBeforeSeconds ?? 0),
     },
   };
 }

@@ -8,7 +8,12 @@
 // on resume (the batch a resumed run redoes is the same one).
 import { at } from "../../contracts/checked.js";
 import { ragged, row } from "../../contracts/trainer-protocol.js";
-import { offCheck, type PreflightCheckResult, type PreflightReport, type PreflightSequence } from "../preflight/batch.js";
+import {
+  offCheck,
+  type PreflightCheckResult,
+  type PreflightReport,
+  type PreflightSequence,
+} from "../preflight/batch.js";
 import { checkBoundaries } from "../preflight/boundaries.js";
 import { checkLogprobsReproduce } from "../preflight/logprobs.js";
 import { checkSigns } from "../preflight/signs.js";
@@ -42,10 +47,16 @@ function preflightSequences(ctx: RunContext, scored: ScoredBatch): PreflightSequ
 async function recomputedLogprobs(ctx: RunContext, sequences: readonly PreflightSequence[]): Promise<Float32Array[]> {
   const { sampling } = ctx.plan.policy;
   const result = await ctx.trainer.request("logprobs", {
-    ids: ragged(sequences.map((s) => s.ids), Int32Array),
+    ids: ragged(
+      sequences.map((s) => s.ids),
+      Int32Array,
+    ),
     policy: "current",
     sampling: { temperature: sampling.temperature, top_p: sampling.top_p, top_k: sampling.top_k },
-    mask: ragged(sequences.map((s) => s.lossMask), Uint8Array),
+    mask: ragged(
+      sequences.map((s) => s.lossMask),
+      Uint8Array,
+    ),
   });
   return sequences.map((_, i) => row(result.logprobs, i).slice());
 }
@@ -58,7 +69,13 @@ function logLine(r: PreflightCheckResult): string {
 /** The error of a failed preflight: every failed check with its numbers and the usual causes. */
 function failureMessage(report: PreflightReport, file: string): string {
   const failed = report.checks.filter((c) => c.status === "failed");
-  const parts = failed.map((c) => [`preflight check '${c.check}' failed: ${c.summary}`, ...c.failures.map((f) => `  - ${f}`), ...(c.hint ? [`  ${c.hint}`] : [])].join("\n"));
+  const parts = failed.map((c) =>
+    [
+      `preflight check '${c.check}' failed: ${c.summary}`,
+      ...c.failures.map((f) => `  - ${f}`),
+      ...(c.hint ? [`  ${c.hint}`] : []),
+    ].join("\n"),
+  );
   return `${parts.join("\n")}\nthe run stopped before its first optimizer step (no weight changed); the checks' numbers are in ${file}`;
 }
 
@@ -86,16 +103,36 @@ export async function preflight(ctx: RunContext, iteration: number, scored: Scor
   // is the mismatch (docs/semantics.md §12), so the check bounds its mean, not its maximum.
   const engine = ctx.plan.resources.rollout.engine;
   const notes = [
-    ...(ctx.plan.mask.keep_sampling_mask ? [] : ["the update recomputes its old log-probs untruncated (mask.keep_sampling_mask: false), this compares the sampled ones"]),
-    ...(engine === "trainer" ? [] : [`the sampled log-probs are ${engine}'s: the check bounds the mean gap, the metrics report the mismatch`]),
+    ...(ctx.plan.mask.keep_sampling_mask
+      ? []
+      : [
+          "the update recomputes its old log-probs untruncated (mask.keep_sampling_mask: false), this compares the sampled ones",
+        ]),
+    ...(engine === "trainer"
+      ? []
+      : [`the sampled log-probs are ${engine}'s: the check bounds the mean gap, the metrics report the mismatch`]),
   ];
   const note = notes.length > 0 ? notes.join("; ") : undefined;
   const checks: PreflightCheckResult[] = [
-    settings.logprobs_reproduce ? checkLogprobsReproduce(sequences, await recomputedLogprobs(ctx, sequences), settings.logprob_tolerance, note, engine === "trainer" ? "max" : "mean") : offCheck("logprobs_reproduce"),
+    settings.logprobs_reproduce
+      ? checkLogprobsReproduce(
+          sequences,
+          await recomputedLogprobs(ctx, sequences),
+          settings.logprob_tolerance,
+          note,
+          engine === "trainer" ? "max" : "mean",
+        )
+      : offCheck("logprobs_reproduce"),
     settings.boundaries ? checkBoundaries(sequences, ctx.stopIds, ctx.plan.mask.loss) : offCheck("boundaries"),
     settings.signs ? checkSigns(ctx.plan, sequences) : offCheck("signs"),
   ];
-  const report: PreflightReport = { passed: checks.every((c) => c.status !== "failed"), iteration, sequences: sequences.length, targets, checks };
+  const report: PreflightReport = {
+    passed: checks.every((c) => c.status !== "failed"),
+    iteration,
+    sequences: sequences.length,
+    targets,
+    checks,
+  };
   ctx.runDir.writePreflight(report);
   for (const c of checks) ctx.log(logLine(c));
   if (!report.passed) throw new PreflightError(failureMessage(report, ctx.runDir.preflightPath));

@@ -9,7 +9,11 @@ export interface ProgressOutput {
 function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return "?";
   const s = Math.round(seconds);
-  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+  return s >= 3600
+    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
+    : s >= 60
+      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
+      : `${s}s`;
 }
 
 function statusLine(p: ProgressStatus): string {
@@ -47,7 +51,8 @@ export function phaseWatch(log: (line: string) => void, label: string, unit: str
     timer = setTimeout(() => {
       const now = Date.now();
       const elapsed = now - begun;
-      const stalled = now - lastDone >= STALL_MS ? `; nothing finished in the last ${Math.round((now - lastDone) / 1000)} s` : "";
+      const stalled =
+        now - lastDone >= STALL_MS ? `; nothing finished in the last ${Math.round((now - lastDone) / 1000)} s` : "";
       log(`${label} ${done} of ${total} ${unit} (${Math.round(elapsed / 1000)} s${stalled})`);
       schedule(Math.min(elapsed, 60_000));
     }, delay);

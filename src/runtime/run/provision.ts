@@ -21,7 +21,17 @@ import type { RunState } from "../run-dir.js";
 import { loadSftData, SftDataError, sftDataSource, sftVocabulary, type SftData } from "./cold-start/data.js";
 import { ToolCallValidator } from "../../contracts/tool-calls.js";
 import { trainerDeadlines } from "../../trainer/launch.js";
-import { envKindOf, envNames, haltedError, planEnv, refusal, RunError, type EnvRegistry, type RunContext, type RunOptions } from "./context.js";
+import {
+  envKindOf,
+  envNames,
+  haltedError,
+  planEnv,
+  refusal,
+  RunError,
+  type EnvRegistry,
+  type RunContext,
+  type RunOptions,
+} from "./context.js";
 import { EpisodeLanes } from "./lanes.js";
 import { RunStreams } from "./streams.js";
 import { RunTracking } from "./tracking.js";
@@ -60,11 +70,22 @@ function checkPipelineLag(plan: Plan): void {
 
 /** What the manifest records of a launched server. */
 function launchRecord(server: LaunchedServer | undefined): Record<string, unknown> {
-  return server ? { pid: server.pid ?? null, command: server.command, cuda_visible_devices: server.devices, log: `${ENGINES_DIR}/${path.basename(server.log)}` } : {};
+  return server
+    ? {
+        pid: server.pid ?? null,
+        command: server.command,
+        cuda_visible_devices: server.devices,
+        log: `${ENGINES_DIR}/${path.basename(server.log)}`,
+      }
+    : {};
 }
 
 /** Answers of a trainer to `configure` that say the plan itself is the problem (not a crash or a timeout). */
-const TRAINER_REFUSALS: ReadonlySet<TrainerError["code"]> = new Set<TrainerError["code"]>(["invalid_request", "unsupported", "out_of_memory"]);
+const TRAINER_REFUSALS: ReadonlySet<TrainerError["code"]> = new Set<TrainerError["code"]>([
+  "invalid_request",
+  "unsupported",
+  "out_of_memory",
+]);
 
 /** Whether `state` has committed anything a resume would continue from (the cold start's steps included). */
 function hasProgress(state: RunState): boolean {
@@ -111,7 +132,10 @@ export function checkRunnable(plan: Plan, envs: EnvRegistry, engineCommand?: str
   const refusals = planRefusals(plan, { ownTrainer: false });
   if (refusals.length > 0) throw refusal(refusals.map(refusalText).join("\n"));
   for (const [name, env] of Object.entries(plan.envs)) {
-    if (!envs.has(env.kind)) throw refusal(`env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...envs.keys()].join(", ") || "none"})`);
+    if (!envs.has(env.kind))
+      throw refusal(
+        `env '${name}' is of kind '${env.kind}', which this runtime cannot run yet (available: ${[...envs.keys()].join(", ") || "none"})`,
+      );
   }
   checkPipelineLag(plan);
   checkEngineRunnable(plan, engineCommand);
@@ -155,18 +179,29 @@ export function planVocabulary(plan: Plan, envs: EnvRegistry, sftData: SftData |
  * Configures the policy's trainer for `plan` (a run's provision, and `arl serve`); the trainer's
  * refusal of the plan (a model it cannot load, an option it lacks) is a refusal of the run.
  */
-export async function configureTrainer(trainer: TrainerClient, plan: Plan, vocabulary: readonly string[], behaviourPolicy: boolean): Promise<ConfigureResult> {
+export async function configureTrainer(
+  trainer: TrainerClient,
+  plan: Plan,
+  vocabulary: readonly string[],
+  behaviourPolicy: boolean,
+): Promise<ConfigureResult> {
   return trainer
     .request("configure", {
       seed: plan.seed,
       policy: plan.policy,
-      algorithm: { optimizer: plan.algorithm.optimizer, critic: plan.algorithm.critic, clip: plan.algorithm.clip, kl: plan.algorithm.kl },
+      algorithm: {
+        optimizer: plan.algorithm.optimizer,
+        critic: plan.algorithm.critic,
+        clip: plan.algorithm.clip,
+        kl: plan.algorithm.kl,
+      },
       vocabulary: [...vocabulary],
       ...(behaviourPolicy ? { behaviour_policy: true } : {}),
     })
     .catch((error: unknown) => {
       // The trainer's answer to this plan would be the same on a resume.
-      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code)) throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
+      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code))
+        throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
       throw error;
     });
 }
@@ -176,7 +211,13 @@ export async function configureTrainer(trainer: TrainerClient, plan: Plan, vocab
  * host), before the trainer is configured. Its failure names the file or row; a run with nothing
  * committed is refused, a resumed one stays resumable (a missing Python package can be installed).
  */
-async function provisionEnvs(plan: Plan, envs: EnvRegistry, runDir: string, log: (line: string) => void, state: RunState): Promise<void> {
+async function provisionEnvs(
+  plan: Plan,
+  envs: EnvRegistry,
+  runDir: string,
+  log: (line: string) => void,
+  state: RunState,
+): Promise<void> {
   for (const [name, env] of Object.entries(plan.envs)) {
     try {
       const tools = plan.tools.filter((t) => t.env === name).map((t) => t.definition.function);
@@ -190,7 +231,9 @@ async function provisionEnvs(plan: Plan, envs: EnvRegistry, runDir: string, log:
 
 /** Stops what the env kinds' provision started (env hosts); never throws. */
 export async function shutdownEnvs(envs: EnvRegistry): Promise<void> {
-  await Promise.all([...envs.values()].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())));
+  await Promise.all(
+    [...envs.values()].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())),
+  );
 }
 
 /** A run directory recovered to its committed state, its buffer open and the policy's trainer started. */
@@ -211,16 +254,21 @@ export async function openRun(options: RunOptions): Promise<OpenedRun> {
   // A failure recorded by the last attempt is that attempt's: this one plays its batch again.
   if (failed !== undefined) log(`the last attempt failed: ${failed.split("\n")[0] ?? ""}; playing its batch again`);
   const state: RunState = { ...committed, checkpoint: recovered.checkpoint };
-  const trainerCommand: TrainerCommand = shareCpuThreads(plan, { ...options.trainer, deadlineMs: options.trainer.deadlineMs ?? trainerDeadlines(plan, options.trainerTimeoutS) });
+  const trainerCommand: TrainerCommand = shareCpuThreads(plan, {
+    ...options.trainer,
+    deadlineMs: options.trainer.deadlineMs ?? trainerDeadlines(plan, options.trainerTimeoutS),
+  });
   if (options.halt?.aborted) throw haltedError(state);
   const buffer = new TokenBuffer(runDir.bufferPath, recovered.buffer.bytes, recovered.buffer);
-  const trainer = await TrainerClient.start(trainerCommand, arlVersion(), options.halt).catch((e: Error & { stderrTail?: string[] }) => {
-    buffer.close();
-    if (options.halt?.aborted) throw haltedError(state);
-    // Before anything was committed there is nothing to resume: the same start would fail again.
-    const message = `could not start the trainer: ${e.message}`;
-    throw hasProgress(state) ? new RunError(message, e.stderrTail ?? []) : refusal(message, e.stderrTail ?? []);
-  });
+  const trainer = await TrainerClient.start(trainerCommand, arlVersion(), options.halt).catch(
+    (e: Error & { stderrTail?: string[] }) => {
+      buffer.close();
+      if (options.halt?.aborted) throw haltedError(state);
+      // Before anything was committed there is nothing to resume: the same start would fail again.
+      const message = `could not start the trainer: ${e.message}`;
+      throw hasProgress(state) ? new RunError(message, e.stderrTail ?? []) : refusal(message, e.stderrTail ?? []);
+    },
+  );
   return { state, buffer, trainers: new RunTrainers(trainer), trainerCommand };
 }
 
@@ -248,13 +296,22 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const sftData = loadColdStartData(plan, options.dataRoot);
   await provisionEnvs(plan, options.envs, runDir.dir, log, state);
   const vocabulary = planVocabulary(plan, options.envs, sftData);
-  const configured = await configureTrainer(trainer, plan, vocabulary, asyncRollout !== null && asyncRollout !== undefined);
+  const configured = await configureTrainer(
+    trainer,
+    plan,
+    vocabulary,
+    asyncRollout !== null && asyncRollout !== undefined,
+  );
   // The trainer's policy version, followed through load, SFT and every train step: the
   // version at an update, from which sample lags are measured.
   let version = configured.policy_version;
   if (state.checkpoint) {
     version = (await trainer.request("load", { path: state.checkpoint })).policy_version;
-    log(state.sftProgress ? `resumed the cold start after its step ${state.sftProgress.step} from ${state.checkpoint}` : `resumed after iteration ${state.iteration} from ${state.checkpoint}`);
+    log(
+      state.sftProgress
+        ? `resumed the cold start after its step ${state.sftProgress.step} from ${state.checkpoint}`
+        : `resumed after iteration ${state.iteration} from ${state.checkpoint}`,
+    );
   }
   const template = configured.tokenizer.template ?? DEFAULT_TEMPLATE;
   if (!template.prefix_preserving && plan.harness.context.history === "exact") {
@@ -267,17 +324,34 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const cross = plan.rollout.cross_policy;
   if (cross) {
     const { pool: poolCommand, ...main } = opened.trainerCommand;
-    const pool = await PoolTrainers.start(plan, poolCommand ? { ...poolCommand, ...(main.deadlineMs ? { deadlineMs: main.deadlineMs } : {}) } : main, arlVersion(), vocabulary, options.halt);
+    const pool = await PoolTrainers.start(
+      plan,
+      poolCommand ? { ...poolCommand, ...(main.deadlineMs ? { deadlineMs: main.deadlineMs } : {}) } : main,
+      arlVersion(),
+      vocabulary,
+      options.halt,
+    );
     trainers.adoptPool(pool);
-    log(`cross-policy: ${pool.models.length} pool model trainer${pool.models.length === 1 ? "" : "s"} started (${pool.models.map((m) => m.model).join(", ")}), p = ${cross.probability}`);
+    log(
+      `cross-policy: ${pool.models.length} pool model trainer${pool.models.length === 1 ? "" : "s"} started (${pool.models.map((m) => m.model).join(", ")}), p = ${cross.probability}`,
+    );
   }
   const pool = trainers.pool;
   // The generation replica: configured as the trainer was, and on resume given the committed
   // checkpoint, whose behaviour slot is the snapshot the batches in flight started from.
   if (asyncRollout && GenerationReplica.wanted(plan)) {
-    const replica = await GenerationReplica.start(opened.trainerCommand, arlVersion(), runDir.dir, (client) => configureTrainer(client, plan, vocabulary, true), state.checkpoint, options.halt);
+    const replica = await GenerationReplica.start(
+      opened.trainerCommand,
+      arlVersion(),
+      runDir.dir,
+      (client) => configureTrainer(client, plan, vocabulary, true),
+      state.checkpoint,
+      options.halt,
+    );
     trainers.adoptReplica(replica);
-    log(`generation replica started (pid ${replica.client.pid ?? "?"}): it generates the training batches while the trainer trains`);
+    log(
+      `generation replica started (pid ${replica.client.pid ?? "?"}): it generates the training batches while the trainer trains`,
+    );
   }
   // Inference servers: started or connected, then given the trainer's weights (on resume, the
   // committed checkpoint's), so that they serve exactly policy version `version`.
@@ -294,18 +368,51 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     model: configured.model,
     ...(pool && cross ? { cross_policy: { probability: cross.probability, pool: pool.models } } : {}),
     seed: plan.seed,
-    envs: Object.fromEntries(Object.entries(plan.envs).map(([n, e]) => [n, { kind: e.kind, version: e.version, data: "database" in e ? { database: e.database, questions: e.questions } : e.kind === "agent" ? { task_file: e.task_file } : e.kind === "dataset" ? { data: e.data, verifier: e.verifier } : null }])),
+    envs: Object.fromEntries(
+      Object.entries(plan.envs).map(([n, e]) => [
+        n,
+        {
+          kind: e.kind,
+          version: e.version,
+          data:
+            "database" in e
+              ? { database: e.database, questions: e.questions }
+              : e.kind === "agent"
+                ? { task_file: e.task_file }
+                : e.kind === "dataset"
+                  ? { data: e.data, verifier: e.verifier }
+                  : null,
+        },
+      ]),
+    ),
     checkpoint: state.checkpoint,
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
-    run_options: { trainer_timeout_s: options.trainerTimeoutS ?? null, engine_command: options.engineCommand ?? null, engine_python: options.enginePython ?? null },
-    ...(engine ? { engine: { engine: plan.resources.rollout.engine, servers: engine.pool.servers.map((s) => ({ url: s.url, ...launchRecord(engine.launched?.servers[s.index]) })) } } : {}),
+    run_options: {
+      trainer_timeout_s: options.trainerTimeoutS ?? null,
+      engine_command: options.engineCommand ?? null,
+      engine_python: options.enginePython ?? null,
+    },
+    ...(engine
+      ? {
+          engine: {
+            engine: plan.resources.rollout.engine,
+            servers: engine.pool.servers.map((s) => ({
+              url: s.url,
+              ...launchRecord(engine.launched?.servers[s.index]),
+            })),
+          },
+        }
+      : {}),
   });
   // Agent programs call the model through one gateway for the whole run; executePlan closes it.
   const hasAgents = Object.values(plan.envs).some((e) => e.kind === "agent");
   const gateway = hasAgents ? await startGateway({ log }) : undefined;
   if (gateway) log(`agent gateway listening on ${gateway.origin}`);
   // Agent requests are bounded by the model's context; the vocabulary's longest token bounds their text before it is tokenized.
-  const modelContext = { maxContext: configured.model.max_context ?? null, maxTokenBytes: hasAgents ? await maxTokenBytes(policy, configured.tokenizer.vocab_size) : null };
+  const modelContext = {
+    maxContext: configured.model.max_context ?? null,
+    maxTokenBytes: hasAgents ? await maxTokenBytes(policy, configured.tokenizer.vocab_size) : null,
+  };
   const ctx: RunContext = {
     plan,
     runDir,
@@ -318,17 +425,32 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     // Training episodes sample from the behaviour snapshot when the rollout is asynchronous (the
     // replica's copy of it, with one); the servers of an engine are synced where that snapshot is
     // taken, so they serve it.
-    rolloutPolicy: engine ? engine.policy : trainers.replica ? trainers.replica.policy : asyncRollout ? new TrainerPolicy(trainer, "behaviour") : policy,
+    rolloutPolicy: engine
+      ? engine.policy
+      : trainers.replica
+        ? trainers.replica.policy
+        : asyncRollout
+          ? new TrainerPolicy(trainer, "behaviour")
+          : policy,
     lanes: new EpisodeLanes(plan.rollout.concurrency),
     engine,
     pool,
     validator: new ToolCallValidator(),
-    stopIds: configured.tokenizer.stop_ids && configured.tokenizer.stop_ids.length > 0 ? [...configured.tokenizer.stop_ids] : [configured.tokenizer.eos_id],
+    stopIds:
+      configured.tokenizer.stop_ids && configured.tokenizer.stop_ids.length > 0
+        ? [...configured.tokenizer.stop_ids]
+        : [configured.tokenizer.eos_id],
     template,
     buffer: opened.buffer,
     streams: new RunStreams(plan.seed),
     sftData,
-    tracking: RunTracking.start({ plan, runDir: runDir.dir, resumeAfter: state.iteration, dataRoot: options.dataRoot, log }),
+    tracking: RunTracking.start({
+      plan,
+      runDir: runDir.dir,
+      resumeAfter: state.iteration,
+      dataRoot: options.dataRoot,
+      log,
+    }),
     gateway,
     modelContext,
     dataRoot: options.dataRoot,

@@ -27,8 +27,16 @@ import { TrainerPolicy } from "../../episode/policy.js";
  * can move the last bits of a float sum, not what the plan means.
  */
 export function shareCpuThreads(plan: Plan, command: TrainerCommand): TrainerCommand {
-  if (!GenerationReplica.wanted(plan) || process.env.OMP_NUM_THREADS !== undefined || command.env?.OMP_NUM_THREADS !== undefined) return command;
-  return { ...command, env: { ...command.env, OMP_NUM_THREADS: String(Math.max(1, Math.floor(availableParallelism() / 2))) } };
+  if (
+    !GenerationReplica.wanted(plan) ||
+    process.env.OMP_NUM_THREADS !== undefined ||
+    command.env?.OMP_NUM_THREADS !== undefined
+  )
+    return command;
+  return {
+    ...command,
+    env: { ...command.env, OMP_NUM_THREADS: String(Math.max(1, Math.floor(availableParallelism() / 2))) },
+  };
 }
 
 export class GenerationReplica {
@@ -64,9 +72,15 @@ export class GenerationReplica {
     checkpoint: string | null,
     halt?: AbortSignal,
   ): Promise<GenerationReplica> {
-    const client = await TrainerClient.start(command, runtimeVersion, halt).catch((e: Error & { stderrTail?: string[] }) => {
-      throw new TrainerError(`could not start the generation replica (rollout.async.generation: replica): ${e.message}`, "died", e.stderrTail ?? []);
-    });
+    const client = await TrainerClient.start(command, runtimeVersion, halt).catch(
+      (e: Error & { stderrTail?: string[] }) => {
+        throw new TrainerError(
+          `could not start the generation replica (rollout.async.generation: replica): ${e.message}`,
+          "died",
+          e.stderrTail ?? [],
+        );
+      },
+    );
     try {
       await configure(client);
       if (checkpoint) await client.request("load", { path: checkpoint });

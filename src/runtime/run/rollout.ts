@@ -27,7 +27,10 @@ const QUOTED_ERRORS = 3;
 /** The first distinct errors of `played` (env errors), quoted for a message. */
 function firstEnvErrors(played: readonly Played[]): string {
   const errors = [...new Set(played.flatMap((p) => (p.episode.end === "env_error" ? [p.episode.error ?? "?"] : [])))];
-  const shown = errors.slice(0, QUOTED_ERRORS).map((e) => `\n    ${e}`).join("");
+  const shown = errors
+    .slice(0, QUOTED_ERRORS)
+    .map((e) => `\n    ${e}`)
+    .join("");
   return `${errors.length > QUOTED_ERRORS ? `the first ${QUOTED_ERRORS} of ${errors.length} distinct errors` : errors.length === 1 ? "the error" : "the errors"}:${shown}`;
 }
 
@@ -80,10 +83,15 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
       const tasks: Task[] = Array.from({ length: need }, () => {
         const env = pickEnv();
         const ids = defined(trainIds.get(env), `the training split of env '${env}'`);
-        if (ids.length === 0) throw refusal(`env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`);
+        if (ids.length === 0)
+          throw refusal(
+            `env '${env}' has no training tasks (tasks ${planEnv(plan, env).tasks}, split.train ${planEnv(plan, env).split.train})`,
+          );
         return { env, id: at(ids, Math.floor(random() * ids.length)) };
       });
-      const jobs = tasks.flatMap((task, g) => Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })));
+      const jobs = tasks.flatMap((task, g) =>
+        Array.from({ length: plan.algorithm.group_size }, (_, sample) => ({ task, group: playedGroups + g, sample })),
+      );
       watch.planned(jobs.length);
       // The lanes are shared with the other batches in flight (asynchronous rollout, run/lanes.ts).
       const played = await mapConcurrently(jobs, plan.rollout.concurrency, async (j) => {
@@ -97,7 +105,8 @@ export async function collectRollout(ctx: RunContext, iteration: number): Promis
       const byGroup = groupBy(played);
       for (let g = playedGroups - tasks.length; g < playedGroups; g++) {
         const group = byGroup.get(g) ?? [];
-        const usable = plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
+        const usable =
+          plan.reward.on_env_error === "exclude" ? group.filter((p) => p.episode.end !== "env_error") : group;
         const rewards = usable.map((p) => p.rewards.total);
         if (dynamic && rewards.length > 0 && rewards.every((r) => r === rewards[0])) {
           rejectedGroups++;

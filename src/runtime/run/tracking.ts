@@ -51,9 +51,16 @@ function evalTables(runDir: string): { name: string; columns: string[]; rows: un
     .filter((f) => f.endsWith(".jsonl"))
     .sort()
     .map((file) => {
-      const records = readFileSync(path.join(dir, file), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+      const records = readFileSync(path.join(dir, file), "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const columns = [...new Set(records.flatMap((r) => Object.keys(r)))];
-      return { name: `eval/${file.slice(0, -".jsonl".length)}`, columns, rows: records.map((r) => columns.map((c) => r[c] ?? null)) };
+      return {
+        name: `eval/${file.slice(0, -".jsonl".length)}`,
+        columns,
+        rows: records.map((r) => columns.map((c) => r[c] ?? null)),
+      };
     });
 }
 
@@ -93,10 +100,18 @@ export class RunTracking {
     const tracking = new RunTracking(t.tensorboard || t.wandb !== null || t.mlflow !== null, log);
     if (!tracking.enabled) return tracking;
     const python = pythonCandidates()[0] ?? "python3";
-    const env = { ...process.env, PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
+    const env = {
+      ...process.env,
+      PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
+    };
     // Its own process group: a Ctrl-C in the terminal is the runtime's to handle, which closes it.
     // Started in runtime-gpu/, so that nothing in the user's folder shadows the libraries.
-    const child = spawn(python, ["-m", "arl_tracking"], { cwd: RUNTIME_GPU_DIR, env, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
+    const child = spawn(python, ["-m", "arl_tracking"], {
+      cwd: RUNTIME_GPU_DIR,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+      ...OWN_PROCESS_GROUP,
+    });
     trackGroup(child);
     tracking.child = child;
     let readyNow: () => void = () => undefined;
@@ -134,7 +149,10 @@ export class RunTracking {
       plan,
       tensorboard: t.tensorboard,
       wandb: t.wandb,
-      mlflow: t.mlflow && { tracking_uri: mlflowUri(t.mlflow.tracking_uri, runDir, options.dataRoot ?? process.cwd()), experiment: t.mlflow.experiment ?? plan.experiment },
+      mlflow: t.mlflow && {
+        tracking_uri: mlflowUri(t.mlflow.tracking_uri, runDir, options.dataRoot ?? process.cwd()),
+        experiment: t.mlflow.experiment ?? plan.experiment,
+      },
     });
     return tracking;
   }
@@ -155,7 +173,9 @@ export class RunTracking {
       this.log(`tracking: ${(event.trackers ?? []).join(", ") || "no tracker"} open`);
       readyNow();
     } else if (event.event === "error") {
-      const hint = /ModuleNotFoundError|ImportError/.test(event.message ?? "") ? " (install runtime-gpu/requirements.txt into the Python arl uses: $ARL_PYTHON or .venv)" : "";
+      const hint = /ModuleNotFoundError|ImportError/.test(event.message ?? "")
+        ? " (install runtime-gpu/requirements.txt into the Python arl uses: $ARL_PYTHON or .venv)"
+        : "";
       this.fail(`${event.tracker ?? "?"}: ${event.message ?? "failed"}${hint}`);
       // The sidecar's own error before `ready` is its config failing (RUN/tracking not a folder):
       // no tracker will open, so nothing waits for one.
@@ -167,7 +187,10 @@ export class RunTracking {
     const child = this.child;
     if (!child || this.closing) return;
     if (child.stdin.writableLength > MAX_QUEUED_BYTES) {
-      if (!this.overflowed) this.fail(`the sidecar is not keeping up (${MAX_QUEUED_BYTES >> 20} MiB queued); requests are dropped until it catches up`);
+      if (!this.overflowed)
+        this.fail(
+          `the sidecar is not keeping up (${MAX_QUEUED_BYTES >> 20} MiB queued); requests are dropped until it catches up`,
+        );
       this.overflowed = true;
       return;
     }

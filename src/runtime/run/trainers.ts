@@ -53,7 +53,11 @@ export class RunTrainers {
     await this.generationReplica?.shutdown();
     await this.main.shutdown();
     const exit = this.main.exit;
-    const how = exit?.signal ? `was killed by ${exit.signal}` : exit ? `exited with status ${exit.code}` : "is still running";
+    const how = exit?.signal
+      ? `was killed by ${exit.signal}`
+      : exit
+        ? `exited with status ${exit.code}`
+        : "is still running";
     return `trainer (pid ${this.main.pid ?? "?"}) shut down: it ${how}`;
   }
 }

@@ -36,14 +36,22 @@ function trainSequences(scored: ScoredBatch): TrainSequence[] {
 }
 
 /** Updates the policy on `scored` (iteration `iteration`), starting at policy version `version`. */
-export async function updatePolicy(ctx: RunContext, iteration: number, scored: ScoredBatch, version: number): Promise<PolicyUpdate> {
+export async function updatePolicy(
+  ctx: RunContext,
+  iteration: number,
+  scored: ScoredBatch,
+  version: number,
+): Promise<PolicyUpdate> {
   const { plan } = ctx;
   const sequences = trainSequences(scored);
   const stepStats: Record<string, number>[] = [];
   let current = version;
   const onPolicy = takesOnPolicyStep(plan, ctx.trainer.handshakeResult);
   for (let epoch = 0; epoch < plan.algorithm.epochs && sequences.length > 0; epoch++) {
-    const order = shuffled(sequences.map((_, i) => i), ctx.streams.minibatches(iteration, epoch));
+    const order = shuffled(
+      sequences.map((_, i) => i),
+      ctx.streams.minibatches(iteration, epoch),
+    );
     const size = Math.ceil(order.length / plan.algorithm.minibatches);
     for (let m = 0; m < plan.algorithm.minibatches; m++) {
       const part = order.slice(m * size, (m + 1) * size).map((i) => at(sequences, i));

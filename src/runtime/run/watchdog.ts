@@ -41,7 +41,12 @@ export interface WatchdogVerdict {
 /** The signal fields of metrics.jsonl's lines (a resumed run's streak starts from them). */
 export function signalsOfMetrics(lines: readonly Record<string, unknown>[]): SignalOfIteration[] {
   const num = (x: unknown) => (typeof x === "number" ? x : Number.NaN);
-  return lines.map((l) => ({ iteration: num(l.iteration), effective_group_ratio: num(l.effective_group_ratio), varied_group_ratio: num(l.varied_group_ratio), grad_norm: num(l.grad_norm) }));
+  return lines.map((l) => ({
+    iteration: num(l.iteration),
+    effective_group_ratio: num(l.effective_group_ratio),
+    varied_group_ratio: num(l.varied_group_ratio),
+    grad_norm: num(l.grad_norm),
+  }));
 }
 
 /**
@@ -77,8 +82,10 @@ function firstError(episodes: readonly WatchedEpisode[]): string {
 
 /** Why every episode ended the same abnormal way, for the end reasons other than env_error. */
 const SAME_END: Record<"truncated" | "aborted", string> = {
-  truncated: "a budget cuts every episode (harness.max_turns, max_total_tokens, max_response_tokens or policy.sampling.max_new_tokens)",
-  aborted: "a budget ends every episode (harness.max_turns, max_total_tokens or max_response_tokens, on_budget: terminate)",
+  truncated:
+    "a budget cuts every episode (harness.max_turns, max_total_tokens, max_response_tokens or policy.sampling.max_new_tokens)",
+  aborted:
+    "a budget ends every episode (harness.max_turns, max_total_tokens or max_response_tokens, on_budget: terminate)",
 };
 
 /**
@@ -91,9 +98,16 @@ export function likelyCause(episodes: readonly WatchedEpisode[], m: SignalOfIter
   if (total === 0) return "the iteration played no episodes";
   const ends = new Set(episodes.map((e) => e.end));
   const onlyEnd = ends.size === 1 ? [...ends][0] : undefined;
-  if (onlyEnd === "env_error") return `every episode ended 'env_error' (${total}): the env fails every episode${firstError(episodes)}`;
-  const sameEnd = onlyEnd === "truncated" || onlyEnd === "aborted" ? `; every episode ended '${onlyEnd}' (${total}): ${SAME_END[onlyEnd]}` : "";
-  return `${outcomeCause(episodes.filter((e) => e.end !== "env_error"), m)}${sameEnd}`;
+  if (onlyEnd === "env_error")
+    return `every episode ended 'env_error' (${total}): the env fails every episode${firstError(episodes)}`;
+  const sameEnd =
+    onlyEnd === "truncated" || onlyEnd === "aborted"
+      ? `; every episode ended '${onlyEnd}' (${total}): ${SAME_END[onlyEnd]}`
+      : "";
+  return `${outcomeCause(
+    episodes.filter((e) => e.end !== "env_error"),
+    m,
+  )}${sameEnd}`;
 }
 
 /** What success and the rewards of the played episodes (at least one) say about the missing signal. */
@@ -102,21 +116,33 @@ function outcomeCause(played: readonly WatchedEpisode[], m: SignalOfIteration): 
   const rewards = [...new Set(played.map((e) => e.reward))];
   const sameReward = rewards.length === 1 ? `every episode got the same reward (${rewards.join("")})` : undefined;
   const also = sameReward ? ` and ${sameReward}` : "";
-  if (successes === 0) return `success never fired (0 of ${played.length} episodes)${also}: the task is too hard for the policy, or the success signal never fires`;
-  if (successes === played.length) return `success always fired (${played.length} of ${played.length} episodes)${also}: the task is too easy for the policy`;
-  if (sameReward) return `${sameReward} although success fired in ${share(successes, played.length)} episodes: the reward does not depend on what the agent did`;
-  if (m.varied_group_ratio > 0 && m.effective_group_ratio > 0) return "groups had differing rewards but the gradient norm is 0: no token of the batch is a training target (mask), or the learning rate is 0";
+  if (successes === 0)
+    return `success never fired (0 of ${played.length} episodes)${also}: the task is too hard for the policy, or the success signal never fires`;
+  if (successes === played.length)
+    return `success always fired (${played.length} of ${played.length} episodes)${also}: the task is too easy for the policy`;
+  if (sameReward)
+    return `${sameReward} although success fired in ${share(successes, played.length)} episodes: the reward does not depend on what the agent did`;
+  if (m.varied_group_ratio > 0 && m.effective_group_ratio > 0)
+    return "groups had differing rewards but the gradient norm is 0: no token of the batch is a training target (mask), or the learning rate is 0";
   return `success fired in ${share(successes, played.length)} episodes, but each task's group got equal rewards: every task is all-or-nothing for the policy; raise policy.sampling.temperature or algorithm.group_size`;
 }
 
 /** The warnings of `current` given the iterations committed before it (`previous`, metrics.jsonl order). */
-export function watchIteration(settings: WatchdogSettings, previous: readonly SignalOfIteration[], current: SignalOfIteration, episodes: readonly WatchedEpisode[]): WatchdogVerdict {
+export function watchIteration(
+  settings: WatchdogSettings,
+  previous: readonly SignalOfIteration[],
+  current: SignalOfIteration,
+  episodes: readonly WatchedEpisode[],
+): WatchdogVerdict {
   const warnings: WatchdogWarning[] = [];
   const streak = noSignalStreak(previous, current);
   const noSignal = streak >= settings.no_signal_iterations;
   if (noSignal) {
     const what = `groups with differing rewards ${current.varied_group_ratio.toFixed(3)}, effective group ratio ${current.effective_group_ratio.toFixed(3)}, gradient norm ${current.grad_norm.toPrecision(3)}`;
-    warnings.push({ code: "no-signal", message: `no learning signal for ${streak} iterations in a row (${what}): ${likelyCause(episodes, current)}` });
+    warnings.push({
+      code: "no-signal",
+      message: `no learning signal for ${streak} iterations in a row (${what}): ${likelyCause(episodes, current)}`,
+    });
   }
   const total = episodes.length;
   const cutAtFirst = episodes.filter((e) => e.end === "truncated" && e.turns <= 1).length;

@@ -35,12 +35,22 @@ function sampledTargets(lossMask: Uint8Array, roles: Uint8Array): Uint8Array {
  * sampler's is the truncated one's: d then holds the truncation too, which is what the update's
  * ratio does not see, so the weight corrects exactly what lies between the two.
  */
-export function batchMismatch(plan: Plan, lossMasks: readonly Uint8Array[], roles: readonly Uint8Array[], oldLogprobs: readonly Float32Array[], sampledLogprobs: readonly Float32Array[]): BatchMismatch {
+export function batchMismatch(
+  plan: Plan,
+  lossMasks: readonly Uint8Array[],
+  roles: readonly Uint8Array[],
+  oldLogprobs: readonly Float32Array[],
+  sampledLogprobs: readonly Float32Array[],
+): BatchMismatch {
   const masks = lossMasks.map((m, i) => sampledTargets(m, roles[i] as Uint8Array));
   const batch = { logpOld: oldLogprobs, logpEngine: sampledLogprobs, mask: masks };
   const stats = mismatchStats(batch, plan.resources.rollout.mismatch_threshold);
   const tis = plan.mask.tis;
   if (tis === null) return { stats };
-  const weights = tisWeights(batch, tis).map((w, i) => Float32Array.from(w, (x, k) => ((lossMasks[i] as Uint8Array)[k] === 1 && (masks[i] as Uint8Array)[k] === 0 ? 1 : x)));
+  const weights = tisWeights(batch, tis).map((w, i) =>
+    Float32Array.from(w, (x, k) =>
+      (lossMasks[i] as Uint8Array)[k] === 1 && (masks[i] as Uint8Array)[k] === 0 ? 1 : x,
+    ),
+  );
   return { stats, tis: { weights, stats: tisStats(weights, masks, tis.cap) } };
 }

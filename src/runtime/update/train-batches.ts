@@ -34,7 +34,12 @@ export function lossMask(roles: Uint8Array, loss: Plan["mask"]["loss"]): Uint8Ar
   const mask = new Uint8Array(roles.length);
   for (let k = 1; k < roles.length; k++) {
     const role = roles[k];
-    mask[k] = role === Role.padding || role === Role.pool || role === Role.rendered ? 0 : loss === "all" || role === Role.generated ? 1 : 0;
+    mask[k] =
+      role === Role.padding || role === Role.pool || role === Role.rendered
+        ? 0
+        : loss === "all" || role === Role.generated
+          ? 1
+          : 0;
   }
   return mask;
 }
@@ -60,7 +65,9 @@ export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[])
   const masks = sequences.map((s) => lossMask(s.roles, plan.mask.loss));
   const groups = sequences.map((s) => s.group);
   const groupIndex = new Map<string, number>();
-  const groupIds = Int32Array.from(groups.map((g) => groupIndex.get(g) ?? (groupIndex.set(g, groupIndex.size), groupIndex.size - 1)));
+  const groupIds = Int32Array.from(
+    groups.map((g) => groupIndex.get(g) ?? (groupIndex.set(g, groupIndex.size), groupIndex.size - 1)),
+  );
   const a = plan.algorithm;
   const refLogprobs = allPresent(sequences.map((s) => s.refLogprobs));
   const returns = allPresent(sequences.map((s) => s.returns));
@@ -69,10 +76,19 @@ export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[])
   const critic = returns && oldValues ? a.critic : null;
   const keep = plan.mask.keep_sampling_mask;
   return {
-    ids: ragged(sequences.map((s) => s.ids), Int32Array),
+    ids: ragged(
+      sequences.map((s) => s.ids),
+      Int32Array,
+    ),
     loss_mask: ragged(masks, Uint8Array),
-    advantages: ragged(sequences.map((s) => s.advantages), Float32Array),
-    old_logprobs: ragged(sequences.map((s) => s.oldLogprobs), Float32Array),
+    advantages: ragged(
+      sequences.map((s) => s.advantages),
+      Float32Array,
+    ),
+    old_logprobs: ragged(
+      sequences.map((s) => s.oldLogprobs),
+      Float32Array,
+    ),
     ref_logprobs: refLogprobs ? ragged(refLogprobs, Float32Array) : null,
     groups: groupIds,
     reduction: a.reduction,
@@ -92,7 +108,7 @@ export function trainStepParams(plan: Plan, sequences: readonly TrainSequence[])
             old_values: ragged(oldValues, Float32Array),
             value_clip: critic.value_clip,
           }
-      : null,
+        : null,
     // Only with mask.tis: a step without it keeps the request it always had.
     ...(plan.mask.tis && isWeights ? { is_weights: ragged(isWeights, Float32Array) } : {}),
   };

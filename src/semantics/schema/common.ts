@@ -2,16 +2,43 @@
 // (the plain form of values, enums, documented fields), which the env libraries share.
 import * as z from "zod";
 import { closest } from "../../contracts/suggest.js";
-import { isPlainCall, isPlainExpression, isPlainName, reportDiagnostic as reportAny, type PlainCall, type PlainExpression, type PlainName, type SchemaDiagnostic as AnySchemaDiagnostic } from "../../contracts/schema-primitives.js";
+import {
+  isPlainCall,
+  isPlainExpression,
+  isPlainName,
+  reportDiagnostic as reportAny,
+  type PlainCall,
+  type PlainExpression,
+  type PlainName,
+  type SchemaDiagnostic as AnySchemaDiagnostic,
+} from "../../contracts/schema-primitives.js";
 import { isCompilerCode, type CompilerCode } from "../../diagnostics/codes/index.js";
 
-export { doc, enumOf, isPlainCall, isPlainExpression, isPlainName, nonNegativeInt, positiveInt, probability, type PlainCall, type PlainExpression, type PlainName } from "../../contracts/schema-primitives.js";
+export {
+  doc,
+  enumOf,
+  isPlainCall,
+  isPlainExpression,
+  isPlainName,
+  nonNegativeInt,
+  positiveInt,
+  probability,
+  type PlainCall,
+  type PlainExpression,
+  type PlainName,
+} from "../../contracts/schema-primitives.js";
 
 /** A schema's problem as a diagnostic of the compiler (a code of src/diagnostics/codes/). */
 export type SchemaDiagnostic = AnySchemaDiagnostic<CompilerCode>;
 
 export function isSchemaDiagnostic(v: unknown): v is SchemaDiagnostic {
-  return typeof v === "object" && v !== null && typeof (v as SchemaDiagnostic).code === "string" && isCompilerCode((v as SchemaDiagnostic).code) && typeof (v as SchemaDiagnostic).message === "string";
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as SchemaDiagnostic).code === "string" &&
+    isCompilerCode((v as SchemaDiagnostic).code) &&
+    typeof (v as SchemaDiagnostic).message === "string"
+  );
 }
 
 /** Reports `d` at the value being parsed, or at `path` below it (e.g. [0]: a call's first argument). */
@@ -22,14 +49,20 @@ export function reportDiagnostic(ctx: z.core.$RefinementCtx, d: SchemaDiagnostic
 export const reference = z.preprocess((v, ctx) => {
   if (isPlainName(v)) return v;
   const message = "{where} expects the name of a tool (env.tool, env.tools or a declared tool), found {found}";
-  reportDiagnostic(ctx, { code: "type-mismatch", message, ...(typeof v === "string" ? { hint: `names are written without quotes: ${v}` } : {}) });
+  reportDiagnostic(ctx, {
+    code: "type-mismatch",
+    message,
+    ...(typeof v === "string" ? { hint: `names are written without quotes: ${v}` } : {}),
+  });
   return v;
 }, z.custom<PlainName>(isPlainName));
 
 /** Something a reward term may be: a number, a signal, an expression, or potential(...). */
 export const rewardExpression = z.custom<number | PlainName | PlainCall | PlainExpression>(
   (v) => typeof v === "number" || isPlainName(v) || isPlainCall(v) || isPlainExpression(v),
-  { message: "expected a reward expression (a number, a signal such as outcome.success, or an expression over signals)" },
+  {
+    message: "expected a reward expression (a number, a signal such as outcome.success, or an expression over signals)",
+  },
 );
 
 /** A call form of a shorthand field: `constant(N)`, `refresh(N)`. */
@@ -78,19 +111,39 @@ export function shorthand<T extends z.ZodType>(
       const written = typeof v === "string" ? v : v.$name.join(".");
       if (Object.hasOwn(names, written)) return names[written];
       const call = Object.hasOwn(calls, written) ? calls[written] : undefined;
-      if (call) return fail({ code: "invalid-value", message: `'${written}' needs its argument in {where}: write ${call.form}`, hint: `${call.form}: N is ${call.argText}` });
+      if (call)
+        return fail({
+          code: "invalid-value",
+          message: `'${written}' needs its argument in {where}: write ${call.form}`,
+          hint: `${call.form}: N is ${call.argText}`,
+        });
       const hint = suggest(written);
-      return fail({ code: "invalid-enum", message: `'${written}' is not a valid value for {where}; ${expected}`, ...(hint ? { hint } : {}) });
+      return fail({
+        code: "invalid-enum",
+        message: `'${written}' is not a valid value for {where}; ${expected}`,
+        ...(hint ? { hint } : {}),
+      });
     }
     if (isPlainCall(v)) {
       const call = Object.hasOwn(calls, v.$call) ? calls[v.$call] : undefined;
       if (!call) {
-        const hint = Object.hasOwn(names, v.$call) ? `'${v.$call}' takes no arguments: write '${v.$call}'` : suggest(v.$call);
-        return fail({ code: "invalid-enum", message: `'${v.$call}(...)' is not a valid value for {where}; ${expected}`, ...(hint ? { hint } : {}) });
+        const hint = Object.hasOwn(names, v.$call)
+          ? `'${v.$call}' takes no arguments: write '${v.$call}'`
+          : suggest(v.$call);
+        return fail({
+          code: "invalid-enum",
+          message: `'${v.$call}(...)' is not a valid value for {where}; ${expected}`,
+          ...(hint ? { hint } : {}),
+        });
       }
-      if (v.args.length !== 1 || Object.keys(v.named).length > 0) return fail({ code: "invalid-call", message: `${call.form} takes one argument: N, ${call.argText}` });
+      if (v.args.length !== 1 || Object.keys(v.named).length > 0)
+        return fail({ code: "invalid-call", message: `${call.form} takes one argument: N, ${call.argText}` });
       const arg = call.arg.safeParse(v.args[0]);
-      if (!arg.success) return fail({ code: "invalid-value", message: `the argument of ${call.form} must be ${call.argText}, found {found}` }, [0]);
+      if (!arg.success)
+        return fail(
+          { code: "invalid-value", message: `the argument of ${call.form} must be ${call.argText}, found {found}` },
+          [0],
+        );
       return call.build(arg.data);
     }
     if (typeof v === "object" && !Array.isArray(v) && !isPlainExpression(v)) {
@@ -100,4 +153,3 @@ export function shorthand<T extends z.ZodType>(
     return fail({ code: "type-mismatch", message: `{where} expects one of ${choices}, found {found}` });
   }, block);
 }
-

@@ -19,7 +19,10 @@ export const signalSchema = z.strictObject({
   ),
   min: doc(z.number().optional(), "Smallest value the env reports."),
   max: doc(z.number().optional(), "Largest value the env reports."),
-  violation: doc(z.boolean().default(false), "The signal reports a rule violation: block it with `constraints`, do not penalise it."),
+  violation: doc(
+    z.boolean().default(false),
+    "The signal reports a rule violation: block it with `constraints`, do not penalise it.",
+  ),
 });
 
 export type Signal = z.output<typeof signalSchema>;
@@ -30,7 +33,9 @@ const splitSchema = z
     valid: doc(probability.default(0), "Fraction held out to choose settings and checkpoints."),
     test: doc(probability.default(0.2), "Fraction held out for the final evaluation only."),
   })
-  .refine((s) => s.train + s.valid + s.test <= 1 + 1e-9, { message: "the split fractions add up to more than 1, so splits would share tasks" });
+  .refine((s) => s.train + s.valid + s.test <= 1 + 1e-9, {
+    message: "the split fractions add up to more than 1, so splits would share tasks",
+  });
 
 const common = {
   description: doc(z.string().optional(), "What the environment is."),
@@ -38,9 +43,15 @@ const common = {
   tasks: doc(positiveInt.default(1000), "How many tasks the env generates or serves (task ids 0..tasks-1)."),
   split: doc(splitSchema.default(splitSchema.parse({})), "Disjoint train/valid/test splits, by task."),
   weight: doc(z.number().positive().default(1), "Mixing weight of this env in a multi-task batch."),
-  signals: doc(z.record(z.string(), signalSchema).default({}), "Typed signals the env exposes to rewards and constraints."),
+  signals: doc(
+    z.record(z.string(), signalSchema).default({}),
+    "Typed signals the env exposes to rewards and constraints.",
+  ),
   tool: doc(z.record(z.string(), toolSchema).default({}), "Tools the env provides, by name."),
-  optimal_steps: doc(positiveInt.nullable().default(null), "Length of an optimal solution, where known (e.g. from a solver)."),
+  optimal_steps: doc(
+    positiveInt.nullable().default(null),
+    "Length of an optimal solution, where known (e.g. from a solver).",
+  ),
   budget_is_task_rule: doc(
     z.boolean().default(false),
     "The turn budget is part of the task's rules (running out is a real end), not only a collection limit.",
@@ -79,8 +90,14 @@ const findmax = z.strictObject({
 const sql = z.strictObject({
   ...common,
   kind: z.literal("sql"),
-  database: doc(z.string().nullable().default(null), "Path of the SQLite database; none uses the generated demo database."),
-  questions: doc(z.string().nullable().default(null), "Path of the questions (JSON lines); none uses the generated demo questions."),
+  database: doc(
+    z.string().nullable().default(null),
+    "Path of the SQLite database; none uses the generated demo database.",
+  ),
+  questions: doc(
+    z.string().nullable().default(null),
+    "Path of the questions (JSON lines); none uses the generated demo questions.",
+  ),
   read_only: doc(z.boolean().default(true), "Open the database read-only."),
   max_rows: doc(positiveInt.default(50), "Rows of a result shown in an observation."),
 });
@@ -96,7 +113,10 @@ const http = z.strictObject({
   ...external,
   kind: z.literal("http"),
   url: doc(z.string().min(1), "Base URL of the task server (reset, step, close)."),
-  max_response_bytes: doc(positiveInt.default(8 * 1024 * 1024), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error (read no further than this)."),
+  max_response_bytes: doc(
+    positiveInt.default(8 * 1024 * 1024),
+    "Largest answer body accepted from the server, in bytes; a larger one is a protocol error (read no further than this).",
+  ),
 });
 
 /** Whether an episode runs in the sandbox (docs/envs.md#what-an-episode-can-reach). */
@@ -108,12 +128,30 @@ const sandboxSchema = z.strictObject({
     enumOf(sandboxModes).default("auto"),
     "auto: each episode in its own bubblewrap sandbox where bubblewrap works, else unisolated and warned; required: refuse to run without it; off: no sandbox (the program sees what you see).",
   ),
-  network: doc(z.boolean().default(false), "Keep the host's network (false: only the run's gateway is reachable, through the sandbox's own loopback)."),
-  cpu_s: doc(positiveInt.default(600), "CPU seconds each process of the episode may use (RLIMIT_CPU); past it the process is killed and the episode is an env error."),
-  memory_mb: doc(positiveInt.default(8192), "Heap and private writable memory of each process of the episode, in MiB (RLIMIT_DATA)."),
-  processes: doc(positiveInt.default(512), "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; the kernel does not apply it to root)."),
-  disk_mb: doc(positiveInt.default(1024), "Size of the episode's writable /tmp (its workspace and HOME), in MiB; also the largest file it may write."),
-  output_bytes: doc(positiveInt.default(64 * 1024 * 1024), "Bytes the program may write to stdout and stderr together; past it the episode is stopped as an env error."),
+  network: doc(
+    z.boolean().default(false),
+    "Keep the host's network (false: only the run's gateway is reachable, through the sandbox's own loopback).",
+  ),
+  cpu_s: doc(
+    positiveInt.default(600),
+    "CPU seconds each process of the episode may use (RLIMIT_CPU); past it the process is killed and the episode is an env error.",
+  ),
+  memory_mb: doc(
+    positiveInt.default(8192),
+    "Heap and private writable memory of each process of the episode, in MiB (RLIMIT_DATA).",
+  ),
+  processes: doc(
+    positiveInt.default(512),
+    "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; the kernel does not apply it to root).",
+  ),
+  disk_mb: doc(
+    positiveInt.default(1024),
+    "Size of the episode's writable /tmp (its workspace and HOME), in MiB; also the largest file it may write.",
+  ),
+  output_bytes: doc(
+    positiveInt.default(64 * 1024 * 1024),
+    "Bytes the program may write to stdout and stderr together; past it the episode is stopped as an env error.",
+  ),
 });
 
 const subprocess = z.strictObject({
@@ -121,7 +159,10 @@ const subprocess = z.strictObject({
   ...external,
   kind: z.literal("subprocess"),
   command: doc(z.array(z.string()).min(1), "Program and arguments; the env speaks JSON lines on stdin/stdout."),
-  sandbox: doc(sandboxSchema.default(sandboxSchema.parse({})), "The episode's sandbox and limits (docs/envs.md#what-an-episode-can-reach)."),
+  sandbox: doc(
+    sandboxSchema.default(sandboxSchema.parse({})),
+    "The episode's sandbox and limits (docs/envs.md#what-an-episode-can-reach).",
+  ),
 });
 
 /** The two servers of the AgentRL protocol (docs/envs.md#kind-agentrl). */
@@ -132,12 +173,18 @@ const agentrl = z.strictObject({
   ...common,
   ...external,
   kind: z.literal("agentrl"),
-  url: doc(z.string().min(1), "Base URL of the API: a task worker's (http://host:5021/api) or a controller's (http://host:5020/api)."),
+  url: doc(
+    z.string().min(1),
+    "Base URL of the API: a task worker's (http://host:5021/api) or a controller's (http://host:5020/api).",
+  ),
   mode: doc(
     enumOf(agentrlModes).default("worker"),
     "worker: a task worker's own API (the client picks session ids); controller: AgentRL's controller, which routes `task` to its workers and picks the session ids.",
   ),
-  max_response_bytes: doc(positiveInt.default(8 * 1024 * 1024), "Largest answer body accepted from the server, in bytes; a larger one is a protocol error (read no further than this)."),
+  max_response_bytes: doc(
+    positiveInt.default(8 * 1024 * 1024),
+    "Largest answer body accepted from the server, in bytes; a larger one is a protocol error (read no further than this).",
+  ),
 });
 
 /** An OpenEnv server (create_fastapi_app): episodes over its /ws WebSocket, the action one declared tool. */
@@ -146,13 +193,22 @@ const openenv = z.strictObject({
   kind: z.literal("openenv"),
   url: doc(z.string().min(1), "Base URL of the OpenEnv server (http://host:8000); episodes go over ws://host:8000/ws."),
   timeout_s: doc(z.number().positive().default(60), "Time limit of one connect, reset or step."),
-  retries: doc(nonNegativeInt.default(2), "Retries of a refused connection or a full server (CAPACITY_REACHED) before the episode is an env error."),
-  max_sessions: doc(positiveInt.default(1), "Episodes open at once on the server: its max_concurrent_envs (OpenEnv's default is 1); more episodes wait for a free one."),
+  retries: doc(
+    nonNegativeInt.default(2),
+    "Retries of a refused connection or a full server (CAPACITY_REACHED) before the episode is an env error.",
+  ),
+  max_sessions: doc(
+    positiveInt.default(1),
+    "Episodes open at once on the server: its max_concurrent_envs (OpenEnv's default is 1); more episodes wait for a free one.",
+  ),
   observation_field: doc(
     z.string().min(1).nullable().default(null),
     "The observation field whose text the model sees; none: the whole observation object as JSON.",
   ),
-  max_response_bytes: doc(positiveInt.default(8 * 1024 * 1024), "Largest message accepted from the server, in bytes; a larger one is a protocol error."),
+  max_response_bytes: doc(
+    positiveInt.default(8 * 1024 * 1024),
+    "Largest message accepted from the server, in bytes; a larger one is a protocol error.",
+  ),
 });
 
 /** An agent program that owns its loop and calls the model through the run's gateway (docs/gateway.md#agent-programs). */
@@ -163,10 +219,22 @@ const agent = z.strictObject({
     z.array(z.string()).min(1),
     "Program and arguments, run from the spec's folder, one process (group) per episode; it calls the model at OPENAI_BASE_URL and prints or POSTs its outcome. A word std:PATH is the stdlib's std/PATH, a first word python:envservers the env servers' Python.",
   ),
-  task_file: doc(z.string().min(1), "Path of the tasks (JSON lines, one task object a line); `tasks` is its line count."),
-  timeout_s: doc(z.number().positive().default(120), "Time limit of a whole episode; the program's process group is then stopped and the episode is an env error."),
-  max_stderr_bytes: doc(positiveInt.default(65536), "Bytes of the program's stderr kept (its tail) in the run directory for a failed episode."),
-  sandbox: doc(sandboxSchema.default(sandboxSchema.parse({})), "The episode's sandbox and limits (docs/envs.md#what-an-episode-can-reach)."),
+  task_file: doc(
+    z.string().min(1),
+    "Path of the tasks (JSON lines, one task object a line); `tasks` is its line count.",
+  ),
+  timeout_s: doc(
+    z.number().positive().default(120),
+    "Time limit of a whole episode; the program's process group is then stopped and the episode is an env error.",
+  ),
+  max_stderr_bytes: doc(
+    positiveInt.default(65536),
+    "Bytes of the program's stderr kept (its tail) in the run directory for a failed episode.",
+  ),
+  sandbox: doc(
+    sandboxSchema.default(sandboxSchema.parse({})),
+    "The episode's sandbox and limits (docs/envs.md#what-an-episode-can-reach).",
+  ),
 });
 
 /** How a dataset task's answer is scored (docs/datasets.md). */
@@ -176,18 +244,39 @@ export const datasetScorers = ["exact", "number", "boxed", "math_verify", "verl"
 const dataset = z.strictObject({
   ...common,
   kind: z.literal("dataset"),
-  data: doc(z.string().min(1), "Path of the rows: JSON lines (one object a line) or a Parquet file (`.parquet`); `tasks` is their count."),
-  prompt_column: doc(z.string().min(1).default("prompt"), "The column holding the prompt: a string, or chat messages [{role, content}]."),
-  answer_column: doc(z.string().min(1).default("answer"), "The column holding the ground truth (a dotted path reads a nested field: reward_model.ground_truth)."),
-  split_column: doc(z.string().min(1).nullable().default(null), "A column naming each row's split (train, valid or test); none: `split`'s fractions cut the rows."),
+  data: doc(
+    z.string().min(1),
+    "Path of the rows: JSON lines (one object a line) or a Parquet file (`.parquet`); `tasks` is their count.",
+  ),
+  prompt_column: doc(
+    z.string().min(1).default("prompt"),
+    "The column holding the prompt: a string, or chat messages [{role, content}].",
+  ),
+  answer_column: doc(
+    z.string().min(1).default("answer"),
+    "The column holding the ground truth (a dotted path reads a nested field: reward_model.ground_truth).",
+  ),
+  split_column: doc(
+    z.string().min(1).nullable().default(null),
+    "A column naming each row's split (train, valid or test); none: `split`'s fractions cut the rows.",
+  ),
   scorer: doc(
     enumOf(datasetScorers).default("exact"),
     "exact: equal after normalisation; number: the numbers equal; boxed: the last \\boxed{} equals; math_verify: equivalent by math-verify; verl: the verifier file's compute_score; trl: the verifier file's reward function.",
   ),
-  pattern: doc(z.string().min(1).nullable().default(null), "A regular expression (JavaScript syntax) extracting the answer from the text: its last match, first group; none: the whole text (exact), the last number (number)."),
-  verifier: doc(z.string().min(1).nullable().default(null), "Path of the Python file defining the scoring function (scorer verl or trl)."),
+  pattern: doc(
+    z.string().min(1).nullable().default(null),
+    "A regular expression (JavaScript syntax) extracting the answer from the text: its last match, first group; none: the whole text (exact), the last number (number).",
+  ),
+  verifier: doc(
+    z.string().min(1).nullable().default(null),
+    "Path of the Python file defining the scoring function (scorer verl or trl).",
+  ),
   function: doc(z.string().min(1).default("compute_score"), "The scoring function's name in the verifier file."),
-  timeout_s: doc(z.number().positive().default(10), "Time limit of one verifier call (Python scorers); a call running longer is an env error."),
+  timeout_s: doc(
+    z.number().positive().default(10),
+    "Time limit of one verifier call (Python scorers); a call running longer is an env error.",
+  ),
   lookup_column: doc(
     z.string().min(1).nullable().default(null),
     "The column of entries ({key: text}) the built-in `lookup` tool reads, in every row; none: no lookup tool. The env's tools (`calculator`, `lookup`) make an episode several turns, ending with the answer.",
@@ -203,7 +292,10 @@ const dataset = z.strictObject({
 });
 
 /** An env library the env host serves (libraries/): the common fields, the host's own, then the library's knobs. */
-function hostLibraryEnv<const K extends string, const S extends z.ZodRawShape>(library: { readonly kind: K; readonly knobs: S }) {
+function hostLibraryEnv<const K extends string, const S extends z.ZodRawShape>(library: {
+  readonly kind: K;
+  readonly knobs: S;
+}) {
   return z.strictObject({ ...common, ...hostCommonKnobs, kind: z.literal(library.kind), ...library.knobs });
 }
 
@@ -211,20 +303,49 @@ type HostLibraries = typeof hostLibraries;
 /** The kinds of the host libraries (libraries/index.ts). */
 export type HostLibraryKind = HostLibraries[number]["kind"];
 /** The semantic schema of each host library's env, in the order of `hostLibraries`. */
-type SchemasOf<T extends readonly { readonly kind: string; readonly knobs: z.ZodRawShape }[]> = { -readonly [I in keyof T]: ReturnType<typeof hostLibraryEnv<T[I]["kind"], T[I]["knobs"]>> };
+type SchemasOf<T extends readonly { readonly kind: string; readonly knobs: z.ZodRawShape }[]> = {
+  -readonly [I in keyof T]: ReturnType<typeof hostLibraryEnv<T[I]["kind"], T[I]["knobs"]>>;
+};
 type HostLibrarySchemas = SchemasOf<HostLibraries>;
-const hostLibrarySchemas = hostLibraries.map((library: HostLibrary) => hostLibraryEnv(library)) as unknown as HostLibrarySchemas;
+const hostLibrarySchemas = hostLibraries.map((library: HostLibrary) =>
+  hostLibraryEnv(library),
+) as unknown as HostLibrarySchemas;
 
 /** The built-in kinds, whose fields the plan's env schema lists one by one. */
-export const builtinEnvKinds = ["rooms", "findmax", "sql", "http", "subprocess", "agentrl", "openenv", "agent", "dataset"] as const;
+export const builtinEnvKinds = [
+  "rooms",
+  "findmax",
+  "sql",
+  "http",
+  "subprocess",
+  "agentrl",
+  "openenv",
+  "agent",
+  "dataset",
+] as const;
 export type BuiltinEnvKind = (typeof builtinEnvKinds)[number];
-export const envKinds: readonly (BuiltinEnvKind | HostLibraryKind)[] = [...builtinEnvKinds, ...hostLibraries.map((l) => l.kind)];
+export const envKinds: readonly (BuiltinEnvKind | HostLibraryKind)[] = [
+  ...builtinEnvKinds,
+  ...hostLibraries.map((l) => l.kind),
+];
 
 /** The fields of each kind, in declaration order (the common ones first, then the kind's own). */
-export const envKindShapes = { rooms: rooms.shape, findmax: findmax.shape, sql: sql.shape, http: http.shape, subprocess: subprocess.shape, agentrl: agentrl.shape, openenv: openenv.shape, agent: agent.shape, dataset: dataset.shape } as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;
+export const envKindShapes = {
+  rooms: rooms.shape,
+  findmax: findmax.shape,
+  sql: sql.shape,
+  http: http.shape,
+  subprocess: subprocess.shape,
+  agentrl: agentrl.shape,
+  openenv: openenv.shape,
+  agent: agent.shape,
+  dataset: dataset.shape,
+} as const satisfies Record<BuiltinEnvKind, z.ZodRawShape>;
 
 /** The fields of each host library kind, in declaration order. */
-export const hostLibraryShapes = Object.fromEntries(hostLibrarySchemas.map((schema) => [schema.shape.kind.value, schema.shape])) as {
+export const hostLibraryShapes = Object.fromEntries(
+  hostLibrarySchemas.map((schema) => [schema.shape.kind.value, schema.shape]),
+) as {
   readonly [L in HostLibrarySchemas[number] as L["shape"]["kind"]["value"]]: L["shape"];
 };
 
@@ -238,6 +359,20 @@ function normaliseKind(v: unknown): unknown {
   return isPlainName(kind) && kind.$name.length === 1 ? { ...v, kind: kind.$name[0] } : v;
 }
 
-export const envSchema = z.preprocess(normaliseKind, z.discriminatedUnion("kind", [rooms, findmax, sql, http, subprocess, agentrl, openenv, agent, dataset, ...hostLibrarySchemas]));
+export const envSchema = z.preprocess(
+  normaliseKind,
+  z.discriminatedUnion("kind", [
+    rooms,
+    findmax,
+    sql,
+    http,
+    subprocess,
+    agentrl,
+    openenv,
+    agent,
+    dataset,
+    ...hostLibrarySchemas,
+  ]),
+);
 
 export type Env = z.output<typeof envSchema>;

@@ -18,7 +18,9 @@ export const experimentSchema = z.strictObject({
   seed: doc(nonNegativeInt.default(0), "Seed of every random choice of the run (tasks, sampling, initialisation)."),
   policy: doc(policySchema, "The model being trained and how it samples."),
   env: doc(
-    z.record(z.string(), envSchema).refine((envs) => Object.keys(envs).length > 0, { message: "an experiment needs at least one env" }),
+    z
+      .record(z.string(), envSchema)
+      .refine((envs) => Object.keys(envs).length > 0, { message: "an experiment needs at least one env" }),
     "Environments, by name; several make a multi-task experiment.",
   ),
   tool: doc(z.record(z.string(), toolSchema).default({}), "Tools declared for this experiment, by name."),
@@ -30,8 +32,14 @@ export const experimentSchema = z.strictObject({
   rollout: doc(rolloutSchema.default(rolloutSchema.parse({})), "How experience is collected."),
   eval: doc(evalSchema.default(evalSchema.parse({})), "Periodic evaluation on a held-out split."),
   resources: doc(resourcesSchema.default(resourcesSchema.parse({})), "Where the trainer runs."),
-  tracking: doc(trackingSchema.default(trackingSchema.parse({})), "Trackers the run's metrics, plan and eval tables are copied to: TensorBoard, W&B, MLflow (all off by default)."),
-  allow: doc(z.record(z.string(), z.string().min(1, "give the reason for silencing the rule")).default({}), "Lint rules silenced for this experiment, each with its reason."),
+  tracking: doc(
+    trackingSchema.default(trackingSchema.parse({})),
+    "Trackers the run's metrics, plan and eval tables are copied to: TensorBoard, W&B, MLflow (all off by default).",
+  ),
+  allow: doc(
+    z.record(z.string(), z.string().min(1, "give the reason for silencing the rule")).default({}),
+    "Lint rules silenced for this experiment, each with its reason.",
+  ),
 });
 
 export type ExperimentConfig = z.output<typeof experimentSchema>;
@@ -40,4 +48,17 @@ export type ExperimentConfig = z.output<typeof experimentSchema>;
 export const variantBlocks = ["sweep", "ablation"] as const;
 
 /** Top-level declaration kinds and the schema each is checked against. */
-export const declarationKinds = ["experiment", "env", "tool", "policy", "harness", "reward", "algorithm", "mask", "rollout", "eval", "resources", "tracking"] as const;
+export const declarationKinds = [
+  "experiment",
+  "env",
+  "tool",
+  "policy",
+  "harness",
+  "reward",
+  "algorithm",
+  "mask",
+  "rollout",
+  "eval",
+  "resources",
+  "tracking",
+] as const;

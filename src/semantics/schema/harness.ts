@@ -18,7 +18,10 @@ const contextSchema = z.strictObject({
 
 export const harnessSchema = z.strictObject({
   tools: doc(
-    z.union([z.array(reference), reference]).nullable().default(null),
+    z
+      .union([z.array(reference), reference])
+      .nullable()
+      .default(null),
     "Tools offered to the model: a list (`[code.run_tests, my_tool]`) or an env's whole set (`bank.tools`); none: each env brings its own.",
   ),
   format: doc(enumOf(["function_call", "text_action"]).default("function_call"), "How the model writes tool calls."),
@@ -28,13 +31,18 @@ export const harnessSchema = z.strictObject({
     positiveInt.default(1024),
     "Token budget of one turn: a turn that reaches it is cut and the episode counts as aborted (episode.aborted).",
   ),
-  max_total_tokens: doc(positiveInt.nullable().default(null), "Most tokens in the whole context; none: no limit beyond the model's context (which bounds every agent request too)."),
+  max_total_tokens: doc(
+    positiveInt.nullable().default(null),
+    "Most tokens in the whole context; none: no limit beyond the model's context (which bounds every agent request too).",
+  ),
   on_budget: doc(
     enumOf(["truncate", "terminate"]).default("truncate"),
     "When a budget runs out: `truncate` stops collection (values bootstrap), `terminate` treats it as the task's end.",
   ),
   observation: doc(observationSchema.default(observationSchema.parse({})), "Limits on tool output in the context."),
   tool_timeout_s: doc(z.number().positive().default(30), "Default time limit of a tool call."),
-  context: doc(contextSchema.default(contextSchema.parse({})), "How the conversation's history is given to the model at each call."),
+  context: doc(
+    contextSchema.default(contextSchema.parse({})),
+    "How the conversation's history is given to the model at each call.",
+  ),
 });
-

@@ -27,7 +27,15 @@ function def(s: AnySchema): Def {
 function unwrap(s: AnySchema): AnySchema {
   for (let i = 0; i < 20; i++) {
     const d = def(s);
-    if ((d.type === "default" || d.type === "optional" || d.type === "nullable" || d.type === "prefault" || d.type === "catch") && d.innerType) s = d.innerType;
+    if (
+      (d.type === "default" ||
+        d.type === "optional" ||
+        d.type === "nullable" ||
+        d.type === "prefault" ||
+        d.type === "catch") &&
+      d.innerType
+    )
+      s = d.innerType;
     else if (d.type === "pipe" && d.out && d.in) s = def(d.in).type === "transform" ? d.out : d.in;
     else if (d.type === "lazy" && d.getter) s = d.getter();
     else break;
@@ -44,7 +52,8 @@ function objectOptions(s: AnySchema, data: unknown): AnySchema[] {
   if (discriminator && data && typeof data === "object") {
     let tag = (data as Record<string, unknown>)[discriminator];
     // Before preprocessing, an enum-like tag is still a name: `kind: rooms`.
-    if (tag && typeof tag === "object" && Array.isArray((tag as { $name?: unknown }).$name)) tag = (tag as { $name: string[] }).$name.join(".");
+    if (tag && typeof tag === "object" && Array.isArray((tag as { $name?: unknown }).$name))
+      tag = (tag as { $name: string[] }).$name.join(".");
     const match = options.filter((o) => {
       const lit = def(o).shape?.[discriminator];
       const values = lit ? (def(lit) as unknown as { values?: unknown[] }).values : undefined;
@@ -85,7 +94,8 @@ export function acceptsNone(root: AnySchema, path: readonly PropertyKey[], data?
   const key = String(path[path.length - 1]);
   return objectOptions(parent, valueAtPath(data, path.slice(0, -1))).some((o) => {
     const od = def(o);
-    const field = od.type === "object" ? (od.shape?.[key] ?? od.catchall) : od.type === "record" ? od.valueType : undefined;
+    const field =
+      od.type === "object" ? (od.shape?.[key] ?? od.catchall) : od.type === "record" ? od.valueType : undefined;
     return field?.safeParse(null).success ?? false;
   });
 }

@@ -30,4 +30,3 @@ export const maskSchema = z.strictObject({
     "Correct the train/inference mismatch by truncated importance sampling (`tis { cap: 2 }`); none: no correction.",
   ),
 });
-

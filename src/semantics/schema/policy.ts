@@ -3,7 +3,10 @@ import { doc, enumOf, positiveInt, probability } from "./common.js";
 
 const samplingSchema = z.strictObject({
   temperature: doc(z.number().nonnegative().default(1.0), "Softmax temperature; 0 is greedy decoding."),
-  top_p: doc(probability.default(1.0), "Nucleus sampling: keep the smallest set of tokens whose probability reaches top_p (1 = off)."),
+  top_p: doc(
+    probability.default(1.0),
+    "Nucleus sampling: keep the smallest set of tokens whose probability reaches top_p (1 = off).",
+  ),
   top_k: doc(z.number().int().nonnegative().default(0), "Keep the k most likely tokens (0 = off)."),
   max_new_tokens: doc(
     positiveInt.default(512),
@@ -12,8 +15,14 @@ const samplingSchema = z.strictObject({
 });
 
 const loraSchema = z.strictObject({
-  rank: doc(positiveInt, "The adapters' rank r: each target weight W is trained as W + (alpha / r) B A, with A r x in and B out x r."),
-  alpha: doc(z.number().positive(), "The scale numerator: the update is multiplied by alpha / rank (commonly alpha = rank or 2 x rank)."),
+  rank: doc(
+    positiveInt,
+    "The adapters' rank r: each target weight W is trained as W + (alpha / r) B A, with A r x in and B out x r.",
+  ),
+  alpha: doc(
+    z.number().positive(),
+    "The scale numerator: the update is multiplied by alpha / rank (commonly alpha = rank or 2 x rank).",
+  ),
   dropout: doc(z.number().min(0).lt(1).default(0), "Dropout on the adapters' input while training, in [0, 1)."),
   targets: doc(
     z.array(z.string().min(1)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj"]),
@@ -37,4 +46,3 @@ export const policySchema = z.strictObject({
     "Train low-rank adapters (LoRA, PEFT) on the frozen base weights instead of the weights themselves; the KL reference is the base model (the adapters disabled). PyTorch trainer only. none: full fine-tuning.",
   ),
 });
-

@@ -18,11 +18,23 @@ const mlflowSchema = z.strictObject({
     z.string().min(1).nullable().default(null),
     "Where MLflow records the run: a folder (a file store, relative to the spec's folder) or a URI passed to MLflow as it is (`http://...`, `databricks`); none: the file store RUN/tracking/mlruns.",
   ),
-  experiment: doc(z.string().min(1).nullable().default(null), "The MLflow experiment's name (created when missing); none: the ARL experiment's name."),
+  experiment: doc(
+    z.string().min(1).nullable().default(null),
+    "The MLflow experiment's name (created when missing); none: the ARL experiment's name.",
+  ),
 });
 
 export const trackingSchema = z.strictObject({
-  tensorboard: doc(z.boolean().default(false), "Write TensorBoard event files under RUN/tracking/tensorboard (`tensorboard --logdir`)."),
-  wandb: doc(wandbSchema.nullable().default(null), "Log to Weights & Biases (`wandb { project: \"arl\" }`; every field has a default); none: off."),
-  mlflow: doc(mlflowSchema.nullable().default(null), "Log to MLflow (`mlflow {}`: a file store in the run directory); none: off."),
+  tensorboard: doc(
+    z.boolean().default(false),
+    "Write TensorBoard event files under RUN/tracking/tensorboard (`tensorboard --logdir`).",
+  ),
+  wandb: doc(
+    wandbSchema.nullable().default(null),
+    'Log to Weights & Biases (`wandb { project: "arl" }`; every field has a default); none: off.',
+  ),
+  mlflow: doc(
+    mlflowSchema.nullable().default(null),
+    "Log to MLflow (`mlflow {}`: a file store in the run directory); none: off.",
+  ),
 });

@@ -60,7 +60,10 @@ function sliceCopy(backend: WasmBackend, x: TensorInfo, begin: readonly number[]
   const dst = backend.typedArrayFromHeap(out);
   const src = backend.typedArrayFromHeap(x);
   const rank = x.shape.length;
-  if (begin.length < rank || size.length < rank) throw new InternalError(`slice of a rank-${rank} tensor with begin [${begin.join(", ")}] and size [${size.join(", ")}]`);
+  if (begin.length < rank || size.length < rank)
+    throw new InternalError(
+      `slice of a rank-${rank} tensor with begin [${begin.join(", ")}] and size [${size.join(", ")}]`,
+    );
   const xs = strides(x.shape);
   // Innermost run that is contiguous in both: trailing dims taken whole, plus one partial dim.
   let inner = 1;
@@ -100,7 +103,8 @@ function gatherRows(backend: WasmBackend, x: TensorInfo, indices: TensorInfo): T
   for (let i = 0; i < n; i++) {
     const r = idx[i] as number;
     // The stock kernel's check, with its message.
-    if (!(r >= 0 && r <= rows - 1)) throw new InternalError(`GatherV2: the index value ${r} is not in [0, ${rows - 1}]`);
+    if (!(r >= 0 && r <= rows - 1))
+      throw new InternalError(`GatherV2: the index value ${r} is not in [0, ${rows - 1}]`);
     dst.set(src.subarray(r * inner, (r + 1) * inner), i * inner);
   }
   return out;
@@ -167,10 +171,18 @@ function registerWasmKernels(): void {
     },
   });
   // A stock kernel replaced by one that handles some cases itself and hands the rest to it.
-  const wrap = (kernelName: string, kernelFunc: (args: Parameters<tf.KernelFunc>[0], stock: tf.KernelFunc) => ReturnType<tf.KernelFunc>) => {
+  const wrap = (
+    kernelName: string,
+    kernelFunc: (args: Parameters<tf.KernelFunc>[0], stock: tf.KernelFunc) => ReturnType<tf.KernelFunc>,
+  ) => {
     const stock = tf.getKernel(kernelName, backendName);
     if (!stock) return;
-    replace({ kernelName, backendName, ...(stock.setupFunc ? { setupFunc: stock.setupFunc } : {}), kernelFunc: (args) => kernelFunc(args, stock.kernelFunc) });
+    replace({
+      kernelName,
+      backendName,
+      ...(stock.setupFunc ? { setupFunc: stock.setupFunc } : {}),
+      kernelFunc: (args) => kernelFunc(args, stock.kernelFunc),
+    });
   };
   // The stock kernel is ~12x slower when an operand is transposed (which every matmul gradient
   // asks for): transpose explicitly (a fast kernel), then multiply untransposed.
@@ -195,7 +207,11 @@ function registerWasmKernels(): void {
       const inputB = defined(inputs.b, "BatchMatMul's input b");
       const a = attrs.transposeA ? flip(inputA) : inputA;
       const bb = attrs.transposeB ? flip(inputB) : inputB;
-      const out = original({ inputs: { a, b: bb }, attrs: { ...attrs, transposeA: false, transposeB: false }, backend });
+      const out = original({
+        inputs: { a, b: bb },
+        attrs: { ...attrs, transposeA: false, transposeB: false },
+        backend,
+      });
       for (const t of temps) b.disposeData(t.dataId);
       return out;
     });
@@ -239,7 +255,8 @@ function registerWasmKernels(): void {
       dst.fill(0);
       const src = b.typedArrayFromHeap(x);
       const seg = b.typedArrayFromHeap(ids);
-      if (seg.length < nIds || src.length < nIds * inner || dst.length < numSegments * inner) throw new InternalError("UnsortedSegmentSum: a heap view is shorter than its shape");
+      if (seg.length < nIds || src.length < nIds * inner || dst.length < numSegments * inner)
+        throw new InternalError("UnsortedSegmentSum: a heap view is shorter than its shape");
       // In range: i < nIds, s < numSegments and k < inner (lengths checked above).
       for (let i = 0; i < nIds; i++) {
         const s = seg[i] as number;

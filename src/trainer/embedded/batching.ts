@@ -37,7 +37,12 @@ export interface ChunkBudget {
 }
 
 /** Consecutive chunks of indices whose padded size (max length x count), read-out size (max length x max queries x count) and read-out rows (max queries x count) stay within `budget`; a sequence above it alone is a chunk. */
-export function chunksByCost(indices: readonly number[], length: (i: number) => number, queries: (i: number) => number, budget: ChunkBudget): number[][] {
+export function chunksByCost(
+  indices: readonly number[],
+  length: (i: number) => number,
+  queries: (i: number) => number,
+  budget: ChunkBudget,
+): number[][] {
   const out: number[][] = [];
   let cur: number[] = [];
   let maxLen = 0;
@@ -63,7 +68,11 @@ export function chunksByCost(indices: readonly number[], length: (i: number) => 
 }
 
 /** The chunks of all of `seqs`, in order; `queries(i)`: the read-out positions sequence i asks for (none: no read-out). */
-export function chunksOf(seqs: readonly ArrayLike<number>[], budget: ChunkBudget, queries: (i: number) => number = () => 0): number[][] {
+export function chunksOf(
+  seqs: readonly ArrayLike<number>[],
+  budget: ChunkBudget,
+  queries: (i: number) => number = () => 0,
+): number[][] {
   return chunksByCost(
     seqs.map((_, i) => i),
     (i) => at(seqs, i).length,

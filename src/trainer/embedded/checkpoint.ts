@@ -72,7 +72,12 @@ function weightTensors(state: TrainerState, policyOnly: boolean): Map<string, St
   const put = (prefix: string, set: ParamSet | null) => {
     if (!set) return;
     const values = set.read();
-    for (const s of set.specs) model.set(`${prefix}.${s.name}`, { dtype: "F32", shape: s.shape, data: defined(values.get(s.name), `parameter ${prefix}.${s.name}`) });
+    for (const s of set.specs)
+      model.set(`${prefix}.${s.name}`, {
+        dtype: "F32",
+        shape: s.shape,
+        data: defined(values.get(s.name), `parameter ${prefix}.${s.name}`),
+      });
   };
   put("policy", c.policy);
   if (policyOnly) return model;
@@ -123,7 +128,11 @@ export function save(state: TrainerState, dir: string, policyOnly = false): Chec
     rng: { init: [c.seed, 1], sampling: "per-request seed, stream 7" },
   };
   writeFileSynced(path.join(tmp, "model.safetensors"), encodeSafetensors(model, { format: CHECKPOINT_FORMAT }));
-  if (!policyOnly) writeFileSynced(path.join(tmp, "optimizer.safetensors"), encodeSafetensors(optimizerTensors(state), { format: CHECKPOINT_FORMAT }));
+  if (!policyOnly)
+    writeFileSynced(
+      path.join(tmp, "optimizer.safetensors"),
+      encodeSafetensors(optimizerTensors(state), { format: CHECKPOINT_FORMAT }),
+    );
   writeFileSynced(path.join(tmp, "trainer.json"), `${JSON.stringify(meta, null, 2)}\n`);
   renameIntoPlace(tmp, target);
   // The next iteration starts from an empty prefix cache, as a resumed run does.
@@ -136,19 +145,32 @@ function readCheckpointState(state: TrainerState, target: string): CheckpointSta
   const c = state.conf;
   let meta: CheckpointState;
   try {
-    meta = JSON.parse(readRegularFile(path.join(target, "trainer.json"), MAX_TRAINER_JSON_BYTES).toString("utf8")) as CheckpointState;
+    meta = JSON.parse(
+      readRegularFile(path.join(target, "trainer.json"), MAX_TRAINER_JSON_BYTES).toString("utf8"),
+    ) as CheckpointState;
   } catch (error) {
     throw invalid(`cannot read a checkpoint at ${target}: ${(error as Error).message}`);
   }
-  if (meta.format !== CHECKPOINT_FORMAT || meta.model !== TINY_MODEL) throw invalid(`${target} is not a ${TINY_MODEL} checkpoint (format ${String(meta.format)})`);
+  if (meta.format !== CHECKPOINT_FORMAT || meta.model !== TINY_MODEL)
+    throw invalid(`${target} is not a ${TINY_MODEL} checkpoint (format ${String(meta.format)})`);
   const words = c.tokenizer.words;
-  if (!meta.vocabulary || meta.vocabulary.length !== words.length || meta.vocabulary.some((w, i) => w !== words[i])) throw invalid(`${target}: the checkpoint's vocabulary differs from the configured one`);
+  if (!meta.vocabulary || meta.vocabulary.length !== words.length || meta.vocabulary.some((w, i) => w !== words[i]))
+    throw invalid(`${target}: the checkpoint's vocabulary differs from the configured one`);
   const shape = meta.shape;
-  if (!shape || (Object.keys(c.shape) as (keyof ModelShape)[]).some((k) => shape[k] !== c.shape[k])) throw invalid(`${target}: the checkpoint's model shape ${JSON.stringify(shape)} differs from the configured ${JSON.stringify(c.shape)}`);
+  if (!shape || (Object.keys(c.shape) as (keyof ModelShape)[]).some((k) => shape[k] !== c.shape[k]))
+    throw invalid(
+      `${target}: the checkpoint's model shape ${JSON.stringify(shape)} differs from the configured ${JSON.stringify(c.shape)}`,
+    );
   return meta;
 }
 
-function restoreOptimizer(optimizer: Map<string, StTensor>, prefix: string, opt: AdamW | null, set: ParamSet | null, step: number | null | undefined): void {
+function restoreOptimizer(
+  optimizer: Map<string, StTensor>,
+  prefix: string,
+  opt: AdamW | null,
+  set: ParamSet | null,
+  step: number | null | undefined,
+): void {
   if (!opt || !set) return;
   opt.slots.clear();
   opt.step = step ?? 0;
@@ -157,7 +179,10 @@ function restoreOptimizer(optimizer: Map<string, StTensor>, prefix: string, opt:
     const v = optimizer.get(`${prefix}.${s.name}.v`);
     const size = s.shape.reduce((a, b) => a * b, 1);
     if (m && v) {
-      if (m.data.length !== size || v.data.length !== size) throw invalid(`optimizer.safetensors: ${prefix}.${s.name}'s moments have ${m.data.length} and ${v.data.length} values, not the parameter's ${size}`);
+      if (m.data.length !== size || v.data.length !== size)
+        throw invalid(
+          `optimizer.safetensors: ${prefix}.${s.name}'s moments have ${m.data.length} and ${v.data.length} values, not the parameter's ${size}`,
+        );
       opt.slots.set(s.name, { m: Float32Array.from(m.data), v: Float32Array.from(v.data) });
     }
   }
@@ -184,9 +209,13 @@ export function load(state: TrainerState, dir: string): CheckpointResult {
     const values = new Map<string, Float32Array>();
     for (const s of set.specs) {
       const t = model.get(`${prefix}.${s.name}`);
-      if (!t || !(t.data instanceof Float32Array)) throw invalid(`${target}: model.safetensors lacks ${prefix}.${s.name}`);
+      if (!t || !(t.data instanceof Float32Array))
+        throw invalid(`${target}: model.safetensors lacks ${prefix}.${s.name}`);
       const size = s.shape.reduce((a, b) => a * b, 1);
-      if (t.data.length !== size) throw invalid(`${target}: model.safetensors holds ${t.data.length} values for ${prefix}.${s.name}, whose shape [${s.shape.join(", ")}] has ${size}`);
+      if (t.data.length !== size)
+        throw invalid(
+          `${target}: model.safetensors holds ${t.data.length} values for ${prefix}.${s.name}, whose shape [${s.shape.join(", ")}] has ${size}`,
+        );
       values.set(s.name, t.data);
     }
     return values;

@@ -35,14 +35,30 @@ function policyLoss(v: PolicyLossInput): { loss: number } {
   });
   const parts = v.microbatches ?? [Array.from({ length: N }, (_, i) => i)];
   let loss = 0;
-  for (const part of parts) loss += microbatchLossF64({ logp: v.logp, logpOld: v.logp_old, mask: v.mask, advantages: v.advantages, ...(v.is_weights ? { isWeights: v.is_weights } : {}) }, part, weights, v.clip).loss;
+  for (const part of parts)
+    loss += microbatchLossF64(
+      {
+        logp: v.logp,
+        logpOld: v.logp_old,
+        mask: v.mask,
+        advantages: v.advantages,
+        ...(v.is_weights ? { isWeights: v.is_weights } : {}),
+      },
+      part,
+      weights,
+      v.clip,
+    ).loss;
   return { loss: loss + 0 };
 }
 
 export function evalOp(op: string, input: unknown): unknown {
-  if (typeof op !== "string" || !isOpName(op)) throw unsupported(`conformance op '${String(op)}' is not implemented (known: ${opNames.join(", ")})`);
+  if (typeof op !== "string" || !isOpName(op))
+    throw unsupported(`conformance op '${String(op)}' is not implemented (known: ${opNames.join(", ")})`);
   const parsed = opSchemas[op].input.safeParse(input);
-  if (!parsed.success) throw invalid(`eval_op ${op}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw invalid(
+      `eval_op ${op}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`,
+    );
   const data = parsed.data;
   return invalidOnInputError(
     () => {

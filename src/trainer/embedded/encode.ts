@@ -17,7 +17,10 @@ export function encode(state: TrainerState, p: EncodeParams): Ragged<Int32Array>
     const context = p.context ?? 0;
     const n = p.messages.length;
     if (context > n) throw new RangeError(`context: ${context} is more than the ${n} messages`);
-    if (context === n && n > 0 && p.add_generation_prompt) throw new RangeError("context: equals the number of messages, so no message is left to carry the generation prompt");
+    if (context === n && n > 0 && p.add_generation_prompt)
+      throw new RangeError(
+        "context: equals the number of messages, so no message is left to carry the generation prompt",
+      );
     return ragged(tokenizer.encodeMessages(p.messages, p.add_generation_prompt).slice(context), Int32Array);
   });
 }
@@ -30,5 +33,8 @@ export function decode(state: TrainerState, ids: Ragged<Int32Array>): string[] {
 /** Plain text to ids, no template (the agent gateway's forced tool-call openings, docs/gateway.md#forced-tool-calls). */
 export function tokenize(state: TrainerState, texts: readonly string[]): Ragged<Int32Array> {
   const { tokenizer } = state.conf;
-  return ragged(texts.map((t) => tokenizer.encodeText(t)), Int32Array);
+  return ragged(
+    texts.map((t) => tokenizer.encodeText(t)),
+    Int32Array,
+  );
 }

@@ -14,11 +14,16 @@ export const unsupported = (message: string): RequestError => new RequestError("
  * Runs `f`, answering the input errors of the shared maths (`RangeError`, and `inputError`'s
  * class, e.g. losses.ts's LossInputError) as `invalid_request` with `prefix` before the message.
  */
-export function invalidOnInputError<T>(f: () => T, inputError: (new (...args: never[]) => Error) | null = null, prefix = ""): T {
+export function invalidOnInputError<T>(
+  f: () => T,
+  inputError: (new (...args: never[]) => Error) | null = null,
+  prefix = "",
+): T {
   try {
     return f();
   } catch (error) {
-    if (error instanceof RangeError || (inputError && error instanceof inputError)) throw invalid(`${prefix}${error.message}`);
+    if (error instanceof RangeError || (inputError && error instanceof inputError))
+      throw invalid(`${prefix}${error.message}`);
     throw error;
   }
 }
@@ -33,7 +38,9 @@ export function invalidOnInputError<T>(f: () => T, inputError: (new (...args: ne
 export function outOfMemory(method: string, error: unknown): RequestError | undefined {
   const message = error instanceof Error ? error.message : "";
   const wasm = error instanceof Error && error.name === "RuntimeError" && /memory access out of bounds/.test(message);
-  const grow = error instanceof RangeError && /WebAssembly\.Memory|Array buffer allocation failed|Out of memory|Invalid typed array length/i.test(message);
+  const grow =
+    error instanceof RangeError &&
+    /WebAssembly\.Memory|Array buffer allocation failed|Out of memory|Invalid typed array length/i.test(message);
   if (!wasm && !grow) return undefined;
   return new RequestError(
     "out_of_memory",

@@ -54,7 +54,9 @@ function prefill(shape: ModelShape, slot: Sampler, prompts: readonly Int32Array[
       h = gruStep(slot.params, slot.table, h, step, active);
       states.push(h);
     }
-    const keyData = tf.tidy(() => tf.matMul(tf.concat(states.slice(1), 0), slot.params.get("wk"))).dataSync() as Float32Array; // [remaining*n, AK]
+    const keyData = tf
+      .tidy(() => tf.matMul(tf.concat(states.slice(1), 0), slot.params.get("wk")))
+      .dataSync() as Float32Array; // [remaining*n, AK]
     const last = h.dataSync() as Float32Array;
     for (const st of states.slice(0, -1)) st.dispose();
     prompts.forEach((pr, i) => {
@@ -81,7 +83,13 @@ interface Decoding {
  * Samples up to `maxNew` tokens per prompt: per step one batched GRU step and one read of
  * [h wo + bo | h wq | h wk]; the contexts are cached at the end with their last state.
  */
-function decodeTokens(shape: ModelShape, slot: Sampler, prompts: readonly Int32Array[], start: Prefilled, d: Decoding): { out: number[][]; lps: number[][]; finish: ("stop" | "length")[] } {
+function decodeTokens(
+  shape: ModelShape,
+  slot: Sampler,
+  prompts: readonly Int32Array[],
+  start: Prefilled,
+  d: Decoding,
+): { out: number[][]; lps: number[][]; finish: ("stop" | "length")[] } {
   const n = prompts.length;
   const policy = slot.params;
   const { hidden: H, vocab: V, heads: A, keyDim: K } = shape;
@@ -119,7 +127,15 @@ function decodeTokens(shape: ModelShape, slot: Sampler, prompts: readonly Int32A
       if (!running[i]) continue;
       const row0 = i * width;
       const context = at(ctx, i);
-      addCopyLogits(shape, slot.readout, values.subarray(row0, row0 + V), values.subarray(row0 + V, row0 + V + AK), rowKeys, context, logits);
+      addCopyLogits(
+        shape,
+        slot.readout,
+        values.subarray(row0, row0 + V),
+        values.subarray(row0 + V, row0 + V + AK),
+        rowKeys,
+        context,
+        logits,
+      );
       const { id, logprob } = sample(logits, sampling, at(rngs, i), scratch);
       sampled.push(id);
       at(lps, i).push(logprob);
@@ -162,7 +178,12 @@ export function generate(state: TrainerState, p: GenerateParams): GenerateResult
   const started = performance.now();
   const prefilled = prefill(shape, slot, prompts);
   const sampling: SamplingParams = { temperature: p.temperature, top_p: p.top_p, top_k: p.top_k };
-  const { out, lps, finish } = decodeTokens(shape, slot, prompts, prefilled, { maxNew: p.max_new_tokens, sampling, stop: new Set(p.stop_ids), seeds: p.seeds });
+  const { out, lps, finish } = decodeTokens(shape, slot, prompts, prefilled, {
+    maxNew: p.max_new_tokens,
+    sampling,
+    stop: new Set(p.stop_ids),
+    seeds: p.seeds,
+  });
   state.timing.generateTokens = out.reduce((s, o) => s + o.length, 0);
   state.timing.prefillTokens = prefilled.tokens;
   state.timing.generateSeconds = (performance.now() - started) / 1000;

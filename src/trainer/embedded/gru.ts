@@ -36,15 +36,33 @@ function storageOf(backend: unknown, backendName: string): Storage {
   if (known) return known;
   const kernel = tf.getKernel("BatchMatMul", backendName);
   if (!kernel) throw new InternalError(`GRU kernels: the ${backendName} backend has no BatchMatMul`);
-  const matMul = (a: TensorInfo, b: TensorInfo) => kernel.kernelFunc({ inputs: { a, b }, attrs: { transposeA: false, transposeB: false }, backend: backend as tf.KernelBackend }) as TensorInfo;
+  const matMul = (a: TensorInfo, b: TensorInfo) =>
+    kernel.kernelFunc({
+      inputs: { a, b },
+      attrs: { transposeA: false, transposeB: false },
+      backend: backend as tf.KernelBackend,
+    }) as TensorInfo;
   const dispose = (t: TensorInfo) => (backend as { disposeData(id: object): void }).disposeData(t.dataId);
   let storage: Storage;
   if (backendName === "wasm") {
     const wasm = backend as WasmBackend;
-    storage = { make: (shape) => wasm.makeOutput([...shape], "float32"), view: (t) => wasm.typedArrayFromHeap(t) as Float32Array, dispose, matMul };
+    storage = {
+      make: (shape) => wasm.makeOutput([...shape], "float32"),
+      view: (t) => wasm.typedArrayFromHeap(t) as Float32Array,
+      dispose,
+      matMul,
+    };
   } else {
-    const cpu = backend as { data: { get(id: object): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array): TensorInfo };
-    storage = { make: (shape) => cpu.makeTensorInfo([...shape], "float32", new Float32Array(shape.reduce((a, b) => a * b, 1))), view: (t) => cpu.data.get(t.dataId).values, dispose, matMul };
+    const cpu = backend as {
+      data: { get(id: object): { values: Float32Array } };
+      makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array): TensorInfo;
+    };
+    storage = {
+      make: (shape) => cpu.makeTensorInfo([...shape], "float32", new Float32Array(shape.reduce((a, b) => a * b, 1))),
+      view: (t) => cpu.data.get(t.dataId).values,
+      dispose,
+      matMul,
+    };
   }
   storages.set(backend as object, storage);
   return storage;
@@ -57,7 +75,8 @@ function input(inputs: tf.NamedTensorInfoMap, name: string): TensorInfo {
 }
 
 function checkLength(view: Float32Array, n: number, what: string): Float32Array {
-  if (view.length < n) throw new InternalError(`GRU kernel: ${what} holds ${view.length} values, fewer than its shape's ${n}`);
+  if (view.length < n)
+    throw new InternalError(`GRU kernel: ${what} holds ${view.length} values, fewer than its shape's ${n}`);
   return view;
 }
 
@@ -68,7 +87,21 @@ const sigmoid = (v: number): number => 1 / (1 + Math.exp(-v));
  * hw = h wh [B, 3H], h [B, H] at hAt; rows whose `active` is not 1 keep h exactly. Every index
  * is below B * 3H past xAt, B * H past hAt and nextAt, B * 4H past gatesAt (the callers check).
  */
-function stepRows(B: number, H: number, x: Float32Array, xAt: number, hw: Float32Array, h: Float32Array, hAt: number, bhn: Float32Array, next: Float32Array, nextAt: number, gates?: Float32Array, gatesAt = 0, active?: Float32Array): void {
+function stepRows(
+  B: number,
+  H: number,
+  x: Float32Array,
+  xAt: number,
+  hw: Float32Array,
+  h: Float32Array,
+  hAt: number,
+  bhn: Float32Array,
+  next: Float32Array,
+  nextAt: number,
+  gates?: Float32Array,
+  gatesAt = 0,
+  active?: Float32Array,
+): void {
   for (let b = 0; b < B; b++) {
     const h0 = hAt + b * H;
     const n0 = nextAt + b * H;
@@ -146,7 +179,20 @@ function forwardKernel(backendName: string) {
     for (let t = 0; t < T; t++) {
       const hw = st.matMul(h, wh);
       const [hv, statesV] = [st.view(h), checkLength(st.view(hs), (T + 1) * B * H, "states")];
-      stepRows(B, H, checkLength(st.view(x), T * B * H3, "x"), t * B * H3, checkLength(st.view(hw), B * H3, "h wh"), hv, 0, checkLength(st.view(bhn), H, "bhn"), statesV, (t + 1) * B * H, checkLength(st.view(gates), T * B * 4 * H, "gates"), t * B * 4 * H);
+      stepRows(
+        B,
+        H,
+        checkLength(st.view(x), T * B * H3, "x"),
+        t * B * H3,
+        checkLength(st.view(hw), B * H3, "h wh"),
+        hv,
+        0,
+        checkLength(st.view(bhn), H, "bhn"),
+        statesV,
+        (t + 1) * B * H,
+        checkLength(st.view(gates), T * B * 4 * H, "gates"),
+        t * B * 4 * H,
+      );
       hv.set(statesV.subarray((t + 1) * B * H, (t + 2) * B * H));
       st.dispose(hw);
     }
@@ -162,7 +208,12 @@ function forwardKernel(backendName: string) {
 function backwardKernel(backendName: string) {
   return ({ inputs, backend }: { inputs: tf.NamedTensorInfoMap; backend: unknown }): TensorInfo[] => {
     const st = storageOf(backend, backendName);
-    const [dyInfo, hsInfo, gatesInfo, whT] = [input(inputs, "dy"), input(inputs, "hs"), input(inputs, "gates"), input(inputs, "whT")];
+    const [dyInfo, hsInfo, gatesInfo, whT] = [
+      input(inputs, "dy"),
+      input(inputs, "hs"),
+      input(inputs, "gates"),
+      input(inputs, "whT"),
+    ];
     const [T, B, H] = dyInfo.shape as [number, number, number];
     const H3 = 3 * H;
     const dxInfo = st.make([T, B, H3]);
@@ -177,7 +228,11 @@ function backwardKernel(backendName: string) {
       const dy = checkLength(st.view(dyInfo), T * B * H, "dy");
       const hs = checkLength(st.view(hsInfo), (T + 1) * B * H, "states");
       const gates = checkLength(st.view(gatesInfo), T * B * 4 * H, "gates");
-      const [dx, dhw, step] = [checkLength(st.view(dxInfo), T * B * H3, "dx"), checkLength(st.view(dhwInfo), T * B * H3, "dhw"), st.view(dhwStep)];
+      const [dx, dhw, step] = [
+        checkLength(st.view(dxInfo), T * B * H3, "dx"),
+        checkLength(st.view(dhwInfo), T * B * H3, "dhw"),
+        st.view(dhwStep),
+      ];
       const through = mm ? checkLength(st.view(mm), B * H, "dhw wh^T") : undefined;
       for (let b = 0; b < B; b++) {
         const x0 = t * B * H3 + b * H3;
@@ -252,7 +307,12 @@ const sequence = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     value: tf.slice(hs, [1, 0, 0], [T, B, H]),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [states, g, w] = saved as [tf.Tensor3D, tf.Tensor3D, tf.Tensor2D];
-      const [dx, dhw] = tf.engine().runKernel<tf.Tensor3D[]>(BACKWARD, { dy, hs: states, gates: g, whT: tf.transpose(w) }, {}) as [tf.Tensor3D, tf.Tensor3D];
+      const [dx, dhw] = tf
+        .engine()
+        .runKernel<tf.Tensor3D[]>(BACKWARD, { dy, hs: states, gates: g, whT: tf.transpose(w) }, {}) as [
+        tf.Tensor3D,
+        tf.Tensor3D,
+      ];
       const steps = dhw.reshape([T * B, H3]);
       const before = tf.slice(states, [0, 0, 0], [T, B, H]).reshape([T * B, H]);
       return [dx, tf.matMul(before, steps, true, false), tf.sum(tf.slice(steps, [0, 2 * H], [T * B, H]), 0)];

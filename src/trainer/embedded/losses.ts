@@ -11,7 +11,13 @@
 // built from the reference's tokenSurrogate and KL estimators; tests hold the graph to the
 // float64 twin.
 import { klEstimators, type KlEstimatorName } from "../../rl/kl.js";
-import { reductions, tokenSurrogate, type ClipOptions, type Reduction, type ReductionDenominators } from "../../rl/policy-loss.js";
+import {
+  reductions,
+  tokenSurrogate,
+  type ClipOptions,
+  type Reduction,
+  type ReductionDenominators,
+} from "../../rl/policy-loss.js";
 import { tf } from "./backend.js";
 import { at, defined } from "../../contracts/checked.js";
 
@@ -27,14 +33,22 @@ export interface StepDenominators {
 
 export class LossInputError extends Error {}
 
-const REDUCTION_MODES = ["token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "constant", "group_token_mean"] as const;
+const REDUCTION_MODES = [
+  "token_mean",
+  "seq_mean_token_mean",
+  "seq_mean_token_sum",
+  "constant",
+  "group_token_mean",
+] as const;
 export const reductionModes: readonly string[] = REDUCTION_MODES;
 export const klEstimatorNames: readonly KlEstimatorName[] = ["k1", "k2", "k3"];
 
 export function toReduction(r: { readonly mode: string; readonly constant?: number }): Reduction {
-  if (!(REDUCTION_MODES as readonly string[]).includes(r.mode)) throw new LossInputError(`unknown reduction '${r.mode}' (known: ${REDUCTION_MODES.join(", ")})`);
+  if (!(REDUCTION_MODES as readonly string[]).includes(r.mode))
+    throw new LossInputError(`unknown reduction '${r.mode}' (known: ${REDUCTION_MODES.join(", ")})`);
   if (r.mode === "constant") {
-    if (!(typeof r.constant === "number" && r.constant > 0)) throw new LossInputError("reduction 'constant' needs a positive constant");
+    if (!(typeof r.constant === "number" && r.constant > 0))
+      throw new LossInputError("reduction 'constant' needs a positive constant");
     return { mode: "constant", constant: r.constant };
   }
   return { mode: r.mode } as Reduction;
@@ -43,8 +57,10 @@ export function toReduction(r: { readonly mode: string; readonly constant?: numb
 /** w_i for every sequence of the step: its share of reduce(x) per unit of sum_k m*x. */
 export function sequenceWeights(reduction: Reduction, d: StepDenominators): Float64Array {
   const N = d.sequences;
-  if (d.sequenceTokens.length !== N) throw new LossInputError(`denominators: ${d.sequenceTokens.length} sequence_tokens for ${N} sequences`);
-  if (reduction.mode === "group_token_mean" && d.groupOf.length !== N) throw new LossInputError("group_token_mean needs the group of every sequence");
+  if (d.sequenceTokens.length !== N)
+    throw new LossInputError(`denominators: ${d.sequenceTokens.length} sequence_tokens for ${N} sequences`);
+  if (reduction.mode === "group_token_mean" && d.groupOf.length !== N)
+    throw new LossInputError("group_token_mean needs the group of every sequence");
   const den = {
     tokens: d.tokens,
     sequences: N,
@@ -58,7 +74,8 @@ export function sequenceWeights(reduction: Reduction, d: StepDenominators): Floa
   for (let i = 0; i < N; i++) {
     if (reduction.mode === "group_token_mean") {
       const g = d.groupOf[i];
-      if (!(g !== undefined && g >= 0 && g < d.groupTokens.length)) throw new LossInputError(`sequence ${i}: group ${g} has no entry in denominators.group_tokens`);
+      if (!(g !== undefined && g >= 0 && g < d.groupTokens.length))
+        throw new LossInputError(`sequence ${i}: group ${g} has no entry in denominators.group_tokens`);
     }
     w[i] = reduce({ indices: [i], contributions: [[1]], mask: [[1]] }, den, reduction);
   }
@@ -68,7 +85,8 @@ export function sequenceWeights(reduction: Reduction, d: StepDenominators): Floa
 function checkClip(clip: ClipOptions): void {
   if (!(clip.low >= 0 && clip.low <= 1)) throw new LossInputError(`clip.low must be in [0, 1], got ${clip.low}`);
   if (!(clip.high >= 0)) throw new LossInputError(`clip.high must be >= 0, got ${clip.high}`);
-  if (clip.dual !== null && !(clip.dual > 1)) throw new LossInputError(`clip.dual must be > 1 or null, got ${clip.dual}`);
+  if (clip.dual !== null && !(clip.dual > 1))
+    throw new LossInputError(`clip.dual must be > 1 or null, got ${clip.dual}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -86,7 +104,13 @@ export interface F64Batch {
 }
 
 /** sum over `indices` of w_i * sum_k m * (-u + coef * k): a microbatch's share of the loss. */
-export function microbatchLossF64(batch: F64Batch, indices: readonly number[], weights: Float64Array, clip: ClipOptions, kl?: { coef: number; estimator: KlEstimatorName }): { loss: number; policyLoss: number; kl: number } {
+export function microbatchLossF64(
+  batch: F64Batch,
+  indices: readonly number[],
+  weights: Float64Array,
+  clip: ClipOptions,
+  kl?: { coef: number; estimator: KlEstimatorName },
+): { loss: number; policyLoss: number; kl: number } {
   checkClip(clip);
   const k = kl && kl.coef !== 0 ? klEstimators.get(kl.estimator) : null;
   let policy = 0;
@@ -149,7 +173,11 @@ export interface GraphTerms {
   readonly ratioMax: tf.Scalar;
 }
 
-export function policyTerms(t: TargetTokens, clip: ClipOptions, kl: { coef: number; estimator: KlEstimatorName }): GraphTerms {
+export function policyTerms(
+  t: TargetTokens,
+  clip: ClipOptions,
+  kl: { coef: number; estimator: KlEstimatorName },
+): GraphTerms {
   const n = t.oldLogp.length;
   const adv = tf.tensor1d(t.advantages);
   const w = tf.tensor1d(t.weights);
@@ -187,7 +215,13 @@ export function policyTerms(t: TargetTokens, clip: ClipOptions, kl: { coef: numb
 }
 
 /** Per-token value loss 0.5*(V-R)^2, with value clipping c: 0.5*max((V-R)^2, (old+clip(V-old,-c,c)-R)^2); weighted sum. */
-export function valueTerms(v: tf.Tensor1D, oldValues: Float32Array, returns: Float32Array, weights: Float32Array, valueClip: number | null): tf.Scalar {
+export function valueTerms(
+  v: tf.Tensor1D,
+  oldValues: Float32Array,
+  returns: Float32Array,
+  weights: Float32Array,
+  valueClip: number | null,
+): tf.Scalar {
   const R = tf.tensor1d(returns);
   let err = tf.square(tf.sub(v, R));
   if (valueClip !== null) {

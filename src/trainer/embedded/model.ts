@@ -29,7 +29,13 @@ export interface ModelShape {
   readonly keyDim: number;
 }
 
-export type ParamSpec = { readonly name: string; readonly shape: readonly number[]; readonly init: "normal" | "zeros" | "ones"; readonly std?: number; readonly decay: boolean };
+export type ParamSpec = {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly init: "normal" | "zeros" | "ones";
+  readonly std?: number;
+  readonly decay: boolean;
+};
 
 export function paramSpecs(shape: ModelShape, head: "policy" | "value"): ParamSpec[] {
   const { vocab: V, embed: E, hidden: H, heads: A, keyDim: K } = shape;
@@ -72,7 +78,8 @@ export class ParamSet {
   ) {
     for (const s of specs) {
       const v = values.get(s.name);
-      if (!v || v.length !== s.shape.reduce((a, b) => a * b, 1)) throw new RangeError(`parameter ${s.name}: expected ${s.shape.join("x")} values`);
+      if (!v || v.length !== s.shape.reduce((a, b) => a * b, 1))
+        throw new RangeError(`parameter ${s.name}: expected ${s.shape.join("x")} values`);
       this.vars.set(s.name, tf.variable(tf.tensor(v, [...s.shape], "float32"), true, undefined, "float32"));
     }
   }
@@ -142,8 +149,16 @@ export function inputTable(p: ParamSet): tf.Tensor2D {
  * state exactly (prompts of different lengths advance in lockstep); an active row's new state
  * is the one it gets alone, whatever the other rows are (test/trainer/batch-independence.test.ts).
  */
-export function gruStep(p: ParamSet, table: tf.Tensor2D, h: tf.Tensor2D, tokens: Int32Array, active?: Float32Array): tf.Tensor2D {
-  return tf.tidy(() => gruNext(h, tf.gather(table, tf.tensor1d(tokens, "int32")), p.get("wh"), p.get("bhn"), active) as tf.Tensor2D);
+export function gruStep(
+  p: ParamSet,
+  table: tf.Tensor2D,
+  h: tf.Tensor2D,
+  tokens: Int32Array,
+  active?: Float32Array,
+): tf.Tensor2D {
+  return tf.tidy(
+    () => gruNext(h, tf.gather(table, tf.tensor1d(tokens, "int32")), p.get("wh"), p.get("bhn"), active) as tf.Tensor2D,
+  );
 }
 
 /** Critic values for states [N, H] -> [N]. */
@@ -161,7 +176,15 @@ export interface Query {
  * Policy logits [queries, V] for queries over a time-major batch: states hs [T*B, H] (row
  * t*B + j), its ids [T*B]. Attention of each query looks at positions 0..t of its own sequence.
  */
-export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, ids: Int32Array, T: number, B: number, queries: readonly Query[]): tf.Tensor2D {
+export function readoutLogits(
+  p: ParamSet,
+  shape: ModelShape,
+  hs: tf.Tensor2D,
+  ids: Int32Array,
+  T: number,
+  B: number,
+  queries: readonly Query[],
+): tf.Tensor2D {
   const { heads: A, keyDim: K, embed: E, hidden: H, vocab: V } = shape;
   const perSeq = new Array<number>(B).fill(0);
   for (const q of queries) perSeq[q.j] = at(perSeq, q.j) + 1;
@@ -186,8 +209,17 @@ export function readoutLogits(p: ParamSet, shape: ModelShape, hs: tf.Tensor2D, i
   const gen = tf.add(tf.matMul(hq, p.get("wo")), p.get("bo"));
   const q = tf.matMul(hq, p.get("wq")).reshape([B, Tq, A, K]).transpose([0, 2, 1, 3]); // [B, A, Tq, K]
   const k = tf.matMul(hs, p.get("wk")).reshape([T, B, A, K]).transpose([1, 2, 0, 3]); // [B, A, T, K]
-  const recency = tf.mul(tf.tensor4d(back, [B, 1, Tq, T]), tf.tensor4d(recencySlopes(A).map((m) => -m), [1, A, 1, 1]));
-  const scores = tf.add(tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(K)), tf.tensor4d(mask, [B, 1, Tq, T])), recency);
+  const recency = tf.mul(
+    tf.tensor4d(back, [B, 1, Tq, T]),
+    tf.tensor4d(
+      recencySlopes(A).map((m) => -m),
+      [1, A, 1, 1],
+    ),
+  );
+  const scores = tf.add(
+    tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(K)), tf.tensor4d(mask, [B, 1, Tq, T])),
+    recency,
+  );
   // The heads share their values (the embeddings), so their weights are summed before the
   // product with them: sum_a cs_a sum_j a_tj^a emb_j = sum_j (sum_a cs_a a_tj^a) emb_j, a
   // [Tq, T] x [T, E] product per sequence instead of one per head (most of a step's arithmetic).
@@ -211,7 +243,15 @@ export interface ReadoutWeights {
  * Generation's read-out for one sequence, in float64 JavaScript: adds the copy logits to `gen`
  * (the row's h wo + bo) given the query h wq and the keys and ids of positions 0..t.
  */
-export function addCopyLogits(shape: ModelShape, w: ReadoutWeights, gen: Float32Array, query: Float32Array, keys: readonly Float32Array[], ids: readonly number[], out: Float64Array): void {
+export function addCopyLogits(
+  shape: ModelShape,
+  w: ReadoutWeights,
+  gen: Float32Array,
+  query: Float32Array,
+  keys: readonly Float32Array[],
+  ids: readonly number[],
+  out: Float64Array,
+): void {
   const { heads: A, keyDim: K, embed: E, vocab: V } = shape;
   const L = keys.length;
   const c = new Float64Array(E);
@@ -220,8 +260,18 @@ export function addCopyLogits(shape: ModelShape, w: ReadoutWeights, gen: Float32
   const slopes = recencySlopes(A);
   // Checked once here, so that every index below is in range: a < A, j < L, d < K or E, v < V,
   // and the ids are below V (requests.ts checks every id against the vocabulary).
-  if (slopes.length < A || w.cs.length < A || query.length < A * K || keys.some((k) => k.length < A * K) || ids.length < L || w.emb.length < V * E || gen.length < V) {
-    throw new InternalError(`addCopyLogits: inputs too short for ${A} heads x ${K}, ${L} positions, embedding ${E}, vocabulary ${V}`);
+  if (
+    slopes.length < A ||
+    w.cs.length < A ||
+    query.length < A * K ||
+    keys.some((k) => k.length < A * K) ||
+    ids.length < L ||
+    w.emb.length < V * E ||
+    gen.length < V
+  ) {
+    throw new InternalError(
+      `addCopyLogits: inputs too short for ${A} heads x ${K}, ${L} positions, embedding ${E}, vocabulary ${V}`,
+    );
   }
   const { cs, emb } = w;
   // Each position's weight summed over the heads first, then one pass over the embeddings (as

@@ -50,7 +50,11 @@ export class AdamW {
   }
 
   /** One step: updates `params` in place; returns the gradient norm before clipping. `peakLr` replaces the configured rate for this step. */
-  update(params: Map<string, Float32Array>, grads: ReadonlyMap<string, ArrayLike<number>>, peakLr: number = this.config.lr): number {
+  update(
+    params: Map<string, Float32Array>,
+    grads: ReadonlyMap<string, ArrayLike<number>>,
+    peakLr: number = this.config.lr,
+  ): number {
     const norm = AdamW.norm(grads);
     const c = this.config;
     const scale = c.grad_clip !== null && norm > c.grad_clip ? c.grad_clip / (norm + 1e-6) : 1;
@@ -63,7 +67,8 @@ export class AdamW {
       const p = defined(params.get(name), `parameter ${name}`);
       const g = grads.get(name);
       if (!g) continue;
-      if (g.length !== p.length) throw new InternalError(`gradient ${name} has ${g.length} values for ${p.length} parameters`);
+      if (g.length !== p.length)
+        throw new InternalError(`gradient ${name} has ${g.length} values for ${p.length} parameters`);
       let slot = this.slots.get(name);
       if (!slot) {
         slot = { m: new Float32Array(p.length), v: new Float32Array(p.length) };

@@ -4,7 +4,14 @@
 // vocabulary, targets that fit the denominators) is checked here, in code.
 import type * as z from "zod";
 import { requestParams, type RequestMethod } from "../../contracts/trainer-requests.js";
-import { rowCount, type GenerateParams, type Method, type Methods, type Ragged, type TrainStepParams } from "../../contracts/trainer-protocol.js";
+import {
+  rowCount,
+  type GenerateParams,
+  type Method,
+  type Methods,
+  type Ragged,
+  type TrainStepParams,
+} from "../../contracts/trainer-protocol.js";
 import { invalid } from "./errors.js";
 
 type Parsed<M extends RequestMethod> = z.output<(typeof requestParams)[M]>;
@@ -34,18 +41,23 @@ void schemaFits;
 /** The request's params as the schema of `method` parses them, or an invalid_request saying what is wrong. */
 export function parseRequest<M extends RequestMethod>(method: M, params: unknown): Methods[M][0] {
   const parsed = requestParams[method].safeParse(params);
-  if (!parsed.success) throw invalid(`${method}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw invalid(
+      `${method}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ")}`,
+    );
   return parsed.data;
 }
 
 type AnyRagged = Ragged<Int32Array | Float32Array | Uint8Array>;
 
 export function checkIds(ids: Ragged<Int32Array>, vocab: number, what = "ids"): void {
-  for (const x of ids.values) if (x < 0 || x >= vocab) throw invalid(`${what}: token id ${x} is outside the vocabulary (0..${vocab - 1})`);
+  for (const x of ids.values)
+    if (x < 0 || x >= vocab) throw invalid(`${what}: token id ${x} is outside the vocabulary (0..${vocab - 1})`);
 }
 
 function sameLayout(a: AnyRagged, b: AnyRagged, what: string): void {
-  if (a.offsets.length !== b.offsets.length || a.offsets.some((o, i) => o !== b.offsets[i])) throw invalid(`${what} must have the same sequences and lengths as ids`);
+  if (a.offsets.length !== b.offsets.length || a.offsets.some((o, i) => o !== b.offsets[i]))
+    throw invalid(`${what} must have the same sequences and lengths as ids`);
 }
 
 export function checkGenerate(p: GenerateParams, vocab: number): void {
@@ -69,7 +81,10 @@ export function checkTrainStep(p: TrainStepParams, vocab: number, hasCritic: boo
   if (p.is_weights) {
     sameLayout(p.ids, p.is_weights, "is_weights");
     const bad = p.is_weights.values.findIndex((w) => !(Number.isFinite(w) && w >= 0));
-    if (bad >= 0) throw invalid(`is_weights[${bad}] (flat) is ${p.is_weights.values[bad]}; importance weights must be finite and >= 0`);
+    if (bad >= 0)
+      throw invalid(
+        `is_weights[${bad}] (flat) is ${p.is_weights.values[bad]}; importance weights must be finite and >= 0`,
+      );
   }
   if (p.critic) {
     if (!hasCritic) throw invalid("the request carries critic targets but no critic is configured (algorithm.critic)");
@@ -77,7 +92,8 @@ export function checkTrainStep(p: TrainStepParams, vocab: number, hasCritic: boo
     sameLayout(p.ids, p.critic.old_values, "critic.old_values");
   }
   const n = rowCount(p.ids);
-  if (p.denominators.sequences !== n) throw invalid(`denominators.sequences (${p.denominators.sequences}) must count the step's ${n} sequences`);
+  if (p.denominators.sequences !== n)
+    throw invalid(`denominators.sequences (${p.denominators.sequences}) must count the step's ${n} sequences`);
   if (p.kl.coef !== 0 && !p.ref_logprobs) throw invalid("kl.coef is not 0 but the request carries no ref_logprobs");
 }
 
@@ -90,6 +106,9 @@ export function checkTargets(masks: readonly Uint8Array[], sequenceTokens: Array
       L += x;
     }
     if (m[0] === 1) throw invalid(`sequence ${i}: token 0 cannot be a target (nothing predicts it)`);
-    if (L !== sequenceTokens[i]) throw invalid(`sequence ${i} has ${L} targets but denominators.sequence_tokens says ${sequenceTokens[i]}: they belong to another batch`);
+    if (L !== sequenceTokens[i])
+      throw invalid(
+        `sequence ${i} has ${L} targets but denominators.sequence_tokens says ${sequenceTokens[i]}: they belong to another batch`,
+      );
   });
 }

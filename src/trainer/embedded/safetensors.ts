@@ -14,7 +14,10 @@ export interface StTensor {
 
 const ctors = { F32: Float32Array, F64: Float64Array, I32: Int32Array, U8: Uint8Array } as const;
 
-export function encodeSafetensors(tensors: ReadonlyMap<string, StTensor>, metadata: Readonly<Record<string, string>> = {}): Buffer {
+export function encodeSafetensors(
+  tensors: ReadonlyMap<string, StTensor>,
+  metadata: Readonly<Record<string, string>> = {},
+): Buffer {
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
   let offset = 0;
@@ -22,7 +25,8 @@ export function encodeSafetensors(tensors: ReadonlyMap<string, StTensor>, metada
   for (const name of names) {
     const t = defined(tensors.get(name), `tensor ${name}`);
     const n = t.shape.reduce((a, b) => a * b, 1);
-    if (n !== t.data.length) throw new RangeError(`tensor ${name}: shape ${t.shape.join("x")} but ${t.data.length} values`);
+    if (n !== t.data.length)
+      throw new RangeError(`tensor ${name}: shape ${t.shape.join("x")} but ${t.data.length} values`);
     header[name] = { dtype: t.dtype, shape: [...t.shape], data_offsets: [offset, offset + t.data.byteLength] };
     offset += t.data.byteLength;
   }
@@ -64,7 +68,9 @@ function openRegularFile(file: string): { fd: number; size: number } {
   const stat = fstatSync(fd);
   if (!stat.isFile()) {
     closeSync(fd);
-    throw new SafetensorsError(`${file} is not a regular file (a device, FIFO or socket): a checkpoint's files are the ones the trainer's save wrote`);
+    throw new SafetensorsError(
+      `${file} is not a regular file (a device, FIFO or socket): a checkpoint's files are the ones the trainer's save wrote`,
+    );
   }
   return { fd, size: stat.size };
 }
@@ -73,7 +79,8 @@ function openRegularFile(file: string): { fd: number; size: number } {
 export function readRegularFile(file: string, maxBytes: number): Buffer {
   const { fd, size } = openRegularFile(file);
   try {
-    if (size > maxBytes) throw new SafetensorsError(`${file} has ${size} bytes, more than the ${maxBytes} such a file can have`);
+    if (size > maxBytes)
+      throw new SafetensorsError(`${file} has ${size} bytes, more than the ${maxBytes} such a file can have`);
     return readAt(fd, file, 0, size);
   } finally {
     closeSync(fd);
@@ -86,7 +93,10 @@ function readAt(fd: number, file: string, position: number, length: number): Buf
   let done = 0;
   while (done < length) {
     const n = readSync(fd, out, done, length - done, position + done);
-    if (n === 0) throw new SafetensorsError(`${file} ended at byte ${position + done}, before the ${position + length} its header declares`);
+    if (n === 0)
+      throw new SafetensorsError(
+        `${file} ended at byte ${position + done}, before the ${position + length} its header declares`,
+      );
     done += n;
   }
   return out;
@@ -102,8 +112,13 @@ interface HeaderEntry {
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 
 /** The header's tensors, each checked: a known dtype, a shape of counts, offsets that hold exactly that shape and lie inside `dataBytes`. */
-function headerEntries(file: string, header: unknown, dataBytes: number): { entries: Map<string, HeaderEntry>; metadata: Record<string, string> } {
-  if (typeof header !== "object" || header === null || Array.isArray(header)) throw new SafetensorsError(`${file}: the header is not a JSON object`);
+function headerEntries(
+  file: string,
+  header: unknown,
+  dataBytes: number,
+): { entries: Map<string, HeaderEntry>; metadata: Record<string, string> } {
+  if (typeof header !== "object" || header === null || Array.isArray(header))
+    throw new SafetensorsError(`${file}: the header is not a JSON object`);
   const entries = new Map<string, HeaderEntry>();
   let metadata: Record<string, string> = {};
   for (const [name, info] of Object.entries(header as Record<string, unknown>)) {
@@ -111,14 +126,27 @@ function headerEntries(file: string, header: unknown, dataBytes: number): { entr
       if (typeof info === "object" && info !== null) metadata = info as Record<string, string>;
       continue;
     }
-    const { dtype, shape, data_offsets: offsets } = (info ?? {}) as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-    if (typeof dtype !== "string" || !(dtype in ctors)) throw new SafetensorsError(`${file}: tensor ${name} has dtype ${JSON.stringify(dtype)}, not one of ${Object.keys(ctors).join(", ")}`);
-    if (!Array.isArray(shape) || !shape.every(isCount)) throw new SafetensorsError(`${file}: tensor ${name} has shape ${JSON.stringify(shape)}, not a list of sizes`);
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) throw new SafetensorsError(`${file}: tensor ${name} has data_offsets ${JSON.stringify(offsets)}, not [begin, end]`);
+    const {
+      dtype,
+      shape,
+      data_offsets: offsets,
+    } = (info ?? {}) as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    if (typeof dtype !== "string" || !(dtype in ctors))
+      throw new SafetensorsError(
+        `${file}: tensor ${name} has dtype ${JSON.stringify(dtype)}, not one of ${Object.keys(ctors).join(", ")}`,
+      );
+    if (!Array.isArray(shape) || !shape.every(isCount))
+      throw new SafetensorsError(`${file}: tensor ${name} has shape ${JSON.stringify(shape)}, not a list of sizes`);
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount))
+      throw new SafetensorsError(
+        `${file}: tensor ${name} has data_offsets ${JSON.stringify(offsets)}, not [begin, end]`,
+      );
     const [begin, end] = offsets as [number, number];
     const bytes = shape.reduce((a, b) => a * b, 1) * ctors[dtype as StDtype].BYTES_PER_ELEMENT;
     if (begin > end || end > dataBytes || end - begin !== bytes) {
-      throw new SafetensorsError(`${file}: tensor ${name} declares bytes ${begin} to ${end} for shape [${shape.join(", ")}] (${bytes} bytes), but the file holds ${dataBytes} bytes of data`);
+      throw new SafetensorsError(
+        `${file}: tensor ${name} declares bytes ${begin} to ${end} for shape [${shape.join(", ")}] (${bytes} bytes), but the file holds ${dataBytes} bytes of data`,
+      );
     }
     entries.set(name, { dtype: dtype as StDtype, shape, begin, end });
   }
@@ -133,15 +161,23 @@ function headerEntries(file: string, header: unknown, dataBytes: number): { entr
 export function readSafetensors(file: string): { tensors: Map<string, StTensor>; metadata: Record<string, string> } {
   const { fd, size } = openRegularFile(file);
   try {
-    if (size < 8) throw new SafetensorsError(`${file} is not a safetensors file: ${size} bytes, fewer than its 8-byte header length`);
+    if (size < 8)
+      throw new SafetensorsError(
+        `${file} is not a safetensors file: ${size} bytes, fewer than its 8-byte header length`,
+      );
     const declared = readAt(fd, file, 0, 8).readBigUInt64LE(0);
-    if (declared > BigInt(Math.min(size - 8, MAX_HEADER_BYTES))) throw new SafetensorsError(`${file} is not a safetensors file: its header length ${declared} exceeds the file's ${size} bytes (or ${MAX_HEADER_BYTES})`);
+    if (declared > BigInt(Math.min(size - 8, MAX_HEADER_BYTES)))
+      throw new SafetensorsError(
+        `${file} is not a safetensors file: its header length ${declared} exceeds the file's ${size} bytes (or ${MAX_HEADER_BYTES})`,
+      );
     const n = Number(declared);
     let header: unknown;
     try {
       header = JSON.parse(readAt(fd, file, 8, n).toString("utf8"));
     } catch (error) {
-      throw new SafetensorsError(`${file} is not a safetensors file: its header is not JSON (${(error as Error).message})`);
+      throw new SafetensorsError(
+        `${file} is not a safetensors file: its header is not JSON (${(error as Error).message})`,
+      );
     }
     const { entries, metadata } = headerEntries(file, header, size - 8 - n);
     const tensors = new Map<string, StTensor>();

@@ -62,7 +62,12 @@ function truncate(logits: ArrayLike<number>, s: SamplingParams, out: Float64Arra
 }
 
 /** Samples one token from a row of logits; returns it with its log-probability under the sampled distribution. */
-export function sample(logits: ArrayLike<number>, s: SamplingParams, rng: Rng, scratch: Float64Array): { id: number; logprob: number } {
+export function sample(
+  logits: ArrayLike<number>,
+  s: SamplingParams,
+  rng: Rng,
+  scratch: Float64Array,
+): { id: number; logprob: number } {
   if (!(s.temperature > 0)) {
     let best = 0;
     for (let i = 1; i < logits.length; i++) if ((logits[i] as number) > (logits[best] as number)) best = i;
@@ -85,7 +90,13 @@ export function sample(logits: ArrayLike<number>, s: SamplingParams, rng: Rng, s
  * The additive keep-sampling mask for rows of logits [n, V]: 0 where kept, -1e30 elsewhere;
  * the row's target token is always kept (so an off-policy token has a finite log-probability).
  */
-export function keepMask(logits: Float32Array, n: number, V: number, s: SamplingParams, targets?: ArrayLike<number>): Float32Array {
+export function keepMask(
+  logits: Float32Array,
+  n: number,
+  V: number,
+  s: SamplingParams,
+  targets?: ArrayLike<number>,
+): Float32Array {
   const mask = new Float32Array(n * V).fill(-1e30);
   const scratch = new Float64Array(V);
   for (let r = 0; r < n; r++) {

@@ -55,7 +55,20 @@ export function logprobs(state: TrainerState, p: Methods["logprobs"][0]): Ragged
       const hs = gruStates(params, tf.tensor1d(tm, "int32"), T, B, shape.hidden);
       const logits = readoutLogits(params, shape, hs, tm, T, B, where);
       let scaled: tf.Tensor2D = tf.div(logits, tau);
-      if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, where.length, V, defined(sampling, "the sampling parameters (truncation is on)"), targets), [where.length, V]));
+      if (trunc)
+        scaled = tf.add(
+          scaled,
+          tf.tensor2d(
+            keepMask(
+              logits.dataSync() as Float32Array,
+              where.length,
+              V,
+              defined(sampling, "the sampling parameters (truncation is on)"),
+              targets,
+            ),
+            [where.length, V],
+          ),
+        );
       return tf.sum(tf.mul(tf.logSoftmax(scaled), tf.oneHot(tf.tensor1d(targets, "int32"), V)), 1);
     });
     const values = lp.dataSync() as Float32Array;

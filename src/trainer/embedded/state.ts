@@ -95,7 +95,13 @@ export class TrainerState {
   table: tf.Tensor2D | null = null;
   readout: ReadoutWeights | null = null;
   readonly cache = new PrefixCache();
-  readonly timing: Timing = { generateTokens: 0, generateSeconds: 0, prefillTokens: 0, trainTokens: 0, trainSeconds: 0 };
+  readonly timing: Timing = {
+    generateTokens: 0,
+    generateSeconds: 0,
+    prefillTokens: 0,
+    trainTokens: 0,
+    trainSeconds: 0,
+  };
 
   constructor(readonly options: TinyOptions) {}
 

@@ -33,7 +33,12 @@ export class StatsPool {
 
   addPolicy(part: MicrobatchStats): void {
     // The embedded graph does not count dual clips (the protocol reports none).
-    this.policy.push({ loss: part.loss, policyLoss: part.policyLoss, kl: part.kl, stats: poolStats(part.tokens, part.clipped, 0, part.ratioSum, part.ratioMin, part.ratioMax) });
+    this.policy.push({
+      loss: part.loss,
+      policyLoss: part.policyLoss,
+      kl: part.kl,
+      stats: poolStats(part.tokens, part.clipped, 0, part.ratioSum, part.ratioMin, part.ratioMax),
+    });
     this.entropySum += part.entropySum;
     this.logpSum += part.logpSum;
   }

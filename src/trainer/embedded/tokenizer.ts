@@ -43,7 +43,19 @@ export const ROLE_IDS = { system: 4, user: 5, tool: 6, assistant: 7 } as const;
 const CAP = 8;
 const GLUE = 9;
 const SPACE = 10;
-const SPECIAL_NAMES = ["<pad>", "<bos>", "<eos>", "<unk>", "<system>", "<user>", "<tool>", "<assistant>", "<cap>", "<glue>", "<space>"];
+const SPECIAL_NAMES = [
+  "<pad>",
+  "<bos>",
+  "<eos>",
+  "<unk>",
+  "<system>",
+  "<user>",
+  "<tool>",
+  "<assistant>",
+  "<cap>",
+  "<glue>",
+  "<space>",
+];
 const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 const BYTE_BASE = SPECIAL_NAMES.length + 1 + PUNCTUATION.length;
 const NO_SPACE_BEFORE = new Set([".", ",", ";", ":", "!", "?", ")", "]", "}", ">", "'", "%"]);
@@ -51,10 +63,63 @@ const NO_SPACE_AFTER = new Set(["(", "[", "{", "<", "'", "$", "#", "@"]);
 const UNIT = /\n|\w+|[^\s\w]/gu;
 /** Words of the harness's messages (src/episode/harness.ts, src/contracts/tool-calls.ts), so they are not spelled in bytes. */
 const HARNESS_WORDS = [
-  "No", "tool", "call", "found", "Call", "one", "of", "Error", "invalid", "arguments", "for", "must", "be", "equal", "to", "the",
-  "allowed", "values", "too", "many", "words", "which", "takes", "none", "there", "is", "no", "available", "Refused", "blocked",
-  "by", "constraint", "did", "not", "finish", "within", "s", "Tools", "and", "or", "a", "an", "JSON", "object", "name", "valid",
-  "have", "required", "property", "fewer", "than", "more", "characters", "items", "type", "string", "number",
+  "No",
+  "tool",
+  "call",
+  "found",
+  "Call",
+  "one",
+  "of",
+  "Error",
+  "invalid",
+  "arguments",
+  "for",
+  "must",
+  "be",
+  "equal",
+  "to",
+  "the",
+  "allowed",
+  "values",
+  "too",
+  "many",
+  "words",
+  "which",
+  "takes",
+  "none",
+  "there",
+  "is",
+  "no",
+  "available",
+  "Refused",
+  "blocked",
+  "by",
+  "constraint",
+  "did",
+  "not",
+  "finish",
+  "within",
+  "s",
+  "Tools",
+  "and",
+  "or",
+  "a",
+  "an",
+  "JSON",
+  "object",
+  "name",
+  "valid",
+  "have",
+  "required",
+  "property",
+  "fewer",
+  "than",
+  "more",
+  "characters",
+  "items",
+  "type",
+  "string",
+  "number",
 ];
 
 export type Role = keyof typeof ROLE_IDS;
@@ -210,7 +275,8 @@ export class WordTokenizer {
   encodeMessages(messages: readonly ChatMessage[], addGenerationPrompt: boolean): number[][] {
     const seqs = messages.map((m, k) => {
       const role = ROLE_IDS[m.role];
-      if (role === undefined) throw new RangeError(`message ${k}: role must be system, user, tool or assistant, not '${String(m.role)}'`);
+      if (role === undefined)
+        throw new RangeError(`message ${k}: role must be system, user, tool or assistant, not '${String(m.role)}'`);
       if (typeof m.content !== "string") throw new RangeError(`message ${k}: content must be a string`);
       const body = this.encodeText(m.content);
       return m.role === "assistant" ? [...body, EOS] : [role, ...body, EOS];

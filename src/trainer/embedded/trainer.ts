@@ -5,7 +5,21 @@
 // module of its concern: configure, encode, generate, score, update, weights, checkpoint.
 import { outOfMemory } from "./errors.js";
 import type { Handlers } from "../protocol/server.js";
-import { PROTOCOL_NAME, PROTOCOL_VERSION, type ConfigureParams, type ConfigureResult, type GenerateParams, type GenerateResult, type HandshakeResult, type Method, type Methods, type PolicySlot, type Ragged, type TrainStepParams, type TrainStepResult } from "../../contracts/trainer-protocol.js";
+import {
+  PROTOCOL_NAME,
+  PROTOCOL_VERSION,
+  type ConfigureParams,
+  type ConfigureResult,
+  type GenerateParams,
+  type GenerateResult,
+  type HandshakeResult,
+  type Method,
+  type Methods,
+  type PolicySlot,
+  type Ragged,
+  type TrainStepParams,
+  type TrainStepResult,
+} from "../../contracts/trainer-protocol.js";
 import { initBackend, tf } from "./backend.js";
 import { load, save, type CheckpointResult } from "./checkpoint.js";
 import { configure } from "./configure.js";
@@ -85,7 +99,9 @@ export class TinyTrainer {
 
   /** The handlers `serve` answers requests with (main.ts). */
   handlers(): Handlers {
-    return Object.fromEntries(Object.keys(this.methods).map((m) => [m, (params: unknown) => this.request(m as Method, params)]));
+    return Object.fromEntries(
+      Object.keys(this.methods).map((m) => [m, (params: unknown) => this.request(m as Method, params)]),
+    );
   }
 
   handshake(): HandshakeResult {
@@ -128,7 +144,12 @@ export class TinyTrainer {
     return this.request("generate", p);
   }
 
-  logprobs(ids: Ragged<Int32Array>, policy: PolicySlot | "reference", sampling: SamplingParams | null, mask: Ragged<Uint8Array> | null = null): Ragged<Float32Array> {
+  logprobs(
+    ids: Ragged<Int32Array>,
+    policy: PolicySlot | "reference",
+    sampling: SamplingParams | null,
+    mask: Ragged<Uint8Array> | null = null,
+  ): Ragged<Float32Array> {
     return this.request("logprobs", { ids, policy, sampling, mask }).logprobs;
   }
 

@@ -83,14 +83,26 @@ function stepWeights(p: TrainStepParams): Float64Array {
  * its padded size exceeds the chunk budget: every part divides by the same global denominators,
  * so neither split changes the loss or the gradient.
  */
-function microbatchParts(ids: readonly Int32Array[], masks: readonly Uint8Array[], microbatches: number, budget: ChunkBudget): number[][] {
+function microbatchParts(
+  ids: readonly Int32Array[],
+  masks: readonly Uint8Array[],
+  microbatches: number,
+  budget: ChunkBudget,
+): number[][] {
   const n = ids.length;
   const m = Math.max(1, Math.min(n, microbatches));
   const parts: number[][] = [];
   for (let j = 0; j < m; j++) {
     const idx: number[] = [];
     for (let i = Math.floor((j * n) / m); i < Math.floor(((j + 1) * n) / m); i++) idx.push(i);
-    parts.push(...chunksByCost(idx, (i) => at(ids, i).length, (i) => targetCount(at(masks, i)), budget));
+    parts.push(
+      ...chunksByCost(
+        idx,
+        (i) => at(ids, i).length,
+        (i) => targetCount(at(masks, i)),
+        budget,
+      ),
+    );
   }
   return parts;
 }
@@ -105,7 +117,21 @@ function targetCount(mask: Uint8Array): number {
 /** A part's sequences, padded, and its target tokens (loss_mask 1) with what the loss needs of each. */
 function gather(batch: StepBatch, part: readonly number[]): Microbatch {
   const { ids: tm, T, B } = timeMajor(part.map((i) => at(batch.ids, i)));
-  const mb: Microbatch = { tm, T, B, where: [], valueWhere: [], targets: [], oldLogp: batch.old ? [] : null, advantages: [], refLogp: [], isWeights: [], weights: [], returns: [], oldValues: [] };
+  const mb: Microbatch = {
+    tm,
+    T,
+    B,
+    where: [],
+    valueWhere: [],
+    targets: [],
+    oldLogp: batch.old ? [] : null,
+    advantages: [],
+    refLogp: [],
+    isWeights: [],
+    weights: [],
+    returns: [],
+    oldValues: [],
+  };
   part.forEach((i, j) => {
     const mk = at(batch.masks, i);
     const ids = at(batch.ids, i);
@@ -136,14 +162,19 @@ function gather(batch: StepBatch, part: readonly number[]): Microbatch {
 }
 
 /** Named gradients of `vars` out of a variableGrads result, added into `sums` (then disposed). */
-function accumulate(sums: GradientSums, vars: readonly [string, tf.Variable][], grads: Record<string, tf.Tensor>): void {
+function accumulate(
+  sums: GradientSums,
+  vars: readonly [string, tf.Variable][],
+  grads: Record<string, tf.Tensor>,
+): void {
   for (const [name, v] of vars) {
     const g = grads[v.name];
     if (!g) continue;
     const vals = g.dataSync();
     let a = sums.get(name);
     if (!a) sums.set(name, (a = new Float64Array(vals.length)));
-    if (a.length !== vals.length) throw new InternalError(`gradient ${name} has ${vals.length} values, its sum ${a.length}`);
+    if (a.length !== vals.length)
+      throw new InternalError(`gradient ${name} has ${vals.length} values, its sum ${a.length}`);
     // i < vals.length = a.length (checked above).
     for (let i = 0; i < vals.length; i++) a[i] = (a[i] as number) + (vals[i] as number);
   }
@@ -173,7 +204,20 @@ function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings,
       const hs = gruStates(policy, tf.tensor1d(mb.tm, "int32"), mb.T, mb.B, s.shape.hidden);
       const logits = readoutLogits(policy, s.shape, hs, mb.tm, mb.T, mb.B, mb.where);
       let scaled: tf.Tensor2D = tf.div(logits, tau);
-      if (trunc) scaled = tf.add(scaled, tf.tensor2d(keepMask(logits.dataSync() as Float32Array, nt, V, defined(s.sampling, "the sampling parameters (truncation is on)"), mb.targets), [nt, V]));
+      if (trunc)
+        scaled = tf.add(
+          scaled,
+          tf.tensor2d(
+            keepMask(
+              logits.dataSync() as Float32Array,
+              nt,
+              V,
+              defined(s.sampling, "the sampling parameters (truncation is on)"),
+              mb.targets,
+            ),
+            [nt, V],
+          ),
+        );
       const logpAll = tf.logSoftmax(scaled);
       const logp = tf.sum<tf.Tensor1D>(tf.mul(logpAll, tf.oneHot(tf.tensor1d(mb.targets, "int32"), V)), 1);
       const current = logp.dataSync() as Float32Array;
@@ -181,31 +225,67 @@ function policyGradient(policy: ParamSet, mb: Microbatch, s: PolicyLossSettings,
       // On-policy (old_logprobs null): the old log-probs are the current ones read out of the
       // graph, a constant, so the ratio is exactly 1 and its gradient is that of logp.
       const terms = policyTerms(
-        { logp, logpAll, oldLogp: mb.oldLogp ? Float32Array.from(mb.oldLogp) : current.slice(), advantages: Float32Array.from(mb.advantages), refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null, weights: Float32Array.from(mb.weights), isWeights: s.withIsWeights ? Float32Array.from(mb.isWeights) : null },
+        {
+          logp,
+          logpAll,
+          oldLogp: mb.oldLogp ? Float32Array.from(mb.oldLogp) : current.slice(),
+          advantages: Float32Array.from(mb.advantages),
+          refLogp: s.withRef ? Float32Array.from(mb.refLogp) : null,
+          weights: Float32Array.from(mb.weights),
+          isWeights: s.withIsWeights ? Float32Array.from(mb.isWeights) : null,
+        },
         s.clip,
         s.kl,
       );
-      stats = [terms.policyLoss, terms.kl, terms.entropySum, terms.clipped, terms.ratioSum, terms.ratioMin, terms.ratioMax].map((t) => tf.keep(t));
+      stats = [
+        terms.policyLoss,
+        terms.kl,
+        terms.entropySum,
+        terms.clipped,
+        terms.ratioSum,
+        terms.ratioMin,
+        terms.ratioMax,
+      ].map((t) => tf.keep(t));
       return terms.loss;
     },
     vars.map(([, v]) => v),
   );
   const loss = scalarOf(value);
   // (`value` may be one of the statistics: read them all before disposing any.)
-  const [policyLoss, kl, entropySum, clipped, ratioSum, ratioMin, ratioMax] = stats.map(scalarOf) as [number, number, number, number, number, number, number];
+  const [policyLoss, kl, entropySum, clipped, ratioSum, ratioMin, ratioMax] = stats.map(scalarOf) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   for (const t of new Set([value, ...stats])) t.dispose();
   accumulate(sums, vars, grads);
   return { loss, policyLoss, kl, tokens: nt, entropySum, logpSum, clipped, ratioSum, ratioMin, ratioMax };
 }
 
 /** The critic's value loss on one microbatch, its gradient added into `sums`. */
-function criticGradient(critic: ParamSet, mb: Microbatch, hidden: number, valueClip: number | null, sums: GradientSums): number {
+function criticGradient(
+  critic: ParamSet,
+  mb: Microbatch,
+  hidden: number,
+  valueClip: number | null,
+  sums: GradientSums,
+): number {
   const vars = [...critic.vars.entries()];
   const r = tf.variableGrads(
     () => {
       const hs = gruStates(critic, tf.tensor1d(mb.tm, "int32"), mb.T, mb.B, hidden);
       const v = criticValues(critic, tf.gather(hs, tf.tensor1d(mb.valueWhere, "int32")));
-      return valueTerms(v, Float32Array.from(mb.oldValues), Float32Array.from(mb.returns), Float32Array.from(mb.weights), valueClip);
+      return valueTerms(
+        v,
+        Float32Array.from(mb.oldValues),
+        Float32Array.from(mb.returns),
+        Float32Array.from(mb.weights),
+        valueClip,
+      );
     },
     vars.map(([, v]) => v),
   );
@@ -234,18 +314,31 @@ export function computeGradients(state: TrainerState, p: TrainStepParams): Gradi
     oldValues: p.critic ? rows(p.critic.old_values) : null,
     weights,
   };
-  const settings: PolicyLossSettings = { shape: c.shape, sampling: p.sampling, clip: p.clip, kl: { coef: p.kl.coef, estimator: p.kl.estimator as KlEstimatorName }, withRef: p.ref_logprobs !== null, withIsWeights: p.is_weights != null };
+  const settings: PolicyLossSettings = {
+    shape: c.shape,
+    sampling: p.sampling,
+    clip: p.clip,
+    kl: { coef: p.kl.coef, estimator: p.kl.estimator as KlEstimatorName },
+    withRef: p.ref_logprobs !== null,
+    withIsWeights: p.is_weights != null,
+  };
   const policySums: GradientSums = new Map();
   const criticSums: GradientSums | null = c.critic ? new Map() : null;
   const pool = new StatsPool();
   const started = performance.now();
   let padded = 0;
-  for (const part of microbatchParts(batch.ids, batch.masks, p.microbatches, chunkBudget(state.options, c.shape.vocab))) {
+  for (const part of microbatchParts(
+    batch.ids,
+    batch.masks,
+    p.microbatches,
+    chunkBudget(state.options, c.shape.vocab),
+  )) {
     const mb = gather(batch, part);
     padded += mb.T * mb.B;
     if (mb.where.length === 0) continue; // no targets: no contribution to the loss or the gradient
     pool.addPolicy(policyGradient(c.policy, mb, settings, policySums));
-    if (critic && criticSums) pool.addValueLoss(criticGradient(critic.params, mb, c.shape.hidden, critic.valueClip, criticSums));
+    if (critic && criticSums)
+      pool.addValueLoss(criticGradient(critic.params, mb, c.shape.hidden, critic.valueClip, criticSums));
   }
   state.timing.trainTokens = padded;
   state.timing.trainSeconds = (performance.now() - started) / 1000;

@@ -21,7 +21,10 @@ export interface Sampler {
 }
 
 function readoutOf(params: ParamSet): ReadoutWeights {
-  return { emb: Float32Array.from(params.get("emb").dataSync() as Float32Array), cs: Float32Array.from(params.get("cs").dataSync() as Float32Array) };
+  return {
+    emb: Float32Array.from(params.get("emb").dataSync() as Float32Array),
+    cs: Float32Array.from(params.get("cs").dataSync() as Float32Array),
+  };
 }
 
 /** The slot a generate request samples from, its derived tables built on first use. */
@@ -30,7 +33,13 @@ export function samplerOf(state: TrainerState, slot: PolicySlot): Sampler {
     const policy = state.conf.policy;
     state.table ??= inputTable(policy);
     state.readout ??= readoutOf(policy);
-    return { params: policy, table: state.table, readout: state.readout, cache: state.cache, version: state.policyVersion };
+    return {
+      params: policy,
+      table: state.table,
+      readout: state.readout,
+      cache: state.cache,
+      version: state.policyVersion,
+    };
   }
   const b = state.behaviour;
   if (!b) throw invalid(NO_BEHAVIOUR);
@@ -57,7 +66,8 @@ function referenceWeights(state: TrainerState): ParamSet {
   const c = state.conf;
   if (!c.reference) throw invalid("no reference policy: algorithm.kl.reference is null");
   const current = state.reference;
-  const stale = current !== null && c.reference.kind === "refresh" && state.policyVersion - current.version >= c.reference.every;
+  const stale =
+    current !== null && c.reference.kind === "refresh" && state.policyVersion - current.version >= c.reference.every;
   if (current && !stale) return current.params;
   current?.params.dispose();
   state.reference = { params: c.policy.clone(), version: state.policyVersion };
@@ -102,8 +112,18 @@ export function releaseAll(state: TrainerState): void {
 }
 
 /** Parameter values of a slot (tests, benchmarks). */
-export function slotParameters(state: TrainerState, which: "policy" | "critic" | "reference" | "behaviour"): Map<string, Float32Array> {
-  const set = which === "policy" ? state.conf.policy : which === "critic" ? state.conf.critic : which === "behaviour" ? (state.behaviour?.params ?? null) : (state.reference?.params ?? null);
+export function slotParameters(
+  state: TrainerState,
+  which: "policy" | "critic" | "reference" | "behaviour",
+): Map<string, Float32Array> {
+  const set =
+    which === "policy"
+      ? state.conf.policy
+      : which === "critic"
+        ? state.conf.critic
+        : which === "behaviour"
+          ? (state.behaviour?.params ?? null)
+          : (state.reference?.params ?? null);
   if (!set) throw new Error(`no ${which} parameters`);
   return set.read();
 }

@@ -3,7 +3,14 @@
 // deadline: a trainer that stops answering (stopped, deadlocked, its stdout closed) is declared
 // dead and killed, never waited for forever.
 import { execa, type ResultPromise } from "execa";
-import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type HandshakeResult, type Method, type Methods } from "../../contracts/trainer-protocol.js";
+import {
+  PROTOCOL_NAME,
+  PROTOCOL_VERSION,
+  type ErrorBody,
+  type HandshakeResult,
+  type Method,
+  type Methods,
+} from "../../contracts/trainer-protocol.js";
 import { FrameDecoder, writeFrame, type ProtocolError } from "./framing.js";
 import { defined } from "../../contracts/checked.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup } from "../../contracts/process-group.js";
@@ -43,14 +50,24 @@ const STDERR_LINE_CHARS = 2000;
  * `...Error:` or `error:` line, a panic): shown with the tail when the tail has scrolled past it.
  */
 function looksLikeFault(line: string): boolean {
-  return /^Traceback \(most recent call last\)|\b[A-Z][A-Za-z]*(Error|Exception)\b:|^(error|fatal|panic)\b[:[]|^thread '.*' panicked|Segmentation fault|core dumped/i.test(line);
+  return /^Traceback \(most recent call last\)|\b[A-Z][A-Za-z]*(Error|Exception)\b:|^(error|fatal|panic)\b[:[]|^thread '.*' panicked|Segmentation fault|core dumped/i.test(
+    line,
+  );
 }
 
-const clip = (line: string) => (line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS)} ... (${line.length - STDERR_LINE_CHARS} more characters)` : line);
+const clip = (line: string) =>
+  line.length > STDERR_LINE_CHARS
+    ? `${line.slice(0, STDERR_LINE_CHARS)} ... (${line.length - STDERR_LINE_CHARS} more characters)`
+    : line;
 
 export class TrainerClient {
   private readonly decoder = new FrameDecoder();
-  private readonly pending: { id: number; resolve: (v: unknown) => void; reject: (e: Error) => void; method: string }[] = [];
+  private readonly pending: {
+    id: number;
+    resolve: (v: unknown) => void;
+    reject: (e: Error) => void;
+    method: string;
+  }[] = [];
   private nextId = 1;
   private readonly stderrLines: string[] = [];
   private stderrPartial = "";
@@ -81,7 +98,13 @@ export class TrainerClient {
     stdout.on("end", () => {
       const timer = setTimeout(() => {
         if (this.exited || this.shuttingDown) return;
-        this.fail(new TrainerError("the trainer closed its stdout while still running (it can no longer answer requests); it was killed", "died", this.stderrTail()));
+        this.fail(
+          new TrainerError(
+            "the trainer closed its stdout while still running (it can no longer answer requests); it was killed",
+            "died",
+            this.stderrTail(),
+          ),
+        );
         this.killProcesses();
       }, 1000);
       timer.unref();
@@ -123,10 +146,17 @@ export class TrainerClient {
       const unlisten = () => stop.removeEventListener("abort", halt);
       child.then(unlisten, unlisten);
     }
-    const hello = await client.request("handshake", { protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, runtime: { name: "arl", version: runtimeVersion } });
+    const hello = await client.request("handshake", {
+      protocol: PROTOCOL_NAME,
+      version: PROTOCOL_VERSION,
+      runtime: { name: "arl", version: runtimeVersion },
+    });
     if (hello.protocol !== PROTOCOL_NAME || hello.version !== PROTOCOL_VERSION) {
       await client.kill();
-      throw new TrainerError(`trainer speaks ${hello.protocol} version ${hello.version}; this runtime speaks ${PROTOCOL_NAME} version ${PROTOCOL_VERSION}`, "protocol");
+      throw new TrainerError(
+        `trainer speaks ${hello.protocol} version ${hello.version}; this runtime speaks ${PROTOCOL_NAME} version ${PROTOCOL_VERSION}`,
+        "protocol",
+      );
     }
     client.handshakeResult = hello;
     return client;
@@ -161,20 +191,25 @@ export class TrainerClient {
       const timer =
         ms === undefined
           ? undefined
-          : setTimeout(() => {
-              this.fail(
-                new TrainerError(
-                  `the trainer did not answer '${method}' within ${formatSeconds(ms)} (stopped, hung or deadlocked?); it was declared dead and killed (raise the limit with --trainer-timeout SECONDS)`,
-                  "timeout",
-                  this.stderrTail(),
-                ),
-              );
-              this.killProcesses();
-            }, Math.min(ms, 2 ** 31 - 1));
-      const settle = <T>(f: (v: T) => void) => (v: T) => {
-        clearTimeout(timer);
-        f(v);
-      };
+          : setTimeout(
+              () => {
+                this.fail(
+                  new TrainerError(
+                    `the trainer did not answer '${method}' within ${formatSeconds(ms)} (stopped, hung or deadlocked?); it was declared dead and killed (raise the limit with --trainer-timeout SECONDS)`,
+                    "timeout",
+                    this.stderrTail(),
+                  ),
+                );
+                this.killProcesses();
+              },
+              Math.min(ms, 2 ** 31 - 1),
+            );
+      const settle =
+        <T>(f: (v: T) => void) =>
+        (v: T) => {
+          clearTimeout(timer);
+          f(v);
+        };
       const entry = { id, resolve: settle(resolve as (v: unknown) => void), reject: settle(reject), method };
       this.pending.push(entry);
       try {
@@ -232,7 +267,9 @@ export class TrainerClient {
     try {
       messages = this.decoder.push(chunk);
     } catch (error) {
-      this.fail(new TrainerError(`trainer protocol error: ${(error as ProtocolError).message}`, "protocol", this.stderrTail()));
+      this.fail(
+        new TrainerError(`trainer protocol error: ${(error as ProtocolError).message}`, "protocol", this.stderrTail()),
+      );
       this.killProcesses();
       return;
     }
@@ -240,11 +277,24 @@ export class TrainerClient {
       const msg = m as { id?: number; result?: unknown; error?: ErrorBody };
       const waiting = this.pending[0];
       if (!waiting || msg.id !== waiting.id) {
-        this.fail(new TrainerError(`trainer answered request ${String(msg.id)} while ${waiting ? `${waiting.id} (${waiting.method})` : "nothing"} was pending`, "protocol", this.stderrTail()));
+        this.fail(
+          new TrainerError(
+            `trainer answered request ${String(msg.id)} while ${waiting ? `${waiting.id} (${waiting.method})` : "nothing"} was pending`,
+            "protocol",
+            this.stderrTail(),
+          ),
+        );
         return;
       }
       this.pending.shift();
-      if (msg.error) waiting.reject(new TrainerError(`trainer ${waiting.method} failed (${msg.error.code}): ${msg.error.message}`, msg.error.code, this.stderrTail()));
+      if (msg.error)
+        waiting.reject(
+          new TrainerError(
+            `trainer ${waiting.method} failed (${msg.error.code}): ${msg.error.message}`,
+            msg.error.code,
+            this.stderrTail(),
+          ),
+        );
       else waiting.resolve(msg.result);
     }
   }
@@ -259,7 +309,8 @@ export class TrainerClient {
       if (!this.firstFault && looksLikeFault(line)) this.firstFault = { line: clip(line), number: this.stderrCount };
       this.stderrCount++;
       this.stderrLines.push(clip(line));
-      if (this.stderrLines.length > STDERR_LINES * 2) this.stderrLines.splice(0, this.stderrLines.length - STDERR_LINES);
+      if (this.stderrLines.length > STDERR_LINES * 2)
+        this.stderrLines.splice(0, this.stderrLines.length - STDERR_LINES);
     }
     if (this.stderrLines.length > STDERR_LINES) this.stderrLines.splice(0, this.stderrLines.length - STDERR_LINES);
   }
@@ -270,7 +321,9 @@ export class TrainerClient {
   }
 
   private diedError(): TrainerError {
-    const how = this.exited?.signal ? `was killed by ${this.exited.signal}` : `exited with status ${this.exited?.code ?? "?"}`;
+    const how = this.exited?.signal
+      ? `was killed by ${this.exited.signal}`
+      : `exited with status ${this.exited?.code ?? "?"}`;
     return new TrainerError(`the trainer process ${how}`, "died", this.stderrTail());
   }
 

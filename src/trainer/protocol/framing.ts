@@ -55,7 +55,10 @@ function frameParts(message: unknown): Buffer[] {
     }
     return value;
   });
-  const headerBytes = Buffer.from(JSON.stringify({ message: JSON.parse(header) as unknown, arrays: descriptors }), "utf8");
+  const headerBytes = Buffer.from(
+    JSON.stringify({ message: JSON.parse(header) as unknown, arrays: descriptors }),
+    "utf8",
+  );
   const head = Buffer.allocUnsafe(PREFIX + headerBytes.length);
   MAGIC.copy(head, 0);
   head.writeUInt32LE(headerBytes.length, 4);
@@ -133,11 +136,14 @@ export class FrameDecoder {
         at += n;
         if (this.prefixFilled < PREFIX) break;
         if (!this.prefix.subarray(0, 4).equals(MAGIC)) {
-          throw new ProtocolError(`stream is not in the ARL trainer framing (got ${JSON.stringify(this.prefix.subarray(0, 4).toString("latin1"))}); did the trainer print to stdout?`);
+          throw new ProtocolError(
+            `stream is not in the ARL trainer framing (got ${JSON.stringify(this.prefix.subarray(0, 4).toString("latin1"))}); did the trainer print to stdout?`,
+          );
         }
         const headerLength = this.prefix.readUInt32LE(4);
         const payloadLength = this.prefix.readUInt32LE(8);
-        if (headerLength > MAX_HEADER_BYTES) throw new ProtocolError(`frame header of ${headerLength} bytes is too large`);
+        if (headerLength > MAX_HEADER_BYTES)
+          throw new ProtocolError(`frame header of ${headerLength} bytes is too large`);
         const total = PREFIX + headerLength + payloadLength;
         const shift = (8 - ((PREFIX + headerLength) % 8)) % 8;
         this.frame = Buffer.allocUnsafeSlow(total + shift).subarray(shift);
@@ -168,7 +174,8 @@ export function decodeFrame(frame: Buffer, copy = true): unknown {
   if (frame.length < PREFIX || !frame.subarray(0, 4).equals(MAGIC)) throw new ProtocolError("not an ARL trainer frame");
   const headerLength = frame.readUInt32LE(4);
   const payloadLength = frame.readUInt32LE(8);
-  if (frame.length !== PREFIX + headerLength + payloadLength) throw new ProtocolError("frame length does not match its prefix");
+  if (frame.length !== PREFIX + headerLength + payloadLength)
+    throw new ProtocolError("frame length does not match its prefix");
   let header: { message: unknown; arrays: ArrayDescriptor[] };
   try {
     header = JSON.parse(frame.subarray(PREFIX, PREFIX + headerLength).toString("utf8")) as typeof header;
@@ -180,7 +187,8 @@ export function decodeFrame(frame: Buffer, copy = true): unknown {
     const ctor = constructors[d.dtype];
     if (!ctor) throw new ProtocolError(`unknown array dtype '${String(d.dtype)}'`);
     const bytes = d.length * ctor.BYTES_PER_ELEMENT;
-    if (d.offset < 0 || d.offset + bytes > payload.length) throw new ProtocolError("array lies outside the frame's payload");
+    if (d.offset < 0 || d.offset + bytes > payload.length)
+      throw new ProtocolError("array lies outside the frame's payload");
     const start = payload.byteOffset + d.offset;
     if (!copy && start % ctor.BYTES_PER_ELEMENT === 0) return new ctor(payload.buffer as ArrayBuffer, start, d.length);
     const own = new ctor(d.length);

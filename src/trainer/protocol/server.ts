@@ -1,6 +1,12 @@
 // The trainer's side of the protocol for trainers written in TypeScript (the embedded trainer,
 // test doubles): frames in on stdin, one handler per method, frames out on stdout.
-import { PROTOCOL_NAME, PROTOCOL_VERSION, type ErrorBody, type Method, type Methods } from "../../contracts/trainer-protocol.js";
+import {
+  PROTOCOL_NAME,
+  PROTOCOL_VERSION,
+  type ErrorBody,
+  type Method,
+  type Methods,
+} from "../../contracts/trainer-protocol.js";
 import { FrameDecoder, writeFrame } from "./framing.js";
 
 export type Handlers = { [M in Method]?: (params: Methods[M][0]) => Methods[M][1] | Promise<Methods[M][1]> };
@@ -15,7 +21,11 @@ export class RequestError extends Error {
 }
 
 /** Serves requests until `shutdown` or end of input. Logs go to stderr, never stdout. */
-export function serve(handlers: Handlers, input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stdout): Promise<void> {
+export function serve(
+  handlers: Handlers,
+  input: NodeJS.ReadableStream = process.stdin,
+  output: NodeJS.WritableStream = process.stdout,
+): Promise<void> {
   const decoder = new FrameDecoder();
   let queue = Promise.resolve();
   return new Promise((resolve) => {
@@ -38,13 +48,20 @@ export function serve(handlers: Handlers, input: NodeJS.ReadableStream = process
           if (method === "handshake") {
             const p = params as Methods["handshake"][0];
             if (p.protocol !== PROTOCOL_NAME || p.version !== PROTOCOL_VERSION) {
-              reply({ error: { code: "unsupported", message: `this trainer speaks ${PROTOCOL_NAME} version ${PROTOCOL_VERSION}` } });
+              reply({
+                error: {
+                  code: "unsupported",
+                  message: `this trainer speaks ${PROTOCOL_NAME} version ${PROTOCOL_VERSION}`,
+                },
+              });
               return;
             }
           }
           const handler = handlers[method] as ((p: unknown) => unknown) | undefined;
           if (!handler) {
-            reply({ error: { code: "unsupported", message: `method '${String(method)}' is not supported by this trainer` } });
+            reply({
+              error: { code: "unsupported", message: `method '${String(method)}' is not supported by this trainer` },
+            });
             return;
           }
           try {

@@ -15,9 +15,12 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.url === "/v1/load_lora_adapter") {
       // What vLLM's route answers on success: a text body, not JSON.
-      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end("Success: LoRA adapter 'arl-policy-v1' added successfully.");
+      res
+        .writeHead(200, { "content-type": "text/plain; charset=utf-8" })
+        .end("Success: LoRA adapter 'arl-policy-v1' added successfully.");
     } else if (req.url === "/json") res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
-    else if (req.url === "/refused") res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad"}}');
+    else if (req.url === "/refused")
+      res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad"}}');
     else res.writeHead(503).end("busy");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -34,15 +37,24 @@ describe("callServer", () => {
 
   it("reads JSON answers, and a call that expects JSON and gets text is a retryable protocol fault", async () => {
     expect(await callServer(base, { method: "GET", path: "/json" }, 5000)).toEqual({ ok: true });
-    const error = await callServer(base, { method: "POST", path: "/v1/load_lora_adapter" }, 5000).catch((e: unknown) => e);
+    const error = await callServer(base, { method: "POST", path: "/v1/load_lora_adapter" }, 5000).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(EngineCallError);
     expect((error as EngineCallError).message).toMatch(/answered what is not JSON: Success: LoRA adapter/);
   });
 
   it("a 4xx is not retried, a 5xx is", async () => {
-    const refused = (await callServer(base, { method: "POST", path: "/refused" }, 5000).catch((e: unknown) => e)) as EngineCallError;
-    expect([refused.retryable, refused.message]).toEqual([false, 'POST /refused answered 400: {"error":{"message":"bad"}}']);
-    const busy = (await callServer(base, { method: "GET", path: "/other" }, 5000).catch((e: unknown) => e)) as EngineCallError;
+    const refused = (await callServer(base, { method: "POST", path: "/refused" }, 5000).catch(
+      (e: unknown) => e,
+    )) as EngineCallError;
+    expect([refused.retryable, refused.message]).toEqual([
+      false,
+      'POST /refused answered 400: {"error":{"message":"bad"}}',
+    ]);
+    const busy = (await callServer(base, { method: "GET", path: "/other" }, 5000).catch(
+      (e: unknown) => e,
+    )) as EngineCallError;
     expect(busy.retryable).toBe(true);
   });
 });

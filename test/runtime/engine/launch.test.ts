@@ -7,7 +7,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { vllmWire } from "../../../src/inference/engine/vllm-wire.js";
-import { EngineLaunchError, engineCommandLine, LaunchedServers, serverDevices } from "../../../src/inference/engine/launch.js";
+import {
+  EngineLaunchError,
+  engineCommandLine,
+  LaunchedServers,
+  serverDevices,
+} from "../../../src/inference/engine/launch.js";
 import type { Plan } from "../../../src/plan/schema.js";
 
 const serverScript = fileURLToPath(new URL("../../doubles/health-server.mjs", import.meta.url));
@@ -15,11 +20,22 @@ const serverScript = fileURLToPath(new URL("../../doubles/health-server.mjs", im
 const wire = vllmWire;
 
 /** The plan fields the launcher reads. */
-function plan(o: { backend?: "local" | "torch"; gpus?: number; servers?: number; perServer?: number; loraRank?: number }): Plan {
+function plan(o: {
+  backend?: "local" | "torch";
+  gpus?: number;
+  servers?: number;
+  perServer?: number;
+  loraRank?: number;
+}): Plan {
   return {
     seed: 11,
     policy: { model: "hf:Qwen/Qwen3-0.6B", dtype: "bfloat16", lora: o.loraRank ? { rank: o.loraRank } : null },
-    resources: { backend: o.backend ?? "torch", gpus: o.gpus ?? 2, nodes: 1, rollout: { engine: "vllm", servers: o.servers ?? 2, gpus_per_server: o.perServer ?? 1, launch: true, urls: [] } },
+    resources: {
+      backend: o.backend ?? "torch",
+      gpus: o.gpus ?? 2,
+      nodes: 1,
+      rollout: { engine: "vllm", servers: o.servers ?? 2, gpus_per_server: o.perServer ?? 1, launch: true, urls: [] },
+    },
   } as unknown as Plan;
 }
 
@@ -33,13 +49,38 @@ describe("launched inference servers", () => {
   });
 
   it("--engine-command: words split on spaces, placeholders filled in each", () => {
-    const line = engineCommandLine("node bin/arl.js serve {plan}  --api vllm --port {port} --seed {seed} --tag s{index}-{model}", { port: 4242, model: "Qwen/Qwen3-0.6B", plan: "/runs/a b/plan.json", seed: 7, index: 1 });
-    expect(line).toEqual({ command: "node", args: ["bin/arl.js", "serve", "/runs/a b/plan.json", "--api", "vllm", "--port", "4242", "--seed", "7", "--tag", "s1-Qwen/Qwen3-0.6B"], env: {} });
+    const line = engineCommandLine(
+      "node bin/arl.js serve {plan}  --api vllm --port {port} --seed {seed} --tag s{index}-{model}",
+      { port: 4242, model: "Qwen/Qwen3-0.6B", plan: "/runs/a b/plan.json", seed: 7, index: 1 },
+    );
+    expect(line).toEqual({
+      command: "node",
+      args: [
+        "bin/arl.js",
+        "serve",
+        "/runs/a b/plan.json",
+        "--api",
+        "vllm",
+        "--port",
+        "4242",
+        "--seed",
+        "7",
+        "--tag",
+        "s1-Qwen/Qwen3-0.6B",
+      ],
+      env: {},
+    });
   });
 
   it("start on free ports, each logged, health-checked until ready, and stop", async () => {
     const runDir = mkdtempSync(path.join(tmpdir(), "arl-launch-"));
-    const servers = await LaunchedServers.start({ plan: plan({}), wire, runDir, engineCommand: `${process.execPath} ${serverScript} {port}`, planFile: "plan.json" });
+    const servers = await LaunchedServers.start({
+      plan: plan({}),
+      wire,
+      runDir,
+      engineCommand: `${process.execPath} ${serverScript} {port}`,
+      planFile: "plan.json",
+    });
     try {
       expect(servers.servers.map((s) => s.devices)).toEqual(["2", "3"]);
       expect(new Set(servers.servers.map((s) => s.url)).size).toBe(2);
@@ -49,14 +90,25 @@ describe("launched inference servers", () => {
     }
     for (const s of servers.servers) {
       await expect(fetch(`${s.url}/health`)).rejects.toThrow();
-      expect(readFileSync(path.join(runDir, "engines", `server-${s.index}.log`), "utf8")).toContain(`devices=${s.devices}`);
+      expect(readFileSync(path.join(runDir, "engines", `server-${s.index}.log`), "utf8")).toContain(
+        `devices=${s.devices}`,
+      );
     }
   });
 
   it("a command of the user's own gets what the weight sync needs of vLLM: development mode, and runtime LoRA loading under LoRA", async () => {
-    for (const [loraRank, expected] of [[undefined, "dev_mode=1 lora_updating="], [8, "dev_mode=1 lora_updating=True"]] as const) {
+    for (const [loraRank, expected] of [
+      [undefined, "dev_mode=1 lora_updating="],
+      [8, "dev_mode=1 lora_updating=True"],
+    ] as const) {
       const runDir = mkdtempSync(path.join(tmpdir(), "arl-launch-"));
-      const servers = await LaunchedServers.start({ plan: plan({ servers: 1, ...(loraRank ? { loraRank } : {}) }), wire, runDir, engineCommand: `${process.execPath} ${serverScript} {port}`, planFile: "plan.json" });
+      const servers = await LaunchedServers.start({
+        plan: plan({ servers: 1, ...(loraRank ? { loraRank } : {}) }),
+        wire,
+        runDir,
+        engineCommand: `${process.execPath} ${serverScript} {port}`,
+        planFile: "plan.json",
+      });
       await servers.stop();
       expect(readFileSync(path.join(runDir, "engines", "server-0.log"), "utf8")).toContain(expected);
     }
@@ -64,8 +116,16 @@ describe("launched inference servers", () => {
 
   it("a server that exits before it is ready fails the start, quoting its log", async () => {
     const runDir = mkdtempSync(path.join(tmpdir(), "arl-launch-"));
-    const error = await LaunchedServers.start({ plan: plan({ servers: 1 }), wire, runDir, engineCommand: `${process.execPath} ${serverScript} {port} exit`, planFile: "plan.json" }).catch((e: unknown) => e);
+    const error = await LaunchedServers.start({
+      plan: plan({ servers: 1 }),
+      wire,
+      runDir,
+      engineCommand: `${process.execPath} ${serverScript} {port} exit`,
+      planFile: "plan.json",
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineLaunchError);
-    expect((error as Error).message).toMatch(/inference server 0 \(.*health-server\.mjs \d+ exit\) exited with status 3 before it could generate; the end of .*server-0\.log:\n {2}\| loading the model\n {2}\| RuntimeError: cannot load the model \(simulated\)/);
+    expect((error as Error).message).toMatch(
+      /inference server 0 \(.*health-server\.mjs \d+ exit\) exited with status 3 before it could generate; the end of .*server-0\.log:\n {2}\| loading the model\n {2}\| RuntimeError: cannot load the model \(simulated\)/,
+    );
   });
 });

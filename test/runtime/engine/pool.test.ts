@@ -8,7 +8,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EnvError } from "../../../src/contracts/env.js";
-import { EngineProtocolError, type EngineGenerateArgs, type EngineWire } from "../../../src/inference/engine/contract.js";
+import {
+  EngineProtocolError,
+  type EngineGenerateArgs,
+  type EngineWire,
+} from "../../../src/inference/engine/contract.js";
 import { EnginePool, type GenerateRequest } from "../../../src/inference/engine/pool.js";
 import { WeightSync, WeightSyncError } from "../../../src/inference/engine/weight-sync.js";
 import type { RunEngine } from "../../../src/inference/engine/run-engine.js";
@@ -17,11 +21,21 @@ import { requireServing, syncEngine } from "../../../src/runtime/run/engines.js"
 
 const testWire: EngineWire = {
   engine: "vllm",
-  generate: (a: EngineGenerateArgs) => ({ method: "POST", path: "/gen", body: { model: a.model, prompt: Array.from(a.prompt), seed: a.seed, max: a.maxNewTokens } }),
+  generate: (a: EngineGenerateArgs) => ({
+    method: "POST",
+    path: "/gen",
+    body: { model: a.model, prompt: Array.from(a.prompt), seed: a.seed, max: a.maxNewTokens },
+  }),
   parseGeneration(body) {
     const b = body as { ids?: unknown; lps?: unknown; v?: unknown };
-    if (!Array.isArray(b.ids) || !Array.isArray(b.lps)) throw new EngineProtocolError(`ids: expected a list, got ${JSON.stringify(body).slice(0, 40)}`);
-    return { ids: Int32Array.from(b.ids as number[]), logprobs: Float32Array.from(b.lps as number[]), finish: "stop", weightVersion: typeof b.v === "string" ? b.v : null };
+    if (!Array.isArray(b.ids) || !Array.isArray(b.lps))
+      throw new EngineProtocolError(`ids: expected a list, got ${JSON.stringify(body).slice(0, 40)}`);
+    return {
+      ids: Int32Array.from(b.ids as number[]),
+      logprobs: Float32Array.from(b.lps as number[]),
+      finish: "stop",
+      weightVersion: typeof b.v === "string" ? b.v : null,
+    };
   },
   health: () => ({ method: "GET", path: "/health" }),
   weightSync: (dir, version) => [{ method: "POST", path: "/load", body: { dir, version: String(version) } }],
@@ -62,8 +76,18 @@ function body(req: IncomingMessage): Promise<Record<string, unknown>> {
 }
 
 async function testServer(index: number): Promise<TestServer> {
-  const t = { seen: [], version: null, behaviour: "ok", loaded: new Set(), healthy: true, loadFails: false, held: [], hold: false } as unknown as TestServer;
-  const reply = (res: ServerResponse, status: number, payload: string) => res.writeHead(status, { "content-type": "application/json" }).end(payload);
+  const t = {
+    seen: [],
+    version: null,
+    behaviour: "ok",
+    loaded: new Set(),
+    healthy: true,
+    loadFails: false,
+    held: [],
+    hold: false,
+  } as unknown as TestServer;
+  const reply = (res: ServerResponse, status: number, payload: string) =>
+    res.writeHead(status, { "content-type": "application/json" }).end(payload);
   t.server = createServer((req, res) => {
     void body(req).then((b) => {
       if (req.url === "/health") return reply(res, t.healthy ? 200 : 503, "{}");
@@ -84,7 +108,8 @@ async function testServer(index: number): Promise<TestServer> {
         if (t.behaviour === "400") return reply(res, 400, '{"error":"prompt too long"}');
         if (t.behaviour === "garbage") return reply(res, 200, "<html>oops</html>");
         if (t.behaviour === "hang") return;
-        const adapter = typeof b.model === "string" && b.model.startsWith("adapter-") ? b.model.slice("adapter-".length) : null;
+        const adapter =
+          typeof b.model === "string" && b.model.startsWith("adapter-") ? b.model.slice("adapter-".length) : null;
         const v = t.behaviour === "stale" ? "0" : t.behaviour === "unversioned" ? null : (adapter ?? t.version);
         reply(res, 200, JSON.stringify({ ids: [index, seed], lps: [-0.5, -0.25], v }));
       };
@@ -99,17 +124,41 @@ async function testServer(index: number): Promise<TestServer> {
   return t;
 }
 
-const request = (seed: number): GenerateRequest => ({ prompt: Int32Array.of(1, 2), maxNewTokens: 4, temperature: 1, topP: 1, topK: 0, stopIds: [9], seed });
+const request = (seed: number): GenerateRequest => ({
+  prompt: Int32Array.of(1, 2),
+  maxNewTokens: 4,
+  temperature: 1,
+  topP: 1,
+  topK: 0,
+  stopIds: [9],
+  seed,
+});
 
 /** A pool over `n` test servers, every server synced to version 3. */
 async function poolOf(n: number, options: { maxRetries?: number; timeoutS?: number } = {}) {
   const servers = await Promise.all(Array.from({ length: n }, (_, i) => testServer(i)));
   const log: string[] = [];
-  const pool = new EnginePool(testWire, servers.map((s) => s.url), { requestTimeoutS: options.timeoutS ?? 5, maxRetries: options.maxRetries ?? 2, model: "m", lora: false, log: (l) => log.push(l) });
+  const pool = new EnginePool(
+    testWire,
+    servers.map((s) => s.url),
+    {
+      requestTimeoutS: options.timeoutS ?? 5,
+      maxRetries: options.maxRetries ?? 2,
+      model: "m",
+      lora: false,
+      log: (l) => log.push(l),
+    },
+  );
   const dir = mkdtempSync(path.join(tmpdir(), "arl-pool-"));
   const saves: string[] = [];
   // The trainer's save: the folder it names, at the version it is named after.
-  const trainer = { request: async (_method: "save", params: { path: string }) => (saves.push(params.path), mkdirSync(params.path, { recursive: true }), { files: [], policy_version: Number(path.basename(params.path).slice(1)) }) };
+  const trainer = {
+    request: async (_method: "save", params: { path: string }) => (
+      saves.push(params.path),
+      mkdirSync(params.path, { recursive: true }),
+      { files: [], policy_version: Number(path.basename(params.path).slice(1)) }
+    ),
+  };
   const sync = new WeightSync(trainer as never, pool, dir, false, null);
   await sync.sync(3);
   return { servers, pool, log, sync, dir, saves };
@@ -163,7 +212,9 @@ describe("the pool of inference servers", () => {
     await pool.settle();
     expect(pool.servers.map((s) => s.state)).toEqual(["dead", "live"]);
     expect(pool.counts).toEqual({ requests: 1, retries: 1, failedServers: 1 });
-    expect(log.join("\n")).toMatch(/server 0 .* taken out: POST \/gen answered 500.*then its health check failed: GET \/health answered 503/);
+    expect(log.join("\n")).toMatch(
+      /server 0 .* taken out: POST \/gen answered 500.*then its health check failed: GET \/health answered 503/,
+    );
     // A dead server takes nothing more.
     await pool.generate(request(8));
     expect(servers[0]!.seen).toEqual([7]);
@@ -199,7 +250,9 @@ describe("the pool of inference servers", () => {
     const { servers, pool } = await poolOf(2);
     servers[0]!.behaviour = "400";
     const error = await pool.generate(request(1)).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/server 0 .* refused the generation: POST \/gen answered 400: \{"error":"prompt too long"\}/);
+    expect((error as Error).message).toMatch(
+      /server 0 .* refused the generation: POST \/gen answered 400: \{"error":"prompt too long"\}/,
+    );
     expect(servers[1]!.seen).toEqual([]);
     expect(pool.live()).toHaveLength(2);
   });
@@ -212,7 +265,9 @@ describe("the pool of inference servers", () => {
     }
     const error = await pool.generate(request(1)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EnvError);
-    expect((error as Error).message).toMatch(/^no inference server is left: server 0 \(.*\): POST \/gen answered 500.*; server 1 \(.*\): POST \/gen answered 500/);
+    expect((error as Error).message).toMatch(
+      /^no inference server is left: server 0 \(.*\): POST \/gen answered 500.*; server 1 \(.*\): POST \/gen answered 500/,
+    );
     expect(pool.counts.failedServers).toBe(2);
     // The phase that played such episodes then stops the run, resumably.
     const stopped = (() => {
@@ -224,7 +279,9 @@ describe("the pool of inference servers", () => {
     })();
     expect(stopped).toBeInstanceOf(RunError);
     expect((stopped as RunError).resumable).toBe(true);
-    expect((stopped as RunError).message).toMatch(/^every inference server is out: server 0 .*; resume once they are back/);
+    expect((stopped as RunError).message).toMatch(
+      /^every inference server is out: server 0 .*; resume once they are back/,
+    );
   });
 
   it("weight sync: every live server loads the saved version; one that fails is dead; older folders go", async () => {
@@ -236,7 +293,10 @@ describe("the pool of inference servers", () => {
     await sync.sync(5);
     expect(saves.map((p) => path.basename(p))).toEqual(["v3", "v4", "v5"]);
     expect(servers.map((s) => s.version)).toEqual(["5", "4"]);
-    expect(pool.servers.map((s) => [s.state, s.version])).toEqual([["live", 5], ["dead", 4]]);
+    expect(pool.servers.map((s) => [s.state, s.version])).toEqual([
+      ["live", 5],
+      ["dead", 4],
+    ]);
     expect(pool.servers[1]!.lastError).toMatch(/the weight sync to version 5 failed: POST \/load answered 500/);
     expect(sync.version).toBe(5);
     expect(sync.takeSeconds()).toBeGreaterThan(0);
@@ -252,7 +312,12 @@ describe("the pool of inference servers", () => {
     const server = await testServer(0);
     const pool = new EnginePool(testWire, [server.url], { requestTimeoutS: 5, maxRetries: 2, model: "m", lora: true });
     const dir = mkdtempSync(path.join(tmpdir(), "arl-lora-"));
-    const trainer = { request: async (_method: "save", params: { path: string }) => (mkdirSync(params.path, { recursive: true }), { files: [], policy_version: Number(path.basename(params.path).slice(1)) }) };
+    const trainer = {
+      request: async (_method: "save", params: { path: string }) => (
+        mkdirSync(params.path, { recursive: true }),
+        { files: [], policy_version: Number(path.basename(params.path).slice(1)) }
+      ),
+    };
     const sync = new WeightSync(trainer as never, pool, dir, true, null);
     await sync.sync(1);
     await sync.sync(2);
@@ -280,7 +345,11 @@ describe("the sync probe after each weight load", () => {
   async function probedPool(options: { tied: boolean; drift: number }) {
     const servers = await Promise.all([0, 1].map((i) => testServer(i)));
     const log: string[] = [];
-    const pool = new EnginePool(testWire, servers.map((s) => s.url), { requestTimeoutS: 5, maxRetries: 2, model: "m", lora: false, log: (l) => log.push(l) });
+    const pool = new EnginePool(
+      testWire,
+      servers.map((s) => s.url),
+      { requestTimeoutS: 5, maxRetries: 2, model: "m", lora: false, log: (l) => log.push(l) },
+    );
     const dir = mkdtempSync(path.join(tmpdir(), "arl-probe-"));
     const scored: { ids: number[]; mask: number[] }[] = [];
     let drifting = false;
@@ -289,7 +358,10 @@ describe("the sync probe after each weight load", () => {
         if (method === "save") {
           const folder = params.path as string;
           mkdirSync(folder, { recursive: true });
-          writeFileSync(path.join(folder, "config.json"), JSON.stringify({ model_type: "qwen3", tie_word_embeddings: options.tied }));
+          writeFileSync(
+            path.join(folder, "config.json"),
+            JSON.stringify({ model_type: "qwen3", tie_word_embeddings: options.tied }),
+          );
           return { files: [], policy_version: Number(path.basename(folder).slice(1)) };
         }
         // logprobs: one sequence, the probe prompt then the server's two tokens (the test wire answers lps -0.5, -0.25).
@@ -301,7 +373,15 @@ describe("the sync probe after each weight load", () => {
         return { logprobs: { values: lps, offsets: Int32Array.of(0, 4) } };
       },
     };
-    const probe = { tokens: 2, tolerance: 1e-3, prompt: Int32Array.of(7, 8), seed: 11, model: "m", lora: false, dtype: "float32" };
+    const probe = {
+      tokens: 2,
+      tolerance: 1e-3,
+      prompt: Int32Array.of(7, 8),
+      seed: 11,
+      model: "m",
+      lora: false,
+      dtype: "float32",
+    };
     const sync = new WeightSync(trainer as never, pool, dir, false, probe);
     return { servers, pool, log, sync, scored, drift: () => (drifting = true) };
   }
@@ -309,7 +389,10 @@ describe("the sync probe after each weight load", () => {
   it("keeps a server whose log-probs of the probe are the trainer's, scoring exactly the prompt and the tokens it sampled", async () => {
     const { pool, sync, scored } = await probedPool({ tied: false, drift: 0 });
     await sync.sync(1);
-    expect(pool.servers.map((s) => [s.state, s.version])).toEqual([["live", 1], ["live", 1]]);
+    expect(pool.servers.map((s) => [s.state, s.version])).toEqual([
+      ["live", 1],
+      ["live", 1],
+    ]);
     // Each server's own generation (ids [server index, seed]) after the probe prompt; the mask reads the generated tokens only.
     expect(scored).toEqual([
       { ids: [7, 8, 0, 11], mask: [0, 0, 1, 1] },
@@ -328,14 +411,21 @@ describe("the sync probe after each weight load", () => {
     const failed = (await sync.sync(2).catch((e: unknown) => e)) as WeightSyncError;
     expect(failed).toBeInstanceOf(WeightSyncError);
     // A resume would meet the same servers: the run is refused with what would help instead.
-    const stopped = (await syncEngine({ engine: { weights: { sync: () => Promise.reject(failed) } } as unknown as RunEngine }, 2).catch((e: unknown) => e)) as RunError;
+    const stopped = (await syncEngine(
+      { engine: { weights: { sync: () => Promise.reject(failed) } } as unknown as RunEngine },
+      2,
+    ).catch((e: unknown) => e)) as RunError;
     expect(stopped.resumable).toBe(false);
     expect(stopped.message).toContain("start a new run from an untied copy of the model");
     expect(stopped.message).not.toContain("resume once");
     expect(pool.servers.every((s) => s.state === "dead")).toBe(true);
     const reason = pool.servers[0]!.lastError ?? "";
-    expect(reason).toMatch(/^after loading policy version 2, its log-probs of the sync probe's 2 tokens differ from the trainer's by 0\.480 nats on average \(largest 0\.480\), above resources\.rollout\.sync_probe\.tolerance 0\.001/);
-    expect(reason).toMatch(/likely causes: \(1\) the model ties its embeddings \(tie_word_embeddings in config\.json\)/);
+    expect(reason).toMatch(
+      /^after loading policy version 2, its log-probs of the sync probe's 2 tokens differ from the trainer's by 0\.480 nats on average \(largest 0\.480\), above resources\.rollout\.sync_probe\.tolerance 0\.001/,
+    );
+    expect(reason).toMatch(
+      /likely causes: \(1\) the model ties its embeddings \(tie_word_embeddings in config\.json\)/,
+    );
     expect(log.join("\n")).toContain("inference server 0");
   });
 

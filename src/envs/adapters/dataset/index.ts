@@ -7,8 +7,22 @@
 // directory), never a silent zero.
 import { appendFileSync } from "node:fs";
 import path from "node:path";
-import { columnValue, DatasetFileError, describeRowProblems, readDatasetFile, rowLocation, type DatasetRow, type DatasetRowsRead } from "../../../contracts/dataset-rows.js";
-import { EnvError, type EnvInstance, type EnvKind, type EnvProvisionContext, type Signals } from "../../../contracts/env.js";
+import {
+  columnValue,
+  DatasetFileError,
+  describeRowProblems,
+  readDatasetFile,
+  rowLocation,
+  type DatasetRow,
+  type DatasetRowsRead,
+} from "../../../contracts/dataset-rows.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type EnvProvisionContext,
+  type Signals,
+} from "../../../contracts/env.js";
 import { EMBEDDED_VOCABULARY_LIMIT } from "../../../contracts/trainer-protocol.js";
 import type { PlanEnv } from "../../../plan/schema.js";
 import { dataFileChanged, locateDataFile, verifyDataFile } from "../../data-files.js";
@@ -36,7 +50,9 @@ function promptText(row: DatasetRow): string {
   return typeof row.prompt === "string" ? row.prompt : row.prompt.map((m) => m.content).join("\n");
 }
 
-export function createDatasetEnv(options: { readonly root?: string; readonly python?: string } = {}): EnvKind<DatasetEnv> {
+export function createDatasetEnv(
+  options: { readonly root?: string; readonly python?: string } = {},
+): EnvKind<DatasetEnv> {
   const runtime: DatasetRuntime = { rows: new Map(), host: undefined, handles: new Map(), logFile: undefined };
 
   /**
@@ -48,26 +64,54 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
     const key = `${absolute}@${env.data.sha256}:${env.prompt_column}:${env.answer_column}:${env.split_column?.column ?? ""}:${env.scorer}:${env.max_data_bytes}:${env.max_row_bytes}:${env.lookup_column ?? ""}`;
     const known = runtime.rows.get(key);
     if (known) return known;
-    const columns = { prompt: env.prompt_column, answer: env.answer_column, split: env.split_column?.column ?? null, answerIsText: !PYTHON_SCORERS.has(env.scorer), lookup: env.lookup_column };
+    const columns = {
+      prompt: env.prompt_column,
+      answer: env.answer_column,
+      split: env.split_column?.column ?? null,
+      answerIsText: !PYTHON_SCORERS.has(env.scorer),
+      lookup: env.lookup_column,
+    };
     let read: DatasetRowsRead;
     let sha256: string;
     try {
-      ({ read, sha256 } = readDatasetFile(absolute, columns, { maxDataBytes: env.max_data_bytes, maxRowBytes: env.max_row_bytes }));
+      ({ read, sha256 } = readDatasetFile(absolute, columns, {
+        maxDataBytes: env.max_data_bytes,
+        maxRowBytes: env.max_row_bytes,
+      }));
     } catch (error) {
-      if (error instanceof DatasetFileError) throw new EnvError(`dataset env: the data file '${env.data.path}' ${error.message} (raise the env's max_data_bytes, or cut the file)`, "unavailable");
-      if (typeof (error as NodeJS.ErrnoException).code === "string") throw new EnvError(`dataset env: the data file '${env.data.path}' cannot be read: ${(error as Error).message}`, "unavailable");
+      if (error instanceof DatasetFileError)
+        throw new EnvError(
+          `dataset env: the data file '${env.data.path}' ${error.message} (raise the env's max_data_bytes, or cut the file)`,
+          "unavailable",
+        );
+      if (typeof (error as NodeJS.ErrnoException).code === "string")
+        throw new EnvError(
+          `dataset env: the data file '${env.data.path}' cannot be read: ${(error as Error).message}`,
+          "unavailable",
+        );
       throw new EnvError(`dataset env: the data file '${env.data.path}' ${(error as Error).message}`, "protocol");
     }
     // Bad rows first: a file cut short by them was not hashed to its end.
-    if ("problems" in read) throw new EnvError(`dataset env: bad rows in the data file:\n${describeRowProblems(env.data.path, read.problems)}`, "protocol");
+    if ("problems" in read)
+      throw new EnvError(
+        `dataset env: bad rows in the data file:\n${describeRowProblems(env.data.path, read.problems)}`,
+        "protocol",
+      );
     if (sha256 !== env.data.sha256) throw dataFileChanged(env.data, absolute, sha256, "dataset", "data");
-    if (read.rows.length < env.tasks) throw new EnvError(`dataset env: the data file '${env.data.path}' has ${read.rows.length} rows, but the plan declares tasks: ${env.tasks}`, "protocol");
+    if (read.rows.length < env.tasks)
+      throw new EnvError(
+        `dataset env: the data file '${env.data.path}' has ${read.rows.length} rows, but the plan declares tasks: ${env.tasks}`,
+        "protocol",
+      );
     runtime.rows.set(key, read.rows);
     return read.rows;
   }
 
   function host(): EnvHost {
-    runtime.host ??= new EnvHost({ ...(options.root ? { cwd: options.root } : {}), ...(options.python ? { python: options.python } : {}) });
+    runtime.host ??= new EnvHost({
+      ...(options.root ? { cwd: options.root } : {}),
+      ...(options.python ? { python: options.python } : {}),
+    });
     return runtime.host;
   }
 
@@ -80,23 +124,47 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
     const where = `row ${task} (${rowLocation(env.data.path, row.line)})`;
     const truth = row.answer;
     let params: Record<string, unknown>;
-    if (env.scorer === "math_verify") params = { style: "math_verify", solution_str: text, ground_truth: String(truth) };
+    if (env.scorer === "math_verify")
+      params = { style: "math_verify", solution_str: text, ground_truth: String(truth) };
     else {
       const handle = runtime.handles.get(handleKey(env));
-      if (!handle) throw new EnvError(`dataset env: the verifier '${env.verifier?.path}' was not loaded (the env was not provisioned)`, "unavailable");
+      if (!handle)
+        throw new EnvError(
+          `dataset env: the verifier '${env.verifier?.path}' was not loaded (the env was not provisioned)`,
+          "unavailable",
+        );
       params =
         env.scorer === "verl"
-          ? { style: "verl", handle, data_source: columnValue(row.columns, "data_source") ?? null, solution_str: text, ground_truth: truth, extra_info: columnValue(row.columns, "extra_info") ?? null }
-          : { style: "trl", handle, prompt: row.prompt, completion: text, columns: Object.fromEntries(Object.entries(row.columns).filter(([k]) => k !== env.prompt_column)) };
+          ? {
+              style: "verl",
+              handle,
+              data_source: columnValue(row.columns, "data_source") ?? null,
+              solution_str: text,
+              ground_truth: truth,
+              extra_info: columnValue(row.columns, "extra_info") ?? null,
+            }
+          : {
+              style: "trl",
+              handle,
+              prompt: row.prompt,
+              completion: text,
+              columns: Object.fromEntries(Object.entries(row.columns).filter(([k]) => k !== env.prompt_column)),
+            };
     }
     try {
-      const signals = (await host().request("verifier.score", { ...params, timeout_s: env.timeout_s }, env.timeout_s)) as Signals;
+      const signals = (await host().request(
+        "verifier.score",
+        { ...params, timeout_s: env.timeout_s },
+        env.timeout_s,
+      )) as Signals;
       return signals;
     } catch (error) {
       if (!(error instanceof EnvError)) throw error;
-      const what = env.scorer === "math_verify" ? "math-verify" : `the verifier '${env.function}' (${env.verifier?.path})`;
+      const what =
+        env.scorer === "math_verify" ? "math-verify" : `the verifier '${env.function}' (${env.verifier?.path})`;
       const failure = error instanceof EnvHostError ? error.failure : undefined;
-      if (failure?.traceback && runtime.logFile) appendFileSync(runtime.logFile, `--- ${what}, ${where}\n${failure.traceback}\n`);
+      if (failure?.traceback && runtime.logFile)
+        appendFileSync(runtime.logFile, `--- ${what}, ${where}\n${failure.traceback}\n`);
       const verb = failure?.kind === "raised" ? "raised" : failure?.kind === "timeout" ? "timed out" : "failed";
       const logged = failure?.traceback && runtime.logFile ? ` (traceback in ${path.basename(runtime.logFile)})` : "";
       throw new EnvError(`${what} ${verb} on ${where}: ${error.message}${logged}`, error.kind);
@@ -108,15 +176,24 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
     async create(env, task) {
       const rows = rowsOf(env);
       const row = rows[task];
-      if (!row) throw new EnvError(`dataset env: task ${task} is beyond the data file's ${rows.length} rows`, "protocol");
+      if (!row)
+        throw new EnvError(`dataset env: task ${task} is beyond the data file's ${rows.length} rows`, "protocol");
       let outcome: Signals | undefined;
       const pattern = env.pattern === null ? null : new RegExp(env.pattern, "g");
       const instance: EnvInstance = {
-        reset: () => Promise.resolve({ text: promptText(row), ...(typeof row.prompt === "string" ? {} : { messages: row.prompt }), signals: {} }),
+        reset: () =>
+          Promise.resolve({
+            text: promptText(row),
+            ...(typeof row.prompt === "string" ? {} : { messages: row.prompt }),
+            signals: {},
+          }),
         // The built-in tools (tools.ts); the episode goes on until a turn without a call, the answer.
-        step: (call) => Promise.resolve({ text: runDatasetTool(call, row, env.lookup_column), signals: {}, terminated: false }),
+        step: (call) =>
+          Promise.resolve({ text: runDatasetTool(call, row, env.lookup_column), signals: {}, terminated: false }),
         async finalAnswer(text) {
-          const scored = HOST_SCORERS.has(env.scorer) ? await scoreOnHost(env, task, row, text) : scoreText(env.scorer as "exact" | "number" | "boxed", text, row.answer as string | number, pattern);
+          const scored = HOST_SCORERS.has(env.scorer)
+            ? await scoreOnHost(env, task, row, text)
+            : scoreText(env.scorer as "exact" | "number" | "boxed", text, row.answer as string | number, pattern);
           // `success`, the name eval.success reads by default, is the answer's correctness.
           outcome = { ...scored, success: scored.correct === true };
           return outcome;
@@ -130,10 +207,15 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
       // The rows' most frequent words (ties in code-unit order), up to what builtin:tiny takes: a
       // large data file's rare words are spelled as bytes rather than grow the model.
       const counts = new Map<string, number>();
-      for (const row of rowsOf(env)) for (const text of [promptText(row), String(row.answer)]) for (const w of text.match(WORDS) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1);
+      for (const row of rowsOf(env))
+        for (const text of [promptText(row), String(row.answer)])
+          for (const w of text.match(WORDS) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1);
       const digits = "0123456789".split("");
-      if (counts.size + digits.length <= EMBEDDED_VOCABULARY_LIMIT) return [...new Set([...digits, ...counts.keys()])].sort();
-      const frequent = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([w]) => w);
+      if (counts.size + digits.length <= EMBEDDED_VOCABULARY_LIMIT)
+        return [...new Set([...digits, ...counts.keys()])].sort();
+      const frequent = [...counts]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+        .map(([w]) => w);
       return [...new Set([...digits, ...frequent])].slice(0, EMBEDDED_VOCABULARY_LIMIT).sort();
     },
     async provision(env, context: EnvProvisionContext) {
@@ -150,8 +232,12 @@ export function createDatasetEnv(options: { readonly root?: string; readonly pyt
       } catch (error) {
         if (!(error instanceof EnvError)) throw error;
         const failure = error instanceof EnvHostError ? error.failure : undefined;
-        if (failure?.traceback) appendFileSync(runtime.logFile, `--- loading ${env.verifier.path}\n${failure.traceback}\n`);
-        throw new EnvError(`dataset env '${context.name}': cannot load the verifier '${env.function}' from '${env.verifier.path}': ${error.message}`, "unavailable");
+        if (failure?.traceback)
+          appendFileSync(runtime.logFile, `--- loading ${env.verifier.path}\n${failure.traceback}\n`);
+        throw new EnvError(
+          `dataset env '${context.name}': cannot load the verifier '${env.function}' from '${env.verifier.path}': ${error.message}`,
+          "unavailable",
+        );
       }
       context.log(`env '${context.name}': verifier ${env.function} loaded from ${env.verifier.path} in the env host`);
     },

@@ -12,7 +12,7 @@ export type TextScorer = "exact" | "number" | "boxed";
  */
 export function normaliseAnswer(text: string): string {
   let s = text.normalize("NFKC").trim();
-  for (let previous = ""; previous !== s; ) {
+  for (let previous = ""; previous !== s;) {
     previous = s;
     s = s.replace(/^\$+|\$+$/g, "").trim();
     s = s.replace(/^\\text\{(.*)\}$/s, "$1").trim();
@@ -26,7 +26,10 @@ const NUMBER = /-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+/
 
 /** The number a text spells (`1,234.5`, `-3`, `$12`, `50%` as 50); undefined when it is not one number. */
 function parseNumber(text: string): number | undefined {
-  const s = normaliseAnswer(text).replace(/^\\?\$/, "").replace(/\\?%$/, "").trim();
+  const s = normaliseAnswer(text)
+    .replace(/^\\?\$/, "")
+    .replace(/\\?%$/, "")
+    .trim();
   const match = s.match(NUMBER);
   if (!match || match.length !== 1 || match[0] !== s) return undefined;
   const value = Number(s.replace(/,/g, ""));
@@ -39,7 +42,14 @@ export function lastBoxed(text: string): string | undefined {
   if (start < 0) return undefined;
   const open = text.indexOf("{", start);
   // `\boxed 5`: the form without braces takes the next word.
-  if (open < 0 || text.slice(start, open).replace(/^\\(boxed|fbox)/, "").trim() !== "") return text.slice(start).match(/^\\(?:boxed|fbox)\s+(\S+)/)?.[1];
+  if (
+    open < 0 ||
+    text
+      .slice(start, open)
+      .replace(/^\\(boxed|fbox)/, "")
+      .trim() !== ""
+  )
+    return text.slice(start).match(/^\\(?:boxed|fbox)\s+(\S+)/)?.[1];
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     if (text[i] === "{") depth++;
@@ -51,7 +61,10 @@ export function lastBoxed(text: string): string | undefined {
 /** The last match of `pattern` in `text`: its first group, or the whole match when it has none. */
 function lastMatch(text: string, pattern: RegExp): string | undefined {
   let found: string | undefined;
-  for (const m of text.matchAll(new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`))) found = m[1] ?? m[0];
+  for (const m of text.matchAll(
+    new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`),
+  ))
+    found = m[1] ?? m[0];
   return found;
 }
 
@@ -78,13 +91,17 @@ export function scoreText(scorer: TextScorer, text: string, truth: string | numb
   switch (scorer) {
     case "exact": {
       const answer = pattern ? lastMatch(text, pattern) : text;
-      return answer === undefined ? signals(false, false) : signals(true, normaliseAnswer(answer) === normaliseAnswer(gold));
+      return answer === undefined
+        ? signals(false, false)
+        : signals(true, normaliseAnswer(answer) === normaliseAnswer(gold));
     }
     case "number": {
       const found = pattern ? lastMatch(text, pattern) : lastMatch(text, NUMBER);
       const value = found === undefined ? undefined : parseNumber(found);
       const expected = parseNumber(gold);
-      return value === undefined ? signals(false, false) : signals(true, expected !== undefined && sameNumber(value, expected));
+      return value === undefined
+        ? signals(false, false)
+        : signals(true, expected !== undefined && sameNumber(value, expected));
     }
     case "boxed": {
       const boxed = lastBoxed(text);

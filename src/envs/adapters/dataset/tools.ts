@@ -16,7 +16,8 @@ const MAX_EXPRESSION = 1000;
 
 /** The value of an arithmetic expression: numbers, + - * / %, ^ or ** (right-associative), parentheses, unary signs. */
 export function evaluateArithmetic(expression: string): number {
-  if (expression.length > MAX_EXPRESSION) throw new ExpressionError(`the expression is longer than ${MAX_EXPRESSION} characters`);
+  if (expression.length > MAX_EXPRESSION)
+    throw new ExpressionError(`the expression is longer than ${MAX_EXPRESSION} characters`);
   const tokens: string[] = [];
   TOKEN.lastIndex = 0;
   const text = expression.replace(/,(?=\d{3}\b)/g, "").trimEnd();
@@ -25,14 +26,17 @@ export function evaluateArithmetic(expression: string): number {
     const m = TOKEN.exec(text);
     if (!m) {
       const where = at + (text.slice(at).length - text.slice(at).trimStart().length);
-      throw new ExpressionError(`unexpected '${text[where]}' at character ${where + 1}; use numbers, + - * / % ^ and parentheses`);
+      throw new ExpressionError(
+        `unexpected '${text[where]}' at character ${where + 1}; use numbers, + - * / % ^ and parentheses`,
+      );
     }
     tokens.push(m[0].trim());
   }
   let i = 0;
   const peek = () => tokens[i];
   const expect = (t: string) => {
-    if (tokens[i] !== t) throw new ExpressionError(`expected '${t}'${tokens[i] === undefined ? " at the end" : ` before '${tokens[i]}'`}`);
+    if (tokens[i] !== t)
+      throw new ExpressionError(`expected '${t}'${tokens[i] === undefined ? " at the end" : ` before '${tokens[i]}'`}`);
     i++;
   };
   // sum := product (('+'|'-') product)*; product := unary (('*'|'/'|'%') unary)*; unary := ('+'|'-') unary | power; power := atom (('^'|'**') unary)?
@@ -43,7 +47,8 @@ export function evaluateArithmetic(expression: string): number {
       expect(")");
       return v;
     }
-    if (t === undefined || !/^[\d.]/.test(t)) throw new ExpressionError(t === undefined ? "the expression ends too early" : `unexpected '${t}'`);
+    if (t === undefined || !/^[\d.]/.test(t))
+      throw new ExpressionError(t === undefined ? "the expression ends too early" : `unexpected '${t}'`);
     return Number(t);
   };
   const power = (): number => {
@@ -90,7 +95,8 @@ function showNumber(value: number): string {
 
 /** The observation of one call of a built-in tool on `row`. */
 export function runDatasetTool(call: ToolCall, row: DatasetRow, lookupColumn: string | null): string {
-  if (!isDatasetTool(call.name)) throw new EnvError(`dataset env: there is no built-in tool '${call.name}' (calculator, lookup)`, "protocol");
+  if (!isDatasetTool(call.name))
+    throw new EnvError(`dataset env: there is no built-in tool '${call.name}' (calculator, lookup)`, "protocol");
   const argument = call.arguments[DATASET_TOOLS[call.name]];
   if (typeof argument !== "string") return `Error: '${call.name}' takes a string '${DATASET_TOOLS[call.name]}'.`;
   if (call.name === "calculator") {
@@ -101,8 +107,10 @@ export function runDatasetTool(call: ToolCall, row: DatasetRow, lookupColumn: st
       throw error;
     }
   }
-  const entries = lookupColumn === null ? undefined : (columnValue(row.columns, lookupColumn) as Record<string, unknown> | undefined);
-  if (entries === undefined) throw new EnvError("dataset env: the lookup tool is offered, but the env names no lookup_column", "protocol");
+  const entries =
+    lookupColumn === null ? undefined : (columnValue(row.columns, lookupColumn) as Record<string, unknown> | undefined);
+  if (entries === undefined)
+    throw new EnvError("dataset env: the lookup tool is offered, but the env names no lookup_column", "protocol");
   if (!Object.hasOwn(entries, argument)) {
     const keys = Object.keys(entries);
     return `No entry '${argument}'. Keys: ${keys.slice(0, 50).join(", ")}${keys.length > 50 ? ", ..." : ""}.`;

@@ -28,7 +28,16 @@ export class EnvHostError extends EnvError {
     message: string,
     readonly failure: HostFailure,
   ) {
-    super(message, failure.kind === "timeout" ? "timeout" : failure.kind === "request" ? "protocol" : failure.kind === "missing" ? "unavailable" : "crash");
+    super(
+      message,
+      failure.kind === "timeout"
+        ? "timeout"
+        : failure.kind === "request"
+          ? "protocol"
+          : failure.kind === "missing"
+            ? "unavailable"
+            : "crash",
+    );
   }
 }
 
@@ -95,14 +104,25 @@ export class EnvHost {
   }
 
   /** Sends a request that a fresh host needs again before anything else (a library's prepare); `key` names it. */
-  async requestReplayed(key: string, method: string, params: Record<string, unknown>, limitS: number): Promise<unknown> {
+  async requestReplayed(
+    key: string,
+    method: string,
+    params: Record<string, unknown>,
+    limitS: number,
+  ): Promise<unknown> {
     const result = await this.request(method, params, limitS);
     this.replays.set(key, { method, params });
     return result;
   }
 
   /** Sends `method` only while the host that answers is host `generation`; otherwise fails with `gone` (an episode of a host that died). */
-  requestOn(generation: number, method: string, params: Record<string, unknown>, limitS: number, gone: () => Error): Promise<unknown> {
+  requestOn(
+    generation: number,
+    method: string,
+    params: Record<string, unknown>,
+    limitS: number,
+    gone: () => Error,
+  ): Promise<unknown> {
     const run = this.queue.then(async () => {
       if (this.generation !== generation || !this.ready) throw gone();
       await this.ready;
@@ -142,12 +162,20 @@ export class EnvHost {
     if (!child) return Promise.reject(new EnvError("the env host is not running", "unavailable"));
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        // Stuck beyond the host's own limit (in C code, or ignoring the alarm): end it; the next request starts a fresh one.
-        this.stop(child);
-        reject(new EnvError(`the env host did not answer '${method}' within ${limitS + GRACE_S} s; it was stopped and will be started again`, "timeout"));
-      }, (limitS + GRACE_S) * 1000);
+      const timer = setTimeout(
+        () => {
+          this.pending.delete(id);
+          // Stuck beyond the host's own limit (in C code, or ignoring the alarm): end it; the next request starts a fresh one.
+          this.stop(child);
+          reject(
+            new EnvError(
+              `the env host did not answer '${method}' within ${limitS + GRACE_S} s; it was stopped and will be started again`,
+              "timeout",
+            ),
+          );
+        },
+        (limitS + GRACE_S) * 1000,
+      );
       this.pending.set(id, {
         resolve: (r) => {
           clearTimeout(timer);
@@ -177,7 +205,8 @@ export class EnvHost {
     this.startedOnce = true;
     this.generation++;
     this.ready = this.start().then(async () => {
-      for (const { method, params } of this.replays.values()) await this.write(method, params, Number(params.timeout_s));
+      for (const { method, params } of this.replays.values())
+        await this.write(method, params, Number(params.timeout_s));
     });
     this.ready.catch(() => {
       this.ready = undefined;
@@ -189,8 +218,18 @@ export class EnvHost {
     const python = this.options.python ?? pythonCandidates()[0] ?? "python3";
     // Marked: what an env library starts outside the host's group is found too.
     const mark = newProcessMark();
-    const env = { ...process.env, PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter), PYTHONUNBUFFERED: "1", ...mark.env };
-    const child = spawn(python, ["-m", "arl_envhost"], { cwd: this.options.cwd ?? process.cwd(), env, stdio: ["pipe", "pipe", "pipe"], ...OWN_PROCESS_GROUP });
+    const env = {
+      ...process.env,
+      PYTHONPATH: [RUNTIME_GPU_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
+      PYTHONUNBUFFERED: "1",
+      ...mark.env,
+    };
+    const child = spawn(python, ["-m", "arl_envhost"], {
+      cwd: this.options.cwd ?? process.cwd(),
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+      ...OWN_PROCESS_GROUP,
+    });
     trackGroup(child, mark);
     this.child = child;
     // A write to a host that has just died fails with EPIPE; its exit (below) fails the requests, so the pipe's error adds nothing (unhandled, it would crash the run).
@@ -203,7 +242,12 @@ export class EnvHost {
       const startTimeoutS = this.options.startTimeoutS ?? 60;
       const timer = setTimeout(() => {
         this.stop(child);
-        reject(new EnvError(`the env host (${python} -m arl_envhost) did not start within ${startTimeoutS} s${this.tail()}`, "unavailable"));
+        reject(
+          new EnvError(
+            `the env host (${python} -m arl_envhost) did not start within ${startTimeoutS} s${this.tail()}`,
+            "unavailable",
+          ),
+        );
       }, startTimeoutS * 1000);
       createInterface({ input: child.stdout }).on("line", (line) => {
         let message: { ready?: unknown; id?: number; result?: unknown; error?: HostFailure };
@@ -217,7 +261,12 @@ export class EnvHost {
           const protocol = (message.ready as { protocol?: unknown }).protocol;
           if (protocol !== ENV_HOST_PROTOCOL) {
             this.stop(child);
-            return reject(new EnvError(`the env host (${python} -m arl_envhost) speaks protocol ${String(protocol)}, and this runtime speaks ${ENV_HOST_PROTOCOL}: runtime-gpu/arl_envhost does not match this arl`, "unavailable"));
+            return reject(
+              new EnvError(
+                `the env host (${python} -m arl_envhost) speaks protocol ${String(protocol)}, and this runtime speaks ${ENV_HOST_PROTOCOL}: runtime-gpu/arl_envhost does not match this arl`,
+                "unavailable",
+              ),
+            );
           }
           return resolve();
         }
@@ -230,7 +279,12 @@ export class EnvHost {
       child.once("error", (error) => {
         clearTimeout(timer);
         this.stop(child);
-        reject(new EnvError(`cannot start the env host with '${python}': ${error.message} (${this.options.setupHint ?? "set ARL_PYTHON, or run 'npm run setup:python' to make .venv"})`, "unavailable"));
+        reject(
+          new EnvError(
+            `cannot start the env host with '${python}': ${error.message} (${this.options.setupHint ?? "set ARL_PYTHON, or run 'npm run setup:python' to make .venv"})`,
+            "unavailable",
+          ),
+        );
       });
       child.once("exit", (code, signal) => {
         clearTimeout(timer);

@@ -10,7 +10,13 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { EnvError, type EnvInstance, type EnvKind, type EnvProvisionContext, type Signals } from "../../../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type EnvProvisionContext,
+  type Signals,
+} from "../../../contracts/env.js";
 import { envLibraryPythonCandidates } from "../../../contracts/python.js";
 import type { ToolCall } from "../../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../../plan/schema.js";
@@ -23,7 +29,10 @@ import { EnvHost, EnvHostError } from "./client.js";
 export type HostLibraryEnv = Extract<PlanEnv, { kind: HostLibraryKind }>;
 
 /** What a kind needs of its library's declaration: its knobs' names, its data knobs, whether a turn without a tool call is an answer. */
-export type HostLibraryKindSpec = Pick<HostLibrary, "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs" | "seededTasks">;
+export type HostLibraryKindSpec = Pick<
+  HostLibrary,
+  "kind" | "knobs" | "folders" | "files" | "answers" | "walkthroughs" | "seededTasks"
+>;
 
 interface HashedFile {
   readonly path: string;
@@ -70,7 +79,10 @@ function unopened(error: EnvError): EnvInstance {
 }
 
 /** The host library env kinds of one run, sharing one env host. */
-export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], options: HostEnvOptions = {}): Map<string, EnvKind<HostLibraryEnv>> {
+export function createHostEnvKinds(
+  libraries: readonly HostLibraryKindSpec[],
+  options: HostEnvOptions = {},
+): Map<string, EnvKind<HostLibraryEnv>> {
   let host: EnvHost | undefined;
   let logFile: string | undefined;
   const words = new Map<string, readonly string[]>();
@@ -78,7 +90,12 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
   const cacheDir = options.cacheDir ?? process.env.ARL_ENV_CACHE ?? path.join(os.homedir(), ".cache", "arl", "envs");
 
   const hostOf = (): EnvHost => {
-    host ??= new EnvHost({ cwd: root, python: options.python ?? envLibraryPythonCandidates()[0] ?? "python3", setupHint: "run 'npm run setup:envs' (installs them into .venv), or set ARL_ENVS_PYTHON to a Python that has them" });
+    host ??= new EnvHost({
+      cwd: root,
+      python: options.python ?? envLibraryPythonCandidates()[0] ?? "python3",
+      setupHint:
+        "run 'npm run setup:envs' (installs them into .venv), or set ARL_ENVS_PYTHON to a Python that has them",
+    });
     return host;
   };
   const plain = (env: HostLibraryEnv): Readonly<Record<string, unknown>> => env;
@@ -86,7 +103,9 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
   function dataFiles(env: HostLibraryEnv, library: HostLibraryKindSpec): HashedFile[] {
     const knobs = plain(env);
     const files = Object.keys(library.files ?? {}).map((k) => knobs[k] as HashedFile | null);
-    const folders = Object.keys(library.folders ?? {}).flatMap((k) => (knobs[k] as { files: HashedFile[] } | null)?.files ?? []);
+    const folders = Object.keys(library.folders ?? {}).flatMap(
+      (k) => (knobs[k] as { files: HashedFile[] } | null)?.files ?? [],
+    );
     return [...files.filter((f): f is HashedFile => f !== null), ...folders];
   }
   /**
@@ -96,7 +115,12 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
    */
   function configOf(env: HostLibraryEnv, library: HostLibraryKindSpec): Record<string, unknown> {
     const knobs = plain(env);
-    const own = Object.fromEntries(Object.keys(library.knobs).map((k) => [k, library.files?.[k] ? ((knobs[k] as HashedFile | null)?.path ?? null) : knobs[k]]));
+    const own = Object.fromEntries(
+      Object.keys(library.knobs).map((k) => [
+        k,
+        library.files?.[k] ? ((knobs[k] as HashedFile | null)?.path ?? null) : knobs[k],
+      ]),
+    );
     return library.seededTasks ? { ...own, tasks: env.tasks } : own;
   }
   const configKey = (env: HostLibraryEnv): string => JSON.stringify(env);
@@ -121,19 +145,51 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
       async provision(env, context: EnvProvisionContext) {
         logFile = path.join(context.runDir, "env-host.log");
         const record = path.join(context.runDir, preparedFileName(context.name));
-        const recorded = existsSync(record) ? (JSON.parse(readFileSync(record, "utf8")) as { files: PreparedFile[] }).files : null;
+        const recorded = existsSync(record)
+          ? (JSON.parse(readFileSync(record, "utf8")) as { files: PreparedFile[] }).files
+          : null;
         for (const file of dataFiles(env, library)) verifyDataFile(file, root, "data", kind);
         const prepared = (await hostOf()
-          .requestReplayed(`prepare:${configKey(env)}`, "backend.prepare", { library: kind, config: config(env), context: { data_root: root, cache_dir: cacheDir, recorded }, timeout_s: env.prepare_timeout_s }, env.prepare_timeout_s)
-          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): preparing its tasks`))) as { task_count: number | null; files?: PreparedFile[]; version?: string };
+          .requestReplayed(
+            `prepare:${configKey(env)}`,
+            "backend.prepare",
+            {
+              library: kind,
+              config: config(env),
+              context: { data_root: root, cache_dir: cacheDir, recorded },
+              timeout_s: env.prepare_timeout_s,
+            },
+            env.prepare_timeout_s,
+          )
+          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): preparing its tasks`))) as {
+          task_count: number | null;
+          files?: PreparedFile[];
+          version?: string;
+        };
         // null: the library's tasks are unbounded (seeded).
-        if (prepared.task_count !== null && prepared.task_count < env.tasks) throw new EnvError(`env '${context.name}' (${kind}): the library has ${prepared.task_count} tasks, and the plan declares tasks: ${env.tasks}`, "protocol");
-        if (prepared.files && !recorded) writeFileSync(record, `${JSON.stringify({ library: kind, version: prepared.version ?? null, files: prepared.files }, null, 1)}\n`);
-        context.log(`env '${context.name}': ${kind} ${prepared.version ?? ""} prepared ${prepared.task_count ?? env.tasks} tasks${recorded ? " (the recorded files' sha256 checked)" : ""}`);
+        if (prepared.task_count !== null && prepared.task_count < env.tasks)
+          throw new EnvError(
+            `env '${context.name}' (${kind}): the library has ${prepared.task_count} tasks, and the plan declares tasks: ${env.tasks}`,
+            "protocol",
+          );
+        if (prepared.files && !recorded)
+          writeFileSync(
+            record,
+            `${JSON.stringify({ library: kind, version: prepared.version ?? null, files: prepared.files }, null, 1)}\n`,
+          );
+        context.log(
+          `env '${context.name}': ${kind} ${prepared.version ?? ""} prepared ${prepared.task_count ?? env.tasks} tasks${recorded ? " (the recorded files' sha256 checked)" : ""}`,
+        );
         const tasks = Array.from({ length: env.tasks }, (_, i) => i);
         const vocabulary = (await hostOf()
-          .request("backend.vocabulary", { library: kind, config: config(env), tasks, data_root: root, timeout_s: env.prepare_timeout_s }, env.prepare_timeout_s)
-          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): reading its words`))) as { words: string[] };
+          .request(
+            "backend.vocabulary",
+            { library: kind, config: config(env), tasks, data_root: root, timeout_s: env.prepare_timeout_s },
+            env.prepare_timeout_s,
+          )
+          .catch((e: unknown) => envError(e, `env '${context.name}' (${kind}): reading its words`))) as {
+          words: string[];
+        };
         words.set(configKey(env), vocabulary.words);
       },
       vocabulary(env) {
@@ -145,8 +201,14 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
         ? {
             async walkthrough(env: HostLibraryEnv, task: number) {
               const answer = (await hostOf()
-                .request("backend.walkthrough", { library: kind, config: config(env), task, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
-                .catch((e: unknown) => envError(e, `${kind} task ${task}: its walkthrough`))) as { actions: string[] | null };
+                .request(
+                  "backend.walkthrough",
+                  { library: kind, config: config(env), task, data_root: root, timeout_s: env.timeout_s },
+                  env.timeout_s,
+                )
+                .catch((e: unknown) => envError(e, `${kind} task ${task}: its walkthrough`))) as {
+                actions: string[] | null;
+              };
               return answer.actions?.map((command) => ({ name: env.action_tool, arguments: { command } }));
             },
           }
@@ -154,18 +216,33 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
       async create(env, task, seed) {
         const h = hostOf();
         const opening = await h
-          .request("episode.open", { library: kind, config: config(env), task, seed, data_root: root, timeout_s: env.timeout_s }, env.timeout_s)
+          .request(
+            "episode.open",
+            { library: kind, config: config(env), task, seed, data_root: root, timeout_s: env.timeout_s },
+            env.timeout_s,
+          )
           .catch((e: unknown) => hostFailure(e, `${kind} task ${task}: opening its episode`));
         // An open that failed (the backend raised, ran out of time, or its host died meanwhile) ends this episode only.
         if (opening instanceof EnvError) return unopened(opening);
         const opened = opening as HostStep;
         const generation = h.generation;
         const id = opened.episode ?? "";
-        const gone = () => new EnvError(`${kind} task ${task}: the env host restarted (it died or was stopped), and this episode's game was lost with it`, "crash");
+        const gone = () =>
+          new EnvError(
+            `${kind} task ${task}: the env host restarted (it died or was stopped), and this episode's game was lost with it`,
+            "crash",
+          );
         const call = (method: string, params: Record<string, unknown>) =>
-          h.requestOn(generation, method, { episode: id, ...params, timeout_s: env.timeout_s }, env.timeout_s, gone).catch((e: unknown) => envError(e, `${kind} task ${task}: ${method}`));
+          h
+            .requestOn(generation, method, { episode: id, ...params, timeout_s: env.timeout_s }, env.timeout_s, gone)
+            .catch((e: unknown) => envError(e, `${kind} task ${task}: ${method}`));
         const instance: EnvInstance = {
-          reset: () => Promise.resolve({ text: opened.observation, ...(opened.messages ? { messages: opened.messages } : {}), signals: opened.signals }),
+          reset: () =>
+            Promise.resolve({
+              text: opened.observation,
+              ...(opened.messages ? { messages: opened.messages } : {}),
+              signals: opened.signals,
+            }),
           async step(toolCall) {
             const step = (await call("episode.step", { action: actionText(toolCall, env.action_tool) })) as HostStep;
             return { text: step.observation, signals: step.signals, terminated: step.done };
@@ -182,7 +259,9 @@ export function createHostEnvKinds(libraries: readonly HostLibraryKindSpec[], op
           },
           async close() {
             // A host that restarted has no such episode any more: nothing to close.
-            await h.requestOn(generation, "episode.close", { episode: id, timeout_s: env.timeout_s }, env.timeout_s, gone).catch(() => undefined);
+            await h
+              .requestOn(generation, "episode.close", { episode: id, timeout_s: env.timeout_s }, env.timeout_s, gone)
+              .catch(() => undefined);
           },
         };
         return instance;

@@ -69,15 +69,59 @@ function extremum(name: string, better: ">" | "<", worse: ">" | "<"): readonly B
     const { a, v } = s;
     const head = `function ${name}(${a}) {`;
     if (s.loop === "of")
-      return lines(head, `  let ${v} = ${init};`, `  for (const ${s.e} of ${a}) {`, `    if (${s.e} ${cmp} ${v}) {`, `      ${v} = ${s.e};`, "    }", "  }", `  return ${v};`, "}");
+      return lines(
+        head,
+        `  let ${v} = ${init};`,
+        `  for (const ${s.e} of ${a}) {`,
+        `    if (${s.e} ${cmp} ${v}) {`,
+        `      ${v} = ${s.e};`,
+        "    }",
+        "  }",
+        `  return ${v};`,
+        "}",
+      );
     if (s.loop === "while")
-      return lines(head, `  let ${v} = ${init};`, "  let i = 0;", `  while (i < ${bound}) {`, `    if (${a}[i] ${cmp} ${v}) {`, `      ${v} = ${a}[i];`, "    }", "    i++;", "  }", `  return ${v};`, "}");
-    return lines(head, `  let ${v} = ${init};`, `  for (let i = 0; i < ${bound}; i++) {`, `    if (${a}[i] ${cmp} ${v}) {`, `      ${v} = ${a}[i];`, "    }", "  }", `  return ${v};`, "}");
+      return lines(
+        head,
+        `  let ${v} = ${init};`,
+        "  let i = 0;",
+        `  while (i < ${bound}) {`,
+        `    if (${a}[i] ${cmp} ${v}) {`,
+        `      ${v} = ${a}[i];`,
+        "    }",
+        "    i++;",
+        "  }",
+        `  return ${v};`,
+        "}",
+      );
+    return lines(
+      head,
+      `  let ${v} = ${init};`,
+      `  for (let i = 0; i < ${bound}; i++) {`,
+      `    if (${a}[i] ${cmp} ${v}) {`,
+      `      ${v} = ${a}[i];`,
+      "    }",
+      "  }",
+      `  return ${v};`,
+      "}",
+    );
   };
   return [
-    { id: "zero_init", loops: ["index", "of", "while"], code: (s, b) => body(s, b ? "0" : `${s.a}[0]`, better, `${s.a}.length`) },
-    { id: "skip_last", loops: ["index", "while"], code: (s, b) => body(s, `${s.a}[0]`, better, b ? `${s.a}.length - 1` : `${s.a}.length`) },
-    { id: "wrong_compare", loops: ["index", "of", "while"], code: (s, b) => body(s, `${s.a}[0]`, b ? worse : better, `${s.a}.length`) },
+    {
+      id: "zero_init",
+      loops: ["index", "of", "while"],
+      code: (s, b) => body(s, b ? "0" : `${s.a}[0]`, better, `${s.a}.length`),
+    },
+    {
+      id: "skip_last",
+      loops: ["index", "while"],
+      code: (s, b) => body(s, `${s.a}[0]`, better, b ? `${s.a}.length - 1` : `${s.a}.length`),
+    },
+    {
+      id: "wrong_compare",
+      loops: ["index", "of", "while"],
+      code: (s, b) => body(s, `${s.a}[0]`, b ? worse : better, `${s.a}.length`),
+    },
   ];
 }
 
@@ -93,10 +137,37 @@ function accumulate(
   const start = b.start ? "1" : "0";
   const bound = b.bound ? `${a}.length - 1` : `${a}.length`;
   const indent = (ls: string[], n: number) => ls.map((l) => " ".repeat(n) + l);
-  if (s.loop === "of") return lines(head(s), `  let ${v} = ${init(b.init ?? false)};`, `  for (const ${s.e} of ${a}) {`, ...indent(stmt(s, s.e), 4), "  }", `  return ${v};`, "}");
+  if (s.loop === "of")
+    return lines(
+      head(s),
+      `  let ${v} = ${init(b.init ?? false)};`,
+      `  for (const ${s.e} of ${a}) {`,
+      ...indent(stmt(s, s.e), 4),
+      "  }",
+      `  return ${v};`,
+      "}",
+    );
   if (s.loop === "while")
-    return lines(head(s), `  let ${v} = ${init(b.init ?? false)};`, `  let i = ${start};`, `  while (i < ${bound}) {`, ...indent(stmt(s, `${a}[i]`), 4), "    i++;", "  }", `  return ${v};`, "}");
-  return lines(head(s), `  let ${v} = ${init(b.init ?? false)};`, `  for (let i = ${start}; i < ${bound}; i++) {`, ...indent(stmt(s, `${a}[i]`), 4), "  }", `  return ${v};`, "}");
+    return lines(
+      head(s),
+      `  let ${v} = ${init(b.init ?? false)};`,
+      `  let i = ${start};`,
+      `  while (i < ${bound}) {`,
+      ...indent(stmt(s, `${a}[i]`), 4),
+      "    i++;",
+      "  }",
+      `  return ${v};`,
+      "}",
+    );
+  return lines(
+    head(s),
+    `  let ${v} = ${init(b.init ?? false)};`,
+    `  for (let i = ${start}; i < ${bound}; i++) {`,
+    ...indent(stmt(s, `${a}[i]`), 4),
+    "  }",
+    `  return ${v};`,
+    "}",
+  );
 }
 
 const sumHead = (s: Style) => `function sum(${s.a}) {`;
@@ -107,21 +178,56 @@ const countStmt = (op: string) => (s: Style, e: string) => [`if (${e} ${op} ${s.
 function indexOfCode(s: Style, bug: "last_match" | "off_by_one" | "not_found_zero" | null): string {
   const { a, x, v } = s;
   const head = `function indexOf(${a}, ${x}) {`;
-  const loopOpen = s.loop === "while" ? ["  let i = 0;", `  while (i < ${a}.length) {`] : [`  for (let i = 0; i < ${a}.length; i++) {`];
+  const loopOpen =
+    s.loop === "while"
+      ? ["  let i = 0;", `  while (i < ${a}.length) {`]
+      : [`  for (let i = 0; i < ${a}.length; i++) {`];
   const loopClose = s.loop === "while" ? ["    i++;", "  }"] : ["  }"];
   if (bug === "last_match")
-    return lines(head, `  let ${v} = -1;`, ...loopOpen, `    if (${a}[i] === ${x}) {`, `      ${v} = i;`, "    }", ...loopClose, `  return ${v};`, "}");
+    return lines(
+      head,
+      `  let ${v} = -1;`,
+      ...loopOpen,
+      `    if (${a}[i] === ${x}) {`,
+      `      ${v} = i;`,
+      "    }",
+      ...loopClose,
+      `  return ${v};`,
+      "}",
+    );
   const found = bug === "off_by_one" ? "i + 1" : "i";
   const missing = bug === "not_found_zero" ? "0" : "-1";
-  return lines(head, ...loopOpen, `    if (${a}[i] === ${x}) {`, `      return ${found};`, "    }", ...loopClose, `  return ${missing};`, "}");
+  return lines(
+    head,
+    ...loopOpen,
+    `    if (${a}[i] === ${x}) {`,
+    `      return ${found};`,
+    "    }",
+    ...loopClose,
+    `  return ${missing};`,
+    "}",
+  );
 }
 
 function lastMatchFixed(s: Style): string {
   const { a, x, v } = s;
   const head = `function indexOf(${a}, ${x}) {`;
-  const loopOpen = s.loop === "while" ? ["  let i = 0;", `  while (i < ${a}.length) {`] : [`  for (let i = 0; i < ${a}.length; i++) {`];
+  const loopOpen =
+    s.loop === "while"
+      ? ["  let i = 0;", `  while (i < ${a}.length) {`]
+      : [`  for (let i = 0; i < ${a}.length; i++) {`];
   const loopClose = s.loop === "while" ? ["    i++;", "  }"] : ["  }"];
-  return lines(head, `  let ${v} = -1;`, ...loopOpen, `    if (${a}[i] === ${x}) {`, `      return i;`, "    }", ...loopClose, `  return ${v};`, "}");
+  return lines(
+    head,
+    `  let ${v} = -1;`,
+    ...loopOpen,
+    `    if (${a}[i] === ${x}) {`,
+    `      return i;`,
+    "    }",
+    ...loopClose,
+    `  return ${v};`,
+    "}",
+  );
 }
 
 function reverseSwap(s: Style, buggy: boolean): string {
@@ -129,14 +235,53 @@ function reverseSwap(s: Style, buggy: boolean): string {
   const cond = buggy ? "i < j - 1" : "i < j";
   const swap = [`    const ${tmp} = ${v}[i];`, `    ${v}[i] = ${v}[j];`, `    ${v}[j] = ${tmp};`];
   if (s.loop === "while")
-    return lines(`function reverse(${a}) {`, `  const ${v} = ${a}.slice();`, "  let i = 0;", `  let j = ${v}.length - 1;`, `  while (${cond}) {`, ...swap, "    i++;", "    j--;", "  }", `  return ${v};`, "}");
-  return lines(`function reverse(${a}) {`, `  const ${v} = ${a}.slice();`, `  for (let i = 0, j = ${v}.length - 1; ${cond}; i++, j--) {`, ...swap, "  }", `  return ${v};`, "}");
+    return lines(
+      `function reverse(${a}) {`,
+      `  const ${v} = ${a}.slice();`,
+      "  let i = 0;",
+      `  let j = ${v}.length - 1;`,
+      `  while (${cond}) {`,
+      ...swap,
+      "    i++;",
+      "    j--;",
+      "  }",
+      `  return ${v};`,
+      "}",
+    );
+  return lines(
+    `function reverse(${a}) {`,
+    `  const ${v} = ${a}.slice();`,
+    `  for (let i = 0, j = ${v}.length - 1; ${cond}; i++, j--) {`,
+    ...swap,
+    "  }",
+    `  return ${v};`,
+    "}",
+  );
 }
 
 function reversePush(s: Style, from: string, stop: string): string {
   const { a, v } = s;
-  if (s.loop === "while") return lines(`function reverse(${a}) {`, `  const ${v} = [];`, `  let i = ${from};`, `  while (${stop}) {`, `    ${v}.push(${a}[i]);`, "    i--;", "  }", `  return ${v};`, "}");
-  return lines(`function reverse(${a}) {`, `  const ${v} = [];`, `  for (let i = ${from}; ${stop}; i--) {`, `    ${v}.push(${a}[i]);`, "  }", `  return ${v};`, "}");
+  if (s.loop === "while")
+    return lines(
+      `function reverse(${a}) {`,
+      `  const ${v} = [];`,
+      `  let i = ${from};`,
+      `  while (${stop}) {`,
+      `    ${v}.push(${a}[i]);`,
+      "    i--;",
+      "  }",
+      `  return ${v};`,
+      "}",
+    );
+  return lines(
+    `function reverse(${a}) {`,
+    `  const ${v} = [];`,
+    `  for (let i = ${from}; ${stop}; i--) {`,
+    `    ${v}.push(${a}[i]);`,
+    "  }",
+    `  return ${v};`,
+    "}",
+  );
 }
 
 const BIG = 1_000_000;
@@ -199,9 +344,21 @@ export const SPECS: Readonly<Record<FunctionId, FunctionSpec>> = {
     description: "return the sum of an array of integers (0 for an empty array)",
     results: ["total", "acc", "s", "result"],
     bugs: [
-      { id: "start_one", loops: ["index", "of", "while"], code: (s, b) => accumulate(sumHead, (bb) => (bb ? "1" : "0"), sumStmt, s, { init: b }) },
-      { id: "skip_first", loops: ["index", "while"], code: (s, b) => accumulate(sumHead, () => "0", sumStmt, s, { start: b }) },
-      { id: "skip_last", loops: ["index", "while"], code: (s, b) => accumulate(sumHead, () => "0", sumStmt, s, { bound: b }) },
+      {
+        id: "start_one",
+        loops: ["index", "of", "while"],
+        code: (s, b) => accumulate(sumHead, (bb) => (bb ? "1" : "0"), sumStmt, s, { init: b }),
+      },
+      {
+        id: "skip_first",
+        loops: ["index", "while"],
+        code: (s, b) => accumulate(sumHead, () => "0", sumStmt, s, { start: b }),
+      },
+      {
+        id: "skip_last",
+        loops: ["index", "while"],
+        code: (s, b) => accumulate(sumHead, () => "0", sumStmt, s, { bound: b }),
+      },
     ],
     reference: ([a]) => (a as number[]).reduce((t, x) => t + x, 0),
     small: (r) => [r.ints(r.int(1, 4), -9, 9)],
@@ -220,7 +377,11 @@ export const SPECS: Readonly<Record<FunctionId, FunctionSpec>> = {
     results: ["found", "pos", "index", "result"],
     seconds: ["target", "x", "value", "needle"],
     bugs: [
-      { id: "last_match", loops: ["index", "while"], code: (s, b) => (b ? indexOfCode(s, "last_match") : lastMatchFixed(s)) },
+      {
+        id: "last_match",
+        loops: ["index", "while"],
+        code: (s, b) => (b ? indexOfCode(s, "last_match") : lastMatchFixed(s)),
+      },
       { id: "off_by_one", loops: ["index", "while"], code: (s, b) => indexOfCode(s, b ? "off_by_one" : null) },
       { id: "not_found_zero", loops: ["index", "while"], code: (s, b) => indexOfCode(s, b ? "not_found_zero" : null) },
     ],
@@ -260,9 +421,21 @@ export const SPECS: Readonly<Record<FunctionId, FunctionSpec>> = {
     results: ["count", "hits", "n", "result"],
     seconds: ["limit", "bound", "threshold", "cap"],
     bugs: [
-      { id: "less_or_equal", loops: ["index", "of", "while"], code: (s, b) => accumulate(countHead, () => "0", countStmt(b ? "<=" : "<"), s, {}) },
-      { id: "skip_first", loops: ["index", "while"], code: (s, b) => accumulate(countHead, () => "0", countStmt("<"), s, { start: b }) },
-      { id: "skip_last", loops: ["index", "while"], code: (s, b) => accumulate(countHead, () => "0", countStmt("<"), s, { bound: b }) },
+      {
+        id: "less_or_equal",
+        loops: ["index", "of", "while"],
+        code: (s, b) => accumulate(countHead, () => "0", countStmt(b ? "<=" : "<"), s, {}),
+      },
+      {
+        id: "skip_first",
+        loops: ["index", "while"],
+        code: (s, b) => accumulate(countHead, () => "0", countStmt("<"), s, { start: b }),
+      },
+      {
+        id: "skip_last",
+        loops: ["index", "while"],
+        code: (s, b) => accumulate(countHead, () => "0", countStmt("<"), s, { bound: b }),
+      },
     ],
     reference: ([a, lim]) => (a as number[]).filter((x) => x < (lim as number)).length,
     small: (r) => [r.ints(r.int(2, 5), 0, 9), r.int(0, 9)],
@@ -292,8 +465,16 @@ export const SPECS: Readonly<Record<FunctionId, FunctionSpec>> = {
     seconds: ["tmp", "temp", "swap", "t"],
     bugs: [
       { id: "skip_middle", loops: ["index", "while"], code: (s, b) => reverseSwap(s, b) },
-      { id: "drop_first", loops: ["index", "while"], code: (s, b) => reversePush(s, `${s.a}.length - 1`, b ? "i > 0" : "i >= 0") },
-      { id: "drop_last", loops: ["index", "while"], code: (s, b) => reversePush(s, b ? `${s.a}.length - 2` : `${s.a}.length - 1`, "i >= 0") },
+      {
+        id: "drop_first",
+        loops: ["index", "while"],
+        code: (s, b) => reversePush(s, `${s.a}.length - 1`, b ? "i > 0" : "i >= 0"),
+      },
+      {
+        id: "drop_last",
+        loops: ["index", "while"],
+        code: (s, b) => reversePush(s, b ? `${s.a}.length - 2` : `${s.a}.length - 1`, "i >= 0"),
+      },
     ],
     reference: ([a]) => [...(a as number[])].reverse(),
     small: (r) => [r.ints(r.int(1, 5), 0, 9)],

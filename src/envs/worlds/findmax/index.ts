@@ -8,7 +8,16 @@ import type { EnvInstance, EnvKind, Observation, Signals, StepResult } from "../
 import type { ToolCall } from "../../../contracts/tool-calls.js";
 import type { PlanEnv } from "../../../plan/schema.js";
 import { maxSourceChars, Sandbox, sandboxLayers, type RunResult } from "./sandbox.js";
-import { allSources, FUNCTION_IDS, functionSpec, generateTask, type Expected, type FunctionId, type Task, type TestCase } from "./tasks.js";
+import {
+  allSources,
+  FUNCTION_IDS,
+  functionSpec,
+  generateTask,
+  type Expected,
+  type FunctionId,
+  type Task,
+  type TestCase,
+} from "./tasks.js";
 
 export type FindmaxEnv = Extract<PlanEnv, { kind: "findmax" }>;
 
@@ -137,7 +146,8 @@ export class FindmaxInstance implements EnvInstance {
   async step(toolCall: ToolCall): Promise<StepResult> {
     if (this.finished) return this.result(messages.ended, true);
     const name = typeof toolCall?.name === "string" ? toolCall.name : "";
-    const args: Record<string, unknown> = toolCall && typeof toolCall.arguments === "object" && toolCall.arguments !== null ? toolCall.arguments : {};
+    const args: Record<string, unknown> =
+      toolCall && typeof toolCall.arguments === "object" && toolCall.arguments !== null ? toolCall.arguments : {};
     switch (name) {
       case "read_code":
         return this.result(this.code);
@@ -146,10 +156,16 @@ export class FindmaxInstance implements EnvInstance {
         if (typeof code !== "string") return this.result(messages.noCode);
         if (code.length > maxSourceChars) return this.result(messages.tooLong);
         this.code = code;
-        return this.result(messages.saved(code.split("\n").filter((l, i, all) => l !== "" || i < all.length - 1).length));
+        return this.result(
+          messages.saved(code.split("\n").filter((l, i, all) => l !== "" || i < all.length - 1).length),
+        );
       }
       case "run_tests": {
-        const run = await this.sandbox.run(this.task.name, this.code, this.task.visible.map((t) => t.args));
+        const run = await this.sandbox.run(
+          this.task.name,
+          this.code,
+          this.task.visible.map((t) => t.args),
+        );
         const g = grade(this.task, this.task.visible, run);
         this.testRuns++;
         this.visibleFraction = g.total === 0 ? 0 : g.passed / g.total;
@@ -165,10 +181,17 @@ export class FindmaxInstance implements EnvInstance {
 
   async outcome(): Promise<Signals> {
     if (this.graded?.code !== this.code) {
-      const run = await this.sandbox.run(this.task.name, this.code, this.task.hidden.map((t) => t.args));
+      const run = await this.sandbox.run(
+        this.task.name,
+        this.code,
+        this.task.hidden.map((t) => t.args),
+      );
       const g = grade(this.task, this.task.hidden, run);
       const all = g.passed === g.total;
-      this.graded = { code: this.code, signals: { tests_passed: all, pass_fraction: g.total === 0 ? 0 : g.passed / g.total, success: all } };
+      this.graded = {
+        code: this.code,
+        signals: { tests_passed: all, pass_fraction: g.total === 0 ? 0 : g.passed / g.total, success: all },
+      };
     }
     return this.graded.signals;
   }
@@ -181,7 +204,12 @@ export class FindmaxInstance implements EnvInstance {
 // --- the kind ---------------------------------------------------------------------------------
 
 function params(env: FindmaxEnv) {
-  return { version: env.version, functions: env.functions as readonly FunctionId[], visible_tests: env.visible_tests, hidden_tests: env.hidden_tests };
+  return {
+    version: env.version,
+    functions: env.functions as readonly FunctionId[],
+    visible_tests: env.visible_tests,
+    hidden_tests: env.hidden_tests,
+  };
 }
 
 /** The problem of task `task` of this env (exported for tests and tools). */
@@ -195,14 +223,17 @@ export const findmaxEnv: EnvKind<FindmaxEnv> = {
   kind: "findmax",
 
   async create(env, task) {
-    if (!Number.isInteger(task) || task < 0 || task >= env.tasks) throw new RangeError(`findmax: task ${task} is outside 0..${env.tasks - 1}`);
+    if (!Number.isInteger(task) || task < 0 || task >= env.tasks)
+      throw new RangeError(`findmax: task ${task} is outside 0..${env.tasks - 1}`);
     const t = findmaxTask(env, task);
     const sandbox = await Sandbox.create({ timeLimitMs: env.time_limit_ms, memoryLimitMb: env.memory_limit_mb });
     return new FindmaxInstance(t, sandbox);
   },
 
   vocabulary(env) {
-    const fns = [...new Set(env.functions as readonly FunctionId[])].filter((f) => (FUNCTION_IDS as readonly string[]).includes(f));
+    const fns = [...new Set(env.functions as readonly FunctionId[])].filter((f) =>
+      (FUNCTION_IDS as readonly string[]).includes(f),
+    );
     const texts: string[] = [...TOOLS, "code", FILE, ...allSources(fns)];
     for (const fn of fns) texts.push(intro(functionSpec(fn)));
     texts.push(
@@ -227,8 +258,12 @@ export const findmaxEnv: EnvKind<FindmaxEnv> = {
     if ((await sandboxLayers()).namespaces) return {};
     const risk =
       "the sandbox for the policy's code has no mount and PID namespaces on this machine (bubblewrap is missing or cannot run, and unshare cannot make user namespaces): code that escaped the vm could connect to unix sockets by path and signal your processes";
-    const install = "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap; none exists for macOS)";
-    if (env.require_namespaces) return { refusal: `${risk}; ${install}, or set require_namespaces: false in the env to run it with the other layers only` };
+    const install =
+      "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap; none exists for macOS)";
+    if (env.require_namespaces)
+      return {
+        refusal: `${risk}; ${install}, or set require_namespaces: false in the env to run it with the other layers only`,
+      };
     return { warning: `${risk} (require_namespaces: false); ${install} to close this` };
   },
 

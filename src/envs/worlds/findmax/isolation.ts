@@ -85,7 +85,26 @@ exec unshare --root="$R" --wd="$D" -- "$@"`;
 
 /** The command that runs `argv` in new user, network, mount, PID and IPC namespaces under the new root of ROOT_SCRIPT. */
 function unshareRootArgs(unshare: string, dir: string, argv: readonly string[]): string[] {
-  return [unshare, "-r", "-n", "-m", "-p", "-i", "-f", "--propagation", "private", "--", SHELL, "-c", ROOT_SCRIPT, "sh", path.join(dir, ROOT_MOUNT), dir, process.execPath, ...argv];
+  return [
+    unshare,
+    "-r",
+    "-n",
+    "-m",
+    "-p",
+    "-i",
+    "-f",
+    "--propagation",
+    "private",
+    "--",
+    SHELL,
+    "-c",
+    ROOT_SCRIPT,
+    "sh",
+    path.join(dir, ROOT_MOUNT),
+    dir,
+    process.execPath,
+    ...argv,
+  ];
 }
 
 /**
@@ -94,7 +113,22 @@ function unshareRootArgs(unshare: string, dir: string, argv: readonly string[]):
  * the scratch folder read-only as the working folder.
  */
 function bwrapArgs(dir: string): string[] {
-  return ["--unshare-all", "--die-with-parent", ...systemRootArgs({ etc: false }), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", dir, dir, "--chdir", dir];
+  return [
+    "--unshare-all",
+    "--die-with-parent",
+    ...systemRootArgs({ etc: false }),
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    "/tmp",
+    "--ro-bind",
+    dir,
+    dir,
+    "--chdir",
+    dir,
+  ];
 }
 
 let capabilities: Promise<Capabilities> | undefined;
@@ -103,7 +137,11 @@ let capabilities: Promise<Capabilities> | undefined;
 function probeAll(): Promise<Capabilities> {
   capabilities ??= (async () => {
     const flags = process.allowedNodeEnvironmentFlags;
-    const flag = flags.has("--permission") ? "--permission" : flags.has("--experimental-permission") ? "--experimental-permission" : null;
+    const flag = flags.has("--permission")
+      ? "--permission"
+      : flags.has("--experimental-permission")
+        ? "--experimental-permission"
+        : null;
     const node = process.execPath;
     const tmp = await realpath(os.tmpdir());
     const linux = process.platform === "linux";
@@ -113,12 +151,32 @@ function probeAll(): Promise<Capabilities> {
     const rootProbe = unshare ? await realpath(await mkdtemp(path.join(tmp, "arl-sandbox-probe-"))) : null;
     if (rootProbe) mkdirSync(path.join(rootProbe, ROOT_MOUNT));
     const [permissionOk, unshareOk, shellOk, bwrapOk, unshareRootOk] = await Promise.all([
-      flag ? probe(node, [flag, `--allow-fs-read=${tmp}${path.sep}`, "--no-warnings", "-e", "process.exit(process.permission ? 0 : 3)"]) : Promise.resolve(false),
+      flag
+        ? probe(node, [
+            flag,
+            `--allow-fs-read=${tmp}${path.sep}`,
+            "--no-warnings",
+            "-e",
+            "process.exit(process.permission ? 0 : 3)",
+          ])
+        : Promise.resolve(false),
       unshare ? probe(unshare, ["-r", "-n", "--", node, "-e", "0"]) : Promise.resolve(false),
-      linux && existsSync(SHELL) ? probe(SHELL, ["-c", 'ulimit -d 1048576 && exec "$@"', "sh", node, "-e", "0"]) : Promise.resolve(false),
+      linux && existsSync(SHELL)
+        ? probe(SHELL, ["-c", 'ulimit -d 1048576 && exec "$@"', "sh", node, "-e", "0"])
+        : Promise.resolve(false),
       bwrap ? probe(bwrap, [...bwrapArgs(tmp), "--", node, "-e", "0"]) : Promise.resolve(false),
       // Inside: pid 1 of its own PID namespace, under a root without the host's /etc.
-      unshare && rootProbe ? probe(...splitFirst(unshareRootArgs(unshare, rootProbe, [node, "-e", 'process.exit(process.pid === 1 && !require("fs").existsSync("/etc") ? 0 : 3)']))) : Promise.resolve(false),
+      unshare && rootProbe
+        ? probe(
+            ...splitFirst(
+              unshareRootArgs(unshare, rootProbe, [
+                node,
+                "-e",
+                'process.exit(process.pid === 1 && !require("fs").existsSync("/etc") ? 0 : 3)',
+              ]),
+            ),
+          )
+        : Promise.resolve(false),
     ]);
     if (rootProbe) await rm(rootProbe, { recursive: true, force: true });
     return {
@@ -175,7 +233,12 @@ export async function sandboxLayers(): Promise<SandboxLayers> {
  * permission flags, inside bubblewrap or unshare (with a new root, or the network namespace
  * alone), under the data-segment rlimit, as `caps` allows. The scratch folder must hold ROOT_MOUNT.
  */
-export function isolatedCommand(script: string, dir: string, limits: { readonly memoryLimitMb: number }, caps: Capabilities): [string, ...string[]] {
+export function isolatedCommand(
+  script: string,
+  dir: string,
+  limits: { readonly memoryLimitMb: number },
+  caps: Capabilities,
+): [string, ...string[]] {
   const nodeArgs = [
     `--max-old-space-size=${limits.memoryLimitMb}`,
     `--stack-size=${STACK_SIZE_KB}`,

@@ -25,7 +25,14 @@ import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { EnvError } from "../../../contracts/env.js";
-import { detect, isolatedCommand, ROOT_MOUNT, withoutLayers, type Capabilities, type SandboxSwitch } from "./isolation.js";
+import {
+  detect,
+  isolatedCommand,
+  ROOT_MOUNT,
+  withoutLayers,
+  type Capabilities,
+  type SandboxSwitch,
+} from "./isolation.js";
 import { RUNNER_SOURCE } from "./runner.js";
 
 export { sandboxLayers } from "./isolation.js";
@@ -36,7 +43,8 @@ export interface SandboxLimits {
   readonly memoryLimitMb: number;
 }
 
-export type TestResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+export type TestResult =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
 
 export interface RunResult {
   /** Set when the code did not load (syntax error, threw at top level, no such function). */
@@ -65,7 +73,12 @@ type Attempt =
   | { readonly kind: "done"; readonly results: readonly TestResult[] }
   | { readonly kind: "load"; readonly error: string }
   /** The process stopped while loading the code or running test `at` (relative to the job). */
-  | { readonly kind: "died"; readonly at: "load" | number; readonly reason: string; readonly results: readonly TestResult[] };
+  | {
+      readonly kind: "died";
+      readonly at: "load" | number;
+      readonly reason: string;
+      readonly results: readonly TestResult[];
+    };
 
 export class Sandbox {
   private child: ChildProcessWithoutNullStreams | undefined;
@@ -99,7 +112,10 @@ export class Sandbox {
   /** Runs `name(...args)` for each inputs entry on `source`; never throws for the code's faults. */
   async run(name: string, source: string, inputs: readonly (readonly unknown[])[]): Promise<RunResult> {
     if (this.closed) throw new EnvError("the sandbox was already closed", "crash");
-    const failAll = (error: string): RunResult => ({ loadError: error, results: inputs.map(() => ({ ok: false, error: "the code did not load" })) });
+    const failAll = (error: string): RunResult => ({
+      loadError: error,
+      results: inputs.map(() => ({ ok: false, error: "the code did not load" })),
+    });
     if (source.length > MAX_SOURCE_CHARS) return failAll(`the code is longer than ${MAX_SOURCE_CHARS} characters`);
     if (/\bimport\b/.test(source)) return failAll("import is not available to the code");
     const results: TestResult[] = [];
@@ -216,12 +232,24 @@ export class Sandbox {
         if (this.closed) return reject(new EnvError("the sandbox was closed while the code ran", "crash"));
         const tail = stderr.trim().split("\n").slice(-3).join(" | ");
         if (!ready) {
-          if (killedFor === "startup") return reject(new EnvError(`the sandbox process did not start within ${STARTUP_MS / 1000} s`, "timeout"));
-          return reject(new EnvError(`the sandbox process stopped before it was ready (${signal ?? `exit code ${code}`})${tail ? `: ${tail}` : ""}`, "crash"));
+          if (killedFor === "startup")
+            return reject(new EnvError(`the sandbox process did not start within ${STARTUP_MS / 1000} s`, "timeout"));
+          return reject(
+            new EnvError(
+              `the sandbox process stopped before it was ready (${signal ?? `exit code ${code}`})${tail ? `: ${tail}` : ""}`,
+              "crash",
+            ),
+          );
         }
-        if (stage === "start") return reject(new EnvError(`the sandbox process stopped before it read its job${tail ? `: ${tail}` : ""}`, "crash"));
+        if (stage === "start")
+          return reject(
+            new EnvError(`the sandbox process stopped before it read its job${tail ? `: ${tail}` : ""}`, "crash"),
+          );
         if (results.length === inputs.length) return resolve({ kind: "done", results });
-        const reason = killedFor === "time" ? `time limit exceeded (${limit} ms)` : deathReason(code, signal, stderr, this.limits.memoryLimitMb);
+        const reason =
+          killedFor === "time"
+            ? `time limit exceeded (${limit} ms)`
+            : deathReason(code, signal, stderr, this.limits.memoryLimitMb);
         resolve({ kind: "died", at: stage, reason, results });
       });
       child.stdin.end(JSON.stringify({ name, source, inputs: inputs.map((a) => JSON.stringify(a)), timeoutMs: limit }));
@@ -233,7 +261,10 @@ export class Sandbox {
    * environment, folder and limits. For tests and diagnostics of the process layers, i.e. what
    * code that escaped the vm context could still do.
    */
-  async probe(script: string, timeoutMs = 10_000): Promise<{ readonly stdout: string; readonly stderr: string; readonly code: number | null }> {
+  async probe(
+    script: string,
+    timeoutMs = 10_000,
+  ): Promise<{ readonly stdout: string; readonly stderr: string; readonly code: number | null }> {
     const file = path.join(this.dir, "probe.mjs");
     await writeFile(file, script, { mode: 0o444 });
     const [bin, ...args] = isolatedCommand(file, this.dir, this.limits, this.caps);
@@ -293,8 +324,14 @@ function decodeResult(data: string): TestResult {
 }
 
 function deathReason(code: number | null, signal: NodeJS.Signals | null, stderr: string, memoryMb: number): string {
-  if (/heap out of memory|Reached heap limit|Fatal process OOM|Allocation failed|out of memory|std::bad_alloc/i.test(stderr)) return `memory limit exceeded (${memoryMb} MB)`;
-  if (signal === "SIGKILL") return "the process running the code was killed (SIGKILL), probably for using too much memory";
+  if (
+    /heap out of memory|Reached heap limit|Fatal process OOM|Allocation failed|out of memory|std::bad_alloc/i.test(
+      stderr,
+    )
+  )
+    return `memory limit exceeded (${memoryMb} MB)`;
+  if (signal === "SIGKILL")
+    return "the process running the code was killed (SIGKILL), probably for using too much memory";
   return `the process running the code stopped unexpectedly (${signal ?? `exit code ${code}`})`;
 }
 

@@ -12,7 +12,18 @@
 // tests [3, 1, 2] -> 3, [-2, -5, -8] -> -2, [0] -> 0) whenever find_max is the first function.
 import { keyWords, seededSfc32, shuffled, type Sfc32 } from "../../../contracts/random.js";
 import { at } from "../../../contracts/checked.js";
-import { ARRAY_NAMES, ELEMENT_NAMES, SPECS, type Bug, type Draws, type Expected, type FunctionId, type FunctionSpec, type Style, type TestArgs } from "./functions.js";
+import {
+  ARRAY_NAMES,
+  ELEMENT_NAMES,
+  SPECS,
+  type Bug,
+  type Draws,
+  type Expected,
+  type FunctionId,
+  type FunctionSpec,
+  type Style,
+  type TestArgs,
+} from "./functions.js";
 
 export { FUNCTION_IDS, type Expected, type FunctionId } from "./functions.js";
 
@@ -159,7 +170,13 @@ function visibleTests(r: Rng, spec: FunctionSpec, buggy: (...a: unknown[]) => un
 }
 
 /** Hidden tests: one input per category in turn (shuffled), at least one of which the bug fails. */
-function hiddenTests(r: Rng, spec: FunctionSpec, buggy: (...a: unknown[]) => unknown, n: number, visible: ReadonlySet<string>): TestArgs[] {
+function hiddenTests(
+  r: Rng,
+  spec: FunctionSpec,
+  buggy: (...a: unknown[]) => unknown,
+  n: number,
+  visible: ReadonlySet<string>,
+): TestArgs[] {
   const order = r.shuffle(spec.hidden.map((_, i) => i));
   const out: TestArgs[] = [];
   const seen = new Set<string>(visible);
@@ -193,7 +210,9 @@ export function generateTask(env: TaskParams, id: number): Task {
   const round = Math.floor(u / spec.bugs.length);
   const seedExample = fn === "find_max" && bug.id === "zero_init" && round === 0;
   const all = styles(fn, bug);
-  const style = seedExample ? SEED_STYLE : at(all, at(permutation(all.length, `arl/findmax/styles:${env.version}:${fn}:${bug.id}`), round % all.length));
+  const style = seedExample
+    ? SEED_STYLE
+    : at(all, at(permutation(all.length, `arl/findmax/styles:${env.version}:${fn}:${bug.id}`), round % all.length));
   const buggy = bug.code(style, true);
   const fixed = bug.code(style, false);
   const r = new Rng(`arl/findmax/tests:${env.version}:${id}`);
@@ -203,7 +222,8 @@ export function generateTask(env: TaskParams, id: number): Task {
   if (seedExample) {
     // The seed's three tests, the failing one first when fewer are asked for; then small ones.
     const wanted = env.visible_tests;
-    visibleArgs = wanted >= 3 ? SEED_VISIBLE.map((a) => [[...a]]) : wanted === 2 ? [[[3, 1, 2]], [[-2, -5, -8]]] : [[[-2, -5, -8]]];
+    visibleArgs =
+      wanted >= 3 ? SEED_VISIBLE.map((a) => [[...a]]) : wanted === 2 ? [[[3, 1, 2]], [[-2, -5, -8]]] : [[[-2, -5, -8]]];
     const seen = new Set(visibleArgs.map(key));
     for (let tries = 0; visibleArgs.length < wanted && tries < 500; tries++) {
       const args = spec.small(r);

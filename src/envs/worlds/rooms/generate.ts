@@ -63,11 +63,15 @@ const MAX_PAIRS = 48;
 const MAX_TRIPLES = 48;
 
 function checkParams(p: RoomsParams): void {
-  if (!Number.isInteger(p.rooms) || p.rooms < 1 || p.rooms > MAX_ROOMS) throw new Error(`rooms env: rooms must be 1..${MAX_ROOMS}, got ${p.rooms}`);
+  if (!Number.isInteger(p.rooms) || p.rooms < 1 || p.rooms > MAX_ROOMS)
+    throw new Error(`rooms env: rooms must be 1..${MAX_ROOMS}, got ${p.rooms}`);
   if (!Number.isInteger(p.objects) || p.objects < 1 || p.objects > MAX_OBJECTS) {
-    throw new Error(`rooms env: objects must be 1..${MAX_OBJECTS} (a quest needs at least one object), got ${p.objects}`);
+    throw new Error(
+      `rooms env: objects must be 1..${MAX_OBJECTS} (a quest needs at least one object), got ${p.objects}`,
+    );
   }
-  if (!Number.isInteger(p.quest_length) || p.quest_length < 1) throw new Error(`rooms env: quest_length must be a positive integer, got ${p.quest_length}`);
+  if (!Number.isInteger(p.quest_length) || p.quest_length < 1)
+    throw new Error(`rooms env: quest_length must be a positive integer, got ${p.quest_length}`);
 }
 
 function worldKey(p: RoomsParams, task: number): string {
@@ -139,10 +143,13 @@ function drawWorld(rng: Rng, p: RoomsParams): Drawn {
   const supporterNames = rng.shuffle(SUPPORTER_NOUNS).slice(0, supporters);
   const lockedIndex = hasKey ? rng.int(containers) : -1;
   const keyIndex = containers + supporters; // the key, when there is one, comes right after the receptacles
-  containerNames.forEach((name, k) => things.push({ name, kind: "container", room: rng.int(R), ...(k === lockedIndex ? { key: keyIndex } : {}) }));
+  containerNames.forEach((name, k) =>
+    things.push({ name, kind: "container", room: rng.int(R), ...(k === lockedIndex ? { key: keyIndex } : {}) }),
+  );
   for (const name of supporterNames) things.push({ name, kind: "supporter", room: rng.int(R) });
   if (hasKey) things.push({ name: KEY_NOUN, kind: "key", room: -1 });
-  for (const name of rng.shuffle(ITEM_NOUNS).slice(0, portables - (hasKey ? 1 : 0))) things.push({ name, kind: "item", room: -1 });
+  for (const name of rng.shuffle(ITEM_NOUNS).slice(0, portables - (hasKey ? 1 : 0)))
+    things.push({ name, kind: "item", room: -1 });
 
   const start = new Int16Array(1 + 2 * T);
   start[0] = rng.int(R);
@@ -155,7 +162,9 @@ function drawWorld(rng: Rng, p: RoomsParams): Drawn {
       start[1 + T + i] = 1;
     } else {
       // On a floor, or on/in a receptacle (never inside the container its own key opens).
-      const places = things.flatMap((r, j) => ((r.kind === "container" || r.kind === "supporter") && r.key !== i ? [j] : []));
+      const places = things.flatMap((r, j) =>
+        (r.kind === "container" || r.kind === "supporter") && r.key !== i ? [j] : [],
+      );
       start[1 + i] = places.length > 0 && rng.chance(0.55) ? R + rng.pick(places) : rng.int(R);
     }
   });
@@ -170,7 +179,8 @@ function candidateGoals(rng: Rng, things: readonly Thing[], start: Int16Array, R
     if (t.kind === "item" || t.kind === "key") {
       other.push({ type: "holding", item: i });
       things.forEach((r, j) => {
-        if ((r.kind === "container" || r.kind === "supporter") && start[1 + i] !== R + j) put.push({ type: "in", item: i, target: j });
+        if ((r.kind === "container" || r.kind === "supporter") && start[1 + i] !== R + j)
+          put.push({ type: "in", item: i, target: j });
       });
     } else if (t.kind === "container" && start[1 + T + i] === 0) other.push({ type: "open", target: i });
   });
@@ -209,7 +219,11 @@ export function generateWorld(p: RoomsParams, task: number): World {
   let best: { world: World; gap: number } | undefined;
   let lastGain = 0;
   const work = { nodes: 0 };
-  for (let attempt = 0; attempt < MAX_ATTEMPTS && attempt - lastGain < MAX_STALE && work.nodes < MAX_SEARCH_NODES; attempt++) {
+  for (
+    let attempt = 0;
+    attempt < MAX_ATTEMPTS && attempt - lastGain < MAX_STALE && work.nodes < MAX_SEARCH_NODES;
+    attempt++
+  ) {
     const drawn = drawWorld(rng, p);
     for (const goal of candidateGoals(rng, drawn.things, drawn.start, drawn.rooms.length)) {
       if (work.nodes >= MAX_SEARCH_NODES) break;
@@ -234,7 +248,8 @@ export function generateWorld(p: RoomsParams, task: number): World {
     const goal = element(candidateGoals(rng, drawn.things, drawn.start, drawn.rooms.length), 0);
     const world: World = { ...drawn, goal, optimal: 0 };
     const sol = solve(world, drawn.start, goal);
-    if (!sol) throw new Error(`rooms env: no solvable quest for task ${task} (w${p.rooms}-o${p.objects}-q${p.quest_length})`);
+    if (!sol)
+      throw new Error(`rooms env: no solvable quest for task ${task} (w${p.rooms}-o${p.objects}-q${p.quest_length})`);
     return { ...world, optimal: sol.steps };
   }
   return best.world;

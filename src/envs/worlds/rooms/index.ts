@@ -64,7 +64,11 @@ export class RoomsGame implements EnvInstance {
     this.state = r.state;
     if (r.invalid) this.invalid++;
     this.finished = goalHolds(this.world, this.state);
-    return { text: this.finished ? `${r.text} Your task is done.` : r.text, signals: this.signals(), terminated: this.finished };
+    return {
+      text: this.finished ? `${r.text} Your task is done.` : r.text,
+      signals: this.signals(),
+      terminated: this.finished,
+    };
   }
 
   async step(call: ToolCall): Promise<StepResult> {

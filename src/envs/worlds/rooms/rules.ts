@@ -34,7 +34,12 @@ export interface ActResult {
   readonly invalid: boolean;
 }
 
-const KNOWN_NOUNS: ReadonlySet<string> = new Set<string>([...ITEM_NOUNS, KEY_NOUN, ...CONTAINER_NOUNS, ...SUPPORTER_NOUNS]);
+const KNOWN_NOUNS: ReadonlySet<string> = new Set<string>([
+  ...ITEM_NOUNS,
+  KEY_NOUN,
+  ...CONTAINER_NOUNS,
+  ...SUPPORTER_NOUNS,
+]);
 
 const article = (word: string): string => (/^[aeiou]/.test(word) ? "an" : "a");
 const an = (word: string): string => `${article(word)} ${word}`;
@@ -48,8 +53,13 @@ function listing(parts: readonly string[]): string {
 /** An argument as the game reads it: lowercase words, without a leading article (or preposition, for put's target). */
 function normalizeName(value: unknown, prepositions = false): string {
   if (typeof value !== "string" && typeof value !== "number") return "";
-  const words = String(value).toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
-  const drop = new Set(prepositions ? ["the", "a", "an", "in", "into", "inside", "on", "onto", "to"] : ["the", "a", "an"]);
+  const words = String(value)
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+  const drop = new Set(
+    prepositions ? ["the", "a", "an", "in", "into", "inside", "on", "onto", "to"] : ["the", "a", "an"],
+  );
   while (words.length > 1 && drop.has(words[0] ?? "")) words.shift();
   return words.join(" ");
 }
@@ -98,7 +108,8 @@ export function describeRoom(w: World, s: State): string {
       const inside = contents(w, s, i);
       if (t.kind === "supporter") {
         if (inside.length > 0) details.push(`On the ${t.name} you see ${listing(inside)}.`);
-      } else details.push(inside.length > 0 ? `In the ${t.name} you see ${listing(inside)}.` : `The ${t.name} is empty.`);
+      } else
+        details.push(inside.length > 0 ? `In the ${t.name} you see ${listing(inside)}.` : `The ${t.name} is empty.`);
     } else if (locOf(s, i) === here) seen.push(an(t.name));
   });
   lines.push(seen.length > 0 ? `You see ${listing(seen)}.` : "The room is empty.");
@@ -140,7 +151,8 @@ export function act(w: World, s: State, call: ToolCall, describe = true): ActRes
   switch (call.name) {
     case "go": {
       const dir = normalizeName(args.direction);
-      if (!(DIRECTIONS as readonly string[]).includes(dir)) return refuse(s, "You can only go north, south, east or west.");
+      if (!(DIRECTIONS as readonly string[]).includes(dir))
+        return refuse(s, "You can only go north, south, east or west.");
       const next = roomOf(w, at(s)).exits[dir as Direction];
       if (next === undefined) return refuse(s, `You can't go ${dir} from here.`);
       const moved = withPlayer(s, next);
@@ -169,13 +181,17 @@ export function act(w: World, s: State, call: ToolCall, describe = true): ActRes
       if (isOpen(w, s, i)) return refuse(s, `The ${name} is already open.`);
       let text = `You open the ${name}.`;
       if (t.key !== undefined) {
-        if (locOf(s, t.key) !== INVENTORY) return refuse(s, `The ${name} is locked. You need the ${thingOf(w, t.key).name}.`);
+        if (locOf(s, t.key) !== INVENTORY)
+          return refuse(s, `The ${name} is locked. You need the ${thingOf(w, t.key).name}.`);
         text = `You unlock the ${name} with the ${thingOf(w, t.key).name} and open it.`;
       }
       const opened = withOpen(w, s, i);
       if (!describe) return done(opened, "");
       const inside = contents(w, opened, i);
-      return done(opened, `${text} ${inside.length > 0 ? `In the ${name} you see ${listing(inside)}.` : "It is empty."}`);
+      return done(
+        opened,
+        `${text} ${inside.length > 0 ? `In the ${name} you see ${listing(inside)}.` : "It is empty."}`,
+      );
     }
     case "put": {
       const name = normalizeName(args.object);
@@ -190,7 +206,12 @@ export function act(w: World, s: State, call: ToolCall, describe = true): ActRes
       if (j < 0) return refuse(s, notHere(targetName));
       const t = thingOf(w, j);
       if (isPortable(t)) {
-        return refuse(s, locOf(s, j) === INVENTORY || reachable(w, s, j) ? `You can't put things in the ${targetName}.` : notHere(targetName));
+        return refuse(
+          s,
+          locOf(s, j) === INVENTORY || reachable(w, s, j)
+            ? `You can't put things in the ${targetName}.`
+            : notHere(targetName),
+        );
       }
       if (t.room !== at(s)) return refuse(s, notHere(targetName));
       if (!isOpen(w, s, j)) return refuse(s, `The ${targetName} is closed.`);

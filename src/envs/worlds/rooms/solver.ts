@@ -52,7 +52,7 @@ function relevantThings(w: World, s: State, goal: readonly Atom[]): Set<number> 
     if (a.type !== "holding") rel.add(a.target);
   }
   const R = w.rooms.length;
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const i of [...rel]) {
       const t = thingOf(w, i);
@@ -83,12 +83,22 @@ function candidateCalls(w: World, s: State, goal: readonly Atom[], rel: readonly
     if (isPortable(t)) {
       const placed = goal.some((a) => a.type === "in" && a.item === i && locOf(s, i) === R + a.target);
       if (!placed && reachable(w, s, i)) calls.push({ name: "take", arguments: { object: t.name } });
-    } else if (t.kind === "container" && t.room === at(s) && !isOpen(w, s, i) && (t.key === undefined || locOf(s, t.key) === INVENTORY)) {
+    } else if (
+      t.kind === "container" &&
+      t.room === at(s) &&
+      !isOpen(w, s, i) &&
+      (t.key === undefined || locOf(s, t.key) === INVENTORY)
+    ) {
       calls.push({ name: "open", arguments: { target: t.name } });
     }
   }
   for (const a of goal) {
-    if (a.type === "in" && locOf(s, a.item) === INVENTORY && thingOf(w, a.target).room === at(s) && isOpen(w, s, a.target)) {
+    if (
+      a.type === "in" &&
+      locOf(s, a.item) === INVENTORY &&
+      thingOf(w, a.target).room === at(s) &&
+      isOpen(w, s, a.target)
+    ) {
       calls.push({ name: "put", arguments: { object: thingOf(w, a.item).name, target: thingOf(w, a.target).name } });
     }
   }

@@ -31,7 +31,18 @@ let cached: readonly string[] | undefined;
 export function roomsVocabulary(): readonly string[] {
   if (!cached) {
     const all = new Set<string>();
-    const sources = [...PHRASES, ...TOOL_TEXT, ...ROOM_NOUNS, ...COLORS, ...ITEM_NOUNS, KEY_NOUN, ...CONTAINER_NOUNS, ...SUPPORTER_NOUNS, ...DIRECTIONS, ...TOOL_NAMES];
+    const sources = [
+      ...PHRASES,
+      ...TOOL_TEXT,
+      ...ROOM_NOUNS,
+      ...COLORS,
+      ...ITEM_NOUNS,
+      KEY_NOUN,
+      ...CONTAINER_NOUNS,
+      ...SUPPORTER_NOUNS,
+      ...DIRECTIONS,
+      ...TOOL_NAMES,
+    ];
     for (const text of sources) for (const w of words(text)) all.add(w);
     // The tokenizer keeps newlines as tokens; the first observation has them.
     all.add("\n");

@@ -16,16 +16,61 @@ export const DIRECTIONS = ["north", "south", "east", "west"] as const;
 export type Direction = (typeof DIRECTIONS)[number];
 export const OPPOSITE: Record<Direction, Direction> = { north: "south", south: "north", east: "west", west: "east" };
 /** Grid offsets: north is y - 1, east is x + 1. */
-export const OFFSET: Record<Direction, readonly [number, number]> = { north: [0, -1], south: [0, 1], east: [1, 0], west: [-1, 0] };
+export const OFFSET: Record<Direction, readonly [number, number]> = {
+  north: [0, -1],
+  south: [0, 1],
+  east: [1, 0],
+  west: [-1, 0],
+};
 
 export const ROOM_NOUNS = [
-  "kitchen", "bedroom", "hallway", "garden", "cellar", "attic", "study", "pantry", "library", "bathroom", "garage", "porch",
-  "office", "workshop", "nursery", "lounge", "parlor", "laundry", "chapel", "gallery", "balcony", "basement", "foyer", "closet",
+  "kitchen",
+  "bedroom",
+  "hallway",
+  "garden",
+  "cellar",
+  "attic",
+  "study",
+  "pantry",
+  "library",
+  "bathroom",
+  "garage",
+  "porch",
+  "office",
+  "workshop",
+  "nursery",
+  "lounge",
+  "parlor",
+  "laundry",
+  "chapel",
+  "gallery",
+  "balcony",
+  "basement",
+  "foyer",
+  "closet",
 ] as const;
 export const COLORS = ["red", "blue", "green", "yellow", "white", "black", "brown", "gray"] as const;
 export const ITEM_NOUNS = [
-  "coin", "apple", "book", "lamp", "ring", "cup", "gem", "map", "pen", "ball",
-  "hat", "sock", "spoon", "candle", "bottle", "shoe", "watch", "comb", "bell", "flute",
+  "coin",
+  "apple",
+  "book",
+  "lamp",
+  "ring",
+  "cup",
+  "gem",
+  "map",
+  "pen",
+  "ball",
+  "hat",
+  "sock",
+  "spoon",
+  "candle",
+  "bottle",
+  "shoe",
+  "watch",
+  "comb",
+  "bell",
+  "flute",
 ] as const;
 export const CONTAINER_NOUNS = ["chest", "box", "crate", "cabinet", "trunk", "basket", "locker", "wardrobe"] as const;
 export const SUPPORTER_NOUNS = ["table", "shelf", "counter", "desk", "bench", "stool"] as const;

@@ -12,8 +12,36 @@ import { at } from "../../../contracts/checked.js";
 export const MAX_COMBINATIONS = 30_000_000;
 
 const NOT_ALIASES = new Set([
-  "as", "where", "join", "on", "inner", "left", "right", "full", "outer", "cross", "natural", "group", "order", "limit", "union", "using",
-  "having", "window", "except", "intersect", "set", "values", "select", "indexed", "not", "from", "and", "or", "returning", "default",
+  "as",
+  "where",
+  "join",
+  "on",
+  "inner",
+  "left",
+  "right",
+  "full",
+  "outer",
+  "cross",
+  "natural",
+  "group",
+  "order",
+  "limit",
+  "union",
+  "using",
+  "having",
+  "window",
+  "except",
+  "intersect",
+  "set",
+  "values",
+  "select",
+  "indexed",
+  "not",
+  "from",
+  "and",
+  "or",
+  "returning",
+  "default",
 ]);
 
 /** Alias (or name) to table, as the query names them (`transactions t`, `accounts AS a`). */
@@ -41,7 +69,12 @@ interface PlanRow {
  * Estimated row combinations the statement visits, and the scans behind the estimate; undefined
  * when the plan cannot be read (the statement then runs unguarded).
  */
-export function estimateCombinations(db: Database.Database, sql: string, rows: (table: string) => number | undefined, largest: number): { combinations: number; scans: string[] } | undefined {
+export function estimateCombinations(
+  db: Database.Database,
+  sql: string,
+  rows: (table: string) => number | undefined,
+  largest: number,
+): { combinations: number; scans: string[] } | undefined {
   let plan: PlanRow[];
   try {
     plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as PlanRow[];
@@ -65,7 +98,9 @@ export function estimateCombinations(db: Database.Database, sql: string, rows: (
     for (const r of children.get(parent) ?? []) {
       const scan = /^SCAN (\S+)/.exec(r.detail);
       if (scan && scan[1] !== "CONSTANT") {
-        const name = at(scan, 1).replace(/^["`[]|["`\]]$/g, "").toLowerCase();
+        const name = at(scan, 1)
+          .replace(/^["`[]|["`\]]$/g, "")
+          .toLowerCase();
         const table = names.get(name) ?? name;
         // A scan of a subquery or CTE (not a table): count its rows as the largest table's.
         loops *= Math.max(1, rows(table) ?? largest);

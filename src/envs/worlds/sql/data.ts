@@ -57,7 +57,10 @@ export interface Dataset {
   open(readOnly: boolean): Connection;
   gold(task: number): Gold;
   /** Tables and `table.column` keys a statement mentions (prepared by the caller). */
-  mentions(sql: string, resultColumns: readonly Database.ColumnDefinition[]): { tables: string[]; columns: Set<string> };
+  mentions(
+    sql: string,
+    resultColumns: readonly Database.ColumnDefinition[],
+  ): { tables: string[]; columns: Set<string> };
   /** Words of its text values, for the vocabulary (the demo only; real databases may be large). */
   readonly textValues: readonly string[];
   /** Rows of a table (lower-case name; counted once), undefined for views and unknown names. */
@@ -69,7 +72,8 @@ export interface Dataset {
 // --- datasets --------------------------------------------------------------------------------------
 
 /** SQLite result codes that mean the database itself failed, not the statement. */
-const FATAL_CODES = /^SQLITE_(CORRUPT|IOERR|NOMEM|CANTOPEN|FULL|INTERNAL|NOTADB|PERM|PROTOCOL|NOLFS|AUTH|FORMAT|MISUSE)/;
+const FATAL_CODES =
+  /^SQLITE_(CORRUPT|IOERR|NOMEM|CANTOPEN|FULL|INTERNAL|NOTADB|PERM|PROTOCOL|NOLFS|AUTH|FORMAT|MISUSE)/;
 
 export function isFatal(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
@@ -80,15 +84,34 @@ export function isFatal(error: unknown): boolean {
 const IN_MEMORY_COPY_LIMIT = 256 * 1024 * 1024;
 
 export function readSchema(db: Database.Database): Table[] {
-  const objects = db.prepare("SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string; type: "table" | "view" }[];
+  const objects = db
+    .prepare(
+      "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .all() as { name: string; type: "table" | "view" }[];
   return objects.map(({ name, type }) => {
     const fks = new Map<string, string>();
-    for (const fk of db.prepare("SELECT \"from\" AS c, \"table\" AS t, \"to\" AS r FROM pragma_foreign_key_list(?)").all(name) as { c: string; t: string; r: string | null }[]) {
+    for (const fk of db
+      .prepare('SELECT "from" AS c, "table" AS t, "to" AS r FROM pragma_foreign_key_list(?)')
+      .all(name) as { c: string; t: string; r: string | null }[]) {
       fks.set(fk.c.toLowerCase(), `${fk.t}(${fk.r ?? "rowid"})`);
     }
-    const columns = (db.prepare("SELECT name, type, \"notnull\" AS nn, pk FROM pragma_table_info(?) ORDER BY cid").all(name) as { name: string; type: string; nn: number; pk: number }[]).map((c) => {
+    const columns = (
+      db.prepare('SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(?) ORDER BY cid').all(name) as {
+        name: string;
+        type: string;
+        nn: number;
+        pk: number;
+      }[]
+    ).map((c) => {
       const references = fks.get(c.name.toLowerCase());
-      return { name: c.name, type: c.type || "ANY", notnull: c.nn !== 0, pk: c.pk !== 0, ...(references ? { references } : {}) };
+      return {
+        name: c.name,
+        type: c.type || "ANY",
+        notnull: c.nn !== 0,
+        pk: c.pk !== 0,
+        ...(references ? { references } : {}),
+      };
     });
     return { name, kind: type, columns };
   });
@@ -171,7 +194,10 @@ class LoadedDataset implements Dataset {
       this.tables = readSchema(this.analysis);
     } catch (error) {
       this.analysis.close();
-      throw new EnvError(`sql env: cannot read the schema of ${source.label}: ${(error as Error).message}`, "unavailable");
+      throw new EnvError(
+        `sql env: cannot read the schema of ${source.label}: ${(error as Error).message}`,
+        "unavailable",
+      );
     }
     this.byName = new Map(this.tables.map((t) => [t.name.toLowerCase(), t]));
   }
@@ -186,7 +212,10 @@ class LoadedDataset implements Dataset {
     return { db, close: () => db.close() };
   }
 
-  mentions(sql: string, resultColumns: readonly Database.ColumnDefinition[]): { tables: string[]; columns: Set<string> } {
+  mentions(
+    sql: string,
+    resultColumns: readonly Database.ColumnDefinition[],
+  ): { tables: string[]; columns: Set<string> } {
     const ids = scanSql(sql).identifiers;
     const named = new Set(ids);
     const tables: string[] = [];
@@ -197,10 +226,12 @@ class LoadedDataset implements Dataset {
     const columns = new Set<string>();
     for (const name of tables) {
       const t = defined(this.byName.get(name.toLowerCase()), `table ${name}`);
-      for (const c of t.columns) if (named.has(c.name.toLowerCase())) columns.add(`${t.name.toLowerCase()}.${c.name.toLowerCase()}`);
+      for (const c of t.columns)
+        if (named.has(c.name.toLowerCase())) columns.add(`${t.name.toLowerCase()}.${c.name.toLowerCase()}`);
     }
     for (const c of resultColumns) {
-      if (c.table && c.column && this.byName.has(c.table.toLowerCase())) columns.add(`${c.table.toLowerCase()}.${c.column.toLowerCase()}`);
+      if (c.table && c.column && this.byName.has(c.table.toLowerCase()))
+        columns.add(`${c.table.toLowerCase()}.${c.column.toLowerCase()}`);
     }
     return { tables, columns };
   }
@@ -209,11 +240,14 @@ class LoadedDataset implements Dataset {
     const known = this.golds.get(task);
     if (known) return known;
     const question = this.questions[task];
-    if (!question) throw new EnvError(`sql env: there is no question ${task} (${this.questions.length} questions)`, "protocol");
+    if (!question)
+      throw new EnvError(`sql env: there is no question ${task} (${this.questions.length} questions)`, "protocol");
     let gold: Gold;
     if (question.sql === undefined) {
       // No gold SQL: the columns it needs are unknown; every column counts.
-      const columns = new Set(this.tables.flatMap((t) => t.columns.map((c) => `${t.name.toLowerCase()}.${c.name.toLowerCase()}`)));
+      const columns = new Set(
+        this.tables.flatMap((t) => t.columns.map((c) => `${t.name.toLowerCase()}.${c.name.toLowerCase()}`)),
+      );
       gold = { expected: question.expected ?? [], columns, tables: [] };
     } else {
       let rows: Row[];
@@ -224,10 +258,16 @@ class LoadedDataset implements Dataset {
         resultColumns = stmt.columns();
         rows = stmt.raw(true).all() as Row[];
       } catch (error) {
-        throw new EnvError(`sql env: the gold SQL of question ${task} fails on ${this.label}: ${(error as Error).message}`, "protocol");
+        throw new EnvError(
+          `sql env: the gold SQL of question ${task} fails on ${this.label}: ${(error as Error).message}`,
+          "protocol",
+        );
       }
       const { tables, columns } = this.mentions(question.sql, resultColumns);
-      if (columns.size === 0) for (const name of tables) for (const c of defined(this.byName.get(name.toLowerCase()), `table ${name}`).columns) columns.add(`${name.toLowerCase()}.${c.name.toLowerCase()}`);
+      if (columns.size === 0)
+        for (const name of tables)
+          for (const c of defined(this.byName.get(name.toLowerCase()), `table ${name}`).columns)
+            columns.add(`${name.toLowerCase()}.${c.name.toLowerCase()}`);
       gold = { expected: question.expected ?? rows, columns, tables };
     }
     this.golds.set(task, gold);
@@ -239,7 +279,10 @@ class LoadedDataset implements Dataset {
       this.counts = new Map();
       for (const t of this.tables) {
         if (t.kind !== "table") continue;
-        const n = this.analysis.prepare(`SELECT COUNT(*) FROM "${t.name.replace(/"/g, '""')}"`).pluck().get();
+        const n = this.analysis
+          .prepare(`SELECT COUNT(*) FROM "${t.name.replace(/"/g, '""')}"`)
+          .pluck()
+          .get();
         this.counts.set(t.name.toLowerCase(), Number(n));
       }
     }
@@ -279,7 +322,10 @@ export function loadDataset(env: SqlEnv, root: string | undefined): Dataset {
   const dbPath = env.database ? verifyDataFile(env.database, root, "database") : null;
   const qPath = env.questions ? verifyDataFile(env.questions, root, "questions") : null;
   if (env.database !== null && env.questions === null) {
-    throw new EnvError("sql env: a database of your own needs its questions file too (questions: none is only for the bundled demo database)", "protocol");
+    throw new EnvError(
+      "sql env: a database of your own needs its questions file too (questions: none is only for the bundled demo database)",
+      "protocol",
+    );
   }
   const key = JSON.stringify([dbPath, env.database?.sha256 ?? null, qPath, env.questions?.sha256 ?? null]);
   const known = datasets.get(key);

@@ -28,16 +28,79 @@ export interface DemoData {
 const CITIES = ["Lyon", "Paris", "Marseille", "Toulouse", "Nantes", "Lille", "Bordeaux", "Strasbourg"] as const;
 /** Cities where customers live without a branch there. */
 const OTHER_CITIES = ["Grenoble", "Dijon"] as const;
-const BRANCH_NAMES = ["Central", "Riverside", "Old Town", "Station", "Harbour", "Market", "Cathedral", "University"] as const;
+const BRANCH_NAMES = [
+  "Central",
+  "Riverside",
+  "Old Town",
+  "Station",
+  "Harbour",
+  "Market",
+  "Cathedral",
+  "University",
+] as const;
 const FIRST_NAMES = [
-  "Alice", "Bruno", "Camille", "David", "Emma", "Felix", "Gabriel", "Hugo", "Ines", "Jade",
-  "Karim", "Louise", "Manon", "Nathan", "Olivia", "Paul", "Quentin", "Rose", "Sofia", "Thomas",
-  "Ugo", "Victor", "Wendy", "Yanis", "Zoe", "Adam", "Chloe", "Leo", "Lina", "Noah",
+  "Alice",
+  "Bruno",
+  "Camille",
+  "David",
+  "Emma",
+  "Felix",
+  "Gabriel",
+  "Hugo",
+  "Ines",
+  "Jade",
+  "Karim",
+  "Louise",
+  "Manon",
+  "Nathan",
+  "Olivia",
+  "Paul",
+  "Quentin",
+  "Rose",
+  "Sofia",
+  "Thomas",
+  "Ugo",
+  "Victor",
+  "Wendy",
+  "Yanis",
+  "Zoe",
+  "Adam",
+  "Chloe",
+  "Leo",
+  "Lina",
+  "Noah",
 ] as const;
 const LAST_NAMES = [
-  "Martin", "Bernard", "Dubois", "Durand", "Lefebvre", "Moreau", "Laurent", "Simon", "Michel", "Garcia",
-  "David", "Bertrand", "Roux", "Vincent", "Fournier", "Morel", "Girard", "Andre", "Mercier", "Dupont",
-  "Lambert", "Bonnet", "Francois", "Martinez", "Legrand", "Garnier", "Faure", "Rousseau", "Blanc", "Guerin",
+  "Martin",
+  "Bernard",
+  "Dubois",
+  "Durand",
+  "Lefebvre",
+  "Moreau",
+  "Laurent",
+  "Simon",
+  "Michel",
+  "Garcia",
+  "David",
+  "Bertrand",
+  "Roux",
+  "Vincent",
+  "Fournier",
+  "Morel",
+  "Girard",
+  "Andre",
+  "Mercier",
+  "Dupont",
+  "Lambert",
+  "Bonnet",
+  "Francois",
+  "Martinez",
+  "Legrand",
+  "Garnier",
+  "Faure",
+  "Rousseau",
+  "Blanc",
+  "Guerin",
 ] as const;
 const ACCOUNT_TYPES = ["checking", "savings", "business"] as const;
 const TX_KINDS = ["deposit", "withdrawal", "transfer", "fee"] as const;
@@ -117,19 +180,36 @@ const money = (cents: number) => `${Math.floor(cents / 100)}.${pad2(cents % 100)
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 function generateRows(random: Random) {
-  const years = shuffled(Array.from({ length: 60 }, (_, i) => 1955 + i), random).slice(0, CITIES.length);
-  const branches: Branch[] = CITIES.map((city, i) => ({ id: i + 1, name: `${city} ${at(BRANCH_NAMES, i)}`, city, opened: at(years, i) }));
+  const years = shuffled(
+    Array.from({ length: 60 }, (_, i) => 1955 + i),
+    random,
+  ).slice(0, CITIES.length);
+  const branches: Branch[] = CITIES.map((city, i) => ({
+    id: i + 1,
+    name: `${city} ${at(BRANCH_NAMES, i)}`,
+    city,
+    opened: at(years, i),
+  }));
 
   const names = shuffled(
     FIRST_NAMES.flatMap((f) => LAST_NAMES.map((l) => [f, l] as const)),
     random,
   ).slice(0, N_CUSTOMERS);
   const homes = [...CITIES, ...OTHER_CITIES];
-  const customers: Customer[] = names.map(([first, last], i) => ({ id: i + 1, first, last, city: pick(random, homes), born: int(random, 1940, 2004) }));
+  const customers: Customer[] = names.map(([first, last], i) => ({
+    id: i + 1,
+    first,
+    last,
+    city: pick(random, homes),
+    born: int(random, 1940, 2004),
+  }));
 
   const accounts: Account[] = [];
   // Every customer holds at least one account; the rest go to random customers.
-  const owners = [...customers.map((c) => c.id), ...Array.from({ length: N_ACCOUNTS - N_CUSTOMERS }, () => int(random, 1, N_CUSTOMERS))];
+  const owners = [
+    ...customers.map((c) => c.id),
+    ...Array.from({ length: N_ACCOUNTS - N_CUSTOMERS }, () => int(random, 1, N_CUSTOMERS)),
+  ];
   for (const [i, owner] of shuffled(owners, random).entries()) {
     const customer = at(customers, owner - 1);
     const local = branches.find((b) => b.city === customer.city);
@@ -137,8 +217,23 @@ function generateRows(random: Random) {
     const r = random();
     const type = r < 0.55 ? "checking" : r < 0.88 ? "savings" : "business";
     const status = random() < 0.1 ? "closed" : "open";
-    const cents = status === "closed" ? 0 : type === "checking" ? int(random, 0, 800_000) : type === "savings" ? int(random, 50_000, 6_000_000) : int(random, 200_000, 15_000_000);
-    accounts.push({ id: 1001 + i, customer: customer.id, branch: branch.id, type, status, cents, opened: date(random, int(random, 2005, 2021)) });
+    const cents =
+      status === "closed"
+        ? 0
+        : type === "checking"
+          ? int(random, 0, 800_000)
+          : type === "savings"
+            ? int(random, 50_000, 6_000_000)
+            : int(random, 200_000, 15_000_000);
+    accounts.push({
+      id: 1001 + i,
+      customer: customer.id,
+      branch: branch.id,
+      type,
+      status,
+      cents,
+      opened: date(random, int(random, 2005, 2021)),
+    });
   }
 
   const open = accounts.filter((a) => a.status === "open");
@@ -147,7 +242,14 @@ function generateRows(random: Random) {
     const account = pick(random, open);
     const r = random();
     const kind = r < 0.4 ? "deposit" : r < 0.75 ? "withdrawal" : r < 0.92 ? "transfer" : "fee";
-    const cents = kind === "deposit" ? int(random, 2_000, 300_000) : kind === "withdrawal" ? int(random, 2_000, 150_000) : kind === "transfer" ? int(random, 5_000, 500_000) : int(random, 100, 4_000);
+    const cents =
+      kind === "deposit"
+        ? int(random, 2_000, 300_000)
+        : kind === "withdrawal"
+          ? int(random, 2_000, 150_000)
+          : kind === "transfer"
+            ? int(random, 5_000, 500_000)
+            : int(random, 100, 4_000);
     txs.push({ id: i + 1, account: account.id, kind, cents, date: date(random, pick(random, TX_YEARS)) });
   }
   txs.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : a.id - b.id));
@@ -158,7 +260,12 @@ function generateRows(random: Random) {
 function insert(table: string, rows: readonly (readonly string[])[]): string {
   const lines: string[] = [];
   for (let i = 0; i < rows.length; i += 50) {
-    lines.push(`INSERT INTO ${table} VALUES\n${rows.slice(i, i + 50).map((r) => `  (${r.join(", ")})`).join(",\n")};`);
+    lines.push(
+      `INSERT INTO ${table} VALUES\n${rows
+        .slice(i, i + 50)
+        .map((r) => `  (${r.join(", ")})`)
+        .join(",\n")};`,
+    );
   }
   return lines.join("\n");
 }
@@ -168,10 +275,30 @@ type Rows = ReturnType<typeof generateRows>;
 function script(rows: Rows): string {
   return [
     SCHEMA,
-    insert("branches", rows.branches.map((b) => [String(b.id), quote(b.name), quote(b.city), String(b.opened)])),
-    insert("customers", rows.customers.map((c) => [String(c.id), quote(c.first), quote(c.last), quote(c.city), String(c.born)])),
-    insert("accounts", rows.accounts.map((a) => [String(a.id), String(a.customer), String(a.branch), quote(a.type), quote(a.status), money(a.cents), quote(a.opened)])),
-    insert("transactions", rows.txs.map((t) => [String(t.id), String(t.account), quote(t.kind), money(t.cents), quote(t.date)])),
+    insert(
+      "branches",
+      rows.branches.map((b) => [String(b.id), quote(b.name), quote(b.city), String(b.opened)]),
+    ),
+    insert(
+      "customers",
+      rows.customers.map((c) => [String(c.id), quote(c.first), quote(c.last), quote(c.city), String(c.born)]),
+    ),
+    insert(
+      "accounts",
+      rows.accounts.map((a) => [
+        String(a.id),
+        String(a.customer),
+        String(a.branch),
+        quote(a.type),
+        quote(a.status),
+        money(a.cents),
+        quote(a.opened),
+      ]),
+    ),
+    insert(
+      "transactions",
+      rows.txs.map((t) => [String(t.id), String(t.account), quote(t.kind), money(t.cents), quote(t.date)]),
+    ),
     "",
   ].join("\n");
 }
@@ -181,8 +308,18 @@ interface Candidate extends DemoQuestion {
   readonly tie?: string;
 }
 
-const q = (question: string, sql: string, extra: { ordered?: boolean; tie?: string } = {}): Candidate => ({ question, sql, ordered: extra.ordered ?? false, ...(extra.tie ? { tie: extra.tie } : {}) });
-const plural: Record<string, string> = { deposit: "deposits", withdrawal: "withdrawals", transfer: "transfers", fee: "fees" };
+const q = (question: string, sql: string, extra: { ordered?: boolean; tie?: string } = {}): Candidate => ({
+  question,
+  sql,
+  ordered: extra.ordered ?? false,
+  ...(extra.tie ? { tie: extra.tie } : {}),
+});
+const plural: Record<string, string> = {
+  deposit: "deposits",
+  withdrawal: "withdrawals",
+  transfer: "transfers",
+  fee: "fees",
+};
 
 function candidates(random: Random, rows: Rows): Candidate[] {
   const out: Candidate[] = [];
@@ -193,8 +330,18 @@ function candidates(random: Random, rows: Rows): Candidate[] {
   for (const city of CITIES) {
     const c = quote(city);
     out.push(q(`How many accounts does the branch in ${city} hold?`, `SELECT COUNT(*) FROM ${ab} WHERE b.city = ${c}`));
-    out.push(q(`How many closed accounts does the branch in ${city} hold?`, `SELECT COUNT(*) FROM ${ab} WHERE b.city = ${c} AND a.status = 'closed'`));
-    out.push(q(`What is the total balance of the accounts held at the branch in ${city}?`, `SELECT SUM(a.balance) FROM ${ab} WHERE b.city = ${c}`));
+    out.push(
+      q(
+        `How many closed accounts does the branch in ${city} hold?`,
+        `SELECT COUNT(*) FROM ${ab} WHERE b.city = ${c} AND a.status = 'closed'`,
+      ),
+    );
+    out.push(
+      q(
+        `What is the total balance of the accounts held at the branch in ${city}?`,
+        `SELECT SUM(a.balance) FROM ${ab} WHERE b.city = ${c}`,
+      ),
+    );
     out.push(q(`What is the name of the branch in ${city}?`, `SELECT name FROM branches WHERE city = ${c}`));
     out.push(q(`In which year did the branch in ${city} open?`, `SELECT opened_year FROM branches WHERE city = ${c}`));
     out.push(
@@ -204,8 +351,18 @@ function candidates(random: Random, rows: Rows): Candidate[] {
       ),
     );
     for (const type of ACCOUNT_TYPES) {
-      out.push(q(`How many ${type} accounts does the branch in ${city} hold?`, `SELECT COUNT(*) FROM ${ab} WHERE b.city = ${c} AND a.type = '${type}'`));
-      out.push(q(`What is the average balance of the ${type} accounts at the branch in ${city}?`, `SELECT AVG(a.balance) FROM ${ab} WHERE b.city = ${c} AND a.type = '${type}'`));
+      out.push(
+        q(
+          `How many ${type} accounts does the branch in ${city} hold?`,
+          `SELECT COUNT(*) FROM ${ab} WHERE b.city = ${c} AND a.type = '${type}'`,
+        ),
+      );
+      out.push(
+        q(
+          `What is the average balance of the ${type} accounts at the branch in ${city}?`,
+          `SELECT AVG(a.balance) FROM ${ab} WHERE b.city = ${c} AND a.type = '${type}'`,
+        ),
+      );
     }
     for (const kind of TX_KINDS) {
       out.push(
@@ -227,12 +384,19 @@ function candidates(random: Random, rows: Rows): Candidate[] {
   for (const city of [...CITIES, ...OTHER_CITIES]) {
     const c = quote(city);
     out.push(q(`How many customers live in ${city}?`, `SELECT COUNT(*) FROM customers WHERE city = ${c}`));
-    out.push(q(`In which year was the oldest customer living in ${city} born?`, `SELECT MIN(birth_year) FROM customers WHERE city = ${c}`));
+    out.push(
+      q(
+        `In which year was the oldest customer living in ${city} born?`,
+        `SELECT MIN(birth_year) FROM customers WHERE city = ${c}`,
+      ),
+    );
     out.push(
       q(
         `Give the first and last name of the customer living in ${city} with the largest total balance.`,
         `SELECT cu.first_name, cu.last_name FROM customers cu JOIN accounts a ON a.customer_id = cu.customer_id WHERE cu.city = ${c} GROUP BY cu.customer_id ORDER BY SUM(a.balance) DESC LIMIT 1`,
-        { tie: `SELECT SUM(a.balance) AS v FROM customers cu JOIN accounts a ON a.customer_id = cu.customer_id WHERE cu.city = ${c} GROUP BY cu.customer_id ORDER BY v DESC LIMIT 2` },
+        {
+          tie: `SELECT SUM(a.balance) AS v FROM customers cu JOIN accounts a ON a.customer_id = cu.customer_id WHERE cu.city = ${c} GROUP BY cu.customer_id ORDER BY v DESC LIMIT 2`,
+        },
       ),
     );
     out.push(
@@ -256,11 +420,32 @@ function candidates(random: Random, rows: Rows): Candidate[] {
       { tie: `SELECT COUNT(*) AS v FROM accounts GROUP BY branch_id ORDER BY v DESC LIMIT 2` },
     ),
   );
-  out.push(q("How many accounts have no transactions at all?", "SELECT COUNT(*) FROM accounts WHERE account_id NOT IN (SELECT account_id FROM transactions)"));
-  out.push(q("List the cities of all branches, from the oldest branch to the newest.", "SELECT city FROM branches ORDER BY opened_year", { ordered: true }));
+  out.push(
+    q(
+      "How many accounts have no transactions at all?",
+      "SELECT COUNT(*) FROM accounts WHERE account_id NOT IN (SELECT account_id FROM transactions)",
+    ),
+  );
+  out.push(
+    q(
+      "List the cities of all branches, from the oldest branch to the newest.",
+      "SELECT city FROM branches ORDER BY opened_year",
+      { ordered: true },
+    ),
+  );
   for (const type of ACCOUNT_TYPES) {
-    out.push(q(`What is the total balance of all ${type} accounts?`, `SELECT SUM(balance) FROM accounts WHERE type = '${type}'`));
-    out.push(q(`How many ${type} accounts are open?`, `SELECT COUNT(*) FROM accounts WHERE type = '${type}' AND status = 'open'`));
+    out.push(
+      q(
+        `What is the total balance of all ${type} accounts?`,
+        `SELECT SUM(balance) FROM accounts WHERE type = '${type}'`,
+      ),
+    );
+    out.push(
+      q(
+        `How many ${type} accounts are open?`,
+        `SELECT COUNT(*) FROM accounts WHERE type = '${type}' AND status = 'open'`,
+      ),
+    );
     out.push(
       q(
         `In which city is the branch that holds the most ${type} accounts?`,
@@ -278,55 +463,114 @@ function candidates(random: Random, rows: Rows): Candidate[] {
   }
   for (const y of TX_YEARS) {
     for (const kind of TX_KINDS) {
-      out.push(q(`How many ${plural[kind]} were made in ${y}?`, `SELECT COUNT(*) FROM transactions WHERE kind = '${kind}' AND ${year("tx_date", y)}`));
-      out.push(q(`What is the total amount of the ${plural[kind]} made in ${y}?`, `SELECT SUM(amount) FROM transactions WHERE kind = '${kind}' AND ${year("tx_date", y)}`));
-      out.push(q(`What was the largest single ${kind} in ${y}?`, `SELECT MAX(amount) FROM transactions WHERE kind = '${kind}' AND ${year("tx_date", y)}`));
+      out.push(
+        q(
+          `How many ${plural[kind]} were made in ${y}?`,
+          `SELECT COUNT(*) FROM transactions WHERE kind = '${kind}' AND ${year("tx_date", y)}`,
+        ),
+      );
+      out.push(
+        q(
+          `What is the total amount of the ${plural[kind]} made in ${y}?`,
+          `SELECT SUM(amount) FROM transactions WHERE kind = '${kind}' AND ${year("tx_date", y)}`,
+        ),
+      );
+      out.push(
+        q(
+          `What was the largest single ${kind} in ${y}?`,
+          `SELECT MAX(amount) FROM transactions WHERE kind = '${kind}' AND ${year("tx_date", y)}`,
+        ),
+      );
     }
     out.push(
       q(
         `Which account had the most transactions in ${y}? Give its id.`,
         `SELECT account_id FROM transactions WHERE ${year("tx_date", y)} GROUP BY account_id ORDER BY COUNT(*) DESC LIMIT 1`,
-        { tie: `SELECT COUNT(*) AS v FROM transactions WHERE ${year("tx_date", y)} GROUP BY account_id ORDER BY v DESC LIMIT 2` },
+        {
+          tie: `SELECT COUNT(*) AS v FROM transactions WHERE ${year("tx_date", y)} GROUP BY account_id ORDER BY v DESC LIMIT 2`,
+        },
       ),
     );
     out.push(
       q(
         `In which city is the branch whose accounts received the largest total amount of deposits in ${y}?`,
         `SELECT b.city FROM ${tab} JOIN branches b ON a.branch_id = b.branch_id WHERE t.kind = 'deposit' AND ${year("t.tx_date", y)} GROUP BY b.branch_id ORDER BY SUM(t.amount) DESC LIMIT 1`,
-        { tie: `SELECT SUM(t.amount) AS v FROM ${tab} WHERE t.kind = 'deposit' AND ${year("t.tx_date", y)} GROUP BY a.branch_id ORDER BY v DESC LIMIT 2` },
+        {
+          tie: `SELECT SUM(t.amount) AS v FROM ${tab} WHERE t.kind = 'deposit' AND ${year("t.tx_date", y)} GROUP BY a.branch_id ORDER BY v DESC LIMIT 2`,
+        },
       ),
     );
   }
-  for (let y = 1950; y <= 2000; y += 5) out.push(q(`How many customers were born before ${y}?`, `SELECT COUNT(*) FROM customers WHERE birth_year < ${y}`));
-  for (let y = 2005; y <= 2021; y++) out.push(q(`How many accounts were opened in ${y}?`, `SELECT COUNT(*) FROM accounts WHERE ${year("opened_on", y)}`));
+  for (let y = 1950; y <= 2000; y += 5)
+    out.push(q(`How many customers were born before ${y}?`, `SELECT COUNT(*) FROM customers WHERE birth_year < ${y}`));
+  for (let y = 2005; y <= 2021; y++)
+    out.push(
+      q(`How many accounts were opened in ${y}?`, `SELECT COUNT(*) FROM accounts WHERE ${year("opened_on", y)}`),
+    );
   for (const y of [1970, 1980, 1990, 2000, 2010]) {
-    out.push(q(`List the cities of the branches opened before ${y}, from the oldest branch to the newest.`, `SELECT city FROM branches WHERE opened_year < ${y} ORDER BY opened_year`, { ordered: true }));
+    out.push(
+      q(
+        `List the cities of the branches opened before ${y}, from the oldest branch to the newest.`,
+        `SELECT city FROM branches WHERE opened_year < ${y} ORDER BY opened_year`,
+        { ordered: true },
+      ),
+    );
   }
 
   // Per-customer and per-account questions: a deterministic sample.
   const sample = <T>(xs: readonly T[], n: number) => shuffled(xs, random).slice(0, n);
   const who = (c: Customer) => `cu.first_name = ${quote(c.first)} AND cu.last_name = ${quote(c.last)}`;
   const cja = "customers cu JOIN accounts a ON a.customer_id = cu.customer_id";
-  for (const c of sample(rows.customers, 40)) out.push(q(`How many accounts does ${c.first} ${c.last} hold?`, `SELECT COUNT(*) FROM ${cja} WHERE ${who(c)}`));
-  for (const c of sample(rows.customers, 40)) out.push(q(`What is the total balance of the accounts of ${c.first} ${c.last}?`, `SELECT SUM(a.balance) FROM ${cja} WHERE ${who(c)}`));
+  for (const c of sample(rows.customers, 40))
+    out.push(q(`How many accounts does ${c.first} ${c.last} hold?`, `SELECT COUNT(*) FROM ${cja} WHERE ${who(c)}`));
+  for (const c of sample(rows.customers, 40))
+    out.push(
+      q(
+        `What is the total balance of the accounts of ${c.first} ${c.last}?`,
+        `SELECT SUM(a.balance) FROM ${cja} WHERE ${who(c)}`,
+      ),
+    );
   for (const c of sample(rows.customers, 40)) {
-    out.push(q(`How many transactions were made on the accounts of ${c.first} ${c.last}?`, `SELECT COUNT(*) FROM ${cja} JOIN transactions t ON t.account_id = a.account_id WHERE ${who(c)}`));
+    out.push(
+      q(
+        `How many transactions were made on the accounts of ${c.first} ${c.last}?`,
+        `SELECT COUNT(*) FROM ${cja} JOIN transactions t ON t.account_id = a.account_id WHERE ${who(c)}`,
+      ),
+    );
   }
-  for (const c of sample(rows.customers, 20)) out.push(q(`In which city does ${c.first} ${c.last} live?`, `SELECT city FROM customers cu WHERE ${who(c)}`));
-  const multi = rows.customers.filter((c) => rows.accounts.filter((a) => a.customer === c.id && a.status === "open").length >= 2);
+  for (const c of sample(rows.customers, 20))
+    out.push(q(`In which city does ${c.first} ${c.last} live?`, `SELECT city FROM customers cu WHERE ${who(c)}`));
+  const multi = rows.customers.filter(
+    (c) => rows.accounts.filter((a) => a.customer === c.id && a.status === "open").length >= 2,
+  );
   for (const c of sample(multi, 20)) {
     out.push(
       q(
         `List the ids of the open accounts of ${c.first} ${c.last}, from the largest balance to the smallest.`,
         `SELECT a.account_id FROM ${cja} WHERE ${who(c)} AND a.status = 'open' ORDER BY a.balance DESC`,
-        { ordered: true, tie: `SELECT a.balance FROM ${cja} WHERE ${who(c)} AND a.status = 'open' ORDER BY a.balance DESC` },
+        {
+          ordered: true,
+          tie: `SELECT a.balance FROM ${cja} WHERE ${who(c)} AND a.status = 'open' ORDER BY a.balance DESC`,
+        },
       ),
     );
   }
-  for (const a of sample(rows.accounts, 40)) out.push(q(`What is the balance of account ${a.id}?`, `SELECT balance FROM accounts WHERE account_id = ${a.id}`));
-  for (const a of sample(rows.accounts, 30)) out.push(q(`In which city is the branch that holds account ${a.id}?`, `SELECT b.city FROM ${ab} WHERE a.account_id = ${a.id}`));
+  for (const a of sample(rows.accounts, 40))
+    out.push(q(`What is the balance of account ${a.id}?`, `SELECT balance FROM accounts WHERE account_id = ${a.id}`));
+  for (const a of sample(rows.accounts, 30))
+    out.push(
+      q(
+        `In which city is the branch that holds account ${a.id}?`,
+        `SELECT b.city FROM ${ab} WHERE a.account_id = ${a.id}`,
+      ),
+    );
   for (const a of sample(rows.accounts, 20)) {
-    out.push(q(`Give the first and last name of the holder of account ${a.id}.`, `SELECT cu.first_name, cu.last_name FROM ${cja} WHERE a.account_id = ${a.id}`));
+    out.push(
+      q(
+        `Give the first and last name of the holder of account ${a.id}.`,
+        `SELECT cu.first_name, cu.last_name FROM ${cja} WHERE a.account_id = ${a.id}`,
+      ),
+    );
   }
   return out;
 }
@@ -366,5 +610,9 @@ export function demoData(): DemoData {
 
 /** The questions as JSON lines, the format of a questions file. */
 export function questionsJsonl(questions: readonly DemoQuestion[]): string {
-  return questions.map((x) => JSON.stringify({ question: x.question, sql: x.sql, ...(x.ordered ? { ordered: true } : {}) })).join("\n") + "\n";
+  return (
+    questions
+      .map((x) => JSON.stringify({ question: x.question, sql: x.sql, ...(x.ordered ? { ordered: true } : {}) }))
+      .join("\n") + "\n"
+  );
 }

@@ -12,10 +12,26 @@
 // binds that directory (confined to it); the registered `sqlEnv` has none, so it runs the
 // bundled demo only ('arl run' makes one with the run's data root).
 import type Database from "better-sqlite3";
-import { EnvError, type EnvInstance, type EnvKind, type Observation, type Signals, type StepResult } from "../../../contracts/env.js";
+import {
+  EnvError,
+  type EnvInstance,
+  type EnvKind,
+  type Observation,
+  type Signals,
+  type StepResult,
+} from "../../../contracts/env.js";
 import type { ToolCall } from "../../../contracts/tool-calls.js";
 import { estimateCombinations, MAX_COMBINATIONS } from "./cost.js";
-import { isFatal, loadDataset, readSchema, type Connection, type Dataset, type Gold, type SqlEnv, type Table } from "./data.js";
+import {
+  isFatal,
+  loadDataset,
+  readSchema,
+  type Connection,
+  type Dataset,
+  type Gold,
+  type SqlEnv,
+  type Table,
+} from "./data.js";
 import type { Question } from "./questions.js";
 import { scanSql, tablesMatch, textTable, type Row } from "./text.js";
 import { at } from "../../../contracts/checked.js";
@@ -27,7 +43,28 @@ const MAX_RESULT_ROWS = 100_000;
 /** Statements `execute` never runs: they reach outside the database file or change the connection. */
 const FORBIDDEN = new Set(["ATTACH", "DETACH", "VACUUM", "PRAGMA"]);
 const READ_KEYWORDS = new Set(["SELECT", "WITH"]);
-const WRITE_KEYWORDS = new Set(["INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "ATTACH", "DETACH", "VACUUM", "REINDEX", "ANALYZE", "PRAGMA", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE", "UPSERT"]);
+const WRITE_KEYWORDS = new Set([
+  "INSERT",
+  "UPDATE",
+  "DELETE",
+  "REPLACE",
+  "CREATE",
+  "DROP",
+  "ALTER",
+  "ATTACH",
+  "DETACH",
+  "VACUUM",
+  "REINDEX",
+  "ANALYZE",
+  "PRAGMA",
+  "BEGIN",
+  "COMMIT",
+  "END",
+  "ROLLBACK",
+  "SAVEPOINT",
+  "RELEASE",
+  "UPSERT",
+]);
 
 type Answer = { readonly rows: readonly Row[] } | "too_large" | undefined;
 
@@ -74,7 +111,10 @@ class SqlInstance implements EnvInstance {
   private state(): Signals {
     let hit = 0;
     for (const c of this.gold.columns) if (this.seen.has(c)) hit++;
-    return { columns_seen_fraction: this.gold.columns.size === 0 ? 1 : hit / this.gold.columns.size, attempted_write: this.attemptedWrite };
+    return {
+      columns_seen_fraction: this.gold.columns.size === 0 ? 1 : hit / this.gold.columns.size,
+      attempted_write: this.attemptedWrite,
+    };
   }
 
   private result(text: string): StepResult {
@@ -107,11 +147,14 @@ class SqlInstance implements EnvInstance {
         case "execute":
           return this.result(this.execute(call));
         default:
-          return this.result(`Error: there is no tool '${call.name}'; available: list_tables, describe_table, query, execute.`);
+          return this.result(
+            `Error: there is no tool '${call.name}'; available: list_tables, describe_table, query, execute.`,
+          );
       }
     } catch (error) {
       if (error instanceof EnvError) throw error;
-      if (isFatal(error) || !this.conn?.db.open) throw new EnvError(`sql env: the database failed: ${errorText(error)}`, "crash");
+      if (isFatal(error) || !this.conn?.db.open)
+        throw new EnvError(`sql env: the database failed: ${errorText(error)}`, "crash");
       const name = (error as Error).name;
       // SqliteError: the statement's own fault; RangeError: bind parameters (`?`) without values.
       if (name === "SqliteError" || error instanceof RangeError) return this.result(`Error: ${errorText(error)}`);
@@ -131,12 +174,19 @@ class SqlInstance implements EnvInstance {
   private describeTable(call: ToolCall): string {
     const name = argument(call, "table");
     if (name === undefined) return "Error: describe_table needs the argument 'table' (a table name).";
-    const wanted = name.trim().replace(/^["`[]|["`\]]$/g, "").toLowerCase();
+    const wanted = name
+      .trim()
+      .replace(/^["`[]|["`\]]$/g, "")
+      .toLowerCase();
     const table = this.tables.find((t) => t.name.toLowerCase() === wanted);
     if (!table) return `Error: no such table: ${name}. Tables: ${this.tables.map((t) => t.name).join(", ")}`;
     for (const c of table.columns) this.seen.add(`${table.name.toLowerCase()}.${c.name.toLowerCase()}`);
     const lines = table.columns.map((c) => {
-      const notes = [c.pk ? "PRIMARY KEY" : "", c.notnull && !c.pk ? "NOT NULL" : "", c.references ? `REFERENCES ${c.references}` : ""].filter(Boolean);
+      const notes = [
+        c.pk ? "PRIMARY KEY" : "",
+        c.notnull && !c.pk ? "NOT NULL" : "",
+        c.references ? `REFERENCES ${c.references}` : "",
+      ].filter(Boolean);
       return `  ${c.name} ${c.type}${notes.length > 0 ? ` ${notes.join(" ")}` : ""}`;
     });
     return `${table.kind === "view" ? "View" : "Table"} ${table.name}:\n${lines.join("\n")}`;
@@ -165,7 +215,9 @@ class SqlInstance implements EnvInstance {
     if (typeof stmt === "string") return stmt;
     if (!stmt.readonly) {
       this.attemptedWrite = true;
-      return this.env.read_only ? "Refused: this statement changes the database, and the database is read-only." : "Refused: this statement changes the database; query only reads (use execute to write).";
+      return this.env.read_only
+        ? "Refused: this statement changes the database, and the database is read-only."
+        : "Refused: this statement changes the database; query only reads (use execute to write).";
     }
     if (!stmt.reader) return "Error: this statement returns no rows; query runs one SELECT statement.";
     this.noteMentions(sql, stmt);
@@ -203,7 +255,12 @@ class SqlInstance implements EnvInstance {
     if (tooCostly) return tooCostly;
     if (stmt.reader) {
       const rows = stmt.raw(true).all() as Row[];
-      return textTable(stmt.columns().map((c) => c.name), rows, this.env.max_rows, rows.length);
+      return textTable(
+        stmt.columns().map((c) => c.name),
+        rows,
+        this.env.max_rows,
+        rows.length,
+      );
     }
     const info = stmt.run();
     if (["CREATE", "DROP", "ALTER"].includes(first)) this.schema = readSchema(this.db);
@@ -225,14 +282,19 @@ class SqlInstance implements EnvInstance {
     } catch (error) {
       if (error instanceof EnvError || isFatal(error)) throw error;
       const message = errorText(error);
-      if (/more than one statement/i.test(message)) return "Error: one statement at a time, please (the SQL holds more than one).";
-      if ((error as Error).name === "SqliteError" || error instanceof RangeError || error instanceof TypeError) return `Error: ${message}`;
+      if (/more than one statement/i.test(message))
+        return "Error: one statement at a time, please (the SQL holds more than one).";
+      if ((error as Error).name === "SqliteError" || error instanceof RangeError || error instanceof TypeError)
+        return `Error: ${message}`;
       throw error;
     }
   }
 
   async outcome(): Promise<Signals> {
-    const matches = this.answer !== undefined && this.answer !== "too_large" && tablesMatch(this.answer.rows, this.gold.expected, this.question.ordered);
+    const matches =
+      this.answer !== undefined &&
+      this.answer !== "too_large" &&
+      tablesMatch(this.answer.rows, this.gold.expected, this.question.ordered);
     return { result_matches: matches, success: matches };
   }
 
@@ -244,12 +306,83 @@ class SqlInstance implements EnvInstance {
 }
 
 const SQL_WORDS = [
-  "SELECT", "FROM", "WHERE", "JOIN", "INNER", "LEFT", "OUTER", "CROSS", "ON", "USING", "AS", "AND", "OR", "NOT", "IN", "IS", "NULL",
-  "LIKE", "GLOB", "BETWEEN", "EXISTS", "CASE", "WHEN", "THEN", "ELSE", "END", "GROUP", "BY", "HAVING", "ORDER", "ASC", "DESC",
-  "LIMIT", "OFFSET", "DISTINCT", "ALL", "UNION", "INTERSECT", "EXCEPT", "WITH", "RECURSIVE", "COUNT", "SUM", "AVG", "MIN", "MAX",
-  "ROUND", "ABS", "LENGTH", "LOWER", "UPPER", "SUBSTR", "COALESCE", "IFNULL", "CAST", "INTEGER", "REAL", "TEXT", "BLOB", "ANY",
-  "strftime", "date", "INSERT", "INTO", "VALUES", "UPDATE", "SET", "DELETE", "CREATE", "TABLE", "DROP", "ALTER", "PRIMARY", "KEY",
-  "REFERENCES", "TRUE", "FALSE",
+  "SELECT",
+  "FROM",
+  "WHERE",
+  "JOIN",
+  "INNER",
+  "LEFT",
+  "OUTER",
+  "CROSS",
+  "ON",
+  "USING",
+  "AS",
+  "AND",
+  "OR",
+  "NOT",
+  "IN",
+  "IS",
+  "NULL",
+  "LIKE",
+  "GLOB",
+  "BETWEEN",
+  "EXISTS",
+  "CASE",
+  "WHEN",
+  "THEN",
+  "ELSE",
+  "END",
+  "GROUP",
+  "BY",
+  "HAVING",
+  "ORDER",
+  "ASC",
+  "DESC",
+  "LIMIT",
+  "OFFSET",
+  "DISTINCT",
+  "ALL",
+  "UNION",
+  "INTERSECT",
+  "EXCEPT",
+  "WITH",
+  "RECURSIVE",
+  "COUNT",
+  "SUM",
+  "AVG",
+  "MIN",
+  "MAX",
+  "ROUND",
+  "ABS",
+  "LENGTH",
+  "LOWER",
+  "UPPER",
+  "SUBSTR",
+  "COALESCE",
+  "IFNULL",
+  "CAST",
+  "INTEGER",
+  "REAL",
+  "TEXT",
+  "BLOB",
+  "ANY",
+  "strftime",
+  "date",
+  "INSERT",
+  "INTO",
+  "VALUES",
+  "UPDATE",
+  "SET",
+  "DELETE",
+  "CREATE",
+  "TABLE",
+  "DROP",
+  "ALTER",
+  "PRIMARY",
+  "KEY",
+  "REFERENCES",
+  "TRUE",
+  "FALSE",
 ];
 /** Words of this env's own observations, so that the embedded tokenizer can read them. */
 const OBSERVATION_TEXT = [
@@ -274,9 +407,13 @@ export function createSqlEnv(options: SqlEnvOptions = {}): EnvKind<SqlEnv> & { d
   const dataset = (env: SqlEnv) => loadDataset(env, options.root);
   const checkedTask = (env: SqlEnv, data: Dataset, task: number) => {
     if (data.questions.length < env.tasks) {
-      throw new EnvError(`sql env: ${data.label} has ${data.questions.length} questions, but the plan declares tasks: ${env.tasks} (use at most ${data.questions.length})`, "protocol");
+      throw new EnvError(
+        `sql env: ${data.label} has ${data.questions.length} questions, but the plan declares tasks: ${env.tasks} (use at most ${data.questions.length})`,
+        "protocol",
+      );
     }
-    if (!Number.isInteger(task) || task < 0 || task >= env.tasks) throw new EnvError(`sql env: task ${task} is outside 0..${env.tasks - 1}`, "protocol");
+    if (!Number.isInteger(task) || task < 0 || task >= env.tasks)
+      throw new EnvError(`sql env: task ${task} is outside 0..${env.tasks - 1}`, "protocol");
     return at(data.questions, task);
   };
   return {
@@ -316,7 +453,10 @@ export function createSqlEnv(options: SqlEnvOptions = {}): EnvKind<SqlEnv> & { d
       const question = checkedTask(env, data, task);
       if (question.sql === undefined) return undefined;
       const gold = data.gold(task);
-      return [...gold.tables.map((table) => ({ name: "describe_table", arguments: { table } })), { name: "query", arguments: { sql: question.sql } }];
+      return [
+        ...gold.tables.map((table) => ({ name: "describe_table", arguments: { table } })),
+        { name: "query", arguments: { sql: question.sql } },
+      ];
     },
   };
 }

@@ -42,16 +42,34 @@ export function parseQuestions(text: string, file: string): Question[] {
     } catch (error) {
       // JSON.parse's message quotes the line: keep only where it failed, never the file's text.
       const at = /at position (\d+)/.exec((error as Error).message)?.[1];
-      throw new EnvError(`${where}: not a JSON object (the line is not valid JSON${at === undefined ? "" : ` at column ${Number(at) + 1}`})`, "protocol");
+      throw new EnvError(
+        `${where}: not a JSON object (the line is not valid JSON${at === undefined ? "" : ` at column ${Number(at) + 1}`})`,
+        "protocol",
+      );
     }
-    if (!v || typeof v !== "object" || Array.isArray(v)) throw new EnvError(`${where}: each line must be a JSON object {question, sql} or {question, expected}`, "protocol");
+    if (!v || typeof v !== "object" || Array.isArray(v))
+      throw new EnvError(
+        `${where}: each line must be a JSON object {question, sql} or {question, expected}`,
+        "protocol",
+      );
     const o = v as Record<string, unknown>;
-    if (typeof o.question !== "string" || o.question.trim() === "") throw new EnvError(`${where}: "question" must be a non-empty string`, "protocol");
+    if (typeof o.question !== "string" || o.question.trim() === "")
+      throw new EnvError(`${where}: "question" must be a non-empty string`, "protocol");
     const hasSql = typeof o.sql === "string" && o.sql.trim() !== "";
-    if (!hasSql && !("expected" in o)) throw new EnvError(`${where}: a question needs "sql" (its gold query) or "expected" (its answer table)`, "protocol");
-    if ("ordered" in o && typeof o.ordered !== "boolean") throw new EnvError(`${where}: "ordered" must be true or false`, "protocol");
+    if (!hasSql && !("expected" in o))
+      throw new EnvError(
+        `${where}: a question needs "sql" (its gold query) or "expected" (its answer table)`,
+        "protocol",
+      );
+    if ("ordered" in o && typeof o.ordered !== "boolean")
+      throw new EnvError(`${where}: "ordered" must be true or false`, "protocol");
     const ordered = typeof o.ordered === "boolean" ? o.ordered : ORDER_WORDS.test(o.question);
-    out.push({ text: o.question, ordered, ...(hasSql ? { sql: o.sql as string } : {}), ...("expected" in o ? { expected: expectedTable(o.expected, where) } : {}) });
+    out.push({
+      text: o.question,
+      ordered,
+      ...(hasSql ? { sql: o.sql as string } : {}),
+      ...("expected" in o ? { expected: expectedTable(o.expected, where) } : {}),
+    });
   });
   return out;
 }

@@ -86,11 +86,20 @@ function formatCell(v: Cell): string {
 }
 
 /** A small text table: header, rule, at most `maxRows` rows, and a count line. */
-export function textTable(columns: readonly string[], rows: readonly Row[], maxRows: number, total: number | "more"): string {
+export function textTable(
+  columns: readonly string[],
+  rows: readonly Row[],
+  maxRows: number,
+  total: number | "more",
+): string {
   const shown = rows.slice(0, maxRows).map((r) => r.map(formatCell));
   const header = columns.map((c) => formatCell(c));
   const widths = header.map((h, k) => Math.max(h.length, ...shown.map((r) => at(r, k).length)));
-  const line = (cells: readonly string[]) => cells.map((c, k) => c.padEnd(at(widths, k))).join(" | ").trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, k) => c.padEnd(at(widths, k)))
+      .join(" | ")
+      .trimEnd();
   const out = [line(header), widths.map((w) => "-".repeat(Math.max(1, w))).join("-+-"), ...shown.map(line)];
   const count = total === "more" ? `more than ${rows.length}` : String(total);
   if (total === "more" || total > shown.length) out.push(`(showing ${shown.length} of ${count} rows)`);
@@ -191,7 +200,12 @@ export function tablesMatch(actual: readonly Row[], expected: readonly Row[], or
   if (actual.length !== expected.length) return false;
   if (expected.length === 0) return true;
   const width = at(expected, 0).length;
-  if (at(actual, 0).length !== width || actual.some((r) => r.length !== width) || expected.some((r) => r.length !== width)) return false;
+  if (
+    at(actual, 0).length !== width ||
+    actual.some((r) => r.length !== width) ||
+    expected.some((r) => r.length !== width)
+  )
+    return false;
   if (rowsEqual(actual, expected, ordered)) return true;
   if (width < 2 || width > MAX_PERMUTED_COLUMNS) return false;
   let first = true;
@@ -200,7 +214,14 @@ export function tablesMatch(actual: readonly Row[], expected: readonly Row[], or
       first = false;
       continue;
     }
-    if (rowsEqual(actual.map((r) => p.map((k) => at(r, k))), expected, ordered)) return true;
+    if (
+      rowsEqual(
+        actual.map((r) => p.map((k) => at(r, k))),
+        expected,
+        ordered,
+      )
+    )
+      return true;
   }
   return false;
 }

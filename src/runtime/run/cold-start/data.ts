@@ -21,7 +21,9 @@ export type SftDataSource = Pick<NonNullable<Plan["rollout"]["sft"]>, "max_data_
 /** The plan's record file with its bounds, or null without one. */
 export function sftDataSource(plan: Plan): SftDataSource | null {
   const sft = plan.rollout.sft;
-  return sft && sft.data !== null ? { data: sft.data, max_data_bytes: sft.max_data_bytes, max_record_bytes: sft.max_record_bytes } : null;
+  return sft && sft.data !== null
+    ? { data: sft.data, max_data_bytes: sft.max_data_bytes, max_record_bytes: sft.max_record_bytes }
+    : null;
 }
 
 /** One valid record, in the shape of an encode request. */
@@ -50,10 +52,19 @@ const LISTED = 20;
 export function loadSftData(source: SftDataSource, root: string | undefined, chunkBytes?: number): SftData {
   const file = source.data;
   const what = `rollout.sft.data '${file.path}'`;
-  if (root === undefined) throw new SftDataError(`${what} cannot be located: this run was started without a data root ('arl run' passes the spec's folder or --data-root)`);
+  if (root === undefined)
+    throw new SftDataError(
+      `${what} cannot be located: this run was started without a data root ('arl run' passes the spec's folder or --data-root)`,
+    );
   const confined = resolveConfined(file.path, root, [root]);
-  if (!confined.ok) throw new SftDataError(`${what} is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`);
-  const unreadable = () => new SftDataError(`${what} does not exist or cannot be read (looked for ${confined.path}; data paths are relative to ${root})`);
+  if (!confined.ok)
+    throw new SftDataError(
+      `${what} is refused: ${refusalReason(confined.reason, root)} (the run's data root); it was not read`,
+    );
+  const unreadable = () =>
+    new SftDataError(
+      `${what} does not exist or cannot be read (looked for ${confined.path}; data paths are relative to ${root})`,
+    );
   let size: number;
   try {
     const stat = statSync(confined.real);
@@ -63,7 +74,9 @@ export function loadSftData(source: SftDataSource, root: string | undefined, chu
     throw error instanceof SftDataError ? error : unreadable();
   }
   const tooLarge = (bytes: number) =>
-    new SftDataError(`${what} holds ${bytes} bytes, more than rollout.sft.max_data_bytes (${source.max_data_bytes}); it was not read (raise max_data_bytes, at most ${boundOf("rollout.sft.max_data_bytes").max}, or cut the file)`);
+    new SftDataError(
+      `${what} holds ${bytes} bytes, more than rollout.sft.max_data_bytes (${source.max_data_bytes}); it was not read (raise max_data_bytes, at most ${boundOf("rollout.sft.max_data_bytes").max}, or cut the file)`,
+    );
   if (size > source.max_data_bytes) throw tooLarge(size);
   const hash = createHash("sha256");
   let read = 0;
@@ -81,7 +94,8 @@ export function loadSftData(source: SftDataSource, root: string | undefined, chu
       },
     });
     for (const line of lines) {
-      const parsed = "tooLong" in line ? recordTooLong(line.tooLong, source.max_record_bytes) : parseSftLine(line.bytes);
+      const parsed =
+        "tooLong" in line ? recordTooLong(line.tooLong, source.max_record_bytes) : parseSftLine(line.bytes);
       if (parsed === null) continue;
       if (typeof parsed === "string") problems.add(line.line, parsed);
       else records.push({ line: line.line, ...parsed });
@@ -93,7 +107,9 @@ export function loadSftData(source: SftDataSource, root: string | undefined, chu
   }
   const sha256 = hash.digest("hex");
   if (sha256 !== file.sha256) {
-    throw new SftDataError(`${what} has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to train on different data (recompile the spec if the change is intended)`);
+    throw new SftDataError(
+      `${what} has sha256 ${sha256}, but the plan was compiled against ${file.sha256}; refusing to train on different data (recompile the spec if the change is intended)`,
+    );
   }
   if (problems.count > 0) {
     const listed = problems.listed.map((p) => `\n  ${file.path}:${p.line}: ${p.message}`).join("");
@@ -103,7 +119,8 @@ export function loadSftData(source: SftDataSource, root: string | undefined, chu
         `each line is one JSON object {"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": "..."}], "tools"?: [...]} with at least one assistant turn`,
     );
   }
-  if (records.length === 0) throw new SftDataError(`${what} holds no record (every line is blank); give at least one, or remove sft.data`);
+  if (records.length === 0)
+    throw new SftDataError(`${what} holds no record (every line is blank); give at least one, or remove sft.data`);
   return { path: file.path, records };
 }
 
@@ -157,26 +174,35 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 
 /** One record in encode's shape, or what is wrong with it. */
 function parseRecord(value: unknown): Omit<SftRecord, "line"> | string {
-  if (!isObject(value)) return "a record is a JSON object with a \"messages\" array";
+  if (!isObject(value)) return 'a record is a JSON object with a "messages" array';
   const tools = parseTools(value.tools);
   if (typeof tools === "string") return tools;
   const names = tools === null ? [] : tools.map((t) => t.function.name);
-  if (!Array.isArray(value.messages) || value.messages.length === 0) return "\"messages\" must be a non-empty array of {role, content}";
+  if (!Array.isArray(value.messages) || value.messages.length === 0)
+    return '"messages" must be a non-empty array of {role, content}';
   const messages: ChatMessage[] = [];
   for (const [i, m] of value.messages.entries()) {
     const message = parseMessage(m, names, tools !== null);
     if (typeof message === "string") return `messages[${i}]: ${message}`;
     messages.push(message);
   }
-  if (!messages.some((m) => m.role === "assistant")) return "no assistant turn: the cold start trains on assistant turns, and this record has none";
+  if (!messages.some((m) => m.role === "assistant"))
+    return "no assistant turn: the cold start trains on assistant turns, and this record has none";
   return { messages, tools };
 }
 
 function parseTools(tools: unknown): { type: "function"; function: { name: string } }[] | null | string {
   if (tools === undefined || tools === null) return null;
-  if (!Array.isArray(tools)) return "\"tools\" must be an array of OpenAI function definitions {\"type\": \"function\", \"function\": {\"name\", ...}}";
+  if (!Array.isArray(tools))
+    return '"tools" must be an array of OpenAI function definitions {"type": "function", "function": {"name", ...}}';
   for (const [j, t] of tools.entries()) {
-    if (!isObject(t) || t.type !== "function" || !isObject(t.function) || typeof t.function.name !== "string" || t.function.name === "") {
+    if (
+      !isObject(t) ||
+      t.type !== "function" ||
+      !isObject(t.function) ||
+      typeof t.function.name !== "string" ||
+      t.function.name === ""
+    ) {
       return `tools[${j}]: not an OpenAI function definition {"type": "function", "function": {"name", "description"?, "parameters"?}}`;
     }
   }
@@ -186,27 +212,34 @@ function parseTools(tools: unknown): { type: "function"; function: { name: strin
 function parseMessage(m: unknown, tools: readonly string[], declared: boolean): ChatMessage | string {
   if (!isObject(m)) return "a message is an object {role, content}";
   const role = m.role;
-  if (typeof role !== "string" || !ROLES.has(role)) return `unknown role ${JSON.stringify(role)} (system, user, assistant or tool)`;
+  if (typeof role !== "string" || !ROLES.has(role))
+    return `unknown role ${JSON.stringify(role)} (system, user, assistant or tool)`;
   const calls = m.tool_calls === undefined || m.tool_calls === null ? [] : m.tool_calls;
-  if (!Array.isArray(calls)) return "\"tool_calls\" must be an array";
-  if (calls.length > 0 && role !== "assistant") return `only assistant turns make tool calls, and this is a ${role} turn`;
+  if (!Array.isArray(calls)) return '"tool_calls" must be an array';
+  if (calls.length > 0 && role !== "assistant")
+    return `only assistant turns make tool calls, and this is a ${role} turn`;
   // OpenAI writes content null on an assistant turn that only calls tools.
   const content = m.content === null || (m.content === undefined && calls.length > 0) ? "" : m.content;
-  if (typeof content !== "string") return "\"content\" must be a string";
+  if (typeof content !== "string") return '"content" must be a string';
   const toolCalls: ToolCallMessage[] = [];
   for (const [j, c] of calls.entries()) {
     const call = parseToolCall(c, tools, declared);
     if (typeof call === "string") return `tool_calls[${j}]: ${call}`;
     toolCalls.push(call);
   }
-  return toolCalls.length > 0 ? { role: role as ChatMessage["role"], content, tool_calls: toolCalls } : { role: role as ChatMessage["role"], content };
+  return toolCalls.length > 0
+    ? { role: role as ChatMessage["role"], content, tool_calls: toolCalls }
+    : { role: role as ChatMessage["role"], content };
 }
 
 function parseToolCall(c: unknown, tools: readonly string[], declared: boolean): ToolCallMessage | string {
   const fn = isObject(c) ? c.function : undefined;
-  if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "") return "not an OpenAI tool call {\"type\": \"function\", \"function\": {\"name\", \"arguments\"}}";
+  if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "")
+    return 'not an OpenAI tool call {"type": "function", "function": {"name", "arguments"}}';
   if (!tools.includes(fn.name)) {
-    return declared ? `calls '${fn.name}', which is not in the record's tools (${tools.join(", ")})` : `calls '${fn.name}', and the record declares no tools (give them in its "tools")`;
+    return declared
+      ? `calls '${fn.name}', which is not in the record's tools (${tools.join(", ")})`
+      : `calls '${fn.name}', and the record declares no tools (give them in its "tools")`;
   }
   let args: unknown = fn.arguments ?? {};
   if (typeof args === "string") {
@@ -223,6 +256,8 @@ function parseToolCall(c: unknown, tools: readonly string[], declared: boolean):
 /** The words of the records' messages, for the embedded model's vocabulary (the harness's word split). */
 export function sftVocabulary(data: SftData): string[] {
   const words = new Set<string>();
-  for (const record of data.records) for (const m of record.messages) for (const w of m.content.match(/[A-Za-z0-9_]+|[^\sA-Za-z0-9_]/g) ?? []) words.add(w);
+  for (const record of data.records)
+    for (const m of record.messages)
+      for (const w of m.content.match(/[A-Za-z0-9_]+|[^\sA-Za-z0-9_]/g) ?? []) words.add(w);
   return [...words].sort();
 }

@@ -41,7 +41,13 @@ export async function coldStart(ctx: RunContext, state: RunState): Promise<ColdS
       const checkpoint = runDir.sftCheckpointDir(progress.step);
       await ctx.trainer.request("save", { path: checkpoint });
       const previous = committed.checkpoint;
-      committed = { ...committed, checkpoint, sftProgress: progress, coldStartTime: { base_eval_s: baseEvalSeconds, sft_s: progress.seconds }, files: runDir.committedFiles(ctx.buffer.commit) };
+      committed = {
+        ...committed,
+        checkpoint,
+        sftProgress: progress,
+        coldStartTime: { base_eval_s: baseEvalSeconds, sft_s: progress.seconds },
+        files: runDir.committedFiles(ctx.buffer.commit),
+      };
       runDir.writeState(committed);
       if (previous && previous !== checkpoint) runDir.removeCheckpoint(previous);
       return ctx.stop?.aborted === true;
@@ -56,7 +62,14 @@ export async function coldStart(ctx: RunContext, state: RunState): Promise<ColdS
   const version = (await ctx.trainer.request("save", { path: checkpoint })).policy_version;
   const previous = committed.checkpoint;
   const { sftProgress: _done, ...rest } = committed;
-  committed = { ...rest, sftDone: true, checkpoint, sft, coldStartTime: { base_eval_s: baseEvalSeconds, sft_s: outcome.seconds }, files: runDir.committedFiles(ctx.buffer.commit) };
+  committed = {
+    ...rest,
+    sftDone: true,
+    checkpoint,
+    sft,
+    coldStartTime: { base_eval_s: baseEvalSeconds, sft_s: outcome.seconds },
+    files: runDir.committedFiles(ctx.buffer.commit),
+  };
   runDir.writeState(committed);
   if (previous && previous !== checkpoint) runDir.removeCheckpoint(previous);
   const records = ctx.sftData ? ` and ${sft.records} records (${sft.heldout_records} held out)` : "";

@@ -14,7 +14,12 @@ import type { RunStreams } from "../streams.js";
 import type { SftData, SftRecord } from "./data.js";
 import type { TrainSequence } from "../../update/train-batches.js";
 
-const ROLE_OF: Record<ChatMessage["role"], number> = { system: Role.system, user: Role.prompt, tool: Role.observation, assistant: Role.generated };
+const ROLE_OF: Record<ChatMessage["role"], number> = {
+  system: Role.system,
+  user: Role.prompt,
+  tool: Role.observation,
+  assistant: Role.generated,
+};
 
 export interface EncodedRecords {
   readonly train: readonly TrainSequence[];
@@ -36,7 +41,13 @@ export function heldoutCount(n: number, fraction: number): number {
  * longest context an episode may reach) and skipping one the cut leaves without a target, then
  * splits them: a seeded draw of heldoutCount records is held out, the rest trained on.
  */
-export async function encodeRecords(trainer: TrainerClient, data: SftData, fraction: number, maxTokens: number | null, streams: RunStreams): Promise<EncodedRecords> {
+export async function encodeRecords(
+  trainer: TrainerClient,
+  data: SftData,
+  fraction: number,
+  maxTokens: number | null,
+  streams: RunStreams,
+): Promise<EncodedRecords> {
   const order = shuffled(data.records, streams.sftHeldout());
   const held = new Set(order.slice(0, heldoutCount(order.length, fraction)));
   const train: TrainSequence[] = [];
@@ -54,17 +65,33 @@ export async function encodeRecords(trainer: TrainerClient, data: SftData, fract
       skipped++;
       continue;
     }
-    const sequence: TrainSequence = { ids, roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:data:${record.line}` };
+    const sequence: TrainSequence = {
+      ids,
+      roles,
+      advantages: new Float32Array(0),
+      oldLogprobs: new Float32Array(0),
+      group: `sft:data:${record.line}`,
+    };
     (held.has(record) ? heldout : train).push(sequence);
   }
   return { train, heldout, truncated, skipped };
 }
 
-async function encodeRecord(trainer: TrainerClient, file: string, record: SftRecord): Promise<{ ids: Int32Array; roles: Uint8Array }> {
-  const { ids } = await trainer.request("encode", { messages: record.messages, add_generation_prompt: false, ...(record.tools ? { tools: record.tools } : {}) });
+async function encodeRecord(
+  trainer: TrainerClient,
+  file: string,
+  record: SftRecord,
+): Promise<{ ids: Int32Array; roles: Uint8Array }> {
+  const { ids } = await trainer.request("encode", {
+    messages: record.messages,
+    add_generation_prompt: false,
+    ...(record.tools ? { tools: record.tools } : {}),
+  });
   const parts = Array.from({ length: rowCount(ids) }, (_, i) => row(ids, i));
   if (parts.length !== record.messages.length) {
-    throw new Error(`encoding ${file}:${record.line}: the trainer returned ${parts.length} sequences for ${record.messages.length} messages (the protocol's encode returns one per message)`);
+    throw new Error(
+      `encoding ${file}:${record.line}: the trainer returned ${parts.length} sequences for ${record.messages.length} messages (the protocol's encode returns one per message)`,
+    );
   }
   // The header before the first assistant turn, from the message before it (the same message, so
   // the same template state, as in the record).
@@ -74,7 +101,12 @@ async function encodeRecord(trainer: TrainerClient, file: string, record: SftRec
   const header =
     k > 0
       ? await generationPromptIds(async (prompt) => {
-          const encoded = await trainer.request("encode", { messages: before, add_generation_prompt: prompt, context: k - 1, ...tools });
+          const encoded = await trainer.request("encode", {
+            messages: before,
+            add_generation_prompt: prompt,
+            context: k - 1,
+            ...tools,
+          });
           return [row(encoded.ids, rowCount(encoded.ids) - 1)];
         })
       : new Int32Array(0);

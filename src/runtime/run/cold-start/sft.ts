@@ -47,7 +47,10 @@ export function callText(call: ToolCall, plan: Plan, template?: ChatTemplateInfo
 /** JSON with a space after each `:` and `,`, as Python's json.dumps writes it (and the templates show calls). */
 function spacedJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(spacedJson).join(", ")}]`;
-  if (value !== null && typeof value === "object") return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`).join(", ")}}`;
+  if (value !== null && typeof value === "object")
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`)
+      .join(", ")}}`;
   return JSON.stringify(value);
 }
 
@@ -69,11 +72,17 @@ class ReplayPolicy implements Policy {
     const text = this.actions[Math.min(this.turn++, this.actions.length - 1)] ?? "";
     // The turn as the template renders an assistant message after a user one, without the
     // generation prompt the harness's context already ends with (`<|im_start|>assistant\n`).
-    const piece = at(await this.inner.encode([...PROBE, { role: "assistant", content: text }], false, { context: PROBE.length }), 0);
+    const piece = at(
+      await this.inner.encode([...PROBE, { role: "assistant", content: text }], false, { context: PROBE.length }),
+      0,
+    );
     const header = await (this.header ??= generationPromptIds((prompt) => this.inner.encode(PROBE, prompt)));
     const ids = afterPrefix(piece, header)?.slice() ?? piece;
     // The demonstrated turn ends like a sampled one: with the end-of-turn token.
-    const withStop = this.stopIds.length > 0 && ids[ids.length - 1] !== this.stopIds[0] ? Int32Array.from([...ids, at(this.stopIds, 0)]) : ids;
+    const withStop =
+      this.stopIds.length > 0 && ids[ids.length - 1] !== this.stopIds[0]
+        ? Int32Array.from([...ids, at(this.stopIds, 0)])
+        : ids;
     return { ids: withStop, logprobs: new Float32Array(withStop.length), finish: "stop", policyVersion: 0 };
   }
 }
@@ -107,7 +116,8 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
     if (sequences.length >= demos) break;
     const envPlan = planEnv(plan, task.env);
     const kind = envKindOf(ctx.envs, envPlan);
-    if (!kind.walkthrough) throw refusal(`rollout.sft.demos needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
+    if (!kind.walkthrough)
+      throw refusal(`rollout.sft.demos needs walkthroughs, and env kind '${envPlan.kind}' provides none`);
     const calls = await kind.walkthrough(envPlan, task.id);
     if (!calls || calls.length === 0) continue;
     const seed = ctx.streams.sftEpisodeSeed(task.env, task.id);
@@ -116,7 +126,11 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
       plan,
       envName: task.env,
       env,
-      policy: new ReplayPolicy(ctx.policy, calls.map((c) => callText(c, plan, ctx.template)), ctx.stopIds),
+      policy: new ReplayPolicy(
+        ctx.policy,
+        calls.map((c) => callText(c, plan, ctx.template)),
+        ctx.stopIds,
+      ),
       tools: toolsFor(plan, task.env),
       validator: ctx.validator,
       stopIds: ctx.stopIds,
@@ -124,7 +138,13 @@ async function replayWalkthroughs(ctx: SftContext, demos: number): Promise<Train
       ...(ctx.template ? { template: ctx.template } : {}),
     });
     if (episode.end === "env_error") continue;
-    sequences.push({ ids: episode.ids, roles: episode.roles, advantages: new Float32Array(0), oldLogprobs: new Float32Array(0), group: `sft:${task.env}:${task.id}` });
+    sequences.push({
+      ids: episode.ids,
+      roles: episode.roles,
+      advantages: new Float32Array(0),
+      oldLogprobs: new Float32Array(0),
+      group: `sft:${task.env}:${task.id}`,
+    });
   }
   if (sequences.length === 0) throw refusal("rollout.sft.demos found no walkthroughs to train on");
   return sequences;
@@ -135,10 +155,18 @@ async function recordSequences(ctx: SftContext, data: SftData, heldout: number):
   const max = ctx.plan.harness.max_total_tokens;
   const encoded = await encodeRecords(ctx.trainer, data, heldout, max, ctx.streams);
   if (encoded.truncated > 0) {
-    const skipped = encoded.skipped > 0 ? `; ${encoded.skipped} of them had no assistant token left and ${encoded.skipped === 1 ? "is" : "are"} not trained on` : "";
-    ctx.log(`sft data: warning: ${encoded.truncated} of ${data.records.length} records are longer than harness.max_total_tokens (${max}) and were truncated to it${skipped}`);
+    const skipped =
+      encoded.skipped > 0
+        ? `; ${encoded.skipped} of them had no assistant token left and ${encoded.skipped === 1 ? "is" : "are"} not trained on`
+        : "";
+    ctx.log(
+      `sft data: warning: ${encoded.truncated} of ${data.records.length} records are longer than harness.max_total_tokens (${max}) and were truncated to it${skipped}`,
+    );
   }
-  if (encoded.train.length === 0) throw refusal(`rollout.sft.data '${data.path}': no record is left to train on (${encoded.heldout.length} held out, ${encoded.skipped} without an assistant token within harness.max_total_tokens)`);
+  if (encoded.train.length === 0)
+    throw refusal(
+      `rollout.sft.data '${data.path}': no record is left to train on (${encoded.heldout.length} held out, ${encoded.skipped} without an assistant token within harness.max_total_tokens)`,
+    );
   return encoded;
 }
 
@@ -151,7 +179,8 @@ export interface SftCheckpoints {
 }
 
 /** The cold start's outcome: what it trained on and its losses, or, stopped at a checkpoint, how far it got. */
-export type ColdStartOutcome = { readonly done: SftSummary; readonly seconds: number } | { readonly stopped: SftProgress };
+export type ColdStartOutcome =
+  { readonly done: SftSummary; readonly seconds: number } | { readonly stopped: SftProgress };
 
 /**
  * Trains on walkthroughs and records: every `checkpoint_every` steps (or at the end of every
@@ -165,16 +194,25 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
   const sft = defined(plan.rollout.sft, "rollout.sft of a plan with a cold start");
   // Before replaying any walkthrough: an ignored rate would train the cold start at the RL rate.
   if (sft.lr !== null && ctx.trainer.handshakeResult?.capabilities.step_lr !== true) {
-    throw refusal(`rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`);
+    throw refusal(
+      `rollout.sft.lr needs a trainer that takes a per-step learning rate (capabilities.step_lr), and '${ctx.trainer.handshakeResult?.trainer.name ?? "this trainer"}' does not announce it; remove sft.lr to train the cold start at algorithm.optimizer.lr`,
+    );
   }
   const walkthroughs = sft.demos === null ? [] : await replayWalkthroughs(ctx, sft.demos);
-  const records = ctx.sftData ? await recordSequences(ctx, ctx.sftData, sft.heldout) : { train: [], heldout: [], truncated: 0, skipped: 0 };
+  const records = ctx.sftData
+    ? await recordSequences(ctx, ctx.sftData, sft.heldout)
+    : { train: [], heldout: [], truncated: 0, skipped: 0 };
   const sequences = [...walkthroughs, ...records.train];
   // A large clip range: several steps over the same demos must not clip the likelihood gradient.
   const sftPlan: Plan = {
     ...plan,
     mask: { ...plan.mask, loss: "generated", keep_sampling_mask: false },
-    algorithm: { ...plan.algorithm, clip: { low: 1, high: 1e9, dual: null }, kl: { ...plan.algorithm.kl, coef: 0 }, reduction: { mode: "token_mean" } },
+    algorithm: {
+      ...plan.algorithm,
+      clip: { low: 1, high: 1e9, dual: null },
+      kl: { ...plan.algorithm.kl, coef: 0 },
+      reduction: { mode: "token_mean" },
+    },
   };
   // Full-batch epochs keep the demos' order; minibatched epochs draw a fresh order each epoch
   // from the plan's seed, so a resumed or repeated run takes the same steps.
@@ -188,9 +226,14 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
   let targets = resume?.targets ?? 0;
   const seconds = () => (resume?.seconds ?? 0) + (Date.now() - begun) / 1000;
   if (resume && resume.sequences !== sequences.length) {
-    throw refusal(`the resumed cold start rebuilt ${sequences.length} demonstrations, and the interrupted one was training on ${resume.sequences} (did an env's walkthroughs or a record file change?); it cannot continue where it stopped: start a new run`);
+    throw refusal(
+      `the resumed cold start rebuilt ${sequences.length} demonstrations, and the interrupted one was training on ${resume.sequences} (did an env's walkthroughs or a record file change?); it cannot continue where it stopped: start a new run`,
+    );
   }
-  if (resume) ctx.log(`sft: resuming after step ${step} of ${totalSteps} (epoch ${Math.floor(step / stepsPerEpoch) + 1}/${sft.epochs})`);
+  if (resume)
+    ctx.log(
+      `sft: resuming after step ${step} of ${totalSteps} (epoch ${Math.floor(step / stepsPerEpoch) + 1}/${sft.epochs})`,
+    );
   const watch = phaseWatch(ctx.log, "sft:", "steps taken");
   watch.planned(totalSteps - step);
   try {
@@ -204,14 +247,29 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
         watch.done();
         const endOfEpoch = start + perStep >= order.length;
         if (endOfEpoch) {
-          epochs.push(await finishEpoch(ctx, sftPlan, records.heldout, { epoch, nll, targets, demos: order.length, steps: stepsPerEpoch }));
+          epochs.push(
+            await finishEpoch(ctx, sftPlan, records.heldout, {
+              epoch,
+              nll,
+              targets,
+              demos: order.length,
+              steps: stepsPerEpoch,
+            }),
+          );
           nll = 0;
           targets = 0;
         }
         // The last step's checkpoint is the cold start's own (checkpoint 0, run/cold-start.ts).
         const due = sft.checkpoint_every === null ? endOfEpoch : step % sft.checkpoint_every === 0;
         if (due && step < totalSteps) {
-          const progress: SftProgress = { step, sequences: sequences.length, epochs: [...epochs], nll, targets, seconds: seconds() };
+          const progress: SftProgress = {
+            step,
+            sequences: sequences.length,
+            epochs: [...epochs],
+            nll,
+            targets,
+            seconds: seconds(),
+          };
           if (await checkpoints.commit(progress)) return { stopped: progress };
         }
       }
@@ -219,26 +277,53 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
   } finally {
     watch.end();
   }
-  return { done: { demos: walkthroughs.length, records: records.train.length, heldout_records: records.heldout.length, truncated: records.truncated, skipped: records.skipped, epochs }, seconds: seconds() };
+  return {
+    done: {
+      demos: walkthroughs.length,
+      records: records.train.length,
+      heldout_records: records.heldout.length,
+      truncated: records.truncated,
+      skipped: records.skipped,
+      epochs,
+    },
+    seconds: seconds(),
+  };
 }
 
 /** An epoch's losses, once its last step is taken: the train NLL per token and the held-out records' NLL after it; said in the run log. */
-async function finishEpoch(ctx: SftContext, sftPlan: Plan, heldout: readonly TrainSequence[], e: { epoch: number; nll: number; targets: number; demos: number; steps: number }): Promise<SftEpoch> {
+async function finishEpoch(
+  ctx: SftContext,
+  sftPlan: Plan,
+  heldout: readonly TrainSequence[],
+  e: { epoch: number; nll: number; targets: number; demos: number; steps: number },
+): Promise<SftEpoch> {
   const epochs = defined(sftPlan.rollout.sft, "rollout.sft").epochs;
   // The NLL of each minibatch measured just before its step, summed over the epoch.
   const trainNll = e.targets ? e.nll / e.targets : 0;
   // The held-out records' NLL after the epoch's steps, without a gradient.
   const heldoutNll = heldout.length > 0 ? await meanNll(ctx, sftPlan, heldout) : null;
-  const held = heldoutNll === null ? "" : `, held-out ${heldoutNll.toFixed(4)} on ${heldout.length} record${heldout.length === 1 ? "" : "s"}`;
-  ctx.log(`sft epoch ${e.epoch + 1}/${epochs}: ${e.demos} demos in ${e.steps} step${e.steps === 1 ? "" : "s"}, negative log-likelihood ${trainNll.toFixed(4)} per token${held}`);
+  const held =
+    heldoutNll === null
+      ? ""
+      : `, held-out ${heldoutNll.toFixed(4)} on ${heldout.length} record${heldout.length === 1 ? "" : "s"}`;
+  ctx.log(
+    `sft epoch ${e.epoch + 1}/${epochs}: ${e.demos} demos in ${e.steps} step${e.steps === 1 ? "" : "s"}, negative log-likelihood ${trainNll.toFixed(4)} per token${held}`,
+  );
   return { epoch: e.epoch + 1, train_nll: trainNll, heldout_nll: heldoutNll };
 }
 
 /** Target-token log-probs of `sequences` under the current weights, and their masks. */
-async function targetLogprobs(ctx: SftContext, sftPlan: Plan, sequences: readonly TrainSequence[]): Promise<{ masks: Uint8Array[]; logprobs: Float32Array[] }> {
+async function targetLogprobs(
+  ctx: SftContext,
+  sftPlan: Plan,
+  sequences: readonly TrainSequence[],
+): Promise<{ masks: Uint8Array[]; logprobs: Float32Array[] }> {
   const masks = sequences.map((s) => lossMask(s.roles, "generated"));
   const { logprobs } = await ctx.trainer.request("logprobs", {
-    ids: ragged(sequences.map((s) => s.ids), Int32Array),
+    ids: ragged(
+      sequences.map((s) => s.ids),
+      Int32Array,
+    ),
     policy: "current",
     sampling: { temperature: sftPlan.policy.sampling.temperature, top_p: 1, top_k: 0 },
     mask: ragged(masks, Uint8Array),
@@ -256,15 +341,27 @@ async function meanNll(ctx: SftContext, sftPlan: Plan, sequences: readonly Train
 }
 
 /** One optimizer step on `demos`; returns their summed NLL before the step and the target-token count. */
-async function sftStep(ctx: SftContext, sftPlan: Plan, demos: readonly TrainSequence[]): Promise<{ nll: number; targets: number }> {
+async function sftStep(
+  ctx: SftContext,
+  sftPlan: Plan,
+  demos: readonly TrainSequence[],
+): Promise<{ nll: number; targets: number }> {
   const lr = sftPlan.rollout.sft?.lr ?? null;
   const handshake = ctx.trainer.handshakeResult;
   if (handshake?.capabilities.on_policy_step === true) {
     // old = current without asking for them: the trainer's ratio is exactly 1 (docs/protocol.md).
     const batch = demos.map((s) => ({ ...s, advantages: Float32Array.from(lossMask(s.roles, "generated")) }));
     const targets = batch.reduce((n, s) => s.advantages.reduce((m, a) => m + a, n), 0);
-    const result = await ctx.trainer.request("train_step", { ...trainStepParams(sftPlan, batch), old_logprobs: null, ...(lr !== null ? { lr } : {}) });
-    if (result.nll === undefined) throw new TrainerError(`trainer '${handshake.trainer.name}' announces capabilities.on_policy_step, but its train_step answer has no nll (docs/protocol.md, train_step)`, "protocol");
+    const result = await ctx.trainer.request("train_step", {
+      ...trainStepParams(sftPlan, batch),
+      old_logprobs: null,
+      ...(lr !== null ? { lr } : {}),
+    });
+    if (result.nll === undefined)
+      throw new TrainerError(
+        `trainer '${handshake.trainer.name}' announces capabilities.on_policy_step, but its train_step answer has no nll (docs/protocol.md, train_step)`,
+        "protocol",
+      );
     return { nll: result.nll * targets, targets };
   }
   const { masks, logprobs } = await targetLogprobs(ctx, sftPlan, demos);
