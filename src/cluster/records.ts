@@ -1,6 +1,6 @@
 // What `arl submit` records in the experiment's folder, beside the run directories
 // (RUNS/<experiment>/jobs/): each batch script exactly as submitted, the tasks' logs, and
-// submissions.jsonl, one line per submitted array job with its job id, its time and which run
+// submissions.jsonl, one line per submitted array job (SLURM) or job (Ray) with its job id, its time and which run
 // directory each task resumes. With the run directories and the scheduler's own queries this is
 // the whole state of a sweep on a cluster (docs/distributed.md, "Sweeps on a cluster").
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -18,7 +18,10 @@ const submittedTaskSchema = z.strictObject({
 });
 const submissionSchema = z.strictObject({
   time: z.string(),
-  scheduler: z.literal("slurm"),
+  /** SLURM: one array job, a task per variant. Ray: one job of one variant, task i of the script. */
+  scheduler: z.enum(["slurm", "ray"]),
+  /** Ray: the dashboard's address the job was submitted to (where `arl status` asks about it). */
+  address: z.string().optional(),
   job_id: z.string(),
   /** The batch script, in the jobs folder. */
   script: z.string(),
@@ -36,14 +39,19 @@ export function jobsFolder(runsRoot: string, experiment: string): string {
   return path.join(runsRoot, variantFileName(experiment), "jobs");
 }
 
-/** A new script's path in `folder`, named by the submission time (never an existing file). */
-export function newScriptPath(folder: string, now: Date): string {
-  const stamp = now
+/** The submission time in file names: 20260301T101500Z. */
+export function timeStamp(now: Date): string {
+  return now
     .toISOString()
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
-  let file = path.join(folder, `slurm-${stamp}.sbatch`);
-  for (let n = 2; existsSync(file); n++) file = path.join(folder, `slurm-${stamp}-${n}.sbatch`);
+}
+
+/** A new script's path in `folder`, named by the submission time (never an existing file). */
+export function newScriptPath(folder: string, now: Date, prefix = "slurm", extension = "sbatch"): string {
+  const stamp = timeStamp(now);
+  let file = path.join(folder, `${prefix}-${stamp}.${extension}`);
+  for (let n = 2; existsSync(file); n++) file = path.join(folder, `${prefix}-${stamp}-${n}.${extension}`);
   return file;
 }
 
@@ -74,7 +82,7 @@ export function appendSubmission(folder: string, submission: Submission): void {
 export interface LatestTask {
   readonly submission: Submission;
   readonly task: SubmittedTask;
-  /** The scheduler's id of the task (SLURM: `ARRAYJOB_TASK`). */
+  /** The scheduler's id of the task (SLURM: `ARRAYJOB_TASK`; Ray: the job's submission id). */
   readonly jobId: string;
   readonly log: string;
 }
@@ -88,7 +96,8 @@ export function latestTasks(folder: string): Map<string, LatestTask> {
         folder,
         submission.log.replace(/%A/g, submission.job_id).replace(/%a/g, String(task.task)),
       );
-      latest.set(task.hash, { submission, task, jobId: `${submission.job_id}_${task.task}`, log });
+      const jobId = submission.scheduler === "slurm" ? `${submission.job_id}_${task.task}` : submission.job_id;
+      latest.set(task.hash, { submission, task, jobId, log });
     }
   }
   return latest;

@@ -4,8 +4,11 @@
 import { execa } from "execa";
 import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
+import { writeFileAtomic } from "../plan/files.js";
 import type { Plan } from "../plan/schema.js";
 import { SchedulerRefused, SchedulerUnavailable, type JobPhase, type JobStatus } from "./jobs.js";
+import { newScriptPath } from "./records.js";
+import type { Scheduler } from "./scheduler.js";
 
 /** The scheduler's options `arl submit` takes (none is part of a plan). */
 export interface SlurmOptions {
@@ -43,7 +46,7 @@ export function resourceKey(plan: Plan): string {
 }
 
 /** GPUs a task uses on each node: the trainer's, and the inference servers the run launches. */
-function gpusPerNode(resources: Plan["resources"]): number {
+export function gpusPerNode(resources: Plan["resources"]): number {
   const servers =
     resources.rollout.engine !== "trainer" && resources.rollout.launch
       ? resources.rollout.servers * resources.rollout.gpus_per_server
@@ -52,7 +55,7 @@ function gpusPerNode(resources: Plan["resources"]): number {
 }
 
 /** A word the shell reads back as itself. */
-function shellWord(text: string): string {
+export function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -113,7 +116,7 @@ export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
 }
 
 /** A program's file on the PATH of `env`, or undefined. */
-function onPath(program: string, env: Env): string | undefined {
+export function onPath(program: string, env: Env): string | undefined {
   for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
     const file = path.join(dir, program);
     try {
@@ -225,4 +228,50 @@ export async function scancel(ids: readonly string[], env: Env): Promise<void> {
   if (ids.length === 0) return;
   const result = await slurm("scancel", [...ids], env);
   if (!result.ok) throw new SchedulerRefused(result.stderr.replace(/^scancel: error: /gm, ""));
+}
+
+/** SLURM behind the scheduler interface: one array job per group, a task per variant. */
+export function slurmScheduler(options: SlurmOptions, env: Env): Scheduler {
+  return {
+    name: "slurm",
+    label: "SLURM",
+    // Whether the controller answers is asked with the sweep's jobs, next, before anything is written.
+    check() {
+      requireSlurmCommands(["squeue", "sbatch"], env);
+      return Promise.resolve();
+    },
+    jobs: (ids) => slurmJobs(ids, env),
+    cancel: (ids) => scancel(ids, env),
+    async submit(group, accepted) {
+      const log = path.join(group.folder, "slurm-%A_%a.out");
+      const script = newScriptPath(group.folder, group.now);
+      const time = group.now.toISOString();
+      const tasks = group.tasks.map((t) => ({ variant: t.variant, runDir: t.run_dir }));
+      writeFileAtomic(
+        script,
+        slurmScript(
+          { experiment: group.experiment, resources: group.resources, tasks, log, arl: group.arl, submittedAt: time },
+          options,
+        ),
+      );
+      let jobId: string;
+      try {
+        jobId = await sbatch(script, env);
+      } catch (error) {
+        if (!(error instanceof SchedulerRefused)) throw error;
+        const variants = group.tasks.map((t) => t.variant).join(", ");
+        throw new SchedulerRefused(
+          `SLURM refused the array job of ${group.experiment} (${variants}; script ${script}): ${error.message}`,
+        );
+      }
+      accepted({
+        time,
+        scheduler: "slurm",
+        job_id: jobId,
+        script: path.basename(script),
+        log: path.basename(log),
+        tasks: [...group.tasks],
+      });
+    },
+  };
 }

@@ -8,6 +8,7 @@ import { runsByPlanHash } from "../report/inputs.js";
 import { RunDirectory, RunDirectoryError } from "../runtime/run-dir.js";
 import { isActive, type JobStatus } from "./jobs.js";
 import { jobsFolder, latestTasks, type LatestTask } from "./records.js";
+import type { SchedulerName } from "./scheduler.js";
 
 export type VariantPhase = "not submitted" | "pending" | "running" | "finished" | "failed" | "preempted" | "cancelled";
 
@@ -22,7 +23,13 @@ export interface VariantState {
   readonly iteration: number;
   readonly iterations: number;
   /** The latest job submitted for the variant, and what the scheduler says of it (absent when it no longer knows it). */
-  readonly job?: { readonly id: string; readonly log: string; readonly status?: JobStatus };
+  readonly job?: {
+    readonly id: string;
+    readonly log: string;
+    readonly scheduler: SchedulerName;
+    readonly address?: string;
+    readonly status?: JobStatus;
+  };
   /** Why the variant is in its phase, when that is more than the phase says. */
   readonly detail?: string;
   /** The last lines of the job's log (failed, preempted and cancelled variants). */
@@ -62,8 +69,12 @@ function runProgress(dir: string, plan: Plan): { iteration: number; complete: bo
   return { iteration, complete: watchdogStop };
 }
 
-/** A job the scheduler no longer knows: how it ended, from the lines slurmstepd writes into its log. */
-function endedFromLog(tail: readonly string[]): VariantPhase {
+/**
+ * A job the scheduler no longer knows: how it ended. SLURM: from the lines slurmstepd writes into
+ * its log. Ray forgets its jobs when its head restarts: the cluster's doing, resumable.
+ */
+function endedFromLog(latest: LatestTask, tail: readonly string[]): VariantPhase {
+  if (latest.submission.scheduler === "ray") return "preempted";
   const text = tail.join("\n");
   if (/CANCELLED AT \S+ DUE TO (TIME LIMIT|PREEMPTION)/.test(text)) return "preempted";
   if (/CANCELLED AT/.test(text)) return "cancelled";
@@ -75,7 +86,11 @@ function jobPhase(
   status: JobStatus | undefined,
   tail: readonly string[],
 ): { phase: VariantPhase; detail?: string } {
-  if (status === undefined) return { phase: endedFromLog(tail), detail: `SLURM no longer knows job ${latest.jobId}` };
+  if (status === undefined)
+    return {
+      phase: endedFromLog(latest, tail),
+      detail: `${latest.submission.scheduler === "ray" ? `Ray at ${latest.submission.address ?? "?"}` : "SLURM"} no longer knows job ${latest.jobId}`,
+    };
   switch (status.phase) {
     case "pending":
     case "running":
@@ -87,26 +102,26 @@ function jobPhase(
       // The job ended well before its run did: arl stopped at the time limit's warning (SIGINT).
       return {
         phase: "preempted",
-        detail: `job ${latest.jobId} COMPLETED before its run did (stopped before its time limit)`,
+        detail: `job ${latest.jobId} ${status.state} before its run did${latest.submission.scheduler === "slurm" ? " (stopped before its time limit)" : ""}`,
       };
   }
 }
 
 /**
- * Each plan's state, in the order of `plans`. `jobs` asks the scheduler about the latest job of
- * each plan (ids it no longer knows are absent from its answer).
+ * Each plan's state, in the order of `plans`. `jobs` asks the schedulers about the latest job of
+ * each plan (ids they no longer know are absent from the answer).
  */
 export async function sweepState(
   plans: readonly Plan[],
   runsRoot: string,
-  jobs: (ids: readonly string[]) => Promise<Map<string, JobStatus>>,
+  jobs: (tasks: readonly LatestTask[]) => Promise<Map<string, JobStatus>>,
 ): Promise<VariantState[]> {
   const experiments = [...new Set(plans.map((p) => p.experiment))];
   const runs = runsByPlanHash(experiments, runsRoot);
   const latest = new Map<string, LatestTask>();
   for (const experiment of experiments)
     for (const [hash, task] of latestTasks(jobsFolder(runsRoot, experiment))) latest.set(hash, task);
-  const submitted = plans.flatMap((p) => latest.get(p.hash)?.jobId ?? []);
+  const submitted = plans.flatMap((p) => latest.get(p.hash) ?? []);
   const answers = await jobs(submitted);
   return plans.map((plan): VariantState => {
     const base = {
@@ -118,7 +133,14 @@ export async function sweepState(
     const runDir = runs.get(plan.hash)?.at(-1);
     const task = latest.get(plan.hash);
     const status = task ? answers.get(task.jobId) : undefined;
-    const job = task ? { job: { id: task.jobId, log: task.log, ...(status ? { status } : {}) } } : {};
+    const where = task
+      ? {
+          scheduler: task.submission.scheduler,
+          ...(task.submission.address !== undefined ? { address: task.submission.address } : {}),
+        }
+      : undefined;
+    const job =
+      task && where ? { job: { id: task.jobId, log: task.log, ...where, ...(status ? { status } : {}) } } : {};
     let progress: ReturnType<typeof runProgress> = { iteration: 0, complete: false };
     if (runDir !== undefined) {
       try {

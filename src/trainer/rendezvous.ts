@@ -1,6 +1,7 @@
 // Where the machines of a multi-node trainer meet: node 0's HOST:PORT (torchrun's rendezvous
 // store, which node 0 hosts), this machine's node rank, and the rendezvous id. Taken from `arl run`'s flags, else from what a
-// cluster sets in the environment (SLURM; torchrun-style MASTER_ADDR/MASTER_PORT/NODE_RANK).
+// cluster sets in the environment (SLURM; Ray, through arl submit's launcher runtime-gpu/ray_nodes.py;
+// torchrun-style MASTER_ADDR/MASTER_PORT/NODE_RANK).
 
 export interface Rendezvous {
   /** This machine's node: 0 runs the runtime and serves the protocol; others only run trainer workers. */
@@ -68,6 +69,27 @@ export function resolveRendezvous(
       "SLURM",
       "SLURM_NODEID",
       "MASTER_ADDR/SLURM_JOB_NODELIST",
+    );
+  }
+  // Ray sets no rank of its own: arl submit's launcher (runtime-gpu/ray_nodes.py) starts one arl run per node of its placement group with these.
+  if (env.ARL_RAY_NODE_RANK !== undefined) {
+    if (env.ARL_RAY_NNODES !== undefined && Number(env.ARL_RAY_NNODES) !== nodes) {
+      throw new RendezvousError(
+        `the Ray job has ${env.ARL_RAY_NNODES} nodes (ARL_RAY_NNODES) but the plan's resources.nodes is ${nodes}; submit the plan again with arl submit --scheduler ray, which reserves resources.nodes nodes`,
+      );
+    }
+    if (env.MASTER_ADDR === undefined)
+      throw new RendezvousError(
+        "ARL_RAY_NODE_RANK is set but MASTER_ADDR is not: the Ray launcher (runtime-gpu/ray_nodes.py) sets both, node 0's address in MASTER_ADDR",
+      );
+    return checked(
+      nodes,
+      env.ARL_RAY_NODE_RANK,
+      `${env.MASTER_ADDR}:${env.MASTER_PORT ?? DEFAULT_PORT}`,
+      flags.id ?? (env.ARL_RAY_JOB_ID ? `ray-${env.ARL_RAY_JOB_ID}` : defaultId),
+      "Ray",
+      "ARL_RAY_NODE_RANK",
+      "MASTER_ADDR/MASTER_PORT",
     );
   }
   if (env.MASTER_ADDR !== undefined && env.NODE_RANK !== undefined) {
