@@ -14,9 +14,8 @@ export default defineConfig(
       "coverage/**",
       "runs/**",
       "node_modules/**",
-      ".venv/**",
-      ".venv-vllm/**",
-      ".venv-envservers/**",
+      // The Python venvs (.venv, .venv-vllm, .venv-envservers, .venv-ray) ship JavaScript of their own.
+      ".venv*/**",
       "editors/**",
       "grammar/diagrams/**",
       "test/fixtures/**",
