@@ -29,15 +29,16 @@ const ALLOWED: Record<string, string> = {
     "runtime-gpu is put first on it, so the sidecar's own arl_tracking is the one imported",
   "contracts/python.ts: ARL_ENVS_PYTHON":
     "which Python runs the env libraries' host (the one that has them installed); the library's version is recorded in the run directory (env-NAME-files.json) and a library that is missing refuses the run",
-  "envs/host/index.ts: ARL_ENV_CACHE":
+  "envs/adapters/env-host/libraries.ts: ARL_ENV_CACHE":
     "where generated games are cached across runs; the games are the seeds' (same seed, same bytes) and each one's sha256 is recorded in the run directory and checked on reuse",
   "contracts/python.ts: ARL_ENVSERVERS_PYTHON":
     "which Python runs an agent command's python:envservers (std/envs/verifiers's program; the one that has verifiers); the taskset and its tasks are the task file's, hashed into the plan, and a Python without verifiers fails the episode as an env error",
   "contracts/python.ts: ARL_PYTHON":
     "which Python interpreter runs the PyTorch trainer, the trackers' sidecar and the env host; the trainer's versions (python, torch) are recorded in the run manifest",
-  "envs/env-host.ts: (whole environment)":
+  "envs/adapters/env-host/client.ts: (whole environment)":
     "the env host inherits it like any child (PATH, HOME, what user verifiers read); the verifier's file and the data are hashed into the plan",
-  "envs/env-host.ts: PYTHONPATH": "runtime-gpu is put first on it, so the host's own arl_envhost is the one imported",
+  "envs/adapters/env-host/client.ts: PYTHONPATH":
+    "runtime-gpu is put first on it, so the host's own arl_envhost is the one imported",
   "runtime/run/replica.ts: OMP_NUM_THREADS":
     "a thread count the user set is kept rather than halved for the trainer beside its generation replica; threads change speed, not what the plan means (test/runtime/async-replica.test.ts)",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS":
@@ -48,12 +49,32 @@ const ALLOWED: Record<string, string> = {
     "an agent program inherits the environment, as any program a user starts does; what it computes is its own (its outcome), and its model calls go through the gateway",
   "bench/peer.ts: (whole environment)":
     "the side-by-side bench's Python (TRL and the plain PyTorch floor) inherits it; a benchmark, not a run, and ARL's own run in it reads the plan",
-  "runtime/engine/launch.ts: (whole environment)":
+  "inference/engine/launch.ts: (whole environment)":
     "a launched inference server inherits the environment (PATH, CUDA and NCCL settings, HF caches), as torchrun's workers do; what it samples is checked against the trainer per batch (the mismatch metrics) and its weights are the trainer's, synced",
-  "runtime/engine/launch.ts: CUDA_VISIBLE_DEVICES":
+  "inference/engine/launch.ts: CUDA_VISIBLE_DEVICES":
     "a scheduler's GPU allocation: the servers' devices are indices into it (docs/engines.md, Launch); which GPU computes does not change what the plan means",
-  "envs/findmax/isolation.ts: ARL_SANDBOX_WITHOUT":
+  "envs/worlds/findmax/isolation.ts: ARL_SANDBOX_WITHOUT":
     "switches findmax sandbox layers off as on a machine without them, to check the fallbacks: the code computes the same in every layer (test/envs/findmax.test.ts); without the namespaces a run is refused unless the plan allows it",
+  "contracts/sandbox.ts: PATH":
+    "where bubblewrap and prlimit are found (whether episodes can be sandboxed, which arl check reports); a run with sandbox.mode required refuses without them",
+  "contracts/sandbox.ts: HOME":
+    "keeps the user's home from being shown to an episode whole when a program's folder lies above it; what the episode computes is the same",
+  "contracts/sandbox.ts: [name]":
+    "the variables a sandboxed program keeps (PATH, the locale, VIRTUAL_ENV, PYTHONPATH, NODE_PATH), as it would have them unsandboxed: the program is the user's, run where the user runs it",
+  "envs/adapters/subprocess.ts: PATH":
+    "finds the env command's program to show its installation read-only in the sandbox; the program itself is the plan's",
+  "runtime/run/agent-sandbox.ts: PATH":
+    "finds the agent command's program to show its installation read-only in the sandbox; the program itself is the plan's",
+  "envs/worlds/swe/run-tests.ts: PATH":
+    "finds the test runner's Python and its installation to show it read-only in the sandbox, and is that sandbox's PATH",
+  "envs/worlds/swe/tasks.ts: (whole environment)":
+    "handed to the task generator's Python process, as to the env host's; the generated tasks are fixed by the sdist's sha256, the seed and the knobs the plan holds",
+  "envs/worlds/swe/tasks.ts: PYTHONPATH":
+    "runtime-gpu is put first on it, so the generator's own arl_swe is the one imported",
+  "envs/worlds/swe/tasks.ts: ARL_SWE_PYTHON":
+    "which Python generates and runs the swe tasks (one with pytest); the tasks are fixed by the plan's sdist hash, seed and knobs",
+  "envs/worlds/swe/tasks.ts: ARL_ENV_CACHE":
+    "where generated swe tasks are cached; a cached set is keyed by everything that decides it",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND":
     "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
 };
