@@ -82,11 +82,6 @@ export function sampling(plan: Plan, findings: Finding[]): YamlMapping {
   return { temperature: s.temperature, top_p: s.top_p, top_k: s.top_k === 0 ? -1 : s.top_k };
 }
 
-export function tis(plan: Plan): YamlMapping {
-  const t = plan.mask.tis;
-  return t === null ? { rollout_is: null } : { rollout_is: t.level, rollout_is_threshold: t.cap };
-}
-
 /** The response budget veRL enforces per trajectory (all turns together). */
 export function responseLength(plan: Plan, multiTurn: boolean, findings: Finding[]): number {
   const perTurn = Math.min(plan.policy.sampling.max_new_tokens, plan.harness.max_response_tokens);
