@@ -41,7 +41,7 @@ const ALLOWED: Record<string, string> = {
   "runtime/run/replica.ts: OMP_NUM_THREADS":
     "a thread count the user set is kept rather than halved for the trainer beside its generation replica; threads change speed, not what the plan means (test/runtime/async-replica.test.ts)",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS":
-    "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
+    "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded-train-step.test.ts)",
   "cli/commands/run-nodes.ts: (whole environment)":
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
   "runtime/run/agent-process.ts: (whole environment)":
