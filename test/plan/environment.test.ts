@@ -53,7 +53,7 @@ const ALLOWED: Record<string, string> = {
   "runtime/engine/launch.ts: CUDA_VISIBLE_DEVICES":
     "a scheduler's GPU allocation: the servers' devices are indices into it (docs/engines.md, Launch); which GPU computes does not change what the plan means",
   "envs/findmax/isolation.ts: ARL_SANDBOX_WITHOUT":
-    "switches findmax sandbox layers off as on a machine without them, to check the fallbacks: the code computes the same in every layer (test/envs/findmax.test.ts); without the namespaces a run is refused unless the plan allows it",
+    "switches findmax sandbox layers off as on a machine without them, to check the fallbacks: the code computes the same in every layer (test/envs/findmax-sandbox.test.ts); without the namespaces a run is refused unless the plan allows it",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND":
     "the tensor kernels (wasm, or cpu when wasm cannot start); the backend used is recorded in the run manifest (versions.tfjs_backend)",
 };
