@@ -41,6 +41,9 @@ Fault injection, by task index (`--fault INDEX=KIND`, repeatable, adds to the de
 
 Defaults: index 1000 + i has the i-th fault of that list (1000 step_500 ... 1012 close_500).
 
+The task families are in reference_env_tasks.py, the request bodies' parsing in
+reference_env_bodies.py.
+
 Usage: python3 reference_env_server.py --port 0   (prints `listening on http://127.0.0.1:PORT`
 first; SIGTERM or SIGINT stops it cleanly with exit status 0).
 """
@@ -49,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import signal
 import sys
 import threading
@@ -57,14 +59,11 @@ import uuid
 from collections import OrderedDict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MAX_STEPS = 50
+from reference_env_bodies import HttpError, clip, int_field, parse_body
+from reference_env_tasks import FAMILIES, MAX_STEPS, Session
+
 MAX_SESSIONS = 4096
 MAX_BODY = 1 << 20
-# Requests are small flat objects; these bounds turn hostile bodies into a 400 before the
-# parser recurses (json.loads raises RecursionError on deep nesting) or converts huge ints.
-MAX_JSON_DEPTH = 32
-MAX_INT_DIGITS = 20
-INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # a seed or index must fit 64 bits
 
 FAULTS = (
     "step_500",
@@ -82,174 +81,6 @@ FAULTS = (
     "close_500",
 )
 DEFAULT_FAULTS = {1000 + i: f for i, f in enumerate(FAULTS)}
-
-
-def _clip(value: object, limit: int = 60) -> str:
-    """A value for an error message, cut short: a hostile request must not be echoed whole."""
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
-
-
-class HttpError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _tool(name: str, description: str, properties: dict | None = None) -> dict:
-    return {
-        "name": name,
-        "description": description,
-        "parameters": {"type": "object", "properties": properties or {}, "required": list(properties or {})},
-    }
-
-
-# ---------------------------------------------------------------------------- request bodies
-
-_JSON_TOKEN = re.compile(r'[\[\]{}"\\]')
-
-
-def json_depth(text: str, limit: int) -> int:
-    """How deep arrays and objects nest in text (strings skipped), counted without recursion and
-    in one linear pass; stops counting once past limit."""
-    depth = deepest = 0
-    in_string = False
-    escaped_at = -1  # the position a backslash inside a string escapes
-    for m in _JSON_TOKEN.finditer(text):
-        pos, token = m.start(), m.group()
-        if pos == escaped_at:
-            continue
-        if in_string:
-            if token == "\\":
-                escaped_at = pos + 1
-            elif token == '"':
-                in_string = False
-        elif token == '"':
-            in_string = True
-        elif token in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > limit:
-                break
-        elif token in "]}":
-            depth -= 1
-    return deepest
-
-
-def _bounded_int(digits: str) -> int:
-    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise HttpError(400, f"a number in the request has {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
-    return int(digits)
-
-
-def _no_constant(name: str) -> object:
-    raise HttpError(400, f"{name} is not JSON")
-
-
-def parse_body(text: str) -> dict:
-    """A request body as a JSON object, or an HttpError(400) that says what is wrong with it."""
-    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise HttpError(400, f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        body = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant) if text else None
-    except json.JSONDecodeError as e:
-        raise HttpError(400, f"the request body is not JSON ({e.msg} at line {e.lineno} column {e.colno})") from e
-    if not isinstance(body, dict):
-        raise HttpError(400, "the request body is not a JSON object")
-    return body
-
-
-def _int_field(body: dict, name: str, default: object = None, minimum: int | None = None) -> int:
-    value = body.get(name, default)
-    low, high = INT_RANGE if minimum is None else (minimum, INT_RANGE[1])
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        kind = "a non-negative integer" if minimum == 0 else "an integer"
-        raise HttpError(400, f'"{name}" must be {kind} that fits 64 bits, not {_clip(value)}')
-    return value
-
-
-# ---------------------------------------------------------------------------- task families
-
-
-class Counter:
-    """Call `step` goal times; `noop` does nothing."""
-
-    tools = [_tool("step", "Advance the counter by one."), _tool("noop", "Do nothing.")]
-
-    def __init__(self, index: int, seed: int):
-        self.goal = 1 + index % 3
-        self.count = 0
-
-    def intro(self) -> str:
-        return f"Call step {self.goal} times."
-
-    def state(self) -> dict:
-        return {"progress": min(1.0, self.count / self.goal)}
-
-    def act(self, name: str, arguments: dict) -> tuple[str, bool]:
-        if name == "step":
-            self.count += 1
-            return f"count {self.count}", self.count >= self.goal
-        if name == "noop":
-            return f"count {self.count}", False
-        return f"Error: unknown tool '{name}'. Tools: step, noop.", False
-
-    def outcome(self) -> dict:
-        return {"success": self.count >= self.goal}
-
-
-class Reach:
-    """Reach the target exactly with add (1..3) and double; passing it ends the task."""
-
-    tools = [
-        _tool("add", "Add 1, 2 or 3 to the value.", {"amount": {"type": "integer", "minimum": 1, "maximum": 3}}),
-        _tool("double", "Double the value."),
-    ]
-
-    def __init__(self, index: int, seed: int):
-        self.value = 1 + index % 5
-        self.target = self.value + 3 + (index * 7) % 20
-        self.over = False
-
-    def intro(self) -> str:
-        return f"The value is {self.value}. Make it exactly {self.target} with add (1, 2 or 3) and double."
-
-    def state(self) -> dict:
-        return {"value": self.value, "remaining": self.target - self.value}
-
-    def act(self, name: str, arguments: dict) -> tuple[str, bool]:
-        if name == "add":
-            amount = arguments.get("amount")
-            if isinstance(amount, bool) or not isinstance(amount, int) or not 1 <= amount <= 3:
-                return "Error: add needs an integer amount of 1, 2 or 3.", False
-            self.value += amount
-        elif name == "double":
-            self.value *= 2
-        else:
-            return f"Error: unknown tool '{name}'. Tools: add, double.", False
-        if self.value > self.target:
-            self.over = True
-            return f"The value is {self.value}: past the target {self.target}.", True
-        if self.value == self.target:
-            return f"The value is {self.value}: the target.", True
-        return f"The value is {self.value}.", False
-
-    def outcome(self) -> dict:
-        return {"success": self.value == self.target}
-
-
-FAMILIES = {"counter": Counter, "reach": Reach}
-
-
-class Session:
-    def __init__(self, family: str, index: int, seed: int):
-        self.lock = threading.Lock()
-        self.index = index
-        self.game = FAMILIES[family](index, seed)
-        self.steps = 0
-        self.done = False
-        self.outcome_calls = 0
 
 
 # ---------------------------------------------------------------------------- server state
@@ -294,7 +125,7 @@ class State:
         with self.lock:
             session = self.sessions.get(sid)
         if session is None:
-            raise HttpError(404, f"unknown session {_clip(sid)!r}")
+            raise HttpError(404, f"unknown session {clip(sid)!r}")
         return session
 
     def remove(self, sid: object) -> Session:
@@ -373,7 +204,7 @@ class Handler(BaseHTTPRequestHandler):
         if not raw_length.isdigit():
             # The body's end is unknown: the connection cannot carry another request.
             self.close_connection = True
-            raise HttpError(400, f"bad Content-Length {_clip(raw_length)!r}: want a non-negative integer")
+            raise HttpError(400, f"bad Content-Length {clip(raw_length)!r}: want a non-negative integer")
         length = int(raw_length)
         if length > MAX_BODY:
             self.close_connection = True  # the unread body would be taken for the next request
@@ -389,13 +220,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def _reset(self, body: dict) -> tuple[int, object]:
         task = body.get("task")
-        index = _int_field(body, "index", minimum=0)
-        seed = _int_field(body, "seed", default=0)
+        index = int_field(body, "index", minimum=0)
+        seed = int_field(body, "seed", default=0)
         if task is not None and not isinstance(task, str):
-            raise HttpError(400, f'"task" must be a string or null, not {_clip(task)}; tasks: {", ".join(sorted(FAMILIES))}')
+            raise HttpError(400, f'"task" must be a string or null, not {clip(task)}; tasks: {", ".join(sorted(FAMILIES))}')
         family = "reach" if task is None else task
         if family not in FAMILIES:
-            raise HttpError(400, f"unknown task {_clip(task)!r}; tasks: {', '.join(sorted(FAMILIES))}")
+            raise HttpError(400, f"unknown task {clip(task)!r}; tasks: {', '.join(sorted(FAMILIES))}")
         self.state.count("reset", index)
         fault = self.state.faults.get(index)
         key = (family, index, seed)

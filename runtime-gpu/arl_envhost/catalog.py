@@ -2,7 +2,7 @@
 
 ``python -m arl_envhost.catalog`` prints them as JSON: reasoning-gym's datasets with their config
 fields, TextArena's env ids, TextWorldExpress's games and TextWorld's challenges. ARL's checker
-holds a copy (src/contracts/libraries/catalog.ts), so that an unknown name is a diagnostic
+holds a copy (src/contracts/libraries/catalog/, a file per library), so that an unknown name is a diagnostic
 at check time with no Python; test/envs/library-catalog.test.ts keeps the copy equal to this.
 """
 

@@ -1,6 +1,7 @@
-"""The reference HTTP task server (reference_env_server.py) on its own, through a standard-library
-client (urllib): the wire format, both task families, session isolation, every injected fault,
-bad requests, and the process: `--port 0`, loopback only, clean exit on SIGTERM."""
+"""The reference HTTP task server (reference_env_server.py, with reference_env_tasks.py and
+reference_env_bodies.py) on its own, through a standard-library client (urllib): the wire format,
+both task families, session isolation, every injected fault, bad requests, and the process:
+`--port 0`, loopback only, clean exit on SIGTERM."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ import urllib.request
 
 import pytest
 
+import reference_env_bodies as bodies
 import reference_env_server as res
+import reference_env_tasks as tasks
 
 SERVER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference_env_server.py")
 SLEEP_S = 1.5
@@ -102,17 +105,17 @@ def test_reach_family_is_the_default_and_deterministic(url):
 
 
 def test_the_game_logic_directly():
-    game = res.Reach(3, 0)
+    game = tasks.Reach(3, 0)
     assert (game.value, game.target) == (4, 8)
     assert game.act("double", {}) == ("The value is 8: the target.", True)
     assert game.outcome() == {"success": True}
-    counter = res.Counter(0, 0)
+    counter = tasks.Counter(0, 0)
     assert counter.act("step", {}) == ("count 1", True)
 
 
 def test_step_limit_ends_the_episode(url):
     sid = reset(url, 0)["session"]
-    for _ in range(res.MAX_STEPS - 1):
+    for _ in range(tasks.MAX_STEPS - 1):
         assert step(url, sid, "noop")[1]["terminated"] is False
     last = step(url, sid, "noop")[1]
     assert last["terminated"] is True and "step limit" in last["observation"]
@@ -322,7 +325,7 @@ def test_brackets_inside_strings_do_not_count_as_depth(url):
     deep_looking = "[" * 10_000 + '\\"{' * 100
     status, answer = post(url, "reset", {"task": "counter", "index": 0, "note": deep_looking})
     assert status == 200, answer
-    assert res.json_depth(json.dumps({"a": [[deep_looking]]}), 32) == 3
+    assert bodies.json_depth(json.dumps({"a": [[deep_looking]]}), 32) == 3
 
 
 def test_a_long_task_name_is_not_echoed_whole(url):

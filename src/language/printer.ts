@@ -1,6 +1,6 @@
 // The canonical formatter (`arl fmt`): AST + comments -> text, in one style with no options.
 //
-// Style rules (the tests in test/language/printer.test.ts pin them down):
+// Style rules (the tests in test/language/printer*.test.ts pin them down):
 // - 2-space indentation, lines of at most 100 columns where a line break is allowed, LF line ends,
 //   no trailing whitespace, one final newline.
 // - Imports first, one per line, then one blank line; exactly one blank line between top-level

@@ -4,7 +4,7 @@
 //
 // The adapter calls with Node's fetch, which refuses the WHATWG Fetch standard's "bad ports"
 // (https://fetch.spec.whatwg.org/#port-blocking) before connecting ("bad port"). The list is
-// Node 20's; test/envs/http.test.ts checks it against the running Node's fetch.
+// Node 20's; test/envs/http-failures.test.ts checks it against the running Node's fetch.
 export const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([
   1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,
   111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532,

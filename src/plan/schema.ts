@@ -1,21 +1,16 @@
 // The plan: the contract between the compiler and the runtime. One plan per experiment
 // variant, every default explicit, nothing left to decide at run time. The runtime reads plans
 // and nothing else. This zod schema is the single source of the published JSON Schema
-// (`plan.schema.json`, draft 2020-12), so both describe exactly the same documents.
+// (`plan.schema.json`, draft 2020-12), so both describe exactly the same documents. The
+// algorithm block is in algorithm-schema.ts, the rollout block in rollout-schema.ts, the stages
+// in stages-schema.ts, the envs in env-schema.ts and expressions in expr-schema.ts.
 import * as z from "zod";
-import type { BoundedField } from "./bounds.js";
 import { planEnvSchema } from "./env-schema.js";
 import { exprSchema } from "./expr-schema.js";
-import {
-  bounded,
-  d,
-  dataFileSchema,
-  jsonValueSchema,
-  nonNegativeInt,
-  positiveInt,
-  probability,
-  sha256Hex,
-} from "./schema-parts.js";
+import { bounded, d, jsonValueSchema, nonNegativeInt, positiveInt, probability, sha256Hex } from "./schema-parts.js";
+import { algorithmSchema, type reductionSchema } from "./algorithm-schema.js";
+import { rolloutSchema } from "./rollout-schema.js";
+import { stagesSchema } from "./stages-schema.js";
 
 export { type PlanExpr } from "./expr-schema.js";
 
@@ -165,210 +160,6 @@ const maskSchema = z.strictObject({
   ),
 });
 
-export const reductionSchema = z
-  .discriminatedUnion("mode", [
-    z.strictObject({ mode: z.literal("token_mean") }),
-    z.strictObject({ mode: z.literal("seq_mean_token_mean") }),
-    z.strictObject({ mode: z.literal("seq_mean_token_sum") }),
-    z.strictObject({ mode: z.literal("group_token_mean") }),
-    z.strictObject({
-      mode: z.literal("constant"),
-      constant: d(
-        bounded("algorithm.reduction.constant", z.number().positive()),
-        "L of constant(L): the sum is divided by N*L.",
-      ),
-    }),
-  ])
-  .meta({ id: "Reduction", description: "How token contributions are averaged (docs/semantics.md §5)." });
-
-const optimizerSchema = (warmup: BoundedField) =>
-  z.strictObject({
-    name: z.enum(["adamw"]),
-    lr: z.number().positive(),
-    betas: z.tuple([probability, probability]),
-    eps: z.number().positive(),
-    weight_decay: z.number().nonnegative(),
-    grad_clip: d(z.number().positive().nullable(), "Global gradient-norm clip; null: off."),
-    warmup_steps: bounded(warmup, nonNegativeInt),
-  });
-
-const algorithmSchema = z.strictObject({
-  name: d(z.string(), "Recipe name, for reports."),
-  group_size: d(bounded("algorithm.group_size", positiveInt), "G: trajectories started from the same task."),
-  advantage: z.strictObject({
-    estimator: z.enum(["group", "gae"]),
-    baseline: z.enum(["mean", "leave_one_out", "none"]),
-    normalize: z.enum(["std", "none"]),
-    task_norm: z.boolean(),
-    gamma: probability,
-    lambda: probability,
-  }),
-  clip: z.strictObject({
-    low: bounded("algorithm.clip.low", z.number().nonnegative()),
-    high: z.number().nonnegative(),
-    dual: d(z.number().gt(1).nullable(), "Dual clip c; null: off."),
-  }),
-  kl: z.strictObject({
-    coef: d(z.number().nonnegative(), "beta; 0: KL off."),
-    estimator: z.enum(["k1", "k2", "k3"]),
-    placement: z.enum(["loss", "reward", "both"]),
-    reference: d(
-      z
-        .discriminatedUnion("kind", [
-          z.strictObject({ kind: z.literal("initial") }),
-          z.strictObject({ kind: z.literal("refresh"), every: bounded("algorithm.kl.reference.every", positiveInt) }),
-        ])
-        .nullable(),
-      "The reference policy; null: none.",
-    ),
-  }),
-  reduction: reductionSchema,
-  epochs: bounded("algorithm.epochs", positiveInt),
-  minibatches: bounded("algorithm.minibatches", positiveInt),
-  microbatches: bounded("algorithm.microbatches", positiveInt),
-  batch_size: d(
-    bounded("algorithm.batch_size", positiveInt),
-    "Trajectories per iteration (resolved: tasks_per_batch * group_size when the spec sets none).",
-  ),
-  optimizer: optimizerSchema("algorithm.optimizer.warmup_steps"),
-  critic: d(
-    z
-      .strictObject({
-        optimizer: optimizerSchema("algorithm.critic.optimizer.warmup_steps"),
-        value_clip: z.number().positive().nullable(),
-        init: z.enum(["policy", "random"]),
-      })
-      .nullable(),
-    "Value model for GAE; null: none.",
-  ),
-  dynamic_sampling: d(
-    z.strictObject({ max_rounds: bounded("algorithm.dynamic_sampling.max_rounds", positiveInt).nullable() }).nullable(),
-    "Drop all-equal groups and resample; null: off.",
-  ),
-  overlong: d(
-    z
-      .strictObject({ buffer: bounded("algorithm.overlong.buffer", positiveInt), penalty: z.number().nonnegative() })
-      .nullable(),
-    "Soft overlong penalty; null: off.",
-  ),
-});
-
-const rolloutSchema = z.strictObject({
-  tasks_per_batch: d(bounded("rollout.tasks_per_batch", positiveInt), "B: tasks sampled per iteration."),
-  iterations: bounded("rollout.iterations", positiveInt),
-  concurrency: bounded("rollout.concurrency", positiveInt),
-  async: d(
-    z
-      .strictObject({
-        max_staleness: d(
-          bounded("rollout.async.max_staleness", positiveInt),
-          "k: batches roll out up to k updates ahead of their own update (docs/semantics.md §7); 1: one batch ahead.",
-        ),
-        in_flight_updates: d(
-          z.boolean(),
-          "Partial rollouts: the snapshot is refreshed before every update and episodes in flight continue with it at their next generate request (timing decides which turn gets which weights); false: one snapshot per batch, by request order.",
-        ),
-        generation: d(
-          z.enum(["trainer", "replica"]),
-          "trainer: the trainer generates between its train steps; replica: a second trainer process holds the behaviour weights and generates while the trainer trains (synced by a policy-only save and load at every snapshot).",
-        ),
-        max_policy_lag: d(
-          bounded("rollout.async.max_policy_lag", nonNegativeInt).nullable(),
-          "Samples (whole groups) more versions old at their update are past the bound; null: no limit.",
-        ),
-        past_max_lag: d(
-          z.enum(["drop", "correct"]),
-          "A group past max_policy_lag: drop it whole (counted), or correct it (proximal ratio, truncated importance weight to each token's sampling version; needs mask.tis).",
-        ),
-      })
-      .nullable(),
-    "Batches generated from the behaviour snapshot while updates run (trainer protocol, behaviour policy), up to max_staleness ahead; null: synchronous.",
-  ),
-  cross_policy: d(
-    z.strictObject({ pool: z.array(z.string().min(1)).min(1), probability }).nullable(),
-    "Per training turn, with this probability a pool model (own trainer process) generates it; its text is encoded once by the policy's tokenizer as an assistant turn, role pool, never a target. null: off.",
-  ),
-  sft: d(
-    z
-      .strictObject({
-        demos: d(
-          bounded("rollout.sft.demos", positiveInt).nullable(),
-          "Walkthroughs replayed; null: none (records only).",
-        ),
-        data: d(
-          dataFileSchema.nullable(),
-          "Chat-format record file (JSON lines) relative to the spec's folder, with its sha256; null: walkthroughs only.",
-        ),
-        max_data_bytes: d(
-          bounded("rollout.sft.max_data_bytes", positiveInt),
-          "The most bytes data's file may hold (checked when compiling and when the run reads it).",
-        ),
-        max_record_bytes: d(
-          bounded("rollout.sft.max_record_bytes", positiveInt),
-          "The most bytes one record (line) of data may hold; a longer one stops the run before it trains.",
-        ),
-        heldout: d(
-          z.number().min(0).lt(1),
-          "Fraction of data's records held out for the held-out loss (seeded split); 0 without data.",
-        ),
-        epochs: bounded("rollout.sft.epochs", positiveInt),
-        batch: d(
-          bounded("rollout.sft.batch", positiveInt).nullable(),
-          "Demos per optimizer step; null: all (one step per epoch).",
-        ),
-        lr: d(z.number().positive().nullable(), "Peak learning rate of the SFT steps; null: algorithm.optimizer.lr."),
-        checkpoint_every: d(
-          bounded("rollout.sft.checkpoint_every", positiveInt).nullable(),
-          "Optimizer steps between the cold start's resumable checkpoints; null: at the end of every epoch.",
-        ),
-        optimizer: d(
-          z.enum(["fresh", "continue"]),
-          "After the cold start's last step: fresh resets the policy's (and critic's) optimizer (trainer method reset_optimizer: moments zeroed, step count 0); continue keeps its state for RL.",
-        ),
-      })
-      .nullable(),
-    "Supervised cold start; null: off.",
-  ),
-  watchdog: d(
-    z.strictObject({
-      no_signal_iterations: d(
-        bounded("rollout.watchdog.no_signal_iterations", positiveInt),
-        "Consecutive iterations with effective group ratio 0 or gradient norm 0 before the no-signal warning.",
-      ),
-      on_no_signal: d(
-        z.enum(["warn", "stop"]),
-        "warn: log and record the warning; stop: also end the run after committing that iteration.",
-      ),
-      max_env_error_fraction: d(
-        probability,
-        "Warn when more than this fraction of an iteration's episodes end in env_error.",
-      ),
-    }),
-    "Signal and end-reason warnings during the run (runtime/run/watchdog.ts).",
-  ),
-  preflight: d(
-    z.strictObject({
-      logprobs_reproduce: d(
-        z.boolean(),
-        "Recomputed log-probs of the first batch must match the sampled ones: max |log ratio| over generated targets <= logprob_tolerance (the mean |log ratio| when an inference engine sampled).",
-      ),
-      boundaries: d(
-        z.boolean(),
-        "Targets only where the mask says (never prompt/tool/observation unless mask.loss: all; never rendered, pool, padding), every generated end-of-turn token a target, one task per group.",
-      ),
-      signs: d(
-        z.boolean(),
-        "Policy-gradient signs on the batch's numbers (reference maths, src/rl): equal rewards give zero gradient; the clip stops positive advantages, not negative ones.",
-      ),
-      logprob_tolerance: d(
-        z.number().positive(),
-        "Nats (resolved from policy.dtype when the spec sets none: 1e-3 float32, 0.05 bfloat16/float16).",
-      ),
-    }),
-    "Checks before the first optimizer step (runtime/preflight/); a failure stops the run before any weight changes.",
-  ),
-});
-
 const evalSchema = z.strictObject({
   split: z.enum(["train", "valid", "test"]),
   every: d(bounded("eval.every", positiveInt), "Evaluate every N iterations and after the last."),
@@ -456,54 +247,6 @@ const trackingSchema = z.strictObject({
       .nullable(),
     "MLflow; null: off.",
   ),
-});
-
-// --- stages --------------------------------------------------------------------------------
-
-const stageFields = {
-  runs_on: d(
-    z.enum(["runtime", "trainer"]),
-    "runtime: the orchestrator process itself; trainer: the trainer process(es).",
-  ),
-  backend: d(z.enum(["local", "torch"]), "What executes the stage."),
-  // Derived from resources, so bounded like them.
-  processes: d(
-    bounded("resources.gpus", positiveInt),
-    "Processes in all (torch: one per GPU, at least one per node; local: 1).",
-  ),
-  nodes: bounded("resources.nodes", positiveInt),
-  processes_per_node: bounded("resources.gpus", positiveInt),
-  launcher: d(z.enum(["none", "torchrun"]), "torchrun when more than one process is needed (or asked for)."),
-};
-
-const stageSchema = z.strictObject(stageFields).meta({ id: "Stage" });
-
-const denominatorSchema = z.strictObject({
-  scope: d(
-    z.literal("global"),
-    "Sums are taken over the whole optimizer step (every microbatch, every rank) before dividing; never a mean of per-microbatch means.",
-  ),
-  divide_by: d(
-    z.enum(["target_tokens", "sequences", "sequences_times_constant", "groups"]),
-    "The global count the summed loss is divided by: sum_i L_i, N, N*L, or the number of groups.",
-  ),
-  inner: d(
-    z.enum(["none", "sequence_target_tokens", "group_target_tokens"]),
-    "Normalisation applied before the outer division: each sequence's sum by its own L_i (seq_mean_token_mean), each group's by its token count (group_token_mean), or none.",
-  ),
-});
-
-const stagesSchema = z.strictObject({
-  provision: d(stageSchema, "Start the envs and the trainer; load the policy (and reference, critic)."),
-  rollout: d(stageSchema, "Generate episodes with the harness."),
-  reward: d(stageSchema, "Evaluate the reward terms and constraints."),
-  advantage: d(stageSchema, "Advantages (with critic values for GAE, which the trainer computes)."),
-  update: d(
-    z.strictObject({ ...stageFields, reduction: reductionSchema, denominator: denominatorSchema }),
-    "Policy (and critic) optimizer steps.",
-  ),
-  eval: d(stageSchema, "Periodic evaluation on the eval split."),
-  checkpoint: d(stageSchema, "Save and restore trainer state."),
 });
 
 // --- the plan --------------------------------------------------------------------------------

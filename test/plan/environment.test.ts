@@ -42,7 +42,7 @@ const ALLOWED: Record<string, string> = {
   "runtime/run/replica.ts: OMP_NUM_THREADS":
     "a thread count the user set is kept rather than halved for the trainer beside its generation replica; threads change speed, not what the plan means (test/runtime/async-replica.test.ts)",
   "trainer/embedded/trainer.ts: ARL_TINY_CHUNK_TOKENS":
-    "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded.test.ts)",
+    "how a batch is cut into forward/backward chunks; the result is the same (test/trainer/embedded-train-step.test.ts)",
   "cli/commands/run-nodes.ts: (whole environment)":
     "the trainer workers a machine above node 0 starts inherit its environment (PATH, CUDA and NCCL settings), as torchrun's own workers do; what they compute comes from node 0's requests",
   "runtime/run/agent-process.ts: (whole environment)":
@@ -54,7 +54,7 @@ const ALLOWED: Record<string, string> = {
   "inference/engine/launch.ts: CUDA_VISIBLE_DEVICES":
     "a scheduler's GPU allocation: the servers' devices are indices into it (docs/engines.md, Launch); which GPU computes does not change what the plan means",
   "envs/worlds/findmax/isolation.ts: ARL_SANDBOX_WITHOUT":
-    "switches findmax sandbox layers off as on a machine without them, to check the fallbacks: the code computes the same in every layer (test/envs/findmax.test.ts); without the namespaces a run is refused unless the plan allows it",
+    "switches findmax sandbox layers off as on a machine without them, to check the fallbacks: the code computes the same in every layer (test/envs/findmax-sandbox.test.ts); without the namespaces a run is refused unless the plan allows it",
   "contracts/sandbox.ts: PATH":
     "where bubblewrap and prlimit are found (whether episodes can be sandboxed, which arl check reports); a run with sandbox.mode required refuses without them",
   "contracts/sandbox.ts: HOME":

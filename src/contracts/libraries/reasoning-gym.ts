@@ -4,12 +4,12 @@
 import * as z from "zod";
 import { doc, enumOf, nonNegativeInt, positiveInt } from "../schema-primitives.js";
 import { didYouMean } from "../suggest.js";
-import { libraryCatalog } from "./catalog.js";
+import { reasoningGymCatalog } from "./catalog/reasoning-gym.js";
 import { hostLibrary, libraryObject, type KnobProblem } from "./library.js";
 
-const { datasets } = libraryCatalog.reasoning_gym;
+const { datasets } = reasoningGymCatalog;
 
-/** An unknown dataset, or a config field its config class does not have (the pinned version's names: catalog.ts). */
+/** An unknown dataset, or a config field its config class does not have (the pinned version's names: catalog/reasoning-gym.ts). */
 function checkDataset(config: Readonly<Record<string, unknown>>): KnobProblem[] {
   const name = config.dataset;
   if (typeof name !== "string") return [];
@@ -21,7 +21,7 @@ function checkDataset(config: Readonly<Record<string, unknown>>): KnobProblem[] 
     return [
       {
         knob: "dataset",
-        message: `reasoning-gym ${libraryCatalog.reasoning_gym.version} has no dataset '${name}'`,
+        message: `reasoning-gym ${reasoningGymCatalog.version} has no dataset '${name}'`,
         hint,
       },
     ];

@@ -3,10 +3,10 @@
 import * as z from "zod";
 import { doc } from "../schema-primitives.js";
 import { didYouMean } from "../suggest.js";
-import { libraryCatalog } from "./catalog.js";
+import { textarenaCatalog } from "./catalog/textarena.js";
 import { hostLibrary } from "./library.js";
 
-const { env_ids: envIds } = libraryCatalog.textarena;
+const { env_ids: envIds } = textarenaCatalog;
 
 /** An id's game: its name before the first dash. */
 const gameOf = (id: string) => id.replace(/-.*$/, "");
@@ -33,6 +33,6 @@ export const textarenaLibrary = hostLibrary({
       (game.length > 0
         ? `its ids for ${gameOf(id)}: ${game.slice(0, 6).join(", ")}`
         : "see TextArena's env ids in docs/env-libraries.md");
-    return [{ knob: "env_id", message: `TextArena ${libraryCatalog.textarena.version} has no env '${id}'`, hint }];
+    return [{ knob: "env_id", message: `TextArena ${textarenaCatalog.version} has no env '${id}'`, hint }];
   },
 });

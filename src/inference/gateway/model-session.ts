@@ -24,18 +24,9 @@
 // for (temperature, top_p, seed) is recorded, never applied, since the trained log-probs must be
 // those of the distribution the tokens were sampled from.
 import { at } from "../../contracts/checked.js";
-import { EnvError } from "../../contracts/env.js";
-import {
-  callOpening,
-  parseFunctionCall,
-  ToolCallValidator,
-  type OfferedTool,
-  type ParsedTurn,
-  type ToolCall,
-} from "../../contracts/tool-calls.js";
+import { parseFunctionCall, type ParsedTurn, type ToolCallValidator } from "../../contracts/tool-calls.js";
 import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
 import type { Plan } from "../../plan/schema.js";
-import { TrainerError } from "../../trainer/protocol/client.js";
 import { Role } from "../../episode/buffer.js";
 import { Conversation, messageRole, withoutStop } from "../../episode/conversation.js";
 import type { EpisodeSignals } from "../../episode/harness.js";
@@ -49,9 +40,17 @@ import {
   type CompletionResult,
   type ServedToolCall,
   type SessionModel,
-  type ToolChoice,
 } from "./contract.js";
-import { nonSpaceBytes, type ModelContext } from "./prompt-bound.js";
+import { ForcedOpenings } from "./forced-openings.js";
+import { OfferedToolCheck } from "./offered-tools.js";
+import {
+  contextLengthError,
+  contextLimit,
+  textPastContext,
+  type ContextLimit,
+  type ModelContext,
+} from "./prompt-bound.js";
+import { requestError } from "./request-errors.js";
 import { continuesFrom, renderable, renderedMessages, servedAssistant } from "./session-messages.js";
 import {
   assembleSamples,
@@ -62,6 +61,7 @@ import {
   type SessionRecord,
   type SessionToolCall,
 } from "./session-trajectory.js";
+import { completingToken, firstStop } from "./stop-strings.js";
 
 /** The budget that ended an episode: its turns, or its tokens (one response's or the whole context's). */
 export type BudgetCode = "max_turns" | "max_response_tokens" | "max_total_tokens";
@@ -94,12 +94,6 @@ interface GeneratedTurn {
   readonly stopString: string | null;
 }
 
-/** A forced call opening as the model is given it: its ids, and their text as the tokenizer decodes them. */
-interface ForcedOpening {
-  readonly ids: Int32Array;
-  readonly text: string;
-}
-
 interface SamplingRequest {
   readonly maxTokens: number | null;
   readonly stop: readonly string[];
@@ -108,51 +102,10 @@ interface SamplingRequest {
   readonly seed: number | null;
 }
 
-/** The first stop string in `text` and where it starts; undefined when none occurs. */
-function firstStop(text: string, stops: readonly string[]): { stop: string; at: number } | undefined {
-  let best: { stop: string; at: number } | undefined;
-  for (const stop of stops) {
-    const k = stop === "" ? -1 : text.indexOf(stop);
-    if (k >= 0 && (best === undefined || k < best.at)) best = { stop, at: k };
-  }
-  return best;
-}
-
 function startsWith(ids: Int32Array, prefix: Int32Array): boolean {
   if (ids.length < prefix.length) return false;
   for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
   return true;
-}
-
-/** How a trainer fails when it can no longer serve anyone: the run's failure, never one request's. */
-const TRAINER_GONE: ReadonlySet<TrainerError["code"]> = new Set(["died", "protocol", "timeout", "stopped"]);
-
-/**
- * What an exception while handling one request is: a GatewayError as it is; the trainer's error
- * answer to this request (it is alive, and serves the next one) and any failure of the session's
- * own handling (a value it cannot render, a bug) that request's error, answered 400 or 500 with
- * the original as its cause (the gateway logs it). Only a trainer that is gone (died, hung,
- * broke the protocol) and an engine without a server (EnvError) end more than the request.
- */
-function requestError(error: unknown): never {
-  if (error instanceof GatewayError || error instanceof EnvError) throw error;
-  if (error instanceof TrainerError && TRAINER_GONE.has(error.code)) throw error;
-  const refused = error instanceof TrainerError && (error.code === "invalid_request" || error.code === "unsupported");
-  const answer = refused
-    ? new GatewayError(
-        400,
-        `the model cannot take this request: ${error.message}`,
-        "invalid_request_error",
-        null,
-        "invalid_value",
-      )
-    : new GatewayError(
-        500,
-        "the gateway failed to answer this request (the error is in the run's log); the session serves the next one",
-        "server_error",
-      );
-  answer.cause = error;
-  throw answer;
 }
 
 export class ModelSession implements SessionModel {
@@ -179,16 +132,13 @@ export class ModelSession implements SessionModel {
   private ended: { code: BudgetCode; message: string } | undefined;
   /** Calls run one at a time: each one's context depends on what the previous one served. */
   private queue: Promise<unknown> = Promise.resolve();
-  /** The run's, or made at the first parsed call (ajv is slow to set up, and most sessions of a plain chat never need it). */
-  private validator: ToolCallValidator | undefined;
-  /** The request's function definitions as offered tools, by their JSON (so the validator compiles each once). */
-  private readonly offeredTools = new Map<string, OfferedTool>();
-  /** Forced call openings by their text, tokenized and decoded once per session. */
-  private readonly openings = new Map<string, Promise<ForcedOpening>>();
+  private readonly toolCheck: OfferedToolCheck;
+  private readonly openings: ForcedOpenings;
 
   constructor(private readonly options: ModelSessionOptions) {
     this.modelName = options.plan.policy.model;
-    this.validator = options.validator;
+    this.toolCheck = new OfferedToolCheck(options.validator);
+    this.openings = new ForcedOpenings(options.policy, options.template.tool_call_format);
   }
 
   chat(request: ChatRequest): Promise<ChatResult> {
@@ -247,7 +197,7 @@ export class ModelSession implements SessionModel {
       if (call) call.result = m.content;
     }
     const offered = r.toolChoice === "none" ? [] : r.tools;
-    const forced = this.forcedOpening(r.toolChoice, offered);
+    const forced = this.openings.text(r.toolChoice, offered);
     this.admit(r);
     this.boundText(r.messages);
     // A call that fails half-way (the trainer's error) leaves no history to continue from.
@@ -256,7 +206,7 @@ export class ModelSession implements SessionModel {
     const messages = r.messages.map(renderable);
     const sample = await this.chatContext(messages, offered, served);
     // A forced opening is context the model is given, not a token it sampled: never a target.
-    const opening = forced === undefined ? undefined : await this.opening(forced);
+    const opening = forced === undefined ? undefined : await this.openings.tokenized(forced);
     if (opening) sample.ctx.append(opening.ids, Role.rendered);
     const prompt = sample.ctx.prompt(sample.lastPrompt);
     const turn = await this.generate(sample, prompt, r);
@@ -278,65 +228,6 @@ export class ModelSession implements SessionModel {
       tokens: turn.tokens,
       policyVersion: turn.policyVersion,
     };
-  }
-
-  /**
-   * The text a forced call begins with (docs/gateway.md#forced-tool-calls): none for "auto" and
-   * "none"; the format's opening for "required"; through the name for a named function. A choice
-   * that cannot be honoured is refused before the call counts.
-   */
-  private forcedOpening(choice: ToolChoice, offered: readonly unknown[]): string | undefined {
-    if (choice === "auto" || choice === "none") return undefined;
-    const names = offered.map((t) => (t as { function?: { name?: unknown } }).function?.name);
-    if (names.length === 0)
-      throw new GatewayError(
-        400,
-        'tool_choice forces a tool call, but the request offers no tools: send tools, or tool_choice "auto"',
-        "invalid_request_error",
-        "tool_choice",
-        "invalid_value",
-      );
-    if (typeof choice === "object" && !names.includes(choice.name)) {
-      throw new GatewayError(
-        400,
-        `tool_choice names the tool ${JSON.stringify(choice.name)}, which the request does not offer (offered: ${names.map((n) => JSON.stringify(n)).join(", ")})`,
-        "invalid_request_error",
-        "tool_choice",
-        "invalid_value",
-      );
-    }
-    if (!this.options.policy.tokenize)
-      throw new GatewayError(
-        400,
-        "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening",
-        "invalid_request_error",
-        "tool_choice",
-        "unsupported_value",
-      );
-    return callOpening(this.options.template.tool_call_format, typeof choice === "object" ? choice.name : undefined);
-  }
-
-  private opening(text: string): Promise<ForcedOpening> {
-    let opening = this.openings.get(text);
-    if (!opening) {
-      const { policy } = this.options;
-      opening = (async () => {
-        const ids = await policy.tokenize?.(text);
-        if (!ids)
-          throw new GatewayError(
-            400,
-            "tool_choice cannot force a call with this policy: it cannot tokenize the call's opening",
-            "invalid_request_error",
-            "tool_choice",
-            "unsupported_value",
-          );
-        return { ids, text: await policy.decode(ids) };
-      })();
-      // A failed tokenize is the call's error, not the session's for good.
-      opening.catch(() => this.openings.delete(text));
-      this.openings.set(text, opening);
-    }
-    return opening;
   }
 
   /** A token-id prompt that begins with the served stream continues it (the rest is observation); any other starts a new sample. */
@@ -464,7 +355,7 @@ export class ModelSession implements SessionModel {
     let [text, tokens] = await Promise.all([policy.decode(withoutStop(ids, stopIds)), this.tokenTexts(ids)]);
     const cut = firstStop(text, r.stop);
     if (cut) {
-      const k = await this.completingToken(ids, cut.stop);
+      const k = await completingToken(policy, stopIds, ids, cut.stop);
       ids = ids.slice(0, k);
       logprobs = logprobs.slice(0, k);
       tokens = tokens.slice(0, k);
@@ -492,18 +383,6 @@ export class ModelSession implements SessionModel {
     };
   }
 
-  /** How many leading ids it takes for the text to hold `stop`: the ids after that token are dropped. */
-  private async completingToken(ids: Int32Array, stop: string): Promise<number> {
-    let [lo, hi] = [1, ids.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((await this.options.policy.decode(withoutStop(ids.subarray(0, mid), this.options.stopIds))).includes(stop))
-        hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  }
-
   private async tokenTexts(ids: Int32Array): Promise<string[]> {
     const { policy } = this.options;
     if (policy.decodeEach) return policy.decodeEach(ids);
@@ -520,77 +399,32 @@ export class ModelSession implements SessionModel {
     }
     const { call } = parsed;
     this.signals.tool_calls++;
-    const valid = this.validCall(call, offered);
+    const valid = this.toolCheck.valid(call, offered);
     if (!valid) this.signals.invalid_calls++;
     const id = `call_${this.nextCallId++}`;
     this.toolCalls.push({ id, turn, name: call.name, arguments: call.arguments, valid, result: "" });
     return [{ id, name: call.name, arguments: JSON.stringify(call.arguments) }];
   }
 
-  /** The call names an offered function and its arguments pass that function's parameter schema. */
-  private validCall(call: ToolCall, offered: readonly unknown[]): boolean {
-    const tools = offered.map((definition) => {
-      const key = JSON.stringify(definition);
-      let tool = this.offeredTools.get(key);
-      if (!tool) {
-        const fn =
-          (definition as { function?: { name?: unknown; parameters?: Record<string, unknown> } }).function ?? {};
-        tool = { name: String(fn.name), definition: { function: { parameters: fn.parameters ?? {} } } };
-        this.offeredTools.set(key, tool);
-      }
-      return tool;
-    });
-    try {
-      this.validator ??= new ToolCallValidator();
-      return this.validator.check(call, tools).ok;
-    } catch {
-      // A parameter schema ajv cannot compile: the harness's to judge, not counted against the model.
-      return tools.some((t) => t.name === call.name);
-    }
+  private contextLimit(): ContextLimit | undefined {
+    return contextLimit(this.options.plan.harness.max_total_tokens, this.options.model);
   }
 
-  /** The most tokens a context may hold: harness.max_total_tokens or the model's context, the smaller (`harness`: the budget's). */
-  private contextLimit(): { tokens: number; harness: boolean } | undefined {
-    const budget = this.options.plan.harness.max_total_tokens;
-    const model = this.options.model?.maxContext ?? null;
-    if (budget !== null && (model === null || budget <= model)) return { tokens: budget, harness: true };
-    return model === null ? undefined : { tokens: model, harness: false };
-  }
-
-  /**
-   * Refuses, before anything is tokenized, messages whose text cannot fit the context: more
-   * non-whitespace bytes than the context's tokens can stand for.
-   */
+  /** Refuses, before anything is tokenized, messages whose text cannot fit the context. */
   private boundText(messages: readonly GatewayMessage[]): void {
     const limit = this.contextLimit();
-    const perToken = this.options.model?.maxTokenBytes ?? null;
-    if (limit === undefined || perToken === null) return;
-    const most = limit.tokens * perToken;
-    let bytes = 0;
-    for (const m of messages) {
-      bytes += nonSpaceBytes(m.content);
-      if (bytes > most)
-        throw this.tooLong(
-          limit,
-          `the messages' text has more than ${most} bytes besides whitespace (a token of this model stands for at most ${perToken})`,
-        );
-    }
+    const what = textPastContext(messages, limit, this.options.model);
+    if (limit !== undefined && what !== undefined) throw this.tooLong(limit, what);
   }
 
   /** A prompt past the context: the harness's budget ends the episode; the model's context refuses this request alone. */
-  private tooLong(limit: { tokens: number; harness: boolean }, what: string): GatewayError {
+  private tooLong(limit: ContextLimit, what: string): GatewayError {
     if (limit.harness)
       return this.endBy(
         "max_total_tokens",
         `${what} and harness.max_total_tokens is ${limit.tokens}, which leaves none to generate`,
       );
-    return new GatewayError(
-      400,
-      `This model's maximum context length is ${limit.tokens} tokens, and ${what}, which leaves none to generate: shorten the conversation`,
-      "invalid_request_error",
-      "messages",
-      "context_length_exceeded",
-    );
+    return contextLengthError(limit.tokens, what);
   }
 
   /** Ends the episode by a budget (once) and returns the error the call is answered with. */
