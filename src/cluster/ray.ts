@@ -141,7 +141,7 @@ export function jobResources(
  * `arl run --resume`, so `ray job stop`'s SIGTERM reaches it. A plan on several nodes runs
  * runtime-gpu/ray_nodes.py, which starts one `arl run` per node.
  */
-export function rayScript(group: JobGroup, options: { cpusPerTask?: number; submittedAt: string }): string {
+function rayScript(group: JobGroup, options: { cpusPerTask?: number; submittedAt: string }): string {
   const asked = jobResources(group.resources, options.cpusPerTask);
   const arl = group.arl.map(shellWord).join(" ");
   const width = Math.max(...group.tasks.map((t) => shellWord(t.run_dir).length));

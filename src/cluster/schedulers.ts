@@ -15,7 +15,7 @@ export function schedulerOf(name: SchedulerName, address: string | undefined, en
 }
 
 /** The scheduler a recorded job was submitted to; `rayAddress` (arl status --address) overrides the recorded one. */
-export function recordedScheduler(task: LatestTask, env: Env, rayAddress?: string): Scheduler {
+function recordedScheduler(task: LatestTask, env: Env, rayAddress?: string): Scheduler {
   const { submission } = task;
   return schedulerOf(
     submission.scheduler,

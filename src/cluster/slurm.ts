@@ -23,7 +23,7 @@ export interface SlurmOptions {
 }
 
 /** One array job: variants of one experiment with the same resources; task i resumes runs[i]. */
-export interface ArrayJob {
+interface ArrayJob {
   readonly experiment: string;
   /** Resources of every task (the variants of one array job ask the same). */
   readonly resources: Plan["resources"];
@@ -64,7 +64,7 @@ export function shellWord(text: string): string {
  * iteration 1), so the script can be submitted again by hand, and a requeued task continues from
  * its last committed iteration.
  */
-export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
+function slurmScript(job: ArrayJob, options: SlurmOptions): string {
   const { resources } = job;
   const multiNode = resources.nodes > 1;
   const gpus = gpusPerNode(resources);
@@ -116,7 +116,7 @@ export function slurmScript(job: ArrayJob, options: SlurmOptions): string {
 }
 
 /** A program's file on the PATH of `env`, or undefined. */
-export function onPath(program: string, env: Env): string | undefined {
+function onPath(program: string, env: Env): string | undefined {
   for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
     const file = path.join(dir, program);
     try {
@@ -130,7 +130,7 @@ export function onPath(program: string, env: Env): string | undefined {
 }
 
 /** Refuses, before anything is written, a machine that lacks one of the SLURM commands `programs`. */
-export function requireSlurmCommands(programs: readonly string[], env: Env): void {
+function requireSlurmCommands(programs: readonly string[], env: Env): void {
   const missing = programs.find((p) => onPath(p, env) === undefined);
   if (missing !== undefined) {
     throw new SchedulerUnavailable(
@@ -168,7 +168,7 @@ async function slurm(
 }
 
 /** Submits a batch script; its job id. A refusal carries sbatch's own message. */
-export async function sbatch(script: string, env: Env): Promise<string> {
+async function sbatch(script: string, env: Env): Promise<string> {
   const result = await slurm("sbatch", ["--parsable", script], env);
   // --parsable prints `JOBID` or `JOBID;CLUSTER`.
   const id = /^(\d+)/.exec(result.stdout.trim())?.[1];
@@ -196,7 +196,7 @@ function phaseOf(state: string): JobPhase {
  * waiting, running and recently ended (MinJobAge), sacct for older ones where the cluster keeps
  * accounting. A job in neither is absent. Queries SLURM even for no ids: that checks it answers.
  */
-export async function slurmJobs(ids: readonly string[], env: Env): Promise<Map<string, JobStatus>> {
+async function slurmJobs(ids: readonly string[], env: Env): Promise<Map<string, JobStatus>> {
   const jobs = new Map<string, JobStatus>();
   // One line per array task (-r), every state, this user's jobs only.
   const queue = await slurm("squeue", ["--noheader", "--array", "--me", "--states=all", "--format=%i|%T|%r"], env);
@@ -224,7 +224,7 @@ export async function slurmJobs(ids: readonly string[], env: Env): Promise<Map<s
 }
 
 /** Cancels jobs (`ARRAYJOB_TASK`); SLURM sends SIGTERM, then SIGKILL after its KillWait. */
-export async function scancel(ids: readonly string[], env: Env): Promise<void> {
+async function scancel(ids: readonly string[], env: Env): Promise<void> {
   if (ids.length === 0) return;
   const result = await slurm("scancel", [...ids], env);
   if (!result.ok) throw new SchedulerRefused(result.stderr.replace(/^scancel: error: /gm, ""));
