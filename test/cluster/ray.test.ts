@@ -15,8 +15,8 @@ import { jobResources, rayAddress, rayPhase } from "../../src/cluster/ray.js";
 import { resolveRendezvous } from "../../src/trainer/rendezvous.js";
 import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
+import { committedIterations, sweepStatus, variantResults, waitForStatus } from "../helpers/cluster-sweep.js";
 import { countingExperiment } from "../helpers/plans.js";
-import { runResults, type RunResults } from "../helpers/run-results.js";
 
 // Two seeds of a small model, 3 iterations (room to stop one after its first); brevity gives every
 // group differing rewards, so a resume that lost the weights would not reproduce the metrics.
@@ -160,63 +160,6 @@ class RayHead {
   }
 }
 
-interface StatusLine {
-  variant: string;
-  phase: string;
-  run_dir: string | null;
-  iteration: number;
-  job: string | null;
-  job_state: string | null;
-  log_tail: string[];
-  submittable: boolean;
-}
-
-async function status(cwd: string): Promise<Map<string, StatusLine>> {
-  const shown = await runArl(["status", "spec.arl", "--runs", "cluster", "--json"], { cwd, env });
-  expect(shown.code, shown.stderr).toBe(0);
-  const lines = shown.stdout
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as StatusLine);
-  return new Map(lines.map((l) => [l.variant, l]));
-}
-
-/** Polls `arl status` until `done` holds (a loaded machine can take minutes; never a timing assertion). */
-async function waitFor(
-  cwd: string,
-  what: string,
-  done: (s: Map<string, StatusLine>) => boolean,
-): Promise<Map<string, StatusLine>> {
-  for (const deadline = Date.now() + 300_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 1000))) {
-    const s = await status(cwd);
-    if (done(s)) return s;
-  }
-  throw new Error(`waited 5 minutes for ${what}: ${JSON.stringify([...(await status(cwd)).values()])}`);
-}
-
-/** Committed iterations of the only run directory of `variant` under `root`. */
-function committed(root: string, variant: string): number {
-  const base = path.join(root, "counting", variant);
-  const [run] = existsSync(base) ? readdirSync(base) : [];
-  const state = run ? path.join(base, run, "state.json") : "";
-  try {
-    return run && existsSync(state) ? (JSON.parse(readFileSync(state, "utf8")) as { iteration: number }).iteration : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Per variant: what its only run directory under `root` computed. */
-function results(root: string): Record<string, RunResults> {
-  return Object.fromEntries(
-    VARIANTS.map((variant) => {
-      const runs = readdirSync(path.join(root, "counting", variant));
-      expect(runs, variant).toHaveLength(1);
-      return [variant, runResults(path.join(root, "counting", variant, runs[0]!))];
-    }),
-  );
-}
-
 const submissions = (cwd: string) =>
   readFileSync(path.join(cwd, "cluster", "counting", "jobs", "submissions.jsonl"), "utf8")
     .trim()
@@ -295,14 +238,14 @@ describe.runIf(installed || required)(skipTitle("arl submit on a Ray cluster", !
       expect(submissions(cwd)).toHaveLength(2);
 
       // Waiting or running, each its own Ray job; then seed=4 is stopped after its first iteration.
-      const started = await status(cwd);
+      const started = await sweepStatus(cwd, env);
       for (const [i, variant] of VARIANTS.entries()) {
         expect(["pending", "running", "finished"], variant).toContain(started.get(variant)!.phase);
         expect(started.get(variant)!.job).toBe(recorded[i]!.job_id);
       }
       for (
         const deadline = Date.now() + 300_000;
-        committed(path.join(cwd, "cluster"), "seed=4") < 1 && Date.now() < deadline;
+        committedIterations(path.join(cwd, "cluster"), "seed=4") < 1 && Date.now() < deadline;
       )
         await new Promise((r) => setTimeout(r, 100));
       const firstCommit = (Date.now() - submitStarted) / 1000;
@@ -314,8 +257,9 @@ describe.runIf(installed || required)(skipTitle("arl submit on a Ray cluster", !
         ),
       );
 
-      const stopped = await waitFor(
+      const stopped = await waitForStatus(
         cwd,
+        env,
         "seed=4's job to stop and seed=3 to finish",
         (s) => s.get("seed=4")!.phase === "cancelled" && s.get("seed=3")!.phase === "finished",
       );
@@ -348,7 +292,7 @@ describe.runIf(installed || required)(skipTitle("arl submit on a Ray cluster", !
         { task: 0, variant: "seed=4", hash: expect.any(String) as string, run_dir: cancelled.run_dir, resume: true },
       ]);
 
-      const finished = await waitFor(cwd, "every variant to finish", (s) =>
+      const finished = await waitForStatus(cwd, env, "every variant to finish", (s) =>
         VARIANTS.every((v) => s.get(v)!.phase === "finished"),
       );
       for (const variant of VARIANTS) expect(finished.get(variant)!.iteration).toBe(ITERATIONS);
@@ -367,8 +311,8 @@ describe.runIf(installed || required)(skipTitle("arl submit on a Ray cluster", !
       const local = await runArl(["run", "spec.arl", "--out", "local", "--jobs", "2", ...embedded], { cwd, env });
       expect(local.code, local.stderr).toBe(0);
       const localSeconds = (Date.now() - localStarted) / 1000;
-      const onCluster = results(path.join(cwd, "cluster"));
-      expect(onCluster).toEqual(results(path.join(cwd, "local")));
+      const onCluster = variantResults(path.join(cwd, "cluster"), VARIANTS);
+      expect(onCluster).toEqual(variantResults(path.join(cwd, "local"), VARIANTS));
       expect(onCluster["seed=3"]!.evals).not.toEqual(onCluster["seed=4"]!.evals);
       // Timings for docs/distributed.md, never asserted.
       console.info(

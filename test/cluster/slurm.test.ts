@@ -11,8 +11,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
+import { committedIterations, sweepStatus, variantResults, waitForStatus } from "../helpers/cluster-sweep.js";
 import { countingExperiment } from "../helpers/plans.js";
-import { runResults, type RunResults } from "../helpers/run-results.js";
 
 // Two seeds of a small model; brevity gives every group differing rewards, so every update moves
 // the weights and a resume that lost them would not reproduce the metrics.
@@ -61,59 +61,6 @@ if (!cluster.up && !required)
   );
 
 const env = { ...process.env } as Record<string, string>;
-
-interface StatusLine {
-  variant: string;
-  phase: string;
-  run_dir: string | null;
-  iteration: number;
-  job: string | null;
-  job_state: string | null;
-  log_tail: string[];
-  submittable: boolean;
-}
-
-async function status(cwd: string): Promise<Map<string, StatusLine>> {
-  const shown = await runArl(["status", "spec.arl", "--runs", "cluster", "--json"], { cwd, env });
-  expect(shown.code, shown.stderr).toBe(0);
-  const lines = shown.stdout
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as StatusLine);
-  return new Map(lines.map((l) => [l.variant, l]));
-}
-
-/** Polls `arl status` until `done` holds (a loaded machine can take minutes; never a timing assertion). */
-async function waitFor(
-  cwd: string,
-  what: string,
-  done: (s: Map<string, StatusLine>) => boolean,
-): Promise<Map<string, StatusLine>> {
-  for (const deadline = Date.now() + 240_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
-    const s = await status(cwd);
-    if (done(s)) return s;
-  }
-  throw new Error(`waited 4 minutes for ${what}: ${JSON.stringify([...(await status(cwd)).values()])}`);
-}
-
-/** Committed iterations of the only run directory of `variant` under `root`. */
-function committed(root: string, variant: string): number {
-  const base = path.join(root, "counting", variant);
-  const [run] = existsSync(base) ? readdirSync(base) : [];
-  const state = run ? path.join(base, run, "state.json") : "";
-  return run && existsSync(state) ? (JSON.parse(readFileSync(state, "utf8")) as { iteration: number }).iteration : 0;
-}
-
-/** Per variant: what its only run directory under `root` computed. */
-function results(root: string): Record<string, RunResults> {
-  return Object.fromEntries(
-    VARIANTS.map((variant) => {
-      const runs = readdirSync(path.join(root, "counting", variant));
-      expect(runs, variant).toHaveLength(1);
-      return [variant, runResults(path.join(root, "counting", variant, runs[0]!))];
-    }),
-  );
-}
 
 const submissions = (cwd: string) =>
   readFileSync(path.join(cwd, "cluster", "counting", "jobs", "submissions.jsonl"), "utf8")
@@ -166,15 +113,16 @@ describe.runIf(cluster.up || required)(
         expect(submissions(cwd)).toHaveLength(1);
 
         // Waiting or running, each under its own array task; then seed=4 is cancelled mid-run.
-        const started = await status(cwd);
+        const started = await sweepStatus(cwd, env);
         for (const variant of VARIANTS) {
           expect(["pending", "running", "finished"], variant).toContain(started.get(variant)!.phase);
           expect(started.get(variant)!.job).toMatch(new RegExp(`^${submitted!.job_id}_[01]$`));
         }
-        const running = await waitFor(
+        const running = await waitForStatus(
           cwd,
+          env,
           "seed=4 to commit an iteration",
-          () => committed(path.join(cwd, "cluster"), "seed=4") >= 1,
+          () => committedIterations(path.join(cwd, "cluster"), "seed=4") >= 1,
         );
         expect(running.get("seed=4")!.phase).toBe("running");
         const cancel = await runArl(["cancel", "spec.arl#counting/seed=4", "--runs", "cluster"], { cwd, env });
@@ -183,8 +131,9 @@ describe.runIf(cluster.up || required)(
           /^cancelled counting\/seed=4: job \d+_1 \(was RUNNING, \d\/5 iterations committed\)\n$/,
         );
 
-        const stopped = await waitFor(
+        const stopped = await waitForStatus(
           cwd,
+          env,
           "seed=4's job to end and seed=3 to finish",
           (s) => s.get("seed=4")!.phase === "cancelled" && s.get("seed=3")!.phase === "finished",
         );
@@ -206,7 +155,7 @@ describe.runIf(cluster.up || required)(
           { task: 0, variant: "seed=4", hash: expect.any(String) as string, run_dir: cancelled.run_dir, resume: true },
         ]);
 
-        const finished = await waitFor(cwd, "every variant to finish", (s) =>
+        const finished = await waitForStatus(cwd, env, "every variant to finish", (s) =>
           VARIANTS.every((v) => s.get(v)!.phase === "finished"),
         );
         for (const variant of VARIANTS) expect(finished.get(variant)!.iteration).toBe(5);
@@ -220,8 +169,8 @@ describe.runIf(cluster.up || required)(
         // The same variants on this machine, uninterrupted: the same metrics and evaluations.
         const local = await runArl(["run", "spec.arl", "--out", "local", "--jobs", "2", ...embedded], { cwd, env });
         expect(local.code, local.stderr).toBe(0);
-        const onCluster = results(path.join(cwd, "cluster"));
-        expect(onCluster).toEqual(results(path.join(cwd, "local")));
+        const onCluster = variantResults(path.join(cwd, "cluster"), VARIANTS);
+        expect(onCluster).toEqual(variantResults(path.join(cwd, "local"), VARIANTS));
         expect(onCluster["seed=3"]!.evals).not.toEqual(onCluster["seed=4"]!.evals);
 
         const report = await runArl(["report", "spec.arl", "--runs", "cluster"], { cwd, env });
@@ -274,7 +223,7 @@ describe.runIf(cluster.up || required)(
       expect(refused.stderr).toMatch(/invalid partition/i);
       expect(refused.stderr).toContain("not submitted: counting/seed=3, counting/seed=4");
       expect(existsSync(path.join(cwd, "cluster", "counting", "jobs", "submissions.jsonl"))).toBe(false);
-      const shown = await status(cwd);
+      const shown = await sweepStatus(cwd, env);
       for (const variant of VARIANTS) expect(shown.get(variant)!.phase).toBe("not submitted");
     });
   },
