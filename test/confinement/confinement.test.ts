@@ -134,8 +134,20 @@ function dataFileFields(): string[] {
 /** The data-file fields this table covers: a new field fails the first test until it has rows. */
 const DATA_FIELDS = ["sql.database", "sql.questions"] as const;
 type DataField = (typeof DATA_FIELDS)[number];
-/** Data-file fields whose confinement is tested with their kind (test/envs/agent.test.ts, test/envs/dataset.test.ts: at lowering and at run time; test/plan/host-library-knobs.test.ts: skyrl-gym's rows at lowering). */
-const COVERED_WITH_THEIR_KIND = ["agent.task_file", "dataset.data", "dataset.verifier", "skyrl_gym.rows"] as const;
+/**
+ * Data-file fields whose confinement is tested with their kind (test/envs/agent.test.ts, test/envs/dataset.test.ts: at
+ * lowering and at run time; test/plan/host-library-knobs.test.ts: skyrl-gym's rows at lowering); and `code`, the
+ * user's program files hashed into the plan for its identity alone, only from inside the spec's folder and never
+ * opened by a run (test/plan/env-code.test.ts).
+ */
+const COVERED_WITH_THEIR_KIND = [
+  "agent.code",
+  "agent.task_file",
+  "dataset.data",
+  "dataset.verifier",
+  "gymnasium.code",
+  "skyrl_gym.rows",
+] as const;
 
 /** A real database and questions inside the project, for the field a case does not test. */
 function projectData(project: string) {

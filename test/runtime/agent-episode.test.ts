@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TrainerError } from "../../src/trainer/protocol/client.js";
 import type { AgentEnv } from "../../src/envs/adapters/agent.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { Role } from "../../src/episode/buffer.js";
@@ -200,7 +201,9 @@ describe("agent episodes", () => {
   });
 
   it("a failure of ours (the trainer died while serving a call) stops the program and propagates", async () => {
-    const failing = new TrainerPolicy({ request: () => Promise.reject(new Error("the trainer exited with code 137")) });
+    const failing = new TrainerPolicy({
+      request: () => Promise.reject(new TrainerError("the trainer exited with code 137", "died")),
+    });
     const begun = Date.now();
     await expect(
       playAgentEpisode({ ...ctx, rolloutPolicy: failing }, slot(0, 30), agentEnv("line"), 14),

@@ -54,6 +54,9 @@ experiment hostile {
   policy { model: "builtin:tiny?hidden=24&embed=16&heads=2&key=8", sampling { max_new_tokens: 4 } }
   env helper extends agent.program {
     command: ["${process.execPath}", "hostile.cjs"]
+    // The program records what each request was answered in the spec's folder, which a sandbox keeps read-only;
+    // what the sandbox holds is test/runtime/agent-sandbox.test.ts's.
+    sandbox { mode: off }
     task_file: "./tasks.jsonl"
     split { train: 0.5, test: 0.5 }
     signals { ok { scope: outcome, type: bool } }

@@ -6,6 +6,7 @@
 // stderr tail kept in <run dir>/agent-logs/; a fault of ours (the trainer failed while serving a
 // call) propagates. A budget (harness.max_turns, max_total_tokens) ends the episode as the
 // harness would, truncated or aborted, and stops the program.
+import os from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { resolveAgentCommand } from "../../contracts/agent-command.js";
@@ -94,8 +95,20 @@ function exitFault(
     return `${program} failed: Python has no module '${missing}'; install it into the Python the command starts (pip install ${missing.split(".")[0] ?? missing}), or name the interpreter that has it in command (e.g. a venv's bin/python)`;
   }
   const lastLine = run.stderrTail.trimEnd().split("\n").pop()?.trim() ?? "";
-  const how = run.code === null ? `was killed by ${run.signal ?? "a signal"}` : `exited with code ${run.code}`;
+  // bubblewrap, the sandboxed program's parent, exits 128 + N when the program is killed by signal N.
+  const signalled =
+    run.code === null
+      ? (run.signal ?? "a signal")
+      : sandboxed && run.code > 128
+        ? signalNamed(run.code - 128)
+        : undefined;
+  const how = signalled !== undefined ? `was killed by ${signalled}` : `exited with code ${run.code}`;
   return `${program} ${how}${lastLine ? `: ${lastLine.length > 200 ? `${lastLine.slice(0, 200)}...` : lastLine}` : ""}`;
+}
+
+/** The name of signal `n` (SIGKILL for 9), or "signal n". */
+function signalNamed(n: number): string {
+  return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 }
 
 /** What the sandbox hides of the runs: the folder below the spec's folder that holds the run directory (`--out`), else the run directory. */
