@@ -190,7 +190,7 @@ describe.runIf(installed || required)(skipTitle("arl submit on a Ray cluster", !
   });
 
   it(
-    "runs every variant to the end with the local metrics, resumes a stopped job, submits nothing twice",
+    "runs every variant to the end with the local metrics, resumes a stopped job, submits nothing twice, and reports the sweep",
     { timeout: 900_000 },
     async () => {
       const address = head!.address;
@@ -314,6 +314,10 @@ describe.runIf(installed || required)(skipTitle("arl submit on a Ray cluster", !
       const onCluster = variantResults(path.join(cwd, "cluster"), VARIANTS);
       expect(onCluster).toEqual(variantResults(path.join(cwd, "local"), VARIANTS));
       expect(onCluster["seed=3"]!.evals).not.toEqual(onCluster["seed=4"]!.evals);
+
+      const report = await runArl(["report", "spec.arl", "--runs", "cluster"], { cwd, env });
+      expect(report.code, report.stderr).toBe(0);
+      expect(report.stdout).toContain("cluster/counting/report.html");
       // Timings for docs/distributed.md, never asserted.
       console.info(
         `ray.test.ts timings: seed=4's first commit ${firstCommit.toFixed(1)} s after arl submit began; the sweep (with a stop and a resume) ${allDone.toFixed(1)} s; the local --jobs 2 run ${localSeconds.toFixed(1)} s`,
