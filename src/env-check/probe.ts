@@ -36,7 +36,7 @@ export interface EnvReport {
 /** Kinds whose episodes cannot be driven by reset and step alone, and why. */
 const UNPROBEABLE: Readonly<Record<string, string>> = {
   agent:
-    "an agent env's episode is a whole program that calls the policy through the run's gateway; env-check has no policy to serve it, so it cannot reset or step it (run one iteration with 'arl run' to try it)",
+    "an agent env's episode is a whole program that calls the policy through the run's gateway; env-check has no policy to serve it, so it cannot reset or step it (run one iteration with 'arl run', then 'arl replay RUN_DIR' runs the program again on its recorded model answers and compares its requests and outcome)",
 };
 
 /** A text for the final answer of envs that score one (a dataset's row): any fixed text will do, the same each time. */

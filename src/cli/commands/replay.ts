@@ -27,8 +27,11 @@ task's messages, each signal, whether the task ended, an env error); when all ar
 rewards are computed again from the recorded signals and compared with those the run trained
 on. The first divergence of each episode is printed with both texts.
 
-An episode recorded by an arl older than replay, or of an agent env (kind: agent, whose program
-talks to its env itself), cannot be replayed: it is named with the reason, never passed.
+An agent env's episode (kind: agent) is replayed by running its program again on the same task
+and seed, its model calls answered with what the run's gateway served it: every request must be
+one the recorded episode made, every recorded call must be made, and the program must end with
+the same fault or outcome signals. An episode recorded by an arl older than replay cannot be
+replayed: it is named with the reason, never passed.
 
 Options:
   --iteration N     one training iteration (default: every iteration in the buffer; with
@@ -65,12 +68,15 @@ function firstDifference(a: string, b: string): number {
 
 function episodeText(e: ReplayedEpisode): string {
   const r = e.record;
-  const seed = r.transcript ? `, seed ${r.transcript.seed}` : "";
+  const recordedSeed = r.transcript?.seed ?? r.program?.seed;
+  const seed = recordedSeed !== undefined ? `, seed ${recordedSeed}` : "";
   const head = `iteration ${e.iteration}, episode ${e.episode} (group ${r.group}, sample ${r.sample}): env ${r.env}, task ${r.task}${seed}`;
   const result = e.result;
   switch (result.status) {
     case "identical":
-      return `${head}: identical (${result.exchanges} exchanges with the env, rewards ${r.reward})\n`;
+      return result.of === "program"
+        ? `${head}: identical (its program run again, ${result.exchanges} model calls answered from the record, rewards ${r.reward})\n`
+        : `${head}: identical (${result.exchanges} exchanges with the env, rewards ${r.reward})\n`;
     case "cannot":
       return `${head}: cannot be replayed: ${result.reason}\n`;
     case "diverged": {
@@ -143,6 +149,7 @@ export const replayCommand = defineCommand({
         contents.records,
         selection,
         kinds,
+        { runDir: run.dir, dataRoot },
         (line) => io.stderr(`${line}\n`),
         (e) => {
           counts[e.result.status]++;
