@@ -2,7 +2,8 @@
 // then each recorded episode's program run again on its recorded model answers. A deterministic
 // program replays identically, the one whose episodes a budget (harness.max_turns) stopped
 // included; a program whose request carries an unseeded random number diverges at that call, and
-// one whose outcome is unseeded diverges at that signal, each with both texts.
+// one whose outcome is unseeded diverges at that signal, each with both texts. A program edited
+// since the run is named before the replay runs it as it is now.
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -95,6 +96,13 @@ describe("arl replay of agent programs", () => {
     expect(r.stdout).toContain(
       `replayed ${firsts.length} episodes of steady/default: ${firsts.length} identical, 0 diverged\n`,
     );
+    // The program edited since the run (a comment): replay says so first, and runs it as it is now.
+    writeFileSync(path.join(cwd, "prog.py"), `# edited\n${PROGRAM}`);
+    const edited = await runArl(["replay", runDir, "--episode", "0"], { cwd });
+    expect(edited.stderr).toMatch(
+      /^arl replay: note: env '(two|five)' \(agent\): the code file 'prog\.py' has sha256 [0-9a-f]{64}, but the run's plan was lowered with sha256 [0-9a-f]{64}: the replay runs the code as it is now$/m,
+    );
+    expect(edited.code, edited.stdout).toBe(0);
   }, 120_000);
 
   it("names a request the recorded episode never made, and an outcome that differs, with both texts (exit 1)", async () => {

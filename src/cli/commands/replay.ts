@@ -8,6 +8,7 @@ import { displayPath } from "../../diagnostics/render.js";
 import { readBuffer, type BufferContents } from "../../episode/buffer.js";
 import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
 import { verifyPlanDataFiles } from "../../envs/data-files.js";
+import { changedCodeFiles } from "../../envs/code-files.js";
 import { EnvError } from "../../contracts/env.js";
 import type { Plan } from "../../plan/schema.js";
 import { SelectionError, type Selection } from "../../report/trajectories.js";
@@ -137,6 +138,11 @@ export const replayCommand = defineCommand({
       return fail(io, `${where} is damaged: ${(error as Error).message}`, ExitCode.errors);
     }
     if (contents.records.length === 0) return fail(io, `${where} holds no complete trajectory yet`, ExitCode.errors);
+    // Code that changed since the run is replayed as it is now: said first, so that a divergence is read with it.
+    for (const c of dataRoot ? changedCodeFiles(plan.envs, dataRoot) : [])
+      io.stderr(
+        `arl replay: note: env '${c.env}' (${c.kind}): the code file '${c.path}' ${c.found !== undefined ? `has sha256 ${c.found}` : `cannot be read (${c.missing})`}, but the run's plan was lowered with sha256 ${c.planned}: the replay runs the code as it is now\n`,
+      );
     const kinds = dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds;
     const counts = { identical: 0, diverged: 0, cannot: 0 };
     try {
