@@ -36,7 +36,7 @@ export interface EnvReport {
 /** Kinds whose episodes cannot be driven by reset and step alone, and why. */
 const UNPROBEABLE: Readonly<Record<string, string>> = {
   agent:
-    "an agent env's episode is a whole program that calls the policy through the run's gateway; env-check has no policy to serve it, so it cannot reset or step it (run one iteration with 'arl run' to try it)",
+    "an agent env's episode is a whole program that calls the policy through the run's gateway; env-check has no policy to serve it, so it cannot reset or step it (run one iteration with 'arl run', then 'arl replay RUN_DIR' runs the program again on its recorded model answers and compares its requests and outcome)",
 };
 
 /** A text for the final answer of envs that score one (a dataset's row): any fixed text will do, the same each time. */
@@ -155,6 +155,12 @@ function latencyText(what: string, ms: readonly number[]): string {
   return `${what} median ${msText(quantile(ms, 0.5))}, p95 ${msText(quantile(ms, 0.95))} (${ms.length})`;
 }
 
+/** A probe episode's fault, said where it happened and how. */
+function faultText(where: string, fault: NonNullable<ProbeEpisode["fault"]>): string {
+  const how = fault.how === "hung" ? "hung" : fault.how === "malformed" ? "answered malformed" : "raised";
+  return `${where}: ${fault.at} ${how}: ${fault.message}`;
+}
+
 /** Probes env `name` of a plan (already provisioned when its kind needs it). */
 export async function probeEnv(
   kind: EnvKind,
@@ -216,7 +222,7 @@ export async function probeEnv(
       if (e.fault)
         report.findings.push({
           check: "fault",
-          message: `${where}, ${label} episode: ${e.fault.at} ${e.fault.how === "hung" ? "hung" : e.fault.how === "malformed" ? "answered malformed" : "raised"}: ${e.fault.message}`,
+          message: faultText(`${where}, ${label} episode`, e.fault),
         });
     }
     if (first.fault || second.fault) continue;
@@ -232,13 +238,30 @@ export async function probeEnv(
     if (pair[0].fault || pair[1].fault) continue;
     for (const [i, e] of pair.entries()) {
       const leak = traceDifference(first.events, e.events, ["alone", `session ${i + 1} of 2 stepped interleaved`]);
-      if (leak !== undefined) {
+      if (leak === undefined) continue;
+      // Two episodes alone can agree by chance (a secret drawn from four values); a third one
+      // alone tells a session that leaks from one that is not a function of its seed.
+      const third = new ProbeEpisode(spec, latencies);
+      await playInterleaved([third]);
+      const again = third.fault ? undefined : traceDifference(first.events, third.events, ["first", "third"]);
+      if (third.fault)
         report.findings.push({
-          check: "isolation",
-          message: `${where}: two sessions of the same task stepped interleaved do not each answer what one session alone does: ${leak}`,
+          check: "fault",
+          message: faultText(`${where}, third episode alone`, third.fault),
         });
-        break;
-      }
+      const confirmed = third.fault ? "" : " (a third episode alone answers as the first)";
+      report.findings.push(
+        again !== undefined
+          ? {
+              check: "determinism",
+              message: `${where}: episodes of the same task and seed, given the same ${actions.length} actions, differ (the first two alone agreed; a third alone, after two interleaved sessions, did not): ${again}`,
+            }
+          : {
+              check: "isolation",
+              message: `${where}: two sessions of the same task stepped interleaved do not each answer what one session alone does${confirmed}: ${leak}`,
+            },
+      );
+      break;
     }
   }
   for (const message of tally.findings()) report.findings.push({ check: "signals", message });

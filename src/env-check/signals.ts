@@ -1,7 +1,8 @@
 // The env check's view of signals: every value the probe saw, by name and where it came from
 // (a reset or step: state; the outcome), compared with the env's declarations: each declared
 // signal reported with its type and range and what was seen of it, a value of the wrong type or
-// outside the range named with where it was seen, an undeclared signal named.
+// outside the range named with where it was seen, an undeclared signal named (one whose values are
+// all text is listed: no declaration can hold it).
 import type { Signals } from "../contracts/env.js";
 import type { SignalValue } from "../contracts/signals.js";
 import type { PlanEnv } from "../plan/schema.js";
@@ -45,14 +46,31 @@ export class SignalTally {
     }
   }
 
-  /** One line per declared signal: its declaration and what the probe saw of it. */
+  /**
+   * Undeclared signals whose every value is text: a signal is declared bool, number or count, so
+   * no declaration can name them and no reward or condition can read them (an adapter's `status`,
+   * an observation's text field). Listed, never a finding.
+   */
+  private textOnly(): string[] {
+    return [...this.seen.entries()]
+      .filter(([name, seen]) => !(name in this.declared) && seen.values.every((v) => typeof v === "string"))
+      .map(([name]) => name)
+      .sort();
+  }
+
+  /** One line per declared signal: its declaration and what the probe saw of it; then the text-only ones. */
   summaries(): string[] {
-    return Object.entries(this.declared)
+    const declared = Object.entries(this.declared)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(
         ([name, d]) =>
           `signal ${name} (${d.scope}, ${d.type}${rangeText(d)}): ${seenText(this.seen.get(name)?.values ?? [])}`,
       );
+    const text = this.textOnly().map(
+      (name) =>
+        `signal ${name} (text, undeclared: no signal type holds text, so nothing reads it): ${seenText(this.seen.get(name)?.values ?? [])}`,
+    );
+    return [...declared, ...text];
   }
 
   /** What is wrong: bad values, declared signals never reported where their scope says, undeclared ones. */
@@ -65,7 +83,8 @@ export class SignalTally {
           `the declared ${d.scope} signal '${name}' was never reported (not after a reset, a step or the outcome)`,
         );
     }
-    const undeclared = [...this.seen.keys()].filter((n) => !(n in this.declared)).sort();
+    const text = new Set(this.textOnly());
+    const undeclared = [...this.seen.keys()].filter((n) => !(n in this.declared) && !text.has(n)).sort();
     for (const name of undeclared) {
       const seen = this.seen.get(name);
       out.push(

@@ -4,6 +4,7 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { encodeFrame, FrameDecoder } from "../trainer/protocol/framing.js";
 import { RunningDigest, type FileCommit } from "../contracts/file-digest.js";
+import type { AgentTranscript } from "./agent-transcript.js";
 import type { EnvTranscript } from "./env-transcript.js";
 
 /**
@@ -79,6 +80,12 @@ export interface TrajectoryRecord {
    * of older arl.
    */
   readonly transcript?: EnvTranscript;
+  /**
+   * An agent env's episode: its program's model calls (each request's digest, what was served)
+   * and the outcome it reported (agent-transcript.ts), for `arl replay`; on the episode's first
+   * record only. Absent in records of older arl.
+   */
+  readonly program?: AgentTranscript;
 }
 
 export class TokenBuffer {

@@ -5,7 +5,7 @@
 // same, the rewards are computed again from the recorded signal snapshots, which the answers
 // just reproduced, and compared with the rewards the run trained on.
 import { EnvError, type EnvInstance, type EnvKind, type PromptMessage, type Signals } from "../contracts/env.js";
-import type { EnvExchange, EnvFault, EnvTranscript, SignalSnapshot } from "../episode/env-transcript.js";
+import type { EnvExchange, EnvFault, SignalSnapshot } from "../episode/env-transcript.js";
 import type { TrajectoryRecord } from "../episode/buffer.js";
 import { episodeSignalSource, toolsFor, type EpisodeSignals } from "../episode/harness.js";
 import type { Plan } from "../plan/schema.js";
@@ -21,9 +21,15 @@ export interface Divergence {
   readonly replayed: string;
 }
 
+/** `exchanges` counts the exchanges with the env, or (`of: "program"`, an agent env) the model calls answered from the record. */
 export type EpisodeReplay =
-  | { readonly status: "identical"; readonly exchanges: number }
-  | { readonly status: "diverged"; readonly exchanges: number; readonly divergence: Divergence }
+  | { readonly status: "identical"; readonly exchanges: number; readonly of: "env" | "program" }
+  | {
+      readonly status: "diverged";
+      readonly exchanges: number;
+      readonly of: "env" | "program";
+      readonly divergence: Divergence;
+    }
   | { readonly status: "cannot"; readonly reason: string };
 
 /** What one exchange answered on replay: the exchange's fields, or the env's error. */
@@ -124,17 +130,18 @@ function sourceOf(env: string, snapshot: SignalSnapshot) {
   return episodeSignalSource(env, snapshot.env, snapshot.episode as unknown as EpisodeSignals);
 }
 
-/** The rewards computed again from the recorded snapshots against those the run trained on; undefined: the same. */
-function rewardDifference(
+/** The rewards computed again from the recorded snapshots (`states`, `final`) against those the run trained on; undefined: the same. */
+export function rewardDifference(
   plan: Plan,
   record: TrajectoryRecord,
-  transcript: EnvTranscript,
+  states: readonly SignalSnapshot[] | undefined,
+  final: SignalSnapshot | undefined,
 ): Omit<Divergence, "where"> | undefined {
-  if (record.end === "env_error" || !transcript.states || !transcript.final) return undefined;
+  if (record.end === "env_error" || !states || !final) return undefined;
   const score = scoreSignals(
     plan,
-    transcript.states.map((s) => sourceOf(record.env, s)),
-    sourceOf(record.env, transcript.final),
+    states.map((s) => sourceOf(record.env, s)),
+    sourceOf(record.env, final),
     record.end,
   );
   if ("signalError" in score)
@@ -162,12 +169,6 @@ export async function replayEpisode(
 ): Promise<EpisodeReplay> {
   const env = plan.envs[record.env];
   if (env === undefined) return { status: "cannot", reason: `the plan has no env '${record.env}'` };
-  if (env.kind === "agent") {
-    return {
-      status: "cannot",
-      reason: `env '${record.env}' is an agent program (kind: agent): the program talks to its env itself and arl records only the model calls it made and the outcome it reported, not its env's answers, so there is nothing to compare a replay with`,
-    };
-  }
   const transcript = record.transcript;
   if (transcript === undefined)
     return {
@@ -189,7 +190,7 @@ export async function replayEpisode(
       recorded: "no env error",
       replayed: faultText({ kind: error.kind, message: error.message }),
     };
-    return { status: "diverged", exchanges: 0, divergence };
+    return { status: "diverged", exchanges: 0, of: "env", divergence };
   }
   try {
     let n = 0;
@@ -201,6 +202,7 @@ export async function replayEpisode(
         return {
           status: "diverged",
           exchanges: n,
+          of: "env",
           divergence: { where: `exchange ${n} of ${transcript.exchanges.length}, ${describe(exchange)}`, ...diff },
         };
       if (exchange.error) break;
@@ -208,12 +210,13 @@ export async function replayEpisode(
   } finally {
     await instance.close().catch(() => undefined);
   }
-  const rewards = rewardDifference(plan, record, transcript);
+  const rewards = rewardDifference(plan, record, transcript.states, transcript.final);
   if (rewards)
     return {
       status: "diverged",
       exchanges: transcript.exchanges.length,
+      of: "env",
       divergence: { where: "the rewards, from the recorded signals", ...rewards },
     };
-  return { status: "identical", exchanges: transcript.exchanges.length };
+  return { status: "identical", exchanges: transcript.exchanges.length, of: "env" };
 }

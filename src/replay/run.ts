@@ -8,9 +8,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { EnvError, type EnvKind } from "../contracts/env.js";
 import type { TrajectoryRecord } from "../episode/buffer.js";
+import { startGateway } from "../inference/gateway/server.js";
+import type { Gateway } from "../inference/gateway/contract.js";
 import type { Plan } from "../plan/schema.js";
 import { selectTrajectories, type Selection } from "../report/trajectories.js";
 import { mapConcurrently } from "../runtime/run/episodes.js";
+import { replayAgentEpisode } from "./agent.js";
 import { replayEpisode, type EpisodeReplay } from "./episode.js";
 
 export interface ReplayedEpisode {
@@ -62,7 +65,7 @@ async function prepareEnvs(
   for (const name of names) {
     const env = plan.envs[name];
     const kind = env && kinds.get(env.kind);
-    if (!env || !kind || env.kind === "agent") continue;
+    if (!env || !kind) continue;
     try {
       const check = await kind.hostCheck?.(env);
       if (check?.refusal !== undefined) {
@@ -70,13 +73,34 @@ async function prepareEnvs(
         continue;
       }
       const tools = plan.tools.filter((t) => t.env === name).map((t) => t.definition.function);
-      await kind.provision?.(env, { name, tools, runDir: scratch, log });
+      // An agent's program is run again as it is; there is nothing of its kind to provision.
+      if (env.kind !== "agent") await kind.provision?.(env, { name, tools, runDir: scratch, log });
     } catch (error) {
       if (!(error instanceof EnvError)) throw error;
       problems.set(name, `env '${name}' (${env.kind}) could not be provisioned: ${error.message}`);
     }
   }
   return problems;
+}
+
+/** Where the run being replayed lies: its directory (the sandbox hides it from agent programs) and its data root. */
+export interface ReplayedRun {
+  readonly runDir: string;
+  readonly dataRoot: string | undefined;
+}
+
+/** Replays one episode: an agent env's by running its program again (agent.ts), any other in its env kind. */
+function replayOne(
+  plan: Plan,
+  record: TrajectoryRecord,
+  kinds: ReadonlyMap<string, EnvKind>,
+  run: ReplayedRun,
+  gateway: Gateway | undefined,
+): Promise<EpisodeReplay> {
+  const env = plan.envs[record.env];
+  if (env?.kind === "agent")
+    return replayAgentEpisode(plan, env, record, { gateway, dataRoot: run.dataRoot, runDir: run.runDir });
+  return replayEpisode(plan, env && kinds.get(env.kind), record);
 }
 
 /**
@@ -88,29 +112,35 @@ export async function replayRun(
   records: readonly TrajectoryRecord[],
   selection: ReplaySelection,
   kinds: ReadonlyMap<string, EnvKind>,
+  run: ReplayedRun,
   log: (line: string) => void,
   onEpisode: (e: ReplayedEpisode) => void = () => undefined,
 ): Promise<ReplayedEpisode[]> {
   const episodes = selectEpisodes(records, selection);
   const scratch = mkdtempSync(path.join(tmpdir(), "arl-replay-"));
-  const used = [...new Set(episodes.filter((e) => e.record.transcript !== undefined).map((e) => e.record.env))].sort();
+  const recorded = (r: TrajectoryRecord) => r.transcript !== undefined || r.program !== undefined;
+  const used = [...new Set(episodes.filter((e) => recorded(e.record)).map((e) => e.record.env))].sort();
+  const agents = used.some((name) => plan.envs[name]?.kind === "agent");
+  let gateway: Gateway | undefined;
   try {
     const problems = await prepareEnvs(plan, kinds, used, scratch, log);
+    // Agent programs call the model through a gateway of their own, answered from the record.
+    if (agents) gateway = await startGateway({ log });
     const done = new Map<number, ReplayedEpisode>();
     let next = 0;
     return await mapConcurrently(episodes, Math.max(1, plan.rollout.concurrency), async (e, i) => {
-      const env = plan.envs[e.record.env];
       const problem = problems.get(e.record.env);
       const result: EpisodeReplay =
-        problem !== undefined && e.record.transcript !== undefined
+        problem !== undefined && recorded(e.record)
           ? { status: "cannot", reason: problem }
-          : await replayEpisode(plan, env && kinds.get(env.kind), e.record);
+          : await replayOne(plan, e.record, kinds, run, gateway);
       const replayed = { ...e, result };
       done.set(i, replayed);
       for (let d = done.get(next); d !== undefined; d = done.get(++next)) onEpisode(d);
       return replayed;
     });
   } finally {
+    await gateway?.close();
     const started = new Set(used.flatMap((name) => kinds.get(plan.envs[name]?.kind ?? "") ?? []));
     await Promise.all(
       [...started].map((kind) => (kind.shutdown ? kind.shutdown().catch(() => undefined) : Promise.resolve())),

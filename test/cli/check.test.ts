@@ -107,10 +107,12 @@ describe("arl check", () => {
     expect(run.code).toBe(1);
     const lines = run.stdout.split("\n");
     expect(Math.max(...lines.map((l) => l.length)), "the longest printed line").toBeLessThan(1100);
-    expect(lines[0]).toMatch(
+    // After the counter env's note (env-behaviour-unchecked, at line 4).
+    const at = lines.findIndex((l) => l.includes("error[unknown-tool]"));
+    expect(lines[at]).toMatch(
       /^x\.arl:18:\d+: error\[unknown-tool\]: the experiment has no tool 'x+\.\.\.\(1999\d+ characters elided\)\.\.\.x+'$/,
     );
-    const [source, carets] = [lines[2]!, lines[3]!];
+    const [source, carets] = [lines[at + 2]!, lines[at + 3]!];
     expect(source).toMatch(/^18 \| \.\.\. +call\.tool == "x+\.\.\.$/);
     expect(carets).toMatch(/^ +\| +\^+$/);
     expect(source[carets.indexOf("^")], "the carets start under the literal's quote").toBe('"');
@@ -126,7 +128,7 @@ describe("arl check", () => {
     expect(noColor.stdout).not.toContain("\x1b[");
   });
 
-  it("checks directories recursively and exits 0 when there are no errors", async () => {
+  it("checks directories recursively and exits 0 when there are no errors (a subprocess env's note pointing at env-check is info)", async () => {
     // An experiment needs a success criterion (eval.success, or an env's success signal).
     const valid =
       'experiment e {\n  policy { model: "builtin:tiny" }\n  env x { kind: subprocess, command: ["env-server"], signals { success { scope: outcome, type: bool } } }\n}\n';
@@ -137,7 +139,12 @@ describe("arl check", () => {
     });
     const run = await runArl(["check", "a", "--format", "json"], { cwd });
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ diagnostics: [], summary: { errors: 0, warnings: 0, infos: 0 } });
+    const result = JSON.parse(run.stdout) as { diagnostics: { file: string; code: string; severity: string }[] };
+    expect(result).toMatchObject({ summary: { errors: 0, warnings: 0, infos: 1 } });
+    expect(result.diagnostics).toEqual([
+      expect.objectContaining({ file: "a/one.arl", code: "env-behaviour-unchecked", severity: "info" }),
+    ]);
+    expect(JSON.stringify(result.diagnostics)).toContain("arl env-check");
   });
 
   it("exits 2 for unreadable files and for bad options", async () => {

@@ -13,7 +13,7 @@ import { runArl } from "../helpers/cli.js";
 import { skipWithout } from "../envs/host-library-support.js";
 import { skipTitle } from "../helpers/skip-reporter.js";
 
-type Mode = "seeded" | "unseeded" | "shared" | "out-of-range" | "hang" | "garbage";
+type Mode = "seeded" | "unseeded" | "drifting" | "shared" | "out-of-range" | "hang" | "garbage";
 
 interface Game {
   pos: number;
@@ -36,6 +36,7 @@ function walkServer(mode: Mode): Server {
   const sessions = new Map<string, Game>();
   const shared: Game = { pos: 0, steps: 0 };
   let next = 0;
+  let resets = 0;
   const answer = (res: ServerResponse, body: unknown) => {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
@@ -58,7 +59,14 @@ function walkServer(mode: Mode): Server {
       const op = req.url?.split("/").at(-1);
       if (op === "reset") {
         const session = `s${next++}`;
-        const start = mode === "unseeded" ? Math.floor(Math.random() * 1e6) : startOf(body.index, body.seed);
+        // drifting: the start moves every second reset, so that the two episodes alone agree and later ones do not.
+        const start =
+          mode === "unseeded"
+            ? Math.floor(Math.random() * 1e6)
+            : mode === "drifting"
+              ? Math.floor(resets / 2) % 5
+              : startOf(body.index, body.seed);
+        resets++;
         const game = mode === "shared" ? shared : { pos: 0, steps: 0 };
         game.pos = start;
         game.steps = 0;
@@ -96,7 +104,7 @@ const urls = new Map<Mode, string>();
 const dir = mkdtempSync(path.join(tmpdir(), "arl-env-check-"));
 
 beforeAll(async () => {
-  for (const mode of ["seeded", "unseeded", "shared", "out-of-range", "hang", "garbage"] as const) {
+  for (const mode of ["seeded", "unseeded", "drifting", "shared", "out-of-range", "hang", "garbage"] as const) {
     const server = walkServer(mode);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     servers.push(server);
@@ -175,8 +183,18 @@ describe("arl env-check", () => {
     expect(found.length).toBeGreaterThan(0);
     expect(found.every((f) => f.includes("isolation:"))).toBe(true);
     expect(found[0]).toMatch(
-      /two sessions of the same task stepped interleaved do not each answer what one session alone does: at step \d+ the observation differs: "you stand at \d+" \(alone\) vs "you stand at \d+" \(session 1 of 2 stepped interleaved\)/,
+      /two sessions of the same task stepped interleaved do not each answer what one session alone does \(a third episode alone answers as the first\): at step \d+ the observation differs: "you stand at \d+" \(alone\) vs "you stand at \d+" \(session 1 of 2 stepped interleaved\)/,
     );
+  });
+
+  it("an http env whose reset drifts after the two episodes alone is named as determinism by a third, not as isolation", async () => {
+    const run = await runArl(["env-check", walkSpec("drifting"), "--tasks", "1"], { cwd: dir });
+    expect(run.code).toBe(1);
+    expect(findings(run.stdout), run.stdout).toEqual([
+      expect.stringMatching(
+        /^ {2}FINDING env 'walk': determinism: task 0, seed \d+: episodes of the same task and seed, given the same 4 actions, differ \(the first two alone agreed; a third alone, after two interleaved sessions, did not\): at reset the observation differs: "you stand at 0" \(first\) vs "you stand at 2" \(third\)$/,
+      ),
+    ]);
   });
 
   it("a signal outside its declared range is named, and so is a signal the spec does not declare", async () => {

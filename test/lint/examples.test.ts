@@ -22,8 +22,9 @@ describe("the example specs", () => {
     ).toEqual(["agentrl-ablation.arl", "findmax.arl", "shaping.arl", "tw-max-steps.arl"]);
   });
 
-  it("agentrl-ablation: GRPO's self-inclusive mean and 1/|o_i|; no task norm in one arm", () => {
+  it("agentrl-ablation: its five AgentRL servers unchecked (one note); GRPO's self-inclusive mean and 1/|o_i|; no task norm in one arm", () => {
     expect(findings("agentrl-ablation.arl")).toEqual([
+      { file: "agentrl-ablation.arl", line: 13, severity: "info", code: "env-behaviour-unchecked", variants: "all" },
       { file: "agentrl-ablation.arl", line: 35, severity: "warning", code: "self-inclusive-baseline", variants: "all" },
       { file: "agentrl-ablation.arl", line: 35, severity: "info", code: "length-biased-reduction", variants: "all" },
       {

@@ -8,6 +8,7 @@ import { displayPath } from "../../diagnostics/render.js";
 import { readBuffer, type BufferContents } from "../../episode/buffer.js";
 import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
 import { verifyPlanDataFiles } from "../../envs/data-files.js";
+import { changedCodeFiles } from "../../envs/code-files.js";
 import { EnvError } from "../../contracts/env.js";
 import type { Plan } from "../../plan/schema.js";
 import { SelectionError, type Selection } from "../../report/trajectories.js";
@@ -27,8 +28,11 @@ task's messages, each signal, whether the task ended, an env error); when all ar
 rewards are computed again from the recorded signals and compared with those the run trained
 on. The first divergence of each episode is printed with both texts.
 
-An episode recorded by an arl older than replay, or of an agent env (kind: agent, whose program
-talks to its env itself), cannot be replayed: it is named with the reason, never passed.
+An agent env's episode (kind: agent) is replayed by running its program again on the same task
+and seed, its model calls answered with what the run's gateway served it: every request must be
+one the recorded episode made, every recorded call must be made, and the program must end with
+the same fault or outcome signals. An episode recorded by an arl older than replay cannot be
+replayed: it is named with the reason, never passed.
 
 Options:
   --iteration N     one training iteration (default: every iteration in the buffer; with
@@ -65,12 +69,15 @@ function firstDifference(a: string, b: string): number {
 
 function episodeText(e: ReplayedEpisode): string {
   const r = e.record;
-  const seed = r.transcript ? `, seed ${r.transcript.seed}` : "";
+  const recordedSeed = r.transcript?.seed ?? r.program?.seed;
+  const seed = recordedSeed !== undefined ? `, seed ${recordedSeed}` : "";
   const head = `iteration ${e.iteration}, episode ${e.episode} (group ${r.group}, sample ${r.sample}): env ${r.env}, task ${r.task}${seed}`;
   const result = e.result;
   switch (result.status) {
     case "identical":
-      return `${head}: identical (${result.exchanges} exchanges with the env, rewards ${r.reward})\n`;
+      return result.of === "program"
+        ? `${head}: identical (its program run again, ${result.exchanges} model calls answered from the record, rewards ${r.reward})\n`
+        : `${head}: identical (${result.exchanges} exchanges with the env, rewards ${r.reward})\n`;
     case "cannot":
       return `${head}: cannot be replayed: ${result.reason}\n`;
     case "diverged": {
@@ -131,6 +138,11 @@ export const replayCommand = defineCommand({
       return fail(io, `${where} is damaged: ${(error as Error).message}`, ExitCode.errors);
     }
     if (contents.records.length === 0) return fail(io, `${where} holds no complete trajectory yet`, ExitCode.errors);
+    // Code that changed since the run is replayed as it is now: said first, so that a divergence is read with it.
+    for (const c of dataRoot ? changedCodeFiles(plan.envs, dataRoot) : [])
+      io.stderr(
+        `arl replay: note: env '${c.env}' (${c.kind}): the code file '${c.path}' ${c.found !== undefined ? `has sha256 ${c.found}` : `cannot be read (${c.missing})`}, but the run's plan was lowered with sha256 ${c.planned}: the replay runs the code as it is now\n`,
+      );
     const kinds = dataRoot ? envKindsWithDataRoot(dataRoot) : envKinds;
     const counts = { identical: 0, diverged: 0, cannot: 0 };
     try {
@@ -143,6 +155,7 @@ export const replayCommand = defineCommand({
         contents.records,
         selection,
         kinds,
+        { runDir: run.dir, dataRoot },
         (line) => io.stderr(`${line}\n`),
         (e) => {
           counts[e.result.status]++;

@@ -9,6 +9,7 @@ import { hasErrors } from "../../diagnostics/diagnostic.js";
 import { renderText } from "../../diagnostics/render.js";
 import { envKinds, envKindsWithDataRoot } from "../../envs/registry.js";
 import { verifyPlanDataFiles } from "../../envs/data-files.js";
+import { changedCodeFiles, changedCodeText } from "../../envs/code-files.js";
 import { EnvError } from "../../contracts/env.js";
 import { lowerModel, withBackend } from "../../plan/lower.js";
 import { parsePlanFile, PlanFileError } from "../../plan/files.js";
@@ -122,6 +123,17 @@ export function dataFilesReadable(plans: readonly Plan[], dataRoot: string, io: 
     io.stderr(`arl ${command}: ${error.message}\n`);
     return false;
   }
+}
+
+/**
+ * The env code the plans name (`code`: an agent program's files, a module) is what it was when
+ * they were lowered; false (each changed file printed with both hashes) when not.
+ */
+function codeFilesUnchanged(plans: readonly Plan[], dataRoot: string, io: CliIO, resuming: boolean): boolean {
+  const changed = plans.flatMap((plan) => changedCodeFiles(plan.envs, dataRoot));
+  if (changed.length === 0) return true;
+  io.stderr(`arl run: ${changedCodeText(changed, dataRoot, resuming)}`);
+  return false;
 }
 
 /** The run's report (HTML and markdown) in its directory; a failure here never fails the run. */
@@ -249,6 +261,7 @@ export const runCommand = defineCommand({
         io.stderr(`arl run: ${error.message}\n`);
         return ExitCode.errors;
       }
+      if (dataRoot && !codeFilesUnchanged([plan], dataRoot, io, true)) return ExitCode.usage;
       // The inference servers' command line and interpreter, as the interrupted run had them.
       engineCommand ??= recordedRunOption(dir, "engine_command");
       enginePython ??= recordedRunOption(dir, "engine_python");
@@ -314,6 +327,7 @@ export const runCommand = defineCommand({
         return runWorkerNode(workers, io);
       }
       if (dataRoot && !dataFilesReadable(chosen, dataRoot, io, "run")) return ExitCode.errors;
+      if (dataRoot && !codeFilesUnchanged(chosen, dataRoot, io, false)) return ExitCode.usage;
       try {
         jobs = chosen.map((plan) => {
           const dir = RunDirectory.create(path.resolve(io.cwd, v.out), plan);

@@ -6,6 +6,7 @@ import { criticMissing } from "./critic-missing.js";
 import { dynamicSamplingUnbounded } from "./dynamic-sampling-unbounded.js";
 import { engineSamplingMaskUnset } from "./engine-sampling-mask-unset.js";
 import { engineWithoutMismatchCorrection } from "./engine-without-mismatch-correction.js";
+import { envBehaviourUnchecked } from "./env-behaviour-unchecked.js";
 import { envErrorAsFailure } from "./env-error-as-failure.js";
 import { evalSplitOverlap } from "./eval-split-overlap.js";
 import { filteredBatchLengthBias } from "./filtered-batch-length-bias.js";
@@ -76,4 +77,6 @@ export const lintRules: readonly LintRule[] = [
   evalSplitOverlap,
   passAtKExceedsSamples,
   greedyPassAtK,
+  // Envs.
+  envBehaviourUnchecked,
 ];

@@ -6,10 +6,8 @@
 // stderr tail kept in <run dir>/agent-logs/; a fault of ours (the trainer failed while serving a
 // call) propagates. A budget (harness.max_turns, max_total_tokens) ends the episode as the
 // harness would, truncated or aborted, and stops the program.
-import os from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { resolveAgentCommand } from "../../contracts/agent-command.js";
 import { at } from "../../contracts/checked.js";
 import type { Signals } from "../../contracts/env.js";
 import { EnvError } from "../../contracts/env.js";
@@ -22,11 +20,12 @@ import {
 } from "../../inference/gateway/contract.js";
 import { ModelSession } from "../../inference/gateway/model-session.js";
 import type { SessionRecord } from "../../inference/gateway/session-trajectory.js";
+import type { AgentTranscript } from "../../episode/agent-transcript.js";
+import { signalSnapshot } from "../../episode/env-transcript.js";
 import { episodeSignalSource, type Episode } from "../../episode/harness.js";
-import { checkOutcome, parseOutcomeLine, zeroOutcome } from "./agent-outcome.js";
-import { runAgentProcess, type AgentProcessResult } from "./agent-process.js";
-import { agentSandbox } from "./agent-sandbox.js";
-import { limitHit, limitsOf, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
+import { zeroOutcome } from "./agent-outcome.js";
+import { programFault, runAgentProgram } from "./agent-program.js";
+import { RecordingModel } from "./agent-recorder.js";
 import type { Split } from "../../plan/splits.js";
 import type { RunContext } from "./context.js";
 
@@ -74,51 +73,6 @@ class WatchedModel implements SessionModel {
   }
 }
 
-/** Why the program's run makes the episode an env error, from its exit and stderr; undefined: it exited 0. */
-function exitFault(
-  command: readonly string[],
-  env: AgentEnv,
-  run: AgentProcessResult,
-  sandboxed: boolean,
-): string | undefined {
-  const program = `'${command.join(" ")}'`;
-  if (run.spawnError)
-    return `could not start ${program}: ${run.spawnError} (the command runs from the spec's folder; is the program on PATH?)`;
-  if (run.timedOut) return `${program} did not finish within timeout_s ${env.timeout_s} s and was stopped`;
-  if (run.outputExceeded)
-    return `${program} wrote more than sandbox.output_bytes ${env.sandbox.output_bytes} bytes to stdout and stderr and was stopped`;
-  if (run.code === 0) return undefined;
-  const limit = sandboxed ? limitHit(run.code, run.signal, run.stderrTail, limitsOf(env.sandbox)) : undefined;
-  if (limit !== undefined) return `${program} ${limit} and was stopped`;
-  const missing = /No module named '([^']+)'/.exec(run.stderrTail)?.[1];
-  if (missing) {
-    return `${program} failed: Python has no module '${missing}'; install it into the Python the command starts (pip install ${missing.split(".")[0] ?? missing}), or name the interpreter that has it in command (e.g. a venv's bin/python)`;
-  }
-  const lastLine = run.stderrTail.trimEnd().split("\n").pop()?.trim() ?? "";
-  // bubblewrap, the sandboxed program's parent, exits 128 + N when the program is killed by signal N.
-  const signalled =
-    run.code === null
-      ? (run.signal ?? "a signal")
-      : sandboxed && run.code > 128
-        ? signalNamed(run.code - 128)
-        : undefined;
-  const how = signalled !== undefined ? `was killed by ${signalled}` : `exited with code ${run.code}`;
-  return `${program} ${how}${lastLine ? `: ${lastLine.length > 200 ? `${lastLine.slice(0, 200)}...` : lastLine}` : ""}`;
-}
-
-/** The name of signal `n` (SIGKILL for 9), or "signal n". */
-function signalNamed(n: number): string {
-  return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
-}
-
-/** What the sandbox hides of the runs: the folder below the spec's folder that holds the run directory (`--out`), else the run directory. */
-function runsFolder(runDir: string, specFolder: string): string {
-  const first = path.relative(specFolder, runDir).split(path.sep)[0];
-  return first === undefined || first === "" || first === ".." || path.isAbsolute(first)
-    ? runDir
-    : path.join(specFolder, first);
-}
-
 /** Writes a failed episode's reason and stderr tail; returns the file (relative to the run directory). */
 function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string, stderrTail: string): string {
   const dir = path.join(ctx.runDir.dir, "agent-logs");
@@ -148,13 +102,13 @@ export type AgentEpisodeContext = Pick<
   | "modelContext"
 >;
 
-/** Plays one episode of agent env `env`; rejects only for a fault of ours. */
+/** Plays one episode of agent env `env`, with its program transcript (for `arl replay`); rejects only for a fault of ours. */
 export async function playAgentEpisode(
   ctx: AgentEpisodeContext,
   slot: AgentSlot,
   env: AgentEnv,
   episodeSeed: number,
-): Promise<{ episode: Episode; calls: AgentCalls }> {
+): Promise<{ episode: Episode; calls: AgentCalls; program: AgentTranscript }> {
   const gateway = ctx.gateway;
   if (!gateway)
     throw new Error("an agent episode without the run's gateway (provision starts it for plans with agent envs)");
@@ -171,7 +125,8 @@ export async function playAgentEpisode(
     validator: ctx.validator,
     model: ctx.modelContext,
   });
-  const model = new WatchedModel(session, () => stop.abort());
+  const watched = new WatchedModel(session, () => stop.abort());
+  const model = new RecordingModel(watched, () => session.budgetEnd !== undefined);
   let task;
   try {
     task = at(agentTasks(env, ctx.dataRoot), slot.task.id);
@@ -179,75 +134,40 @@ export async function playAgentEpisode(
     if (!(error instanceof EnvError)) throw error;
     return failed(error.message, "");
   }
-  const command = resolveAgentCommand(env.command);
-  const where = sandboxFor(env.sandbox);
-  if ("refusal" in where) return failed(where.refusal, "");
-  const cwd = ctx.dataRoot ?? process.cwd();
-  const sandbox =
-    "bwrap" in where
-      ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [runsFolder(ctx.runDir.dir, cwd)])
-      : undefined;
-  const handle = gateway.open(model, sandbox?.socket !== undefined ? { socket: sandbox.socket } : {});
-  let run: AgentProcessResult;
-  const onHalt = () => stop.abort();
-  ctx.halt?.addEventListener("abort", onHalt, { once: true });
-  try {
-    await handle.ready;
-    // Unsandboxed: added to the inherited environment, PATH untouched, so the user's own
-    // (activated) Python environment is the one `python3` finds (docs/gateway.md#agent-programs).
-    // Sandboxed: the whole environment, with PATH kept.
-    const variables = {
-      OPENAI_BASE_URL: handle.baseUrl,
-      OPENAI_API_KEY: handle.apiKey,
-      ANTHROPIC_BASE_URL: handle.anthropicBaseUrl,
-      ANTHROPIC_API_KEY: handle.apiKey,
-      ARL_OUTCOME_URL: handle.outcomeUrl,
-      ARL_TASK: JSON.stringify(task),
-      ARL_TASK_ID: String(slot.task.id),
-      ARL_SEED: String(episodeSeed),
-    };
-    run = await runAgentProcess({
-      command: sandbox ? sandbox.command(command, cwd, variables) : command,
-      cwd,
-      env: sandbox ? sandboxEnv(variables) : variables,
-      ownEnv: sandbox !== undefined,
-      maxOutputBytes: env.sandbox.output_bytes,
-      stdin: `${JSON.stringify({ task, task_id: slot.task.id, seed: episodeSeed })}\n`,
-      timeoutS: env.timeout_s,
-      maxStderrBytes: env.max_stderr_bytes,
-      signal: stop.signal,
-    });
-  } finally {
-    ctx.halt?.removeEventListener("abort", onHalt);
-    await handle.close();
-    sandbox?.dispose();
-  }
-  if (model.internal !== undefined) throw model.internal;
+  const end = await runAgentProgram({
+    gateway,
+    model,
+    env,
+    task,
+    taskId: slot.task.id,
+    seed: episodeSeed,
+    cwd: ctx.dataRoot ?? process.cwd(),
+    runDir: ctx.runDir.dir,
+    stop,
+    ...(ctx.halt ? { halt: ctx.halt } : {}),
+  });
+  if (watched.internal !== undefined) throw watched.internal;
+  if ("refusal" in end) return failed(end.refusal, "");
   const record = session.record();
-  const reported = handle.postedOutcome !== undefined ? { body: handle.postedOutcome } : parseOutcomeLine(run.lastLine);
-  const outcome = "body" in reported ? checkOutcome(reported.body, env.signals) : reported.error;
-
+  const { outcome } = end;
   // A budget ended it: the harness's end, with what the program reported before, if anything.
   if (session.budgetEnd !== undefined)
-    return assembled(record, typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end);
-  const fault = handle.faults[0];
-  const reason =
-    exitFault(command, env, run, sandbox !== undefined) ??
-    (fault ? `the program's gateway session saw a fault: ${fault.message}` : undefined) ??
-    (typeof outcome === "string" ? `the program ${outcome}` : undefined) ??
-    (record.episode.turns === 0
-      ? "the program made no model call (nothing to train on); it must call the model at OPENAI_BASE_URL"
-      : undefined);
-  if (reason !== undefined) return failed(reason, run.stderrTail, record);
-  return assembled(record, outcome as Signals, record.end);
+    return assembled(record, typeof outcome === "string" ? zeroOutcome(env.signals) : outcome, record.end, outcome);
+  const reason = programFault(end, record.episode.turns);
+  if (reason !== undefined) return failed(reason, end.stderrTail, record, outcome);
+  return assembled(record, outcome as Signals, record.end, outcome);
 
   function assembled(
     r: SessionRecord,
     signals: Signals,
     end: Episode["end"],
+    reported: Signals | string | undefined,
+    fault?: string,
     error?: string,
-  ): { episode: Episode; calls: AgentCalls } {
+  ): { episode: Episode; calls: AgentCalls; program: AgentTranscript } {
     const final = episodeSignalSource(slot.task.env, signals, r.episode);
+    // An agent reports its signals once, at the end: every state reads the outcome.
+    const states = [...r.turnEnds.map(() => final), final];
     const episode: Episode = {
       ids: r.ids,
       roles: r.roles,
@@ -258,24 +178,32 @@ export async function playAgentEpisode(
       ...(error !== undefined ? { error } : {}),
       toolCalls: r.toolCalls,
       episode: r.episode,
-      // An agent reports its signals once, at the end: every state reads the outcome.
-      states: [...r.turnEnds.map(() => final), final],
+      states,
       final,
       turnEnds: r.turnEnds,
       generators: r.generators,
       messages: r.messages,
       templateTools: r.templateTools,
     };
-    return { episode, calls: { calls: r.episode.turns, rewrites: r.rewrites } };
+    const program: AgentTranscript = {
+      seed: episodeSeed,
+      calls: model.calls(),
+      ...(reported !== undefined ? { outcome: reported } : {}),
+      ...(fault !== undefined ? { fault } : {}),
+      final: signalSnapshot(final),
+      states: states.length,
+    };
+    return { episode, calls: { calls: r.episode.turns, rewrites: r.rewrites }, program };
   }
 
   function failed(
     reason: string,
     stderrTail: string,
     record = session.record(),
-  ): { episode: Episode; calls: AgentCalls } {
+    reported?: Signals | string,
+  ): { episode: Episode; calls: AgentCalls; program: AgentTranscript } {
     const log = writeAgentLog(ctx, slot, reason, stderrTail);
     const line = reason.replace(/\s+/g, " ").trim();
-    return assembled(record, zeroOutcome(env.signals), "env_error", `${line} (log: ${log})`);
+    return assembled(record, zeroOutcome(env.signals), "env_error", reported, line, `${line} (log: ${log})`);
   }
 }

@@ -57,6 +57,7 @@ export async function recordEpisodes(
       ...("step" in s && s.step !== undefined ? { step: s.step } : {}),
       ...(trained.has(s.ids) ? { advantages: trained.get(s.ids) } : {}),
       ...(i === 0 && p.transcript ? { transcript: p.transcript } : {}),
+      ...(i === 0 && p.program ? { program: p.program } : {}),
     })),
   );
   for (let i = 0; i < records.length; i += APPEND_SLICE) {

@@ -2,6 +2,7 @@
 // the plan's harness around it, the episode's rewards and whether it meets eval.success.
 import { at } from "../../contracts/checked.js";
 import { poolChoice } from "../../episode/cross-policy.js";
+import type { AgentTranscript } from "../../episode/agent-transcript.js";
 import { RecordingEnv, signalSnapshot, type EnvTranscript } from "../../episode/env-transcript.js";
 import { runEpisode, toolsFor, type Episode } from "../../episode/harness.js";
 import { episodeRewards, holds, SignalError, type SignalSource } from "../../episode/rewards.js";
@@ -31,6 +32,8 @@ export interface Played {
   readonly agent?: AgentCalls;
   /** Every other env's episode: its exchanges with the env, for `arl replay` (recorded in the buffer). */
   readonly transcript?: EnvTranscript;
+  /** An agent env's episode: its program's model calls and outcome, for `arl replay` (recorded in the buffer). */
+  readonly program?: AgentTranscript;
 }
 
 /** Where an episode is played: its task, group and sample within the batch, split and iteration. */
@@ -56,8 +59,8 @@ export async function playEpisode(ctx: RunContext, slot: EpisodeSlot): Promise<P
   const episodeSeed = ctx.streams.episodeSeed(slot.split, slot.iteration, task.env, task.id, group, sample);
   // An agent program runs its own loop against the run's gateway.
   if (envPlan.kind === "agent") {
-    const { episode, calls } = await playAgentEpisode(ctx, slot, envPlan, episodeSeed);
-    return { ...scored(plan, task, group, sample, episode), agent: calls };
+    const { episode, calls, program } = await playAgentEpisode(ctx, slot, envPlan, episodeSeed);
+    return { ...scored(plan, task, group, sample, episode), agent: calls, program };
   }
   const kind = envKindOf(ctx.envs, envPlan);
   const env = new RecordingEnv(await kind.create(envPlan, task.id, episodeSeed), episodeSeed);
