@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
 import {
+  AGENTRL_COUNTER_TASK,
   ENV_SERVERS_NEED,
   envServersAvailable,
   freePort,
@@ -19,43 +20,6 @@ import {
   type ServerProcess,
 } from "../helpers/env-servers.js";
 import { skipTitle } from "../helpers/skip-reporter.js";
-
-/** Call `step` twice to win; `noop` does nothing. The messages name the index, nothing else varies. */
-const COUNTER_TASK = `
-from agentrl.worker.task import Task
-from agentrl.worker.typings import RewardHistoryItem, SampleStatus, TaskSampleExecutionResult
-
-NO_ARGS = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
-TOOLS = [
-    {"type": "function", "function": {"name": "step", "description": "advance the counter", "parameters": NO_ARGS}},
-    {"type": "function", "function": {"name": "noop", "description": "do nothing", "parameters": NO_ARGS}},
-]
-
-class Counter(Task):
-    def __init__(self, **kwargs):
-        super().__init__(tools=TOOLS, full_async=True, **kwargs)
-
-    def get_indices(self):
-        return [0, 1, 2, 3]
-
-    async def start_sample(self, index, session):
-        session.inject({"role": "user", "content": f"Task {index}: call step until the counter reaches 2."})
-        count = 0
-        for _ in range(6):
-            answer = await session.action()
-            calls = answer.messages[0].get("tool_calls") or []
-            if not calls:
-                session.inject(RewardHistoryItem(reward=0, score=0))
-                return TaskSampleExecutionResult(status=SampleStatus.AGENT_VALIDATION_FAILED)
-            if calls[0]["function"]["name"] == "step":
-                count += 1
-            session.inject({"role": "tool", "tool_call_id": calls[0]["id"], "content": f"counter {count} of 2"})
-            if count >= 2:
-                session.inject(RewardHistoryItem(reward=1, score=1.0))
-                return TaskSampleExecutionResult(status=SampleStatus.COMPLETED)
-        session.inject(RewardHistoryItem(reward=0, score=0))
-        return TaskSampleExecutionResult(status=SampleStatus.TASK_LIMIT_REACHED)
-`;
 
 /** Guess a number from 1 to 4: the secret is seed % 4 + 1, or (argv 2 "unseeded") a random draw at each reset, which also names a random game number. */
 const GUESS_SERVER = `
@@ -119,7 +83,7 @@ describe.skipIf(!available)(
     const servers: ServerProcess[] = [];
     const urls = new Map<string, string>();
     beforeAll(async () => {
-      writeFileSync(path.join(dir, "counter_task.py"), COUNTER_TASK);
+      writeFileSync(path.join(dir, "counter_task.py"), AGENTRL_COUNTER_TASK);
       writeFileSync(
         path.join(dir, "worker.yaml"),
         "counter:\n  module: counter_task.Counter\n  parameters:\n    name: counter\n    concurrency: 4\n",

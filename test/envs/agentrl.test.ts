@@ -20,6 +20,7 @@ import { readBuffer } from "../../src/episode/buffer.js";
 import { splitTasks } from "../../src/plan/splits.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
 import {
+  AGENTRL_COUNTER_TASK,
   COMMON_ENV_FIELDS,
   ENV_SERVERS_NEED,
   envFailure as failure,
@@ -28,49 +29,6 @@ import {
   startPython,
   type ServerProcess,
 } from "../helpers/env-servers.js";
-
-const TASK = `
-import asyncio
-from agentrl.worker.task import Task
-from agentrl.worker.typings import RewardHistoryItem, SampleStatus, TaskSampleExecutionResult
-
-NO_ARGS = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
-TOOLS = [
-    {"type": "function", "function": {"name": "step", "description": "advance the counter", "parameters": NO_ARGS}},
-    {"type": "function", "function": {"name": "noop", "description": "do nothing", "parameters": NO_ARGS}},
-]
-
-class Counter(Task):
-    """Call step twice to win; index HANG waits forever after its first call."""
-
-    def __init__(self, hang_index=-2, **kwargs):
-        super().__init__(tools=TOOLS, full_async=True, **kwargs)
-        self.hang_index = hang_index
-
-    def get_indices(self):
-        return [0, 1, 2, 3]
-
-    async def start_sample(self, index, session):
-        session.inject({"role": "system", "content": "Call step until the counter reaches 2."})
-        session.inject({"role": "user", "content": f"Task {index}: reach 2."})
-        count = 0
-        for _ in range(6):
-            answer = await session.action()
-            calls = answer.messages[0].get("tool_calls") or []
-            if not calls:
-                session.inject(RewardHistoryItem(reward=0, score=0))
-                return TaskSampleExecutionResult(status=SampleStatus.AGENT_VALIDATION_FAILED)
-            if index == self.hang_index:
-                await asyncio.sleep(3600)
-            if calls[0]["function"]["name"] == "step":
-                count += 1
-            session.inject({"role": "tool", "tool_call_id": calls[0]["id"], "content": f"counter {count} of 2"})
-            if count >= 2:
-                session.inject(RewardHistoryItem(reward=1, score=1.0))
-                return TaskSampleExecutionResult(status=SampleStatus.COMPLETED)
-        session.inject(RewardHistoryItem(reward=0, score=0))
-        return TaskSampleExecutionResult(status=SampleStatus.TASK_LIMIT_REACHED)
-`;
 
 // The controller's side as agentrl-eval's ControllerClient uses it: start_sample {name, index,
 // custom_task} answered with a session_id header; interact and cancel carry session_id in a header;
@@ -126,7 +84,7 @@ const TOOLS: DeclaredTool[] = [
 ];
 
 async function startWorker(hangIndex = -2): Promise<ServerProcess & { url: string }> {
-  writeFileSync(path.join(dir, "counter_task.py"), TASK);
+  writeFileSync(path.join(dir, "counter_task.py"), AGENTRL_COUNTER_TASK);
   const config = `worker-${hangIndex}.yaml`;
   writeFileSync(
     path.join(dir, config),
