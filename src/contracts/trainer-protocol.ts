@@ -38,6 +38,12 @@ export interface HandshakeResult {
     readonly device: string;
     /** Keeps a behaviour-policy snapshot (method `snapshot`, `policy: "behaviour"`). */
     readonly behaviour_policy?: boolean;
+    /**
+     * The same configure and the same requests after it give bit-identical weights, optimizer
+     * state and answers in every process of this build (`versions` names the build), and `load`
+     * restores weights and optimizer state while keeping the configured optimizer settings.
+     */
+    readonly deterministic?: boolean;
   };
   readonly versions: Readonly<Record<string, string>>;
 }

@@ -24,6 +24,16 @@ import { planHash, sha256Hex } from "../plan/hash.js";
 import type { Plan } from "../plan/schema.js";
 import { RunningDigest, type FileCommit } from "../contracts/file-digest.js";
 import type { PreflightReport } from "./preflight/batch.js";
+import {
+  coldStartCacheSchema,
+  coldStartTimeSchema,
+  sftProgressSchema,
+  sftSummarySchema,
+  type ColdStartCacheUse,
+  type ColdStartTime,
+  type SftProgress,
+  type SftSummary,
+} from "./cold-start-state.js";
 
 export interface RunState {
   /** Iterations completed (0 before the first); the checkpoint of the last one is `checkpoint`. */
@@ -41,6 +51,7 @@ export interface RunState {
   readonly sftProgress?: SftProgress;
   /** Wall time of the phases before iteration 1 (eval.base and the cold start, over every session), reported with iteration 1. */
   readonly coldStartTime?: ColdStartTime;
+  readonly coldStartCache?: ColdStartCacheUse;
   /** The hash of plan.json as this directory wrote it: a resume refuses a plan that hashes otherwise. */
   readonly planHash?: string;
   /**
@@ -65,44 +76,6 @@ const initialState: RunState = {
   policyVersion: 0,
 };
 
-const sftEpochSchema = z.strictObject({
-  epoch: z.number().int().positive(),
-  train_nll: z.number(),
-  heldout_nll: z.number().nullable(),
-});
-const sftSummarySchema = z.strictObject({
-  demos: z.number().int().nonnegative(),
-  records: z.number().int().nonnegative(),
-  heldout_records: z.number().int().nonnegative(),
-  truncated: z.number().int().nonnegative(),
-  skipped: z.number().int().nonnegative(),
-  epochs: z.array(sftEpochSchema),
-});
-/** One cold-start epoch: the train NLL per target token (each step's, measured before it) and the held-out records' after it (null: none held out). */
-export type SftEpoch = z.infer<typeof sftEpochSchema>;
-/** The cold start: walkthroughs, records trained on and held out, records truncated and skipped, and each epoch's losses. */
-export type SftSummary = z.infer<typeof sftSummarySchema>;
-
-const sftProgressSchema = z.strictObject({
-  step: z.number().int().positive(),
-  /** The demonstrations the cold start trains on: a resume rebuilds them and checks the count. */
-  sequences: z.number().int().positive(),
-  epochs: z.array(sftEpochSchema),
-  nll: z.number(),
-  targets: z.number().int().nonnegative(),
-  seconds: z.number().nonnegative(),
-});
-/**
- * How far an interrupted cold start got, committed with its checkpoint: optimizer steps taken
- * over all epochs, the losses of the epochs finished, the summed NLL and target tokens of the
- * epoch in progress (so the resumed cold start reports what an uninterrupted one would) and its
- * wall time so far.
- */
-export type SftProgress = z.infer<typeof sftProgressSchema>;
-const coldStartTimeSchema = z.strictObject({ base_eval_s: z.number().nonnegative(), sft_s: z.number().nonnegative() });
-/** Seconds spent in eval.base and in the cold start. */
-export type ColdStartTime = z.infer<typeof coldStartTimeSchema>;
-
 const fileCommitSchema = z.strictObject({
   bytes: z.number().int().nonnegative(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -118,6 +91,7 @@ const runStateSchema = z.object({
   sft: sftSummarySchema.optional(),
   sftProgress: sftProgressSchema.optional(),
   coldStartTime: coldStartTimeSchema.optional(),
+  coldStartCache: coldStartCacheSchema.optional(),
   planHash: z.string().optional(),
   files: z.record(z.string(), fileCommitSchema).optional(),
   failed: z.string().optional(),

@@ -22,7 +22,8 @@ export async function runArl(
       stderr += t;
     },
     cwd: options.cwd,
-    env: options.env ?? {},
+    // The cache of cold starts stays off (vitest.config.ts) unless the test gives its folder.
+    env: { ARL_COLD_START_CACHE: process.env.ARL_COLD_START_CACHE ?? "off", ...options.env },
     isTTY: options.isTTY ?? false,
   };
   const code = await runCli(args, io);

@@ -18,6 +18,8 @@ const ALLOWED: Record<string, string> = {
   "cli/commands/plan.ts: NO_COLOR": "colour of the diagnostics",
   "cli/commands/run.ts: NO_COLOR": "colour of the progress line",
   "cli/commands/show.ts: NO_COLOR": "colour of the trajectories it prints",
+  "cli/commands/run.ts: ARL_COLD_START_CACHE":
+    "where cold-started checkpoints are shared between runs, or off; one is loaded only under the key of everything that decides it (the demonstrations' tokens, the steps, the trainer's build and configuration) and only when its files match their digests, so it is the checkpoint training would give (test/runtime/sft-cache.test.ts)",
   "cli/commands/lsp.ts: ARL_LSP_DEBOUNCE_MS": "how long the editor server waits before checking; no run reads it",
   "cli/commands/lsp.ts: ARL_LSP_MAX_MESSAGE_BYTES": "the largest message the editor server reads; no run reads it",
   "trainer/launch.ts: PYTHONPATH":

@@ -3,6 +3,7 @@
 // HOST:PORT]`: compile
 // (or read) plans and execute them.
 import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Compiler, lineIndexes } from "../../compiler.js";
 import { hasErrors } from "../../diagnostics/diagnostic.js";
@@ -63,6 +64,15 @@ Options:
                           and the folder they must stay inside (default: the spec's
                           folder; for a plan file, its folder; with --resume, the one
                           the run directory recorded)
+
+Environment:
+  ARL_COLD_START_CACHE    the folder of the cache of cold starts shared between runs (default
+                          ~/.cache/arl/cold-starts): a run whose supervised cold start
+                          (rollout.sft) was trained before, with the same demonstrations,
+                          steps, model and trainer build, loads its checkpoint instead of
+                          training it again (deterministic trainers only: the embedded one).
+                          off: train every cold start. Not part of the plan: a cached cold
+                          start is the one training would give (docs/language.md)
 
 Several machines (a plan with resources.nodes above 1; docs/distributed.md):
   --node-rank R           this machine's node, 0 to nodes-1. Node 0 runs the runtime, the run
@@ -176,6 +186,14 @@ function recordedRunOption(dir: RunDirectory, name: "engine_command" | "engine_p
   }
 }
 
+/** The cache of cold starts' folder from ARL_COLD_START_CACHE (relative to the working folder; default ~/.cache/arl/cold-starts), or undefined when it is off. */
+function coldStartCacheDir(io: CliIO): string | undefined {
+  const value = io.env.ARL_COLD_START_CACHE?.trim();
+  if (value === undefined || value === "") return path.join(os.homedir(), ".cache", "arl", "cold-starts");
+  if (["off", "0", "false", "no"].includes(value.toLowerCase())) return undefined;
+  return path.resolve(io.cwd, value);
+}
+
 /** Exit status of a run stopped at once by a signal (128 + SIGINT, as shells report it). */
 const INTERRUPTED = 130;
 
@@ -228,6 +246,7 @@ export const runCommand = defineCommand({
     const givenRoot = v["data-root"] ? path.resolve(io.cwd, v["data-root"]) : undefined;
     let dataRoot = givenRoot ?? (target ? path.dirname(path.resolve(io.cwd, target)) : undefined);
 
+    const coldStartCache = coldStartCacheDir(io);
     const parallel = Number(v.jobs);
     if (!Number.isInteger(parallel) || parallel < 1)
       throw new UsageError(`--jobs must be a whole number of runs at once, 1 or more, not '${v.jobs}'`);
@@ -402,6 +421,7 @@ export const runCommand = defineCommand({
           ...(trainerTimeoutS !== undefined ? { trainerTimeoutS } : {}),
           ...(engineCommand ? { engineCommand } : {}),
           ...(enginePython ? { enginePython } : {}),
+          ...(coldStartCache !== undefined ? { coldStartCache } : {}),
         });
         progress.done();
         // One write per finished run, so that parallel runs' summaries do not interleave.

@@ -6,7 +6,7 @@ import type { EpisodeLanes } from "./lanes.js";
 import { defined } from "../../contracts/checked.js";
 import type { EnvKind } from "../../contracts/env.js";
 import type { Plan, PlanEnv } from "../../plan/schema.js";
-import type { ChatTemplateInfo } from "../../contracts/trainer-protocol.js";
+import type { ChatTemplateInfo, ConfigureParams, ConfigureResult } from "../../contracts/trainer-protocol.js";
 import type { TrainerClient, TrainerCommand } from "../../trainer/protocol/client.js";
 import type { TokenBuffer } from "../../episode/buffer.js";
 import type { RunEngine } from "../../inference/engine/run-engine.js";
@@ -47,6 +47,13 @@ export interface RunOptions {
    * "Launch"); recorded in the manifest, not part of the plan.
    */
   readonly engineCommand?: string;
+  /**
+   * The folder of the cache of cold starts shared between runs (run/cold-start/cache.ts;
+   * `arl run`: $ARL_COLD_START_CACHE, else ~/.cache/arl/cold-starts, off with
+   * ARL_COLD_START_CACHE=off); absent: every cold start is trained. Not part of the plan: a
+   * cached cold start is the one training would give.
+   */
+  readonly coldStartCache?: string;
   /** `arl run --engine-python`: the Python that runs a launched engine's own command (docs/engines.md, "Launch"); recorded like engineCommand. */
   readonly enginePython?: string;
 }
@@ -111,6 +118,12 @@ export function haltedError(state: RunState): RunError {
 /** One evaluation's summary: pass@k with its bootstrap interval (`pass@k`, `pass@k_low`, `pass@k_high`). */
 export type EvalSummary = Record<string, number>;
 
+/** The policy trainer's configuration as the run sent and got it (provision.ts). */
+export interface TrainerConfiguration {
+  readonly request: ConfigureParams;
+  readonly result: ConfigureResult;
+}
+
 export interface RunContext {
   readonly plan: Plan;
   readonly runDir: RunDirectory;
@@ -121,6 +134,10 @@ export interface RunContext {
   readonly stop: AbortSignal | undefined;
   /** The policy's trainer, configured (and loaded from the checkpoint on resume). */
   readonly trainer: TrainerClient;
+  /** The policy trainer's configure request and its answer. */
+  readonly configuration: TrainerConfiguration;
+  /** The cache of cold starts' folder (RunOptions.coldStartCache); undefined: off. */
+  readonly coldStartCache: string | undefined;
   /** The current weights: evaluation episodes and the cold start's demonstrations (the inference servers with an engine). */
   readonly policy: Policy;
   /** What training episodes sample from: the behaviour snapshot under asynchronous rollout, else `policy` (with an engine: the servers, which serve the behaviour weights). */

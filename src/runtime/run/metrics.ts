@@ -2,7 +2,7 @@
 // order is the line's byte layout: reports and committed checksums read these lines as written.
 import type { Plan } from "../../plan/schema.js";
 import type { EngineMetrics } from "../../inference/engine/run-engine.js";
-import type { ColdStartTime, SftSummary } from "../run-dir.js";
+import type { ColdStartTime, SftSummary } from "../cold-start-state.js";
 import type { EvalSummary } from "./context.js";
 import type { Played } from "./episodes.js";
 import type { Rollout } from "./rollout.js";

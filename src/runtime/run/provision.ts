@@ -4,7 +4,7 @@
 import path from "node:path";
 import { EnvError } from "../../contracts/env.js";
 import type { Plan } from "../../plan/schema.js";
-import type { ConfigureResult } from "../../contracts/trainer-protocol.js";
+import type { ConfigureParams, ConfigureResult } from "../../contracts/trainer-protocol.js";
 import { planRefusals, refusalText } from "../../plan/runnable.js";
 import { arlVersion } from "../../plan/version.js";
 import { updateSteps } from "../../rl/lag.js";
@@ -175,6 +175,22 @@ export function planVocabulary(plan: Plan, envs: EnvRegistry, sftData: SftData |
   return [...new Set([...harnessVocabulary(plan), ...envWords, ...(sftData ? sftVocabulary(sftData) : [])])].sort();
 }
 
+/** The configure request of `plan`'s policy trainer. */
+function configureParams(plan: Plan, vocabulary: readonly string[], behaviourPolicy: boolean): ConfigureParams {
+  return {
+    seed: plan.seed,
+    policy: plan.policy,
+    algorithm: {
+      optimizer: plan.algorithm.optimizer,
+      critic: plan.algorithm.critic,
+      clip: plan.algorithm.clip,
+      kl: plan.algorithm.kl,
+    },
+    vocabulary: [...vocabulary],
+    ...(behaviourPolicy ? { behaviour_policy: true } : {}),
+  };
+}
+
 /**
  * Configures the policy's trainer for `plan` (a run's provision, and `arl serve`); the trainer's
  * refusal of the plan (a model it cannot load, an option it lacks) is a refusal of the run.
@@ -185,25 +201,12 @@ export async function configureTrainer(
   vocabulary: readonly string[],
   behaviourPolicy: boolean,
 ): Promise<ConfigureResult> {
-  return trainer
-    .request("configure", {
-      seed: plan.seed,
-      policy: plan.policy,
-      algorithm: {
-        optimizer: plan.algorithm.optimizer,
-        critic: plan.algorithm.critic,
-        clip: plan.algorithm.clip,
-        kl: plan.algorithm.kl,
-      },
-      vocabulary: [...vocabulary],
-      ...(behaviourPolicy ? { behaviour_policy: true } : {}),
-    })
-    .catch((error: unknown) => {
-      // The trainer's answer to this plan would be the same on a resume.
-      if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code))
-        throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
-      throw error;
-    });
+  return trainer.request("configure", configureParams(plan, vocabulary, behaviourPolicy)).catch((error: unknown) => {
+    // The trainer's answer to this plan would be the same on a resume.
+    if (error instanceof TrainerError && TRAINER_REFUSALS.has(error.code))
+      throw refusal(`the trainer refused the plan's configuration: ${error.message}`, error.stderrTail);
+    throw error;
+  });
 }
 
 /**
@@ -296,12 +299,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
   const sftData = loadColdStartData(plan, options.dataRoot);
   await provisionEnvs(plan, options.envs, runDir.dir, log, state);
   const vocabulary = planVocabulary(plan, options.envs, sftData);
-  const configured = await configureTrainer(
-    trainer,
-    plan,
-    vocabulary,
-    asyncRollout !== null && asyncRollout !== undefined,
-  );
+  const behaviourPolicy = asyncRollout !== null && asyncRollout !== undefined;
+  const configured = await configureTrainer(trainer, plan, vocabulary, behaviourPolicy);
   // The trainer's policy version, followed through load, SFT and every train step: the
   // version at an update, from which sample lags are measured.
   let version = configured.policy_version;
@@ -389,6 +388,7 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     // Run options: how this run was executed, not what it means (outside the plan and its hash).
     run_options: {
       trainer_timeout_s: options.trainerTimeoutS ?? null,
+      cold_start_cache: options.coldStartCache ?? null,
       engine_command: options.engineCommand ?? null,
       engine_python: options.enginePython ?? null,
     },
@@ -421,6 +421,8 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
     progress: options.progress,
     stop: options.stop,
     trainer,
+    configuration: { request: configureParams(plan, vocabulary, behaviourPolicy), result: configured },
+    coldStartCache: options.coldStartCache,
     policy: engine ? engine.policy : policy,
     // Training episodes sample from the behaviour snapshot when the rollout is asynchronous (the
     // replica's copy of it, with one); the servers of an engine are synced where that snapshot is

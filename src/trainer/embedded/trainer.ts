@@ -35,9 +35,12 @@ import { TrainerState, type TinyOptions } from "./state.js";
 import type { ChatMessage, WordTokenizer } from "./tokenizer.js";
 import { computeGradients, resetOptimizers, trainStep, type Gradients } from "./update.js";
 import { slotParameters, snapshot } from "./weights.js";
+import { codeDigest } from "./code-digest.js";
 
 const TRAINER_NAME = "arl-embedded";
 const TRAINER_VERSION = "0.1.0";
+/** This build's modules (code-digest.ts), computed once a process: the handshake's versions.code. */
+let buildDigest: string | undefined;
 
 export function defaultOptions(): TinyOptions {
   // ARL_TINY_CHUNK_TOKENS trades memory for speed only (test/plan/environment.test.ts allows it).
@@ -121,8 +124,16 @@ export class TinyTrainer {
         world_size: 1,
         device: "cpu",
         behaviour_policy: true,
+        // Weights from the configure seed, single-threaded kernels, sums in a fixed order: the same
+        // requests give the same bytes (resumes and the cold-start cache rely on it).
+        deterministic: true,
       },
-      versions: { node: process.version, tfjs: tf.version.tfjs, tfjs_backend: this.backendName },
+      versions: {
+        node: process.version,
+        tfjs: tf.version.tfjs,
+        tfjs_backend: this.backendName,
+        code: (buildDigest ??= codeDigest(new URL("./main.js", import.meta.url))),
+      },
     };
   }
 

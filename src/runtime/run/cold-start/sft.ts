@@ -18,7 +18,7 @@ import { shuffled } from "../../../contracts/random.js";
 import { splitTasks } from "../../../plan/splits.js";
 import type { ToolCall, ToolCallValidator } from "../../../contracts/tool-calls.js";
 import { trainStepParams, lossMask, type TrainSequence } from "../../update/train-batches.js";
-import type { SftEpoch, SftProgress, SftSummary } from "../../run-dir.js";
+import type { SftEpoch, SftProgress, SftSummary } from "../../cold-start-state.js";
 import type { SftData } from "./data.js";
 import { encodeRecords, type EncodedRecords } from "./records.js";
 import { afterPrefix, generationPromptIds } from "../../../episode/generation-prompt.js";
@@ -183,12 +183,32 @@ export type ColdStartOutcome =
   { readonly done: SftSummary; readonly seconds: number } | { readonly stopped: SftProgress };
 
 /**
- * Trains on walkthroughs and records: every `checkpoint_every` steps (or at the end of every
- * epoch) `checkpoints.commit` saves and commits how far it got, and the run may stop there; a
- * resumed cold start rebuilds the same sequences (walkthrough replay and record encoding are
- * deterministic) and continues from the committed step, in the same seeded order.
+ * Everything the cold start's steps are made of, built before the first one: the sequences
+ * (walkthroughs, then the records trained on), the held-out records, the plan the steps are
+ * sent under, and each epoch's order of the sequences (indices, `perStep` a step). The steps
+ * are a function of these and the trainer's configuration alone (cache-key.ts hashes them).
  */
-export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheckpoints): Promise<ColdStartOutcome> {
+export interface ColdStartData {
+  readonly sftPlan: Plan;
+  /** Walkthroughs replayed (the first `demos` of `sequences`). */
+  readonly demos: number;
+  readonly records: EncodedRecords;
+  readonly sequences: readonly TrainSequence[];
+  readonly perStep: number;
+  readonly stepsPerEpoch: number;
+  /** Per epoch, the order in which its steps take `sequences`. */
+  readonly orders: readonly (readonly number[])[];
+  /** When building them began (Date.now()): the cold start's wall time counts it. */
+  readonly begun: number;
+}
+
+/**
+ * Replays the walkthroughs and encodes the records (deterministic: neither depends on the
+ * weights, so a resumed cold start rebuilds the same), and fixes the epochs' orders: a
+ * full-batch epoch keeps the demos' order, a minibatched one draws a fresh order each epoch
+ * from the plan's seed, so a resumed or repeated run takes the same steps.
+ */
+export async function coldStartData(ctx: SftContext): Promise<ColdStartData> {
   const { plan } = ctx;
   const begun = Date.now();
   const sft = defined(plan.rollout.sft, "rollout.sft of a plan with a cold start");
@@ -214,17 +234,46 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
       reduction: { mode: "token_mean" },
     },
   };
-  // Full-batch epochs keep the demos' order; minibatched epochs draw a fresh order each epoch
-  // from the plan's seed, so a resumed or repeated run takes the same steps.
   const perStep = Math.min(sft.batch ?? sequences.length, sequences.length);
+  const indices = sequences.map((_, i) => i);
+  const orders = Array.from({ length: sft.epochs }, (_, epoch) =>
+    perStep < sequences.length ? shuffled(indices, ctx.streams.sftEpoch(epoch)) : indices,
+  );
   const stepsPerEpoch = Math.ceil(sequences.length / perStep);
+  return { sftPlan, demos: walkthroughs.length, records, sequences, perStep, stepsPerEpoch, orders, begun };
+}
+
+/** What the cold start trained on, as its summary records it (its epochs' losses besides). */
+function trainedOn(data: ColdStartData, epochs: readonly SftEpoch[]): SftSummary {
+  return {
+    demos: data.demos,
+    records: data.records.train.length,
+    heldout_records: data.records.heldout.length,
+    truncated: data.records.truncated,
+    skipped: data.records.skipped,
+    epochs: [...epochs],
+  };
+}
+
+/**
+ * Trains on `data`: every `checkpoint_every` steps (or at the end of every epoch)
+ * `checkpoints.commit` saves and commits how far it got, and the run may stop there; a resumed
+ * cold start rebuilds the same data and continues from the committed step, in the same order.
+ */
+export async function supervisedColdStart(
+  ctx: SftContext,
+  data: ColdStartData,
+  checkpoints: SftCheckpoints,
+): Promise<ColdStartOutcome> {
+  const sft = defined(ctx.plan.rollout.sft, "rollout.sft of a plan with a cold start");
+  const { sftPlan, sequences, perStep, stepsPerEpoch, records } = data;
   const totalSteps = stepsPerEpoch * sft.epochs;
   const resume = checkpoints.resume;
   const epochs: SftEpoch[] = [...(resume?.epochs ?? [])];
   let step = resume?.step ?? 0;
   let nll = resume?.nll ?? 0;
   let targets = resume?.targets ?? 0;
-  const seconds = () => (resume?.seconds ?? 0) + (Date.now() - begun) / 1000;
+  const seconds = () => (resume?.seconds ?? 0) + (Date.now() - data.begun) / 1000;
   if (resume && resume.sequences !== sequences.length) {
     throw refusal(
       `the resumed cold start rebuilt ${sequences.length} demonstrations, and the interrupted one was training on ${resume.sequences} (did an env's walkthroughs or a record file change?); it cannot continue where it stopped: start a new run`,
@@ -238,7 +287,7 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
   watch.planned(totalSteps - step);
   try {
     for (let epoch = Math.floor(step / stepsPerEpoch); epoch < sft.epochs; epoch++) {
-      const order = perStep < sequences.length ? shuffled(sequences, ctx.streams.sftEpoch(epoch)) : sequences;
+      const order = at(data.orders, epoch).map((i) => at(sequences, i));
       for (let start = (step - epoch * stepsPerEpoch) * perStep; start < order.length; start += perStep) {
         const taken = await sftStep(ctx, sftPlan, order.slice(start, start + perStep));
         nll += taken.nll;
@@ -247,15 +296,13 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
         watch.done();
         const endOfEpoch = start + perStep >= order.length;
         if (endOfEpoch) {
-          epochs.push(
-            await finishEpoch(ctx, sftPlan, records.heldout, {
-              epoch,
-              nll,
-              targets,
-              demos: order.length,
-              steps: stepsPerEpoch,
-            }),
-          );
+          // The NLL of each minibatch measured just before its step, summed over the epoch.
+          const trainNll = targets ? nll / targets : 0;
+          // The held-out records' NLL after the epoch's steps, without a gradient.
+          const heldoutNll = records.heldout.length > 0 ? await meanNll(ctx, sftPlan, records.heldout) : null;
+          const done: SftEpoch = { epoch: epoch + 1, train_nll: trainNll, heldout_nll: heldoutNll };
+          ctx.log(sftEpochLine(done, sft.epochs, data));
+          epochs.push(done);
           nll = 0;
           targets = 0;
         }
@@ -277,39 +324,18 @@ export async function supervisedColdStart(ctx: SftContext, checkpoints: SftCheck
   } finally {
     watch.end();
   }
-  return {
-    done: {
-      demos: walkthroughs.length,
-      records: records.train.length,
-      heldout_records: records.heldout.length,
-      truncated: records.truncated,
-      skipped: records.skipped,
-      epochs,
-    },
-    seconds: seconds(),
-  };
+  return { done: trainedOn(data, epochs), seconds: seconds() };
 }
 
-/** An epoch's losses, once its last step is taken: the train NLL per token and the held-out records' NLL after it; said in the run log. */
-async function finishEpoch(
-  ctx: SftContext,
-  sftPlan: Plan,
-  heldout: readonly TrainSequence[],
-  e: { epoch: number; nll: number; targets: number; demos: number; steps: number },
-): Promise<SftEpoch> {
-  const epochs = defined(sftPlan.rollout.sft, "rollout.sft").epochs;
-  // The NLL of each minibatch measured just before its step, summed over the epoch.
-  const trainNll = e.targets ? e.nll / e.targets : 0;
-  // The held-out records' NLL after the epoch's steps, without a gradient.
-  const heldoutNll = heldout.length > 0 ? await meanNll(ctx, sftPlan, heldout) : null;
+/** The run log's line of a finished epoch: its train NLL per token and the held-out records' after it (a cold start loaded from the cache says the same). */
+export function sftEpochLine(e: SftEpoch, epochs: number, data: ColdStartData): string {
+  const heldout = data.records.heldout.length;
   const held =
-    heldoutNll === null
+    e.heldout_nll === null
       ? ""
-      : `, held-out ${heldoutNll.toFixed(4)} on ${heldout.length} record${heldout.length === 1 ? "" : "s"}`;
-  ctx.log(
-    `sft epoch ${e.epoch + 1}/${epochs}: ${e.demos} demos in ${e.steps} step${e.steps === 1 ? "" : "s"}, negative log-likelihood ${trainNll.toFixed(4)} per token${held}`,
-  );
-  return { epoch: e.epoch + 1, train_nll: trainNll, heldout_nll: heldoutNll };
+      : `, held-out ${e.heldout_nll.toFixed(4)} on ${heldout} record${heldout === 1 ? "" : "s"}`;
+  const steps = data.stepsPerEpoch;
+  return `sft epoch ${e.epoch}/${epochs}: ${data.sequences.length} demos in ${steps} step${steps === 1 ? "" : "s"}, negative log-likelihood ${e.train_nll.toFixed(4)} per token${held}`;
 }
 
 /** Target-token log-probs of `sequences` under the current weights, and their masks. */
