@@ -87,18 +87,28 @@ const probed = new Map<string, SandboxSupport>();
 
 /**
  * Whether bubblewrap on `pathEnv` (the process's PATH unless given) can make the sandbox here:
- * found, and able to create its namespaces (a container may refuse user namespaces). Probed once
- * per PATH value.
+ * found, able to create its namespaces (a container may refuse user namespaces), and prlimit
+ * there to set the limits. Probed once per PATH value.
  */
 export function sandboxSupport(pathEnv: string | undefined = process.env.PATH): SandboxSupport {
+  const support = bubblewrapSupport(pathEnv);
+  return "bwrap" in support && !existsSync(PRLIMIT)
+    ? { problem: `${PRLIMIT} (util-linux) is missing: it sets the episodes' limits` }
+    : support;
+}
+
+/**
+ * Whether bubblewrap on `pathEnv` is found and can create every namespace here (the findmax
+ * sandbox needs no more; the episode sandbox needs prlimit too: sandboxSupport). Probed once per
+ * PATH value.
+ */
+export function bubblewrapSupport(pathEnv: string | undefined = process.env.PATH): SandboxSupport {
   const key = pathEnv ?? "";
   const known = probed.get(key);
   if (known) return known;
   let found: SandboxSupport;
   const bwrap = process.platform === "linux" ? onPath("bwrap", pathEnv) : null;
-  if (bwrap !== null && !existsSync(PRLIMIT))
-    found = { problem: `${PRLIMIT} (util-linux) is missing: it sets the episodes' limits` };
-  else if (bwrap === null)
+  if (bwrap === null)
     found = {
       problem:
         process.platform === "linux"
