@@ -199,6 +199,17 @@ export function programPaths(command: readonly string[], cwd: string, pathEnv: s
   return [...out];
 }
 
+/**
+ * What a sandbox whose working folder is `cwd` hides of the runs: the folder below `cwd` that
+ * holds the run directory (`--out runs`: every run's folder), else the run directory itself.
+ */
+export function runsFolder(runDir: string, cwd: string): string {
+  const first = path.relative(cwd, runDir).split(path.sep)[0];
+  return first === undefined || first === "" || first === ".." || path.isAbsolute(first)
+    ? runDir
+    : path.join(cwd, first);
+}
+
 /** Whether `inner` is `outer` or lies below it. */
 const within = (inner: string, outer: string) =>
   inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
@@ -224,7 +235,10 @@ export function sandboxCommand(options: SandboxOptions, argv: readonly string[])
     (p, i) => !shown.slice(0, i).some((q) => within(p, q)) && !/^\/(usr|etc|opt|proc|dev)(\/|$)/.test(p),
   );
   for (const p of kept) args.push("--ro-bind", p, p);
-  for (const p of options.hidden ?? []) if (kept.some((q) => within(p, q))) args.push("--tmpfs", p);
+  // Each hidden folder once, and none inside another (already gone with it).
+  const hidden = [...new Set(options.hidden ?? [])].sort((a, b) => a.length - b.length);
+  for (const [i, p] of hidden.entries())
+    if (kept.some((q) => within(p, q)) && !hidden.slice(0, i).some((q) => within(p, q))) args.push("--tmpfs", p);
   for (const [host, inside] of options.bind ?? []) args.push("--bind", host, inside);
   // The environment goes in bwrap's own (spawn it with options.env alone), never on its command
   // line, which every user can read in /proc/PID/cmdline.

@@ -4,7 +4,8 @@
 // "signals", "terminated"} / {"signals"} / {} or {"error": "..."}. Timeouts, crashes and
 // malformed answers are env errors (not policy failures); reset is retried. When the process
 // ends, so does everything it started: its process group and every process carrying its mark
-// (children that called setsid; src/contracts/process-mark.ts).
+// (children that called setsid; src/contracts/process-mark.ts). Sandboxed, it sees the folders
+// its command needs read-only, and never the run directories of this process's runs.
 import { execa, type ResultPromise } from "execa";
 import { createInterface } from "node:readline";
 import {
@@ -26,12 +27,19 @@ import {
   sandboxHostCheck,
   programPaths,
   rlimitPrefix,
+  runsFolder,
   sandboxCommand,
   sandboxEnv,
   sandboxFor,
 } from "../../contracts/sandbox.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
+
+/**
+ * The run directories of the runs this process provisioned: every sandboxed env process hides
+ * them (their buffers, logs and manifests are no episode's business), whichever run it is of.
+ */
+const runDirs = new Set<string>();
 
 /** Longest answer line read from an env process; past it the process is killed (readline would buffer any length). */
 export const MAX_ANSWER_LINE_BYTES = 8 * 1024 * 1024;
@@ -69,6 +77,7 @@ class SubprocessInstance implements EnvInstance {
               bwrap: where.bwrap,
               cwd,
               readOnly: programPaths(this.env.command, cwd, process.env.PATH),
+              hidden: [...runDirs].flatMap((dir) => [runsFolder(dir, cwd), dir]),
               network: this.env.sandbox.network,
               env: sandboxEnv(mark.env),
               limits: limitsOf(this.env.sandbox),
@@ -242,6 +251,9 @@ export const subprocessEnv: EnvKind<SubprocessEnv> = {
   kind: "subprocess",
   async create(env, task, seed) {
     return new SubprocessInstance(env, task, seed);
+  },
+  async provision(_env, context) {
+    runDirs.add(context.runDir);
   },
   vocabulary() {
     return [];

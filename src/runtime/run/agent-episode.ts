@@ -26,7 +26,7 @@ import { episodeSignalSource, type Episode } from "../../episode/harness.js";
 import { checkOutcome, parseOutcomeLine, zeroOutcome } from "./agent-outcome.js";
 import { runAgentProcess, type AgentProcessResult } from "./agent-process.js";
 import { agentSandbox } from "./agent-sandbox.js";
-import { limitHit, limitsOf, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
+import { limitHit, limitsOf, runsFolder, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
 import type { Split } from "../../plan/splits.js";
 import type { RunContext } from "./context.js";
 
@@ -111,14 +111,6 @@ function signalNamed(n: number): string {
   return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 }
 
-/** What the sandbox hides of the runs: the folder below the spec's folder that holds the run directory (`--out`), else the run directory. */
-function runsFolder(runDir: string, specFolder: string): string {
-  const first = path.relative(specFolder, runDir).split(path.sep)[0];
-  return first === undefined || first === "" || first === ".." || path.isAbsolute(first)
-    ? runDir
-    : path.join(specFolder, first);
-}
-
 /** Writes a failed episode's reason and stderr tail; returns the file (relative to the run directory). */
 function writeAgentLog(ctx: AgentEpisodeContext, slot: AgentSlot, reason: string, stderrTail: string): string {
   const dir = path.join(ctx.runDir.dir, "agent-logs");
@@ -185,7 +177,7 @@ export async function playAgentEpisode(
   const cwd = ctx.dataRoot ?? process.cwd();
   const sandbox =
     "bwrap" in where
-      ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [runsFolder(ctx.runDir.dir, cwd)])
+      ? agentSandbox(where.bwrap, env.sandbox, gateway.origin, [runsFolder(ctx.runDir.dir, cwd), ctx.runDir.dir])
       : undefined;
   const handle = gateway.open(model, sandbox?.socket !== undefined ? { socket: sandbox.socket } : {});
   let run: AgentProcessResult;
