@@ -193,6 +193,10 @@ const swe = z.strictObject({
     z.string().default("."),
     "The folder (relative to the sdist's root) that goes on PYTHONPATH for the tests (`src` for a src layout).",
   ),
+  requirements: doc(
+    z.string().min(1).nullable().default(null),
+    "Path of a pip requirements file pinning (==) and hashing (--hash) every package the tests need, pytest included; they are installed into a venv of their own whose Python runs every test. None: arl's Python runs them (it has pytest).",
+  ),
   generator: doc(
     z.string().default("1"),
     "The task generator's version (runtime-gpu/arl_swe); a run refuses one it does not have.",
