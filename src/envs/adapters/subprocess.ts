@@ -21,6 +21,7 @@ import type { PlanEnv } from "../../plan/schema.js";
 import { defined } from "../../contracts/checked.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup, type TrackedGroup } from "../../contracts/process-group.js";
 import { newProcessMark } from "../../contracts/process-mark.js";
+import { episodeCgroup, type EpisodeCgroup } from "../../contracts/sandbox-cgroup.js";
 import {
   limitHit,
   limitsOf,
@@ -56,6 +57,8 @@ class SubprocessInstance implements EnvInstance {
   private tooMuchOutput = false;
   /** The process runs in the episode sandbox (docs/envs.md#what-an-episode-can-reach). */
   private sandboxed = false;
+  /** The running process's pids cgroup (arl runs as root: RLIMIT_NPROC does not bind it). */
+  private cgroup: EpisodeCgroup | undefined;
 
   constructor(
     private readonly env: SubprocessEnv,
@@ -85,7 +88,9 @@ class SubprocessInstance implements EnvInstance {
             [...rlimitPrefix(limitsOf(this.env.sandbox)), ...this.env.command],
           )
         : this.env.command;
-    const [file, ...args] = argv;
+    this.cgroup?.dispose();
+    this.cgroup = "bwrap" in where ? episodeCgroup(this.env.sandbox.processes) : undefined;
+    const [file, ...args] = this.cgroup ? this.cgroup.wrap(argv) : argv;
     const child = execa(defined(file, "the env's command"), args, {
       env: this.sandboxed ? sandboxEnv(mark.env) : mark.env,
       extendEnv: !this.sandboxed,
@@ -223,6 +228,8 @@ class SubprocessInstance implements EnvInstance {
     clearTimeout(timer);
     await this.tracked?.cleared;
     this.child = undefined;
+    this.cgroup?.dispose();
+    this.cgroup = undefined;
   }
 
   private async kill(): Promise<void> {
@@ -232,6 +239,8 @@ class SubprocessInstance implements EnvInstance {
     await this.tracked?.cleared;
     this.child = undefined;
     this.lines = undefined;
+    this.cgroup?.dispose();
+    this.cgroup = undefined;
   }
 }
 

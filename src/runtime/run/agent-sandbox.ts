@@ -20,6 +20,7 @@ import {
   sandboxEnv,
   type SandboxSettings,
 } from "../../contracts/sandbox.js";
+import { episodeCgroup } from "../../contracts/sandbox-cgroup.js";
 
 /** Where the episode's socket folder is bound inside the sandbox. */
 const INSIDE = "/run/arl";
@@ -66,6 +67,9 @@ export function agentSandbox(
   const socket = path.join(dir, "gateway.sock");
   const port = new URL(gatewayOrigin).port;
   const limits = limitsOf(settings);
+  // Root: the process limit is a pids cgroup's (RLIMIT_NPROC does not bind root).
+  const cgroup = episodeCgroup(limits.processes);
+  const inCgroup = (argv: [string, ...string[]]): [string, ...string[]] => (cgroup ? cgroup.wrap(argv) : argv);
   return {
     socket: settings.network ? undefined : socket,
     command(program, cwd, env) {
@@ -80,20 +84,23 @@ export function agentSandbox(
         limits,
       };
       // With the host's network the gateway is reached as it is, over the host's loopback.
-      if (settings.network) return sandboxCommand(options, [...rlimitPrefix(limits), ...program]);
-      return sandboxCommand(options, [
-        ...STDIO_MOVED,
-        process.execPath,
-        "-e",
-        FORWARDER,
-        path.join(INSIDE, "gateway.sock"),
-        port,
-        ...rlimitPrefix(limits),
-        ...program,
-      ]);
+      if (settings.network) return inCgroup(sandboxCommand(options, [...rlimitPrefix(limits), ...program]));
+      return inCgroup(
+        sandboxCommand(options, [
+          ...STDIO_MOVED,
+          process.execPath,
+          "-e",
+          FORWARDER,
+          path.join(INSIDE, "gateway.sock"),
+          port,
+          ...rlimitPrefix(limits),
+          ...program,
+        ]),
+      );
     },
     dispose() {
       rmSync(dir, { recursive: true, force: true });
+      cgroup?.dispose();
     },
   };
 }

@@ -20,6 +20,7 @@ import {
   sandboxEnv,
   sandboxFor,
 } from "../../../contracts/sandbox.js";
+import { episodeCgroup } from "../../../contracts/sandbox-cgroup.js";
 import type { SweEnv } from "./tasks.js";
 
 export interface TestRun {
@@ -119,9 +120,12 @@ export async function runTests(
     };
     argv = pyArgs;
   }
+  // Root: the process limit is a pids cgroup's (RLIMIT_NPROC does not bind root).
+  const cgroup = "bwrap" in where ? episodeCgroup(limits.processes) : undefined;
   try {
-    return await spawnBounded(env, argv, cwd, childEnv, "bwrap" in where);
+    return await spawnBounded(env, cgroup ? cgroup.wrap(argv) : argv, cwd, childEnv, "bwrap" in where);
   } finally {
+    cgroup?.dispose();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }
