@@ -15,7 +15,7 @@ export interface SandboxLimits {
   readonly cpuS: number;
   /** Data (heap and private writable mappings) of each process, in MiB (RLIMIT_DATA: unlike RLIMIT_AS, it leaves the address space V8 and JVMs reserve). */
   readonly memoryMb: number;
-  /** Processes of the episode's user namespace (RLIMIT_NPROC; the kernel does not apply it to root). */
+  /** Processes of the episode's user namespace (RLIMIT_NPROC; the kernel does not apply it to root, whose episodes get a pids cgroup: sandbox-cgroup.ts). */
   readonly processes: number;
   /** Size of the private /tmp and the largest file a process may write, in MiB (RLIMIT_FSIZE). */
   readonly diskMb: number;

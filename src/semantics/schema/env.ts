@@ -142,7 +142,7 @@ const sandboxSchema = z.strictObject({
   ),
   processes: doc(
     positiveInt.default(512),
-    "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; the kernel does not apply it to root).",
+    "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; as root, which that rlimit does not bind, a pids cgroup where root can make one).",
   ),
   disk_mb: doc(
     positiveInt.default(1024),
