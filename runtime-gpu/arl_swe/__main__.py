@@ -1,4 +1,4 @@
-"""``python -m arl_swe generate CONFIG_JSON CACHE``: make (or find) a preset's tasks; prints {"dir": ...} as its last line.
+"""``python -m arl_swe generate CONFIG_JSON CACHE``: make (or find) a preset's tasks; prints {"dir": ..., "python": ...} as its last line.
 
 Progress goes to stderr; a preset that cannot make its tasks prints ``arl_swe: <why>`` on stderr
 and exits with status 3.
@@ -18,11 +18,11 @@ def main(argv: list[str]) -> int:
         return 2
     config = json.loads(argv[1])
     try:
-        folder = generate(config, argv[2], python=config.get("python") or sys.executable, log=lambda line: print(line, file=sys.stderr, flush=True))
+        folder, python = generate(config, argv[2], python=config.get("python") or sys.executable, log=lambda line: print(line, file=sys.stderr, flush=True))
     except GenerationError as e:
         print(f"arl_swe: {e}", file=sys.stderr)
         return 3
-    print(json.dumps({"dir": folder}))
+    print(json.dumps({"dir": folder, "python": python}))
     return 0
 
 

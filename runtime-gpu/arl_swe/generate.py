@@ -2,9 +2,16 @@
 
 A preset names a package, its version and its sdist's sha256. The sdist comes from the cache,
 from a folder (``ARL_SWE_SDISTS``) holding it under its PyPI file name, or from
-``pip download --no-binary :all: --no-deps NAME==VERSION`` (the machine's index settings apply;
-pip prepares the sdist's metadata, which runs its build backend), and must hash to the preset's
-sha256. It is unpacked (regular files and folders only, no path outside it) into ``snapshot/``.
+``pip download --no-binary NAME --no-deps NAME==VERSION`` (the machine's index settings apply;
+pip prepares the sdist's metadata, which runs its build backend; its build requirements may be
+wheels: with ``--no-binary :all:`` pip built those from source too, 525 s instead of 8 s for
+mypy 2.4.1 here), and must hash to the preset's sha256. It is unpacked (regular files and
+folders only, no path outside it) into ``snapshot/``.
+
+A preset whose tests need more than pytest names a requirements file (every package pinned with
+``==`` and hashed); its packages are installed (``pip install --require-hashes``) into a venv of
+their own, made from the given Python once per file hash and Python (cached under
+``<cache>/swe/venvs/``, made beside it and renamed whole), and that venv's Python runs every test.
 
 The package's own tests (``test_files``) run twice on the gold code; the tests that pass both
 times are the selectable ones. Bug candidates (mutate.py) in the ``source_paths`` are shuffled by
@@ -50,7 +57,11 @@ class GenerationError(Exception):
 
 def config_key(config: dict[str, Any]) -> str:
     keys = ("package", "version", "sha256", "seed", "tasks", "test_files", "source_paths", "import_root", "mutations", "max_per_function")
-    text = json.dumps({k: config.get(k) for k in keys}, sort_keys=True)
+    fields = {k: config.get(k) for k in keys}
+    # Only when there is one, so that the keys of presets without requirements stay as they were.
+    if config.get("requirements"):
+        fields["requirements"] = config["requirements"]["sha256"]
+    text = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -81,7 +92,7 @@ def fetch_sdist(package: str, version: str, sha256: str, cache: str) -> bytes:
     # pip, so that the machine's index settings (a mirror, a proxy) apply; its file is checked, never trusted.
     got = tempfile.mkdtemp(prefix=".download-", dir=folder)
     try:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "--disable-pip-version-check", "-q", "-d", got]
+        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", package, "--no-deps", "--disable-pip-version-check", "-q", "-d", got]
         cmd.append(f"{package}=={version}")
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         files = sorted(os.listdir(got))
@@ -128,6 +139,63 @@ def unpack(data: bytes, dest: str) -> None:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as f:
                 f.write(content)
+
+
+# --- the tests' Python --------------------------------------------------------------------------
+
+
+def _python_tag(python: str) -> str:
+    """The interpreter's cache tag and machine (cpython-311-x86_64): which wheels it takes."""
+    code = "import platform, sys; print(sys.implementation.cache_tag + '-' + platform.machine())"
+    run = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    if run.returncode != 0:
+        raise GenerationError(f"cannot run {python}: {(run.stderr.strip().splitlines() or ['no output'])[-1]}")
+    return run.stdout.strip()
+
+
+def python_for_tests(config: dict[str, Any], cache: str, python: str, log=print) -> str:
+    """The Python that runs the tests: `python` itself, or the venv of the preset's requirements (made from it when missing)."""
+    req = config.get("requirements")
+    if not req:
+        return python
+    with open(req["path"], "rb") as f:
+        data = f.read()
+    if _sha256(data) != req["sha256"]:
+        raise GenerationError(f"the requirements file {req['path']} has sha256 {_sha256(data)}, not the plan's {req['sha256']}")
+    folder = os.path.join(cache, "swe", "venvs")
+    final = os.path.join(folder, f"{req['sha256'][:16]}-{_python_tag(python)}")
+    made = os.path.join(final, "bin", "python")
+    if os.path.isfile(os.path.join(final, "installed.txt")):
+        return made
+    os.makedirs(folder, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=".making-", dir=folder)
+    try:
+        t0 = time.monotonic()
+        run = subprocess.run([python, "-m", "venv", work], capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            why = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+            raise GenerationError(f"cannot make a venv with {python} ({why}); Debian: apt-get install python3-venv")
+        # Only `python -m` is run from it, so the venv may be renamed once filled.
+        pip = [os.path.join(work, "bin", "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"]
+        pip += ["--require-hashes", "-r", req["path"]]
+        run = subprocess.run(pip, capture_output=True, text=True, timeout=1800)
+        if run.returncode != 0:
+            why = " | ".join(run.stderr.strip().splitlines()[-3:]) or f"exit status {run.returncode}"
+            raise GenerationError(f"installing the requirements {req['path']} failed: {why}")
+        freeze = subprocess.run([os.path.join(work, "bin", "python"), "-m", "pip", "freeze"], capture_output=True, text=True, timeout=120)
+        with open(os.path.join(work, "installed.txt"), "w", encoding="utf-8") as f:
+            f.write(freeze.stdout)
+        log(f"requirements installed into {final} in {time.monotonic() - t0:.1f} s")
+        try:
+            os.rename(work, final)
+        except OSError:
+            if not os.path.isfile(os.path.join(final, "installed.txt")):
+                raise
+            shutil.rmtree(work, ignore_errors=True)  # another process made it first
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return made
 
 
 # --- running the tests ------------------------------------------------------------------------
@@ -201,11 +269,12 @@ def _spread(cands: list[tuple[str, Any]], rng: random.Random) -> list[tuple[str,
     return out
 
 
-def generate(config: dict[str, Any], cache: str, python: str = sys.executable, log=print) -> str:
-    """The task folder of `config` in `cache`, generated there when missing."""
+def generate(config: dict[str, Any], cache: str, python: str = sys.executable, log=print) -> tuple[str, str]:
+    """The task folder of `config` in `cache`, generated there when missing, and the Python that runs its tests."""
+    python = python_for_tests(config, cache, python, log)
     final = task_dir(config, cache)
     if os.path.isfile(os.path.join(final, "tasks.jsonl")):
-        return final
+        return final, python
     t0 = time.monotonic()
     kinds = [k for k in config.get("mutations") or MUTATION_KINDS if k in MUTATION_KINDS]
     data = fetch_sdist(config["package"], config["version"], config["sha256"], cache)
@@ -291,6 +360,7 @@ def generate(config: dict[str, Any], cache: str, python: str = sys.executable, l
             "generator_version": GENERATOR_VERSION,
             "config": config,
             "python": sys.version.split()[0] if python == sys.executable else python,
+            "requirements_sha256": (config.get("requirements") or {}).get("sha256"),
             "selectable_tests": len(selectable),
             "candidates": len(order),
             "tried": tried,
@@ -306,7 +376,7 @@ def generate(config: dict[str, Any], cache: str, python: str = sys.executable, l
             if not os.path.isfile(os.path.join(final, "tasks.jsonl")):
                 raise
             shutil.rmtree(work, ignore_errors=True)  # another process made it first
-        return final
+        return final, python
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

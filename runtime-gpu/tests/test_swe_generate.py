@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import ast
+import base64
 import hashlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tarfile
+import zipfile
 
 import pytest
 
-from arl_swe.generate import GenerationError, generate, parse_results, task_dir, unpack
+from arl_swe.generate import GenerationError, config_key, generate, parse_results, python_for_tests, task_dir, unpack
 from arl_swe.mutate import candidates, fix_snippet
 
 SOURCE = '''def clamp(x, lo, hi):
@@ -32,7 +35,7 @@ def diff(a, b):
     return a - b
 '''
 
-TESTS = '''from mini import clamp, diff, head
+TESTS = """from mini import clamp, diff, head
 
 
 def test_clamp_low():
@@ -53,7 +56,7 @@ def test_head():
 
 def test_diff():
     assert diff(5, 3) == 2
-'''
+"""
 
 
 def _sdist(files: dict[str, str]) -> bytes:
@@ -124,7 +127,8 @@ def test_generation_keeps_bugs_the_tests_catch_and_caches(tmp_path, monkeypatch)
     (sdists / "mini-1.0.tar.gz").write_bytes(data)
     monkeypatch.setenv("ARL_SWE_SDISTS", str(sdists))
     config = _config(data)
-    folder = generate(config, str(tmp_path / "cache"), python=sys.executable, log=lambda _: None)
+    folder, python = generate(config, str(tmp_path / "cache"), python=sys.executable, log=lambda _: None)
+    assert python == sys.executable  # no requirements: the given Python runs the tests
     assert folder == task_dir(config, str(tmp_path / "cache"))
     tasks = [json.loads(line) for line in open(os.path.join(folder, "tasks.jsonl"))]
     assert len(tasks) == 3
@@ -136,7 +140,7 @@ def test_generation_keeps_bugs_the_tests_catch_and_caches(tmp_path, monkeypatch)
         assert t["buggy_source"].replace(t["fix"]["old"], t["fix"]["new"]) == SOURCE
     # Cached: the same folder, not made again (the sdist is no longer needed).
     (sdists / "mini-1.0.tar.gz").unlink()
-    assert generate(config, str(tmp_path / "cache"), python=sys.executable) == folder
+    assert generate(config, str(tmp_path / "cache"), python=sys.executable) == (folder, sys.executable)
     # Another seed is another key.
     assert task_dir({**config, "seed": 1}, "c") != task_dir(config, "c")
 
@@ -149,3 +153,60 @@ def test_a_wrong_sha256_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_RETRIES", "0")
     with pytest.raises(GenerationError, match="pip download of mini==1.0 failed"):
         generate(_config(data, sha256="0" * 64), str(tmp_path / "cache"))
+
+
+def _wheel(folder) -> str:
+    """A wheel of one pure module, minidep 1.0 (DEP = 42), written into `folder`; its path."""
+    files = {
+        "minidep/__init__.py": "DEP = 42\n",
+        "minidep-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: minidep\nVersion: 1.0\n",
+        "minidep-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    records = []
+    for name, text in files.items():
+        digest = hashlib.sha256(text.encode()).digest()
+        records.append(f"{name},sha256={base64.urlsafe_b64encode(digest).rstrip(b'=').decode()},{len(text.encode())}")
+    records.append("minidep-1.0.dist-info/RECORD,,")
+    path = os.path.join(folder, "minidep-1.0-py3-none-any.whl")
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+        z.writestr("minidep-1.0.dist-info/RECORD", "\n".join(records) + "\n")
+    return path
+
+
+def test_requirements_get_a_venv_of_their_own_made_once_and_checked(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline: the one requirement is a local wheel
+    wheel = _wheel(str(tmp_path))
+    digest = hashlib.sha256(open(wheel, "rb").read()).hexdigest()
+    req = tmp_path / "requirements.txt"
+    req.write_text(f"minidep @ file://{wheel} --hash=sha256:{digest}\n")
+    req_sha = hashlib.sha256(req.read_bytes()).hexdigest()
+    config = {"requirements": {"path": str(req), "sha256": req_sha}}
+    cache = str(tmp_path / "cache")
+    python = python_for_tests(config, cache, sys.executable, log=lambda _: None)
+    assert python.startswith(os.path.join(cache, "swe", "venvs", req_sha[:16]))
+    run = subprocess.run([python, "-c", "import minidep, sys; print(minidep.DEP, sys.prefix != sys.base_prefix)"], capture_output=True, text=True)
+    assert run.stdout.split() == ["42", "True"], run.stderr
+    # Made once: the same Python, not made again (the wheel is no longer needed).
+    os.unlink(wheel)
+    assert python_for_tests(config, cache, sys.executable, log=lambda _: None) == python
+    # No requirements: the given Python; a file that is not the plan's is refused.
+    assert python_for_tests({}, cache, sys.executable) == sys.executable
+    with pytest.raises(GenerationError, match="not the plan's"):
+        python_for_tests({"requirements": {"path": str(req), "sha256": "0" * 64}}, cache, sys.executable)
+    # The requirements are part of the tasks' key; a preset without any keeps its key.
+    base = _config(b"x")
+    assert config_key({**base, **config}) != config_key(base)
+    assert config_key({**base, "requirements": None}) == config_key(base)
+
+
+def test_a_requirement_without_a_hash_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    wheel = _wheel(str(tmp_path))
+    req = tmp_path / "requirements.txt"
+    req.write_text(f"minidep @ file://{wheel}\n")
+    config = {"requirements": {"path": str(req), "sha256": hashlib.sha256(req.read_bytes()).hexdigest()}}
+    with pytest.raises(GenerationError, match="installing the requirements"):
+        python_for_tests(config, str(tmp_path / "cache"), sys.executable)
+    assert not os.listdir(tmp_path / "cache" / "swe" / "venvs")  # nothing half-made is left

@@ -15,7 +15,7 @@ export interface SandboxLimits {
   readonly cpuS: number;
   /** Data (heap and private writable mappings) of each process, in MiB (RLIMIT_DATA: unlike RLIMIT_AS, it leaves the address space V8 and JVMs reserve). */
   readonly memoryMb: number;
-  /** Processes of the episode's user namespace (RLIMIT_NPROC; the kernel does not apply it to root). */
+  /** Processes of the episode's user namespace (RLIMIT_NPROC; the kernel does not apply it to root, whose episodes get a pids cgroup: sandbox-cgroup.ts). */
   readonly processes: number;
   /** Size of the private /tmp and the largest file a process may write, in MiB (RLIMIT_FSIZE). */
   readonly diskMb: number;
@@ -87,18 +87,28 @@ const probed = new Map<string, SandboxSupport>();
 
 /**
  * Whether bubblewrap on `pathEnv` (the process's PATH unless given) can make the sandbox here:
- * found, and able to create its namespaces (a container may refuse user namespaces). Probed once
- * per PATH value.
+ * found, able to create its namespaces (a container may refuse user namespaces), and prlimit
+ * there to set the limits. Probed once per PATH value.
  */
 export function sandboxSupport(pathEnv: string | undefined = process.env.PATH): SandboxSupport {
+  const support = bubblewrapSupport(pathEnv);
+  return "bwrap" in support && !existsSync(PRLIMIT)
+    ? { problem: `${PRLIMIT} (util-linux) is missing: it sets the episodes' limits` }
+    : support;
+}
+
+/**
+ * Whether bubblewrap on `pathEnv` is found and can create every namespace here (the findmax
+ * sandbox needs no more; the episode sandbox needs prlimit too: sandboxSupport). Probed once per
+ * PATH value.
+ */
+export function bubblewrapSupport(pathEnv: string | undefined = process.env.PATH): SandboxSupport {
   const key = pathEnv ?? "";
   const known = probed.get(key);
   if (known) return known;
   let found: SandboxSupport;
   const bwrap = process.platform === "linux" ? onPath("bwrap", pathEnv) : null;
-  if (bwrap !== null && !existsSync(PRLIMIT))
-    found = { problem: `${PRLIMIT} (util-linux) is missing: it sets the episodes' limits` };
-  else if (bwrap === null)
+  if (bwrap === null)
     found = {
       problem:
         process.platform === "linux"
@@ -189,6 +199,17 @@ export function programPaths(command: readonly string[], cwd: string, pathEnv: s
   return [...out];
 }
 
+/**
+ * What a sandbox whose working folder is `cwd` hides of the runs: the folder below `cwd` that
+ * holds the run directory (`--out runs`: every run's folder), else the run directory itself.
+ */
+export function runsFolder(runDir: string, cwd: string): string {
+  const first = path.relative(cwd, runDir).split(path.sep)[0];
+  return first === undefined || first === "" || first === ".." || path.isAbsolute(first)
+    ? runDir
+    : path.join(cwd, first);
+}
+
 /** Whether `inner` is `outer` or lies below it. */
 const within = (inner: string, outer: string) =>
   inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
@@ -214,7 +235,10 @@ export function sandboxCommand(options: SandboxOptions, argv: readonly string[])
     (p, i) => !shown.slice(0, i).some((q) => within(p, q)) && !/^\/(usr|etc|opt|proc|dev)(\/|$)/.test(p),
   );
   for (const p of kept) args.push("--ro-bind", p, p);
-  for (const p of options.hidden ?? []) if (kept.some((q) => within(p, q))) args.push("--tmpfs", p);
+  // Each hidden folder once, and none inside another (already gone with it).
+  const hidden = [...new Set(options.hidden ?? [])].sort((a, b) => a.length - b.length);
+  for (const [i, p] of hidden.entries())
+    if (kept.some((q) => within(p, q)) && !hidden.slice(0, i).some((q) => within(p, q))) args.push("--tmpfs", p);
   for (const [host, inside] of options.bind ?? []) args.push("--bind", host, inside);
   // The environment goes in bwrap's own (spawn it with options.env alone), never on its command
   // line, which every user can read in /proc/PID/cmdline.

@@ -1,5 +1,5 @@
 // The data files a plan's envs name (sql's database and questions, an agent's task file, a
-// dataset's rows and verifier;
+// dataset's rows and verifier, a swe env's requirements;
 // {path, sha256}, the path relative to the run's data
 // root; `std/...` in the stdlib): where each one lies (confined to the data root), and the check
 // that its bytes still hash to the plan's sha256, before anything reads it.
@@ -113,6 +113,7 @@ export function verifyPlanDataFiles(envs: Readonly<Record<string, PlanEnv>>, roo
       verifyDataFile(env.data, root, "data", "dataset");
       if (env.verifier) verifyDataFile(env.verifier, root, "verifier", "dataset");
     }
+    if (env.kind === "swe" && env.requirements) verifyDataFile(env.requirements, root, "requirements", "swe");
     if (env.kind !== "sql") continue;
     if (env.database) verifyDataFile(env.database, root, "database");
     if (env.questions) verifyDataFile(env.questions, root, "questions");

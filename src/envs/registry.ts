@@ -11,7 +11,7 @@ import { openenvEnv } from "./adapters/openenv.js";
 import { roomsEnv } from "./worlds/rooms/index.js";
 import { createSqlEnv, sqlEnv } from "./worlds/sql/index.js";
 import { subprocessEnv } from "./adapters/subprocess.js";
-import { sweEnv } from "./worlds/swe/index.js";
+import { createSweEnv, sweEnv } from "./worlds/swe/index.js";
 
 export const envKinds: ReadonlyMap<string, EnvKind> = new Map<string, EnvKind>([
   ["agent", agentEnv],
@@ -34,6 +34,7 @@ export function envKindsWithDataRoot(dataRoot: string): ReadonlyMap<string, EnvK
     ["sql", createSqlEnv({ root: dataRoot })],
     ["agent", createAgentEnv({ root: dataRoot })],
     ["dataset", createDatasetEnv({ root: dataRoot })],
+    ["swe", createSweEnv({ root: dataRoot })],
     ...(createHostEnvKinds(hostLibraries, { root: dataRoot }) as Map<string, EnvKind>),
   ]);
 }

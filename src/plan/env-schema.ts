@@ -171,6 +171,10 @@ const planEnvFields = {
   test_files: z.array(z.string().min(1)).min(1),
   source_paths: z.array(z.string().min(1)).min(1),
   import_root: z.string(),
+  requirements: d(
+    dataFileSchema.nullable(),
+    "The tests' requirements file (pinned and hashed); null: arl's Python runs the tests.",
+  ),
   generator: d(
     z.string(),
     "The task generator's version; with the package, sha256, seed and knobs it determines the tasks.",

@@ -1,5 +1,6 @@
 // Lowering envs: every field explicit, signals sorted, and the data files an env names (sql's
-// database and questions, an agent's task file, a dataset's rows and verifier) recorded by their
+// database and questions, an agent's task file, a dataset's rows and verifier, a swe env's
+// requirements) recorded by their
 // content hash (lower-data-files.ts), and the user's code behind an agent or gymnasium env
 // (lower-code-files.ts). An agent env's `tasks` is its task file's line count, a
 // dataset's its row count (lower-dataset.ts).
@@ -52,6 +53,14 @@ export function lowerEnv(
       variant,
       context,
     );
+  if (env.kind === "swe")
+    return {
+      ...common,
+      requirements:
+        env.requirements === null
+          ? null
+          : dataFile(env.requirements, ["env", name, "requirements"], variant, context, diagnostics),
+    } as PlanEnv;
   if (common.kind !== "sql") return common as PlanEnv;
   const sql = common as typeof common & { kind: "sql"; database: string | null; questions: string | null };
   return {

@@ -16,7 +16,10 @@ export const DATA_ROOT_FILE = "data-root.json";
 function planNamesDataFiles(plan: Plan): boolean {
   return (
     Object.values(plan.envs).some(
-      (e) => (e.kind === "sql" && (e.database !== null || e.questions !== null)) || e.kind === "agent",
+      (e) =>
+        (e.kind === "sql" && (e.database !== null || e.questions !== null)) ||
+        e.kind === "agent" ||
+        (e.kind === "swe" && e.requirements !== null),
     ) || (plan.rollout.sft?.data ?? null) !== null
   );
 }

@@ -74,7 +74,7 @@ const ALLOWED: Record<string, string> = {
   "envs/worlds/swe/tasks.ts: PYTHONPATH":
     "runtime-gpu is put first on it, so the generator's own arl_swe is the one imported",
   "envs/worlds/swe/tasks.ts: ARL_SWE_PYTHON":
-    "which Python generates and runs the swe tasks (one with pytest); the tasks are fixed by the plan's sdist hash, seed and knobs",
+    "which Python generates and runs the swe tasks (one with pytest), or makes the venv of an env's requirements file (pinned and hashed in the plan); the tasks are fixed by the plan's sdist hash, requirements, seed and knobs",
   "envs/worlds/swe/tasks.ts: ARL_ENV_CACHE":
     "where generated swe tasks are cached; a cached set is keyed by everything that decides it",
   "trainer/embedded/backend.ts: ARL_TINY_BACKEND":

@@ -1,6 +1,6 @@
 // The episode sandbox's limits (docs/envs.md#what-an-episode-can-reach), through a real `arl run`:
-// one env whose programs loop, fork without bound, or fill their disk or memory, one task
-// each. Every such episode ends as its own env error naming the limit,
+// one env whose programs loop, fork without bound, fill their disk or memory, or flood stderr or
+// stdout, one task each. Every such episode ends as its own env error naming the limit,
 // and the run goes on to its end. And `arl check` warns where bubblewrap is not on PATH.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { sandboxSupport } from "../../src/contracts/sandbox.js";
+import { processLimitHolds } from "../../src/contracts/sandbox-cgroup.js";
 import { runArl } from "../helpers/cli.js";
 import { spawnSync } from "node:child_process";
 
@@ -37,6 +38,8 @@ elif what == "memory":
     while True: hoard.append(bytearray(1 << 24))
 elif what == "output":
     while True: sys.stderr.write("y" * 65536)
+elif what == "stdout":
+    while True: sys.stdout.write("z" * 65536)
 print(json.dumps({"signals": {"ok": True}}))
 `;
 
@@ -72,11 +75,17 @@ function workspace(text: string, whats: readonly string[]): string {
   return dir;
 }
 
-const logsOf = (dir: string): string[] => {
+/** The first line (the reason) of each failed episode's log, by the task's index in the task file. */
+const reasonsOf = (dir: string): { task: number; reason: string }[] => {
   const variants = path.join(dir, "runs", "limits", "default");
   const logs = path.join(variants, readdirSync(variants)[0] ?? "", "agent-logs");
-  return readdirSync(logs).map((f) => readFileSync(path.join(logs, f), "utf8").split("\n")[0] ?? "");
+  // <split>-<iteration>-<env>-<task>-<group>-<sample>.log
+  return readdirSync(logs).map((f) => ({
+    task: Number(f.split("-")[3]),
+    reason: readFileSync(path.join(logs, f), "utf8").split("\n")[0] ?? "",
+  }));
 };
+const logsOf = (dir: string): string[] => reasonsOf(dir).map((r) => r.reason);
 
 describe.skipIf(!sandboxed)(
   skipTitle(
@@ -85,35 +94,35 @@ describe.skipIf(!sandboxed)(
     "needs bubblewrap that can make namespaces: apt-get install bubblewrap",
   ),
   () => {
-    it("a program that loops or fills its disk or memory ends as its episode's env error; the run goes on", async () => {
-      // 9 of the 10 tasks train: at least 3 of the 4 hogs and 5 that behave.
+    it("a program that loops, fills its disk or memory or floods its output ends as its episode's env error; the run goes on", async () => {
+      // 9 of the 10 tasks train: at least 4 of the 5 hogs and 4 that behave.
+      const whats = ["cpu", "disk", "memory", "output", "stdout", "ok", "ok", "ok", "ok", "ok"];
       const dir = workspace(spec("cpu_s: 2, memory_mb: 256, disk_mb: 8, output_bytes: 1000000, processes: 64"), [
-        "cpu",
-        "disk",
-        "memory",
-        "cpu",
-        "ok",
-        "ok",
-        "ok",
-        "ok",
-        "ok",
-        "ok",
+        ...whats,
       ]);
       const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
       expect(run.code, run.stderr).toBe(0);
-      const reasons = logsOf(dir);
-      expect(reasons.length, run.stderr).toBeGreaterThanOrEqual(6);
-      for (const r of reasons)
-        expect(r).toMatch(
-          /CPU time limit \(cpu_s 2\)|disk limit \(disk_mb 8|memory limit \(memory_mb 256|output_bytes 1000000/,
+      const reasons = reasonsOf(dir);
+      expect(reasons.length, run.stderr).toBeGreaterThanOrEqual(8);
+      for (const { task, reason } of reasons)
+        expect(reason).toMatch(
+          {
+            cpu: /CPU time limit \(cpu_s 2\)/,
+            disk: /disk limit \(disk_mb 8/,
+            memory: /memory limit \(memory_mb 256/,
+            output: /wrote more than sandbox.output_bytes 1000000 bytes/,
+            stdout: /wrote more than sandbox.output_bytes 1000000 bytes/,
+          }[whats[task] ?? ""] ?? /no reason expected/,
         );
+      // A flood of either stream trains (one of the two at least): it is stopped at output_bytes, never "exited with code 120".
+      expect(reasons.some(({ task }) => whats[task] === "output" || whats[task] === "stdout")).toBe(true);
     }, 180_000);
 
-    it.skipIf(process.getuid?.() === 0)(
+    it.skipIf(!processLimitHolds())(
       skipTitle(
         "a program that forks without bound ends at its process limit",
-        process.getuid?.() === 0,
-        "needs a user other than root: the kernel does not apply RLIMIT_NPROC to root",
+        !processLimitHolds(),
+        "needs a user other than root, or root able to make a pids cgroup: the kernel does not apply RLIMIT_NPROC to root",
       ),
       async () => {
         const dir = workspace(spec("processes: 32, cpu_s: 20"), [

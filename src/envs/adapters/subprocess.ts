@@ -4,7 +4,8 @@
 // "signals", "terminated"} / {"signals"} / {} or {"error": "..."}. Timeouts, crashes and
 // malformed answers are env errors (not policy failures); reset is retried. When the process
 // ends, so does everything it started: its process group and every process carrying its mark
-// (children that called setsid; src/contracts/process-mark.ts).
+// (children that called setsid; src/contracts/process-mark.ts). Sandboxed, it sees the folders
+// its command needs read-only, and never the run directories of this process's runs.
 import { execa, type ResultPromise } from "execa";
 import { createInterface } from "node:readline";
 import {
@@ -20,18 +21,26 @@ import type { PlanEnv } from "../../plan/schema.js";
 import { defined } from "../../contracts/checked.js";
 import { killGroup, OWN_PROCESS_GROUP, trackGroup, type TrackedGroup } from "../../contracts/process-group.js";
 import { newProcessMark } from "../../contracts/process-mark.js";
+import { episodeCgroup, type EpisodeCgroup } from "../../contracts/sandbox-cgroup.js";
 import {
   limitHit,
   limitsOf,
   sandboxHostCheck,
   programPaths,
   rlimitPrefix,
+  runsFolder,
   sandboxCommand,
   sandboxEnv,
   sandboxFor,
 } from "../../contracts/sandbox.js";
 
 type SubprocessEnv = Extract<PlanEnv, { kind: "subprocess" }>;
+
+/**
+ * The run directories of the runs this process provisioned: every sandboxed env process hides
+ * them (their buffers, logs and manifests are no episode's business), whichever run it is of.
+ */
+const runDirs = new Set<string>();
 
 /** Longest answer line read from an env process; past it the process is killed (readline would buffer any length). */
 export const MAX_ANSWER_LINE_BYTES = 8 * 1024 * 1024;
@@ -48,6 +57,8 @@ class SubprocessInstance implements EnvInstance {
   private tooMuchOutput = false;
   /** The process runs in the episode sandbox (docs/envs.md#what-an-episode-can-reach). */
   private sandboxed = false;
+  /** The running process's pids cgroup (arl runs as root: RLIMIT_NPROC does not bind it). */
+  private cgroup: EpisodeCgroup | undefined;
 
   constructor(
     private readonly env: SubprocessEnv,
@@ -69,6 +80,7 @@ class SubprocessInstance implements EnvInstance {
               bwrap: where.bwrap,
               cwd,
               readOnly: programPaths(this.env.command, cwd, process.env.PATH),
+              hidden: [...runDirs].flatMap((dir) => [runsFolder(dir, cwd), dir]),
               network: this.env.sandbox.network,
               env: sandboxEnv(mark.env),
               limits: limitsOf(this.env.sandbox),
@@ -76,7 +88,9 @@ class SubprocessInstance implements EnvInstance {
             [...rlimitPrefix(limitsOf(this.env.sandbox)), ...this.env.command],
           )
         : this.env.command;
-    const [file, ...args] = argv;
+    this.cgroup?.dispose();
+    this.cgroup = "bwrap" in where ? episodeCgroup(this.env.sandbox.processes) : undefined;
+    const [file, ...args] = this.cgroup ? this.cgroup.wrap(argv) : argv;
     const child = execa(defined(file, "the env's command"), args, {
       env: this.sandboxed ? sandboxEnv(mark.env) : mark.env,
       extendEnv: !this.sandboxed,
@@ -214,6 +228,8 @@ class SubprocessInstance implements EnvInstance {
     clearTimeout(timer);
     await this.tracked?.cleared;
     this.child = undefined;
+    this.cgroup?.dispose();
+    this.cgroup = undefined;
   }
 
   private async kill(): Promise<void> {
@@ -223,6 +239,8 @@ class SubprocessInstance implements EnvInstance {
     await this.tracked?.cleared;
     this.child = undefined;
     this.lines = undefined;
+    this.cgroup?.dispose();
+    this.cgroup = undefined;
   }
 }
 
@@ -242,6 +260,9 @@ export const subprocessEnv: EnvKind<SubprocessEnv> = {
   kind: "subprocess",
   async create(env, task, seed) {
     return new SubprocessInstance(env, task, seed);
+  },
+  async provision(_env, context) {
+    runDirs.add(context.runDir);
   },
   vocabulary() {
     return [];

@@ -4,10 +4,9 @@
 // one), and what it left: the outcome it reported, checked, and the fault that makes the episode
 // an env error (a crash, a time-out, a wrong key, a call after its end, a bad or no outcome).
 import os from "node:os";
-import path from "node:path";
 import { resolveAgentCommand } from "../../contracts/agent-command.js";
 import type { Signals } from "../../contracts/env.js";
-import { limitHit, limitsOf, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
+import { limitHit, limitsOf, runsFolder, sandboxEnv, sandboxFor } from "../../contracts/sandbox.js";
 import type { AgentEnv, AgentTask } from "../../envs/adapters/agent.js";
 import type { Gateway, SessionModel } from "../../inference/gateway/contract.js";
 import { checkOutcome, parseOutcomeLine } from "./agent-outcome.js";
@@ -51,14 +50,6 @@ function signalNamed(n: number): string {
   return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 }
 
-/** What the sandbox hides of the runs: the folder below the spec's folder that holds the run directory (`--out`), else the run directory. */
-function runsFolder(runDir: string, specFolder: string): string {
-  const first = path.relative(specFolder, runDir).split(path.sep)[0];
-  return first === undefined || first === "" || first === ".." || path.isAbsolute(first)
-    ? runDir
-    : path.join(specFolder, first);
-}
-
 /** One run of an agent program. */
 export interface ProgramRun {
   readonly gateway: Gateway;
@@ -94,7 +85,7 @@ export async function runAgentProgram(p: ProgramRun): Promise<ProgramEnd | { rea
   if ("refusal" in where) return { refusal: where.refusal };
   const sandbox =
     "bwrap" in where
-      ? agentSandbox(where.bwrap, p.env.sandbox, p.gateway.origin, [runsFolder(p.runDir, p.cwd)])
+      ? agentSandbox(where.bwrap, p.env.sandbox, p.gateway.origin, [runsFolder(p.runDir, p.cwd), p.runDir])
       : undefined;
   const handle = p.gateway.open(p.model, sandbox?.socket !== undefined ? { socket: sandbox.socket } : {});
   let run: AgentProcessResult;

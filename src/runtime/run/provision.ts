@@ -380,7 +380,9 @@ export async function provision(options: RunOptions, opened: OpenedRun): Promise
                 ? { task_file: e.task_file }
                 : e.kind === "dataset"
                   ? { data: e.data, verifier: e.verifier }
-                  : null,
+                  : e.kind === "swe"
+                    ? { requirements: e.requirements }
+                    : null,
         },
       ]),
     ),

@@ -142,7 +142,7 @@ const sandboxSchema = z.strictObject({
   ),
   processes: doc(
     positiveInt.default(512),
-    "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; the kernel does not apply it to root).",
+    "Processes the episode may run at once (RLIMIT_NPROC in its own user namespace; as root, which that rlimit does not bind, a pids cgroup where root can make one).",
   ),
   disk_mb: doc(
     positiveInt.default(1024),
@@ -192,6 +192,10 @@ const swe = z.strictObject({
   import_root: doc(
     z.string().default("."),
     "The folder (relative to the sdist's root) that goes on PYTHONPATH for the tests (`src` for a src layout).",
+  ),
+  requirements: doc(
+    z.string().min(1).nullable().default(null),
+    "Path of a pip requirements file pinning (==) and hashing (--hash) every package the tests need, pytest included; they are installed into a venv of their own whose Python runs every test. None: arl's Python runs them (it has pytest).",
   ),
   generator: doc(
     z.string().default("1"),

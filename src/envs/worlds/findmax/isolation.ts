@@ -1,5 +1,6 @@
 // The process layers of the findmax sandbox (see sandbox.ts for the whole list): which ones
-// this machine has (probed once per process, each missing one left out cleanly), and the
+// this machine has (probed once per process, each missing one left out cleanly; bubblewrap as
+// the episode sandbox finds it, src/contracts/sandbox.ts), and the
 // command line that stacks the available ones around the node process running the code.
 // ARL_SANDBOX_WITHOUT (a comma list of layer names, or `bwrap` for bubblewrap alone) switches
 // them off as on a machine that lacks them, to check the fallbacks and the refusal without the
@@ -9,7 +10,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { systemRootArgs } from "../../../contracts/sandbox.js";
+import { bubblewrapSupport, systemRootArgs } from "../../../contracts/sandbox.js";
 
 /** Which isolation layers this machine gives the sandbox process. */
 export interface SandboxLayers {
@@ -31,7 +32,6 @@ const STACK_SIZE_KB = 512;
 /** Extra data-segment room over the heap limit: young generation, code, thread stacks, buffers. */
 const DATA_HEADROOM_MB = 256;
 const UNSHARE_PATHS = ["/usr/bin/unshare", "/bin/unshare"];
-const BWRAP_PATHS = ["/usr/bin/bwrap", "/bin/bwrap"];
 const SHELL = "/bin/sh";
 
 function probe(file: string, args: readonly string[]): Promise<boolean> {
@@ -146,11 +146,12 @@ function probeAll(): Promise<Capabilities> {
     const tmp = await realpath(os.tmpdir());
     const linux = process.platform === "linux";
     const unshare = linux ? (UNSHARE_PATHS.find((p) => existsSync(p)) ?? null) : null;
-    const bwrap = linux ? (BWRAP_PATHS.find((p) => existsSync(p)) ?? null) : null;
-    // bubblewrap and the unshare root need user namespaces (or root): a container may refuse them.
+    const bubblewrap = bubblewrapSupport();
+    const bwrap = "bwrap" in bubblewrap ? bubblewrap.bwrap : null;
+    // The unshare root needs user namespaces (or root): a container may refuse them.
     const rootProbe = unshare ? await realpath(await mkdtemp(path.join(tmp, "arl-sandbox-probe-"))) : null;
     if (rootProbe) mkdirSync(path.join(rootProbe, ROOT_MOUNT));
-    const [permissionOk, unshareOk, shellOk, bwrapOk, unshareRootOk] = await Promise.all([
+    const [permissionOk, unshareOk, shellOk, unshareRootOk] = await Promise.all([
       flag
         ? probe(node, [
             flag,
@@ -164,7 +165,6 @@ function probeAll(): Promise<Capabilities> {
       linux && existsSync(SHELL)
         ? probe(SHELL, ["-c", 'ulimit -d 1048576 && exec "$@"', "sh", node, "-e", "0"])
         : Promise.resolve(false),
-      bwrap ? probe(bwrap, [...bwrapArgs(tmp), "--", node, "-e", "0"]) : Promise.resolve(false),
       // Inside: pid 1 of its own PID namespace, under a root without the host's /etc.
       unshare && rootProbe
         ? probe(
@@ -181,11 +181,11 @@ function probeAll(): Promise<Capabilities> {
     if (rootProbe) await rm(rootProbe, { recursive: true, force: true });
     return {
       permission: permissionOk ? flag : null,
-      networkNamespace: unshareOk || bwrapOk || unshareRootOk,
+      networkNamespace: unshareOk || bwrap !== null || unshareRootOk,
       unshare: unshareOk ? unshare : null,
       dataLimit: shellOk,
-      namespaces: bwrapOk || unshareRootOk,
-      bwrap: bwrapOk ? bwrap : null,
+      namespaces: bwrap !== null || unshareRootOk,
+      bwrap,
       unshareRoot: unshareRootOk ? unshare : null,
     };
   })();

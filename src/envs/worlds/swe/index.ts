@@ -113,7 +113,7 @@ export class SweInstance implements EnvInstance {
         case "run_tests": {
           const selection = this.selection(args.tests);
           this.testRuns++;
-          return this.result(report(await runTests(this.env, this.ws.root, selection)));
+          return this.result(report(await runTests(this.env, this.set.python, this.ws.root, selection)));
         }
         case "submit":
           this.finished = true;
@@ -164,7 +164,7 @@ export class SweInstance implements EnvInstance {
         await mkdir(path.dirname(path.join(repo, rel)), { recursive: true });
         await writeFile(path.join(repo, rel), after);
       }
-      const run = await runTests(this.env, repo, [...this.env.test_files]);
+      const run = await runTests(this.env, this.set.python, repo, [...this.env.test_files]);
       const judged = [...this.task.fail_to_pass, ...this.task.pass_to_pass];
       const passed = judged.filter((t) => run.results.get(t) === "PASSED").length;
       const resolved = passed === judged.length;
@@ -204,10 +204,14 @@ async function sourceFiles(repo: string, sources: readonly string[]): Promise<st
 }
 
 /** The task of `task`, generated (or read from the cache) first when needed. */
-async function taskOf(env: SweEnv, task: number): Promise<{ set: SweTaskSet; task: SweTask }> {
+async function taskOf(
+  env: SweEnv,
+  task: number,
+  root: string | undefined,
+): Promise<{ set: SweTaskSet; task: SweTask }> {
   if (!Number.isInteger(task) || task < 0 || task >= env.tasks)
     throw new RangeError(`swe: task ${task} is outside 0..${env.tasks - 1}`);
-  const set = await sweTaskSet(env);
+  const set = await sweTaskSet(env, undefined, root);
   const t = set.tasks[task];
   if (!t) throw new EnvError(`swe: the generated set has no task ${task}`, "protocol");
   return { set, task: t };
@@ -215,62 +219,72 @@ async function taskOf(env: SweEnv, task: number): Promise<{ set: SweTaskSet; tas
 
 const TOKEN = /[A-Za-z_]+|\d|[^\s\w]/g;
 
-export const sweEnv: EnvKind<SweEnv> = {
-  kind: "swe",
+/**
+ * The `swe` env kind; `root` is the run's data root (a requirements file outside the stdlib lies
+ * below it).
+ */
+export function createSweEnv(options: { readonly root?: string } = {}): EnvKind<SweEnv> {
+  const { root } = options;
+  return {
+    kind: "swe",
 
-  async provision(env, context) {
-    const set = await sweTaskSet(env, context.log);
-    context.log(
-      `env '${context.name}': swe ${env.package} ${env.package_version}: ${set.tasks.length} tasks in ${set.dir}`,
-    );
-  },
+    async provision(env, context) {
+      const set = await sweTaskSet(env, context.log, root);
+      context.log(
+        `env '${context.name}': swe ${env.package} ${env.package_version}: ${set.tasks.length} tasks in ${set.dir}`,
+      );
+    },
 
-  async create(env, task) {
-    const { set, task: t } = await taskOf(env, task);
-    const ws = await Workspace.create(set.snapshot, t.file, t.buggy_source);
-    return new SweInstance(env, set, t, ws);
-  },
+    async create(env, task) {
+      const { set, task: t } = await taskOf(env, task, root);
+      const ws = await Workspace.create(set.snapshot, t.file, t.buggy_source);
+      return new SweInstance(env, set, t, ws);
+    },
 
-  vocabulary(env) {
-    const texts: string[] = [
-      ...TOOLS,
-      "path",
-      "start_line",
-      "end_line",
-      "pattern",
-      "old",
-      "new",
-      "tests",
-      env.package,
-      ...env.test_files,
-      ...env.source_paths,
-      messages.submitted,
-      messages.ended,
-      messages.unknown("x"),
-      messages.badSelection,
-    ];
-    texts.push(
-      "passed failed error skipped no test ran exit status Edited at line lines replaced by ... cut at characters; read from line on with",
-      "0 1 2 3 4 5 6 7 8 9",
-    );
-    texts.push(
-      "def return if else elif for while in not and or is None True False self import from class pass assert == != <= >= < > + - * / % ( ) [ ] { } : , . = ' \" _",
-    );
-    const words = new Set<string>();
-    for (const text of texts) for (const m of text.matchAll(TOKEN)) words.add(m[0]);
-    return [...words].sort();
-  },
+    vocabulary(env) {
+      const texts: string[] = [
+        ...TOOLS,
+        "path",
+        "start_line",
+        "end_line",
+        "pattern",
+        "old",
+        "new",
+        "tests",
+        env.package,
+        ...env.test_files,
+        ...env.source_paths,
+        messages.submitted,
+        messages.ended,
+        messages.unknown("x"),
+        messages.badSelection,
+      ];
+      texts.push(
+        "passed failed error skipped no test ran exit status Edited at line lines replaced by ... cut at characters; read from line on with",
+        "0 1 2 3 4 5 6 7 8 9",
+      );
+      texts.push(
+        "def return if else elif for while in not and or is None True False self import from class pass assert == != <= >= < > + - * / % ( ) [ ] { } : , . = ' \" _",
+      );
+      const words = new Set<string>();
+      for (const text of texts) for (const m of text.matchAll(TOKEN)) words.add(m[0]);
+      return [...words].sort();
+    },
 
-  async hostCheck(env) {
-    return sandboxHostCheck({ ...env.sandbox, network: false });
-  },
+    async hostCheck(env) {
+      return sandboxHostCheck({ ...env.sandbox, network: false });
+    },
 
-  async walkthrough(env, task) {
-    const { task: t } = await taskOf(env, task);
-    return [
-      { name: "read_file", arguments: { path: t.file, start_line: Math.max(1, t.line - 3), end_line: t.line + 3 } },
-      { name: "edit", arguments: { path: t.fix.path, old: t.fix.old, new: t.fix.new } },
-      { name: "submit", arguments: {} },
-    ];
-  },
-};
+    async walkthrough(env, task) {
+      const { task: t } = await taskOf(env, task, root);
+      return [
+        { name: "read_file", arguments: { path: t.file, start_line: Math.max(1, t.line - 3), end_line: t.line + 3 } },
+        { name: "edit", arguments: { path: t.fix.path, old: t.fix.old, new: t.fix.new } },
+        { name: "submit", arguments: {} },
+      ];
+    },
+  };
+}
+
+/** The registered `swe` env: no data root, so only a stdlib requirements file is found (see `envKindsWithDataRoot`). */
+export const sweEnv: EnvKind<SweEnv> = createSweEnv();

@@ -1,4 +1,4 @@
-// Running a selection of a swe task's tests: pytest with arl's Python on a copy of a checkout,
+// Running a selection of a swe task's tests: pytest with the task set's Python on a copy of a checkout,
 // inside the episode sandbox (src/contracts/sandbox.ts: bubblewrap, no network, the system and
 // the Python read-only, the checkout read-only and copied into the sandbox's own size-limited
 // /tmp, rlimits on CPU, memory, processes and file size), under a wall-time limit. Whatever the
@@ -20,7 +20,8 @@ import {
   sandboxEnv,
   sandboxFor,
 } from "../../../contracts/sandbox.js";
-import { swePython, type SweEnv } from "./tasks.js";
+import { episodeCgroup } from "../../../contracts/sandbox-cgroup.js";
+import type { SweEnv } from "./tasks.js";
 
 export interface TestRun {
   /** Test id -> PASSED, FAILED, ERROR, SKIPPED, XFAIL or XPASS (pytest -rA's summary). */
@@ -70,10 +71,14 @@ function pytestArgs(selection: readonly string[]): string[] {
  * sandbox's /tmp/repo (the tests write there, bounded by disk_mb); without a sandbox (mode off,
  * or auto where bubblewrap cannot run) the copy is a host folder removed afterwards.
  */
-export async function runTests(env: SweEnv, checkout: string, selection: readonly string[]): Promise<TestRun> {
+export async function runTests(
+  env: SweEnv,
+  python: string,
+  checkout: string,
+  selection: readonly string[],
+): Promise<TestRun> {
   const where = sandboxFor({ ...env.sandbox, network: false });
   if ("refusal" in where) throw new EnvError(where.refusal, "unavailable");
-  const python = swePython();
   const limits = limitsOf(env.sandbox);
   const pyArgs = [python, ...pytestArgs(selection)];
   let argv: string[];
@@ -115,9 +120,12 @@ export async function runTests(env: SweEnv, checkout: string, selection: readonl
     };
     argv = pyArgs;
   }
+  // Root: the process limit is a pids cgroup's (RLIMIT_NPROC does not bind root).
+  const cgroup = "bwrap" in where ? episodeCgroup(limits.processes) : undefined;
   try {
-    return await spawnBounded(env, argv, cwd, childEnv, "bwrap" in where);
+    return await spawnBounded(env, cgroup ? cgroup.wrap(argv) : argv, cwd, childEnv, "bwrap" in where);
   } finally {
+    cgroup?.dispose();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }

@@ -1,14 +1,17 @@
 // The tasks of a `swe` env: made by the generator (runtime-gpu/arl_swe, run with arl's Python)
 // from the preset's sdist, cached on disk under a key of the generator's version and the
-// preset's fields (seed included), and read back here. One generation per key and process: the
-// episodes of a run share the promise.
+// preset's fields (seed and requirements file included), and read back here, with the Python
+// that runs the tests (the requirements' venv, or arl's). One generation per key and process:
+// the episodes of a run share the promise.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { EnvError } from "../../../contracts/env.js";
 import { killGroup } from "../../../contracts/process-group.js";
+import { STDLIB_ROOT } from "../../../contracts/paths.js";
 import { pythonCandidates, RUNTIME_GPU_DIR } from "../../../contracts/python.js";
+import { verifyDataFile } from "../../data-files.js";
 import type { PlanEnv } from "../../../plan/schema.js";
 
 export type SweEnv = Extract<PlanEnv, { kind: "swe" }>;
@@ -37,10 +40,12 @@ export interface SweTaskSet {
   readonly dir: string;
   readonly snapshot: string;
   readonly tasks: readonly SweTask[];
+  /** The Python that runs the tests: the venv of the env's requirements, or arl's. */
+  readonly python: string;
 }
 
-/** The Python that generates the tasks and runs every test: $ARL_SWE_PYTHON, else arl's (ARL_PYTHON, the package's .venv, python3). */
-export function swePython(): string {
+/** The Python that generates the tasks, and runs every test of an env without requirements (else their venv is made from it): $ARL_SWE_PYTHON, else arl's (ARL_PYTHON, the package's .venv, python3). */
+function swePython(): string {
   return process.env.ARL_SWE_PYTHON ?? pythonCandidates()[0] ?? "python3";
 }
 
@@ -49,8 +54,24 @@ function sweCacheDir(): string {
   return process.env.ARL_ENV_CACHE ?? path.join(os.homedir(), ".cache", "arl", "envs");
 }
 
-/** What the generator reads: the preset's fields that determine the tasks, and the Python that runs the tests. */
-function generatorConfig(env: SweEnv): Record<string, unknown> {
+/**
+ * What the generator reads: the preset's fields that determine the tasks, its requirements file
+ * (checked against the plan's sha256; a stdlib one is found without a data root), and the Python
+ * that runs the tests or makes their venv.
+ */
+function generatorConfig(env: SweEnv, root: string | undefined): Record<string, unknown> {
+  const req = env.requirements;
+  const requirements = req
+    ? {
+        path: verifyDataFile(
+          req,
+          root ?? (req.path.startsWith("std/") ? STDLIB_ROOT : undefined),
+          "requirements",
+          "swe",
+        ),
+        sha256: req.sha256,
+      }
+    : null;
   return {
     package: env.package,
     version: env.package_version,
@@ -64,13 +85,21 @@ function generatorConfig(env: SweEnv): Record<string, unknown> {
     max_per_function: env.max_per_function,
     test_timeout_s: env.test_timeout_s,
     python: swePython(),
+    ...(requirements ? { requirements } : {}),
   };
 }
 
 const made = new Map<string, Promise<SweTaskSet>>();
 
-/** The env's tasks: from the cache, else generated into it (minutes: one test run per candidate bug). */
-export function sweTaskSet(env: SweEnv, log: (line: string) => void = () => {}): Promise<SweTaskSet> {
+/**
+ * The env's tasks: from the cache, else generated into it (minutes: one test run per candidate
+ * bug); `root` is the run's data root, below which a requirements file outside the stdlib lies.
+ */
+export function sweTaskSet(
+  env: SweEnv,
+  log: (line: string) => void = () => {},
+  root: string | undefined = undefined,
+): Promise<SweTaskSet> {
   if (env.generator !== SWE_GENERATOR_VERSION) {
     return Promise.reject(
       new EnvError(
@@ -79,7 +108,12 @@ export function sweTaskSet(env: SweEnv, log: (line: string) => void = () => {}):
       ),
     );
   }
-  const config = generatorConfig(env);
+  let config;
+  try {
+    config = generatorConfig(env, root);
+  } catch (e) {
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+  }
   const key = JSON.stringify(config);
   let set = made.get(key);
   if (!set) {
@@ -108,7 +142,8 @@ function generate(config: Record<string, unknown>, env: SweEnv, log: (line: stri
       const text = c.toString("utf8");
       stderr = (stderr + text).slice(-8192);
       for (const line of text.split("\n"))
-        if (line.startsWith("task ")) log(`swe ${env.package} ${env.package_version}: ${line}`);
+        if (line.startsWith("task ") || line.startsWith("requirements "))
+          log(`swe ${env.package} ${env.package_version}: ${line}`);
     });
     const timer = setTimeout(() => killGroup(child.pid), limitMs);
     child.on("error", (e) => {
@@ -132,8 +167,8 @@ function generate(config: Record<string, unknown>, env: SweEnv, log: (line: stri
         );
       }
       try {
-        const dir = (JSON.parse(stdout.trim().split("\n").pop() ?? "") as { dir: string }).dir;
-        resolve(readTaskSet(dir, env.tasks));
+        const made = JSON.parse(stdout.trim().split("\n").pop() ?? "") as { dir: string; python: string };
+        resolve(readTaskSet(made.dir, env.tasks, made.python));
       } catch (e) {
         reject(
           e instanceof EnvError
@@ -145,13 +180,13 @@ function generate(config: Record<string, unknown>, env: SweEnv, log: (line: stri
   });
 }
 
-/** The task set in `dir`, checked to hold `count` tasks. */
-function readTaskSet(dir: string, count: number): SweTaskSet {
+/** The task set in `dir`, checked to hold `count` tasks, its tests run by `python`. */
+function readTaskSet(dir: string, count: number, python: string): SweTaskSet {
   const lines = readFileSync(path.join(dir, "tasks.jsonl"), "utf8")
     .split("\n")
     .filter((l) => l.trim() !== "");
   const tasks = lines.map((l) => JSON.parse(l) as SweTask);
   if (tasks.length < count)
     throw new EnvError(`swe: ${dir} holds ${tasks.length} tasks, and the plan asks for ${count}`, "protocol");
-  return { dir, snapshot: path.join(dir, "snapshot"), tasks: tasks.slice(0, count) };
+  return { dir, snapshot: path.join(dir, "snapshot"), tasks: tasks.slice(0, count), python };
 }
