@@ -19,13 +19,13 @@ import type { Plan } from "../../plan/schema.js";
 import { executePlan, PreflightError, RunError } from "../../runtime/orchestrator.js";
 import { Progress } from "../../runtime/run/progress.js";
 import { runSummary } from "../../runtime/summary.js";
-import { arlVersion } from "../../plan/version.js";
 import { DataRootError, recordDataRoot, resumeDataRoot } from "../../runtime/data-root.js";
 import { RunDirectory, RunDirectoryError } from "../../runtime/run-dir.js";
 import { loadSftData, SftDataError, sftDataSource } from "../../runtime/run/cold-start/data.js";
 import { trainerCommand, TrainerUnavailable } from "../../trainer/launch.js";
 import { defineCommand } from "../command.js";
 import { nodeLine, planRendezvous, runWorkerNode } from "./run-nodes.js";
+import { writeRunReport, writeSweepReport } from "./run-reports.js";
 import type { Rendezvous } from "../../trainer/rendezvous.js";
 import { ExitCode, UsageError, type CliIO } from "../io.js";
 import { at } from "../../contracts/checked.js";
@@ -144,34 +144,6 @@ function codeFilesUnchanged(plans: readonly Plan[], dataRoot: string, io: CliIO,
   if (changed.length === 0) return true;
   io.stderr(`arl run: ${changedCodeText(changed, dataRoot, resuming)}`);
   return false;
-}
-
-/** The run's report (HTML and markdown) in its directory; a failure here never fails the run. */
-async function writeRunReport(dir: string, io: CliIO): Promise<void> {
-  try {
-    const { buildReport, writeReport } = await import("../../report/index.js");
-    const [html] = writeReport(await buildReport([dir], { cwd: io.cwd, arlVersion: arlVersion() }), dir);
-    io.stdout(`report: ${html}\n`);
-  } catch (error) {
-    io.stderr(`arl run: the report could not be written (${(error as Error).message}); try 'arl report ${dir}'\n`);
-  }
-}
-
-/** After every variant of a spec ran: one report of them all, in the folder that holds their run directories. */
-async function writeSweepReport(dirs: readonly string[], io: CliIO): Promise<void> {
-  try {
-    const { buildReport, reportInputs, writeReport } = await import("../../report/index.js");
-    const inputs = reportInputs(dirs, io.cwd);
-    const [html] = writeReport(
-      await buildReport(inputs.dirs, { cwd: io.cwd, arlVersion: arlVersion(), notes: inputs.notes }),
-      inputs.outDir,
-    );
-    io.stdout(`sweep report (${dirs.length} runs): ${html}\n`);
-  } catch (error) {
-    io.stderr(
-      `arl run: the sweep report could not be written (${(error as Error).message}); try 'arl report ${path.dirname(path.dirname(dirs[0] ?? "."))}'\n`,
-    );
-  }
 }
 
 /** A run option as the run directory's manifest recorded it (run_options.engine_command, ...); undefined when none. */
