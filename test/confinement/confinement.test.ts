@@ -147,6 +147,7 @@ const COVERED_WITH_THEIR_KIND = [
   "dataset.verifier",
   "gymnasium.code",
   "skyrl_gym.rows",
+  "swe.requirements",
 ] as const;
 
 /** A real database and questions inside the project, for the field a case does not test. */

@@ -1,10 +1,10 @@
 // The requirements file of a swe env (docs/envs.md#coding-tasks): the stdlib presets' files pin
 // and hash every package (pip installs them with --require-hashes), the plan records the file by
 // its sha256 (a stdlib file as std/..., the user's relative to the spec), a missing file is a
-// diagnostic at the field, and a file changed after compiling is refused before anything reads
+// diagnostic at the field, one outside the spec's folder is refused there, and a file changed after compiling is refused before anything reads
 // it. Fast: nothing is installed or generated here (test/envs/swe-presets.test.ts does, opt-in).
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,6 +88,21 @@ describe("swe requirements files", () => {
     const { errors } = compile(dir, spec('env repo extends swe.inflection { requirements: "./nowhere.txt" }'));
     expect(errors.map((e) => e.code)).toEqual(["data-file-not-found"]);
     expect(errors[0]!.message).toContain("'env.repo.requirements'");
+  });
+
+  it("a file outside the spec's folder is refused at the field (data-file-outside-root), never read", () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "arl-swe-reqs-"));
+    const dir = path.join(root, "project");
+    mkdirSync(dir);
+    writeFileSync(path.join(root, "secret.txt"), "not for the plan\n");
+    const file = path.join(dir, "spec.arl");
+    writeFileSync(file, spec('env repo extends swe.inflection { requirements: "../secret.txt" }'));
+    const result = new Compiler().check(file);
+    const lowered = lowerModel(result.model!);
+    const codes = [...result.diagnostics, ...lowered.diagnostics].map((d) => d.code);
+    expect(codes).toContain("data-file-outside-root");
+    expect(lowered.plans).toEqual([]);
+    expect(JSON.stringify([...result.diagnostics, ...lowered.diagnostics])).not.toContain("not for the plan");
   });
 
   it("a file changed after compiling is refused before the generator runs", async () => {
