@@ -17,13 +17,16 @@ sequences of --seq-len tokens in --microbatches slices. FLOPs per processed toke
 as this check counts it).
 
 Generation: `generate` of --gen-batch prompts of --prompt-len tokens, --gen-tokens new tokens each
-(no stop ids, so every row runs to the limit); tokens/s counts generated tokens only.
+(no stop ids, so every row runs to the limit); tokens/s counts generated tokens only, and
+gen_sampler_share is the part of that time spent in the sampler (bench/sampler_bench.py compares
+it with the sampler it replaced).
 
 Writes DIR/hf-bench-LABEL.json (rank 0).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -157,6 +160,30 @@ def configure_params(model_dir: str, device: str) -> dict:
     }
 
 
+@contextlib.contextmanager
+def sampler_clock(sync):
+    """Times each call of generate's sampler (synchronised on each side, so on a GPU the calls no
+    longer overlap the model's queued work): yields {"s": seconds spent in it so far}."""
+    import arl_trainer.generate as generate_module
+
+    sample = generate_module.sample
+    spent = {"s": 0.0}
+
+    def timed(*a):
+        sync()
+        t0 = time.perf_counter()
+        out = sample(*a)
+        sync()
+        spent["s"] += time.perf_counter() - t0
+        return out
+
+    generate_module.sample = timed
+    try:
+        yield spent
+    finally:
+        generate_module.sample = sample
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -239,12 +266,14 @@ def main(argv=None) -> int:
         gen = {"prompts": prompts, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "stop_ids": [], "seeds": seeds, "policy": "current"}
         trainer.generate({**gen, "max_new_tokens": 4})  # warm-up: kernels and caches
         sync()
-        t0 = time.perf_counter()
-        trainer.generate({**gen, "max_new_tokens": args.gen_tokens})
-        sync()
-        gen_s = time.perf_counter() - t0
+        with sampler_clock(sync) as sampler:
+            t0 = time.perf_counter()
+            trainer.generate({**gen, "max_new_tokens": args.gen_tokens})
+            sync()
+            gen_s = time.perf_counter() - t0
         result.update({"gen_batch": args.gen_batch, "prompt_len": args.prompt_len, "gen_tokens": args.gen_tokens, "gen_s": round(gen_s, 3)})
         result["gen_tokens_per_s"] = round(args.gen_batch * args.gen_tokens / gen_s, 1)
+        result["gen_sampler_share"] = round(sampler["s"] / gen_s, 3)
     if device.type == "cuda":
         result["peak_memory_gib"] = round(torch.cuda.max_memory_allocated(device) / 2**30, 2)
     if dist.is_main:
