@@ -104,7 +104,9 @@ def kept_candidates(scaled: torch.Tensor, params: SamplingParams) -> tuple[torch
     # top-p alone: normalised over the whole row, whose sum of probability mass both cuts share
     block_mass, _ = _block_mass(scaled, None)
     total = block_mass.sum(-1, keepdim=True)
-    if 2 * _TOP_P_CANDIDATES < V:
+    # No token's mass exceeds the largest one's, 1: the candidates can hold a row's nucleus only if
+    # as many times 1 reaches top_p of its total.
+    if 2 * _TOP_P_CANDIDATES < V and bool((_TOP_P_CANDIDATES >= params.top_p * total).all()):
         ordered, ids = torch.topk(scaled, _TOP_P_CANDIDATES, dim=-1)
         ids, by_id = ids.sort(-1)
         kept = ordered.gather(-1, by_id)

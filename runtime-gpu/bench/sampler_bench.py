@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The sampler against the full-vocabulary sampler it replaced, alone and inside `generate`.
 
-    python bench/sampler_bench.py [--device cpu|cuda] [--batches 8,16,32] [--rounds 7] [--out DIR]
+    python bench/sampler_bench.py [--device cpu|cuda] [--batches 8,16,32] [--rounds 7] [--gen-batch 16] [--out DIR]
 
 1. `sample` alone, on rows of random logits over the Qwen vocabulary (151,936 tokens): the
    sampler now (kept candidates found by top-k, inverse CDF weighed by blocks of 1,024 tokens) and
@@ -54,6 +54,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--calls", type=int, default=5, help="calls per sampler per round (part 1; top-p rows: 1)")
     p.add_argument("--gen-batch", type=int, default=16, help="prompts per generate call (part 2; 0: skip it)")
+    p.add_argument("--no-sample", action="store_true", help="skip part 1")
     p.add_argument("--gen-tokens", type=int, default=32)
     p.add_argument("--prompt-len", type=int, default=16)
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
@@ -221,7 +222,7 @@ def main(argv=None) -> int:
         "cpus": os.cpu_count(),
     }
     print(json.dumps(environment), flush=True)
-    rows = sample_rows(args, torch, device, sync)
+    rows = [] if args.no_sample else sample_rows(args, torch, device, sync)
     if args.gen_batch > 0:
         rows += generate_rows(args, torch, device, sync)
     environment["load_average_after"] = list(os.getloadavg())
