@@ -8,12 +8,13 @@ most likely token always is); renormalise over the kept set. Temperature 0 means
 the kept set is the arg-max alone (logits unscaled), so its log-probability is 0.
 
 The draw is the inverse CDF in vocabulary order: u ~ U(0, 1] from the prompt's generator, the
-first token whose cumulative probability reaches u, the probabilities exp(logit - max) in float64
-over their sum. It is computed without a cumulative sum over the whole vocabulary: top-k and
-top-p find their kept candidates with topk (a top-p cut sorts the whole row only when its nucleus
-is larger than the candidates looked at first), and the mass is summed in blocks, so that only
-the block u falls in is summed token by token (tests/test_sampling_exact.py holds the draws to
-those of the full-vocabulary sampler it replaced, tests/sampling_reference.py).
+first token whose cumulative probability reaches u, the probabilities exp(logit) in float64 over
+their sum (computed relative to the row's largest logit where they would overflow). No log_softmax
+or float64 cumulative sum runs over the whole vocabulary: top-k and top-p find their kept
+candidates with topk (a top-p cut sorts the whole row only when its nucleus is larger than the
+candidates looked at first), and on a CPU the mass is summed in blocks, so that only the block u
+falls in is summed token by token (tests/test_sampling_exact.py holds the draws to those of the
+full-vocabulary sampler it replaced, tests/sampling_reference.py).
 
 `generate` reports log-probabilities under exactly this distribution; `logprobs` and `train_step`
 with `sampling` apply the same function to the current policy's logits (the keep-sampling
@@ -102,8 +103,7 @@ def kept_candidates(scaled: torch.Tensor, params: SamplingParams) -> tuple[torch
             kept = kept.masked_fill(~keep, float("-inf"))
         return ids, kept
     # top-p alone: normalised over the whole row, whose sum of probability mass both cuts share
-    block_mass, _ = _block_mass(scaled, None)
-    total = block_mass.sum(-1, keepdim=True)
+    total = _block_mass(scaled, torch.amax(scaled, dim=-1, keepdim=True).double(), None).sum(-1, keepdim=True)
     # No token's mass exceeds the largest one's, 1: the candidates can hold a row's nucleus only if
     # as many times 1 reaches top_p of its total.
     if 2 * _TOP_P_CANDIDATES < V and bool((_TOP_P_CANDIDATES >= params.top_p * total).all()):
@@ -212,10 +212,16 @@ class SampleScratch:
 # The inverse CDF's block: a draw picks its block by the blocks' sums of probability mass, then its
 # token by a cumulative sum inside that block alone, not over the whole vocabulary.
 _CDF_BLOCK = 1024
-# On a CPU the blocks are weighed a few rows at a time through a buffer of about this size, which
-# the cache holds from the exp to the sum (a 151,936-token row in float64 is 1.2 MB); a GPU weighs
-# all rows at once.
+# On a CPU with one thread the blocks are weighed a few rows at a time, through a buffer of about
+# this size that the cache holds from the exp to the sum (a 151,936-token row in float64 is
+# 1.2 MB). With several threads (and on a GPU, for top-p's total) all rows at once: each pass is
+# then one parallel region, which on a loaded machine costs less than a region per row.
 _CPU_BUFFER_BYTES = 2 << 20
+# The blocks are weighed as exp(logit) itself, without the passes that find and subtract the
+# row's largest logit, wherever every row's total lies in this range: then no mass overflowed, and
+# the largest (at least total / V) is a normal float64, as is every mass within 1e-17 of it. Only
+# logits far from 0 (beyond about +-600) are weighed again relative to their row's largest.
+_UNSHIFTED_TOTALS = (1e-250, 1e300)
 
 
 def sample(logits: torch.Tensor, params: SamplingParams, generators: Sequence[torch.Generator], scratch: SampleScratch | None = None):
@@ -223,9 +229,8 @@ def sample(logits: torch.Tensor, params: SamplingParams, generators: Sequence[to
     distribution, in the logits' working dtype). Each row uses its own generator (one per prompt
     seed), so a prompt's sample does not depend on the rest of the batch: u ~ U(0, 1] per row, and
     the token is the first in vocabulary order whose cumulative probability reaches u (inverse CDF).
-    The probabilities are exp(logit - max) in float64, normalised by their sum; with top-k or top-p
-    only the kept candidates are weighed. `scratch` keeps a buffer between the calls of one
-    generation."""
+    The probabilities are exp(logit) in float64 over their sum; with top-k or top-p only the kept
+    candidates are weighed. `scratch` keeps a buffer between the calls of one generation."""
     work = logits if logits.dtype == torch.float64 else logits.float()
     n, V = work.shape
     if params.temperature == 0:
@@ -244,47 +249,61 @@ def _inverse_cdf(x: torch.Tensor, u: torch.Tensor, scratch: SampleScratch | None
     """For rows of logits x [n, c] (-inf: probability 0) and u [n] in (0, 1]: the first column
     whose cumulative probability reaches u, and its log-probability."""
     n, c = x.shape
-    if c <= 2 * _CDF_BLOCK:
-        top = torch.amax(x, dim=-1, keepdim=True)
-        cdf = torch.cumsum(torch.exp(x.double() - top.double()), dim=-1)
+    if not _weighs_in_blocks(x):
+        shift = torch.amax(x, dim=-1, keepdim=True).double()
+        cdf = torch.cumsum(torch.exp(x.double() - shift), dim=-1)
         total = cdf[:, -1]
         at = torch.searchsorted(cdf, (u * total)[:, None]).squeeze(-1).clamp_(max=c - 1)
     else:
-        at, total, top = _blocked_inverse_cdf(x, u, scratch)
-    logp = (x.gather(-1, at[:, None]).squeeze(-1).double() - top.squeeze(-1).double()) - torch.log(total)
+        shift = None
+        block_cdf = torch.cumsum(_block_mass(x, None, scratch), dim=-1)
+        low, high = _UNSHIFTED_TOTALS
+        if not bool(((block_cdf[:, -1] >= low) & (block_cdf[:, -1] <= high)).all()):
+            shift = torch.amax(x, dim=-1, keepdim=True).double()
+            block_cdf = torch.cumsum(_block_mass(x, shift, scratch), dim=-1)
+        at, total = _draw_in_blocks(x, shift, block_cdf, u)
+    logp = x.gather(-1, at[:, None]).squeeze(-1).double() - torch.log(total)
+    if shift is not None:
+        logp -= shift.squeeze(-1)
     return at, logp.to(x.dtype)
 
 
-def _block_mass(x: torch.Tensor, scratch: SampleScratch | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each row's largest logit top [n, 1], and each block's probability mass relative to it,
-    float64 [n, blocks]: exp(x - top) summed _CDF_BLOCK columns at a time (the last block holds
-    the rest of the row)."""
+def _weighs_in_blocks(x: torch.Tensor) -> bool:
+    """Whether rows [n, c] are drawn from by blocks rather than one cumulative sum over the row:
+    on a CPU and past two blocks. On a GPU the cumulative sum is a single cheap kernel, where the
+    blocks' dozen small ones and a synchronisation would cost more than they save."""
+    return x.shape[1] > 2 * _CDF_BLOCK and x.device.type == "cpu"
+
+
+def _block_mass(x: torch.Tensor, shift: torch.Tensor | None, scratch: SampleScratch | None) -> torch.Tensor:
+    """Each block's probability mass relative to exp(shift) ([n, 1] float64; None: 0), float64
+    [n, blocks]: exp(x - shift) summed _CDF_BLOCK columns at a time (the last block holds the rest
+    of the row)."""
     n, c = x.shape
     blocks = -(-c // _CDF_BLOCK)
     width = blocks * _CDF_BLOCK
-    rows = n if x.device.type != "cpu" else min(n, max(1, _CPU_BUFFER_BYTES // (8 * width)))
+    rows = n
+    if x.device.type == "cpu" and torch.get_num_threads() == 1:
+        rows = min(n, max(1, _CPU_BUFFER_BYTES // (8 * width)))
     buf = (scratch or SampleScratch()).buffer(rows, width, x.device)
     buf[:, c:].zero_()  # the last block's columns past the row: probability 0
-    top = torch.empty((n, 1), dtype=x.dtype, device=x.device)
     out = torch.empty((n, blocks), dtype=torch.float64, device=x.device)
     for start in range(0, n, rows):
-        part, logits, part_top = buf[: min(rows, n - start)], x[start : start + rows], top[start : start + rows]
-        torch.amax(logits, dim=-1, keepdim=True, out=part_top)
+        part = buf[: min(rows, n - start)]
         mass = part[:, :c]
-        mass.copy_(logits)
-        mass.sub_(part_top)
+        mass.copy_(x[start : start + rows])
+        if shift is not None:
+            mass.sub_(shift[start : start + rows])
         mass.exp_()
         torch.sum(part.view(part.shape[0], blocks, _CDF_BLOCK), dim=-1, out=out[start : start + rows])
-    return out, top
+    return out
 
 
-def _blocked_inverse_cdf(x: torch.Tensor, u: torch.Tensor, scratch: SampleScratch | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The inverse CDF by blocks: the block whose cumulative mass reaches u * total, then the token
-    inside it, its mass weighed again from the logits. Returns (columns [n], total mass [n], the
-    rows' largest logits [n, 1])."""
+def _draw_in_blocks(x: torch.Tensor, shift: torch.Tensor | None, block_cdf: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The inverse CDF by blocks: the block whose cumulative mass (block_cdf [n, blocks], relative
+    to exp(shift)) reaches u * total, then the token inside it, its mass weighed again from the
+    logits. Returns (columns [n], total mass [n])."""
     n, c = x.shape
-    block_mass, top = _block_mass(x, scratch)
-    block_cdf = torch.cumsum(block_mass, dim=-1)
     total = block_cdf[:, -1]
     target = u * total
     block = torch.searchsorted(block_cdf, target[:, None]).squeeze(-1).clamp_(max=block_cdf.shape[1] - 1)
@@ -293,8 +312,9 @@ def _blocked_inverse_cdf(x: torch.Tensor, u: torch.Tensor, scratch: SampleScratc
     # probability even where the block sums and the cumulative sum inside it round differently.
     rest = (target - before).clamp_(min=torch.finfo(torch.float64).tiny)
     columns = block[:, None] * _CDF_BLOCK + torch.arange(_CDF_BLOCK, device=x.device)
-    inside = torch.exp(x.gather(-1, columns.clamp(max=c - 1)).double() - top.double()).masked_fill_(columns >= c, 0.0)
+    logits = x.gather(-1, columns.clamp(max=c - 1)).double()
+    inside = torch.exp(logits if shift is None else logits - shift).masked_fill_(columns >= c, 0.0)
     at = torch.searchsorted(torch.cumsum(inside, dim=-1), rest[:, None]).squeeze(-1)
     # past the block's end only by rounding: its last token of positive probability
     last = (torch.arange(_CDF_BLOCK, device=x.device) * (inside > 0)).argmax(-1)
-    return block * _CDF_BLOCK + torch.minimum(at, last), total, top
+    return block * _CDF_BLOCK + torch.minimum(at, last), total

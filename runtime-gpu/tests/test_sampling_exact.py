@@ -149,19 +149,29 @@ def test_rows_of_the_qwen_vocabulary_draw_the_full_vocabulary_samplers_tokens(pa
         assert torch.allclose(logp, again, rtol=0, atol=2e-5)
 
 
-def test_weighing_all_rows_at_once_draws_what_row_by_row_draws(monkeypatch):
-    # a GPU weighs every row in one pass; a CPU a few rows at a time through a small buffer
+def test_every_way_of_weighing_the_rows_draws_the_same_tokens(monkeypatch):
+    # A CPU with several threads weighs every row's blocks in one pass, a CPU with one thread a few
+    # rows at a time through a small buffer (here 51 rows, then one); a GPU draws from one
+    # cumulative sum over the row.
     import arl_trainer.sampling as sampling
 
     logits = rows_of_logits(4099, 1.0, torch.float32, 2)
     params = SamplingParams(1.0, 1.0, 0)
-    by_rows = sample(logits, params, generators(2))
-    monkeypatch.setattr(sampling, "_CPU_BUFFER_BYTES", 1 << 40)
-    at_once = sample(logits, params, generators(2))
-    monkeypatch.setattr(sampling, "_CPU_BUFFER_BYTES", 1)
-    one_row = sample(logits, params, generators(2))
-    for other in (at_once, one_row):
-        assert torch.equal(by_rows[0], other[0]) and torch.equal(by_rows[1], other[1])
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        at_once = sample(logits, params, generators(2))
+        torch.set_num_threads(1)
+        by_rows = sample(logits, params, generators(2))
+        monkeypatch.setattr(sampling, "_CPU_BUFFER_BYTES", 1)
+        one_row = sample(logits, params, generators(2))
+    finally:
+        torch.set_num_threads(threads)
+    # the GPU's draw: one cumulative sum over the row
+    monkeypatch.setattr(sampling, "_weighs_in_blocks", lambda x: False)
+    whole_row = sample(logits, params, generators(2))
+    for other in (by_rows, one_row, whole_row):
+        assert torch.equal(at_once[0], other[0]) and torch.allclose(at_once[1], other[1], rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -177,3 +187,14 @@ def test_ties_are_cut_as_the_embedded_trainer_cuts_them(logits, params, kept):
     for dtype in (torch.float32, torch.float64):
         row = torch.tensor([logits], dtype=dtype)
         assert torch.isfinite(truncate(row, params))[0].nonzero().flatten().tolist() == kept
+
+
+def test_logits_far_from_zero_are_weighed_relative_to_their_largest():
+    # beyond about +-600 exp(logit) itself would overflow, or lose the largest mass to subnormals:
+    # the blocks are weighed again relative to the largest logit
+    params = SamplingParams(1.0, 1.0, 0)
+    for offset in (-5000.0, -700.0, 700.0, 5000.0):
+        logits = rows_of_logits(4099, 1.0, torch.float64, 4) + offset
+        tokens, logp = sample(logits, params, generators(4))
+        want, want_logp = full_vocabulary_sample(logits, params, generators(4))
+        assert torch.equal(tokens, want) and torch.allclose(logp, want_logp, rtol=0, atol=1e-9), offset
