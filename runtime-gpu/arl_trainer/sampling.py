@@ -214,9 +214,12 @@ class SampleScratch:
 _CDF_BLOCK = 1024
 # On a CPU with one thread the blocks are weighed a few rows at a time, through a buffer of about
 # this size that the cache holds from the exp to the sum (a 151,936-token row in float64 is
-# 1.2 MB). With several threads (and on a GPU, for top-p's total) all rows at once: each pass is
-# then one parallel region, which on a loaded machine costs less than a region per row.
+# 1.2 MB). With several threads (and on a GPU, for top-p's total) as many rows at once as fit the
+# larger buffer (every row of a generate batch): each pass is then one parallel region, which on
+# a loaded machine costs less than a region per row; the keep-sampling mask of a long batch still
+# goes in slices.
 _CPU_BUFFER_BYTES = 2 << 20
+_BUFFER_BYTES = 256 << 20
 # The blocks are weighed as exp(logit) itself, without the passes that find and subtract the
 # row's largest logit, wherever every row's total lies in this range: then no mass overflowed, and
 # the largest (at least total / V) is a normal float64, as is every mass within 1e-17 of it. Only
@@ -282,9 +285,8 @@ def _block_mass(x: torch.Tensor, shift: torch.Tensor | None, scratch: SampleScra
     n, c = x.shape
     blocks = -(-c // _CDF_BLOCK)
     width = blocks * _CDF_BLOCK
-    rows = n
-    if x.device.type == "cpu" and torch.get_num_threads() == 1:
-        rows = min(n, max(1, _CPU_BUFFER_BYTES // (8 * width)))
+    one_thread = x.device.type == "cpu" and torch.get_num_threads() == 1
+    rows = min(n, max(1, (_CPU_BUFFER_BYTES if one_thread else _BUFFER_BYTES) // (8 * width)))
     buf = (scratch or SampleScratch()).buffer(rows, width, x.device)
     buf[:, c:].zero_()  # the last block's columns past the row: probability 0
     out = torch.empty((n, blocks), dtype=torch.float64, device=x.device)
