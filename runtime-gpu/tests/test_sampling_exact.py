@@ -150,28 +150,25 @@ def test_rows_of_the_qwen_vocabulary_draw_the_full_vocabulary_samplers_tokens(pa
 
 
 def test_every_way_of_weighing_the_rows_draws_the_same_tokens(monkeypatch):
-    # A CPU with several threads weighs every row's blocks in one pass, a CPU with one thread a few
-    # rows at a time through a small buffer (here 51 rows, then one); a GPU draws from one
-    # cumulative sum over the row.
+    # A CPU weighs the blocks a few rows a thread at a time through a small buffer (here 51 rows a
+    # thread), a GPU every row at once; a GPU then draws from one cumulative sum over the row.
     import arl_trainer.sampling as sampling
 
     logits = rows_of_logits(4099, 1.0, torch.float32, 2)
     params = SamplingParams(1.0, 1.0, 0)
     threads = torch.get_num_threads()
+    draws = []
     try:
-        torch.set_num_threads(2)
-        at_once = sample(logits, params, generators(2))
-        torch.set_num_threads(1)
-        by_rows = sample(logits, params, generators(2))
-        monkeypatch.setattr(sampling, "_CPU_BUFFER_BYTES", 1)
-        one_row = sample(logits, params, generators(2))
+        for n_threads, buffer in ((1, sampling._CPU_BUFFER_BYTES), (2, sampling._CPU_BUFFER_BYTES), (1, 1), (1, 1 << 40)):
+            torch.set_num_threads(n_threads)
+            monkeypatch.setattr(sampling, "_CPU_BUFFER_BYTES", buffer)
+            draws.append(sample(logits, params, generators(2)))
     finally:
         torch.set_num_threads(threads)
-    # the GPU's draw: one cumulative sum over the row
     monkeypatch.setattr(sampling, "_weighs_in_blocks", lambda x: False)
-    whole_row = sample(logits, params, generators(2))
-    for other in (by_rows, one_row, whole_row):
-        assert torch.equal(at_once[0], other[0]) and torch.allclose(at_once[1], other[1], rtol=0, atol=1e-6)
+    draws.append(sample(logits, params, generators(2)))
+    for other in draws[1:]:
+        assert torch.equal(draws[0][0], other[0]) and torch.allclose(draws[0][1], other[1], rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize(
