@@ -212,10 +212,12 @@ class SampleScratch:
 # The inverse CDF's block: a draw picks its block by the blocks' sums of probability mass, then its
 # token by a cumulative sum inside that block alone, not over the whole vocabulary.
 _CDF_BLOCK = 1024
-# On a CPU the blocks are weighed a few rows at a time, about this many bytes of float64 a thread
-# (a 151,936-token row is 1.2 MB), so that each thread's rows stay in its cache from the exp to the
-# sum; on a GPU as many rows as fit the larger buffer (every row of a generate batch; the
-# keep-sampling mask of a long batch in slices).
+# With one CPU thread the blocks are weighed a few rows at a time, through a buffer of about this
+# size that the cache holds from the exp to the sum (a 151,936-token row in float64 is 1.2 MB).
+# With several threads, and on a GPU, as many rows at once as fit the larger buffer (every row of
+# a generate batch; the keep-sampling mask of a long batch in slices): a loop over rows would make
+# each pass a parallel region per row, and on a loaded machine those regions' waits cost more
+# than the cache saves (bench/sampler_bench.py on a shared 2-core machine: up to 3x slower).
 _CPU_BUFFER_BYTES = 2 << 20
 _BUFFER_BYTES = 256 << 20
 # The blocks are weighed as exp(logit) itself, without the passes that find and subtract the
@@ -283,10 +285,8 @@ def _block_mass(x: torch.Tensor, shift: torch.Tensor | None, scratch: SampleScra
     n, c = x.shape
     blocks = -(-c // _CDF_BLOCK)
     width = blocks * _CDF_BLOCK
-    if x.device.type == "cpu":
-        rows = min(n, torch.get_num_threads() * max(1, _CPU_BUFFER_BYTES // (8 * width)))
-    else:
-        rows = min(n, max(1, _BUFFER_BYTES // (8 * width)))
+    one_thread = x.device.type == "cpu" and torch.get_num_threads() == 1
+    rows = min(n, max(1, (_CPU_BUFFER_BYTES if one_thread else _BUFFER_BYTES) // (8 * width)))
     buf = (scratch or SampleScratch()).buffer(rows, width, x.device)
     buf[:, c:].zero_()  # the last block's columns past the row: probability 0
     out = torch.empty((n, blocks), dtype=torch.float64, device=x.device)

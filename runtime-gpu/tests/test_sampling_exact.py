@@ -150,8 +150,9 @@ def test_rows_of_the_qwen_vocabulary_draw_the_full_vocabulary_samplers_tokens(pa
 
 
 def test_every_way_of_weighing_the_rows_draws_the_same_tokens(monkeypatch):
-    # A CPU weighs the blocks a few rows a thread at a time through a small buffer (here 51 rows a
-    # thread), a GPU every row at once; a GPU then draws from one cumulative sum over the row.
+    # One CPU thread weighs the blocks a few rows at a time through a small buffer (here 51 rows,
+    # or one), several threads and a GPU every row at once; a GPU then draws from one cumulative
+    # sum over the row.
     import arl_trainer.sampling as sampling
 
     logits = rows_of_logits(4099, 1.0, torch.float32, 2)
@@ -159,7 +160,7 @@ def test_every_way_of_weighing_the_rows_draws_the_same_tokens(monkeypatch):
     threads = torch.get_num_threads()
     draws = []
     try:
-        for n_threads, buffer in ((1, sampling._CPU_BUFFER_BYTES), (2, sampling._CPU_BUFFER_BYTES), (1, 1), (1, 1 << 40)):
+        for n_threads, buffer in ((2, sampling._CPU_BUFFER_BYTES), (1, sampling._CPU_BUFFER_BYTES), (1, 1), (1, 1 << 40)):
             torch.set_num_threads(n_threads)
             monkeypatch.setattr(sampling, "_CPU_BUFFER_BYTES", buffer)
             draws.append(sample(logits, params, generators(2)))
