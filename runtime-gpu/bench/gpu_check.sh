@@ -89,7 +89,8 @@ for label in ("single", "fsdp"):
         runs[label] = json.load(open(path))
         r = runs[label]
         print(f"{label}: {r['parameters'] / 1e6:.0f}M parameters, train {r['train_tokens_per_s']:.0f} tokens/s = {r['train_tflops']} TFLOP/s, "
-              f"MFU {100 * r['mfu']:.1f}% of {r['peak_tflops']:.0f}, generation {r.get('gen_tokens_per_s', 0):.0f} tokens/s, peak memory {r.get('peak_memory_gib')} GiB")
+              f"MFU {100 * r['mfu']:.1f}% of {r['peak_tflops']:.0f}, generation {r.get('gen_tokens_per_s', 0):.0f} tokens/s "
+              f"({100 * r.get('gen_sampler_share', 0):.0f}% in the sampler), peak memory {r.get('peak_memory_gib')} GiB")
 if len(runs) == 2:
     a, b = runs["single"]["first_step"], runs["fsdp"]["first_step"]
     # bf16 autocast on both sides; only the order of reductions differs

@@ -18,12 +18,15 @@ as this check counts it).
 
 Generation: `generate` of --gen-batch prompts of --prompt-len tokens, --gen-tokens new tokens each
 (no stop ids, so every row runs to the limit); tokens/s counts generated tokens only.
+gen_sampler_share is the part of a second such call spent in the sampler (timed with a
+synchronisation on each side; bench/sampler_bench.py compares it with the sampler it replaced).
 
 Writes DIR/hf-bench-LABEL.json (rank 0).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -157,6 +160,30 @@ def configure_params(model_dir: str, device: str) -> dict:
     }
 
 
+@contextlib.contextmanager
+def sampler_clock(sync):
+    """Times each call of generate's sampler (synchronised on each side, so on a GPU the calls no
+    longer overlap the model's queued work): yields {"s": seconds spent in it so far}."""
+    import arl_trainer.generate as generate_module
+
+    sample = generate_module.sample
+    spent = {"s": 0.0}
+
+    def timed(*a):
+        sync()
+        t0 = time.perf_counter()
+        out = sample(*a)
+        sync()
+        spent["s"] += time.perf_counter() - t0
+        return out
+
+    generate_module.sample = timed
+    try:
+        yield spent
+    finally:
+        generate_module.sample = sample
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -245,6 +272,12 @@ def main(argv=None) -> int:
         gen_s = time.perf_counter() - t0
         result.update({"gen_batch": args.gen_batch, "prompt_len": args.prompt_len, "gen_tokens": args.gen_tokens, "gen_s": round(gen_s, 3)})
         result["gen_tokens_per_s"] = round(args.gen_batch * args.gen_tokens / gen_s, 1)
+        # the sampler's share from a second call: its clock synchronises, which the first must not
+        with sampler_clock(sync) as sampler:
+            t0 = time.perf_counter()
+            trainer.generate({**gen, "max_new_tokens": args.gen_tokens})
+            sync()
+            result["gen_sampler_share"] = round(sampler["s"] / (time.perf_counter() - t0), 3)
     if device.type == "cuda":
         result["peak_memory_gib"] = round(torch.cuda.max_memory_allocated(device) / 2**30, 2)
     if dist.is_main:

@@ -57,6 +57,7 @@ def test_cpu_smoke_of_both_paths(tmp_path):
     assert a["parameters_matmul"] == b["parameters_matmul"] > 0
     assert a["flops_per_token"] == bench.train_flops_per_token(a["parameters_matmul"], 2, 24, 64)
     assert a["train_tokens_per_s"] > 0 and a["gen_tokens_per_s"] > 0 and a["peak_tflops"] == 790.0
+    assert 0 < a["gen_sampler_share"] < 1
     assert a["mfu"] == pytest.approx(round(bench.mfu(a["train_tokens_per_s"], a["flops_per_token"], 790.0), 4), abs=1e-4)
     assert a["first_step"]["tokens"] == 2 * (24 - 6)
     for k in ("loss", "grad_norm"):
@@ -71,3 +72,18 @@ def test_gpu_check_without_a_gpu_runs_nothing_and_says_so(tmp_path):
     summary = (tmp_path / "summary.txt").read_text()
     assert "nothing run" in summary or "CUDA is not available" in summary
     assert not list(tmp_path.glob("hf-bench-*.json"))
+
+
+def test_sampler_bench_cpu_smoke(tmp_path):
+    # both parts at toy sizes: the rows are written, each with both samplers' figures
+    script = os.path.join(ROOT, "bench", "sampler_bench.py")
+    args = ["--device", "cpu", "--vocab", "4099", "--batches", "2,3", "--rounds", "2", "--calls", "1", "--gen-batch", "2"]
+    args += ["--gen-tokens", "3", "--prompt-len", "4", "--out", str(tmp_path), "--work", str(tmp_path / "work")]
+    res = subprocess.run([sys.executable, script, *args], env=trainer_env(), capture_output=True, timeout=300)
+    assert res.returncode == 0, res.stderr.decode()[-3000:]
+    rows = json.loads((tmp_path / "sampler-bench.json").read_text())["rows"]
+    assert len(rows) == 5 * 2 + 1 and rows[-1]["name"].startswith("generate")
+    for row in rows:
+        assert row["rounds"] == 2 and row["old_ms"] > 0 and row["new_ms"] > 0 and row["ratio"] > 0 and row["ratio_cpu"] > 0
+    assert all(row["same_tokens"] for row in rows[:-1])
+    assert 0 < rows[-1]["sampler_share_old"] < 1 and 0 < rows[-1]["sampler_share_new"] < 1

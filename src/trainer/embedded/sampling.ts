@@ -1,7 +1,8 @@
 // Sampling and the keep-sampling mask (docs/semantics.md §7), in float64 JavaScript over one row of
-// logits. The distribution actually sampled from: logits / temperature, then top-k (the k largest;
-// ties broken by the lower id), then top-p (the smallest prefix of the sorted tokens whose
-// probability reaches p), renormalised. `truncate` gives that distribution's log-probabilities
+// logits. The distribution actually sampled from: logits / temperature, then top-k (the k largest
+// and every token tied with the k-th, as docs/protocol.md has it), then top-p (the smallest prefix
+// of the tokens sorted by probability, equal ones by the lower id, whose probability reaches p),
+// renormalised: the cut the PyTorch trainer makes. `truncate` gives that distribution's log-probabilities
 // (-Infinity outside the kept set); generation samples from it and reports the sampled token's
 // log-probability under it, and logprobs/train_step rebuild the same set from the current
 // policy's logits (the keep-sampling mask). Temperature <= 0 is greedy: the argmax with
@@ -40,7 +41,10 @@ function truncate(logits: ArrayLike<number>, s: SamplingParams, out: Float64Arra
   order.sort((a, b) => (scaled[b] as number) - (scaled[a] as number) || a - b);
   const sortedAt = (j: number) => scaled[order[j] as number] as number;
   let keep = V;
-  if (s.top_k > 0 && s.top_k < V) keep = s.top_k;
+  if (s.top_k > 0 && s.top_k < V) {
+    keep = s.top_k;
+    while (keep < V && sortedAt(keep) === sortedAt(keep - 1)) keep++;
+  }
   const max = at(scaled, at(order, 0));
   if (s.top_p < 1) {
     let z = 0;
