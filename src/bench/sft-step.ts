@@ -17,6 +17,7 @@ import { lowerModel } from "../plan/lower.js";
 import type { Plan } from "../plan/schema.js";
 import { harnessVocabulary } from "../episode/harness.js";
 import { envKindOf, envNames, planEnv } from "../runtime/run/context.js";
+import { configureParams } from "../runtime/run/provision.js";
 import { denominatorsOf } from "../runtime/update/train-batches.js";
 import { TinyTrainer } from "../trainer/embedded/trainer.js";
 import { median, type BenchResult, type BenchSection, type MeasureOptions } from "./harness.js";
@@ -131,17 +132,7 @@ export function sftStepSection(options: MeasureOptions): BenchSection {
       ].sort();
       const t = new TinyTrainer();
       await t.init();
-      t.configure({
-        seed: plan.seed,
-        policy: plan.policy,
-        algorithm: {
-          optimizer: plan.algorithm.optimizer,
-          critic: plan.algorithm.critic,
-          clip: plan.algorithm.clip,
-          kl: plan.algorithm.kl,
-        },
-        vocabulary,
-      });
+      t.configure(configureParams(plan, vocabulary, false));
       const step = sftStep(t, plan, demos);
       const withPass = () =>
         t.trainStep({ ...step, old_logprobs: t.logprobs(step.ids, "current", step.sampling, step.loss_mask) });

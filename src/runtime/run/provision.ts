@@ -176,7 +176,7 @@ export function planVocabulary(plan: Plan, envs: EnvRegistry, sftData: SftData |
 }
 
 /** The configure request of `plan`'s policy trainer. */
-function configureParams(plan: Plan, vocabulary: readonly string[], behaviourPolicy: boolean): ConfigureParams {
+export function configureParams(plan: Plan, vocabulary: readonly string[], behaviourPolicy: boolean): ConfigureParams {
   return {
     seed: plan.seed,
     policy: plan.policy,
