@@ -49,7 +49,7 @@ class ScriptedGateway:
 def gateway():
     """One Node process serving the agent gateway over a scripted model for the whole module (needs dist/: npm run build)."""
     repo = Path(__file__).resolve().parents[2]
-    server = repo / "dist" / "runtime" / "gateway" / "server.js"
+    server = repo / "dist" / "inference" / "gateway" / "server.js"
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not on PATH")

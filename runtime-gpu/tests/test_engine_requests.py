@@ -40,7 +40,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "runtime-gpu" / "tests" / "engine_requests.mjs"
-WIRES = REPO / "dist" / "runtime" / "engine" / "wires.js"
+WIRES = REPO / "dist" / "inference" / "engine" / "wires.js"
 QWEN_VOCAB = 151936
 
 
