@@ -144,6 +144,17 @@ def unpack(data: bytes, dest: str) -> None:
 # --- the tests' Python --------------------------------------------------------------------------
 
 
+def _publish(work: str, final: str, marker: str) -> None:
+    """Moves the finished folder ``work`` to ``final`` whole; when another process made ``final`` first
+    (its ``marker`` file is there), keeps theirs and drops ``work``."""
+    try:
+        os.rename(work, final)
+    except OSError:
+        if not os.path.isfile(os.path.join(final, marker)):
+            raise
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def _python_tag(python: str) -> str:
     """The interpreter's cache tag and machine (cpython-311-x86_64): which wheels it takes."""
     code = "import platform, sys; print(sys.implementation.cache_tag + '-' + platform.machine())"
@@ -186,12 +197,7 @@ def python_for_tests(config: dict[str, Any], cache: str, python: str, log=print)
         with open(os.path.join(work, "installed.txt"), "w", encoding="utf-8") as f:
             f.write(freeze.stdout)
         log(f"requirements installed into {final} in {time.monotonic() - t0:.1f} s")
-        try:
-            os.rename(work, final)
-        except OSError:
-            if not os.path.isfile(os.path.join(final, "installed.txt")):
-                raise
-            shutil.rmtree(work, ignore_errors=True)  # another process made it first
+        _publish(work, final, "installed.txt")
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -370,12 +376,7 @@ def generate(config: dict[str, Any], cache: str, python: str = sys.executable, l
         }
         with open(os.path.join(work, "meta.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1, sort_keys=True)
-        try:
-            os.rename(work, final)
-        except OSError:
-            if not os.path.isfile(os.path.join(final, "tasks.jsonl")):
-                raise
-            shutil.rmtree(work, ignore_errors=True)  # another process made it first
+        _publish(work, final, "tasks.jsonl")
         return final, python
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
