@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { sandboxSupport } from "../../src/contracts/sandbox.js";
 import { sweEnv, sweTaskSet, type SweEnv, type SweInstance } from "../../src/envs/worlds/swe/index.js";
 import { compilePlans } from "../helpers/plans.js";
+import { sweSpec } from "../helpers/swe-spec.js";
 import { skipTitle } from "../helpers/skip-reporter.js";
 
 process.env.ARL_ENV_CACHE ??= path.join(os.tmpdir(), "arl-swe-test-cache");
@@ -21,25 +22,11 @@ const asked = (process.env.ARL_SWE_PRESETS ?? "").split(",").map((p) => p.trim()
 const wanted = (name: string) => asked.includes("1") || asked.includes("all") || asked.includes(name);
 const noSandbox = !("bwrap" in sandboxSupport());
 
-const spec = (preset: string) => `
-import "std/algorithms" as algo
-import "std/envs/swe" as swe
-
-experiment preset_check {
-  seed: 0
-  policy { model: "builtin:tiny", sampling { temperature: 1.0, max_new_tokens: 32 } }
-  env repo extends swe.${preset} {
+const spec = (preset: string) =>
+  sweSpec(`env repo extends swe.${preset} {
     tasks: 2
     split { train: 0.5, test: 0.5 }
-  }
-  harness { tools: repo.tools, format: function_call, max_turns: 2, max_response_tokens: 32, on_budget: truncate }
-  reward { resolved: outcome.resolved }
-  algorithm extends algo.grpo { group_size: 4, kl { coef: 0.0 } }
-  rollout { tasks_per_batch: 1, iterations: 1, concurrency: 4 }
-  resources { backend: local }
-  allow { self-inclusive-baseline: "preset check" }
-}
-`;
+  }`);
 
 async function play(env: SweEnv, task: number, calls: readonly { name: string; arguments: Record<string, unknown> }[]) {
   const inst = (await sweEnv.create(env, task, 0)) as SweInstance;

@@ -13,25 +13,9 @@ import { Compiler } from "../../src/compiler.js";
 import { EnvError } from "../../src/contracts/env.js";
 import { createSweEnv, sweTaskSet, type SweEnv } from "../../src/envs/worlds/swe/index.js";
 import { lowerModel } from "../../src/plan/lower.js";
+import { sweSpec } from "../helpers/swe-spec.js";
 
 const presetsDir = fileURLToPath(new URL("../../stdlib/std/envs/swe/", import.meta.url));
-
-const spec = (env: string) => `
-import "std/algorithms" as algo
-import "std/envs/swe" as swe
-
-experiment reqs {
-  seed: 0
-  policy { model: "builtin:tiny", sampling { temperature: 1.0, max_new_tokens: 32 } }
-  ${env}
-  harness { tools: repo.tools, format: function_call, max_turns: 2, max_response_tokens: 32, on_budget: truncate }
-  reward { resolved: outcome.resolved }
-  algorithm extends algo.grpo { group_size: 4, kl { coef: 0.0 } }
-  rollout { tasks_per_batch: 1, iterations: 1, concurrency: 4 }
-  resources { backend: local }
-  allow { self-inclusive-baseline: "test" }
-}
-`;
 
 function compile(dir: string, text: string) {
   const file = path.join(dir, "spec.arl");
@@ -68,24 +52,24 @@ describe("swe requirements files", () => {
 
   it("the plan records a preset's file as std/... by its sha256, and the user's own relative to the spec", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "arl-swe-reqs-"));
-    const [preset] = compile(dir, spec("env repo extends swe.pydantic { }")).plans;
+    const [preset] = compile(dir, sweSpec("env repo extends swe.pydantic { }")).plans;
     expect((preset!.envs.repo as SweEnv).requirements).toEqual({
       path: "std/envs/swe/pydantic.txt",
       sha256: sha256(path.join(presetsDir, "pydantic.txt")),
     });
     writeFileSync(path.join(dir, "reqs.txt"), "pytest==9.2.0 --hash=sha256:" + "0".repeat(64) + "\n");
-    const [own] = compile(dir, spec('env repo extends swe.inflection { requirements: "./reqs.txt" }')).plans;
+    const [own] = compile(dir, sweSpec('env repo extends swe.inflection { requirements: "./reqs.txt" }')).plans;
     expect((own!.envs.repo as SweEnv).requirements).toEqual({
       path: "reqs.txt",
       sha256: sha256(path.join(dir, "reqs.txt")),
     });
-    const [none] = compile(dir, spec("env repo extends swe.inflection { }")).plans;
+    const [none] = compile(dir, sweSpec("env repo extends swe.inflection { }")).plans;
     expect((none!.envs.repo as SweEnv).requirements).toBeNull();
   });
 
   it("a missing file is a diagnostic at the field", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "arl-swe-reqs-"));
-    const { errors } = compile(dir, spec('env repo extends swe.inflection { requirements: "./nowhere.txt" }'));
+    const { errors } = compile(dir, sweSpec('env repo extends swe.inflection { requirements: "./nowhere.txt" }'));
     expect(errors.map((e) => e.code)).toEqual(["data-file-not-found"]);
     expect(errors[0]!.message).toContain("'env.repo.requirements'");
   });
@@ -96,7 +80,7 @@ describe("swe requirements files", () => {
     mkdirSync(dir);
     writeFileSync(path.join(root, "secret.txt"), "not for the plan\n");
     const file = path.join(dir, "spec.arl");
-    writeFileSync(file, spec('env repo extends swe.inflection { requirements: "../secret.txt" }'));
+    writeFileSync(file, sweSpec('env repo extends swe.inflection { requirements: "../secret.txt" }'));
     const result = new Compiler().check(file);
     const lowered = lowerModel(result.model!);
     const codes = [...result.diagnostics, ...lowered.diagnostics].map((d) => d.code);
@@ -108,7 +92,7 @@ describe("swe requirements files", () => {
   it("a file changed after compiling is refused before the generator runs", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "arl-swe-reqs-"));
     writeFileSync(path.join(dir, "reqs.txt"), "pytest==9.2.0 --hash=sha256:" + "0".repeat(64) + "\n");
-    const [plan] = compile(dir, spec('env repo extends swe.inflection { requirements: "./reqs.txt" }')).plans;
+    const [plan] = compile(dir, sweSpec('env repo extends swe.inflection { requirements: "./reqs.txt" }')).plans;
     writeFileSync(path.join(dir, "reqs.txt"), "pytest==9.1.0 --hash=sha256:" + "1".repeat(64) + "\n");
     const env = plan!.envs.repo as SweEnv;
     const error = await sweTaskSet(env, undefined, dir).catch((e: unknown) => e);
