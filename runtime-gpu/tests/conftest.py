@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import require_built
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for p in (ROOT, os.path.dirname(os.path.abspath(__file__))):
@@ -53,8 +54,7 @@ def gateway():
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not on PATH")
-    if not server.exists():
-        pytest.skip(f"{server} is missing (run npm run build)")
+    require_built(server)
     script = repo / "test" / "gateway" / "fixtures" / "scripted-gateway.mjs"
     process = subprocess.Popen([node, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

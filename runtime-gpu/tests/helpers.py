@@ -1,4 +1,5 @@
 """Shared test helpers: tiny trainers, synthetic batches, a protocol client over a subprocess."""
+
 from __future__ import annotations
 
 import os
@@ -7,6 +8,7 @@ import sys
 from typing import Any
 
 import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(ROOT)
@@ -24,6 +26,16 @@ REDUCTIONS = [
     {"mode": "constant", "constant": 8},
     {"mode": "group_token_mean"},
 ]
+
+
+def require_built(path: str | os.PathLike) -> None:
+    """Skips a test whose built TypeScript (dist/) is missing; under CI, where `npm test` builds it
+    before the Python tests, a missing file is a failure rather than a silent skip."""
+    if os.path.exists(path):
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{path} is missing: npm test builds dist/ before the Python tests")
+    pytest.skip(f"{path} is missing (run npm run build)")
 
 
 def tiny_model(dtype: str = "float64", hidden: int = 32, layers: int = 2, heads: int = 4, kv: int = 2, tie: bool = True) -> str:

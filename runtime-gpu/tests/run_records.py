@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from helpers import require_built
 from hf_models import REPO
 
 from arl_trainer.framing import read_frame
@@ -20,10 +20,7 @@ ROLE = {"system": 0, "prompt": 1, "generated": 2, "observation": 3, "padding": 4
 
 def arl_command() -> list[str]:
     cli = REPO / "dist" / "cli" / "main.js"
-    if not cli.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{cli} is missing: npm test builds it before the Python tests")
-        pytest.skip(f"{cli} is missing (run npm run build)")
+    require_built(cli)
     return [shutil.which("node") or "node", str(REPO / "bin" / "arl.js")]
 
 

@@ -37,6 +37,7 @@ import typing
 from pathlib import Path
 
 import pytest
+from helpers import require_built
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "runtime-gpu" / "tests" / "engine_requests.mjs"
@@ -48,8 +49,7 @@ def run_script(mode, stdin=None):
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not on PATH")
-    if not WIRES.exists():
-        pytest.skip(f"{WIRES} is missing (run npm run build)")
+    require_built(WIRES)
     done = subprocess.run([node, str(SCRIPT), mode], input=stdin, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

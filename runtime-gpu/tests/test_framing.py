@@ -7,7 +7,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from helpers import REPO
+from helpers import REPO, require_built
 
 from arl_trainer.framing import MAGIC, FrameError, Ragged, decode_frame, encode_frame, read_frame, write_frame
 
@@ -103,11 +103,9 @@ process.stdin.on("end", () => {
 """
 
 
-@pytest.mark.skipif(
-    shutil.which("node") is None or not os.path.exists(os.path.join(REPO, "dist", "trainer", "protocol", "framing.js")),
-    reason="node or the built TypeScript framing (dist/) is not available",
-)
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
 def test_interoperates_with_the_typescript_framing(tmp_path):
+    require_built(os.path.join(REPO, "dist", "trainer", "protocol", "framing.js"))
     script = tmp_path / "echo.mjs"
     script.write_text(NODE_SCRIPT % os.path.join(REPO, "dist", "trainer", "protocol", "framing.js"))
     res = subprocess.run(["node", str(script)], input=encode_frame(sample_message()), capture_output=True, timeout=60)
