@@ -28,14 +28,14 @@ REDUCTIONS = [
 ]
 
 
-def require_built(path: str | os.PathLike) -> None:
+def require_built(path: str | os.PathLike, module: bool = False) -> None:
     """Skips a test whose built TypeScript (dist/) is missing; under CI, where `npm test` builds it
     before the Python tests, a missing file is a failure rather than a silent skip."""
     if os.path.exists(path):
         return
     if os.environ.get("CI"):
         pytest.fail(f"{path} is missing: npm test builds dist/ before the Python tests")
-    pytest.skip(f"{path} is missing (run npm run build)")
+    pytest.skip(f"{path} is missing (run npm run build)", allow_module_level=module)
 
 
 def tiny_model(dtype: str = "float64", hidden: int = 32, layers: int = 2, heads: int = 4, kv: int = 2, tie: bool = True) -> str:

@@ -19,6 +19,7 @@ import types
 from pathlib import Path
 
 import pytest
+from helpers import require_built
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[2]
@@ -36,8 +37,9 @@ EXPERIMENTS = {
 pytest.importorskip("hydra", reason="hydra-core is not installed (veRL's config loader)")
 if importlib.util.find_spec("verl") is None:
     pytest.skip("verl 0.9.1 is not installed", allow_module_level=True)
-if not (REPO / "dist" / "cli" / "main.js").exists() or shutil.which("node") is None:
-    pytest.skip("dist/ is missing (npm run build) or node is not on PATH", allow_module_level=True)
+if shutil.which("node") is None:
+    pytest.skip("node is not on PATH", allow_module_level=True)
+require_built(REPO / "dist" / "cli" / "main.js", module=True)
 
 
 def _bare_package(name, path):
