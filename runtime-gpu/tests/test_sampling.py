@@ -115,18 +115,41 @@ def test_sampling_frequencies_follow_the_truncated_distribution():
     assert np.allclose(freq[:3], np.array([0.5, 0.2, 0.15]) / 0.85, atol=0.03)
 
 
+def _entropy_of_the_whole_matrix(logits, targets, params):
+    logp_all = torch.log_softmax(truncate(logits, params, force=targets), dim=-1)
+    p = logp_all.exp()
+    return -torch.where(p > 0, p * logp_all, torch.zeros_like(p)).sum(-1)
+
+
 @pytest.mark.parametrize("s", SETTINGS, ids=lambda s: f"T{s['temperature']}-p{s['top_p']}-k{s['top_k']}")
-def test_entropy_in_row_blocks_equals_the_whole_matrix_reduction(s):
-    # 37 rows: two full blocks of the statistic and a partial one, in both dtypes
+def test_entropy_in_row_blocks_equals_the_whole_matrix_reduction(s, monkeypatch):
+    # 37 rows in blocks of 4 (the budget made small): eight blocks, and the one row left over
+    # joins the last one; in both dtypes
+    from arl_trainer import sampling
+
     params = SamplingParams.from_message(s)
     for dtype in (torch.float32, torch.float64):
         logits = torch.randn(37, 301, generator=torch.Generator().manual_seed(1), dtype=dtype) * 4
         targets = torch.randint(0, 301, (37,), generator=torch.Generator().manual_seed(2))
+        for budget in ("_ENTROPY_BYTES", "_ENTROPY_CPU_BYTES"):
+            monkeypatch.setattr(sampling, budget, 4 * 301 * logits.element_size())
         _, ent = token_logprobs(logits, targets, params, want_entropy=True)
-        logp_all = torch.log_softmax(truncate(logits, params, force=targets), dim=-1)
-        p = logp_all.exp()
-        whole = -torch.where(p > 0, p * logp_all, torch.zeros_like(p)).sum(-1)
-        assert ent.dtype == dtype and torch.equal(ent, whole)
+        assert ent.dtype == dtype and torch.equal(ent, _entropy_of_the_whole_matrix(logits, targets, params))
+
+
+def test_entropy_at_a_real_vocabulary_has_no_block_of_one_row(monkeypatch):
+    # Qwen's 151,936 entries: torch sums a lone row of that length in pieces on several threads
+    # (another order than the same row among others), so a last block of one row would differ in
+    # its last bits from the whole matrix's reduction. 64 rows in blocks of 3 leave one over.
+    from arl_trainer import sampling
+
+    V = 151936
+    logits = torch.randn(64, V, generator=torch.Generator().manual_seed(3)) * 3
+    targets = torch.randint(0, V, (64,), generator=torch.Generator().manual_seed(4))
+    for budget in ("_ENTROPY_BYTES", "_ENTROPY_CPU_BYTES"):
+        monkeypatch.setattr(sampling, budget, 3 * V * 4)
+    _, ent = token_logprobs(logits, targets, None, want_entropy=True)
+    assert torch.equal(ent, _entropy_of_the_whole_matrix(logits, targets, None))
 
 
 def test_sample_with_reused_buffers_draws_what_fresh_buffers_draw():
