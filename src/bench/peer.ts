@@ -283,7 +283,7 @@ function pythonSteps(
 }
 
 /** Median wall and CPU seconds of steps 2..N of one run. */
-export function measured(s: Steps): { wall: number; cpu: number | undefined } {
+function measured(s: Steps): { wall: number; cpu: number | undefined } {
   return { wall: median(s.seconds.slice(1)), cpu: s.cpuSeconds ? median(s.cpuSeconds.slice(1)) : undefined };
 }
 
