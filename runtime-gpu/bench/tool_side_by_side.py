@@ -10,7 +10,7 @@ well-formed calls and whether it ended in an answer, as JSON to --out.
     python tool_side_by_side.py trl|floor --model DIR --data ROWS.jsonl --out RESULT.json --calls K [...]
 
 A step's time runs from the end of the step before to the end of this one, as in
-grpo_side_by_side.py (whose step clock and reward loading this reuses). Both compute in float32
+grpo_side_by_side.py (whose step clock and row reading this reuses). Both compute in float32
 without gradient checkpointing, as ARL does.
 """
 
