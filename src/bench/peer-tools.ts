@@ -330,7 +330,7 @@ async function arlToolSteps(dir: string, spec: string, round: number, file: stri
  * The cold start: a random tiny Qwen3 taught the call format by ARL's own `rollout.sft` on the
  * generated records (`arl run` of the spec with its cold start, one RL iteration at a rate of
  * 1e-12); the checkpoint's model and tokenizer files are copied to `dir/qwen3-sft`, which every
- * side starts from. Returns that directory and the cold start's held-out-free loss line.
+ * side starts from. Returns that directory.
  */
 export async function toolColdStart(dir: string, python: string, w: ToolWork = TOOL_WORK): Promise<string> {
   const base = path.join(dir, "qwen3");
