@@ -228,6 +228,8 @@ describe.skipIf(!hasStack)(
           "2",
           "--turn-tokens",
           String(TOOL_WORK.turnTokens),
+          "--temperature",
+          String(TOOL_WORK.temperature),
         ],
         { encoding: "utf8", env: { ...process.env, PYTHONPATH: RUNTIME } },
       );
