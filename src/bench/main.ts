@@ -15,6 +15,7 @@ import { sftStepSection } from "./sft-step.js";
 import { scalingSection } from "./scaling.js";
 import { gatewaySection } from "./gateway.js";
 import { peerSection } from "./peer.js";
+import { toolPeerSection } from "./peer-tools.js";
 import {
   defaultMeasureOptions,
   formatTable,
@@ -45,6 +46,7 @@ function sectionsOf(args: BenchArgs): { all: BenchSection[]; onRequest: BenchSec
     sftStepSection(measure),
     quickstartSection(),
     peerSection({ rounds: args.rounds, steps: args.steps, tokens: args.tokens }),
+    toolPeerSection({ rounds: args.rounds, steps: args.steps }),
   ];
   // The miniature reproductions take about 10 minutes each: only on request (`--only mini`).
   return { all, onRequest: miniSections() };

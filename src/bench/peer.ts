@@ -153,15 +153,24 @@ export interface Steps {
   readonly commitSeconds?: readonly number[];
 }
 
-/** ARL's steps: the plan run in this process (the orchestrator) with the PyTorch trainer. */
-async function arlSteps(dir: string, modelDir: string, work: PeerWork, steps: number, round: number): Promise<Steps> {
-  const file = path.join(dir, "peer.arl");
-  writeFileSync(file, peerSpec(modelDir, steps, work));
-  const result = new Compiler().check(file);
+/**
+ * ARL's steps: the plan of `spec` (written to `dir/file`) run in this process (the orchestrator)
+ * with the PyTorch trainer, in a run directory of the round's own; `ran` is given that directory
+ * once the run ends (the token buffer, the run's state).
+ */
+export async function arlSteps(
+  dir: string,
+  spec: string,
+  round: number,
+  file = "peer.arl",
+  ran?: (runDir: RunDirectory) => void,
+): Promise<Steps> {
+  writeFileSync(path.join(dir, file), spec);
+  const result = new Compiler().check(path.join(dir, file));
   if (hasErrors(result.diagnostics) || !result.model)
     throw new Error(`peer bench: the spec does not compile: ${result.diagnostics.map((d) => d.message).join("; ")}`);
   const plan = at(lowerModel(result.model).plans, 0).plan;
-  const runDir = RunDirectory.create(path.join(dir, `runs-${round}`), plan);
+  const runDir = RunDirectory.create(path.join(dir, `runs-${path.basename(file, ".arl")}-${round}`), plan);
   const wallAt: number[] = [];
   const cpuAt: number[] = [];
   const cpuNow = () => treeCpuSeconds() ?? Number.NaN;
@@ -182,6 +191,7 @@ async function arlSteps(dir: string, modelDir: string, work: PeerWork, steps: nu
       [before, started] = [cpu, now];
     },
   });
+  ran?.(runDir);
   const metrics = runDir.readMetrics();
   // What of an iteration is neither rollout, rewards nor update: its commit in the step's path
   // (the checkpoint's copy, the wait for the one before to be durable, metrics, state).
@@ -278,7 +288,7 @@ function measured(s: Steps): { wall: number; cpu: number | undefined } {
 }
 
 /** Why a side's runs were not the stated work (rewards all equal in a group, a failed verifier), or undefined when they were. */
-function notTheWork(runs: readonly Steps[]): string | undefined {
+export function notTheWork(runs: readonly Steps[]): string | undefined {
   for (const [round, s] of runs.entries()) {
     if (s.envErrors) return `${s.envErrors} episodes of round ${round + 1} ended in an env error`;
     if (s.varied.length < s.seconds.length)
@@ -303,51 +313,66 @@ const settingsText = (s: Steps | undefined) =>
     ? `${s.settings.dtype}${s.settings.bf16 ? ", bf16 autocast" : ""}${s.settings.gradient_checkpointing ? ", gradient checkpointing" : ""}`
     : "";
 
+/** One side's row: its steps 2..N of every round pooled, its median CPU time a step and gradient norm. */
+export function sideRow(name: string, sides: readonly Steps[], note: string): BenchResult {
+  const ms = sides.flatMap((s) => s.seconds.slice(1).map((x) => x * 1000));
+  const cpus = sides.map((s) => measured(s).cpu);
+  const cpu = cpus.every((c): c is number => c !== undefined) ? median(cpus) : undefined;
+  const grad = median(sides.flatMap((s) => s.gradNorm.slice(1)));
+  const notes = [
+    cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step (process tree)`,
+    `grad norm ${grad.toPrecision(2)}`,
+    note,
+  ].filter(Boolean);
+  return {
+    name,
+    medianMs: median(ms),
+    minMs: Math.min(...ms),
+    maxMs: Math.max(...ms),
+    runs: ms.length,
+    note: notes.join("; "),
+  };
+}
+
+/**
+ * The rows of ARL's ratio to another side (wall, and CPU where both measured it), each the median
+ * of the per-round ratios; refused when either side's runs were not the stated work.
+ */
+export function ratioRows(
+  name: string,
+  arl: readonly Steps[],
+  other: readonly Steps[],
+  goal?: number,
+  why: (runs: readonly Steps[]) => string | undefined = notTheWork,
+): BenchResult[] {
+  const refused = why(arl) ?? why(other);
+  if (refused) {
+    const side = why(arl) ? "ARL" : name.replace(/^ARL \/ /, "");
+    return [{ name, note: `refused: ${side}'s runs were not the same work: ${refused}` }];
+  }
+  const pairs = arl.map((a, round) => [measured(a), measured(at(other, round))] as const);
+  const rows = [
+    roundRatioRow(
+      name,
+      pairs.map(([a, b]) => a.wall / b.wall),
+      {
+        note: "wall time a step",
+        ...(goal !== undefined ? { goal: `<= ${goal}`, met: (v: number) => v <= goal } : {}),
+      },
+    ),
+  ];
+  const cpuRatios = pairs.map(([a, b]) => (a.cpu === undefined || b.cpu === undefined ? Number.NaN : a.cpu / b.cpu));
+  if (cpuRatios.every(Number.isFinite))
+    rows.push(
+      roundRatioRow(`${name}, CPU time`, cpuRatios, { note: "CPU time a step, each side's whole process tree" }),
+    );
+  return rows;
+}
+
 /** The table: one row per side (its steps 2..N of every round pooled), then the per-round ratios of ARL to each. */
 export function peerRows(runs: PeerRuns): BenchResult[] {
-  const row = (name: string, sides: readonly Steps[], note: string): BenchResult => {
-    const ms = sides.flatMap((s) => s.seconds.slice(1).map((x) => x * 1000));
-    const cpus = sides.map((s) => measured(s).cpu);
-    const cpu = cpus.every((c): c is number => c !== undefined) ? median(cpus) : undefined;
-    const grad = median(sides.flatMap((s) => s.gradNorm.slice(1)));
-    const notes = [
-      cpu === undefined ? "" : `CPU ${(cpu * 1000).toFixed(0)} ms a step (process tree)`,
-      `grad norm ${grad.toPrecision(2)}`,
-      note,
-    ].filter(Boolean);
-    return {
-      name,
-      medianMs: median(ms),
-      minMs: Math.min(...ms),
-      maxMs: Math.max(...ms),
-      runs: ms.length,
-      note: notes.join("; "),
-    };
-  };
-  const ratios = (name: string, other: readonly Steps[], goal?: number): BenchResult[] => {
-    const why = notTheWork(runs.arl) ?? notTheWork(other);
-    if (why) {
-      const side = notTheWork(runs.arl) ? "ARL" : name.replace(/^ARL \/ /, "");
-      return [{ name, note: `refused: ${side}'s runs were not the same work: ${why}` }];
-    }
-    const pairs = runs.arl.map((a, round) => [measured(a), measured(at(other, round))] as const);
-    const rows = [
-      roundRatioRow(
-        name,
-        pairs.map(([a, b]) => a.wall / b.wall),
-        {
-          note: "wall time a step",
-          ...(goal !== undefined ? { goal: `<= ${goal}`, met: (v: number) => v <= goal } : {}),
-        },
-      ),
-    ];
-    const cpuRatios = pairs.map(([a, b]) => (a.cpu === undefined || b.cpu === undefined ? Number.NaN : a.cpu / b.cpu));
-    if (cpuRatios.every(Number.isFinite))
-      rows.push(
-        roundRatioRow(`${name}, CPU time`, cpuRatios, { note: "CPU time a step, each side's whole process tree" }),
-      );
-    return rows;
-  };
+  const row = sideRow;
+  const ratios = (name: string, other: readonly Steps[], goal?: number) => ratioRows(name, runs.arl, other, goal);
   const commits = runs.arl.flatMap((s) => s.commitSeconds?.slice(1) ?? []);
   const commit = commits.length
     ? `; of it the commit in the step's path (the checkpoint copied, the one before awaited, metrics, state) ${(median(commits) * 1000).toFixed(0)} ms`
@@ -431,7 +456,7 @@ export function peerSection(options: PeerOptions = {}): BenchSection {
         for (let round = 0; round < rounds; round++) {
           for (const i of roundOrder(sides.length, round)) {
             const side = at(sides, i);
-            if (side === "arl") got.arl.push(await arlSteps(dir, modelDir, w, steps, round));
+            if (side === "arl") got.arl.push(await arlSteps(dir, peerSpec(modelDir, steps, w), round));
             else if (side === "floor") got.floor.push(pythonSteps(python, "floor", dir, modelDir, w, steps));
             else if (!trlSkipped)
               got[side].push(pythonSteps(python, side === "trl" ? "trl" : "trl-defaults", dir, modelDir, w, steps));
