@@ -10,20 +10,17 @@ well-formed calls and whether it ended in an answer, as JSON to --out.
     python tool_side_by_side.py trl|floor --model DIR --data ROWS.jsonl --out RESULT.json --calls K [...]
 
 A step's time runs from the end of the step before to the end of this one, as in
-grpo_side_by_side.py (whose step clock and row reading this reuses). Both compute in float32
-without gradient checkpointing, as ARL does.
+grpo_side_by_side.py, whose step clock, TRL settings, sampler, policy step and report this shares
+(peer_common.py). Both compute in float32 without gradient checkpointing, as ARL does.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
-import sys
-from pathlib import Path
 
-from grpo_side_by_side import Steps, train_rows
+import peer_common as common
 from tool_peer_env import TOOL_DEFINITION, LookupEnv, compute_score, lookup_result
 
 CALL = re.compile(r"<tool_call>\s*(\{.*\})\s*</tool_call>", re.S)
@@ -40,11 +37,7 @@ def parse_args(argv=None):
     p.add_argument("--group-size", type=int, default=4)
     p.add_argument("--prompts-per-step", type=int, default=4)
     p.add_argument("--turn-tokens", type=int, default=32, help="new tokens a turn may generate")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--lr", type=float, default=1e-5)
-    p.add_argument("--clip", type=float, default=0.2)
-    p.add_argument("--grad-clip", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=0)
+    common.add_sampling_and_optimizer_args(p)
     return p.parse_args(argv)
 
 
@@ -52,15 +45,13 @@ def score(text: str, truth) -> float:
     return float(compute_score(None, text, truth)["score"])
 
 
-def run_trl(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
-    # As in grpo_side_by_side.py: vLLM is installed without its dependencies and not used.
-    sys.modules["vllm"] = None
+def run_trl(args, rows: list[dict], steps: common.Steps) -> list[list[dict]]:
+    common.hide_vllm()
     import tempfile
 
-    import torch
     from datasets import Dataset
-    from transformers import AutoTokenizer, TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer, chat_template_utils
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer, chat_template_utils
 
     episodes: list[list[dict]] = []
 
@@ -77,18 +68,6 @@ def run_trl(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
         episodes.append(got)
         return out
 
-    class StepTimes(TrainerCallback):
-        def on_train_begin(self, *_, **__):
-            steps.mark()
-
-        def on_step_end(self, *_, **__):
-            steps.end()
-
-        def on_log(self, _args, _state, _control, logs=None, **__):
-            if logs and "frac_reward_zero_std" in logs:
-                steps.varied.append(1.0 - float(logs["frac_reward_zero_std"]))
-                steps.grad_norm.append(float(logs.get("grad_norm", math.nan)))
-
     # The test tokenizer ships an older revision of Qwen3's chat template, which TRL does not
     # recognise (it renders these conversations alike): a user gives TRL its own Qwen3 template,
     # from which it takes the tool-call parser and the prefix-preserving training template.
@@ -96,44 +75,14 @@ def run_trl(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
     tok.chat_template = chat_template_utils.qwen3_chat_template
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": r["prompt"]}], "answer": r["answer"], "facts": r["facts"]} for r in rows])
     with tempfile.TemporaryDirectory() as out:
-        config = GRPOConfig(
-            output_dir=out,
-            max_steps=args.steps,
-            num_generations=args.group_size,
-            per_device_train_batch_size=args.prompts_per_step * args.group_size,
-            gradient_accumulation_steps=1,
-            steps_per_generation=1,
-            num_iterations=1,
+        config = common.grpo_config(
+            args,
+            out,
             # TRL's budget is the whole completion (every turn and tool result): K + 1 turns of
             # turn_tokens, and room for the K results.
             max_completion_length=(args.calls + 1) * args.turn_tokens + args.calls * 24,
             max_tool_calling_iterations=args.calls,
-            temperature=args.temperature,
-            top_p=1.0,
-            top_k=0,
-            learning_rate=args.lr,
-            lr_scheduler_type="constant",
-            weight_decay=0.0,
-            adam_beta1=0.9,
-            adam_beta2=0.999,
-            adam_epsilon=1e-8,
-            max_grad_norm=args.grad_clip,
-            beta=0.0,
-            epsilon=args.clip,
-            loss_type="dapo",
-            scale_rewards="group",
-            use_vllm=False,
-            seed=args.seed,
-            report_to="none",
-            save_strategy="no",
-            logging_steps=1,
-            disable_tqdm=True,
-            use_cpu=True,
-            dataloader_num_workers=0,
-            bf16=False,
-            fp16=False,
-            activation_checkpointing=False,
-            model_init_kwargs={"dtype": torch.float32},
+            **common.float32_numerics(),
         )
         trainer = GRPOTrainer(
             model=args.model,
@@ -142,7 +91,7 @@ def run_trl(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
             train_dataset=dataset,
             processing_class=tok,
             environment_factory=LookupEnv,
-            callbacks=[StepTimes()],
+            callbacks=[common.step_times(steps)],
         )
         trainer.train()
     return episodes
@@ -162,17 +111,10 @@ def parsed_call(text: str) -> dict | None:
     return value
 
 
-def run_floor(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
+def run_floor(args, rows: list[dict], steps: common.Steps) -> list[list[dict]]:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    torch.manual_seed(args.seed)
-    tok = AutoTokenizer.from_pretrained(args.model)
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
-    eos = tok.convert_tokens_to_ids("<|im_end|>")
-    pad = tok.pad_token_id if tok.pad_token_id is not None else eos
+    tok, model, opt, eos, pad = common.floor_model(args)
     G, T, K = args.group_size, args.turn_tokens, args.calls
     episodes: list[list[dict]] = []
 
@@ -181,25 +123,15 @@ def run_floor(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
         P = max(len(c) for c in contexts)
         ids = torch.tensor([[pad] * (P - len(c)) + c for c in contexts])
         mask = torch.tensor([[0] * (P - len(c)) + [1] * len(c) for c in contexts])
-        with torch.no_grad():
-            position = (mask.cumsum(1) - 1).clamp(min=0)
-            out = model(input_ids=ids, attention_mask=mask, position_ids=position, use_cache=True, logits_to_keep=1)
-            cache, logits = out.past_key_values, out.logits[:, -1]
-            done = torch.zeros(len(contexts), dtype=torch.bool)
-            turns: list[list[int]] = [[] for _ in contexts]
-            for _ in range(T):
-                cdf = torch.softmax(logits / args.temperature, dim=-1).cumsum(-1)
-                token = torch.searchsorted(cdf, torch.rand(cdf.size(0), 1) * cdf[:, -1:]).squeeze(1).clamp_(max=cdf.size(1) - 1)
-                for i in range(len(contexts)):
-                    if not done[i]:
-                        turns[i].append(int(token[i]))
-                done = done | (token == eos)
-                if bool(done.all()):
-                    break
-                mask = torch.cat([mask, torch.ones_like(mask[:, :1])], 1)
-                position = position[:, -1:] + 1
-                out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position, past_key_values=cache, use_cache=True)
-                cache, logits = out.past_key_values, out.logits[:, -1]
+        turns: list[list[int]] = [[] for _ in contexts]
+
+        def take(token, done):
+            for i in range(len(contexts)):
+                if not done[i]:
+                    turns[i].append(int(token[i]))
+            return token
+
+        common.sample_turn(model, ids, mask, T, args.temperature, eos, take)
         return turns
 
     for step in range(args.steps):
@@ -242,8 +174,7 @@ def run_floor(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
             live = still
         episodes.append([{"calls": c, "answered": a is not None} for c, a in zip(calls, answer, strict=True)])
         rewards = torch.tensor([score(a, batch[e // G]["answer"]) if a is not None else 0.0 for e, a in enumerate(answer)]).view(-1, G)
-        steps.varied.append(float((rewards.std(1) > 0).float().mean()))
-        advantages = ((rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-4)).view(-1, 1)
+        advantages = common.group_advantages(rewards, steps)
         # The step: every episode's stream right-padded, the generated tokens the targets.
         L = max(len(s) for s in stream)
         full = torch.tensor([s + [pad] * (L - len(s)) for s in stream])
@@ -252,15 +183,7 @@ def run_floor(args, rows: list[dict], steps: Steps) -> list[list[dict]]:
         start = min(prompt_len)
         logits = model(input_ids=full, attention_mask=attention, logits_to_keep=L - start + 1).logits[:, :-1]
         logp = torch.log_softmax(logits / args.temperature, dim=-1).gather(-1, full[:, start:, None]).squeeze(-1)
-        mask = targets[:, start:]
-        ratio = torch.exp(logp - logp.detach())
-        surrogate = torch.minimum(ratio * advantages, ratio.clamp(1 - args.clip, 1 + args.clip) * advantages)
-        loss = -(surrogate * mask).sum() / mask.sum()
-        loss.backward()
-        steps.grad_norm.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)))
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        steps.end()
+        common.policy_step(model, opt, logp, advantages, targets[:, start:], args, steps)
     return episodes
 
 
@@ -275,30 +198,13 @@ def _turn_ids(stream: list[int], generated: list[int]) -> list[int]:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    rows = train_rows(args.data)
+    rows = common.train_rows(args.data)
     import torch
 
-    steps = Steps()
+    steps = common.Steps()
     steps.settings = {"dtype": "float32", "bf16": False, "gradient_checkpointing": False}
     episodes = (run_trl if args.mode == "trl" else run_floor)(args, rows, steps)
-    result = {
-        "mode": args.mode,
-        "seconds": steps.seconds,
-        "cpu_seconds": steps.cpu,
-        "varied_group_ratio": steps.varied,
-        "grad_norm": steps.grad_norm,
-        "episodes": episodes,
-        "settings": steps.settings,
-        "threads": torch.get_num_threads(),
-    }
-    if args.mode == "trl":
-        import trl
-
-        result["trl"] = trl.__version__
-    Path(args.out).write_text(json.dumps(result))
-    print(json.dumps(result))
-    if not all(math.isfinite(s) for s in steps.seconds):
-        sys.exit(1)
+    common.write_result(args, steps, torch.get_num_threads(), episodes=episodes)
 
 
 if __name__ == "__main__":

@@ -16,26 +16,17 @@
 // refused when a side's rewards were all equal in a group.
 
 import { spawnSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { at } from "../contracts/checked.js";
-import { PACKAGE_ROOT } from "../contracts/paths.js";
 import { RUNTIME_GPU_DIR } from "../contracts/python.js";
 import { readBuffer } from "../episode/buffer.js";
 import { pythonWithTorch } from "../trainer/launch.js";
 import type { RunDirectory } from "../runtime/run-dir.js";
 import { roundOrder, type BenchResult, type BenchSection } from "./harness.js";
-import { arlSteps, notTheWork, ratioRows, sideRow, type Steps } from "./peer.js";
+import { arlSteps, notTheWork, ratioRows, sideBySideSteps, sideRow, type Steps } from "./peer.js";
+import { MODEL_MAKER, peerTraining, writeTinyQwen3 } from "./peer-setup.js";
 
 const STEPS = 11;
 const ROUNDS = 3;
@@ -73,7 +64,6 @@ export const TOOL_COLD_START = { records: 64, epochs: 14, batch: 8, lr: 0.02 };
 
 const TOOL_SIDE_BY_SIDE = path.join(RUNTIME_GPU_DIR, "bench/tool_side_by_side.py");
 const TOOL_ENV = path.join(RUNTIME_GPU_DIR, "bench/tool_peer_env.py");
-const MODEL_MAKER = path.join(RUNTIME_GPU_DIR, "tests/hf_models.py");
 
 /** The tool as ARL shows it to Qwen3's template (its definition in the plan); tool_peer_env.py's TOOL_DEFINITION. */
 export const LOOKUP_TOOL = {
@@ -194,18 +184,7 @@ experiment peer_tools {
     // Each turn's tokens appended as sampled, as TRL's tool loop does (it concatenates ids).
     context { history: exact }
   }
-  reward { score: outcome.score }
-  algorithm {
-    group_size: ${w.group}
-    advantage { estimator: group, baseline: mean, normalize: std }
-    clip { low: ${w.clip}, high: ${w.clip} }
-    kl { coef: 0.0 }
-    reduction: token_mean
-    optimizer { lr: ${coldStart ? 1e-12 : w.lr}, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: ${w.gradClip} }
-  }
-  rollout { tasks_per_batch: ${w.prompts}, iterations: ${iterations}, concurrency: ${w.prompts * w.group}${sft} }
-  eval { split: test, every: 1000, tasks: 1, k: [1], before_training: false }
-  resources { backend: torch }
+${peerTraining(w, coldStart ? 1e-12 : w.lr, iterations, sft)}
   allow {
     self-inclusive-baseline: "TRL's GRPO advantage, (r - mean) / std over the group, for the same work on both"
   }
@@ -288,34 +267,15 @@ function pythonToolSteps(
   args.push("--group-size", String(w.group), "--prompts-per-step", String(w.prompts));
   args.push("--turn-tokens", String(w.turnTokens), "--temperature", String(w.temperature));
   args.push("--lr", String(w.lr), "--clip", String(w.clip), "--grad-clip", String(w.gradClip));
-  const done = spawnSync(python, args, {
-    cwd: dir,
-    encoding: "utf8",
-    timeout: 1_800_000,
-    env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR, TRL_EXPERIMENTAL_SILENCE: "1" },
-  });
-  if (done.status !== 0)
-    throw new Error(
-      `peer tools bench: ${side} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`,
-    );
-  const r = JSON.parse(readFileSync(out, "utf8")) as {
-    seconds: number[];
-    cpu_seconds: number[];
-    varied_group_ratio: number[];
-    grad_norm: number[];
-    episodes: ToolEpisode[][];
-    settings: Steps["settings"];
-    trl?: string;
-  };
-  return {
-    seconds: r.seconds,
-    cpuSeconds: r.cpu_seconds,
-    varied: r.varied_group_ratio,
-    gradNorm: r.grad_norm,
-    episodes: r.episodes,
-    ...(r.settings ? { settings: r.settings } : {}),
-    ...(r.trl ? { label: r.trl } : {}),
-  };
+  const { steps: s, output } = sideBySideSteps<{ episodes: ToolEpisode[][] }>(
+    python,
+    args,
+    dir,
+    out,
+    `peer tools bench: ${side}`,
+    { TRL_EXPERIMENTAL_SILENCE: "1" },
+  );
+  return { ...s, episodes: output.episodes };
 }
 
 async function arlToolSteps(dir: string, spec: string, round: number, file: string): Promise<ToolSteps> {
@@ -334,13 +294,7 @@ async function arlToolSteps(dir: string, spec: string, round: number, file: stri
  */
 export async function toolColdStart(dir: string, python: string, w: ToolWork = TOOL_WORK): Promise<string> {
   const base = path.join(dir, "qwen3");
-  const made = spawnSync(python, [MODEL_MAKER, base, "--arch", "qwen3", "--tokenizer", "qwen3"], {
-    cwd: PACKAGE_ROOT,
-    encoding: "utf8",
-    timeout: 300_000,
-  });
-  if (made.status !== 0)
-    throw new Error(`peer tools bench: could not write the model: ${(made.stderr ?? "").slice(-2000)}`);
+  writeTinyQwen3(python, base, "peer tools bench");
   const rows = lookupRows(TOOL_COLD_START.records, w.calls);
   writeFileSync(path.join(dir, "lookups.jsonl"), jsonLines(rows));
   writeFileSync(path.join(dir, "sft.jsonl"), sftRecords(rows));

@@ -20,7 +20,6 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { at } from "../contracts/checked.js";
-import { PACKAGE_ROOT } from "../contracts/paths.js";
 import { RUNTIME_GPU_DIR } from "../contracts/python.js";
 import { Compiler } from "../compiler.js";
 import { hasErrors } from "../diagnostics/diagnostic.js";
@@ -30,6 +29,7 @@ import { executePlan } from "../runtime/orchestrator.js";
 import { RunDirectory } from "../runtime/run-dir.js";
 import { pythonWithTorch, trainerCommand } from "../trainer/launch.js";
 import { median, roundOrder, roundRatioRow, type BenchResult, type BenchSection } from "./harness.js";
+import { MODEL_MAKER, peerTraining, writeTinyQwen3 } from "./peer-setup.js";
 
 const STEPS = 11;
 const ROUNDS = 3;
@@ -54,7 +54,6 @@ export const PEER_WORK: PeerWork = {
 };
 const SIDE_BY_SIDE = path.join(RUNTIME_GPU_DIR, "bench/grpo_side_by_side.py");
 const REWARD = path.join(RUNTIME_GPU_DIR, "bench/peer_reward.py");
-const MODEL_MAKER = path.join(RUNTIME_GPU_DIR, "tests/hf_models.py");
 
 /** `count` rows of sums, the last quarter held out: {"prompt", "answer", "split"} a line. */
 export function sumRows(count: number): string {
@@ -86,18 +85,7 @@ experiment peer {
     verifier: "./peer_reward.py"
   }
   harness { max_turns: 1, max_response_tokens: ${w.maxNew} }
-  reward { score: outcome.score }
-  algorithm {
-    group_size: ${w.group}
-    advantage { estimator: group, baseline: mean, normalize: std }
-    clip { low: ${w.clip}, high: ${w.clip} }
-    kl { coef: 0.0 }
-    reduction: token_mean
-    optimizer { lr: ${w.lr}, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, grad_clip: ${w.gradClip} }
-  }
-  rollout { tasks_per_batch: ${w.prompts}, iterations: ${iterations}, concurrency: ${w.prompts * w.group} }
-  eval { split: test, every: 1000, tasks: 1, k: [1], before_training: false }
-  resources { backend: torch }
+${peerTraining(w, w.lr, iterations)}
   allow {
     self-inclusive-baseline: "TRL's GRPO advantage, (r - mean) / std over the group, for the same work on both"
     history-unset-for-rewriting-template: "single turn: there are no earlier turns to render again"
@@ -256,15 +244,32 @@ function pythonSteps(
     String(w.gradClip),
   );
   if (side === "trl-defaults") args.push("--trl-defaults");
+  return sideBySideSteps(python, args, dir, out, `peer bench: ${side}`).steps;
+}
+
+/**
+ * One side of a peer side-by-side script (runtime-gpu/bench/*_side_by_side.py; `args` start with
+ * the script) run on `python` in `dir`, its steps read from the JSON it writes to `out`; `what`
+ * names the side in the error when it fails. Returns those steps and the whole JSON, for the
+ * script's own keys.
+ */
+export function sideBySideSteps<Extra extends object = object>(
+  python: string,
+  args: readonly string[],
+  dir: string,
+  out: string,
+  what: string,
+  env: Readonly<Record<string, string>> = {},
+): { steps: Steps; output: Extra } {
   const done = spawnSync(python, args, {
     cwd: dir,
     encoding: "utf8",
     timeout: 1_800_000,
-    env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR },
+    env: { ...process.env, PYTHONPATH: RUNTIME_GPU_DIR, ...env },
   });
   if (done.status !== 0)
-    throw new Error(`peer bench: ${side} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
-  const r = JSON.parse(readFileSync(out, "utf8")) as {
+    throw new Error(`${what} failed (${done.status ?? done.signal}):\n${(done.stderr ?? "").slice(-3000)}`);
+  const r = JSON.parse(readFileSync(out, "utf8")) as Extra & {
     seconds: number[];
     cpu_seconds: number[];
     varied_group_ratio: number[];
@@ -272,7 +277,7 @@ function pythonSteps(
     settings: Steps["settings"];
     trl?: string;
   };
-  return {
+  const steps: Steps = {
     seconds: r.seconds,
     cpuSeconds: r.cpu_seconds,
     varied: r.varied_group_ratio,
@@ -280,6 +285,7 @@ function pythonSteps(
     ...(r.settings ? { settings: r.settings } : {}),
     ...(r.trl ? { label: r.trl } : {}),
   };
+  return { steps, output: r };
 }
 
 /** Median wall and CPU seconds of steps 2..N of one run. */
@@ -439,13 +445,7 @@ export function peerSection(options: PeerOptions = {}): BenchSection {
       const dir = mkdtempSync(path.join(tmpdir(), "arl-bench-peer-"));
       try {
         const modelDir = path.join(dir, "qwen3");
-        const made = spawnSync(python, [MODEL_MAKER, modelDir, "--arch", "qwen3", "--tokenizer", "qwen3"], {
-          cwd: PACKAGE_ROOT,
-          encoding: "utf8",
-          timeout: 300_000,
-        });
-        if (made.status !== 0)
-          throw new Error(`peer bench: could not write the model: ${(made.stderr ?? "").slice(-2000)}`);
+        writeTinyQwen3(python, modelDir, "peer bench");
         writeFileSync(path.join(dir, "sums.jsonl"), sumRows(64));
         writeFileSync(path.join(dir, "peer_reward.py"), readFileSync(REWARD));
         const trlSkipped = has("trl")
