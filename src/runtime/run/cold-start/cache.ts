@@ -6,7 +6,7 @@
 // and a digest of itself). It is written in a scratch folder beside it and renamed in whole, so
 // an entry is either absent or complete; one whose bytes no longer match its digests (a torn
 // copy, a disk fault, an edit) is reported, trained afresh and replaced, never loaded.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   existsSync,
@@ -23,13 +23,12 @@ import {
 import path from "node:path";
 import * as z from "zod";
 import { canonicalize } from "../../../plan/canonical.js";
+import { sha256Hex as sha256 } from "../../../plan/hash.js";
 import { sftSummarySchema, type SftSummary } from "../../cold-start-state.js";
 
 const ENTRY_FORMAT = "arl-cold-start-cache/1";
 const RECORD = "cold-start.json";
 const CHECKPOINT = "checkpoint";
-
-const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 
 const recordSchema = z.strictObject({
   format: z.literal(ENTRY_FORMAT),
