@@ -25,7 +25,7 @@ import { readBuffer } from "../episode/buffer.js";
 import { pythonWithTorch } from "../trainer/launch.js";
 import type { RunDirectory } from "../runtime/run-dir.js";
 import { roundOrder, type BenchResult, type BenchSection } from "./harness.js";
-import { arlSteps, notTheWork, ratioRows, sideBySideSteps, sideRow, type Steps } from "./peer.js";
+import { arlSteps, notTheWork, PEER_GOALS, ratioRows, sideBySideSteps, sideRow, type Steps } from "./peer.js";
 import { MODEL_MAKER, peerTraining, writeTinyQwen3 } from "./peer-setup.js";
 
 const STEPS = 11;
@@ -359,8 +359,9 @@ export function toolPeerRows(runs: ToolPeerRuns, calls: number): BenchResult[] {
   );
   // The single-turn section's refusals (a group's rewards all equal, an env error) apply as they are.
   const why = (r: readonly Steps[]) => offTurns(calls)(r) ?? notTheWork(r);
-  if (typeof runs.trl !== "string") rows.push(...ratioRows("ARL / TRL, multi-turn", runs.arl, runs.trl, 1.0, why));
-  rows.push(...ratioRows("ARL / floor, multi-turn", runs.arl, runs.floor, 1.25, why));
+  if (typeof runs.trl !== "string")
+    rows.push(...ratioRows("ARL / TRL, multi-turn", runs.arl, runs.trl, PEER_GOALS.trl, why));
+  rows.push(...ratioRows("ARL / floor, multi-turn", runs.arl, runs.floor, PEER_GOALS.floor, why));
   return rows;
 }
 

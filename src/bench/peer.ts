@@ -340,6 +340,9 @@ export function sideRow(name: string, sides: readonly Steps[], note: string): Be
   };
 }
 
+/** ARL's goals against each side, wall time a step: at most half of TRL's, within 10% of the compute floor. */
+export const PEER_GOALS = { trl: 0.5, floor: 1.1 } as const;
+
 /**
  * The rows of ARL's ratio to another side (wall, and CPU where both measured it), each the median
  * of the per-round ratios; refused when either side's runs were not the stated work.
@@ -406,9 +409,9 @@ export function peerRows(runs: PeerRuns): BenchResult[] {
       ),
     );
   rows.push(row("compute floor: plain PyTorch loop", runs.floor, "float32; generate, score, one step; no framework"));
-  if (typeof runs.trl !== "string") rows.push(...ratios("ARL / TRL", runs.trl, 1.0));
+  if (typeof runs.trl !== "string") rows.push(...ratios("ARL / TRL", runs.trl, PEER_GOALS.trl));
   if (typeof runs.trlDefaults !== "string") rows.push(...ratios("ARL / TRL with its defaults", runs.trlDefaults));
-  rows.push(...ratios("ARL / floor", runs.floor, 1.25));
+  rows.push(...ratios("ARL / floor", runs.floor, PEER_GOALS.floor));
   return rows;
 }
 
