@@ -4,7 +4,7 @@
 // empty the prefix cache, so a run resumed from a checkpoint repeats what the uninterrupted run did.
 // `policy_only` writes the policy's weights and trainer.json alone (contents "policy"), as an
 // inference server loads them on a weight sync; loading that sets the policy and its version only.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { invalid } from "./errors.js";
 import type { ModelShape, ParamSet } from "./model.js";
@@ -14,6 +14,7 @@ import { encodeSafetensors, readRegularFile, readSafetensors, SafetensorsError, 
 import type { TrainerState } from "./state.js";
 import { currentWeightsChanged, setBehaviour, setReference } from "./weights.js";
 import { defined } from "../../contracts/checked.js";
+import { writeFileSynced } from "../../contracts/synced-file.js";
 
 // 2: the read-out's heads have recency slopes (model.ts), so a /1 checkpoint means another function.
 const CHECKPOINT_FORMAT = "arl-builtin-tiny/2";
@@ -40,19 +41,6 @@ interface CheckpointState {
   readonly critic_optimizer_step?: number | null;
   readonly reference?: { readonly policy_version: number } | null;
   readonly behaviour?: { readonly policy_version: number } | null;
-}
-
-/** Writes and fsyncs a file. */
-function writeFileSynced(file: string, data: Buffer | string): void {
-  const fd = openSync(file, "w");
-  try {
-    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Puts the directory `tmp` at `target`, replacing what is there, never leaving `target` half written. */

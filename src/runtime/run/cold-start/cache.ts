@@ -7,21 +7,10 @@
 // an entry is either absent or complete; one whose bytes no longer match its digests (a torn
 // copy, a disk fault, an edit) is reported, trained afresh and replaced, never loaded.
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import * as z from "zod";
+import { writeFileSynced } from "../../../contracts/synced-file.js";
 import { canonicalize } from "../../../plan/canonical.js";
 import { sha256Hex as sha256 } from "../../../plan/hash.js";
 import { sftSummarySchema, type SftSummary } from "../../cold-start-state.js";
@@ -93,18 +82,6 @@ export function lookupColdStart(cacheDir: string, key: string): CacheLookup {
   }
 }
 
-/** Writes and fsyncs `file`. */
-function writeSynced(file: string, data: Uint8Array | string): void {
-  const fd = openSync(file, "w");
-  try {
-    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** A scratch folder beside `target`, unique to this process and call. */
 const scratchFor = (target: string) =>
   path.join(path.dirname(target), `.${path.basename(target)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
@@ -124,7 +101,7 @@ export function restoreCheckpoint(cached: CachedColdStart, target: string): void
   const scratch = scratchFor(target);
   mkdirSync(scratch, { recursive: true });
   try {
-    for (const [name, bytes] of cached.files) writeSynced(path.join(scratch, name), bytes);
+    for (const [name, bytes] of cached.files) writeFileSynced(path.join(scratch, name), bytes);
     renameInPlace(scratch, target);
   } catch (error) {
     rmSync(scratch, { recursive: true, force: true });
@@ -157,7 +134,7 @@ export function storeColdStart(cacheDir: string, key: string, checkpoint: string
       if (!statSync(file).isFile())
         throw new Error(`${file} is not a regular file: only flat checkpoint folders are cached`);
       const bytes = readFileSync(file);
-      writeSynced(path.join(scratch, CHECKPOINT, name), bytes);
+      writeFileSynced(path.join(scratch, CHECKPOINT, name), bytes);
       files[name] = { bytes: bytes.length, sha256: sha256(bytes) };
     }
     const record: Omit<EntryRecord, "digest"> = {
@@ -169,7 +146,7 @@ export function storeColdStart(cacheDir: string, key: string, checkpoint: string
       stored: new Date().toISOString(),
       files,
     };
-    writeSynced(
+    writeFileSynced(
       path.join(scratch, RECORD),
       `${JSON.stringify({ ...record, digest: sha256(canonicalize(record)) }, null, 2)}\n`,
     );
