@@ -20,6 +20,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { at } from "../contracts/checked.js";
+import { mean } from "../rl/stats.js";
 import { RUNTIME_GPU_DIR } from "../contracts/python.js";
 import { readBuffer } from "../episode/buffer.js";
 import { pythonWithTorch } from "../trainer/launch.js";
@@ -319,6 +320,9 @@ export interface ToolPeerRuns {
   readonly floor: readonly ToolSteps[];
 }
 
+/** The share of a step's groups whose rewards must vary (advantages not all 0) for its run to be timed. */
+const MIN_VARIED_GROUPS = 0.5;
+
 /** Why a side's timed runs were not K calls then an answer in at least GATE_SHARE of their episodes. */
 function offTurns(calls: number) {
   return (runs: readonly Steps[]): string | undefined => {
@@ -338,7 +342,9 @@ function offTurns(calls: number) {
 export function toolPeerRows(runs: ToolPeerRuns, calls: number): BenchResult[] {
   const share = (sides: readonly ToolSteps[]) => {
     const all = sides.flatMap((s) => s.episodes.flat());
-    return `${all.filter((e) => e.calls === calls && e.answered).length} of ${all.length} episodes K calls then an answer`;
+    const varied = sides.flatMap((s) => s.varied);
+    const groups = varied.length ? `; rewards varied in ${(100 * mean(varied)).toFixed(0)}% of the groups` : "";
+    return `${all.filter((e) => e.calls === calls && e.answered).length} of ${all.length} episodes K calls then an answer${groups}`;
   };
   const rows = [sideRow("ARL: arl run, PyTorch trainer, dataset lookup tool", runs.arl, `float32; ${share(runs.arl)}`)];
   if (typeof runs.trl === "string") rows.push({ name: "TRL GRPOTrainer, environment_factory", note: runs.trl });
@@ -357,8 +363,9 @@ export function toolPeerRows(runs: ToolPeerRuns, calls: number): BenchResult[] {
       `float32; generate a turn, call the tool, ..., score, one step; ${share(runs.floor)}`,
     ),
   );
-  // The single-turn section's refusals (a group's rewards all equal, an env error) apply as they are.
-  const why = (r: readonly Steps[]) => offTurns(calls)(r) ?? notTheWork(r);
+  // A taught model at temperature 0.7 answers some prompts alike in all G samples, so unlike the
+  // single-turn section's reward, not every group can vary: refused below half of a step's groups.
+  const why = (r: readonly Steps[]) => offTurns(calls)(r) ?? notTheWork(r, MIN_VARIED_GROUPS);
   if (typeof runs.trl !== "string")
     rows.push(...ratioRows("ARL / TRL, multi-turn", runs.arl, runs.trl, PEER_GOALS.trl, why));
   rows.push(...ratioRows("ARL / floor, multi-turn", runs.arl, runs.floor, PEER_GOALS.floor, why));

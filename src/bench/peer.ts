@@ -293,15 +293,20 @@ function measured(s: Steps): { wall: number; cpu: number | undefined } {
   return { wall: median(s.seconds.slice(1)), cpu: s.cpuSeconds ? median(s.cpuSeconds.slice(1)) : undefined };
 }
 
-/** Why a side's runs were not the stated work (rewards all equal in a group, a failed verifier), or undefined when they were. */
-export function notTheWork(runs: readonly Steps[]): string | undefined {
+/**
+ * Why a side's runs were not the stated work (a failed verifier; in some step fewer than
+ * `minVaried` of the groups with rewards that varied), or undefined when they were. No side skips
+ * a group whose rewards are all equal (advantages 0): it costs the step the same, but a step
+ * where most groups are such does little work.
+ */
+export function notTheWork(runs: readonly Steps[], minVaried = 1): string | undefined {
   for (const [round, s] of runs.entries()) {
     if (s.envErrors) return `${s.envErrors} episodes of round ${round + 1} ended in an env error`;
     if (s.varied.length < s.seconds.length)
       return `round ${round + 1} reported whether its rewards varied for ${s.varied.length} of its ${s.seconds.length} steps`;
-    const step = s.varied.findIndex((v) => !(v >= 1));
+    const step = s.varied.findIndex((v) => !(v >= minVaried));
     if (step >= 0)
-      return `in step ${step + 1} of round ${round + 1} the rewards of ${(100 * (1 - at(s.varied, step))).toFixed(0)}% of the groups were all equal (advantages 0)`;
+      return `in step ${step + 1} of round ${round + 1} the rewards of ${(100 * (1 - at(s.varied, step))).toFixed(0)}% of the groups were all equal (advantages 0)${minVaried < 1 ? `; at most ${(100 * (1 - minVaried)).toFixed(0)}% may be` : ""}`;
   }
   return undefined;
 }

@@ -167,11 +167,22 @@ describe("multi-turn peer benchmark", () => {
       "ARL / TRL, multi-turn, CPU time",
       "ARL / floor, multi-turn",
     ]);
-    expect(rows[0]!.note).toContain("32 of 32 episodes K calls then an answer");
+    expect(rows[0]!.note).toContain("32 of 32 episodes K calls then an answer; rewards varied in 100% of the groups");
     expect(rows[3]).toMatchObject({ value: 0.5, goal: "<= 0.5", met: true });
     expect(rows[5]!.value).toBeUndefined();
     expect(rows[5]!.note).toBe(
       `refused: floor, multi-turn's runs were not the same work: round 1: 10 of 16 episodes made exactly ${K} calls then answered`,
+    );
+    // A step with one group in four alike (a taught model answering a prompt the same way G times)
+    // is still timed; one with more than half alike is not.
+    const floorAlike = (varied: number) => [{ ...run([9, 2, 2], [ok(16), ok(16)]), varied: [1, varied, 1] }];
+    const quarter = toolPeerRows({ arl, trl, floor: floorAlike(0.75) }, K);
+    expect(quarter[5]).toMatchObject({ name: "ARL / floor, multi-turn", value: 1 });
+    expect(quarter[2]!.note).toContain("rewards varied in 92% of the groups");
+    const most = toolPeerRows({ arl, trl, floor: floorAlike(0.25) }, K);
+    expect(most[5]!.value).toBeUndefined();
+    expect(most[5]!.note).toBe(
+      "refused: floor, multi-turn's runs were not the same work: in step 2 of round 1 the rewards of 75% of the groups were all equal (advantages 0); at most 50% may be",
     );
   });
 });
