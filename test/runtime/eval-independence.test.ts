@@ -4,17 +4,11 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { compilePlans } from "../helpers/plans.js";
-
-const embedded = {
-  file: process.execPath,
-  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
-};
+import { compilePlans, embeddedTrainer } from "../helpers/plans.js";
 
 const spec = (evaluation: string) => `
 import "std/envs/rooms" as rooms
@@ -24,9 +18,10 @@ experiment eval_independence {
   policy { model: "builtin:tiny", sampling { temperature: 1.0, max_new_tokens: 12 } }
   env quest extends rooms.world { tasks: 24, split { train: 0.5, test: 0.5 } }
   harness { tools: quest.tools, format: text_action, max_turns: 4, max_response_tokens: 12 }
-  reward { success: outcome.success }
-  algorithm { group_size: 2, advantage { baseline: leave_one_out }, optimizer { lr: 5e-3 } }
-  rollout { tasks_per_batch: 2, iterations: 2, sft { demos: 2, epochs: 1 } }
+  // Progress as a potential too, so that rewards vary in a group and RL takes real steps.
+  reward { success: outcome.success, progress: potential(state.progress) }
+  algorithm { group_size: 4, advantage { baseline: leave_one_out }, optimizer { lr: 5e-3 } }
+  rollout { tasks_per_batch: 2, iterations: 2, sft { demos: 8, epochs: 4, lr: 2e-2 } }
   eval { ${evaluation} }
 }
 `;
@@ -35,7 +30,7 @@ experiment eval_independence {
 async function trained(evaluation: string) {
   const [plan] = compilePlans(spec(evaluation));
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-eval-independence-")), plan!);
-  await executePlan({ plan: plan!, runDir, trainer: embedded, envs: envKinds, log: () => undefined });
+  await executePlan({ plan: plan!, runDir, trainer: embeddedTrainer, envs: envKinds, log: () => undefined });
   const training = runDir.readMetrics().map((m) => ({
     iteration: m.iteration,
     reward: m.reward,
@@ -53,7 +48,9 @@ describe("evaluation and training", () => {
     const everyIteration = await trained("every: 1, tasks: 4, k: [1]");
     const lessOftenThreeEach = await trained("every: 2, tasks: 4, samples_per_task: 3, k: [1]");
     expect(lessOftenThreeEach.training.map((t) => t.iteration)).toEqual([1, 2]);
+    // RL did work (a gradient in some iteration), so a perturbed sampling stream would show.
+    expect(everyIteration.training.some((t) => (t.grad_norm as number) > 0)).toBe(true);
     expect(lessOftenThreeEach.training).toEqual(everyIteration.training);
     expect(lessOftenThreeEach.weights.equals(everyIteration.weights)).toBe(true);
-  }, 600_000);
+  }, 120_000);
 });
