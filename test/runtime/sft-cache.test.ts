@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { lookupColdStart } from "../../src/runtime/run/cold-start/cache.js";
+import { claimColdStart, lookupColdStart } from "../../src/runtime/run/cold-start/cache.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
 import { runArl } from "../helpers/cli.js";
@@ -40,7 +40,11 @@ const trainer = {
 };
 
 /** Runs `plan` in a new directory with the cache at `cache` (undefined: off); its directory and log. */
-async function run(plan: Plan, cache: string | undefined): Promise<{ dir: RunDirectory; logs: string[] }> {
+async function run(
+  plan: Plan,
+  cache: string | undefined,
+  onLog?: (line: string) => void,
+): Promise<{ dir: RunDirectory; logs: string[] }> {
   const dir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-cache-run-")), plan);
   const logs: string[] = [];
   await executePlan({
@@ -48,7 +52,10 @@ async function run(plan: Plan, cache: string | undefined): Promise<{ dir: RunDir
     runDir: dir,
     trainer,
     envs: envKinds,
-    log: (l) => logs.push(l),
+    log: (l) => {
+      logs.push(l);
+      onLog?.(l);
+    },
     ...(cache !== undefined ? { coldStartCache: cache } : {}),
   });
   return { dir, logs };
@@ -146,12 +153,30 @@ describe("the cache of cold starts", () => {
 
   it("lets a run of the same process wait for the cold start another one is training, then load it (arl run --jobs)", async () => {
     const [planA, planB] = compilePlans(spec);
+    const key = (await run(planA!, mkdtempSync(path.join(tmpdir(), "arl-sft-cache-")))).dir.readState().coldStartCache!
+      .key;
+    // The test holds the claim until both runs wait on it, so that which run trains and which waits
+    // is decided by the claim and not by how fast each reaches it.
+    const held = await claimColdStart(key);
     const cache = mkdtempSync(path.join(tmpdir(), "arl-sft-cache-"));
-    const [a, b] = await Promise.all([run(planA!, cache), run(planB!, cache)]);
+    let waiting = 0;
+    let bothWaiting: () => void = () => undefined;
+    const bothWait = new Promise<void>((resolve) => (bothWaiting = resolve));
+    const onLog = (line: string) => {
+      if (line.startsWith("sft: waiting for another run of this process") && ++waiting === 2) bothWaiting();
+    };
+    const runs = Promise.all([run(planA!, cache, onLog), run(planB!, cache, onLog)]);
+    await bothWait;
+    held.release();
+    const [a, b] = await runs;
     const logs = [...a.logs, ...b.logs];
+    expect(logs).toContain(`sft: waiting for another run of this process to train the same cold start (key ${key})`);
+    // After the release one run trains and stores it while the other waits again, then loads it.
     expect(logs.filter((l) => l.startsWith("sft: stored the cold start"))).toHaveLength(1);
     expect(logs.filter((l) => l.startsWith("sft: loaded the cold start"))).toHaveLength(1);
-    expect(logs).toContain("sft: waited for another run of this process to train the same cold start");
+    expect(
+      logs.filter((l) => l === "sft: waited for another run of this process to train the same cold start"),
+    ).toHaveLength(2);
     expect(a.dir.readState().sft).toEqual(b.dir.readState().sft);
   }, 180_000);
 

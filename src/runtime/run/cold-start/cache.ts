@@ -175,11 +175,16 @@ const claimed = new Map<string, Promise<void>>();
 /**
  * Waits while another run of this process holds the cold start of `key`, then holds it (the
  * check and the claim in one synchronous step): whether it waited, and the release to call once
- * this run has loaded it, or trained and stored it, or failed.
+ * this run has loaded it, or trained and stored it, or failed. `onWait` is called once, when it
+ * starts waiting, so that a run idle for the minutes a cold start takes says why.
  */
-export async function claimColdStart(key: string): Promise<{ readonly waited: boolean; readonly release: () => void }> {
+export async function claimColdStart(
+  key: string,
+  onWait?: () => void,
+): Promise<{ readonly waited: boolean; readonly release: () => void }> {
   let waited = false;
   for (let held = claimed.get(key); held !== undefined; held = claimed.get(key)) {
+    if (!waited) onWait?.();
     waited = true;
     await held;
   }

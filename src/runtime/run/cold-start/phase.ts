@@ -62,7 +62,9 @@ export async function coldStart(ctx: RunContext, state: RunState): Promise<ColdS
   const slot = cacheSlot(ctx, state, data);
   if (!slot) return trainColdStart(ctx, committed, data, undefined, baseEvalSeconds);
   // Another run of this process (arl run --jobs) training the same cold start: wait, then load it.
-  const claim = await claimColdStart(slot.key);
+  const claim = await claimColdStart(slot.key, () =>
+    ctx.log(`sft: waiting for another run of this process to train the same cold start (key ${slot.key})`),
+  );
   if (claim.waited) ctx.log(`sft: waited for another run of this process to train the same cold start`);
   try {
     return (
