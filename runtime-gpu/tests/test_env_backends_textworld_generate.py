@@ -1,6 +1,7 @@
 """TextWorld's games made in parallel (arl_envhost/backends/textworld.py, generate_games) against the
 real generator: worker processes give the same files, byte for byte, as making them one at a time,
-a game in the cache is not made again, and a changed cached game stops the workers with the file named."""
+a game in the cache is not made again, a game another process cached first is taken from the cache,
+and a changed cached game stops the workers with the file named."""
 
 from __future__ import annotations
 
@@ -49,3 +50,24 @@ def test_a_cached_game_is_reused_and_a_changed_one_is_refused_by_name(textworld_
     # The changed game is refused by name, while the game still missing is made.
     with pytest.raises(ValueError, match=r"seed-4/game\.z8 has sha256 .* it was changed"):
         textworld_backend.generate_games(CONFIG, SEEDS, cache, workers=2, per_worker=1)
+
+
+def test_a_game_another_process_cached_while_this_one_made_it_is_taken_from_the_cache(textworld_backend, tmp_path, monkeypatch):
+    # Two runs of arl run --jobs making the same game: the one that finishes second keeps the first's.
+    cache = str(tmp_path / "cache")
+    real_compile = textworld_backend.compile_game
+    raced = []
+
+    def compile_while_another_run_caches_it(game, options):
+        made = real_compile(game, options)
+        if not raced:
+            raced.append(True)
+            textworld_backend.TextWorldBackend()._generate(CONFIG, SEEDS[0], cache)
+        return made
+
+    monkeypatch.setattr(textworld_backend, "compile_game", compile_while_another_run_caches_it)
+    path, digest = textworld_backend.TextWorldBackend()._generate(CONFIG, SEEDS[0], cache)
+    assert raced and digest == _digest(path)
+    # The cache holds the one game, and no half-made folder is left beside it.
+    folder = os.path.dirname(path)
+    assert os.listdir(os.path.dirname(folder)) == [os.path.basename(folder)]

@@ -22,6 +22,7 @@ length at the start), clipped to [0, 1].
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
 import json
 import multiprocessing
@@ -228,7 +229,13 @@ class TextWorldBackend(Backend):
             digest = _sha256(made)
             with open(os.path.join(scratch, "sha256"), "w", encoding="utf-8") as f:
                 f.write(digest + "\n")
-            os.replace(scratch, folder)
+            try:
+                os.replace(scratch, folder)
+            except OSError as error:
+                # Another process (a run beside this one) moved the same game in first; its folder is complete.
+                if error.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not os.path.isfile(stamp):
+                    raise
+                return self._generate(config, seed, cache_dir)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return game_file, digest
