@@ -18,7 +18,7 @@ import type { RenderedChart, ReportModel, RunReport } from "./types.js";
 import type { JsonObject } from "./load.js";
 import { shortHash } from "./load.js";
 import { preflightCells } from "./preflight.js";
-import { beforeTrainingPhases, type PairedRow } from "./stats.js";
+import { beforeTrainingPhases, variantOverTasks, type PairedRow } from "./stats.js";
 import { at } from "../contracts/checked.js";
 
 const css = `
@@ -223,16 +223,30 @@ function sideBySide(model: ReportModel): string {
 
 /** Final pass@k of each variant over its seeds: mean ± standard deviation [min, max]. */
 function seedTable(model: ReportModel): string {
-  const head = ["Variant", "Seeds", ...model.ks.map((k) => `pass@${k} mean ± sd [min, max]`)];
+  const head = [
+    "Variant",
+    "Seeds",
+    ...model.ks.map((k) => `pass@${k} mean ± sd [min, max]`),
+    ...model.ks.map((k) => `pass@${k} over tasks [95% CI]`),
+  ];
   const body = model.groups.map((g) => {
     const seeds = g.members.map((m) => m.run.seed ?? "–").join(", ");
     const cells = model.ks.map((k) => {
       const s = finalSpread(g, k);
       return `<td class="num">${s ? `${fixed(s.mean)} ± ${fixed(s.sd)} [${fixed(s.min)}, ${fixed(s.max)}]` : "–"}</td>`;
     });
-    return `<tr><td><span class="swatch" style="background:${colorOf(g.index)}"></span> ${h(g.label)}${g === model.comparison?.baseline ? ' <span class="muted">(baseline)</span>' : ""}</td><td class="num">${h(seeds)}</td>${cells.join("")}</tr>`;
+    const overTasks = model.ks.map(
+      (k) =>
+        `<td class="num">${interval(
+          variantOverTasks(
+            g.members.map((m) => m.run),
+            k,
+          )?.interval,
+        )}</td>`,
+    );
+    return `<tr><td><span class="swatch" style="background:${colorOf(g.index)}"></span> ${h(g.label)}${g === model.comparison?.baseline ? ' <span class="muted">(baseline)</span>' : ""}</td><td class="num">${h(seeds)}</td>${cells.join("")}${overTasks.join("")}</tr>`;
   });
-  return table(head, body, [false, true, ...model.ks.map(() => true)]);
+  return table(head, body, [false, true, ...model.ks.map(() => true), ...model.ks.map(() => true)]);
 }
 
 function pairedTable(rows: readonly PairedRow[]): string {

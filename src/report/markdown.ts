@@ -15,6 +15,7 @@ import { headlineMarkdown } from "./headline.js";
 import type { ReportModel, RunReport } from "./types.js";
 import { shortHash, type JsonObject } from "./load.js";
 import { preflightCells } from "./preflight.js";
+import { variantOverTasks } from "./stats.js";
 
 function table(head: string[], rows: string[][], numeric: boolean[]): string {
   const align = head.map((_, i) => (numeric[i] ? "---:" : "---"));
@@ -117,7 +118,12 @@ export function renderMarkdown(model: ReportModel): string {
     out.push(model.comparison ? "## Comparison" : "## Seeds", "", "### Final pass@k per variant, over its seeds", "");
     out.push(
       table(
-        ["Variant", "Seeds", ...model.ks.map((k) => `pass@${k} mean ± sd [min, max]`)],
+        [
+          "Variant",
+          "Seeds",
+          ...model.ks.map((k) => `pass@${k} mean ± sd [min, max]`),
+          ...model.ks.map((k) => `pass@${k} over tasks [95% CI]`),
+        ],
         model.groups.map((g) => [
           `${e(g.label)}${g === model.comparison?.baseline ? " (baseline)" : ""}`,
           g.members.map((m) => m.run.seed ?? "–").join(", "),
@@ -125,8 +131,16 @@ export function renderMarkdown(model: ReportModel): string {
             const s = finalSpread(g, k);
             return s ? `${fixed(s.mean)} ± ${fixed(s.sd)} [${fixed(s.min)}, ${fixed(s.max)}]` : "–";
           }),
+          ...model.ks.map((k) =>
+            interval(
+              variantOverTasks(
+                g.members.map((m) => m.run),
+                k,
+              )?.interval,
+            ),
+          ),
         ]),
-        [false, true, ...model.ks.map(() => true)],
+        [false, true, ...model.ks.map(() => true), ...model.ks.map(() => true)],
       ),
       "",
     );

@@ -75,6 +75,17 @@ describe("arl report on a sweep", () => {
         ),
       );
       expect(md).toContain(cell);
+
+      // The variant over its tasks, each task its mean over the seeds, with an interval around it:
+      // what compares variants whose tasks are other games.
+      const perSeed = members.map((d) => lastEval(d, 1));
+      const overTasks = mean([...perSeed[0]!.keys()].map((t) => mean(perSeed.map((m) => m.get(t)!))));
+      const [, low, high] = new RegExp(
+        `\\| ${label}(?: \\(baseline\\))? \\|.*\\| ${overTasks.toFixed(3)} \\[(\\d\\.\\d{3}), (\\d\\.\\d{3})\\] \\|`,
+      ).exec(md)!;
+      expect(Number(low)).toBeLessThanOrEqual(overTasks);
+      expect(Number(high)).toBeGreaterThanOrEqual(overTasks);
+      expect(Number(high)).toBeGreaterThan(Number(low));
     }
 
     // Paired differences g4 - g2 over the 8 shared tasks, each task's score the mean over its seeds.
