@@ -36,6 +36,7 @@ const expectedWarnings: Record<string, string[]> = {
   "baseline-ablation.arl": [],
   "table3-turn-budget.arl": [],
   "table9-reward-density.arl": ["potential-kept-at-truncation", "non-potential-shaping"],
+  "textworld-rl-gain-500-train.arl": [],
   "textworld-rl-gain-700-heldout.arl": [],
   "textworld-table1-env-complexity.arl": [],
   "textworld-table3-listed-commands.arl": [],
@@ -118,6 +119,7 @@ describe("experiments/mini", () => {
       ...(noTextworld
         ? {}
         : {
+            "textworld-rl-gain-500-train.arl": ["seed=0"],
             "textworld-rl-gain-700-heldout.arl": ["seed=0"],
             "textworld-table1-env-complexity.arl": ["w8_o12_q4,seed=0"],
             "textworld-table3-listed-commands.arl": ["max_turns=6,seed=0"],
