@@ -2,6 +2,8 @@
 // `seed`, or one spec run with several seeds) are one variant, reported as the mean and spread
 // across its seeds. Every other run is a variant of its own, labelled as before.
 import { finiteNumber, type RunInfo } from "./load.js";
+import { variantOverTasks } from "./stats.js";
+import type { Interval } from "../rl/eval.js";
 import type { RunReport, VariantGroup } from "./types.js";
 import { at } from "../contracts/checked.js";
 
@@ -74,6 +76,14 @@ export function finalSpread(group: VariantGroup, k: number): SeedSpread | null {
       const v = finiteNumber(m.final?.pass.get(k)?.estimate);
       return v === undefined ? [] : [v];
     }),
+  );
+}
+
+/** The group's final pass@k over its tasks, each task its mean over the seeds, with its interval. */
+export function finalOverTasks(group: VariantGroup, k: number): Interval | null {
+  return variantOverTasks(
+    group.members.map((m) => m.run),
+    k,
   );
 }
 

@@ -12,13 +12,13 @@ import {
   signedInterval,
   verdict,
 } from "./format.js";
-import { finalSpread } from "./groups.js";
+import { finalOverTasks, finalSpread } from "./groups.js";
 import { headlineCss, headlineSection } from "./headline.js";
 import type { RenderedChart, ReportModel, RunReport } from "./types.js";
 import type { JsonObject } from "./load.js";
 import { shortHash } from "./load.js";
 import { preflightCells } from "./preflight.js";
-import { beforeTrainingPhases, variantOverTasks, type PairedRow } from "./stats.js";
+import { beforeTrainingPhases, type PairedRow } from "./stats.js";
 import { at } from "../contracts/checked.js";
 
 const css = `
@@ -235,15 +235,7 @@ function seedTable(model: ReportModel): string {
       const s = finalSpread(g, k);
       return `<td class="num">${s ? `${fixed(s.mean)} ± ${fixed(s.sd)} [${fixed(s.min)}, ${fixed(s.max)}]` : "–"}</td>`;
     });
-    const overTasks = model.ks.map(
-      (k) =>
-        `<td class="num">${interval(
-          variantOverTasks(
-            g.members.map((m) => m.run),
-            k,
-          )?.interval,
-        )}</td>`,
-    );
+    const overTasks = model.ks.map((k) => `<td class="num">${interval(finalOverTasks(g, k))}</td>`);
     return `<tr><td><span class="swatch" style="background:${colorOf(g.index)}"></span> ${h(g.label)}${g === model.comparison?.baseline ? ' <span class="muted">(baseline)</span>' : ""}</td><td class="num">${h(seeds)}</td>${cells.join("")}${overTasks.join("")}</tr>`;
   });
   return table(head, body, [false, true, ...model.ks.map(() => true), ...model.ks.map(() => true)]);

@@ -10,12 +10,11 @@ import {
   signedInterval,
   verdict,
 } from "./format.js";
-import { finalSpread } from "./groups.js";
+import { finalOverTasks, finalSpread } from "./groups.js";
 import { headlineMarkdown } from "./headline.js";
 import type { ReportModel, RunReport } from "./types.js";
 import { shortHash, type JsonObject } from "./load.js";
 import { preflightCells } from "./preflight.js";
-import { variantOverTasks } from "./stats.js";
 
 function table(head: string[], rows: string[][], numeric: boolean[]): string {
   const align = head.map((_, i) => (numeric[i] ? "---:" : "---"));
@@ -131,14 +130,7 @@ export function renderMarkdown(model: ReportModel): string {
             const s = finalSpread(g, k);
             return s ? `${fixed(s.mean)} ± ${fixed(s.sd)} [${fixed(s.min)}, ${fixed(s.max)}]` : "–";
           }),
-          ...model.ks.map((k) =>
-            interval(
-              variantOverTasks(
-                g.members.map((m) => m.run),
-                k,
-              )?.interval,
-            ),
-          ),
+          ...model.ks.map((k) => interval(finalOverTasks(g, k))),
         ]),
         [false, true, ...model.ks.map(() => true), ...model.ks.map(() => true)],
       ),

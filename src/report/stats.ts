@@ -255,11 +255,13 @@ export function pairedAgainst(baseline: readonly RunInfo[], variant: readonly Ru
  * the seeds, with the 95% bootstrap interval over tasks: what compares variants whose tasks are
  * not the same (other generated games: nothing to pair), where pairedAgainst cannot.
  */
-export function variantOverTasks(runs: readonly RunInfo[], k: number): { tasks: number; interval: Interval } | null {
+export function variantOverTasks(runs: readonly RunInfo[], k: number): Interval | null {
   const scores = [...taskScores(runs, k, lastEval).values()];
   if (scores.length === 0) return null;
-  const seed = deriveSeed(runs[0]?.seed ?? 0, "report-variant", k);
-  return { tasks: scores.length, interval: bootstrapMeanInterval(scores, { seed, resamples: 10_000 }) };
+  return bootstrapMeanInterval(scores, {
+    seed: deriveSeed(runs[0]?.seed ?? 0, "report-variant", k),
+    resamples: 10_000,
+  });
 }
 
 /** RL's own gain: pass@k at the last eval less pass@k before training (iteration 0), paired per task. */

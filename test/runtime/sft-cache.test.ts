@@ -8,14 +8,13 @@
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { claimColdStart, lookupColdStart } from "../../src/runtime/run/cold-start/cache.js";
 import type { Plan } from "../../src/plan/schema.js";
-import { compilePlans, scriptedTrainerScript } from "../helpers/plans.js";
+import { compilePlans, embeddedTrainer, scriptedTrainerScript } from "../helpers/plans.js";
 import { runArl } from "../helpers/cli.js";
 
 const spec = `
@@ -34,11 +33,6 @@ experiment cached_cold_start {
 }
 `;
 
-const trainer = {
-  file: process.execPath,
-  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
-};
-
 /** Runs `plan` in a new directory with the cache at `cache` (undefined: off); its directory and log. */
 async function run(
   plan: Plan,
@@ -50,7 +44,7 @@ async function run(
   await executePlan({
     plan,
     runDir: dir,
-    trainer,
+    trainer: embeddedTrainer,
     envs: envKinds,
     log: (l) => {
       logs.push(l);
@@ -202,7 +196,7 @@ describe("the cache of cold starts", () => {
           run_options: { cold_start_cache: string | null };
         };
       });
-    const embedded = ["--trainer-command", [trainer.file, ...trainer.args].join(" ")];
+    const embedded = ["--trainer-command", [embeddedTrainer.file, ...embeddedTrainer.args].join(" ")];
     const on = await runArl(["run", "spec.arl", "--out", "on", ...embedded], {
       cwd: dir,
       env: { ARL_COLD_START_CACHE: "cache" },
