@@ -111,6 +111,7 @@ function againstBaseline(model: ReportModel, g: VariantGroup, k: number): string
   if (!model.comparison) return "";
   if (g === model.comparison.baseline) return `<td class="muted">baseline</td>`;
   const row = model.comparison.rows.find((x) => x.label === g.label && x.k === k);
+  if (row?.otherTasks) return `<td class="muted">other tasks, not paired</td>`;
   if (!row?.result) return `<td class="muted">${h(row?.reason ?? "–")}</td>`;
   const v = verdict(row.result.interval);
   return `<td class="num">${signedInterval({ ...row.result.interval, estimate: row.result.meanDifference })} <span class="muted">${v === "no clear difference" ? "" : v}</span></td>`;

@@ -4,6 +4,7 @@ import { deriveSeed } from "../contracts/random.js";
 import { bootstrapMeanInterval, pairedDifferences, type Interval, type PairedComparison } from "../rl/eval.js";
 import { finiteNumber, type EvalFile, type JsonObject, type MetricsRow, type RunInfo } from "./load.js";
 import { defined } from "../contracts/checked.js";
+import { taskDifferences } from "./task-identity.js";
 
 export interface EvalSummary {
   readonly iteration: number;
@@ -154,6 +155,8 @@ export interface PairedRow {
   readonly result: PairedComparison | null;
   /** Why there is no result. */
   readonly reason?: string;
+  /** The runs' envs name other tasks by the same ids, so nothing was paired. */
+  readonly otherTasks?: true;
 }
 
 function taskKey(env: string, task: string): string {
@@ -219,14 +222,29 @@ const lastEvalIteration = (runs: readonly RunInfo[]): number | null => {
 
 /**
  * Paired per-task differences (variant - baseline) at the runs' last evals, per k both have; a
- * variant of several seeds scores each task by its mean over the seeds.
+ * variant of several seeds scores each task by its mean over the seeds. Runs whose envs name
+ * other tasks by the same ids (report/task-identity.ts) get a row saying so instead.
  */
 export function pairedAgainst(baseline: readonly RunInfo[], variant: readonly RunInfo[], label: string): PairedRow[] {
   const ks = [baseline, variant].map((runs) => [...new Set(runs.flatMap(runKs))]);
   const shared = (ks[0] ?? []).filter((k) => (ks[1] ?? []).includes(k)).sort((a, b) => a - b);
   const common = { label, baselineIteration: lastEvalIteration(baseline), iteration: lastEvalIteration(variant) };
   const rows: PairedRow[] = [];
+  // Ids of an env configured otherwise name other tasks (other generated games): nothing pairs.
+  const first = baseline[0];
+  const differences = first ? [...new Set(variant.flatMap((run) => taskDifferences(first.plan, run.plan)))] : [];
   for (const k of shared) {
+    if (differences.length > 0) {
+      rows.push({
+        ...common,
+        k,
+        tasks: 0,
+        result: null,
+        otherTasks: true,
+        reason: `not paired: a task id names another task here (${differences.join("; ")}); compare the variants' pass@k over tasks instead`,
+      });
+      continue;
+    }
     if (common.baselineIteration === null || common.iteration === null) {
       rows.push({
         ...common,

@@ -77,6 +77,8 @@ export interface WrittenRunOptions {
   readonly sftEpochs?: number;
   /** Watchdog warnings in these iterations' metrics lines. */
   readonly warnAt?: readonly number[];
+  /** Fields of the plan's env `counter` set otherwise, as a variant of the env would have them. */
+  readonly env?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -94,6 +96,7 @@ export function writeRun(root: string, options: WrittenRunOptions = {}): string 
   const plan = compilePlans(ablationSpec(planned, undefined, options.seed ? [1, 2, 3] : undefined)).find(
     (p) => p.variant === variant,
   )!;
+  if (options.env) Object.assign(plan.envs.counter!, options.env);
   // Seeds of one variant differ a little, as runs of several seeds do.
   const jitter = options.seed ? 0.02 * (options.seed - 2) : 0;
   const runDir = RunDirectory.create(root, plan, new Date(Date.UTC(2026, 0, 2, 3, 4, 5)));

@@ -249,6 +249,30 @@ describe("arl report, several runs", () => {
     expect(html).toContain('id="fig-reward-term-1"');
   });
 
+  it("pairs no task of variants whose env names other tasks by the same ids, and still pairs one that only times it otherwise", async () => {
+    const root = tempDir();
+    const g4 = writeRun(root, { variant: "g4" });
+    const otherEnv = writeRun(root, { variant: "g2", env: { command: ["python3", "other_counter.py"] } });
+    const report = await buildReport([g4, otherEnv], { cwd: root, arlVersion: "0.1.0" });
+    const rows = report.model.comparison!.rows;
+    expect(rows.map((r) => [r.k, r.tasks, r.result])).toEqual([
+      [1, 0, null],
+      [2, 0, null],
+    ]);
+    expect(rows[0]!.reason).toMatch(
+      /^not paired: a task id names another task here \(env 'counter' command \[.* vs \["python3","other_counter.py"\]\); compare the variants' pass@k over tasks instead$/,
+    );
+    expect(report.markdown).toContain("not paired: a task id names another task here");
+    expect(report.html).toContain("other tasks, not paired");
+
+    const slower = writeRun(tempDir(), { variant: "g2", env: { timeout_s: 120 } });
+    const timed = await buildReport([g4, slower], { cwd: root, arlVersion: "0.1.0" });
+    expect(timed.model.comparison!.rows.map((r) => [r.k, r.tasks, r.reason])).toEqual([
+      [1, 8, undefined],
+      [2, 8, undefined],
+    ]);
+  });
+
   it("compares a partial variant at its own last eval, and says so", async () => {
     const root = tempDir();
     const g4 = writeRun(root, { variant: "g4" });
