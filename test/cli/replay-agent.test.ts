@@ -7,13 +7,10 @@
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
-
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainer = ["--trainer-command", `${process.execPath} ${embedded}`];
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
 /**
  * Asks the model CALLS times, each request the conversation so far plus "again"; its own env is a
@@ -68,7 +65,7 @@ async function trained(name: string, text: string): Promise<{ cwd: string; runDi
   writeFileSync(path.join(cwd, "prog.py"), PROGRAM);
   writeFileSync(path.join(cwd, "tasks.jsonl"), WORDS.map((word) => `${JSON.stringify({ word })}\n`).join(""));
   writeFileSync(path.join(cwd, "spec.arl"), text);
-  const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainer], { cwd });
+  const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd });
   expect(run.code, run.stderr).toBe(0);
   const variants = path.join(cwd, "runs", name, "default");
   return { cwd, runDir: path.join("runs", name, "default", readdirSync(variants)[0]!) };

@@ -6,12 +6,9 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
-
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainer = ["--trainer-command", `${process.execPath} ${embedded}`];
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
 /** One model call with the standard library, then the outcome on the last stdout line. */
 const PROGRAM = `import json, os, sys, urllib.request
@@ -54,7 +51,7 @@ describe("arl run against edited env code", () => {
         .join(""),
     );
     writeFileSync(path.join(dir, "spec.arl"), SPEC);
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainer], { cwd: dir });
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const variants = path.join(dir, "runs", "coded", "default");
     runDir = path.join("runs", "coded", "default", readdirSync(variants)[0]!);
@@ -72,7 +69,9 @@ describe("arl run against edited env code", () => {
     const edited = PROGRAM.replace("say ", "repeat ");
     writeFileSync(path.join(dir, "prog.py"), edited);
     try {
-      const fromPlan = await runArl(["run", planFile, "--data-root", ".", "--out", "runs2", ...trainer], { cwd: dir });
+      const fromPlan = await runArl(["run", planFile, "--data-root", ".", "--out", "runs2", ...embeddedTrainerFlag], {
+        cwd: dir,
+      });
       expect(fromPlan.code, fromPlan.stderr).toBe(2);
       expect(fromPlan.stderr).toContain(
         `arl run: env 'say' (agent): the code file 'prog.py' has sha256 ${sha256(edited)}, but the plan was lowered with sha256 ${sha256(PROGRAM)}`,
@@ -80,7 +79,7 @@ describe("arl run against edited env code", () => {
       expect(fromPlan.stderr).toContain("hint: to run the changed code, lower the spec again");
       expect(readdirSync(dir)).not.toContain("runs2");
 
-      const resumed = await runArl(["run", "--resume", runDir, ...trainer], { cwd: dir });
+      const resumed = await runArl(["run", "--resume", runDir, ...embeddedTrainerFlag], { cwd: dir });
       expect(resumed.code, resumed.stderr).toBe(2);
       expect(resumed.stderr).toContain(`the code file 'prog.py' has sha256 ${sha256(edited)}`);
       expect(resumed.stderr).toContain("restore that file to resume, or start a new run from the spec");
@@ -88,14 +87,18 @@ describe("arl run against edited env code", () => {
       writeFileSync(path.join(dir, "prog.py"), PROGRAM);
     }
     // Restored, the plan file runs (its code is what it names).
-    const again = await runArl(["run", planFile, "--data-root", ".", "--out", "runs3", ...trainer], { cwd: dir });
+    const again = await runArl(["run", planFile, "--data-root", ".", "--out", "runs3", ...embeddedTrainerFlag], {
+      cwd: dir,
+    });
     expect(again.code, again.stderr).toBe(0);
   }, 120_000);
 
   it("names a program file that is gone", async () => {
     renameSync(path.join(dir, "prog.py"), path.join(dir, "prog.bak"));
     try {
-      const r = await runArl(["run", planFile, "--data-root", ".", "--out", "runs4", ...trainer], { cwd: dir });
+      const r = await runArl(["run", planFile, "--data-root", ".", "--out", "runs4", ...embeddedTrainerFlag], {
+        cwd: dir,
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(
         /the code file 'prog\.py' cannot be read \(no file at .*prog\.py\), but the plan was lowered/,

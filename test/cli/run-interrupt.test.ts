@@ -16,10 +16,9 @@ import { envKinds } from "../../src/envs/registry.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { planHash } from "../../src/plan/hash.js";
-import { compilePlans, countingExperiment, scriptedTrainerScript } from "../helpers/plans.js";
+import { compilePlans, countingExperiment, scriptedTrainerScript, embeddedTrainerFlag } from "../helpers/plans.js";
 
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const trainerCommand = `${process.execPath} ${scriptedTrainerScript}`;
 // One task per batch (4 episodes, each its own env process) and one evaluated task: a cheap run.
 const spec = countingExperiment({
@@ -148,11 +147,10 @@ describe("Ctrl-C in a terminal", () => {
       policy: { ...plan!.policy, lora: { rank: 4, alpha: 8, dropout: 0, targets: ["q_proj"] } },
     };
     writeFileSync(path.join(dir, "plan.json"), JSON.stringify({ ...lora, hash: planHash(lora) }));
-    const result = await execa(
-      process.execPath,
-      [arl, "run", "plan.json", "--out", "runs", "--trainer-command", `${process.execPath} ${embedded}`],
-      { cwd: dir, reject: false },
-    );
+    const result = await execa(process.execPath, [arl, "run", "plan.json", "--out", "runs", ...embeddedTrainerFlag], {
+      cwd: dir,
+      reject: false,
+    });
     expect(result.stderr).toContain("the trainer refused the plan's configuration");
     expect(result.stderr).toContain("policy.lora");
     expect(result.stderr).toContain("not resumable");

@@ -3,10 +3,9 @@
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
-import { countingExperiment } from "../helpers/plans.js";
+import { countingExperiment, embeddedTrainerFlag } from "../helpers/plans.js";
 import { runResults, type RunResults } from "../helpers/run-results.js";
 
 // A small model writing short turns, so that three runs take seconds.
@@ -20,12 +19,6 @@ const spec = countingExperiment({
   'policy { model: "builtin:tiny" }',
   'policy { model: "builtin:tiny?hidden=16&embed=8&key=8", sampling { max_new_tokens: 8 } }',
 );
-
-/** The built embedded trainer (`npm test` builds first), as `arl run` starts it for backend local. */
-const embedded = [
-  "--trainer-command",
-  `${process.execPath} ${fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))}`,
-];
 
 /** Per variant: its metrics without the wall-clock fields, and its evaluation records. */
 function results(out: string): Record<string, RunResults> {
@@ -45,9 +38,9 @@ describe("arl run --jobs", () => {
   it("runs the variants at once, with log lines named by variant, and the results of running them in turn", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "arl-run-jobs-"));
     writeFileSync(path.join(cwd, "spec.arl"), spec);
-    const inTurn = await runArl(["run", "spec.arl", "--out", "one", ...embedded], { cwd });
+    const inTurn = await runArl(["run", "spec.arl", "--out", "one", ...embeddedTrainerFlag], { cwd });
     expect(inTurn.code, inTurn.stderr).toBe(0);
-    const atOnce = await runArl(["run", "spec.arl", "--out", "three", "--jobs", "3", ...embedded], { cwd });
+    const atOnce = await runArl(["run", "spec.arl", "--out", "three", "--jobs", "3", ...embeddedTrainerFlag], { cwd });
     expect(atOnce.code, atOnce.stderr).toBe(0);
 
     const sequential = results(path.join(cwd, "one"));

@@ -7,12 +7,11 @@ import { execa } from "execa";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { skipTitle } from "../helpers/skip-reporter.js";
 import { runArl } from "../helpers/cli.js";
 import { committedIterations, sweepStatus, variantResults, waitForStatus } from "../helpers/cluster-sweep.js";
-import { countingExperiment } from "../helpers/plans.js";
+import { countingExperiment, embeddedTrainerFlag } from "../helpers/plans.js";
 
 // Two seeds of a small model; brevity gives every group differing rewards, so every update moves
 // the weights and a resume that lost them would not reproduce the metrics.
@@ -32,12 +31,6 @@ const spec = countingExperiment({
     "reward {\n    success: outcome.success\n    brevity: -0.01 * episode.tokens\n  }",
   );
 const VARIANTS = ["seed=3", "seed=4"];
-
-/** The built embedded trainer, as the cluster's `arl run` (bin/arl.js, dist/) starts it for backend local. */
-const embedded = [
-  "--trainer-command",
-  `${process.execPath} ${fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))}`,
-];
 
 /** Whether a SLURM controller answers here and its node takes jobs (a missing config makes SLURM retry for a minute: bounded). */
 async function clusterAnswers(): Promise<{ up: boolean; why: string }> {
@@ -167,7 +160,10 @@ describe.runIf(cluster.up || required)(
         expect(submissions(cwd)).toHaveLength(2);
 
         // The same variants on this machine, uninterrupted: the same metrics and evaluations.
-        const local = await runArl(["run", "spec.arl", "--out", "local", "--jobs", "2", ...embedded], { cwd, env });
+        const local = await runArl(["run", "spec.arl", "--out", "local", "--jobs", "2", ...embeddedTrainerFlag], {
+          cwd,
+          env,
+        });
         expect(local.code, local.stderr).toBe(0);
         const onCluster = variantResults(path.join(cwd, "cluster"), VARIANTS);
         expect(onCluster).toEqual(variantResults(path.join(cwd, "local"), VARIANTS));

@@ -5,12 +5,9 @@
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
-
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainerFlag = ["--trainer-command", `${process.execPath} ${embedded}`];
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
 const spec = (envBody: string) => `import "std/algorithms" as algo
 import "std/envs/findmax" as findmax
@@ -48,7 +45,7 @@ describe("findmax without the namespace layer", () => {
 
   it("is refused at run start, naming the risk and bubblewrap, before any iteration", async () => {
     const dir = workspace("");
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain(
       "env 'code' (findmax): the sandbox for the policy's code has no mount and PID namespaces",
@@ -69,7 +66,7 @@ describe("findmax without the namespace layer", () => {
 
   it("runs when the spec allows it (require_namespaces: false), with a warning at its start", async () => {
     const dir = workspace("require_namespaces: false");
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout + run.stderr).toContain(
       "WARNING: env 'code' (findmax): the sandbox for the policy's code has no mount and PID namespaces",

@@ -13,11 +13,11 @@ import { describe, expect, it } from "vitest";
 import { sandboxSupport } from "../../src/contracts/sandbox.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { skipTitle } from "../helpers/skip-reporter.js";
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 const probe = fileURLToPath(new URL("../fixtures/subprocess-probe.py", import.meta.url));
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const sandboxed = "bwrap" in sandboxSupport();
 
 function workspace(sandbox: string): string {
@@ -62,11 +62,11 @@ experiment probe {
 
 /** Runs the experiment with the CLI from the spec's folder; the buffer's records. */
 function run(dir: string) {
-  const cli = spawnSync(
-    process.execPath,
-    [arl, "run", "spec.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${embedded}`],
-    { cwd: dir, encoding: "utf8", timeout: 180_000 },
-  );
+  const cli = spawnSync(process.execPath, [arl, "run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 180_000,
+  });
   expect(cli.status, cli.stderr).toBe(0);
   const variants = path.join(dir, "runs", "probe", "default");
   const runDir = path.join(variants, readdirSync(variants)[0] ?? "");

@@ -8,16 +8,14 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { envLibraryPythonCandidates } from "../../src/contracts/python.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
 import { skipTitle } from "../helpers/skip-reporter.js";
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
 const python = envLibraryPythonCandidates()[0] ?? "python3";
-// The embedded trainer as built (dist/), as the other in-process `arl run` tests use it.
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const skip = spawnSync(python, ["-c", "import textworld"], { stdio: "ignore" }).status !== 0 && !process.env.CI;
 const TEXTWORLD_NEED = "needs textworld in .venv: npm run setup:envs, which builds its jericho with gcc";
 
@@ -64,10 +62,7 @@ describe.skipIf(skip)(skipTitle("arl replay of a real-TextWorld run", skip, TEXT
     // The env host reads its game cache and Python from the process environment.
     process.env.ARL_ENV_CACHE = path.join(cwd, "cache");
     process.env.ARL_ENVS_PYTHON = python;
-    const run = await runArl(
-      ["run", "spec.arl", "--out", "runs", "--trainer-command", `${process.execPath} ${embedded}`],
-      { cwd },
-    );
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const variant = path.join("runs", "tw_replay", "default");
     const runDir = path.join(variant, readdirSync(path.join(cwd, variant))[0]!);

@@ -19,13 +19,9 @@ import { lowerModel } from "../../src/plan/lower.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
+import { embeddedTrainer } from "../helpers/plans.js";
 
 const MINI = fileURLToPath(new URL("../../experiments/mini/", import.meta.url));
-/** The built embedded trainer (`npm test` builds first), as `arl run` starts it for backend local. */
-const EMBEDDED = {
-  file: process.execPath,
-  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
-};
 const specs = readdirSync(MINI)
   .filter((f) => f.endsWith(".arl"))
   .sort()
@@ -144,7 +140,7 @@ describe("experiments/mini", () => {
       async ({ plan }) => {
         const shrunk = smoke(plan);
         const runDir = RunDirectory.create(dir, shrunk);
-        await executePlan({ plan: shrunk, runDir, trainer: EMBEDDED, envs: envKinds, log: () => undefined });
+        await executePlan({ plan: shrunk, runDir, trainer: embeddedTrainer, envs: envKinds, log: () => undefined });
         const metrics = runDir.readMetrics();
         expect(metrics.map((m) => m.iteration)).toEqual([1]);
         const row = metrics[0]!;

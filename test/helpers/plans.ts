@@ -44,11 +44,14 @@ experiment counter_test {
 
 /** test/doubles/counter-env.mjs: task t asks for `step` called 1 + t % 3 times. */
 export const counterEnvScript = fileURLToPath(new URL("../doubles/counter-env.mjs", import.meta.url));
-/** The embedded CPU trainer as the runtime starts it (the build's dist/trainer/embedded/main.js). */
-export const embeddedTrainer = {
-  file: process.execPath,
-  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
-} as const;
+/** The built embedded CPU trainer's entry point (`npm test` builds first). */
+export const embeddedTrainerMain = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
+/** The embedded CPU trainer as the runtime starts it for backend local. */
+export const embeddedTrainer = { file: process.execPath, args: [embeddedTrainerMain] } as const;
+/** The command line that starts the embedded trainer as built (`arl run --trainer-command`). */
+export const embeddedTrainerCommand = `${process.execPath} ${embeddedTrainerMain}`;
+/** `arl run`'s flag that starts the embedded trainer as built. */
+export const embeddedTrainerFlag = ["--trainer-command", embeddedTrainerCommand] as const;
 /** test/doubles/scripted-trainer.mjs: a protocol double whose policy calls `step` or `noop`. */
 export const scriptedTrainerScript = fileURLToPath(new URL("../doubles/scripted-trainer.mjs", import.meta.url));
 

@@ -6,12 +6,10 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runArl } from "../helpers/cli.js";
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainerFlag = ["--trainer-command", `${process.execPath} ${embedded}`];
 const KINDS = ["chat-tools", "responses-tools", "messages-tools", "responses-metadata", "huge-prompt"];
 
 const PROGRAM = `
@@ -79,7 +77,7 @@ describe("arl run with hostile agent requests", () => {
       Array.from({ length: 10 }, (_, i) => `${JSON.stringify({ n: i })}\n`).join(""),
     );
     writeFileSync(path.join(dir, "spec.arl"), spec);
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const results = readFileSync(path.join(dir, "results.jsonl"), "utf8")
       .trim()

@@ -11,11 +11,9 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readBuffer, Role } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
 const examples = fileURLToPath(new URL("../../experiments/agents/", import.meta.url));
-// The embedded trainer as built (dist/), as the other `arl run` tests use it.
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainerFlag = ["--trainer-command", `${process.execPath} ${embedded}`];
 // The repository's Python, which has the openai SDK, named explicitly as a user names theirs.
 const python = fileURLToPath(new URL("../../.venv/bin/python", import.meta.url));
 
@@ -62,7 +60,7 @@ experiment agents {
 describe("arl run of the agent examples", () => {
   it("trains both agents through the gateway; the rewriting one step-wise, with its rewrites counted", async () => {
     const dir = workspace(spec(`["${python}", "support.py"]`));
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
     expect(run.code, run.stderr).toBe(0);
     const runDir = path.join(
       dir,
@@ -100,7 +98,7 @@ describe("arl run of the agent examples", () => {
         '["python3", "-c", "import arl_missing_agent_module"]',
       ),
     );
-    const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain(
       "every episode of the first batch (4) ended in an env error, so the run stops rather than train on nothing",

@@ -11,9 +11,8 @@ import { sandboxSupport } from "../../src/contracts/sandbox.js";
 import { processLimitHolds } from "../../src/contracts/sandbox-cgroup.js";
 import { runArl } from "../helpers/cli.js";
 import { spawnSync } from "node:child_process";
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainerFlag = ["--trainer-command", `${process.execPath} ${embedded}`];
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 const sandboxed = "bwrap" in sandboxSupport();
 
@@ -100,7 +99,7 @@ describe.skipIf(!sandboxed)(
       const dir = workspace(spec("cpu_s: 2, memory_mb: 256, disk_mb: 8, output_bytes: 1000000, processes: 64"), [
         ...whats,
       ]);
-      const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+      const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
       expect(run.code, run.stderr).toBe(0);
       const reasons = reasonsOf(dir);
       expect(reasons.length, run.stderr).toBeGreaterThanOrEqual(8);
@@ -137,7 +136,7 @@ describe.skipIf(!sandboxed)(
           "fork",
           "fork",
         ]);
-        await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+        await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
         const reasons = logsOf(dir);
         expect(reasons.length).toBeGreaterThan(0);
         for (const r of reasons) expect(r).toMatch(/process limit \(processes 32\)/);

@@ -14,11 +14,10 @@ import { skipTitle } from "../helpers/skip-reporter.js";
 import { sandboxSupport } from "../../src/contracts/sandbox.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
+import { embeddedTrainerFlag } from "../helpers/plans.js";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const probe = fileURLToPath(new URL("../fixtures/agent-probe.py", import.meta.url));
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainerFlag = ["--trainer-command", `${process.execPath} ${embedded}`];
 const sandboxed = "bwrap" in sandboxSupport();
 
 function workspace(sandbox: string, command = '["python3", "probe.py"]', extra = ""): string {
@@ -75,7 +74,7 @@ describe.skipIf(!sandboxed)(
   () => {
     it("without the sandbox the probe finds its neighbours and forges their outcomes (the attack works)", async () => {
       const dir = workspace("mode: off");
-      const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+      const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
       expect(run.code, run.stderr).toBe(0);
       const { records } = readBuffer(path.join(runDirOf(dir), "buffer.arlbuf"));
       expect(records.length).toBe(4);
@@ -89,7 +88,7 @@ describe.skipIf(!sandboxed)(
 
     it("in the sandbox the probe finds no other episode's process, key or file and forges no outcome", async () => {
       const dir = workspace("mode: required");
-      const run = await runArl(["run", "spec.arl", "--out", "runs", ...trainerFlag], { cwd: dir });
+      const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
       expect(run.code, run.stderr).toBe(0);
       const { records } = readBuffer(path.join(runDirOf(dir), "buffer.arlbuf"));
       expect(records.length).toBe(4);

@@ -7,7 +7,6 @@
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import type { Plan } from "../../src/plan/schema.js";
@@ -16,12 +15,11 @@ import { readBuffer, Role } from "../../src/episode/buffer.js";
 import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { killThenResume } from "../helpers/kill-resume.js";
-import { compilePlans, countingExperiment } from "../helpers/plans.js";
+import { compilePlans, countingExperiment, embeddedTrainer, embeddedTrainerCommand } from "../helpers/plans.js";
 import { shareCpuThreads } from "../../src/runtime/run/replica.js";
 import { availableParallelism } from "node:os";
 
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainer = { file: process.execPath, args: [embedded] };
+const trainer = embeddedTrainer;
 const spec = (iterations: number, async: string) =>
   countingExperiment({
     name: "counting",
@@ -123,7 +121,7 @@ describe("asynchronous rollout with a generation replica", () => {
       file,
       path.join(dir, "runs"),
       "counting",
-      `${process.execPath} ${embedded}`,
+      embeddedTrainerCommand,
       2,
     );
     expect(killedAt).toBeGreaterThanOrEqual(2);

@@ -13,10 +13,9 @@ import { pythonCandidates } from "../../src/contracts/python.js";
 import { readBuffer } from "../../src/episode/buffer.js";
 import { runArl } from "../helpers/cli.js";
 import { killThenResume } from "../helpers/kill-resume.js";
+import { embeddedTrainerFlag, embeddedTrainerCommand } from "../helpers/plans.js";
 
 const shipped = fileURLToPath(new URL("../../experiments/rlvr/", import.meta.url));
-const embedded = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
-const trainerCommand = `${process.execPath} ${embedded}`;
 const python = process.env.ARL_PYTHON ?? pythonCandidates()[0] ?? "python3";
 const hasPython = spawnSync(python, ["-c", "import json"], { stdio: "ignore" }).status === 0;
 
@@ -74,7 +73,7 @@ describe.skipIf(!hasPython && !process.env.CI)(
     ] as const) {
       it(`trains on the rows scored by ${name}, unmodified, in the env host`, async () => {
         const dir = workspace(spec(env));
-        const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", trainerCommand], {
+        const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], {
           cwd: dir,
           env: { ARL_PYTHON: python },
         });
@@ -103,7 +102,7 @@ describe.skipIf(!hasPython && !process.env.CI)(
         path.join(dir, "reward.py"),
         "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    raise KeyError('no scorer for ' + data_source)\n",
       );
-      const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", trainerCommand], {
+      const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], {
         cwd: dir,
         env: { ARL_PYTHON: python },
       });
@@ -123,7 +122,7 @@ describe("dataset rows checked before anything trains", () => {
       '{"prompt": {"text": "x"}, "answer": "1", "split": "test"}',
     ].join("\n");
     const dir = workspace(spec("scorer: number"), rows);
-    const run = await runArl(["run", "spec.arl", "--out", "runs", "--trainer-command", trainerCommand], { cwd: dir });
+    const run = await runArl(["run", "spec.arl", "--out", "runs", ...embeddedTrainerFlag], { cwd: dir });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("dataset-row-invalid");
     expect(run.stderr).toContain("data/arithmetic.jsonl:2: the line is not JSON");
@@ -147,7 +146,7 @@ describe("dataset rows checked before anything trains", () => {
 describe("resume", () => {
   it("a run killed after iteration 1 and resumed draws the same tasks, in the same order, from the file's train split", async () => {
     const dir = workspace(spec("scorer: number", 3));
-    const straight = await runArl(["run", "spec.arl", "--out", "straight", "--trainer-command", trainerCommand], {
+    const straight = await runArl(["run", "spec.arl", "--out", "straight", ...embeddedTrainerFlag], {
       cwd: dir,
     });
     expect(straight.code, straight.stderr).toBe(0);
@@ -159,7 +158,7 @@ describe("resume", () => {
       path.join(dir, "spec.arl"),
       path.join(dir, "killed"),
       "sums",
-      trainerCommand,
+      embeddedTrainerCommand,
       1,
     );
     expect(resumed.exitCode, resumed.stderr).toBe(0);

@@ -19,12 +19,8 @@ import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { configureTrainer, planVocabulary } from "../../src/runtime/run/provision.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
-import { compilePlans, counterSubprocessEnv } from "../helpers/plans.js";
+import { compilePlans, counterSubprocessEnv, embeddedTrainer } from "../helpers/plans.js";
 
-const embedded = {
-  file: process.execPath,
-  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
-};
 const arl = fileURLToPath(new URL("../../bin/arl.js", import.meta.url));
 
 /** Three trainer processes (the run's and each server's) on 2 shared cores. */
@@ -71,7 +67,7 @@ async function engineRun(
   const summary = await executePlan({
     plan: plan!,
     runDir,
-    trainer: embedded,
+    trainer: embeddedTrainer,
     envs: envKinds,
     engineCommand,
     log: (l) => logs.push(l),
@@ -100,7 +96,7 @@ async function recomputed(
   weights: string,
 ) {
   const records = readBuffer(runDir.bufferPath).records.filter((r) => r.iteration === iteration);
-  const trainer = await TrainerClient.start(embedded, arlVersion());
+  const trainer = await TrainerClient.start(embeddedTrainer, arlVersion());
   try {
     await configureTrainer(trainer, plan, planVocabulary(plan, envKinds, undefined), false);
     await trainer.request("load", { path: weights });

@@ -4,7 +4,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Compiler } from "../../src/compiler.js";
 import { envKinds } from "../../src/envs/registry.js";
@@ -14,12 +13,8 @@ import { executePlan } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
 import { loadSftData, parseSftRecords, SftDataError, sftDataSource } from "../../src/runtime/run/cold-start/data.js";
 import { heldoutCount } from "../../src/runtime/run/cold-start/records.js";
-import { scriptedTrainerScript } from "../helpers/plans.js";
+import { scriptedTrainerScript, embeddedTrainer } from "../helpers/plans.js";
 
-const embeddedTrainer = {
-  file: process.execPath,
-  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
-};
 const scripted = { file: process.execPath, args: [scriptedTrainerScript] };
 
 const specWith = (sft: string) => `

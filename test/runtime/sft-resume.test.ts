@@ -13,8 +13,7 @@ import { describe, expect, it } from "vitest";
 import { envKinds } from "../../src/envs/registry.js";
 import { executePlan, RunError } from "../../src/runtime/orchestrator.js";
 import { RunDirectory } from "../../src/runtime/run-dir.js";
-import { fileURLToPath } from "node:url";
-import { compilePlans } from "../helpers/plans.js";
+import { compilePlans, embeddedTrainer } from "../helpers/plans.js";
 
 const spec = `
 import "std/envs/rooms" as rooms
@@ -31,10 +30,7 @@ experiment cold_start {
 }
 `;
 
-const trainer = {
-  file: process.execPath,
-  args: [fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url))],
-};
+const trainer = embeddedTrainer;
 const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
 const bytes = (dir: string, file: string) => readFileSync(path.join(dir, "checkpoints", "iteration-00001", file));
 

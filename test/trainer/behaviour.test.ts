@@ -5,7 +5,6 @@
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { denominatorsOf } from "../../src/runtime/update/train-batches.js";
 import { TrainerClient } from "../../src/trainer/protocol/client.js";
@@ -17,8 +16,8 @@ import {
 } from "../../src/contracts/trainer-protocol.js";
 import { TinyTrainer } from "../../src/trainer/embedded/trainer.js";
 import { tinyConfigure } from "../helpers/tiny-policy.js";
+import { embeddedTrainer, embeddedTrainerMain } from "../helpers/plans.js";
 
-const mainJs = fileURLToPath(new URL("../../dist/trainer/embedded/main.js", import.meta.url));
 const VOCAB = ["take", "key", "go", "north", "south", "open", "box", "You", "see", "a"];
 const SMALL = { embed: 16, hidden: 24, heads: 2, keyDim: 8, chunkTokens: 65_536 };
 
@@ -117,8 +116,8 @@ describe("builtin:tiny behaviour policy", () => {
   });
 
   it("announces the capability and the method through the real process", async () => {
-    expect(existsSync(mainJs), "run `npm run build` first").toBe(true);
-    const client = await TrainerClient.start({ file: process.execPath, args: [mainJs] }, "test");
+    expect(existsSync(embeddedTrainerMain), "run `npm run build` first").toBe(true);
+    const client = await TrainerClient.start(embeddedTrainer, "test");
     try {
       expect(client.handshakeResult!.capabilities.behaviour_policy).toBe(true);
       expect(client.handshakeResult!.capabilities.methods).toContain("snapshot");
