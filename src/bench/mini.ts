@@ -34,6 +34,7 @@ const LONGER_BUDGET_S: Readonly<Record<string, number>> = {
   "textworld-table9-reward-density.arl": 7200,
   "textworld-rl-gain-700-heldout.arl": 7200,
   "textworld-rl-gain-500-train.arl": 7200,
+  "textworld-rl-gain-dynamic.arl": 7200,
 };
 
 /** The wall-time budget of all of a spec's variants. */

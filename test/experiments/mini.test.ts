@@ -34,6 +34,7 @@ const expectedWarnings: Record<string, string[]> = {
   "table9-reward-density.arl": ["potential-kept-at-truncation", "non-potential-shaping"],
   "textworld-rl-gain-500-train.arl": [],
   "textworld-rl-gain-700-heldout.arl": [],
+  "textworld-rl-gain-dynamic.arl": [],
   "textworld-table1-env-complexity.arl": [],
   "textworld-table3-listed-commands.arl": [],
   "textworld-table3-turn-budget.arl": [],
@@ -117,6 +118,7 @@ describe("experiments/mini", () => {
         : {
             "textworld-rl-gain-500-train.arl": ["seed=0"],
             "textworld-rl-gain-700-heldout.arl": ["seed=0"],
+            "textworld-rl-gain-dynamic.arl": ["seed=0"],
             "textworld-table1-env-complexity.arl": ["w8_o12_q4,seed=0"],
             "textworld-table3-listed-commands.arl": ["max_turns=6,seed=0"],
             "textworld-table3-turn-budget.arl": ["max_turns=6,seed=0"],
