@@ -38,6 +38,7 @@ const expectedWarnings: Record<string, string[]> = {
   "textworld-table1-env-complexity.arl": [],
   "textworld-table3-listed-commands.arl": [],
   "textworld-table3-turn-budget.arl": [],
+  "textworld-table9-dynamic.arl": [],
   "textworld-table9-reward-density.arl": [],
 };
 
@@ -122,6 +123,7 @@ describe("experiments/mini", () => {
             "textworld-table1-env-complexity.arl": ["w8_o12_q4,seed=0"],
             "textworld-table3-listed-commands.arl": ["max_turns=6,seed=0"],
             "textworld-table3-turn-budget.arl": ["max_turns=6,seed=0"],
+            "textworld-table9-dynamic.arl": ["dense,seed=0"],
             "textworld-table9-reward-density.arl": ["dense,seed=0"],
           }),
     };
