@@ -140,7 +140,7 @@ describe("experiments/mini", () => {
     });
 
     it.each(cases)(
-      "$name: cold start, one iteration and the evaluations write their rows",
+      "$name: cold start, one iteration without env errors and the evaluations write their rows",
       async ({ plan }) => {
         const shrunk = smoke(plan);
         const runDir = RunDirectory.create(dir, shrunk);
@@ -148,6 +148,7 @@ describe("experiments/mini", () => {
         const metrics = runDir.readMetrics();
         expect(metrics.map((m) => m.iteration)).toEqual([1]);
         const row = metrics[0]!;
+        expect(row.env_errors).toBe(0);
         expect(row.eval_before_training).toHaveProperty("pass@1");
         expect(row.eval).toHaveProperty("pass@1");
         expect(Object.keys(row.reward_terms as object).sort()).toEqual(Object.keys(plan.reward.terms).sort());
