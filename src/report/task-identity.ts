@@ -1,9 +1,10 @@
 // Whether two runs' task ids name the same tasks. Tasks pair across runs by env name and task
 // id, and an id names the same task only where the env is configured alike: ids 0..499 of
 // w2-o3-q4 and of w8-o12-q4 are other games. Two runs' envs are alike when every field that can
-// change a task is equal; the fields below only change how a task is scheduled, timed, weighted
-// or shown, so an ablation of them still pairs.
-import type { Json, JsonObject } from "./load.js";
+// change a task is equal (compared as `arl diff` compares plans); the fields below only change
+// how a task is scheduled, timed, weighted or shown, so an ablation of them still pairs.
+import { diffPlans } from "../plan/diff.js";
+import type { JsonObject } from "./load.js";
 
 /** Env fields (any kind) that leave every task id naming the same task. */
 const NOT_TASK_FIELDS: ReadonlySet<string> = new Set([
@@ -30,25 +31,16 @@ const NOT_TASK_FIELDS_OF_KIND: Readonly<Record<string, ReadonlySet<string>>> = {
   agent: new Set(["command"]),
 };
 
-function isObject(x: Json | undefined): x is JsonObject {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
+function shown(json: string | undefined): string {
+  if (json === undefined) return "absent";
+  return json.length > 40 ? `${json.slice(0, 37)}...` : json;
 }
 
-/** JSON with object keys sorted, so that equal values compare equal as text. */
-function canonical(x: Json | undefined): string {
-  if (x === undefined) return "undefined";
-  if (Array.isArray(x)) return `[${x.map(canonical).join(",")}]`;
-  if (isObject(x))
-    return `{${Object.keys(x)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(x[k])}`)
-      .join(",")}}`;
-  return JSON.stringify(x);
-}
-
-function shown(x: Json | undefined): string {
-  const text = x === undefined ? "absent" : canonical(x);
-  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+/** An env's kind in a plan read as JSON. */
+function kindOf(plan: JsonObject, env: string): unknown {
+  const envs = plan.envs;
+  const config = typeof envs === "object" && envs !== null && !Array.isArray(envs) ? envs[env] : undefined;
+  return typeof config === "object" && config !== null && !Array.isArray(config) ? config.kind : undefined;
 }
 
 /**
@@ -56,20 +48,17 @@ function shown(x: Json | undefined): string {
  * `env 'quest' world_size 2 vs 8`; empty when every env both plans have is alike.
  */
 export function taskDifferences(a: JsonObject, b: JsonObject): string[] {
-  const envsA = isObject(a.envs) ? a.envs : {};
-  const envsB = isObject(b.envs) ? b.envs : {};
-  const out: string[] = [];
-  for (const name of Object.keys(envsA).filter((n) => n in envsB)) {
-    const ea = envsA[name];
-    const eb = envsB[name];
-    if (!isObject(ea) || !isObject(eb)) continue;
-    const kindSkips = typeof ea.kind === "string" ? NOT_TASK_FIELDS_OF_KIND[ea.kind] : undefined;
-    const fields = [...new Set([...Object.keys(ea), ...Object.keys(eb)])].filter(
-      (f) => !NOT_TASK_FIELDS.has(f) && !(ea.kind === eb.kind && kindSkips?.has(f)),
-    );
-    const differing = fields.filter((f) => canonical(ea[f]) !== canonical(eb[f]));
-    if (differing.length > 0)
-      out.push(`env '${name}' ${differing.map((f) => `${f} ${shown(ea[f])} vs ${shown(eb[f])}`).join(", ")}`);
+  const byEnv = new Map<string, string[]>();
+  for (const change of diffPlans(a.envs ?? {}, b.envs ?? {})) {
+    const [env = "", field] = change.path.split(".");
+    // An env only one plan has (a change of the whole env) pairs nothing and is no difference of the shared ones.
+    if (field === undefined) continue;
+    if (NOT_TASK_FIELDS.has(field)) continue;
+    const kind = kindOf(a, env);
+    if (kind === kindOf(b, env) && typeof kind === "string" && NOT_TASK_FIELDS_OF_KIND[kind]?.has(field)) continue;
+    const fields = byEnv.get(env) ?? [];
+    fields.push(`${change.path.slice(env.length + 1)} ${shown(change.before)} vs ${shown(change.after)}`);
+    byEnv.set(env, fields);
   }
-  return out;
+  return [...byEnv].map(([env, fields]) => `env '${env}' ${fields.join(", ")}`);
 }
