@@ -19,7 +19,6 @@ import { compilePlans, countingExperiment, embeddedTrainer, embeddedTrainerComma
 import { shareCpuThreads } from "../../src/runtime/run/replica.js";
 import { availableParallelism } from "node:os";
 
-const trainer = embeddedTrainer;
 const spec = (iterations: number, async: string) =>
   countingExperiment({
     name: "counting",
@@ -41,7 +40,7 @@ const records = (d: RunDirectory) =>
 
 async function run(plan: Plan, log: string[] = []): Promise<RunDirectory> {
   const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-async-replica-")), plan);
-  await executePlan({ plan, runDir, trainer, envs: envKinds, log: (line) => log.push(line) });
+  await executePlan({ plan, runDir, trainer: embeddedTrainer, envs: envKinds, log: (line) => log.push(line) });
   return runDir;
 }
 
@@ -49,17 +48,20 @@ describe("asynchronous rollout with a generation replica", () => {
   it("gives the trainer and the replica half the CPU threads each, unless the user set a count", () => {
     const [alone] = compilePlans(spec(2, "max_staleness: 2, max_policy_lag: 2"));
     const [withReplica] = compilePlans(spec(2, "max_staleness: 2, max_policy_lag: 2, generation: replica"));
-    expect(shareCpuThreads(alone!, trainer)).toEqual(trainer);
+    expect(shareCpuThreads(alone!, embeddedTrainer)).toEqual(embeddedTrainer);
     const half = String(Math.max(1, Math.floor(availableParallelism() / 2)));
     const saved = process.env.OMP_NUM_THREADS;
     try {
       delete process.env.OMP_NUM_THREADS;
-      expect(shareCpuThreads(withReplica!, trainer)).toEqual({ ...trainer, env: { OMP_NUM_THREADS: half } });
-      expect(shareCpuThreads(withReplica!, { ...trainer, env: { OMP_NUM_THREADS: "3" } }).env).toEqual({
+      expect(shareCpuThreads(withReplica!, embeddedTrainer)).toEqual({
+        ...embeddedTrainer,
+        env: { OMP_NUM_THREADS: half },
+      });
+      expect(shareCpuThreads(withReplica!, { ...embeddedTrainer, env: { OMP_NUM_THREADS: "3" } }).env).toEqual({
         OMP_NUM_THREADS: "3",
       });
       process.env.OMP_NUM_THREADS = "5";
-      expect(shareCpuThreads(withReplica!, trainer)).toEqual(trainer);
+      expect(shareCpuThreads(withReplica!, embeddedTrainer)).toEqual(embeddedTrainer);
     } finally {
       if (saved === undefined) delete process.env.OMP_NUM_THREADS;
       else process.env.OMP_NUM_THREADS = saved;

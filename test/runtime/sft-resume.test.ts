@@ -30,7 +30,6 @@ experiment cold_start {
 }
 `;
 
-const trainer = embeddedTrainer;
 const withoutTimes = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
 const bytes = (dir: string, file: string) => readFileSync(path.join(dir, "checkpoints", "iteration-00001", file));
 
@@ -38,7 +37,13 @@ describe("an interrupted cold start", () => {
   it("resumes from its last checkpoint to the losses, metrics and weights of an uninterrupted run", async () => {
     const [plan] = compilePlans(spec);
     const reference = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-ref-")), plan!);
-    await executePlan({ plan: plan!, runDir: reference, trainer, envs: envKinds, log: () => undefined });
+    await executePlan({
+      plan: plan!,
+      runDir: reference,
+      trainer: embeddedTrainer,
+      envs: envKinds,
+      log: () => undefined,
+    });
 
     const runDir = RunDirectory.create(mkdtempSync(path.join(tmpdir(), "arl-sft-cut-")), plan!);
     const halt = new AbortController();
@@ -48,9 +53,14 @@ describe("an interrupted cold start", () => {
       logs.push(line);
       if (line.startsWith("sft epoch 1/2")) halt.abort();
     };
-    const error = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log, halt: halt.signal }).catch(
-      (e: unknown) => e,
-    );
+    const error = await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: embeddedTrainer,
+      envs: envKinds,
+      log,
+      halt: halt.signal,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RunError);
     expect((error as RunError).halted).toBe(true);
     const cut = runDir.readState();
@@ -70,7 +80,7 @@ describe("an interrupted cold start", () => {
     const stopped = await executePlan({
       plan: plan!,
       runDir,
-      trainer,
+      trainer: embeddedTrainer,
       envs: envKinds,
       log: stopLog,
       stop: stop.signal,
@@ -89,7 +99,7 @@ describe("an interrupted cold start", () => {
     const killed = await executePlan({
       plan: plan!,
       runDir,
-      trainer,
+      trainer: embeddedTrainer,
       envs: envKinds,
       log: (l) => {
         resumedLogs.push(l);
@@ -104,7 +114,13 @@ describe("an interrupted cold start", () => {
     expect(resumedLogs.filter((l) => l.startsWith("sft epoch")).map((l) => l.slice(0, 12))).toEqual(["sft epoch 2/"]);
     expect(resumedLogs.some((l) => l.startsWith("base eval"))).toBe(false);
 
-    const summary = await executePlan({ plan: plan!, runDir, trainer, envs: envKinds, log: () => undefined });
+    const summary = await executePlan({
+      plan: plan!,
+      runDir,
+      trainer: embeddedTrainer,
+      envs: envKinds,
+      log: () => undefined,
+    });
     expect(summary.iterations).toBe(1);
     expect(withoutTimes(runDir.readMetrics())).toEqual(withoutTimes(reference.readMetrics()));
     expect(runDir.readState().sft).toEqual(reference.readState().sft);
