@@ -35,6 +35,7 @@ const LONGER_BUDGET_S: Readonly<Record<string, number>> = {
   "textworld-rl-gain-700-heldout.arl": 7200,
   "textworld-rl-gain-500-train.arl": 7200,
   "textworld-rl-gain-dynamic.arl": 7200,
+  "textworld-rl-gain-levers.arl": 7200,
   "textworld-table9-dynamic.arl": 7200,
 };
 
